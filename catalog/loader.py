@@ -1,0 +1,137 @@
+"""Load the catalog's CSV data files once into typed, indexed records."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from catalog.models import (
+    AttachableGpu, CapacityType, Cloud, ControlPlaneFee, GpuDirect, GpuModel, HostMachine, MachineType, Price,
+    PriceKind, ZoneAvailability,
+)
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    with open(DATA_DIR / name, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _opt_int(text: str) -> int | None:
+    return int(text) if text.strip() else None
+
+
+@dataclass
+class Catalog:
+    machines: dict[tuple[Cloud, str], MachineType] = field(default_factory=dict)
+    attachable: dict[tuple[Cloud, str], AttachableGpu] = field(default_factory=dict)
+    hosts: dict[tuple[Cloud, str], HostMachine] = field(default_factory=dict)
+    prices: dict[tuple[Cloud, str, str, PriceKind], Price] = field(default_factory=dict)
+    """(cloud, machine type or attachable accelerator, region, price kind) -> price."""
+    regions: dict[tuple[Cloud, str], tuple[str, ...]] = field(default_factory=dict)
+    zone_availability: dict[tuple[Cloud, str], ZoneAvailability] = field(default_factory=dict)
+    control_plane: dict[Cloud, ControlPlaneFee] = field(default_factory=dict)
+
+    # -- lookups ---------------------------------------------------------------------------------------------
+    def machine_types(self, cloud: Cloud) -> list[str]:
+        """Every GPU machine type name the spec may use on this cloud (fixed-GPU types and N1 hosts)."""
+        fixed = [m for (c, m) in self.machines if c == cloud]
+        hosts = [m for (c, m), h in self.hosts.items() if c == cloud and h.role == "gpu-host"]
+        return sorted(fixed + hosts)
+
+    def system_machine_types(self, cloud: Cloud) -> list[str]:
+        return sorted(m for (c, m), h in self.hosts.items() if c == cloud and h.role == "system")
+
+    def region_names(self, cloud: Cloud) -> list[str]:
+        return sorted(r for (c, r) in self.regions if c == cloud)
+
+    def zones(self, cloud: Cloud, region: str) -> tuple[str, ...]:
+        return self.regions.get((cloud, region), ())
+
+    def attachable_gpus(self, cloud: Cloud, host_machine_type: str) -> list[AttachableGpu]:
+        return [a for (c, _), a in self.attachable.items() if c == cloud and host_machine_type in a.host_machine_types]
+
+    def resolve(self, cloud: Cloud, machine_type: str, accelerator: str | None = None,
+                count: int | None = None) -> MachineType | None:
+        """Machine facts for a pool: a fixed-GPU type, or an N1 host with its attached GPUs folded in."""
+        fixed = self.machines.get((cloud, machine_type))
+        if fixed is not None:
+            return fixed
+        host = self.hosts.get((cloud, machine_type))
+        gpu = self.attachable.get((cloud, accelerator or ""))
+        if host is None or host.role != "gpu-host" or gpu is None or not count:
+            return None
+        return MachineType(
+            cloud=cloud, machine_type=machine_type, gpu_model=gpu.gpu_model, accelerator=gpu.accelerator, gpus=count,
+            gpu_memory_gib=gpu.gpu_memory_gib * count, vcpu=host.vcpu, ram_gib=host.ram_gib, nvlink_domain_gpus=1,
+            efa_interfaces=0, efa_confirmed=True, gpudirect=GpuDirect.NONE, arch="x86_64",
+            interconnect="PCIe (attached GPU)", source=f"{host.source}; {gpu.source}", attachable=True)
+
+    def node_price(self, machine: MachineType, region: str, capacity: CapacityType) -> Price | None:
+        """$/node-hour for a GPU machine, or None when the catalog has no price (callers fail closed)."""
+        kind = PriceKind.SPOT if capacity == CapacityType.SPOT else PriceKind.ON_DEMAND
+        base = self.prices.get((machine.cloud, machine.machine_type, region, kind))
+        if base is None or not machine.attachable:
+            return base
+        gpu = self.prices.get((machine.cloud, machine.accelerator, region, kind))
+        if gpu is None:
+            return None
+        return Price(usd_per_hour=base.usd_per_hour + gpu.usd_per_hour * machine.gpus,
+                     as_of=min(base.as_of, gpu.as_of), label=f"{base.label} + {gpu.label}",
+                     source=f"{base.source}; {gpu.source}")
+
+    def host_price(self, cloud: Cloud, machine_type: str, region: str) -> Price | None:
+        return self.prices.get((cloud, machine_type, region, PriceKind.ON_DEMAND))
+
+    def priced_regions(self, machine: MachineType, capacity: CapacityType) -> list[str]:
+        return sorted(r for (c, r) in self.regions if c == machine.cloud
+                      and self.node_price(machine, r, capacity) is not None)
+
+
+def _parse() -> Catalog:
+    cat = Catalog()
+    for r in _rows("machines.csv"):
+        cloud = Cloud(r["cloud"])
+        cat.machines[(cloud, r["machine_type"])] = MachineType(
+            cloud=cloud, machine_type=r["machine_type"], gpu_model=GpuModel(r["gpu_model"]),
+            accelerator=r["accelerator"], gpus=int(r["gpus"]), gpu_memory_gib=int(r["gpu_memory_gib"]),
+            vcpu=_opt_int(r["vcpu"]), ram_gib=_opt_int(r["ram_gib"]), nvlink_domain_gpus=int(r["nvlink_domain_gpus"]),
+            efa_interfaces=_opt_int(r["efa_interfaces"]), efa_confirmed=r["efa_confirmed"] == "true",
+            gpudirect=GpuDirect(r["gpudirect"]), arch=r["arch"], interconnect=r["interconnect"], source=r["source"])
+    for r in _rows("attachable-gpus.csv"):
+        cloud = Cloud(r["cloud"])
+        cat.attachable[(cloud, r["accelerator"])] = AttachableGpu(
+            cloud=cloud, accelerator=r["accelerator"], gpu_model=GpuModel(r["gpu_model"]),
+            gpu_memory_gib=int(r["gpu_memory_gib"]), allowed_counts=tuple(int(x) for x in r["allowed_counts"].split()),
+            host_machine_types=tuple(r["host_machine_types"].split()), source=r["source"])
+    for r in _rows("host-machines.csv"):
+        cloud = Cloud(r["cloud"])
+        cat.hosts[(cloud, r["machine_type"])] = HostMachine(
+            cloud=cloud, machine_type=r["machine_type"], role=r["role"], vcpu=int(r["vcpu"]),
+            ram_gib=int(r["ram_gib"]), source=r["source"])
+    for r in _rows("prices.csv"):
+        key = (Cloud(r["cloud"]), r["machine_type"], r["region"], PriceKind(r["capacity"]))
+        if key in cat.prices:
+            raise ValueError(f"catalog/data/prices.csv: duplicate price row for {key}")
+        cat.prices[key] = Price(usd_per_hour=float(r["usd_per_hour"]), as_of=dt.date.fromisoformat(r["as_of"]),
+                                label=r["label"], source=r["source"])
+    for r in _rows("regions.csv"):
+        cat.regions[(Cloud(r["cloud"]), r["region"])] = tuple(r["zones"].split())
+    for r in _rows("zone-availability.csv"):
+        cat.zone_availability[(Cloud(r["cloud"]), r["machine_prefix"])] = ZoneAvailability(
+            machine_prefix=r["machine_prefix"], zones=tuple(r["zones"].split()),
+            as_of=dt.date.fromisoformat(r["as_of"]), source=r["source"])
+    for r in _rows("control-plane.csv"):
+        cat.control_plane[Cloud(r["cloud"])] = ControlPlaneFee(
+            usd_per_hour=float(r["usd_per_hour"]), as_of=dt.date.fromisoformat(r["as_of"]), label=r["label"],
+            source=r["source"])
+    return cat
+
+
+@functools.cache
+def load_catalog() -> Catalog:
+    """The catalog, parsed once per process."""
+    return _parse()

@@ -1,0 +1,132 @@
+"""Typed records of the GPU catalog. Pure data: no Pulumi imports."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Cloud(str, Enum):
+    GCP = "gcp"
+    AWS = "aws"
+
+
+class CapacityType(str, Enum):
+    """How a pool buys its nodes. Reservations are billed at the on-demand rate here (no commitment discount)."""
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    RESERVATION = "reservation"
+
+
+class PriceKind(str, Enum):
+    """The price list a capacity type is charged from."""
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+
+
+class GpuModel(str, Enum):
+    A100_40GB = "A100_40GB"
+    A100_80GB = "A100_80GB"
+    H100_80GB = "H100_80GB"
+    H200_141GB = "H200_141GB"
+    B200 = "B200"
+    L4 = "L4"
+    L40S = "L40S"
+    A10G = "A10G"
+    T4 = "T4"
+    V100_16GB = "V100_16GB"
+    V100_32GB = "V100_32GB"
+
+    @property
+    def slurm_name(self) -> str:
+        """Lower-case GRES type name, e.g. ``h100`` (Slurm ``gpu:<type>:<count>``)."""
+        return self.value.split("_")[0].lower()
+
+
+class GpuDirect(str, Enum):
+    NONE = "none"
+    TCPX = "tcpx"
+    TCPXO = "tcpxo"
+    RDMA = "rdma"
+    EFA_RDMA = "efa-rdma"
+
+
+@dataclass(frozen=True)
+class Price:
+    usd_per_hour: float
+    as_of: dt.date
+    label: str
+    """Short source for tables, e.g. 'AWS price list (Karpenter table)'."""
+    source: str
+    """Full provenance: repository @ commit, file, generation date."""
+
+
+@dataclass(frozen=True)
+class MachineType:
+    """One GPU machine type (fixed GPUs) or an N1 host with attachable GPUs already chosen."""
+
+    cloud: Cloud
+    machine_type: str
+    gpu_model: GpuModel
+    accelerator: str
+    """GKE accelerator type string (``nvidia-h100-80gb``) or the AWS short GPU name (``h100``)."""
+    gpus: int
+    gpu_memory_gib: int
+    vcpu: int | None
+    ram_gib: int | None
+    nvlink_domain_gpus: int
+    """GPUs that share one NVLink/NVSwitch domain on this machine (1 = PCIe only)."""
+    efa_interfaces: int | None
+    """Max EFA interfaces (AWS); None when no stored source confirms the count."""
+    efa_confirmed: bool
+    gpudirect: GpuDirect
+    arch: str
+    interconnect: str
+    source: str
+    attachable: bool = False
+    """True for N1 hosts where the GPU is attached (count chosen by the pool)."""
+
+    @property
+    def gpu_memory_gib_per_gpu(self) -> int:
+        return self.gpu_memory_gib // self.gpus if self.gpus else 0
+
+
+@dataclass(frozen=True)
+class AttachableGpu:
+    cloud: Cloud
+    accelerator: str
+    gpu_model: GpuModel
+    gpu_memory_gib: int
+    allowed_counts: tuple[int, ...]
+    host_machine_types: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class HostMachine:
+    """A machine type without built-in GPUs: an N1 GPU host or a CPU system-pool type."""
+
+    cloud: Cloud
+    machine_type: str
+    role: str
+    vcpu: int
+    ram_gib: int
+    source: str
+
+
+@dataclass(frozen=True)
+class ZoneAvailability:
+    machine_prefix: str
+    zones: tuple[str, ...]
+    as_of: dt.date
+    source: str
+
+
+@dataclass(frozen=True)
+class ControlPlaneFee:
+    usd_per_hour: float
+    as_of: dt.date
+    label: str
+    source: str

@@ -1,0 +1,62 @@
+"""Derived facts per GPU pool: computed once from spec + catalog, read by components, scheduler and cost code."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog import CapacityType, Catalog, Cloud, MachineType, Price
+from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec
+
+GPU_TAINT_VALUE = "present"
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    name: str
+    cloud: Cloud
+    region: str
+    machine: MachineType
+    zones: tuple[str, ...]
+    min_nodes: int
+    max_nodes: int
+    capacity: CapacityType
+    multi_node: bool
+    price: Price
+    """$/node-hour at this pool's region and capacity type (validation guarantees one exists)."""
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.machine.gpus
+
+    @property
+    def max_gpus(self) -> int:
+        return self.machine.gpus * self.max_nodes
+
+    @property
+    def min_gpus(self) -> int:
+        return self.machine.gpus * self.min_nodes
+
+    @property
+    def pool_label(self) -> dict[str, str]:
+        return {POOL_LABEL_KEY: self.name}
+
+    @property
+    def tolerations(self) -> list[dict[str, str]]:
+        """Kubernetes tolerations a workload needs to land on this pool."""
+        return [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        return self.price.usd_per_hour / self.machine.gpus
+
+
+def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
+    acc = pool.accelerator
+    machine = cat.resolve(spec.cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
+    if machine is None:
+        raise LookupError(f"pool {pool.name}: machine type {pool.machine_type} is not in the catalog (spec not validated?)")
+    price = cat.node_price(machine, spec.region, pool.capacity.type)
+    if price is None:
+        raise LookupError(f"pool {pool.name}: no price for {pool.machine_type} in {spec.region} (spec not validated?)")
+    return PoolFacts(name=pool.name, cloud=spec.cloud, region=spec.region, machine=machine, zones=tuple(pool.zones),
+                     min_nodes=pool.min_nodes, max_nodes=pool.max_nodes, capacity=pool.capacity.type,
+                     multi_node=pool.multi_node, price=price)

@@ -1,0 +1,197 @@
+"""Raw stack config -> StackSpec, or one SpecError listing every problem (shape and meaning) at once."""
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from catalog import Catalog, Cloud, load_catalog
+from stacks import validate as v
+from stacks.errors import NAMESPACE, SpecError, SpecIssue, allowed_list, choice_fix, path_of, sort_key
+from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
+
+OTHER_NAMESPACES_OK = ("gcp:", "aws:", "kubernetes:", "pulumi:", "random:")
+
+
+def raw_config_from_pulumi() -> dict[str, Any]:
+    """Every ``gpu-cluster:*`` key the Pulumi runtime holds, decoded from its JSON strings."""
+    from pulumi.runtime import config as rtconfig  # local: keep stacks importable without a Pulumi runtime
+
+    merged: dict[str, Any] = {**rtconfig.get_config_env(), **rtconfig.CONFIG.get()}
+    return decode_config(merged)
+
+
+def decode_config(flat: dict[str, Any]) -> dict[str, Any]:
+    """``{"gpu-cluster:nodePools": "[...]"}`` -> ``{"nodePools": [...]}``; values may be JSON strings or objects."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        namespace, _, name = key.partition(":")
+        if namespace != NAMESPACE:
+            continue
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass  # a plain string such as a region name
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and name in ("accountId", "project"):
+                value = flat[key]  # keep IDs as typed: "012345678901" must not lose its zero
+        out[name] = value
+    return out
+
+
+def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[StackSpec, list[SpecIssue]]:
+    """Validate everything; return the spec and its warnings, or raise SpecError with every error and warning."""
+    cat = catalog or load_catalog()
+    issues: list[SpecIssue] = []
+    for key in raw:
+        if key not in TOP_LEVEL_KEYS:
+            issues.append(SpecIssue(path_of(key), "unknown setting", key, allowed_list(TOP_LEVEL_KEYS),
+                                    choice_fix("the key", key, TOP_LEVEL_KEYS, " (or remove it)")))
+    parts: dict[str, Any] = {}
+    pools: list[tuple[int, NodePool]] = []
+    for name, field in StackSpec.model_fields.items():
+        alias = field.alias or name
+        if alias not in raw:
+            if field.is_required():
+                issues.append(SpecIssue(path_of(alias), "required setting is missing", None,
+                                        _describe(field.annotation), f"add {NAMESPACE}:{alias} to the stack config"))
+            continue
+        if name == "node_pools":
+            pools = _parse_pools(raw[alias], issues)
+            continue
+        parsed = _parse_part(field.annotation, raw[alias], (alias,), issues)
+        if parsed is not None:
+            parts[name] = parsed
+
+    cloud: Cloud | None = parts.get("cloud")
+    region: str | None = parts.get("region")
+    cluster: ClusterSpec | None = parts.get("cluster")
+    if cloud is not None:
+        issues += v.check_account(cloud, parts.get("project"), parts.get("account_id"))
+        if region is not None:
+            issues += v.check_region(cat, cloud, region)
+            if not cat.zones(cloud, region):
+                region = None
+        if cluster is not None:
+            issues += v.check_cluster(cat, cloud, region, cluster)
+        for i, pool in pools:
+            issues += v.check_pool(cat, cloud, region, cluster, i, pool)
+    issues += v.check_labels(parts.get("labels", {}), ("labels",), resource_labels=True)
+    issues += v.check_pool_names(pools)
+
+    issues.sort(key=sort_key)
+    if any(not i.warning for i in issues):
+        raise SpecError(issues)
+    spec = StackSpec.model_validate(raw)
+    return spec, [i for i in issues if i.warning]
+
+
+def _parse_pools(value: Any, issues: list[SpecIssue]) -> list[tuple[int, NodePool]]:
+    if not isinstance(value, list) or not value:
+        issues.append(SpecIssue(path_of("nodePools"), "must be a non-empty list of GPU pools", value,
+                                "a YAML list of pools", "add at least one pool with name, machineType, zones, maxNodes"))
+        return []
+    pools = []
+    for i, item in enumerate(value):
+        parsed = _parse_part(NodePool, item, ("nodePools", i), issues)
+        if parsed is not None:
+            pools.append((i, parsed))
+    return pools
+
+
+def _parse_part(annotation: Any, value: Any, where: tuple, issues: list[SpecIssue]) -> Any:
+    try:
+        return TypeAdapter(annotation).validate_python(value)
+    except ValidationError as exc:
+        for err in exc.errors():
+            issues.append(_from_pydantic(annotation, err, where))
+        return None
+
+
+def _from_pydantic(root: Any, err: dict, where: tuple) -> SpecIssue:
+    loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "union[")))]
+    path = path_of(*where, *loc)
+    kind, value = err["type"], err.get("input")
+    if kind == "missing":
+        owner = _model_at(root, loc[:-1])
+        allowed = _describe(owner.model_fields[_field_name(owner, loc[-1])].annotation) if owner else None
+        return SpecIssue(path, "required setting is missing", None, allowed, f"add {'.'.join(map(str, loc))}")
+    if kind == "extra_forbidden":
+        owner = _model_at(root, loc[:-1])
+        keys = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
+        return SpecIssue(path, "unknown setting", loc[-1], allowed_list(keys),
+                         choice_fix("the key", loc[-1], keys, " (or remove it)"))
+    if kind == "enum":
+        owner = _model_at(root, loc[:-1])
+        enum = _enum_of(owner, loc[-1]) if owner else (root if isinstance(root, type) else None)
+        choices = [m.value for m in enum] if enum else []
+        return SpecIssue(path, "not one of the allowed values", value, allowed_list(choices),
+                         choice_fix("it", value, choices))
+    return SpecIssue(path, err["msg"][0].lower() + err["msg"][1:], value, None, _fix_for(kind))
+
+
+def _fix_for(kind: str) -> str:
+    return {
+        "int_parsing": "write a whole number without quotes",
+        "int_from_float": "write a whole number",
+        "bool_parsing": "write true or false",
+        "string_type": "write a string (quote it in YAML)",
+        "list_type": "write a YAML list",
+        "dict_type": "write a YAML mapping",
+        "model_type": "write a YAML mapping of settings",
+        "greater_than_equal": "raise the value",
+        "less_than_equal": "lower the value",
+        "too_short": "add at least one entry",
+    }.get(kind, "correct the value")
+
+
+def _field_name(model: type[BaseModel], alias: Any) -> str:
+    for name, field in model.model_fields.items():
+        if field.alias == alias or name == alias:
+            return name
+    return str(alias)
+
+
+def _model_at(root: Any, loc: list) -> type[BaseModel] | None:
+    """The pydantic model that owns the field at ``loc`` (list indexes and dict keys are skipped through)."""
+    current = root
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(_field_name(current, part))
+        if field is None:
+            return None
+        current = _unwrap(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``list[NodePool]`` / ``NodePool | None`` -> ``NodePool``."""
+    for arg in getattr(annotation, "__args__", ()) or ():
+        if isinstance(arg, type) and issubclass(arg, (BaseModel, Enum)):
+            return arg
+        inner = _unwrap(arg)
+        if inner is not arg:
+            return inner
+    return annotation
+
+
+def _enum_of(model: type[BaseModel], alias: Any) -> type[Enum] | None:
+    field = model.model_fields.get(_field_name(model, alias))
+    if field is None:
+        return None
+    ann = _unwrap(field.annotation)
+    return ann if isinstance(ann, type) and issubclass(ann, Enum) else None
+
+
+def _describe(annotation: Any) -> str:
+    ann = _unwrap(annotation)
+    if isinstance(ann, type) and issubclass(ann, Enum):
+        return allowed_list(m.value for m in ann)
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return "a mapping with: " + ", ".join(f.alias or n for n, f in ann.model_fields.items() if f.is_required())
+    return getattr(ann, "__name__", str(ann))

@@ -1,0 +1,148 @@
+"""The typed stack spec: what a user writes under ``gpu-cluster:*`` in ``Pulumi.<stack>.yaml``.
+
+Shape only lives here (types, ranges, defaults). Rules that need the catalog or several fields at once live
+in ``stacks/validate.py``; both report through ``stacks/errors.py``.
+"""
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from catalog import CapacityType, Cloud
+
+POOL_LABEL_KEY = "gpu-cluster/pool"
+"""Node label naming the pool on every GPU node; Kueue flavors and Slurm NodeSets select by it."""
+GPU_TAINT_KEY = "nvidia.com/gpu"
+
+K8sName = Annotated[str, Field(min_length=1, max_length=63)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True,
+                              use_enum_values=False)
+
+
+class TaintEffect(str, Enum):
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+    @property
+    def provider_value(self) -> str:
+        """GKE and EKS both spell effects as NO_SCHEDULE / PREFER_NO_SCHEDULE / NO_EXECUTE."""
+        return {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+                "NoExecute": "NO_EXECUTE"}[self.value]
+
+
+class ClusterMode(str, Enum):
+    CREATE = "create"
+    EXISTING = "existing"
+
+
+class ReleaseChannel(str, Enum):
+    RAPID = "RAPID"
+    REGULAR = "REGULAR"
+    STABLE = "STABLE"
+
+
+class AwsReservationKind(str, Enum):
+    CAPACITY_RESERVATION = "capacity-reservation"
+    CAPACITY_BLOCK = "capacity-block"
+
+
+class Taint(_Model):
+    key: str = Field(description="Taint key, e.g. `dedicated`.")
+    value: str = Field("", description="Taint value (may be empty).")
+    effect: TaintEffect = Field(description="`NoSchedule`, `PreferNoSchedule` or `NoExecute`.")
+
+
+class Capacity(_Model):
+    type: CapacityType = Field(CapacityType.ON_DEMAND,
+                               description="`on-demand` (default), `spot`, or `reservation`.")
+    reservation: str | None = Field(None, description=(
+        "Required for `reservation`: the GKE specific reservation name, or the EC2 capacity reservation / "
+        "capacity block ID (`cr-…`)."))
+    reservation_project: str | None = Field(None, description=(
+        "GKE only: project that owns a shared reservation. Omitted: the stack's project."))
+    reservation_kind: AwsReservationKind | None = Field(None, description=(
+        "EKS only: `capacity-reservation` (ODCR, default) or `capacity-block` (EC2 Capacity Blocks for ML)."))
+
+
+class UpgradeSettings(_Model):
+    max_surge: int = Field(0, ge=0, description=(
+        "Extra nodes created during an upgrade. Default 0: GPUs are scarce, so a surge node may never come."))
+    max_unavailable: int = Field(1, ge=0, description="Nodes upgraded at once. Default 1. Both 0 is refused.")
+
+
+class Accelerator(_Model):
+    type: str = Field(description="GKE accelerator type, e.g. `nvidia-tesla-t4` (only N1 hosts need it).")
+    count: int | None = Field(None, description=(
+        "GPUs per node. Fixed-GPU machine types (A2/A3/A4/G2) must match the catalog count, or omit it."))
+
+
+class NodePool(_Model):
+    name: str = Field(description=(
+        "Pool name: lower-case letters, digits and `-`, at most 32 characters. Becomes the "
+        f"`{POOL_LABEL_KEY}` node label and the prefix of the cloud's node pool name."))
+    machine_type: str = Field(description="GPU machine type from the catalog, e.g. `a3-megagpu-8g`, `p5.48xlarge`.")
+    accelerator: Accelerator | None = Field(None, description=(
+        "GKE N1 hosts only: the attached GPU type and count. Other types take it from the catalog."))
+    zones: list[str] = Field(min_length=1, description=(
+        "Zones (GKE) or Availability Zones (EKS) for the nodes. Multi-node pools need exactly one."))
+    min_nodes: int = Field(0, ge=0, description="Autoscaler minimum, total over the zones. Default 0 (scale to zero).")
+    max_nodes: int = Field(ge=1, description="Autoscaler maximum, total over the zones. Cost at max uses it.")
+    capacity: Capacity = Field(default_factory=Capacity, description="How nodes are bought.")
+    multi_node: bool = Field(False, description=(
+        "The pool runs jobs spanning nodes: GKE compact placement in one zone; EKS cluster placement group in "
+        "one AZ with every EFA interface the instance type has."))
+    labels: dict[str, str] = Field(default_factory=dict, description="Extra Kubernetes node labels.")
+    taints: list[Taint] = Field(default_factory=list, description=(
+        "Extra taints. Every GPU pool already carries `nvidia.com/gpu=present:NoSchedule`."))
+    disk_size_gib: int = Field(200, ge=50, le=65536, description="Boot disk size per node in GiB. Default 200.")
+    upgrade: UpgradeSettings = Field(default_factory=UpgradeSettings, description="Surge upgrade settings.")
+
+
+class SystemPool(_Model):
+    machine_type: str | None = Field(None, description=(
+        "CPU node type for cluster add-ons. Omitted: `e2-standard-4` (GKE) or `m6i.xlarge` (EKS)."))
+    min_nodes: int = Field(1, ge=1, description="Default 1.")
+    max_nodes: int = Field(3, ge=1, description="Default 3.")
+
+
+class ClusterSpec(_Model):
+    name: str = Field(description="Cluster name (GKE: ≤ 40 chars; EKS: ≤ 100), lower-case letters, digits, `-`.")
+    mode: ClusterMode = Field(ClusterMode.CREATE, description=(
+        "`create` (default): a new cluster with secure defaults. `existing`: add pools to a cluster by name."))
+    location: str | None = Field(None, description=(
+        "GKE only: the cluster's location for `existing` clusters (a region or zone). Omitted: the stack region."))
+    release_channel: ReleaseChannel = Field(ReleaseChannel.REGULAR, description="GKE release channel. Default REGULAR.")
+    kubernetes_version: str = Field("1.34", description="EKS Kubernetes version. Default 1.34.")
+    network: str | None = Field(None, description="GKE VPC network name. Omitted: `default`.")
+    subnetwork: str | None = Field(None, description="GKE subnetwork name. Omitted: the network's subnetwork in the region.")
+    subnets: dict[str, str] = Field(default_factory=dict, description=(
+        "EKS: private subnet ID per Availability Zone, e.g. `{us-east-1a: subnet-0abc…}`. Pools use the subnets "
+        "of their zones; a new cluster needs at least two zones."))
+    authorized_networks: list[str] = Field(default_factory=list, description=(
+        "CIDRs allowed to reach the Kubernetes API. Empty (default): private endpoint only. Never 0.0.0.0/0."))
+    deletion_protection: bool = Field(True, description=(
+        "Protect the cluster from deletion (GKE `deletion_protection` and Pulumi `protect`). Default true."))
+    system_pool: SystemPool = Field(default_factory=SystemPool, description=(
+        "Untainted CPU pool for cluster add-ons (GPU pools are tainted, so add-ons cannot run there)."))
+
+
+class StackSpec(_Model):
+    cloud: Cloud = Field(description="`gcp` (GKE) or `aws` (EKS).")
+    region: str = Field(description="GCP region or AWS region, e.g. `us-central1`, `us-east-1`.")
+    project: str | None = Field(None, description="GCP project ID (required on gcp).")
+    account_id: str | None = Field(None, description=(
+        "AWS account ID (12 digits). When set, the AWS provider refuses to deploy into any other account."))
+    labels: dict[str, str] = Field(default_factory=dict, description=(
+        "Labels (GCP) or tags (AWS) put on every cloud resource, e.g. `team: ml-platform`."))
+    cluster: ClusterSpec = Field(description="The Kubernetes cluster.")
+    node_pools: list[NodePool] = Field(min_length=1, description="GPU node pools.")
+
+
+TOP_LEVEL_KEYS = [StackSpec.model_fields[name].alias or name for name in StackSpec.model_fields]
