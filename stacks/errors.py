@@ -4,10 +4,14 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Iterable
 
 NAMESPACE = "gpu-cluster"
 MAX_ALLOWED_SHOWN = 12
+ALIASES = {"gke": "gcp", "google": "gcp", "eks": "aws", "amazon": "aws", "preemptible": "spot",
+           "ondemand": "on-demand", "reserved": "reservation"}
+"""Words users write for an allowed value (the product or an older name); offered as 'did you mean'."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,8 @@ class SpecError(Exception):
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, Enum):
+        value = value.value  # show what the user wrote ('RAPID'), not <ReleaseChannel.RAPID: 'RAPID'>
     if isinstance(value, str):
         return repr(value)
     try:
@@ -82,6 +88,10 @@ def allowed_list(values: Iterable[str]) -> str:
 def did_you_mean(value: Any, choices: Iterable[str]) -> str | None:
     if not isinstance(value, str):
         return None
+    choices = list(choices)
+    alias = ALIASES.get(value.lower())
+    if alias in choices:
+        return alias
     close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}

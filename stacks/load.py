@@ -50,6 +50,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
             issues.append(SpecIssue(path_of(key), "unknown setting", key, allowed_list(TOP_LEVEL_KEYS),
                                     choice_fix("the key", key, TOP_LEVEL_KEYS, " (or remove it)")))
     parts: dict[str, Any] = {}
+    unparsed: set[str] = set()
     pools: list[tuple[int, NodePool]] = []
     for name, field in StackSpec.model_fields.items():
         alias = field.alias or name
@@ -64,12 +65,15 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
         parsed = _parse_part(field.annotation, raw[alias], (alias,), issues)
         if parsed is not None:
             parts[name] = parsed
+        elif raw[alias] is not None:
+            unparsed.add(name)  # already reported; later checks must not also call it "missing"
 
     cloud: Cloud | None = parts.get("cloud")
     region: str | None = parts.get("region")
     cluster: ClusterSpec | None = parts.get("cluster")
     if cloud is not None:
-        issues += v.check_account(cloud, parts.get("project"), parts.get("account_id"))
+        issues += v.check_account(cloud, parts.get("project"), parts.get("account_id"),
+                                  project_given="project" in unparsed)
         if region is not None:
             issues += v.check_region(cat, cloud, region)
             if not cat.zones(cloud, region):
@@ -129,7 +133,20 @@ def _from_pydantic(root: Any, err: dict, where: tuple) -> SpecIssue:
         choices = [m.value for m in enum] if enum else []
         return SpecIssue(path, "not one of the allowed values", value, allowed_list(choices),
                          choice_fix("it", value, choices))
-    return SpecIssue(path, err["msg"][0].lower() + err["msg"][1:], value, None, _fix_for(kind))
+    return SpecIssue(path, err["msg"][0].lower() + err["msg"][1:], value, _allowed_for(kind, err.get("ctx") or {}),
+                     _fix_for(kind))
+
+
+def _allowed_for(kind: str, ctx: dict) -> str | None:
+    """The range a pydantic bound allows, e.g. ``1 or more`` for ``maxNodes: 0``."""
+    return {
+        "greater_than_equal": lambda: f"{ctx['ge']} or more",
+        "greater_than": lambda: f"more than {ctx['gt']}",
+        "less_than_equal": lambda: f"{ctx['le']} or less",
+        "less_than": lambda: f"less than {ctx['lt']}",
+        "too_short": lambda: f"at least {ctx['min_length']} entr{'y' if ctx['min_length'] == 1 else 'ies'}",
+        "too_long": lambda: f"at most {ctx['max_length']} entr{'y' if ctx['max_length'] == 1 else 'ies'}",
+    }.get(kind, lambda: None)()
 
 
 def _fix_for(kind: str) -> str:
@@ -194,4 +211,7 @@ def _describe(annotation: Any) -> str:
         return allowed_list(m.value for m in ann)
     if isinstance(ann, type) and issubclass(ann, BaseModel):
         return "a mapping with: " + ", ".join(f.alias or n for n, f in ann.model_fields.items() if f.is_required())
+    plain = {int: "a whole number", str: "a string", bool: "true or false", float: "a number"}
+    if ann in plain:
+        return plain[ann]
     return getattr(ann, "__name__", str(ann))

@@ -24,6 +24,8 @@ GKE_COMPACT_PLACEMENT_MAX_NODES = 150
 """Conservative GKE compact-placement group size (newer GKE versions document 1,500; shared facts §3)."""
 EKS_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
 RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "cloud.google.com/", "eks.amazonaws.com/", "gpu-cluster/")
+CLOUD_NAME = {Cloud.GCP: "a GCP", Cloud.AWS: "an AWS"}
+"""For messages: 'p5.48xlarge is an AWS machine type'."""
 
 
 def _err(path: str, problem: str, value=None, allowed: str | None = None, fix: str | None = None) -> SpecIssue:
@@ -35,13 +37,16 @@ def _warn(path: str, problem: str, value=None, allowed: str | None = None, fix: 
 
 
 # -- top level ---------------------------------------------------------------------------------------------------
-def check_account(cloud: Cloud, project: str | None, account_id: str | None) -> list[SpecIssue]:
+def check_account(cloud: Cloud, project: str | None, account_id: str | None,
+                  project_given: bool = False) -> list[SpecIssue]:
+    """``project_given``: a project was set but failed its type check (already reported), so it is not missing."""
     issues = []
     if cloud == Cloud.GCP:
         if project is None:
-            issues.append(_err(path_of("project"), "a GCP stack needs the project ID", None,
-                               "a GCP project ID: 6-30 lower-case letters, digits or '-'",
-                               "pulumi config set gpu-cluster:project <your-project-id>"))
+            if not project_given:
+                issues.append(_err(path_of("project"), "a GCP stack needs the project ID", None,
+                                   "a GCP project ID: 6-30 lower-case letters, digits or '-'",
+                                   "pulumi config set gpu-cluster:project <your-project-id>"))
         elif not GCP_PROJECT.match(project):
             issues.append(_err(path_of("project"), "not a valid GCP project ID", project,
                                "6-30 lower-case letters, digits or '-', starting with a letter",
@@ -63,6 +68,11 @@ def check_region(cat: Catalog, cloud: Cloud, region: str) -> list[SpecIssue]:
     known = cat.region_names(cloud)
     if region in known:
         return []
+    other = Cloud.AWS if cloud == Cloud.GCP else Cloud.GCP
+    if region in cat.region_names(other):
+        return [_err(path_of("region"), f"{region} is {CLOUD_NAME[other]} region; this stack's cloud is {cloud.value}",
+                     region, allowed_list(known), f"pick {CLOUD_NAME[cloud]} region, or set gpu-cluster:cloud to "
+                     f"{other.value} (and use {other.value} machine types and zones)")]
     return [_err(path_of("region"), f"no catalog data for {cloud.value} region {region!r}", region, allowed_list(known),
                  choice_fix("gpu-cluster:region", region, known,
                             ", or add the region's zones and prices to catalog/data/regions.csv and prices.csv"))]
@@ -111,8 +121,8 @@ def check_cluster(cat: Catalog, cloud: Cloud, region: str | None, cluster: Clust
                    Cloud.AWS: ("release_channel", "network", "subnetwork", "location")}[cloud]
     for field in sorted(set(wrong_cloud) & cluster.model_fields_set):
         alias = ClusterSpec.model_fields[field].alias
-        other = "EKS" if cloud == Cloud.GCP else "GKE"
-        issues.append(_err(path_of("cluster", alias), f"{alias} is an {other} setting; this stack's cloud is "
+        other = "an EKS" if cloud == Cloud.GCP else "a GKE"
+        issues.append(_err(path_of("cluster", alias), f"{alias} is {other} setting; this stack's cloud is "
                            f"{cloud.value}", getattr(cluster, field), fix=f"remove cluster.{alias}"))
     for i, cidr in enumerate(cluster.authorized_networks):
         path = path_of("cluster", "authorizedNetworks", i)
@@ -129,7 +139,7 @@ def check_cluster(cat: Catalog, cloud: Cloud, region: str | None, cluster: Clust
     sp = cluster.system_pool
     if sp.min_nodes > sp.max_nodes:
         issues.append(_err(path_of("cluster", "systemPool", "minNodes"), "minNodes is larger than maxNodes",
-                           sp.min_nodes, f"0 … {sp.max_nodes} (maxNodes)", "lower minNodes or raise maxNodes"))
+                           sp.min_nodes, f"1 … {sp.max_nodes} (maxNodes)", "lower minNodes or raise maxNodes"))
     if sp.machine_type is not None and sp.machine_type in cat.machine_types(cloud):
         issues.append(_err(path_of("cluster", "systemPool", "machineType"), "the system pool must be a CPU type",
                            sp.machine_type, allowed_list(cat.system_machine_types(cloud)) + " (or any CPU type)",
@@ -243,12 +253,19 @@ def _check_machine(cat: Catalog, cloud: Cloud, i: int, pool: NodePool, p):
     if pool.machine_type not in known:
         other = Cloud.AWS if cloud == Cloud.GCP else Cloud.GCP
         if pool.machine_type in cat.machine_types(other):
-            problem = f"{pool.machine_type} is a {other.value} machine type; this stack's cloud is {cloud.value}"
+            problem = f"{pool.machine_type} is {CLOUD_NAME[other]} machine type; this stack's cloud is {cloud.value}"
+            theirs = cat.machines.get((other, pool.machine_type))
+            same = [m.machine_type for m in sorted(cat.machines.values(), key=lambda m: m.machine_type)
+                    if theirs is not None and m.cloud == cloud and m.gpu_model == theirs.gpu_model
+                    and m.gpus == theirs.gpus and any(k[:2] == (cloud, m.machine_type) for k in cat.prices)]
+            fix = (f"use {CLOUD_NAME[cloud]} type with the same GPUs ({theirs.gpus} × {theirs.gpu_model.value}): "
+                   f"{', '.join(same)}" if same else f"pick {CLOUD_NAME[cloud]} machine type from the allowed list")
+            fix += f"; or move this pool to {CLOUD_NAME[other]} stack"
         else:
             problem = f"unknown GPU machine type for {cloud.value}"
-        return None, [_err(p("machineType"), problem, pool.machine_type, allowed_list(known),
-                           choice_fix(f"nodePools[{i}].machineType", pool.machine_type, known,
-                                      ", or add it to catalog/data/machines.csv"))]
+            fix = choice_fix(f"nodePools[{i}].machineType", pool.machine_type, known,
+                             ", or add it to catalog/data/machines.csv")
+        return None, [_err(p("machineType"), problem, pool.machine_type, allowed_list(known), fix)]
     fixed = cat.machines.get((cloud, pool.machine_type))
     acc = pool.accelerator
     if fixed is not None:
@@ -271,6 +288,10 @@ def _check_machine(cat: Catalog, cloud: Cloud, i: int, pool: NodePool, p):
     if gpu is None or pool.machine_type not in gpu.host_machine_types:
         return None, [_err(p("accelerator", "type"), f"GPU cannot be attached to {pool.machine_type}", acc.type,
                            allowed_list(names), choice_fix("accelerator.type", acc.type, names))]
+    if acc.count is None:
+        return None, [_err(p("accelerator", "count"), f"say how many {acc.type} GPUs to attach to {pool.machine_type}",
+                           None, ", ".join(map(str, gpu.allowed_counts)),
+                           f"add accelerator.count: {gpu.allowed_counts[0]} (or another allowed count)")]
     if acc.count not in gpu.allowed_counts:
         return None, [_err(p("accelerator", "count"), f"{acc.type} attaches in fixed counts", acc.count,
                            ", ".join(map(str, gpu.allowed_counts)), "pick one of the allowed counts")]
@@ -297,7 +318,8 @@ def _check_zones(cat: Catalog, cloud: Cloud, region: str, cluster: ClusterSpec |
             missing = [z for z in pool.zones if z in zones and z not in avail.zones]
             if missing:
                 issues.append(_warn(p("zones"), f"the catalog (as of {avail.as_of}) did not see {pool.machine_type} "
-                                    f"in {', '.join(missing)}", pool.zones, allowed_list(avail.zones),
+                                    f"in {', '.join(missing)}", pool.zones,
+                                    allowed_list(z for z in avail.zones if z in zones) or f"no zone of {region}",
                                     "check `gcloud compute machine-types list --filter=name=" + pool.machine_type
                                     + "`; capacity may have moved since"))
     return issues
@@ -308,9 +330,18 @@ def _check_price(cat: Catalog, cloud: Cloud, region: str, pool: NodePool, machin
         return []
     kind = "spot" if pool.capacity.type == CapacityType.SPOT else "on-demand"
     elsewhere = cat.priced_regions(machine, pool.capacity.type)
-    return [_err(p("machineType"), f"no {kind} price for {pool.machine_type} in {region}; refusing to guess "
-                 "(unknown is not $0)", pool.machine_type,
-                 f"regions with a {kind} price: {allowed_list(elsewhere) or 'none'}",
+    if elsewhere:
+        allowed = f"regions with {'a' if kind == 'spot' else 'an'} {kind} price: {allowed_list(elsewhere)}"
+    else:
+        other = CapacityType.ON_DEMAND if pool.capacity.type == CapacityType.SPOT else CapacityType.SPOT
+        other_regions = cat.priced_regions(machine, other)
+        allowed = f"no region has {'a' if kind == 'spot' else 'an'} {kind} price" + (
+            f"; {other.value} is priced in {allowed_list(other_regions)}" if other_regions
+            else f"; the catalog has no price for {pool.machine_type} at all")
+    reservation = " (reservations are billed at the on-demand rate)" \
+        if pool.capacity.type == CapacityType.RESERVATION else ""
+    return [_err(p("machineType"), f"no {kind} price for {pool.machine_type} in {region}{reservation}; refusing to "
+                 "guess (unknown is not $0)", pool.machine_type, allowed,
                  "add a dated, sourced row to catalog/data/prices.csv, or pick another region, capacity type or "
                  "machine type")]
 

@@ -1,0 +1,20 @@
+"""gpu-cluster: one typed stack spec -> GPU node pools on GKE or EKS. Load, validate, build, export."""
+import pulumi
+
+from catalog import load_catalog
+from stacks.build import build_stack, pool_exports
+from stacks.errors import SpecError, format_issues
+from stacks.load import load_spec, raw_config_from_pulumi
+
+try:
+    spec, warnings = load_spec(raw_config_from_pulumi())
+except SpecError as exc:
+    raise pulumi.RunError(format_issues(exc.issues)) from None  # RunError: message only, no traceback
+for warning in warnings:
+    pulumi.log.warn(str(warning))
+
+stack = build_stack(spec, load_catalog())
+pulumi.export("cloud", spec.cloud.value)
+pulumi.export("clusterName", stack.cluster_name)
+pulumi.export("kubeconfig", stack.kubeconfig)
+pulumi.export("pools", pool_exports(stack.pools))

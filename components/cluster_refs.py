@@ -1,0 +1,29 @@
+"""What node pools and add-ons need to know about the cluster they join (created here or found by name)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+@dataclass
+class GkeClusterRef:
+    spec_name: str
+    """The cluster name the user wrote (known at preview, unlike ``name``)."""
+    name: pulumi.Input[str]
+    location: str
+    project: str
+    k8s_provider: k8s.Provider
+
+
+@dataclass
+class EksClusterRef:
+    name: pulumi.Input[str]
+    region: str
+    node_role_arn: pulumi.Input[str]
+    cluster_security_group_id: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
+    subnets: dict[str, str] = field(default_factory=dict)
+    """Availability Zone -> private subnet ID, from the spec."""
+    k8s_provider: k8s.Provider | None = None

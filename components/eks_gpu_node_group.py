@@ -1,0 +1,90 @@
+"""One EKS GPU managed node group: NVIDIA AMI, GPU taint, pool label, IMDSv2, EFA + placement group when multi-node."""
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from catalog import CapacityType
+from components.aws_node_defaults import metadata_options, root_volume
+from components.cluster_refs import EksClusterRef
+from stacks.facts import GPU_TAINT_VALUE, PoolFacts
+from stacks.spec import GPU_TAINT_KEY, AwsReservationKind, NodePool
+
+NVIDIA_AMI = {"x86_64": "AL2023_x86_64_NVIDIA", "arm64": "AL2023_ARM_64_NVIDIA"}
+UNCONFIRMED_EFA_INTERFACES = 1
+
+
+def efa_interfaces(pool: NodePool, facts: PoolFacts, security_groups: list) -> list[dict]:
+    """One EFA per network card: card 0 is the primary interface (device 0), the rest are device 1."""
+    count = facts.machine.efa_interfaces or UNCONFIRMED_EFA_INTERFACES
+    return [{"network_card_index": i, "device_index": 0 if i == 0 else 1, "interface_type": "efa",
+             "delete_on_termination": "true", "security_groups": security_groups} for i in range(count)]
+
+
+def capacity_type(pool: NodePool) -> str:
+    cap = pool.capacity
+    if cap.type == CapacityType.SPOT:
+        return "SPOT"
+    if cap.type == CapacityType.RESERVATION and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK:
+        return "CAPACITY_BLOCK"
+    return "ON_DEMAND"
+
+
+class EksGpuNodeGroup(pulumi.ComponentResource):
+    """An `aws.eks.NodeGroup` with its own launch template (and placement group + EFA security group when
+    multi-node). The node group name is auto-named by Pulumi so replacements are create-before-delete;
+    `scalingConfig.desiredSize` belongs to the autoscaler and is in `ignore_changes`.
+    """
+
+    facts: PoolFacts
+    node_group: aws.eks.NodeGroup
+    launch_template: aws.ec2.LaunchTemplate
+
+    def __init__(self, name: str, pool: NodePool, facts: PoolFacts, cluster: EksClusterRef, tags: dict[str, str],
+                 opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:aws:EksGpuNodeGroup", name, None, opts)
+        self.facts = facts
+        child = pulumi.ResourceOptions(parent=self)
+        pool_tags = {**tags, "gpu-cluster/pool": pool.name}
+        lt_args: dict = {"metadata_options": metadata_options(), "block_device_mappings": root_volume(pool.disk_size_gib),
+                         "update_default_version": True, "tags": pool_tags,
+                         "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
+        if pool.multi_node:
+            efa_sg = aws.ec2.SecurityGroup(
+                f"{name}-efa-sg", vpc_id=cluster.vpc_id,
+                description=f"EFA traffic between nodes of GPU pool {pool.name}",
+                ingress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True,
+                          "description": "all traffic within the pool (EFA requires it)"}],
+                egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True,
+                         "description": "all traffic within the pool (EFA requires it)"},
+                        {"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"],
+                         "description": "outbound (images, cloud APIs)"}],
+                tags=pool_tags, opts=child)
+            placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=pool_tags, opts=child)
+            lt_args["network_interfaces"] = efa_interfaces(pool, facts, [cluster.cluster_security_group_id, efa_sg.id])
+            lt_args["placement"] = {"group_name": placement.name}
+        cap = pool.capacity
+        if cap.type == CapacityType.RESERVATION:
+            lt_args["capacity_reservation_specification"] = {
+                "capacity_reservation_target": {"capacity_reservation_id": cap.reservation}}
+            if cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK:
+                lt_args["instance_market_options"] = {"market_type": "capacity-block"}
+        self.launch_template = aws.ec2.LaunchTemplate(f"{name}-lt", **lt_args, opts=child)
+        taints = [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
+        taints += [{"key": t.key, "value": t.value, "effect": t.effect.provider_value} for t in pool.taints]
+        self.node_group = aws.eks.NodeGroup(
+            name,
+            cluster_name=cluster.name, node_role_arn=cluster.node_role_arn,
+            subnet_ids=[cluster.subnets[z] for z in pool.zones],
+            ami_type=NVIDIA_AMI[facts.machine.arch], instance_types=[pool.machine_type],
+            capacity_type=capacity_type(pool),
+            scaling_config={"min_size": pool.min_nodes, "desired_size": pool.min_nodes, "max_size": pool.max_nodes},
+            launch_template={"id": self.launch_template.id,
+                             "version": self.launch_template.latest_version.apply(str)},
+            labels={**pool.labels, **facts.pool_label}, taints=taints,
+            update_config={"max_unavailable": max(pool.upgrade.max_unavailable, 1)},
+            node_repair_config={"enabled": True},
+            tags=pool_tags,
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]))
+        self.register_outputs({"nodeGroupArn": self.node_group.arn, "gpusPerNode": facts.gpus_per_node,
+                               "maxGpus": facts.max_gpus})

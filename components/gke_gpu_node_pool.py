@@ -1,0 +1,94 @@
+"""One GKE GPU node pool: exact accelerators from the catalog, GPU taint, pool label, safe autoscaling."""
+from __future__ import annotations
+
+import math
+
+import pulumi
+import pulumi_gcp as gcp
+
+from catalog import CapacityType
+from components.cluster_refs import GkeClusterRef
+from components.gke_cluster import shielded_node_config
+from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
+from stacks.facts import GPU_TAINT_VALUE, PoolFacts
+from stacks.spec import GPU_TAINT_KEY, NodePool
+
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-")
+"""A3 and A4 machines boot from Hyperdisk; the other GPU families use Persistent Disk."""
+
+
+def boot_disk_type(machine_type: str) -> str:
+    return "hyperdisk-balanced" if machine_type.startswith(HYPERDISK_ONLY_PREFIXES) else "pd-balanced"
+
+
+def reservation_affinity(pool: NodePool, project: str) -> dict | None:
+    cap = pool.capacity
+    if cap.type == CapacityType.SPOT:
+        return {"consume_reservation_type": "NO_RESERVATION"}  # spot VMs cannot consume reservations
+    if cap.type == CapacityType.RESERVATION:
+        owner = cap.reservation_project or project
+        value = cap.reservation if owner == project else f"projects/{owner}/reservations/{cap.reservation}"
+        return {"consume_reservation_type": "SPECIFIC_RESERVATION", "key": RESERVATION_KEY, "values": [value]}
+    return None  # on-demand: GKE's default (consume any matching reservation, else on-demand)
+
+
+class GkeGpuNodePool(pulumi.ComponentResource):
+    """A `gcp.container.NodePool` for one spec pool, with its own node service account.
+
+    The node pool's cloud name is left to Pulumi auto-naming (`<pool>-<7 hex>`), so a change that forces
+    replacement creates the new pool before deleting the old one. Counts the autoscaler owns
+    (`initialNodeCount`, `nodeCount`) are in `ignore_changes`.
+    """
+
+    facts: PoolFacts
+    node_pool: gcp.container.NodePool
+    node_pool_name: pulumi.Output[str]
+
+    def __init__(self, name: str, pool: NodePool, facts: PoolFacts, cluster: GkeClusterRef, labels: dict[str, str],
+                 gpu_driver_version: str = "DEFAULT", opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:gcp:GkeGpuNodePool", name, None, opts)
+        self.facts = facts
+        child = pulumi.ResourceOptions(parent=self)
+        sa = GkeNodeServiceAccount(f"{name}-nodes", service_account_id(cluster.spec_name, pool.name),
+                                   cluster.project, opts=child)
+        machine = facts.machine
+        taints = [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
+        taints += [{"key": t.key, "value": t.value, "effect": t.effect.provider_value} for t in pool.taints]
+        node_config = {
+            **shielded_node_config(),
+            "machine_type": pool.machine_type,
+            "disk_size_gb": pool.disk_size_gib,
+            "disk_type": boot_disk_type(pool.machine_type),
+            "guest_accelerators": [{
+                "type": machine.accelerator, "count": machine.gpus,
+                "gpu_driver_installation_config": {"gpu_driver_version": gpu_driver_version},
+            }],
+            "spot": pool.capacity.type == CapacityType.SPOT,
+            "labels": {**pool.labels, **facts.pool_label},
+            "taints": taints,
+            "service_account": sa.email,
+            "gvnic": {"enabled": True},
+            "resource_labels": labels or None,
+        }
+        affinity = reservation_affinity(pool, cluster.project)
+        if affinity is not None:
+            node_config["reservation_affinity"] = affinity
+        spread = pool.capacity.type in (CapacityType.SPOT, CapacityType.RESERVATION) or pool.multi_node
+        self.node_pool = gcp.container.NodePool(
+            name,
+            cluster=cluster.name, location=cluster.location, project=cluster.project,
+            node_locations=list(pool.zones),
+            initial_node_count=math.ceil(pool.min_nodes / len(pool.zones)),  # per zone
+            autoscaling={"total_min_node_count": pool.min_nodes, "total_max_node_count": pool.max_nodes,
+                         # ANY finds capacity wherever it exists (spot, reservations, compact groups)
+                         "location_policy": "ANY" if spread else "BALANCED"},
+            management={"auto_repair": True, "auto_upgrade": True},
+            upgrade_settings={"strategy": "SURGE", "max_surge": pool.upgrade.max_surge,
+                              "max_unavailable": pool.upgrade.max_unavailable},
+            placement_policy={"type": "COMPACT"} if pool.multi_node else None,
+            node_config=node_config,
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount", "nodeCount"]))
+        self.node_pool_name = self.node_pool.name
+        self.register_outputs({"nodePoolName": self.node_pool_name, "gpusPerNode": facts.gpus_per_node,
+                               "maxGpus": facts.max_gpus})

@@ -1,0 +1,164 @@
+"""The recording engine: runs ``__main__.py`` under Pulumi mocks and keeps every registration with its parent.
+
+Tests use the same engine, so the preview and the tests can never disagree about what the program creates.
+Pitfalls handled here (see shared facts "pulumi-without-cli"): the root stack is reset per run, config keys use the
+project's namespace, mocks are installed before any resource exists, and runs use preview=False so applies run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from google.protobuf import struct_pb2
+from pulumi.runtime import mocks as _mocks
+from pulumi.runtime import rpc
+from pulumi.runtime import settings as _settings
+from pulumi.runtime import config as _rtconfig
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT = "gpu-cluster"
+SECRET = "[secret]"
+FAKE_ACCOUNT = "123456789012"
+FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcHJldmlldwotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+
+
+@dataclass
+class Registered:
+    type: str
+    name: str
+    urn: str
+    parent_urn: str
+    custom: bool
+    inputs: dict[str, Any]
+    """Engine wire names (camelCase); numbers arrive as floats; secrets stay wrapped (see ``redacted``)."""
+    raw_inputs: struct_pb2.Struct
+    dependencies: list[str] = field(default_factory=list)
+    ignore_changes: list[str] = field(default_factory=list)
+    protect: bool = False
+    provider: str = ""
+
+    @property
+    def redacted_inputs(self) -> dict[str, Any]:
+        return redact(self.inputs)
+
+
+def redact(value: Any) -> Any:
+    """Replace every Pulumi secret with a marker, so nothing secret reaches output or logs."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Echo inputs as outputs and invent the few computed outputs the program reads (ids, ARNs, endpoints)."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        out = dict(args.inputs)
+        name, typ = args.name, args.typ
+        if typ == "gcp:serviceaccount/account:Account":
+            out["email"] = f"{args.inputs.get('accountId', name)}@{args.inputs.get('project', 'project')}.iam.gserviceaccount.com"
+        elif typ == "gcp:container/cluster:Cluster":
+            out.update(endpoint="203.0.113.10", masterAuth={"clusterCaCertificate": FAKE_CA,
+                                                             "clientCertificateConfig": {"issueClientCertificate": False}})
+        elif typ == "aws:eks/cluster:Cluster":
+            out.update(endpoint=f"https://{name}.gr7.offline.eks.amazonaws.com",
+                       certificateAuthority={"data": FAKE_CA},
+                       arn=f"arn:aws:eks:offline:{FAKE_ACCOUNT}:cluster/{args.inputs.get('name', name)}")
+            out["vpcConfig"] = {**args.inputs.get("vpcConfig", {}), "clusterSecurityGroupId": "sg-0offline0cluster0",
+                                "vpcId": "vpc-0offline00000000"}
+        elif typ.startswith("aws:") and typ != "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
+            out.setdefault("arn", f"arn:aws:offline:{FAKE_ACCOUNT}:{typ.split(':')[-1].lower()}/{name}")
+        if typ == "aws:ec2/launchTemplate:LaunchTemplate":
+            out["latestVersion"] = 1
+        if typ.startswith(("gcp:", "aws:")):
+            out.setdefault("name", name)  # provider auto-naming does not run under mocks
+        return f"{name}-id", out
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        if args.token == "gcp:container/getCluster:getCluster":
+            return {"name": args.args.get("name"), "location": args.args.get("location"), "endpoint": "203.0.113.20",
+                    "masterAuths": [{"clusterCaCertificate": FAKE_CA}]}
+        if args.token == "aws:eks/getCluster:getCluster":
+            return {"name": args.args.get("name"), "endpoint": "https://existing.offline.eks.amazonaws.com",
+                    "certificateAuthorities": [{"data": FAKE_CA}],
+                    "vpcConfig": {"clusterSecurityGroupId": "sg-0offline0existing", "vpcId": "vpc-0offline0existing"}}
+        return {}
+
+
+class RecordingMonitor(_mocks.MockMonitor):
+    def __init__(self, mocks: pulumi.runtime.Mocks):
+        super().__init__(mocks)
+        self.registered: list[Registered] = []
+
+    def RegisterResource(self, request):
+        resp = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            copy = struct_pb2.Struct()
+            copy.CopyFrom(request.object)
+            self.registered.append(Registered(
+                type=request.type, name=request.name, urn=resp.urn, parent_urn=request.parent, custom=request.custom,
+                inputs=rpc.deserialize_properties(request.object), raw_inputs=copy,
+                dependencies=list(request.dependencies), ignore_changes=list(request.ignoreChanges),
+                protect=bool(request.protect), provider=request.provider))
+        return resp
+
+
+def install_mocks(config: dict[str, Any] | None = None, stack: str = "dev") -> RecordingMonitor:
+    """Fresh root stack, fresh config, fresh recorder. Call before any program code creates a resource."""
+    _settings.ROOT.set(None)
+    flat = {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in (config or {}).items()}
+    _rtconfig.set_all_config(flat)
+    monitor = RecordingMonitor(RecordingMocks())
+    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    return monitor
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file (keys keep their namespace)."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return dict(doc.get("config") or {})
+
+
+def stack_file(stack: str, root: Path = PROJECT_ROOT) -> Path:
+    return root / f"Pulumi.{stack}.yaml"
+
+
+@dataclass
+class Recording:
+    resources: list[Registered]
+    outputs: dict[str, Any]
+
+
+def run_program(config: dict[str, Any], stack: str = "dev", main: Path = PROJECT_ROOT / "__main__.py") -> Recording:
+    """Run the Pulumi program exactly as ``pulumi preview`` would, against the recording engine."""
+    if str(main.parent) not in sys.path:
+        sys.path.insert(0, str(main.parent))
+    monitor = install_mocks(config, stack)
+    outputs: dict[str, Any] = {}
+
+    @pulumi.runtime.test
+    def _run():
+        runpy.run_path(str(main), run_name="__main__")
+        exported = _settings.get_root_resource().outputs
+        return pulumi.Output.all(**exported).apply(outputs.update) if exported else None
+
+    cwd = os.getcwd()
+    try:
+        os.chdir(main.parent)
+        _run()
+    finally:
+        os.chdir(cwd)
+    return Recording(resources=monitor.registered, outputs=outputs)

@@ -1,0 +1,43 @@
+"""The preview report: one plain dict that every output format renders (and whose JSON keys are a contract)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from preview.cost import CostReport
+from preview.engine import Registered
+from stacks.errors import SpecIssue
+
+EXIT_OK, EXIT_VIOLATION, EXIT_INVALID = 0, 1, 2
+
+
+@dataclass
+class PreviewReport:
+    stack: str
+    cloud: str | None = None
+    region: str | None = None
+    resources: list[Registered] = field(default_factory=list)
+    cost: CostReport | None = None
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[SpecIssue] = field(default_factory=list)
+    warnings: list[SpecIssue] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.errors:
+            return EXIT_INVALID
+        if any(v.get("enforcement") == "mandatory" for v in self.violations):
+            return EXIT_VIOLATION
+        return EXIT_OK
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack, "cloud": self.cloud, "region": self.region, "exitCode": self.exit_code,
+            "resources": [{"type": r.type, "name": r.name, "parent": r.parent_urn, "urn": r.urn, "custom": r.custom,
+                           "protect": r.protect, "ignoreChanges": r.ignore_changes, "inputs": r.redacted_inputs}
+                          for r in self.resources],
+            "cost": self.cost.as_dict() if self.cost else None,
+            "violations": self.violations,
+            "errors": [e.as_dict() for e in self.errors],
+            "warnings": [w.as_dict() for w in self.warnings],
+        }

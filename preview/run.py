@@ -1,0 +1,34 @@
+"""Build a PreviewReport for one stack: validate, run the program offline, price it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from catalog import load_catalog
+from preview.cost import stack_cost
+from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
+from preview.report import PreviewReport
+from stacks.errors import SpecError
+from stacks.facts import pool_facts
+from stacks.load import decode_config, load_spec
+
+
+def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py") -> PreviewReport:
+    report = PreviewReport(stack=stack)
+    raw = decode_config(config)
+    report.cloud, report.region = raw.get("cloud"), raw.get("region")
+    cat = load_catalog()
+    try:
+        spec, report.warnings = load_spec(raw, cat)
+    except SpecError as exc:
+        report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
+        return report  # invalid: the program is never run, so nothing is registered
+    report.cloud, report.region = spec.cloud.value, spec.region
+    report.resources = run_program(config, stack, main).resources
+    report.cost = stack_cost(spec, [pool_facts(spec, p, cat) for p in spec.node_pools], cat)
+    return report
+
+
+def preview_stack(stack: str, root: Path = PROJECT_ROOT) -> PreviewReport:
+    path = stack_file(stack, root)
+    return preview_config(stack, read_stack_file(path), root / "__main__.py")

@@ -1,0 +1,69 @@
+"""Compose the components a StackSpec asks for. The only place that knows which cloud gets which component."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from catalog import Catalog, Cloud
+from stacks.facts import PoolFacts, pool_facts
+from stacks.spec import StackSpec
+
+
+@dataclass
+class BuiltStack:
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    pools: dict[str, PoolFacts]
+
+
+def build_stack(spec: StackSpec, cat: Catalog) -> BuiltStack:
+    if spec.cloud == Cloud.GCP:
+        return _build_gke(spec, cat)
+    return _build_eks(spec, cat)
+
+
+def _build_gke(spec: StackSpec, cat: Catalog) -> BuiltStack:
+    import pulumi_gcp as gcp
+
+    from components.gke_cluster import GkeCluster
+    from components.gke_gpu_node_pool import GkeGpuNodePool
+
+    provider = gcp.Provider("gcp", project=spec.project, region=spec.region,
+                            default_labels={**spec.labels, "managed-by": "gpu-cluster"})
+    opts = pulumi.ResourceOptions(providers=[provider])
+    cluster = GkeCluster(spec.cluster.name, spec.cluster, spec.project or "", spec.region, spec.labels, opts=opts)
+    pools = {}
+    for pool in spec.node_pools:
+        facts = pool_facts(spec, pool, cat)
+        GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
+        pools[pool.name] = facts
+    return BuiltStack(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)
+
+
+def _build_eks(spec: StackSpec, cat: Catalog) -> BuiltStack:
+    import pulumi_aws as aws
+
+    from components.eks_cluster import EksCluster
+    from components.eks_gpu_node_group import EksGpuNodeGroup
+
+    provider = aws.Provider("aws", region=spec.region,
+                            allowed_account_ids=[spec.account_id] if spec.account_id else None,
+                            default_tags={"tags": {**spec.labels, "managed-by": "gpu-cluster"}})
+    opts = pulumi.ResourceOptions(providers=[provider])
+    cluster = EksCluster(spec.cluster.name, spec.cluster, spec.region, spec.labels, opts=opts)
+    pools = {}
+    for pool in spec.node_pools:
+        facts = pool_facts(spec, pool, cat)
+        EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
+        pools[pool.name] = facts
+    return BuiltStack(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)
+
+
+def pool_exports(pools: dict[str, PoolFacts]) -> dict:
+    """Derived facts per pool, as stack outputs for scripts and dashboards."""
+    return {name: {"machineType": f.machine.machine_type, "gpuModel": f.machine.gpu_model.value,
+                   "gpusPerNode": f.gpus_per_node, "minNodes": f.min_nodes, "maxNodes": f.max_nodes,
+                   "maxGpus": f.max_gpus, "capacity": f.capacity.value, "zones": list(f.zones),
+                   "poolLabel": f.pool_label, "tolerations": f.tolerations,
+                   "usdPerGpuHour": round(f.usd_per_gpu_hour, 4)} for name, f in pools.items()}

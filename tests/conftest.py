@@ -1,0 +1,37 @@
+"""Shared test setup: the project root on sys.path, and access to ``../shared`` (skip locally, never in CI).
+
+Append new fixtures at the end of this file.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+if str(PROJECT_ROOT) not in sys.path:
+    sys.path.insert(0, str(PROJECT_ROOT))
+
+
+def shared_dir() -> Path:
+    """``../shared`` next to the project root (facts, schemas); may be absent on a developer machine."""
+    return PROJECT_ROOT.parent / "shared"
+
+
+def require_shared(*relative: str) -> Path:
+    """``shared_dir() / relative``; skip when it is absent, but fail in CI (``CI=true``) where it must exist."""
+    path = shared_dir().joinpath(*relative)
+    if not path.exists():
+        reason = f"{path} is absent (tests that read ../shared need the shared folder next to the project)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(name="shared_dir")
+def shared_dir_fixture() -> Path:
+    """The ``../shared`` folder, or a skip (a failure in CI) when it is absent."""
+    return require_shared()
