@@ -144,9 +144,15 @@ class Recording:
 
 def run_program(config: dict[str, Any], stack: str = "dev", main: Path = PROJECT_ROOT / "__main__.py") -> Recording:
     """Run the Pulumi program exactly as ``pulumi preview`` would, against the recording engine."""
+    monitor = install_mocks(config, stack)
+    outputs = execute_program(main)
+    return Recording(resources=monitor.registered, outputs=outputs)
+
+
+def execute_program(main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, Any]:
+    """Run ``main`` under the mocks already installed; return its stack outputs (resolved)."""
     if str(main.parent) not in sys.path:
         sys.path.insert(0, str(main.parent))
-    monitor = install_mocks(config, stack)
     outputs: dict[str, Any] = {}
 
     @pulumi.runtime.test
@@ -161,4 +167,4 @@ def run_program(config: dict[str, Any], stack: str = "dev", main: Path = PROJECT
         _run()
     finally:
         os.chdir(cwd)
-    return Recording(resources=monitor.registered, outputs=outputs)
+    return outputs

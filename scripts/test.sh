@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Build the environment (with test dependencies), then run the whole test suite.
+#   bash scripts/test.sh [pytest args]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$ROOT/scripts/venv.sh" requirements-dev.txt
+cd "$ROOT" && exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,112 @@
+"""The offline preview end to end: every example stack, the JSON contract, exit codes, and invalid input."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pulumi
+import pytest
+
+from preview.engine import PROJECT_ROOT, execute_program, install_mocks, read_stack_file
+from preview.render_markdown import render_markdown
+from preview.render_text import render_text
+from preview.run import preview_config, preview_stack
+from tests.stack_configs import GKE, with_pool
+
+EXAMPLE_STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
+
+
+def test_the_required_example_stacks_exist():
+    assert {"dev", "gke-h100-512", "eks-p5-efa"} <= set(EXAMPLE_STACKS)
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_every_example_stack_previews_cleanly(stack):
+    report = preview_stack(stack)
+    assert report.errors == [] and report.exit_code == 0
+    assert report.resources, "the program registered nothing"
+    assert report.cost.pools and report.cost.usd_per_hour_max > 0
+    spec_pools = [p["name"] for p in read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml")["gpu-cluster:nodePools"]]
+    assert [p.pool for p in report.cost.pools] == spec_pools
+
+
+def test_the_512_gpu_stack_really_has_512_h100s():
+    report = preview_stack("gke-h100-512")
+    mega = next(p for p in report.cost.pools if p.pool == "h100-mega")
+    assert (mega.machine_type, mega.gpus_per_node, mega.max_nodes) == ("a3-megagpu-8g", 8, 64)
+    assert mega.gpus_per_node * mega.max_nodes == 512
+    pool = next(r for r in report.resources if r.type == "gcp:container/nodePool:NodePool" and r.name == "h100-mega")
+    assert pool.inputs["placementPolicy"] == {"type": "COMPACT"}
+    assert pool.inputs["nodeConfig"]["reservationAffinity"]["consumeReservationType"] == "SPECIFIC_RESERVATION"
+
+
+def test_cost_math_for_one_pool():
+    report = preview_config("t", with_pool(GKE, minNodes=1, maxNodes=4))  # a3-highgpu-8g us-central1 $88.49/h
+    p = report.cost.pools[0]
+    assert p.usd_per_node_hour == pytest.approx(88.49)
+    assert p.usd_per_gpu_hour == pytest.approx(88.49 / 8)
+    assert (p.usd_per_hour_min, p.usd_per_hour_max) == (pytest.approx(88.49), pytest.approx(4 * 88.49))
+    assert p.usd_per_month_max == pytest.approx(4 * 88.49 * 730)
+    fixed = {f.item.split(" (")[0]: f for f in report.cost.fixed}
+    assert fixed["control plane"].usd_per_hour_max == pytest.approx(0.10)
+    assert fixed["system pool"].usd_per_hour_max == pytest.approx(3 * 0.134012)
+    assert report.cost.usd_per_hour_max == pytest.approx(4 * 88.49 + 0.10 + 3 * 0.134012)
+
+
+def test_json_contract_keys_and_no_secret_values():
+    out = subprocess.run([sys.executable, "-m", "preview", "--stack", "eks-p5-efa", "--format", "json"],
+                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert {"stack", "resources", "cost", "violations", "errors"} <= set(doc)
+    assert doc["stack"] == "eks-p5-efa" and doc["errors"] == [] and doc["violations"] == []
+    assert {"type", "name", "parent", "inputs"} <= set(doc["resources"][0])
+    assert {"pools", "totals"} <= set(doc["cost"])
+    assert doc["cost"]["totals"]["maxGpus"] == 16 * 8 + 4 * 8 + 6
+
+
+def test_text_and_markdown_render_the_cost_table():
+    report = preview_stack("dev")
+    text = render_text(report, color=False)
+    assert "l4" in text and "g2-standard-8" in text and "exit 0" in text and "$/GPU-h" in text
+    md = render_markdown(report)
+    assert md.startswith("### gpu-cluster preview: `dev`")
+    assert "| l4 | `g2-standard-8` | L4 | spot | 0-2 | 1 | 0.480 |" in md
+    assert "<details><summary>15 resources</summary>" in md
+
+
+def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):
+    bad = tmp_path / "Pulumi.broken.yaml"
+    bad.write_text("config:\n  gpu-cluster:cloud: gcp\n  gpu-cluster:region: us-centrl1\n"
+                   "  gpu-cluster:project: test-project-1\n  gpu-cluster:cluster: {name: ml}\n"
+                   "  gpu-cluster:nodePools:\n    - {name: a, machineType: a3-highgpu-8, zones: [x], maxNodes: 1}\n")
+    code = ("import sys; from pathlib import Path; import preview.__main__ as m, preview.engine as e;"
+            f"m.PROJECT_ROOT = Path({str(tmp_path)!r}); sys.exit(m.main(['--stack', 'broken']))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
+    assert "gpu-cluster:region: no catalog data for gcp region 'us-centrl1'" in out.stdout
+    assert "did you mean 'us-central1'?" in out.stdout
+    assert "gpu-cluster:nodePools[0].machineType: unknown GPU machine type for gcp" in out.stdout
+    assert "Nothing was created" in out.stdout
+
+
+def test_cli_unknown_stack_lists_the_stacks():
+    out = subprocess.run([sys.executable, "-m", "preview", "--stack", "nope"], cwd=PROJECT_ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and "Pulumi.nope.yaml" in out.stderr and "dev" in out.stderr
+
+
+def test_invalid_config_registers_nothing_even_when_the_program_runs():
+    """__main__.py itself refuses bad config before the first resource (what `pulumi preview` would do)."""
+    bad = with_pool(GKE, minNodes=9, maxNodes=2)
+    report = preview_config("t", bad)
+    assert report.exit_code == 2 and report.resources == []
+    monitor = install_mocks(bad)
+    with pytest.raises(pulumi.RunError, match=r"gpu-cluster:nodePools\[0\]\.minNodes: minNodes is larger"):
+        execute_program()
+    assert monitor.registered == []
+    good = install_mocks(GKE)  # the same path with valid config does register: the check above can fail
+    execute_program()
+    assert len(good.registered) > 5
