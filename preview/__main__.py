@@ -13,20 +13,21 @@ from preview.report import EXIT_INVALID
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m preview", description=__doc__)
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
+    parser.add_argument("--stack-file", type=Path, help="read the stack config from this file instead")
     parser.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     args = parser.parse_args(argv)
 
-    path = stack_file(args.stack, PROJECT_ROOT)
+    path = args.stack_file or stack_file(args.stack, PROJECT_ROOT)
     if not path.exists():
         stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
         print(f"error: no stack file {path.name} in {PROJECT_ROOT}\n  allowed:  {', '.join(stacks)}\n"
               f"  fix:      pass --stack with one of the allowed names, or create {path.name}", file=sys.stderr)
         return EXIT_INVALID
 
-    from preview.run import preview_stack  # after arg parsing: --help stays fast
+    from preview.run import preview_file  # after arg parsing: --help stays fast
 
-    report = preview_stack(args.stack, PROJECT_ROOT)
+    report = preview_file(args.stack, path)
     if args.format == "json":
         print(json.dumps(report.as_dict(), indent=2, sort_keys=False, default=str))
     elif args.format == "markdown":

@@ -30,5 +30,8 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
 
 
 def preview_stack(stack: str, root: Path = PROJECT_ROOT) -> PreviewReport:
-    path = stack_file(stack, root)
-    return preview_config(stack, read_stack_file(path), root / "__main__.py")
+    return preview_file(stack, stack_file(stack, root), root / "__main__.py")
+
+
+def preview_file(stack: str, path: Path, main: Path = PROJECT_ROOT / "__main__.py") -> PreviewReport:
+    return preview_config(stack, read_stack_file(path), main)

@@ -81,9 +81,8 @@ def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):
     bad.write_text("config:\n  gpu-cluster:cloud: gcp\n  gpu-cluster:region: us-centrl1\n"
                    "  gpu-cluster:project: test-project-1\n  gpu-cluster:cluster: {name: ml}\n"
                    "  gpu-cluster:nodePools:\n    - {name: a, machineType: a3-highgpu-8, zones: [x], maxNodes: 1}\n")
-    code = ("import sys; from pathlib import Path; import preview.__main__ as m, preview.engine as e;"
-            f"m.PROJECT_ROOT = Path({str(tmp_path)!r}); sys.exit(m.main(['--stack', 'broken']))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "preview", "--stack", "broken", "--stack-file", str(bad)],
+                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, out.stdout + out.stderr
     assert "Traceback" not in out.stdout + out.stderr
     assert "gpu-cluster:region: no catalog data for gcp region 'us-centrl1'" in out.stdout
