@@ -111,4 +111,6 @@ def choice_fix(field: str, value: Any, choices: Iterable[str], extra: str = "") 
 def sort_key(issue: SpecIssue) -> tuple:
     """Order issues as the config reads: by path, list indexes numerically."""
     import re
-    return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.findall(r"\d+|[^\[\].\d]+", issue.path))
+    # ASCII digits only: str.isdigit() is also true for '²', which int() rejects (a key like 'nodePools²' crashed).
+    return tuple((0, int(t)) if t[0] in "0123456789" else (1, t)
+                 for t in re.findall(r"[0-9]+|[^\[\].0-9]+", issue.path))

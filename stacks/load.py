@@ -206,6 +206,8 @@ def _enum_of(model: type[BaseModel], alias: Any) -> type[Enum] | None:
 
 
 def _describe(annotation: Any) -> str:
+    if getattr(annotation, "__origin__", None) is list:
+        return "a list; each entry " + _describe(annotation.__args__[0])
     ann = _unwrap(annotation)
     if isinstance(ann, type) and issubclass(ann, Enum):
         return allowed_list(m.value for m in ann)

@@ -8,21 +8,16 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from catalog import CapacityType, Cloud
+from stacks.model_base import SpecModel
+from stacks.scheduling_spec import SchedulingSpec
 
 POOL_LABEL_KEY = "gpu-cluster/pool"
 """Node label naming the pool on every GPU node; Kueue flavors and Slurm NodeSets select by it."""
 GPU_TAINT_KEY = "nvidia.com/gpu"
 
-K8sName = Annotated[str, Field(min_length=1, max_length=63)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True,
-                              use_enum_values=False)
 
 
 class TaintEffect(str, Enum):
@@ -53,13 +48,13 @@ class AwsReservationKind(str, Enum):
     CAPACITY_BLOCK = "capacity-block"
 
 
-class Taint(_Model):
+class Taint(SpecModel):
     key: str = Field(description="Taint key, e.g. `dedicated`.")
     value: str = Field("", description="Taint value (may be empty).")
     effect: TaintEffect = Field(description="`NoSchedule`, `PreferNoSchedule` or `NoExecute`.")
 
 
-class Capacity(_Model):
+class Capacity(SpecModel):
     type: CapacityType = Field(CapacityType.ON_DEMAND,
                                description="`on-demand` (default), `spot`, or `reservation`.")
     reservation: str | None = Field(None, description=(
@@ -71,19 +66,19 @@ class Capacity(_Model):
         "EKS only: `capacity-reservation` (ODCR, default) or `capacity-block` (EC2 Capacity Blocks for ML)."))
 
 
-class UpgradeSettings(_Model):
+class UpgradeSettings(SpecModel):
     max_surge: int = Field(0, ge=0, description=(
         "Extra nodes created during an upgrade. Default 0: GPUs are scarce, so a surge node may never come."))
     max_unavailable: int = Field(1, ge=0, description="Nodes upgraded at once. Default 1. Both 0 is refused.")
 
 
-class Accelerator(_Model):
+class Accelerator(SpecModel):
     type: str = Field(description="GKE accelerator type, e.g. `nvidia-tesla-t4` (only N1 hosts need it).")
     count: int | None = Field(None, description=(
         "GPUs per node. Fixed-GPU machine types (A2/A3/A4/G2) must match the catalog count, or omit it."))
 
 
-class NodePool(_Model):
+class NodePool(SpecModel):
     name: str = Field(description=(
         "Pool name: lower-case letters, digits and `-`, at most 32 characters. Becomes the "
         f"`{POOL_LABEL_KEY}` node label and the prefix of the cloud's node pool name."))
@@ -105,14 +100,14 @@ class NodePool(_Model):
     upgrade: UpgradeSettings = Field(default_factory=UpgradeSettings, description="Surge upgrade settings.")
 
 
-class SystemPool(_Model):
+class SystemPool(SpecModel):
     machine_type: str | None = Field(None, description=(
         "CPU node type for cluster add-ons. Omitted: `e2-standard-4` (GKE) or `m6i.xlarge` (EKS)."))
     min_nodes: int = Field(1, ge=1, description="Default 1.")
     max_nodes: int = Field(3, ge=1, description="Default 3.")
 
 
-class ClusterSpec(_Model):
+class ClusterSpec(SpecModel):
     name: str = Field(description="Cluster name (GKE: ≤ 40 chars; EKS: ≤ 100), lower-case letters, digits, `-`.")
     mode: ClusterMode = Field(ClusterMode.CREATE, description=(
         "`create` (default): a new cluster with secure defaults. `existing`: add pools to a cluster by name."))
@@ -133,7 +128,7 @@ class ClusterSpec(_Model):
         "Untainted CPU pool for cluster add-ons (GPU pools are tainted, so add-ons cannot run there)."))
 
 
-class StackSpec(_Model):
+class StackSpec(SpecModel):
     cloud: Cloud = Field(description="`gcp` (GKE) or `aws` (EKS).")
     region: str = Field(description="GCP region or AWS region, e.g. `us-central1`, `us-east-1`.")
     project: str | None = Field(None, description="GCP project ID (required on gcp).")
@@ -143,6 +138,9 @@ class StackSpec(_Model):
         "Labels (GCP) or tags (AWS) put on every cloud resource, e.g. `team: ml-platform`."))
     cluster: ClusterSpec = Field(description="The Kubernetes cluster.")
     node_pools: list[NodePool] = Field(min_length=1, description="GPU node pools.")
+    scheduling: SchedulingSpec | None = Field(None, description=(
+        "Queues, quotas, fair sharing, preemption, gang and topology-aware placement, rendered to Kueue + Kubeflow "
+        "(`workload: kubeflow`) or to Slurm on Kubernetes (`workload: slurm`). Omitted: no scheduler is installed."))
 
 
 TOP_LEVEL_KEYS = [StackSpec.model_fields[name].alias or name for name in StackSpec.model_fields]

@@ -13,6 +13,7 @@ import pytest
 
 from stacks.errors import SpecError, SpecIssue, sort_key
 from stacks.load import load_spec
+from stacks.spec import TOP_LEVEL_KEYS, NodePool
 
 GKE_BASELINE: dict[str, Any] = {
     "cloud": "gcp",
@@ -60,13 +61,16 @@ def case(base: str, edits: dict[tuple, Any], *expected: str, id: str):  # noqa: 
 
 H100 = {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 4}
 SUBNETS_AB = "us-east-1a, us-east-1b"
+TOP_KEYS = ", ".join(TOP_LEVEL_KEYS)
+"""The settings list grows with features; its order and format are still pinned through the model."""
+POOL_KEYS = ", ".join(f.alias or n for n, f in NodePool.model_fields.items())
 
 CASES = [
     # -- top level --------------------------------------------------------------------------------------------
-    case("gke", {("nodePool",): []}, """
+    case("gke", {("nodePool",): []}, f"""
         error: gpu-cluster:nodePool: unknown setting
           received: 'nodePool'
-          allowed:  cloud, region, project, accountId, labels, cluster, nodePools
+          allowed:  {TOP_KEYS}
           fix:      did you mean 'nodePools'?
         """, id="unknown-top-level-key-did-you-mean"),
     case("gke", {("cloud",): "gke"}, """
@@ -220,10 +224,10 @@ CASES = [
           allowed:  a YAML list of pools
           fix:      add at least one pool with name, machineType, zones, maxNodes
         """, id="node-pools-empty"),
-    case("gke", {POOL + ("maxNode",): 3}, """
+    case("gke", {POOL + ("maxNode",): 3}, f"""
         error: gpu-cluster:nodePools[0].maxNode: unknown setting
           received: 'maxNode'
-          allowed:  name, machineType, accelerator, zones, minNodes, maxNodes, capacity, multiNode, labels, taints, diskSizeGib, upgrade
+          allowed:  {POOL_KEYS}
           fix:      did you mean 'maxNodes'?
         """, id="pool-unknown-key-did-you-mean"),
     case("gke", {POOL + ("maxNodes",): DELETE}, """
@@ -443,6 +447,20 @@ CASES = [
           allowed:  no region has an on-demand price; spot is priced in us-west-2
           fix:      add a dated, sourced row to catalog/data/prices.csv, or pick another region, capacity type or machine type
         """, id="no-price-p5e-on-demand"),
+    case("gke", {("region",): "us-east4", POOL + ("zones",): ["us-east4-a"], POOL + ("machineType",): "a4-highgpu-8g"},
+         """
+        error: gpu-cluster:nodePools[0].machineType: no on-demand price for a4-highgpu-8g in us-east4; refusing to guess (unknown is not $0)
+          received: 'a4-highgpu-8g'
+          allowed:  regions with an on-demand price: us-central1
+          fix:      add a dated, sourced row to catalog/data/prices.csv, or pick another region, capacity type or machine type
+        """, id="no-price-in-region-priced-elsewhere"),
+    case("eks", {POOL + ("machineType",): "p5e.48xlarge",
+                 POOL + ("capacity",): {"type": "reservation", "reservation": "cr-0123456789abcdef0"}}, """
+        error: gpu-cluster:nodePools[0].machineType: no on-demand price for p5e.48xlarge in us-east-1 (reservations are billed at the on-demand rate); refusing to guess (unknown is not $0)
+          received: 'p5e.48xlarge'
+          allowed:  no region has an on-demand price; spot is priced in us-west-2
+          fix:      add a dated, sourced row to catalog/data/prices.csv, or pick another region, capacity type or machine type
+        """, id="no-price-reservation-billed-on-demand"),
     case("gke", {POOL + ("machineType",): "a3-edgegpu-8g"}, """
         error: gpu-cluster:nodePools[0].machineType: no on-demand price for a3-edgegpu-8g in us-central1; refusing to guess (unknown is not $0)
           received: 'a3-edgegpu-8g'
@@ -488,6 +506,11 @@ CASES = [
           fix:      did you mean 'NoSchedule'?
         """, id="taint-effect-typo"),
 ]
+
+
+def test_settings_lists_start_with_the_core_keys():
+    assert TOP_KEYS.startswith("cloud, region, project, accountId, labels, cluster, nodePools")
+    assert POOL_KEYS.startswith("name, machineType, accelerator, zones, minNodes, maxNodes, capacity, multiNode")
 
 
 def test_case_table_is_large_and_ids_unique():
@@ -635,3 +658,10 @@ def test_warnings_ride_along_with_errors_but_do_not_count():
     assert [w.path for w in info.value.issues if w.warning] == ["gpu-cluster:nodePools[0].zones"]
     assert str(info.value).startswith("1 configuration error in the stack config:\n")
     assert "warning:" not in str(info.value)
+
+
+def test_unicode_digits_in_a_key_are_reported_not_crashed():
+    """Regression: sort_key used str.isdigit(), true for '²', and int('²') raised ValueError (found by hypothesis)."""
+    with pytest.raises(SpecError) as info:
+        load_spec(mutate(GKE_BASELINE, {("nodePools²",): 1}))
+    assert [e.path for e in info.value.errors] == ["gpu-cluster:nodePools²"]
