@@ -1,9 +1,11 @@
 """GPU machine facts and dated, sourced prices: the single source of truth for spec, components, cost and policies."""
 from catalog.loader import Catalog, load_catalog
+from catalog.mig import MigCatalog, MigProfile, load_mig_catalog
 from catalog.models import (
     AttachableGpu, CapacityType, Cloud, ControlPlaneFee, GpuDirect, GpuModel, HostMachine, MachineType, Price,
     PriceKind,
 )
 
 __all__ = ["AttachableGpu", "CapacityType", "Catalog", "Cloud", "ControlPlaneFee", "GpuDirect", "GpuModel",
-           "HostMachine", "MachineType", "Price", "PriceKind", "load_catalog"]
+           "HostMachine", "MachineType", "MigCatalog", "MigProfile", "Price", "PriceKind", "load_catalog",
+           "load_mig_catalog"]

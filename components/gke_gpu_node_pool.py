@@ -53,6 +53,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         sa = GkeNodeServiceAccount(f"{name}-nodes", service_account_id(cluster.spec_name, pool.name),
                                    cluster.project, opts=child)
         machine = facts.machine
+        runtime = facts.runtime
         taints = [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
         taints += [{"key": t.key, "value": t.value, "effect": t.effect.provider_value} for t in pool.taints]
         node_config = {
@@ -63,9 +64,12 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             "guest_accelerators": [{
                 "type": machine.accelerator, "count": machine.gpus,
                 "gpu_driver_installation_config": {"gpu_driver_version": gpu_driver_version},
+                # gke-managed sharing is a node pool setting (time-sharing / MPS clients, or MIG partitions)
+                **(runtime.gke_accelerator_sharing if runtime else {}),
             }],
             "spot": pool.capacity.type == CapacityType.SPOT,
-            "labels": {**pool.labels, **facts.pool_label},
+            # runtime labels decide the advertiser (e.g. turn GKE's plugin off when the GPU Operator owns the pool)
+            "labels": {**pool.labels, **(runtime.node_labels if runtime else {}), **facts.pool_label},
             "taints": taints,
             "service_account": sa.email,
             "gvnic": {"enabled": True},

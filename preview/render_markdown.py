@@ -34,6 +34,13 @@ def render_markdown(report: PreviewReport) -> str:
         out.append(f"| **total** | | | | | {c.max_gpus} max | | **{c.usd_per_hour_min:,.2f}** | "
                    f"**{c.usd_per_hour_max:,.2f}** | **{c.usd_per_month_max:,.0f}** | |")
         out += [""] + [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
+    if report.gpu_runtime:
+        out += ["**GPU runtime** (one `nvidia.com/gpu` advertiser per pool; cost is per physical GPU)", "",
+                "| pool | advertiser | driver | sharing | GPUs/node | nvidia.com/gpu/node | EFA plugin |",
+                "|---|---|---|---|---:|---:|---|"]
+        out += [f"| {r['pool']} | {r['advertiser']} | {r['driver']} | {r['sharing']} | {r['physicalGpusPerNode']} | "
+                f"{r['advertisedGpusPerNode']} | {'yes' if r['efaDevicePlugin'] else ''} |" for r in report.gpu_runtime]
+        out.append("")
     if report.warnings:
         out += [f"<details><summary>{len(report.warnings)} warning(s)</summary>", ""]
         out += [f"- `{w.path}`: {_cell(w.problem)}; fix: {_cell(w.fix or '-')}" for w in report.warnings]

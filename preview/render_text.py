@@ -36,6 +36,9 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
             console.print(Text(f"price of {p.pool}: {p.price_source}, as of {p.price_as_of}", style="dim"))
         for note in report.cost.notes:
             console.print(Text(f"note: {note}", style="dim"))
+    if report.gpu_runtime:
+        console.print()
+        console.print(runtime_table(report))
     if report.warnings:
         console.print()
         _issues(console, report, errors=False)
@@ -75,6 +78,19 @@ def resource_tree(report: PreviewReport) -> Tree:
 
     add(root, "")
     return root
+
+
+def runtime_table(report: PreviewReport) -> Table:
+    """Per pool: the one advertiser of nvidia.com/gpu, the driver, sharing, and what the scheduler sees per node."""
+    table = Table(title="GPU runtime (one nvidia.com/gpu advertiser per pool; cost above is per physical GPU)",
+                  title_justify="left", header_style="bold")
+    for name, justify in (("pool", "left"), ("advertiser", "left"), ("driver", "left"), ("sharing", "left"),
+                          ("GPUs/node", "right"), ("nvidia.com/gpu/node", "right"), ("EFA plugin", "left")):
+        table.add_column(name, justify=justify, no_wrap=True)
+    for r in report.gpu_runtime:
+        table.add_row(r["pool"], r["advertiser"], r["driver"], r["sharing"], str(r["physicalGpusPerNode"]),
+                      str(r["advertisedGpusPerNode"]), "yes" if r["efaDevicePlugin"] else "")
+    return table
 
 
 def cost_table(report: PreviewReport) -> Table:

@@ -21,6 +21,8 @@ class PreviewReport:
     violations: list[dict[str, Any]] = field(default_factory=list)
     errors: list[SpecIssue] = field(default_factory=list)
     warnings: list[SpecIssue] = field(default_factory=list)
+    gpu_runtime: list[dict[str, Any]] = field(default_factory=list)
+    """Per pool: who advertises nvidia.com/gpu, driver, sharing, physical vs advertised GPUs per node."""
 
     @property
     def exit_code(self) -> int:
@@ -40,4 +42,5 @@ class PreviewReport:
             "violations": self.violations,
             "errors": [e.as_dict() for e in self.errors],
             "warnings": [w.as_dict() for w in self.warnings],
+            "gpuRuntime": self.gpu_runtime,
         }

@@ -25,7 +25,9 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         return report  # invalid: the program is never run, so nothing is registered
     report.cloud, report.region = spec.cloud.value, spec.region
     report.resources = run_program(config, stack, main).resources
-    report.cost = stack_cost(spec, [pool_facts(spec, p, cat) for p in spec.node_pools], cat)
+    facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
+    report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
+    report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.runtime.as_dict()} for f in facts]
     return report
 
 

@@ -37,12 +37,12 @@ grep -q '^127.0.0.1[[:space:]]\+localhost' "$BUILD/etc/hosts" 2>/dev/null || ech
 mkdir -p "$BUILD/etc/slurm"
 mount -t proc proc "$BUILD/proc"
 VERSION="$(chroot "$BUILD" slurmctld -V)"
-DBD_VERSION="$(chroot "$BUILD" slurmdbd -V)"
-MARIADB_VERSION="$(chroot "$BUILD" mariadbd --version 2>/dev/null | head -n1 || true)"
+DBD_VERSION="slurmdbd $(chroot "$BUILD" dpkg-query -W -f '${Version}' slurmdbd)"
+MARIADB_VERSION="mariadb-server $(chroot "$BUILD" dpkg-query -W -f '${Version}' mariadb-server)"
 umount "$BUILD/proc"
 { echo "$WANT"; echo "$VERSION"; echo "$DBD_VERSION"; echo "$MARIADB_VERSION"; echo "built $(date -u +%FT%TZ) in $(( $(date +%s) - START ))s"; } >"$BUILD/.gpu-cluster-ready"
 rm -rf "$ROOT"
 mv "$BUILD" "$ROOT"
 trap - EXIT
-echo "slurm root ready: $VERSION, $DBD_VERSION, ${MARIADB_VERSION:-mariadb ?} ($(( $(date +%s) - START ))s)" >&2
+echo "slurm root ready: $VERSION, $DBD_VERSION, $MARIADB_VERSION ($(( $(date +%s) - START ))s)" >&2
 echo "$ROOT"

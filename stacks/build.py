@@ -36,8 +36,10 @@ def _build_gke(spec: StackSpec, cat: Catalog) -> BuiltStack:
     pools = {}
     for pool in spec.node_pools:
         facts = pool_facts(spec, pool, cat)
-        GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
+        GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels,
+                       gpu_driver_version=facts.runtime.gke_driver_installation, opts=opts)
         pools[pool.name] = facts
+    _build_gpu_runtime(spec, pools, cluster, cluster.ref.k8s_provider)
     return BuiltStack(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)
 
 
@@ -57,7 +59,23 @@ def _build_eks(spec: StackSpec, cat: Catalog) -> BuiltStack:
         facts = pool_facts(spec, pool, cat)
         EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
         pools[pool.name] = facts
+    _build_gpu_runtime(spec, pools, cluster, cluster.ref.k8s_provider)
     return BuiltStack(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)
+
+
+def _build_gpu_runtime(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource, k8s_provider) -> None:
+    """Device plugin / GPU Operator / COS driver installer, and the EFA plugin on EKS: only what the pools need."""
+    from components.aws_efa_device_plugin import AwsEfaDevicePlugin
+    from components.nvidia_gpu_runtime import NvidiaGpuRuntime
+    from stacks.gpu_runtime_plan import runtime_plan
+
+    plan = runtime_plan(spec, list(pools.values()))
+    # after the cluster (and its system pool, where the operator runs); through the cluster's Kubernetes provider
+    opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
+    if plan.device_plugin_pools or plan.operator_pools or plan.cos_driver_installer:
+        NvidiaGpuRuntime("gpu-runtime", plan, opts=opts)
+    if plan.efa_pools:
+        AwsEfaDevicePlugin("efa-device-plugin", plan, opts=opts)
 
 
 def pool_exports(pools: dict[str, PoolFacts]) -> dict:
@@ -66,4 +84,5 @@ def pool_exports(pools: dict[str, PoolFacts]) -> dict:
                    "gpusPerNode": f.gpus_per_node, "minNodes": f.min_nodes, "maxNodes": f.max_nodes,
                    "maxGpus": f.max_gpus, "capacity": f.capacity.value, "zones": list(f.zones),
                    "poolLabel": f.pool_label, "tolerations": f.tolerations,
-                   "usdPerGpuHour": round(f.usd_per_gpu_hour, 4)} for name, f in pools.items()}
+                   "usdPerGpuHour": round(f.usd_per_gpu_hour, 4),
+                   "gpuRuntime": f.runtime.as_dict()} for name, f in pools.items()}

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog import CapacityType, Catalog, Cloud, MachineType, Price
-from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec
+from catalog import CapacityType, Catalog, Cloud, MachineType, Price, load_mig_catalog
+from stacks.gpu_runtime import GpuRuntimeMode, PoolRuntime, effective_runtime, pool_runtime, stack_modes
+from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
 GPU_TAINT_VALUE = "present"
 
@@ -22,6 +23,10 @@ class PoolFacts:
     multi_node: bool
     price: Price
     """$/node-hour at this pool's region and capacity type (validation guarantees one exists)."""
+    runtime: PoolRuntime | None = None
+    """Who installs the driver and advertises ``nvidia.com/gpu`` here, sharing, advertised GPUs per node."""
+    taints: tuple[Taint, ...] = ()
+    """The pool's extra taints (the GPU taint is always there too)."""
 
     @property
     def gpus_per_node(self) -> int:
@@ -45,6 +50,13 @@ class PoolFacts:
         return [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
 
     @property
+    def daemon_tolerations(self) -> list[dict[str, str]]:
+        """Tolerations a per-node agent (device plugin, GPU Operator operands) needs: the GPU taint and every extra
+        taint of the pool, matched exactly."""
+        extra = [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} for t in self.taints]
+        return [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}, *extra]
+
+    @property
     def usd_per_gpu_hour(self) -> float:
         return self.price.usd_per_hour / self.machine.gpus
 
@@ -57,6 +69,10 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
     price = cat.node_price(machine, spec.region, pool.capacity.type)
     if price is None:
         raise LookupError(f"pool {pool.name}: no price for {pool.machine_type} in {spec.region} (spec not validated?)")
+    index = next(i for i, p in enumerate(spec.node_pools) if p.name == pool.name)
+    eff = effective_runtime(spec.cloud, spec.gpu_runtime, pool, index)
+    runtime = pool_runtime(spec.cloud, eff, pool, machine, load_mig_catalog(),
+                           operator_in_stack=GpuRuntimeMode.GPU_OPERATOR in stack_modes(spec))
     return PoolFacts(name=pool.name, cloud=spec.cloud, region=spec.region, machine=machine, zones=tuple(pool.zones),
                      min_nodes=pool.min_nodes, max_nodes=pool.max_nodes, capacity=pool.capacity.type,
-                     multi_node=pool.multi_node, price=price)
+                     multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints))

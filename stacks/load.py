@@ -7,8 +7,11 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from catalog import Catalog, Cloud, load_catalog
+from catalog import Catalog, Cloud, load_catalog, load_mig_catalog
 from stacks import validate as v
+from stacks.gpu_runtime_spec import GpuRuntime
+from stacks.validate_gpu_runtime import check_gpu_runtime
+from stacks.scheduling_validate import check_scheduling
 from stacks.errors import NAMESPACE, SpecError, SpecIssue, allowed_list, choice_fix, path_of, sort_key
 from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 
@@ -62,7 +65,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
         if name == "node_pools":
             pools = _parse_pools(raw[alias], issues)
             continue
-        parsed = _parse_part(field.annotation, raw[alias], (alias,), issues)
+        annotation = field.annotation if raw[alias] is None else _optional_model(field.annotation)
+        parsed = _parse_part(annotation, raw[alias], (alias,), issues)
         if parsed is not None:
             parts[name] = parsed
         elif raw[alias] is not None:
@@ -82,8 +86,12 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
             issues += v.check_cluster(cat, cloud, region, cluster)
         for i, pool in pools:
             issues += v.check_pool(cat, cloud, region, cluster, i, pool)
+        if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here
+            issues += check_gpu_runtime(cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
     issues += v.check_labels(parts.get("labels", {}), ("labels",), resource_labels=True)
     issues += v.check_pool_names(pools)
+    if parts.get("scheduling") is not None:
+        issues += check_scheduling(cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
 
     issues.sort(key=sort_key)
     if any(not i.warning for i in issues):
@@ -194,6 +202,16 @@ def _unwrap(annotation: Any) -> Any:
         inner = _unwrap(arg)
         if inner is not arg:
             return inner
+    return annotation
+
+
+def _optional_model(annotation: Any) -> Any:
+    """``SchedulingSpec | None`` -> ``SchedulingSpec``: a value that is set is parsed as the model itself, so error
+    paths (``scheduling.queues[1].quotas[0].pool``) and the allowed keys and values in messages resolve."""
+    args = [a for a in getattr(annotation, "__args__", ()) or () if a is not type(None)]
+    if len(args) == 1 and type(None) in annotation.__args__ and isinstance(args[0], type) \
+            and issubclass(args[0], BaseModel):
+        return args[0]
     return annotation
 
 

@@ -107,6 +107,15 @@ class SlurmSettings(SpecModel):
         "Nodes per topology block. Omitted: nodes per NVLink domain or compact placement group."))
 
 
+class KubeflowSettings(SpecModel):
+    katib: bool = Field(False, description=(
+        "Install Katib (hyperparameter tuning) with its own MySQL; the database password is generated as a Pulumi "
+        "secret. Default false."))
+    pipelines: bool = Field(False, description=(
+        "Install Kubeflow Pipelines (standalone) with its MySQL and MinIO; their credentials are generated as Pulumi "
+        "secrets. Default false."))
+
+
 class SchedulingSpec(SpecModel):
     workload: Workload = Field(description="`kubeflow` (Kueue + Kubeflow Trainer) or `slurm` (Slinky).")
     cohort: str | None = Field(None, description="Cohort the queues share; needed for borrowing and lending.")
@@ -119,3 +128,5 @@ class SchedulingSpec(SpecModel):
     gang: Gang = Field(default_factory=Gang, description="Gang (all-or-nothing) admission.")
     topology: Topology = Field(default_factory=Topology, description="Topology-aware placement.")
     slurm: SlurmSettings = Field(default_factory=SlurmSettings, description="Slurm-only settings.")
+    kubeflow: KubeflowSettings = Field(default_factory=KubeflowSettings, description=(
+        "Kubeflow-only settings: optional Katib and Kubeflow Pipelines next to Kueue and Kubeflow Trainer."))

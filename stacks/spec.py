@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from catalog import CapacityType, Cloud
+from stacks.gpu_runtime_spec import GpuRuntime, PoolGpuRuntime
 from stacks.model_base import SpecModel
 from stacks.scheduling_spec import SchedulingSpec
 
@@ -98,6 +99,8 @@ class NodePool(SpecModel):
         "Extra taints. Every GPU pool already carries `nvidia.com/gpu=present:NoSchedule`."))
     disk_size_gib: int = Field(200, ge=50, le=65536, description="Boot disk size per node in GiB. Default 200.")
     upgrade: UpgradeSettings = Field(default_factory=UpgradeSettings, description="Surge upgrade settings.")
+    gpu_runtime: PoolGpuRuntime | None = Field(None, description=(
+        "Overrides of the stack's `gpuRuntime` for this pool (mode, driver version, sharing, EFA plugin)."))
 
 
 class SystemPool(SpecModel):
@@ -141,6 +144,9 @@ class StackSpec(SpecModel):
     scheduling: SchedulingSpec | None = Field(None, description=(
         "Queues, quotas, fair sharing, preemption, gang and topology-aware placement, rendered to Kueue + Kubeflow "
         "(`workload: kubeflow`) or to Slurm on Kubernetes (`workload: slurm`). Omitted: no scheduler is installed."))
+    gpu_runtime: GpuRuntime = Field(default_factory=GpuRuntime, description=(
+        "NVIDIA driver, device plugin or GPU Operator, GPU sharing, EFA device plugin; each pool may override "
+        "`mode`, `driverVersion`, `sharing` and `efaDevicePlugin`."))
 
 
 TOP_LEVEL_KEYS = [StackSpec.model_fields[name].alias or name for name in StackSpec.model_fields]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from stacks.errors import SpecError, SpecIssue, sort_key
+from stacks.errors import SpecError, SpecIssue, allowed_list, sort_key
 from stacks.load import load_spec
 from stacks.spec import TOP_LEVEL_KEYS, NodePool
 
@@ -61,9 +61,9 @@ def case(base: str, edits: dict[tuple, Any], *expected: str, id: str):  # noqa: 
 
 H100 = {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 4}
 SUBNETS_AB = "us-east-1a, us-east-1b"
-TOP_KEYS = ", ".join(TOP_LEVEL_KEYS)
+TOP_KEYS = allowed_list(TOP_LEVEL_KEYS)
 """The settings list grows with features; its order and format are still pinned through the model."""
-POOL_KEYS = ", ".join(f.alias or n for n, f in NodePool.model_fields.items())
+POOL_KEYS = allowed_list(f.alias or n for n, f in NodePool.model_fields.items())
 
 CASES = [
     # -- top level --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from catalog import CapacityType, Cloud, load_catalog
 from stacks.errors import SpecError
 from stacks.facts import pool_facts
 from stacks.load import load_spec
-from stacks.spec import ClusterSpec, NodePool, StackSpec
+from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 from stacks.validate import EKS_VERSIONS, GKE_COMPACT_PLACEMENT_MAX_NODES
 
 CAT = load_catalog()
@@ -83,8 +83,7 @@ def _assert_total(raw: dict[str, Any]) -> None:
 
 # -- (a) totality ------------------------------------------------------------------------------------------------
 @SETTINGS
-@given(st.dictionaries(st.sampled_from(["cloud", "region", "project", "accountId", "labels", "cluster", "nodePools"])
-                       | st.text(max_size=10), json_like, max_size=8))
+@given(st.dictionaries(st.sampled_from(TOP_LEVEL_KEYS) | st.text(max_size=10), json_like, max_size=8))
 def test_random_json_configs_only_raise_spec_error(raw):
     _assert_total(raw)
 

@@ -1,0 +1,38 @@
+"""When a pool is multi-node: it says so (compact placement, a placement group, EFA interfaces), or it is an
+HGX-class machine with a GPUDirect/EFA fabric that can grow past one node."""
+from __future__ import annotations
+
+from catalog import Cloud, GpuDirect, MachineType
+from policies.pools import PoolView
+from policies.rule import Resource
+from policies.values import as_list, dig
+
+HGX_MIN_GPUS = 8
+MIN_NODES_SCHEMA = {
+    "type": "integer", "minimum": 2, "default": 2,
+    "description": ("An HGX-class pool (8+ GPUs and a GPUDirect/EFA fabric) that can reach this many nodes "
+                    "counts as multi-node even without compact placement."),
+}
+
+
+def fabric_machine(machine: MachineType | None) -> bool:
+    return machine is not None and machine.gpus >= HGX_MIN_GPUS and machine.gpudirect != GpuDirect.NONE
+
+
+def efa_interfaces(template: Resource | None) -> list[dict]:
+    if template is None:
+        return []
+    return [n for n in as_list(template.props.get("networkInterfaces"))
+            if isinstance(n, dict) and n.get("interfaceType") == "efa"]
+
+
+def declared_multi_node(view: PoolView, template: Resource | None) -> bool:
+    if view.cloud == Cloud.GCP:
+        return dig(view.resource.props, "placementPolicy", "type") == "COMPACT"
+    return bool(template is not None and (dig(template.props, "placement", "groupName") or efa_interfaces(template)))
+
+
+def is_multi_node(view: PoolView, machine: MachineType | None, template: Resource | None, min_nodes: int) -> bool:
+    if declared_multi_node(view, template):
+        return True
+    return fabric_machine(machine) and isinstance(view.max_nodes, int) and view.max_nodes >= min_nodes

@@ -1,0 +1,87 @@
+"""cost-gpu-hour-limit: each GPU pool's $/GPU-hour at its price for region and capacity type is within the limit.
+
+Fails closed: a pool whose machine type or price is unknown is a violation, never a pass (unknown is not $0).
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from pulumi_policy import EnforcementLevel, Severity
+
+from catalog import GpuModel, load_catalog
+from policies.findings import Finding, money
+from policies.pools import PoolView, pool_view
+from policies.prices import PRICE_OVERRIDES_SCHEMA, node_quote, override_example
+from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
+from policies.rule import Category, Config, Resource, Rule
+
+ID = "cost-gpu-hour-limit"
+DEFAULT_MAX_USD_PER_GPU_HOUR = 15.0
+"""Above every on-demand list price in the catalog (p6-b200: $14.24): set your organisation's own limit."""
+
+
+def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
+    cat = load_catalog()
+    view = pool_view(resource, cat)
+    if view is None or not view.is_gpu(cat):
+        return
+    for machine_type in view.machine_types or ("<none>",):
+        yield from _check_machine(view, machine_type, cfg)
+
+
+def _check_machine(view: PoolView, machine_type: str, cfg: Config) -> Iterable[Finding]:
+    cat = load_catalog()
+    machine = view.machine(cat, machine_type)
+    where = f"{view.capacity.value} in {view.region or 'an unknown region'}"
+    if machine is None:
+        yield Finding(view.subject, f"{machine_type} is not in the GPU catalog, so its cost cannot be checked",
+                      "unknown is not $0: the pool must have a known price",
+                      f"add {machine_type} to catalog/data/machines.csv and a dated, sourced price to "
+                      "catalog/data/prices.csv, or use a machine type from the catalog", view.keys)
+        return
+    quote = node_quote(cat, machine, view.region, view.capacity, cfg["priceOverrides"])
+    if quote is None:
+        yield Finding(view.subject, f"no price for {machine_type} {where}, so its cost cannot be checked",
+                      "unknown is not $0: the pool must have a known price",
+                      "add a dated, sourced row to catalog/data/prices.csv, or add "
+                      f"{override_example(machine_type, view.region, view.capacity)} to priceOverrides of {ID} "
+                      "in the policy pack config", view.keys)
+        return
+    per_gpu = quote.usd_per_node_hour / machine.gpus
+    model = machine.gpu_model.value
+    by_model = cfg["maxUsdPerGpuHourByModel"]
+    limit = float(by_model[model]) if model in by_model else float(cfg["maxUsdPerGpuHour"])
+    knob = f"maxUsdPerGpuHourByModel.{model}" if model in by_model else "maxUsdPerGpuHour"
+    if per_gpu > limit:
+        yield Finding(
+            view.subject,
+            f"{money(per_gpu)} per GPU-hour is over the limit: {machine_type} {where} costs "
+            f"{money(quote.usd_per_node_hour)}/node-hour for {machine.gpus} × {model} ({quote.describe()})",
+            f"limit {money(limit)} per GPU-hour for {model}, from {knob}",
+            "use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper machine type or "
+            f"region, or have the platform team raise {knob} of {ID} in the policy pack config", view.keys)
+
+
+RULE = Rule(
+    id=ID, title="GPU-hour price within limit", category=Category.COST,
+    description="Each GPU pool's price per GPU-hour, at its region and capacity type, is within the limit.",
+    why=("$/GPU-hour is the number finance and capacity planning compare across clouds and machine types; "
+         "checking it before deploy stops an expensive pool from being created by a one-line change. Prices "
+         "are static inputs (machine type, region, capacity type), so the check works during preview."),
+    remediation=("1. Read the pool, machine type, capacity type and price in the message. 2. Choose spot, a "
+                 "reservation with a negotiated price (add it to priceOverrides), or a cheaper machine type or "
+                 "region. 3. Or have the platform team raise maxUsdPerGpuHour / maxUsdPerGpuHourByModel in the "
+                 "policy pack config. An unknown price is fixed by adding it to catalog/data/prices.csv or to "
+                 "priceOverrides."),
+    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP),
+    check=check,
+    config={
+        "maxUsdPerGpuHour": {"type": "number", "minimum": 0, "default": DEFAULT_MAX_USD_PER_GPU_HOUR,
+                             "description": "Limit in USD per GPU-hour for GPU models without their own limit."},
+        "maxUsdPerGpuHourByModel": {
+            "type": "object", "default": {}, "propertyNames": {"enum": [m.value for m in GpuModel]},
+            "additionalProperties": {"type": "number", "minimum": 0},
+            "description": "Limit per GPU model, e.g. `{\"H100_80GB\": 10, \"L4\": 1}`; overrides maxUsdPerGpuHour."},
+        "priceOverrides": PRICE_OVERRIDES_SCHEMA,
+    },
+)

@@ -1,0 +1,99 @@
+"""cost-stack-budget: the stack's $/hour with every pool at its autoscaler maximum, plus control-plane fees,
+is within the budget. GPU pools without a price fail closed; CPU pools without one are named but not counted."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from pulumi_policy import EnforcementLevel, Severity
+
+from catalog import Cloud, load_catalog
+from policies.findings import Finding, listing, money
+from policies.pools import PoolView, pool_view
+from policies.prices import PRICE_OVERRIDES_SCHEMA, host_quote, node_quote
+from policies.resources import EKS_CLUSTER, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL
+from policies.rule import Category, Config, Resource, Rule
+from policies.values import UNKNOWN
+
+ID = "cost-stack-budget"
+DEFAULT_MAX_USD_PER_HOUR = 10_000.0
+"""A ceiling against a typo in maxNodes, not a budget: set your own per stack in the policy pack config."""
+CLUSTER_TYPES = {GKE_CLUSTER: Cloud.GCP, EKS_CLUSTER: Cloud.AWS}
+
+
+def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
+    cat = load_catalog()
+    overrides = cfg["priceOverrides"]
+    items: list[tuple[str, float]] = []
+    unpriced_gpu: list[str] = []
+    unpriced_cpu: list[str] = []
+    for r in resources:
+        if r.type in CLUSTER_TYPES:
+            fee = cat.control_plane[CLUSTER_TYPES[r.type]]
+            items.append((f"control plane {r.name}", fee.usd_per_hour))
+            continue
+        view = pool_view(r, cat)
+        if view is None:
+            continue
+        line, missing = _pool_cost(view, cat, overrides)
+        if line is not None:
+            items.append(line)
+        elif view.is_gpu(cat):
+            unpriced_gpu.append(f"{view.name} ({missing})")
+        else:
+            unpriced_cpu.append(f"{view.name} ({missing})")
+    budget = float(cfg["maxUsdPerHour"])
+    keys = ("stack",)
+    if unpriced_gpu:
+        yield Finding("stack", f"the budget cannot be checked: {listing(unpriced_gpu)}",
+                      f"budget {money(budget)}/hour; unknown is not $0",
+                      "give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
+                      f"priceOverrides of {ID} in the policy pack config)", keys)
+        return
+    total = sum(cost for _, cost in items)
+    if total <= budget:
+        return
+    items.sort(key=lambda item: -item[1])
+    parts = [f"{label} = {money(cost)}" for label, cost in items]
+    not_counted = f"; not counted (no price): {listing(unpriced_cpu)}" if unpriced_cpu else ""
+    largest = [label.split(" ")[0] for label, _ in items[:2]]
+    yield Finding(
+        "stack", f"{money(total)} per hour at max autoscale is over the budget: {listing(parts, 5)}{not_counted}",
+        f"budget {money(budget)}/hour, from maxUsdPerHour",
+        f"lower maxNodes of the largest pools ({', '.join(largest)}), use spot or negotiated prices "
+        f"(priceOverrides), or have the platform team raise maxUsdPerHour of {ID} in the policy pack config", keys)
+
+
+def _pool_cost(view: PoolView, cat, overrides) -> tuple[tuple[str, float] | None, str]:
+    """((label, $/hour at max), "") or (None, why it cannot be priced)."""
+    if view.max_nodes is UNKNOWN or view.max_nodes is None:
+        return None, "autoscaler maximum unknown"
+    if view.is_gpu(cat):
+        machine = view.machine(cat)
+        quote = node_quote(cat, machine, view.region, view.capacity, overrides) if machine else None
+    else:
+        machine_type = view.machine_types[0] if view.machine_types else ""
+        quote = host_quote(cat, view.cloud, machine_type, view.region, overrides)
+    if quote is None:
+        return None, f"no price for {', '.join(view.machine_types) or 'its machine type'}"
+    cost = quote.usd_per_node_hour * view.max_nodes
+    return (f"{view.name} {view.max_nodes} × {money(quote.usd_per_node_hour)}", cost), ""
+
+
+RULE = Rule(
+    id=ID, title="Stack hourly budget at max autoscale", category=Category.COST,
+    description="The stack's cost per hour with every pool at its autoscaler maximum, control-plane fees "
+                "included, is within the budget.",
+    why=("Autoscaler maximums are promises the cloud will keep: a pool that may grow to 96 nodes will, under "
+         "load, bill for 96. Summing every pool at its maximum, plus the per-cluster fee, bounds the bill "
+         "before anything is deployed."),
+    remediation=("1. Read the total and the largest items in the message. 2. Lower maxNodes of the largest "
+                 "pools, or move them to spot or a negotiated price (priceOverrides). 3. Or have the platform "
+                 "team raise maxUsdPerHour for this stack in the policy pack config."),
+    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
+    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, GKE_CLUSTER, EKS_CLUSTER), check=check, stack=True,
+    config={
+        "maxUsdPerHour": {"type": "number", "minimum": 0, "default": DEFAULT_MAX_USD_PER_HOUR,
+                          "description": "Budget in USD per hour for the whole stack at max autoscale."},
+        "priceOverrides": PRICE_OVERRIDES_SCHEMA,
+    },
+)

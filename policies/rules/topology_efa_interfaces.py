@@ -1,0 +1,73 @@
+"""topology-efa-interfaces: multi-node p4d/p5/p5e/p5en/p6 node groups attach every EFA interface the instance
+type has, one per network card."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from pulumi_policy import EnforcementLevel, Severity
+
+from catalog import Cloud, load_catalog
+from policies.findings import Finding
+from policies.links import launch_template_of
+from policies.multinode import MIN_NODES_SCHEMA, efa_interfaces, is_multi_node
+from policies.pools import gpu_pools
+from policies.resources import EKS_NODE_GROUP, LAUNCH_TEMPLATE
+from policies.rule import Category, Config, Resource, Rule
+from policies.values import as_int
+
+ID = "topology-efa-interfaces"
+DEFAULT_PREFIXES = ["p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-"]
+
+
+def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
+    cat = load_catalog()
+    prefixes = tuple(cfg["instanceTypePrefixes"])
+    for view in gpu_pools(resources, cat):
+        if view.cloud != Cloud.AWS:
+            continue
+        for instance_type in view.machine_types:
+            machine = view.machine(cat, instance_type)
+            if not instance_type.startswith(prefixes) or machine is None or not machine.efa_interfaces:
+                continue  # no confirmed EFA count in the catalog: nothing to compare with
+            template = launch_template_of(view.resource, view.name, resources)
+            if not is_multi_node(view, machine, template, int(cfg["minNodes"])):
+                continue
+            want = machine.efa_interfaces
+            efas = efa_interfaces(template)
+            cards = sorted(c for c in (as_int(n.get("networkCardIndex", 0)) for n in efas) if isinstance(c, int))
+            fix = (f"attach one EFA interface per network card: networkCardIndex 0–{want - 1}, deviceIndex 0 on "
+                   "card 0 and 1 on the others (gpu-cluster does this for multiNode: true pools)")
+            if template is None:
+                yield Finding(view.subject, f"multi-node {instance_type} pool has no launch template, so it has "
+                              "no EFA interfaces", f"{want} EFA interfaces, one per network card", fix, view.keys,
+                              view.resource.urn)
+            elif len(efas) != want:
+                yield Finding(view.subject, f"multi-node {instance_type} pool attaches {len(efas)} EFA "
+                              f"interface{'s' if len(efas) != 1 else ''} in launch template '{template.name}', so "
+                              f"NCCL traffic uses {len(efas)} of its {want} network cards",
+                              f"{want} EFA interfaces, one per network card", fix, view.keys, view.resource.urn)
+            elif cards != list(range(want)):
+                yield Finding(view.subject, f"the {want} EFA interfaces of {instance_type} in launch template "
+                              f"'{template.name}' use network cards {cards}", f"cards 0–{want - 1}, one each",
+                              fix, view.keys, view.resource.urn)
+
+
+RULE = Rule(
+    id=ID, title="Multi-node EFA pools have every EFA interface", category=Category.TOPOLOGY,
+    description="Multi-node p4d/p5/p5e/p5en/p6 node groups attach one EFA interface per network card of the "
+                "instance type.",
+    why=("A p5.48xlarge has 32 network cards and 3,200 Gbps of EFA only when every card carries an EFA "
+         "interface; with one interface NCCL runs at a fraction of the fabric and multi-node jobs slow down "
+         "without any error. The count per instance type comes from the catalog."),
+    remediation=("1. For a gpu-cluster stack, set multiNode: true on the pool: the component writes one EFA "
+                 "interface per network card. 2. Otherwise add launch-template network interfaces with "
+                 "interfaceType efa, networkCardIndex 0..N-1 (deviceIndex 0 on card 0, 1 on the rest) and the "
+                 "EFA security group."),
+    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(EKS_NODE_GROUP, LAUNCH_TEMPLATE),
+    check=check, stack=True,
+    config={
+        "instanceTypePrefixes": {"type": "array", "items": {"type": "string"}, "default": DEFAULT_PREFIXES,
+                                 "description": "Instance types (by prefix) whose EFA count is enforced."},
+        "minNodes": MIN_NODES_SCHEMA,
+    },
+)

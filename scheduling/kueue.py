@@ -1,0 +1,118 @@
+"""Scheduling spec + pool facts -> Kueue objects (plain dicts, exactly as applied to the API server). Pure: no Pulumi.
+
+One ResourceFlavor per GPU pool selects the pool by its ``gpu-cluster/pool`` label and tolerates the GPU taint;
+fixed-size pools also reference a Topology. One ClusterQueue per queue holds its GPU quota per pool (in quota order,
+which is Kueue's flavor preference order); one LocalQueue in the team's namespace points at it; the Cohort and the
+WorkloadPriorityClasses come straight from the spec. Only ``nvidia.com/gpu`` is a covered resource: the manager
+configuration tells Kueue to ignore CPU and memory (see ``scheduling/kueue_config.py``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from scheduling.kueue_topology import Placement, placement
+from stacks.facts import PoolFacts
+from stacks.scheduling_spec import Queue, SchedulingSpec
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+GPU_RESOURCE = "nvidia.com/gpu"
+PART_OF = {"app.kubernetes.io/part-of": "gpu-cluster"}
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+"""Label a job (e.g. a TrainJob) carries to be queued in a LocalQueue."""
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+TEAM_NAMESPACE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
+                      "pod-security.kubernetes.io/audit": "restricted"}
+"""Team namespaces run user code: baseline enforced (no privileged pods), restricted reported."""
+
+
+@dataclass
+class KueueObjects:
+    namespaces: list[dict[str, Any]] = field(default_factory=list)
+    """Core v1 Namespaces of the teams (LocalQueues live there)."""
+    topologies: list[dict[str, Any]] = field(default_factory=list)
+    flavors: list[dict[str, Any]] = field(default_factory=list)
+    cohort: dict[str, Any] | None = None
+    priority_classes: list[dict[str, Any]] = field(default_factory=list)
+    cluster_queues: list[dict[str, Any]] = field(default_factory=list)
+    local_queues: list[dict[str, Any]] = field(default_factory=list)
+    placements: dict[str, Placement] = field(default_factory=dict)
+    """Pool name -> how its gangs are placed (also read by the Trainer runtimes and the preview)."""
+
+    def custom_resources(self) -> list[dict[str, Any]]:
+        """Kueue objects in an order that satisfies their references (topology before flavor before queue)."""
+        return [*self.topologies, *self.flavors, *([self.cohort] if self.cohort else []), *self.priority_classes,
+                *self.cluster_queues, *self.local_queues]
+
+
+def namespace_of(queue: Queue) -> str:
+    return queue.namespace or queue.name
+
+
+def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> KueueObjects:
+    out = KueueObjects()
+    by_name = {p.name: p for p in pools}
+    for p in pools:
+        out.placements[p.name] = placement(p.cloud, p.name, p.machine.machine_type, p.min_nodes, p.max_nodes,
+                                           spec.topology.mode.value, spec.topology.level.value)
+    out.topologies = _topologies(out.placements.values())
+    out.flavors = [_flavor(p, out.placements[p.name]) for p in pools]
+    if spec.cohort:
+        out.cohort = _obj("Cohort", spec.cohort, spec={})
+    out.priority_classes = [_obj("WorkloadPriorityClass", pc.name, value=pc.value,
+                                 **({"description": pc.description} if pc.description else {}))
+                            for pc in spec.priority_classes]
+    out.cluster_queues = [_cluster_queue(spec, q, by_name) for q in spec.queues]
+    out.local_queues = [_obj("LocalQueue", q.name, namespace=namespace_of(q), spec={"clusterQueue": q.name})
+                        for q in spec.queues]
+    for ns in dict.fromkeys(namespace_of(q) for q in spec.queues):
+        out.namespaces.append({"apiVersion": "v1", "kind": "Namespace",
+                               "metadata": {"name": ns, "labels": {**PART_OF, **TEAM_NAMESPACE_PSS}}})
+    return out
+
+
+def _obj(kind: str, name: str, namespace: str | None = None, **body: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": dict(PART_OF)}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": API_VERSION, "kind": kind, "metadata": meta, **body}
+
+
+def _topologies(placements) -> list[dict[str, Any]]:
+    seen: dict[str, tuple[str, ...]] = {}
+    for p in placements:
+        if p.topology:
+            seen.setdefault(p.topology, p.levels)
+    return [_obj("Topology", name, spec={"levels": [{"nodeLabel": label} for label in levels]})
+            for name, levels in sorted(seen.items())]
+
+
+def _flavor(pool: PoolFacts, where: Placement) -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeLabels": dict(pool.pool_label), "tolerations": [dict(t) for t in pool.tolerations]}
+    if where.topology:
+        spec["topologyName"] = where.topology
+    return _obj("ResourceFlavor", pool.name, spec=spec)
+
+
+def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFacts]) -> dict[str, Any]:
+    flavors = []
+    for quota in queue.quotas:
+        res: dict[str, Any] = {"name": GPU_RESOURCE, "nominalQuota": quota.gpus}
+        if quota.borrowing_limit is not None:
+            res["borrowingLimit"] = quota.borrowing_limit
+        if quota.lending_limit is not None:
+            res["lendingLimit"] = quota.lending_limit
+        if quota.pool not in pools:
+            raise KeyError(f"queue {queue.name}: pool {quota.pool} is not a GPU pool (spec not validated?)")
+        flavors.append({"name": quota.pool, "resources": [res]})
+    body: dict[str, Any] = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace_of(queue)}},
+        "queueingStrategy": spec.queueing_strategy.value,
+        "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
+        "preemption": {"withinClusterQueue": spec.preemption.within_queue.value},
+    }
+    if spec.cohort:
+        body["cohortName"] = spec.cohort
+        body["preemption"]["reclaimWithinCohort"] = spec.preemption.reclaim_within_cohort.value
+        body["fairSharing"] = {"weight": queue.fair_share_weight}
+    return _obj("ClusterQueue", queue.name, spec=body)

@@ -1,0 +1,106 @@
+"""Which topology labels each cloud really puts on GPU nodes, and how a pool's placement is expressed to Kueue TAS.
+
+Pure data and functions (no Pulumi). Facts and their sources:
+
+- Both clouds set the well-known ``topology.kubernetes.io/zone`` and ``kubernetes.io/hostname`` on every node.
+- GKE labels nodes with ``cloud.google.com/gce-topology-block``, ``…-subblock`` and ``…-host`` on machine types whose
+  physical topology Compute Engine exposes: A4X, A4, A3 Ultra, A3 Mega and A3 High with 8 GPUs (Compute Engine
+  "View instance topology", limitations; AI Hypercomputer "Schedule GKE workloads with Topology Aware Scheduling").
+- EKS labels nodes with ``topology.k8s.aws/network-node-layer-1`` (top of the network hierarchy) to ``…-layer-3``
+  (the network node closest to the instance) on instance types that EC2 instance topology supports (EKS user guide
+  "Place distributed AI/ML workloads with network topology labels"; EC2 "Prerequisites for Amazon EC2 topology").
+- Kueue TAS assumes every node of a TAS flavor carries a label for every level of its Topology (Kueue "Topology Aware
+  Scheduling" concept page), and computes free capacity from nodes that exist and are Ready. A pool that must scale up
+  before a job fits would therefore never get that job admitted: TAS is only used for pools of fixed size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog import Cloud
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+CLOUD_LEVELS: dict[Cloud, tuple[str, ...]] = {
+    Cloud.GCP: (ZONE_LABEL, "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
+                "cloud.google.com/gce-topology-host", HOSTNAME_LABEL),
+    Cloud.AWS: (ZONE_LABEL, "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+                "topology.k8s.aws/network-node-layer-3", HOSTNAME_LABEL),
+}
+"""Topology levels, broadest first, ``kubernetes.io/hostname`` last (Kueue allows it only as the lowest level)."""
+
+BASIC_LEVELS: tuple[str, ...] = (ZONE_LABEL, HOSTNAME_LABEL)
+"""Levels every node has: used for fixed-size pools on machine types without block labels."""
+
+BLOCK_LABEL: dict[Cloud, str] = {
+    Cloud.GCP: "cloud.google.com/gce-topology-block",
+    Cloud.AWS: "topology.k8s.aws/network-node-layer-2",
+}
+"""What ``level: block`` means per cloud: a GKE block; on EKS the middle network layer (a GKE block's scope)."""
+
+TOPOLOGY_NAMES = {Cloud.GCP: "gke-network", Cloud.AWS: "eks-network"}
+BASIC_TOPOLOGY_NAME = "zone-host"
+
+_BLOCK_LABELLED: dict[Cloud, tuple[str, ...]] = {
+    Cloud.GCP: ("a4x-", "a4-", "a3-ultragpu-", "a3-megagpu-", "a3-highgpu-8g"),
+    Cloud.AWS: ("p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge",
+                "p6-b200.48xlarge", "g6e.", "g7e."),
+}
+"""Machine types (exact, or a prefix ending in '-' or '.') whose nodes the cloud labels with block topology."""
+
+REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+
+
+def has_block_labels(cloud: Cloud, machine_type: str) -> bool:
+    """True when the cloud puts block-level topology labels on nodes of this machine type."""
+    return any(machine_type == p or (p[-1] in "-." and machine_type.startswith(p)) for p in _BLOCK_LABELLED[cloud])
+
+
+def is_fixed_size(min_nodes: int, max_nodes: int) -> bool:
+    """Kueue TAS counts only existing nodes, so it is used only where every node always exists."""
+    return min_nodes == max_nodes
+
+
+def level_label(cloud: Cloud, level: str, blocks: bool) -> str | None:
+    """Node label of a spec level (``host``/``block``/``zone``) on a pool; None when the pool lacks that level."""
+    if level == "host":
+        return HOSTNAME_LABEL
+    if level == "zone":
+        return ZONE_LABEL
+    return BLOCK_LABEL[cloud] if blocks else None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """How one pool's gangs are placed: a TAS topology and the annotation a runtime puts on its pods, or none."""
+
+    pool: str
+    topology: str | None
+    """Name of the Kueue Topology the pool's ResourceFlavor references; None: no topology-aware scheduling."""
+    levels: tuple[str, ...] = ()
+    annotation: tuple[str, str] | None = None
+    """(annotation key, node label) for pod templates of this pool, e.g. (preferred-topology, gce-topology-block)."""
+    note: str = ""
+    """Why, in a few words, for the preview."""
+
+
+def placement(cloud: Cloud, pool: str, machine_type: str, min_nodes: int, max_nodes: int, mode: str,
+              level: str) -> Placement:
+    """Placement of one pool under ``topology: {mode, level}`` (validation rejects the unsatisfiable cases)."""
+    if mode == "none":
+        return Placement(pool, None, note="topology-aware placement is off (topology.mode: none)")
+    if not is_fixed_size(min_nodes, max_nodes):
+        return Placement(pool, None, note=f"autoscaled ({min_nodes}-{max_nodes} nodes): Kueue TAS only counts "
+                                          "existing nodes, so gangs are admitted by quota alone")
+    blocks = has_block_labels(cloud, machine_type)
+    name, levels = (TOPOLOGY_NAMES[cloud], CLOUD_LEVELS[cloud]) if blocks else (BASIC_TOPOLOGY_NAME, BASIC_LEVELS)
+    label = level_label(cloud, level, blocks)
+    note = f"{mode} {level}"
+    if label is None:
+        if mode == "required":
+            raise ValueError(f"pool {pool}: required block placement on {machine_type}, which has no block labels")
+        label, note = ZONE_LABEL, f"preferred zone ({machine_type} nodes carry no block labels)"
+    key = REQUIRED_ANNOTATION if mode == "required" else PREFERRED_ANNOTATION
+    return Placement(pool, name, levels, (key, label), note)
