@@ -47,3 +47,47 @@ COS_DRIVER_INSTALLER = {
     DriverVersion.DEFAULT: _COS_BASE + "daemonset-preloaded.yaml",
     DriverVersion.LATEST: _COS_BASE + "daemonset-preloaded-latest.yaml",
 }
+
+# -- scheduling: Kueue and Kubeflow (OCI charts: Helm takes the full oci:// reference as the chart, with no repo) ----
+KUEUE = ChartPin(
+    chart="kueue", version="0.19.2", repo="oci://registry.k8s.io/kueue/charts",
+    default_values="kueue/v0.19.2/charts/kueue/values.yaml")
+
+KUBEFLOW_TRAINER = ChartPin(
+    # Published without the tag's "v" (the upstream README installs with --version ${VERSION#v}).
+    chart="kubeflow-trainer", version="2.3.0", repo="oci://ghcr.io/kubeflow/charts",
+    default_values="kubeflow-trainer/v2.3.0/charts/kubeflow-trainer/values.yaml")
+
+SCHEDULING_CHARTS = (KUEUE, KUBEFLOW_TRAINER)
+
+KATIB_VERSION = "v0.18.0"
+KATIB_MANIFESTS = ("https://github.com/kubeflow/katib/tree/"
+                   f"{KATIB_VERSION}/manifests/v1beta1/installs/katib-standalone")
+"""Katib has no published chart: its standalone kustomization (controller, DB manager, MySQL, UI) at a pinned tag."""
+KUBEFLOW_PIPELINES_VERSION = "2.5.0"
+KUBEFLOW_PIPELINES_MANIFESTS = {
+    "cluster": ("https://github.com/kubeflow/pipelines/tree/"
+                f"{KUBEFLOW_PIPELINES_VERSION}/manifests/kustomize/cluster-scoped-resources"),
+    "platform": ("https://github.com/kubeflow/pipelines/tree/"
+                 f"{KUBEFLOW_PIPELINES_VERSION}/manifests/kustomize/env/platform-agnostic"),
+}
+"""Kubeflow Pipelines standalone: cluster-scoped resources (CRDs) first, then the platform-agnostic install."""
+
+# -- scheduling: Slurm on Kubernetes (SchedMD Slinky; OCI charts) ---------------------------------------------------
+SLURM_OPERATOR = ChartPin(
+    # crds.enabled installs the CRDs from the chart's own subchart; certManager.enabled=false lets Helm make the
+    # webhook's certificate (docs/installation.md "Without cert-manager").
+    chart="slurm-operator", version="1.2.1", repo="oci://ghcr.io/slinkyproject/charts",
+    default_values="slurm-operator/v1.2.1/helm/slurm-operator/values.yaml")
+
+SLURM = ChartPin(
+    # appVersion "26.05": images ghcr.io/slinkyproject/slurm{ctld,d,dbd,restd}:26.05-ubuntu26.04.
+    chart="slurm", version="1.2.1", repo="oci://ghcr.io/slinkyproject/charts",
+    default_values="slurm-operator/v1.2.1/helm/slurm/values.yaml")
+
+SLURM_CHARTS = (SLURM_OPERATOR, SLURM)
+SLURM_RELEASE = "26.05"
+SLURM_CLIENT_IMAGE = "ghcr.io/slinkyproject/login:26.05-ubuntu26.04"
+"""Slinky's login image: Slurm 26.05 client commands (sacctmgr) for the accounts Job."""
+MARIADB_IMAGE = "docker.io/library/mariadb:11.8"
+"""MariaDB 11.8 LTS for slurmdbd's database (the slurm chart expects an external database)."""

@@ -9,8 +9,7 @@ from catalog import Cloud
 from components.charts import COS_DRIVER_INSTALLER, GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN, ChartPin
 from components.k8s_objects import config_map, critical_pods_quota, privileged_namespace
 from components.nvidia_values import (
-    OPERATOR_MIG_STRATEGY, critical_pods_quota as quota_for, device_plugin_values, gpu_operator_values,
-    sharing_config_data,
+    OPERATOR_MIG_STRATEGY, critical_pods_budget, device_plugin_values, gpu_operator_values, sharing_config_data,
 )
 from stacks.facts import PoolFacts
 from stacks.gpu_runtime_plan import GpuRuntimePlan
@@ -62,7 +61,7 @@ class NvidiaGpuRuntime(pulumi.ComponentResource):
         ns = privileged_namespace(f"{prefix}-ns", namespace, parent=self)
         before: list[pulumi.Resource] = [ns]
         if plan.cloud == Cloud.GCP:
-            before.append(critical_pods_quota(f"{prefix}-quota", ns, quota_for(pools), parent=self))
+            before.append(critical_pods_quota(f"{prefix}-quota", ns, critical_pods_budget(pools), parent=self))
         if config_data:
             before.append(config_map(f"{prefix}-config", SHARING_CONFIG_MAP, ns, config_data, parent=self))
         return k8s.helm.v3.Release(

@@ -68,7 +68,7 @@ def sharing_config_data(plan: GpuRuntimePlan, pools: tuple[PoolFacts, ...], mig_
             **{p.runtime.device_plugin_config: device_plugin_config(p, mig_strategy) for p in shared}}
 
 
-def critical_pods_quota(pools: Iterable[PoolFacts]) -> int:
+def critical_pods_budget(pools: Iterable[PoolFacts]) -> int:
     """GKE admits system-node-critical pods outside kube-system only under a ResourceQuota; size it to the pools."""
     return CRITICAL_PODS_PER_NODE * (sum(p.max_nodes for p in pools) + 1)
 

@@ -9,10 +9,12 @@ from policies.values import as_list, dig
 
 HGX_MIN_GPUS = 8
 MIN_NODES_SCHEMA = {
-    "type": "integer", "minimum": 2, "default": 2,
-    "description": ("An HGX-class pool (8+ GPUs and a GPUDirect/EFA fabric) that can reach this many nodes "
-                    "counts as multi-node even without compact placement."),
+    "type": "integer", "minimum": 2, "default": 4,
+    "description": ("An HGX-class pool (8+ GPUs and a GPUDirect/EFA fabric, GPUs not partitioned) that can reach "
+                    "this many nodes counts as multi-node even without compact placement."),
 }
+SHARING_LABELS = ("nvidia.com/mig.config", "nvidia.com/device-plugin.config")
+"""Node labels the GPU Operator / device plugin read for MIG layouts and time-slicing configs."""
 
 
 def fabric_machine(machine: MachineType | None) -> bool:
@@ -32,7 +34,16 @@ def declared_multi_node(view: PoolView, template: Resource | None) -> bool:
     return bool(template is not None and (dig(template.props, "placement", "groupName") or efa_interfaces(template)))
 
 
+def partitioned(view: PoolView) -> bool:
+    """GPUs split into MIG instances or time-sliced: such pools serve slices of a GPU, never multi-node jobs."""
+    labels = view.labels
+    if any(isinstance(labels.get(k), str) and labels[k] not in ("", "all-disabled") for k in SHARING_LABELS):
+        return True
+    return any(a.get("gpuPartitionSize") or a.get("gpuSharingConfig") for a in view.accelerators)
+
+
 def is_multi_node(view: PoolView, machine: MachineType | None, template: Resource | None, min_nodes: int) -> bool:
     if declared_multi_node(view, template):
         return True
-    return fabric_machine(machine) and isinstance(view.max_nodes, int) and view.max_nodes >= min_nodes
+    return (fabric_machine(machine) and not partitioned(view) and isinstance(view.max_nodes, int)
+            and view.max_nodes >= min_nodes)

@@ -47,6 +47,8 @@ class PoolView:
     """GKE guestAccelerators as written (type, count)."""
     gpu_ami: bool
     """EKS: the AMI type ships the NVIDIA driver."""
+    labels: dict
+    """Kubernetes node labels the pool sets."""
 
     @property
     def subject(self) -> str:
@@ -86,6 +88,7 @@ def gpu_pools(resources: list[Resource], cat: Catalog) -> list[PoolView]:
 
 
 def _label(labels: Any, fallback: str) -> str:
+    """The pool name from the gpu-cluster/pool label, else ``fallback``."""
     value = as_dict(labels).get(POOL_LABEL_KEY)
     return value if isinstance(value, str) and value else fallback
 
@@ -122,7 +125,7 @@ def _gke(r: Resource, cat: Catalog) -> PoolView:
         machine_types=(machine,) if isinstance(machine, str) else (), region=region, zones=zones, subnets=None,
         max_nodes=_gke_max_nodes(p, zone_count), capacity=capacity, taints=_taints(dig(p, "nodeConfig", "taints")),
         accelerators=tuple(a for a in as_list(dig(p, "nodeConfig", "guestAccelerators")) if isinstance(a, dict)),
-        gpu_ami=False)
+        gpu_ami=False, labels=as_dict(dig(p, "nodeConfig", "labels")))
 
 
 def _gke_max_nodes(p: dict, zone_count: int) -> Any:
@@ -160,10 +163,5 @@ def _eks(r: Resource) -> PoolView:
         region=region if isinstance(region, str) else None, zones=UNKNOWN,
         subnets=len(subnets) if isinstance(subnets, list) else UNKNOWN if subnets is UNKNOWN else None,
         max_nodes=as_int(dig(p, "scalingConfig", "maxSize")), capacity=capacity, taints=_taints(p.get("taints")),
-        accelerators=(), gpu_ami=isinstance(ami, str) and any(m in ami for m in NVIDIA_AMI_MARKERS))
-
-
-def per_zone_note(view: PoolView) -> str:
-    """How the pool's size is set, for messages about node counts."""
-    return "scalingConfig.maxSize" if view.cloud == Cloud.AWS else "autoscaling.totalMaxNodeCount"
-
+        accelerators=(), gpu_ami=isinstance(ami, str) and any(m in ami for m in NVIDIA_AMI_MARKERS),
+        labels=as_dict(p.get("labels")))

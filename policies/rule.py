@@ -158,4 +158,5 @@ WAIVED_PREFIX = "waived: "
 
 def waiver_note(waived: list[tuple[Finding, dict]]) -> str:
     """``waived: pool 'a' (reason); pool 'b' (reason)``: the offline preview lists these as applied waivers."""
-    return WAIVED_PREFIX + "; ".join(f"{f.subject} ({w['reason']})" for f, w in waived)
+    items = dict.fromkeys(f"{f.subject} ({w['reason']})" for f, w in waived)  # one entry per subject and reason
+    return WAIVED_PREFIX + "; ".join(items)

@@ -6,6 +6,8 @@ project's namespace, mocks are installed before any resource exists, and runs us
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import runpy
@@ -62,6 +64,14 @@ def redact(value: Any) -> Any:
     return value
 
 
+def fake_random_bytes(name: str, length: int) -> bytes:
+    """Deterministic stand-in for a ``random`` provider value, so tests can look for it in recorded output."""
+    out = b""
+    while len(out) < length:
+        out += hashlib.sha256(f"gpu-cluster-offline:{name}:{len(out)}".encode()).digest()
+    return out[:length]
+
+
 class RecordingMocks(pulumi.runtime.Mocks):
     """Echo inputs as outputs and invent the few computed outputs the program reads (ids, ARNs, endpoints)."""
 
@@ -79,6 +89,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
                        arn=f"arn:aws:eks:offline:{FAKE_ACCOUNT}:cluster/{args.inputs.get('name', name)}")
             out["vpcConfig"] = {**args.inputs.get("vpcConfig", {}), "clusterSecurityGroupId": "sg-0offline0cluster0",
                                 "vpcId": "vpc-0offline00000000"}
+        elif typ == "random:index/randomBytes:RandomBytes":  # the real engine marks these outputs secret
+            raw = fake_random_bytes(name, int(args.inputs.get("length", 32)))
+            out.update(base64=base64.b64encode(raw).decode(), hex=raw.hex())
+        elif typ == "random:index/randomPassword:RandomPassword":
+            out["result"] = fake_random_bytes(name, int(args.inputs.get("length", 16))).hex()[:int(args.inputs.get(
+                "length", 16))]
         elif typ.startswith("aws:") and typ != "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
             out.setdefault("arn", f"arn:aws:offline:{FAKE_ACCOUNT}:{typ.split(':')[-1].lower()}/{name}")
         if typ == "aws:ec2/launchTemplate:LaunchTemplate":

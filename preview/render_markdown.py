@@ -1,6 +1,9 @@
 """Markdown sized for a pull-request comment: summary and cost up front, long lists folded."""
 from __future__ import annotations
 
+from preview.render_violations import markdown_violations
+from preview.render_queues import markdown_queues
+from preview.render_slurm import markdown_slurm
 from preview.report import PreviewReport
 
 
@@ -41,6 +44,9 @@ def render_markdown(report: PreviewReport) -> str:
         out += [f"| {r['pool']} | {r['advertiser']} | {r['driver']} | {r['sharing']} | {r['physicalGpusPerNode']} | "
                 f"{r['advertisedGpusPerNode']} | {'yes' if r['efaDevicePlugin'] else ''} |" for r in report.gpu_runtime]
         out.append("")
+    out += markdown_queues(report.queues)
+    out += markdown_slurm(report.slurm)
+    out += markdown_violations(report.violations, report.waived)
     if report.warnings:
         out += [f"<details><summary>{len(report.warnings)} warning(s)</summary>", ""]
         out += [f"- `{w.path}`: {_cell(w.problem)}; fix: {_cell(w.fix or '-')}" for w in report.warnings]

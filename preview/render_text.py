@@ -8,6 +8,9 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from preview.render_violations import print_violations
+from preview.render_queues import print_queues
+from preview.render_slurm import print_slurm
 from preview.report import PreviewReport
 
 CLOUD_NAMES = {"gcp": "GKE", "aws": "EKS"}
@@ -39,6 +42,15 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
     if report.gpu_runtime:
         console.print()
         console.print(runtime_table(report))
+    if report.queues:
+        console.print()
+        print_queues(console, report.queues)
+    if report.slurm:
+        console.print()
+        print_slurm(console, report.slurm)
+    if report.violations or report.waived:
+        console.print()
+        print_violations(console, report.violations, report.waived)
     if report.warnings:
         console.print()
         _issues(console, report, errors=False)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from preview.cost import CostReport
 from preview.engine import Registered
+from scheduling.quota_plan import QuotaPlan
 from stacks.errors import SpecIssue
 
 EXIT_OK, EXIT_VIOLATION, EXIT_INVALID = 0, 1, 2
@@ -23,6 +25,15 @@ class PreviewReport:
     warnings: list[SpecIssue] = field(default_factory=list)
     gpu_runtime: list[dict[str, Any]] = field(default_factory=list)
     """Per pool: who advertises nvidia.com/gpu, driver, sharing, physical vs advertised GPUs per node."""
+    waived: list[dict[str, Any]] = field(default_factory=list)
+    """Policy findings a waiver in the policy pack config covered (rule, resource, reason)."""
+    policy_rules: list[dict[str, Any]] = field(default_factory=list)
+    """Metadata of every rule of the policy pack that ran (for SARIF); empty when no pack ran."""
+    stack_file: Path | None = None
+    queues: QuotaPlan | None = None
+    """The scheduling section: quota per queue and pool, promised share of each pool, $/h per team."""
+    slurm: dict[str, Any] | None = None
+    """``workload: slurm``: partitions, NodeSets and GRES, blocks, QOS, accounts, priority weights."""
 
     @property
     def exit_code(self) -> int:
@@ -43,4 +54,7 @@ class PreviewReport:
             "errors": [e.as_dict() for e in self.errors],
             "warnings": [w.as_dict() for w in self.warnings],
             "gpuRuntime": self.gpu_runtime,
+            "waived": self.waived,
+            "queues": self.queues.as_dict() if self.queues else None,
+            "slurm": self.slurm,
         }

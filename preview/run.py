@@ -7,13 +7,17 @@ from typing import Any
 from catalog import load_catalog
 from preview.cost import stack_cost
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
+from preview.policy_check import PolicyOptions, apply_policies
+from preview.queues import queue_plan
 from preview.report import PreviewReport
+from preview.slurm_summary import slurm_summary
 from stacks.errors import SpecError
 from stacks.facts import pool_facts
 from stacks.load import decode_config, load_spec
 
 
-def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py") -> PreviewReport:
+def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py",
+                   policies: PolicyOptions | None = None) -> PreviewReport:
     report = PreviewReport(stack=stack)
     raw = decode_config(config)
     report.cloud, report.region = raw.get("cloud"), raw.get("region")
@@ -27,13 +31,19 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.resources = run_program(config, stack, main).resources
     facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
     report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
+    report.queues = queue_plan(spec, facts)
+    report.slurm = slurm_summary(spec, facts)
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.runtime.as_dict()} for f in facts]
+    apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack
     return report
 
 
-def preview_stack(stack: str, root: Path = PROJECT_ROOT) -> PreviewReport:
-    return preview_file(stack, stack_file(stack, root), root / "__main__.py")
+def preview_stack(stack: str, root: Path = PROJECT_ROOT, policies: PolicyOptions | None = None) -> PreviewReport:
+    return preview_file(stack, stack_file(stack, root), root / "__main__.py", policies)
 
 
-def preview_file(stack: str, path: Path, main: Path = PROJECT_ROOT / "__main__.py") -> PreviewReport:
-    return preview_config(stack, read_stack_file(path), main)
+def preview_file(stack: str, path: Path, main: Path = PROJECT_ROOT / "__main__.py",
+                 policies: PolicyOptions | None = None) -> PreviewReport:
+    report = preview_config(stack, read_stack_file(path), main, policies)
+    report.stack_file = path
+    return report

@@ -4,7 +4,8 @@ One ResourceFlavor per GPU pool selects the pool by its ``gpu-cluster/pool`` lab
 fixed-size pools also reference a Topology. One ClusterQueue per queue holds its GPU quota per pool (in quota order,
 which is Kueue's flavor preference order); one LocalQueue in the team's namespace points at it; the Cohort and the
 WorkloadPriorityClasses come straight from the spec. Only ``nvidia.com/gpu`` is a covered resource: the manager
-configuration tells Kueue to ignore CPU and memory (see ``scheduling/kueue_config.py``).
+configuration tells Kueue to ignore CPU and memory (see ``scheduling/kueue_config.py``). Quotas are physical GPUs;
+on pools that share GPUs they are multiplied by the slices each GPU advertises.
 """
 from __future__ import annotations
 
@@ -45,16 +46,28 @@ class KueueObjects:
                 *self.cluster_queues, *self.local_queues]
 
 
+def slices_per_gpu(pool: PoolFacts) -> int:
+    """``nvidia.com/gpu`` units per physical GPU: 1, or the time-slicing/MPS replicas or MIG instances of a shared
+    pool. Quotas are written in physical GPUs; Kueue counts what the device plugin advertises."""
+    return pool.runtime.advertised_per_gpu if pool.runtime is not None else 1
+
+
 def namespace_of(queue: Queue) -> str:
     return queue.namespace or queue.name
+
+
+def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[str, Placement]:
+    """Pool name -> how its gangs are placed under ``scheduling.topology`` (pools no queue uses get no topology)."""
+    used = {q.pool for queue in spec.queues for q in queue.quotas}
+    return {p.name: placement(p.cloud, p.name, p.machine.machine_type, p.min_nodes, p.max_nodes,
+                              spec.topology.mode.value, spec.topology.level.value) if p.name in used
+            else Placement(p.name, None, note="no queue has quota in this pool") for p in pools}
 
 
 def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> KueueObjects:
     out = KueueObjects()
     by_name = {p.name: p for p in pools}
-    for p in pools:
-        out.placements[p.name] = placement(p.cloud, p.name, p.machine.machine_type, p.min_nodes, p.max_nodes,
-                                           spec.topology.mode.value, spec.topology.level.value)
+    out.placements = pool_placements(spec, pools)
     out.topologies = _topologies(out.placements.values())
     out.flavors = [_flavor(p, out.placements[p.name]) for p in pools]
     if spec.cohort:
@@ -97,13 +110,14 @@ def _flavor(pool: PoolFacts, where: Placement) -> dict[str, Any]:
 def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFacts]) -> dict[str, Any]:
     flavors = []
     for quota in queue.quotas:
-        res: dict[str, Any] = {"name": GPU_RESOURCE, "nominalQuota": quota.gpus}
-        if quota.borrowing_limit is not None:
-            res["borrowingLimit"] = quota.borrowing_limit
-        if quota.lending_limit is not None:
-            res["lendingLimit"] = quota.lending_limit
         if quota.pool not in pools:
             raise KeyError(f"queue {queue.name}: pool {quota.pool} is not a GPU pool (spec not validated?)")
+        per_gpu = slices_per_gpu(pools[quota.pool])
+        res: dict[str, Any] = {"name": GPU_RESOURCE, "nominalQuota": quota.gpus * per_gpu}
+        if quota.borrowing_limit is not None:
+            res["borrowingLimit"] = quota.borrowing_limit * per_gpu
+        if quota.lending_limit is not None:
+            res["lendingLimit"] = quota.lending_limit * per_gpu
         flavors.append({"name": quota.pool, "resources": [res]})
     body: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace_of(queue)}},

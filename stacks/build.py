@@ -6,6 +6,8 @@ from dataclasses import dataclass
 import pulumi
 
 from catalog import Catalog, Cloud
+from stacks.build_scheduling import build_kubeflow_path
+from stacks.build_slurm import build_slurm_path
 from stacks.facts import PoolFacts, pool_facts
 from stacks.spec import StackSpec
 
@@ -40,6 +42,8 @@ def _build_gke(spec: StackSpec, cat: Catalog) -> BuiltStack:
                        gpu_driver_version=facts.runtime.gke_driver_installation, opts=opts)
         pools[pool.name] = facts
     _build_gpu_runtime(spec, pools, cluster, cluster.ref.k8s_provider)
+    build_kubeflow_path(spec, pools, cluster, cluster.ref.k8s_provider)
+    build_slurm_path(spec, pools, cluster, cluster.ref.k8s_provider)
     return BuiltStack(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)
 
 
@@ -60,6 +64,8 @@ def _build_eks(spec: StackSpec, cat: Catalog) -> BuiltStack:
         EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
         pools[pool.name] = facts
     _build_gpu_runtime(spec, pools, cluster, cluster.ref.k8s_provider)
+    build_kubeflow_path(spec, pools, cluster, cluster.ref.k8s_provider)
+    build_slurm_path(spec, pools, cluster, cluster.ref.k8s_provider)
     return BuiltStack(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)
 
 

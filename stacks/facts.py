@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog import CapacityType, Catalog, Cloud, MachineType, Price, load_mig_catalog
-from stacks.gpu_runtime import GpuRuntimeMode, PoolRuntime, effective_runtime, pool_runtime, stack_modes
+from stacks.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack, pool_runtime
 from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
 GPU_TAINT_VALUE = "present"
@@ -69,10 +69,10 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
     price = cat.node_price(machine, spec.region, pool.capacity.type)
     if price is None:
         raise LookupError(f"pool {pool.name}: no price for {pool.machine_type} in {spec.region} (spec not validated?)")
-    index = next(i for i, p in enumerate(spec.node_pools) if p.name == pool.name)
+    index = next(i for i, p in enumerate(spec.node_pools) if p.name == pool.name)  # for error paths only
     eff = effective_runtime(spec.cloud, spec.gpu_runtime, pool, index)
     runtime = pool_runtime(spec.cloud, eff, pool, machine, load_mig_catalog(),
-                           operator_in_stack=GpuRuntimeMode.GPU_OPERATOR in stack_modes(spec))
+                           operator_in_stack=operator_in_stack(spec))
     return PoolFacts(name=pool.name, cloud=spec.cloud, region=spec.region, machine=machine, zones=tuple(pool.zones),
                      min_nodes=pool.min_nodes, max_nodes=pool.max_nodes, capacity=pool.capacity.type,
                      multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints))

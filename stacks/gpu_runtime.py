@@ -75,8 +75,11 @@ def effective_runtime(cloud: Cloud, stack: GpuRuntime, pool: NodePool, index: in
     return EffectiveRuntime(mode=mode, driver_version=driver, sharing=sharing, efa_requested=bool(efa), origin=origin)
 
 
-def stack_modes(spec: StackSpec) -> set[GpuRuntimeMode]:
-    return {effective_runtime(spec.cloud, spec.gpu_runtime, p, i).mode for i, p in enumerate(spec.node_pools)}
+def operator_in_stack(spec: StackSpec) -> bool:
+    """Some pool uses the GPU Operator (cheap: called once per pool while building facts)."""
+    default = spec.gpu_runtime.mode or DEFAULT_MODE[spec.cloud]
+    return any(((p.gpu_runtime.mode if p.gpu_runtime else None) or default) == GpuRuntimeMode.GPU_OPERATOR
+               for p in spec.node_pools)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from stacks import validate as v
 from stacks.gpu_runtime_spec import GpuRuntime
 from stacks.validate_gpu_runtime import check_gpu_runtime
 from stacks.scheduling_validate import check_scheduling
+from stacks.slurm_validate import check_slurm
 from stacks.errors import NAMESPACE, SpecError, SpecIssue, allowed_list, choice_fix, path_of, sort_key
 from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 
@@ -92,6 +93,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
     issues += v.check_pool_names(pools)
     if parts.get("scheduling") is not None:
         issues += check_scheduling(cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
+        issues += check_slurm(cat, cloud, pools, parts["scheduling"])
 
     issues.sort(key=sort_key)
     if any(not i.warning for i in issues):

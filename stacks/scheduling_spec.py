@@ -10,6 +10,7 @@ from enum import Enum
 from pydantic import Field
 
 from stacks.model_base import SpecModel
+from stacks.slurm_spec import SlurmPriorityWeights, SlurmSettings  # noqa: F401 (re-exported; Slurm owns its models)
 
 
 class Workload(str, Enum):
@@ -88,23 +89,6 @@ class Topology(SpecModel):
     mode: TopologyMode = Field(TopologyMode.PREFERRED, description=(
         "`required`, `preferred` (default) or `none`: topology-aware placement of gangs."))
     level: TopologyLevel = Field(TopologyLevel.BLOCK, description="`host`, `block` (default) or `zone`.")
-
-
-class SlurmPriorityWeights(SpecModel):
-    fair_share: int = Field(10000, ge=0, description="PriorityWeightFairshare. Needs accounting.")
-    age: int = Field(1000, ge=0, description="PriorityWeightAge.")
-    job_size: int = Field(1000, ge=0, description="PriorityWeightJobSize.")
-    qos: int = Field(2000, ge=0, description="PriorityWeightQOS.")
-
-
-class SlurmSettings(SpecModel):
-    accounting: bool = Field(True, description=(
-        "Run slurmdbd with a database. Fair-share needs it; a spec asking for fair-share turns it on."))
-    all_pools_partition: bool = Field(True, description="Add a partition spanning every pool. Default true.")
-    priority_weights: SlurmPriorityWeights = Field(default_factory=SlurmPriorityWeights,
-                                                   description="Multifactor priority weights.")
-    block_size: int | None = Field(None, ge=1, description=(
-        "Nodes per topology block. Omitted: nodes per NVLink domain or compact placement group."))
 
 
 class KubeflowSettings(SpecModel):

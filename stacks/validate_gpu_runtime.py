@@ -6,6 +6,7 @@ when it has one, else the stack's ``gpuRuntime``. Several pools inheriting one b
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from catalog import Catalog, Cloud, GpuModel, MachineType, MigCatalog
@@ -33,7 +34,7 @@ def check_gpu_runtime(cat: Catalog, mig: MigCatalog, cloud: Cloud, runtime: GpuR
         machine = cat.resolve(cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
         eff = effective[i]
         issues += _check_mode_and_driver(cloud, eff)
-        issues += _check_sharing(mig, pool, machine, eff)
+        issues += _check_sharing(mig, cloud, pool, machine, eff)
         issues += _check_efa(cat, cloud, i, pool, machine)
         issues += _check_runtime_labels(i, pool)
     issues += _check_stack(cloud, runtime, pools, effective)
@@ -74,7 +75,7 @@ def _check_mode_and_driver(cloud: Cloud, eff: EffectiveRuntime) -> list[SpecIssu
 
 
 # -- sharing --------------------------------------------------------------------------------------------------------
-def _check_sharing(mig: MigCatalog, pool: NodePool, machine: MachineType | None,
+def _check_sharing(mig: MigCatalog, cloud: Cloud, pool: NodePool, machine: MachineType | None,
                    eff: EffectiveRuntime) -> list[SpecIssue]:
     sh, base = eff.sharing, eff.origin["sharing"]
     issues = []
@@ -104,7 +105,8 @@ def _check_sharing(mig: MigCatalog, pool: NodePool, machine: MachineType | None,
     if eff.mode == GpuRuntimeMode.DEVICE_PLUGIN:
         issues.append(_err((*base, "mode"), f"pool '{pool.name}': MIG needs a MIG manager to partition the GPUs, and "
                            "device-plugin mode has none", sh.mode.value,
-                           "mig with gpu-operator (its MIG manager) or gke-managed (GKE partitions the GPUs)",
+                           "mig with gpu-operator (its MIG manager)" + (
+                               " or gke-managed (GKE partitions the GPUs)" if cloud == Cloud.GCP else ""),
                            "set the pool's gpuRuntime.mode: gpu-operator, or use time-slicing / mps"))
     if machine is None:
         return issues  # unknown machine type: already reported by the pool checks
@@ -127,14 +129,25 @@ def _check_mig_profile(mig: MigCatalog, pool: NodePool, model: GpuModel, profile
                        where: tuple) -> list[SpecIssue]:
     names = mig.profile_names(model)
     if mig.profile(model, profile) is None:
+        near = _nearest_profile(profile, names)
         return [_err(where, f"pool '{pool.name}': {profile} is not a MIG profile of {model.value}", profile,
-                     allowed_list(names), choice_fix("migProfile", profile, names))]
+                     allowed_list(names), f"did you mean {near!r}?" if near else choice_fix("migProfile", profile, names))]
     if eff.mode == GpuRuntimeMode.GKE_MANAGED and not mig.profile(model, profile).gke_partition:
         gke = mig.profile_names(model, gke_only=True)
         return [_err(where, f"pool '{pool.name}': GKE cannot partition {model.value} into {profile}", profile,
                      allowed_list(gke), "pick a GKE partition size, or set the pool's gpuRuntime.mode: gpu-operator "
                      "(its MIG manager applies any profile)")]
     return []
+
+
+def _nearest_profile(profile: str, names: list[str]) -> str | None:
+    """Same compute slices, nearest memory: ``1g.5gb`` on an H100 suggests ``1g.10gb`` (not the spelling-closest)."""
+    match = re.fullmatch(r"(\d+)g\.(\d+)gb", profile)
+    if not match:
+        return None
+    slices, memory = match.group(1), int(match.group(2))
+    same = [n for n in names if n.startswith(f"{slices}g.")]
+    return min(same, key=lambda n: abs(int(n.split(".")[1][:-2]) - memory)) if same else None
 
 
 # -- EFA ------------------------------------------------------------------------------------------------------------
@@ -182,8 +195,8 @@ def _check_stack(cloud: Cloud, runtime: GpuRuntime, pools: list[tuple[int, NodeP
     if runtime.dcgm_exporter and GpuRuntimeMode.GPU_OPERATOR not in modes:
         issues.append(_err(("gpuRuntime", "dcgmExporter"), "the DCGM exporter comes with the GPU Operator, and no pool "
                            "uses gpu-operator", True, "true only with a gpu-operator pool; false",
-                           "set mode: gpu-operator (stack or pool), or remove dcgmExporter (GKE-managed pools can use "
-                           "GKE's managed DCGM metrics)"))
+                           "set mode: gpu-operator (stack or pool), or remove dcgmExporter" + (
+                               " (GKE-managed pools can use GKE's managed DCGM metrics)" if cloud == Cloud.GCP else "")))
     if cloud == Cloud.GCP and runtime.efa_device_plugin is not None:
         issues.append(_err(("gpuRuntime", "efaDevicePlugin"), "efaDevicePlugin is an EKS setting; this stack's cloud "
                            "is gcp", runtime.efa_device_plugin,

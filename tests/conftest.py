@@ -35,3 +35,12 @@ def require_shared(*relative: str) -> Path:
 def shared_dir_fixture() -> Path:
     """The ``../shared`` folder, or a skip (a failure in CI) when it is absent."""
     return require_shared()
+
+
+def pytest_report_header(config) -> list[str]:
+    """Which real Slurm the Slurm tests run against (``scripts/slurm-root.sh`` records ``slurmctld -V``)."""
+    stamp = Path(os.environ.get("SLURM_ROOT", "/var/tmp/gpu-cluster/slurm-root-sid")) / ".gpu-cluster-ready"
+    if not stamp.exists():
+        return ["real Slurm: test root not built yet (scripts/slurm-root.sh)"]
+    lines = stamp.read_text().splitlines()
+    return [f"real Slurm: slurmctld -V = {lines[1]}; {', '.join(lines[2:4])} ({stamp.parent})"]

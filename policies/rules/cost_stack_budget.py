@@ -24,6 +24,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
     cat = load_catalog()
     overrides = cfg["priceOverrides"]
     items: list[tuple[str, float]] = []
+    pools: list[tuple[str, float]] = []
     unpriced_gpu: list[str] = []
     unpriced_cpu: list[str] = []
     for r in resources:
@@ -37,6 +38,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
         line, missing = _pool_cost(view, cat, overrides)
         if line is not None:
             items.append(line)
+            pools.append((view.name, line[1]))
         elif view.is_gpu(cat):
             unpriced_gpu.append(f"{view.name} ({missing})")
         else:
@@ -52,10 +54,10 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
     total = sum(cost for _, cost in items)
     if total <= budget:
         return
-    items.sort(key=lambda item: -item[1])
+    items.sort(key=lambda item: (-item[1], item[0]))
     parts = [f"{label} = {money(cost)}" for label, cost in items]
     not_counted = f"; not counted (no price): {listing(unpriced_cpu)}" if unpriced_cpu else ""
-    largest = [label.split(" ")[0] for label, _ in items[:2]]
+    largest = [name for name, _ in sorted(pools, key=lambda p: (-p[1], p[0]))[:2]]
     yield Finding(
         "stack", f"{money(total)} per hour at max autoscale is over the budget: {listing(parts, 5)}{not_counted}",
         f"budget {money(budget)}/hour, from maxUsdPerHour",

@@ -47,9 +47,11 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                               f"NCCL traffic uses {len(efas)} of its {want} network cards",
                               f"{want} EFA interfaces, one per network card", fix, view.keys, view.resource.urn)
             elif cards != list(range(want)):
+                twice = sorted({c for c in cards if cards.count(c) > 1})
+                missing = sorted(set(range(want)) - set(cards))
                 yield Finding(view.subject, f"the {want} EFA interfaces of {instance_type} in launch template "
-                              f"'{template.name}' use network cards {cards}", f"cards 0–{want - 1}, one each",
-                              fix, view.keys, view.resource.urn)
+                              f"'{template.name}' share network cards {twice} and leave out {missing}",
+                              f"cards 0–{want - 1}, one interface each", fix, view.keys, view.resource.urn)
 
 
 RULE = Rule(

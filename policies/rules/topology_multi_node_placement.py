@@ -28,12 +28,12 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
         template = launch_template_of(view.resource, view.name, resources) if view.cloud == Cloud.AWS else None
         if not is_multi_node(view, machine, template, int(cfg["minNodes"])):
             continue
-        size = f" (up to {view.max_nodes} nodes)" if isinstance(view.max_nodes, int) else ""
+        size = f"up to {view.max_nodes} nodes" if isinstance(view.max_nodes, int) else "autoscaled"
         if declared_multi_node(view, template):
-            why = "asks for multi-node placement"
+            what = f"this multi-node {view.machine_types[0]} pool ({size})"
         else:
-            why = f"is HGX-class with {FABRIC.get(machine.gpudirect, 'a GPU fabric')} and can reach {view.max_nodes} nodes"
-        what = f"this {view.machine_types[0]} pool{size} {why}, but"
+            fabric = FABRIC.get(machine.gpudirect, "a GPU fabric")
+            what = f"this {view.machine_types[0]} pool (HGX-class with {fabric}, {size})"
         if view.cloud == Cloud.GCP:
             yield from _gke(view, what)
         else:
@@ -44,14 +44,15 @@ def _gke(view: PoolView, what: str) -> Iterable[Finding]:
     urn, keys = view.resource.urn, view.keys
     zones = view.zones
     if zones is not UNKNOWN and len(zones) != 1:
-        spread = f"spans {len(zones)} zones ({listing(zones)})" if zones else "has no node location, so it spans every zone of the cluster"
+        spread = (f"spans {len(zones)} zones ({listing(zones)})" if zones
+                  else "has no node locations, so it spans every zone of the cluster")
         first = zones[0] if zones else "<zone>"
         yield Finding(view.subject, f"{what} {spread}",
                       "exactly one zone: compact placement cannot span zones",
                       f"keep one zone (gpu-cluster: zones: [{first}] and multiNode: true), {WAIVE}", keys, urn)
     placement = dig(view.resource.props, "placementPolicy", "type")
     if placement is not UNKNOWN and placement != "COMPACT":
-        yield Finding(view.subject, f"{what} it has no compact placement (placementPolicy.type is "
+        yield Finding(view.subject, f"{what} has no compact placement (placementPolicy.type is "
                       f"{placement or 'unset'})", "placementPolicy.type COMPACT, so nodes share a low-latency "
                       "network block", f"set multiNode: true on the pool (gpu-cluster adds compact placement in one "
                       f"zone), {WAIVE}", keys, urn)
@@ -60,13 +61,13 @@ def _gke(view: PoolView, what: str) -> Iterable[Finding]:
 def _eks(view: PoolView, what: str, template: Resource | None, resources: list[Resource]) -> Iterable[Finding]:
     urn, keys = view.resource.urn, view.keys
     if isinstance(view.subnets, int) and view.subnets != 1:
-        yield Finding(view.subject, f"{what} it uses {view.subnets} subnets",
+        yield Finding(view.subject, f"{what} uses {view.subnets} subnets",
                       "one subnet in one Availability Zone: a cluster placement group cannot span AZs",
                       f"keep one Availability Zone (gpu-cluster: one entry in zones and multiNode: true), {WAIVE}",
                       keys, urn)
     group_name = dig(template.props, "placement", "groupName") if template is not None else None
     if template is None or not group_name:
-        where = "it has no launch template" if template is None else "its launch template sets no placement.groupName"
+        where = "has no launch template" if template is None else "sets no placement.groupName in its launch template"
         yield Finding(view.subject, f"{what} {where}, so it has no cluster placement group",
                       "a launch template placing nodes in a placement group with strategy cluster",
                       f"set multiNode: true on the pool (gpu-cluster creates the placement group and EFA "
@@ -75,7 +76,7 @@ def _eks(view: PoolView, what: str, template: Resource | None, resources: list[R
     group = placement_group_of(template, view.name, resources)
     strategy = group.props.get("strategy") if group is not None else None
     if isinstance(strategy, str) and strategy != "cluster":
-        yield Finding(view.subject, f"{what} its placement group '{group.name}' uses strategy {strategy}",
+        yield Finding(view.subject, f"{what} uses placement group '{group.name}' with strategy {strategy}",
                       "strategy cluster (nodes packed close together for EFA)",
                       "set strategy \"cluster\" on the placement group", keys, urn)
 

@@ -1,0 +1,55 @@
+"""Kubeflow on the Kueue path: Kubeflow Trainer (pinned chart, with JobSet) and one training runtime per GPU pool;
+optionally Katib and Kubeflow Pipelines."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.charts import KUBEFLOW_TRAINER
+from components.custom_resources import custom_resource
+from components.katib import Katib
+from components.kubeflow_pipelines import KubeflowPipelines
+from scheduling.kueue import pool_placements
+from scheduling.trainer import trainer_values, training_runtimes
+from stacks.facts import PoolFacts
+from stacks.scheduling_spec import SchedulingSpec
+
+TRAINER_NAMESPACE = "kubeflow-system"
+BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
+                "pod-security.kubernetes.io/audit": "restricted"}
+
+
+class Kubeflow(pulumi.ComponentResource):
+    """Installs Kubeflow Trainer into ``kubeflow-system`` (``helm.v3.Release``, release name ``kubeflow-trainer``,
+    which also installs its CRDs and JobSet) and, once ready, a ``torch-<pool>`` ClusterTrainingRuntime per GPU pool
+    carrying the pool's node selector, toleration, GPUs per node and Kueue placement annotation. Kueue admits
+    TrainJobs through its ``trainer.kubeflow.org/trainjob`` integration. Katib and Kubeflow Pipelines are added when
+    ``scheduling.kubeflow`` asks for them, with every credential generated as a Pulumi secret.
+    """
+
+    release: k8s.helm.v3.Release
+    runtimes: list[str]
+
+    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
+                 opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:scheduling:Kubeflow", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata={
+            "name": TRAINER_NAMESPACE, "labels": {**BASELINE_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}},
+            opts=child)
+        self.release = k8s.helm.v3.Release(
+            f"{name}-trainer", name="kubeflow-trainer", chart=f"{KUBEFLOW_TRAINER.repo}/{KUBEFLOW_TRAINER.chart}",
+            version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        after = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
+        runtimes = training_runtimes(pools, pool_placements(scheduling, pools))
+        for obj in runtimes:
+            custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after)
+        self.runtimes = [r["metadata"]["name"] for r in runtimes]
+        if scheduling.kubeflow.katib:
+            Katib(f"{name}-katib", opts=child)
+        if scheduling.kubeflow.pipelines:
+            KubeflowPipelines(f"{name}-pipelines", opts=child)
+        self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes})

@@ -1,0 +1,65 @@
+"""Kueue: the pinned chart with gpu-cluster's manager configuration, and the queues, flavors and topologies that
+match the stack's pools, rendered by ``scheduling/kueue.py``."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.charts import KUEUE
+from components.custom_resources import custom_resource, namespace
+from scheduling.kueue import render_kueue
+from scheduling.kueue_config import kueue_values
+from stacks.facts import PoolFacts
+from stacks.scheduling_spec import SchedulingSpec
+
+KUEUE_NAMESPACE = "kueue-system"
+RESTRICTED_PSS = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
+"""The Kueue controller runs as non-root with a read-only root file system and no capabilities."""
+
+
+class Kueue(pulumi.ComponentResource):
+    """Installs Kueue (``helm.v3.Release`` of the pinned OCI chart, release name ``kueue``) into ``kueue-system``
+    and, once the release is ready (its CRDs and admission webhooks serve), creates one ResourceFlavor per GPU pool,
+    the Topologies fixed-size pools use, the Cohort, WorkloadPriorityClasses, a ClusterQueue per queue and a
+    LocalQueue in each team's namespace (created here with Pod Security ``baseline``).
+    """
+
+    release: k8s.helm.v3.Release
+    cluster_queues: list[str]
+    """ClusterQueue names, in spec order."""
+    local_queues: dict[str, str]
+    """Queue name -> namespace of its LocalQueue."""
+
+    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
+                 opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:scheduling:Kueue", name, None, opts)
+        objects = render_kueue(scheduling, pools)
+        child = pulumi.ResourceOptions(parent=self)
+        system_ns = k8s.core.v1.Namespace(
+            f"{name}-namespace", metadata={"name": KUEUE_NAMESPACE, "labels": {
+                **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
+        self.release = k8s.helm.v3.Release(
+            f"{name}-chart", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
+            namespace=KUEUE_NAMESPACE, values=kueue_values(scheduling), timeout=900,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
+        team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
+                   for obj in objects.namespaces}
+        after_crds = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
+        for obj in objects.custom_resources():
+            kind, obj_name = obj["kind"], obj["metadata"]["name"]
+            opts_ = after_crds
+            if kind == "LocalQueue":
+                opts_ = pulumi.ResourceOptions(parent=self, depends_on=[self.release,
+                                                                       team_ns[obj["metadata"]["namespace"]]])
+            custom_resource(f"{name}-{_ROLE[kind]}-{obj_name}", obj, opts_)
+        self.cluster_queues = [q.name for q in scheduling.queues]
+        self.local_queues = {lq["metadata"]["name"]: lq["metadata"]["namespace"] for lq in objects.local_queues}
+        self.register_outputs({"namespace": KUEUE_NAMESPACE, "clusterQueues": self.cluster_queues,
+                               "localQueues": self.local_queues})
+
+
+_ROLE = {"Topology": "topology", "ResourceFlavor": "flavor", "Cohort": "cohort", "WorkloadPriorityClass": "priority",
+         "ClusterQueue": "cq", "LocalQueue": "lq"}
+"""Child name per kind: ``<component>-<role>-<object name>``, e.g. ``kueue-cq-research``."""

@@ -1,0 +1,84 @@
+"""Slurm on Kubernetes with SchedMD's Slinky: the operator, a Slurm cluster rendered from the scheduling spec, its
+accounting database and the declared accounts.
+
+Resources (all on the cluster's Kubernetes provider):
+- namespaces ``slinky`` (operator, Pod Security ``baseline``) and ``slurm`` (``privileged``: Slinky's slurmd runs
+  privileged with BPF/NET_ADMIN/SYS_ADMIN/SYS_NICE);
+- ``helm.v3.Release`` of the pinned ``slurm-operator`` chart (CRDs included) and of the ``slurm`` chart, whose
+  values carry the rendered slurm.conf directives, gres.conf, topology.yaml, one NodeSet per pool (pinned to the
+  pool by its ``gpu-cluster/pool`` label, tolerating the GPU taint, requesting the pool's GPUs per node) and one
+  partition per pool (+ ``all`` and the spec's extra partitions) - values a policy can read;
+- the keys and the database password as Pulumi-generated secrets (``SlurmSecrets``); with accounting, MariaDB on
+  a persistent volume (``SlurmDatabase``) and the ``sacctmgr`` Job that creates the spec's QOS and accounts
+  (``SlurmAccounts``).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.charts import SLURM, SLURM_OPERATOR
+from components.k8s_objects import MANAGED_BY, PRIVILEGED_PSA
+from components.slurm_accounts import SlurmAccounts
+from components.slurm_database import SlurmDatabase
+from components.slurm_secrets import SlurmSecrets
+from scheduling.slurm_plan import SlurmPlan, plan_slurm
+from scheduling.slurm_values import (
+    OPERATOR_NAMESPACE, RELEASE, SLURM_NAMESPACE, SecretRefs, operator_values, slurm_values,
+)
+from stacks.facts import PoolFacts
+from stacks.scheduling_spec import SchedulingSpec
+
+BASELINE_PSA = {f"pod-security.kubernetes.io/{m}": "baseline" for m in ("enforce", "audit", "warn")}
+
+
+class SlurmCluster(pulumi.ComponentResource):
+    """A Slinky Slurm cluster whose config is rendered from ``scheduling`` and the pools' facts.
+
+    ``extra_tolerations``: pool name -> tolerations for the pool's own extra taints (the GPU taint is always
+    tolerated). ``protect``: protect the keys and the database (the stack's ``cluster.deletionProtection``).
+    """
+
+    plan: SlurmPlan
+    operator: k8s.helm.v3.Release
+    release: k8s.helm.v3.Release
+    partitions: list[str]
+
+    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts], cluster_name: str,
+                 extra_tolerations: dict[str, list[dict[str, str]]] | None = None, protect: bool = True,
+                 opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:slurm:SlurmCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.plan = plan = plan_slurm(scheduling, pools)
+        refs = SecretRefs()
+        operator_ns = k8s.core.v1.Namespace(
+            f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE, "labels": {**BASELINE_PSA, **MANAGED_BY}},
+            opts=child)
+        slurm_ns = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata={"name": SLURM_NAMESPACE, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}}, opts=child)
+        self.operator = k8s.helm.v3.Release(
+            f"{name}-operator", name=SLURM_OPERATOR.chart, chart=f"{SLURM_OPERATOR.repo}/{SLURM_OPERATOR.chart}",
+            version=SLURM_OPERATOR.version, namespace=operator_ns.metadata.name, create_namespace=False,
+            values=operator_values(), timeout=900, opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]))
+        secrets = SlurmSecrets(f"{name}-secrets", slurm_ns.metadata.name, plan.accounting, protect, refs,
+                               opts=pulumi.ResourceOptions(parent=self, depends_on=[slurm_ns]))
+        before: list[pulumi.Resource] = [self.operator, secrets]
+        if plan.accounting:
+            before.append(SlurmDatabase(f"{name}-database", slurm_ns.metadata.name, refs, protect=protect,
+                                        after=[secrets.db_password], opts=child))
+        values = slurm_values(plan, cluster_name, refs)
+        for pool, extra in (extra_tolerations or {}).items():
+            if pool in values["nodesets"]:
+                values["nodesets"][pool]["podSpec"]["tolerations"] += extra
+        self.release = k8s.helm.v3.Release(
+            f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,
+            namespace=slurm_ns.metadata.name, create_namespace=False, values=values, timeout=1800,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=before))
+        if plan.accounting:
+            SlurmAccounts(f"{name}-accounts", slurm_ns.metadata.name, cluster_name, plan.sacctmgr_script(cluster_name),
+                          refs, after=[self.release, secrets.slurm_key], opts=child)
+        self.partitions = [p.name for p in plan.partitions]
+        self.register_outputs({"partitions": self.partitions, "accounting": plan.accounting,
+                               "nodeSets": {n.pool: n.replicas for n in plan.nodesets}})

@@ -1,0 +1,77 @@
+"""Readers for the scheduler layer: Kueue CustomResources and Slinky (Slurm) Helm values, and the pools they
+select by the gpu-cluster/pool label."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from policies.resources import HELM_RELEASE, POOL_LABEL_KEY
+from policies.rule import Resource
+from policies.values import as_dict, as_list, dig
+
+KUEUE_PREFIX = "kubernetes:kueue.x-k8s.io/"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+def kueue_kind(r: Resource) -> str | None:
+    """``ResourceFlavor`` for ``kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor`` (any API version)."""
+    return r.type.rsplit(":", 1)[-1] if r.type.startswith(KUEUE_PREFIX) else None
+
+
+def object_name(r: Resource) -> str:
+    name = dig(r.props, "metadata", "name")
+    return name if isinstance(name, str) else r.name
+
+
+def is_slurm_release(r: Resource) -> bool:
+    chart = r.props.get("chart")
+    return r.type == HELM_RELEASE and isinstance(chart, str) and chart.rstrip("/").split("/")[-1] == "slurm" \
+        and isinstance(dig(r.props, "values", "nodesets"), dict)
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    release: Resource
+    name: str
+    selector: dict
+    extra_conf: str
+    gpus_requested: Any
+
+
+def nodesets(r: Resource) -> list[NodeSet]:
+    out = []
+    for name, spec in as_dict(dig(r.props, "values", "nodesets")).items():
+        if not isinstance(spec, dict) or spec.get("enabled") is False:
+            continue
+        out.append(NodeSet(r, str(name), as_dict(dig(spec, "podSpec", "nodeSelector")),
+                           str(spec.get("extraConf") or ""), dig(spec, "slurmd", "resources", "limits", GPU_RESOURCE)))
+    return out
+
+
+def flavor_quotas(resources: list[Resource]) -> dict[str, list[tuple[str, float]]]:
+    """flavor name -> [(ClusterQueue name, nominalQuota of nvidia.com/gpu)]."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for r in resources:
+        if kueue_kind(r) != "ClusterQueue":
+            continue
+        for group in as_list(dig(r.props, "spec", "resourceGroups")):
+            for flavor in as_list(as_dict(group).get("flavors")):
+                for res in as_list(as_dict(flavor).get("resources")):
+                    res = as_dict(res)
+                    quota = res.get("nominalQuota")
+                    if res.get("name") == GPU_RESOURCE and isinstance(quota, (int, float, str)):
+                        try:
+                            value = float(quota)
+                        except ValueError:
+                            continue
+                        out.setdefault(str(as_dict(flavor).get("name")), []).append((object_name(r), value))
+    return out
+
+
+def selected_pool(selector: dict) -> str | None:
+    value = selector.get(POOL_LABEL_KEY)
+    return value if isinstance(value, str) else None
+
+
+def matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items() if not str(k).startswith("kubernetes.io/os"))

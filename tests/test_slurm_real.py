@@ -1,0 +1,184 @@
+"""Every rendered Slurm config, loaded by a real Slurm 26.05 controller (the release the pinned Slinky images run).
+
+For each stack with ``workload: slurm`` (every example stack that has it, plus synthetic ones), the Helm values the
+program really registers are turned into what Slinky would write (``tests/slinky_emulation.py``); then a real
+slurmctld must start with no ``error:``/``fatal:`` line and no warning outside ``TOLERATED_WARNINGS``, show exactly
+the planned partitions, nodes, GRES and blocks, accept each pool's largest gang and refuse one node or one GPU
+more. With accounting, a real slurmdbd on a real MariaDB gets the rendered ``sacctmgr`` script (twice: idempotent)
+through the rendered client slurm.conf, and ``sshare`` must show the declared shares.
+"""
+from __future__ import annotations
+
+import re
+import secrets
+
+import pytest
+import yaml
+
+from components.charts import SLURM
+from preview.engine import run_program
+from scheduling.slurm_plan import ALL_NODESETS, SlurmPlan, plan_slurm
+from scheduling.slurm_values import client_slurm_conf
+from stacks.facts import pool_facts
+from stacks.load import decode_config, load_spec
+from tests.conftest import require_shared
+from tests.helm_values import helm_merge
+from tests.recorded import one
+from tests.slurm_configs import slurm_configs
+from tests.slurm_real import Chroot, SlurmController, SlurmDbd, Workdir, ensure_root, versions
+
+TOLERATED_WARNINGS = (
+    # Slinky's nodes are dynamic: at start-up no node exists yet, so no block has one (they join from the
+    # Kubernetes node annotation, as the test's `scontrol create ... Topology=` does).
+    re.compile(r"warning: Blocks do not contain any nodes"),
+    re.compile(r"warning: Switches do not contain any nodes"),
+)
+CONFIGS = slurm_configs()
+
+
+@pytest.fixture(scope="module")
+def chroot():
+    root = ensure_root()
+    c = Chroot(root)
+    print(f"\nreal Slurm: {'; '.join(versions(root))}")
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def slurm_key() -> bytes:
+    return secrets.token_bytes(1024)
+
+
+@pytest.fixture(scope="module")
+def dbd(chroot, slurm_key):
+    d = SlurmDbd(chroot, slurm_key)
+    yield d
+    d.stop()
+
+
+def test_the_root_runs_slurm_26_05(chroot):
+    out = chroot.run(["slurmctld", "-V"], check=True)
+    assert out.stdout.startswith("slurm-wlm 26.05") or out.stdout.startswith("slurm 26.05"), out.stdout
+    print(f"slurmctld -V: {out.stdout.strip()}")
+
+
+def _plan_and_values(config: dict) -> tuple[SlurmPlan, dict]:
+    spec, _ = load_spec(decode_config(config))
+    from catalog import load_catalog
+    cat = load_catalog()
+    plan = plan_slurm(spec.scheduling, [pool_facts(spec, p, cat) for p in spec.node_pools])
+    release = one(run_program(config), "kubernetes:helm.sh/v3:Release", "slurm-slurm")
+    defaults = yaml.safe_load(require_shared("schemas", SLURM.default_values).read_text())
+    return plan, helm_merge(defaults, release.redacted_inputs["values"])  # what the chart's templates see
+
+
+def _bad_log_lines(log: str) -> list[str]:
+    bad = []
+    for line in log.splitlines():
+        if re.search(r"\b(error|fatal):", line):
+            bad.append(line)
+        elif "warning:" in line and not any(t.search(line) for t in TOLERATED_WARNINGS):
+            bad.append(line)
+    return bad
+
+
+def _records(text: str, key: str) -> dict[str, dict[str, str]]:
+    """``scontrol show ... -o`` lines -> {name: {field: value}}."""
+    out = {}
+    for line in text.splitlines():
+        fields = dict(re.findall(r"(\w+)=(\S*)", line))
+        if key in fields:
+            out[fields[key]] = fields
+    return out
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_real_slurmctld_accepts_and_schedules_the_rendered_config(name, chroot, slurm_key, request):
+    plan, values = _plan_and_values(CONFIGS[name])
+    dbd = request.getfixturevalue("dbd") if plan.accounting else None
+    ctl = SlurmController(chroot, values, slurm_key, dbd)
+    try:
+        assert _bad_log_lines(ctl.log()) == [], "slurmctld logged errors or unexpected warnings at start-up"
+        ctl.create_nodes()
+
+        # partitions: exactly the planned ones, with the planned node counts and topology
+        parts = _records(ctl.run("scontrol", "-o", "show", "partition").stdout, "PartitionName")
+        assert sorted(parts) == sorted(p.name for p in plan.partitions)
+        replicas = {n.pool: n.replicas for n in plan.nodesets}
+        for p in plan.partitions:
+            pools = list(replicas) if p.nodesets == (ALL_NODESETS,) else list(p.nodesets)
+            assert int(parts[p.name]["TotalNodes"]) == sum(replicas[x] for x in pools), p.name
+            assert parts[p.name].get("Topology") == p.options.get("Topology"), p.name
+            assert parts[p.name]["Default"] == p.options["Default"], p.name
+
+        # nodes: every NodeSet pod, with the catalog's GRES and the planned CPUs/memory
+        nodes = _records(ctl.run("scontrol", "-o", "show", "node").stdout, "NodeName")
+        assert len(nodes) == sum(replicas.values())
+        for n in plan.nodesets:
+            mine = [f for f in nodes.values() if f["AvailableFeatures"] == n.pool]
+            assert len(mine) == n.replicas, n.pool
+            assert {f["Gres"] for f in mine} == {n.gres}
+            assert {int(f["CPUTot"]) for f in mine} == {n.cpus}
+            assert {int(f["RealMemory"]) for f in mine} == {n.real_memory_mib}
+
+        # blocks: the declared blocks, each with block-size nodes once the nodes have joined
+        for b in plan.topology.blocks:
+            shown = _records(ctl.run("scontrol", "show", "topology", b.name).stdout, "BlockName")
+            assert sorted(shown) == sorted(b.blocks), b.name
+            assert {int(f["BlockSize"]) for f in shown.values()} == {b.block_size}
+        if plan.topology.tree is not None:
+            shown = ctl.run("scontrol", "show", "topology", plan.topology.tree.name).stdout
+            for leaves in plan.topology.tree.zones.values():
+                for leaf in leaves:
+                    assert re.search(rf"SwitchName={re.escape(leaf)} .*Nodes={re.escape(leaf)}-", shown), shown
+
+        # scheduling: each pool's largest gang fits; one node or one GPU more does not
+        for n in plan.nodesets:
+            gang = ["sbatch", "--test-only", "-p", n.pool, "--wrap", "true"]
+            ok = ctl.run(*gang, "-N", str(n.replicas), f"--gres=gpu:{n.gpu_type}:{n.gpus}")
+            assert ok.returncode == 0 and f"in partition {n.pool}" in ok.stderr, ok.stderr
+            assert ctl.run(*gang, "-N", str(n.replicas + 1), f"--gres=gpu:{n.gpus}").returncode != 0
+            too_many = ctl.run(*gang, "-N", str(n.replicas), f"--gres=gpu:{n.gpus + 1}")
+            assert too_many.returncode != 0 and "Requested node configuration is not available" in too_many.stderr
+
+        if plan.accounting:
+            _apply_and_check_accounts(ctl, chroot, plan, values["clusterName"], dbd, slurm_key)
+        assert _bad_log_lines(ctl.log()) == [], "slurmctld logged errors or unexpected warnings"
+    finally:
+        ctl.stop()
+
+
+def _apply_and_check_accounts(ctl: SlurmController, chroot: Chroot, plan: SlurmPlan, cluster: str, dbd: SlurmDbd,
+                              slurm_key: bytes) -> None:
+    client = Workdir(chroot, f"client-{cluster}")
+    try:
+        client.write("etc/slurm.conf", client_slurm_conf(cluster, "localhost", ctl.port, "localhost", dbd.port))
+        client.write("etc/slurm.key", slurm_key, 0o600)
+        client.write("apply-accounts.sh", plan.sacctmgr_script(cluster), 0o755)
+        conf = f"{client.inside}/etc/slurm.conf"
+        for attempt in (1, 2):  # the second run must succeed and change nothing
+            out = chroot.run(["/bin/sh", f"{client.inside}/apply-accounts.sh"], conf=conf, timeout=120)
+            assert out.returncode == 0, f"run {attempt}: {out.stdout}{out.stderr}"
+        shown_qos = {line.split("|")[0]: line.split("|")[1:] for line in chroot.run(
+            ["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt"], conf=conf).stdout.splitlines()}
+        for q in plan.qos:
+            assert shown_qos[q.name][0] == str(q.priority)
+            assert sorted(filter(None, shown_qos[q.name][1].split(","))) == sorted(q.preempts)
+        share = {line.split("|")[0].strip(): line.split("|")[1] for line in chroot.run(
+            ["sshare", "-n", "-P", "-a", "-o", "Account,RawShares,User"], conf=ctl.conf).stdout.splitlines()
+            if line.split("|")[2] == ""}
+        for a in plan.accounts:
+            assert share.get(a.name) == str(a.fairshare), share
+        assoc = {f[0]: f[2:] for f in (line.split("|") for line in chroot.run(
+            ["sacctmgr", "-n", "-P", "show", "assoc", f"cluster={cluster}", "format=account,user,grptres,qos,defaultqos"],
+            conf=conf).stdout.splitlines()) if f[1] == ""}  # account-level associations (no user)
+        for a in plan.accounts:
+            grp, qos_list, default = assoc[a.name]
+            assert sorted(filter(None, grp.split(","))) == sorted(f"gres/gpu:{t}={n}" for t, n in a.gpu_caps)
+            assert sorted(filter(None, qos_list.split(","))) == sorted(a.qos)
+            assert default == (a.default_qos or "")
+        since_start = dbd.log().rsplit("started", 1)[-1]  # a retried first start may have logged error 5027
+        assert [ln for ln in since_start.splitlines() if re.search(r"\b(error|fatal):", ln)] == [], since_start
+    finally:
+        client.remove()
