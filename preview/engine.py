@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import os
 import runpy
 import sys
@@ -29,6 +30,11 @@ PROJECT = "gpu-cluster"
 SECRET = "[secret]"
 FAKE_ACCOUNT = "123456789012"
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcHJldmlldwotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+
+
+_ENGINE_LOG = logging.getLogger("gpu-cluster.offline-engine")
+_ENGINE_LOG.addHandler(logging.NullHandler())
+_ENGINE_LOG.propagate = False  # pulumi.log.* from the program: the report already shows spec warnings
 
 
 @dataclass
@@ -138,7 +144,8 @@ def install_mocks(config: dict[str, Any] | None = None, stack: str = "dev") -> R
     flat = {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in (config or {}).items()}
     _rtconfig.set_all_config(flat)
     monitor = RecordingMonitor(RecordingMocks())
-    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor,
+                             logger=_ENGINE_LOG)
     return monitor
 
 

@@ -47,7 +47,7 @@ def check_slurm(cat: Catalog, cloud: Cloud | None, pools: list[tuple[int, NodePo
             if machine is not None and pool.name not in machines:
                 machines[pool.name] = (i, pool, machine)
     pool_names = [p.name for _, p in pools]
-    return [*_check_accounting(sched), *_check_pool_names(sched, pools), *_check_partitions(sched, pool_names),
+    return [*_check_accounting(sched), *_check_pool_names(pools), *_check_partitions(sched, pool_names),
             *_check_node_sets(sched, pool_names, machines), *_check_topology(sched, machines),
             *_check_qos(sched), *_check_preemption(sched), *_check_accounts(sched), *_check_sizes(pools)]
 
@@ -65,13 +65,10 @@ def _check_accounting(sched: SchedulingSpec) -> list[SpecIssue]:
 
 
 # -- names ----------------------------------------------------------------------------------------------------
-def _check_pool_names(sched: SchedulingSpec, pools: list[tuple[int, NodePool]]) -> list[SpecIssue]:
+def _check_pool_names(pools: list[tuple[int, NodePool]]) -> list[SpecIssue]:
     issues = []
     for i, pool in pools:
-        lowered = pool.name.lower()
-        if lowered == ALL_PARTITION and not sched.slurm.all_pools_partition:
-            continue
-        if lowered in RESERVED_PARTITIONS:
+        if pool.name.lower() in RESERVED_PARTITIONS:
             issues.append(SpecIssue(path_of("nodePools", i, "name"), "with workload slurm each pool becomes a "
                                     "partition and NodeSet of the same name, and this name is reserved", pool.name,
                                     f"any pool name except {', '.join(RESERVED_PARTITIONS)}",

@@ -37,10 +37,12 @@ def shared_dir_fixture() -> Path:
     return require_shared()
 
 
-def pytest_report_header(config) -> list[str]:
-    """Which real Slurm the Slurm tests run against (``scripts/slurm-root.sh`` records ``slurmctld -V``)."""
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Which real Slurm the Slurm tests ran against (``scripts/slurm-root.sh`` records ``slurmctld -V``); printed
+    at the end, so it shows with ``-q`` too."""
     stamp = Path(os.environ.get("SLURM_ROOT", "/var/tmp/gpu-cluster/slurm-root-sid")) / ".gpu-cluster-ready"
-    if not stamp.exists():
-        return ["real Slurm: test root not built yet (scripts/slurm-root.sh)"]
-    lines = stamp.read_text().splitlines()
-    return [f"real Slurm: slurmctld -V = {lines[1]}; {', '.join(lines[2:4])} ({stamp.parent})"]
+    if stamp.exists():
+        lines = stamp.read_text().splitlines()
+        terminalreporter.write_line(f"real Slurm: slurmctld -V = {lines[1]}; {', '.join(lines[2:4])} ({stamp.parent})")
+    else:
+        terminalreporter.write_line("real Slurm: test root not built (scripts/slurm-root.sh); real-Slurm tests skipped")

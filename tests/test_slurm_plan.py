@@ -131,3 +131,14 @@ def test_block_sizes_double_from_the_base_up_to_the_pool(args):
     sizes = block_sizes(size, nodes)
     assert sizes[0] == size and sizes[-1] <= nodes < sizes[-1] * 2
     assert all(b == a * 2 for a, b in zip(sizes, sizes[1:]))
+
+
+def test_slurm_renderers_never_import_pulumi():
+    import ast
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).parent.parent / "scheduling").glob("slurm_*.py")):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in names if m.split(".")[0].startswith("pulumi")], path.name

@@ -182,3 +182,13 @@ def _apply_and_check_accounts(ctl: SlurmController, chroot: Chroot, plan: SlurmP
         assert [ln for ln in since_start.splitlines() if re.search(r"\b(error|fatal):", ln)] == [], since_start
     finally:
         client.remove()
+
+
+def test_ci_builds_the_slurm_root_before_the_suite():
+    """In CI the real-Slurm tests must run, so scripts/test.sh builds their root first (they fail without it)."""
+    from pathlib import Path
+
+    test_sh = (Path(__file__).parent.parent / "scripts" / "test.sh").read_text()
+    ci_block = test_sh.split("CI:-}\" = \"true\" ]; then", 1)[1].split("\nfi\n", 1)[0]
+    assert "scripts/slurm-root.sh" in ci_block
+    assert test_sh.index("slurm-root.sh") < test_sh.index("-m pytest")
