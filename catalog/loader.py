@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.models import (
-    AttachableGpu, CapacityType, Cloud, ControlPlaneFee, GpuDirect, GpuModel, HostMachine, MachineType, Price,
-    PriceKind, ZoneAvailability,
+    AttachableGpu, CapacityType, Cloud, ControlPlaneFee, EksVersion, GpuDirect, GpuModel, HostMachine, MachineType,
+    Price, PriceKind, ZoneAvailability,
 )
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -34,6 +34,11 @@ class Catalog:
     regions: dict[tuple[Cloud, str], tuple[str, ...]] = field(default_factory=dict)
     zone_availability: dict[tuple[Cloud, str], ZoneAvailability] = field(default_factory=dict)
     control_plane: dict[Cloud, ControlPlaneFee] = field(default_factory=dict)
+    """The per-cluster fee on standard support (GKE's only fee)."""
+    control_plane_extended: dict[Cloud, ControlPlaneFee] = field(default_factory=dict)
+    """EKS: the per-cluster fee for a Kubernetes version past its end of standard support."""
+    eks_versions: dict[str, EksVersion] = field(default_factory=dict)
+    """The EKS release calendar: minor version (``1.34``) -> support dates."""
 
     # -- lookups ---------------------------------------------------------------------------------------------
     def machine_types(self, cloud: Cloud) -> list[str]:
@@ -83,6 +88,25 @@ class Catalog:
                      as_of=min(base.as_of, gpu.as_of), label=f"{base.label} + {gpu.label}",
                      source=f"{base.source}; {gpu.source}")
 
+    def control_plane_fee(self, cloud: Cloud, kubernetes_version: str | None = None) -> ControlPlaneFee:
+        """The per-cluster fee. EKS bills by the version's support status, judged on the fee's own as-of date (the
+        catalog's "today", 2026-12-02: a preview is reproducible and says what the price list said, not what
+        ``datetime.now()`` says). A version the calendar does not know is priced at extended support (unknown is not
+        the cheaper price); ``None`` (provider default: the newest version) is standard."""
+        fee = self.control_plane[cloud]
+        if cloud != Cloud.AWS or kubernetes_version is None:
+            return fee
+        version = self.eks_versions.get(kubernetes_version)
+        if version is None or version.extended_on(fee.as_of):
+            return self.control_plane_extended[cloud]
+        return fee
+
+    def eks_versions_in_standard_support(self) -> list[str]:
+        """EKS versions not yet past standard support on the fee's as-of date, oldest first."""
+        day = self.control_plane[Cloud.AWS].as_of
+        return sorted((v for v, cal in self.eks_versions.items() if not cal.extended_on(day)),
+                      key=lambda v: tuple(int(x) for x in v.split(".")))
+
     def host_price(self, cloud: Cloud, machine_type: str, region: str) -> Price | None:
         return self.prices.get((cloud, machine_type, region, PriceKind.ON_DEMAND))
 
@@ -125,9 +149,15 @@ def _parse() -> Catalog:
             machine_prefix=r["machine_prefix"], zones=tuple(r["zones"].split()),
             as_of=dt.date.fromisoformat(r["as_of"]), source=r["source"])
     for r in _rows("control-plane.csv"):
-        cat.control_plane[Cloud(r["cloud"])] = ControlPlaneFee(
+        fees = {"standard": cat.control_plane, "extended": cat.control_plane_extended}[r["support"]]
+        fees[Cloud(r["cloud"])] = ControlPlaneFee(
             usd_per_hour=float(r["usd_per_hour"]), as_of=dt.date.fromisoformat(r["as_of"]), label=r["label"],
-            source=r["source"])
+            source=r["source"], support=r["support"])
+    for r in _rows("eks-versions.csv"):
+        cat.eks_versions[r["version"]] = EksVersion(
+            version=r["version"], end_of_standard_support=dt.date.fromisoformat(r["end_of_standard_support"]),
+            end_of_extended_support=dt.date.fromisoformat(r["end_of_extended_support"]),
+            as_of=dt.date.fromisoformat(r["as_of"]), source=r["source"])
     return cat
 
 

@@ -130,3 +130,21 @@ class ControlPlaneFee:
     as_of: dt.date
     label: str
     source: str
+    support: str = "standard"
+    """``standard``, or ``extended`` for an EKS version past its end of standard support."""
+
+
+@dataclass(frozen=True)
+class EksVersion:
+    """One row of the EKS Kubernetes release calendar (UTC dates)."""
+
+    version: str
+    end_of_standard_support: dt.date
+    """Extended-support billing starts at 00:00 UTC on this day (EKS release calendar)."""
+    end_of_extended_support: dt.date
+    as_of: dt.date
+    source: str
+
+    def extended_on(self, day: dt.date) -> bool:
+        """Past standard support on ``day``: the control plane bills at the extended-support rate."""
+        return day >= self.end_of_standard_support

@@ -36,6 +36,27 @@ AWS_EFA_DEVICE_PLUGIN = ChartPin(
 
 ALL_CHARTS = (NVIDIA_DEVICE_PLUGIN, GPU_OPERATOR, AWS_EFA_DEVICE_PLUGIN)
 
+# -- cluster: node autoscaling on EKS (GKE autoscales node pools itself) -------------------------------------------
+CLUSTER_AUTOSCALER = ChartPin(
+    # Chart 9.59.0 (2026-08) ships appVersion 1.35.0; the index at https://kubernetes.github.io/autoscaler/index.yaml
+    # lists it. ../shared/schemas holds no copy of this chart's values.yaml: tests check our values against the
+    # keys of the upstream file (cluster-autoscaler/charts/cluster-autoscaler/values.yaml) listed in the test.
+    chart="cluster-autoscaler", version="9.59.0", repo="https://kubernetes.github.io/autoscaler",
+    default_values="cluster-autoscaler/cluster-autoscaler-chart-9.59.0/cluster-autoscaler/charts/cluster-autoscaler/"
+                   "values.yaml")
+
+CLUSTER_AUTOSCALER_IMAGE_TAGS = {
+    # Cluster Autoscaler is built per Kubernetes minor version ("use it with the control plane version for which it
+    # was meant", cluster-autoscaler README), so the chart's default image (v1.35.0) is overridden per cluster version.
+    # Newest patch per minor as pinned by kubernetes/kops (pkg/model/components/clusterautoscaler.go); 1.36.1 from the
+    # cluster-autoscaler-1.36.1 release (2026-07-23). Images: registry.k8s.io/autoscaling/cluster-autoscaler:<tag>.
+    "1.32": "v1.32.7",
+    "1.33": "v1.33.5",
+    "1.34": "v1.34.4",
+    "1.35": "v1.35.1",
+    "1.36": "v1.36.1",
+}
+
 COS_DRIVER_INSTALLER_COMMIT = "068b15a980977bdaab46eb73e1ac8fba47e41f60"
 """GoogleCloudPlatform/container-engine-accelerators commit whose COS driver-installer DaemonSets we apply."""
 _COS_BASE = ("https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"

@@ -19,6 +19,8 @@ class GkeClusterRef:
 
 @dataclass
 class EksClusterRef:
+    spec_name: str
+    """The cluster name the user wrote (known at preview: ASG tag keys and IAM conditions use it)."""
     name: pulumi.Input[str]
     region: str
     node_role_arn: pulumi.Input[str]
@@ -27,3 +29,8 @@ class EksClusterRef:
     subnets: dict[str, str] = field(default_factory=dict)
     """Availability Zone -> private subnet ID, from the spec."""
     k8s_provider: k8s.Provider | None = None
+    kubernetes_version: pulumi.Input[str] | None = None
+    """The control plane's minor version: the spec's (created clusters) or the one EKS reports (existing)."""
+    system_node_selector: dict[str, str] | None = None
+    """Node labels of the system node group the stack created; None for existing clusters (their add-on nodes are
+    not ours to label: add-ons stay off GPU nodes by not tolerating the GPU taint)."""

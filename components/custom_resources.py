@@ -10,23 +10,32 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_kubernetes import _utilities as _k8s_utilities
 
-IMMUTABLE_FIELDS: dict[str, list[str]] = {
-    # Kueue rejects changes to these; Pulumi must delete and recreate the object (same name) instead of patching.
+from components.sdk_private import kubernetes_provider_version
+from scheduling.kueue import REPLACED_FIELDS
+
+DELETE_FIRST_FIELDS: dict[str, list[str]] = {
+    # The LocalQueue's name is the queue's (teams submit to it), so it cannot take a hash. gpu-cluster names it after
+    # its ClusterQueue, so the field only changes together with the name (a new Pulumi resource): kept for objects
+    # renamed by hand.
     "LocalQueue": ["spec.clusterQueue"],
-    "Topology": ["spec.levels"],
-    "ResourceFlavor": ["spec.topologyName", "spec.nodeLabels", "spec.tolerations"],
 }
+"""Kueue rejects changes to these; the object keeps its name, so Pulumi deletes it before creating it again."""
+CONTENT_NAMED_FIELDS: dict[str, list[str]] = {kind: list(paths) for kind, paths in REPLACED_FIELDS.items()}
+"""ResourceFlavor and Topology: Kueue keeps a resource-in-use finalizer on them while they are referenced, so deleting
+first would wait forever. Their names hash these fields (scheduling/kueue.py), so a change is a create of a new object,
+the referrers' update, then the old object's delete: Pulumi's default create-before-delete replacement."""
 
 
 def custom_resource(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-    """One custom resource; objects with immutable fields are replaced (delete first: the name is fixed) on change."""
-    replace = IMMUTABLE_FIELDS.get(obj["kind"])
-    if replace:
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(replace_on_changes=replace,
-                                                                         delete_before_replace=True))
-    opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_k8s_utilities.get_version()))
+    """One custom resource; a change of an immutable field replaces the object (see the two tables above)."""
+    kind = obj["kind"]
+    if kind in DELETE_FIRST_FIELDS:
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            replace_on_changes=DELETE_FIRST_FIELDS[kind], delete_before_replace=True))
+    elif kind in CONTENT_NAMED_FIELDS:
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(replace_on_changes=CONTENT_NAMED_FIELDS[kind]))
+    opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=kubernetes_provider_version()))
     return pulumi.CustomResource(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, dict(obj), opts)
 
 

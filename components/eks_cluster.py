@@ -5,14 +5,17 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from catalog import Cloud
 from components.aws_node_defaults import metadata_options, root_volume
+from components.cluster_autoscaler import discovery_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
 from components.eks_node_role import EksNodeRole, assume_role_policy
 from components.kubeconfig import eks_kubeconfig
 from stacks.spec import ClusterMode, ClusterSpec
 
-DEFAULT_SYSTEM_INSTANCE = "m6i.xlarge"
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]  # CKV_AWS_37
+SYSTEM_NODE_LABELS = {"gpu-cluster/node-role": "system"}
+"""On the system node group's nodes; add-ons the stack installs (Cluster Autoscaler) select them."""
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -20,7 +23,9 @@ class EksCluster(pulumi.ComponentResource):
 
     Created clusters: every control-plane log type, envelope encryption of Secrets with a rotating KMS key,
     access entries (`API` authentication), a private endpoint (public only for `authorizedNetworks`),
-    and a system node group for add-ons. Either way the stack owns the node IAM role.
+    and a system node group for add-ons (labelled ``gpu-cluster/node-role: system``; its Auto Scaling group is tagged
+    for Cluster Autoscaler discovery, so it scales between its min and max). Either way the stack owns the node IAM
+    role.
     """
 
     ref: EksClusterRef
@@ -41,20 +46,23 @@ class EksCluster(pulumi.ComponentResource):
             sg = vpc.apply(lambda v: v.cluster_security_group_id)
             vpc_id = vpc.apply(lambda v: v.vpc_id)
             self._system_node_group(name, spec, cluster, node_role, tags)
+            version, system_selector = spec.kubernetes_version, dict(SYSTEM_NODE_LABELS)
         else:
             found = aws.eks.get_cluster_output(name=spec.name, opts=pulumi.InvokeOptions(parent=self))
             cluster_name, endpoint = pulumi.Output.from_input(spec.name), found.endpoint
             ca = found.certificate_authorities.apply(lambda c: c[0].data if c else "")
             sg = found.vpc_config.apply(lambda v: v.cluster_security_group_id)
             vpc_id = found.vpc_config.apply(lambda v: v.vpc_id)
+            version, system_selector = found.version, None
         self.name = cluster_name
         self.endpoint = endpoint
         self.kubeconfig = pulumi.Output.all(endpoint, ca).apply(
             lambda a: eks_kubeconfig(spec.name, region, a[0] or "", a[1] or ""))
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
-        self.ref = EksClusterRef(name=cluster_name, region=region, node_role_arn=node_role.arn,
+        self.ref = EksClusterRef(spec_name=spec.name, name=cluster_name, region=region, node_role_arn=node_role.arn,
                                  cluster_security_group_id=sg, vpc_id=vpc_id, subnets=dict(spec.subnets),
-                                 k8s_provider=provider)
+                                 k8s_provider=provider, kubernetes_version=version,
+                                 system_node_selector=system_selector)
         self.register_outputs({"name": self.name, "endpoint": self.endpoint})
 
     def _create(self, name: str, spec: ClusterSpec, tags: dict[str, str],
@@ -90,11 +98,12 @@ class EksCluster(pulumi.ComponentResource):
         lt = aws.ec2.LaunchTemplate(f"{name}-system-lt", metadata_options=metadata_options(),
                                     block_device_mappings=root_volume(100), update_default_version=True,
                                     tags=tags or None, opts=child)
-        aws.eks.NodeGroup(
+        group = aws.eks.NodeGroup(
             f"{name}-system", cluster_name=cluster.name, node_role_arn=node_role.arn,
             subnet_ids=list(spec.subnets.values()), ami_type="AL2023_x86_64_STANDARD",
-            instance_types=[sp.machine_type or DEFAULT_SYSTEM_INSTANCE], capacity_type="ON_DEMAND",
+            instance_types=[sp.machine_type_for(Cloud.AWS)], capacity_type="ON_DEMAND",
             scaling_config={"min_size": sp.min_nodes, "desired_size": sp.min_nodes, "max_size": sp.max_nodes},
-            launch_template={"id": lt.id, "version": lt.latest_version.apply(str)},
+            launch_template={"id": lt.id, "version": lt.latest_version.apply(str)}, labels=dict(SYSTEM_NODE_LABELS),
             update_config={"max_unavailable": 1}, tags=tags or None,
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]))
+        tag_node_group_asg(f"{name}-system", group, discovery_tags(spec.name), parent=self)

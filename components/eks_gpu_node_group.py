@@ -1,4 +1,5 @@
-"""One EKS GPU managed node group: NVIDIA AMI, GPU taint, pool label, IMDSv2, EFA + placement group when multi-node."""
+"""One EKS GPU managed node group: NVIDIA AMI, GPU taint, pool label, IMDSv2, EFA + placement group when multi-node,
+and the Auto Scaling group tags Cluster Autoscaler needs to find the group and scale it up from zero."""
 from __future__ import annotations
 
 import pulumi
@@ -6,6 +7,7 @@ import pulumi_aws as aws
 
 from catalog import CapacityType
 from components.aws_node_defaults import metadata_options, root_volume
+from components.cluster_autoscaler import GPU_LABEL, discovery_tags, node_template_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.spec import GPU_TAINT_KEY, AwsReservationKind, NodePool
@@ -16,9 +18,13 @@ UNCONFIRMED_EFA_INTERFACES = 1
 
 def efa_interfaces(pool: NodePool, facts: PoolFacts, security_groups: list) -> list[dict]:
     """One EFA per network card: card 0 is the primary interface (device 0), the rest are device 1."""
-    count = facts.machine.efa_interfaces or UNCONFIRMED_EFA_INTERFACES
+    count = efa_count(facts)
     return [{"network_card_index": i, "device_index": 0 if i == 0 else 1, "interface_type": "efa",
              "delete_on_termination": "true", "security_groups": security_groups} for i in range(count)]
+
+
+def efa_count(facts: PoolFacts) -> int:
+    return facts.machine.efa_interfaces or UNCONFIRMED_EFA_INTERFACES
 
 
 def capacity_type(pool: NodePool) -> str:
@@ -30,15 +36,49 @@ def capacity_type(pool: NodePool) -> str:
     return "ON_DEMAND"
 
 
+def update_config(pool: NodePool) -> dict:
+    """EKS has no surge count: maxSurge 0 maps to the MINIMAL strategy (old nodes terminated before new ones launch,
+    for scarce GPUs), maxSurge > 0 to DEFAULT (new nodes first; EKS picks how many). Validation refuses
+    maxUnavailable 0 on EKS (EKS API NodegroupUpdateConfig: maxUnavailable 1-100)."""
+    return {"max_unavailable": pool.upgrade.max_unavailable,
+            "update_strategy": "MINIMAL" if pool.upgrade.max_surge == 0 else "DEFAULT"}
+
+
+def node_labels(pool: NodePool, facts: PoolFacts) -> dict[str, str]:
+    """The pool's labels, the GPU runtime's, the accelerator label Cluster Autoscaler reads and the pool label."""
+    return {**pool.labels, **(facts.runtime.node_labels if facts.runtime else {}),
+            GPU_LABEL: f"nvidia-{facts.machine.gpu_model.slurm_name}", **facts.pool_label}
+
+
+def autoscaler_tags(pool: NodePool, facts: PoolFacts, cluster: EksClusterRef, labels: dict[str, str]) -> dict:
+    """Auto-discovery tags plus the node template: every label, the GPU taint and the pool's taints, and the
+    ``nvidia.com/gpu`` (and ``vpc.amazonaws.com/efa``) a node will advertise, which Cluster Autoscaler cannot learn
+    from the instance type when GPUs are shared (time-slicing, MPS, MIG) or for EFA."""
+    taints = [(GPU_TAINT_KEY, GPU_TAINT_VALUE, "NoSchedule")] + [(t.key, t.value, t.effect.value) for t in pool.taints]
+    runtime = facts.runtime
+    resources = {"nvidia.com/gpu": runtime.advertised_gpus_per_node if runtime else facts.gpus_per_node}
+    if pool.multi_node and (runtime is None or runtime.efa_device_plugin):
+        resources["vpc.amazonaws.com/efa"] = efa_count(facts)
+    return {**discovery_tags(cluster.spec_name), **node_template_tags(labels, taints, resources)}
+
+
 class EksGpuNodeGroup(pulumi.ComponentResource):
     """An `aws.eks.NodeGroup` with its own launch template (and placement group + EFA security group when
     multi-node). The node group name is auto-named by Pulumi so replacements are create-before-delete;
-    `scalingConfig.desiredSize` belongs to the autoscaler and is in `ignore_changes`.
+    `scalingConfig.desiredSize` belongs to the autoscaler and is in `ignore_changes`; its Auto Scaling group carries
+    the Cluster Autoscaler discovery and node-template tags.
+
+    Reservation pools get no new placement group: a targeted capacity reservation serves only instances launched
+    into the placement group it was created in, if any ("Use Capacity Reservations with cluster placement groups",
+    docs.aws.amazon.com/AWSEC2/latest/UserGuide/cr-cpg.html), so an ODCR pool uses ``capacity.placementGroup`` (the
+    group the reservation lives in) when given; Capacity Blocks are placed close together in EC2 UltraClusters
+    already (EC2 API reference, CapacityBlock).
     """
 
     facts: PoolFacts
     node_group: aws.eks.NodeGroup
     launch_template: aws.ec2.LaunchTemplate
+    asg_tags: list[aws.autoscaling.Tag]
 
     def __init__(self, name: str, pool: NodePool, facts: PoolFacts, cluster: EksClusterRef, tags: dict[str, str],
                  opts: pulumi.ResourceOptions | None = None):
@@ -46,6 +86,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         self.facts = facts
         child = pulumi.ResourceOptions(parent=self)
         pool_tags = {**tags, "gpu-cluster/pool": pool.name}
+        cap = pool.capacity
         lt_args: dict = {"metadata_options": metadata_options(), "block_device_mappings": root_volume(pool.disk_size_gib),
                          "update_default_version": True, "tags": pool_tags,
                          "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
@@ -60,16 +101,19 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                         {"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"],
                          "description": "outbound (images, cloud APIs)"}],
                 tags=pool_tags, opts=child)
-            placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=pool_tags, opts=child)
             lt_args["network_interfaces"] = efa_interfaces(pool, facts, [cluster.cluster_security_group_id, efa_sg.id])
-            lt_args["placement"] = {"group_name": placement.name}
-        cap = pool.capacity
+            if cap.type != CapacityType.RESERVATION:  # a reservation brings its own placement (see above)
+                placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=pool_tags, opts=child)
+                lt_args["placement"] = {"group_name": placement.name}
         if cap.type == CapacityType.RESERVATION:
+            if cap.placement_group:
+                lt_args["placement"] = {"group_name": cap.placement_group}
             lt_args["capacity_reservation_specification"] = {
                 "capacity_reservation_target": {"capacity_reservation_id": cap.reservation}}
             if cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK:
                 lt_args["instance_market_options"] = {"market_type": "capacity-block"}
         self.launch_template = aws.ec2.LaunchTemplate(f"{name}-lt", **lt_args, opts=child)
+        labels = node_labels(pool, facts)
         taints = [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
         taints += [{"key": t.key, "value": t.value, "effect": t.effect.provider_value} for t in pool.taints]
         self.node_group = aws.eks.NodeGroup(
@@ -81,11 +125,13 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             scaling_config={"min_size": pool.min_nodes, "desired_size": pool.min_nodes, "max_size": pool.max_nodes},
             launch_template={"id": self.launch_template.id,
                              "version": self.launch_template.latest_version.apply(str)},
-            labels={**pool.labels, **(facts.runtime.node_labels if facts.runtime else {}), **facts.pool_label},
+            labels=labels,
             taints=taints,
-            update_config={"max_unavailable": max(pool.upgrade.max_unavailable, 1)},
+            update_config=update_config(pool),
             node_repair_config={"enabled": True},
             tags=pool_tags,
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]))
+        self.asg_tags = tag_node_group_asg(name, self.node_group, autoscaler_tags(pool, facts, cluster, labels),
+                                           parent=self)
         self.register_outputs({"nodeGroupArn": self.node_group.arn, "gpusPerNode": facts.gpus_per_node,
                                "maxGpus": facts.max_gpus})

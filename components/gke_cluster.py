@@ -5,12 +5,13 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from catalog import Cloud
 from components.cluster_refs import GkeClusterRef
+from components.gke_cloud_nat import GkeCloudNat
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
 from components.kubeconfig import gke_kubeconfig
 from stacks.spec import ClusterMode, ClusterSpec
 
-DEFAULT_SYSTEM_MACHINE = "e2-standard-4"
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]  # IAM, not scopes, limits access
 
 
@@ -64,6 +65,8 @@ class GkeCluster(pulumi.ComponentResource):
                 child: pulumi.ResourceOptions) -> gcp.container.Cluster:
         system_sa = GkeNodeServiceAccount(f"{name}-system", service_account_id(spec.name, "system"), project,
                                           opts=child)
+        if spec.cloud_nat if spec.cloud_nat is not None else spec.network is None:
+            GkeCloudNat(f"{name}-egress", spec.network or "default", region, project, opts=child)
         private_endpoint = not spec.authorized_networks
         cluster = gcp.container.Cluster(
             name,
@@ -94,7 +97,7 @@ class GkeCluster(pulumi.ComponentResource):
                          "location_policy": "BALANCED"},
             management={"auto_repair": True, "auto_upgrade": True},
             upgrade_settings={"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0},
-            node_config={**shielded_node_config(), "machine_type": sp.machine_type or DEFAULT_SYSTEM_MACHINE,
+            node_config={**shielded_node_config(), "machine_type": sp.machine_type_for(Cloud.GCP),
                          "disk_size_gb": 100, "disk_type": "pd-balanced", "service_account": system_sa.email,
                          "resource_labels": labels or None},
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount", "nodeCount"]))

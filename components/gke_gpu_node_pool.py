@@ -37,7 +37,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     """A `gcp.container.NodePool` for one spec pool, with its own node service account.
 
     The node pool's cloud name is left to Pulumi auto-naming (`<pool>-<7 hex>`), so a change that forces
-    replacement creates the new pool before deleting the old one. Counts the autoscaler owns
+    replacement creates the new pool before deleting the old one, except for reservation pools, which are deleted
+    first (the reservation has no room for a second copy). Counts the autoscaler owns
     (`initialNodeCount`, `nodeCount`) are in `ignore_changes`.
     """
 
@@ -92,7 +93,11 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                               "max_unavailable": pool.upgrade.max_unavailable},
             placement_policy={"type": "COMPACT"} if pool.multi_node else None,
             node_config=node_config,
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount", "nodeCount"]))
+            opts=pulumi.ResourceOptions(
+                parent=self, ignore_changes=["initialNodeCount", "nodeCount"],
+                # A replacement pool cannot get nodes while the old one holds an exact-size reservation:
+                # delete first (a planned outage) instead of waiting forever for capacity.
+                delete_before_replace=pool.capacity.type == CapacityType.RESERVATION))
         self.node_pool_name = self.node_pool.name
         self.register_outputs({"nodePoolName": self.node_pool_name, "gpusPerNode": facts.gpus_per_node,
                                "maxGpus": facts.max_gpus})

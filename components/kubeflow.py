@@ -24,7 +24,7 @@ BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.
 class Kubeflow(pulumi.ComponentResource):
     """Installs Kubeflow Trainer into ``kubeflow-system`` (``helm.v3.Release``, release name ``kubeflow-trainer``,
     which also installs its CRDs and JobSet) and, once ready, a ``torch-<pool>`` ClusterTrainingRuntime per GPU pool
-    carrying the pool's node selector, toleration, GPUs per node and Kueue placement annotation. Kueue admits
+    carrying the pool's node selector, tolerations, GPUs per node and Kueue placement annotation. Kueue admits
     TrainJobs through its ``trainer.kubeflow.org/trainjob`` integration. Katib and Kubeflow Pipelines are added when
     ``scheduling.kubeflow`` asks for them, with every credential generated as a Pulumi secret.
     """

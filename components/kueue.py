@@ -9,7 +9,7 @@ import pulumi_kubernetes as k8s
 
 from components.charts import KUEUE
 from components.custom_resources import custom_resource, namespace
-from scheduling.kueue import render_kueue
+from scheduling.kueue import base_name, render_kueue
 from scheduling.kueue_config import kueue_values
 from stacks.facts import PoolFacts
 from stacks.scheduling_spec import SchedulingSpec
@@ -46,14 +46,22 @@ class Kueue(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}
-        after_crds = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
+        # Each object waits for what it names: a flavor for its Topology, a ClusterQueue for its flavors. When a
+        # content-named flavor or topology is replaced, the new one exists before its users are repointed, and the
+        # old one is deleted after them (so Kueue's resource-in-use finalizer is gone by then; see scheduling/kueue.py).
+        created: dict[tuple[str, str], pulumi.Resource] = {}
         for obj in objects.custom_resources():
-            kind, obj_name = obj["kind"], obj["metadata"]["name"]
-            opts_ = after_crds
+            kind = obj["kind"]
+            after: list[pulumi.Resource] = [self.release]
             if kind == "LocalQueue":
-                opts_ = pulumi.ResourceOptions(parent=self, depends_on=[self.release,
-                                                                       team_ns[obj["metadata"]["namespace"]]])
-            custom_resource(f"{name}-{_ROLE[kind]}-{obj_name}", obj, opts_)
+                after.append(team_ns[obj["metadata"]["namespace"]])
+            elif kind == "ResourceFlavor" and "topologyName" in obj["spec"]:
+                after.append(created[("Topology", obj["spec"]["topologyName"])])
+            elif kind == "ClusterQueue":
+                after += [created[("ResourceFlavor", f["name"])] for group in obj["spec"]["resourceGroups"]
+                          for f in group["flavors"]]
+            created[(kind, obj["metadata"]["name"])] = custom_resource(
+                f"{name}-{_ROLE[kind]}-{base_name(obj)}", obj, pulumi.ResourceOptions(parent=self, depends_on=after))
         self.cluster_queues = [q.name for q in scheduling.queues]
         self.local_queues = {lq["metadata"]["name"]: lq["metadata"]["namespace"] for lq in objects.local_queues}
         self.register_outputs({"namespace": KUEUE_NAMESPACE, "clusterQueues": self.cluster_queues,
@@ -62,4 +70,6 @@ class Kueue(pulumi.ComponentResource):
 
 _ROLE = {"Topology": "topology", "ResourceFlavor": "flavor", "Cohort": "cohort", "WorkloadPriorityClass": "priority",
          "ClusterQueue": "cq", "LocalQueue": "lq"}
-"""Child name per kind: ``<component>-<role>-<object name>``, e.g. ``kueue-cq-research``."""
+"""Child name per kind: ``<component>-<role>-<object name>``, e.g. ``kueue-cq-research``; content-named objects
+use the stable part of their name (``kueue-flavor-h100`` for ResourceFlavor ``h100-<hash>``), so a replacement keeps
+the Pulumi resource and its URN."""

@@ -4,6 +4,7 @@ Katib and Kubeflow Pipelines ship no Helm chart; their kustomizations carry fixe
 (Katib's MySQL root password ``test``; KFP's MinIO ``minio``/``minio123`` and a MySQL root user with an empty
 password). A Pulumi transform on the kustomize ``Directory`` rewrites those objects before they are created, so the
 defaults never reach the cluster or the state. The rewrites are plain functions of the object, tested without Pulumi.
+The defaults themselves are listed once, in ``stacks/known_defaults.py``, which the policy pack reads too.
 """
 from __future__ import annotations
 
@@ -13,12 +14,11 @@ from typing import Any, Callable, Mapping
 
 import pulumi
 
-KNOWN_DEFAULT_CREDENTIALS: dict[str, dict[str, str]] = {
-    "katib-mysql-secrets": {"MYSQL_ROOT_PASSWORD": "test"},
-    "mlpipeline-minio-artifact": {"accesskey": "minio", "secretkey": "minio123"},
-    "mysql-secret": {"username": "root", "password": ""},
-}
-"""Secret name -> the upstream value of each key (what must never be deployed)."""
+from stacks.known_defaults import upstream_secret_defaults
+
+KNOWN_DEFAULT_CREDENTIALS: dict[str, dict[str, str]] = upstream_secret_defaults()
+"""Upstream Secret name -> key -> its published value (what must never be deployed); every Secret named here must be
+overridden by a component's rewrites, key for key (tests check)."""
 
 
 @dataclass(frozen=True)

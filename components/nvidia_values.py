@@ -36,7 +36,7 @@ def daemon_tolerations(pools: Iterable[PoolFacts]) -> list[dict]:
     """The GPU taint plus every extra taint of the given pools, each once."""
     out, seen = [], set()
     for pool in pools:
-        for tol in pool.daemon_tolerations:
+        for tol in pool.tolerations:
             key = tuple(sorted(tol.items()))
             if key not in seen:
                 seen.add(key)

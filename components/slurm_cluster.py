@@ -8,7 +8,7 @@ Resources (all on the cluster's Kubernetes provider):
   values carry the rendered slurm.conf directives, gres.conf, topology.yaml, one NodeSet per pool (pinned to the
   pool by its ``gpu-cluster/pool`` label, tolerating the GPU taint, requesting the pool's GPUs per node) and one
   partition per pool (+ ``all`` and the spec's extra partitions) - values a policy can read;
-- the keys and the database password as Pulumi-generated secrets (``SlurmSecrets``); with accounting, MariaDB on
+- the keys and the database passwords as Pulumi-generated secrets (``SlurmSecrets``); with accounting, MariaDB on
   a persistent volume (``SlurmDatabase``) and the ``sacctmgr`` Job that creates the spec's QOS and accounts
   (``SlurmAccounts``).
 """
@@ -37,8 +37,8 @@ BASELINE_PSA = {f"pod-security.kubernetes.io/{m}": "baseline" for m in ("enforce
 class SlurmCluster(pulumi.ComponentResource):
     """A Slinky Slurm cluster whose config is rendered from ``scheduling`` and the pools' facts.
 
-    ``extra_tolerations``: pool name -> tolerations for the pool's own extra taints (the GPU taint is always
-    tolerated). ``protect``: protect the keys and the database (the stack's ``cluster.deletionProtection``).
+    Each NodeSet tolerates its pool's taints (``PoolFacts.tolerations``: the GPU taint and every extra taint, already
+    in the plan). ``protect``: protect the keys and the database (the stack's ``cluster.deletionProtection``).
     """
 
     plan: SlurmPlan
@@ -47,7 +47,7 @@ class SlurmCluster(pulumi.ComponentResource):
     partitions: list[str]
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts], cluster_name: str,
-                 extra_tolerations: dict[str, list[dict[str, str]]] | None = None, protect: bool = True,
+                 protect: bool = True,
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:slurm:SlurmCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -67,11 +67,8 @@ class SlurmCluster(pulumi.ComponentResource):
         before: list[pulumi.Resource] = [self.operator, secrets]
         if plan.accounting:
             before.append(SlurmDatabase(f"{name}-database", slurm_ns.metadata.name, refs, protect=protect,
-                                        after=[secrets.db_password], opts=child))
+                                        after=[secrets.db_password, secrets.db_root_password], opts=child))
         values = slurm_values(plan, cluster_name, refs)
-        for pool, extra in (extra_tolerations or {}).items():
-            if pool in values["nodesets"]:
-                values["nodesets"][pool]["podSpec"]["tolerations"] += extra
         self.release = k8s.helm.v3.Release(
             f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,
             namespace=slurm_ns.metadata.name, create_namespace=False, values=values, timeout=1800,

@@ -1,7 +1,11 @@
 """MariaDB for slurmdbd: a one-replica StatefulSet with a persistent volume and a ClusterIP Service.
 
-The slurm chart expects an external database (``accounting.storageConfig``); this is it. The password comes from
-the Secret ``SlurmSecrets`` made (the image's ``MARIADB_PASSWORD``); the root password is random and never stored.
+The slurm chart expects an external database (``accounting.storageConfig``); this is it. Both passwords come from
+Secrets ``SlurmSecrets`` made from Pulumi-generated values: slurmdbd's user (the image's ``MARIADB_PASSWORD``) and
+root (``MARIADB_ROOT_PASSWORD``, read only by this container). Root is set explicitly because the image's
+``MARIADB_RANDOM_ROOT_PASSWORD`` prints the generated password to the pod log. Both apply when the volume is first
+initialised; to read the root password: ``kubectl -n slurm get secret slurm-db-root-password -o
+jsonpath='{.data.password}' | base64 -d``.
 The volume outlives the StatefulSet (``persistentVolumeClaimRetentionPolicy: Retain``) and the StatefulSet is
 retained on delete, so job history survives a ``pulumi destroy`` of the Slurm layer.
 """
@@ -31,7 +35,7 @@ class SlurmDatabase(pulumi.ComponentResource):
     def __init__(self, name: str, namespace: pulumi.Input[str], refs: SecretRefs, storage_gib: int = 50,
                  protect: bool = True, after: list[pulumi.Resource] | None = None,
                  opts: pulumi.ResourceOptions | None = None):
-        """``after``: what must exist first (the password Secret); the StatefulSet waits for it."""
+        """``after``: what must exist first (the password Secrets); the StatefulSet waits for them."""
         super().__init__("gpu-cluster:slurm:SlurmDatabase", name, None, opts)
         self.service_name = refs.db_host
         meta = {"name": refs.db_host, "namespace": namespace, "labels": LABELS}
@@ -41,13 +45,14 @@ class SlurmDatabase(pulumi.ComponentResource):
                   "ports": [{"name": "mysql", "port": MARIADB_PORT, "target_port": "mysql"}], "type": "ClusterIP"},
             opts=pulumi.ResourceOptions(parent=self))
         password = {"secret_key_ref": {"name": refs.db_password, "key": refs.db_password_key}}
+        root_password = {"secret_key_ref": {"name": refs.db_root_password, "key": refs.db_root_password_key}}
         container = {
             "name": "mariadb", "image": MARIADB_IMAGE,
             "args": list(MARIADB_ARGS),
             "env": [{"name": "MARIADB_DATABASE", "value": DATABASE},
                     {"name": "MARIADB_USER", "value": DATABASE_USER},
                     {"name": "MARIADB_PASSWORD", "value_from": password},
-                    {"name": "MARIADB_RANDOM_ROOT_PASSWORD", "value": "1"}],
+                    {"name": "MARIADB_ROOT_PASSWORD", "value_from": root_password}],
             "ports": [{"name": "mysql", "container_port": MARIADB_PORT}],
             "volume_mounts": [{"name": "data", "mount_path": "/var/lib/mysql"}],
             "resources": {"requests": {"cpu": "500m", "memory": "6Gi"}, "limits": {"memory": "6Gi"}},  # 4 GiB pool

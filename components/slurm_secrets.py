@@ -1,4 +1,5 @@
-"""The Slurm auth key, the JWT key and the accounting database password: generated once by Pulumi, kept secret.
+"""The Slurm auth key, the JWT key and the accounting database's passwords (slurmdbd's user and MariaDB's root):
+generated once by Pulumi, kept secret.
 
 The slurm chart can generate keys itself (``randAscii`` at render time), but a key that changes on every deploy
 breaks auth between slurmctld, slurmd and slurmdbd (SlinkyProject/containers#10). ``random.RandomBytes`` and
@@ -22,12 +23,14 @@ DB_PASSWORD_LENGTH = 32
 
 
 class SlurmSecrets(pulumi.ComponentResource):
-    """Three Kubernetes Secrets in the Slurm namespace, named as ``refs`` says, from Pulumi-generated randomness."""
+    """Kubernetes Secrets in the Slurm namespace, named as ``refs`` says, from Pulumi-generated randomness: the two
+    keys, and with accounting the database user's and the database root's passwords."""
 
     refs: SecretRefs
     slurm_key: k8s.core.v1.Secret
     jwt_key: k8s.core.v1.Secret
     db_password: k8s.core.v1.Secret | None
+    db_root_password: k8s.core.v1.Secret | None
 
     def __init__(self, name: str, namespace: pulumi.Input[str], accounting: bool, protect: bool,
                  refs: SecretRefs = SecretRefs(), opts: pulumi.ResourceOptions | None = None):
@@ -40,14 +43,20 @@ class SlurmSecrets(pulumi.ComponentResource):
                                       {refs.slurm_key_key: slurm_key.base64}, kept)
         self.jwt_key = self._secret(f"{name}-jwt-key", refs.jwt_key, namespace, {refs.jwt_key_key: jwt_key.base64},
                                     kept)
-        self.db_password = None
+        self.db_password = self.db_root_password = None
         if accounting:
             password = random.RandomPassword(f"{name}-db-password", length=DB_PASSWORD_LENGTH, special=False,
                                              opts=kept)
             self.db_password = self._secret(f"{name}-db-password", refs.db_password, namespace,
                                             {refs.db_password_key: password.result}, kept, encoded=False)
+            # Set explicitly: the image's MARIADB_RANDOM_ROOT_PASSWORD would print the root password to the pod log.
+            root = random.RandomPassword(f"{name}-db-root-password", length=DB_PASSWORD_LENGTH, special=False,
+                                         opts=kept)
+            self.db_root_password = self._secret(f"{name}-db-root-password", refs.db_root_password, namespace,
+                                                 {refs.db_root_password_key: root.result}, kept, encoded=False)
         self.register_outputs({"slurmKeySecret": refs.slurm_key, "jwtKeySecret": refs.jwt_key,
-                               "dbPasswordSecret": refs.db_password if accounting else None})
+                               "dbPasswordSecret": refs.db_password if accounting else None,
+                               "dbRootPasswordSecret": refs.db_root_password if accounting else None})
 
     @staticmethod
     def _secret(resource: str, name: str, namespace: pulumi.Input[str], data: dict[str, pulumi.Output[str]],

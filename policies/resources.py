@@ -5,6 +5,7 @@ import re
 from typing import Any
 
 from policies.values import UNKNOWN, as_dict, dig
+from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY  # noqa: F401 (re-exported to the rules)
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
@@ -17,9 +18,6 @@ HELM_CHART_V4 = "kubernetes:helm.sh/v4:Chart"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 SECRET = "kubernetes:core/v1:Secret"
 
-POOL_LABEL_KEY = "gpu-cluster/pool"
-"""Node label (and AWS tag) naming the gpu-cluster pool; equals stacks.spec.POOL_LABEL_KEY (a test checks)."""
-GPU_TAINT_KEY = "nvidia.com/gpu"
 
 _GCP_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
 

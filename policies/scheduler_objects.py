@@ -2,7 +2,7 @@
 select by the gpu-cluster/pool label."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from policies.resources import HELM_RELEASE, POOL_LABEL_KEY
@@ -36,6 +36,8 @@ class NodeSet:
     selector: dict
     extra_conf: str
     gpus_requested: Any
+    tolerations: list = field(default_factory=list)
+    """``podSpec.tolerations`` of the NodeSet's slurmd pods."""
 
 
 def nodesets(r: Resource) -> list[NodeSet]:
@@ -44,7 +46,8 @@ def nodesets(r: Resource) -> list[NodeSet]:
         if not isinstance(spec, dict) or spec.get("enabled") is False:
             continue
         out.append(NodeSet(r, str(name), as_dict(dig(spec, "podSpec", "nodeSelector")),
-                           str(spec.get("extraConf") or ""), dig(spec, "slurmd", "resources", "limits", GPU_RESOURCE)))
+                           str(spec.get("extraConf") or ""), dig(spec, "slurmd", "resources", "limits", GPU_RESOURCE),
+                           as_list(dig(spec, "podSpec", "tolerations"))))
     return out
 
 

@@ -10,13 +10,14 @@ from typing import Any
 
 from pulumi_policy.proxy import (
     UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE,
-    UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE, _DictProxy, _ListProxy,
+    UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE,
 )
-from pulumi_policy.secret import Secret, _DictSecretsProxy, _ListSecretsProxy
+from pulumi_policy.secret import Secret
+
+from policies.sdk_private import unwrap_proxy
 
 _SENTINELS = frozenset({UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE,
                         UNKNOWN_NUMBER_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE})
-_PROXIES = (_DictProxy, _ListProxy, _DictSecretsProxy, _ListSecretsProxy)
 
 
 class _Unknown:
@@ -42,8 +43,7 @@ def is_unknown(value: Any) -> bool:
 
 def plain(value: Any) -> Any:
     """Deep copy of ``value`` as plain dicts and lists, with every unknown sentinel replaced by ``UNKNOWN``."""
-    if isinstance(value, _PROXIES):
-        value = value["__target"]  # the proxies' documented escape hatch to the wrapped object
+    value = unwrap_proxy(value)  # the SDK's proxies, through the guarded shim
     if isinstance(value, Secret):
         value = value.value
     if isinstance(value, dict):

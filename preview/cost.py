@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass, field
 
 from catalog import Catalog, Cloud
 from stacks.facts import PoolFacts
+from stacks.scheduling_spec import Workload
 from stacks.spec import ClusterMode, StackSpec
 
 HOURS_PER_MONTH = 730  # the convention cloud price lists use (8,760 h / 12)
@@ -67,25 +68,58 @@ class CostReport:
                            "usdPerMonthMax": round(self.usd_per_month_max, 2), "maxGpus": self.max_gpus}}
 
 
-def pool_cost(f: PoolFacts) -> PoolCost:
+def pools_held_at_max(spec: StackSpec) -> set[str]:
+    """Pools that never run below maxNodes: with ``workload: slurm`` every pool has a Slinky NodeSet with
+    ``replicas = maxNodes`` (``scheduling/slurm_nodes.py``), whose slurmd pods keep the autoscaler at maxNodes."""
+    if spec.scheduling is None or spec.scheduling.workload != Workload.SLURM:
+        return set()
+    return {p.name for p in spec.node_pools}
+
+
+def pool_cost(f: PoolFacts, held_at_max: bool = False) -> PoolCost:
+    """``held_at_max``: the pool's floor is maxNodes (a Slurm NodeSet), so $/h at min is priced at maxNodes."""
     node = f.price.usd_per_hour
     return PoolCost(pool=f.name, machine_type=f.machine.machine_type, gpu_model=f.machine.gpu_model.value,
                     capacity=f.capacity.value, gpus_per_node=f.gpus_per_node, min_nodes=f.min_nodes,
                     max_nodes=f.max_nodes, usd_per_node_hour=node, usd_per_gpu_hour=node / f.gpus_per_node,
-                    usd_per_hour_min=node * f.min_nodes, usd_per_hour_max=node * f.max_nodes,
+                    usd_per_hour_min=node * (f.max_nodes if held_at_max else f.min_nodes),
+                    usd_per_hour_max=node * f.max_nodes,
                     usd_per_month_max=node * f.max_nodes * HOURS_PER_MONTH, price_source=f.price.label,
                     price_as_of=f.price.as_of.isoformat())
 
 
-def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostReport:
-    report = CostReport(pools=[pool_cost(f) for f in pools], fixed=[])
-    fee = cat.control_plane[spec.cloud]
+def _control_plane(spec: StackSpec, cat: Catalog, report: CostReport) -> None:
+    """The per-cluster fee of a cluster this stack creates: on EKS by the version's support status on the catalog's
+    price date (extended support bills more). An existing cluster's fee is not caused by this stack, so it is left
+    out, as the cost-stack-budget policy leaves it out (it sees no cluster resource)."""
+    if spec.cluster.mode != ClusterMode.CREATE:
+        report.notes.append(f"the control-plane fee of the existing cluster '{spec.cluster.name}' is not counted: "
+                            "this stack adds node pools to it but does not create it")
+        return
+    version = spec.cluster.kubernetes_version if spec.cloud == Cloud.AWS else None
+    fee = cat.control_plane_fee(spec.cloud, version)
     report.fixed.append(FixedCost(item=f"control plane ({fee.label})", usd_per_hour_min=fee.usd_per_hour,
                                   usd_per_hour_max=fee.usd_per_hour, source=fee.source, as_of=fee.as_of.isoformat()))
+    calendar = cat.eks_versions.get(version or "")
+    if fee.support == "extended" and calendar is not None:
+        standard = cat.control_plane[spec.cloud].usd_per_hour
+        report.notes.append(f"EKS {version} is past standard support since {calendar.end_of_standard_support}: the "
+                            f"control plane bills ${fee.usd_per_hour:.2f}/h (extended support) instead of "
+                            f"${standard:.2f}/h; a version in standard support costs less")
+
+
+def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostReport:
+    held = pools_held_at_max(spec)
+    report = CostReport(pools=[pool_cost(f, f.name in held) for f in pools], fixed=[])
+    raised = [f"{f.name} ({f.min_nodes} → {f.max_nodes})" for f in pools if f.name in held and f.min_nodes < f.max_nodes]
+    if raised:
+        report.notes.append(f"$/h min of {', '.join(raised)} is priced at maxNodes, not minNodes: with workload slurm "
+                            "each pool's Slurm NodeSet runs one slurmd pod per node up to maxNodes, so the autoscaler "
+                            "scales the pool up and keeps it there")
+    _control_plane(spec, cat, report)
     if spec.cluster.mode == ClusterMode.CREATE:
         sp = spec.cluster.system_pool
-        default = "e2-standard-4" if spec.cloud == Cloud.GCP else "m6i.xlarge"
-        machine = sp.machine_type or default
+        machine = sp.machine_type_for(spec.cloud)
         price = cat.host_price(spec.cloud, machine, spec.region)
         if price is None:
             report.notes.append(f"system pool {machine} has no catalog price in {spec.region}; it is not in the "

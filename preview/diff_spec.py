@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 from preview.cost import CostReport
 from preview.diff_resources import join_path
+from stacks.gpu_runtime import DEFAULT_MODE
 from stacks.spec import StackSpec
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
@@ -25,6 +26,7 @@ POOL_LABELS = {
     "machineType": "machine type", "gpu": "GPU", "gpusPerNode": "GPUs per node", "minNodes": "min nodes",
     "maxNodes": "max nodes", "maxGpus": "max GPUs", "capacity.type": "capacity", "capacity.reservation": "reservation",
     "capacity.reservationKind": "reservation kind", "capacity.reservationProject": "reservation project",
+    "capacity.placementGroup": "reservation's placement group",
     "placement": "placement", "multiNode": "multi-node", "zones": "zones", "diskSizeGib": "boot disk (GiB)",
     "labels": "node labels", "taints": "taints", "upgrade.maxSurge": "upgrade max surge",
     "upgrade.maxUnavailable": "upgrade max unavailable",
@@ -40,7 +42,7 @@ CLUSTER_LABELS = {
     "name": "name", "mode": "mode", "releaseChannel": "release channel", "kubernetesVersion": "Kubernetes version",
     "authorizedNetworks": "authorized networks", "deletionProtection": "deletion protection",
     "systemPool.machineType": "system pool machine type", "systemPool.minNodes": "system pool min nodes",
-    "systemPool.maxNodes": "system pool max nodes",
+    "systemPool.maxNodes": "system pool max nodes", "clusterAutoscaler": "Cluster Autoscaler (EKS)",
 }
 QUEUE_LABELS = {"fairShareWeight": "fair-share weight", "namespace": "namespace"}
 QUOTA_LABELS = {"gpus": "quota", "borrowingLimit": "borrowing limit", "lendingLimit": "lending limit"}
@@ -148,17 +150,20 @@ def _pools(side: SpecSide) -> dict[str, dict[str, Any]]:
         cost = costs.get(pool.name)
         if cost is not None:
             view.update(gpu=cost.gpu_model, gpusPerNode=cost.gpus_per_node, maxGpus=cost.gpus_per_node * pool.max_nodes)
-        view["placement"] = _placement(side.spec.cloud.value, pool.multi_node, pool.zones)
+        view["placement"] = _placement(side.spec.cloud.value, pool.multi_node, pool.zones,
+                                       reserved=pool.capacity.type.value == "reservation")
         view.pop("multiNode", None)  # placement says it in words
         out[pool.name] = view
     return out
 
 
-def _placement(cloud: str, multi_node: bool, zones: list[str]) -> str:
+def _placement(cloud: str, multi_node: bool, zones: list[str], reserved: bool = False) -> str:
     if not multi_node:
         return f"spread ({len(zones)} zone{'s' if len(zones) != 1 else ''})"
-    return ("compact placement, one zone" if cloud == "gcp"
-            else "cluster placement group + EFA, one AZ")
+    if cloud == "gcp":
+        return "compact placement, one zone"
+    # EKS reservation pools get no new placement group: the reservation places them (components/eks_gpu_node_group)
+    return "the reservation's placement + EFA, one AZ" if reserved else "cluster placement group + EFA, one AZ"
 
 
 def _runtimes(side: SpecSide) -> dict[str, dict[str, Any]]:
@@ -293,5 +298,7 @@ def _top_level(spec: StackSpec | None) -> dict[str, dict[str, Any]]:
         return {"stack": {}, "cluster": {}, "gpuRuntime": {}}
     dump = spec.model_dump(by_alias=True, mode="json")
     stack = {k: v for k, v in dump.items() if k not in ("cluster", "nodePools", "scheduling", "gpuRuntime")}
-    return {"stack": flatten_spec(stack), "cluster": flatten_spec(dump["cluster"]),
-            "gpuRuntime": flatten_spec(dump["gpuRuntime"])}
+    runtime = dump["gpuRuntime"]
+    if runtime.get("mode") is None:  # writing out the default is not a change: compare resolved values
+        runtime["mode"] = DEFAULT_MODE[spec.cloud].value
+    return {"stack": flatten_spec(stack), "cluster": flatten_spec(dump["cluster"]), "gpuRuntime": flatten_spec(runtime)}

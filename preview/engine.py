@@ -13,6 +13,7 @@ import logging
 import os
 import runpy
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,10 @@ class Registered:
     ignore_changes: list[str] = field(default_factory=list)
     protect: bool = False
     provider: str = ""
+    delete_before_replace: bool = False
+    transforms: list[Any] = field(default_factory=list)
+    """The resource's ``transforms`` option (the Python callables). The mocks never run them: a kustomize Directory's
+    children are not expanded offline, so tests call these to see what they would do."""
 
     @property
     def redacted_inputs(self) -> dict[str, Any]:
@@ -81,7 +86,13 @@ def fake_random_bytes(name: str, length: int) -> bytes:
 class RecordingMocks(pulumi.runtime.Mocks):
     """Echo inputs as outputs and invent the few computed outputs the program reads (ids, ARNs, endpoints)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = threading.local()
+        """Per registering thread: the transforms of the resource being registered (read by the monitor)."""
+
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        self.last.transforms = list(args.transforms)
         out = dict(args.inputs)
         name, typ = args.name, args.typ
         if typ == "gcp:serviceaccount/account:Account":
@@ -105,6 +116,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
             out.setdefault("arn", f"arn:aws:offline:{FAKE_ACCOUNT}:{typ.split(':')[-1].lower()}/{name}")
         if typ == "aws:ec2/launchTemplate:LaunchTemplate":
             out["latestVersion"] = 1
+        elif typ == "aws:eks/nodeGroup:NodeGroup":  # EKS names the group's Auto Scaling group eks-<group>-<uuid>
+            out["resources"] = [{"autoscalingGroups": [{"name": f"eks-{name}-offline"}],
+                                 "remoteAccessSecurityGroupId": ""}]
         if typ.startswith(("gcp:", "aws:")):
             out.setdefault("name", name)  # provider auto-naming does not run under mocks
         return f"{name}-id", out
@@ -134,7 +148,9 @@ class RecordingMonitor(_mocks.MockMonitor):
                 type=request.type, name=request.name, urn=resp.urn, parent_urn=request.parent, custom=request.custom,
                 inputs=rpc.deserialize_properties(request.object), raw_inputs=copy,
                 dependencies=list(request.dependencies), ignore_changes=list(request.ignoreChanges),
-                protect=bool(request.protect), provider=request.provider))
+                protect=bool(request.protect), provider=request.provider,
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                transforms=getattr(self.mocks.last, "transforms", [])))
         return resp
 
 

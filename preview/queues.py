@@ -5,13 +5,15 @@ from typing import Sequence
 
 from scheduling.kueue import pool_placements
 from scheduling.quota_plan import QuotaPlan, quota_plan
+from scheduling.slurm_plan import SlurmPlan, plan_slurm
 from stacks.facts import PoolFacts
 from stacks.scheduling_spec import Workload
 from stacks.spec import StackSpec
 
 
 def queue_plan(spec: StackSpec, facts: Sequence[PoolFacts]) -> QuotaPlan | None:
-    """None when the stack has no scheduling section. Placement notes come from the Kueue path only."""
+    """None when the stack has no scheduling section. Placement notes: Kueue's gang placement per pool, or the
+    pool's Slurm partition and topology."""
     sched = spec.scheduling
     if sched is None:
         return None
@@ -19,4 +21,22 @@ def queue_plan(spec: StackSpec, facts: Sequence[PoolFacts]) -> QuotaPlan | None:
     if sched.workload == Workload.KUBEFLOW:
         notes = {name: (f"TAS {p.topology}: {p.note}" if p.topology else p.note)
                  for name, p in pool_placements(sched, facts).items()}
+    elif sched.workload == Workload.SLURM:
+        notes = slurm_placements(plan_slurm(sched, facts))
     return quota_plan(sched, facts, notes)
+
+
+def slurm_placements(plan: SlurmPlan) -> dict[str, str]:
+    """pool -> ``partition <pool> · <topology>``: where Slurm places a job that asks for the pool's partition."""
+    out = {}
+    for n in plan.nodesets:
+        block = next((b for b in plan.topology.blocks if b.pool == n.pool), None)
+        if block is not None:
+            where = f"topology {block.name}: {len(block.blocks)} blocks of {block.block_size} nodes"
+        elif plan.topology.for_pool(n.pool) is not None:
+            zone = next(z for z, leaves in plan.topology.tree.zones.items() if n.pool in leaves)
+            where = f"topology {plan.topology.tree.name}: switch {n.pool} in {zone}"
+        else:
+            where = "flat (no topology)"
+        out[n.pool] = f"partition {n.pool} · {where}"
+    return out

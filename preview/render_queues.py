@@ -1,5 +1,9 @@
 """The scheduling section in text (rich) and Markdown: quota per queue, pool and GPU model, borrowing and lending,
-the share of each pool's capacity that is promised, and $/hour of each team's nominal quota."""
+the share of each pool's capacity that is promised, and $/hour of each team's nominal quota.
+
+With workload slurm only what Slurm reads is shown: queues are accounts (no namespace, no lending limit), the
+summary names fair-share, GPU caps and backfill instead of Kueue's queueing strategy and gang admission, and a
+pool's placement is its partition and topology."""
 from __future__ import annotations
 
 from rich.console import Console
@@ -21,11 +25,19 @@ def _lend(q: QueueQuota, plan: QuotaPlan) -> str:
     return "all unused" if q.lending_limit is None else str(q.lending_limit)
 
 
+def _slurm(plan: QuotaPlan) -> bool:
+    return plan.workload == "slurm"
+
+
 def summary(plan: QuotaPlan) -> str:
+    over = " · overcommit allowed" if plan.overcommit else ""
+    if _slurm(plan):
+        cap = f"nominal + borrow ≤ (cohort {plan.cohort})" if plan.cohort else "nominal GPUs"
+        return (f"workload slurm · each queue is a Slurm account with fair-share shares and a GPU cap (GrpTRES) = "
+                f"{cap} · jobs start in multifactor priority order with backfill, all nodes of a job at once{over}")
     gang = f"gang admission: all pods ready within {plan.gang_timeout_seconds} s" \
         if plan.gang_timeout_seconds is not None else "gang admission: off"
     cohort = f"cohort {plan.cohort} (borrowing, lending, fair sharing)" if plan.cohort else "no cohort (no borrowing)"
-    over = " · overcommit allowed" if plan.overcommit else ""
     return f"workload {plan.workload} · {cohort} · {plan.queueing_strategy} · {gang}{over}"
 
 
@@ -38,18 +50,24 @@ def print_queues(console: Console, plan: QuotaPlan) -> None:
 
 def queue_table(plan: QuotaPlan) -> Table:
     usd = plan.queue_usd_per_hour()
-    table = Table(title="Queues (GPU quota per pool; $/h = nominal GPUs × the pool's $/GPU-h)", title_justify="left",
-                  header_style="bold")
-    for name, justify in (("queue", "left"), ("namespace", "left"), ("pool", "left"), ("GPU", "left"),
-                          ("nominal GPUs", "right"), ("borrow ≤", "right"), ("lend ≤", "right"), ("$/h", "right"),
-                          ("queue $/h", "right")):
+    slurm = _slurm(plan)
+    title = ("Slurm accounts (GPU quota per pool; $/h = nominal GPUs × the pool's $/GPU-h)" if slurm
+             else "Queues (GPU quota per pool; $/h = nominal GPUs × the pool's $/GPU-h)")
+    table = Table(title=title, title_justify="left", header_style="bold")
+    columns = [("account" if slurm else "queue", "left"), *([] if slurm else [("namespace", "left")]),
+               ("pool", "left"), ("GPU", "left"), ("nominal GPUs", "right"), ("borrow ≤", "right"),
+               *([] if slurm else [("lend ≤", "right")]), ("$/h", "right"), (f"{'account' if slurm else 'queue'} $/h",
+                                                                             "right")]
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True)
     shown: set[str] = set()
     for q in plan.quotas:
         first = q.queue not in shown
         shown.add(q.queue)
-        table.add_row(q.queue if first else "", q.namespace if first else "", q.pool, q.gpu_model, str(q.gpus),
-                      _borrow(q, plan), _lend(q, plan), f"{q.usd_per_hour:,.2f}", f"{usd[q.queue]:,.2f}" if first else "")
+        cells = [q.queue if first else "", *([] if slurm else [q.namespace if first else ""]), q.pool, q.gpu_model,
+                 str(q.gpus), _borrow(q, plan), *([] if slurm else [_lend(q, plan)]), f"{q.usd_per_hour:,.2f}",
+                 f"{usd[q.queue]:,.2f}" if first else ""]
+        table.add_row(*cells)
     return table
 
 
@@ -72,11 +90,20 @@ def markdown_queues(plan: QuotaPlan | None) -> list[str]:
     if plan is None:
         return []
     usd = plan.queue_usd_per_hour()
-    out = [f"**Queues** · {_cell(summary(plan))}", "",
-           "| queue | namespace | pool | GPU | nominal GPUs | borrow ≤ | lend ≤ | $/h |", "|---|---|---|---|---:|---:|---:|---:|"]
-    out += [f"| {q.queue} | {q.namespace} | {q.pool} | {q.gpu_model} | {q.gpus} | {_borrow(q, plan)} | {_lend(q, plan)} "
-            f"| {q.usd_per_hour:,.2f} |" for q in plan.quotas]
-    out += ["", "| queue | $/h of nominal quota |", "|---|---:|"] + [f"| {k} | {v:,.2f} |" for k, v in usd.items()]
+    if _slurm(plan):
+        out = [f"**Slurm accounts** · {_cell(summary(plan))}", "",
+               "| account | pool | GPU | nominal GPUs | borrow ≤ | $/h |", "|---|---|---|---:|---:|---:|"]
+        out += [f"| {q.queue} | {q.pool} | {q.gpu_model} | {q.gpus} | {_borrow(q, plan)} | {q.usd_per_hour:,.2f} |"
+                for q in plan.quotas]
+        out += ["", "| account | $/h of nominal quota |", "|---|---:|"]
+    else:
+        out = [f"**Queues** · {_cell(summary(plan))}", "",
+               "| queue | namespace | pool | GPU | nominal GPUs | borrow ≤ | lend ≤ | $/h |",
+               "|---|---|---|---|---:|---:|---:|---:|"]
+        out += [f"| {q.queue} | {q.namespace} | {q.pool} | {q.gpu_model} | {q.gpus} | {_borrow(q, plan)} "
+                f"| {_lend(q, plan)} | {q.usd_per_hour:,.2f} |" for q in plan.quotas]
+        out += ["", "| queue | $/h of nominal quota |", "|---|---:|"]
+    out += [f"| {k} | {v:,.2f} |" for k, v in usd.items()]
     out += ["", "| pool | GPU | GPUs at max | promised | share | placement |", "|---|---|---:|---:|---:|---|"]
     out += [f"| {p.pool} | {p.gpu_model} | {p.capacity_gpus} | {p.promised_gpus} | "
             f"{'**' if p.overcommitted else ''}{p.share:.0%}{'**' if p.overcommitted else ''} | {_cell(p.placement)} |"

@@ -6,6 +6,7 @@ from typing import Any
 
 from catalog import load_catalog
 from preview.cost import stack_cost
+from preview.advice import deploy_advice
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy_check import PolicyOptions, apply_policies
 from preview.queues import queue_plan
@@ -24,6 +25,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     cat = load_catalog()
     try:
         spec, report.warnings = load_spec(raw, cat)
+        report.warnings += deploy_advice(spec)
     except SpecError as exc:
         report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
         return report  # invalid: the program is never run, so nothing is registered

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from preview.engine import Registered
+from stacks.spec import POOL_LABEL_KEY
 
-POOL_LABEL_KEY = "gpu-cluster/pool"
 CLUSTER_TYPES = ("gcp:container/cluster:Cluster", "aws:eks/cluster:Cluster")
 STACK_GROUP = "stack"
 

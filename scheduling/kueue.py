@@ -1,14 +1,22 @@
 """Scheduling spec + pool facts -> Kueue objects (plain dicts, exactly as applied to the API server). Pure: no Pulumi.
 
-One ResourceFlavor per GPU pool selects the pool by its ``gpu-cluster/pool`` label and tolerates the GPU taint;
-fixed-size pools also reference a Topology. One ClusterQueue per queue holds its GPU quota per pool (in quota order,
-which is Kueue's flavor preference order); one LocalQueue in the team's namespace points at it; the Cohort and the
-WorkloadPriorityClasses come straight from the spec. Only ``nvidia.com/gpu`` is a covered resource: the manager
+One ResourceFlavor per GPU pool selects the pool by its ``gpu-cluster/pool`` label and tolerates the pool's taints
+(the GPU taint and every extra one); fixed-size pools also reference a Topology. One ClusterQueue per queue holds its
+GPU quota per pool (in quota order, which is Kueue's flavor preference order); one LocalQueue in the team's namespace
+points at it; the Cohort and the WorkloadPriorityClasses come straight from the spec. Only ``nvidia.com/gpu`` is a covered resource: the manager
 configuration tells Kueue to ignore CPU and memory (see ``scheduling/kueue_config.py``). Quotas are physical GPUs;
 on pools that share GPUs they are multiplied by the slices each GPU advertises.
+
+ResourceFlavors and Topologies are named ``<pool or topology>-<hash>``, the hash taken over the fields Kueue will not
+let change (``REPLACED_FIELDS``). Kueue keeps the ``kueue.x-k8s.io/resource-in-use`` finalizer on a flavor while a
+ClusterQueue names it (and on a Topology while a flavor names it), so deleting the old object first and recreating it
+under the same name would wait forever. With a new name, Pulumi's default replacement creates the new object, updates
+the ClusterQueues (or flavors) to point at it, and deletes the old one last, once nothing references it.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -25,6 +33,12 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 TEAM_NAMESPACE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
                       "pod-security.kubernetes.io/audit": "restricted"}
 """Team namespaces run user code: baseline enforced (no privileged pods), restricted reported."""
+REPLACED_FIELDS: dict[str, tuple[str, ...]] = {
+    "ResourceFlavor": ("spec.nodeLabels", "spec.nodeTaints", "spec.tolerations", "spec.topologyName"),
+    "Topology": ("spec.levels",),
+}
+"""Per kind, the fields whose change replaces the object (Kueue's CRDs make them immutable) and that its name hashes."""
+NAME_HASH_LENGTH = 8
 
 
 @dataclass
@@ -45,6 +59,10 @@ class KueueObjects:
         return [*self.topologies, *self.flavors, *([self.cohort] if self.cohort else []), *self.priority_classes,
                 *self.cluster_queues, *self.local_queues]
 
+    def flavor_names(self) -> dict[str, str]:
+        """Pool name -> name of its ResourceFlavor object."""
+        return {base_name(f): f["metadata"]["name"] for f in self.flavors}
+
 
 def slices_per_gpu(pool: PoolFacts) -> int:
     """``nvidia.com/gpu`` units per physical GPU: 1, or the time-slicing/MPS replicas or MIG instances of a shared
@@ -64,18 +82,39 @@ def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[st
             else Placement(p.name, None, note="no queue has quota in this pool") for p in pools}
 
 
+def content_name(base: str, kind: str, body: dict[str, Any]) -> str:
+    """``<base>-<hash>``: the hash covers exactly the fields of ``REPLACED_FIELDS[kind]`` (absent ones as null), so
+    changing one of them renames the object and anything else keeps the name."""
+    picked = {}
+    for path in REPLACED_FIELDS[kind]:
+        value: Any = body
+        for step in path.split("."):
+            value = value.get(step) if isinstance(value, dict) else None
+        picked[path] = value
+    digest = hashlib.sha256(json.dumps(picked, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return f"{base}-{digest[:NAME_HASH_LENGTH]}"
+
+
+def base_name(obj: dict[str, Any]) -> str:
+    """The stable part of an object's name: the pool or topology of a content-named object, else the name itself."""
+    name = obj["metadata"]["name"]
+    return name.rsplit("-", 1)[0] if obj["kind"] in REPLACED_FIELDS else name
+
+
 def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> KueueObjects:
     out = KueueObjects()
     by_name = {p.name: p for p in pools}
     out.placements = pool_placements(spec, pools)
     out.topologies = _topologies(out.placements.values())
-    out.flavors = [_flavor(p, out.placements[p.name]) for p in pools]
+    topology_names = {base_name(t): t["metadata"]["name"] for t in out.topologies}
+    out.flavors = [_flavor(p, out.placements[p.name], topology_names) for p in pools]
+    flavor_names = out.flavor_names()
     if spec.cohort:
         out.cohort = _obj("Cohort", spec.cohort, spec={})
     out.priority_classes = [_obj("WorkloadPriorityClass", pc.name, value=pc.value,
                                  **({"description": pc.description} if pc.description else {}))
                             for pc in spec.priority_classes]
-    out.cluster_queues = [_cluster_queue(spec, q, by_name) for q in spec.queues]
+    out.cluster_queues = [_cluster_queue(spec, q, by_name, flavor_names) for q in spec.queues]
     out.local_queues = [_obj("LocalQueue", q.name, namespace=namespace_of(q), spec={"clusterQueue": q.name})
                         for q in spec.queues]
     for ns in dict.fromkeys(namespace_of(q) for q in spec.queues):
@@ -96,18 +135,22 @@ def _topologies(placements) -> list[dict[str, Any]]:
     for p in placements:
         if p.topology:
             seen.setdefault(p.topology, p.levels)
-    return [_obj("Topology", name, spec={"levels": [{"nodeLabel": label} for label in levels]})
-            for name, levels in sorted(seen.items())]
+    out = []
+    for name, levels in sorted(seen.items()):
+        body = {"spec": {"levels": [{"nodeLabel": label} for label in levels]}}
+        out.append(_obj("Topology", content_name(name, "Topology", body), **body))
+    return out
 
 
-def _flavor(pool: PoolFacts, where: Placement) -> dict[str, Any]:
+def _flavor(pool: PoolFacts, where: Placement, topology_names: dict[str, str]) -> dict[str, Any]:
     spec: dict[str, Any] = {"nodeLabels": dict(pool.pool_label), "tolerations": [dict(t) for t in pool.tolerations]}
     if where.topology:
-        spec["topologyName"] = where.topology
-    return _obj("ResourceFlavor", pool.name, spec=spec)
+        spec["topologyName"] = topology_names[where.topology]
+    return _obj("ResourceFlavor", content_name(pool.name, "ResourceFlavor", {"spec": spec}), spec=spec)
 
 
-def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFacts]) -> dict[str, Any]:
+def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFacts],
+                   flavor_names: dict[str, str]) -> dict[str, Any]:
     flavors = []
     for quota in queue.quotas:
         if quota.pool not in pools:
@@ -118,7 +161,7 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
             res["borrowingLimit"] = quota.borrowing_limit * per_gpu
         if quota.lending_limit is not None:
             res["lendingLimit"] = quota.lending_limit * per_gpu
-        flavors.append({"name": quota.pool, "resources": [res]})
+        flavors.append({"name": flavor_names[quota.pool], "resources": [res]})
     body: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace_of(queue)}},
         "queueingStrategy": spec.queueing_strategy.value,

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 from stacks.facts import PoolFacts
-from stacks.scheduling_spec import SchedulingSpec
+from stacks.scheduling_spec import SchedulingSpec, Workload
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,10 @@ class QuotaPlan:
     workload: str
     cohort: str | None
     overcommit: bool
-    queueing_strategy: str = "BestEffortFIFO"
+    queueing_strategy: str | None = "BestEffortFIFO"
+    """None with workload slurm (Slurm orders jobs by priority and backfill)."""
     gang_timeout_seconds: int | None = None
-    """None: gang admission is off."""
+    """None: gang admission is off, or workload slurm (Slurm allocates a job's nodes together)."""
     quotas: list[QueueQuota] = field(default_factory=list)
     pools: list[PoolPromise] = field(default_factory=list)
 
@@ -69,11 +70,13 @@ class QuotaPlan:
 
 
 def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dict[str, str] | None = None) -> QuotaPlan:
-    """``placements``: pool -> a short description of its gang placement (Kueue path), shown next to the pool."""
+    """``placements``: pool -> a short description of its placement (Kueue: gang placement; Slurm: partition and
+    topology), shown next to the pool."""
     by_name = {p.name: p for p in pools}
+    kueue = spec.workload == Workload.KUBEFLOW  # queueing strategy and gang admission are Kueue's, not Slurm's
     plan = QuotaPlan(workload=spec.workload.value, cohort=spec.cohort, overcommit=spec.overcommit,
-                     queueing_strategy=spec.queueing_strategy.value,
-                     gang_timeout_seconds=spec.gang.timeout_seconds if spec.gang.enabled else None)
+                     queueing_strategy=spec.queueing_strategy.value if kueue else None,
+                     gang_timeout_seconds=spec.gang.timeout_seconds if kueue and spec.gang.enabled else None)
     promised: dict[str, int] = {}
     for queue in spec.queues:
         for quota in queue.quotas:

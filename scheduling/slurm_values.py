@@ -32,6 +32,9 @@ class SecretRefs:
     jwt_key_key: str = "jwt_hs256.key"
     db_password: str = "slurm-db-password"
     db_password_key: str = "password"
+    db_root_password: str = "slurm-db-root-password"
+    """MariaDB's root password: only the MariaDB container reads it (slurmdbd uses ``db_password``)."""
+    db_root_password_key: str = "password"
     db_host: str = "slurm-mariadb"
 
 

@@ -1,9 +1,10 @@
 """Pool facts + placements -> Kubeflow Trainer ClusterTrainingRuntimes, and the Trainer chart's Helm values. Pure.
 
 One PyTorch runtime per GPU pool, ``torch-<pool>``: one pod per node with every GPU of the node (Trainer v2.3 starts
-one process per requested GPU; its torch policy has no ``numProcPerNode`` any more), the pool's node selector and GPU
-toleration, and, where the pool uses Kueue topology-aware scheduling, the placement annotation on the pod template. A team submits a TrainJob with ``runtimeRef: torch-<pool>``
-and the label ``kueue.x-k8s.io/queue-name: <queue>``; Kueue admits it against the queue's quota in that pool.
+one process per requested GPU; its torch policy has no ``numProcPerNode`` any more), the pool's node selector and
+tolerations (the GPU taint and the pool's own taints), and, where the pool uses Kueue topology-aware scheduling, the
+placement annotation on the pod template. A team submits a TrainJob with ``runtimeRef: torch-<pool>`` and the label
+``kueue.x-k8s.io/queue-name: <queue>``; Kueue admits it against the queue's quota in that pool.
 """
 from __future__ import annotations
 

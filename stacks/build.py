@@ -9,7 +9,7 @@ from catalog import Catalog, Cloud
 from stacks.build_scheduling import build_kubeflow_path
 from stacks.build_slurm import build_slurm_path
 from stacks.facts import PoolFacts, pool_facts
-from stacks.spec import StackSpec
+from stacks.spec import ClusterMode, StackSpec
 
 
 @dataclass
@@ -63,6 +63,12 @@ def _build_eks(spec: StackSpec, cat: Catalog) -> BuiltStack:
         facts = pool_facts(spec, pool, cat)
         EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
         pools[pool.name] = facts
+    if spec.cluster.cluster_autoscaler:  # EKS node groups scale only when something in the cluster resizes them
+        from components.cluster_autoscaler import ClusterAutoscaler
+
+        ClusterAutoscaler("cluster-autoscaler", cluster.ref, spec.cluster.mode == ClusterMode.CREATE, spec.labels,
+                          opts=pulumi.ResourceOptions(providers=[provider, cluster.ref.k8s_provider],
+                                                      depends_on=[cluster]))
     _build_gpu_runtime(spec, pools, cluster, cluster.ref.k8s_provider)
     build_kubeflow_path(spec, pools, cluster, cluster.ref.k8s_provider)
     build_slurm_path(spec, pools, cluster, cluster.ref.k8s_provider)

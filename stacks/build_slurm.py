@@ -15,8 +15,6 @@ def build_slurm_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulu
         return
     from components.slurm_cluster import SlurmCluster
 
-    tolerations = {p.name: [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value}
-                            for t in p.taints] for p in spec.node_pools if p.taints}
     SlurmCluster("slurm", spec.scheduling, [pools[p.name] for p in spec.node_pools], spec.cluster.name,
-                 extra_tolerations=tolerations, protect=spec.cluster.deletion_protection,
+                 protect=spec.cluster.deletion_protection,
                  opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster]))

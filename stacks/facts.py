@@ -8,6 +8,15 @@ from stacks.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack
 from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
 GPU_TAINT_VALUE = "present"
+GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
+
+
+def toleration_for(taint: Taint) -> dict[str, str]:
+    """The toleration that matches exactly one taint: ``Equal`` on its value, or ``Exists`` for an empty value
+    (Kubernetes leaves ``value`` out when the operator is ``Exists``)."""
+    if taint.value:
+        return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect.value}
+    return {"key": taint.key, "operator": "Exists", "effect": taint.effect.value}
 
 
 @dataclass(frozen=True)
@@ -46,15 +55,10 @@ class PoolFacts:
 
     @property
     def tolerations(self) -> list[dict[str, str]]:
-        """Kubernetes tolerations a workload needs to land on this pool."""
-        return [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
-
-    @property
-    def daemon_tolerations(self) -> list[dict[str, str]]:
-        """Tolerations a per-node agent (device plugin, GPU Operator operands) needs: the GPU taint and every extra
-        taint of the pool, matched exactly."""
-        extra = [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} for t in self.taints]
-        return [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}, *extra]
+        """Kubernetes tolerations anything that must run on this pool needs (Kueue flavor, Trainer runtime, Slurm
+        NodeSet, device plugin and GPU Operator operands, the ``pools.*.tolerations`` output): the GPU taint, and every
+        extra taint of the pool matched exactly (its key, value and effect; ``Exists`` when the value is empty)."""
+        return [GPU_TOLERATION.copy(), *(toleration_for(t) for t in self.taints)]
 
     @property
     def usd_per_gpu_hour(self) -> float:

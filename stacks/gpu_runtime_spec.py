@@ -41,7 +41,8 @@ class SharingMode(str, Enum):
 class GpuSharing(SpecModel):
     mode: SharingMode = Field(SharingMode.NONE, description=(
         "`none` (default): one pod per GPU. `time-slicing` or `mps`: `replicas` pods share each GPU. `mig`: every GPU "
-        "is split into `migProfile` instances."))
+        "is split into `migProfile` instances. Anything but `none` is refused on a pool of a `workload: slurm` stack "
+        "(its Slurm NodeSet declares whole GPUs)."))
     replicas: int | None = Field(None, ge=2, le=MAX_SHARED_CLIENTS_PER_GPU, description=(
         f"`time-slicing` and `mps` only (required there): pods per physical GPU, 2-{MAX_SHARED_CLIENTS_PER_GPU}. "
         "Each node then advertises GPUs × replicas `nvidia.com/gpu`; cost stays per physical GPU."))

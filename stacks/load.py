@@ -55,7 +55,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
                                     choice_fix("the key", key, TOP_LEVEL_KEYS, " (or remove it)")))
     parts: dict[str, Any] = {}
     unparsed: set[str] = set()
-    pools: list[tuple[int, NodePool]] = []
+    parsed_pools: list[tuple[int, NodePool, set[str]]] = []
     for name, field in StackSpec.model_fields.items():
         alias = field.alias or name
         if alias not in raw:
@@ -64,7 +64,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
                                         _describe(field.annotation), f"add {NAMESPACE}:{alias} to the stack config"))
             continue
         if name == "node_pools":
-            pools = _parse_pools(raw[alias], issues)
+            parsed_pools = _parse_pools(raw[alias], issues)
             continue
         annotation = field.annotation if raw[alias] is None else _optional_model(field.annotation)
         parsed = _parse_part(annotation, raw[alias], (alias,), issues)
@@ -73,6 +73,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
         elif raw[alias] is not None:
             unparsed.add(name)  # already reported; later checks must not also call it "missing"
 
+    pools = [(i, pool) for i, pool, dropped in parsed_pools if not dropped]  # cross-section checks: whole pools only
     cloud: Cloud | None = parts.get("cloud")
     region: str | None = parts.get("region")
     cluster: ClusterSpec | None = parts.get("cluster")
@@ -85,15 +86,16 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
                 region = None
         if cluster is not None:
             issues += v.check_cluster(cat, cloud, region, cluster)
-        for i, pool in pools:
-            issues += v.check_pool(cat, cloud, region, cluster, i, pool)
+        for i, pool, dropped in parsed_pools:
+            issues += [x for x in v.check_pool(cat, cloud, region, cluster, i, pool) if _independent(x, i, dropped)]
         if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here
             issues += check_gpu_runtime(cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
     issues += v.check_labels(parts.get("labels", {}), ("labels",), resource_labels=True)
     issues += v.check_pool_names(pools)
     if parts.get("scheduling") is not None:
         issues += check_scheduling(cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
-        issues += check_slurm(cat, cloud, pools, parts["scheduling"])
+        issues += check_slurm(cat, cloud, pools, parts["scheduling"],
+                              None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime())
 
     issues.sort(key=sort_key)
     if any(not i.warning for i in issues):
@@ -102,17 +104,59 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
     return spec, [i for i in issues if i.warning]
 
 
-def _parse_pools(value: Any, issues: list[SpecIssue]) -> list[tuple[int, NodePool]]:
+# Pool-level checks that also read another field: when that field failed its shape check, the check is skipped
+# for the pool (its answer would rest on a default the user did not choose).
+POOL_CHECK_INPUTS = {"machineType": {"accelerator"}, "accelerator": {"machineType"},
+                     "zones": {"multiNode"}, "maxNodes": {"multiNode"}, "minNodes": {"maxNodes"},
+                     "upgrade": {"capacity"}, "multiNode": {"machineType", "zones"}}
+
+
+def _parse_pools(value: Any, issues: list[SpecIssue]) -> list[tuple[int, NodePool, set[str]]]:
+    """Parse each pool; a pool whose optional fields are malformed is still checked on the fields that parsed.
+
+    Returns ``(index, pool, fields dropped because they failed their shape check)``.
+    """
     if not isinstance(value, list) or not value:
         issues.append(SpecIssue(path_of("nodePools"), "must be a non-empty list of GPU pools", value,
                                 "a YAML list of pools", "add at least one pool with name, machineType, zones, maxNodes"))
         return []
     pools = []
     for i, item in enumerate(value):
+        before = len(issues)
         parsed = _parse_part(NodePool, item, ("nodePools", i), issues)
         if parsed is not None:
-            pools.append((i, parsed))
+            pools.append((i, parsed, set()))
+            continue
+        recovered = _recover_pool(item, issues[before:], i)
+        if recovered is not None:
+            pools.append((i, recovered[0], recovered[1]))
     return pools
+
+
+def _recover_pool(item: Any, errors: list[SpecIssue], i: int) -> tuple[NodePool, set[str]] | None:
+    """The pool without its malformed optional fields, so the catalog checks still run on the rest."""
+    if not isinstance(item, dict):
+        return None
+    prefix = path_of("nodePools", i) + "."
+    bad = {e.path[len(prefix):].split(".")[0].split("[")[0] for e in errors if e.path.startswith(prefix)}
+    required = {f.alias for f in NodePool.model_fields.values() if f.is_required()}
+    if not bad or bad & required:
+        return None
+    try:
+        return NodePool.model_validate({k: v for k, v in item.items() if k not in bad}), bad
+    except ValidationError:
+        return None
+
+
+def _independent(issue: SpecIssue, i: int, dropped: set[str]) -> bool:
+    """False when the issue's check read a field that failed its shape check (see POOL_CHECK_INPUTS)."""
+    prefix = path_of("nodePools", i) + "."
+    if not dropped or not issue.path.startswith(prefix):
+        return True
+    field = issue.path[len(prefix):].split(".")[0].split("[")[0]
+    if field == "machineType" and "price" in issue.problem and dropped & {"capacity", "accelerator"}:
+        return False  # the price depends on the capacity type and the attached GPUs
+    return field not in dropped and not (POOL_CHECK_INPUTS.get(field, set()) & dropped)
 
 
 def _parse_part(annotation: Any, value: Any, where: tuple, issues: list[SpecIssue]) -> Any:

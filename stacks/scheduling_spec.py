@@ -55,12 +55,14 @@ class PoolQuota(SpecModel):
     borrowing_limit: int | None = Field(None, ge=0, description=(
         "Most GPUs the queue may borrow from its cohort in this pool. Omitted: no limit. Needs `cohort`."))
     lending_limit: int | None = Field(None, ge=0, description=(
-        "Most of its unused GPUs the queue lends to the cohort. Omitted: all of them."))
+        "Most of its unused GPUs the queue lends to the cohort. Omitted: all of them. Kueue only: refused with "
+        "`workload: slurm`."))
 
 
 class Queue(SpecModel):
     name: str = Field(description="Team / queue name (a Kubernetes name; a Slurm account).")
-    namespace: str | None = Field(None, description="Kubeflow: the team's namespace for its LocalQueue. Omitted: the name.")
+    namespace: str | None = Field(None, description=(
+        "Kubeflow: the team's namespace for its LocalQueue. Omitted: the name. Refused with `workload: slurm`."))
     quotas: list[PoolQuota] = Field(min_length=1, description="GPU quota per pool.")
     fair_share_weight: int = Field(1, ge=1, description=(
         "Relative share under contention: Kueue fair-sharing weight, Slurm account fair-share shares. Default 1."))
@@ -76,7 +78,8 @@ class Preemption(SpecModel):
     within_queue: WithinQueuePreemption = Field(WithinQueuePreemption.LOWER_PRIORITY, description=(
         "Preempt within a queue by priority. Default LowerPriority."))
     reclaim_within_cohort: ReclaimPreemption = Field(ReclaimPreemption.ANY, description=(
-        "Reclaim GPUs lent to the cohort by preempting borrowers. Default Any."))
+        "Reclaim GPUs lent to the cohort by preempting borrowers. Default Any. Kueue only: refused with "
+        "`workload: slurm`."))
 
 
 class Gang(SpecModel):
@@ -105,11 +108,14 @@ class SchedulingSpec(SpecModel):
     cohort: str | None = Field(None, description="Cohort the queues share; needed for borrowing and lending.")
     overcommit: bool = Field(False, description=(
         "Allow nominal quotas per pool to add up to more than the pool's GPUs at max nodes. Default false."))
-    queueing_strategy: QueueingStrategy = Field(QueueingStrategy.BEST_EFFORT_FIFO, description="Queue order.")
+    queueing_strategy: QueueingStrategy = Field(QueueingStrategy.BEST_EFFORT_FIFO, description=(
+        "Queue order. Kueue only: refused with `workload: slurm` (Slurm orders jobs by priority, with backfill)."))
     queues: list[Queue] = Field(min_length=1, description="Teams and their GPU quotas.")
     priority_classes: list[PriorityClass] = Field(default_factory=list, description="Job priorities.")
     preemption: Preemption = Field(default_factory=Preemption, description="Preemption policy.")
-    gang: Gang = Field(default_factory=Gang, description="Gang (all-or-nothing) admission.")
+    gang: Gang = Field(default_factory=Gang, description=(
+        "Gang (all-or-nothing) admission. Kueue only: refused with `workload: slurm` (Slurm allocates a job's nodes "
+        "together)."))
     topology: Topology = Field(default_factory=Topology, description="Topology-aware placement.")
     slurm: SlurmSettings = Field(default_factory=SlurmSettings, description="Slurm-only settings.")
     kubeflow: KubeflowSettings = Field(default_factory=KubeflowSettings, description=(

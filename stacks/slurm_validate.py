@@ -9,6 +9,8 @@ import re
 from typing import Iterable
 
 from catalog import Catalog, Cloud, MachineType
+from stacks.gpu_runtime import effective_runtime
+from stacks.gpu_runtime_spec import GpuRuntime, SharingMode
 from scheduling.slurm_nodes import default_cpus, default_real_memory_mib, gres_of
 from scheduling.slurm_plan import ALL_PARTITION, SLINKY_MAX_NODE_COUNT, accounting_on
 from scheduling.slurm_topology import default_block_size, nodes_per_nvlink_domain
@@ -31,8 +33,9 @@ def _p(*parts: str | int) -> str:
 
 
 def check_slurm(cat: Catalog, cloud: Cloud | None, pools: list[tuple[int, NodePool]],
-                sched: SchedulingSpec) -> list[SpecIssue]:
-    """Every Slurm-only rule; nothing to check unless ``workload: slurm``."""
+                sched: SchedulingSpec, gpu_runtime: GpuRuntime | None = None) -> list[SpecIssue]:
+    """Every Slurm-only rule; nothing to check unless ``workload: slurm``. ``gpu_runtime``: the stack's parsed
+    ``gpuRuntime`` (None when that section failed its own checks: the sharing rule is then skipped)."""
     if sched.workload != Workload.SLURM:
         if "slurm" in sched.model_fields_set:
             return [SpecIssue(_p(), "Slurm settings apply only to workload slurm",
@@ -47,9 +50,83 @@ def check_slurm(cat: Catalog, cloud: Cloud | None, pools: list[tuple[int, NodePo
             if machine is not None and pool.name not in machines:
                 machines[pool.name] = (i, pool, machine)
     pool_names = [p.name for _, p in pools]
-    return [*_check_accounting(sched), *_check_pool_names(pools), *_check_partitions(sched, pool_names),
-            *_check_node_sets(sched, pool_names, machines), *_check_topology(sched, machines),
-            *_check_qos(sched), *_check_preemption(sched), *_check_accounts(sched), *_check_sizes(pools)]
+    return [*_check_kueue_only(sched), *_check_accounting(sched), *_check_pool_names(pools),
+            *_check_partitions(sched, pool_names), *_check_node_sets(sched, pool_names, machines),
+            *_check_topology(sched, machines), *_check_qos(sched), *_check_preemption(sched),
+            *_check_accounts(sched), *_check_sizes(pools),
+            *(_check_whole_gpus(cloud, gpu_runtime, pools) if cloud is not None and gpu_runtime is not None else [])]
+
+
+# -- settings Slurm would ignore --------------------------------------------------------------------------------
+_KUEUE_ONLY = "a Kueue-only setting: with workload slurm nothing reads it"
+
+
+def _check_kueue_only(sched: SchedulingSpec) -> list[SpecIssue]:
+    """Kueue settings the user wrote (``model_fields_set``; defaults are fine) that the Slurm path would ignore."""
+    issues: list[SpecIssue] = []
+    other = "or set scheduling.workload: kubeflow"
+    if "queueing_strategy" in sched.model_fields_set:
+        issues.append(SpecIssue(path_of("scheduling", "queueingStrategy"), f"{_KUEUE_ONLY} (Slurm orders pending "
+                                "jobs by multifactor priority and fills gaps with backfill)",
+                                sched.queueing_strategy.value, "omit it with workload slurm",
+                                f"remove queueingStrategy (Slurm's order: slurm.priorityWeights, slurm.backfill), {other}"))
+    if "gang" in sched.model_fields_set:
+        issues.append(SpecIssue(path_of("scheduling", "gang"), f"{_KUEUE_ONLY} (Slurm allocates all nodes of a job "
+                                "at once, so there is no gang admission or timeout to set)",
+                                sched.gang.model_dump(by_alias=True, mode="json", exclude_unset=True),
+                                "omit it with workload slurm", f"remove scheduling.gang, {other}"))
+    if "reclaim_within_cohort" in sched.preemption.model_fields_set:
+        issues.append(SpecIssue(path_of("scheduling", "preemption", "reclaimWithinCohort"), f"{_KUEUE_ONLY} (Slurm "
+                                "has no cohort lending to reclaim; preemption is by QOS or partition tier)",
+                                sched.preemption.reclaim_within_cohort.value, "omit it with workload slurm",
+                                f"remove reclaimWithinCohort (Slurm preemption: preemption.withinQueue and "
+                                f"slurm.preemptType), {other}"))
+    for i, q in enumerate(sched.queues):
+        if "namespace" in q.model_fields_set:
+            issues.append(SpecIssue(path_of("scheduling", "queues", i, "namespace"), f"{_KUEUE_ONLY} (a queue is a "
+                                    "Slurm account: jobs go to slurmctld, not to a namespace's LocalQueue)",
+                                    q.namespace, "omit it with workload slurm",
+                                    f"remove namespace, and add users with sacctmgr add user NAME account={q.name}; "
+                                    f"{other}"))
+        for j, quota in enumerate(q.quotas):
+            if "lending_limit" in quota.model_fields_set:
+                issues.append(SpecIssue(path_of("scheduling", "queues", i, "quotas", j, "lendingLimit"),
+                                        f"{_KUEUE_ONLY} (an account's GPU cap, GrpTRES, is its quota plus "
+                                        "borrowingLimit; Slurm has no lending limit)", quota.lending_limit,
+                                        "omit it with workload slurm", f"remove lendingLimit, {other}"))
+    return issues
+
+
+# -- whole GPUs only ---------------------------------------------------------------------------------------------
+def _check_whole_gpus(cloud: Cloud, runtime: GpuRuntime, pools: list[tuple[int, NodePool]]) -> list[SpecIssue]:
+    """Every pool becomes a NodeSet whose slurmd requests the node's ``nvidia.com/gpu`` and tells Slurm it owns that
+    many whole GPUs (``Gres=gpu:<model>:<GPUs>``, device files ``/dev/nvidia0..``). A shared pool advertises
+    time-slices or MPS clients (several per GPU) or MIG instances (not the whole device Slurm's gres.conf names) as
+    ``nvidia.com/gpu``, so Slurm would hand out slices as whole GPUs. Every pool is in a NodeSet, so such a pool is
+    refused rather than left out. One error per place the sharing is written (a stack value several pools inherit
+    is reported once, naming them)."""
+    shared: dict[tuple, list[str]] = {}
+    sharing_at: dict[tuple, object] = {}
+    for i, pool in pools:
+        eff = effective_runtime(cloud, runtime, pool, i)
+        if eff.sharing.mode != SharingMode.NONE:
+            shared.setdefault(eff.origin["sharing"], []).append(pool.name)
+            sharing_at[eff.origin["sharing"]] = eff.sharing
+    issues = []
+    for origin, names in shared.items():
+        sh = sharing_at[origin]
+        what = {SharingMode.TIME_SLICING: f"{sh.replicas} time-slices per GPU",
+                SharingMode.MPS: f"{sh.replicas} MPS clients per GPU",
+                SharingMode.MIG: f"MIG {sh.mig_profile} instances"}[sh.mode]
+        pools_text = ", ".join(names)
+        fix = (f"set gpuRuntime.sharing.mode: none (or give {pools_text} nodePools[].gpuRuntime.sharing: "
+               "{mode: none})" if origin[0] == "gpuRuntime" else "set this pool's sharing to {mode: none}")
+        issues.append(SpecIssue(
+            path_of(*origin, "mode"), f"with workload slurm every pool is a Slurm NodeSet that owns whole GPUs "
+            f"(Gres=gpu:<model>:<GPUs per node>), and {pools_text} would advertise {what} as nvidia.com/gpu: Slurm "
+            "would hand out slices as whole GPUs", sh.mode.value, "none (one nvidia.com/gpu per physical GPU)",
+            f"{fix}; or run shared GPUs with workload: kubeflow"))
+    return issues
 
 
 # -- accounting and priority ----------------------------------------------------------------------------------

@@ -65,6 +65,9 @@ class Capacity(SpecModel):
         "GKE only: project that owns a shared reservation. Omitted: the stack's project."))
     reservation_kind: AwsReservationKind | None = Field(None, description=(
         "EKS only: `capacity-reservation` (ODCR, default) or `capacity-block` (EC2 Capacity Blocks for ML)."))
+    placement_group: str | None = Field(None, description=(
+        "EKS ODCR only: the existing cluster placement group the capacity reservation was created in (its "
+        "instances can only launch there). Omitted: no placement group; reservation pools never get a new one."))
 
 
 class UpgradeSettings(SpecModel):
@@ -103,9 +106,16 @@ class NodePool(SpecModel):
         "Overrides of the stack's `gpuRuntime` for this pool (mode, driver version, sharing, EFA plugin)."))
 
 
+DEFAULT_SYSTEM_MACHINE = {Cloud.GCP: "e2-standard-4", Cloud.AWS: "m6i.xlarge"}
+"""CPU node type of the system pool when ``cluster.systemPool.machineType`` is omitted."""
+
+
 class SystemPool(SpecModel):
     machine_type: str | None = Field(None, description=(
         "CPU node type for cluster add-ons. Omitted: `e2-standard-4` (GKE) or `m6i.xlarge` (EKS)."))
+
+    def machine_type_for(self, cloud: Cloud) -> str:
+        return self.machine_type or DEFAULT_SYSTEM_MACHINE[cloud]
     min_nodes: int = Field(1, ge=1, description="Default 1.")
     max_nodes: int = Field(3, ge=1, description="Default 3.")
 
@@ -117,7 +127,9 @@ class ClusterSpec(SpecModel):
     location: str | None = Field(None, description=(
         "GKE only: the cluster's location for `existing` clusters (a region or zone). Omitted: the stack region."))
     release_channel: ReleaseChannel = Field(ReleaseChannel.REGULAR, description="GKE release channel. Default REGULAR.")
-    kubernetes_version: str = Field("1.34", description="EKS Kubernetes version. Default 1.34.")
+    kubernetes_version: str = Field("1.35", description=(
+        "EKS Kubernetes version. Default 1.35 (1.34 reached end of standard support on 2026-12-02; versions past "
+        "it bill the extended-support fee)."))
     network: str | None = Field(None, description="GKE VPC network name. Omitted: `default`.")
     subnetwork: str | None = Field(None, description="GKE subnetwork name. Omitted: the network's subnetwork in the region.")
     subnets: dict[str, str] = Field(default_factory=dict, description=(
@@ -127,8 +139,16 @@ class ClusterSpec(SpecModel):
         "CIDRs allowed to reach the Kubernetes API. Empty (default): private endpoint only. Never 0.0.0.0/0."))
     deletion_protection: bool = Field(True, description=(
         "Protect the cluster from deletion (GKE `deletion_protection` and Pulumi `protect`). Default true."))
+    cloud_nat: bool | None = Field(None, description=(
+        "GKE only: create a Cloud Router + NAT so private nodes can pull images from outside Google (nvcr.io, "
+        "ghcr.io, registry.k8s.io). Omitted: created when `network` is omitted (the default network), not when you "
+        "bring your own network (it usually has its NAT already)."))
     system_pool: SystemPool = Field(default_factory=SystemPool, description=(
         "Untainted CPU pool for cluster add-ons (GPU pools are tainted, so add-ons cannot run there)."))
+    cluster_autoscaler: bool = Field(True, description=(
+        "EKS only: install the Kubernetes Cluster Autoscaler (kube-system, on the system pool, EKS Pod Identity) so "
+        "node groups scale between minNodes and maxNodes, from zero too. Default true. Set false only when an "
+        "`existing` cluster already runs one (or Karpenter); GKE scales pools itself."))
 
 
 class StackSpec(SpecModel):

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from catalog import CapacityType, Catalog, Cloud
 from stacks.errors import SpecIssue, allowed_list, choice_fix, path_of
-from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, ClusterMode, ClusterSpec, NodePool
+from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, AwsReservationKind, ClusterMode, ClusterSpec, NodePool
 
 DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 GCP_PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
@@ -23,6 +23,10 @@ CLUSTER_NAME_MAX = {Cloud.GCP: 40, Cloud.AWS: 100}
 GKE_COMPACT_PLACEMENT_MAX_NODES = 150
 """Conservative GKE compact-placement group size (newer GKE versions document 1,500; shared facts §3)."""
 EKS_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
+EKS_MAX_UNAVAILABLE = 100
+"""EKS NodegroupUpdateConfig.maxUnavailable: 1 … 100 (EKS API reference)."""
+EC2_PLACEMENT_GROUP_ID = re.compile(r"^pg-[0-9a-f]{8,17}$")
+EC2_PLACEMENT_GROUP_NAME = re.compile(r"^[ -~]{1,255}$")
 RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "cloud.google.com/", "eks.amazonaws.com/", "gpu-cluster/")
 CLOUD_NAME = {Cloud.GCP: "a GCP", Cloud.AWS: "an AWS"}
 """For messages: 'p5.48xlarge is an AWS machine type'."""
@@ -34,6 +38,14 @@ def _err(path: str, problem: str, value=None, allowed: str | None = None, fix: s
 
 def _warn(path: str, problem: str, value=None, allowed: str | None = None, fix: str | None = None) -> SpecIssue:
     return SpecIssue(path=path, problem=problem, value=value, allowed=allowed, fix=fix, warning=True)
+
+
+def _valid_label_key(key: str) -> bool:
+    """Kubernetes qualified name: ``[prefix/]name`` (labels and taints share the rule)."""
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return 0 < len(name) <= 63 and bool(LABEL_NAME.match(name))
 
 
 # -- top level ---------------------------------------------------------------------------------------------------
@@ -92,9 +104,7 @@ def check_labels(labels: dict[str, str], where: tuple, resource_labels: bool = F
                 issues.append(_err(path, "not a valid cloud label value", value,
                                    "0-63 lower-case letters, digits, '-' or '_'", "lower-case the value"))
             continue
-        prefix, _, name = key.rpartition("/")
-        if (prefix and (len(prefix) > 253 or not DNS_SUBDOMAIN.match(prefix))) or len(name) > 63 \
-                or not LABEL_NAME.match(name):
+        if not _valid_label_key(key):
             issues.append(_err(path, "not a valid Kubernetes label key", key,
                                "[prefix/]name: name ≤ 63 alphanumerics, '-', '_' or '.'; prefix a DNS subdomain",
                                "rename the label key"))
@@ -117,8 +127,8 @@ def check_cluster(cat: Catalog, cloud: Cloud, region: str | None, cluster: Clust
         issues.append(_err(path_of("cluster", "name"), "not a valid cluster name", cluster.name,
                            f"lower-case letters, digits and '-', starting with a letter, at most {limit} characters",
                            "rename the cluster, e.g. 'ml-train'"))
-    wrong_cloud = {Cloud.GCP: ("kubernetes_version", "subnets"),
-                   Cloud.AWS: ("release_channel", "network", "subnetwork", "location")}[cloud]
+    wrong_cloud = {Cloud.GCP: ("kubernetes_version", "subnets", "cluster_autoscaler"),
+                   Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat")}[cloud]
     for field in sorted(set(wrong_cloud) & cluster.model_fields_set):
         alias = ClusterSpec.model_fields[field].alias
         other = "an EKS" if cloud == Cloud.GCP else "a GKE"
@@ -173,7 +183,25 @@ def _check_eks_cluster(cat: Catalog, region: str | None, cluster: ClusterSpec) -
         issues.append(_err(path_of("cluster", "subnets"), "a new EKS cluster needs subnets in at least two zones",
                            cluster.subnets or None, "two or more {zone: subnet-id} entries",
                            "add a private subnet for a second Availability Zone"))
+    if cluster.mode == ClusterMode.CREATE and cluster.kubernetes_version in EKS_VERSIONS:
+        issues += _check_eks_support(cat, cluster.kubernetes_version)
     return issues
+
+
+def _check_eks_support(cat: Catalog, version: str) -> list[SpecIssue]:
+    """A version past standard support on the catalog's price date bills the extended-support fee."""
+    standard, fee = cat.control_plane[Cloud.AWS], cat.control_plane_fee(Cloud.AWS, version)
+    calendar = cat.eks_versions.get(version)
+    if calendar is None or fee.support != "extended":
+        return []
+    current = [v for v in cat.eks_versions_in_standard_support() if v in EKS_VERSIONS]
+    return [_warn(path_of("cluster", "kubernetesVersion"),
+                  f"EKS {version} is past standard support (extended-support billing from "
+                  f"{calendar.end_of_standard_support}, 00:00 UTC), so the control plane costs "
+                  f"${fee.usd_per_hour:.2f}/h instead of ${standard.usd_per_hour:.2f}/h", version,
+                  f"versions in standard support on {standard.as_of}: {allowed_list(current)}",
+                  f"set kubernetesVersion: \"{current[0]}\" (a deployed cluster upgrades one minor version at a time)"
+                  if current else "upgrade the cluster to a version in standard support")]
 
 
 # -- node pools ----------------------------------------------------------------------------------------------------
@@ -192,6 +220,8 @@ def check_pool(cat: Catalog, cloud: Cloud, region: str | None, cluster: ClusterS
         issues.append(_err(p("upgrade"), "an upgrade with maxSurge 0 and maxUnavailable 0 can never progress",
                            {"maxSurge": 0, "maxUnavailable": 0}, "at least one of them > 0",
                            "use maxSurge: 0, maxUnavailable: 1 (no spare GPUs needed)"))
+    if cloud == Cloud.AWS:
+        issues += _check_eks_upgrade(pool, p)
     issues += check_labels(pool.labels, ("nodePools", i, "labels"))
     issues += _check_taints(pool, p)
     issues += _check_capacity(cloud, pool, p)
@@ -212,6 +242,14 @@ def _check_taints(pool: NodePool, p) -> list[SpecIssue]:
         if taint.key == GPU_TAINT_KEY:
             issues.append(_err(p("taints", j, "key"), "the GPU taint is already set on every GPU pool", taint.key,
                                f"any key except {GPU_TAINT_KEY}", "remove this taint"))
+        elif not _valid_label_key(taint.key):
+            issues.append(_err(p("taints", j, "key"), "not a valid Kubernetes taint key", taint.key,
+                               "[prefix/]name: name ≤ 63 alphanumerics, '-', '_' or '.'; prefix a DNS subdomain",
+                               "rename the taint key, e.g. 'dedicated'"))
+        if len(taint.value) > 63 or not LABEL_VALUE.match(taint.value):
+            issues.append(_err(p("taints", j, "value"), "not a valid Kubernetes taint value", taint.value,
+                               "≤ 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric (or empty)",
+                               "shorten or simplify the value"))
         if (taint.key, taint.effect) in seen:
             issues.append(_err(p("taints", j), "duplicate taint", taint.key, "one taint per key and effect",
                                "remove the duplicate"))
@@ -225,7 +263,8 @@ def _check_capacity(cloud: Cloud, pool: NodePool, p) -> list[SpecIssue]:
         what = "GKE specific reservation name" if cloud == Cloud.GCP else "capacity reservation ID (cr-…)"
         issues.append(_err(p("capacity", "reservation"), "a reservation pool needs the reservation to consume", None,
                            f"the {what}", "set capacity.reservation"))
-    if cap.type != CapacityType.RESERVATION and (cap.reservation or cap.reservation_project or cap.reservation_kind):
+    if cap.type != CapacityType.RESERVATION and (cap.reservation or cap.reservation_project or cap.reservation_kind
+                                                 or cap.placement_group):
         issues.append(_err(p("capacity", "type"), f"reservation settings are given but capacity.type is "
                            f"{cap.type.value}", cap.type.value, "reservation",
                            "set capacity.type: reservation, or drop the reservation fields "
@@ -236,15 +275,71 @@ def _check_capacity(cloud: Cloud, pool: NodePool, p) -> list[SpecIssue]:
     if cloud == Cloud.GCP and cap.reservation_kind:
         issues.append(_err(p("capacity", "reservationKind"), "reservationKind is an EKS setting",
                            cap.reservation_kind.value, fix="remove capacity.reservationKind"))
+    if cap.placement_group is not None:
+        issues += _check_placement_group(cloud, pool, p)
     if cloud == Cloud.AWS and cap.type == CapacityType.RESERVATION and cap.reservation \
             and not re.match(r"^cr-[0-9a-f]{8,17}$", cap.reservation):
         issues.append(_err(p("capacity", "reservation"), "not an EC2 capacity reservation ID", cap.reservation,
                            "cr- followed by 8 or 17 hex digits", "copy the ID from `aws ec2 "
                            "describe-capacity-reservations` (capacity blocks have cr- IDs too)"))
-    if cap.type == CapacityType.RESERVATION and pool.upgrade.max_surge > 0:
+    if cloud == Cloud.GCP and cap.type == CapacityType.RESERVATION and pool.upgrade.max_surge > 0:
         issues.append(_warn(p("upgrade", "maxSurge"), "a surge node needs spare reservation capacity; an "
                             "exact-size reservation blocks the upgrade", pool.upgrade.max_surge, "0",
                             "use maxSurge: 0, maxUnavailable: 1 unless the reservation has spare nodes"))
+    return issues
+
+
+def _check_placement_group(cloud: Cloud, pool: NodePool, p) -> list[SpecIssue]:
+    """``capacity.placementGroup``: the cluster placement group an EKS ODCR was created in. A targeted reservation
+    created in a placement group serves only instances launched into that group ("Use Capacity Reservations with
+    cluster placement groups", docs.aws.amazon.com/AWSEC2/latest/UserGuide/cr-cpg.html); Capacity Blocks are placed
+    close together in EC2 UltraClusters already (EC2 API reference, CapacityBlock)."""
+    cap, path = pool.capacity, p("capacity", "placementGroup")
+    if cloud == Cloud.GCP:
+        return [_err(path, "placementGroup is an EKS setting", cap.placement_group,
+                     fix="remove capacity.placementGroup (GKE: multiNode: true adds compact placement)")]
+    if cap.type != CapacityType.RESERVATION:
+        return []  # reported once, as reservation settings on a non-reservation pool
+    if cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK:
+        return [_err(path, "a capacity block takes no placement group: its instances are already placed close "
+                     "together in an EC2 UltraCluster", cap.placement_group, "omitted for capacity blocks",
+                     "remove capacity.placementGroup")]
+    if EC2_PLACEMENT_GROUP_ID.match(cap.placement_group):
+        return [_err(path, "this is a placement group ID; give its name", cap.placement_group,
+                     "the placement group name (1-255 ASCII characters)",
+                     "copy GroupName from `aws ec2 describe-placement-groups --group-ids " + cap.placement_group + "`")]
+    if not EC2_PLACEMENT_GROUP_NAME.match(cap.placement_group):
+        return [_err(path, "not a valid EC2 placement group name", cap.placement_group,
+                     "1-255 printable ASCII characters", "copy the name from the reservation's PlacementGroupArn "
+                     "(`aws ec2 describe-capacity-reservations`)")]
+    return []
+
+
+def _check_eks_upgrade(pool: NodePool, p) -> list[SpecIssue]:
+    """EKS managed node groups have no surge count: updateConfig has maxUnavailable (1-100) and an update strategy,
+    DEFAULT (new nodes first: the ASG grows by the larger of 2 × its Availability Zones and maxUnavailable) or
+    MINIMAL (old nodes terminated first, for scarce GPUs). gpu-cluster maps maxSurge 0 to MINIMAL and maxSurge > 0
+    to DEFAULT (EKS API NodegroupUpdateConfig; EKS user guide "Understand each phase of node updates")."""
+    up, issues = pool.upgrade, []
+    if up.max_unavailable == 0 and up.max_surge > 0:  # both 0 is reported by check_pool for every cloud
+        issues.append(_err(p("upgrade", "maxUnavailable"), "EKS managed node groups update at least one node at a "
+                           "time; maxUnavailable 0 is not accepted", 0, f"1 … {EKS_MAX_UNAVAILABLE}",
+                           "set maxUnavailable: 1 (EKS has no surge count to keep every node available)"))
+    elif up.max_unavailable > EKS_MAX_UNAVAILABLE:
+        issues.append(_err(p("upgrade", "maxUnavailable"), f"EKS updates at most {EKS_MAX_UNAVAILABLE} nodes at once",
+                           up.max_unavailable, f"1 … {EKS_MAX_UNAVAILABLE}",
+                           f"set maxUnavailable: {EKS_MAX_UNAVAILABLE} or less"))
+    if up.max_surge > 0:
+        zones = len(set(pool.zones))
+        launched = max(2 * zones, up.max_unavailable)
+        reservation = ("; a reservation without that many spare nodes blocks the update"
+                       if pool.capacity.type == CapacityType.RESERVATION else "")
+        issues.append(_warn(p("upgrade", "maxSurge"), f"EKS managed node groups have no surge count: maxSurge > 0 "
+                            f"selects the DEFAULT update strategy, which launches up to {launched} new nodes (the "
+                            f"larger of 2 × {zones} Availability Zone{'s' if zones != 1 else ''} and maxUnavailable) "
+                            f"before terminating old ones{reservation}", up.max_surge,
+                            "0 (update strategy MINIMAL: old nodes are terminated before new ones launch)",
+                            "use maxSurge: 0 on GPU pools (no spare GPUs needed), or keep it to accept EKS's surge"))
     return issues
 
 
@@ -365,6 +460,16 @@ def _check_multi_node(cloud: Cloud, pool: NodePool, machine, p) -> list[SpecIssu
             issues.append(_warn(p("multiNode"), f"no stored source confirms EFA on {pool.machine_type}; "
                                 "assuming 1 interface", True, fix="check `aws ec2 describe-instance-types "
                                 f"--instance-types {pool.machine_type}` (NetworkInfo.EfaInfo)"))
+    cap = pool.capacity
+    if cloud == Cloud.AWS and cap.type == CapacityType.RESERVATION and cap.placement_group is None \
+            and cap.reservation_kind != AwsReservationKind.CAPACITY_BLOCK:
+        issues.append(_warn(p("capacity", "placementGroup"), "a multi-node ODCR pool gets no new placement group (a "
+                            "reservation serves only the placement group it was created in, if any), so its nodes "
+                            "are close together only if the reservation was created in a cluster placement group",
+                            None, "the name of the cluster placement group the reservation was created in",
+                            "set capacity.placementGroup to it (PlacementGroupArn in `aws ec2 "
+                            f"describe-capacity-reservations --capacity-reservation-ids {cap.reservation}`), or leave "
+                            "it out if the reservation has none"))
     return issues
 
 

@@ -39,10 +39,15 @@ def shared_dir_fixture() -> Path:
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """Which real Slurm the Slurm tests ran against (``scripts/slurm-root.sh`` records ``slurmctld -V``); printed
-    at the end, so it shows with ``-q`` too."""
-    stamp = Path(os.environ.get("SLURM_ROOT", "/var/tmp/gpu-cluster/slurm-root-sid")) / ".gpu-cluster-ready"
+    at the end, so it shows with ``-q`` too, with a notice when it is newer than the pinned Slinky images' release."""
+    from tests.slurm_real import release_check, root_path
+
+    stamp = root_path() / ".gpu-cluster-ready"
     if stamp.exists():
         lines = stamp.read_text().splitlines()
-        terminalreporter.write_line(f"real Slurm: slurmctld -V = {lines[1]}; {', '.join(lines[2:4])} ({stamp.parent})")
+        status, sentence = release_check(lines[1])
+        notice = "" if status == "same" else f" -- {sentence}"
+        terminalreporter.write_line(f"real Slurm: slurmctld -V = {lines[1]}; {', '.join(lines[2:5])} "
+                                    f"({stamp.parent}){notice}")
     else:
         terminalreporter.write_line("real Slurm: test root not built (scripts/slurm-root.sh); real-Slurm tests skipped")

@@ -7,6 +7,5 @@ from __future__ import annotations
 
 REFUSED_EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "eks-over-budget": [("cost-stack-budget", "stack")],
-    "gke-a3-spread": [("topology-multi-node-placement", "pool a3-mega"),
-                      ("topology-multi-node-placement", "pool a3-mega")],
+    "gke-a3-spread": [("topology-multi-node-placement", "pool a3-mega")],
 }

@@ -1,12 +1,16 @@
-"""Run real Slurm 26.05 daemons (slurmctld, slurmdbd) and MariaDB in the Debian unstable root that
-``scripts/slurm-root.sh`` builds, and talk to them with the real client commands.
+"""Run real Slurm daemons (slurmctld, slurmdbd; 26.05, the release the pinned Slinky images run) and MariaDB in
+the Debian root that ``scripts/slurm-root.sh`` builds, and talk to them with the real client commands.
 
 Everything runs with ``chroot ROOT`` (the root shares this machine's network, so the daemons listen on free local
-ports). Needs root. Outside CI a missing root is a skip with the reason; in CI (``CI=true``) it is a failure.
+ports). Needs root with CAP_SYS_ADMIN (mount /proc) and CAP_SYS_CHROOT: checked up front by the script's
+``--check``. Outside CI a missing root or privilege is a skip with the reason; in CI (``CI=true``) it is a failure.
 """
 from __future__ import annotations
 
+import functools
 import os
+import random
+import re
 import secrets
 import shutil
 import socket
@@ -14,36 +18,45 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import pytest
 
+from components.charts import SLURM_RELEASE
 from components.slurm_database import MARIADB_ARGS
+from scheduling.slurm_values import client_slurm_conf
 from tests.slinky_emulation import Paths, create_node_commands, operator_slurm_conf
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_ROOT = Path("/var/tmp/gpu-cluster/slurm-root-sid")
+SCRIPT = PROJECT_ROOT / "scripts" / "slurm-root.sh"
 START_TIMEOUT_S = 120  # the CI machine has 2 cores; other suites may share them
+PORT_ATTEMPTS = 5
+"""Starts of a daemon with fresh ports when another process took a port between choosing and binding it."""
 
 
+@functools.lru_cache(maxsize=None)
 def root_path() -> Path:
-    return Path(os.environ.get("SLURM_ROOT", DEFAULT_ROOT))
+    """``$SLURM_ROOT``, else the script's versioned default (``slurm-root-<hash of what it builds>``)."""
+    if os.environ.get("SLURM_ROOT"):
+        return Path(os.environ["SLURM_ROOT"])
+    return Path(subprocess.run(["bash", str(SCRIPT), "--path"], capture_output=True, text=True, check=True,
+                               timeout=30).stdout.strip())
+
+
+def missing_privileges() -> str | None:
+    """What the build and the tests lack (root, CAP_SYS_ADMIN, CAP_SYS_CHROOT) and how to fix it, or None."""
+    out = subprocess.run(["bash", str(SCRIPT), "--check"], capture_output=True, text=True, timeout=60)
+    return None if out.returncode == 0 else out.stderr.strip().removeprefix("error: ")
 
 
 def ensure_root() -> Path:
-    """The prepared root, building it when possible; skip (outside CI) or fail (CI) with the reason."""
+    """The prepared root, building it when needed; skip (outside CI) or fail (CI) with the reason."""
     root = root_path()
-    stamp = root / ".gpu-cluster-ready"
-    reason = None
-    if not stamp.exists():
-        if os.geteuid() != 0:
-            reason = f"no Slurm test root at {root}, and building one needs root (run: sudo bash scripts/slurm-root.sh)"
-        else:
-            out = subprocess.run(["bash", str(PROJECT_ROOT / "scripts" / "slurm-root.sh")], capture_output=True,
-                                 text=True, timeout=1800)
-            if out.returncode != 0:
-                reason = f"scripts/slurm-root.sh failed: {out.stderr.strip()[-800:]}"
-    elif os.geteuid() != 0:
-        reason = "the real-Slurm tests chroot into the test root, which needs root"
+    reason = missing_privileges()  # the tests mount /proc and chroot even when the root is built
+    if reason is None:
+        out = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=1800)
+        if out.returncode != 0:  # idempotent: milliseconds when the root is ready
+            reason = f"scripts/slurm-root.sh failed: {out.stderr.strip()[-800:]}"
     if reason:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
@@ -52,7 +65,29 @@ def ensure_root() -> Path:
 
 
 def versions(root: Path) -> list[str]:
-    return (root / ".gpu-cluster-ready").read_text().splitlines()[1:4]
+    """slurmctld -V, slurmdbd and mariadb-server versions, and the Debian suite, as the build recorded them."""
+    return (root / ".gpu-cluster-ready").read_text().splitlines()[1:5]
+
+
+def release_check(version: str, pinned: str = SLURM_RELEASE) -> tuple[str, str]:
+    """``slurmctld -V`` output -> ("same" | "newer" | "older", a sentence for the test output).
+
+    Newer is accepted with a notice: it happens when the Debian mirror no longer carries the pinned release (the
+    script then builds with the newest), which the project cannot fix. Older is a failure."""
+    found = re.search(r"(\d+)\.(\d+)(?:\.\d+)?", version)
+    if found is None:
+        return "older", f"cannot read a Slurm release from {version!r}"
+    have = (int(found.group(1)), int(found.group(2)))
+    want = tuple(int(x) for x in pinned.split("."))
+    release = f"{have[0]}.{have[1]:02d}"
+    if have == want:
+        return "same", f"slurmctld {found.group(0)}: the release the pinned Slinky images run ({pinned})"
+    if have > want:
+        return "newer", (f"slurmctld {found.group(0)} is NEWER than the pinned Slinky images' {pinned}: the Debian "
+                         f"mirror no longer has {pinned}, so the configs were checked by {release}. Options removed "
+                         f"or changed after {pinned} may show up here first; this is not a failure")
+    return "older", (f"slurmctld {found.group(0)} is OLDER than the pinned Slinky images' {pinned}: it lacks options "
+                     "the rendered configs use (rebuild the root: bash scripts/slurm-root.sh)")
 
 
 def user_ids(root: Path, user: str) -> tuple[int, int]:
@@ -64,10 +99,50 @@ def user_ids(root: Path, user: str) -> tuple[int, int]:
     raise AssertionError(f"no user {user} in {root}/etc/passwd")
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A local port that is free now and not handed out before by this process, from 20000-32767 (below Linux's
+    ephemeral range, so outgoing connections do not take it). Another process may still bind it before the daemon
+    does: ``with_free_ports`` starts the daemon again on fresh ports when that happens."""
+    for _ in range(200):
+        port = random.randint(20000, 32767)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError("no free local port in 20000-32767")
+
+
+class PortTaken(AssertionError):
+    """A daemon exited because its port was taken (``Address already in use``)."""
+
+
+PORT_IN_USE = re.compile(r"Address already in use|Bind on TCP/IP port|error binding|Error binding", re.I)
+
+T = TypeVar("T")
+
+
+def with_free_ports(start: Callable[[], T], what: str, attempts: int = PORT_ATTEMPTS) -> T:
+    """``start()`` (which picks its ports with ``free_port``), again with fresh ports while it fails with
+    ``PortTaken``; any other failure is raised at once."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return start()
+        except PortTaken as exc:
+            if attempt == attempts:
+                raise AssertionError(f"{what}: its port was taken {attempts} times in a row: {exc}") from exc
+    raise AssertionError("unreachable")
+
+
+def _port_taken(exc: AssertionError) -> AssertionError:
+    return PortTaken(str(exc)) if PORT_IN_USE.search(str(exc)) else exc
 
 
 @dataclass
@@ -151,56 +226,105 @@ MARIADB_SETTINGS = MARIADB_ARGS
 class SlurmDbd:
     """MariaDB + slurmdbd, configured as the Slinky Accounting CR would (auth/slurm, StorageType mysql)."""
 
-    def __init__(self, chroot: Chroot, slurm_key: bytes, settings: tuple[str, ...] = MARIADB_SETTINGS):
+    def __init__(self, chroot: Chroot, slurm_key: bytes, settings: tuple[str, ...] = MARIADB_SETTINGS,
+                 name: str = "dbd"):
         self.chroot = chroot
-        self.dir = Workdir(chroot, "dbd")
-        self.port, self.db_port = free_port(), free_port()
+        self.dir = Workdir(chroot, name)
+        self.port = self.db_port = 0
         self.password = secrets.token_urlsafe(18)
-        self.mariadb = self.dbd = None
+        self.mariadb: subprocess.Popen | None = None
+        self.dbd: subprocess.Popen | None = None
+        self.starts = {"mariadbd": 0, "slurmdbd": 0}
+        """Starts per daemon, including those retried because another process took the port."""
         try:
-            self._start(slurm_key, settings)
+            self._prepare(slurm_key)
+            with_free_ports(lambda: self._start_mariadb(settings), "mariadbd")
+            self._create_user()
+            with_free_ports(self._start_dbd, "slurmdbd")
         except BaseException:
             self.stop()
             raise
 
-    def _start(self, slurm_key: bytes, settings: tuple[str, ...]) -> None:
+    @property
+    def _sock(self) -> str:
+        return f"{self.dir.inside}/run/mysqld.sock"  # for the admin client; slurmdbd uses TCP, as in Kubernetes
+
+    def _prepare(self, slurm_key: bytes) -> None:
         chroot, d = self.chroot, self.dir
         d.write("etc/slurm.key", slurm_key, 0o600)
-        mysql, slurm = user_ids(chroot.root, "mysql"), user_ids(chroot.root, "slurm")
+        d.write("client/slurm.key", slurm_key, 0o600)  # auth/slurm reads the key next to the client's slurm.conf
+        mysql = user_ids(chroot.root, "mysql")
         for sub in ("mysql", "run"):
             (d.host / sub).mkdir()
             os.chown(d.host / sub, *mysql)
         chroot.run(["mariadb-install-db", "--user=mysql", f"--datadir={d.inside}/mysql",
                     "--auth-root-authentication-method=socket", "--skip-test-db"], check=True, timeout=120)
-        sock = f"{d.inside}/run/mysqld.sock"  # for the admin client; slurmdbd uses TCP, as in Kubernetes
-        self.mariadb = chroot.popen(["mariadbd", "--user=mysql", f"--datadir={d.inside}/mysql", f"--socket={sock}",
-                                     f"--port={self.db_port}", "--bind-address=127.0.0.1",
+
+    def _start_mariadb(self, settings: tuple[str, ...]) -> None:
+        chroot, d = self.chroot, self.dir
+        self.db_port = free_port()
+        self.starts["mariadbd"] += 1
+        self.mariadb = chroot.popen(["mariadbd", "--user=mysql", f"--datadir={d.inside}/mysql",
+                                     f"--socket={self._sock}", f"--port={self.db_port}", "--bind-address=127.0.0.1",
                                      f"--pid-file={d.inside}/run/mysqld.pid", *settings])
-        _wait("mariadbd", lambda: chroot.run(["mariadb", f"--socket={sock}", "-e", "select 1"]).returncode == 0,
-              self.mariadb)
-        chroot.run(["mariadb", f"--socket={sock}", "-e",
-                    f"CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '{self.password}'; "
-                    "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"], check=True)
+        try:
+            _wait("mariadbd", lambda: chroot.run(["mariadb", f"--socket={self._sock}", "-e",
+                                                  "select 1"]).returncode == 0, self.mariadb)
+        except AssertionError as exc:
+            _stop(self.mariadb)
+            raise _port_taken(exc) from None
+
+    def _create_user(self) -> None:
+        self.chroot.run(["mariadb", f"--socket={self._sock}", "-e",
+                         f"CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '{self.password}'; "
+                         "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"], check=True)
+
+    def _start_dbd(self) -> None:
+        chroot, d = self.chroot, self.dir
+        self.port = free_port()
         d.write("etc/slurmdbd.conf", "\n".join([
             "DbdHost=localhost", f"DbdPort={self.port}", "SlurmUser=slurm", "AuthType=auth/slurm",
             f"LogFile={d.inside}/slurmdbd.log", f"PidFile={d.inside}/slurmdbd.pid",
             "StorageType=accounting_storage/mysql", "StorageHost=127.0.0.1", f"StoragePort={self.db_port}",
             "StorageUser=slurm", f"StoragePass={self.password}", "StorageLoc=slurm_acct_db"]) + "\n", 0o600)
-        _own(d.host / "etc", slurm)
-        (d.host / "slurmdbd.log").touch()
-        os.chown(d.host / "slurmdbd.log", *slurm)
+        _own(d.host / "etc", user_ids(chroot.root, "slurm"))
+        d.write("client/slurm.conf", client_slurm_conf("probe", "localhost", 1, "localhost", self.port))
         for attempt in range(1, 4):
+            log = d.host / "slurmdbd.log"
+            log.write_text("")  # this start's lines only
+            os.chown(log, *user_ids(chroot.root, "slurm"))
+            self.starts["slurmdbd"] += 1
             # slurmdbd reads slurmdbd.conf next to SLURM_CONF
             self.dbd = chroot.popen(["slurmdbd", "-D"], conf=f"{d.inside}/etc/slurm.conf")
             try:
-                _wait("slurmdbd", lambda: "started" in self.log(), self.dbd, 120)
+                _wait("slurmdbd", self._answers, self.dbd, 120, log=self.log)
                 return
             except AssertionError as exc:
+                _stop(self.dbd)
+                if PORT_IN_USE.search(str(exc)):
+                    raise PortTaken(str(exc)) from None
                 # slurmdbd 26.05.5 with libmariadb 11.8 dies on its very first start against a fresh database
                 # (error 5027 in _check_mysql_concat_is_sane, then fatal); the next start works. Kubernetes restarts
                 # the container the same way. Anything else is a real failure.
                 if "5027" not in str(exc) or attempt == 3:
                     raise
+
+    def _answers(self) -> bool:
+        """Ready = it answers a client. Its log says "started" just BEFORE it binds its port (a taken port is fatal
+        a moment later), so the line alone is no proof; and a client asking earlier would reach whoever holds the
+        port, so it asks only after "started" with no bind error, and gives up after a while (then the process
+        has exited, which _wait reports)."""
+        log = self.log()
+        if self.dbd.poll() is not None or "started" not in log or PORT_IN_USE.search(log) or "fatal:" in log:
+            return False
+        time.sleep(0.2)  # a bind failure follows "started" within milliseconds
+        if self.dbd.poll() is not None or PORT_IN_USE.search(self.log()):
+            return False
+        try:
+            return self.chroot.run(["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"],
+                                   conf=f"{self.dir.inside}/client/slurm.conf", timeout=20).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
 
     def log(self) -> str:
         path = self.dir.host / "slurmdbd.log"
@@ -208,38 +332,58 @@ class SlurmDbd:
 
     def stop(self) -> None:
         for proc in (self.dbd, self.mariadb):
-            if proc is None or proc.poll() is not None:
-                continue
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            _stop(proc)
         self.dir.remove()
+
+
+def _stop(proc: subprocess.Popen | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
 
 
 class SlurmController:
     """slurmctld loading the slurm.conf the Slinky operator would write for ``values``, plus our config files."""
 
-    def __init__(self, chroot: Chroot, values: dict, slurm_key: bytes, dbd: SlurmDbd | None = None):
-        self.chroot, self.values = chroot, values
-        self.dir = d = Workdir(chroot, f"ctld-{values['clusterName']}")
+    def __init__(self, chroot: Chroot, values: dict, slurm_key: bytes, dbd: SlurmDbd | None = None,
+                 name: str | None = None):
+        self.chroot, self.values, self.slurm_key, self.dbd = chroot, values, slurm_key, dbd
+        self.name = name or f"ctld-{values['clusterName']}"
+        self.starts = 0
+        """Starts, including those retried because another process took the port."""
+        self.proc: subprocess.Popen | None = None
+        with_free_ports(self._start, "slurmctld")
+
+    def _start(self) -> None:
+        """A fresh directory, config and ports each time: nothing of a start that lost its port survives."""
+        chroot, values = self.chroot, self.values
+        self.dir = d = Workdir(chroot, self.name)
         self.port = free_port()
+        self.starts += 1
         etc = f"{d.inside}/etc"
         self.conf = f"{etc}/slurm.conf"
         paths = Paths(etc=etc, state=f"{d.inside}/state", log=f"{d.inside}/slurmctld.log",
                       pid=f"{d.inside}/slurmctld.pid", spool=f"{d.inside}/spool")
         d.write("etc/slurm.conf", operator_slurm_conf(values, paths, self.port, free_port(),
-                                                       dbd.port if dbd else None))
+                                                       self.dbd.port if self.dbd else None))
         for name, text in values.get("configFiles", {}).items():
             d.write(f"etc/{name}", text)
-        d.write("etc/slurm.key", slurm_key, 0o600)
+        d.write("etc/slurm.key", self.slurm_key, 0o600)
         d.write("etc/jwt_hs256.key", secrets.token_bytes(32), 0o600)
         (d.host / "state").mkdir()
         _own(d.host, user_ids(chroot.root, "slurm"))
         self.proc = chroot.popen(["slurmctld", "-D", "-f", self.conf], conf=self.conf)
-        try:
-            _wait("slurmctld", lambda: "UP" in self.run("scontrol", "ping").stdout, self.proc, log=self.log)
+        try:  # ready = it answers scontrol ping (a process that lost its port exits: checked first)
+            _wait("slurmctld", lambda: self.proc.poll() is None and not PORT_IN_USE.search(self.log())
+                  and "UP" in self.run("scontrol", "ping").stdout, self.proc, log=self.log)
+        except AssertionError as exc:
+            self.stop()
+            raise _port_taken(exc) from None
         except BaseException:
             self.stop()
             raise
@@ -257,10 +401,11 @@ class SlurmController:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             self.run("scontrol", "shutdown")
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
         self.dir.remove()

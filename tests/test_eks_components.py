@@ -26,7 +26,8 @@ def test_gpu_node_group_inputs(rec):
     assert i["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 2}
     assert ng.ignore_changes == ["scalingConfig.desiredSize"]
     assert i["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
-    assert i["labels"] == {"gpu-cluster/pool": "p5"}
+    assert i["labels"] == {"gpu-cluster/pool": "p5", "k8s.amazonaws.com/accelerator": "nvidia-h100"}
+    assert i["updateConfig"] == {"maxUnavailable": 1, "updateStrategy": "MINIMAL"}
     assert i["subnetIds"] == ["subnet-0123456789abcdef0"]
     assert i["launchTemplate"] == {"id": "p5-lt-id", "version": "1"}
     assert "nodeGroupName" not in i, "auto-named so replacements can create before delete"
@@ -59,7 +60,7 @@ def test_every_launch_template_requires_imdsv2_and_encrypts_the_root_volume(rec)
 def test_cluster_secure_defaults(rec):
     cluster = one(rec, "aws:eks/cluster:Cluster")
     c = cluster.inputs
-    assert c["name"] == "ml" and c["version"] == "1.34"
+    assert c["name"] == "ml" and c["version"] == "1.35"
     assert c["enabledClusterLogTypes"] == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
     assert c["encryptionConfig"]["resources"] == ["secrets"]
     assert c["encryptionConfig"]["provider"]["keyArn"].startswith("arn:")
@@ -71,6 +72,7 @@ def test_cluster_secure_defaults(rec):
     assert key["enableKeyRotation"] is True
     system = one(rec, NODE_GROUP, "ml-system").inputs
     assert system["amiType"] == "AL2023_x86_64_STANDARD" and "taints" not in system
+    assert system["labels"] == {"gpu-cluster/node-role": "system"}
 
 
 def test_node_role_has_only_the_documented_policies(rec):
@@ -128,3 +130,36 @@ def test_existing_cluster_is_looked_up_not_created():
     lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     assert lt["networkInterfaces"][0]["securityGroups"][0] == "sg-0offline0existing"
     assert one(rec, NODE_GROUP, "p5").inputs["clusterName"] == "ml"
+
+
+@pytest.mark.parametrize("capacity", [
+    {"type": "reservation", "reservation": "cr-0123456789abcdef0"},
+    {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block"},
+], ids=["odcr", "capacity-block"])
+def test_multi_node_reservation_pool_gets_no_new_placement_group(capacity):
+    """A targeted ODCR serves only the placement group it was created in; a capacity block is placed already."""
+    rec = run_program(with_pool(EKS, capacity=capacity))
+    assert of_type(rec, "aws:ec2/placementGroup:PlacementGroup") == []
+    lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
+    assert "placement" not in lt
+    assert len(lt["networkInterfaces"]) == 32, "EFA stays"
+
+
+def test_odcr_launches_into_the_placement_group_it_was_created_in():
+    rec = run_program(with_pool(EKS, capacity={"type": "reservation", "reservation": "cr-0123456789abcdef0",
+                                               "placementGroup": "p5-odcr-pg"}))
+    assert of_type(rec, "aws:ec2/placementGroup:PlacementGroup") == []
+    lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
+    assert lt["placement"] == {"groupName": "p5-odcr-pg"}
+    assert lt["capacityReservationSpecification"] == {"capacityReservationTarget": {
+        "capacityReservationId": "cr-0123456789abcdef0"}}
+
+
+@pytest.mark.parametrize("upgrade, expected", [
+    ({"maxSurge": 0, "maxUnavailable": 3}, {"maxUnavailable": 3, "updateStrategy": "MINIMAL"}),
+    ({"maxSurge": 2, "maxUnavailable": 1}, {"maxUnavailable": 1, "updateStrategy": "DEFAULT"}),
+], ids=["no-surge-minimal", "surge-default"])
+def test_upgrade_settings_map_to_eks_update_config(upgrade, expected):
+    """maxUnavailable as written (no silent 0 -> 1); maxSurge decides whether EKS launches new nodes first."""
+    rec = run_program(with_pool(EKS, upgrade=upgrade))
+    assert one(rec, NODE_GROUP, "p5").inputs["updateConfig"] == expected

@@ -137,3 +137,22 @@ def test_existing_cluster_is_looked_up_not_created():
     pool = one(rec, NODE_POOL, "h100")
     assert pool.inputs["cluster"] == "ml" and pool.inputs["location"] == "us-central1-a"
     assert one(rec, "pulumi:providers:kubernetes").inputs["kubeconfig"].count("203.0.113.20") == 1
+
+
+def test_only_reservation_pools_delete_before_replace():
+    reserved = one(run_program(with_pool(GKE, capacity={"type": "reservation", "reservation": "res-a"})), NODE_POOL,
+                   "h100")
+    on_demand = one(run_program(GKE), NODE_POOL, "h100")
+    assert reserved.delete_before_replace is True
+    assert on_demand.delete_before_replace is False
+
+
+def test_cloud_nat_follows_the_network_choice():
+    default_net = run_program(GKE)
+    own_net = run_program(with_cluster(GKE, network="ml-vpc", subnetwork="ml-vpc-a"))
+    forced = run_program(with_cluster(GKE, network="ml-vpc", cloudNat=True))
+    nat = one(default_net, "gcp:compute/routerNat:RouterNat").inputs
+    assert nat["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    assert one(default_net, "gcp:compute/router:Router").inputs["network"] == "default"
+    assert of_type(own_net, "gcp:compute/routerNat:RouterNat") == []
+    assert one(forced, "gcp:compute/router:Router").inputs["network"] == "ml-vpc"

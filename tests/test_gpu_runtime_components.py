@@ -186,7 +186,7 @@ def test_eks_device_plugin_sharing_entries_and_pool_labels_agree():
     labels = gpu_node_group_labels(rec)
     assert labels["l40s-ts"]["nvidia.com/device-plugin.config"] == "l40s-ts"
     assert labels["l40s-mps"]["nvidia.com/device-plugin.config"] == "l40s-mps"
-    assert labels["p5"] == {"gpu-cluster/pool": "p5"}
+    assert labels["p5"] == {"gpu-cluster/pool": "p5", "k8s.amazonaws.com/accelerator": "nvidia-h100"}
 
 
 def test_eks_efa_plugin_only_on_the_multi_node_pool():
@@ -214,12 +214,15 @@ def test_eks_operator_uses_the_ami_driver_and_toolkit():
 def test_eks_operator_and_device_plugin_split_the_pools():
     rec = recording("eks-operator")
     labels = gpu_node_group_labels(rec)
-    assert labels["a100-mig"] == {"gpu-cluster/pool": "a100-mig", "nvidia.com/mig.config": "all-3g.20gb"}
-    assert labels["l40s"] == {"gpu-cluster/pool": "l40s", "nvidia.com/gpu.deploy.operands": "false"}
+    assert labels["a100-mig"] == {"gpu-cluster/pool": "a100-mig", "nvidia.com/mig.config": "all-3g.20gb",
+                                  "k8s.amazonaws.com/accelerator": "nvidia-a100"}
+    assert labels["l40s"] == {"gpu-cluster/pool": "l40s", "nvidia.com/gpu.deploy.operands": "false",
+                              "k8s.amazonaws.com/accelerator": "nvidia-l40s"}
     assert pool_selector(release(rec, "nvidia-device-plugin").inputs["values"]) == ["l40s"]
 
 
 def test_eks_efa_plugin_can_be_turned_off():
     rec = recording("eks-operator")  # gpuRuntime.efaDevicePlugin: false, with a multi-node pool
     assert of_type(rec, "gpu-cluster:aws:AwsEfaDevicePlugin") == []
-    assert sorted(r.inputs["chart"] for r in of_type(rec, RELEASE)) == ["gpu-operator", "nvidia-device-plugin"]
+    assert sorted(r.inputs["chart"] for r in of_type(rec, RELEASE)) == ["cluster-autoscaler", "gpu-operator",
+                                                                        "nvidia-device-plugin"]

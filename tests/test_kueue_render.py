@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduling.kueue import render_kueue
+from scheduling.kueue import REPLACED_FIELDS, base_name, content_name, render_kueue
 from scheduling.kueue_config import manager_config, manager_config_yaml
 from scheduling.kueue_topology import has_block_labels, placement
 from scheduling.trainer import training_runtimes
@@ -49,19 +49,23 @@ def _objects(raw):
 
 def test_flavors_select_each_pool_by_its_label_and_tolerate_the_gpu_taint():
     _, facts, objects = _objects(GKE_TEAMS)
-    assert [f["metadata"]["name"] for f in objects.flavors] == [p.name for p in facts]
+    assert [f["metadata"]["name"].rsplit("-", 1)[0] for f in objects.flavors] == [p.name for p in facts]
     for flavor, pool in zip(objects.flavors, facts):
         assert flavor["spec"]["nodeLabels"] == {"gpu-cluster/pool": pool.name}
         assert flavor["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists",
                                                   "effect": "NoSchedule"}]
-    assert objects.flavors[0]["spec"]["topologyName"] == "gke-network"  # fixed 4-node a3-highgpu-8g
+    (topology,) = objects.topologies
+    assert topology["metadata"]["name"].startswith("gke-network-")  # fixed 4-node a3-highgpu-8g
+    assert objects.flavors[0]["spec"]["topologyName"] == topology["metadata"]["name"]
     assert "topologyName" not in objects.flavors[1]["spec"]  # autoscaled L4: TAS would never scale it up
 
 
 def test_cluster_queues_carry_quotas_limits_cohort_weight_and_preemption():
     spec, _, objects = _objects(GKE_TEAMS)
     research, product = objects.cluster_queues
-    flavors = {f["name"]: f["resources"][0] for f in research["spec"]["resourceGroups"][0]["flavors"]}
+    flavors = {f["name"].rsplit("-", 1)[0]: f["resources"][0] for f in research["spec"]["resourceGroups"][0]["flavors"]}
+    assert [f["name"] for f in research["spec"]["resourceGroups"][0]["flavors"]] == [
+        f["metadata"]["name"] for f in objects.flavors]  # the queue names the flavor objects, hash and all
     assert flavors == {"h100": {"name": "nvidia.com/gpu", "nominalQuota": 24, "lendingLimit": 8},
                        "l4": {"name": "nvidia.com/gpu", "nominalQuota": 4, "borrowingLimit": 4}}
     assert research["spec"]["cohortName"] == "ml" and research["spec"]["fairSharing"] == {"weight": 2}
@@ -148,7 +152,7 @@ def test_a_pool_no_queue_uses_gets_a_plain_flavor_even_under_required_block():
     raw["nodePools"].append({"name": "g5", "machineType": "g5.12xlarge", "zones": ["us-east-1a"], "minNodes": 1,
                              "maxNodes": 1})
     _, _, objects = _objects(raw)  # g5 has no block labels, but no quota: nothing to place
-    g5 = next(f for f in objects.flavors if f["metadata"]["name"] == "g5")
+    g5 = next(f for f in objects.flavors if f["metadata"]["name"].startswith("g5-"))
     assert "topologyName" not in g5["spec"] and objects.placements["g5"].annotation is None
 
 
@@ -159,3 +163,64 @@ def test_placement_falls_back_to_zone_when_blocks_are_only_preferred():
     with pytest.raises(ValueError):
         placement(Cloud.GCP, "l4", "g2-standard-24", 2, 2, "required", "block")
     assert placement(Cloud.GCP, "h100", "a3-highgpu-8g", 4, 4, "none", "block").topology is None
+
+
+def _names(objects) -> dict[tuple[str, str], str]:
+    return {(o["kind"], base_name(o)): o["metadata"]["name"] for o in [*objects.topologies, *objects.flavors]}
+
+
+def test_flavor_and_topology_names_change_exactly_when_a_field_that_replaces_them_changes():
+    """Kueue keeps its resource-in-use finalizer on a referenced flavor or topology, so they are replaced under a new
+    name (create, repoint, then delete) instead of deleted first: the name must follow the replacing fields."""
+    _, _, base = _objects(GKE_TEAMS)
+    before = _names(base)
+    tainted = copy.deepcopy(GKE_TEAMS)
+    tainted["nodePools"][1]["taints"] = [{"key": "dedicated", "value": "eval", "effect": "NoSchedule"}]
+    _, _, after = _objects(tainted)
+    renamed = {k for k, v in _names(after).items() if before[k] != v}
+    assert renamed == {("ResourceFlavor", "l4")}  # tolerations changed: only l4's flavor
+    new_l4 = _names(after)[("ResourceFlavor", "l4")]
+    assert all(f["name"] != before[("ResourceFlavor", "l4")] for cq in after.cluster_queues
+               for f in cq["spec"]["resourceGroups"][0]["flavors"])
+    assert {f["name"] for f in after.cluster_queues[0]["spec"]["resourceGroups"][0]["flavors"]} >= {new_l4}
+
+    unrelated = copy.deepcopy(GKE_TEAMS)  # quotas, limits, weights, cohort, priorities, autoscaling: no rename
+    unrelated["scheduling"]["queues"][0]["quotas"][0]["gpus"] = 16
+    unrelated["scheduling"]["queues"][0]["fairShareWeight"] = 7
+    unrelated["scheduling"]["cohort"] = "research-org"
+    unrelated["scheduling"]["priorityClasses"][0]["value"] = 2000
+    unrelated["nodePools"][1]["maxNodes"] = 8
+    _, _, same = _objects(unrelated)
+    assert _names(same) == before
+
+
+def test_the_name_hash_covers_node_labels_tolerations_topology_and_levels_only():
+    flavor = {"spec": {"nodeLabels": {"gpu-cluster/pool": "h100"},
+                       "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                       "topologyName": "gke-network-1"}, "metadata": {"labels": {"a": "b"}}}
+    name = content_name("h100", "ResourceFlavor", flavor)
+    assert name.startswith("h100-") and len(name) == len("h100-") + 8
+    for path, value in [("spec.nodeLabels", {"gpu-cluster/pool": "h100", "zone": "a"}),
+                        ("spec.tolerations", []), ("spec.topologyName", "gke-network-2"),
+                        ("spec.nodeTaints", [{"key": "x", "effect": "NoSchedule"}])]:
+        other = copy.deepcopy(flavor)
+        section, key = path.split(".")
+        other[section][key] = value
+        assert content_name("h100", "ResourceFlavor", other) != name, path
+    relabelled = copy.deepcopy(flavor)
+    relabelled["metadata"]["labels"] = {"team": "ml"}
+    assert content_name("h100", "ResourceFlavor", relabelled) == name
+    levels = {"spec": {"levels": [{"nodeLabel": "topology.kubernetes.io/zone"}, {"nodeLabel": "kubernetes.io/hostname"}]}}
+    fewer = {"spec": {"levels": [{"nodeLabel": "kubernetes.io/hostname"}]}}
+    assert content_name("zone-host", "Topology", levels) != content_name("zone-host", "Topology", fewer)
+    assert set(REPLACED_FIELDS) == {"ResourceFlavor", "Topology"}
+
+
+def test_a_new_topology_renames_the_flavors_that_use_it():
+    _, _, base = _objects(GKE_TEAMS)
+    raw = copy.deepcopy(GKE_TEAMS)
+    raw["scheduling"]["topology"] = {"mode": "none", "level": "block"}
+    _, _, flat = _objects(raw)
+    assert not flat.topologies and "topologyName" not in flat.flavors[0]["spec"]
+    assert flat.flavors[0]["metadata"]["name"] != base.flavors[0]["metadata"]["name"]  # h100 lost its topology
+    assert flat.flavors[1]["metadata"]["name"] == base.flavors[1]["metadata"]["name"]  # l4 never had one

@@ -1,8 +1,7 @@
 """The rewrites that keep Katib's and Kubeflow Pipelines' public default credentials out of the cluster.
 
-The objects below have the shape of the upstream manifests at the pinned tags (Katib ``components/mysql/secret.yaml``,
-KFP ``third-party/minio/base/mlpipeline-minio-artifact-secret.yaml``, ``base/installs/generic/mysql-secret.yaml``,
-``third-party/mysql/base/mysql-deployment.yaml``)."""
+The objects come from tests/upstream_manifests.py: the shape of the upstream manifests at the pinned tags. That the
+components really attach these rewrites to their kustomize Directory is checked in tests/test_scheduling_components.py."""
 from __future__ import annotations
 
 import json
@@ -14,15 +13,8 @@ from components.manifest_secrets import (KNOWN_DEFAULT_CREDENTIALS, EnvOverride,
 from components.katib import katib_rewrites
 from components.kubeflow_pipelines import pipelines_rewrites
 from preview.engine import install_mocks
+from tests.upstream_manifests import KATIB_SECRET, MINIO_SECRET, MYSQL_DEPLOYMENT, MYSQL_SECRET
 
-KATIB_SECRET = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "katib-mysql-secrets"},
-                "data": {"MYSQL_ROOT_PASSWORD": "dGVzdA=="}}
-MINIO_SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "mlpipeline-minio-artifact"},
-                "stringData": {"accesskey": "minio", "secretkey": "minio123"}}
-MYSQL_DEPLOYMENT = {
-    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mysql"},
-    "spec": {"template": {"spec": {"containers": [{
-        "name": "mysql", "image": "mysql:8.4", "env": [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}]}]}}}}
 MYSQL_OVERRIDE = EnvOverride(deployment="mysql", container="mysql", drop="MYSQL_ALLOW_EMPTY_PASSWORD",
                              name="MYSQL_ROOT_PASSWORD", secret="mysql-secret", key="password")
 
@@ -81,8 +73,12 @@ def test_the_transform_rewrites_secrets_deployments_and_keeps_the_shared_namespa
 def test_every_known_default_is_overridden_key_for_key_by_the_components_rewrites():
     rewrites = katib_rewrites("k").secrets + pipelines_rewrites("a", "s", "m").secrets
     covered = {o.name: o.string_data for o in rewrites}
+    assert set(KNOWN_DEFAULT_CREDENTIALS) == {"katib-mysql-secrets", "mlpipeline-minio-artifact", "mysql-secret"}
     for name, defaults in KNOWN_DEFAULT_CREDENTIALS.items():
-        assert set(covered[name]) == set(defaults), name
-        secret_keys = [k for k in defaults if k != "username"]
-        assert all(covered[name][k] != defaults[k] for k in secret_keys), name
+        assert set(defaults) <= set(covered[name]), name
+        assert all(covered[name][k] != defaults[k] for k in defaults), name
+    # the rewrite replaces the whole Secret, so it must keep every key upstream defines (mysql-secret's username)
+    for upstream in (KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET):
+        keys = set(upstream.get("data", {})) | set(upstream.get("stringData", {}))
+        assert keys <= set(covered[upstream["metadata"]["name"]]), upstream["metadata"]["name"]
     assert pipelines_rewrites("a", "s", "m").env == (MYSQL_OVERRIDE,)

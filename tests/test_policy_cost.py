@@ -1,6 +1,8 @@
 """Cost rules: a passing baseline (what the components create), then one field or knob changed per case."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.policy_harness import Pack, baseline, changed, find, wire, with_props
@@ -132,3 +134,31 @@ def test_enforcement_override_from_the_config(pack, gke):
     assert [d[1] for d in pack.resource(find(gke, NP, "h100"), gke)] == ["advisory"]
     pack.configure({"all": "disabled"})
     assert pack.everything(gke) == []
+
+
+@pytest.mark.parametrize("version, fee", [("1.33", 0.60), ("1.34", 0.60), ("1.35", 0.10)])
+def test_stack_budget_prices_the_eks_control_plane_by_its_support_status(pack, eks, version, fee):
+    """1.33 and 1.34 are past standard support on the catalog date (2026-12-02): extended support, $0.60/h."""
+    cluster = find(eks, "aws:eks/cluster:Cluster", "ml")
+    rs = [with_props(r, changed(wire(r), "version", version)) if r is cluster else r for r in eks]
+    pack.configure({"cost-stack-budget": {"maxUsdPerHour": 1}})
+    (diag,) = pack.stack(rs)
+    assert f"control plane ml = ${fee:.2f}" in diag[2]
+
+
+def test_stack_budget_and_preview_agree_on_fixed_costs_for_created_and_existing_clusters(pack):
+    """The preview's fixed lines are what the budget rule counts: control plane (by version) for a created cluster,
+    nothing for an existing one (its fee is not this stack's)."""
+    from preview.run import preview_config
+    from tests.stack_configs import EKS, with_cluster
+    for cfg, control_plane in ((with_cluster(EKS, kubernetesVersion="1.33"), 0.60),
+                               (with_cluster(EKS, mode="existing"), None)):
+        report = preview_config("t", cfg)
+        fixed = {f.item.split(" (")[0]: f.usd_per_hour_max for f in report.cost.fixed}
+        assert fixed.get("control plane") == (pytest.approx(control_plane) if control_plane else None)
+        pack.configure({"cost-stack-budget": {"maxUsdPerHour": 0.01}})
+        (diag,) = pack.stack(report.resources)
+        counted = re.findall(r"control plane \S+ = \$[0-9.]+[0-9]", diag[2])
+        assert counted == ([f"control plane ml = ${control_plane:.2f}"] if control_plane else [])
+        total = sum(p.usd_per_hour_max for p in report.cost.pools) + sum(fixed.values())
+        assert f"${total:,.2f} per hour" in diag[2]

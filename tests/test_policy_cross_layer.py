@@ -66,9 +66,11 @@ def test_gpu_advertiser_none_on_a_pool(pack):
 def test_kueue_flavor_selects_an_existing_pool(pack):
     rs = recorded("gke-kueue")
     flavor = find(rs, FLAVOR, "kueue-flavor-h100")
+    name = wire(flavor)["metadata"]["name"]
+    assert name.startswith("h100-")
     assert pack.stack(swap(rs, flavor, changed(wire(flavor), "spec.nodeLabels", {"gpu-cluster/pool": "h100-old"}))) == [(
         "cross-layer-pool-exists", "mandatory",
-        "Kueue ResourceFlavor 'h100': nodeLabels {gpu-cluster/pool: h100-old} match no node pool of this stack, so "
+        f"Kueue ResourceFlavor '{name}': nodeLabels {{gpu-cluster/pool: h100-old}} match no node pool of this stack, so "
         "workloads admitted to it stay Pending (select one of the pools: h100, l4).\nFix: set "
         "spec.nodeLabels.gpu-cluster/pool to an existing pool (gpu-cluster: the flavor's pool must be in nodePools)")]
 
@@ -77,11 +79,12 @@ def test_kueue_quota_fits_the_pool_at_max_nodes(pack):
     rs = recorded("gke-kueue")
     queue = find(rs, QUEUE, "kueue-cq-research")
     props = changed(wire(queue), "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", 100)
+    name = wire(find(rs, FLAVOR, "kueue-flavor-h100"))["metadata"]["name"]
     assert pack.stack(swap(rs, queue, props)) == [(
         "cross-layer-kueue-quota", "mandatory",
-        "Kueue ResourceFlavor 'h100': ClusterQueues promise 108 nvidia.com/gpu on pool 'h100' (product 8, research "
+        f"Kueue ResourceFlavor '{name}': ClusterQueues promise 108 nvidia.com/gpu on pool 'h100' (product 8, research "
         "100), more than it can ever have (at most 32 = 4 nodes × 8 GPUs at max autoscale).\nFix: lower the "
-        "nominalQuota of h100 in the queues, or raise the pool's maxNodes")]
+        f"nominalQuota of {name} in the queues, or raise the pool's maxNodes")]
 
 
 def test_slurm_nodeset_selects_an_existing_pool_and_declares_its_gpus(pack):
@@ -98,3 +101,27 @@ def test_slurm_nodeset_selects_an_existing_pool_and_declares_its_gpus(pack):
         "cross-layer-slurm-gres", "mandatory",
         "Slurm NodeSet 'h100-mega': declares Gres=gpu count 4 but pool 'h100-mega' nodes (a3-megagpu-8g) have 8 GPUs "
         "(Gres=gpu:<type>:8).\nFix: set the NodeSet's Gres count to 8 (gpu-cluster renders it from the catalog)")]
+
+
+def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
+    rs = recorded("eks-p5-efa")
+    assert [d for d in pack.stack(rs) if d[0] == "cross-layer-eks-autoscaler"] == []
+    without = [r for r in rs if not (r.type == RELEASE and r.inputs["chart"] == "cluster-autoscaler")]
+    findings = [d for d in pack.stack(without) if d[0] == "cross-layer-eks-autoscaler"]
+    assert sorted(d[2].split(":")[0] for d in findings) == ["pool 'l40s-spot'", "pool 'p5-block'",
+                                                             "pool 'p5-ondemand'"]
+    assert next(d for d in findings if d[2].startswith("pool 'p5-ondemand'")) == (
+        "cross-layer-eks-autoscaler", "mandatory",
+        "pool 'p5-ondemand': this node group should scale between 0 and 4 nodes, but the stack installs no Cluster "
+        "Autoscaler, so it stays at 0 nodes and pods that need more stay Pending (a Cluster Autoscaler release (chart "
+        "cluster-autoscaler) in the stack: EKS managed node groups do not resize themselves, and Karpenter does not "
+        "resize them).\nFix: set cluster.clusterAutoscaler: true (gpu-cluster installs the Cluster Autoscaler), or "
+        "waive cross-layer-eks-autoscaler for this pool if the cluster's Cluster Autoscaler is installed by another "
+        "stack")
+    group = find(without, "aws:eks/nodeGroup:NodeGroup", "p5-ondemand")
+    fixed_size = swap(without, group, changed(wire(group), "scalingConfig.minSize", 4))
+    assert "pool 'p5-ondemand'" not in str(pack.stack(fixed_size)), "a fixed-size group needs no autoscaler"
+    from tests.policy_harness import fake
+    deployment = fake("kubernetes:apps/v1:Deployment", "ca", {"spec": {"template": {"spec": {"containers": [
+        {"name": "ca", "image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"}]}}}})
+    assert [d for d in pack.stack([*without, deployment]) if d[0] == "cross-layer-eks-autoscaler"] == []

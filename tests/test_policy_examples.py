@@ -37,18 +37,21 @@ def test_topology_example_points_at_the_pool_config_path():
     report = preview_stack("gke-a3-spread")
     paths = {v["configPath"] for v in report.violations if v["enforcement"] == "mandatory"}
     assert paths == {"gpu-cluster:nodePools[0]"}
-    messages = sorted(v["message"].split("\n")[0] for v in report.violations if v["enforcement"] == "mandatory")
-    assert messages[0].startswith("pool 'a3-mega': this a3-megagpu-8g pool (HGX-class with GPUDirect-TCPXO, up to 32 "
-                                  "nodes) has no compact placement")
-    assert messages[1].startswith("pool 'a3-mega': this a3-megagpu-8g pool (HGX-class with GPUDirect-TCPXO, up to 32 "
-                                  "nodes) spans 2 zones (us-east4-a, us-east4-b)")
+    (message,) = [v["message"] for v in report.violations if v["enforcement"] == "mandatory"]  # one per pool
+    problem, fix = message.split("\n")
+    assert problem.startswith("pool 'a3-mega': this a3-megagpu-8g pool (HGX-class with GPUDirect-TCPXO, up to 32 "
+                              "nodes) spans 2 zones, us-east4-a and us-east4-b, and has no compact placement: "
+                              "placementPolicy.type is unset (one zone and placementPolicy.type COMPACT")
+    assert ") (" not in problem
+    # the zone comes first: gpu-cluster refuses multiNode: true while the pool has two zones
+    assert fix.startswith("Fix: first keep one zone (gpu-cluster: zones: [us-east4-a]), then set multiNode: true")
 
 
 def test_cli_text_groups_by_pool_and_exits_1(tmp_path):
     out = subprocess.run([sys.executable, "-m", "preview", "--stack", "gke-a3-spread", "--color", "never"],
                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
     assert out.returncode == 1, out.stderr
-    assert "2 policy violations (2 mandatory)" in out.stdout
+    assert "1 policy violation (1 mandatory)" in out.stdout
     assert "pool a3-mega · gpu-cluster:nodePools[0]" in out.stdout
     assert "✗ [mandatory] topology-multi-node-placement: pool 'a3-mega':" in out.stdout
 

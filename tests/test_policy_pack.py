@@ -60,8 +60,18 @@ def test_pack_main_only_assembles_the_pack():
     assert "PolicyPack(**pack_arguments())" in main
 
 
-def test_pool_label_key_is_the_specs():
-    assert POOL_LABEL_KEY == SPEC_POOL_LABEL_KEY
+def test_pool_label_key_is_the_specs_and_defined_once():
+    assert POOL_LABEL_KEY is SPEC_POOL_LABEL_KEY
+    defined = []
+    for layer in ("catalog", "components", "policies", "preview", "scheduling", "stacks"):
+        for path in sorted((PROJECT_ROOT / layer).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, ast.AnnAssign) else []
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id in ("POOL_LABEL_KEY", "GPU_TAINT_KEY"):
+                        defined.append((t.id, str(path.relative_to(PROJECT_ROOT))))
+    assert sorted(defined) == [("GPU_TAINT_KEY", "stacks/spec.py"), ("POOL_LABEL_KEY", "stacks/spec.py")]
 
 
 def test_pack_boots_exactly_like_the_cli_and_answers_over_grpc():

@@ -2,6 +2,8 @@
 changed per case gives the exact message."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.policy_harness import DELETE, Pack, baseline, changed, fake, find, wire, with_props
@@ -159,3 +161,45 @@ def test_known_default_credentials_are_refused_in_values_configmaps_and_secrets(
     grafana = fake("kubernetes:core/v1:ConfigMap", "grafana", {"data": {"adminPassword": "prom-operator"}})
     assert [d[0] for d in pack.resource(grafana)] == ["security-default-credentials"]
     assert pack.resource(fake("kubernetes:core/v1:ConfigMap", "ok", {"data": {"adminPassword": "prom-operator-2"}})) == []
+
+
+SECRET_T = "kubernetes:core/v1:Secret"
+
+
+def test_the_katib_and_pipelines_defaults_are_refused_in_their_upstream_secrets(pack):
+    """The credentials the Katib/Pipelines rewrites replace are the pack's too (one list, stacks/known_defaults.py):
+    under the CLI each Secret of the kustomize Directory is analysed, so a rewrite that stops matching is refused."""
+    from tests.upstream_manifests import KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET
+    first_lines = [d[2].split(",")[0] for doc in (KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET)
+                   for d in pack.resource(fake(SECRET_T, doc["metadata"]["name"], doc))]
+    assert first_lines == [
+        "Secret 'katib-mysql-secrets': data.MYSQL_ROOT_PASSWORD is the Katib MySQL root password",
+        "Secret 'mlpipeline-minio-artifact': stringData.accesskey is the Kubeflow Pipelines MinIO access key",
+        "Secret 'mlpipeline-minio-artifact': stringData.secretkey is the Kubeflow Pipelines MinIO secret key",
+        "Secret 'mysql-secret': stringData.password is the empty Kubeflow Pipelines MySQL root password"]
+    # short and empty defaults count only in their Secret and key: elsewhere they are ordinary words
+    assert pack.resource(fake("kubernetes:core/v1:ConfigMap", "env", {"data": {"stage": "test", "host": "minio"}})) == []
+    assert pack.resource(fake(SECRET_T, "app", {"metadata": {"name": "app"}, "stringData": {"password": ""}})) == []
+    generated = {**MYSQL_SECRET, "stringData": {"username": "root", "password": "x7Gq2mZ0pL9sW4vB8nK1cR6tY3hJ5dFa"}}
+    assert pack.resource(fake(SECRET_T, "mysql-secret", generated)) == []
+
+
+def test_the_pack_and_the_manifest_rewrites_read_one_list_of_defaults():
+    from components.manifest_secrets import KNOWN_DEFAULT_CREDENTIALS
+    from policies.rules.security_default_credentials import RULE
+    from stacks.known_defaults import KNOWN_DEFAULTS
+    assert RULE.defaults()["knownDefaults"] == [d.as_config() for d in KNOWN_DEFAULTS]
+    assert KNOWN_DEFAULT_CREDENTIALS == {"katib-mysql-secrets": {"MYSQL_ROOT_PASSWORD": "test"},
+                                         "mlpipeline-minio-artifact": {"accesskey": "minio", "secretkey": "minio123"},
+                                         "mysql-secret": {"password": ""}}
+
+
+def test_a_short_default_needs_a_secret_and_key_in_the_pack_config(pack):
+    from preview.policy_config import PolicyConfigError, parse_config_text, reconcile
+    bad = {"security-default-credentials": {"knownDefaults": [{"value": "", "what": "an empty password"}]}}
+    with pytest.raises(PolicyConfigError) as exc:
+        reconcile(pack.info, parse_config_text(json.dumps(bad), "org.json"), "org.json")
+    assert exc.value.issues[0].path.startswith("org.json: security-default-credentials.knownDefaults.0")
+    scoped = {"security-default-credentials": {"knownDefaults": [
+        {"value": "", "what": "our empty DB password", "secret": "db", "key": "password"}]}}
+    reconcile(pack.info, parse_config_text(json.dumps(scoped), "org.json"), "org.json")  # accepted

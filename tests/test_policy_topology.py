@@ -75,16 +75,24 @@ def test_gke_multi_node_pool_in_one_zone_with_compact_placement(pack, gke):
     two = changed(wire(pool), "nodeLocations", ["us-central1-a", "us-central1-b"])
     assert pack.stack(swap(rs, pool, two)) == [(
         "topology-multi-node-placement", "mandatory",
-        "pool 'h100': this multi-node a3-highgpu-8g pool (up to 4 nodes) spans 2 zones (us-central1-a, us-central1-b) "
-        "(exactly one zone: compact placement cannot span zones).\nFix: keep one zone (gpu-cluster: zones: "
-        f"[us-central1-a] and multiNode: true), {WAIVE}")]
+        "pool 'h100': this multi-node a3-highgpu-8g pool (up to 4 nodes) spans 2 zones, us-central1-a and "
+        "us-central1-b (exactly one zone: compact placement cannot span zones).\nFix: keep one zone (gpu-cluster: "
+        f"zones: [us-central1-a] and multiNode: true), {WAIVE}")]
     loose = changed(wire(pool), "placementPolicy", DELETE)
     assert pack.stack(swap(rs, pool, loose)) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'h100': this a3-highgpu-8g pool (HGX-class with GPUDirect-TCPX, up to 4 nodes) has no compact "
-        "placement (placementPolicy.type is unset) (placementPolicy.type COMPACT, so nodes share a low-latency "
+        "placement: placementPolicy.type is unset (placementPolicy.type COMPACT, so nodes share a low-latency "
         "network block).\nFix: set multiNode: true on the pool (gpu-cluster adds compact placement in one zone), "
         f"{WAIVE}")]
+    both = changed(loose, "nodeLocations", ["us-central1-a", "us-central1-b"])
+    assert pack.stack(swap(rs, pool, both)) == [(  # one finding, its fixes in the order they can be applied
+        "topology-multi-node-placement", "mandatory",
+        "pool 'h100': this a3-highgpu-8g pool (HGX-class with GPUDirect-TCPX, up to 4 nodes) spans 2 zones, "
+        "us-central1-a and us-central1-b, and has no compact placement: placementPolicy.type is unset (one zone and "
+        "placementPolicy.type COMPACT: compact placement puts the nodes on one low-latency network block and cannot "
+        "span zones).\nFix: first keep one zone (gpu-cluster: zones: [us-central1-a]), then set multiNode: true on "
+        f"the pool (gpu-cluster adds compact placement), {WAIVE}")]
 
 
 def test_small_or_partitioned_hgx_pools_are_not_multi_node(pack, gke):
@@ -118,6 +126,19 @@ def test_eks_multi_node_pool_in_one_az_with_a_cluster_placement_group(pack, eks)
         "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) uses placement group 'p5-pg' with strategy "
         "spread (strategy cluster (nodes packed close together for EFA)).\nFix: set strategy \"cluster\" on the "
         "placement group")]
+
+
+def test_eks_pool_in_two_azs_without_a_placement_group_gets_one_finding_with_ordered_fixes(pack, eks):
+    rs, group, template, _ = eks
+    two_azs = swap(rs, group, changed(wire(group), "subnetIds", ["subnet-1", "subnet-2"]))
+    both = swap(two_azs, template, changed(wire(template), "placement", DELETE))
+    assert pack.stack(both) == [(
+        "topology-multi-node-placement", "mandatory",
+        "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) uses 2 subnets, and sets no placement.groupName "
+        "in its launch template, so it has no cluster placement group (one subnet in one Availability Zone: a cluster "
+        "placement group cannot span AZs; a launch template placing nodes in a placement group with strategy "
+        "cluster).\nFix: first keep one Availability Zone (gpu-cluster: one entry in zones), then set multiNode: true "
+        f"on the pool (gpu-cluster creates the placement group and EFA interfaces), {WAIVE}")]
 
 
 def test_eks_multi_node_pool_has_every_efa_interface(pack, eks):
@@ -158,3 +179,23 @@ def test_compact_placement_pool_fits_one_placement_group(pack, gke):
         "pool 'h100': compact placement can hold 150 nodes, but the pool can grow to 200 (at most 150 nodes per "
         "compact-placement pool, from maxNodes).\nFix: split it into pools of at most 150 nodes, or lower maxNodes")]
     assert pack.resource(with_props(pool, changed(wire(pool), "autoscaling.totalMaxNodeCount", 150)), rs) == []
+
+
+@pytest.mark.parametrize("capacity", [
+    {"type": "reservation", "reservation": "cr-0123456789abcdef0"},
+    {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block"},
+    {"type": "reservation", "reservation": "cr-0123456789abcdef0", "placementGroup": "p5-odcr-pg"},
+], ids=["odcr", "capacity-block", "odcr-in-its-placement-group"])
+def test_eks_reservation_pool_is_placed_by_its_reservation(pack, capacity):
+    """No new placement group for reservation pools: compliant (the reservation decides where nodes go)."""
+    from preview.engine import run_program
+    from tests.stack_configs import EKS, with_pool
+    rs = list(run_program(with_pool(EKS, capacity=capacity)).resources)
+    assert find(rs, NG, "p5").inputs["capacityType"] in ("ON_DEMAND", "CAPACITY_BLOCK")
+    assert [d for d in pack.stack(rs) if d[0] == "topology-multi-node-placement"] == []
+    if capacity.get("reservationKind") is None and "placementGroup" not in capacity:
+        template = find(rs, LT, "p5-lt")  # without the reservation target it is a plain on-demand pool again
+        untargeted = swap(rs, template, changed(wire(template), "capacityReservationSpecification", DELETE))
+        (diag,) = [d for d in pack.stack(untargeted) if d[0] == "topology-multi-node-placement"]
+        assert diag[2].startswith("pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) sets no "
+                                  "placement.groupName in its launch template, so it has no cluster placement group")

@@ -77,7 +77,7 @@ def test_text_and_markdown_render_the_cost_table():
     md = render_markdown(report)
     assert md.startswith("### gpu-cluster preview: `dev`")
     assert "| l4 | `g2-standard-8` | L4 | spot | 0-2 | 1 | 0.480 |" in md
-    assert "<details><summary>15 resources</summary>" in md
+    assert "<details><summary>18 resources</summary>" in md  # cluster, NAT, system + GPU pool, identities
 
 
 def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):
@@ -113,3 +113,23 @@ def test_invalid_config_registers_nothing_even_when_the_program_runs():
     good = install_mocks(GKE)  # the same path with valid config does register: the check above can fail
     execute_program()
     assert len(good.registered) > 5
+
+
+def test_private_endpoint_advice_only_when_no_authorized_networks():
+    from tests.stack_configs import with_cluster
+    private = preview_config("t", with_cluster(GKE, authorizedNetworks=[]))
+    public = preview_config("t", GKE)
+    endpoint = "gpu-cluster:cluster.authorizedNetworks"
+    assert [w.problem for w in private.warnings if w.path == endpoint] == [
+        "the new cluster's Kubernetes API gets a private endpoint only: `pulumi up` must run from inside the VPC to "
+        "install the GPU runtime and scheduler"]
+    assert [w for w in public.warnings if w.path == endpoint] == []
+
+
+def test_gpudirect_gap_is_said_for_multi_node_a3_pools_only():
+    multi = preview_config("t", GKE)  # a3-highgpu-8g, multiNode: true
+    single = preview_config("t", with_pool(GKE, multiNode=False))
+    path = "gpu-cluster:nodePools[0].multiNode"
+    assert [w.problem.split(",")[0] for w in multi.warnings if w.path == path] == [
+        "a3-highgpu-8g is built for GPUDirect-TCPX (4 extra NICs)"]
+    assert [w for w in single.warnings if w.path == path] == []

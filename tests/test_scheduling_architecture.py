@@ -42,15 +42,15 @@ def test_registered_queues_match_the_stacks_pools_exactly(stack):
     raw = decode_config(config)
     rec = run_program(config, stack)
     pools = {p["name"] for p in raw["nodePools"]}
-    flavors = {r.redacted_inputs["metadata"]["name"]: r.redacted_inputs["spec"]
+    flavors = {r.redacted_inputs["spec"]["nodeLabels"]["gpu-cluster/pool"]: r.redacted_inputs
                for r in of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")}
     assert set(flavors) == pools
-    assert all(spec["nodeLabels"] == {"gpu-cluster/pool": name} for name, spec in flavors.items())
+    assert all(f["metadata"]["name"].startswith(f"{pool}-") for pool, f in flavors.items())
     queues = of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
     assert sorted(q.redacted_inputs["metadata"]["name"] for q in queues) == sorted(q["name"] for q in raw["scheduling"]["queues"])
     for q in queues:
         for group in q.redacted_inputs["spec"]["resourceGroups"]:
-            assert {f["name"] for f in group["flavors"]} <= pools
+            assert {f["name"] for f in group["flavors"]} <= {f["metadata"]["name"] for f in flavors.values()}
     assert len(of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")) == len(queues)
     assert {r.redacted_inputs["metadata"]["name"] for r in
             of_type(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")} <= {f"torch-{p}" for p in pools}

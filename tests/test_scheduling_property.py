@@ -75,9 +75,12 @@ def test_rendered_quotas_never_exceed_capacity_unless_overcommit_is_declared(raw
     facts = [pool_facts(spec, p, CAT) for p in spec.node_pools]
     assert {f.name: f.max_gpus for f in facts} == capacity  # the table above agrees with the catalog
     rendered: dict[str, int] = {}
-    for cq in render_kueue(spec.scheduling, facts).cluster_queues:
+    objects = render_kueue(spec.scheduling, facts)
+    pool_of = {name: pool for pool, name in objects.flavor_names().items()}  # flavors are <pool>-<hash>
+    for cq in objects.cluster_queues:
         for flavor in cq["spec"]["resourceGroups"][0]["flavors"]:
-            rendered[flavor["name"]] = rendered.get(flavor["name"], 0) + flavor["resources"][0]["nominalQuota"]
+            pool = pool_of[flavor["name"]]
+            rendered[pool] = rendered.get(pool, 0) + flavor["resources"][0]["nominalQuota"]
     assert rendered == {k: v for k, v in _promised(raw).items()}
     if not spec.scheduling.overcommit:
         assert all(rendered[pool] <= capacity[pool] for pool in rendered)

@@ -157,11 +157,15 @@ def test_keys_come_from_pulumi_secrets_and_the_chart_never_generates_them(gke512
     assert values["jwtKey"] == {"create": False, "secretRef": {"name": "slurm-auth-jwt", "key": "jwt_hs256.key"}}
     assert values["accounting"]["storageConfig"]["passwordKeyRef"] == {"name": "slurm-db-password", "key": "password"}
     secrets = {r.name: r for r in of_type(gke512, SECRET)}
-    assert set(secrets) >= {"slurm-secrets-slurm-key", "slurm-secrets-jwt-key", "slurm-secrets-db-password"}
+    assert set(secrets) >= {"slurm-secrets-slurm-key", "slurm-secrets-jwt-key", "slurm-secrets-db-password",
+                            "slurm-secrets-db-root-password"}
     for name in ("slurm-secrets-slurm-key", "slurm-secrets-jwt-key"):
         assert rpc.is_rpc_secret(secrets[name].inputs["data"]), name
         assert secrets[name].protect
-    assert rpc.is_rpc_secret(secrets["slurm-secrets-db-password"].inputs["stringData"])
+    for name in ("slurm-secrets-db-password", "slurm-secrets-db-root-password"):
+        assert rpc.is_rpc_secret(secrets[name].inputs["stringData"]), name
+        assert secrets[name].protect
+    assert secrets["slurm-secrets-db-root-password"].inputs["metadata"]["name"] == "slurm-db-root-password"
     key = one(gke512, "random:index/randomBytes:RandomBytes", "slurm-secrets-slurm-key")
     assert key.inputs["length"] == 1024
 
@@ -170,7 +174,8 @@ def _plaintexts() -> list[str]:
     slurm_key = fake_random_bytes("slurm-secrets-slurm-key", 1024)
     jwt_key = fake_random_bytes("slurm-secrets-jwt-key", 64)
     return [base64.b64encode(slurm_key).decode(), base64.b64encode(jwt_key).decode(),
-            fake_random_bytes("slurm-secrets-db-password", 32).hex()[:32]]
+            fake_random_bytes("slurm-secrets-db-password", 32).hex()[:32],
+            fake_random_bytes("slurm-secrets-db-root-password", 32).hex()[:32]]
 
 
 def _strings_outside_secrets(value: Any) -> list[str]:
@@ -216,6 +221,13 @@ def test_accounting_adds_the_database_and_the_accounts_job(gke512):
     assert "--innodb-snapshot-isolation=OFF" in container["args"]
     env = {e["name"]: e for e in container["env"]}
     assert env["MARIADB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "slurm-db-password", "key": "password"}
+    # the root password comes from its own Secret; MARIADB_RANDOM_ROOT_PASSWORD would print it to the pod log
+    assert env["MARIADB_ROOT_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "slurm-db-root-password",
+                                                                         "key": "password"}
+    assert not {"MARIADB_RANDOM_ROOT_PASSWORD", "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD"} & set(env)
+    assert all("value" not in e for n, e in env.items() if "PASSWORD" in n), "a password as a literal env value"
+    secrets = {r.name: r.urn for r in of_type(gke512, SECRET)}
+    assert {secrets["slurm-secrets-db-password"], secrets["slurm-secrets-db-root-password"]} <= set(sts.dependencies)
     config = one(gke512, "kubernetes:core/v1:ConfigMap", "slurm-accounts-config").inputs["data"]
     assert "add account pretraining" in config["apply-accounts.sh"]
     assert "fairshare=3" in config["apply-accounts.sh"]
@@ -231,7 +243,8 @@ def test_without_accounting_there_is_no_database_password_or_job():
     rec = run_program(GKE_NO_ACCOUNTING)
     names = {r.name for r in rec.resources}
     assert "slurm-slurm" in names and "slurm-secrets-slurm-key" in names
-    assert not names & {"slurm-database", "slurm-accounts", "slurm-secrets-db-password"}
+    assert not names & {"slurm-database", "slurm-accounts", "slurm-secrets-db-password",
+                        "slurm-secrets-db-root-password"}
     values = one(rec, RELEASE, "slurm-slurm").redacted_inputs["values"]
     assert values["accounting"] == {"enabled": False}
     assert "PriorityWeightFairshare" not in values["controller"]["extraConf"]

@@ -505,6 +505,50 @@ CASES = [
           allowed:  NoSchedule, PreferNoSchedule, NoExecute
           fix:      did you mean 'NoSchedule'?
         """, id="taint-effect-typo"),
+    # -- EKS: upgrades, reservation placement, cluster autoscaler ----------------------------------------------
+    case("eks", {POOL + ("upgrade",): {"maxSurge": 2, "maxUnavailable": 0}}, """
+        error: gpu-cluster:nodePools[0].upgrade.maxUnavailable: EKS managed node groups update at least one node at a time; maxUnavailable 0 is not accepted
+          received: 0
+          allowed:  1 … 100
+          fix:      set maxUnavailable: 1 (EKS has no surge count to keep every node available)
+        """, id="eks-surge-without-unavailable"),
+    case("eks", {POOL + ("upgrade",): {"maxUnavailable": 101}}, """
+        error: gpu-cluster:nodePools[0].upgrade.maxUnavailable: EKS updates at most 100 nodes at once
+          received: 101
+          allowed:  1 … 100
+          fix:      set maxUnavailable: 100 or less
+        """, id="eks-unavailable-over-100"),
+    case("gke", {POOL + ("capacity",): {"type": "reservation", "reservation": "h100-res", "placementGroup": "pg-a"}},
+         """
+        error: gpu-cluster:nodePools[0].capacity.placementGroup: placementGroup is an EKS setting
+          received: 'pg-a'
+          fix:      remove capacity.placementGroup (GKE: multiNode: true adds compact placement)
+        """, id="placement-group-on-gke"),
+    case("eks", {POOL + ("capacity",): {"type": "reservation", "reservation": "cr-0123456789abcdef0",
+                                         "reservationKind": "capacity-block", "placementGroup": "train-pg"}}, """
+        error: gpu-cluster:nodePools[0].capacity.placementGroup: a capacity block takes no placement group: its instances are already placed close together in an EC2 UltraCluster
+          received: 'train-pg'
+          allowed:  omitted for capacity blocks
+          fix:      remove capacity.placementGroup
+        """, id="placement-group-on-capacity-block"),
+    case("eks", {POOL + ("capacity",): {"placementGroup": "train-pg"}}, """
+        error: gpu-cluster:nodePools[0].capacity.type: reservation settings are given but capacity.type is on-demand
+          received: 'on-demand'
+          allowed:  reservation
+          fix:      set capacity.type: reservation, or drop the reservation fields (spot nodes cannot consume a reservation)
+        """, id="placement-group-without-reservation"),
+    case("eks", {POOL + ("capacity",): {"type": "reservation", "reservation": "cr-0123456789abcdef0",
+                                         "placementGroup": "pg-0123456789abcdef0"}}, """
+        error: gpu-cluster:nodePools[0].capacity.placementGroup: this is a placement group ID; give its name
+          received: 'pg-0123456789abcdef0'
+          allowed:  the placement group name (1-255 ASCII characters)
+          fix:      copy GroupName from `aws ec2 describe-placement-groups --group-ids pg-0123456789abcdef0`
+        """, id="placement-group-id-not-name"),
+    case("gke", {("cluster", "clusterAutoscaler"): False}, """
+        error: gpu-cluster:cluster.clusterAutoscaler: clusterAutoscaler is an EKS setting; this stack's cloud is gcp
+          received: false
+          fix:      remove cluster.clusterAutoscaler
+        """, id="cluster-autoscaler-on-gke"),
 ]
 
 
@@ -560,6 +604,11 @@ VALID_VARIATIONS = [
                          POOL + ("capacity",): {"type": "spot"}, POOL + ("zones",): ["us-west-2a"],
                          ("cluster", "subnets"): {"us-west-2a": "subnet-0123456789abcdef0",
                                                   "us-west-2b": "subnet-01234567"}}, id="eks-p5e-spot-us-west-2"),
+    pytest.param("eks", {POOL + ("capacity",): {"type": "reservation", "reservation": "cr-0123456789abcdef0",
+                                                 "placementGroup": "p5-odcr-pg"}, POOL + ("multiNode",): True},
+                 id="eks-odcr-in-its-placement-group"),
+    pytest.param("eks", {("cluster", "mode"): "existing", ("cluster", "clusterAutoscaler"): False,
+                         ("cluster", "kubernetesVersion"): "1.33"}, id="eks-existing-own-autoscaler-old-version"),
 ]
 
 
@@ -639,6 +688,26 @@ WARNING_CASES = [
           received: true
           fix:      check `aws ec2 describe-instance-types --instance-types g6e.8xlarge` (NetworkInfo.EfaInfo)
         """, id="efa-unconfirmed"),
+    case("eks", {("cluster", "kubernetesVersion"): "1.34"}, """
+        warning: gpu-cluster:cluster.kubernetesVersion: EKS 1.34 is past standard support (extended-support billing from 2026-12-02, 00:00 UTC), so the control plane costs $0.60/h instead of $0.10/h
+          received: '1.34'
+          allowed:  versions in standard support on 2026-12-02: 1.35, 1.36
+          fix:      set kubernetesVersion: "1.35" (a deployed cluster upgrades one minor version at a time)
+        """, id="eks-version-in-extended-support"),
+    case("eks", {POOL + ("upgrade",): {"maxSurge": 1, "maxUnavailable": 1}, POOL + ("multiNode",): True,
+                 POOL + ("capacity",): {"type": "reservation", "reservation": "cr-0123456789abcdef0",
+                                        "reservationKind": "capacity-block"}}, """
+        warning: gpu-cluster:nodePools[0].upgrade.maxSurge: EKS managed node groups have no surge count: maxSurge > 0 selects the DEFAULT update strategy, which launches up to 2 new nodes (the larger of 2 × 1 Availability Zone and maxUnavailable) before terminating old ones; a reservation without that many spare nodes blocks the update
+          received: 1
+          allowed:  0 (update strategy MINIMAL: old nodes are terminated before new ones launch)
+          fix:      use maxSurge: 0 on GPU pools (no spare GPUs needed), or keep it to accept EKS's surge
+        """, id="eks-surge-is-not-a-count"),
+    case("eks", {POOL + ("capacity",): {"type": "reservation", "reservation": "cr-0123456789abcdef0"},
+                 POOL + ("multiNode",): True}, """
+        warning: gpu-cluster:nodePools[0].capacity.placementGroup: a multi-node ODCR pool gets no new placement group (a reservation serves only the placement group it was created in, if any), so its nodes are close together only if the reservation was created in a cluster placement group
+          allowed:  the name of the cluster placement group the reservation was created in
+          fix:      set capacity.placementGroup to it (PlacementGroupArn in `aws ec2 describe-capacity-reservations --capacity-reservation-ids cr-0123456789abcdef0`), or leave it out if the reservation has none
+        """, id="eks-multi-node-odcr-without-placement-group"),
 ]
 
 

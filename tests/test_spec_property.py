@@ -190,7 +190,10 @@ def valid_pool(draw, cloud: Cloud, region: str, name: str, subnet_zones: list[st
         if cloud == Cloud.GCP and draw(st.booleans()):
             cap["reservationProject"] = "shared-reservations"
     pool["capacity"] = cap
-    surge, unavailable = draw(st.sampled_from([(0, 1), (1, 0), (1, 1), (0, 2), (2, 0)]))
+    upgrades = [(0, 1), (1, 0), (1, 1), (0, 2), (2, 0)]
+    if cloud == Cloud.AWS:  # EKS updates at least one node at a time (maxUnavailable >= 1)
+        upgrades = [u for u in upgrades if u[1] >= 1]
+    surge, unavailable = draw(st.sampled_from(upgrades))
     pool["upgrade"] = {"maxSurge": surge, "maxUnavailable": unavailable}
     label_keys = draw(st.lists(st.tuples(st.sampled_from(["", "example.com/", "team.acme.io/"]), label_name)
                                .map("".join), max_size=3, unique=True))

@@ -1,5 +1,9 @@
 """cost-stack-budget: the stack's $/hour with every pool at its autoscaler maximum, plus control-plane fees,
-is within the budget. GPU pools without a price fail closed; CPU pools without one are named but not counted."""
+is within the budget. GPU pools without a price fail closed; CPU pools without one are named but not counted.
+
+Control-plane fees are counted for the clusters the stack creates (an existing cluster is looked up, not a
+resource here, and its fee is not caused by this stack). An EKS cluster is priced by its Kubernetes version's
+support status on the catalog's price date, as the offline preview does (``Catalog.control_plane_fee``)."""
 from __future__ import annotations
 
 from typing import Iterable
@@ -29,7 +33,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
     unpriced_cpu: list[str] = []
     for r in resources:
         if r.type in CLUSTER_TYPES:
-            fee = cat.control_plane[CLUSTER_TYPES[r.type]]
+            fee = _control_plane_fee(cat, CLUSTER_TYPES[r.type], r)
             items.append((f"control plane {r.name}", fee.usd_per_hour))
             continue
         view = pool_view(r, cat)
@@ -63,6 +67,17 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
         f"budget {money(budget)}/hour, from maxUsdPerHour",
         f"lower maxNodes of the largest pools ({', '.join(largest)}), use spot or negotiated prices "
         f"(priceOverrides), or have the platform team raise maxUsdPerHour of {ID} in the policy pack config", keys)
+
+
+def _control_plane_fee(cat, cloud: Cloud, cluster: Resource):
+    """EKS: by ``version`` (omitted: the provider default, a version in standard support; unknown until deploy:
+    priced as extended support, the higher fee)."""
+    if cloud != Cloud.AWS:
+        return cat.control_plane_fee(cloud)
+    version = cluster.props.get("version")
+    if version is UNKNOWN:
+        return cat.control_plane_extended[cloud]
+    return cat.control_plane_fee(cloud, version if isinstance(version, str) and version else None)
 
 
 def _pool_cost(view: PoolView, cat, overrides) -> tuple[tuple[str, float] | None, str]:

@@ -1,5 +1,8 @@
 """topology-multi-node-placement: multi-node GPU pools sit in one zone/AZ with compact placement (GKE) or a
-cluster placement group (EKS)."""
+cluster placement group (EKS). EKS pools that launch into a capacity reservation need no new placement group: a
+Capacity Block is placed close together in an EC2 UltraCluster already (EC2 API reference, CapacityBlock), and a
+targeted On-Demand Capacity Reservation serves only the placement group it was created in, if any ("Use Capacity
+Reservations with cluster placement groups", EC2 user guide), so a new group would break the launch."""
 from __future__ import annotations
 
 from typing import Iterable
@@ -40,60 +43,110 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             yield from _eks(view, what, template, resources)
 
 
+Part = tuple[str, str, str, bool]
+"""(problem, expected, fix, whether waiving the rule is an alternative to the fix)."""
+
+
+def _merged(view: PoolView, what: str, parts: list[Part]) -> Iterable[Finding]:
+    """One finding per pool. ``parts`` in the order their fixes must be applied: the zone first, since gpu-cluster
+    refuses multiNode: true while a pool spans zones."""
+    if not parts:
+        return
+    if len(parts) == 1:
+        problem, expected, fix, _ = parts[0]
+    else:
+        problem = ", and ".join(p[0] for p in parts)
+        expected = "; ".join(p[1] for p in parts)
+        fix = "first " + ", then ".join(p[2] for p in parts)
+    if any(p[3] for p in parts):
+        fix = f"{fix}, {WAIVE}"
+    yield Finding(view.subject, f"{what} {problem}", expected, fix, view.keys, view.resource.urn)
+
+
+def _zones(zones: tuple) -> str:
+    return listing(zones) if len(zones) != 2 else f"{zones[0]} and {zones[1]}"
+
+
 def _gke(view: PoolView, what: str) -> Iterable[Finding]:
-    urn, keys = view.resource.urn, view.keys
     zones = view.zones
-    if zones is not UNKNOWN and len(zones) != 1:
-        spread = (f"spans {len(zones)} zones ({listing(zones)})" if zones
-                  else "has no node locations, so it spans every zone of the cluster")
-        first = zones[0] if zones else "<zone>"
-        yield Finding(view.subject, f"{what} {spread}",
-                      "exactly one zone: compact placement cannot span zones",
-                      f"keep one zone (gpu-cluster: zones: [{first}] and multiNode: true), {WAIVE}", keys, urn)
+    spread = zones is not UNKNOWN and len(zones) != 1
     placement = dig(view.resource.props, "placementPolicy", "type")
-    if placement is not UNKNOWN and placement != "COMPACT":
-        yield Finding(view.subject, f"{what} has no compact placement (placementPolicy.type is "
-                      f"{placement or 'unset'})", "placementPolicy.type COMPACT, so nodes share a low-latency "
-                      "network block", f"set multiNode: true on the pool (gpu-cluster adds compact placement in one "
-                      f"zone), {WAIVE}", keys, urn)
+    loose = placement is not UNKNOWN and placement != "COMPACT"
+    where = ""
+    if spread:
+        where = (f"spans {len(zones)} zones, {_zones(zones)}" if zones
+                 else "has no node locations, so it spans every zone of the cluster")
+    first = zones[0] if spread and zones else "<zone>"
+    unset = f"has no compact placement: placementPolicy.type is {placement or 'unset'}"
+    if spread and loose:
+        parts: list[Part] = [(f"{where}, and {unset}", "one zone and placementPolicy.type COMPACT: compact placement "
+                              "puts the nodes on one low-latency network block and cannot span zones",
+                              f"first keep one zone (gpu-cluster: zones: [{first}]), then set multiNode: true on the "
+                              "pool (gpu-cluster adds compact placement)", True)]
+    elif spread:
+        parts = [(where, "exactly one zone: compact placement cannot span zones",
+                  f"keep one zone (gpu-cluster: zones: [{first}] and multiNode: true)", True)]
+    elif loose:
+        parts = [(unset, "placementPolicy.type COMPACT, so nodes share a low-latency network block",
+                  "set multiNode: true on the pool (gpu-cluster adds compact placement in one zone)", True)]
+    else:
+        parts = []
+    yield from _merged(view, what, parts)
 
 
 def _eks(view: PoolView, what: str, template: Resource | None, resources: list[Resource]) -> Iterable[Finding]:
-    urn, keys = view.resource.urn, view.keys
-    if isinstance(view.subnets, int) and view.subnets != 1:
-        yield Finding(view.subject, f"{what} uses {view.subnets} subnets",
-                      "one subnet in one Availability Zone: a cluster placement group cannot span AZs",
-                      f"keep one Availability Zone (gpu-cluster: one entry in zones and multiNode: true), {WAIVE}",
-                      keys, urn)
+    parts: list[Part] = []
     group_name = dig(template.props, "placement", "groupName") if template is not None else None
-    if template is None or not group_name:
+    reserved = template is not None and not group_name and _reserved(view, template)
+    no_group = not group_name and not reserved  # the reservation decides placement (see the module docstring)
+    if isinstance(view.subnets, int) and view.subnets != 1:
+        parts.append((f"uses {view.subnets} subnets",
+                       "one subnet in one Availability Zone: a cluster placement group cannot span AZs",
+                       "keep one Availability Zone (gpu-cluster: one entry in zones"
+                       f"{')' if no_group else ' and multiNode: true)'}", True))
+    if no_group:
         where = "has no launch template" if template is None else "sets no placement.groupName in its launch template"
-        yield Finding(view.subject, f"{what} {where}, so it has no cluster placement group",
+        parts.append((f"{where}, so it has no cluster placement group",
                       "a launch template placing nodes in a placement group with strategy cluster",
-                      f"set multiNode: true on the pool (gpu-cluster creates the placement group and EFA "
-                      f"interfaces), {WAIVE}", keys, urn)
-        return
-    group = placement_group_of(template, view.name, resources)
-    strategy = group.props.get("strategy") if group is not None else None
-    if isinstance(strategy, str) and strategy != "cluster":
-        yield Finding(view.subject, f"{what} uses placement group '{group.name}' with strategy {strategy}",
-                      "strategy cluster (nodes packed close together for EFA)",
-                      "set strategy \"cluster\" on the placement group", keys, urn)
+                      "set multiNode: true on the pool (gpu-cluster creates the placement group and EFA interfaces)",
+                      True))
+    elif group_name:
+        group = placement_group_of(template, view.name, resources)
+        strategy = group.props.get("strategy") if group is not None else None
+        if isinstance(strategy, str) and strategy != "cluster":
+            parts.append((f"uses placement group '{group.name}' with strategy {strategy}",
+                           "strategy cluster (nodes packed close together for EFA)",
+                           "set strategy \"cluster\" on the placement group", False))
+    yield from _merged(view, what, parts)
+
+
+def _reserved(view: PoolView, template: Resource) -> bool:
+    """Nodes launch into a capacity block or a targeted capacity reservation (ID or reservation group)."""
+    if view.resource.props.get("capacityType") == "CAPACITY_BLOCK":
+        return True
+    target = dig(template.props, "capacityReservationSpecification", "capacityReservationTarget")
+    return isinstance(target, dict) and any(isinstance(target.get(k), str) and target.get(k) for k in
+                                            ("capacityReservationId", "capacityReservationResourceGroupArn"))
 
 
 RULE = Rule(
     id=ID, title="Multi-node pools are placed compactly in one zone", category=Category.TOPOLOGY,
     description="Multi-node GPU pools are in one zone or Availability Zone, with compact placement (GKE) or a "
-                "cluster placement group (EKS).",
+                "cluster placement group or capacity reservation (EKS).",
     why=("Multi-node training is bound by the slowest link between nodes. GPUDirect-TCPX/TCPXO, GPUDirect RDMA "
          "and EFA only deliver their bandwidth and latency between nodes placed close together, which needs one "
          "zone and compact placement (GKE) or a cluster placement group (EKS). A pool counts as multi-node when "
          "it asks for such placement, or when it is an HGX-class machine (8+ GPUs and a GPU fabric) that can "
-         "reach minNodes nodes: those machines are bought for jobs that span nodes."),
+         "reach minNodes nodes: those machines are bought for jobs that span nodes. On EKS a capacity reservation "
+         "places the nodes instead: Capacity Blocks sit in EC2 UltraClusters, and an On-Demand Capacity "
+         "Reservation serves only the placement group it was created in (if any), so such pools need no new "
+         "placement group."),
     remediation=("1. For a gpu-cluster stack, set multiNode: true on the pool and keep exactly one zone: the "
                  "components add compact placement (GKE) or a cluster placement group and EFA (EKS). 2. For "
                  "other programs, set placementPolicy.type COMPACT and a single node location (GKE), or a launch "
-                 "template with placement.groupName of a strategy=cluster placement group and one subnet (EKS). "
+                 "template with placement.groupName of a strategy=cluster placement group and one subnet (EKS); "
+                 "EKS pools on a capacity block or reservation keep the reservation's placement (gpu-cluster: "
+                 "capacity.placementGroup names an ODCR's cluster placement group). "
                  "3. If the pool only runs single-node jobs, waive this rule for it with that reason."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, LAUNCH_TEMPLATE, PLACEMENT_GROUP), check=check, stack=True,
