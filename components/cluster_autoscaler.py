@@ -7,7 +7,7 @@ unless an autoscaler runs in the cluster. Without one, a pool with ``minNodes: 0
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -152,14 +152,16 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     ``k8s.io/cluster-autoscaler/<cluster>``, set by the node group components) and respects their min/max sizes.
 
     ``install_pod_identity_agent``: install the ``eks-pod-identity-agent`` add-on (clusters the stack creates); an
-    existing cluster must have it already. Give it the AWS provider and the cluster's Kubernetes provider.
+    existing cluster must have it already. ``after``: what the release waits for besides its role (the cluster
+    component, so its system node group is up before Helm waits for the pod). Give it the AWS provider and the
+    cluster's Kubernetes provider.
     """
 
     role: aws.iam.Role
     release: k8s.helm.v3.Release
 
     def __init__(self, name: str, cluster: EksClusterRef, install_pod_identity_agent: bool, tags: dict[str, str],
-                 opts: pulumi.ResourceOptions | None = None):
+                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:aws:ClusterAutoscaler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.role = aws.iam.Role(
@@ -186,5 +188,5 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             name, name=RELEASE_NAME, chart=pin.chart, version=pin.version, repository_opts={"repo": pin.repo},
             namespace=NAMESPACE, create_namespace=False,
             values=autoscaler_values(cluster.spec_name, cluster.region, tag, cluster.system_node_selector),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[association]))
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[association, *after]))
         self.register_outputs({"roleArn": self.role.arn, "chartVersion": pin.version, "imageTag": tag})

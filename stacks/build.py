@@ -67,8 +67,8 @@ def _build_eks(spec: StackSpec, cat: Catalog) -> BuiltStack:
         from components.cluster_autoscaler import ClusterAutoscaler
 
         ClusterAutoscaler("cluster-autoscaler", cluster.ref, spec.cluster.mode == ClusterMode.CREATE, spec.labels,
-                          opts=pulumi.ResourceOptions(providers=[provider, cluster.ref.k8s_provider],
-                                                      depends_on=[cluster]))
+                          after=[cluster], opts=pulumi.ResourceOptions(providers=[provider, cluster.ref.k8s_provider],
+                                                                       depends_on=[cluster]))
     _build_gpu_runtime(spec, pools, cluster, cluster.ref.k8s_provider)
     build_kubeflow_path(spec, pools, cluster, cluster.ref.k8s_provider)
     build_slurm_path(spec, pools, cluster, cluster.ref.k8s_provider)
