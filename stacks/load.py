@@ -100,7 +100,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
     issues.sort(key=sort_key)
     if any(not i.warning for i in issues):
         raise SpecError(issues)
-    spec = StackSpec.model_validate(raw)
+    spec = StackSpec.model_validate(raw, by_alias=True, by_name=False)
     return spec, [i for i in issues if i.warning]
 
 
@@ -143,7 +143,8 @@ def _recover_pool(item: Any, errors: list[SpecIssue], i: int) -> tuple[NodePool,
     if not bad or bad & required:
         return None
     try:
-        return NodePool.model_validate({k: v for k, v in item.items() if k not in bad}), bad
+        kept = {k: v for k, v in item.items() if k not in bad}
+        return NodePool.model_validate(kept, by_alias=True, by_name=False), bad
     except ValidationError:
         return None
 
@@ -161,7 +162,7 @@ def _independent(issue: SpecIssue, i: int, dropped: set[str]) -> bool:
 
 def _parse_part(annotation: Any, value: Any, where: tuple, issues: list[SpecIssue]) -> Any:
     try:
-        return TypeAdapter(annotation).validate_python(value)
+        return TypeAdapter(annotation).validate_python(value, by_alias=True, by_name=False)  # users write camelCase
     except ValidationError as exc:
         for err in exc.errors():
             issues.append(_from_pydantic(annotation, err, where))

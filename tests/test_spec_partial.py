@@ -57,3 +57,9 @@ def test_a_valid_prefixed_taint_with_empty_value_is_accepted():
                                                 "maxNodes": 1, "taints": [{"key": "example.com/team", "value": "",
                                                                            "effect": "NoSchedule"}]}]})
     assert spec.node_pools[0].taints[0].key == "example.com/team"
+
+
+def test_snake_case_keys_are_refused_everywhere_like_at_the_top_level():
+    errors = _errors({"name": "l4", "machine_type": "g2-standard-8", "zones": ["us-central1-a"], "maxNodes": 1})
+    assert errors == {"gpu-cluster:nodePools[0].machineType": "required setting is missing",
+                      "gpu-cluster:nodePools[0].machine_type": "unknown setting"}
