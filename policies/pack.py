@@ -8,8 +8,9 @@ from pulumi_policy import EnforcementLevel
 
 from policies.rule import Rule
 from policies.rules import (
-    cross_layer_eks_autoscaler, cross_layer_gpu_advertiser, cross_layer_kueue_quota, cross_layer_pool_exists,
-    cross_layer_scheduler_tolerations, cross_layer_slurm_gres,
+    cross_layer_eks_autoscaler, cross_layer_gpu_advertiser, cross_layer_kueue_quota, cross_layer_kueue_topology,
+    cross_layer_pool_exists, cross_layer_scheduler_tolerations, cross_layer_slurm_block_size,
+    cross_layer_slurm_fairshare_accounting, cross_layer_slurm_gres,
     cost_gpu_hour_limit, cost_price_age, cost_stack_budget, security_default_credentials,
     security_eks_control_plane_logs, security_eks_imds_hop_limit, security_eks_imdsv2, security_eks_secrets_encryption,
     security_gke_auto_repair, security_gke_auto_upgrade, security_gke_metadata_server,
@@ -34,7 +35,10 @@ RULES: list[Rule] = [
     cross_layer_gpu_advertiser.RULE,
     cross_layer_pool_exists.RULE,
     cross_layer_kueue_quota.RULE,
+    cross_layer_kueue_topology.RULE,
     cross_layer_slurm_gres.RULE,
+    cross_layer_slurm_fairshare_accounting.RULE,
+    cross_layer_slurm_block_size.RULE,
     cross_layer_scheduler_tolerations.RULE,
     cross_layer_eks_autoscaler.RULE,
     security_gke_shielded_nodes.RULE,

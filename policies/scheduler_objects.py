@@ -7,7 +7,7 @@ from typing import Any
 
 from policies.resources import HELM_RELEASE, POOL_LABEL_KEY
 from policies.rule import Resource
-from policies.values import as_dict, as_list, dig
+from policies.values import as_dict, as_int, as_list, dig
 
 KUEUE_PREFIX = "kubernetes:kueue.x-k8s.io/"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -38,6 +38,8 @@ class NodeSet:
     gpus_requested: Any
     tolerations: list = field(default_factory=list)
     """``podSpec.tolerations`` of the NodeSet's slurmd pods."""
+    replicas: Any = None
+    """Slurm nodes of the NodeSet (one slurmd pod each): an int, UNKNOWN or None."""
 
 
 def nodesets(r: Resource) -> list[NodeSet]:
@@ -47,8 +49,36 @@ def nodesets(r: Resource) -> list[NodeSet]:
             continue
         out.append(NodeSet(r, str(name), as_dict(dig(spec, "podSpec", "nodeSelector")),
                            str(spec.get("extraConf") or ""), dig(spec, "slurmd", "resources", "limits", GPU_RESOURCE),
-                           as_list(dig(spec, "podSpec", "tolerations"))))
+                           as_list(dig(spec, "podSpec", "tolerations")), as_int(spec.get("replicas"))))
     return out
+
+
+def conf_pairs(text: str) -> dict[str, str]:
+    """``Key=Value`` pairs of slurm.conf text (or of a partition's options): keys lower-cased, as Slurm reads them
+    case-insensitively; ``#`` starts a comment; a key given twice keeps its last value."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        for token in line.split("#", 1)[0].split():
+            key, sep, value = token.partition("=")
+            if sep:
+                out[key.lower()] = value
+    return out
+
+
+def controller_conf(r: Resource) -> tuple[str, dict[str, str]]:
+    """The slurm.conf lines the slurm chart appends for the controller, and the value they come from:
+    ``controller.extraConf``, or when it is empty ``controller.extraConfMap`` (a list value is one line per item: the
+    last one counts)."""
+    text = dig(r.props, "values", "controller", "extraConf")
+    if isinstance(text, str) and text.strip():
+        return "controller.extraConf", conf_pairs(text)
+    out: dict[str, str] = {}
+    for key, value in as_dict(dig(r.props, "values", "controller", "extraConfMap")).items():
+        items = value if isinstance(value, list) else [value]
+        if items and isinstance(items[-1], (str, int, float)) and not isinstance(items[-1], bool):
+            last = items[-1]
+            out[str(key).lower()] = str(int(last)) if isinstance(last, float) and last.is_integer() else str(last)
+    return "controller.extraConfMap", out
 
 
 def flavor_quotas(resources: list[Resource]) -> dict[str, list[tuple[str, float]]]:
