@@ -79,8 +79,6 @@ KUBEFLOW_TRAINER = ChartPin(
     chart="kubeflow-trainer", version="2.3.0", repo="oci://ghcr.io/kubeflow/charts",
     default_values="kubeflow-trainer/v2.3.0/charts/kubeflow-trainer/values.yaml")
 
-SCHEDULING_CHARTS = (KUEUE, KUBEFLOW_TRAINER)
-
 KATIB_VERSION = "v0.18.0"
 KATIB_MANIFESTS = ("https://github.com/kubeflow/katib/tree/"
                    f"{KATIB_VERSION}/manifests/v1beta1/installs/katib-standalone")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from policies.values import UNKNOWN, as_dict, dig
+from policies.values import as_dict, dig
 from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY  # noqa: F401 (re-exported to the rules)
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -50,10 +50,6 @@ def release_label(props: dict, name: str) -> str:
     if isinstance(chart, str) and chart:
         return f"Helm release '{name}' (chart {chart})"
     return f"Helm release '{name}'"
-
-
-def known(value: Any) -> bool:
-    return value is not UNKNOWN and value is not None
 
 
 def cluster_subject(r: Any) -> tuple[str, tuple[str, ...]]:

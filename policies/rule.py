@@ -46,8 +46,6 @@ class Resource:
 
 
 Config = Mapping[str, Any]
-ResourceCheck = Callable[[Resource, Config], Iterable[Finding]]
-StackCheck = Callable[[list[Resource], Config], Iterable[Finding]]
 
 
 def waiver_schema(rule_id: str) -> dict[str, Any]:

@@ -37,10 +37,6 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 
-def is_unknown(value: Any) -> bool:
-    return value is UNKNOWN
-
-
 def plain(value: Any) -> Any:
     """Deep copy of ``value`` as plain dicts and lists, with every unknown sentinel replaced by ``UNKNOWN``."""
     value = unwrap_proxy(value)  # the SDK's proxies, through the guarded shim

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from preview.diff_cli import add_diff_arguments, run_diff, wants_diff
+from preview.diff_cli import add_diff_arguments, policy_options, run_diff, wants_diff
 from preview.engine import PROJECT_ROOT, stack_file
 from preview.report import EXIT_INVALID
 
@@ -36,12 +36,9 @@ def main(argv: list[str] | None = None) -> int:
               f"  fix:      pass --stack with one of the allowed names, or create {path.name}", file=sys.stderr)
         return EXIT_INVALID
 
-    from preview.policy_check import PolicyOptions
     from preview.run import preview_file  # after arg parsing: --help stays fast
 
-    policies = PolicyOptions(enabled=not args.no_policies, pack_dir=args.policy_pack,
-                             config_file=args.policy_pack_config)
-    report = preview_file(args.stack, path, policies=policies)
+    report = preview_file(args.stack, path, policies=policy_options(args))
     if args.format == "sarif":
         from preview.render_sarif import render_sarif_text
         print(render_sarif_text(report), end="")

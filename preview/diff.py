@@ -55,8 +55,7 @@ def default_previewer(policies: Any = None) -> Previewer:
     from preview.run import preview_config
 
     def run(stack: str, config: dict[str, Any], main: Path) -> PreviewReport:
-        return preview_config(stack, config, main, policies) if policies is not None \
-            else preview_config(stack, config, main)
+        return preview_config(stack, config, main, policies)
     return run
 
 

@@ -24,11 +24,9 @@ def wants_diff(args: argparse.Namespace) -> bool:
 
 
 def policy_options(args: argparse.Namespace):
-    """The policy pack flags of the preview command, when the preview has them."""
-    try:
-        from preview.policy_check import PolicyOptions
-    except ImportError:  # a preview without the pack: nothing to configure
-        return None
+    """The policy pack flags of the preview command."""
+    from preview.policy_check import PolicyOptions
+
     return PolicyOptions(enabled=not getattr(args, "no_policies", False), pack_dir=getattr(args, "policy_pack", None),
                          config_file=getattr(args, "policy_pack_config", None))
 

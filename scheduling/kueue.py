@@ -27,9 +27,6 @@ from stacks.scheduling_spec import Queue, SchedulingSpec
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 GPU_RESOURCE = "nvidia.com/gpu"
 PART_OF = {"app.kubernetes.io/part-of": "gpu-cluster"}
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-"""Label a job (e.g. a TrainJob) carries to be queued in a LocalQueue."""
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 TEAM_NAMESPACE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
                       "pod-security.kubernetes.io/audit": "restricted"}
 """Team namespaces run user code: baseline enforced (no privileged pods), restricted reported."""

@@ -20,7 +20,6 @@ from stacks.scheduling_spec import SchedulingSpec, TopologyLevel, TopologyMode
 DEFAULT_TOPOLOGY = "default"
 ZONE_TOPOLOGY = "zones"
 ROOT_SWITCH = "root"
-NODE_ANNOTATION = "topology.slinky.slurm.net/spec"
 
 
 def nodes_per_nvlink_domain(machine: MachineType) -> int:
@@ -51,19 +50,12 @@ class BlockTopology:
     blocks: tuple[str, ...]
     sizes: tuple[int, ...]
 
-    def member(self, ordinal: int) -> str:
-        """The annotation value that puts node ``<pool>-<ordinal>`` in its block when nodes fill blocks in order."""
-        return f"{self.name}:{self.blocks[ordinal // self.block_size]}"
-
 
 @dataclass(frozen=True)
 class TreeTopology:
     name: str
     zones: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Zone switch -> leaf switches (one per multi-node pool, which lives in exactly one zone)."""
-
-    def member(self, pool: str) -> str:
-        return f"{self.name}:{pool}"
 
 
 @dataclass(frozen=True)

@@ -46,10 +46,6 @@ class PoolFacts:
         return self.machine.gpus * self.max_nodes
 
     @property
-    def min_gpus(self) -> int:
-        return self.machine.gpus * self.min_nodes
-
-    @property
     def pool_label(self) -> dict[str, str]:
         return {POOL_LABEL_KEY: self.name}
 

@@ -16,8 +16,6 @@ from stacks.slurm_validate import check_slurm
 from stacks.errors import NAMESPACE, SpecError, SpecIssue, allowed_list, choice_fix, path_of, sort_key
 from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 
-OTHER_NAMESPACES_OK = ("gcp:", "aws:", "kubernetes:", "pulumi:", "random:")
-
 
 def raw_config_from_pulumi() -> dict[str, Any]:
     """Every ``gpu-cluster:*`` key the Pulumi runtime holds, decoded from its JSON strings."""
