@@ -11,27 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.synthetic import synthetic_gke_config  # noqa: E402
-
-
-def wall(cmd: list[str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from bench.timing import wall, write_synthetic_stack  # noqa: E402
 
 
 def main() -> None:
@@ -41,13 +27,11 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        synthetic = Path(tmp) / f"Pulumi.synthetic-{args.pools}.yaml"
-        synthetic.write_text(yaml.safe_dump({"config": synthetic_gke_config(args.pools)}))
-        for stack, path in (("gke-h100-512", ROOT / "Pulumi.gke-h100-512.yaml"),
-                            (f"synthetic-{args.pools}", synthetic)):
+        synthetic = write_synthetic_stack(Path(tmp), args.pools)
+        for stack, path in (("gke-h100-512", ROOT / "Pulumi.gke-h100-512.yaml"), synthetic):
             base = [sys.executable, "-m", "preview", "--stack", stack, "--stack-file", str(path), "--format", "json"]
-            without = wall(base + ["--no-policies"], args.runs)
-            with_pack = wall(base, args.runs)
+            without = wall(base + ["--no-policies"], ROOT, args.runs, ok_codes=None)
+            with_pack = wall(base, ROOT, args.runs, ok_codes=None)
             rows.append({"stack": stack, "without_policies_s": round(without, 3), "with_policies_s": round(with_pack, 3),
                          "policy_s": round(with_pack - without, 3), "ratio": round(with_pack / without, 2)})
     print(f"{'stack':<18}{'no pack s':>10}{'pack s':>10}{'pack adds s':>13}{'ratio':>8}   (median of {args.runs})")

@@ -10,31 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.synthetic import synthetic_gke_config  # noqa: E402
+from bench.timing import wall, write_synthetic_stack  # noqa: E402
 
 FLOOR = [sys.executable, "-c", "import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes"]
-
-
-def wall(cmd: list[str], cwd: Path, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL)
-        if done.returncode not in (0, 1):  # 1 = policy violations, expected for the deliberately violating examples
-            raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}")
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -44,13 +28,11 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        synthetic = f"synthetic-{args.pools}"
-        synthetic_file = Path(tmp) / f"Pulumi.{synthetic}.yaml"
-        synthetic_file.write_text(yaml.safe_dump({"config": synthetic_gke_config(args.pools)}))
+        synthetic = write_synthetic_stack(Path(tmp), args.pools)
         floor = wall(FLOOR, ROOT, args.runs)
         cases = [(p.name[len("Pulumi."):-len(".yaml")], p) for p in sorted(ROOT.glob("Pulumi.*.yaml"))]
         rows = []
-        for stack, path in cases + [(synthetic, synthetic_file)]:
+        for stack, path in cases + [synthetic]:
             cmd = [sys.executable, "-m", "preview", "--stack", stack, "--stack-file", str(path), "--format", "json"]
             seconds = wall(cmd, ROOT, args.runs)
             rows.append({"stack": stack, "seconds": round(seconds, 3), "ratio_to_floor": round(seconds / floor, 2)})
