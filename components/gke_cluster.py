@@ -5,7 +5,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from catalog import Cloud
+from catalog import Cloud, load_catalog
 from components.cluster_refs import GkeClusterRef
 from components.gke_cloud_nat import GkeCloudNat
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
@@ -13,6 +13,12 @@ from components.kubeconfig import gke_kubeconfig
 from stacks.spec import ClusterMode, ClusterSpec
 
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]  # IAM, not scopes, limits access
+
+
+def system_pool_zones(region: str, min_nodes: int) -> list[str] | None:
+    """The first ``min_nodes`` zones of the region (at least one); None when the catalog does not know the region."""
+    zones = load_catalog().zones(Cloud.GCP, region)
+    return list(zones[:max(1, min(min_nodes, len(zones)))]) if zones else None
 
 
 def shielded_node_config() -> dict:
@@ -92,6 +98,8 @@ class GkeCluster(pulumi.ComponentResource):
         sp = spec.system_pool
         gcp.container.NodePool(
             f"{name}-system", cluster=cluster.name, location=region, project=project,
+            # initialNodeCount is per zone: spread over as many zones as minNodes, so the pool starts at minNodes
+            node_locations=system_pool_zones(region, sp.min_nodes),
             initial_node_count=1,
             autoscaling={"total_min_node_count": sp.min_nodes, "total_max_node_count": sp.max_nodes,
                          "location_policy": "BALANCED"},

@@ -156,3 +156,12 @@ def test_cloud_nat_follows_the_network_choice():
     assert one(default_net, "gcp:compute/router:Router").inputs["network"] == "default"
     assert of_type(own_net, "gcp:compute/routerNat:RouterNat") == []
     assert one(forced, "gcp:compute/router:Router").inputs["network"] == "ml-vpc"
+
+
+def test_system_pool_starts_at_its_minimum():
+    """initialNodeCount is per zone, so the regional system pool lists as many zones as minNodes."""
+    one_node = one(run_program(GKE), NODE_POOL, "ml-system").inputs
+    three = one(run_program(with_cluster(GKE, systemPool={"minNodes": 3, "maxNodes": 6})), NODE_POOL, "ml-system").inputs
+    assert one_node["nodeLocations"] == ["us-central1-a"] and one_node["initialNodeCount"] == 1
+    assert three["nodeLocations"] == ["us-central1-a", "us-central1-b", "us-central1-c"]
+    assert three["autoscaling"]["totalMinNodeCount"] == 3 and three["autoscaling"]["totalMaxNodeCount"] == 6
