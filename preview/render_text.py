@@ -51,6 +51,9 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
     if report.violations or report.waived:
         console.print()
         print_violations(console, report.violations, report.waived)
+    elif report.policy_rules:  # the pack ran and found nothing: say so, silence would read as "not checked"
+        console.print()
+        console.print(Text(f"policy pack: {len(report.policy_rules)} rules, no violations", style="green"))
     if report.warnings:
         console.print()
         _issues(console, report, errors=False)

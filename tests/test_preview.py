@@ -133,3 +133,13 @@ def test_gpudirect_gap_is_said_for_multi_node_a3_pools_only():
     assert [w.problem.split(",")[0] for w in multi.warnings if w.path == path] == [
         "a3-highgpu-8g is built for GPUDirect-TCPX (4 extra NICs)"]
     assert [w for w in single.warnings if w.path == path] == []
+
+
+def test_a_clean_policy_run_is_said_not_left_silent():
+    checked = preview_stack("dev")
+    assert checked.violations == [] and len(checked.policy_rules) >= 25
+    assert f"policy pack: {len(checked.policy_rules)} rules, no violations" in render_text(checked, color=False)
+    assert f"**Policy pack:** {len(checked.policy_rules)} rules, no violations." in render_markdown(checked)
+    from preview.policy_check import PolicyOptions
+    unchecked = preview_stack("dev", policies=PolicyOptions(enabled=False))
+    assert "policy pack" not in render_text(unchecked, color=False)
