@@ -134,7 +134,7 @@ def _topologies(placements) -> list[dict[str, Any]]:
             seen.setdefault(p.topology, p.levels)
     out = []
     for name, levels in sorted(seen.items()):
-        body = {"spec": {"levels": [{"nodeLabel": label} for label in levels]}}
+        body: dict[str, Any] = {"spec": {"levels": [{"nodeLabel": label} for label in levels]}}
         out.append(_obj("Topology", content_name(name, "Topology", body), **body))
     return out
 

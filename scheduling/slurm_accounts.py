@@ -90,7 +90,7 @@ def plan_accounts(sched: SchedulingSpec, nodesets: Sequence[NodeSetPlan]) -> lis
                 extra = quota.borrowing_limit  # None: may borrow without limit
             if model in caps and caps[model] is None:
                 continue
-            caps[model] = None if extra is None else caps.get(model, 0) + quota.gpus + extra
+            caps[model] = None if extra is None else (caps.get(model) or 0) + quota.gpus + extra
         out.append(AccountPlan(name=q.name, fairshare=q.fair_share_weight, qos=qos, default_qos=default_qos(sched),
                                gpu_caps=tuple(sorted((t, n) for t, n in caps.items() if n is not None))))
     return out

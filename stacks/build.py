@@ -39,7 +39,7 @@ def _build_gke(spec: StackSpec, cat: Catalog) -> BuiltStack:
     for pool in spec.node_pools:
         facts = pool_facts(spec, pool, cat)
         GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels,
-                       gpu_driver_version=facts.runtime.gke_driver_installation, opts=opts)
+                       gpu_driver_version=facts.resolved_runtime.gke_driver_installation, opts=opts)
         pools[pool.name] = facts
     _build_gpu_runtime(spec, pools, cluster, cluster.ref.k8s_provider)
     build_kubeflow_path(spec, pools, cluster, cluster.ref.k8s_provider)
@@ -63,6 +63,7 @@ def _build_eks(spec: StackSpec, cat: Catalog) -> BuiltStack:
         facts = pool_facts(spec, pool, cat)
         EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
         pools[pool.name] = facts
+    assert cluster.ref.k8s_provider is not None  # EksCluster always sets it (the field is optional for other refs)
     if spec.cluster.cluster_autoscaler:  # EKS node groups scale only when something in the cluster resizes them
         from components.cluster_autoscaler import ClusterAutoscaler
 
@@ -97,4 +98,4 @@ def pool_exports(pools: dict[str, PoolFacts]) -> dict:
                    "maxGpus": f.max_gpus, "capacity": f.capacity.value, "zones": list(f.zones),
                    "poolLabel": f.pool_label, "tolerations": f.tolerations,
                    "usdPerGpuHour": round(f.usd_per_gpu_hour, 4),
-                   "gpuRuntime": f.runtime.as_dict()} for name, f in pools.items()}
+                   "gpuRuntime": f.resolved_runtime.as_dict()} for name, f in pools.items()}

@@ -38,6 +38,12 @@ class PoolFacts:
     """The pool's extra taints (the GPU taint is always there too)."""
 
     @property
+    def resolved_runtime(self) -> PoolRuntime:
+        """``runtime``, for code that reads facts from :func:`pool_facts` (which always sets it)."""
+        assert self.runtime is not None, f"pool {self.name}: facts without a runtime (not from pool_facts?)"
+        return self.runtime
+
+    @property
     def gpus_per_node(self) -> int:
         return self.machine.gpus
 

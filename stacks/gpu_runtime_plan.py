@@ -32,24 +32,24 @@ class GpuRuntimePlan:
 
     @property
     def mig_pools(self) -> tuple[PoolFacts, ...]:
-        return tuple(p for p in self.operator_pools if p.runtime.mig is not None)
+        return tuple(p for p in self.operator_pools if p.resolved_runtime.mig is not None)
 
     def shared_pools(self, pools: tuple[PoolFacts, ...]) -> tuple[PoolFacts, ...]:
         """Pools with time-slicing or MPS: each needs its own entry in the device plugin config map."""
-        return tuple(p for p in pools if p.runtime.sharing in (SharingMode.TIME_SLICING, SharingMode.MPS))
+        return tuple(p for p in pools if p.resolved_runtime.sharing in (SharingMode.TIME_SLICING, SharingMode.MPS))
 
 
 def runtime_plan(spec: StackSpec, pools: list[PoolFacts]) -> GpuRuntimePlan:
     def served(mode: GpuRuntimeMode) -> tuple[PoolFacts, ...]:
-        return tuple(p for p in pools if p.runtime.mode == mode)
+        return tuple(p for p in pools if p.resolved_runtime.mode == mode)
 
     operator = served(GpuRuntimeMode.GPU_OPERATOR)
-    not_gke = [p for p in pools if p.runtime.mode != GpuRuntimeMode.GKE_MANAGED]
+    not_gke = [p for p in pools if p.resolved_runtime.mode != GpuRuntimeMode.GKE_MANAGED]
     rt = spec.gpu_runtime
     return GpuRuntimePlan(
         cloud=spec.cloud, device_plugin_pools=served(GpuRuntimeMode.DEVICE_PLUGIN), operator_pools=operator,
-        efa_pools=tuple(p for p in pools if p.runtime.efa_device_plugin),
+        efa_pools=tuple(p for p in pools if p.resolved_runtime.efa_device_plugin),
         # validation guarantees these pools agree on one version (one installer DaemonSet per cluster)
-        cos_driver_installer=not_gke[0].runtime.driver_version if spec.cloud == Cloud.GCP and not_gke else None,
+        cos_driver_installer=not_gke[0].resolved_runtime.driver_version if spec.cloud == Cloud.GCP and not_gke else None,
         gpu_feature_discovery=rt.gpu_feature_discovery,
         dcgm_exporter=rt.dcgm_exporter if rt.dcgm_exporter is not None else bool(operator))

@@ -6,6 +6,7 @@ from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from catalog import Catalog, Cloud, load_catalog, load_mig_catalog
 from stacks import validate as v
@@ -118,7 +119,7 @@ def _parse_pools(value: Any, issues: list[SpecIssue]) -> list[tuple[int, NodePoo
         issues.append(SpecIssue(path_of("nodePools"), "must be a non-empty list of GPU pools", value,
                                 "a YAML list of pools", "add at least one pool with name, machineType, zones, maxNodes"))
         return []
-    pools = []
+    pools: list[tuple[int, NodePool, set[str]]] = []
     for i, item in enumerate(value):
         before = len(issues)
         parsed = _parse_part(NodePool, item, ("nodePools", i), issues)
@@ -167,7 +168,7 @@ def _parse_part(annotation: Any, value: Any, where: tuple, issues: list[SpecIssu
         return None
 
 
-def _from_pydantic(root: Any, err: dict, where: tuple) -> SpecIssue:
+def _from_pydantic(root: Any, err: ErrorDetails, where: tuple) -> SpecIssue:
     loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "union[")))]
     path = path_of(*where, *loc)
     kind, value = err["type"], err.get("input")
@@ -182,7 +183,7 @@ def _from_pydantic(root: Any, err: dict, where: tuple) -> SpecIssue:
                          choice_fix("the key", loc[-1], keys, " (or remove it)"))
     if kind == "enum":
         owner = _model_at(root, loc[:-1])
-        enum = _enum_of(owner, loc[-1]) if owner else (root if isinstance(root, type) else None)
+        enum = _enum_of(owner, loc[-1]) if owner else (root if isinstance(root, type) and issubclass(root, Enum) else None)
         choices = [m.value for m in enum] if enum else []
         return SpecIssue(path, "not one of the allowed values", value, allowed_list(choices),
                          choice_fix("it", value, choices))

@@ -57,7 +57,7 @@ def check_scheduling(cat: Catalog, cloud: Cloud | None, raw_pools: Any, pools: l
                      sched: SchedulingSpec) -> list[SpecIssue]:
     """Every cross-field rule of ``gpu-cluster:scheduling``; ``raw_pools`` is the unparsed ``nodePools`` value, so a
     pool that failed its own checks is still a known name (it is reported once, where it is wrong)."""
-    known = [p.get("name") for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \
+    known = [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \
         if isinstance(raw_pools, list) else []
     caps = pool_capacities(cat, cloud, pools)
     issues = _check_names(sched) + _check_quotas(sched, known, caps)

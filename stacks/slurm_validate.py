@@ -10,7 +10,7 @@ from typing import Iterable
 
 from catalog import Catalog, Cloud, MachineType
 from stacks.gpu_runtime import effective_runtime
-from stacks.gpu_runtime_spec import GpuRuntime, SharingMode
+from stacks.gpu_runtime_spec import GpuRuntime, GpuSharing, SharingMode
 from scheduling.slurm_nodes import default_cpus, default_real_memory_mib, gres_of
 from scheduling.slurm_plan import ALL_PARTITION, SLINKY_MAX_NODE_COUNT, accounting_on
 from scheduling.slurm_topology import default_block_size, nodes_per_nvlink_domain
@@ -106,7 +106,7 @@ def _check_whole_gpus(cloud: Cloud, runtime: GpuRuntime, pools: list[tuple[int, 
     refused rather than left out. One error per place the sharing is written (a stack value several pools inherit
     is reported once, naming them)."""
     shared: dict[tuple, list[str]] = {}
-    sharing_at: dict[tuple, object] = {}
+    sharing_at: dict[tuple, GpuSharing] = {}
     for i, pool in pools:
         eff = effective_runtime(cloud, runtime, pool, i)
         if eff.sharing.mode != SharingMode.NONE:
@@ -218,9 +218,9 @@ def _check_node_sets(sched: SchedulingSpec, pool_names: list[str],
                                     f"1024 to {m.ram_gib * 1024 - MIN_FREE_MEM_MIB}",
                                     f"lower it, or omit it for the default {default_real_memory_mib(m.ram_gib)}"))
     for name, (i, _, m) in machines.items():
-        ns = overrides.get(name)
-        missing = [k for k, have, over in (("cpus", m.vcpu, ns.cpus if ns else None),
-                                           ("realMemoryMib", m.ram_gib, ns.real_memory_mib if ns else None))
+        override = overrides.get(name)
+        missing = [k for k, have, over in (("cpus", m.vcpu, override.cpus if override else None),
+                                           ("realMemoryMib", m.ram_gib, override.real_memory_mib if override else None))
                    if have is None and over is None]
         if missing:
             issues.append(SpecIssue(path_of("nodePools", i, "machineType"), f"the catalog has no vCPU/RAM figure "

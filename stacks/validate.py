@@ -131,6 +131,7 @@ def check_cluster(cat: Catalog, cloud: Cloud, region: str | None, cluster: Clust
                    Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat")}[cloud]
     for field in sorted(set(wrong_cloud) & cluster.model_fields_set):
         alias = ClusterSpec.model_fields[field].alias
+        assert alias is not None  # SpecModel's alias_generator gives every field an alias
         other = "an EKS" if cloud == Cloud.GCP else "a GKE"
         issues.append(_err(path_of("cluster", alias), f"{alias} is {other} setting; this stack's cloud is "
                            f"{cloud.value}", getattr(cluster, field), fix=f"remove cluster.{alias}"))
@@ -295,6 +296,7 @@ def _check_placement_group(cloud: Cloud, pool: NodePool, p) -> list[SpecIssue]:
     cluster placement groups", docs.aws.amazon.com/AWSEC2/latest/UserGuide/cr-cpg.html); Capacity Blocks are placed
     close together in EC2 UltraClusters already (EC2 API reference, CapacityBlock)."""
     cap, path = pool.capacity, p("capacity", "placementGroup")
+    assert cap.placement_group is not None  # the caller checks only a pool that sets one
     if cloud == Cloud.GCP:
         return [_err(path, "placementGroup is an EKS setting", cap.placement_group,
                      fix="remove capacity.placementGroup (GKE: multiNode: true adds compact placement)")]
@@ -354,7 +356,7 @@ def _check_machine(cat: Catalog, cloud: Cloud, i: int, pool: NodePool, p):
                     if theirs is not None and m.cloud == cloud and m.gpu_model == theirs.gpu_model
                     and m.gpus == theirs.gpus and any(k[:2] == (cloud, m.machine_type) for k in cat.prices)]
             fix = (f"use {CLOUD_NAME[cloud]} type with the same GPUs ({theirs.gpus} × {theirs.gpu_model.value}): "
-                   f"{', '.join(same)}" if same else f"pick {CLOUD_NAME[cloud]} machine type from the allowed list")
+                   f"{', '.join(same)}" if same and theirs is not None else f"pick {CLOUD_NAME[cloud]} machine type from the allowed list")
             fix += f"; or move this pool to {CLOUD_NAME[other]} stack"
         else:
             problem = f"unknown GPU machine type for {cloud.value}"
@@ -474,7 +476,8 @@ def _check_multi_node(cloud: Cloud, pool: NodePool, machine, p) -> list[SpecIssu
 
 
 def check_pool_names(pools: Iterable[tuple[int, NodePool]]) -> list[SpecIssue]:
-    issues, seen = [], {}
+    issues: list[SpecIssue] = []
+    seen: dict[str, int] = {}
     for i, pool in pools:
         norm = pool.name.lower().replace("_", "-")
         if norm in seen:

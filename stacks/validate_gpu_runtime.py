@@ -128,11 +128,12 @@ def _check_sharing(mig: MigCatalog, cloud: Cloud, pool: NodePool, machine: Machi
 def _check_mig_profile(mig: MigCatalog, pool: NodePool, model: GpuModel, profile: str, eff: EffectiveRuntime,
                        where: tuple) -> list[SpecIssue]:
     names = mig.profile_names(model)
-    if mig.profile(model, profile) is None:
+    found = mig.profile(model, profile)
+    if found is None:
         near = _nearest_profile(profile, names)
         return [_err(where, f"pool '{pool.name}': {profile} is not a MIG profile of {model.value}", profile,
                      allowed_list(names), f"did you mean {near!r}?" if near else choice_fix("migProfile", profile, names))]
-    if eff.mode == GpuRuntimeMode.GKE_MANAGED and not mig.profile(model, profile).gke_partition:
+    if eff.mode == GpuRuntimeMode.GKE_MANAGED and not found.gke_partition:
         gke = mig.profile_names(model, gke_only=True)
         return [_err(where, f"pool '{pool.name}': GKE cannot partition {model.value} into {profile}", profile,
                      allowed_list(gke), "pick a GKE partition size, or set the pool's gpuRuntime.mode: gpu-operator "
