@@ -1,39 +1,23 @@
 """Bad scheduling sections: each row breaks a valid spec once and pins the exact message a user reads."""
 from __future__ import annotations
 
-import copy
 import textwrap
 from typing import Any
 
 import pytest
 
-from stacks.errors import SpecError
 from stacks.load import load_spec
 from tests.scheduling_fixtures import GKE_TEAMS
+from tests.test_spec_errors import DELETE, errors_of
+from tests.test_spec_errors import mutate as mutate_config
 
 S = ("scheduling",)
 Q0 = ("scheduling", "queues", 0)
 Q1 = ("scheduling", "queues", 1)
-DELETE = object()
 
 
 def mutate(edits: dict[tuple, Any]) -> dict[str, Any]:
-    cfg = copy.deepcopy(GKE_TEAMS)
-    for path, value in edits.items():
-        parent = cfg
-        for key in path[:-1]:
-            parent = parent[key]
-        if value is DELETE:
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = copy.deepcopy(value)
-    return cfg
-
-
-def errors_of(cfg: dict[str, Any]) -> list[str]:
-    with pytest.raises(SpecError) as info:
-        load_spec(cfg)
-    return [str(issue) for issue in info.value.errors]
+    return mutate_config(GKE_TEAMS, edits)
 
 
 def case(edits: dict[tuple, Any], *expected: str, id: str):  # noqa: A002 - pytest's name
