@@ -1,10 +1,12 @@
-"""gpu-cluster: one typed stack spec -> GPU node pools on GKE or EKS. Load, validate, build, export."""
+"""gpu-cluster: one typed stack spec -> GPU node pools on GKE or EKS. Load, validate, compose, export."""
 import pulumi
 
 from catalog import load_catalog
-from stacks.build import build_stack, pool_exports
-from stacks.errors import SpecError, format_issues
-from stacks.load import load_spec, raw_config_from_pulumi
+from compose.config import raw_config_from_pulumi
+from compose.outputs import pool_exports
+from compose.stack import build_stack
+from validation.issues import SpecError, format_issues
+from validation.load import load_spec
 
 try:
     spec, warnings = load_spec(raw_config_from_pulumi())

@@ -2,7 +2,7 @@
 
 ``pulumi_kubernetes._utilities.get_version()`` is the provider plugin version the package's own resource classes
 pin; the generic ``kubernetes:<apiVersion>:<Kind>`` resources in ``custom_resources.py`` need the same pin, and the
-SDK has no public accessor for it. ``tests/test_sdk_private.py`` checks the name still resolves and still answers the
+SDK has no public accessor for it. ``tests/project/test_sdk_private.py`` checks the name still resolves and still answers the
 installed package's version.
 """
 from __future__ import annotations

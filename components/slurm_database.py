@@ -21,7 +21,7 @@ from scheduling.slurm_values import DATABASE, DATABASE_USER, MARIADB_PORT, Secre
 MARIADB_ARGS = ("--innodb-snapshot-isolation=OFF", "--innodb-lock-wait-timeout=900", "--innodb-buffer-pool-size=4G")
 """What slurmdbd 26.05 checks on connect: with MariaDB 11.8's default snapshot isolation it logs an error and would
 die on a write conflict; a smaller buffer pool or lock timeout is logged as "not recommended" (checked against real
-slurmdbd 26.05.5 + MariaDB 11.8 in tests/test_slurm_real.py, which starts MariaDB with these same arguments)."""
+slurmdbd 26.05.5 + MariaDB 11.8 in tests/scheduling/test_slurm_real.py, which starts MariaDB with these same arguments)."""
 LABELS = {"app.kubernetes.io/name": "mariadb", "app.kubernetes.io/part-of": "slurm", **MANAGED_BY}
 MYSQL_UID = 999
 """The mysql user of the official image."""

@@ -4,7 +4,7 @@ loudly instead of silently leaving rules with proxies they cannot read.
 The SDK hands rules its inputs wrapped in proxies (``pulumi_policy.proxy._DictProxy``/``_ListProxy``, which raise on
 values unknown until deploy, and ``pulumi_policy.secret._DictSecretsProxy``/``_ListSecretsProxy``, which unwrap
 secrets). It has no public way to get the wrapped object back; ``policies/values.py`` needs it to read unknowns as
-``UNKNOWN`` instead of raising. ``tests/test_sdk_private.py`` checks the names still resolve and still unwrap.
+``UNKNOWN`` instead of raising. ``tests/project/test_sdk_private.py`` checks the names still resolve and still unwrap.
 """
 from __future__ import annotations
 

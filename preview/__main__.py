@@ -1,6 +1,6 @@
 """python -m preview --stack NAME [--format text|json|markdown|sarif] [--policy-pack-config FILE]: the offline preview
 (no cloud credentials), with the policy pack run as `pulumi preview --policy-pack policies` runs it.
-With --base GIT_REF or --base-file FILE: the diff of the stack against that version (see preview/diff.py)."""
+With --base GIT_REF or --base-file FILE: the diff of the stack against that version (see preview/diff/compare.py)."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from preview.diff_cli import add_diff_arguments, policy_options, run_diff, wants_diff
+from preview.diff.cli import add_diff_arguments, policy_options, run_diff, wants_diff
 from preview.engine import PROJECT_ROOT, stack_file
 from preview.report import EXIT_INVALID
 
@@ -40,15 +40,15 @@ def main(argv: list[str] | None = None) -> int:
 
     report = preview_file(args.stack, path, policies=policy_options(args))
     if args.format == "sarif":
-        from preview.render_sarif import render_sarif_text
+        from preview.render.sarif import render_sarif_text
         print(render_sarif_text(report), end="")
     elif args.format == "json":
         print(json.dumps(report.as_dict(), indent=2, sort_keys=False, default=str))
     elif args.format == "markdown":
-        from preview.render_markdown import render_markdown
+        from preview.render.markdown import render_markdown
         print(render_markdown(report), end="")
     else:
-        from preview.render_text import render_text
+        from preview.render.text import render_text
         color = {"auto": None, "always": True, "never": False}[args.color]
         print(render_text(report, color=color), end="")
     return report.exit_code

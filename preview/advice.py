@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from catalog import Cloud, GpuDirect, load_catalog
-from stacks.errors import SpecIssue, path_of
+from validation.issues import SpecIssue, path_of
 from stacks.spec import ClusterMode, StackSpec
 
 GPUDIRECT_NAMES = {GpuDirect.TCPX: "GPUDirect-TCPX (4 extra NICs)", GpuDirect.TCPXO: "GPUDirect-TCPXO (8 extra NICs)",

@@ -8,7 +8,7 @@ from typing import Any
 from preview.cost import CostReport
 from preview.engine import Registered
 from scheduling.quota_plan import QuotaPlan
-from stacks.errors import SpecIssue
+from validation.issues import SpecIssue
 
 EXIT_OK, EXIT_VIOLATION, EXIT_INVALID = 0, 1, 2
 
@@ -48,7 +48,7 @@ class PreviewReport:
             "stack": self.stack, "cloud": self.cloud, "region": self.region, "exitCode": self.exit_code,
             "resources": [{"type": r.type, "name": r.name, "parent": r.parent_urn, "urn": r.urn, "custom": r.custom,
                            "protect": r.protect, "ignoreChanges": r.ignore_changes, "inputs": r.redacted_inputs}
-                          for r in self.resources],
+                          for r in sorted(self.resources, key=lambda r: r.urn)],  # registration order varies
             "cost": self.cost.as_dict() if self.cost else None,
             "violations": self.violations,
             "errors": [e.as_dict() for e in self.errors],

@@ -8,13 +8,13 @@ from catalog import load_catalog
 from preview.cost import stack_cost
 from preview.advice import deploy_advice
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
-from preview.policy_check import PolicyOptions, apply_policies
-from preview.queues import queue_plan
+from preview.policy.check import PolicyOptions, apply_policies
+from preview.queue_summary import queue_plan
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
-from stacks.errors import SpecError
+from validation.issues import SpecError
 from stacks.facts import pool_facts
-from stacks.load import decode_config, load_spec
+from validation.load import decode_config, load_spec
 
 
 def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py",

@@ -75,7 +75,7 @@ class SlurmPlan:
 
 
 def plan_slurm(sched: SchedulingSpec, pools: Sequence[PoolFacts]) -> SlurmPlan:
-    """``pools`` in spec order. The spec is validated (``stacks/slurm_validate.py``); this only derives."""
+    """``pools`` in spec order. The spec is validated (``validation/slurm.py``); this only derives."""
     s = sched.slurm
     overrides = {o.pool: o for o in s.node_sets}
     nodesets = [plan_nodeset(p, overrides[p.name].cpus if p.name in overrides else None,

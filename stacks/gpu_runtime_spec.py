@@ -2,7 +2,7 @@
 advertises ``nvidia.com/gpu`` on each pool, and how GPUs are shared.
 
 Shape only lives here. Cross-field rules (one advertiser per pool, MIG profiles per GPU model, EFA only on EFA
-pools, cloud-specific modes) live in ``stacks/validate_gpu_runtime.py``; derived per-pool facts in
+pools, cloud-specific modes) live in ``validation/gpu_runtime.py``; derived per-pool facts in
 ``stacks/gpu_runtime.py``.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The cloud-neutral scheduling spec (``gpu-cluster:scheduling``): one section, rendered to Kueue or to Slurm.
 
 Shape only lives here; cross-field rules (quotas vs pool capacity, cohort needed for borrowing, names) live in
-``stacks/scheduling_validate.py``. Renderers in ``scheduling/`` read this model plus the pools' derived facts.
+``validation/scheduling.py``. Renderers in ``scheduling/`` read this model plus the pools' derived facts.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Slurm-only settings of the scheduling spec (``gpu-cluster:scheduling.slurm``): shape, ranges and defaults.
 
-Rules that need the pools, the catalog or several fields at once live in ``stacks/slurm_validate.py``.
+Rules that need the pools, the catalog or several fields at once live in ``validation/slurm.py``.
 """
 from __future__ import annotations
 

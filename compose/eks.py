@@ -1,0 +1,34 @@
+"""EKS: provider, cluster, one EksGpuNodeGroup per pool, the Cluster Autoscaler, then the shared layers."""
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from catalog import Catalog
+from components.cluster_autoscaler import ClusterAutoscaler
+from components.eks_cluster import EksCluster
+from components.eks_gpu_node_group import EksGpuNodeGroup
+from compose.built import BuiltCluster
+from compose.layers import build_cluster_layers
+from stacks.facts import pool_facts
+from stacks.spec import ClusterMode, StackSpec
+
+
+def build_eks(spec: StackSpec, cat: Catalog) -> BuiltCluster:
+    provider = aws.Provider("aws", region=spec.region,
+                            allowed_account_ids=[spec.account_id] if spec.account_id else None,
+                            default_tags={"tags": {**spec.labels, "managed-by": "gpu-cluster"}})
+    opts = pulumi.ResourceOptions(providers=[provider])
+    cluster = EksCluster(spec.cluster.name, spec.cluster, spec.region, spec.labels, opts=opts)
+    pools = {}
+    for pool in spec.node_pools:
+        facts = pool_facts(spec, pool, cat)
+        EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
+        pools[pool.name] = facts
+    assert cluster.ref.k8s_provider is not None  # EksCluster always sets it (the field is optional for other refs)
+    if spec.cluster.cluster_autoscaler:  # EKS node groups scale only when something in the cluster resizes them
+        ClusterAutoscaler("cluster-autoscaler", cluster.ref, spec.cluster.mode == ClusterMode.CREATE, spec.labels,
+                          after=[cluster], opts=pulumi.ResourceOptions(providers=[provider, cluster.ref.k8s_provider],
+                                                                       depends_on=[cluster]))
+    build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider)
+    return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)

@@ -1,0 +1,20 @@
+"""Device plugin / GPU Operator / COS driver installer, and the EFA plugin on EKS: only what the pools need."""
+from __future__ import annotations
+
+import pulumi
+
+from components.aws_efa_device_plugin import AwsEfaDevicePlugin
+from components.nvidia_gpu_runtime import NvidiaGpuRuntime
+from stacks.facts import PoolFacts
+from stacks.gpu_runtime_plan import runtime_plan
+from stacks.spec import StackSpec
+
+
+def build_gpu_runtime(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource, k8s_provider) -> None:
+    plan = runtime_plan(spec, list(pools.values()))
+    # after the cluster (and its system pool, where the operator runs); through the cluster's Kubernetes provider
+    opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
+    if plan.device_plugin_pools or plan.operator_pools or plan.cos_driver_installer:
+        NvidiaGpuRuntime("gpu-runtime", plan, opts=opts)
+    if plan.efa_pools:
+        AwsEfaDevicePlugin("efa-device-plugin", plan, opts=opts)

@@ -1,0 +1,175 @@
+"""Diff two versions of a stack, both rendered offline: resources, semantic changes, cost and policy deltas.
+
+Each side runs the same program (the working tree's ``__main__.py``) against its own stack config, through the same
+preview as ``python -m preview``; only the config differs. A side may be absent (a new or deleted stack) or invalid
+(its errors are shown instead of a diff against it).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from preview.diff.cost import CostDiff, diff_cost
+from preview.diff.policy import PolicyDiff, diff_violations
+from preview.diff.resources import ResourceDiff, diff_resources
+from preview.diff.spec import EntityDiff, SpecSide, diff_specs
+from preview.engine import PROJECT_ROOT
+from preview.report import EXIT_INVALID, EXIT_OK, PreviewReport
+from validation.issues import SpecError
+from validation.load import decode_config, load_spec
+from stacks.spec import StackSpec
+
+EXIT_COST = 3
+"""The total $/hour at max grew by more than ``--fail-on-cost-increase`` allows (and nothing worse happened)."""
+OK, ABSENT, INVALID = "ok", "absent", "invalid"
+
+Previewer = Callable[[str, dict[str, Any], Path], PreviewReport]
+
+
+@dataclass
+class Side:
+    label: str
+    state: str
+    """``ok``, ``absent`` (no stack file there) or ``invalid`` (the config has errors; nothing was rendered)."""
+    report: PreviewReport | None = None
+    spec: StackSpec | None = None
+
+    @property
+    def resources(self) -> list:
+        return self.report.resources if self.report and self.state == OK else []
+
+    @property
+    def violations(self) -> list[dict[str, Any]]:
+        return self.report.violations if self.report and self.state == OK else []
+
+    def spec_side(self) -> SpecSide:
+        if self.state != OK or self.report is None:
+            return SpecSide(None)
+        return SpecSide(self.spec, self.report.cost, tuple(self.report.gpu_runtime))
+
+
+def default_previewer(policies: Any = None) -> Previewer:
+    """``preview_config`` with the policy pack options of the command line (pack on by default)."""
+    from preview.run import preview_config
+
+    def run(stack: str, config: dict[str, Any], main: Path) -> PreviewReport:
+        return preview_config(stack, config, main, policies)
+    return run
+
+
+def build_side(stack: str, config: dict[str, Any] | None, label: str, previewer: Previewer,
+               main: Path = PROJECT_ROOT / "__main__.py") -> Side:
+    if config is None:
+        return Side(label, ABSENT)
+    report = previewer(stack, config, main)
+    if report.errors:
+        return Side(label, INVALID, report)
+    try:
+        spec, _ = load_spec(decode_config(config))
+    except SpecError:  # the preview accepted it, so this cannot happen unless the two drift apart
+        return Side(label, INVALID, report)
+    return Side(label, OK, report, spec)
+
+
+@dataclass
+class StackDiff:
+    stack: str
+    base: Side
+    head: Side
+    entities: list[EntityDiff]
+    resources: ResourceDiff
+    cost: CostDiff
+    policy: PolicyDiff
+
+    @property
+    def cloud(self) -> str | None:
+        return next((s.report.cloud for s in (self.head, self.base) if s.report and s.report.cloud), None)
+
+    @property
+    def region(self) -> str | None:
+        return next((s.report.region for s in (self.head, self.base) if s.report and s.report.region), None)
+
+    @property
+    def exit_code(self) -> int:
+        """As the preview of the head: 2 invalid, 1 a mandatory violation, 0 otherwise (a deleted stack is 0)."""
+        if self.head.state == INVALID:
+            return EXIT_INVALID
+        return self.head.report.exit_code if self.head.report else EXIT_OK
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.entities or self.resources.changes or self.cost.changed_lines or self.policy.new
+                    or self.policy.resolved or self.base.state != self.head.state)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack, "cloud": self.cloud, "region": self.region, "exitCode": self.exit_code,
+            "base": {"label": self.base.label, "state": self.base.state,
+                     "errors": [e.as_dict() for e in (self.base.report.errors if self.base.report else [])]},
+            "head": {"label": self.head.label, "state": self.head.state,
+                     "errors": [e.as_dict() for e in (self.head.report.errors if self.head.report else [])]},
+            "changes": [e.as_dict() for e in self.entities],
+            "resources": {"add": self.resources.count("add"), "remove": self.resources.count("remove"),
+                          "replace": self.resources.count("replace"), "update": self.resources.count("update"),
+                          "unchanged": self.resources.unchanged,
+                          "changes": [c.as_dict() for c in self.resources.changes]},
+            "cost": self.cost.as_dict(),
+            "policy": self.policy.as_dict(),
+        }
+
+
+def diff_sides(stack: str, base: Side, head: Side) -> StackDiff:
+    return StackDiff(
+        stack=stack, base=base, head=head,
+        entities=diff_specs(base.spec_side(), head.spec_side(), stack),
+        resources=diff_resources(base.resources, head.resources),
+        cost=diff_cost(base.report.cost if base.state == OK and base.report else None,
+                       head.report.cost if head.state == OK and head.report else None),
+        policy=diff_violations(base.violations, head.violations))
+
+
+def diff_configs(stack: str, base_config: dict[str, Any] | None, head_config: dict[str, Any] | None,
+                 base_label: str, head_label: str = "working tree", previewer: Previewer | None = None,
+                 main: Path = PROJECT_ROOT / "__main__.py") -> StackDiff:
+    run = previewer or default_previewer()
+    return diff_sides(stack, build_side(stack, base_config, base_label, run, main),
+                      build_side(stack, head_config, head_label, run, main))
+
+
+@dataclass(frozen=True)
+class CostThreshold:
+    """``--fail-on-cost-increase``: ``250`` ($/hour at max) or ``10%`` (of the base's $/hour at max)."""
+
+    usd_per_hour: float | None = None
+    percent: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "CostThreshold":
+        match = re.fullmatch(r"\s*\$?([0-9]+(?:\.[0-9]+)?)\s*(%?)\s*", text or "")
+        if not match:
+            raise ValueError(f"--fail-on-cost-increase {text!r}: expected dollars per hour at max (250) or a "
+                             f"percentage of the base (10%)")
+        value = float(match.group(1))
+        return cls(percent=value) if match.group(2) else cls(usd_per_hour=value)
+
+    def exceeded_by(self, cost: CostDiff) -> bool:
+        delta = cost.delta_max
+        if delta <= 0:
+            return False
+        if self.usd_per_hour is not None:
+            return delta > self.usd_per_hour
+        if cost.before_max <= 0:
+            return True  # any increase from nothing is infinitely many percent
+        return delta / cost.before_max * 100 > (self.percent or 0)
+
+    def describe(self) -> str:
+        return f"${self.usd_per_hour:,.2f}/h" if self.usd_per_hour is not None else f"{self.percent:g}%"
+
+
+def exit_code(diff: StackDiff, threshold: CostThreshold | None) -> int:
+    code = diff.exit_code
+    if code == EXIT_OK and threshold is not None and threshold.exceeded_by(diff.cost):
+        return EXIT_COST
+    return code

@@ -1,0 +1,165 @@
+"""Policy pack config as the Pulumi CLI builds it: schema defaults <- the pack's initialConfig <- the
+``--policy-pack-config`` file, then JSON-schema validation, then ``Configure``.
+
+Mirrors pkg/resource/analyzer/config.go (parse, applyConfig with ``all``, shallow property merge, validation of
+each policy's properties against ``{type: object, properties, required}``). On top of the CLI, unknown policy
+names and unknown settings in the file become warnings with "did you mean" (the CLI ignores them silently).
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from google.protobuf import json_format
+from pulumi.runtime.proto import analyzer_pb2 as apb
+
+from preview.policy.analyzer import LEVEL_ENUM, LEVELS, to_struct
+from validation.issues import SpecIssue
+
+ALL = "all"
+VALID_LEVELS = tuple(LEVEL_ENUM)
+
+
+@dataclass
+class PolicyConfig:
+    level: str | None = None
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+class PolicyConfigError(Exception):
+    def __init__(self, issues: list[SpecIssue]):
+        self.issues = issues
+        super().__init__("\n".join(str(i) for i in issues))
+
+
+def parse_config_text(text: str, source: str) -> dict[str, PolicyConfig]:
+    """The file's JSON: each key maps to an enforcement level or to an object of properties (which may hold
+    ``enforcementLevel``). Empty text is an empty config, as in the CLI."""
+    if not text.strip():
+        return {}
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PolicyConfigError([SpecIssue(source, f"not valid JSON ({exc})", fix="write the policy pack config as "
+                                           "JSON: {\"<rule id>\": {\"<setting>\": value}}")]) from None
+    if not isinstance(doc, dict):
+        raise PolicyConfigError([SpecIssue(source, "must be a JSON object", type(doc).__name__,
+                                           "an object keyed by rule ID")])
+    out, issues = {}, []
+    for key, value in doc.items():
+        where = f"{source}: {key}"
+        if isinstance(value, str):
+            if value not in VALID_LEVELS:
+                issues.append(SpecIssue(where, "not a valid enforcement level", value, ", ".join(VALID_LEVELS)))
+                continue
+            out[key] = PolicyConfig(level=value)
+        elif isinstance(value, dict):
+            props = dict(value)
+            level = props.pop("enforcementLevel", None)
+            if level is not None and level not in VALID_LEVELS:
+                issues.append(SpecIssue(f"{where}.enforcementLevel", "not a valid enforcement level", level,
+                                        ", ".join(VALID_LEVELS)))
+                continue
+            if level is None and not props:
+                continue  # the CLI drops empty entries
+            out[key] = PolicyConfig(level=level, properties=props)
+        else:
+            issues.append(SpecIssue(where, "must be an enforcement level or an object", value,
+                                    "\"mandatory\", \"advisory\", \"disabled\", or {\"setting\": value}"))
+    if issues:
+        raise PolicyConfigError(issues)
+    return out
+
+
+def load_config_file(path: Path) -> dict[str, PolicyConfig]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PolicyConfigError([SpecIssue(str(path), f"cannot read the policy pack config ({exc.strerror})",
+                                           fix="pass an existing JSON file to --policy-pack-config")]) from None
+    return parse_config_text(text, str(path))
+
+
+def _schema(policy: apb.PolicyInfo) -> dict[str, Any]:
+    return json_format.MessageToDict(policy.configSchema.properties) if policy.HasField("configSchema") else {}
+
+
+def _initial(info: apb.AnalyzerInfo) -> dict[str, PolicyConfig]:
+    out = {}
+    for name, pc in info.initialConfig.items():
+        level = LEVELS[pc.enforcementLevel] if pc.enforcementLevel in LEVELS else None
+        out[name] = PolicyConfig(level=level, properties=json_format.MessageToDict(pc.properties))
+    return out
+
+
+def _apply(result: dict[str, PolicyConfig], given: dict[str, PolicyConfig]) -> None:
+    everything = given.get(ALL)
+    if everything is not None and everything.level:
+        for cfg in result.values():
+            cfg.level = everything.level
+    for name, cfg in given.items():
+        current = result.setdefault(name, PolicyConfig())
+        if cfg.level:
+            current.level = cfg.level
+        current.properties.update(cfg.properties)
+
+
+def reconcile(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig] | None, source: str = "policy pack config",
+              ) -> dict[str, PolicyConfig]:
+    """Defaults from each policy's schema and level, then initialConfig, then ``given``; raise on schema errors."""
+    result = {}
+    for policy in info.policies:
+        defaults = {k: v["default"] for k, v in _schema(policy).items() if isinstance(v, dict) and "default" in v}
+        result[policy.name] = PolicyConfig(level=LEVELS[policy.enforcementLevel], properties=defaults)
+    _apply(result, _initial(info))
+    _apply(result, given or {})
+    issues = []
+    for policy in info.policies:
+        schema = {"type": "object", "properties": _schema(policy)}
+        required = list(policy.configSchema.required) if policy.HasField("configSchema") else []
+        if required:
+            schema["required"] = required
+        validator = jsonschema.Draft7Validator(schema)
+        for err in sorted(validator.iter_errors(result[policy.name].properties), key=lambda e: list(e.path)):
+            where = ".".join(str(p) for p in err.absolute_path)
+            issues.append(SpecIssue(f"{source}: {policy.name}" + (f".{where}" if where else ""), err.message,
+                                    err.instance if not isinstance(err.instance, (dict, list)) else None,
+                                    fix=f"see the config knobs of {policy.name} in policies/RULES.md"))
+    if issues:
+        raise PolicyConfigError(issues)
+    return result
+
+
+def configure_request(config: dict[str, PolicyConfig]) -> apb.ConfigureAnalyzerRequest:
+    request = apb.ConfigureAnalyzerRequest()
+    for name, cfg in config.items():
+        request.policyConfig[name].CopyFrom(apb.PolicyConfig(
+            enforcementLevel=LEVEL_ENUM[cfg.level or "advisory"], properties=to_struct(cfg.properties)))
+    return request
+
+
+def unknown_key_warnings(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig], source: str) -> list[SpecIssue]:
+    """Keys the CLI would silently ignore: a rule ID or a setting name that does not exist."""
+    names = [p.name for p in info.policies]
+    warnings = []
+    for name, cfg in given.items():
+        if name == ALL:
+            continue
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1)
+            warnings.append(SpecIssue(f"{source}: {name}", "no rule has this ID, so this entry does nothing", name,
+                                      None, f"did you mean {close[0]!r}?" if close else
+                                      "see policies/RULES.md for the rule IDs", warning=True))
+            continue
+        known = list(_schema(next(p for p in info.policies if p.name == name)))
+        for key in cfg.properties:
+            if key not in known:
+                close = difflib.get_close_matches(key, known, n=1)
+                warnings.append(SpecIssue(f"{source}: {name}.{key}", "this rule has no such setting, so it is "
+                                          "ignored", key, ", ".join(known) or "none",
+                                          f"did you mean {close[0]!r}?" if close else "remove it", warning=True))
+    return warnings

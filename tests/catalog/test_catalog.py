@@ -1,0 +1,262 @@
+"""The GPU catalog: complete machine facts, sane dated prices, GKE accelerator names, every accepted pool priced,
+and agreement with the shared research tables in ``../shared/facts``."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import re
+from typing import Any
+
+import pytest
+
+from catalog import CapacityType, Cloud, GpuModel, PriceKind, load_catalog
+from tests.conftest import require_shared
+from validation.issues import SpecError
+from validation.load import load_spec
+
+CAT = load_catalog()
+
+KNOWN_UNPRICED = {
+    (Cloud.GCP, "a3-edgegpu-8g"): "shared facts gpu-catalog.md §5.4: 'a3-edgegpu-8g has no price'",
+}
+"""Machine types the catalog describes but cannot price anywhere; every pool using them is refused (fail closed)."""
+
+GKE_ACCELERATORS = {
+    "a2-highgpu-": "nvidia-tesla-a100",
+    "a2-megagpu-": "nvidia-tesla-a100",
+    "a2-ultragpu-": "nvidia-a100-80gb",
+    "a3-highgpu-": "nvidia-h100-80gb",
+    "a3-edgegpu-": "nvidia-h100-80gb",
+    "a3-megagpu-": "nvidia-h100-mega-80gb",
+    "a3-ultragpu-": "nvidia-h200-141gb",
+    "a4-highgpu-": "nvidia-b200",
+    "g2-standard-": "nvidia-l4",
+}
+"""GKE ``cloud.google.com/gke-accelerator`` value per machine family (shared facts gpu-catalog.md §2.2)."""
+
+
+def _has_any_price(cloud: Cloud, machine_type: str) -> bool:
+    return any(c == cloud and m == machine_type for (c, m, _, _) in CAT.prices)
+
+
+# -- machine facts -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("key", sorted(CAT.machines, key=lambda k: (k[0].value, k[1])), ids=lambda k: k[1])
+def test_machine_facts_are_complete(key):
+    m = CAT.machines[key]
+    assert m.gpus > 0
+    assert isinstance(m.gpu_model, GpuModel)
+    assert m.accelerator.strip()
+    assert 1 <= m.nvlink_domain_gpus <= m.gpus
+    assert m.gpu_memory_gib > 0 and m.gpu_memory_gib % m.gpus == 0
+    assert m.source.strip()
+    if m.cloud == Cloud.AWS:
+        assert m.efa_interfaces is None or m.efa_interfaces >= 0
+    assert _has_any_price(*key) or key in KNOWN_UNPRICED, f"{key[1]} has no price in catalog/data/prices.csv"
+
+
+def test_unpriced_machines_are_exactly_the_known_ones():
+    """A new unpriced type must be listed with its reason; a newly priced one must leave the list."""
+    unpriced = {key for key in CAT.machines if not _has_any_price(*key)}
+    assert unpriced == set(KNOWN_UNPRICED)
+
+
+@pytest.mark.parametrize("key", sorted(KNOWN_UNPRICED, key=lambda k: k[1]), ids=lambda k: k[1])
+def test_unpriced_machines_are_refused_not_priced_at_zero(key):
+    cloud, machine_type = key
+    for region in CAT.region_names(cloud):
+        for capacity in CapacityType:
+            issues = _load_errors(_minimal_config(cloud, region, machine_type, None, None, capacity))
+            assert [i.path for i in issues] == ["gpu-cluster:nodePools[0].machineType"]
+            assert "refusing to guess" in issues[0].problem
+
+
+def test_attachable_gpus_fit_their_hosts():
+    for (cloud, accelerator), gpu in CAT.attachable.items():
+        assert gpu.allowed_counts and all(n > 0 for n in gpu.allowed_counts)
+        for host in gpu.host_machine_types:
+            assert CAT.hosts[(cloud, host)].role == "gpu-host", (accelerator, host)
+
+
+@pytest.mark.parametrize("key", sorted((k for k in CAT.machines if k[0] == Cloud.GCP), key=lambda k: k[1]),
+                         ids=lambda k: k[1])
+def test_gcp_accelerator_is_the_gke_name(key):
+    machine = CAT.machines[key]
+    family = [prefix for prefix in GKE_ACCELERATORS if machine.machine_type.startswith(prefix)]
+    assert len(family) == 1, f"no GKE accelerator name known for {machine.machine_type}; add its family above"
+    assert machine.accelerator == GKE_ACCELERATORS[family[0]]
+
+
+def test_gcp_attachable_accelerators_are_gke_names():
+    assert {a for (c, a) in CAT.attachable if c == Cloud.GCP} == {"nvidia-tesla-t4", "nvidia-tesla-v100"}
+
+
+# -- prices ------------------------------------------------------------------------------------------------------
+def test_prices_are_positive_sourced_and_not_from_the_future():
+    today = dt.date.today()
+    bad = []
+    for (cloud, item, region, kind), price in CAT.prices.items():
+        if not (price.usd_per_hour > 0 and price.source.strip() and price.label.strip() and price.as_of <= today):
+            bad.append((cloud.value, item, region, kind.value, price))
+    for cloud, fee in CAT.control_plane.items():
+        if not (fee.usd_per_hour > 0 and fee.source.strip() and fee.as_of <= today):
+            bad.append((cloud.value, "control-plane", fee))
+    assert bad == []
+
+
+def test_prices_name_known_items_and_regions():
+    known = {(c, m) for (c, m) in CAT.machines} | set(CAT.hosts) | set(CAT.attachable)
+    for (cloud, item, region, _kind) in CAT.prices:
+        assert (cloud, item) in known, item
+        assert region in CAT.region_names(cloud), (item, region)
+
+
+def test_zone_availability_names_catalog_zones():
+    for (cloud, prefix), avail in CAT.zone_availability.items():
+        all_zones = {z for (c, _), zones in CAT.regions.items() if c == cloud for z in zones}
+        assert set(avail.zones) <= all_zones, prefix
+        assert any(m.startswith(prefix) for m in CAT.machine_types(cloud)), prefix
+
+
+# -- every pool the loader accepts is priced ---------------------------------------------------------------------
+def _shapes(cloud: Cloud) -> list[tuple[str, str | None, int | None]]:
+    """Every pool machine shape: fixed-GPU types, and N1 hosts with each attachable GPU and allowed count."""
+    shapes: list[tuple[str, str | None, int | None]] = []
+    for machine_type in CAT.machine_types(cloud):
+        if (cloud, machine_type) in CAT.machines:
+            shapes.append((machine_type, None, None))
+        else:
+            shapes += [(machine_type, gpu.accelerator, n) for gpu in CAT.attachable_gpus(cloud, machine_type)
+                       for n in gpu.allowed_counts]
+    return shapes
+
+
+def _minimal_config(cloud: Cloud, region: str, machine_type: str, accelerator: str | None, count: int | None,
+                    capacity: CapacityType) -> dict[str, Any]:
+    zones = CAT.zones(cloud, region)
+    pool: dict[str, Any] = {"name": "gpu", "machineType": machine_type, "zones": [zones[0]], "maxNodes": 2,
+                            "capacity": {"type": capacity.value}}
+    if accelerator is not None:
+        pool["accelerator"] = {"type": accelerator, "count": count}
+    if capacity == CapacityType.RESERVATION:
+        pool["capacity"]["reservation"] = "cr-0123456789abcdef0" if cloud == Cloud.AWS else "gpu-reservation"
+    cfg: dict[str, Any] = {"cloud": cloud.value, "region": region, "cluster": {"name": "ml-train"}, "nodePools": [pool]}
+    if cloud == Cloud.GCP:
+        cfg["project"] = "ml-platform-prod"
+    else:
+        cfg["cluster"]["subnets"] = {zones[0]: "subnet-0123456789abcdef0", zones[1]: "subnet-0123456789abcdef1"}
+    return cfg
+
+
+def _load_errors(cfg: dict[str, Any]) -> list:
+    try:
+        load_spec(cfg)
+    except SpecError as exc:
+        return exc.errors
+    return []
+
+
+COMBOS = [pytest.param(cloud, region, capacity, id=f"{cloud.value}-{region}-{capacity.value}")
+          for (cloud, region) in sorted(CAT.regions, key=lambda k: (k[0].value, k[1])) for capacity in CapacityType]
+
+
+@pytest.mark.parametrize("cloud, region, capacity", COMBOS)
+def test_every_accepted_pool_has_machine_facts_and_a_price(cloud, region, capacity):
+    """load_spec accepts a pool exactly when the catalog resolves its machine and prices it (fail closed)."""
+    accepted, problems = 0, []
+    for machine_type, accelerator, count in _shapes(cloud):
+        errors = _load_errors(_minimal_config(cloud, region, machine_type, accelerator, count, capacity))
+        machine = CAT.resolve(cloud, machine_type, accelerator, count)
+        price = CAT.node_price(machine, region, capacity) if machine is not None else None
+        label = f"{machine_type} {accelerator or ''}x{count or ''}"
+        if not errors:
+            accepted += 1
+            if machine is None or price is None or not price.usd_per_hour > 0:
+                problems.append(f"{label}: accepted but machine={machine is not None} price={price}")
+            elif machine.gpus < 1:
+                problems.append(f"{label}: accepted with {machine.gpus} GPUs")
+        elif price is not None:
+            problems.append(f"{label}: priced but rejected: {[str(e) for e in errors]}")
+        elif [e.path for e in errors] != ["gpu-cluster:nodePools[0].machineType"]:
+            problems.append(f"{label}: unpriced, rejected for another reason: {[str(e) for e in errors]}")
+    assert problems == []
+    assert accepted > 0
+
+
+# -- agreement with ../shared/facts ------------------------------------------------------------------------------
+N1_ROW = re.compile(r"^(?P<host>n1-[a-z0-9-]+) \+ (?P<count>\d+)x (?P<accelerator>[a-z0-9-]+)$")
+SHARED_FILES = {Cloud.AWS: "gpu-catalog-aws.csv", Cloud.GCP: "gpu-catalog-gcp.csv"}
+
+
+def _shared_rows(cloud: Cloud) -> list[dict[str, str]]:
+    path = require_shared("facts", SHARED_FILES[cloud])
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows, f"{path} has no rows"
+    return rows
+
+
+def _project_machine(cloud: Cloud, shared_name: str):
+    """The catalog's machine for a shared row; 'n1-standard-8 + 1x nvidia-tesla-t4' is an N1 host plus a GPU."""
+    n1 = N1_ROW.match(shared_name)
+    if n1:
+        return CAT.resolve(cloud, n1["host"], n1["accelerator"], int(n1["count"]))
+    return CAT.machines.get((cloud, shared_name))
+
+
+@pytest.mark.parametrize("cloud", list(SHARED_FILES), ids=lambda c: c.value)
+def test_shared_machine_types_are_covered_with_the_same_gpus(cloud):
+    missing, wrong = [], []
+    for row in _shared_rows(cloud):
+        machine = _project_machine(cloud, row["machine_type"])
+        if machine is None:
+            missing.append(row["machine_type"])
+        elif machine.gpus != int(row["gpus"]) or machine.accelerator != row["accelerator"]:
+            wrong.append((row["machine_type"], row["gpus"], row["accelerator"], machine.gpus, machine.accelerator))
+    assert missing == []
+    assert wrong == []
+
+
+@pytest.mark.parametrize("cloud", list(SHARED_FILES), ids=lambda c: c.value)
+def test_shared_prices_equal_project_prices(cloud):
+    mismatches, compared = [], 0
+    for row in _shared_rows(cloud):
+        machine = _project_machine(cloud, row["machine_type"])
+        assert machine is not None, row["machine_type"]
+        for column, capacity in (("on_demand_usd_hr", CapacityType.ON_DEMAND), ("spot_usd_hr", CapacityType.SPOT)):
+            if not row[column].strip():
+                continue
+            compared += 1
+            price = CAT.node_price(machine, row["region"], capacity)
+            ours = None if price is None else round(price.usd_per_hour, 4)
+            if ours != round(float(row[column]), 4):
+                mismatches.append((row["machine_type"], row["region"], capacity.value, row[column], ours))
+    assert mismatches == []
+    assert compared > 0
+
+
+@pytest.mark.parametrize("cloud", list(SHARED_FILES), ids=lambda c: c.value)
+def test_project_gpu_prices_all_come_from_the_shared_tables(cloud):
+    """The reverse check: no price for a fixed-GPU type that the shared research does not state."""
+    shared = {}
+    for row in _shared_rows(cloud):
+        for column, kind in (("on_demand_usd_hr", PriceKind.ON_DEMAND), ("spot_usd_hr", PriceKind.SPOT)):
+            if row[column].strip():
+                shared[(row["machine_type"], row["region"], kind)] = round(float(row[column]), 4)
+    extra = [(m, r, k.value, p.usd_per_hour) for (c, m, r, k), p in CAT.prices.items()
+             if c == cloud and (c, m) in CAT.machines and shared.get((m, r, k)) != round(p.usd_per_hour, 4)]
+    assert extra == []
+
+
+# -- the ../shared helper itself ---------------------------------------------------------------------------------
+def test_missing_shared_skips_locally_and_fails_in_ci(monkeypatch, tmp_path):
+    from tests import conftest
+
+    monkeypatch.setattr(conftest, "PROJECT_ROOT", tmp_path / "project")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="absent"):
+        conftest.require_shared("facts", "gpu-catalog-aws.csv")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        conftest.require_shared("facts", "gpu-catalog-aws.csv")
+    (tmp_path / "shared" / "facts").mkdir(parents=True)
+    assert conftest.require_shared("facts") == tmp_path / "shared" / "facts"

@@ -1,0 +1,56 @@
+"""Architecture guards for the scheduling path: renderers stay pure, and every kubeflow example stack's queues match
+its pools exactly as the program registers them."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from preview.engine import PROJECT_ROOT, read_stack_file, run_program
+from validation.load import decode_config
+from tests.support.recorded import of_type
+
+SCHEDULING = PROJECT_ROOT / "scheduling"
+
+
+@pytest.mark.parametrize("path", sorted(SCHEDULING.glob("*.py")), ids=lambda p: p.name)
+def test_scheduling_renderers_never_import_pulumi_or_components(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert not [m for m in imported if m.split(".")[0] in ("pulumi", "pulumi_kubernetes", "components")], path.name
+
+
+KUBEFLOW_STACKS = sorted(
+    p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
+    if (decode_config(read_stack_file(p)).get("scheduling") or {}).get("workload") == "kubeflow")
+
+
+def test_there_is_a_gke_and_an_eks_kubeflow_example_with_two_or_more_teams():
+    clouds = {}
+    for stack in KUBEFLOW_STACKS:
+        raw = decode_config(read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml"))
+        if len(raw["scheduling"]["queues"]) >= 2:
+            clouds.setdefault(raw["cloud"], []).append(stack)
+    assert {"gcp", "aws"} <= set(clouds), KUBEFLOW_STACKS
+
+
+@pytest.mark.parametrize("stack", KUBEFLOW_STACKS)
+def test_registered_queues_match_the_stacks_pools_exactly(stack):
+    config = read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml")
+    raw = decode_config(config)
+    rec = run_program(config, stack)
+    pools = {p["name"] for p in raw["nodePools"]}
+    flavors = {r.redacted_inputs["spec"]["nodeLabels"]["gpu-cluster/pool"]: r.redacted_inputs
+               for r in of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")}
+    assert set(flavors) == pools
+    assert all(f["metadata"]["name"].startswith(f"{pool}-") for pool, f in flavors.items())
+    queues = of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+    assert sorted(q.redacted_inputs["metadata"]["name"] for q in queues) == sorted(q["name"] for q in raw["scheduling"]["queues"])
+    for q in queues:
+        for group in q.redacted_inputs["spec"]["resourceGroups"]:
+            assert {f["name"] for f in group["flavors"]} <= {f["metadata"]["name"] for f in flavors.values()}
+    assert len(of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")) == len(queues)
+    assert {r.redacted_inputs["metadata"]["name"] for r in
+            of_type(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")} <= {f"torch-{p}" for p in pools}

@@ -1,0 +1,144 @@
+"""The pure Slurm renderer: directives, NodeSets, partitions, gres.conf, topology.yaml, QOS, accounts and the
+sacctmgr script, for the 512-GPU example stack and for small specs that isolate one rule each."""
+from __future__ import annotations
+
+import copy
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from catalog import load_catalog
+from scheduling.slurm_nodes import default_cpus, default_real_memory_mib
+from scheduling.slurm_plan import SlurmPlan, plan_slurm
+from scheduling.slurm_topology import block_sizes
+from scheduling.slurm_values import client_slurm_conf
+from stacks.facts import pool_facts
+from validation.load import decode_config, load_spec
+from stacks.slurm_spec import SlurmPreemptType
+from tests.support.slurm_configs import EKS_ZONES, GKE_NO_ACCOUNTING, slurm_configs
+
+CAT = load_catalog()
+
+
+def plan_of(config: dict) -> SlurmPlan:
+    spec, _ = load_spec(decode_config(config), CAT)
+    return plan_slurm(spec.scheduling, [pool_facts(spec, p, CAT) for p in spec.node_pools])
+
+
+def test_512_gpu_stack_directives():
+    plan = plan_of(slurm_configs()["gke-h100-512"])
+    assert plan.directives == {
+        "SelectType": "select/cons_tres", "SelectTypeParameters": "CR_Core_Memory", "GresTypes": "gpu",
+        "SchedulerType": "sched/backfill",
+        "SchedulerParameters": "bf_continue,bf_interval=30,bf_max_job_test=1000,bf_resolution=60,bf_window=1440",
+        "PriorityType": "priority/multifactor", "PriorityWeightFairshare": "10000", "PriorityWeightAge": "1000",
+        "PriorityWeightJobSize": "1000", "PriorityWeightQOS": "2000", "PreemptType": "preempt/qos",
+        "PreemptMode": "REQUEUE", "AccountingStorageTRES": "gres/gpu,gres/gpu:h100,gres/gpu:l4",
+        "AccountingStorageEnforce": "associations,limits,qos,safe"}
+
+
+def test_512_gpu_stack_nodes_gres_and_partitions():
+    plan = plan_of(slurm_configs()["gke-h100-512"])
+    mega, l4 = plan.nodeset("h100-mega"), plan.nodeset("l4-eval")
+    assert (mega.replicas, mega.gres, mega.cpus, mega.real_memory_mib) == (64, "gpu:h100:8", 195, 1722 * 1024)
+    assert (l4.replicas, l4.gres, l4.cpus, l4.real_memory_mib) == (8, "gpu:l4:2", 22, 88 * 1024)
+    assert mega.node_conf == "CPUs=195 Gres=gpu:h100:8 RealMemory=1763328"
+    assert plan.gres_conf().splitlines()[1:] == [
+        "NodeName=h100-mega-[0-63] Name=gpu Type=h100 File=/dev/nvidia[0-7]",
+        "NodeName=l4-eval-[0-7] Name=gpu Type=l4 File=/dev/nvidia[0-1]"]
+    lines = {p.name: (p.nodesets, p.config()) for p in plan.partitions}
+    assert lines == {
+        "h100-mega": (("h100-mega",), "Default=NO State=UP MaxTime=UNLIMITED MaxNodes=64 OverSubscribe=EXCLUSIVE "
+                                      "DefCpuPerGPU=24 DefMemPerGPU=220416 PriorityTier=1 Topology=h100-mega"),
+        "l4-eval": (("l4-eval",), "Default=NO State=UP MaxTime=UNLIMITED MaxNodes=8 DefCpuPerGPU=11 "
+                                  "DefMemPerGPU=45056 PriorityTier=1"),
+        "all": (("ALL",), "Default=YES State=UP MaxTime=UNLIMITED DefCpuPerGPU=11 DefMemPerGPU=45056 PriorityTier=1"),
+    }
+
+
+def test_512_gpu_stack_topology_blocks():
+    doc = yaml.safe_load(plan_of(slurm_configs()["gke-h100-512"]).topology_yaml())
+    assert doc[0] == {"topology": "default", "cluster_default": True, "flat": True}
+    assert doc[1]["topology"] == "h100-mega" and doc[1]["block"]["block_sizes"] == [8, 16, 32, 64]
+    assert [b["block"] for b in doc[1]["block"]["blocks"]] == [f"h100-mega-b{i}" for i in range(8)]
+    assert all("nodes" not in b for b in doc[1]["block"]["blocks"])  # dynamic nodes join by annotation
+
+
+def test_512_gpu_stack_qos_accounts_and_script():
+    plan = plan_of(slurm_configs()["gke-h100-512"])
+    assert [(q.name, q.priority, q.preempts) for q in plan.qos] == [
+        ("urgent", 1000, ("standard", "scavenger")), ("standard", 100, ("scavenger",)), ("scavenger", 1, ())]
+    assert [(a.name, a.fairshare, a.default_qos, a.grp_tres) for a in plan.accounts] == [
+        ("pretraining", 3, "standard", "gres/gpu:h100=384"), ("research", 1, "standard", "gres/gpu:h100=128,gres/gpu:l4=16")]
+    script = plan.sacctmgr_script("h100-train")
+    assert script.startswith("#!/bin/sh\n") and "set -eu" in script
+    assert "exists account account pretraining || $S add account pretraining cluster=\"$CLUSTER\"" in script
+    assert ("$S modify account where name=pretraining cluster=\"$CLUSTER\" set fairshare=3 "
+            "qos=urgent,standard,scavenger defaultqos=standard grptres=gres/gpu:h100=384,gres/gpu:l4=-1") in script
+    assert "$S modify qos where name=scavenger set priority=1 preempt='' description='preemptible filler jobs'" in script
+
+
+def test_node_resources_leave_room_for_the_system():
+    assert (default_cpus(8), default_cpus(208), default_cpus(192)) == (6, 195, 180)
+    assert default_real_memory_mib(32) == 26 * 1024  # 6 GiB minimum reserve
+    assert default_real_memory_mib(1872) == 1722 * 1024  # 8 %, whole GiB
+
+
+def test_accounting_follows_the_weights():
+    plan = plan_of(GKE_NO_ACCOUNTING)
+    assert not plan.accounting
+    assert {"PriorityWeightFairshare", "PriorityWeightAge", "AccountingStorageTRES"}.isdisjoint(plan.directives)
+    cfg = copy.deepcopy(GKE_NO_ACCOUNTING)
+    del cfg["gpu-cluster:scheduling"]["slurm"]["accounting"]
+    cfg["gpu-cluster:scheduling"]["slurm"]["priorityWeights"] = {"fairShare": 5, "age": 0}
+    assert plan_of(cfg).accounting  # asking for fair-share turns accounting on
+
+
+def test_no_priority_classes_means_no_preemption():
+    plan = plan_of(GKE_NO_ACCOUNTING)
+    assert plan.preempt_type == SlurmPreemptType.NONE
+    assert (plan.directives["PreemptType"], plan.directives["PreemptMode"]) == ("preempt/none", "OFF")
+    assert [p.name for p in plan.partitions] == ["h100", "l4"]
+    assert plan.partitions[0].options["Default"] == "YES"  # no `all`: the first pool's partition
+
+
+def test_partition_prio_tiers_zone_tree_and_cohort_caps():
+    plan = plan_of(EKS_ZONES)
+    assert plan.directives["PreemptType"] == "preempt/partition_prio"
+    tiers = {p.name: p.options["PriorityTier"] for p in plan.partitions}
+    assert tiers == {"p5-a": "2", "p5-b": "2", "l4": "2", "train": "3", "all": "1"}
+    assert plan.topology.tree.zones == {"us-east-1a": ("p5-a",), "us-east-1b": ("p5-b",)}
+    assert {p.name: p.options.get("Topology") for p in plan.partitions} == {
+        "p5-a": "zones", "p5-b": "zones", "l4": None, "train": "zones", "all": None}
+    doc = yaml.safe_load(plan.topology_yaml())
+    assert doc[1]["tree"]["switches"][0] == {"switch": "root", "children": "us-east-1a,us-east-1b"}
+    caps = {a.name: a.gpu_caps for a in plan.accounts}
+    # in a cohort the cap is nominal + borrowingLimit; llm (p5-a) and infer (p5-b) borrow H100s without limit
+    assert caps == {"llm": (), "infer": (("l4", 3),)}
+
+
+def test_client_config_reaches_slurmdbd_with_auth_slurm():
+    conf = client_slurm_conf("h100-train")
+    assert "AccountingStorageHost=slurm-accounting\nAccountingStoragePort=6819" in conf
+    assert "AuthType=auth/slurm" in conf and "Pass" not in conf
+
+
+@given(st.integers(1, 64).flatmap(lambda n: st.tuples(st.just(n), st.sampled_from(
+    [d for d in range(1, n + 1) if n % d == 0]))))
+def test_block_sizes_double_from_the_base_up_to_the_pool(args):
+    nodes, size = args
+    sizes = block_sizes(size, nodes)
+    assert sizes[0] == size and sizes[-1] <= nodes < sizes[-1] * 2
+    assert all(b == a * 2 for a, b in zip(sizes, sizes[1:]))
+
+
+def test_slurm_renderers_never_import_pulumi():
+    import ast
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).resolve().parents[2] / "scheduling").glob("slurm_*.py")):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in names if m.split(".")[0].startswith("pulumi")], path.name

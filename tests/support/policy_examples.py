@@ -1,0 +1,11 @@
+"""Example stacks that exist to show what the policy pack refuses, with exactly the violations they must get.
+
+tests/preview/test_preview.py previews every other example and expects exit 0; these are previewed by
+tests/policies/test_policy_examples.py and must exit 1 with these (policy, pool or group) pairs and nothing else mandatory.
+"""
+from __future__ import annotations
+
+REFUSED_EXAMPLES: dict[str, list[tuple[str, str]]] = {
+    "eks-over-budget": [("cost-stack-budget", "stack")],
+    "gke-a3-spread": [("topology-multi-node-placement", "pool a3-mega")],
+}
