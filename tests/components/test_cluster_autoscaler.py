@@ -10,9 +10,10 @@ from components.charts import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGE_TAGS
 from components.cluster_autoscaler import image_tag
 from preview.engine import run_program
 from validation.stack_checks import EKS_VERSIONS
+from tests.support.edit import edit, edits
 from tests.support.helm_values import unknown_keys
 from tests.support.recorded import of_type, one, parent_of
-from tests.support.stack_configs import EKS, GKE, with_cluster, with_pool
+from tests.support.stack_configs import EKS, GKE
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 ASG_TAG = "aws:autoscaling/tag:Tag"
@@ -125,9 +126,11 @@ def test_system_node_group_asg_is_discoverable(rec):
 
 
 def test_template_carries_extra_taints_labels_and_shared_gpu_counts():
-    cfg = with_pool(EKS, machineType="g6e.xlarge", multiNode=False, labels={"team": "infer"},
-                    taints=[{"key": "dedicated", "value": "inference", "effect": "NoExecute"}],
-                    gpuRuntime={"sharing": {"mode": "mps", "replicas": 4}})
+    cfg = edits(EKS, {
+        "nodePools[0].machineType": "g6e.xlarge", "nodePools[0].multiNode": False,
+        "nodePools[0].labels": {"team": "infer"},
+        "nodePools[0].taints": [{"key": "dedicated", "value": "inference", "effect": "NoExecute"}],
+        "nodePools[0].gpuRuntime": {"sharing": {"mode": "mps", "replicas": 4}}})
     tags = asg_tags(run_program(cfg), "p5")
     assert tags[TEMPLATE + "label/team"] == "infer"
     assert tags[TEMPLATE + "taint/dedicated"] == "inference:NoExecute"
@@ -136,7 +139,7 @@ def test_template_carries_extra_taints_labels_and_shared_gpu_counts():
 
 
 def test_existing_cluster_gets_the_autoscaler_but_not_the_agent_or_a_node_selector():
-    rec = run_program(with_cluster(EKS, mode="existing"))
+    rec = run_program(edit(EKS, "cluster.mode", "existing"))
     assert of_type(rec, "aws:eks/addon:Addon") == [], "an existing cluster's add-ons are not ours"
     values = one(rec, RELEASE, "cluster-autoscaler").inputs["values"]
     assert "nodeSelector" not in values and values["tolerations"] == []
@@ -145,7 +148,7 @@ def test_existing_cluster_gets_the_autoscaler_but_not_the_agent_or_a_node_select
 
 
 def test_opting_out_installs_no_autoscaler_but_keeps_the_tags():
-    rec = run_program(with_cluster(EKS, mode="existing", clusterAutoscaler=False))
+    rec = run_program(edits(EKS, {"cluster.mode": "existing", "cluster.clusterAutoscaler": False}))
     assert of_type(rec, "gpu-cluster:aws:ClusterAutoscaler") == []
     assert all(r.inputs["chart"] != "cluster-autoscaler" for r in of_type(rec, RELEASE))
     assert of_type(rec, "aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
@@ -161,7 +164,7 @@ def test_gke_has_no_cluster_autoscaler():
 def test_every_supported_eks_version_has_its_own_autoscaler_image(version):
     assert image_tag(version) == CLUSTER_AUTOSCALER_IMAGE_TAGS[version]
     assert image_tag(version).startswith(f"v{version}.")
-    rec = run_program(with_cluster(EKS, kubernetesVersion=version))
+    rec = run_program(edit(EKS, "cluster.kubernetesVersion", version))
     assert one(rec, RELEASE, "cluster-autoscaler").inputs["values"]["image"]["tag"] == image_tag(version)
 
 

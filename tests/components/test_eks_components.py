@@ -6,8 +6,9 @@ import json
 import pytest
 
 from preview.engine import run_program
+from tests.support.edit import edit, edits
 from tests.support.recorded import of_type, one, parent_of
-from tests.support.stack_configs import EKS, with_cluster, with_pool
+from tests.support.stack_configs import EKS
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -91,7 +92,7 @@ def test_provider_pins_region_and_account(rec):
 
 
 def test_public_endpoint_only_for_authorized_networks():
-    rec = run_program(with_cluster(EKS, authorizedNetworks=["198.51.100.0/24"]))
+    rec = run_program(edit(EKS, "cluster.authorizedNetworks", ["198.51.100.0/24"]))
     vpc = one(rec, "aws:eks/cluster:Cluster").inputs["vpcConfig"]
     assert vpc["endpointPublicAccess"] is True and vpc["publicAccessCidrs"] == ["198.51.100.0/24"]
 
@@ -107,7 +108,7 @@ def test_public_endpoint_only_for_authorized_networks():
          "capacityReservationId": "cr-0123456789abcdef0"}}, "instanceMarketOptions": {"marketType": "capacity-block"}}),
 ], ids=["spot", "odcr", "capacity-block"])
 def test_capacity_types(capacity, expected_type, lt_extra):
-    rec = run_program(with_pool(EKS, capacity=capacity))
+    rec = run_program(edit(EKS, "nodePools[0].capacity", capacity))
     assert one(rec, NODE_GROUP, "p5").inputs["capacityType"] == expected_type
     lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     for key, value in lt_extra.items():
@@ -117,7 +118,8 @@ def test_capacity_types(capacity, expected_type, lt_extra):
 
 
 def test_single_node_pool_has_no_efa_or_placement_group():
-    rec = run_program(with_pool(EKS, machineType="g6e.xlarge", multiNode=False, zones=["us-east-1a", "us-east-1b"]))
+    rec = run_program(edits(EKS, {"nodePools[0].machineType": "g6e.xlarge", "nodePools[0].multiNode": False,
+                                  "nodePools[0].zones": ["us-east-1a", "us-east-1b"]}))
     lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     assert "networkInterfaces" not in lt and "placement" not in lt
     assert of_type(rec, "aws:ec2/placementGroup:PlacementGroup") == []
@@ -125,7 +127,7 @@ def test_single_node_pool_has_no_efa_or_placement_group():
 
 
 def test_existing_cluster_is_looked_up_not_created():
-    rec = run_program(with_cluster(EKS, mode="existing"))
+    rec = run_program(edit(EKS, "cluster.mode", "existing"))
     assert of_type(rec, "aws:eks/cluster:Cluster") == [] and of_type(rec, "aws:kms/key:Key") == []
     lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     assert lt["networkInterfaces"][0]["securityGroups"][0] == "sg-0offline0existing"
@@ -138,7 +140,7 @@ def test_existing_cluster_is_looked_up_not_created():
 ], ids=["odcr", "capacity-block"])
 def test_multi_node_reservation_pool_gets_no_new_placement_group(capacity):
     """A targeted ODCR serves only the placement group it was created in; a capacity block is placed already."""
-    rec = run_program(with_pool(EKS, capacity=capacity))
+    rec = run_program(edit(EKS, "nodePools[0].capacity", capacity))
     assert of_type(rec, "aws:ec2/placementGroup:PlacementGroup") == []
     lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     assert "placement" not in lt
@@ -146,8 +148,8 @@ def test_multi_node_reservation_pool_gets_no_new_placement_group(capacity):
 
 
 def test_odcr_launches_into_the_placement_group_it_was_created_in():
-    rec = run_program(with_pool(EKS, capacity={"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                               "placementGroup": "p5-odcr-pg"}))
+    rec = run_program(edit(EKS, "nodePools[0].capacity", {"type": "reservation", "reservation": "cr-0123456789abcdef0",
+                                                          "placementGroup": "p5-odcr-pg"}))
     assert of_type(rec, "aws:ec2/placementGroup:PlacementGroup") == []
     lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     assert lt["placement"] == {"groupName": "p5-odcr-pg"}
@@ -161,5 +163,5 @@ def test_odcr_launches_into_the_placement_group_it_was_created_in():
 ], ids=["no-surge-minimal", "surge-default"])
 def test_upgrade_settings_map_to_eks_update_config(upgrade, expected):
     """maxUnavailable as written (no silent 0 -> 1); maxSurge decides whether EKS launches new nodes first."""
-    rec = run_program(with_pool(EKS, upgrade=upgrade))
+    rec = run_program(edit(EKS, "nodePools[0].upgrade", upgrade))
     assert one(rec, NODE_GROUP, "p5").inputs["updateConfig"] == expected

@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 
 from preview.engine import run_program
+from tests.support.edit import edit, edits
 from tests.support.recorded import of_type, one, parent_of
-from tests.support.stack_configs import GKE, with_cluster, with_pool
+from tests.support.stack_configs import GKE
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -86,7 +87,7 @@ def test_provider_carries_project_region_and_labels(rec):
 
 
 def test_private_endpoint_when_no_authorized_networks():
-    rec = run_program(with_cluster(GKE, authorizedNetworks=[]))
+    rec = run_program(edit(GKE, "cluster.authorizedNetworks", []))
     c = one(rec, CLUSTER).inputs
     assert c["privateClusterConfig"]["enablePrivateEndpoint"] is True
     assert c["masterAuthorizedNetworksConfig"] == {"cidrBlocks": []}
@@ -103,16 +104,18 @@ def test_private_endpoint_when_no_authorized_networks():
     ({"type": "on-demand"}, False, None),
 ], ids=["spot", "reservation", "shared-reservation", "on-demand"])
 def test_capacity_maps_to_spot_and_reservation_affinity(capacity, expected_spot, expected_affinity):
-    rec = run_program(with_pool(GKE, capacity=capacity))
+    rec = run_program(edit(GKE, "nodePools[0].capacity", capacity))
     nc = one(rec, NODE_POOL, "h100").inputs["nodeConfig"]
     assert nc["spot"] is expected_spot
     assert nc.get("reservationAffinity") == expected_affinity
 
 
 def test_single_node_pool_spreads_over_zones_without_compact_placement():
-    rec = run_program(with_pool(GKE, machineType="g2-standard-8", multiNode=False, minNodes=3, maxNodes=6,
-                                zones=["us-central1-a", "us-central1-b"], labels={"workload": "inference"},
-                                taints=[{"key": "dedicated", "value": "eval", "effect": "NoExecute"}]))
+    rec = run_program(edits(GKE, {
+        "nodePools[0].machineType": "g2-standard-8", "nodePools[0].multiNode": False,
+        "nodePools[0].minNodes": 3, "nodePools[0].maxNodes": 6, "nodePools[0].zones": ["us-central1-a", "us-central1-b"],
+        "nodePools[0].labels": {"workload": "inference"},
+        "nodePools[0].taints": [{"key": "dedicated", "value": "eval", "effect": "NoExecute"}]}))
     inputs = one(rec, NODE_POOL, "h100").inputs
     assert "placementPolicy" not in inputs
     assert inputs["initialNodeCount"] == 2  # per zone: ceil(3 / 2)
@@ -125,14 +128,14 @@ def test_single_node_pool_spreads_over_zones_without_compact_placement():
 
 
 def test_n1_host_gets_the_attached_gpu():
-    rec = run_program(with_pool(GKE, machineType="n1-standard-8", multiNode=False,
-                                accelerator={"type": "nvidia-tesla-t4", "count": 2}))
+    rec = run_program(edits(GKE, {"nodePools[0].machineType": "n1-standard-8", "nodePools[0].multiNode": False,
+                                  "nodePools[0].accelerator": {"type": "nvidia-tesla-t4", "count": 2}}))
     acc = one(rec, NODE_POOL, "h100").inputs["nodeConfig"]["guestAccelerators"]
     assert acc[0]["type"] == "nvidia-tesla-t4" and acc[0]["count"] == 2
 
 
 def test_existing_cluster_is_looked_up_not_created():
-    rec = run_program(with_cluster(GKE, mode="existing", location="us-central1-a"))
+    rec = run_program(edits(GKE, {"cluster.mode": "existing", "cluster.location": "us-central1-a"}))
     assert of_type(rec, CLUSTER) == []
     pool = one(rec, NODE_POOL, "h100")
     assert pool.inputs["cluster"] == "ml" and pool.inputs["location"] == "us-central1-a"
@@ -140,8 +143,8 @@ def test_existing_cluster_is_looked_up_not_created():
 
 
 def test_only_reservation_pools_delete_before_replace():
-    reserved = one(run_program(with_pool(GKE, capacity={"type": "reservation", "reservation": "res-a"})), NODE_POOL,
-                   "h100")
+    reservation = {"type": "reservation", "reservation": "res-a"}
+    reserved = one(run_program(edit(GKE, "nodePools[0].capacity", reservation)), NODE_POOL, "h100")
     on_demand = one(run_program(GKE), NODE_POOL, "h100")
     assert reserved.delete_before_replace is True
     assert on_demand.delete_before_replace is False
@@ -149,8 +152,8 @@ def test_only_reservation_pools_delete_before_replace():
 
 def test_cloud_nat_follows_the_network_choice():
     default_net = run_program(GKE)
-    own_net = run_program(with_cluster(GKE, network="ml-vpc", subnetwork="ml-vpc-a"))
-    forced = run_program(with_cluster(GKE, network="ml-vpc", cloudNat=True))
+    own_net = run_program(edits(GKE, {"cluster.network": "ml-vpc", "cluster.subnetwork": "ml-vpc-a"}))
+    forced = run_program(edits(GKE, {"cluster.network": "ml-vpc", "cluster.cloudNat": True}))
     nat = one(default_net, "gcp:compute/routerNat:RouterNat").inputs
     assert nat["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
     assert one(default_net, "gcp:compute/router:Router").inputs["network"] == "default"
@@ -161,7 +164,8 @@ def test_cloud_nat_follows_the_network_choice():
 def test_system_pool_starts_at_its_minimum():
     """initialNodeCount is per zone, so the regional system pool lists as many zones as minNodes."""
     one_node = one(run_program(GKE), NODE_POOL, "ml-system").inputs
-    three = one(run_program(with_cluster(GKE, systemPool={"minNodes": 3, "maxNodes": 6})), NODE_POOL, "ml-system").inputs
+    three_nodes = edit(GKE, "cluster.systemPool", {"minNodes": 3, "maxNodes": 6})
+    three = one(run_program(three_nodes), NODE_POOL, "ml-system").inputs
     assert one_node["nodeLocations"] == ["us-central1-a"] and one_node["initialNodeCount"] == 1
     assert three["nodeLocations"] == ["us-central1-a", "us-central1-b", "us-central1-c"]
     assert three["autoscaling"]["totalMinNodeCount"] == 3 and three["autoscaling"]["totalMaxNodeCount"] == 6

@@ -6,16 +6,14 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 import yaml
-from pulumi.runtime import rpc
 
 from catalog import load_catalog, load_mig_catalog
 from components.charts import ALL_CHARTS, AWS_EFA_DEVICE_PLUGIN, GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN, ChartPin
 from tests.conftest import require_shared
 from tests.support.gpu_runtime_matrix import ALL_CONFIGS, recording
 from tests.support.helm_values import helm_merge, unknown_keys
+from tests.support.k8s_schema import K8S_VERSION, unwrap_secrets
 
-K8S_VERSION = "1.34.0"
-"""The EKS default in the spec, and within GKE's REGULAR channel range."""
 RELEASE = "kubernetes:helm.sh/v3:Release"
 CHART_PINS = {pin.chart: pin for pin in ALL_CHARTS}
 
@@ -87,17 +85,6 @@ def test_pins_match_the_upstream_chart_files(pin):
         assert chart_yaml["version"] == "v1.0.0-devel" and pin.default_values.split("/")[1] == pin.version
     else:
         assert chart_yaml["version"] == pin.version
-
-
-def unwrap_secrets(value):
-    """Recorded inputs keep Pulumi secrets wrapped; the API server sees the plain value."""
-    if rpc.is_rpc_secret(value):
-        return unwrap_secrets(value["value"])
-    if isinstance(value, dict):
-        return {k: unwrap_secrets(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [unwrap_secrets(v) for v in value]
-    return value
 
 
 @pytest.mark.parametrize("config", ALL_CONFIGS)

@@ -16,7 +16,8 @@ from preview.engine import run_program
 from scheduling.slurm_plan import plan_slurm
 from stacks.facts import pool_facts
 from validation.load import load_spec
-from tests.support.policy_harness import Pack, changed, find, wire, with_props
+from tests.support.edit import edit
+from tests.support.policy_harness import Pack, find, wire, with_props
 from tests.support.recorded import of_type, one
 from tests.support.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config
 from tests.support.slurm_configs import EKS_ZONES, GKE_NO_ACCOUNTING
@@ -109,7 +110,7 @@ def test_a_flavor_missing_a_pool_taint_is_refused(pack, cloud):
     rs = list(rec.resources)
     flavor = find(rs, FLAVOR, f"kueue-flavor-{pool}")
     name = wire(flavor)["metadata"]["name"]
-    drifted = changed(wire(flavor), "spec.tolerations", [GPU, TOLERATE_DRAINING])
+    drifted = edit(wire(flavor), "spec.tolerations", [GPU, TOLERATE_DRAINING])
     assert [d for d in pack.stack([with_props(flavor, drifted) if r is flavor else r for r in rs]) if d[0] == RULE] \
         == [(RULE, "mandatory",
              f"Kueue ResourceFlavor '{name}': does not tolerate pool '{pool}''s taint dedicated=team-a:NoSchedule, so "
@@ -123,7 +124,7 @@ def test_a_nodeset_missing_pool_taints_is_refused(pack, cloud):
     rec, pool = _run("slurm", cloud)
     rs = list(rec.resources)
     release = find(rs, RELEASE, "slurm-slurm")
-    gpu_only = changed(wire(release), f"values.nodesets.{pool}.podSpec.tolerations", [GPU])
+    gpu_only = edit(wire(release), f"values.nodesets.{pool}.podSpec.tolerations", [GPU])
     assert [d for d in pack.stack([with_props(release, gpu_only) if r is release else r for r in rs]) if d[0] == RULE] \
         == [(RULE, "mandatory",
              f"Slurm NodeSet '{pool}': does not tolerate pool '{pool}''s taints dedicated=team-a:NoSchedule, "
@@ -140,11 +141,11 @@ def test_the_pool_taints_are_read_from_the_node_pool_resource(pack):
     node_pool = find(rs, "gcp:container/nodePool:NodePool", "h100")
     taints = wire(node_pool)["nodeConfig"]["taints"] + [{"key": "maintenance", "value": "", "effect": "NO_EXECUTE"}]
     found = [d[2].split("\n")[0] for d in pack.stack(
-        [with_props(node_pool, changed(wire(node_pool), "nodeConfig.taints", taints)) if r is node_pool else r
+        [with_props(node_pool, edit(wire(node_pool), "nodeConfig.taints", taints)) if r is node_pool else r
          for r in rs]) if d[0] == RULE]
     assert len(found) == 1 and "pool 'h100''s taint maintenance=:NoExecute" in found[0]
     prefer = wire(node_pool)["nodeConfig"]["taints"] + [{"key": "soft", "value": "x", "effect": "PREFER_NO_SCHEDULE"}]
-    assert [d for d in pack.stack([with_props(node_pool, changed(wire(node_pool), "nodeConfig.taints", prefer))
+    assert [d for d in pack.stack([with_props(node_pool, edit(wire(node_pool), "nodeConfig.taints", prefer))
                                    if r is node_pool else r for r in rs]) if d[0] == RULE] == []
 
 

@@ -19,13 +19,13 @@ from preview.engine import Recording, fake_random_bytes, run_program
 from preview.run import preview_config
 from tests.conftest import require_shared
 from tests.support.helm_values import helm_merge, unknown_keys
+from tests.support.k8s_schema import K8S_VERSION
 from tests.support.recorded import of_type, one, parent_of
 from tests.support.slurm_configs import EKS_ZONES, GKE_NO_ACCOUNTING, slurm_configs
 from tests.support.stack_configs import GKE
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SECRET = "kubernetes:core/v1:Secret"
-K8S_VERSION = "1.34"
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from tests.support.policy_harness import Pack, baseline, changed, find, wire, with_props
+from tests.support.edit import edit
+from tests.support.policy_harness import Pack, baseline, find, wire, with_props
 
 NP, NG = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"
 FIX_LIMIT = ("Fix: use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper machine type or "
@@ -59,7 +60,7 @@ def test_gpu_hour_limit_default_on_eks_and_a_negotiated_price_passes(pack, eks):
 def test_unknown_price_fails_closed_with_how_to_add_it(pack, gke):
     pack.configure()
     pool = find(gke, NP, "h100")
-    edge = with_props(pool, changed(wire(pool), "nodeConfig.machineType", "a3-edgegpu-8g"))
+    edge = with_props(pool, edit(wire(pool), "nodeConfig.machineType", "a3-edgegpu-8g"))
     assert pack.resource(edge, gke) == [(
         "cost-gpu-hour-limit", "mandatory",
         "pool 'h100': no price for a3-edgegpu-8g on-demand in us-central1, so its cost cannot be checked (unknown is "
@@ -67,14 +68,14 @@ def test_unknown_price_fails_closed_with_how_to_add_it(pack, gke):
         '{"machineType": "a3-edgegpu-8g", "region": "us-central1", "capacity": "on-demand", "usdPerNodeHour": '
         '<price>, "asOf": "<YYYY-MM-DD>", "source": "<contract or quote>"} to priceOverrides of cost-gpu-hour-limit '
         "in the policy pack config")]
-    elsewhere = with_props(pool, changed(wire(pool), "location", "europe-west4"))
+    elsewhere = with_props(pool, edit(wire(pool), "location", "europe-west4"))
     assert "no price for a3-highgpu-8g on-demand in europe-west4" in pack.resource(elsewhere, gke)[0][2]
 
 
 def test_unknown_machine_type_fails_closed(pack, gke):
     pack.configure()
     pool = find(gke, NP, "h100")
-    future = with_props(pool, changed(wire(pool), "nodeConfig.machineType", "a9-future-8g"))
+    future = with_props(pool, edit(wire(pool), "nodeConfig.machineType", "a9-future-8g"))
     assert pack.resource(future, gke) == [(
         "cost-gpu-hour-limit", "mandatory",
         "pool 'h100': a9-future-8g is not in the GPU catalog, so its cost cannot be checked (unknown is not $0: the "
@@ -97,7 +98,7 @@ def test_stack_budget_counts_pools_at_max_system_pool_and_control_plane(pack, gk
 def test_stack_budget_fails_closed_on_an_unpriced_gpu_pool(pack, gke):
     pack.configure()
     i, pool = next((i, r) for i, r in enumerate(gke) if r.type == NP and r.name == "h100")
-    gke[i] = with_props(pool, changed(wire(pool), "nodeConfig.machineType", "a3-edgegpu-8g"))
+    gke[i] = with_props(pool, edit(wire(pool), "nodeConfig.machineType", "a3-edgegpu-8g"))
     assert pack.stack(gke) == [(
         "cost-stack-budget", "mandatory",
         "stack: the budget cannot be checked: h100 (no price for a3-edgegpu-8g) (budget $10,000.00/hour; unknown is "
@@ -108,7 +109,7 @@ def test_stack_budget_fails_closed_on_an_unpriced_gpu_pool(pack, gke):
 def test_price_age_is_advisory_and_uses_the_evaluation_date(pack, eks):
     pack.configure()
     group = find(eks, NG, "p5")
-    spot = with_props(group, changed(wire(group), "capacityType", "SPOT"))
+    spot = with_props(group, edit(wire(group), "capacityType", "SPOT"))
     assert pack.resource(spot, eks) == [(
         "cost-price-age", "advisory",
         "pool 'p5': the p5.48xlarge spot price in us-east-1 is 700 days old (catalog price as of 2025-01-01), so "
@@ -140,7 +141,7 @@ def test_enforcement_override_from_the_config(pack, gke):
 def test_stack_budget_prices_the_eks_control_plane_by_its_support_status(pack, eks, version, fee):
     """1.33 and 1.34 are past standard support on the catalog date (2026-12-02): extended support, $0.60/h."""
     cluster = find(eks, "aws:eks/cluster:Cluster", "ml")
-    rs = [with_props(r, changed(wire(r), "version", version)) if r is cluster else r for r in eks]
+    rs = [with_props(r, edit(wire(r), "version", version)) if r is cluster else r for r in eks]
     pack.configure({"cost-stack-budget": {"maxUsdPerHour": 1}})
     (diag,) = pack.stack(rs)
     assert f"control plane ml = ${fee:.2f}" in diag[2]
@@ -150,9 +151,9 @@ def test_stack_budget_and_preview_agree_on_fixed_costs_for_created_and_existing_
     """The preview's fixed lines are what the budget rule counts: control plane (by version) for a created cluster,
     nothing for an existing one (its fee is not this stack's)."""
     from preview.run import preview_config
-    from tests.support.stack_configs import EKS, with_cluster
-    for cfg, control_plane in ((with_cluster(EKS, kubernetesVersion="1.33"), 0.60),
-                               (with_cluster(EKS, mode="existing"), None)):
+    from tests.support.stack_configs import EKS
+    for cfg, control_plane in ((edit(EKS, "cluster.kubernetesVersion", "1.33"), 0.60),
+                               (edit(EKS, "cluster.mode", "existing"), None)):
         report = preview_config("t", cfg)
         fixed = {f.item.split(" (")[0]: f.usd_per_hour_max for f in report.cost.fixed}
         assert fixed.get("control plane") == (pytest.approx(control_plane) if control_plane else None)

@@ -7,7 +7,8 @@ import functools
 import pytest
 
 from preview.engine import read_stack_file, run_program, stack_file
-from tests.support.policy_harness import Pack, changed, find, wire, with_props
+from tests.support.edit import edit
+from tests.support.policy_harness import Pack, find, wire, with_props
 
 NP, RELEASE = "gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release"
 FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
@@ -57,7 +58,7 @@ def test_gpu_advertiser_two_on_one_pool(pack):
 def test_gpu_advertiser_none_on_a_pool(pack):
     rs = recorded("gke-operator-mig")
     pool = find(rs, NP, "l4-managed")  # keeps the operator away with gpu.deploy.operands=false
-    props = changed(wire(pool), f"nodeConfig.labels.{GKE_LABEL}", "true")
+    props = edit(wire(pool), f"nodeConfig.labels.{GKE_LABEL}", "true")
     assert [m.split("\n")[0] for _, _, m in pack.stack(swap(rs, pool, props))] == [
         "pool 'l4-managed': nothing advertises nvidia.com/gpu on its nodes, so GPU pods never schedule there "
         "(exactly one advertiser per pool)."]
@@ -68,7 +69,7 @@ def test_kueue_flavor_selects_an_existing_pool(pack):
     flavor = find(rs, FLAVOR, "kueue-flavor-h100")
     name = wire(flavor)["metadata"]["name"]
     assert name.startswith("h100-")
-    assert pack.stack(swap(rs, flavor, changed(wire(flavor), "spec.nodeLabels", {"gpu-cluster/pool": "h100-old"}))) == [(
+    assert pack.stack(swap(rs, flavor, edit(wire(flavor), "spec.nodeLabels", {"gpu-cluster/pool": "h100-old"}))) == [(
         "cross-layer-pool-exists", "mandatory",
         f"Kueue ResourceFlavor '{name}': nodeLabels {{gpu-cluster/pool: h100-old}} match no node pool of this stack, so "
         "workloads admitted to it stay Pending (select one of the pools: h100, l4).\nFix: set "
@@ -78,7 +79,7 @@ def test_kueue_flavor_selects_an_existing_pool(pack):
 def test_kueue_quota_fits_the_pool_at_max_nodes(pack):
     rs = recorded("gke-kueue")
     queue = find(rs, QUEUE, "kueue-cq-research")
-    props = changed(wire(queue), "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", 100)
+    props = edit(wire(queue), "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", 100)
     name = wire(find(rs, FLAVOR, "kueue-flavor-h100"))["metadata"]["name"]
     assert pack.stack(swap(rs, queue, props)) == [(
         "cross-layer-kueue-quota", "mandatory",
@@ -90,13 +91,13 @@ def test_kueue_quota_fits_the_pool_at_max_nodes(pack):
 def test_slurm_nodeset_selects_an_existing_pool_and_declares_its_gpus(pack):
     rs = recorded("gke-h100-512")
     slurm = find(rs, RELEASE, "slurm-slurm")
-    typo = changed(wire(slurm), "values.nodesets.h100-mega.podSpec.nodeSelector", {"gpu-cluster/pool": "h100-meg"})
+    typo = edit(wire(slurm), "values.nodesets.h100-mega.podSpec.nodeSelector", {"gpu-cluster/pool": "h100-meg"})
     assert pack.stack(swap(rs, slurm, typo)) == [(
         "cross-layer-pool-exists", "mandatory",
         "Slurm NodeSet 'h100-mega': nodeSelector {gpu-cluster/pool: h100-meg} matches no node pool of this stack (no "
         "pool 'h100-meg'), so its slurmd pods stay Pending (select one of the pools: h100-mega, l4-eval).\nFix: set "
         "nodesets.h100-mega.podSpec.nodeSelector.gpu-cluster/pool to an existing pool")]
-    gres = changed(wire(slurm), "values.nodesets.h100-mega.extraConf", "CPUs=195 Gres=gpu:h100:4 RealMemory=1763328")
+    gres = edit(wire(slurm), "values.nodesets.h100-mega.extraConf", "CPUs=195 Gres=gpu:h100:4 RealMemory=1763328")
     assert pack.stack(swap(rs, slurm, gres)) == [(
         "cross-layer-slurm-gres", "mandatory",
         "Slurm NodeSet 'h100-mega': declares Gres=gpu count 4 but pool 'h100-mega' nodes (a3-megagpu-8g) have 8 GPUs "
@@ -119,7 +120,7 @@ def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
         "waive cross-layer-eks-autoscaler for this pool if the cluster's Cluster Autoscaler is installed by another "
         "stack")
     group = find(without, "aws:eks/nodeGroup:NodeGroup", "p5-ondemand")
-    fixed_size = swap(without, group, changed(wire(group), "scalingConfig.minSize", 4))
+    fixed_size = swap(without, group, edit(wire(group), "scalingConfig.minSize", 4))
     assert "pool 'p5-ondemand'" not in str(pack.stack(fixed_size)), "a fixed-size group needs no autoscaler"
     from tests.support.policy_harness import fake
     deployment = fake("kubernetes:apps/v1:Deployment", "ca", {"spec": {"template": {"spec": {"containers": [

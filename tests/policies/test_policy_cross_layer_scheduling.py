@@ -13,7 +13,8 @@ import yaml
 
 from catalog import Cloud, load_catalog
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
-from tests.support.policy_harness import Pack, changed, find, wire, with_props
+from tests.support.edit import edit
+from tests.support.policy_harness import Pack, find, wire, with_props
 
 NP, NG, RELEASE = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup", "kubernetes:helm.sh/v3:Release"
 TOPOLOGY = "kubernetes:kueue.x-k8s.io/v1beta2:Topology"
@@ -68,7 +69,7 @@ def _gke_topology():
 
 def test_kueue_topology_level_the_cloud_never_sets(pack):
     rs, topology, name = _gke_topology()
-    typo = changed(wire(topology), "spec.levels[1].nodeLabel", "cloud.google.com/gce-topology-blok")
+    typo = edit(wire(topology), "spec.levels[1].nodeLabel", "cloud.google.com/gce-topology-blok")
     assert new_findings(pack, swap(rs, topology, typo)) == [(
         KUEUE_TOPOLOGY, "mandatory",
         f"Kueue Topology '{name}': spec.levels[1].nodeLabel is cloud.google.com/gce-topology-blok, which GKE never sets "
@@ -79,7 +80,7 @@ def test_kueue_topology_level_the_cloud_never_sets(pack):
 
 def test_kueue_topology_eks_label_on_gke(pack):
     rs, topology, name = _gke_topology()
-    eks = changed(wire(topology), "spec.levels[1].nodeLabel", "topology.k8s.aws/network-node-layer-1")
+    eks = edit(wire(topology), "spec.levels[1].nodeLabel", "topology.k8s.aws/network-node-layer-1")
     assert new_findings(pack, swap(rs, topology, eks)) == [(
         KUEUE_TOPOLOGY, "mandatory",
         f"Kueue Topology '{name}': spec.levels[1].nodeLabel is topology.k8s.aws/network-node-layer-1, an EKS label, "
@@ -92,7 +93,7 @@ def test_kueue_topology_gke_label_on_eks(pack):
     rs = recorded("eks-kueue")
     topology = find(rs, TOPOLOGY, "kueue-topology-eks-network")
     name = wire(topology)["metadata"]["name"]
-    gke = changed(wire(topology), "spec.levels[2].nodeLabel", "cloud.google.com/gce-topology-subblock")
+    gke = edit(wire(topology), "spec.levels[2].nodeLabel", "cloud.google.com/gce-topology-subblock")
     assert new_findings(pack, swap(rs, topology, gke)) == [(
         KUEUE_TOPOLOGY, "mandatory",
         f"Kueue Topology '{name}': spec.levels[2].nodeLabel is cloud.google.com/gce-topology-subblock, a GKE label, "
@@ -103,7 +104,7 @@ def test_kueue_topology_gke_label_on_eks(pack):
 
 def test_kueue_topology_hostname_only_last(pack):
     rs, topology, name = _gke_topology()
-    early = changed(wire(topology), "spec.levels[1].nodeLabel", "kubernetes.io/hostname")
+    early = edit(wire(topology), "spec.levels[1].nodeLabel", "kubernetes.io/hostname")
     assert new_findings(pack, swap(rs, topology, early)) == [(
         KUEUE_TOPOLOGY, "mandatory",
         f"Kueue Topology '{name}': kubernetes.io/hostname is spec.levels[1] of 5, but Kueue accepts it only as the "
@@ -113,7 +114,7 @@ def test_kueue_topology_hostname_only_last(pack):
 
 def test_kueue_topology_levels_broadest_first(pack):
     rs, topology, name = _gke_topology()
-    host_high = changed(wire(topology), "spec.levels[1].nodeLabel", "cloud.google.com/gce-topology-host")
+    host_high = edit(wire(topology), "spec.levels[1].nodeLabel", "cloud.google.com/gce-topology-host")
     assert new_findings(pack, swap(rs, topology, host_high)) == [(
         KUEUE_TOPOLOGY, "mandatory",
         f"Kueue Topology '{name}': spec.levels[2] (cloud.google.com/gce-topology-subblock) is broader than the level "
@@ -126,7 +127,7 @@ def test_kueue_flavor_names_a_topology_that_exists(pack):
     rs, _, name = _gke_topology()
     flavor = find(rs, FLAVOR, "kueue-flavor-h100")
     flavor_name = wire(flavor)["metadata"]["name"]
-    gone = changed(wire(flavor), "spec.topologyName", "gke-network-old")
+    gone = edit(wire(flavor), "spec.topologyName", "gke-network-old")
     assert new_findings(pack, swap(rs, flavor, gone)) == [(
         KUEUE_TOPOLOGY, "mandatory",
         f"Kueue ResourceFlavor '{flavor_name}': spec.topologyName gke-network-old names no Kueue Topology of this "
@@ -141,7 +142,7 @@ def test_kueue_topology_without_pools_refuses_mixed_clouds(pack):
     rs = [r for r in rs if r.type != NP]  # pools in another stack: the cloud is unknown, either cloud's labels pass
     assert new_findings(pack, rs) == []
     topology = find(rs, TOPOLOGY, "kueue-topology-gke-network")
-    mixed = changed(wire(topology), "spec.levels[1].nodeLabel", "topology.k8s.aws/network-node-layer-1")
+    mixed = edit(wire(topology), "spec.levels[1].nodeLabel", "topology.k8s.aws/network-node-layer-1")
     assert new_findings(pack, swap(rs, topology, mixed)) == [(
         KUEUE_TOPOLOGY, "mandatory",
         f"Kueue Topology '{name}': spec.levels mix GKE labels (cloud.google.com/gce-topology-subblock, "
@@ -152,11 +153,11 @@ def test_kueue_topology_without_pools_refuses_mixed_clouds(pack):
 
 def test_kueue_topology_accepts_labels_a_pool_sets_or_the_config_lists_and_honours_waivers(pack):
     rs, topology, _ = _gke_topology()
-    rack = swap(rs, topology, changed(wire(topology), "spec.levels[1].nodeLabel", "example.com/rack"))
+    rack = swap(rs, topology, edit(wire(topology), "spec.levels[1].nodeLabel", "example.com/rack"))
     assert [d[2].split(":")[0] for d in new_findings(pack, rack)] == [f"Kueue Topology '{wire(topology)['metadata']['name']}'"]
     pool = find(rack, NP, "h100")
     labels = {**wire(pool)["nodeConfig"]["labels"], "example.com/rack": "r1"}
-    labelled = swap(rack, pool, changed(wire(pool), "nodeConfig.labels", labels))
+    labelled = swap(rack, pool, edit(wire(pool), "nodeConfig.labels", labels))
     assert new_findings(pack, labelled) == [], "a label the pool itself sets is on its nodes"
     pack.configure({KUEUE_TOPOLOGY: {"extraLabels": ["example.com/rack"]}})
     assert new_findings(pack, rack) == []
@@ -179,7 +180,7 @@ FAIRSHARE_FIX = ("Fix: turn accounting on (values accounting.enabled: true; gpu-
 def test_fairshare_and_age_without_accounting(pack):
     rs, release, values = _slurm()
     assert values["values"]["accounting"]["enabled"] is True
-    off = changed(values, "values.accounting.enabled", False)
+    off = edit(values, "values.accounting.enabled", False)
     assert new_findings(pack, swap(rs, release, off)) == [(
         FAIRSHARE, "mandatory",
         "Slurm cluster 'h100-train': slurm.conf sets PriorityWeightFairshare=10000 and PriorityWeightAge=1000 but "
@@ -187,7 +188,7 @@ def test_fairshare_and_age_without_accounting(pack):
         "slurmctld ignores these weights and never orders jobs by fair share or age (PriorityWeightFairshare and "
         "PriorityWeightAge need AccountingStorageType=accounting_storage/slurmdbd).\n" + FAIRSHARE_FIX
         + "PriorityWeightFairshare and PriorityWeightAge to 0")]
-    unweighted = changed(off, "values.controller.extraConf", values["values"]["controller"]["extraConf"].replace(
+    unweighted = edit(off, "values.controller.extraConf", values["values"]["controller"]["extraConf"].replace(
         "PriorityWeightFairshare=10000", "PriorityWeightFairshare=0").replace("PriorityWeightAge=1000",
                                                                               "PriorityWeightAge=0"))
     assert new_findings(pack, swap(rs, release, unweighted)) == [], "no weight on usage: no accounting needed"
@@ -196,7 +197,7 @@ def test_fairshare_and_age_without_accounting(pack):
 def test_fairshare_with_accounting_storage_overridden_in_extra_conf(pack):
     rs, release, values = _slurm()
     conf = values["values"]["controller"]["extraConf"] + "\naccountingstoragetype=accounting_storage/none  # off"
-    assert new_findings(pack, swap(rs, release, changed(values, "values.controller.extraConf", conf))) == [(
+    assert new_findings(pack, swap(rs, release, edit(values, "values.controller.extraConf", conf))) == [(
         FAIRSHARE, "mandatory",
         "Slurm cluster 'h100-train': slurm.conf sets PriorityWeightFairshare=10000 and PriorityWeightAge=1000 but "
         "accounting is off (controller.extraConf sets AccountingStorageType=accounting_storage/none), so slurmctld "
@@ -208,7 +209,7 @@ def test_fairshare_with_accounting_storage_overridden_in_extra_conf(pack):
 def test_age_alone_from_extra_conf_map(pack):
     rs, release, values = _slurm()
     controller = {"extraConfMap": {"PriorityWeightAge": 1000, "AccountingStorageType": "accounting_storage/none"}}
-    assert new_findings(pack, swap(rs, release, changed(values, "values.controller", controller))) == [(
+    assert new_findings(pack, swap(rs, release, edit(values, "values.controller", controller))) == [(
         FAIRSHARE, "mandatory",
         "Slurm cluster 'h100-train': slurm.conf sets PriorityWeightAge=1000 but accounting is off "
         "(controller.extraConfMap sets AccountingStorageType=accounting_storage/none), so slurmctld ignores this "
@@ -224,7 +225,7 @@ def _with_block_sizes(values, sizes):
     assert block["topology"] == "h100-mega" and block["block"]["block_sizes"] == [8, 16, 32, 64]
     block["block"]["block_sizes"] = sizes
     text = "---\n" + yaml.safe_dump(doc, sort_keys=False)
-    return changed(values, "values.configFiles", {**files, "topology.yaml": text})
+    return edit(values, "values.configFiles", {**files, "topology.yaml": text})
 
 
 def test_block_size_that_does_not_divide_the_pool(pack):
@@ -251,7 +252,7 @@ def test_block_size_against_the_node_pool_max(pack):
     rs, _, _ = _slurm()
     pool = find(rs, NP, "h100-mega")
     assert wire(pool)["autoscaling"]["totalMaxNodeCount"] == 64
-    shrunk = swap(rs, pool, changed(wire(pool), "autoscaling.totalMaxNodeCount", 60))
+    shrunk = swap(rs, pool, edit(wire(pool), "autoscaling.totalMaxNodeCount", 60))
     assert [d for d in new_findings(pack, shrunk)] == [(
         BLOCKS, "mandatory",
         "Slurm topology 'h100-mega': base block size 8 does not divide the 60 nodes of pool 'h100-mega' (its node "
@@ -265,7 +266,7 @@ def test_block_size_against_the_nodeset_when_the_pool_is_elsewhere(pack):
     rs = [r for r in rs if r.type != NP]
     assert new_findings(pack, rs) == []
     release = find(rs, RELEASE, "slurm-slurm")
-    fewer = changed(values, "values.nodesets.h100-mega.replicas", 20)
+    fewer = edit(values, "values.nodesets.h100-mega.replicas", 20)
     (finding,) = new_findings(pack, swap(rs, release, fewer))
     assert finding[2].startswith("Slurm topology 'h100-mega': base block size 8 does not divide the 20 nodes of "
                                  "NodeSet 'h100-mega' (its replicas), so 4 nodes form a partial block")

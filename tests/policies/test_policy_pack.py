@@ -21,7 +21,8 @@ from preview.policy.config import (
     PolicyConfigError, configure_request, parse_config_text, reconcile, unknown_key_warnings,
 )
 from stacks.spec import POOL_LABEL_KEY as SPEC_POOL_LABEL_KEY
-from tests.support.policy_harness import baseline, changed, find, wire, with_props
+from tests.support.edit import edit
+from tests.support.policy_harness import baseline, find, wire, with_props
 
 RULE_FILES = sorted((PROJECT_ROOT / "policies" / "rules").glob("[a-z]*.py"))
 
@@ -135,7 +136,7 @@ def test_invalid_config_is_refused_with_the_key_and_unknown_keys_warn():
 def test_unknown_values_at_preview_are_decided_by_the_rule_not_a_crash():
     rs = baseline("aws")
     template = find(rs, "aws:ec2/launchTemplate:LaunchTemplate", "p5-lt")
-    unknown = changed(wire(template), "placement.groupName", "04da6b54-80e4-46f7-96ec-b56ff0331ba9")
+    unknown = edit(wire(template), "placement.groupName", "04da6b54-80e4-46f7-96ec-b56ff0331ba9")
     from tests.support.policy_harness import Pack
     pack = Pack()
     assert pack.stack([with_props(template, unknown) if r is template else r for r in rs]) == []

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from tests.support.policy_harness import DELETE, Pack, baseline, changed, fake, find, wire, with_props
+from tests.support.edit import DELETE, edit, edits
+from tests.support.policy_harness import Pack, baseline, fake, find, wire, with_props
 
 NP, GC = "gcp:container/nodePool:NodePool", "gcp:container/cluster:Cluster"
 NG, LT, EC = "aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate", "aws:eks/cluster:Cluster"
@@ -93,14 +94,15 @@ def test_one_field_changed(pack, cloud, type_, name, path, value, expected):
     rs = baseline(cloud)
     r = find(rs, type_, name)
     assert pack.resource(r, rs) == []  # the baseline passes ...
-    assert pack.resource(with_props(r, changed(wire(r), path, value)), rs) == expected  # ... one change fails
+    assert pack.resource(with_props(r, edit(wire(r), path, value)), rs) == expected  # ... one change fails
 
 
 def test_secure_boot_message_explains_the_operator_driver_waiver(pack):
     rs = baseline("gcp")
     pool = find(rs, NP, "h100")
-    own = changed(changed(wire(pool), "nodeConfig.shieldedInstanceConfig", DELETE),
-                  "nodeConfig.guestAccelerators[0].gpuDriverInstallationConfig.gpuDriverVersion", "INSTALLATION_DISABLED")
+    own = edits(wire(pool), {
+        "nodeConfig.shieldedInstanceConfig": DELETE,
+        "nodeConfig.guestAccelerators[0].gpuDriverInstallationConfig.gpuDriverVersion": "INSTALLATION_DISABLED"})
     assert pack.resource(with_props(pool, own), rs) == [(
         "security-gke-secure-boot-ckv-gcp-68", M, "pool 'h100': Secure Boot is not set (enableSecureBoot: true (unset "
         f"means off)).\n{SB_FIX}; this pool installs its own driver (INSTALLATION_DISABLED): if the GPU Operator "

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.policy_harness import DELETE, Pack, baseline, changed, find, wire, with_props
+from tests.support.edit import DELETE, edit, edits
+from tests.support.policy_harness import Pack, baseline, find, wire, with_props
 
 NP, NG = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"
 LT, PG = "aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/placementGroup:PlacementGroup"
@@ -37,12 +38,12 @@ def eks():
 
 def test_gke_accelerator_count_must_match_the_machine(pack, gke):
     rs, pool = gke
-    assert pack.resource(with_props(pool, changed(wire(pool), "nodeConfig.guestAccelerators[0].count", 4)), rs) == [(
+    assert pack.resource(with_props(pool, edit(wire(pool), "nodeConfig.guestAccelerators[0].count", 4)), rs) == [(
         "topology-accelerator-count", "mandatory",
         "pool 'h100': a3-highgpu-8g is given 4 × nvidia-h100-80gb, but the machine type has exactly 8 × "
         "nvidia-h100-80gb (exactly 8 × nvidia-h100-80gb (catalog)).\nFix: set the accelerator count to 8 (or omit "
         "accelerator and let gpu-cluster take it from the catalog), or pick a3-highgpu-4g for 4 × nvidia-h100-80gb")]
-    assert pack.resource(with_props(pool, changed(wire(pool), "nodeConfig.guestAccelerators", [])), rs) == [(
+    assert pack.resource(with_props(pool, edit(wire(pool), "nodeConfig.guestAccelerators", [])), rs) == [(
         "topology-accelerator-count", "mandatory",
         "pool 'h100': a3-highgpu-8g has 8 × nvidia-h100-80gb but the pool attaches no guest accelerator (exactly 8 × "
         "nvidia-h100-80gb).\nFix: set nodeConfig.guestAccelerators to [{type: nvidia-h100-80gb, count: 8}] "
@@ -51,18 +52,18 @@ def test_gke_accelerator_count_must_match_the_machine(pack, gke):
 
 def test_n1_attached_gpus_use_an_allowed_count(pack, gke):
     rs, pool = gke
-    n1 = changed(changed(wire(pool), "nodeConfig.machineType", "n1-standard-8"),
-                 "nodeConfig.guestAccelerators[0].type", "nvidia-tesla-t4")
+    n1 = edits(wire(pool), {"nodeConfig.machineType": "n1-standard-8",
+                            "nodeConfig.guestAccelerators[0].type": "nvidia-tesla-t4"})
     assert pack.resource(with_props(pool, n1), rs) == [(
         "topology-accelerator-count", "mandatory",
         "pool 'h100': 8 × nvidia-tesla-t4 cannot be attached to n1-standard-8 (1 / 2 / 4 per node).\n"
         "Fix: set accelerator.count to an allowed count")]
-    assert pack.resource(with_props(pool, changed(n1, "nodeConfig.guestAccelerators[0].count", 4)), rs) == []
+    assert pack.resource(with_props(pool, edit(n1, "nodeConfig.guestAccelerators[0].count", 4)), rs) == []
 
 
 def test_eks_instance_types_share_one_gpu_shape(pack, eks):
     rs, group, _, _ = eks
-    mixed = changed(wire(group), "instanceTypes", ["p5.48xlarge", "p4d.24xlarge"])
+    mixed = edit(wire(group), "instanceTypes", ["p5.48xlarge", "p4d.24xlarge"])
     assert pack.resource(with_props(group, mixed), rs) == [(
         "topology-accelerator-count", "mandatory",
         "pool 'p5': its instance types have different GPUs per node (p4d.24xlarge: 8 × A100_40GB; p5.48xlarge: 8 × "
@@ -72,20 +73,20 @@ def test_eks_instance_types_share_one_gpu_shape(pack, eks):
 
 def test_gke_multi_node_pool_in_one_zone_with_compact_placement(pack, gke):
     rs, pool = gke
-    two = changed(wire(pool), "nodeLocations", ["us-central1-a", "us-central1-b"])
+    two = edit(wire(pool), "nodeLocations", ["us-central1-a", "us-central1-b"])
     assert pack.stack(swap(rs, pool, two)) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'h100': this multi-node a3-highgpu-8g pool (up to 4 nodes) spans 2 zones, us-central1-a and "
         "us-central1-b (exactly one zone: compact placement cannot span zones).\nFix: keep one zone (gpu-cluster: "
         f"zones: [us-central1-a] and multiNode: true), {WAIVE}")]
-    loose = changed(wire(pool), "placementPolicy", DELETE)
+    loose = edit(wire(pool), "placementPolicy", DELETE)
     assert pack.stack(swap(rs, pool, loose)) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'h100': this a3-highgpu-8g pool (HGX-class with GPUDirect-TCPX, up to 4 nodes) has no compact "
         "placement: placementPolicy.type is unset (placementPolicy.type COMPACT, so nodes share a low-latency "
         "network block).\nFix: set multiNode: true on the pool (gpu-cluster adds compact placement in one zone), "
         f"{WAIVE}")]
-    both = changed(loose, "nodeLocations", ["us-central1-a", "us-central1-b"])
+    both = edit(loose, "nodeLocations", ["us-central1-a", "us-central1-b"])
     assert pack.stack(swap(rs, pool, both)) == [(  # one finding, its fixes in the order they can be applied
         "topology-multi-node-placement", "mandatory",
         "pool 'h100': this a3-highgpu-8g pool (HGX-class with GPUDirect-TCPX, up to 4 nodes) spans 2 zones, "
@@ -97,9 +98,9 @@ def test_gke_multi_node_pool_in_one_zone_with_compact_placement(pack, gke):
 
 def test_small_or_partitioned_hgx_pools_are_not_multi_node(pack, gke):
     rs, pool = gke
-    loose = changed(wire(pool), "placementPolicy", DELETE)
-    assert pack.stack(swap(rs, pool, changed(loose, "autoscaling.totalMaxNodeCount", 3))) == []  # below minNodes 4
-    mig = changed(loose, "nodeConfig.labels", {"gpu-cluster/pool": "h100", "nvidia.com/mig.config": "all-1g.10gb"})
+    loose = edit(wire(pool), "placementPolicy", DELETE)
+    assert pack.stack(swap(rs, pool, edit(loose, "autoscaling.totalMaxNodeCount", 3))) == []  # below minNodes 4
+    mig = edit(loose, "nodeConfig.labels", {"gpu-cluster/pool": "h100", "nvidia.com/mig.config": "all-1g.10gb"})
     assert pack.stack(swap(rs, pool, mig)) == []
     pack.configure({"topology-multi-node-placement": {"minNodes": 5}})
     try:
@@ -110,18 +111,18 @@ def test_small_or_partitioned_hgx_pools_are_not_multi_node(pack, gke):
 
 def test_eks_multi_node_pool_in_one_az_with_a_cluster_placement_group(pack, eks):
     rs, group, template, placement = eks
-    assert pack.stack(swap(rs, group, changed(wire(group), "subnetIds", ["subnet-1", "subnet-2"]))) == [(
+    assert pack.stack(swap(rs, group, edit(wire(group), "subnetIds", ["subnet-1", "subnet-2"]))) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) uses 2 subnets (one subnet in one Availability "
         "Zone: a cluster placement group cannot span AZs).\nFix: keep one Availability Zone (gpu-cluster: one entry "
         f"in zones and multiNode: true), {WAIVE}")]
-    assert pack.stack(swap(rs, template, changed(wire(template), "placement", DELETE))) == [(
+    assert pack.stack(swap(rs, template, edit(wire(template), "placement", DELETE))) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) sets no placement.groupName in its launch "
         "template, so it has no cluster placement group (a launch template placing nodes in a placement group with "
         "strategy cluster).\nFix: set multiNode: true on the pool (gpu-cluster creates the placement group and EFA "
         f"interfaces), {WAIVE}")]
-    assert pack.stack(swap(rs, placement, changed(wire(placement), "strategy", "spread"))) == [(
+    assert pack.stack(swap(rs, placement, edit(wire(placement), "strategy", "spread"))) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) uses placement group 'p5-pg' with strategy "
         "spread (strategy cluster (nodes packed close together for EFA)).\nFix: set strategy \"cluster\" on the "
@@ -130,8 +131,8 @@ def test_eks_multi_node_pool_in_one_az_with_a_cluster_placement_group(pack, eks)
 
 def test_eks_pool_in_two_azs_without_a_placement_group_gets_one_finding_with_ordered_fixes(pack, eks):
     rs, group, template, _ = eks
-    two_azs = swap(rs, group, changed(wire(group), "subnetIds", ["subnet-1", "subnet-2"]))
-    both = swap(two_azs, template, changed(wire(template), "placement", DELETE))
+    two_azs = swap(rs, group, edit(wire(group), "subnetIds", ["subnet-1", "subnet-2"]))
+    both = swap(two_azs, template, edit(wire(template), "placement", DELETE))
     assert pack.stack(both) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) uses 2 subnets, and sets no placement.groupName "
@@ -145,12 +146,12 @@ def test_eks_multi_node_pool_has_every_efa_interface(pack, eks):
     rs, _, template, _ = eks
     props = wire(template)
     assert len(props["networkInterfaces"]) == 32  # the baseline really has them all
-    one = changed(props, "networkInterfaces", props["networkInterfaces"][:1])
+    one = edit(props, "networkInterfaces", props["networkInterfaces"][:1])
     assert pack.stack(swap(rs, template, one)) == [(
         "topology-efa-interfaces", "mandatory",
         "pool 'p5': multi-node p5.48xlarge pool attaches 1 EFA interface in launch template 'p5-lt', so NCCL traffic "
         f"uses 1 of its 32 network cards (32 EFA interfaces, one per network card).\n{EFA_FIX}")]
-    shared = changed(props, "networkInterfaces[5].networkCardIndex", 4)
+    shared = edit(props, "networkInterfaces[5].networkCardIndex", 4)
     assert pack.stack(swap(rs, template, shared)) == [(
         "topology-efa-interfaces", "mandatory",
         "pool 'p5': the 32 EFA interfaces of p5.48xlarge in launch template 'p5-lt' share network cards [4] and leave "
@@ -159,7 +160,7 @@ def test_eks_multi_node_pool_has_every_efa_interface(pack, eks):
 
 def test_gpu_pools_carry_the_gpu_taint(pack, gke, eks):
     rs, pool = gke
-    soft = changed(wire(pool), "nodeConfig.taints[0].effect", "PREFER_NO_SCHEDULE")
+    soft = edit(wire(pool), "nodeConfig.taints[0].effect", "PREFER_NO_SCHEDULE")
     assert pack.resource(with_props(pool, soft), rs) == [(
         "topology-gpu-taint", "mandatory",
         "pool 'h100': GPU nodes are not tainted nvidia.com/gpu:NoSchedule, so any pod can land on them (taints: "
@@ -167,18 +168,18 @@ def test_gpu_pools_carry_the_gpu_taint(pack, gke, eks):
         "Fix: add the taint {key: nvidia.com/gpu, value: present, effect: NO_SCHEDULE} (gpu-cluster pools carry it; "
         "remove any change that drops it)")]
     ers, group, _, _ = eks
-    assert [d[2].split(" (")[0] for d in pack.resource(with_props(group, changed(wire(group), "taints", [])), ers)] \
+    assert [d[2].split(" (")[0] for d in pack.resource(with_props(group, edit(wire(group), "taints", [])), ers)] \
         == ["pool 'p5': GPU nodes are not tainted nvidia.com/gpu:NoSchedule, so any pod can land on them"]
 
 
 def test_compact_placement_pool_fits_one_placement_group(pack, gke):
     rs, pool = gke
-    big = changed(wire(pool), "autoscaling.totalMaxNodeCount", 200)
+    big = edit(wire(pool), "autoscaling.totalMaxNodeCount", 200)
     assert pack.resource(with_props(pool, big), rs) == [(
         "topology-compact-placement-size", "mandatory",
         "pool 'h100': compact placement can hold 150 nodes, but the pool can grow to 200 (at most 150 nodes per "
         "compact-placement pool, from maxNodes).\nFix: split it into pools of at most 150 nodes, or lower maxNodes")]
-    assert pack.resource(with_props(pool, changed(wire(pool), "autoscaling.totalMaxNodeCount", 150)), rs) == []
+    assert pack.resource(with_props(pool, edit(wire(pool), "autoscaling.totalMaxNodeCount", 150)), rs) == []
 
 
 @pytest.mark.parametrize("capacity", [
@@ -189,13 +190,13 @@ def test_compact_placement_pool_fits_one_placement_group(pack, gke):
 def test_eks_reservation_pool_is_placed_by_its_reservation(pack, capacity):
     """No new placement group for reservation pools: compliant (the reservation decides where nodes go)."""
     from preview.engine import run_program
-    from tests.support.stack_configs import EKS, with_pool
-    rs = list(run_program(with_pool(EKS, capacity=capacity)).resources)
+    from tests.support.stack_configs import EKS
+    rs = list(run_program(edit(EKS, "nodePools[0].capacity", capacity)).resources)
     assert find(rs, NG, "p5").inputs["capacityType"] in ("ON_DEMAND", "CAPACITY_BLOCK")
     assert [d for d in pack.stack(rs) if d[0] == "topology-multi-node-placement"] == []
     if capacity.get("reservationKind") is None and "placementGroup" not in capacity:
         template = find(rs, LT, "p5-lt")  # without the reservation target it is a plain on-demand pool again
-        untargeted = swap(rs, template, changed(wire(template), "capacityReservationSpecification", DELETE))
+        untargeted = swap(rs, template, edit(wire(template), "capacityReservationSpecification", DELETE))
         (diag,) = [d for d in pack.stack(untargeted) if d[0] == "topology-multi-node-placement"]
         assert diag[2].startswith("pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) sets no "
                                   "placement.groupName in its launch template, so it has no cluster placement group")

@@ -9,7 +9,8 @@ import pytest
 from catalog import Cloud, load_catalog
 from preview.run import preview_config
 from validation.stack_checks import EKS_VERSIONS
-from tests.support.stack_configs import EKS, GKE, with_cluster
+from tests.support.edit import edit
+from tests.support.stack_configs import EKS, GKE
 
 CAT = load_catalog()
 PRICE_DATE = dt.date(2026, 12, 2)
@@ -54,7 +55,7 @@ def test_versions_in_standard_support_on_the_price_date():
 
 
 def test_preview_prices_an_old_eks_version_at_extended_support_and_says_why():
-    report = preview_config("t", with_cluster(EKS, kubernetesVersion="1.33"))
+    report = preview_config("t", edit(EKS, "cluster.kubernetesVersion", "1.33"))
     (line,) = [f for f in report.cost.fixed if f.item.startswith("control plane")]
     assert (line.item, line.usd_per_hour_min, line.usd_per_hour_max) == (
         "control plane (EKS extended support)", pytest.approx(0.60), pytest.approx(0.60))
@@ -71,7 +72,7 @@ def test_preview_prices_the_default_eks_version_at_standard_support():
     assert not [n for n in report.cost.notes if "standard support" in n]
 
 
-@pytest.mark.parametrize("cfg", [with_cluster(EKS, mode="existing"), with_cluster(GKE, mode="existing")],
+@pytest.mark.parametrize("cfg", [edit(EKS, "cluster.mode", "existing"), edit(GKE, "cluster.mode", "existing")],
                          ids=["eks", "gke"])
 def test_existing_cluster_fee_is_not_this_stacks(cfg):
     report = preview_config("t", cfg)

@@ -12,8 +12,9 @@ from preview.engine import PROJECT_ROOT, execute_program, install_mocks, read_st
 from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_config, preview_stack
+from tests.support.edit import edit, edits
 from tests.support.policy_examples import REFUSED_EXAMPLES
-from tests.support.stack_configs import GKE, with_pool
+from tests.support.stack_configs import GKE
 
 EXAMPLE_STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
                         if p.name[len("Pulumi."):-len(".yaml")] not in REFUSED_EXAMPLES)
@@ -45,7 +46,8 @@ def test_the_512_gpu_stack_really_has_512_h100s():
 
 
 def test_cost_math_for_one_pool():
-    report = preview_config("t", with_pool(GKE, minNodes=1, maxNodes=4))  # a3-highgpu-8g us-central1 $88.49/h
+    # a3-highgpu-8g us-central1 $88.49/h
+    report = preview_config("t", edits(GKE, {"nodePools[0].minNodes": 1, "nodePools[0].maxNodes": 4}))
     p = report.cost.pools[0]
     assert p.usd_per_node_hour == pytest.approx(88.49)
     assert p.usd_per_gpu_hour == pytest.approx(88.49 / 8)
@@ -103,7 +105,7 @@ def test_cli_unknown_stack_lists_the_stacks():
 
 def test_invalid_config_registers_nothing_even_when_the_program_runs():
     """__main__.py itself refuses bad config before the first resource (what `pulumi preview` would do)."""
-    bad = with_pool(GKE, minNodes=9, maxNodes=2)
+    bad = edits(GKE, {"nodePools[0].minNodes": 9, "nodePools[0].maxNodes": 2})
     report = preview_config("t", bad)
     assert report.exit_code == 2 and report.resources == []
     monitor = install_mocks(bad)
@@ -116,8 +118,7 @@ def test_invalid_config_registers_nothing_even_when_the_program_runs():
 
 
 def test_private_endpoint_advice_only_when_no_authorized_networks():
-    from tests.support.stack_configs import with_cluster
-    private = preview_config("t", with_cluster(GKE, authorizedNetworks=[]))
+    private = preview_config("t", edit(GKE, "cluster.authorizedNetworks", []))
     public = preview_config("t", GKE)
     endpoint = "gpu-cluster:cluster.authorizedNetworks"
     assert [w.problem for w in private.warnings if w.path == endpoint] == [
@@ -128,7 +129,7 @@ def test_private_endpoint_advice_only_when_no_authorized_networks():
 
 def test_gpudirect_gap_is_said_for_multi_node_a3_pools_only():
     multi = preview_config("t", GKE)  # a3-highgpu-8g, multiNode: true
-    single = preview_config("t", with_pool(GKE, multiNode=False))
+    single = preview_config("t", edit(GKE, "nodePools[0].multiNode", False))
     path = "gpu-cluster:nodePools[0].multiNode"
     assert [w.problem.split(",")[0] for w in multi.warnings if w.path == path] == [
         "a3-highgpu-8g is built for GPUDirect-TCPX (4 extra NICs)"]

@@ -18,9 +18,9 @@ from validation.load import decode_config
 from tests.conftest import require_shared
 from tests.support.crd_schemas import cel_errors, schema_errors
 from tests.support.helm_values import unknown_keys
+from tests.support.k8s_schema import K8S_VERSION
 from tests.support.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts
 
-K8S_VERSION = "1.34.0"
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 

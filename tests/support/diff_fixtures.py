@@ -4,7 +4,6 @@ Every repository is made under the test's tmp_path; nothing touches the project'
 """
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 from pathlib import Path
@@ -12,7 +11,12 @@ from typing import Any
 
 import yaml
 
+from catalog import load_catalog
+from preview.cost import stack_cost
+from preview.diff.spec import SpecSide
 from preview.report import PreviewReport
+from stacks.facts import pool_facts
+from validation.load import decode_config, load_spec
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null",
@@ -44,22 +48,12 @@ OVER_BUDGET_NODES = 120
 """120 × a3-highgpu-8g at $88.49/h = $10,618.80/h: over cost-stack-budget's default $10,000/h."""
 
 
-def variant(base: dict[str, Any] = BASE, **changes: Any) -> dict[str, Any]:
-    """A deep copy of ``base``; each keyword is a path under ``gpu-cluster:`` with ``__`` between the parts
-    (``nodePools__0__maxNodes=8``); the value ``None`` deletes it."""
-    cfg = copy.deepcopy(base)
-    for dotted, value in changes.items():
-        parts = dotted.split("__")
-        holder: Any = cfg
-        key: Any = f"gpu-cluster:{parts[0]}"
-        for part in parts[1:]:
-            holder = holder[key]
-            key = int(part) if part.isdigit() else part
-        if value is None:
-            del holder[key]
-        else:
-            holder[key] = value
-    return cfg
+def spec_side(config: dict[str, Any]) -> SpecSide:
+    """One side of the semantic diff for a flat stack config, built from the spec alone (no program run)."""
+    cat = load_catalog()
+    spec, _ = load_spec(decode_config(config), cat)
+    facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
+    return SpecSide(spec, stack_cost(spec, facts, cat), tuple({"pool": f.name, **f.runtime.as_dict()} for f in facts))
 
 
 def stack_text(config: dict[str, Any]) -> str:

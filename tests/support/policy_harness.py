@@ -1,11 +1,11 @@
-"""Policy test helpers: baseline resources recorded from the real components, one-field changes, and the pack
-driven through the analyzer protocol in process (the SDK's servicer, with the CLI's config reconciliation)."""
+"""Policy test helpers: baseline resources recorded from the real components, and the pack driven through the
+analyzer protocol in process (the SDK's servicer, with the CLI's config reconciliation). Change one field of a
+resource with ``with_props(r, edit(wire(r), "nodeConfig.taints[0].effect", "X"))`` (``tests.support.edit``)."""
 from __future__ import annotations
 
 import copy
 import functools
 import json
-import re
 from typing import Any
 
 from google.protobuf import json_format
@@ -15,7 +15,6 @@ from preview.engine import Registered, run_program
 from preview.policy.config import configure_request, parse_config_text, reconcile
 from tests.support.stack_configs import EKS, GKE
 
-DELETE = object()
 FIXED_DATE = "2026-12-02"
 """cost-price-age judges ages on this date in tests, so results do not change with the calendar."""
 
@@ -39,22 +38,6 @@ def find(resources: list[Registered], type_: str, name: str) -> Registered:
 def wire(r: Registered) -> dict[str, Any]:
     """The inputs exactly as the engine sends them (secrets and unknowns encoded), as a plain dict."""
     return json_format.MessageToDict(r.raw_inputs)
-
-
-def changed(props: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    """``props`` with one field set (or removed with DELETE): ``changed(p, "nodeConfig.taints[0].effect", "X")``."""
-    out = copy.deepcopy(props)
-    steps = [int(s) if s.isdigit() else s for s in re.findall(r"[^.\[\]]+", path)]
-    node = out
-    for step in steps[:-1]:
-        if isinstance(step, str) and step not in node:
-            node[step] = {}
-        node = node[step]
-    if value is DELETE:
-        del node[steps[-1]]
-    else:
-        node[steps[-1]] = value
-    return out
 
 
 def with_props(r: Registered, props: dict[str, Any]) -> Registered:

@@ -1,7 +1,7 @@
-"""Small valid stack configs (flat Pulumi config maps) for component and preview tests."""
+"""Small valid stack configs (flat Pulumi config maps) for component and preview tests; change a field with
+``tests.support.edit.edit(GKE, "nodePools[0].maxNodes", 8)``."""
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 GKE: dict[str, Any] = {
@@ -27,21 +27,3 @@ EKS: dict[str, Any] = {
          "multiNode": True},
     ],
 }
-
-
-def with_pool(base: dict[str, Any], **pool: Any) -> dict[str, Any]:
-    """``base`` with its first pool updated by ``pool`` (None deletes a key)."""
-    cfg = copy.deepcopy(base)
-    first = cfg["gpu-cluster:nodePools"][0]
-    for key, value in pool.items():
-        if value is None:
-            first.pop(key, None)
-        else:
-            first[key] = value
-    return cfg
-
-
-def with_cluster(base: dict[str, Any], **cluster: Any) -> dict[str, Any]:
-    cfg = copy.deepcopy(base)
-    cfg["gpu-cluster:cluster"].update(cluster)
-    return cfg

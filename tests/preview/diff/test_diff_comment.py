@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from preview.diff.comment import COMMENT_MARKER, NO_CHANGE_MARKER, changed_stacks, main, worst
 from preview.diff.render_markdown import marker
-from tests.support.diff_fixtures import BASE, OVER_BUDGET_NODES, git, make_repo, stack_text, variant, write_head
+from tests.support.diff_fixtures import BASE, OVER_BUDGET_NODES, git, make_repo, stack_text, write_head
+from tests.support.edit import edit, edits
 
 
 def test_changed_stacks_lists_modified_deleted_and_new_files_only(tmp_path):
@@ -14,7 +15,7 @@ def test_changed_stacks_lists_modified_deleted_and_new_files_only(tmp_path):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "more")
     git(repo, "tag", "base2")
-    write_head(repo, "a", variant(nodePools__0__maxNodes=8))  # modified
+    write_head(repo, "a", edit(BASE, "nodePools[0].maxNodes", 8))  # modified
     write_head(repo, "b", None)  # deleted
     (repo / "Pulumi.c.yaml").write_text(stack_text(BASE))  # new, not yet committed
     (repo / "Pulumi.yaml").write_text("name: y\n")  # the project file is not a stack
@@ -23,9 +24,9 @@ def test_changed_stacks_lists_modified_deleted_and_new_files_only(tmp_path):
 
 def test_one_comment_with_a_section_per_stack_and_the_worst_exit_code(tmp_path):
     repo = make_repo(tmp_path / "repo", "small", BASE)
-    write_head(repo, "small", variant(nodePools__0__maxNodes=8), commit=True)
-    (repo / "Pulumi.big.yaml").write_text(stack_text(variant(nodePools__0__maxNodes=OVER_BUDGET_NODES,
-                                                             scheduling__overcommit=True)))
+    write_head(repo, "small", edit(BASE, "nodePools[0].maxNodes", 8), commit=True)
+    (repo / "Pulumi.big.yaml").write_text(stack_text(edits(BASE, {"nodePools[0].maxNodes": OVER_BUDGET_NODES,
+                                                                   "scheduling.overcommit": True})))
     out = tmp_path / "comment.md"
     code = main(["--base", "base", "--base-label", "main", "--root", str(repo), "--output", str(out)])
     body = out.read_text()

@@ -11,7 +11,8 @@ from preview.__main__ import main as preview_main
 from preview.diff.compare import ABSENT, EXIT_COST, INVALID, CostThreshold, StackDiff, diff_configs, exit_code
 from preview.diff.sources import BaseSourceError, base_from_git
 from preview.diff.replacement import GKE_NODE_POOL
-from tests.support.diff_fixtures import BASE, OVER_BUDGET_NODES, cached_previewer, make_repo, variant, write_head
+from tests.support.diff_fixtures import BASE, OVER_BUDGET_NODES, cached_previewer, make_repo, write_head
+from tests.support.edit import edit, edits
 
 STACK = "team"
 
@@ -34,7 +35,7 @@ def resource(diff: StackDiff, type_: str, name: str):
 
 
 def test_pool_resize_is_an_in_place_update_with_its_cost(tmp_path):
-    diff = diff_in_repo(tmp_path, BASE, variant(nodePools__0__maxNodes=8))
+    diff = diff_in_repo(tmp_path, BASE, edit(BASE, "nodePools[0].maxNodes", 8))
     pool = entity(diff, "pool", "h100")
     assert [(c.label, c.before, c.after) for c in pool.changes] == [("max nodes", 4, 8), ("max GPUs", 32, 64)]
     node_pool = resource(diff, GKE_NODE_POOL, "h100")
@@ -48,7 +49,7 @@ def test_pool_resize_is_an_in_place_update_with_its_cost(tmp_path):
 
 
 def test_machine_type_change_that_changes_the_gpu_count_replaces_the_pool(tmp_path):
-    diff = diff_in_repo(tmp_path, BASE, variant(nodePools__1__machineType="g2-standard-24"))  # 1 -> 2 L4 per node
+    diff = diff_in_repo(tmp_path, BASE, edit(BASE, "nodePools[1].machineType", "g2-standard-24"))  # 1 -> 2 L4 per node
     pool = entity(diff, "pool", "l4")
     assert ("machine type", "g2-standard-8", "g2-standard-24") in [(c.label, c.before, c.after) for c in pool.changes]
     assert ("GPUs per node", 1, 2) in [(c.label, c.before, c.after) for c in pool.changes]
@@ -63,7 +64,7 @@ def test_machine_type_change_that_changes_the_gpu_count_replaces_the_pool(tmp_pa
 
 
 def test_quota_change_shows_per_queue_and_changes_the_cluster_queue(tmp_path):
-    head = variant(scheduling__queues__0__quotas__0__gpus=8)
+    head = edit(BASE, "scheduling.queues[0].quotas[0].gpus", 8)
     diff = diff_in_repo(tmp_path, BASE, head)
     queue = entity(diff, "queue", "team-a")
     assert [(c.label, c.before, c.after) for c in queue.changes] == [("quota h100", 16, 8)]
@@ -73,9 +74,9 @@ def test_quota_change_shows_per_queue_and_changes_the_cluster_queue(tmp_path):
 
 
 def test_new_pool_is_added_with_its_resources_and_cost(tmp_path):
-    pools = variant()["gpu-cluster:nodePools"] + [
+    pools = BASE["gpu-cluster:nodePools"] + [
         {"name": "a100", "machineType": "a2-highgpu-1g", "zones": ["us-central1-a"], "maxNodes": 2}]
-    diff = diff_in_repo(tmp_path, BASE, variant(nodePools=pools))
+    diff = diff_in_repo(tmp_path, BASE, edit(BASE, "nodePools", pools))
     added = entity(diff, "pool", "a100")
     assert added.status == "added"
     assert added.facts["machine type"] == "a2-highgpu-1g" and added.facts["max nodes"] == 2
@@ -86,8 +87,8 @@ def test_new_pool_is_added_with_its_resources_and_cost(tmp_path):
 
 
 def test_removed_pool_is_removed_with_its_quota(tmp_path):
-    head = variant(nodePools=BASE["gpu-cluster:nodePools"][:1],
-                   scheduling__queues__0__quotas=[{"pool": "h100", "gpus": 16}])
+    head = edits(BASE, {"nodePools": BASE["gpu-cluster:nodePools"][:1],
+                        "scheduling.queues[0].quotas": [{"pool": "h100", "gpus": 16}]})
     diff = diff_in_repo(tmp_path, BASE, head)
     assert entity(diff, "pool", "l4").status == "removed"
     queue = entity(diff, "queue", "team-a")
@@ -98,8 +99,8 @@ def test_removed_pool_is_removed_with_its_quota(tmp_path):
 
 
 def test_policy_newly_violated_through_the_real_pack(tmp_path):
-    diff = diff_in_repo(tmp_path, BASE, variant(nodePools__0__maxNodes=OVER_BUDGET_NODES,
-                                                scheduling__overcommit=True))
+    diff = diff_in_repo(tmp_path, BASE, edits(BASE, {"nodePools[0].maxNodes": OVER_BUDGET_NODES,
+                                                     "scheduling.overcommit": True}))
     new = [v["policy"] for v in diff.policy.new]
     assert "cost-stack-budget" in new
     budget = next(v for v in diff.policy.new if v["policy"] == "cost-stack-budget")
@@ -109,8 +110,8 @@ def test_policy_newly_violated_through_the_real_pack(tmp_path):
 
 
 def test_policy_resolved_through_the_real_pack(tmp_path):
-    over = variant(nodePools__0__maxNodes=OVER_BUDGET_NODES, scheduling__overcommit=True)
-    diff = diff_in_repo(tmp_path, over, variant(scheduling__overcommit=True))
+    over = edits(BASE, {"nodePools[0].maxNodes": OVER_BUDGET_NODES, "scheduling.overcommit": True})
+    diff = diff_in_repo(tmp_path, over, edit(BASE, "scheduling.overcommit", True))
     assert [v["policy"] for v in diff.policy.resolved] == ["cost-stack-budget"]
     assert diff.policy.new == [] and diff.exit_code == 0
 
@@ -132,7 +133,7 @@ def test_deleted_stack_removes_everything(tmp_path):
 
 def test_invalid_head_exits_2_and_names_the_config_path(tmp_path, capsys):
     repo = make_repo(tmp_path / "repo", STACK, BASE)
-    path = write_head(repo, STACK, variant(nodePools__0__machineType="a3-highgpu-9g"))
+    path = write_head(repo, STACK, edit(BASE, "nodePools[0].machineType", "a3-highgpu-9g"))
     code = preview_main(["--stack", STACK, "--stack-file", str(path), "--base", "base", "--format", "markdown"])
     out = capsys.readouterr().out
     assert code == 2
@@ -140,7 +141,7 @@ def test_invalid_head_exits_2_and_names_the_config_path(tmp_path, capsys):
 
 
 def test_invalid_base_still_renders_the_head(tmp_path):
-    diff = diff_in_repo(tmp_path, variant(nodePools__0__maxNodes=-1), BASE)
+    diff = diff_in_repo(tmp_path, edit(BASE, "nodePools[0].maxNodes", -1), BASE)
     assert diff.base.state == INVALID and diff.exit_code == 0
     assert diff.resources.count("add") == len(diff.head.report.resources)
 
@@ -164,7 +165,7 @@ def test_outside_a_git_repository_the_error_says_so(tmp_path):
 
 def test_cli_json_and_cost_threshold(tmp_path, capsys):
     repo = make_repo(tmp_path / "repo", STACK, BASE)
-    path = write_head(repo, STACK, variant(nodePools__0__maxNodes=8), commit=True)
+    path = write_head(repo, STACK, edit(BASE, "nodePools[0].maxNodes", 8), commit=True)
     args = ["--stack", STACK, "--stack-file", str(path), "--base", "base", "--format", "json"]
     assert preview_main(args + ["--fail-on-cost-increase", "300"]) == EXIT_COST  # +$353.96/h
     captured = capsys.readouterr()
@@ -173,7 +174,7 @@ def test_cli_json_and_cost_threshold(tmp_path, capsys):
     assert doc["cost"]["totals"]["usdPerHourMax"]["delta"] == pytest.approx(353.96)
     assert doc["resources"]["update"] >= 1 and doc["changes"][0]["name"] == "h100"
     assert "more than --fail-on-cost-increase $300.00/h" in captured.err
-    diff = diff_configs(STACK, BASE, variant(nodePools__0__maxNodes=8), "base", previewer=cached_previewer)
+    diff = diff_configs(STACK, BASE, edit(BASE, "nodePools[0].maxNodes", 8), "base", previewer=cached_previewer)
     assert exit_code(diff, CostThreshold.parse("400")) == 0
     assert exit_code(diff, CostThreshold.parse("5%")) == EXIT_COST  # +97% of the base
     assert exit_code(diff, None) == 0
@@ -182,7 +183,7 @@ def test_cli_json_and_cost_threshold(tmp_path, capsys):
 def test_base_file_instead_of_a_ref(tmp_path, capsys):
     old, new = tmp_path / "old.yaml", tmp_path / f"Pulumi.{STACK}.yaml"
     old.write_text(json.dumps({"config": BASE}))
-    new.write_text(json.dumps({"config": variant(nodePools__0__maxNodes=8)}))
+    new.write_text(json.dumps({"config": edit(BASE, "nodePools[0].maxNodes", 8)}))
     assert preview_main(["--stack", STACK, "--stack-file", str(new), "--base-file", str(old)]) == 0
     out = capsys.readouterr().out
     assert "pool h100: max nodes 4 → 8, max GPUs 32 → 64" in out and "+$353.96/h at max" in out

@@ -9,10 +9,12 @@ from preview.diff.compare import CostThreshold
 from preview.diff.cost import diff_cost
 from preview.diff.policy import diff_violations
 from preview.diff.resources import PROTECT_PATH, changed_paths, diff_resources, flatten
-from preview.diff.spec import SpecSide, diff_specs, flatten_spec
+from preview.diff.spec import diff_specs, flatten_spec
 from preview.engine import Registered
 from preview.diff.replacement import EKS_NODE_GROUP, GKE_NODE_POOL, RULES, classify, covers
 from preview.run import preview_config
+from tests.support.diff_fixtures import spec_side
+from tests.support.edit import edits
 from tests.support.stack_configs import EKS, GKE
 
 STACK_URN = "urn:pulumi:s::gpu-cluster::pulumi:pulumi:Stack::gpu-cluster-s"
@@ -173,19 +175,6 @@ def test_spec_lists_of_named_things_match_by_name():
     assert flat["queues[a].quotas[h100].gpus"] == 8 and flat["zones"] == ["x", "y"] and "labels" not in flat
 
 
-def _spec_side(config: dict) -> SpecSide:
-    from catalog import load_catalog
-    from preview.cost import stack_cost
-    from stacks.facts import pool_facts
-    from validation.load import decode_config, load_spec
-
-    cat = load_catalog()
-    spec, _ = load_spec(decode_config(config), cat)
-    facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
-    return SpecSide(spec, stack_cost(spec, facts, cat),
-                    tuple({"pool": f.name, **f.runtime.as_dict()} for f in facts))
-
-
 SLURM = {**GKE, "gpu-cluster:nodePools": GKE["gpu-cluster:nodePools"] + [
     {"name": "l4", "machineType": "g2-standard-8", "zones": ["us-central1-a"], "minNodes": 2, "maxNodes": 2}],
     "gpu-cluster:scheduling": {"workload": "slurm", "queues": [
@@ -194,16 +183,12 @@ SLURM = {**GKE, "gpu-cluster:nodePools": GKE["gpu-cluster:nodePools"] + [
 
 
 def test_slurm_accounts_priorities_partitions_and_pool_taints_read_as_the_user_wrote_them():
-    import copy
-
-    head = copy.deepcopy(SLURM)
-    sched = head["gpu-cluster:scheduling"]
-    sched["queues"][0]["quotas"][0]["gpus"] = 8
-    sched["queues"][0]["fairShareWeight"] = 3
-    sched["priorityClasses"][0]["value"] = 20
-    sched["slurm"] = {"allPoolsPartition": False}
-    head["gpu-cluster:nodePools"][1].update(maxNodes=4, minNodes=4, taints=[{"key": "eval", "effect": "NoSchedule"}])
-    entities = {(e.kind, e.name): e for e in diff_specs(_spec_side(SLURM), _spec_side(head), "s")}
+    head = edits(SLURM, {
+        "scheduling.queues[0].quotas[0].gpus": 8, "scheduling.queues[0].fairShareWeight": 3,
+        "scheduling.priorityClasses[0].value": 20, "scheduling.slurm": {"allPoolsPartition": False},
+        "nodePools[1].maxNodes": 4, "nodePools[1].minNodes": 4,
+        "nodePools[1].taints": [{"key": "eval", "effect": "NoSchedule"}]})
+    entities = {(e.kind, e.name): e for e in diff_specs(spec_side(SLURM), spec_side(head), "s")}
     changes = {k: [(c.label, c.before, c.after) for c in e.changes] for k, e in entities.items()}
     assert changes[("Slurm account", "team")] == [("fair-share weight", 1, 3), ("quota h100", 16, 8)]
     assert changes[("priority class", "high")] == [("priority", 10, 20)]
