@@ -145,7 +145,7 @@ umount "$BUILD/proc"
 if [ "$INSTALLED" != "$CHOSEN" ]; then  # the mirror moved between the index read and debootstrap: still usable
   echo "note: $SUITE's index said slurmctld $CHOSEN, debootstrap installed $INSTALLED" >&2
 fi
-# Stamp: WANT, then what was installed (tests/conftest.py and tests/support/slurm_real.py read lines 2-5).
+# Stamp: WANT, then what was installed (tests/conftest.py and tests/support/slurm_root.py read lines 2-5).
 { echo "$WANT"; echo "$VERSION"; echo "$DBD_VERSION"; echo "$MARIADB_VERSION"; echo "suite $SUITE"
   echo "built $(date -u +%FT%TZ) in $(( $(date +%s) - START ))s"; } >"$BUILD/.gpu-cluster-ready"
 mv "$BUILD" "$ROOT"

@@ -1,179 +1,28 @@
 """Run real Slurm daemons (slurmctld, slurmdbd; 26.05, the release the pinned Slinky images run) and MariaDB in
-the Debian root that ``scripts/slurm-root.sh`` builds, and talk to them with the real client commands.
+the Debian root that ``scripts/slurm-root.sh`` builds (``tests/support/slurm_root.py``), and talk to them with the
+real client commands.
 
 Everything runs with ``chroot ROOT`` (the root shares this machine's network, so the daemons listen on free local
-ports). Needs root with CAP_SYS_ADMIN (mount /proc) and CAP_SYS_CHROOT: checked up front by the script's
-``--check``. Outside CI a missing root or privilege is a skip with the reason; in CI (``CI=true``) it is a failure.
+ports, ``tests/support/slurm_ports.py``).
 """
 from __future__ import annotations
 
-import functools
 import os
-import random
-import re
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeVar
 
-import pytest
-
-from components.charts import SLURM_RELEASE
 from components.slurm_database import MARIADB_ARGS
 from scheduling.slurm_values import client_slurm_conf
+from tests.support import slurm_ports as ports
 from tests.support.slinky_emulation import Paths, create_node_commands, operator_slurm_conf
+from tests.support.slurm_ports import PORT_IN_USE, PortTaken, port_taken, with_free_ports
+from tests.support.slurm_root import Chroot, user_ids
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = PROJECT_ROOT / "scripts" / "slurm-root.sh"
 START_TIMEOUT_S = 120  # the CI machine has 2 cores; other suites may share them
-PORT_ATTEMPTS = 5
-"""Starts of a daemon with fresh ports when another process took a port between choosing and binding it."""
-
-
-@functools.lru_cache(maxsize=None)
-def root_path() -> Path:
-    """``$SLURM_ROOT``, else the script's versioned default (``slurm-root-<hash of what it builds>``)."""
-    if os.environ.get("SLURM_ROOT"):
-        return Path(os.environ["SLURM_ROOT"])
-    return Path(subprocess.run(["bash", str(SCRIPT), "--path"], capture_output=True, text=True, check=True,
-                               timeout=30).stdout.strip())
-
-
-def missing_privileges() -> str | None:
-    """What the build and the tests lack (root, CAP_SYS_ADMIN, CAP_SYS_CHROOT) and how to fix it, or None."""
-    out = subprocess.run(["bash", str(SCRIPT), "--check"], capture_output=True, text=True, timeout=60)
-    return None if out.returncode == 0 else out.stderr.strip().removeprefix("error: ")
-
-
-def ensure_root() -> Path:
-    """The prepared root, building it when needed; skip (outside CI) or fail (CI) with the reason."""
-    root = root_path()
-    reason = missing_privileges()  # the tests mount /proc and chroot even when the root is built
-    if reason is None:
-        out = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, timeout=1800)
-        if out.returncode != 0:  # idempotent: milliseconds when the root is ready
-            reason = f"scripts/slurm-root.sh failed: {out.stderr.strip()[-800:]}"
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
-        pytest.skip(reason)
-    return root
-
-
-def versions(root: Path) -> list[str]:
-    """slurmctld -V, slurmdbd and mariadb-server versions, and the Debian suite, as the build recorded them."""
-    return (root / ".gpu-cluster-ready").read_text().splitlines()[1:5]
-
-
-def release_check(version: str, pinned: str = SLURM_RELEASE) -> tuple[str, str]:
-    """``slurmctld -V`` output -> ("same" | "newer" | "older", a sentence for the test output).
-
-    Newer is accepted with a notice: it happens when the Debian mirror no longer carries the pinned release (the
-    script then builds with the newest), which the project cannot fix. Older is a failure."""
-    found = re.search(r"(\d+)\.(\d+)(?:\.\d+)?", version)
-    if found is None:
-        return "older", f"cannot read a Slurm release from {version!r}"
-    have = (int(found.group(1)), int(found.group(2)))
-    want = tuple(int(x) for x in pinned.split("."))
-    release = f"{have[0]}.{have[1]:02d}"
-    if have == want:
-        return "same", f"slurmctld {found.group(0)}: the release the pinned Slinky images run ({pinned})"
-    if have > want:
-        return "newer", (f"slurmctld {found.group(0)} is NEWER than the pinned Slinky images' {pinned}: the Debian "
-                         f"mirror no longer has {pinned}, so the configs were checked by {release}. Options removed "
-                         f"or changed after {pinned} may show up here first; this is not a failure")
-    return "older", (f"slurmctld {found.group(0)} is OLDER than the pinned Slinky images' {pinned}: it lacks options "
-                     "the rendered configs use (rebuild the root: bash scripts/slurm-root.sh)")
-
-
-def user_ids(root: Path, user: str) -> tuple[int, int]:
-    """uid and gid of ``user`` in the root's /etc/passwd (Debian creates slurm and mysql with dynamic ids)."""
-    for line in (root / "etc" / "passwd").read_text().splitlines():
-        fields = line.split(":")
-        if fields[0] == user:
-            return int(fields[2]), int(fields[3])
-    raise AssertionError(f"no user {user} in {root}/etc/passwd")
-
-
-_handed_out: set[int] = set()
-
-
-def free_port() -> int:
-    """A local port that is free now and not handed out before by this process, from 20000-32767 (below Linux's
-    ephemeral range, so outgoing connections do not take it). Another process may still bind it before the daemon
-    does: ``with_free_ports`` starts the daemon again on fresh ports when that happens."""
-    for _ in range(200):
-        port = random.randint(20000, 32767)
-        if port in _handed_out:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _handed_out.add(port)
-        return port
-    raise RuntimeError("no free local port in 20000-32767")
-
-
-class PortTaken(AssertionError):
-    """A daemon exited because its port was taken (``Address already in use``)."""
-
-
-PORT_IN_USE = re.compile(r"Address already in use|Bind on TCP/IP port|error binding|Error binding", re.I)
-
-T = TypeVar("T")
-
-
-def with_free_ports(start: Callable[[], T], what: str, attempts: int = PORT_ATTEMPTS) -> T:
-    """``start()`` (which picks its ports with ``free_port``), again with fresh ports while it fails with
-    ``PortTaken``; any other failure is raised at once."""
-    for attempt in range(1, attempts + 1):
-        try:
-            return start()
-        except PortTaken as exc:
-            if attempt == attempts:
-                raise AssertionError(f"{what}: its port was taken {attempts} times in a row: {exc}") from exc
-    raise AssertionError("unreachable")
-
-
-def _port_taken(exc: AssertionError) -> AssertionError:
-    return PortTaken(str(exc)) if PORT_IN_USE.search(str(exc)) else exc
-
-
-@dataclass
-class Chroot:
-    root: Path
-    mounted_proc: bool = False
-
-    def __post_init__(self) -> None:
-        proc = self.root / "proc"
-        if subprocess.run(["mountpoint", "-q", str(proc)]).returncode != 0:
-            subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)
-            self.mounted_proc = True  # slurmctld 26.05 dies without /proc (readlink of its own binary)
-        for run_dir in ("slurmctld", "slurmdbd"):  # the daemons' run dirs (systemd's RuntimeDirectory= elsewhere)
-            path = self.root / "run" / run_dir
-            path.mkdir(parents=True, exist_ok=True)
-            os.chown(path, *user_ids(self.root, "slurm"))
-
-    def run(self, args: list[str], conf: str | None = None, timeout: float = 60, check: bool = False,
-            input: str | None = None) -> subprocess.CompletedProcess:
-        env = ["env", f"SLURM_CONF={conf}"] if conf else []
-        return subprocess.run(["chroot", str(self.root), *env, *args], capture_output=True, text=True,
-                              timeout=timeout, check=check, input=input)
-
-    def popen(self, args: list[str], conf: str | None = None) -> subprocess.Popen:
-        env = ["env", f"SLURM_CONF={conf}"] if conf else []
-        return subprocess.Popen(["chroot", str(self.root), *env, *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-
-    def close(self) -> None:
-        """/proc stays mounted: another test session may be using the root right now (scripts/slurm-root.sh
-        unmounts it before a rebuild)."""
 
 
 def _wait(what: str, ok, proc: subprocess.Popen | None = None, timeout: float = START_TIMEOUT_S,
@@ -262,7 +111,7 @@ class SlurmDbd:
 
     def _start_mariadb(self, settings: tuple[str, ...]) -> None:
         chroot, d = self.chroot, self.dir
-        self.db_port = free_port()
+        self.db_port = ports.free_port()
         self.starts["mariadbd"] += 1
         self.mariadb = chroot.popen(["mariadbd", "--user=mysql", f"--datadir={d.inside}/mysql",
                                      f"--socket={self._sock}", f"--port={self.db_port}", "--bind-address=127.0.0.1",
@@ -272,7 +121,7 @@ class SlurmDbd:
                                                   "select 1"]).returncode == 0, self.mariadb)
         except AssertionError as exc:
             _stop(self.mariadb)
-            raise _port_taken(exc) from None
+            raise port_taken(exc) from None
 
     def _create_user(self) -> None:
         self.chroot.run(["mariadb", f"--socket={self._sock}", "-e",
@@ -281,7 +130,7 @@ class SlurmDbd:
 
     def _start_dbd(self) -> None:
         chroot, d = self.chroot, self.dir
-        self.port = free_port()
+        self.port = ports.free_port()
         d.write("etc/slurmdbd.conf", "\n".join([
             "DbdHost=localhost", f"DbdPort={self.port}", "SlurmUser=slurm", "AuthType=auth/slurm",
             f"LogFile={d.inside}/slurmdbd.log", f"PidFile={d.inside}/slurmdbd.pid",
@@ -363,13 +212,13 @@ class SlurmController:
         """A fresh directory, config and ports each time: nothing of a start that lost its port survives."""
         chroot, values = self.chroot, self.values
         self.dir = d = Workdir(chroot, self.name)
-        self.port = free_port()
+        self.port = ports.free_port()
         self.starts += 1
         etc = f"{d.inside}/etc"
         self.conf = f"{etc}/slurm.conf"
         paths = Paths(etc=etc, state=f"{d.inside}/state", log=f"{d.inside}/slurmctld.log",
                       pid=f"{d.inside}/slurmctld.pid", spool=f"{d.inside}/spool")
-        d.write("etc/slurm.conf", operator_slurm_conf(values, paths, self.port, free_port(),
+        d.write("etc/slurm.conf", operator_slurm_conf(values, paths, self.port, ports.free_port(),
                                                        self.dbd.port if self.dbd else None))
         for name, text in values.get("configFiles", {}).items():
             d.write(f"etc/{name}", text)
@@ -383,7 +232,7 @@ class SlurmController:
                   and "UP" in self.run("scontrol", "ping").stdout, self.proc, log=self.log)
         except AssertionError as exc:
             self.stop()
-            raise _port_taken(exc) from None
+            raise port_taken(exc) from None
         except BaseException:
             self.stop()
             raise
