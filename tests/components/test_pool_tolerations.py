@@ -4,7 +4,6 @@ values; and cross-layer-scheduler-tolerations refuses a flavor or NodeSet that d
 Tainted pools on GKE and EKS, on the Kueue and the Slurm path."""
 from __future__ import annotations
 
-import copy
 import functools
 
 import pytest
@@ -33,21 +32,16 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 RULE = "cross-layer-scheduler-tolerations"
 
 
-def _tainted(raw: dict, pool: str) -> dict:
-    out = copy.deepcopy(raw)
-    next(p for p in out["nodePools"] if p["name"] == pool)["taints"] = [DEDICATED, DRAINING]
-    return out
-
-
-def _tainted_flat(flat: dict, pool: str) -> dict:
-    out = copy.deepcopy(flat)
-    next(p for p in out["gpu-cluster:nodePools"] if p["name"] == pool)["taints"] = [DEDICATED, DRAINING]
-    return out
+def _tainted(config: dict, pool: str) -> dict:
+    """``config`` (raw or flat) with two extra taints on the pool named ``pool``."""
+    pools = config.get("nodePools") or config["gpu-cluster:nodePools"]
+    index = next(i for i, p in enumerate(pools) if p["name"] == pool)
+    return edit(config, f"nodePools[{index}].taints", [DEDICATED, DRAINING])
 
 
 KUEUE_CASES = {"gke": (flat_config(_tainted(GKE_TEAMS, "l4")), "l4"),
                "eks": (flat_config(_tainted(EKS_TEAMS, "l40s")), "l40s")}
-SLURM_CASES = {"gke": (_tainted_flat(GKE_NO_ACCOUNTING, "l4"), "l4"), "eks": (_tainted_flat(EKS_ZONES, "l4"), "l4")}
+SLURM_CASES = {"gke": (_tainted(GKE_NO_ACCOUNTING, "l4"), "l4"), "eks": (_tainted(EKS_ZONES, "l4"), "l4")}
 
 
 @functools.cache
