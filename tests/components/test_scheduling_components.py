@@ -4,7 +4,6 @@ to the Katib/Pipelines kustomize Directories make of the upstream objects (which
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 
 import pulumi
@@ -18,6 +17,7 @@ from policies.rules import security_default_credentials as default_credentials
 from preview.engine import fake_random_bytes, run_program
 from scheduling.kueue import render_kueue
 from scheduling.trainer import training_runtimes
+from tests.support.edit import DELETE, edit, edits
 from tests.support.recorded import of_type, one, parent_of
 from stacks.known_defaults import KNOWN_DEFAULTS
 from tests.support.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config, spec_and_facts
@@ -28,8 +28,7 @@ KUEUE_TYPES = ("kubernetes:kueue.x-k8s.io/v1beta2:", "kubernetes:trainer.kubeflo
 
 @pytest.fixture(scope="module")
 def gke():
-    raw = copy.deepcopy(GKE_TEAMS)
-    raw["scheduling"]["kubeflow"] = {"katib": True, "pipelines": True}
+    raw = edit(GKE_TEAMS, "scheduling.kubeflow", {"katib": True, "pipelines": True})
     return raw, run_program(flat_config(raw))
 
 
@@ -215,15 +214,13 @@ def test_eks_stack_gets_the_eks_network_topology_through_its_own_provider():
 
 @pytest.mark.parametrize("scheduling", [None, "slurm"])
 def test_no_kueue_without_workload_kubeflow(scheduling):
-    raw = copy.deepcopy(GKE_TEAMS)
     if scheduling is None:
-        del raw["scheduling"]
+        raw = edit(GKE_TEAMS, "scheduling", DELETE)
     else:
-        raw["scheduling"]["workload"] = scheduling
-        raw["scheduling"].pop("topology")
-        raw["scheduling"].pop("gang")  # Kueue-only settings are refused with workload slurm
-        raw["scheduling"]["queues"][1].pop("namespace")
-        raw["scheduling"]["queues"][0]["quotas"][0].pop("lendingLimit")
+        raw = edits(GKE_TEAMS, {"scheduling.workload": scheduling,  # Kueue-only settings are refused with slurm
+                                "scheduling.topology": DELETE, "scheduling.gang": DELETE,
+                                "scheduling.queues[1].namespace": DELETE,
+                                "scheduling.queues[0].quotas[0].lendingLimit": DELETE})
     rec = run_program(flat_config(raw))
     assert not [r for r in rec.resources if r.type.startswith(("gpu-cluster:scheduling:Kueue",
                                                                "gpu-cluster:scheduling:Kubeflow", *KUEUE_TYPES))]

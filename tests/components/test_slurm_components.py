@@ -18,6 +18,7 @@ from components.charts import SLURM, SLURM_CHARTS, SLURM_OPERATOR
 from preview.engine import Recording, fake_random_bytes, run_program
 from preview.run import preview_config
 from tests.conftest import require_shared
+from tests.support.edit import edit
 from tests.support.helm_values import helm_merge, unknown_keys
 from tests.support.k8s_schema import K8S_VERSION
 from tests.support.recorded import of_type, one, parent_of
@@ -143,8 +144,7 @@ def test_each_nodeset_is_pinned_to_its_pool_with_the_gpu_toleration_and_all_its_
 
 
 def test_pool_taints_become_nodeset_tolerations():
-    cfg = copy.deepcopy(GKE_NO_ACCOUNTING)
-    cfg["gpu-cluster:nodePools"][1]["taints"] = [{"key": "team", "value": "eval", "effect": "NoSchedule"}]
+    cfg = edit(GKE_NO_ACCOUNTING, "nodePools[1].taints", [{"key": "team", "value": "eval", "effect": "NoSchedule"}])
     values = one(run_program(cfg), RELEASE, "slurm-slurm").redacted_inputs["values"]
     assert {"key": "team", "operator": "Equal", "value": "eval", "effect": "NoSchedule"} in \
         values["nodesets"]["l4"]["podSpec"]["tolerations"]

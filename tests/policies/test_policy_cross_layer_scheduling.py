@@ -3,7 +3,6 @@ accounting, Slurm block sizes fitting the pool. Each example passes; one recorde
 exact message (the spec validation refuses most of these up front: the pack re-checks the rendered resources)."""
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import json
@@ -13,7 +12,7 @@ import yaml
 
 from catalog import Cloud, load_catalog
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
-from tests.support.edit import edit
+from tests.support.edit import edit, edits
 from tests.support.policy_harness import Pack, find, wire, with_props
 
 NP, NG, RELEASE = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup", "kubernetes:helm.sh/v3:Release"
@@ -291,10 +290,8 @@ def test_larger_block_sizes_need_not_divide_the_pool():
     """gpu-cluster renders the base size and its doublings up to the pool: 24 nodes in blocks of 8 give 8, 16, which a
     real slurmctld 26.05 accepts (its topology.conf(5) example even has 30, 120 over 128 nodes). Only the base size
     must divide the pool."""
-    config = copy.deepcopy(read_stack_file(stack_file("gke-h100-512")))
-    pool = config["gpu-cluster:nodePools"][0]
-    pool["minNodes"] = pool["maxNodes"] = 24
-    config["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 64
+    config = edits(read_stack_file(stack_file("gke-h100-512")), {
+        "nodePools[0].minNodes": 24, "nodePools[0].maxNodes": 24, "scheduling.queues[0].quotas[0].gpus": 64})
     rs = list(_recorded("gke-h100-512", json.dumps(config)))
     topology = yaml.safe_load(wire(find(rs, RELEASE, "slurm-slurm"))["values"]["configFiles"]["topology.yaml"])
     assert [t["block"]["block_sizes"] for t in topology if "block" in t] == [[8, 16]]

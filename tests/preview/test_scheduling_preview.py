@@ -2,7 +2,6 @@
 promised share of each pool, and $/hour of each team's nominal quota."""
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_config, preview_stack
+from tests.support.edit import edits
 from tests.support.scheduling_fixtures import GKE_TEAMS, flat_config
 from tests.support.stack_configs import GKE
 
@@ -52,9 +52,7 @@ def test_text_and_markdown_show_the_queues(report):
 
 
 def test_overcommitted_pool_shows_more_than_its_capacity():
-    raw = copy.deepcopy(GKE_TEAMS)
-    raw["scheduling"]["overcommit"] = True
-    raw["scheduling"]["queues"][0]["quotas"][0]["gpus"] = 30
+    raw = edits(GKE_TEAMS, {"scheduling.overcommit": True, "scheduling.queues[0].quotas[0].gpus": 30})
     report = preview_config("over", {**flat_config(raw), "gpu-cluster:project": "ml-platform-prod"})
     h100 = next(p for p in report.queues.pools if p.pool == "h100")
     assert (h100.promised_gpus, h100.overcommitted, f"{h100.share:.0%}") == (38, True, "119%")

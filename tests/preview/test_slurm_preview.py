@@ -6,6 +6,7 @@ import pytest
 from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_stack
+from tests.support.edit import DELETE, edit, edits
 
 
 @pytest.fixture(scope="module")
@@ -47,15 +48,9 @@ def test_stacks_without_slurm_have_no_slurm_section():
 
 def _kubeflow_twin() -> dict:
     """The 512-GPU stack with the same pools and queues under Kueue (workload kubeflow)."""
-    import copy
-
     from tests.support.slurm_configs import slurm_configs
 
-    config = copy.deepcopy(slurm_configs()["gke-h100-512"])
-    sched = config["gpu-cluster:scheduling"]
-    sched["workload"] = "kubeflow"
-    del sched["slurm"]
-    return config
+    return edits(slurm_configs()["gke-h100-512"], {"scheduling.workload": "kubeflow", "scheduling.slurm": DELETE})
 
 
 def test_queue_section_shows_what_slurm_reads_and_no_kueue_settings(report):
@@ -106,15 +101,12 @@ def test_cost_at_min_of_a_slurm_pool_is_its_max_nodes(report):
 
 def test_the_stack_diff_prices_a_slurm_pool_at_max_nodes_at_min():
     """Raising minNodes of a Slurm pool changes nothing in cost (it already runs at maxNodes); the diff agrees."""
-    import copy
-
     from preview.diff.cost import diff_cost
     from preview.run import preview_config
     from tests.support.slurm_configs import slurm_configs
 
     base = slurm_configs()["gke-h100-512"]
-    head = copy.deepcopy(base)
-    head["gpu-cluster:nodePools"][1]["minNodes"] = 8
+    head = edit(base, "nodePools[1].minNodes", 8)
     before, after = preview_config("b", base).cost, preview_config("h", head).cost
     diff = diff_cost(before, after)
     assert diff.delta_min == pytest.approx(0) and diff.delta_max == pytest.approx(0)

@@ -17,6 +17,7 @@ from scheduling.kueue_config import manager_config, manager_config_yaml
 from scheduling.kueue_topology import has_block_labels, placement
 from scheduling.trainer import training_runtimes
 from catalog import Cloud
+from tests.support.edit import edit, edits
 from tests.support.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -96,8 +97,7 @@ def test_without_a_cohort_there_is_no_cohort_object_no_reclaim_and_no_fair_shari
 
 
 def test_shared_gpus_multiply_the_quota_by_the_slices_each_gpu_advertises():
-    raw = copy.deepcopy(GKE_TEAMS)
-    raw["nodePools"][1]["gpuRuntime"] = {"sharing": {"mode": "time-slicing", "replicas": 4}}
+    raw = edit(GKE_TEAMS, "nodePools[1].gpuRuntime", {"sharing": {"mode": "time-slicing", "replicas": 4}})
     _, facts, objects = _objects(raw)
     l4 = {q["metadata"]["name"]: q["spec"]["resourceGroups"][0]["flavors"][1]["resources"][0]
           for q in objects.cluster_queues}
@@ -111,9 +111,7 @@ def test_gang_admission_and_fair_sharing_in_the_manager_configuration():
     assert config["waitForPodsReady"]["timeout"] == "900s"
     assert config["fairSharing"] == {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
     assert "trainer.kubeflow.org/trainjob" in config["integrations"]["frameworks"]
-    raw = copy.deepcopy(GKE_TEAMS)
-    raw["scheduling"]["gang"] = {"enabled": False}
-    spec, _, _ = _objects(raw)
+    spec, _, _ = _objects(edit(GKE_TEAMS, "scheduling.gang", {"enabled": False}))
     assert "waitForPodsReady" not in manager_config(spec.scheduling)
 
 
@@ -148,9 +146,8 @@ def test_which_machine_types_carry_block_labels(cloud, machine, blocks):
 
 
 def test_a_pool_no_queue_uses_gets_a_plain_flavor_even_under_required_block():
-    raw = copy.deepcopy(EKS_TEAMS)
-    raw["nodePools"].append({"name": "g5", "machineType": "g5.12xlarge", "zones": ["us-east-1a"], "minNodes": 1,
-                             "maxNodes": 1})
+    raw = edit(EKS_TEAMS, "nodePools", EKS_TEAMS["nodePools"] + [
+        {"name": "g5", "machineType": "g5.12xlarge", "zones": ["us-east-1a"], "minNodes": 1, "maxNodes": 1}])
     _, _, objects = _objects(raw)  # g5 has no block labels, but no quota: nothing to place
     g5 = next(f for f in objects.flavors if f["metadata"]["name"].startswith("g5-"))
     assert "topologyName" not in g5["spec"] and objects.placements["g5"].annotation is None
@@ -174,8 +171,7 @@ def test_flavor_and_topology_names_change_exactly_when_a_field_that_replaces_the
     name (create, repoint, then delete) instead of deleted first: the name must follow the replacing fields."""
     _, _, base = _objects(GKE_TEAMS)
     before = _names(base)
-    tainted = copy.deepcopy(GKE_TEAMS)
-    tainted["nodePools"][1]["taints"] = [{"key": "dedicated", "value": "eval", "effect": "NoSchedule"}]
+    tainted = edit(GKE_TEAMS, "nodePools[1].taints", [{"key": "dedicated", "value": "eval", "effect": "NoSchedule"}])
     _, _, after = _objects(tainted)
     renamed = {k for k, v in _names(after).items() if before[k] != v}
     assert renamed == {("ResourceFlavor", "l4")}  # tolerations changed: only l4's flavor
@@ -184,12 +180,9 @@ def test_flavor_and_topology_names_change_exactly_when_a_field_that_replaces_the
                for f in cq["spec"]["resourceGroups"][0]["flavors"])
     assert {f["name"] for f in after.cluster_queues[0]["spec"]["resourceGroups"][0]["flavors"]} >= {new_l4}
 
-    unrelated = copy.deepcopy(GKE_TEAMS)  # quotas, limits, weights, cohort, priorities, autoscaling: no rename
-    unrelated["scheduling"]["queues"][0]["quotas"][0]["gpus"] = 16
-    unrelated["scheduling"]["queues"][0]["fairShareWeight"] = 7
-    unrelated["scheduling"]["cohort"] = "research-org"
-    unrelated["scheduling"]["priorityClasses"][0]["value"] = 2000
-    unrelated["nodePools"][1]["maxNodes"] = 8
+    unrelated = edits(GKE_TEAMS, {  # quotas, limits, weights, cohort, priorities, autoscaling: no rename
+        "scheduling.queues[0].quotas[0].gpus": 16, "scheduling.queues[0].fairShareWeight": 7,
+        "scheduling.cohort": "research-org", "scheduling.priorityClasses[0].value": 2000, "nodePools[1].maxNodes": 8})
     _, _, same = _objects(unrelated)
     assert _names(same) == before
 
@@ -203,12 +196,8 @@ def test_the_name_hash_covers_node_labels_tolerations_topology_and_levels_only()
     for path, value in [("spec.nodeLabels", {"gpu-cluster/pool": "h100", "zone": "a"}),
                         ("spec.tolerations", []), ("spec.topologyName", "gke-network-2"),
                         ("spec.nodeTaints", [{"key": "x", "effect": "NoSchedule"}])]:
-        other = copy.deepcopy(flavor)
-        section, key = path.split(".")
-        other[section][key] = value
-        assert content_name("h100", "ResourceFlavor", other) != name, path
-    relabelled = copy.deepcopy(flavor)
-    relabelled["metadata"]["labels"] = {"team": "ml"}
+        assert content_name("h100", "ResourceFlavor", edit(flavor, path, value)) != name, path
+    relabelled = edit(flavor, "metadata.labels", {"team": "ml"})
     assert content_name("h100", "ResourceFlavor", relabelled) == name
     levels = {"spec": {"levels": [{"nodeLabel": "topology.kubernetes.io/zone"}, {"nodeLabel": "kubernetes.io/hostname"}]}}
     fewer = {"spec": {"levels": [{"nodeLabel": "kubernetes.io/hostname"}]}}
@@ -218,9 +207,7 @@ def test_the_name_hash_covers_node_labels_tolerations_topology_and_levels_only()
 
 def test_a_new_topology_renames_the_flavors_that_use_it():
     _, _, base = _objects(GKE_TEAMS)
-    raw = copy.deepcopy(GKE_TEAMS)
-    raw["scheduling"]["topology"] = {"mode": "none", "level": "block"}
-    _, _, flat = _objects(raw)
+    _, _, flat = _objects(edit(GKE_TEAMS, "scheduling.topology", {"mode": "none", "level": "block"}))
     assert not flat.topologies and "topologyName" not in flat.flavors[0]["spec"]
     assert flat.flavors[0]["metadata"]["name"] != base.flavors[0]["metadata"]["name"]  # h100 lost its topology
     assert flat.flavors[1]["metadata"]["name"] == base.flavors[1]["metadata"]["name"]  # l4 never had one

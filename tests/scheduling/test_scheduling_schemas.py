@@ -2,7 +2,6 @@
 namespaces against the Kubernetes OpenAPI schema, and the Helm values against the pinned charts' values.yaml."""
 from __future__ import annotations
 
-import copy
 import re
 
 import kubernetes_validate
@@ -17,6 +16,7 @@ from scheduling.trainer import trainer_values, training_runtimes
 from validation.load import decode_config
 from tests.conftest import require_shared
 from tests.support.crd_schemas import cel_errors, schema_errors
+from tests.support.edit import DELETE, edit
 from tests.support.helm_values import unknown_keys
 from tests.support.k8s_schema import K8S_VERSION
 from tests.support.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts
@@ -64,22 +64,20 @@ def test_team_namespaces_are_valid_core_objects(name):
 
 def test_the_validators_catch_what_the_api_server_would_refuse():
     objects, _ = _rendered(GKE_TEAMS)
-    cq = copy.deepcopy(objects.cluster_queues[0])
-    cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQouta"] = 1
-    assert any("nominalQouta" in e for e in schema_errors(cq))
-    del cq["spec"]["cohortName"]
-    cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].pop("nominalQouta")
-    errors, _ = cel_errors(cq)
+    cq = objects.cluster_queues[0]
+    typo = edit(cq, "spec.resourceGroups[0].flavors[0].resources[0].nominalQouta", 1)
+    assert any("nominalQouta" in e for e in schema_errors(typo))
+    no_cohort = edit(cq, "spec.cohortName", DELETE)
+    errors, _ = cel_errors(no_cohort)
     assert errors == ["spec: borrowingLimit must be nil when cohort is empty"]
-    cq["spec"]["resourceGroups"][0]["coveredResources"].append("cpu")
-    errors, _ = cel_errors(cq)
+    covered = cq["spec"]["resourceGroups"][0]["coveredResources"]
+    errors, _ = cel_errors(edit(no_cohort, "spec.resourceGroups[0].coveredResources", [*covered, "cpu"]))
     assert "spec.resourceGroups[0]: flavors must have the same number of resources as the coveredResources" in errors
-    topo = copy.deepcopy(objects.topologies[0])
-    topo["spec"]["levels"].reverse()  # kubernetes.io/hostname first
-    assert cel_errors(topo)[0], "hostname must be the lowest level"
-    flavor = copy.deepcopy(objects.flavors[0])
-    flavor["spec"]["nodeLabels"] = {}
-    assert cel_errors(flavor)[0] == ["spec: at least one nodeLabel is required when topology is set"]
+    topo = objects.topologies[0]
+    hostname_first = edit(topo, "spec.levels", topo["spec"]["levels"][::-1])
+    assert cel_errors(hostname_first)[0], "hostname must be the lowest level"
+    no_labels = edit(objects.flavors[0], "spec.nodeLabels", {})
+    assert cel_errors(no_labels)[0] == ["spec: at least one nodeLabel is required when topology is set"]
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate({**objects.namespaces[0], "spec": {"finalizerz": []}}, K8S_VERSION, strict=True)
 

@@ -2,7 +2,6 @@
 sacctmgr script, for the 512-GPU example stack and for small specs that isolate one rule each."""
 from __future__ import annotations
 
-import copy
 
 import yaml
 from hypothesis import given
@@ -16,6 +15,7 @@ from scheduling.slurm_values import client_slurm_conf
 from stacks.facts import pool_facts
 from validation.load import decode_config, load_spec
 from stacks.slurm_spec import SlurmPreemptType
+from tests.support.edit import DELETE, edits
 from tests.support.slurm_configs import EKS_ZONES, GKE_NO_ACCOUNTING, slurm_configs
 
 CAT = load_catalog()
@@ -89,9 +89,8 @@ def test_accounting_follows_the_weights():
     plan = plan_of(GKE_NO_ACCOUNTING)
     assert not plan.accounting
     assert {"PriorityWeightFairshare", "PriorityWeightAge", "AccountingStorageTRES"}.isdisjoint(plan.directives)
-    cfg = copy.deepcopy(GKE_NO_ACCOUNTING)
-    del cfg["gpu-cluster:scheduling"]["slurm"]["accounting"]
-    cfg["gpu-cluster:scheduling"]["slurm"]["priorityWeights"] = {"fairShare": 5, "age": 0}
+    cfg = edits(GKE_NO_ACCOUNTING, {"scheduling.slurm.accounting": DELETE,
+                                    "scheduling.slurm.priorityWeights": {"fairShare": 5, "age": 0}})
     assert plan_of(cfg).accounting  # asking for fair-share turns accounting on
 
 

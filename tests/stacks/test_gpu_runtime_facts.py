@@ -19,6 +19,7 @@ from stacks.gpu_runtime import (
 from stacks.gpu_runtime_plan import runtime_plan
 from stacks.gpu_runtime_spec import GpuRuntimeMode
 from validation.load import load_spec
+from tests.support.edit import edit
 
 CAT, MIG = load_catalog(), load_mig_catalog()
 NON_MIG_GPUS = {GpuModel.L4, GpuModel.L40S, GpuModel.A10G, GpuModel.T4, GpuModel.V100_16GB, GpuModel.V100_32GB}
@@ -40,9 +41,8 @@ def facts_of(raw: dict[str, Any]):
 
 
 def one_pool(base: dict, machine: str, runtime: dict, zone: str) -> dict:
-    raw = copy.deepcopy(base)
-    raw["nodePools"] = [{"name": "p", "machineType": machine, "zones": [zone], "maxNodes": 2, "gpuRuntime": runtime}]
-    return raw
+    return edit(base, "nodePools", [{"name": "p", "machineType": machine, "zones": [zone], "maxNodes": 2,
+                                     "gpuRuntime": runtime}])
 
 
 @pytest.mark.parametrize("base, machine, zone, runtime, physical, advertised", [

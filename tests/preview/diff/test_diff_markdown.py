@@ -26,6 +26,7 @@ from preview.diff.replacement import GKE_NODE_POOL
 from validation.issues import SpecError
 from stacks.facts import pool_facts
 from validation.load import decode_config, load_spec
+from tests.support.edit import edit
 
 GOLDEN = Path(__file__).parent / "golden"
 STACK = "research"
@@ -166,9 +167,9 @@ def test_cut_to_fit_stays_under_the_limit_and_keeps_the_summary():
 
 
 def test_a_huge_diff_fits_a_github_comment():
-    head = copy.deepcopy(BASE)
-    head["gpu-cluster:nodePools"] += [{"name": f"extra-{i:03d}", "machineType": "g2-standard-8",
-                                       "zones": ["us-central1-a"], "maxNodes": 1} for i in range(400)]
+    head = edit(BASE, "nodePools", BASE["gpu-cluster:nodePools"] + [
+        {"name": f"extra-{i:03d}", "machineType": "g2-standard-8", "zones": ["us-central1-a"], "maxNodes": 1}
+        for i in range(400)])
     diff = diff_configs(STACK, BASE, head, "main", previewer=synthetic_previewer({}))
     md = render_diff_markdown(diff)
     assert len(md) <= GITHUB_COMMENT_LIMIT and "extra-000" in md
