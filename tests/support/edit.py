@@ -2,8 +2,8 @@
 
 Paths use the config's own spelling (dots between keys, ``[i]`` for list entries); a tuple of steps works too, for
 keys that hold dots (``("values", "nodesets", "h100.a")``). In a stack config whose keys carry the ``gpu-cluster:``
-namespace, the first key is looked up as ``gpu-cluster:<key>`` unless it is there as written, so a new top-level
-section lands under the namespace too. ``DELETE`` removes the key (or list entry); a missing key to delete, or a list
+namespace, the first key is looked up as ``gpu-cluster:<key>`` unless it is there as written or names a namespace of
+its own (``gcp:project``), so a new top-level section lands under the namespace too. ``DELETE`` removes the key (or list entry); a missing key to delete, or a list
 index out of range, raises, so a typo in a path fails the test instead of editing nothing. Missing mappings on the
 way are created. The input is never changed: the result is a deep copy, and so is every value put into it.
 """
@@ -40,7 +40,7 @@ def edits(value: Mapping[str, Any], changes: Mapping[str | tuple, Any]) -> dict[
         steps = steps_of(path)
         if not steps:
             raise ValueError(f"empty edit path {path!r}")
-        if namespaced and isinstance(steps[0], str) and steps[0] not in out:
+        if namespaced and isinstance(steps[0], str) and ":" not in steps[0] and steps[0] not in out:
             steps[0] = f"{NAMESPACE}:{steps[0]}"
         node: Any = out
         for step in steps[:-1]:

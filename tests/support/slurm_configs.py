@@ -2,25 +2,23 @@
 ones covering what the examples do not (zone tree, partition_prio, no accounting, several pools of one GPU)."""
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from preview.engine import PROJECT_ROOT, read_stack_file
+from tests.support.edit import edits
 from tests.support.stack_configs import EKS, GKE
 
 EXAMPLE_SLURM_STACKS = sorted(
     p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
     if (read_stack_file(p).get("gpu-cluster:scheduling") or {}).get("workload") == "slurm")
 
-EKS_ZONES: dict[str, Any] = copy.deepcopy(EKS)
-EKS_ZONES["gpu-cluster:nodePools"] = [
+EKS_ZONES: dict[str, Any] = edits(EKS, {"nodePools": [
     {"name": "p5-a", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "minNodes": 4, "maxNodes": 4,
      "multiNode": True},
     {"name": "p5-b", "machineType": "p5.48xlarge", "zones": ["us-east-1b"], "minNodes": 2, "maxNodes": 2,
      "multiNode": True},
     {"name": "l4", "machineType": "g6.xlarge", "zones": ["us-east-1a", "us-east-1b"], "minNodes": 3, "maxNodes": 3},
-]
-EKS_ZONES["gpu-cluster:scheduling"] = {
+], "scheduling": {
     "workload": "slurm", "cohort": "all-teams",
     "queues": [{"name": "llm", "fairShareWeight": 5, "quotas": [{"pool": "p5-a", "gpus": 32}, {"pool": "p5-b", "gpus": 8,
                                                                                              "borrowingLimit": 8}]},
@@ -29,19 +27,17 @@ EKS_ZONES["gpu-cluster:scheduling"] = {
     "topology": {"mode": "required", "level": "zone"},
     "slurm": {"preemptType": "partition_prio", "partitions": [{"name": "train", "pools": ["p5-a", "p5-b"],
                                                                "priorityTier": 3}]},
-}
+}})
 
-GKE_NO_ACCOUNTING: dict[str, Any] = copy.deepcopy(GKE)
-GKE_NO_ACCOUNTING["gpu-cluster:nodePools"] = [
+GKE_NO_ACCOUNTING: dict[str, Any] = edits(GKE, {"nodePools": [
     {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": 6, "maxNodes": 6,
      "multiNode": True},
     {"name": "l4", "machineType": "g2-standard-8", "zones": ["us-central1-a"], "minNodes": 2, "maxNodes": 2},
-]
-GKE_NO_ACCOUNTING["gpu-cluster:scheduling"] = {
+], "scheduling": {
     "workload": "slurm",
     "queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": 48}]}],
     "slurm": {"accounting": False, "priorityWeights": {"fairShare": 0, "age": 0}, "allPoolsPartition": False},
-}
+}})
 
 SYNTHETIC = {"eks-zones": EKS_ZONES, "gke-no-accounting": GKE_NO_ACCOUNTING}
 

@@ -50,6 +50,7 @@ def test_namespaced_config_is_edited_under_its_namespace():
     assert added["gpu-cluster:gpuRuntime"] == {"mode": "gpu-operator"} and "gpuRuntime" not in added
     assert "gpu-cluster:cloud" not in edit(FLAT, "cloud", DELETE)
     assert edit(FLAT, "gpu-cluster:cloud", "aws")["gpu-cluster:cloud"] == "aws"  # the full key works too
+    assert edit(FLAT, "gcp:project", "p-1")["gcp:project"] == "p-1"  # another namespace stays as written
 
 
 def test_plain_dict_keys_are_never_namespaced():

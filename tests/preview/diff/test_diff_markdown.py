@@ -26,7 +26,7 @@ from preview.diff.replacement import GKE_NODE_POOL
 from validation.issues import SpecError
 from stacks.facts import pool_facts
 from validation.load import decode_config, load_spec
-from tests.support.edit import edit
+from tests.support.edit import edit, edits
 
 GOLDEN = Path(__file__).parent / "golden"
 STACK = "research"
@@ -57,10 +57,6 @@ PRICE_AGE = {"policy": "cost-price-age", "enforcement": "advisory", "severity": 
 SECURE_BOOT = {"policy": "security-gke-secure-boot", "enforcement": "advisory", "severity": "medium",
                "resource": "a100", "pool": "a100", "group": "pool a100",
                "message": "pool 'a100': Secure Boot is off.\nFix: turn it on"}
-
-
-def pools(config: dict[str, Any]) -> list[dict[str, Any]]:
-    return config["gpu-cluster:nodePools"]
 
 
 def synthetic_previewer(violations: dict[str, list[dict[str, Any]]]):
@@ -98,27 +94,25 @@ def _registered(type_: str, name: str, inputs: dict[str, Any], parent: str) -> R
 
 def scenario(name: str):
     """(base config, head config, violations by tag, max_chars) of each golden scenario."""
-    head = copy.deepcopy(BASE)
     if name == "resize-quota-policy":
-        pools(head)[0]["maxNodes"] = 16
-        head["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 32
-        base = {**BASE, "tag": "base"}
-        head["tag"] = "head"
+        head = edits(BASE, {"nodePools[0].maxNodes": 16, "scheduling.queues[0].quotas[0].gpus": 32})
+        # "tag" is no config key: it tells the synthetic previewer which side it previews
+        base, head = {**BASE, "tag": "base"}, {**head, "tag": "head"}
         return base, head, {"base": [PRICE_AGE, SECURE_BOOT], "head": [SECURE_BOOT, BUDGET]}, GITHUB_COMMENT_LIMIT
     if name == "replace-add-remove":
-        pools(head)[1]["machineType"] = "g2-standard-24"
-        pools(head)[2] = {"name": "h200", "machineType": "a3-ultragpu-8g", "zones": ["us-central1-b"], "maxNodes": 2,
-                          "multiNode": True}
-        head["gpu-cluster:scheduling"]["queues"][1]["quotas"] = [{"pool": "l4", "gpus": 8}]
+        head = edits(BASE, {
+            "nodePools[1].machineType": "g2-standard-24",
+            "nodePools[2]": {"name": "h200", "machineType": "a3-ultragpu-8g", "zones": ["us-central1-b"],
+                             "maxNodes": 2, "multiNode": True},
+            "scheduling.queues[1].quotas": [{"pool": "l4", "gpus": 8}]})
         return BASE, head, {}, GITHUB_COMMENT_LIMIT
     if name == "new-stack":
         return None, BASE, {}, GITHUB_COMMENT_LIMIT
     if name == "invalid-head":
-        pools(head)[0]["machineType"] = "a3-highgpu-9g"
-        pools(head)[1]["maxNodes"] = 0
+        head = edits(BASE, {"nodePools[0].machineType": "a3-highgpu-9g", "nodePools[1].maxNodes": 0})
         return BASE, head, {}, GITHUB_COMMENT_LIMIT
     if name == "no-change":
-        return BASE, head, {}, GITHUB_COMMENT_LIMIT
+        return BASE, copy.deepcopy(BASE), {}, GITHUB_COMMENT_LIMIT
     if name == "cut-to-fit":
         base, head, violations, _ = scenario("resize-quota-policy")
         return base, head, violations, 1600
