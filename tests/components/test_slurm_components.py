@@ -18,7 +18,7 @@ from components.charts import SLURM, SLURM_CHARTS, SLURM_OPERATOR
 from preview.engine import Recording, fake_random_bytes, run_program
 from preview.run import preview_config
 from tests.conftest import require_shared
-from tests.support.edit import edit
+from tests.support.edit import DELETE, edit
 from tests.support.helm_values import helm_merge, unknown_keys
 from tests.support.k8s_schema import K8S_VERSION
 from tests.support.recorded import of_type, one, parent_of
@@ -80,10 +80,10 @@ def test_values_are_known_to_the_pinned_charts(gke512):
     values = one(gke512, RELEASE, "slurm-slurm").redacted_inputs["values"]
     defaults = _defaults(SLURM)
     for key, nodeset in values["nodesets"].items():
-        nodeset = copy.deepcopy(nodeset)
-        selector = nodeset["podSpec"].pop("nodeSelector")  # map[string]string: any label keys
+        selector = nodeset["podSpec"]["nodeSelector"]  # map[string]string: any label keys
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in selector.items())
-        assert unknown_keys(nodeset, defaults["nodesetDefaults"], f"nodesets.{key}") == []
+        assert unknown_keys(edit(nodeset, "podSpec.nodeSelector", DELETE), defaults["nodesetDefaults"],
+                            f"nodesets.{key}") == []
     for key, part in values["partitions"].items():
         assert unknown_keys(part, defaults["partitions"]["all"], f"partitions.{key}") == []
 
