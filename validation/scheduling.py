@@ -50,8 +50,8 @@ def pool_capacities(cat: Catalog, cloud: Cloud | None, pools: Iterable[tuple[int
     return out
 
 
-def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: Any, pools: list[tuple[int, NodePool]],
-                     sched: SchedulingSpec) -> None:
+def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: Any,
+                     pools: list[tuple[int, NodePool]], sched: SchedulingSpec) -> None:
     """Every cross-field rule of ``gpu-cluster:scheduling``; ``raw_pools`` is the unparsed ``nodePools`` value, so a
     pool that failed its own checks is still a known name (it is reported once, where it is wrong)."""
     known = [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \
@@ -164,8 +164,10 @@ def _check_capacity(scheduling: Issues, used: dict[str, list[QuotaUse]], caps: d
         scheduling.error(
             ("queues", i, "quotas", j, "gpus"),
             f"nominal quotas in pool {pool} add up to {total} GPUs ({parts}), more than the pool has at maxNodes "
-            f"({cap.max_nodes} × {cap.gpus_per_node} = {cap.max_gpus})", total, allowed=f"at most {cap.max_gpus} in total",
-            fix=f"lower the quotas, raise nodePools[{cap.index}].maxNodes to {needed}, or set scheduling.overcommit: true")
+            f"({cap.max_nodes} × {cap.gpus_per_node} = {cap.max_gpus})", total,
+            allowed=f"at most {cap.max_gpus} in total",
+            fix=f"lower the quotas, raise nodePools[{cap.index}].maxNodes to {needed}, or set scheduling.overcommit: "
+            "true")
 
 
 # -- Kueue-only: topology and fair sharing ----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Slurm-only rules of ``gpu-cluster:scheduling`` (workload ``slurm``): pools, partitions, GRES, topology blocks, QOS.
 
-Each check reports into an ``Issues`` scope (config path, value received, what is allowed, the fix) and never raises; the shared
-rules (queue names, quotas against pools) live in ``validation/scheduling.py``.
+Each check reports into an ``Issues`` scope (config path, value received, what is allowed, the fix) and never
+raises; the shared rules (queue names, quotas against pools) live in ``validation/scheduling.py``.
 """
 from __future__ import annotations
 
@@ -219,11 +219,13 @@ def _check_node_sets(issues: Issues, sched: SchedulingSpec, pool_names: list[str
                 "machineType", f"the catalog has no vCPU/RAM figure for {m.machine_type}, and a Slurm node needs CPUs "
                 "and RealMemory", m.machine_type,
                 allowed="a machine type with vCPU and RAM in the catalog, or explicit values",
-                fix=f"add scheduling.slurm.nodeSets: [{{pool: {name}, " + ", ".join(f"{k}: ..." for k in missing) + "}]")
+                fix=f"add scheduling.slurm.nodeSets: [{{pool: {name}, "
+                + ", ".join(f"{k}: ..." for k in missing) + "}]")
 
 
 # -- topology blocks --------------------------------------------------------------------------------------------
-def _check_topology(issues: Issues, sched: SchedulingSpec, machines: dict[str, tuple[int, NodePool, MachineType]]) -> None:
+def _check_topology(issues: Issues, sched: SchedulingSpec,
+                    machines: dict[str, tuple[int, NodePool, MachineType]]) -> None:
     slurm = issues.at("scheduling", "slurm")
     topo, size = sched.topology, sched.slurm.block_size
     blocks_on = topo.mode != TopologyMode.NONE and topo.level == TopologyLevel.BLOCK
@@ -253,7 +255,8 @@ def _check_topology(issues: Issues, sched: SchedulingSpec, machines: dict[str, t
         else:
             per = nodes_per_nvlink_domain(m)
             issues.pool(i, name).error("maxNodes", f"{m.machine_type} shares one NVLink domain per {per} nodes, and "
-                                       "maxNodes is not a multiple of it", pool.max_nodes, allowed=f"a multiple of {per}",
+                                       "maxNodes is not a multiple of it", pool.max_nodes,
+                                       allowed=f"a multiple of {per}",
                                        fix=f"set maxNodes to {pool.max_nodes - pool.max_nodes % per or per}")
 
 
@@ -307,8 +310,8 @@ def _check_preemption(scheduling: Issues, sched: SchedulingSpec) -> None:
     if sched.preemption.within_queue == WithinQueuePreemption.LOWER_OR_NEWER_EQUAL_PRIORITY and \
             s.preempt_type in (SlurmPreemptType.AUTO, SlurmPreemptType.QOS):
         scheduling.warn(("preemption", "withinQueue"), "Slurm cannot preempt jobs of the same QOS: rendered as "
-                        "LowerPriority", sched.preemption.within_queue.value, allowed="LowerPriority or Never for Slurm",
-                        fix="set withinQueue: LowerPriority")
+                        "LowerPriority", sched.preemption.within_queue.value,
+                        allowed="LowerPriority or Never for Slurm", fix="set withinQueue: LowerPriority")
 
 
 def _check_accounts(scheduling: Issues, sched: SchedulingSpec) -> None:

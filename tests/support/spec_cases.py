@@ -6,6 +6,7 @@ a user reads, exactly (``str(SpecIssue)``: path and problem, then received / all
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any, Mapping
 
@@ -13,7 +14,7 @@ import pytest
 
 from stacks.spec import TOP_LEVEL_KEYS, NodePool
 from tests.support.edit import edits
-from validation.issues import SpecError, allowed_list
+from validation.issues import SpecError, SpecIssue, allowed_list
 from validation.load import load_spec
 
 GKE_BASELINE: dict[str, Any] = {
@@ -66,3 +67,26 @@ def assert_every_issue_explains_itself(cfg: dict[str, Any]) -> None:
         assert issue.problem and issue.fix
     errors = len(info.value.errors)
     assert str(info.value).startswith(f"{errors} configuration error{'s' if errors != 1 else ''} in the stack config:")
+
+
+POOL_PATH = re.compile(r"^gpu-cluster:nodePools\[(\d+)\]")
+
+
+def issues_of(cfg: dict[str, Any]) -> list[SpecIssue]:
+    """Every issue ``load_spec`` finds for ``cfg``: errors and warnings when it raises, else the warnings."""
+    try:
+        return load_spec(cfg)[1]
+    except SpecError as exc:
+        return exc.issues
+
+
+def assert_pool_issues_name_their_pool(cfg: dict[str, Any]) -> None:
+    """Every issue at ``nodePools[i]…`` opens with ``pool '<name>'`` when that pool has a name to give."""
+    pools = cfg.get("nodePools") if isinstance(cfg.get("nodePools"), list) else []
+    for issue in issues_of(cfg):
+        match = POOL_PATH.match(issue.path)
+        if match is None or int(match.group(1)) >= len(pools) or not isinstance(pools[int(match.group(1))], dict):
+            continue
+        name = pools[int(match.group(1))].get("name")
+        if isinstance(name, str):
+            assert issue.problem.startswith(f"pool '{name}'"), str(issue)

@@ -15,6 +15,7 @@ import pytest
 
 from preview.engine import execute_program, install_mocks
 from tests.support.edit import edits
+from tests.support.spec_cases import assert_pool_issues_name_their_pool
 from validation.issues import NAMESPACE, SpecError
 from validation.load import load_spec
 
@@ -206,6 +207,12 @@ def test_rejected_combination_message(config, expected):
     with pytest.raises(SpecError) as info:
         load_spec(config)
     assert [str(issue) for issue in info.value.errors] == expected
+
+
+@pytest.mark.parametrize("config, expected", CASES)
+def test_every_pool_issue_names_its_pool(config, expected):
+    """A pool's own override is reported naming the pool; a stack value many pools inherit is not."""
+    assert_pool_issues_name_their_pool(config)
 
 
 @pytest.mark.parametrize("config, expected", CASES)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.support.edit import edits
-from tests.support.spec_cases import errors_of
+from tests.support.spec_cases import assert_pool_issues_name_their_pool, errors_of
 from validation.load import load_spec
 
 BASE: dict[str, Any] = {
@@ -256,6 +256,11 @@ CASES = [
 @pytest.mark.parametrize("changes,expected", CASES)
 def test_bad_slurm_setting_is_refused_with_its_exact_message(changes, expected):
     assert errors_of(edits(BASE, changes)) == expected
+
+
+@pytest.mark.parametrize("changes,expected", CASES)
+def test_every_pool_issue_names_its_pool(changes, expected):
+    assert_pool_issues_name_their_pool(edits(BASE, changes))
 
 
 def test_a_machine_without_vcpu_and_ram_in_the_catalog_needs_explicit_node_resources():

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.support.edit import edits
-from tests.support.spec_cases import (BASELINES, GKE_BASELINE, H100, POOL_KEYS, TOP_KEYS, case, config_for,
-                                      errors_of)
+from tests.support.spec_cases import (BASELINES, GKE_BASELINE, H100, POOL_KEYS, TOP_KEYS,
+                                      assert_pool_issues_name_their_pool, case, config_for)
 from tests.support.spec_error_cases import ALL
 from validation.issues import SpecError, SpecIssue, sort_key
 from validation.load import load_spec
@@ -30,6 +30,11 @@ def test_case_table_is_large_and_ids_unique():
     assert len(ids) == len(set(ids))
 
 
+@pytest.mark.parametrize("base, changes, expected", ALL)
+def test_every_pool_issue_names_its_pool(base, changes, expected):
+    assert_pool_issues_name_their_pool(config_for(base, changes))
+
+
 @pytest.mark.parametrize("base", sorted(BASELINES))
 def test_baselines_are_valid_without_warnings(base):
     spec, warnings = load_spec(copy.deepcopy(BASELINES[base]))
@@ -39,7 +44,8 @@ def test_baselines_are_valid_without_warnings(base):
 
 VALID_VARIATIONS = [
     pytest.param("gke", {"nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res",
-                                                 "reservationProject": "shared-reservations"}}, id="gke-reservation"),
+                                                   "reservationProject": "shared-reservations"}},
+                 id="gke-reservation"),
     pytest.param("gke", {"region": "us-east4", "nodePools[0].zones": ["us-east4-b"],
                          "nodePools[0].machineType": "a3-ultragpu-8g", "nodePools[0].multiNode": True,
                          "nodePools[0].maxNodes": 150}, id="gke-a3-ultra-multi-node-150"),
@@ -49,14 +55,15 @@ VALID_VARIATIONS = [
     pytest.param("gke", {"cluster.authorizedNetworks": ["203.0.113.0/24"], "labels": {"team": "ml"},
                          "nodePools[0].labels": {"example.com/team": "ml-platform"}}, id="gke-labels-and-networks"),
     pytest.param("eks", {"nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                                 "reservationKind": "capacity-block"},
+                                                   "reservationKind": "capacity-block"},
                          "nodePools[0].multiNode": True, "accountId": "012345678901"}, id="eks-capacity-block"),
     pytest.param("eks", {"region": "us-west-2", "nodePools[0].machineType": "p5e.48xlarge",
                          "nodePools[0].capacity": {"type": "spot"}, "nodePools[0].zones": ["us-west-2a"],
                          "cluster.subnets": {"us-west-2a": "subnet-0123456789abcdef0",
-                                                  "us-west-2b": "subnet-01234567"}}, id="eks-p5e-spot-us-west-2"),
+                                             "us-west-2b": "subnet-01234567"}}, id="eks-p5e-spot-us-west-2"),
     pytest.param("eks", {"nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                                 "placementGroup": "p5-odcr-pg"}, "nodePools[0].multiNode": True},
+                                                   "placementGroup": "p5-odcr-pg"},
+                         "nodePools[0].multiNode": True},
                  id="eks-odcr-in-its-placement-group"),
     pytest.param("eks", {"cluster.mode": "existing", "cluster.clusterAutoscaler": False,
                          "cluster.kubernetesVersion": "1.33"}, id="eks-existing-own-autoscaler-old-version"),
@@ -72,14 +79,14 @@ def test_valid_variations_pass_without_warnings(base, changes):
 
 # -- every mistake at once ---------------------------------------------------------------------------------------
 SEVERAL_MISTAKES = {
-    "nodePool": [],                                                   # unknown top-level key
-    "cluster.name": "ML_Train",                                     # invalid cluster name
-    "cluster.authorizedNetworks": ["0.0.0.0/0"],                    # world-open API
-    "nodePools[0].minNodes": 9,                                             # min > max
-    "nodePools[0].zones": ["us-east4-a"],                                   # zone outside the region
-    "nodePools[0].labels": {"team": "ML Platform"},                         # bad label value
-    "nodePools[1]": dict(H100, name="l4", machineType="g2-standard-5"),  # unknown machine type
-    "nodePools[2]": dict(H100, name="h100"),                           # duplicate pool name
+    "nodePool": [],                                                     # unknown top-level key
+    "cluster.name": "ML_Train",                                         # invalid cluster name
+    "cluster.authorizedNetworks": ["0.0.0.0/0"],                        # world-open API
+    "nodePools[0].minNodes": 9,                                         # min > max
+    "nodePools[0].zones": ["us-east4-a"],                               # zone outside the region
+    "nodePools[0].labels": {"team": "ML Platform"},                     # bad label value
+    "nodePools[1]": dict(H100, name="l4", machineType="g2-standard-5"), # unknown machine type
+    "nodePools[2]": dict(H100, name="h100"),                            # duplicate pool name
 }
 SEVERAL_PATHS = [
     "gpu-cluster:cluster.authorizedNetworks[0]", "gpu-cluster:cluster.name", "gpu-cluster:nodePool",
@@ -147,7 +154,7 @@ WARNING_CASES = [
         """, id="eks-version-in-extended-support"),
     case("eks", {"nodePools[0].upgrade": {"maxSurge": 1, "maxUnavailable": 1}, "nodePools[0].multiNode": True,
                  "nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                        "reservationKind": "capacity-block"}}, """
+                                           "reservationKind": "capacity-block"}}, """
         warning: gpu-cluster:nodePools[0].upgrade.maxSurge: pool 'h100': EKS managed node groups have no surge count: maxSurge > 0 selects the DEFAULT update strategy, which launches up to 2 new nodes (the larger of 2 × 1 Availability Zone and maxUnavailable) before terminating old ones; a reservation without that many spare nodes blocks the update
           received: 1
           allowed:  0 (update strategy MINIMAL: old nodes are terminated before new ones launch)
@@ -160,6 +167,11 @@ WARNING_CASES = [
           fix:      set capacity.placementGroup to it (PlacementGroupArn in `aws ec2 describe-capacity-reservations --capacity-reservation-ids cr-0123456789abcdef0`), or leave it out if the reservation has none
         """, id="eks-multi-node-odcr-without-placement-group"),
 ]
+
+
+@pytest.mark.parametrize("base, changes, expected", WARNING_CASES)
+def test_pool_warnings_name_their_pool(base, changes, expected):
+    assert_pool_issues_name_their_pool(config_for(base, changes))
 
 
 @pytest.mark.parametrize("base, changes, expected", WARNING_CASES)

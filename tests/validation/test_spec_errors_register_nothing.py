@@ -1,7 +1,8 @@
 """Every bad config of the error table, run through the real program: it stops before the first resource.
 
-The tables (tests/support/spec_error_cases/, run by tests/validation/test_*_errors.py) pin the messages; here each row goes through ``__main__.py`` under the
-recording engine, as `pulumi preview` would run it, and must raise ``pulumi.RunError`` with nothing registered.
+The tables (tests/support/spec_error_cases/, run by tests/validation/test_*_errors.py) pin the messages; here
+each row goes through ``__main__.py`` under the recording engine, as `pulumi preview` would run it, and must raise
+``pulumi.RunError`` with nothing registered.
 """
 from __future__ import annotations
 

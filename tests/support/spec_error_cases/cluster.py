@@ -1,4 +1,5 @@
-"""Spec error table, cluster: ``cluster``: name, settings of the other cloud, API access, EKS version and subnets, the system pool.
+"""Spec errors in ``cluster``: name, settings of the other cloud, API access, EKS version and subnets, the
+system pool (``validation/cluster.py``).
 
 Each row edits a baseline of ``tests/support/spec_cases.py`` and pins every error a user reads, exactly.
 """

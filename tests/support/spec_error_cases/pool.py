@@ -1,4 +1,5 @@
-"""Spec error table, pool: A pool's shape: keys, names, node range, upgrade settings, node labels and taints.
+"""Spec errors in a pool's shape: keys, names, node range, upgrade settings, node labels and taints
+(``validation/pool.py``, the shape checks and the pool-name rule).
 
 Each row edits a baseline of ``tests/support/spec_cases.py`` and pins every error a user reads, exactly.
 """
@@ -8,7 +9,7 @@ from tests.support.edit import DELETE
 from tests.support.spec_cases import H100, POOL_KEYS, case
 
 CASES = [
-    # -- pool shape -------------------------------------------------------------------------------------------------------
+    # -- pool shape ------------------------------------------------------------------------------------------------
     case("gke", {"nodePools": []}, """
         error: gpu-cluster:nodePools: must be a non-empty list of GPU pools
           received: []
@@ -91,7 +92,7 @@ CASES = [
           allowed:  at least one of them > 0
           fix:      use maxSurge: 0, maxUnavailable: 1 (no spare GPUs needed)
         """, id="upgrade-surge-0-unavailable-0"),
-    # -- EKS upgrades -----------------------------------------------------------------------------------------------------
+    # -- EKS upgrades ----------------------------------------------------------------------------------------------
     case("eks", {"nodePools[0].upgrade": {"maxSurge": 2, "maxUnavailable": 0}}, """
         error: gpu-cluster:nodePools[0].upgrade.maxUnavailable: pool 'h100': EKS managed node groups update at least one node at a time; maxUnavailable 0 is not accepted
           received: 0
@@ -104,7 +105,7 @@ CASES = [
           allowed:  1 … 100
           fix:      set maxUnavailable: 100 or less
         """, id="eks-unavailable-over-100"),
-    # -- labels and taints ------------------------------------------------------------------------------------------------
+    # -- labels and taints -----------------------------------------------------------------------------------------
     case("gke", {"nodePools[0].labels": {"gpu-cluster/pool": "other"}}, """
         error: gpu-cluster:nodePools[0].labels.gpu-cluster/pool: pool 'h100': label key is reserved
           received: 'gpu-cluster/pool'
@@ -130,7 +131,7 @@ CASES = [
           fix:      remove this taint
         """, id="gpu-taint-duplicated-by-user"),
     case("gke", {"nodePools[0].taints": [{"key": "dedicated", "effect": "NoSchedule"},
-                                       {"key": "dedicated", "value": "x", "effect": "NoSchedule"}]}, """
+                                         {"key": "dedicated", "value": "x", "effect": "NoSchedule"}]}, """
         error: gpu-cluster:nodePools[0].taints[1]: pool 'h100': duplicate taint
           received: 'dedicated'
           allowed:  one taint per key and effect

@@ -1,4 +1,5 @@
-"""Spec error table, pool capacity: How a pool gets its nodes: reservations, the EKS placement group, multi-node placement and EFA.
+"""Spec errors in how a pool gets its nodes: reservations, the EKS placement group, multi-node placement and EFA
+(``validation/pool_capacity.py``).
 
 Each row edits a baseline of ``tests/support/spec_cases.py`` and pins every error a user reads, exactly.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 from tests.support.spec_cases import case
 
 CASES = [
-    # -- capacity ---------------------------------------------------------------------------------------------------------
+    # -- capacity --------------------------------------------------------------------------------------------------
     case("gke", {"nodePools[0].capacity": {"type": "reservation"}}, """
         error: gpu-cluster:nodePools[0].capacity.reservation: pool 'h100': a reservation pool needs the reservation to consume
           allowed:  the GKE specific reservation name
@@ -31,20 +32,20 @@ CASES = [
           fix:      copy the ID from `aws ec2 describe-capacity-reservations` (capacity blocks have cr- IDs too)
         """, id="aws-reservation-id-malformed"),
     case("gke", {"nodePools[0].capacity": {"type": "reservation", "reservation": "r1",
-                                         "reservationKind": "capacity-block"}}, """
+                                           "reservationKind": "capacity-block"}}, """
         error: gpu-cluster:nodePools[0].capacity.reservationKind: pool 'h100': reservationKind is an EKS setting
           received: 'capacity-block'
           fix:      remove capacity.reservationKind
         """, id="eks-reservation-kind-on-gcp"),
-    # -- reservation placement (EKS) --------------------------------------------------------------------------------------
-    case("gke", {"nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res", "placementGroup": "pg-a"}},
-         """
+    # -- reservation placement (EKS) -------------------------------------------------------------------------------
+    case("gke", {"nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res",
+                                           "placementGroup": "pg-a"}}, """
         error: gpu-cluster:nodePools[0].capacity.placementGroup: pool 'h100': placementGroup is an EKS setting
           received: 'pg-a'
           fix:      remove capacity.placementGroup (GKE: multiNode: true adds compact placement)
         """, id="placement-group-on-gke"),
     case("eks", {"nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                         "reservationKind": "capacity-block", "placementGroup": "train-pg"}}, """
+                                           "reservationKind": "capacity-block", "placementGroup": "train-pg"}}, """
         error: gpu-cluster:nodePools[0].capacity.placementGroup: pool 'h100': a capacity block takes no placement group: its instances are already placed close together in an EC2 UltraCluster
           received: 'train-pg'
           allowed:  omitted for capacity blocks
@@ -57,13 +58,13 @@ CASES = [
           fix:      set capacity.type: reservation, or drop the reservation fields (spot nodes cannot consume a reservation)
         """, id="placement-group-without-reservation"),
     case("eks", {"nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                         "placementGroup": "pg-0123456789abcdef0"}}, """
+                                           "placementGroup": "pg-0123456789abcdef0"}}, """
         error: gpu-cluster:nodePools[0].capacity.placementGroup: pool 'h100': this is a placement group ID; give its name
           received: 'pg-0123456789abcdef0'
           allowed:  the placement group name (1-255 ASCII characters)
           fix:      copy GroupName from `aws ec2 describe-placement-groups --group-ids pg-0123456789abcdef0`
         """, id="placement-group-id-not-name"),
-    # -- multi-node -------------------------------------------------------------------------------------------------------
+    # -- multi-node ------------------------------------------------------------------------------------------------
     case("gke", {"nodePools[0].multiNode": True, "nodePools[0].zones": ["us-central1-a", "us-central1-b"]}, """
         error: gpu-cluster:nodePools[0].zones: pool 'h100': a multi-node pool needs exactly one zone (compact placement cannot span zones)
           received: ["us-central1-a", "us-central1-b"]

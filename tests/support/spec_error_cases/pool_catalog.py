@@ -1,4 +1,5 @@
-"""Spec error table, pool catalog: A pool against the catalog: machine type and GPUs, zones, prices.
+"""Spec errors of a pool against the catalog: machine type and GPUs, zones, prices
+(``validation/pool_catalog.py``).
 
 Each row edits a baseline of ``tests/support/spec_cases.py`` and pins every error a user reads, exactly.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 from tests.support.spec_cases import SUBNETS_AB, case
 
 CASES = [
-    # -- machine type and GPUs --------------------------------------------------------------------------------------------
+    # -- machine type and GPUs -------------------------------------------------------------------------------------
     case("gke", {"nodePools[0].machineType": "a3-highgpu-8"}, """
         error: gpu-cluster:nodePools[0].machineType: pool 'h100': unknown GPU machine type for gcp
           received: 'a3-highgpu-8'
@@ -43,26 +44,27 @@ CASES = [
           allowed:  nvidia-tesla-t4, nvidia-tesla-v100
           fix:      add accelerator: {type: nvidia-tesla-t4, count: 1}
         """, id="n1-host-without-accelerator"),
-    case("gke", {"nodePools[0].machineType": "n1-standard-8", "nodePools[0].accelerator": {"type": "nvidia-tesla-t4",
-                                                                                       "count": 3}}, """
+    case("gke", {"nodePools[0].machineType": "n1-standard-8",
+                 "nodePools[0].accelerator": {"type": "nvidia-tesla-t4", "count": 3}}, """
         error: gpu-cluster:nodePools[0].accelerator.count: pool 'h100': nvidia-tesla-t4 attaches in fixed counts
           received: 3
           allowed:  1, 2, 4
           fix:      pick one of the allowed counts
         """, id="n1-disallowed-gpu-count"),
-    case("gke", {"nodePools[0].machineType": "n1-standard-8", "nodePools[0].accelerator": {"type": "nvidia-tesla-v100"}}, """
+    case("gke", {"nodePools[0].machineType": "n1-standard-8",
+                 "nodePools[0].accelerator": {"type": "nvidia-tesla-v100"}}, """
         error: gpu-cluster:nodePools[0].accelerator.count: pool 'h100': say how many nvidia-tesla-v100 GPUs to attach to n1-standard-8
           allowed:  1, 2, 4, 8
           fix:      add accelerator.count: 1 (or another allowed count)
         """, id="n1-gpu-count-missing"),
-    case("gke", {"nodePools[0].machineType": "n1-standard-8", "nodePools[0].accelerator": {"type": "nvidia-tesla-t5",
-                                                                                       "count": 1}}, """
+    case("gke", {"nodePools[0].machineType": "n1-standard-8",
+                 "nodePools[0].accelerator": {"type": "nvidia-tesla-t5", "count": 1}}, """
         error: gpu-cluster:nodePools[0].accelerator.type: pool 'h100': GPU cannot be attached to n1-standard-8
           received: 'nvidia-tesla-t5'
           allowed:  nvidia-tesla-t4, nvidia-tesla-v100
           fix:      did you mean 'nvidia-tesla-t4'?
         """, id="n1-unknown-accelerator"),
-    # -- zones ------------------------------------------------------------------------------------------------------------
+    # -- zones -----------------------------------------------------------------------------------------------------
     case("gke", {"nodePools[0].zones": ["us-east4-a"]}, """
         error: gpu-cluster:nodePools[0].zones[0]: pool 'h100': not a zone of region us-central1
           received: 'us-east4-a'
@@ -81,7 +83,7 @@ CASES = [
           allowed:  {SUBNETS_AB}
           fix:      add cluster.subnets.us-east-1c: <subnet-id>, or use a zone that has one
         """, id="eks-pool-zone-without-subnet"),
-    # -- price ------------------------------------------------------------------------------------------------------------
+    # -- price -----------------------------------------------------------------------------------------------------
     case("gke", {"nodePools[0].machineType": "a4-highgpu-8g", "nodePools[0].capacity": {"type": "spot"}}, """
         error: gpu-cluster:nodePools[0].machineType: pool 'h100': no spot price for a4-highgpu-8g in us-central1; refusing to guess (unknown is not $0)
           received: 'a4-highgpu-8g'
@@ -94,8 +96,8 @@ CASES = [
           allowed:  no region has an on-demand price; spot is priced in us-west-2
           fix:      add a dated, sourced row to catalog/data/prices.csv, or pick another region, capacity type or machine type
         """, id="no-price-p5e-on-demand"),
-    case("gke", {"region": "us-east4", "nodePools[0].zones": ["us-east4-a"], "nodePools[0].machineType": "a4-highgpu-8g"},
-         """
+    case("gke", {"region": "us-east4", "nodePools[0].zones": ["us-east4-a"],
+                 "nodePools[0].machineType": "a4-highgpu-8g"}, """
         error: gpu-cluster:nodePools[0].machineType: pool 'h100': no on-demand price for a4-highgpu-8g in us-east4; refusing to guess (unknown is not $0)
           received: 'a4-highgpu-8g'
           allowed:  regions with an on-demand price: us-central1

@@ -1,4 +1,5 @@
-"""Spec error table, top level: Top-level settings: unknown keys, cloud, region, project or account, resource labels.
+"""Spec errors in top-level settings: unknown keys, cloud, region, project or account, resource labels
+(``validation/top_level.py`` and the shape checks).
 
 Each row edits a baseline of ``tests/support/spec_cases.py`` and pins every error a user reads, exactly.
 """
