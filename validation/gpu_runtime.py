@@ -24,18 +24,18 @@ def check_gpu_runtime(issues: Issues, cat: Catalog, mig: MigCatalog, cloud: Clou
     """Every GPU runtime rule for a stack whose ``gpuRuntime`` section parsed (pools that failed to parse are absent)."""
     pools = list(pools)
     effective = {i: effective_runtime(cloud, runtime, pool, i) for i, pool in pools}
-    found = Issues()
+    local = Issues()  # collected apart first: a stack value many pools inherit is reported once
     for i, pool in pools:
         acc = pool.accelerator
         machine = cat.resolve(cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
         eff = effective[i]
-        _check_mode_and_driver(found, cloud, pool, eff)
-        _check_sharing(found, mig, cloud, pool, machine, eff)
-        _check_efa(found, cat, cloud, i, pool, machine)
-        _check_runtime_labels(found.pool(i, pool.name).at("labels"), pool)
-    _check_stack(found.at("gpuRuntime"), cloud, runtime, pools, effective)
-    _check_cos_installer(found, cloud, pools, effective)
-    issues.extend(_unique(found.found))
+        _check_mode_and_driver(local, cloud, pool, eff)
+        _check_sharing(local, mig, cloud, pool, machine, eff)
+        _check_efa(local, cat, cloud, i, pool, machine)
+        _check_runtime_labels(local.pool(i, pool.name).at("labels"), pool)
+    _check_stack(local.at("gpuRuntime"), cloud, runtime, pools, effective)
+    _check_cos_installer(local, cloud, pools, effective)
+    issues.extend(_unique(local.found))
 
 
 def _unique(issues: list[SpecIssue]) -> list[SpecIssue]:

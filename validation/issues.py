@@ -1,4 +1,5 @@
-"""Spec problems as data: every problem carries its config path, the value received, what is allowed and the fix."""
+"""Spec problems as data (config path, value received, what is allowed, the fix) and ``Issues``, the one collector
+every validation check reports through."""
 from __future__ import annotations
 
 import difflib
@@ -145,8 +146,8 @@ class Issues:
         return Issues(self._parts, subject, self._sink)
 
     def pool(self, index: int, name: str) -> Issues:
-        """The scope of ``nodePools[index]``, naming the pool as the user wrote it."""
-        return Issues((*self._parts, "nodePools", index), pool_subject(name), self._sink)
+        """The scope of ``nodePools[index]`` (from any scope: pools are top-level), naming the pool as written."""
+        return Issues(("nodePools", index), pool_subject(name), self._sink)
 
     def error(self, field: Field, problem: str, value: Any = None, *, allowed: str | None = None,
               fix: str | None = None) -> None:

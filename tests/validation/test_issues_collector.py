@@ -38,7 +38,7 @@ def test_a_pool_scope_names_the_pool_in_every_problem_below_it():
         ("gpu-cluster:nodePools[3].machineType", "pool 'h100': unknown GPU machine type for gcp"),
         ("gpu-cluster:nodePools[3].taints[1].key", "pool 'h100': duplicate taint"),
     ]
-    assert pool.path == "gpu-cluster:nodePools[3]"
+    assert pool.path == issues.at("scheduling").pool(3, "h100").path == "gpu-cluster:nodePools[3]"
 
 
 def test_about_names_a_subject_at_any_path_and_the_root_names_nothing():
