@@ -1,7 +1,7 @@
 """The typed stack spec: what a user writes under ``gpu-cluster:*`` in ``Pulumi.<stack>.yaml``.
 
 Shape only lives here (types, ranges, defaults). Rules that need the catalog or several fields at once live
-in ``validation/stack_checks.py``; both report through ``validation/issues.py``.
+in the ``validation/`` package; every check reports through its ``Issues`` collector (``validation/issues.py``).
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Spec problems as data: every problem carries its config path, the value received, what is allowed and the fix."""
+"""Spec problems as data (config path, value received, what is allowed, the fix) and ``Issues``, the one collector
+every validation check reports through."""
 from __future__ import annotations
 
 import difflib
@@ -114,3 +115,71 @@ def sort_key(issue: SpecIssue) -> tuple:
     # ASCII digits only: str.isdigit() is also true for '²', which int() rejects (a key like 'nodePools²' crashed).
     return tuple((0, int(t)) if t[0] in "0123456789" else (1, t)
                  for t in re.findall(r"[0-9]+|[^\[\].0-9]+", issue.path))
+
+
+Key = str | int
+"""One step of a config path: a key (``"nodePools"``) or a list index (``0``)."""
+Field = Key | tuple[Key, ...] | None
+"""Where below a scope an issue sits: one step, several, or ``None`` for the scope itself."""
+
+
+class Issues:
+    """The one way validation reports a problem: a scope at a config path that collects into a shared list.
+
+    ``issues.at("nodePools", 0)`` is a nested scope; ``issues.pool(0, "h100")`` is the same scope naming the pool, so
+    every problem reported through it reads ``pool 'h100': …``. ``error``/``warn`` add an issue below the scope;
+    ``found`` hands back every issue collected through any scope of the same root.
+    """
+
+    def __init__(self, parts: tuple[Key, ...] = (), subject: str | None = None,
+                 sink: list[SpecIssue] | None = None):
+        self._parts = parts
+        self._subject = subject
+        self._sink: list[SpecIssue] = [] if sink is None else sink
+
+    def at(self, *parts: Key) -> Issues:
+        """A scope further down the config; it keeps this scope's subject (a pool stays named below it)."""
+        return Issues((*self._parts, *parts), self._subject, self._sink)
+
+    def about(self, subject: str) -> Issues:
+        """The same path, with every problem opening ``<subject>: `` (e.g. ``pool 'h100'``)."""
+        return Issues(self._parts, subject, self._sink)
+
+    def pool(self, index: int, name: str) -> Issues:
+        """The scope of ``nodePools[index]`` (from any scope: pools are top-level), naming the pool as written."""
+        return Issues(("nodePools", index), pool_subject(name), self._sink)
+
+    def error(self, field: Field, problem: str, value: Any = None, *, allowed: str | None = None,
+              fix: str | None = None) -> None:
+        self._add(field, problem, value, allowed, fix, warning=False)
+
+    def warn(self, field: Field, problem: str, value: Any = None, *, allowed: str | None = None,
+             fix: str | None = None) -> None:
+        self._add(field, problem, value, allowed, fix, warning=True)
+
+    def extend(self, issues: Iterable[SpecIssue]) -> None:
+        """Adopt issues another collector found (e.g. after filtering them)."""
+        self._sink.extend(issues)
+
+    @property
+    def path(self) -> str:
+        return path_of(*self._parts)
+
+    @property
+    def found(self) -> list[SpecIssue]:
+        """Every issue collected so far through this root, in the order reported (a copy)."""
+        return list(self._sink)
+
+    def __len__(self) -> int:
+        return len(self._sink)
+
+    def _add(self, field: Field, problem: str, value: Any, allowed: str | None, fix: str | None,
+             warning: bool) -> None:
+        steps: tuple[Key, ...] = () if field is None else field if isinstance(field, tuple) else (field,)
+        text = f"{self._subject}: {problem}" if self._subject else problem
+        self._sink.append(SpecIssue(path_of(*self._parts, *steps), text, value, allowed, fix, warning))
+
+
+def pool_subject(name: str) -> str:
+    """How every message about a pool names it: ``pool 'h100'`` (policy findings read the same)."""
+    return f"pool '{name}'"

@@ -9,7 +9,7 @@ import pytest
 from components.charts import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGE_TAGS
 from components.cluster_autoscaler import image_tag
 from preview.engine import run_program
-from validation.stack_checks import EKS_VERSIONS
+from validation.cluster import EKS_VERSIONS
 from tests.support.edit import edit, edits
 from tests.support.helm_values import unknown_keys
 from tests.support.recorded import of_type, one, parent_of

@@ -8,7 +8,7 @@ import pytest
 
 from catalog import Cloud, load_catalog
 from preview.run import preview_config
-from validation.stack_checks import EKS_VERSIONS
+from validation.cluster import EKS_VERSIONS
 from tests.support.edit import edit
 from tests.support.stack_configs import EKS, GKE
 

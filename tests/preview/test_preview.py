@@ -93,7 +93,7 @@ def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):
     assert "Traceback" not in out.stdout + out.stderr
     assert "gpu-cluster:region: no catalog data for gcp region 'us-centrl1'" in out.stdout
     assert "did you mean 'us-central1'?" in out.stdout
-    assert "gpu-cluster:nodePools[0].machineType: unknown GPU machine type for gcp" in out.stdout
+    assert "gpu-cluster:nodePools[0].machineType: pool 'a': unknown GPU machine type for gcp" in out.stdout
     assert "Nothing was created" in out.stdout
 
 
@@ -109,7 +109,8 @@ def test_invalid_config_registers_nothing_even_when_the_program_runs():
     report = preview_config("t", bad)
     assert report.exit_code == 2 and report.resources == []
     monitor = install_mocks(bad)
-    with pytest.raises(pulumi.RunError, match=r"gpu-cluster:nodePools\[0\]\.minNodes: minNodes is larger"):
+    with pytest.raises(pulumi.RunError,
+                       match=r"gpu-cluster:nodePools\[0\]\.minNodes: pool 'h100': minNodes is larger"):
         execute_program()
     assert monitor.registered == []
     good = install_mocks(GKE)  # the same path with valid config does register: the check above can fail

@@ -13,7 +13,8 @@ from validation.issues import SpecError
 from stacks.facts import pool_facts
 from validation.load import load_spec
 from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
-from validation.stack_checks import EKS_VERSIONS, GKE_COMPACT_PLACEMENT_MAX_NODES
+from validation.cluster import EKS_VERSIONS
+from validation.pool_capacity import GKE_COMPACT_PLACEMENT_MAX_NODES
 
 CAT = load_catalog()
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

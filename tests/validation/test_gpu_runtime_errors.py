@@ -14,6 +14,8 @@ import pulumi
 import pytest
 
 from preview.engine import execute_program, install_mocks
+from tests.support.edit import edits
+from tests.support.spec_cases import assert_pool_issues_name_their_pool
 from validation.issues import NAMESPACE, SpecError
 from validation.load import load_spec
 
@@ -30,15 +32,15 @@ EKS: dict[str, Any] = {
 def cfg(base: dict[str, Any], runtime: dict | None = None, pool: dict | None = None, extra_pool: dict | None = None,
         **pool_fields: Any) -> dict[str, Any]:
     """``base`` with a stack ``gpuRuntime``, the first pool's ``gpuRuntime`` override and other pool fields."""
-    out = copy.deepcopy(base)
-    if runtime is not None:
-        out["gpuRuntime"] = runtime
-    if pool is not None:
-        out["nodePools"][0]["gpuRuntime"] = pool
-    out["nodePools"][0].update(pool_fields)
+    changes: dict[str, Any] = {}
     if extra_pool is not None:
-        out["nodePools"].append(extra_pool)
-    return out
+        changes["nodePools"] = [*base["nodePools"], extra_pool]
+    if runtime is not None:
+        changes["gpuRuntime"] = runtime
+    if pool is not None:
+        changes["nodePools[0].gpuRuntime"] = pool
+    changes.update({f"nodePools[0].{name}": value for name, value in pool_fields.items()})
+    return edits(base, changes)
 
 
 def case(config: dict[str, Any], *expected: str, id: str):  # noqa: A002 - pytest's name
@@ -53,7 +55,7 @@ CASES = [
           fix:      use device-plugin (NVIDIA device plugin chart; the EKS NVIDIA AMI ships the driver) or gpu-operator
         """, id="gke-managed-on-eks"),
     case(cfg(GKE, pool={"mode": "device-plugin"}), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.mode: the NVIDIA device plugin chart alone does not work on GKE's COS nodes (no NVIDIA container toolkit to mount the driver into pods)
+        error: gpu-cluster:nodePools[0].gpuRuntime.mode: pool 'h100': the NVIDIA device plugin chart alone does not work on GKE's COS nodes (no NVIDIA container toolkit to mount the driver into pods)
           received: 'device-plugin'
           allowed:  gke-managed, gpu-operator
           fix:      use gke-managed (GKE's plugin does time-sharing, MPS and MIG too) or gpu-operator
@@ -71,7 +73,7 @@ CASES = [
           fix:      use time-slicing or mps on this pool, or a MIG-capable machine type
         """, id="mig-on-l4"),
     case(cfg(GKE, pool={"sharing": {"mode": "time-slicing", "replicas": 4, "migProfile": "1g.10gb"}}), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.sharing: time-slicing and MIG cannot be combined on one pool
+        error: gpu-cluster:nodePools[0].gpuRuntime.sharing: pool 'h100': time-slicing and MIG cannot be combined on one pool
           received: {"migProfile": "1g.10gb", "mode": "time-slicing"}
           allowed:  mode: mig with migProfile, or mode: time-slicing with replicas
           fix:      remove migProfile (keep time-slicing), or set mode: mig and remove replicas
@@ -82,24 +84,24 @@ CASES = [
           fix:      add sharing.replicas, e.g. 4
         """, id="time-slicing-without-replicas"),
     case(cfg(GKE, pool={"sharing": {"replicas": 4}}), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.sharing.replicas: replicas only applies to sharing mode time-slicing or mps
+        error: gpu-cluster:nodePools[0].gpuRuntime.sharing.replicas: pool 'h100': replicas only applies to sharing mode time-slicing or mps
           received: 4
           allowed:  time-slicing, mps
           fix:      set sharing.mode: time-slicing (or mps), or remove replicas
         """, id="replicas-without-sharing"),
     case(cfg(GKE, pool={"sharing": {"migProfile": "1g.10gb"}}), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.sharing.migProfile: migProfile only applies to sharing mode mig
+        error: gpu-cluster:nodePools[0].gpuRuntime.sharing.migProfile: pool 'h100': migProfile only applies to sharing mode mig
           received: '1g.10gb'
           allowed:  mig
           fix:      set sharing.mode: mig, or remove migProfile
         """, id="mig-profile-without-mig"),
     case(cfg(GKE, pool={"sharing": {"mode": "mig"}}), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.sharing.migProfile: mode mig needs migProfile
+        error: gpu-cluster:nodePools[0].gpuRuntime.sharing.migProfile: pool 'h100': mode mig needs migProfile
           allowed:  1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb
           fix:      add sharing.migProfile, e.g. 1g.10gb
         """, id="mig-without-profile"),
     case(cfg(GKE, pool={"sharing": {"mode": "mig", "migProfile": "1g.10gb", "replicas": 2}}), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.sharing.replicas: MIG instances are not shared further: replicas only applies to time-slicing and mps
+        error: gpu-cluster:nodePools[0].gpuRuntime.sharing.replicas: pool 'h100': MIG instances are not shared further: replicas only applies to time-slicing and mps
           received: 2
           allowed:  no replicas with mode mig
           fix:      remove replicas
@@ -123,7 +125,7 @@ CASES = [
           fix:      set the pool's gpuRuntime.mode: gpu-operator, or use time-slicing / mps
         """, id="mig-with-device-plugin"),
     case(cfg(EKS, pool={"efaDevicePlugin": True}, machineType="g6e.xlarge"), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.efaDevicePlugin: g6e.xlarge has no EFA interface, so the EFA device plugin has nothing to advertise
+        error: gpu-cluster:nodePools[0].gpuRuntime.efaDevicePlugin: pool 'h100': g6e.xlarge has no EFA interface, so the EFA device plugin has nothing to advertise
           received: true
           allowed:  EFA instance types: g4dn.12xlarge, g4dn.16xlarge, g4dn.8xlarge, g4dn.metal, g5.12xlarge, g5.16xlarge, g5.24xlarge, g5.48xlarge, g5.8xlarge, g6.12xlarge, g6.16xlarge, g6.24xlarge, … (26 in all)
           fix:      remove efaDevicePlugin, or pick an EFA instance type and set multiNode: true
@@ -139,7 +141,7 @@ CASES = [
           received: true
           fix:      remove it (GKE multi-node pools use GPUDirect, not EFA)
         """, """
-        error: gpu-cluster:nodePools[0].gpuRuntime.efaDevicePlugin: efaDevicePlugin is an EKS setting; this stack's cloud is gcp
+        error: gpu-cluster:nodePools[0].gpuRuntime.efaDevicePlugin: pool 'h100': efaDevicePlugin is an EKS setting; this stack's cloud is gcp
           received: false
           fix:      remove it (GKE multi-node pools use GPUDirect, not EFA)
         """, id="efa-plugin-on-gke"),
@@ -150,12 +152,12 @@ CASES = [
           fix:      set mode: gpu-operator (stack or pool), or remove dcgmExporter
         """, id="dcgm-without-operator"),
     case(cfg(GKE, labels={"gke-no-default-nvidia-gpu-device-plugin": "true", "nvidia.com/gpu.deploy.dcgm": "false"}), """
-        error: gpu-cluster:nodePools[0].labels.gke-no-default-nvidia-gpu-device-plugin: node label key is owned by the GPU runtime (it decides who advertises the GPUs)
+        error: gpu-cluster:nodePools[0].labels.gke-no-default-nvidia-gpu-device-plugin: pool 'h100': node label key is owned by the GPU runtime (it decides who advertises the GPUs)
           received: 'gke-no-default-nvidia-gpu-device-plugin'
           allowed:  any key except gke-no-default-nvidia-gpu-device-plugin, nvidia.com/device-plugin.config, nvidia.com/mig.config, nvidia.com/gpu.deploy.operands or keys starting with nvidia.com/gpu.deploy. or nvidia.com/mig.
           fix:      remove it: gpu-cluster sets it from gpuRuntime (mode, sharing)
         """, """
-        error: gpu-cluster:nodePools[0].labels.nvidia.com/gpu.deploy.dcgm: node label key is owned by the GPU runtime (it decides who advertises the GPUs)
+        error: gpu-cluster:nodePools[0].labels.nvidia.com/gpu.deploy.dcgm: pool 'h100': node label key is owned by the GPU runtime (it decides who advertises the GPUs)
           received: 'nvidia.com/gpu.deploy.dcgm'
           allowed:  any key except gke-no-default-nvidia-gpu-device-plugin, nvidia.com/device-plugin.config, nvidia.com/mig.config, nvidia.com/gpu.deploy.operands or keys starting with nvidia.com/gpu.deploy. or nvidia.com/mig.
           fix:      remove it: gpu-cluster sets it from gpuRuntime (mode, sharing)
@@ -163,12 +165,12 @@ CASES = [
     case(cfg(GKE, {"mode": "gpu-operator"}, pool={"driverVersion": "latest"},
              extra_pool={"name": "a100", "machineType": "a2-highgpu-1g", "zones": ["us-central1-a"], "maxNodes": 1,
                          "gpuRuntime": {"driverVersion": "default"}}), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.driverVersion: GKE pools without gke-managed share one COS driver installer, so they need one driver version (default: a100; latest: h100)
+        error: gpu-cluster:nodePools[0].gpuRuntime.driverVersion: pool 'h100': GKE pools without gke-managed share one COS driver installer, so they need one driver version (default: a100; latest: h100)
           received: 'latest'
           allowed:  the same driverVersion on every device-plugin / gpu-operator pool
           fix:      set the same driverVersion on those pools (or only on gpuRuntime)
         """, """
-        error: gpu-cluster:nodePools[1].gpuRuntime.driverVersion: GKE pools without gke-managed share one COS driver installer, so they need one driver version (default: a100; latest: h100)
+        error: gpu-cluster:nodePools[1].gpuRuntime.driverVersion: pool 'a100': GKE pools without gke-managed share one COS driver installer, so they need one driver version (default: a100; latest: h100)
           received: 'default'
           allowed:  the same driverVersion on every device-plugin / gpu-operator pool
           fix:      set the same driverVersion on those pools (or only on gpuRuntime)
@@ -192,7 +194,7 @@ CASES = [
           fix:      did you mean 'gpu-operator'?
         """, id="unknown-mode"),
     case(cfg(GKE, pool={"sharring": {"mode": "mps"}}), """
-        error: gpu-cluster:nodePools[0].gpuRuntime.sharring: unknown setting
+        error: gpu-cluster:nodePools[0].gpuRuntime.sharring: pool 'h100': unknown setting
           received: 'sharring'
           allowed:  mode, driverVersion, sharing, efaDevicePlugin
           fix:      did you mean 'sharing'?
@@ -205,6 +207,12 @@ def test_rejected_combination_message(config, expected):
     with pytest.raises(SpecError) as info:
         load_spec(config)
     assert [str(issue) for issue in info.value.errors] == expected
+
+
+@pytest.mark.parametrize("config, expected", CASES)
+def test_every_pool_issue_names_its_pool(config, expected):
+    """A pool's own override is reported naming the pool; a stack value many pools inherit is not."""
+    assert_pool_issues_name_their_pool(config)
 
 
 @pytest.mark.parametrize("config, expected", CASES)

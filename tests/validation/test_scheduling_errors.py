@@ -7,21 +7,22 @@ from typing import Any
 import pytest
 
 from validation.load import load_spec
+from tests.support.edit import DELETE, edits
 from tests.support.scheduling_fixtures import GKE_TEAMS
-from tests.validation.test_spec_errors import DELETE, errors_of
-from tests.validation.test_spec_errors import mutate as mutate_config
+from tests.support.spec_cases import errors_of
 
 S = ("scheduling",)
 Q0 = ("scheduling", "queues", 0)
 Q1 = ("scheduling", "queues", 1)
 
 
-def mutate(edits: dict[tuple, Any]) -> dict[str, Any]:
-    return mutate_config(GKE_TEAMS, edits)
+def teams(changes: dict[tuple, Any]) -> dict[str, Any]:
+    """The valid two-team GKE stack with ``changes`` applied."""
+    return edits(GKE_TEAMS, changes)
 
 
-def case(edits: dict[tuple, Any], *expected: str, id: str):  # noqa: A002 - pytest's name
-    return pytest.param(edits, [textwrap.dedent(e).strip("\n") for e in expected], id=id)
+def case(changes: dict[tuple, Any], *expected: str, id: str):  # noqa: A002 - pytest's name
+    return pytest.param(changes, [textwrap.dedent(e).strip("\n") for e in expected], id=id)
 
 
 NO_COHORT = {(*S, "cohort"): DELETE, (*Q0, "fairShareWeight"): DELETE, (*Q0, "quotas", 0, "lendingLimit"): DELETE,
@@ -149,18 +150,18 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("edits, expected", CASES)
-def test_bad_scheduling_spec_is_rejected_with_exact_message(edits, expected):
-    assert errors_of(mutate(edits)) == expected
+@pytest.mark.parametrize("changes, expected", CASES)
+def test_bad_scheduling_spec_is_rejected_with_exact_message(changes, expected):
+    assert errors_of(teams(changes)) == expected
 
 
 def test_overcommit_declared_allows_more_quota_than_capacity():
-    spec, warnings = load_spec(mutate({(*Q0, "quotas", 0, "gpus"): 30, (*S, "overcommit"): True}))
+    spec, warnings = load_spec(teams({(*Q0, "quotas", 0, "gpus"): 30, (*S, "overcommit"): True}))
     assert spec.scheduling.overcommit and warnings == []
 
 
 def test_fair_share_weight_without_a_cohort_is_a_warning():
-    _, warnings = load_spec(mutate({**NO_COHORT, (*Q0, "fairShareWeight"): 2}))
+    _, warnings = load_spec(teams({**NO_COHORT, (*Q0, "fairShareWeight"): 2}))
     assert [str(w) for w in warnings] == [textwrap.dedent("""
         warning: gpu-cluster:scheduling.queues[0].fairShareWeight: fair-sharing weights only matter between queues of a cohort; this one is ignored
           received: 2
@@ -169,7 +170,7 @@ def test_fair_share_weight_without_a_cohort_is_a_warning():
 
 
 def test_kubeflow_settings_on_the_slurm_workload_are_refused():
-    cfg = mutate({(*S, "workload"): "slurm", (*S, "kubeflow"): {"katib": True}})
+    cfg = teams({(*S, "workload"): "slurm", (*S, "kubeflow"): {"katib": True}})
     assert textwrap.dedent("""
         error: gpu-cluster:scheduling.kubeflow: Kubeflow settings apply only to workload kubeflow
           received: {"katib": true, "pipelines": false}
@@ -179,5 +180,5 @@ def test_kubeflow_settings_on_the_slurm_workload_are_refused():
 
 def test_a_failed_pool_is_still_a_known_name_for_quotas():
     """A pool with its own error (bad machine type) is reported once, where it is wrong, not again by every quota."""
-    errors = errors_of(mutate({("nodePools", 1, "machineType"): "g2-standard-99"}))
+    errors = errors_of(teams({("nodePools", 1, "machineType"): "g2-standard-99"}))
     assert all("scheduling" not in e for e in errors) and any("nodePools[1].machineType" in e for e in errors)

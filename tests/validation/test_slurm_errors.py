@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from validation.issues import SpecError
+from tests.support.edit import edits
+from tests.support.spec_cases import assert_pool_issues_name_their_pool, errors_of
 from validation.load import load_spec
 
 BASE: dict[str, Any] = {
@@ -35,24 +36,8 @@ EKS_SMALL: dict[str, Any] = {
 }
 
 
-def mutate(base: dict[str, Any], edits: dict[tuple, Any]) -> dict[str, Any]:
-    cfg = copy.deepcopy(base)
-    for path, value in edits.items():
-        parent = cfg
-        for key in path[:-1]:
-            parent = parent[key]
-        parent[path[-1]] = copy.deepcopy(value)
-    return cfg
-
-
-def errors_of(cfg: dict[str, Any]) -> list[str]:
-    with pytest.raises(SpecError) as info:
-        load_spec(cfg)
-    return [str(issue) for issue in info.value.errors]
-
-
-def case(edits: dict[tuple, Any], *expected: str, id: str):  # noqa: A002 - pytest's name
-    return pytest.param(edits, [textwrap.dedent(e).strip("\n") for e in expected], id=id)
+def case(changes: dict[tuple, Any], *expected: str, id: str):  # noqa: A002 - pytest's name
+    return pytest.param(changes, [textwrap.dedent(e).strip("\n") for e in expected], id=id)
 
 
 def test_the_baseline_is_valid_and_warning_free():
@@ -140,7 +125,7 @@ CASES = [
     """, id='qos-preempt-without-classes'),
     case({('nodePools', 1, 'name'): 'default', ('scheduling', 'queues', 1, 'quotas', 0, 'pool'): 'default'},
     """
-    error: gpu-cluster:nodePools[1].name: with workload slurm each pool becomes a partition and NodeSet of the same name, and this name is reserved
+    error: gpu-cluster:nodePools[1].name: pool 'default': with workload slurm each pool becomes a partition and NodeSet of the same name, and this name is reserved
       received: 'default'
       allowed:  any pool name except default, all
       fix:      rename the pool (and its references in scheduling.queues)
@@ -210,7 +195,7 @@ CASES = [
     """, id='time-slicing-stack-wide'),
     case({('nodePools', 1, 'gpuRuntime'): {'sharing': {'mode': 'mps', 'replicas': 2}}},
     """
-    error: gpu-cluster:nodePools[1].gpuRuntime.sharing.mode: with workload slurm every pool is a Slurm NodeSet that owns whole GPUs (Gres=gpu:<model>:<GPUs per node>), and l4 would advertise 2 MPS clients per GPU as nvidia.com/gpu: Slurm would hand out slices as whole GPUs
+    error: gpu-cluster:nodePools[1].gpuRuntime.sharing.mode: pool 'l4': with workload slurm every pool is a Slurm NodeSet that owns whole GPUs (Gres=gpu:<model>:<GPUs per node>), and l4 would advertise 2 MPS clients per GPU as nvidia.com/gpu: Slurm would hand out slices as whole GPUs
       received: 'mps'
       allowed:  none (one nvidia.com/gpu per physical GPU)
       fix:      set this pool's sharing to {mode: none}; or run shared GPUs with workload: kubeflow
@@ -218,7 +203,7 @@ CASES = [
     case({('gpuRuntime',): {'mode': 'gpu-operator'},
           ('nodePools', 0, 'gpuRuntime'): {'sharing': {'mode': 'mig', 'migProfile': '1g.10gb'}}},
     """
-    error: gpu-cluster:nodePools[0].gpuRuntime.sharing.mode: with workload slurm every pool is a Slurm NodeSet that owns whole GPUs (Gres=gpu:<model>:<GPUs per node>), and h100 would advertise MIG 1g.10gb instances as nvidia.com/gpu: Slurm would hand out slices as whole GPUs
+    error: gpu-cluster:nodePools[0].gpuRuntime.sharing.mode: pool 'h100': with workload slurm every pool is a Slurm NodeSet that owns whole GPUs (Gres=gpu:<model>:<GPUs per node>), and h100 would advertise MIG 1g.10gb instances as nvidia.com/gpu: Slurm would hand out slices as whole GPUs
       received: 'mig'
       allowed:  none (one nvidia.com/gpu per physical GPU)
       fix:      set this pool's sharing to {mode: none}; or run shared GPUs with workload: kubeflow
@@ -268,24 +253,29 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("edits,expected", CASES)
-def test_bad_slurm_setting_is_refused_with_its_exact_message(edits, expected):
-    assert errors_of(mutate(BASE, edits)) == expected
+@pytest.mark.parametrize("changes,expected", CASES)
+def test_bad_slurm_setting_is_refused_with_its_exact_message(changes, expected):
+    assert errors_of(edits(BASE, changes)) == expected
+
+
+@pytest.mark.parametrize("changes,expected", CASES)
+def test_every_pool_issue_names_its_pool(changes, expected):
+    assert_pool_issues_name_their_pool(edits(BASE, changes))
 
 
 def test_a_machine_without_vcpu_and_ram_in_the_catalog_needs_explicit_node_resources():
     assert errors_of(EKS_SMALL) == [textwrap.dedent("""\
-        error: gpu-cluster:nodePools[0].machineType: the catalog has no vCPU/RAM figure for p5.4xlarge, and a Slurm node needs CPUs and RealMemory
+        error: gpu-cluster:nodePools[0].machineType: pool 'h1': the catalog has no vCPU/RAM figure for p5.4xlarge, and a Slurm node needs CPUs and RealMemory
           received: 'p5.4xlarge'
           allowed:  a machine type with vCPU and RAM in the catalog, or explicit values
           fix:      add scheduling.slurm.nodeSets: [{pool: h1, cpus: ..., realMemoryMib: ...}]""")]
-    fixed = mutate(EKS_SMALL, {("scheduling", "slurm"): {"nodeSets": [{"pool": "h1", "cpus": 14, "realMemoryMib": 61440}]}})
+    fixed = edits(EKS_SMALL, {("scheduling", "slurm"): {"nodeSets": [{"pool": "h1", "cpus": 14, "realMemoryMib": 61440}]}})
     spec, _ = load_spec(fixed)
     assert spec.scheduling.slurm.node_sets[0].cpus == 14
 
 
 def test_every_error_is_reported_at_once():
-    cfg = mutate(BASE, {("scheduling", "slurm"): {"blockSize": 3, "accounting": False, "defaultQos": "medium",
+    cfg = edits(BASE, {("scheduling", "slurm"): {"blockSize": 3, "accounting": False, "defaultQos": "medium",
                                                   "qosPreempts": {"high": ["high"]}}})
     paths = [e.splitlines()[0].split(": ")[1] for e in errors_of(cfg)]
     assert paths == ["gpu-cluster:scheduling.slurm.accounting", "gpu-cluster:scheduling.slurm.blockSize",
@@ -293,21 +283,21 @@ def test_every_error_is_reported_at_once():
 
 
 def test_slurm_warnings_do_not_block_the_stack():
-    cfg = mutate(BASE, {("nodePools", 1, "minNodes"): 0,
+    cfg = edits(BASE, {("nodePools", 1, "minNodes"): 0,
                         ("scheduling", "preemption"): {"withinQueue": "LowerOrNewerEqualPriority"}})
     _, warnings = load_spec(cfg)
     assert [w.path for w in warnings] == ["gpu-cluster:nodePools[1].minNodes",
                                           "gpu-cluster:scheduling.preemption.withinQueue"]
-    assert "scales to maxNodes and stays there" in warnings[0].problem
+    assert warnings[0].problem.startswith("pool 'l4': ") and "scales to maxNodes and stays there" in warnings[0].problem
     assert "cannot preempt jobs of the same QOS" in warnings[1].problem
 
 
 def test_kueue_settings_left_at_their_defaults_are_fine_and_kubeflow_may_set_them():
     """Only what the user wrote is refused: omitted Kueue settings (their defaults) pass with workload slurm, and the
     same settings are valid with workload kubeflow."""
-    load_spec(mutate(BASE, {("scheduling", "preemption"): {"withinQueue": "LowerPriority"},
+    load_spec(edits(BASE, {("scheduling", "preemption"): {"withinQueue": "LowerPriority"},
                             ("scheduling", "topology"): {"mode": "preferred", "level": "block"}}))
-    kubeflow = mutate(BASE, {("scheduling", "workload"): "kubeflow", ("scheduling", "queueingStrategy"): "StrictFIFO",
+    kubeflow = edits(BASE, {("scheduling", "workload"): "kubeflow", ("scheduling", "queueingStrategy"): "StrictFIFO",
                              ("scheduling", "gang"): {"timeoutSeconds": 30},
                              ("scheduling", "queues", 0, "namespace"): "team-r"})
     del kubeflow["scheduling"]["slurm"]
@@ -316,10 +306,10 @@ def test_kueue_settings_left_at_their_defaults_are_fine_and_kubeflow_may_set_the
 
 def test_a_shared_pool_is_fine_with_kubeflow_and_an_unshared_override_is_fine_with_slurm():
     shared = {"sharing": {"mode": "time-slicing", "replicas": 4}}
-    kubeflow = mutate(BASE, {("gpuRuntime",): shared, ("scheduling", "workload"): "kubeflow"})
+    kubeflow = edits(BASE, {("gpuRuntime",): shared, ("scheduling", "workload"): "kubeflow"})
     del kubeflow["scheduling"]["slurm"]
     load_spec(kubeflow)
     # the stack shares GPUs, but every Slurm pool opts out: valid
-    load_spec(mutate(BASE, {("gpuRuntime",): shared,
+    load_spec(edits(BASE, {("gpuRuntime",): shared,
                             ("nodePools", 0, "gpuRuntime"): {"sharing": {"mode": "none"}},
                             ("nodePools", 1, "gpuRuntime"): {"sharing": {"mode": "none"}}}))

@@ -1,7 +1,8 @@
 """Every bad config of the error table, run through the real program: it stops before the first resource.
 
-The table (tests/validation/test_spec_errors.py) pins the messages; here each row goes through ``__main__.py`` under the
-recording engine, as `pulumi preview` would run it, and must raise ``pulumi.RunError`` with nothing registered.
+The tables (tests/support/spec_error_cases/, run by tests/validation/test_*_errors.py) pin the messages; here
+each row goes through ``__main__.py`` under the recording engine, as `pulumi preview` would run it, and must raise
+``pulumi.RunError`` with nothing registered.
 """
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ import pulumi
 import pytest
 
 from preview.engine import execute_program, install_mocks
-from tests.validation.test_spec_errors import BASELINES, CASES, mutate
+from tests.support.spec_cases import BASELINES, config_for
+from tests.support.spec_error_cases import ALL
 
 
 def _flat(raw: dict) -> dict:
     return {f"gpu-cluster:{key}": value for key, value in raw.items()}
 
 
-@pytest.mark.parametrize("base, edits, expected", CASES)
-def test_bad_config_registers_nothing(base, edits, expected):
-    monitor = install_mocks(_flat(mutate(BASELINES[base], edits)))
+@pytest.mark.parametrize("base, changes, expected", ALL)
+def test_bad_config_registers_nothing(base, changes, expected):
+    monitor = install_mocks(_flat(config_for(base, changes)))
     with pytest.raises(pulumi.RunError) as info:
         execute_program()
     assert monitor.registered == []

@@ -20,7 +20,7 @@ def test_shape_error_does_not_hide_catalog_errors_in_the_same_pool():
                       "minNodes": 3, "capacity": {"type": "spott"}})
     assert set(errors) == {"gpu-cluster:nodePools[0].capacity.type", "gpu-cluster:nodePools[0].machineType",
                            "gpu-cluster:nodePools[0].minNodes", "gpu-cluster:nodePools[0].zones[0]"}
-    assert errors["gpu-cluster:nodePools[0].machineType"] == "unknown GPU machine type for gcp"
+    assert errors["gpu-cluster:nodePools[0].machineType"] == "pool 'l4': unknown GPU machine type for gcp"
 
 
 def test_checks_that_read_the_malformed_field_are_skipped():
@@ -49,7 +49,7 @@ def test_a_missing_required_field_still_reports_only_the_shape():
 def test_taint_keys_and_values_follow_kubernetes_rules(taint, path, problem):
     errors = _errors({"name": "l4", "machineType": "g2-standard-8", "zones": ["us-central1-a"], "maxNodes": 1,
                       "taints": [taint]})
-    assert errors == {f"gpu-cluster:nodePools[0].{path}": problem}
+    assert errors == {f"gpu-cluster:nodePools[0].{path}": f"pool 'l4': {problem}"}
 
 
 def test_a_valid_prefixed_taint_with_empty_value_is_accepted():
@@ -61,5 +61,5 @@ def test_a_valid_prefixed_taint_with_empty_value_is_accepted():
 
 def test_snake_case_keys_are_refused_everywhere_like_at_the_top_level():
     errors = _errors({"name": "l4", "machine_type": "g2-standard-8", "zones": ["us-central1-a"], "maxNodes": 1})
-    assert errors == {"gpu-cluster:nodePools[0].machineType": "required setting is missing",
-                      "gpu-cluster:nodePools[0].machine_type": "unknown setting"}
+    assert errors == {"gpu-cluster:nodePools[0].machineType": "pool 'l4': required setting is missing",
+                      "gpu-cluster:nodePools[0].machine_type": "pool 'l4': unknown setting"}

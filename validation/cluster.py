@@ -1,0 +1,102 @@
+"""``gpu-cluster:cluster``: name, settings of the other cloud, API access, the system pool, and the EKS control plane
+(version, subnets, extended-support billing)."""
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from catalog import Catalog, Cloud
+from stacks.spec import ClusterMode, ClusterSpec
+from validation.issues import Issues, allowed_list, choice_fix
+from validation.names import DNS_LABEL
+
+CLUSTER_NAME_MAX = {Cloud.GCP: 40, Cloud.AWS: 100}
+EKS_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
+AWS_SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "cluster_autoscaler"),
+                      Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat")}
+"""Cluster settings that only the other cloud reads, by model field name."""
+
+
+def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, cluster: ClusterSpec) -> None:
+    """``issues``: the scope of ``gpu-cluster:cluster``."""
+    limit = CLUSTER_NAME_MAX[cloud]
+    if len(cluster.name) > limit or not DNS_LABEL.match(cluster.name):
+        issues.error("name", "not a valid cluster name", cluster.name,
+                     allowed=f"lower-case letters, digits and '-', starting with a letter, at most {limit} characters",
+                     fix="rename the cluster, e.g. 'ml-train'")
+    for field in sorted(set(OTHER_CLOUD_FIELDS[cloud]) & cluster.model_fields_set):
+        alias = ClusterSpec.model_fields[field].alias
+        assert alias is not None  # SpecModel's alias_generator gives every field an alias
+        other = "an EKS" if cloud == Cloud.GCP else "a GKE"
+        issues.error(alias, f"{alias} is {other} setting; this stack's cloud is {cloud.value}",
+                     getattr(cluster, field), fix=f"remove cluster.{alias}")
+    _check_authorized_networks(issues.at("authorizedNetworks"), cluster.authorized_networks)
+    sp = cluster.system_pool
+    if sp.min_nodes > sp.max_nodes:
+        issues.error(("systemPool", "minNodes"), "minNodes is larger than maxNodes", sp.min_nodes,
+                     allowed=f"1 … {sp.max_nodes} (maxNodes)", fix="lower minNodes or raise maxNodes")
+    if sp.machine_type is not None and sp.machine_type in cat.machine_types(cloud):
+        issues.error(("systemPool", "machineType"), "the system pool must be a CPU type", sp.machine_type,
+                     allowed=allowed_list(cat.system_machine_types(cloud)) + " (or any CPU type)",
+                     fix="GPU types belong in nodePools; pick a CPU type for add-ons")
+    if cloud == Cloud.AWS:
+        _check_eks_cluster(issues, cat, region, cluster)
+    elif cluster.mode == ClusterMode.EXISTING and cluster.location and region \
+            and not (cluster.location == region or cluster.location.startswith(region + "-")):
+        issues.error("location", f"location is outside the stack region {region}", cluster.location,
+                     allowed=f"{region} or one of its zones",
+                     fix="set cluster.location to where the existing cluster runs (gcloud container clusters list)")
+
+
+def _check_authorized_networks(networks: Issues, cidrs: list[str]) -> None:
+    for i, cidr in enumerate(cidrs):
+        try:
+            net = ipaddress.ip_network(cidr, strict=True)
+        except ValueError as exc:
+            networks.error(i, f"not a valid CIDR ({exc})", cidr, allowed="an IPv4/IPv6 network such as 203.0.113.0/24",
+                           fix="write the network address with its prefix length")
+            continue
+        if net.prefixlen == 0:
+            networks.error(i, "the Kubernetes API must not be reachable from the whole internet", cidr,
+                           allowed="your office or VPN ranges, e.g. 203.0.113.0/24",
+                           fix="list only the ranges that run kubectl/pulumi; leave empty for a private endpoint")
+
+
+# -- EKS control plane ---------------------------------------------------------------------------------------------
+def _check_eks_cluster(issues: Issues, cat: Catalog, region: str | None, cluster: ClusterSpec) -> None:
+    if cluster.kubernetes_version not in EKS_VERSIONS:
+        issues.error("kubernetesVersion", "EKS version not in the supported set", cluster.kubernetes_version,
+                     allowed=allowed_list(EKS_VERSIONS),
+                     fix="quote the version in YAML (\"1.35\") and pick a supported one")
+    zones = cat.zones(Cloud.AWS, region) if region else ()
+    subnets = issues.at("subnets")
+    for zone, subnet in cluster.subnets.items():
+        if zones and zone not in zones:
+            subnets.error(zone, f"not an Availability Zone of {region}", zone, allowed=allowed_list(zones),
+                          fix=choice_fix("the subnet's zone", zone, zones))
+        if not AWS_SUBNET.match(str(subnet)):
+            subnets.error(zone, "not an EC2 subnet ID", subnet, allowed="subnet- followed by 8 or 17 hex digits",
+                          fix="copy the ID from `aws ec2 describe-subnets`")
+    if cluster.mode == ClusterMode.CREATE and len(cluster.subnets) < 2:
+        issues.error("subnets", "a new EKS cluster needs subnets in at least two zones", cluster.subnets or None,
+                     allowed="two or more {zone: subnet-id} entries",
+                     fix="add a private subnet for a second Availability Zone")
+    if cluster.mode == ClusterMode.CREATE and cluster.kubernetes_version in EKS_VERSIONS:
+        _check_eks_support(issues, cat, cluster.kubernetes_version)
+
+
+def _check_eks_support(issues: Issues, cat: Catalog, version: str) -> None:
+    """A version past standard support on the catalog's price date bills the extended-support fee."""
+    standard, fee = cat.control_plane[Cloud.AWS], cat.control_plane_fee(Cloud.AWS, version)
+    calendar = cat.eks_versions.get(version)
+    if calendar is None or fee.support != "extended":
+        return
+    current = [v for v in cat.eks_versions_in_standard_support() if v in EKS_VERSIONS]
+    issues.warn("kubernetesVersion",
+                f"EKS {version} is past standard support (extended-support billing from "
+                f"{calendar.end_of_standard_support}, 00:00 UTC), so the control plane costs "
+                f"${fee.usd_per_hour:.2f}/h instead of ${standard.usd_per_hour:.2f}/h", version,
+                allowed=f"versions in standard support on {standard.as_of}: {allowed_list(current)}",
+                fix=f"set kubernetesVersion: \"{current[0]}\" (a deployed cluster upgrades one minor version at a time)"
+                if current else "upgrade the cluster to a version in standard support")
