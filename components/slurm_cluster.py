@@ -67,7 +67,7 @@ class SlurmCluster(pulumi.ComponentResource):
         before: list[pulumi.Resource] = [self.operator, secrets]
         if plan.accounting:
             before.append(SlurmDatabase(f"{name}-database", slurm_ns.metadata.name, refs, protect=protect,
-                                        after=[secrets.db_password, secrets.db_root_password], opts=child))
+                                        after=[s for s in (secrets.db_password, secrets.db_root_password) if s is not None], opts=child))
         values = slurm_values(plan, cluster_name, refs)
         self.release = k8s.helm.v3.Release(
             f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,

@@ -111,6 +111,7 @@ class SubprocessAnalyzer(Analyzer):
             [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."], cwd=str(pack_dir),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        assert self.proc.stdout is not None and self.proc.stderr is not None  # both PIPEs
         ready, _, _ = select.select([self.proc.stdout], [], [], BOOT_TIMEOUT_S)
         line = self.proc.stdout.readline().strip() if ready else ""
         if not line.isdigit():
@@ -137,7 +138,8 @@ class SubprocessAnalyzer(Analyzer):
             except subprocess.TimeoutExpired:
                 self.proc.kill()
         for stream in (self.proc.stdout, self.proc.stderr):
-            stream.close()
+            if stream is not None:
+                stream.close()
 
 
 class InProcessAnalyzer(Analyzer):
