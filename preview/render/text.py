@@ -115,7 +115,8 @@ def cost_table(report: PreviewReport) -> Table:
     assert cost is not None  # shown only for a stack with a cost
     table = Table(title="Cost (catalog list prices, USD)", title_justify="left", show_footer=True,
                   header_style="bold", footer_style="bold")
-    cols: list[tuple[str, JustifyMethod, str]] = [("pool", "left", "total"), ("machine", "left", ""), ("GPU", "left", ""), ("capacity", "left", ""),
+    cols: list[tuple[str, JustifyMethod, str]] = [
+            ("pool", "left", "total"), ("machine", "left", ""), ("GPU", "left", ""), ("capacity", "left", ""),
             ("nodes", "right", ""), ("GPUs/node", "right", ""), ("$/node-h", "right", ""), ("$/GPU-h", "right", ""),
             ("$/h min", "right", f"{cost.usd_per_hour_min:,.2f}"), ("$/h max", "right", f"{cost.usd_per_hour_max:,.2f}"),
             ("$/month max", "right", f"{cost.usd_per_month_max:,.0f}"), ("price as of", "left", "")]
