@@ -7,7 +7,7 @@ unless an autoscaler runs in the cluster. Without one, a pool with ``minNodes: 0
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -180,8 +180,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             role_arn=self.role.arn, tags=tags or None,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*agent, policy]))
         version = cluster.kubernetes_version
+        # cast: mypy picks no Output.from_input overload for the narrowed Awaitable[str] | Output[str]
         tag = image_tag(version) if isinstance(version, str) or version is None \
-            else pulumi.Output.from_input(version).apply(image_tag)
+            else pulumi.Output.from_input(cast(pulumi.Input[str], version)).apply(image_tag)
         pin = CLUSTER_AUTOSCALER
         # the association first: EKS injects Pod Identity credentials only into pods created after it exists
         self.release = k8s.helm.v3.Release(

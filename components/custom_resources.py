@@ -6,12 +6,13 @@ which the Python ``CustomResource`` class cannot express). Policies read these i
 """
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.sdk_private import kubernetes_provider_version
 from scheduling.kueue import REPLACED_FIELDS
 
 DELETE_FIRST_FIELDS: dict[str, list[str]] = {
@@ -25,6 +26,16 @@ CONTENT_NAMED_FIELDS: dict[str, list[str]] = {kind: list(paths) for kind, paths 
 """ResourceFlavor and Topology: Kueue keeps a resource-in-use finalizer on them while they are referenced, so deleting
 first would wait forever. Their names hash these fields (scheduling/kueue.py), so a change is a create of a new object,
 the referrers' update, then the old object's delete: Pulumi's default create-before-delete replacement."""
+
+
+@functools.cache
+def kubernetes_provider_version() -> str:
+    """The Kubernetes provider plugin version the installed ``pulumi_kubernetes`` classes pin, for the generic types.
+
+    requirements.txt pins a release (X.Y.Z), whose PEP 440 version is also the plugin's semver; the SDK converts
+    only pre-release tags (``4.0.0a1`` -> ``4.0.0-alpha.1``), which a pin never uses (tested).
+    """
+    return importlib.metadata.version("pulumi_kubernetes")
 
 
 def custom_resource(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:

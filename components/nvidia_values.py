@@ -65,7 +65,8 @@ def sharing_config_data(plan: GpuRuntimePlan, pools: tuple[PoolFacts, ...], mig_
     if not shared:
         return {}
     return {DEFAULT_CONFIG_KEY: device_plugin_config(None, mig_strategy),
-            **{p.runtime.device_plugin_config: device_plugin_config(p, mig_strategy) for p in shared}}
+            **{entry: device_plugin_config(p, mig_strategy) for p in shared
+               if (entry := p.resolved_runtime.device_plugin_config)}}  # always named for a sharing pool
 
 
 def critical_pods_budget(pools: Iterable[PoolFacts]) -> int:

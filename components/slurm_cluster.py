@@ -66,8 +66,9 @@ class SlurmCluster(pulumi.ComponentResource):
                                opts=pulumi.ResourceOptions(parent=self, depends_on=[slurm_ns]))
         before: list[pulumi.Resource] = [self.operator, secrets]
         if plan.accounting:
+            passwords = [s for s in (secrets.db_password, secrets.db_root_password) if s is not None]  # both set
             before.append(SlurmDatabase(f"{name}-database", slurm_ns.metadata.name, refs, protect=protect,
-                                        after=[secrets.db_password, secrets.db_root_password], opts=child))
+                                        after=passwords, opts=child))
         values = slurm_values(plan, cluster_name, refs)
         self.release = k8s.helm.v3.Release(
             f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,

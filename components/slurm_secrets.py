@@ -63,7 +63,7 @@ class SlurmSecrets(pulumi.ComponentResource):
                 opts: pulumi.ResourceOptions, encoded: bool = True) -> k8s.core.v1.Secret:
         """``encoded``: values are base64 already (``data``); else plain text (``string_data``). Either way the
         values are wrapped as Pulumi secrets here, whatever the provider does."""
-        wrapped = {k: pulumi.Output.secret(v) for k, v in data.items()}
+        wrapped: dict[str, pulumi.Output[str]] = {k: pulumi.Output.secret(v) for k, v in data.items()}
         return k8s.core.v1.Secret(
             resource, metadata={"name": name, "namespace": namespace, "labels": MANAGED_BY}, type="Opaque",
             data=wrapped if encoded else None, string_data=None if encoded else wrapped, opts=opts)

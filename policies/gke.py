@@ -23,6 +23,7 @@ def node_configs(r: Resource) -> list[NodeConfig]:
     """A node pool's nodeConfig; a cluster's nodeConfig only when it sets one (Checkov checks both)."""
     if r.type == GKE_NODE_POOL:
         view = pool_view(r, load_catalog())
+        assert view is not None  # every GKE node pool has a view
         return [NodeConfig(view.subject, view.keys, as_dict(r.props.get("nodeConfig")), True)]
     if r.type == GKE_CLUSTER and isinstance(r.props.get("nodeConfig"), dict):
         subject, keys = cluster_subject(r)

@@ -1,20 +1,20 @@
-"""Plain values from policy props: unwrap the SDK's proxies, keep unknowns visible as UNKNOWN, never raise.
+"""Plain values from policy props: walk the SDK's proxies, keep unknowns visible as UNKNOWN, never raise.
 
-The SDK hands rules proxies that raise ``UnknownValueError`` on any value not known until deploy (an ID or an
-email computed by another resource). Rules decide explicitly what an unknown means for them instead, so a rule
-never aborts half-way through a pool.
+The SDK hands rules proxies (``Mapping``/``Sequence``) that raise ``UnknownValueError`` on any value not known until
+deploy (an ID or an email computed by another resource), and that open secrets. Walking them through their public
+interfaces and catching that error gives plain data; rules decide explicitly what an unknown means for them
+instead, so a rule never aborts half-way through a pool.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pulumi_policy.proxy import (
     UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE,
-    UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE,
+    UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE, UnknownValueError,
 )
 from pulumi_policy.secret import Secret
-
-from policies.sdk_private import unwrap_proxy
 
 _SENTINELS = frozenset({UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE,
                         UNKNOWN_NUMBER_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE})
@@ -39,16 +39,23 @@ UNKNOWN = _Unknown()
 
 def plain(value: Any) -> Any:
     """Deep copy of ``value`` as plain dicts and lists, with every unknown sentinel replaced by ``UNKNOWN``."""
-    value = unwrap_proxy(value)  # the SDK's proxies, through the guarded shim
     if isinstance(value, Secret):
         value = value.value
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {key: plain(_item(value, key)) for key in value}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [plain(_item(value, i)) for i in range(len(value))]
     if isinstance(value, str) and value in _SENTINELS:
         return UNKNOWN
     return value
+
+
+def _item(container: Any, key: Any) -> Any:
+    """``container[key]``; the SDK's unknown-checking proxy raises on an unknown, which becomes ``UNKNOWN``."""
+    try:
+        return container[key]
+    except UnknownValueError:
+        return UNKNOWN
 
 
 def dig(obj: Any, *path: str | int, default: Any = None) -> Any:

@@ -3,6 +3,8 @@
 Tests use the same engine, so the preview and the tests can never disagree about what the program creates.
 Pitfalls handled here (see shared facts "pulumi-without-cli"): the root stack is reset per run, config keys use the
 project's namespace, mocks are installed before any resource exists, and runs use preview=False so applies run.
+The config reaches the program the way the CLI's language host hands it over (``PULUMI_CONFIG``), so the offline run
+and ``pulumi up`` read it through the same public channel (``compose/config.py``).
 """
 from __future__ import annotations
 
@@ -14,17 +16,17 @@ import os
 import runpy
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pulumi
 import yaml
 from google.protobuf import struct_pb2
-from pulumi.runtime import mocks as _mocks
 from pulumi.runtime import rpc
-from pulumi.runtime import settings as _settings
-from pulumi.runtime import config as _rtconfig
+
+from preview.sdk_private import MockMonitor
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-cluster"
@@ -134,7 +136,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return {}
 
 
-class RecordingMonitor(_mocks.MockMonitor):
+class RecordingMonitor(MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks):
         super().__init__(mocks)
         self.registered: list[Registered] = []
@@ -154,11 +156,43 @@ class RecordingMonitor(_mocks.MockMonitor):
         return resp
 
 
+CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
+"""What pulumi-language-python sets on the program's process: the stack config as one JSON object of strings, and
+the JSON list of the keys that were ``secure:`` in the stack file."""
+
+
+def language_host_environment(config: dict[str, Any]) -> dict[str, str]:
+    """``CONFIG_VARIABLES`` for ``config`` as the CLI would set them: objects JSON-encoded, strings as they are. The
+    CLI decrypts ``secure:`` values first; offline they stay as written, but their keys are listed as secret."""
+    flat = {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in config.items()}
+    secret_keys = sorted(k for k, v in config.items() if isinstance(v, dict) and set(v) == {"secure"})
+    return {"PULUMI_CONFIG": json.dumps(flat), "PULUMI_CONFIG_SECRET_KEYS": json.dumps(secret_keys)}
+
+
+@contextmanager
+def restored_config_environment() -> Iterator[None]:
+    """Put ``CONFIG_VARIABLES`` back as they were on exit, so one offline run's config never reaches the next
+    process this one starts (the policy pack subprocess) or a later run."""
+    saved = {name: os.environ.get(name) for name in CONFIG_VARIABLES}
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def install_mocks(config: dict[str, Any] | None = None, stack: str = "dev") -> RecordingMonitor:
-    """Fresh root stack, fresh config, fresh recorder. Call before any program code creates a resource."""
-    _settings.ROOT.set(None)
-    flat = {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in (config or {}).items()}
-    _rtconfig.set_all_config(flat)
+    """Fresh root stack, fresh config, fresh recorder. Call before any program code creates a resource.
+
+    The config goes into ``CONFIG_VARIABLES`` (left set: wrap the run in ``restored_config_environment``, as
+    ``run_program`` does) and, as pulumi-language-python-exec does before it runs a program, into the SDK's config.
+    """
+    os.environ.update(language_host_environment(config or {}))
+    pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
+    pulumi.runtime.reset_options(project=PROJECT, stack=stack, preview=False)  # public reset: no root stack yet
     monitor = RecordingMonitor(RecordingMocks())
     pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor,
                              logger=_ENGINE_LOG)
@@ -183,8 +217,9 @@ class Recording:
 
 def run_program(config: dict[str, Any], stack: str = "dev", main: Path = PROJECT_ROOT / "__main__.py") -> Recording:
     """Run the Pulumi program exactly as ``pulumi preview`` would, against the recording engine."""
-    monitor = install_mocks(config, stack)
-    outputs = execute_program(main)
+    with restored_config_environment():
+        monitor = install_mocks(config, stack)
+        outputs = execute_program(main)
     return Recording(resources=monitor.registered, outputs=outputs)
 
 
@@ -197,7 +232,7 @@ def execute_program(main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, Any]
     @pulumi.runtime.test
     def _run():
         runpy.run_path(str(main), run_name="__main__")
-        exported = _settings.get_root_resource().outputs
+        exported = getattr(pulumi.runtime.get_root_resource(), "outputs", None)  # the root Stack's exports
         return pulumi.Output.all(**exported).apply(outputs.update) if exported else None
 
     cwd = os.getcwd()

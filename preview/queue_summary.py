@@ -33,9 +33,9 @@ def slurm_placements(plan: SlurmPlan) -> dict[str, str]:
         block = next((b for b in plan.topology.blocks if b.pool == n.pool), None)
         if block is not None:
             where = f"topology {block.name}: {len(block.blocks)} blocks of {block.block_size} nodes"
-        elif plan.topology.for_pool(n.pool) is not None:
-            zone = next(z for z, leaves in plan.topology.tree.zones.items() if n.pool in leaves)
-            where = f"topology {plan.topology.tree.name}: switch {n.pool} in {zone}"
+        elif plan.topology.for_pool(n.pool) is not None and (tree := plan.topology.tree) is not None:
+            zone = next(z for z, leaves in tree.zones.items() if n.pool in leaves)
+            where = f"topology {tree.name}: switch {n.pool} in {zone}"
         else:
             where = "flat (no topology)"
         out[n.pool] = f"partition {n.pool} · {where}"

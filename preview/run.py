@@ -35,7 +35,8 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
     report.queues = queue_plan(spec, facts)
     report.slurm = slurm_summary(spec, facts)
-    report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.runtime.as_dict()} for f in facts]
+    report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
+                          for f in facts]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack
     return report
 

@@ -51,3 +51,13 @@ def pytest_terminal_summary(terminalreporter) -> None:
                                     f"({stamp.parent}){notice}")
     else:
         terminalreporter.write_line("real Slurm: test root not built (scripts/slurm-root.sh); real-Slurm tests skipped")
+
+
+@pytest.fixture(autouse=True)
+def _restore_language_host_config():
+    """Tests that call ``install_mocks`` directly leave the stack config in ``PULUMI_CONFIG`` (as a program run
+    would); put it back after each test so it never reaches a later test or the policy pack subprocess."""
+    from preview.engine import restored_config_environment
+
+    with restored_config_environment():
+        yield

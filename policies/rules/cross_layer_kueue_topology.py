@@ -69,7 +69,7 @@ def _check_topology(name: str, r: Resource, cloud: Cloud | None, added: set[str]
         if not isinstance(label, str) or label in added:
             continue
         other = next((c for c in ONLY if c != cloud and label in ONLY[c]), None) if cloud else None
-        if other is not None:
+        if other is not None and cloud is not None:
             yield Finding(subject, f"spec.levels[{i}].nodeLabel is {label}, {ARTICLE[other]} {CLOUD_NAME[other]} "
                           f"label, but this stack's node pools are {CLOUD_NAME[cloud]} ones, {unseen}", allowed,
                           f"use the {CLOUD_NAME[cloud]} labels in spec.levels (gpu-cluster renders them for the "

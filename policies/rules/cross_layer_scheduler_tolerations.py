@@ -79,7 +79,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             for ns in nodesets(r):
                 pool = pools.get(selected_pool(ns.selector) or "")
                 missing = untolerated(ns.tolerations, pool) if pool is not None else []
-                if missing:
+                if missing and pool is not None:
                     yield _finding(f"Slurm NodeSet '{ns.name}'", "its slurmd pods",
                                    f"nodesets.{ns.name}.podSpec.tolerations", pool, missing,
                                    (ns.name, pool.name, r.name, r.urn), r.urn)

@@ -40,7 +40,8 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             continue
         cluster = dig(r.props, "values", "clusterName")
         name = cluster if isinstance(cluster, str) and cluster else r.name
-        release = r.props.get("name") if isinstance(r.props.get("name"), str) else r.name
+        given = r.props.get("name")
+        release = given if isinstance(given, str) else r.name
         shown = " and ".join(f"{w}={v}" for w, v in weights)
         yield Finding(
             f"Slurm cluster '{name}'", f"slurm.conf sets {shown} but accounting is off ({source}), so slurmctld "

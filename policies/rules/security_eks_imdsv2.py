@@ -27,6 +27,7 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
         if resource.props.get("launchTemplate"):
             return
         view = pool_view(resource, load_catalog())
+        assert view is not None  # every EKS node group has a view
         yield Finding(view.subject, "the node group has no launch template, so its nodes use the EKS default "
                       "settings and cannot be held to IMDSv2", "a launch template with metadataOptions.httpTokens: "
                       "required", "give the node group a launch template (gpu-cluster creates one per pool)",

@@ -27,6 +27,7 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
                       "internet through Cloud NAT", keys)
     elif dig(resource.props, "networkConfig", "enablePrivateNodes") is False:
         view = pool_view(resource, load_catalog())
+        assert view is not None  # every GKE node pool has a view
         yield Finding(view.subject, "the pool overrides the cluster and gives its nodes public IP addresses "
                       "(networkConfig.enablePrivateNodes: false)", "unset or true",
                       "remove networkConfig.enablePrivateNodes from the pool", view.keys)

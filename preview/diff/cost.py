@@ -122,6 +122,7 @@ def diff_cost(before: CostReport | None, after: CostReport | None) -> CostDiff:
     for name in list(pools_b) + [n for n in pools_a if n not in pools_b]:
         b, a = pools_b.get(name), pools_a.get(name)
         now = a or b
+        assert now is not None  # the name comes from one of the two reports
         lines.append(CostLine(
             item=name, kind="pool",
             before_min=b.usd_per_hour_min if b else 0.0, before_max=b.usd_per_hour_max if b else 0.0,
@@ -132,10 +133,12 @@ def diff_cost(before: CostReport | None, after: CostReport | None) -> CostDiff:
     fixed_b = {_fixed_key(f.item): f for f in (before.fixed if before else [])}
     fixed_a = {_fixed_key(f.item): f for f in (after.fixed if after else [])}
     for key in list(fixed_b) + [k for k in fixed_a if k not in fixed_b]:
-        b, a = fixed_b.get(key), fixed_a.get(key)
+        fb, fa = fixed_b.get(key), fixed_a.get(key)
+        fixed = fa or fb
+        assert fixed is not None  # the key comes from one of the two reports
         lines.append(CostLine(
-            item=key, kind="fixed", detail=(a or b).item,
-            before_min=b.usd_per_hour_min if b else 0.0, before_max=b.usd_per_hour_max if b else 0.0,
-            after_min=a.usd_per_hour_min if a else 0.0, after_max=a.usd_per_hour_max if a else 0.0))
+            item=key, kind="fixed", detail=fixed.item,
+            before_min=fb.usd_per_hour_min if fb else 0.0, before_max=fb.usd_per_hour_max if fb else 0.0,
+            after_min=fa.usd_per_hour_min if fa else 0.0, after_max=fa.usd_per_hour_max if fa else 0.0))
     current = after or before  # the caveats of the prices shown (spot dates, reservations)
     return CostDiff(lines=lines, notes=list(current.notes) if current else [])

@@ -59,11 +59,11 @@ def diff_violations(before: Iterable[dict[str, Any]], after: Iterable[dict[str, 
         else:
             leftovers.append(v)
     for v in leftovers:  # same policy and subject, different wording: the same problem, its numbers moved
-        i = next((i for i, b in enumerate(unmatched_before) if _key(b) == _key(v)), None)
-        if i is None:
+        moved = next((i for i, b in enumerate(unmatched_before) if _key(b) == _key(v)), None)
+        if moved is None:
             out.new.append(v)
         else:
-            out.reworded.append((unmatched_before.pop(i), v))
+            out.reworded.append((unmatched_before.pop(moved), v))
             out.unchanged.append(v)
     out.resolved = unmatched_before
     return out

@@ -232,6 +232,7 @@ def _entity_diffs(kind: str, before: dict[str, dict[str, Any]], after: dict[str,
         old, new = before.get(name), after.get(name)
         if old is None or new is None:
             view = new if old is None else old
+            assert view is not None  # the name comes from one of the two sides
             keys = [k for f in facts for k in ([f] if f != "quotas" else sorted(
                 k for k in view if k.startswith("quotas[") and k.endswith("].gpus")))]
             shown = {labels.get(k, k): view[k] for k in keys if k in view}

@@ -22,6 +22,7 @@ from pulumi.runtime.proto import analyzer_pb2 as apb
 from pulumi.runtime.proto import analyzer_pb2_grpc as agrpc
 
 from preview.engine import PROJECT, PROJECT_ROOT, Registered
+from preview.sdk_private import PolicyAnalyzerServicer
 
 PACK_DIR = PROJECT_ROOT / "policies"
 LEVELS = {apb.ADVISORY: "advisory", apb.MANDATORY: "mandatory", apb.REMEDIATE: "remediate", apb.DISABLED: "disabled"}
@@ -110,6 +111,7 @@ class SubprocessAnalyzer(Analyzer):
             [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."], cwd=str(pack_dir),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        assert self.proc.stdout is not None and self.proc.stderr is not None  # both PIPEs
         ready, _, _ = select.select([self.proc.stdout], [], [], BOOT_TIMEOUT_S)
         line = self.proc.stdout.readline().strip() if ready else ""
         if not line.isdigit():
@@ -136,20 +138,19 @@ class SubprocessAnalyzer(Analyzer):
             except subprocess.TimeoutExpired:
                 self.proc.kill()
         for stream in (self.proc.stdout, self.proc.stderr):
-            stream.close()
+            if stream is not None:
+                stream.close()
 
 
 class InProcessAnalyzer(Analyzer):
-    """The SDK's servicer in this process (a private class: pulumi-policy is pinned for it)."""
+    """The SDK's servicer in this process (a private class, through preview/sdk_private.py)."""
 
     def __init__(self, arguments: dict[str, Any] | None = None):
-        from pulumi_policy.policy import _PolicyAnalyzerServicer
-
         if arguments is None:
             from policies.pack import pack_arguments
             arguments = pack_arguments()
         args = dict(arguments)
-        self._svc = _PolicyAnalyzerServicer(
+        self._svc = PolicyAnalyzerServicer(
             args.pop("name"), "0.0.1", args.pop("policies"), args.pop("enforcement_level"),
             args.pop("initial_config", None), **args)
 

@@ -6,7 +6,7 @@ summary names fair-share, GPU caps and backfill instead of Kueue's queueing stra
 pool's placement is its partition and topology."""
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -54,10 +54,12 @@ def queue_table(plan: QuotaPlan) -> Table:
     title = ("Slurm accounts (GPU quota per pool; $/h = nominal GPUs × the pool's $/GPU-h)" if slurm
              else "Queues (GPU quota per pool; $/h = nominal GPUs × the pool's $/GPU-h)")
     table = Table(title=title, title_justify="left", header_style="bold")
-    columns = [("account" if slurm else "queue", "left"), *([] if slurm else [("namespace", "left")]),
-               ("pool", "left"), ("GPU", "left"), ("nominal GPUs", "right"), ("borrow ≤", "right"),
-               *([] if slurm else [("lend ≤", "right")]), ("$/h", "right"), (f"{'account' if slurm else 'queue'} $/h",
-                                                                             "right")]
+    namespace: list[tuple[str, JustifyMethod]] = [] if slurm else [("namespace", "left")]
+    lend: list[tuple[str, JustifyMethod]] = [] if slurm else [("lend ≤", "right")]
+    columns: list[tuple[str, JustifyMethod]] = [
+        ("account" if slurm else "queue", "left"), *namespace, ("pool", "left"), ("GPU", "left"),
+        ("nominal GPUs", "right"), ("borrow ≤", "right"), *lend, ("$/h", "right"),
+        (f"{'account' if slurm else 'queue'} $/h", "right")]
     for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True)
     shown: set[str] = set()
@@ -73,8 +75,10 @@ def queue_table(plan: QuotaPlan) -> Table:
 
 def pool_table(plan: QuotaPlan) -> Table:
     table = Table(title="Promised capacity per pool", title_justify="left", header_style="bold")
-    for name, justify in (("pool", "left"), ("GPU", "left"), ("GPUs at max", "right"), ("promised", "right"),
-                          ("share", "right"), ("placement", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("pool", "left"), ("GPU", "left"), ("GPUs at max", "right"), ("promised", "right"), ("share", "right"),
+        ("placement", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=name != "placement")
     for p in plan.pools:
         share = Text(f"{p.share:.0%}", style="bold red" if p.overcommitted else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -28,16 +28,19 @@ def _blocks(s: dict[str, Any]) -> list[str]:
 
 def print_slurm(console: Console, s: dict[str, Any]) -> None:
     parts = Table(title="Slurm partitions (Slinky; one NodeSet per pool)", title_justify="left", header_style="bold")
-    for name, justify in (("partition", "left"), ("NodeSets", "left"), ("nodes", "right"), ("GPUs", "right"),
-                          ("default", "left"), ("tier", "right"), ("topology", "left"), ("exclusive", "left")):
+    part_columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("partition", "left"), ("NodeSets", "left"), ("nodes", "right"), ("GPUs", "right"), ("default", "left"),
+        ("tier", "right"), ("topology", "left"), ("exclusive", "left"))
+    for name, justify in part_columns:
         parts.add_column(name, justify=justify, no_wrap=True)
     for p in s["partitions"]:
         parts.add_row(p["name"], ", ".join(p["nodeSets"]), str(p["nodes"]), str(p["gpus"]), "yes" if p["default"] else "",
                       str(p["priorityTier"]), p["topology"] or "flat", "yes" if p["exclusive"] else "")
     console.print(parts)
     nodes = Table(title="Slurm nodes (dynamic, one slurmd pod per GPU node)", title_justify="left", header_style="bold")
-    for name, justify in (("NodeSet", "left"), ("node names", "left"), ("GRES", "left"), ("CPUs", "right"),
-                          ("RealMemory MiB", "right")):
+    node_columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("NodeSet", "left"), ("node names", "left"), ("GRES", "left"), ("CPUs", "right"), ("RealMemory MiB", "right"))
+    for name, justify in node_columns:
         nodes.add_column(name, justify=justify, no_wrap=True)
     for n in s["nodeSets"]:
         nodes.add_row(n["pool"], n["nodeNames"], n["gres"], str(n["cpus"]), f"{n['realMemoryMib']:,}")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -99,8 +99,10 @@ def runtime_table(report: PreviewReport) -> Table:
     """Per pool: the one advertiser of nvidia.com/gpu, the driver, sharing, and what the scheduler sees per node."""
     table = Table(title="GPU runtime (one nvidia.com/gpu advertiser per pool; cost above is per physical GPU)",
                   title_justify="left", header_style="bold")
-    for name, justify in (("pool", "left"), ("advertiser", "left"), ("driver", "left"), ("sharing", "left"),
-                          ("GPUs/node", "right"), ("nvidia.com/gpu/node", "right"), ("EFA plugin", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("pool", "left"), ("advertiser", "left"), ("driver", "left"), ("sharing", "left"), ("GPUs/node", "right"),
+        ("nvidia.com/gpu/node", "right"), ("EFA plugin", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True)
     for r in report.gpu_runtime:
         table.add_row(r["pool"], r["advertiser"], r["driver"], r["sharing"], str(r["physicalGpusPerNode"]),
@@ -110,9 +112,11 @@ def runtime_table(report: PreviewReport) -> Table:
 
 def cost_table(report: PreviewReport) -> Table:
     cost = report.cost
+    assert cost is not None  # shown only for a stack with a cost
     table = Table(title="Cost (catalog list prices, USD)", title_justify="left", show_footer=True,
                   header_style="bold", footer_style="bold")
-    cols = [("pool", "left", "total"), ("machine", "left", ""), ("GPU", "left", ""), ("capacity", "left", ""),
+    cols: list[tuple[str, JustifyMethod, str]] = [
+            ("pool", "left", "total"), ("machine", "left", ""), ("GPU", "left", ""), ("capacity", "left", ""),
             ("nodes", "right", ""), ("GPUs/node", "right", ""), ("$/node-h", "right", ""), ("$/GPU-h", "right", ""),
             ("$/h min", "right", f"{cost.usd_per_hour_min:,.2f}"), ("$/h max", "right", f"{cost.usd_per_hour_max:,.2f}"),
             ("$/month max", "right", f"{cost.usd_per_month_max:,.0f}"), ("price as of", "left", "")]

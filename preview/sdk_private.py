@@ -1,0 +1,41 @@
+"""The one place the offline preview uses names the Pulumi SDKs do not make public, guarded so an upgrade that drops
+or renames one fails loudly, naming it, instead of silently changing what the preview records.
+
+- ``pulumi.runtime.mocks.MockMonitor``: ``pulumi.runtime.set_mocks(monitor=...)`` accepts a monitor, but the class
+  it expects is not exported from ``pulumi.runtime``. The recording engine (``preview/engine.py``) subclasses it to
+  see every ``RegisterResource`` request (parent, dependencies, options), which ``Mocks.new_resource`` never gets.
+- ``pulumi_policy.policy._PolicyAnalyzerServicer``: the servicer a ``PolicyPack`` serves over gRPC. ``PolicyPack``
+  itself starts a server and blocks, so ``InProcessAnalyzer`` (``preview/policy/analyzer.py``) builds the servicer
+  directly to run the pack without a subprocess in unit tests. ``SubprocessAnalyzer`` needs no private name.
+
+``tests/project/test_sdk_private.py`` checks both still resolve and still work, and that no other module of the
+project reaches for a private or internal SDK name.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from typing import Any
+
+
+def private_name(module: str, name: str, used_for: str) -> Any:
+    """``module.name``, or an ImportError saying what broke, where, and what to do."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        package = module.split(".")[0]
+        try:
+            version = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            version = "not installed"
+        raise ImportError(f"{module}.{name} is gone ({package} {version}): gpu-cluster uses it {used_for}. Pin the "
+                          f"previous {package} in requirements.txt, or replace the name in {__name__}") from exc
+
+
+MockMonitor: Any = private_name(
+    "pulumi.runtime.mocks", "MockMonitor",
+    "as the base of the offline engine's recording monitor (preview/engine.py)")
+
+PolicyAnalyzerServicer: Any = private_name(
+    "pulumi_policy.policy", "_PolicyAnalyzerServicer",
+    "to run the policy pack in-process (preview/policy/analyzer.py InProcessAnalyzer)")
