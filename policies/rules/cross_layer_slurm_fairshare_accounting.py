@@ -43,9 +43,10 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
         release = r.props.get("name") if isinstance(r.props.get("name"), str) else r.name
         shown = " and ".join(f"{w}={v}" for w, v in weights)
         yield Finding(
-            f"Slurm cluster '{name}'", f"slurm.conf sets {shown} but accounting is off ({source}), so slurmctld "
-            f"ignores {'this weight' if len(weights) == 1 else 'these weights'} and never orders jobs by "
+            f"Slurm cluster '{name}'", "priority weights are set but accounting is off, so slurmctld ignores "
+            f"{'this weight' if len(weights) == 1 else 'these weights'} and never orders jobs by "
             + " or ".join("fair share" if w == WEIGHTS[0] else "age" for w, _ in weights),
+            f"slurm.conf sets {shown}; {source}",
             f"{' and '.join(w for w, _ in weights)} need{'s' if len(weights) == 1 else ''} "
             f"AccountingStorageType={SLURMDBD}",
             "turn accounting on (values accounting.enabled: true; gpu-cluster: remove scheduling.slurm.accounting: "

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from policies.findings import Finding, listing
 from policies.pools import PoolView, pool_view
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
@@ -16,8 +16,7 @@ from policies.values import UNKNOWN, as_int
 ID = "topology-accelerator-count"
 
 
-def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
     view = pool_view(resource, cat)
     if view is None or not view.is_gpu(cat):
         return
@@ -33,8 +32,9 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
     accs = view.accelerators
     if fixed is not None:
         if not accs:
-            yield Finding(view.subject, f"{machine_type} has {fixed.gpus} × {fixed.accelerator} but the pool "
-                          "attaches no guest accelerator", f"exactly {fixed.gpus} × {fixed.accelerator}",
+            yield Finding(view.subject, f"the pool attaches no guest accelerator, but {machine_type} has "
+                          f"{fixed.gpus} × {fixed.accelerator}", "nodeConfig.guestAccelerators unset",
+                          f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)",
                           f"set nodeConfig.guestAccelerators to [{{type: {fixed.accelerator}, count: {fixed.gpus}}}] "
                           "(gpu-cluster takes it from the catalog)", view.keys)
             return
@@ -47,9 +47,8 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
             same = [m.machine_type for m in cat.machines.values() if m.cloud == Cloud.GCP
                     and m.accelerator == kind and m.gpus == count]
             hint = f", or pick {listing(sorted(same))} for {count} × {kind}" if same else ""
-            yield Finding(view.subject, f"{machine_type} is given {observed}, but the machine type has exactly "
-                          f"{fixed.gpus} × {fixed.accelerator}", f"exactly {fixed.gpus} × {fixed.accelerator} "
-                          "(catalog)", f"set the accelerator count to {fixed.gpus} (or omit accelerator and let "
+            yield Finding(view.subject, f"the accelerators do not match the machine type {machine_type}",
+                          f"guestAccelerators {observed}", f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)", f"set the accelerator count to {fixed.gpus} (or omit accelerator and let "
                           f"gpu-cluster take it from the catalog){hint}", view.keys)
         return
     host = cat.hosts.get((Cloud.GCP, machine_type)) if machine_type else None
@@ -59,7 +58,8 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
     gpu = cat.attachable.get((Cloud.GCP, acc.get("type")))
     count = as_int(acc.get("count"))
     if gpu is not None and isinstance(count, int) and count not in gpu.allowed_counts:
-        yield Finding(view.subject, f"{count} × {gpu.accelerator} cannot be attached to {machine_type}",
+        yield Finding(view.subject, f"the accelerator count cannot be attached to {machine_type}",
+                      f"guestAccelerators {count} × {gpu.accelerator}",
                       f"{' / '.join(map(str, gpu.allowed_counts))} per node", "set accelerator.count to an allowed "
                       "count", view.keys)
 
@@ -72,7 +72,8 @@ def _eks(view: PoolView, cat) -> Iterable[Finding]:
             shapes.setdefault((m.gpus, m.gpu_model.value), []).append(t)
     if len(shapes) > 1:
         observed = "; ".join(f"{listing(types)}: {gpus} × {model}" for (gpus, model), types in sorted(shapes.items()))
-        yield Finding(view.subject, f"its instance types have different GPUs per node ({observed})",
+        yield Finding(view.subject, "its instance types have different GPUs per node",
+                      f"instanceTypes {observed}",
                       "one GPU model and count per pool, so quotas, GRES and cost per node hold for every node",
                       "split the node group into one pool per GPU shape", view.keys)
 
@@ -88,5 +89,5 @@ RULE = Rule(
                  "machine type's count. 2. To change the GPU count, pick the machine size with that many GPUs. "
                  "3. Split node groups that mix GPU shapes."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP),
-    check=check,
+    check=check, reads_catalog=True,
 )
