@@ -49,8 +49,8 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                 twice = sorted({c for c in cards if cards.count(c) > 1})
                 missing = sorted(set(range(want)) - set(cards))
                 yield Finding(view.subject, f"the {want} EFA interfaces of {instance_type} share network cards",
-                              f"networkCardIndex {cards} in launch template '{template.name}' (twice: {twice}, "
-                              f"left out: {missing})", f"cards 0–{want - 1}, one interface each", fix, view.keys, view.resource.urn)
+                              f"networkCardIndex in launch template '{template.name}': cards {twice} have two "
+                              f"interfaces, cards {missing} none", f"cards 0–{want - 1}, one interface each", fix, view.keys, view.resource.urn)
 
 
 RULE = Rule(

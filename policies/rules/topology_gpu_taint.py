@@ -22,7 +22,7 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
     key = cfg["taintKey"]
     if any(t.key == key and t.effect == EFFECT for t in view.taints):
         return
-    observed = ", ".join(f"{t.key}={t.value}:{t.effect}" for t in view.taints) or "no taints"
+    observed = ", ".join(f"{t.key}={t.value}:{t.effect}" for t in view.taints) or "none"
     yield Finding(view.subject, f"GPU nodes are not tainted {key}:NoSchedule, so any pod can land on them",
                   f"taints: {observed}", f"a taint {key}=present with effect {EFFECT}",
                   f"add the taint {{key: {key}, value: present, effect: {EFFECT}}} (gpu-cluster pools carry it; "

@@ -99,7 +99,7 @@ def _eks(view: PoolView, what: str, template: Resource | None, resources: list[R
     reserved = template is not None and not group_name and _reserved(view, template)
     no_group = not group_name and not reserved  # the reservation decides placement (see the module docstring)
     if isinstance(view.subnets, int) and view.subnets != 1:
-        parts.append(("spans Availability Zones", f"subnetIds: {view.subnets} subnets",
+        parts.append(("spans Availability Zones", f"{view.subnets} subnets in subnetIds",
                        "one subnet in one Availability Zone (a cluster placement group cannot span AZs)",
                        "keep one Availability Zone (gpu-cluster: one entry in zones"
                        f"{')' if no_group else ' and multiNode: true)'}", True))
