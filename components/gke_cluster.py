@@ -7,6 +7,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from catalog import Cloud
 from components.cluster_refs import GkeClusterRef
 from components.gke_cloud_nat import GkeCloudNat
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
