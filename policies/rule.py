@@ -144,7 +144,7 @@ class Rule:
 
     def policy(self, cat: Catalog | None = None) -> ResourceValidationPolicy | StackValidationPolicy:
         """The Pulumi policy; ``cat`` is the catalog the pack loaded (required when the rule reads it)."""
-        kwargs = dict(name=self.id, description=self.description, enforcement_level=self.enforcement,
+        kwargs: dict[str, Any] = dict(name=self.id, description=self.description, enforcement_level=self.enforcement,
                       config_schema=PolicyConfigSchema(properties=self.schema_properties()),
                       display_name=self.title, severity=self.severity, remediation_steps=self.remediation,
                       url=self.url, tags=[self.category.value] + ([self.checkov] if self.checkov else []))

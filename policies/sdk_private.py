@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-from typing import Any
+from typing import Any, cast
 
 TARGET_KEY = "__target"
 """The key every SDK proxy answers with the object it wraps."""
@@ -38,5 +38,5 @@ PROXY_TYPES: tuple[type, ...] = tuple(private_name(m, n) for m, n in (
 def unwrap_proxy(value: Any) -> Any:
     """The object an SDK proxy wraps (one level), or ``value`` itself when it is not a proxy."""
     if isinstance(value, PROXY_TYPES):
-        return value[TARGET_KEY]
+        return cast(Any, value)[TARGET_KEY]
     return value

@@ -68,7 +68,7 @@ def _check_topology(name: str, r: Resource, cloud: Cloud | None, added: set[str]
         if not isinstance(label, str) or label in added:
             continue
         other = next((c for c in ONLY if c != cloud and label in ONLY[c]), None) if cloud else None
-        if other is not None:
+        if other is not None and cloud is not None:  # other is only set when the stack's cloud is known
             yield Finding(subject, f"a level uses {ARTICLE[other]} {CLOUD_NAME[other]} label, but this stack's node "
                           f"pools are {CLOUD_NAME[cloud]} ones, {unseen}", f"spec.levels[{i}].nodeLabel {label}",
                           allowed,

@@ -80,7 +80,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             for ns in nodesets(r):
                 pool = pools.get(selected_pool(ns.selector) or "")
                 missing = untolerated(ns.tolerations, pool) if pool is not None else []
-                if missing:
+                if pool is not None and missing:
                     yield _finding(f"Slurm NodeSet '{ns.name}'", "its slurmd pods",
                                    f"nodesets.{ns.name}.podSpec.tolerations", pool, missing,
                                    (ns.name, pool.name, r.name, r.urn), r.urn)

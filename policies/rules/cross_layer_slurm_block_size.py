@@ -98,7 +98,7 @@ def _fits_pool(subject: str, keys: tuple[str, ...], r: Resource, ns: NodeSet, po
                       f"scheduling.slurm.blockSize), or make the pool's max nodes a multiple of {base}", keys, r.urn)
         return
     machine = pool.machine(cat) if pool is not None else None
-    if machine is None:
+    if pool is None or machine is None:
         return
     domain = nodes_per_nvlink_domain(machine)
     if domain > 1 and base != domain:

@@ -40,7 +40,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             continue
         cluster = dig(r.props, "values", "clusterName")
         name = cluster if isinstance(cluster, str) and cluster else r.name
-        release = r.props.get("name") if isinstance(r.props.get("name"), str) else r.name
+        release: str = r.props["name"] if isinstance(r.props.get("name"), str) else r.name
         shown = " and ".join(f"{w}={v}" for w, v in weights)
         yield Finding(
             f"Slurm cluster '{name}'", "priority weights are set but accounting is off, so slurmctld ignores "

@@ -65,7 +65,7 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
 
 
 def _eks(view: PoolView, cat) -> Iterable[Finding]:
-    shapes = {}
+    shapes: dict[tuple[int, str], list[str]] = {}
     for t in view.machine_types:
         m = cat.machines.get((Cloud.AWS, t))
         if m is not None:

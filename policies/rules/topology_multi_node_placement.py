@@ -34,7 +34,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
         if declared_multi_node(view, template):
             what = f"this multi-node {view.machine_types[0]} pool ({size})"
         else:
-            fabric = FABRIC.get(machine.gpudirect, "a GPU fabric")
+            fabric = FABRIC.get(machine.gpudirect, "a GPU fabric") if machine is not None else "a GPU fabric"
             what = f"this {view.machine_types[0]} pool (HGX-class with {fabric}, {size})"
         if view.cloud == Cloud.GCP:
             yield from _gke(view, what)
@@ -110,10 +110,10 @@ def _eks(view: PoolView, what: str, template: Resource | None, resources: list[R
                       "a launch template placing nodes in a placement group with strategy cluster",
                       "set multiNode: true on the pool (gpu-cluster creates the placement group and EFA interfaces)",
                       True))
-    elif group_name:
+    elif group_name and template is not None:
         group = placement_group_of(template, view.name, resources)
         strategy = group.props.get("strategy") if group is not None else None
-        if isinstance(strategy, str) and strategy != "cluster":
+        if group is not None and isinstance(strategy, str) and strategy != "cluster":
             parts.append(("uses a placement group that does not pack its nodes together",
                            f"placement group '{group.name}' with strategy {strategy}",
                            "strategy cluster (nodes packed close together for EFA)",
