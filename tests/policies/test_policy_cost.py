@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.support.policy_harness import Pack, baseline, changed, find, wire, with_props
+from tests.support.policy_harness import FIXED_DATE, Pack, baseline, changed, find, wire, with_props
 
 NP, NG = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"
 FIX_LIMIT = ("Fix: use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper machine type or "
@@ -166,3 +166,10 @@ def test_stack_budget_and_preview_agree_on_fixed_costs_for_created_and_existing_
         assert counted == ([f"control plane ml = ${control_plane:.2f}"] if control_plane else [])
         total = sum(p.usd_per_hour_max for p in report.cost.pools) + sum(fixed.values())
         assert f"${total:,.2f} per hour" in diag[2]
+
+
+def test_stack_budget_and_price_age_are_waived_per_stack_and_pool(pack, waived, gke, eks):
+    assert waived(pack, "cost-stack-budget", "stack", lambda: pack.stack(gke), maxUsdPerHour=100) == []
+    group = find(eks, NG, "p5")
+    spot = with_props(group, changed(wire(group), "capacityType", "SPOT"))
+    assert waived(pack, "cost-price-age", "p5", lambda: pack.resource(spot, eks), evaluationDate=FIXED_DATE) == []

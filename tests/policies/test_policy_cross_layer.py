@@ -128,3 +128,32 @@ def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
     deployment = fake("kubernetes:apps/v1:Deployment", "ca", {"spec": {"template": {"spec": {"containers": [
         {"name": "ca", "image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"}]}}}})
     assert [d for d in pack.stack([*without, deployment]) if d[0] == "cross-layer-eks-autoscaler"] == []
+
+
+
+def test_each_cross_layer_rule_is_waived_per_subject(pack, waived):
+    kueue, mig, slurm_rs = recorded("gke-kueue"), recorded("gke-operator-mig"), recorded("gke-h100-512")
+    flavor = find(kueue, FLAVOR, "kueue-flavor-h100")
+    flavor_name = wire(flavor)["metadata"]["name"]
+    queue = find(kueue, QUEUE, "kueue-cq-research")
+    mig_pool = find(mig, NP, "h100-mig")
+    two_advertisers = wire(mig_pool)
+    del two_advertisers["nodeConfig"]["labels"][GKE_LABEL]
+    slurm = find(slurm_rs, RELEASE, "slurm-slurm")
+    gres = changed(wire(slurm), "values.nodesets.h100-mega.extraConf", "CPUs=195 Gres=gpu:h100:4 RealMemory=1763328")
+    cases = [
+        ("cross-layer-gpu-advertiser", "h100-mig", lambda: pack.stack(swap(mig, mig_pool, two_advertisers))),
+        ("cross-layer-pool-exists", flavor_name, lambda: pack.stack(swap(kueue, flavor, changed(
+            wire(flavor), "spec.nodeLabels", {"gpu-cluster/pool": "h100-old"})))),
+        ("cross-layer-kueue-quota", "h100", lambda: pack.stack(swap(kueue, queue, changed(
+            wire(queue), "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", 100)))),
+        ("cross-layer-scheduler-tolerations", flavor_name,
+         lambda: pack.stack(swap(kueue, flavor, changed(wire(flavor), "spec.tolerations", [])))),
+        ("cross-layer-slurm-gres", "h100-mega", lambda: pack.stack(swap(slurm_rs, slurm, gres))),
+    ]
+    for rule, name, run in cases:
+        assert waived(pack, rule, name, run) == [], rule
+    eks = recorded("eks-p5-efa")
+    no_autoscaler = [r for r in eks if not (r.type == RELEASE and r.inputs["chart"] == "cluster-autoscaler")]
+    left = waived(pack, "cross-layer-eks-autoscaler", "p5-ondemand", lambda: pack.stack(no_autoscaler))
+    assert sorted(d[2].split(":")[0] for d in left) == ["pool 'l40s-spot'", "pool 'p5-block'"]  # one pool waived

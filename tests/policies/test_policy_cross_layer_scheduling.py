@@ -309,3 +309,11 @@ def test_larger_block_sizes_need_not_divide_the_pool():
     topology = yaml.safe_load(wire(find(rs, RELEASE, "slurm-slurm"))["values"]["configFiles"]["topology.yaml"])
     assert [t["block"]["block_sizes"] for t in topology if "block" in t] == [[8, 16]]
     assert new_findings(Pack(), rs) == []
+
+
+def test_fairshare_and_block_size_are_waived_per_slurm_cluster_and_topology(pack, waived):
+    rs, release, values = _slurm()
+    no_accounting = swap(rs, release, changed(values, "values.accounting.enabled", False))
+    assert waived(pack, FAIRSHARE, "h100-train", lambda: new_findings(pack, no_accounting)) == []
+    uneven = swap(rs, release, _with_block_sizes(values, [24, 48]))
+    assert waived(pack, BLOCKS, "h100-mega", lambda: new_findings(pack, uneven)) == []

@@ -3,6 +3,7 @@ field changed per case gives the exact message."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -118,6 +119,25 @@ def test_one_field_changed(pack, cloud, type_, name, path, value, expected):
     assert pack.resource(with_props(r, changed(wire(r), path, value)), rs) == expected  # ... one change fails
 
 
+FAILING = [c for c in CASES if c[5]]
+
+
+@pytest.mark.parametrize("cloud,type_,name,path,value,expected", FAILING,
+                         ids=[f"{c[5][0][0]}:{c[2]}.{c[3]}" for c in FAILING])
+def test_a_waiver_naming_the_rule_and_the_pool_or_cluster_silences_it(pack, cloud, type_, name, path, value,
+                                                                     expected):
+    rs = baseline(cloud)
+    broken = with_props(find(rs, type_, name), changed(wire(find(rs, type_, name)), path, value))
+    rule, subject = expected[0][0], re.match(r"^\w+(?: \w+)? '([^']+)'", expected[0][2]).group(1)
+    waiver = {"rule": rule, "resource": subject, "reason": "accepted risk, see ticket SEC-42"}
+    pack.configure({rule: {"waivers": [waiver]}})
+    try:
+        assert pack.resource(broken, rs) == []
+        assert [n for n, _ in pack.not_applicable(broken, rs)] == [rule]
+    finally:
+        pack.configure()
+
+
 def test_secure_boot_message_explains_the_operator_driver_waiver(pack):
     rs = baseline("gcp")
     pool = find(rs, NP, "h100")
@@ -226,3 +246,10 @@ def test_a_short_default_needs_a_secret_and_key_in_the_pack_config(pack):
     scoped = {"security-default-credentials": {"knownDefaults": [
         {"value": "", "what": "our empty DB password", "secret": "db", "key": "password"}]}}
     reconcile(pack.info, parse_config_text(json.dumps(scoped), "org.json"), "org.json")  # accepted
+
+
+def test_credential_rules_are_waived_per_release_or_object(pack, waived):
+    literal = release({"auth": {"password": "hunter2-but-longer"}})
+    assert waived(pack, "security-helm-plaintext-secrets", "slurm", lambda: pack.resource(literal)) == []
+    grafana = fake("kubernetes:core/v1:ConfigMap", "grafana", {"data": {"adminPassword": "prom-operator"}})
+    assert waived(pack, "security-default-credentials", "grafana", lambda: pack.resource(grafana)) == []

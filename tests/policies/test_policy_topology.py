@@ -208,3 +208,24 @@ def test_eks_reservation_pool_is_placed_by_its_reservation(pack, capacity):
         (diag,) = [d for d in pack.stack(untargeted) if d[0] == "topology-multi-node-placement"]
         assert diag[2].startswith("pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) has no cluster "
                                   "placement group · observed: launch template 'p5-lt' without placement.groupName")
+
+
+
+def test_each_topology_rule_is_waived_per_pool(pack, waived, gke, eks):
+    rs, pool = gke
+    ers, _, template, _ = eks
+
+    def one(path, value):
+        return lambda: pack.resource(with_props(pool, changed(wire(pool), path, value)), rs)
+
+    single_efa = changed(wire(template), "networkInterfaces", wire(template)["networkInterfaces"][:1])
+    cases = [
+        ("topology-accelerator-count", "h100", one("nodeConfig.guestAccelerators[0].count", 4)),
+        ("topology-gpu-taint", "h100", one("nodeConfig.taints[0].effect", "PREFER_NO_SCHEDULE")),
+        ("topology-compact-placement-size", "h100", one("autoscaling.totalMaxNodeCount", 200)),
+        ("topology-multi-node-placement", "h100",
+         lambda: pack.stack(swap(rs, pool, changed(wire(pool), "nodeLocations", ["us-central1-a", "us-central1-b"])))),
+        ("topology-efa-interfaces", "p5", lambda: pack.stack(swap(ers, template, single_efa))),
+    ]
+    for rule, name, run in cases:
+        assert waived(pack, rule, name, run) == [], rule
