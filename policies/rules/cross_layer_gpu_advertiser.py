@@ -73,7 +73,8 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                           "(gpu-cluster: gpuRuntime.mode per pool)", pool.keys, pool.resource.urn)
         elif not found and (pool.cloud == Cloud.GCP or releases):
             yield Finding(pool.subject, "nothing advertises nvidia.com/gpu on its nodes, so GPU pods never schedule "
-                          "there", "no device plugin or GPU Operator covers the pool", "exactly one advertiser per pool",
+                          "there", "no device plugin or GPU Operator covers the pool",
+                          "exactly one advertiser per pool",
                           "install the NVIDIA device plugin or GPU Operator for this pool, or (GKE) remove the "
                           f"{GKE_OPT_OUT} label (gpu-cluster: gpuRuntime.mode)", pool.keys, pool.resource.urn)
 
@@ -92,6 +93,7 @@ RULE = Rule(
                  "gpuDriverVersion INSTALLATION_DISABLED. 3. Pin chart daemons to their pools by the "
                  "gpu-cluster/pool label (affinity), or label other pools nvidia.com/gpu.deploy.operands=false."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup", HELM_RELEASE), check=check, reads_catalog=True,
+    applies_to=("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup", HELM_RELEASE),
+    check=check, reads_catalog=True,
     stack=True,
 )

@@ -45,7 +45,8 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             pool = selected_pool(as_dict(dig(f.props, "spec", "nodeLabels")))
             yield Finding(
                 f"Kueue ResourceFlavor '{flavor}'", "its topology is not in this stack, so Kueue keeps the "
-                "ClusterQueues that use this flavor inactive and admits nothing" + (f" to pool '{pool}'" if pool else ""),
+                "ClusterQueues that use this flavor inactive and admits nothing"
+                + (f" to pool '{pool}'" if pool else ""),
                 f"spec.topologyName {wanted}",
                 f"a Topology of this stack: {listing(sorted(topologies))}" if topologies
                 else "a Kueue Topology in this stack (it creates none)",

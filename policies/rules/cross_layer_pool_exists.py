@@ -57,5 +57,6 @@ RULE = Rule(
                  "of an existing pool. 2. When a pool is renamed, rename it in the scheduler config in the same "
                  "change."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE), check=check, reads_catalog=True, stack=True,
+    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE),
+    check=check, reads_catalog=True, stack=True,
 )

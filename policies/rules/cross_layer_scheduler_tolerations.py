@@ -99,5 +99,6 @@ RULE = Rule(
                  "NodeSet's podSpec.tolerations (key, operator Equal and value, or Exists for an empty value, and the "
                  "effect). 2. gpu-cluster renders them from the pool's taints: re-render after changing them."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE), check=check, reads_catalog=True, stack=True,
+    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE),
+    check=check, reads_catalog=True, stack=True,
 )

@@ -94,7 +94,8 @@ def _fits_pool(subject: str, keys: tuple[str, ...], r: Resource, ns: NodeSet, po
         yield Finding(subject, f"the base block size does not divide the nodes of {counted}, so {nodes % base} "
                       f"node{'s form' if nodes % base != 1 else ' forms'} a partial block that never fits a job sized "
                       "for a full block", f"base block size {base} for {nodes} nodes",
-                      f"a base block size that divides {nodes}: {listing(divisors, 12)}", f"start block_sizes at a divisor of {nodes} (gpu-cluster: "
+                      f"a base block size that divides {nodes}: {listing(divisors, 12)}",
+                      f"start block_sizes at a divisor of {nodes} (gpu-cluster: "
                       f"scheduling.slurm.blockSize), or make the pool's max nodes a multiple of {base}", keys, r.urn)
         return
     machine = pool.machine(cat) if pool is not None else None

@@ -41,6 +41,7 @@ RULE = Rule(
     why=("slurmd refuses to register a node whose declared GRES exceeds what it finds (the node goes INVALID), and "
          "declaring fewer wastes GPUs that Slurm will never hand out."),
     remediation="1. Set the NodeSet's Gres count to the pool's GPUs per node, or move the NodeSet to the right pool.",
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(HELM_RELEASE,), check=check, reads_catalog=True,
+    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(HELM_RELEASE,),
+    check=check, reads_catalog=True,
     stack=True,
 )

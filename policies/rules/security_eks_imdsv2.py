@@ -16,7 +16,8 @@ def imds_answers(template: dict) -> bool:
 
 ID = "security-eks-imdsv2"
 CHECKS = (
-    FieldCheck(types=(LAUNCH_TEMPLATE,), path=("metadataOptions", "httpTokens"), required=Equals("required", "IMDSv2 session tokens only"),
+    FieldCheck(types=(LAUNCH_TEMPLATE,), path=("metadataOptions", "httpTokens"),
+               required=Equals("required", "IMDSv2 session tokens only"),
                applies=imds_answers, problem="instances accept IMDSv1 requests, which SSRF can forge",
                fix="set metadataOptions.httpTokens: required (gpu-cluster sets it)"),
     FieldCheck(types=(EKS_NODE_GROUP,), path=("launchTemplate",),

@@ -48,8 +48,9 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
                     and m.accelerator == kind and m.gpus == count]
             hint = f", or pick {listing(sorted(same))} for {count} × {kind}" if same else ""
             yield Finding(view.subject, f"the accelerators do not match the machine type {machine_type}",
-                          f"guestAccelerators {observed}", f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)", f"set the accelerator count to {fixed.gpus} (or omit accelerator and let "
-                          f"gpu-cluster take it from the catalog){hint}", view.keys)
+                          f"guestAccelerators {observed}", f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)",
+                          f"set the accelerator count to {fixed.gpus} (or omit accelerator and let gpu-cluster take "
+                          f"it from the catalog){hint}", view.keys)
         return
     host = cat.hosts.get((Cloud.GCP, machine_type)) if machine_type else None
     if host is None or not accs:

@@ -38,7 +38,8 @@ RULE = Rule(
     remediation=("1. Split the pool into several pools of at most maxNodes nodes (each gets its own placement). "
                  "2. Or lower the pool's maxNodes. 3. If your GKE version documents larger groups, raise maxNodes "
                  "in the policy pack config."),
-    severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL,), check=check, reads_catalog=True,
+    severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL,),
+    check=check, reads_catalog=True,
     config={"maxNodes": {"type": "integer", "minimum": 1, "default": DEFAULT_MAX_NODES,
                          "description": "Largest compact placement pool, in nodes."}},
 )

@@ -150,6 +150,7 @@ RULE = Rule(
                  "capacity.placementGroup names an ODCR's cluster placement group). "
                  "3. If the pool only runs single-node jobs, waive this rule for it with that reason."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, LAUNCH_TEMPLATE, PLACEMENT_GROUP), check=check, reads_catalog=True, stack=True,
+    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, LAUNCH_TEMPLATE, PLACEMENT_GROUP),
+    check=check, reads_catalog=True, stack=True,
     config={"minNodes": MIN_NODES_SCHEMA},
 )

@@ -114,7 +114,8 @@ def test_a_flavor_missing_a_pool_taint_is_refused(pack, cloud):
         == [(RULE, "mandatory",
              f"Kueue ResourceFlavor '{name}': does not tolerate pool '{pool}''s taint, so the workloads Kueue admits "
              "to it stay Pending · observed: untolerated taint dedicated=team-a:NoSchedule · required: a toleration "
-             "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: team-a, effect: NoSchedule} to "
+             "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: "
+             "team-a, effect: NoSchedule} to "
              "spec.tolerations (gpu-cluster renders one toleration per pool taint)")]
 
 
@@ -128,7 +129,8 @@ def test_a_nodeset_missing_pool_taints_is_refused(pack, cloud):
         == [(RULE, "mandatory",
              f"Slurm NodeSet '{pool}': does not tolerate pool '{pool}''s taints, so its slurmd pods stay Pending · "
              "observed: untolerated taints dedicated=team-a:NoSchedule, draining=:NoExecute · required: a toleration "
-             "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: team-a, effect: NoSchedule}, "
+             "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: "
+             "team-a, effect: NoSchedule}, "
              f"{{key: draining, operator: Exists, effect: NoExecute}} to nodesets.{pool}.podSpec.tolerations "
              "(gpu-cluster renders one toleration per pool taint)")]
 

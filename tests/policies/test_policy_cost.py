@@ -64,7 +64,8 @@ def test_unknown_price_fails_closed_with_how_to_add_it(pack, gke):
     assert pack.resource(edge, gke) == [(
         "cost-gpu-hour-limit", "mandatory",
         "pool 'h100': no price is known for the pool, so its cost cannot be checked · observed: no price for "
-        "a3-edgegpu-8g on-demand in us-central1 · required: a known price (unknown is not $0)\nFix: add a dated, sourced row to catalog/data/prices.csv, or add "
+        "a3-edgegpu-8g on-demand in us-central1 · required: a known price (unknown is not $0)\nFix: add a dated, "
+        "sourced row to catalog/data/prices.csv, or add "
         '{"machineType": "a3-edgegpu-8g", "region": "us-central1", "capacity": "on-demand", "usdPerNodeHour": '
         '<price>, "asOf": "<YYYY-MM-DD>", "source": "<contract or quote>"} to priceOverrides of cost-gpu-hour-limit '
         "in the policy pack config")]
@@ -90,7 +91,8 @@ def test_stack_budget_counts_pools_at_max_system_pool_and_control_plane(pack, gk
         "cost-stack-budget", "mandatory",
         "stack: the hourly cost at max autoscale is over the budget · observed: $354.46 per hour: h100 4 × $88.49 = "
         "$353.96, ml-system 3 × $0.13 = $0.40, control plane ml = $0.10 · required: at most $100.00/hour, from "
-        "maxUsdPerHour\nFix: lower maxNodes of the largest pools (h100, ml-system), use spot or negotiated prices (priceOverrides), or have the platform team "
+        "maxUsdPerHour\nFix: lower maxNodes of the largest pools (h100, ml-system), use spot or negotiated prices "
+        "(priceOverrides), or have the platform team "
         "raise maxUsdPerHour of cost-stack-budget in the policy pack config")]
     pack.configure({"cost-stack-budget": {"maxUsdPerHour": 354.47}})
     assert pack.stack(gke) == []
@@ -104,7 +106,8 @@ def test_stack_budget_fails_closed_on_an_unpriced_gpu_pool(pack, gke):
         "cost-stack-budget", "mandatory",
         "stack: the budget cannot be checked · observed: unpriced GPU pools: h100 (no price for a3-edgegpu-8g) · "
         "required: a known price and autoscaler maximum for every GPU pool (unknown is not $0), to compare with the "
-        "budget of $10,000.00/hour\nFix: give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
+        "budget of $10,000.00/hour\nFix: give every GPU pool a known price and autoscaler maximum "
+        "(catalog/data/prices.csv or "
         "priceOverrides of cost-stack-budget in the policy pack config)")]
 
 

@@ -103,7 +103,8 @@ def test_slurm_nodeset_selects_an_existing_pool_and_declares_its_gpus(pack):
     assert pack.stack(swap(rs, slurm, gres)) == [(
         "cross-layer-slurm-gres", "mandatory",
         "Slurm NodeSet 'h100-mega': its GPU count differs from what pool 'h100-mega' nodes (a3-megagpu-8g) have · "
-        "observed: Gres=gpu count 4 · required: Gres=gpu:<type>:8\nFix: set the NodeSet's Gres count to 8 (gpu-cluster renders it from the catalog)")]
+        "observed: Gres=gpu count 4 · required: Gres=gpu:<type>:8\nFix: set the NodeSet's Gres count to 8 (gpu-cluster "
+        "renders it from the catalog)")]
 
 
 def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
@@ -118,7 +119,8 @@ def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
         "pool 'p5-ondemand': nothing resizes this node group, so it stays at 0 nodes and pods that need more stay "
         "Pending · observed: scalingConfig 0–4 nodes, and no Cluster Autoscaler release in the stack · required: a "
         "Cluster Autoscaler release (chart cluster-autoscaler) in the stack: EKS managed node groups do not resize "
-        "themselves, and Karpenter does not resize them\nFix: set cluster.clusterAutoscaler: true (gpu-cluster installs the Cluster Autoscaler), or "
+        "themselves, and Karpenter does not resize them\nFix: set cluster.clusterAutoscaler: true (gpu-cluster "
+        "installs the Cluster Autoscaler), or "
         "waive cross-layer-eks-autoscaler for this pool if the cluster's Cluster Autoscaler is installed by another "
         "stack")
     group = find(without, "aws:eks/nodeGroup:NodeGroup", "p5-ondemand")

@@ -111,7 +111,8 @@ def test_kueue_topology_hostname_only_last(pack):
         KUEUE_TOPOLOGY, "mandatory",
         f"Kueue Topology '{name}': kubernetes.io/hostname is not the last level, so the API server refuses this "
         "Topology and nothing is admitted to pool 'h100' · observed: kubernetes.io/hostname is spec.levels[1] of 5 · "
-        "required: kubernetes.io/hostname last (Kueue accepts it only there)\nFix: move kubernetes.io/hostname to the end of spec.levels")]
+        "required: kubernetes.io/hostname last (Kueue accepts it only there)\nFix: move kubernetes.io/hostname to the "
+        "end of spec.levels")]
 
 
 def test_kueue_topology_levels_broadest_first(pack):
@@ -152,7 +153,8 @@ def test_kueue_topology_without_pools_refuses_mixed_clouds(pack):
         f"Kueue Topology '{name}': spec.levels mix GKE and EKS labels, and no node carries both, so topology-aware "
         "scheduling finds no node of pool 'h100' with that label and gangs stay Pending · observed: GKE labels "
         "cloud.google.com/gce-topology-subblock, cloud.google.com/gce-topology-host; EKS labels "
-        "topology.k8s.aws/network-node-layer-1 · required: the labels of one cloud\nFix: keep the labels of the cloud the pools run on")]
+        "topology.k8s.aws/network-node-layer-1 · required: the labels of one cloud\nFix: keep the labels of the cloud "
+        "the pools run on")]
 
 
 def test_kueue_topology_accepts_labels_a_pool_sets_or_the_config_lists_and_honours_waivers(pack):
@@ -251,7 +253,8 @@ def test_block_sizes_double_up(pack):
         BLOCKS, "mandatory",
         "Slurm topology 'h100-mega': 24 is not 8 times a power of two, so slurmctld refuses to start (fatal: Invalid "
         "BlockSizes value in topology h100-mega) · observed: block_sizes 8, 24 · required: each size the one before "
-        "times 2, 4, 8 …: e.g. 8, 16, 32\nFix: make each block size double (or quadruple …) the one before it (gpu-cluster renders 8, "
+        "times 2, 4, 8 …: e.g. 8, 16, 32\nFix: make each block size double (or quadruple …) the one before it "
+        "(gpu-cluster renders 8, "
         "16, … up to the pool's nodes)")]
 
 

@@ -3,6 +3,7 @@ reconciliation, the generated rule reference, and the import direction between l
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import json
 import re
@@ -171,3 +172,29 @@ def test_import_direction(layer, forbidden):
     assert files or layer == "scheduling"
     bad = {str(f.relative_to(PROJECT_ROOT)): sorted(_imports(f) & forbidden) for f in files if _imports(f) & forbidden}
     assert bad == {}
+
+
+def test_the_pack_hands_the_catalog_it_loaded_to_the_rules_that_read_it():
+    """Rules never load the catalog themselves: the one given to the pack decides (here: one without prices)."""
+    from tests.support.policy_harness import baseline as recorded_baseline
+    readers = {r.id for r in RULES if r.reads_catalog}
+    assert "cost-gpu-hour-limit" in readers and not any(r.startswith("security-") for r in readers)
+    with pytest.raises(ValueError, match="reads the catalog"):
+        next(r for r in RULES if r.id == "cost-gpu-hour-limit").policy()
+    no_prices = dataclasses.replace(load_catalog(), prices={})
+    analyzer = InProcessAnalyzer(pack_arguments(no_prices))
+    analyzer.configure_stack("t")
+    analyzer.configure(configure_request(reconcile(analyzer.info(), {})))
+    rs = recorded_baseline("gcp")
+    pool = find(rs, "gcp:container/nodePool:NodePool", "h100")
+    providers = {r.urn: r for r in rs if r.type.startswith("pulumi:providers:")}
+    messages = [d.message for d in analyzer.analyze(pool, providers).diagnostics
+                if d.policyName == "cost-gpu-hour-limit"]
+    assert len(messages) == 1 and "no price is known for the pool" in messages[0]
+
+
+def test_only_entry_points_load_the_catalog():
+    """The pack (when it assembles), the preview run and the Pulumi program load it; everything else receives it."""
+    calls = sorted(str(f.relative_to(PROJECT_ROOT)) for layer in ("components", "compose", "policies", "preview")
+                   for f in (PROJECT_ROOT / layer).rglob("*.py") if "load_catalog()" in f.read_text(encoding="utf-8"))
+    assert calls == ["policies/pack.py", "preview/run.py"]

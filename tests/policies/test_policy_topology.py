@@ -40,12 +40,14 @@ def test_gke_accelerator_count_must_match_the_machine(pack, gke):
     assert pack.resource(with_props(pool, changed(wire(pool), "nodeConfig.guestAccelerators[0].count", 4)), rs) == [(
         "topology-accelerator-count", "mandatory",
         "pool 'h100': the accelerators do not match the machine type a3-highgpu-8g · observed: guestAccelerators 4 × "
-        "nvidia-h100-80gb · required: exactly 8 × nvidia-h100-80gb (catalog)\nFix: set the accelerator count to 8 (or omit "
+        "nvidia-h100-80gb · required: exactly 8 × nvidia-h100-80gb (catalog)\nFix: set the accelerator count to 8 (or "
+        "omit "
         "accelerator and let gpu-cluster take it from the catalog), or pick a3-highgpu-4g for 4 × nvidia-h100-80gb")]
     assert pack.resource(with_props(pool, changed(wire(pool), "nodeConfig.guestAccelerators", [])), rs) == [(
         "topology-accelerator-count", "mandatory",
         "pool 'h100': the pool attaches no guest accelerator, but a3-highgpu-8g has 8 × nvidia-h100-80gb · observed: "
-        "nodeConfig.guestAccelerators unset · required: exactly 8 × nvidia-h100-80gb (catalog)\nFix: set nodeConfig.guestAccelerators to [{type: nvidia-h100-80gb, count: 8}] "
+        "nodeConfig.guestAccelerators unset · required: exactly 8 × nvidia-h100-80gb (catalog)\nFix: set "
+        "nodeConfig.guestAccelerators to [{type: nvidia-h100-80gb, count: 8}] "
         "(gpu-cluster takes it from the catalog)")]
 
 
@@ -86,7 +88,8 @@ def test_gke_multi_node_pool_in_one_zone_with_compact_placement(pack, gke):
         "topology-multi-node-placement", "mandatory",
         "pool 'h100': this a3-highgpu-8g pool (HGX-class with GPUDirect-TCPX, up to 4 nodes) has no compact "
         "placement · observed: placementPolicy.type unset · required: placementPolicy.type COMPACT, so nodes share a "
-        "low-latency network block\nFix: set multiNode: true on the pool (gpu-cluster adds compact placement in one zone), "
+        "low-latency network block\nFix: set multiNode: true on the pool (gpu-cluster adds compact placement in one "
+        "zone), "
         f"{WAIVE}")]
     both = changed(loose, "nodeLocations", ["us-central1-a", "us-central1-b"])
     assert pack.stack(swap(rs, pool, both)) == [(  # one finding, its fixes in the order they can be applied
@@ -94,7 +97,8 @@ def test_gke_multi_node_pool_in_one_zone_with_compact_placement(pack, gke):
         "pool 'h100': this a3-highgpu-8g pool (HGX-class with GPUDirect-TCPX, up to 4 nodes) spans 2 zones and has "
         "no compact placement · observed: nodeLocations us-central1-a and us-central1-b; placementPolicy.type unset · "
         "required: one zone and placementPolicy.type COMPACT (compact placement puts the nodes on one low-latency "
-        "network block and cannot span zones)\nFix: first keep one zone (gpu-cluster: zones: [us-central1-a]), then set multiNode: true on "
+        "network block and cannot span zones)\nFix: first keep one zone (gpu-cluster: zones: [us-central1-a]), then "
+        "set multiNode: true on "
         f"the pool (gpu-cluster adds compact placement), {WAIVE}")]
 
 
@@ -116,13 +120,15 @@ def test_eks_multi_node_pool_in_one_az_with_a_cluster_placement_group(pack, eks)
     assert pack.stack(swap(rs, group, changed(wire(group), "subnetIds", ["subnet-1", "subnet-2"]))) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) spans Availability Zones · observed: 2 subnets "
-        "in subnetIds · required: one subnet in one Availability Zone (a cluster placement group cannot span AZs)\nFix: keep one Availability Zone (gpu-cluster: one entry "
+        "in subnetIds · required: one subnet in one Availability Zone (a cluster placement group cannot span "
+        "AZs)\nFix: keep one Availability Zone (gpu-cluster: one entry "
         f"in zones and multiNode: true), {WAIVE}")]
     assert pack.stack(swap(rs, template, changed(wire(template), "placement", DELETE))) == [(
         "topology-multi-node-placement", "mandatory",
         "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) has no cluster placement group · observed: "
         "launch template 'p5-lt' without placement.groupName · required: a launch template placing nodes in a "
-        "placement group with strategy cluster\nFix: set multiNode: true on the pool (gpu-cluster creates the placement group and EFA "
+        "placement group with strategy cluster\nFix: set multiNode: true on the pool (gpu-cluster creates the "
+        "placement group and EFA "
         f"interfaces), {WAIVE}")]
     assert pack.stack(swap(rs, placement, changed(wire(placement), "strategy", "spread"))) == [(
         "topology-multi-node-placement", "mandatory",
@@ -141,7 +147,8 @@ def test_eks_pool_in_two_azs_without_a_placement_group_gets_one_finding_with_ord
         "pool 'p5': this multi-node p5.48xlarge pool (up to 2 nodes) spans Availability Zones, and has no cluster "
         "placement group · observed: 2 subnets in subnetIds; launch template 'p5-lt' without placement.groupName · "
         "required: one subnet in one Availability Zone (a cluster placement group cannot span AZs); a launch template "
-        "placing nodes in a placement group with strategy cluster\nFix: first keep one Availability Zone (gpu-cluster: one entry in zones), then set multiNode: true "
+        "placing nodes in a placement group with strategy cluster\nFix: first keep one Availability Zone (gpu-cluster: "
+        "one entry in zones), then set multiNode: true "
         f"on the pool (gpu-cluster creates the placement group and EFA interfaces), {WAIVE}")]
 
 
@@ -186,7 +193,8 @@ def test_compact_placement_pool_fits_one_placement_group(pack, gke):
     assert pack.resource(with_props(pool, big), rs) == [(
         "topology-compact-placement-size", "mandatory",
         "pool 'h100': the pool can grow past what one compact placement holds · observed: up to 200 nodes at max "
-        "autoscale · required: at most 150 nodes per compact-placement pool, from maxNodes\nFix: split it into pools of at most 150 nodes, or lower maxNodes")]
+        "autoscale · required: at most 150 nodes per compact-placement pool, from maxNodes\nFix: split it into pools "
+        "of at most 150 nodes, or lower maxNodes")]
     assert pack.resource(with_props(pool, changed(wire(pool), "autoscaling.totalMaxNodeCount", 150)), rs) == []
 
 
