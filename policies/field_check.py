@@ -157,9 +157,11 @@ def verdict(check: FieldCheck, r: Resource, cfg: Config) -> Iterable[Finding]:
         value = dig(inspected, *check.path)
         if value is UNKNOWN or (value is None and check.unset_complies) or check.required.holds(value, cfg):
             continue
-        yield Finding(subject, _words(check.problem, inspected, cfg), _observed(check, value),
-                      check.required.describe(cfg) + (" (or unset)" if check.unset_complies else ""),
-                      _words(check.fix, inspected, cfg), keys)
+        yield Finding(subject, _words(check.problem, inspected, cfg),
+                      observed=_observed(check, value),
+                      required=check.required.describe(cfg) + (" (or unset)" if check.unset_complies else ""),
+                      fix=_words(check.fix, inspected, cfg),
+                      keys=keys)
 
 
 def field_checks(checks: tuple[FieldCheck, ...]) -> Callable[[Resource, Config], Iterable[Finding]]:

@@ -3,12 +3,15 @@
 Every violation reads the same way, as config errors do: what is wrong, what was observed, what is required, then
 the fix on its own line (the renderers show the first line as the violation and the second as its fix)::
 
+    Finding("pool 'h100'", "auto-repair is off", observed="management.autoRepair false", required="true",
+            fix="set management.autoRepair: true (gpu-cluster sets it)", keys=view.keys)
+
     pool 'h100': auto-repair is off · observed: management.autoRepair false · required: true
     Fix: set management.autoRepair: true (gpu-cluster sets it)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 SEPARATOR = " · "
@@ -21,6 +24,7 @@ class Finding:
     """Who is affected, by the name the user wrote: ``pool 'h100-mega'``, ``cluster 'gpu-dev'``, ``stack``."""
     problem: str
     """What is wrong and what it causes, in words: ``the price per GPU-hour is over the limit``."""
+    _: KW_ONLY  # the rest by name: a call written for an older shape fails loudly instead of misplacing text
     observed: str
     """What the rule saw, naming the setting: ``management.autoRepair false``, ``$11.06 per GPU-hour``."""
     required: str

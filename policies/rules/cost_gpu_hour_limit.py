@@ -33,17 +33,21 @@ def _check_machine(view: PoolView, machine_type: str, cfg: Config, cat: Catalog)
     where = f"{view.capacity.value} in {view.region or 'an unknown region'}"
     if machine is None:
         yield Finding(view.subject, "the machine type is not in the GPU catalog, so its cost cannot be checked",
-                      f"machine type {machine_type}", "a known price (unknown is not $0)",
-                      f"add {machine_type} to catalog/data/machines.csv and a dated, sourced price to "
-                      "catalog/data/prices.csv, or use a machine type from the catalog", view.keys)
+                      observed=f"machine type {machine_type}",
+                      required="a known price (unknown is not $0)",
+                      fix=f"add {machine_type} to catalog/data/machines.csv and a dated, sourced price to "
+                          "catalog/data/prices.csv, or use a machine type from the catalog",
+                      keys=view.keys)
         return
     quote = node_quote(cat, machine, view.region, view.capacity, cfg["priceOverrides"])
     if quote is None:
         yield Finding(view.subject, "no price is known for the pool, so its cost cannot be checked",
-                      f"no price for {machine_type} {where}", "a known price (unknown is not $0)",
-                      "add a dated, sourced row to catalog/data/prices.csv, or add "
-                      f"{override_example(machine_type, view.region, view.capacity)} to priceOverrides of {ID} "
-                      "in the policy pack config", view.keys)
+                      observed=f"no price for {machine_type} {where}",
+                      required="a known price (unknown is not $0)",
+                      fix="add a dated, sourced row to catalog/data/prices.csv, or add "
+                          f"{override_example(machine_type, view.region, view.capacity)} to priceOverrides of {ID} in "
+                          "the policy pack config",
+                      keys=view.keys)
         return
     per_gpu = quote.usd_per_node_hour / machine.gpus
     model = machine.gpu_model.value
@@ -51,14 +55,15 @@ def _check_machine(view: PoolView, machine_type: str, cfg: Config, cat: Catalog)
     limit = float(by_model[model]) if model in by_model else float(cfg["maxUsdPerGpuHour"])
     knob = f"maxUsdPerGpuHourByModel.{model}" if model in by_model else "maxUsdPerGpuHour"
     if per_gpu > limit:
-        yield Finding(
-            view.subject,
-            "the price per GPU-hour is over the limit",
-            f"{money(per_gpu)} per GPU-hour: {machine_type} {where} costs {money(quote.usd_per_node_hour)}/node-hour "
-            f"for {machine.gpus} × {model} ({quote.describe()})",
-            f"at most {money(limit)} per GPU-hour for {model}, from {knob}",
-            "use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper machine type or "
-            f"region, or have the platform team raise {knob} of {ID} in the policy pack config", view.keys)
+        yield Finding(view.subject, "the price per GPU-hour is over the limit",
+                      observed=f"{money(per_gpu)} per GPU-hour: {machine_type} {where} costs "
+                               f"{money(quote.usd_per_node_hour)}/node-hour for {machine.gpus} × {model} "
+                               f"({quote.describe()})",
+                      required=f"at most {money(limit)} per GPU-hour for {model}, from {knob}",
+                      fix="use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper "
+                          f"machine type or region, or have the platform team raise {knob} of {ID} in the policy pack "
+                          "config",
+                      keys=view.keys)
 
 
 RULE = Rule(

@@ -36,14 +36,13 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
         age = (today - quote.as_of).days
         if age > max_age:
             where = "priceOverrides" if quote.overridden else "catalog/data/prices.csv"
-            yield Finding(
-                view.subject,
-                "the price is old, so cost checks may be off",
-                f"the {machine_type} {view.capacity.value} price in {view.region} is {age} days old "
-                f"({quote.describe()})",
-                f"at most {max_age} days on {today.isoformat()}, from maxPriceAgeDays",
-                f"refresh the price in {where} from the provider's current price list (with its date and source)",
-                view.keys)
+            yield Finding(view.subject, "the price is old, so cost checks may be off",
+                          observed=f"the {machine_type} {view.capacity.value} price in {view.region} is {age} days "
+                                   f"old ({quote.describe()})",
+                          required=f"at most {max_age} days on {today.isoformat()}, from maxPriceAgeDays",
+                          fix=f"refresh the price in {where} from the provider's current price list (with its date "
+                              "and source)",
+                          keys=view.keys)
 
 
 RULE = Rule(

@@ -49,11 +49,13 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     budget = float(cfg["maxUsdPerHour"])
     keys = ("stack",)
     if unpriced_gpu:
-        yield Finding("stack", "the budget cannot be checked", f"unpriced GPU pools: {listing(unpriced_gpu)}",
-                      f"a known price and autoscaler maximum for every GPU pool (unknown is not $0), to compare with "
-                      f"the budget of {money(budget)}/hour",
-                      "give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
-                      f"priceOverrides of {ID} in the policy pack config)", keys)
+        yield Finding("stack", "the budget cannot be checked",
+                      observed=f"unpriced GPU pools: {listing(unpriced_gpu)}",
+                      required="a known price and autoscaler maximum for every GPU pool (unknown is not $0), to "
+                               f"compare with the budget of {money(budget)}/hour",
+                      fix="give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
+                          f"priceOverrides of {ID} in the policy pack config)",
+                      keys=keys)
         return
     total = sum(cost for _, cost in items)
     if total <= budget:
@@ -62,12 +64,13 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     parts = [f"{label} = {money(cost)}" for label, cost in items]
     not_counted = f"; not counted (no price): {listing(unpriced_cpu)}" if unpriced_cpu else ""
     largest = [name for name, _ in sorted(pools, key=lambda p: (-p[1], p[0]))[:2]]
-    yield Finding(
-        "stack", "the hourly cost at max autoscale is over the budget",
-        f"{money(total)} per hour: {listing(parts, 5)}{not_counted}",
-        f"at most {money(budget)}/hour, from maxUsdPerHour",
-        f"lower maxNodes of the largest pools ({', '.join(largest)}), use spot or negotiated prices "
-        f"(priceOverrides), or have the platform team raise maxUsdPerHour of {ID} in the policy pack config", keys)
+    yield Finding("stack", "the hourly cost at max autoscale is over the budget",
+                  observed=f"{money(total)} per hour: {listing(parts, 5)}{not_counted}",
+                  required=f"at most {money(budget)}/hour, from maxUsdPerHour",
+                  fix=f"lower maxNodes of the largest pools ({', '.join(largest)}), use spot or negotiated prices "
+                      f"(priceOverrides), or have the platform team raise maxUsdPerHour of {ID} in the policy pack "
+                      "config",
+                  keys=keys)
 
 
 def _control_plane_fee(cat, cloud: Cloud, cluster: Resource):

@@ -27,14 +27,14 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
         low, high = as_int(dig(view.resource.props, "scalingConfig", "minSize")), view.max_nodes
         if not (isinstance(low, int) and isinstance(high, int)) or low >= high:
             continue  # a fixed-size group, or sizes unknown until deploy
-        yield Finding(
-            view.subject, f"nothing resizes this node group, so it stays at {low} node{'s' if low != 1 else ''} and "
-            "pods that need more stay Pending",
-            f"scalingConfig {low}–{high} nodes, and no Cluster Autoscaler release in the stack",
-            "a Cluster Autoscaler release (chart cluster-autoscaler) in the stack: EKS managed node groups do not "
-            "resize themselves, and Karpenter does not resize them",
-            f"set cluster.clusterAutoscaler: true (gpu-cluster installs the Cluster Autoscaler), or waive {ID} for "
-            "this pool if the cluster's Cluster Autoscaler is installed by another stack", view.keys, view.resource.urn)
+        yield Finding(view.subject, f"nothing resizes this node group, so it stays at {low} "
+                      f"node{'s' if low != 1 else ''} and pods that need more stay Pending",
+                      observed=f"scalingConfig {low}–{high} nodes, and no Cluster Autoscaler release in the stack",
+                      required="a Cluster Autoscaler release (chart cluster-autoscaler) in the stack: EKS managed "
+                               "node groups do not resize themselves, and Karpenter does not resize them",
+                      fix="set cluster.clusterAutoscaler: true (gpu-cluster installs the Cluster Autoscaler), or "
+                          f"waive {ID} for this pool if the cluster's Cluster Autoscaler is installed by another stack",
+                      keys=view.keys, urn=view.resource.urn)
 
 
 def _is_cluster_autoscaler(r: Resource) -> bool:

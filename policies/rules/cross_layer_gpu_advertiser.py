@@ -66,17 +66,21 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
         found = advertisers(pool, releases)
         if len(found) > 1:
             yield Finding(pool.subject, f"{len(found)} components advertise nvidia.com/gpu on its nodes, so the "
-                          "scheduler double-counts GPUs and pods fight over devices", "; ".join(found),
-                          "exactly one advertiser per pool",
-                          f"keep one: on GKE label the pool {GKE_OPT_OUT}=true (with gpuDriverVersion "
-                          "INSTALLATION_DISABLED) to use NVIDIA's plugin, or pin the chart's affinity to other pools "
-                          "(gpu-cluster: gpuRuntime.mode per pool)", pool.keys, pool.resource.urn)
+                          "scheduler double-counts GPUs and pods fight over devices",
+                          observed="; ".join(found),
+                          required="exactly one advertiser per pool",
+                          fix=f"keep one: on GKE label the pool {GKE_OPT_OUT}=true (with gpuDriverVersion "
+                              "INSTALLATION_DISABLED) to use NVIDIA's plugin, or pin the chart's affinity to other "
+                              "pools (gpu-cluster: gpuRuntime.mode per pool)",
+                          keys=pool.keys, urn=pool.resource.urn)
         elif not found and (pool.cloud == Cloud.GCP or releases):
             yield Finding(pool.subject, "nothing advertises nvidia.com/gpu on its nodes, so GPU pods never schedule "
-                          "there", "no device plugin or GPU Operator covers the pool",
-                          "exactly one advertiser per pool",
-                          "install the NVIDIA device plugin or GPU Operator for this pool, or (GKE) remove the "
-                          f"{GKE_OPT_OUT} label (gpu-cluster: gpuRuntime.mode)", pool.keys, pool.resource.urn)
+                          "there",
+                          observed="no device plugin or GPU Operator covers the pool",
+                          required="exactly one advertiser per pool",
+                          fix="install the NVIDIA device plugin or GPU Operator for this pool, or (GKE) remove the "
+                              f"{GKE_OPT_OUT} label (gpu-cluster: gpuRuntime.mode)",
+                          keys=pool.keys, urn=pool.resource.urn)
 
 
 RULE = Rule(

@@ -33,12 +33,13 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
         total = sum(q for _, q in quotas[flavor])
         if total > capacity:
             parts = [f"{cq} {q:g}" for cq, q in sorted(quotas[flavor])]
-            yield Finding(f"Kueue ResourceFlavor '{flavor}'",
-                          f"ClusterQueues promise more nvidia.com/gpu on pool '{pool.name}' than it can ever have",
-                          f"{total:g} GPUs of nominalQuota ({listing(parts)})", f"at most {capacity} = "
-                          f"{pool.max_nodes} nodes × {machine.gpus} GPUs at max autoscale",
-                          f"lower the nominalQuota of {flavor} in the queues, or raise the pool's maxNodes",
-                          (flavor, pool.name, r.name, r.urn), r.urn)
+            yield Finding(f"Kueue ResourceFlavor '{flavor}'", "ClusterQueues promise more nvidia.com/gpu on pool "
+                          f"'{pool.name}' than it can ever have",
+                          observed=f"{total:g} GPUs of nominalQuota ({listing(parts)})",
+                          required=f"at most {capacity} = {pool.max_nodes} nodes × {machine.gpus} GPUs at max "
+                                   "autoscale",
+                          fix=f"lower the nominalQuota of {flavor} in the queues, or raise the pool's maxNodes",
+                          keys=(flavor, pool.name, r.name, r.urn), urn=r.urn)
 
 
 RULE = Rule(

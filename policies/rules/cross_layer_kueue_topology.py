@@ -43,16 +43,17 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
         if isinstance(wanted, str) and wanted not in topologies:
             flavor = object_name(f)
             pool = selected_pool(as_dict(dig(f.props, "spec", "nodeLabels")))
-            yield Finding(
-                f"Kueue ResourceFlavor '{flavor}'", "its topology is not in this stack, so Kueue keeps the "
-                "ClusterQueues that use this flavor inactive and admits nothing"
-                + (f" to pool '{pool}'" if pool else ""),
-                f"spec.topologyName {wanted}",
-                f"a Topology of this stack: {listing(sorted(topologies))}" if topologies
-                else "a Kueue Topology in this stack (it creates none)",
-                "set spec.topologyName to a Topology of the stack (gpu-cluster renders the flavor and its Topology "
-                f"together: re-render both), or waive {ID} for this flavor if another stack creates the Topology",
-                tuple(k for k in (flavor, pool, f.name, f.urn) if k), f.urn)
+            yield Finding(f"Kueue ResourceFlavor '{flavor}'",
+                          "its topology is not in this stack, so Kueue keeps the "
+                          "ClusterQueues that use this flavor inactive and admits nothing"
+                          + (f" to pool '{pool}'" if pool else ""),
+                          observed=f"spec.topologyName {wanted}",
+                          required=f"a Topology of this stack: {listing(sorted(topologies))}" if topologies
+                                   else "a Kueue Topology in this stack (it creates none)",
+                          fix="set spec.topologyName to a Topology of the stack (gpu-cluster renders the flavor and "
+                              f"its Topology together: re-render both), or waive {ID} for this flavor if another "
+                              "stack creates the Topology",
+                          keys=tuple(k for k in (flavor, pool, f.name, f.urn) if k), urn=f.urn)
 
 
 def _check_topology(name: str, r: Resource, cloud: Cloud | None, added: set[str],
@@ -71,41 +72,52 @@ def _check_topology(name: str, r: Resource, cloud: Cloud | None, added: set[str]
         other = next((c for c in ONLY if c != cloud and label in ONLY[c]), None) if cloud else None
         if other is not None and cloud is not None:  # other is only set when the stack's cloud is known
             yield Finding(subject, f"a level uses {ARTICLE[other]} {CLOUD_NAME[other]} label, but this stack's node "
-                          f"pools are {CLOUD_NAME[cloud]} ones, {unseen}", f"spec.levels[{i}].nodeLabel {label}",
-                          allowed,
-                          f"use the {CLOUD_NAME[cloud]} labels in spec.levels (gpu-cluster renders them for the "
-                          "stack's cloud)", keys, r.urn)
+                          f"pools are {CLOUD_NAME[cloud]} ones, {unseen}",
+                          observed=f"spec.levels[{i}].nodeLabel {label}",
+                          required=allowed,
+                          fix=f"use the {CLOUD_NAME[cloud]} labels in spec.levels (gpu-cluster renders them for the "
+                              "stack's cloud)",
+                          keys=keys, urn=r.urn)
         elif label not in own:
             yield Finding(subject, "a level uses a label "
-                          f"{CLOUD_NAME[cloud] + ' never sets' if cloud else 'neither GKE nor EKS sets'} and no node pool "
-                          f"of this stack adds, {unseen}", f"spec.levels[{i}].nodeLabel {label}", allowed,
-                          f"use one of those labels in spec.levels[{i}], or add the label to extraLabels of {ID} if "
-                          "your nodes get it from elsewhere", keys, r.urn)
+                          f"{CLOUD_NAME[cloud] + ' never sets' if cloud else 'neither GKE nor EKS sets'} and no node "
+                          f"pool of this stack adds, {unseen}",
+                          observed=f"spec.levels[{i}].nodeLabel {label}",
+                          required=allowed,
+                          fix=f"use one of those labels in spec.levels[{i}], or add the label to extraLabels of {ID} "
+                              "if your nodes get it from elsewhere",
+                          keys=keys, urn=r.urn)
     if cloud is None:
         mixed = [c for c in ONLY if any(label in ONLY[c] for label in levels)]
         if len(mixed) > 1:
             yield Finding(subject, f"spec.levels mix GKE and EKS labels, and no node carries both, {unseen}",
-                          "GKE labels " + listing(x for x in levels if x in ONLY[Cloud.GCP]) + "; EKS labels "
-                          + listing(x for x in levels if x in ONLY[Cloud.AWS]), "the labels of one cloud",
-                          "keep the labels of the cloud the pools run on", keys, r.urn)
+                          observed="GKE labels " + listing(x for x in levels if x in ONLY[Cloud.GCP]) + "; EKS labels "
+                                   + listing(x for x in levels if x in ONLY[Cloud.AWS]),
+                          required="the labels of one cloud",
+                          fix="keep the labels of the cloud the pools run on",
+                          keys=keys, urn=r.urn)
             return
         order = CLOUD_LEVELS[mixed[0]] if mixed else CLOUD_LEVELS[Cloud.GCP]
     else:
         order = CLOUD_LEVELS[cloud]
     if HOSTNAME_LABEL in levels and levels.index(HOSTNAME_LABEL) != len(levels) - 1:
-        yield Finding(subject, f"{HOSTNAME_LABEL} is not the last level, so the API server refuses this Topology"
+        yield Finding(subject,
+                      f"{HOSTNAME_LABEL} is not the last level, so the API server refuses this Topology"
                       + (f" and nothing is admitted to {where}" if pools else ""),
-                      f"{HOSTNAME_LABEL} is spec.levels[{levels.index(HOSTNAME_LABEL)}] of {len(levels)}",
-                      f"{HOSTNAME_LABEL} last (Kueue accepts it only there)",
-                      f"move {HOSTNAME_LABEL} to the end of spec.levels", keys, r.urn)
+                      observed=f"{HOSTNAME_LABEL} is spec.levels[{levels.index(HOSTNAME_LABEL)}] of {len(levels)}",
+                      required=f"{HOSTNAME_LABEL} last (Kueue accepts it only there)",
+                      fix=f"move {HOSTNAME_LABEL} to the end of spec.levels",
+                      keys=keys, urn=r.urn)
         return
     known = [(i, label) for i, label in enumerate(levels) if label in order]
     for (_, upper), (i, lower) in zip(known, known[1:]):
         if order.index(lower) < order.index(upper):
-            yield Finding(subject, "a level is broader than the level above it, so Kueue nests the domains the "
-                          "wrong way round and spreads gangs over nodes it should keep together",
-                          f"spec.levels[{i}] {lower} under {upper}", "levels broadest first: " + ", ".join(order),
-                          "reorder spec.levels broadest first (gpu-cluster renders them in that order)", keys, r.urn)
+            yield Finding(subject, "a level is broader than the level above it, so Kueue nests the domains the wrong "
+                          "way round and spreads gangs over nodes it should keep together",
+                          observed=f"spec.levels[{i}] {lower} under {upper}",
+                          required="levels broadest first: " + ", ".join(order),
+                          fix="reorder spec.levels broadest first (gpu-cluster renders them in that order)",
+                          keys=keys, urn=r.urn)
             return
 
 

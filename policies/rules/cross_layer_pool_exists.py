@@ -27,20 +27,24 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             if selector and not any(matches(selector, {**p.labels, POOL_LABEL_KEY: p.name}) for p in pools):
                 flavor = object_name(r)
                 yield Finding(f"Kueue ResourceFlavor '{flavor}'", "it selects no node pool of this stack, so "
-                              "workloads admitted to it stay Pending", f"spec.nodeLabels {_show(selector)}",
-                              f"select one of the pools: {listing(names)}",
-                              f"set spec.nodeLabels.{POOL_LABEL_KEY} to an existing pool (gpu-cluster: the flavor's "
-                              "pool must be in nodePools)", (flavor, r.name, r.urn), r.urn)
+                              "workloads admitted to it stay Pending",
+                              observed=f"spec.nodeLabels {_show(selector)}",
+                              required=f"select one of the pools: {listing(names)}",
+                              fix=f"set spec.nodeLabels.{POOL_LABEL_KEY} to an existing pool (gpu-cluster: the "
+                                  "flavor's pool must be in nodePools)",
+                              keys=(flavor, r.name, r.urn), urn=r.urn)
         elif is_slurm_release(r):
             for ns in nodesets(r):
                 pool = selected_pool(ns.selector)
                 if not ns.selector or any(matches(ns.selector, {**p.labels, POOL_LABEL_KEY: p.name}) for p in pools):
                     continue
-                yield Finding(f"Slurm NodeSet '{ns.name}'", "it selects no node pool of this stack"
-                              f"{' (no pool ' + repr(pool) + ')' if pool else ''}, so its slurmd pods stay Pending",
-                              f"nodeSelector {_show(ns.selector)}", f"select one of the pools: {listing(names)}",
-                              f"set nodesets.{ns.name}.podSpec.nodeSelector.{POOL_LABEL_KEY} to an existing pool",
-                              (ns.name, r.name, r.urn), r.urn)
+                yield Finding(f"Slurm NodeSet '{ns.name}'", "it selects no node pool of this "
+                              f"stack{' (no pool ' + repr(pool) + ')' if pool else ''}, so its slurmd pods stay "
+                              "Pending",
+                              observed=f"nodeSelector {_show(ns.selector)}",
+                              required=f"select one of the pools: {listing(names)}",
+                              fix=f"set nodesets.{ns.name}.podSpec.nodeSelector.{POOL_LABEL_KEY} to an existing pool",
+                              keys=(ns.name, r.name, r.urn), urn=r.urn)
 
 
 def _show(selector: dict) -> str:

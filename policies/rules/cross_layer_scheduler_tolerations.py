@@ -58,10 +58,11 @@ def _finding(subject: str, what: str, field: str, pool: PoolView, missing: list[
              urn: str) -> Finding:
     taints = "taint" if len(missing) == 1 else "taints"
     return Finding(subject, f"does not tolerate pool '{pool.name}''s {taints}, so {what} stay Pending",
-                   f"untolerated {taints} {listing(show(t) for t in missing)}",
-                   "a toleration for every NoSchedule and NoExecute taint of the pool",
-                   f"add {listing(toleration_for(t) for t in missing)} to {field} (gpu-cluster renders one "
-                   "toleration per pool taint)", keys, urn)
+                   observed=f"untolerated {taints} {listing(show(t) for t in missing)}",
+                   required="a toleration for every NoSchedule and NoExecute taint of the pool",
+                   fix=f"add {listing(toleration_for(t) for t in missing)} to {field} (gpu-cluster renders one "
+                       "toleration per pool taint)",
+                   keys=keys, urn=urn)
 
 
 def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:

@@ -69,12 +69,14 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             shown = ", ".join(map(str, sizes))
             for smaller, larger in zip(sizes, sizes[1:]):
                 if not _power_of_two_multiple(smaller, larger):
-                    yield Finding(subject, f"{larger} is not {smaller} times a power of two, so slurmctld refuses "
-                                  f"to start (fatal: Invalid BlockSizes value in topology {topology})",
-                                  f"block_sizes {shown}", f"each size the one before times 2, 4, 8 …: e.g. {smaller}, "
-                                  f"{smaller * 2}, {smaller * 4}",
-                                  f"make each block size double (or quadruple …) the one before it (gpu-cluster "
-                                  f"renders {smaller}, {smaller * 2}, … up to the pool's nodes)", keys, r.urn)
+                    yield Finding(subject, f"{larger} is not {smaller} times a power of two, so slurmctld refuses to "
+                                  f"start (fatal: Invalid BlockSizes value in topology {topology})",
+                                  observed=f"block_sizes {shown}",
+                                  required=f"each size the one before times 2, 4, 8 …: e.g. {smaller}, {smaller * 2}, "
+                                           f"{smaller * 4}",
+                                  fix="make each block size double (or quadruple …) the one before it (gpu-cluster "
+                                      f"renders {smaller}, {smaller * 2}, … up to the pool's nodes)",
+                                  keys=keys, urn=r.urn)
                     break
             base = sizes[0]
             for ns in users:
@@ -93,10 +95,12 @@ def _fits_pool(subject: str, keys: tuple[str, ...], r: Resource, ns: NodeSet, po
         divisors = [d for d in range(1, nodes + 1) if nodes % d == 0]
         yield Finding(subject, f"the base block size does not divide the nodes of {counted}, so {nodes % base} "
                       f"node{'s form' if nodes % base != 1 else ' forms'} a partial block that never fits a job sized "
-                      "for a full block", f"base block size {base} for {nodes} nodes",
-                      f"a base block size that divides {nodes}: {listing(divisors, 12)}",
-                      f"start block_sizes at a divisor of {nodes} (gpu-cluster: "
-                      f"scheduling.slurm.blockSize), or make the pool's max nodes a multiple of {base}", keys, r.urn)
+                      "for a full block",
+                      observed=f"base block size {base} for {nodes} nodes",
+                      required=f"a base block size that divides {nodes}: {listing(divisors, 12)}",
+                      fix=f"start block_sizes at a divisor of {nodes} (gpu-cluster: scheduling.slurm.blockSize), or "
+                          f"make the pool's max nodes a multiple of {base}",
+                      keys=keys, urn=r.urn)
         return
     machine = pool.machine(cat) if pool is not None else None
     if pool is None or machine is None:
@@ -105,9 +109,12 @@ def _fits_pool(subject: str, keys: tuple[str, ...], r: Resource, ns: NodeSet, po
     if domain > 1 and base != domain:
         yield Finding(subject, f"the base block size is not one NVLink domain of pool '{pool.name}', so blocks "
                       f"{'split' if base < domain else 'span several'} NVLink domains",
-                      f"base block size {base}; {machine.machine_type}: {domain} nodes share one NVLink domain",
-                      f"a base block size of {domain}", f"start block_sizes at {domain} (gpu-cluster: remove "
-                      "scheduling.slurm.blockSize; the base block is then the NVLink domain)", keys, r.urn)
+                      observed=f"base block size {base}; {machine.machine_type}: {domain} nodes share one NVLink "
+                               "domain",
+                      required=f"a base block size of {domain}",
+                      fix=f"start block_sizes at {domain} (gpu-cluster: remove scheduling.slurm.blockSize; the base "
+                          "block is then the NVLink domain)",
+                      keys=keys, urn=r.urn)
 
 
 def _power_of_two_multiple(smaller: int, larger: int) -> bool:

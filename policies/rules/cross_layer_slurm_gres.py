@@ -30,9 +30,12 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             if machine is None or int(match.group(1)) == machine.gpus:
                 continue
             yield Finding(f"Slurm NodeSet '{ns.name}'", f"its GPU count differs from what pool '{pool.name}' nodes "
-                          f"({machine.machine_type}) have", f"Gres=gpu count {match.group(1)}",
-                          f"Gres=gpu:<type>:{machine.gpus}", f"set the NodeSet's Gres count to {machine.gpus} (gpu-cluster "
-                          "renders it from the catalog)", (ns.name, pool.name, r.name, r.urn), r.urn)
+                          f"({machine.machine_type}) have",
+                          observed=f"Gres=gpu count {match.group(1)}",
+                          required=f"Gres=gpu:<type>:{machine.gpus}",
+                          fix=f"set the NodeSet's Gres count to {machine.gpus} (gpu-cluster renders it from the "
+                              "catalog)",
+                          keys=(ns.name, pool.name, r.name, r.urn), urn=r.urn)
 
 
 RULE = Rule(

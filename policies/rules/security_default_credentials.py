@@ -46,10 +46,11 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
             continue
         subject, keys = subject_of(resource)
         yield Finding(subject, "a publicly known default credential is deployed, so anyone who knows it can log in",
-                      f"{path} is {hit['what']}, which is published upstream",
-                      "a credential generated for this deployment",
-                      "generate it (pulumi_random.RandomPassword; bcrypt it for Dex), keep it in a Secret and "
-                      "reference that", keys)
+                      observed=f"{path} is {hit['what']}, which is published upstream",
+                      required="a credential generated for this deployment",
+                      fix="generate it (pulumi_random.RandomPassword; bcrypt it for Dex), keep it in a Secret and "
+                          "reference that",
+                      keys=keys)
 
 
 RULE = Rule(

@@ -24,11 +24,13 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
             continue  # computed at deploy: an account created in this stack, never the project default
         if isinstance(sa, str) and sa and sa != "default" and not DEFAULT_SA.match(sa):
             continue
-        yield Finding(nc.subject, "nodes run as the Compute Engine default service account, which has Editor on "
-                      "the project", f"nodeConfig.serviceAccount {sa or 'unset (the default account)'}",
-                      "a dedicated service account with only roles/container.defaultNodeServiceAccount (plus "
-                      "registry read)", "set nodeConfig.serviceAccount to a dedicated account (gpu-cluster "
-                      "creates one per pool)", nc.keys)
+        yield Finding(nc.subject, "nodes run as the Compute Engine default service account, which has Editor on the "
+                      "project",
+                      observed=f"nodeConfig.serviceAccount {sa or 'unset (the default account)'}",
+                      required="a dedicated service account with only roles/container.defaultNodeServiceAccount (plus "
+                               "registry read)",
+                      fix="set nodeConfig.serviceAccount to a dedicated account (gpu-cluster creates one per pool)",
+                      keys=nc.keys)
 
 
 RULE = Rule(

@@ -32,11 +32,14 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
     accs = view.accelerators
     if fixed is not None:
         if not accs:
-            yield Finding(view.subject, f"the pool attaches no guest accelerator, but {machine_type} has "
-                          f"{fixed.gpus} × {fixed.accelerator}", "nodeConfig.guestAccelerators unset",
-                          f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)",
-                          f"set nodeConfig.guestAccelerators to [{{type: {fixed.accelerator}, count: {fixed.gpus}}}] "
-                          "(gpu-cluster takes it from the catalog)", view.keys)
+            yield Finding(view.subject, f"the pool attaches no guest accelerator, but {machine_type} has {fixed.gpus} "
+                          f"× {fixed.accelerator}",
+                          observed="nodeConfig.guestAccelerators unset",
+                          required=f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)",
+                          fix="set nodeConfig.guestAccelerators to "
+                              f"[{{type: {fixed.accelerator}, count: {fixed.gpus}}}] (gpu-cluster takes it from the "
+                              "catalog)",
+                          keys=view.keys)
             return
         acc = accs[0]
         count, kind = as_int(acc.get("count")), acc.get("type")
@@ -48,9 +51,11 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
                     and m.accelerator == kind and m.gpus == count]
             hint = f", or pick {listing(sorted(same))} for {count} × {kind}" if same else ""
             yield Finding(view.subject, f"the accelerators do not match the machine type {machine_type}",
-                          f"guestAccelerators {observed}", f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)",
-                          f"set the accelerator count to {fixed.gpus} (or omit accelerator and let gpu-cluster take "
-                          f"it from the catalog){hint}", view.keys)
+                          observed=f"guestAccelerators {observed}",
+                          required=f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)",
+                          fix=f"set the accelerator count to {fixed.gpus} (or omit accelerator and let gpu-cluster "
+                              f"take it from the catalog){hint}",
+                          keys=view.keys)
         return
     host = cat.hosts.get((Cloud.GCP, machine_type)) if machine_type else None
     if host is None or not accs:
@@ -60,9 +65,10 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
     count = as_int(acc.get("count"))
     if gpu is not None and isinstance(count, int) and count not in gpu.allowed_counts:
         yield Finding(view.subject, f"the accelerator count cannot be attached to {machine_type}",
-                      f"guestAccelerators {count} × {gpu.accelerator}",
-                      f"{' / '.join(map(str, gpu.allowed_counts))} per node", "set accelerator.count to an allowed "
-                      "count", view.keys)
+                      observed=f"guestAccelerators {count} × {gpu.accelerator}",
+                      required=f"{' / '.join(map(str, gpu.allowed_counts))} per node",
+                      fix="set accelerator.count to an allowed count",
+                      keys=view.keys)
 
 
 def _eks(view: PoolView, cat) -> Iterable[Finding]:
@@ -74,9 +80,11 @@ def _eks(view: PoolView, cat) -> Iterable[Finding]:
     if len(shapes) > 1:
         observed = "; ".join(f"{listing(types)}: {gpus} × {model}" for (gpus, model), types in sorted(shapes.items()))
         yield Finding(view.subject, "its instance types have different GPUs per node",
-                      f"instanceTypes {observed}",
-                      "one GPU model and count per pool, so quotas, GRES and cost per node hold for every node",
-                      "split the node group into one pool per GPU shape", view.keys)
+                      observed=f"instanceTypes {observed}",
+                      required="one GPU model and count per pool, so quotas, GRES and cost per node hold for every "
+                               "node",
+                      fix="split the node group into one pool per GPU shape",
+                      keys=view.keys)
 
 
 RULE = Rule(

@@ -24,9 +24,10 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
     limit = int(cfg["maxNodes"])
     if isinstance(view.max_nodes, int) and view.max_nodes > limit:
         yield Finding(view.subject, "the pool can grow past what one compact placement holds",
-                      f"up to {view.max_nodes} nodes at max autoscale",
-                      f"at most {limit} nodes per compact-placement pool, from maxNodes",
-                      f"split it into pools of at most {limit} nodes, or lower maxNodes", view.keys)
+                      observed=f"up to {view.max_nodes} nodes at max autoscale",
+                      required=f"at most {limit} nodes per compact-placement pool, from maxNodes",
+                      fix=f"split it into pools of at most {limit} nodes, or lower maxNodes",
+                      keys=view.keys)
 
 
 RULE = Rule(

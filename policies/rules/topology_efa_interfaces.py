@@ -38,21 +38,27 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                    "card 0 and 1 on the others (gpu-cluster does this for multiNode: true pools)")
             if template is None:
                 yield Finding(view.subject, f"multi-node {instance_type} pool has no EFA interfaces",
-                              "no launch template", f"{want} EFA interfaces, one per network card", fix, view.keys,
-                              view.resource.urn)
+                              observed="no launch template",
+                              required=f"{want} EFA interfaces, one per network card",
+                              fix=fix,
+                              keys=view.keys, urn=view.resource.urn)
             elif len(efas) != want:
-                yield Finding(view.subject, f"multi-node {instance_type} pool leaves network cards without EFA, "
-                              f"so NCCL traffic uses {len(efas)} of its {want} network cards",
-                              f"{len(efas)} EFA interface{'s' if len(efas) != 1 else ''} in launch template "
-                              f"'{template.name}'", f"{want} EFA interfaces, one per network card", fix, view.keys,
-                              view.resource.urn)
+                yield Finding(view.subject, f"multi-node {instance_type} pool leaves network cards without EFA, so "
+                              f"NCCL traffic uses {len(efas)} of its {want} network cards",
+                              observed=f"{len(efas)} EFA interface{'s' if len(efas) != 1 else ''} in launch template "
+                                       f"'{template.name}'",
+                              required=f"{want} EFA interfaces, one per network card",
+                              fix=fix,
+                              keys=view.keys, urn=view.resource.urn)
             elif cards != list(range(want)):
                 twice = sorted({c for c in cards if cards.count(c) > 1})
                 missing = sorted(set(range(want)) - set(cards))
                 yield Finding(view.subject, f"the {want} EFA interfaces of {instance_type} share network cards",
-                              f"networkCardIndex in launch template '{template.name}': cards {twice} have two "
-                              f"interfaces, cards {missing} none", f"cards 0–{want - 1}, one interface each", fix,
-                              view.keys, view.resource.urn)
+                              observed=f"networkCardIndex in launch template '{template.name}': cards {twice} have "
+                                       f"two interfaces, cards {missing} none",
+                              required=f"cards 0–{want - 1}, one interface each",
+                              fix=fix,
+                              keys=view.keys, urn=view.resource.urn)
 
 
 RULE = Rule(

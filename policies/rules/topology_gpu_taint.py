@@ -24,9 +24,11 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
         return
     observed = ", ".join(f"{t.key}={t.value}:{t.effect}" for t in view.taints) or "none"
     yield Finding(view.subject, f"GPU nodes are not tainted {key}:NoSchedule, so any pod can land on them",
-                  f"taints: {observed}", f"a taint {key}=present with effect {EFFECT}",
-                  f"add the taint {{key: {key}, value: present, effect: {EFFECT}}} (gpu-cluster pools carry it; "
-                  "remove any change that drops it)", view.keys)
+                  observed=f"taints: {observed}",
+                  required=f"a taint {key}=present with effect {EFFECT}",
+                  fix=f"add the taint {{key: {key}, value: present, effect: {EFFECT}}} (gpu-cluster pools carry it; "
+                      "remove any change that drops it)",
+                  keys=view.keys)
 
 
 RULE = Rule(

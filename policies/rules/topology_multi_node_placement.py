@@ -57,7 +57,11 @@ def _merged(view: PoolView, what: str, parts: list[Part]) -> Iterable[Finding]:
     fix = parts[0][3] if len(parts) == 1 else "first " + ", then ".join(p[3] for p in parts)
     if any(p[4] for p in parts):
         fix = f"{fix}, {WAIVE}"
-    yield Finding(view.subject, f"{what} {problem}", observed, required, fix, view.keys, view.resource.urn)
+    yield Finding(view.subject, f"{what} {problem}",
+                  observed=observed,
+                  required=required,
+                  fix=fix,
+                  keys=view.keys, urn=view.resource.urn)
 
 
 def _zones(zones: tuple) -> str:

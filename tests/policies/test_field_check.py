@@ -34,8 +34,8 @@ def messages(check: FieldCheck, r: Resource, cfg: dict | None = None) -> list[st
 def test_a_differing_value_is_a_finding_labelled_observed_and_required():
     labelled = pool({"management": {"autoRepair": False}, "nodeConfig": {"labels": {"gpu-cluster/pool": "h100"}}})
     (finding,) = verdict(REPAIR, labelled, {})
-    assert finding == Finding("pool 'h100'", "auto-repair is off", "management.autoRepair false", "true",
-                              "set management.autoRepair: true", ("h100", "np-1", "urn:np-1"))
+    assert finding == Finding("pool 'h100'", "auto-repair is off", observed="management.autoRepair false",
+                              required="true", fix="set management.autoRepair: true", keys=("h100", "np-1", "urn:np-1"))
     assert finding.message == ("pool 'h100': auto-repair is off · observed: management.autoRepair false · "
                                "required: true\nFix: set management.autoRepair: true")
 
@@ -96,6 +96,11 @@ def test_includes_and_is_set():
     assert messages(template, pool({"launchTemplate": {"id": "lt-1"}})) == []
     assert messages(template, pool({"launchTemplate": {}})) == [
         "pool 'np-1': no launch template · observed: launchTemplate {} · required: a launch template\nFix: add one"]
+
+
+def test_a_finding_names_its_wording_so_a_call_in_an_older_shape_fails_loudly():
+    with pytest.raises(TypeError):
+        Finding("pool 'h100'", "auto-repair is off", "management.autoRepair: true", "set it")  # type: ignore[misc]
 
 
 def test_a_rule_runs_every_check_of_its_type_and_applies_to_their_types():
