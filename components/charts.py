@@ -1,7 +1,9 @@
-"""Every pinned Helm chart and upstream manifest the GPU runtime installs, in one place.
+"""Every pinned third-party artifact the stack installs, in one place: the Helm charts, upstream manifests and
+container images of every layer (GPU runtime, EKS node autoscaling, Kueue/Kubeflow, Katib, Kubeflow Pipelines,
+Slurm), each section headed by the layer that installs it.
 
-A pin names the chart, its exact version and repository, and where the chart's default ``values.yaml`` lives in
-``../shared/schemas`` (tests check the values we render against it: unknown keys are errors). Bump a version
+A chart pin names the chart, its exact version and repository, and where the chart's default ``values.yaml`` lives
+in ``../shared/schemas`` (tests check the values we render against it: unknown keys are errors). Bump a version
 here and in ``../shared/schemas`` together.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ class ChartPin:
     """Path of the chart's default values.yaml under ``../shared/schemas`` (the pinned tag's copy)."""
 
 
+# -- GPU runtime: device plugin, GPU Operator, EFA device plugin, COS driver installer ------------------------------
 NVIDIA_DEVICE_PLUGIN = ChartPin(
     chart="nvidia-device-plugin", version="0.20.0", repo="https://nvidia.github.io/k8s-device-plugin",
     default_values="k8s-device-plugin/v0.20.0/deployments/helm/nvidia-device-plugin/values.yaml")
@@ -34,7 +37,8 @@ AWS_EFA_DEVICE_PLUGIN = ChartPin(
     chart="aws-efa-k8s-device-plugin", version="v0.5.30", repo="https://aws.github.io/eks-charts",
     default_values="eks-charts/v0.0.242/stable/aws-efa-k8s-device-plugin/values.yaml")
 
-ALL_CHARTS = (NVIDIA_DEVICE_PLUGIN, GPU_OPERATOR, AWS_EFA_DEVICE_PLUGIN)
+GPU_RUNTIME_CHARTS = (NVIDIA_DEVICE_PLUGIN, GPU_OPERATOR, AWS_EFA_DEVICE_PLUGIN)
+"""The GPU runtime's charts (the other layers' pins follow, by layer)."""
 
 # -- cluster: node autoscaling on EKS (GKE autoscales node pools itself) -------------------------------------------
 CLUSTER_AUTOSCALER = ChartPin(

@@ -1,11 +1,13 @@
 """A GKE Standard cluster with secure defaults and an untainted system pool, or an existing cluster found by name."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from catalog import Cloud, load_catalog
+from catalog import Cloud
 from components.cluster_refs import GkeClusterRef
 from components.gke_cloud_nat import GkeCloudNat
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
@@ -15,10 +17,11 @@ from stacks.spec import ClusterMode, ClusterSpec
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]  # IAM, not scopes, limits access
 
 
-def system_pool_zones(region: str, min_nodes: int) -> list[str] | None:
-    """The first ``min_nodes`` zones of the region (at least one); None when the catalog does not know the region."""
-    zones = load_catalog().zones(Cloud.GCP, region)
-    return list(zones[:max(1, min(min_nodes, len(zones)))]) if zones else None
+def system_pool_zones(region_zones: Sequence[str], min_nodes: int) -> list[str] | None:
+    """The first ``min_nodes`` zones of the region (at least one); None when the catalog does not know the region
+    (``region_zones`` empty: GKE then picks the zones)."""
+    zones = list(region_zones)
+    return zones[:max(1, min(min_nodes, len(zones)))] if zones else None
 
 
 def shielded_node_config() -> dict:
@@ -46,12 +49,14 @@ class GkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
 
     def __init__(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
-                 opts: pulumi.ResourceOptions | None = None):
+                 region_zones: Sequence[str], opts: pulumi.ResourceOptions | None = None):
+        """``region_zones``: the region's zones from the catalog (compose passes them); the system pool starts in
+        the first ``minNodes`` of them."""
         super().__init__("gpu-cluster:gcp:GkeCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         if spec.mode == ClusterMode.CREATE:
             location = region
-            cluster = self._create(name, spec, project, region, labels, child)
+            cluster = self._create(name, spec, project, region, labels, region_zones, child)
             cluster_name, endpoint = cluster.name, cluster.endpoint
             ca = cluster.master_auth.apply(lambda m: m.cluster_ca_certificate if m else "")
         else:
@@ -68,7 +73,7 @@ class GkeCluster(pulumi.ComponentResource):
         self.register_outputs({"name": self.name, "endpoint": self.endpoint})
 
     def _create(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
-                child: pulumi.ResourceOptions) -> gcp.container.Cluster:
+                region_zones: Sequence[str], child: pulumi.ResourceOptions) -> gcp.container.Cluster:
         system_sa = GkeNodeServiceAccount(f"{name}-system", service_account_id(spec.name, "system"), project,
                                           opts=child)
         if spec.cloud_nat if spec.cloud_nat is not None else spec.network is None:
@@ -99,7 +104,7 @@ class GkeCluster(pulumi.ComponentResource):
         gcp.container.NodePool(
             f"{name}-system", cluster=cluster.name, location=region, project=project,
             # initialNodeCount is per zone: spread over as many zones as minNodes, so the pool starts at minNodes
-            node_locations=system_pool_zones(region, sp.min_nodes),
+            node_locations=system_pool_zones(region_zones, sp.min_nodes),
             initial_node_count=1,
             autoscaling={"total_min_node_count": sp.min_nodes, "total_max_node_count": sp.max_nodes,
                          "location_policy": "BALANCED"},

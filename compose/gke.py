@@ -4,7 +4,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from catalog import Catalog
+from catalog import Catalog, Cloud
 from components.gke_cluster import GkeCluster
 from components.gke_gpu_node_pool import GkeGpuNodePool
 from compose.built import BuiltCluster
@@ -17,7 +17,8 @@ def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:
     provider = gcp.Provider("gcp", project=spec.project, region=spec.region,
                             default_labels={**spec.labels, "managed-by": "gpu-cluster"})
     opts = pulumi.ResourceOptions(providers=[provider])
-    cluster = GkeCluster(spec.cluster.name, spec.cluster, spec.project or "", spec.region, spec.labels, opts=opts)
+    cluster = GkeCluster(spec.cluster.name, spec.cluster, spec.project or "", spec.region, spec.labels,
+                         region_zones=cat.zones(Cloud.GCP, spec.region), opts=opts)
     pools = {}
     for pool in spec.node_pools:
         facts = pool_facts(spec, pool, cat)

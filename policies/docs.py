@@ -36,8 +36,8 @@ enforcement level (`"all"` sets every rule's); an object sets knobs and optional
   "cost-gpu-hour-limit": {{"maxUsdPerGpuHourByModel": {{"H100_80GB": 10.0, "L4": 1.0}}}},
   "cost-stack-budget": {{"maxUsdPerHour": 2500}},
   "cost-price-age": "disabled",
-  "security-gke-secure-boot-ckv-gcp-68": {{"waivers": [
-    {{"rule": "security-gke-secure-boot-ckv-gcp-68", "resource": "h100-operator",
+  "security-gke-secure-boot": {{"waivers": [
+    {{"rule": "security-gke-secure-boot", "resource": "h100-operator",
       "reason": "GPU Operator compiles the driver on Ubuntu; unsigned modules are refused under Secure Boot"}}]}}
 }}
 ```
@@ -46,6 +46,14 @@ Every rule has a `waivers` knob: each waiver names the rule (`rule`), the pool o
 name from the stack config, the Pulumi resource name or the URN) and a `reason` (10+ characters). A waived finding
 is not reported; the offline preview lists it as waived. Price overrides (`priceOverrides`) are read by each cost
 rule that prices pools: give the same list to each of them.
+
+Security rules name the Checkov check they re-implement in their metadata (below, in the SARIF rule properties
+and in the policy tags). Their IDs used to end in it (`security-gke-auto-repair-ckv-gcp-9`); those former IDs
+still work as keys of the pack config and as the `rule` of a waiver, and the offline preview warns with the current
+ID. The Pulumi CLI itself knows no aliases: it ignores a pack-config key it has no rule for, so rename the keys.
+
+Every violation reads: what is wrong · `observed:` the value seen · `required:` the limit or allowed values, then
+`Fix:` on its own line.
 """
 
 
@@ -76,11 +84,14 @@ def rule_section(rule: Rule) -> str:
              ("stack rule" if rule.stack else "resource rule")]
     if rule.checkov:
         facts.append(f"Checkov {rule.checkov}")
-    lines = [f"## {rule.id}", "", f"**{rule.title}** · " + " · ".join(facts), "",
-             "Reads: " + ", ".join(f"`{t}`" for t in rule.applies_to), "",
-             f"**What.** {rule.description}", "", f"**Why.** {rule.why}", "", f"**How to fix.** {rule.remediation}",
-             "", f"**Config knobs** (under `\"{rule.id}\"`):", "", "| knob | type | default | meaning |",
-             "|---|---|---|---|"]
+    lines = [f"## {rule.id}", "", f"**{rule.title}** · " + " · ".join(facts), ""]
+    if rule.former_ids:
+        lines += ["Former ID (deprecated, still accepted in waivers and pack config): "
+                  + ", ".join(f"`{i}`" for i in rule.former_ids), ""]
+    lines += ["Reads: " + ", ".join(f"`{t}`" for t in rule.applies_to), "",
+              f"**What.** {rule.description}", "", f"**Why.** {rule.why}", "", f"**How to fix.** {rule.remediation}",
+              "", f"**Config knobs** (under `\"{rule.id}\"`):", "", "| knob | type | default | meaning |",
+              "|---|---|---|---|"]
     for name, schema in rule.schema_properties().items():
         lines.append(f"| `{name}` | {_type(schema)} | {_default(schema.get('default'))} | "
                      f"{_cell(schema.get('description', ''))} |")

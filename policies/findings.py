@@ -1,7 +1,21 @@
-"""A finding: the verdict of one rule on one subject, with its wording kept apart as structured fields."""
+"""A finding: the verdict of one rule on one subject, with its wording kept apart as structured fields.
+
+Every violation reads the same way, as config errors do: what is wrong, what was observed, what is required, then
+the fix on its own line (the renderers show the first line as the violation and the second as its fix)::
+
+    Finding("pool 'h100'", "auto-repair is off", observed="management.autoRepair false", required="true",
+            fix="set management.autoRepair: true (gpu-cluster sets it)", keys=view.keys)
+
+    pool 'h100': auto-repair is off · observed: management.autoRepair false · required: true
+    Fix: set management.autoRepair: true (gpu-cluster sets it)
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
+from typing import Any
+
+SEPARATOR = " · "
+FIX_PREFIX = "Fix: "
 
 
 @dataclass(frozen=True)
@@ -9,9 +23,12 @@ class Finding:
     subject: str
     """Who is affected, by the name the user wrote: ``pool 'h100-mega'``, ``cluster 'gpu-dev'``, ``stack``."""
     problem: str
-    """What is wrong, with the observed value: ``$11.06 per GPU-hour is over the limit``."""
-    expected: str
-    """The limit or the allowed values: ``limit $10.00 for H100_80GB``."""
+    """What is wrong and what it causes, in words: ``the price per GPU-hour is over the limit``."""
+    _: KW_ONLY  # the rest by name: a call written for an older shape fails loudly instead of misplacing text
+    observed: str
+    """What the rule saw, naming the setting: ``management.autoRepair false``, ``$11.06 per GPU-hour``."""
+    required: str
+    """The limit or the allowed values: ``true``, ``at most $10.00 per GPU-hour for H100_80GB, from …``."""
     fix: str
     """What to change, naming the setting."""
     keys: tuple[str, ...] = ()
@@ -21,8 +38,23 @@ class Finding:
 
     @property
     def message(self) -> str:
-        """Two lines: what is wrong with the observed value and the limit, then the fix."""
-        return f"{self.subject}: {self.problem} ({self.expected}).\nFix: {self.fix}"
+        """Two lines: what is wrong, observed and required (labelled), then the fix."""
+        first = SEPARATOR.join([f"{self.subject}: {self.problem}", f"observed: {self.observed}",
+                                f"required: {self.required}"])
+        return f"{first}\n{FIX_PREFIX}{self.fix}"
+
+
+def shown(value: Any) -> str:
+    """A config value as the user writes it in YAML: ``true``, ``2``, ``GKE_METADATA``, ``unset``."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # wire numbers are floats
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    return str(value)
 
 
 def money(usd: float) -> str:

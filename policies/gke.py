@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog import load_catalog
-from policies.pools import pool_view
+from policies.pools import pool_subject
 from policies.resources import GKE_CLUSTER, GKE_NODE_POOL, cluster_subject
 from policies.rule import Resource
 from policies.values import as_dict
@@ -22,9 +21,8 @@ class NodeConfig:
 def node_configs(r: Resource) -> list[NodeConfig]:
     """A node pool's nodeConfig; a cluster's nodeConfig only when it sets one (Checkov checks both)."""
     if r.type == GKE_NODE_POOL:
-        view = pool_view(r, load_catalog())
-        assert view is not None  # every GKE node pool has a view
-        return [NodeConfig(view.subject, view.keys, as_dict(r.props.get("nodeConfig")), True)]
+        subject, keys = pool_subject(r)  # type: ignore[misc]  # a node pool always has one
+        return [NodeConfig(subject, keys, as_dict(r.props.get("nodeConfig")), True)]
     if r.type == GKE_CLUSTER and isinstance(r.props.get("nodeConfig"), dict):
         subject, keys = cluster_subject(r)
         return [NodeConfig(f"{subject} (default node config)", keys, r.props["nodeConfig"], False)]

@@ -31,8 +31,7 @@ def _leaf_or_walk(value: Any, path: str, key: str) -> Iterator[tuple[str, str, s
 
 def subject_of(r: Resource) -> tuple[str, tuple[str, ...]]:
     if r.type in (HELM_RELEASE, HELM_CHART_V4):
-        given = r.props.get("name")
-        name = given if isinstance(given, str) else r.name
+        name: str = r.props["name"] if isinstance(r.props.get("name"), str) else r.name
         return release_label(r.props, name), (name, r.name, r.urn)
     kind = "ConfigMap" if r.type == CONFIG_MAP else "Secret"
     meta_name = as_dict(r.props.get("metadata")).get("name")

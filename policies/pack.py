@@ -1,10 +1,13 @@
 """The pack: its name and the ordered list of rules. ``__main__.py`` serves it; tests and the offline preview
-build the same pack from here, so there is one list of rules."""
+build the same pack from here, so there is one list of rules. Assembling loads the catalog once and hands it to the
+rules that read it."""
 from __future__ import annotations
 
 from typing import Any
 
 from pulumi_policy import EnforcementLevel
+
+from catalog import Catalog, load_catalog
 
 from policies.rule import Rule
 from policies.rules import (
@@ -57,8 +60,10 @@ RULES: list[Rule] = [
 ]
 
 
-def pack_arguments() -> dict[str, Any]:
-    """Keyword arguments of ``PolicyPack`` (and of the SDK's in-process servicer used by tests)."""
-    return {"name": PACK_NAME, "policies": [rule.policy() for rule in RULES],
+def pack_arguments(cat: Catalog | None = None) -> dict[str, Any]:
+    """Keyword arguments of ``PolicyPack`` (and of the SDK's in-process servicer used by tests); ``cat``: the
+    catalog the rules read (default: the project's, loaded here once)."""
+    cat = cat if cat is not None else load_catalog()
+    return {"name": PACK_NAME, "policies": [rule.policy(cat) for rule in RULES],
             "enforcement_level": EnforcementLevel.ADVISORY, "description": DESCRIPTION,
             "display_name": "gpu-cluster guardrails"}

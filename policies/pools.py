@@ -74,6 +74,22 @@ class PoolView:
         return any(cat.machines.get((self.cloud, m)) is not None for m in self.machine_types)
 
 
+def pool_name(resource: Resource) -> str | None:
+    """The pool a GKE NodePool or EKS NodeGroup is (its pool label, else its resource name); None for other types.
+    Rules that only name the pool use this and need no catalog."""
+    if resource.type == GKE_NODE_POOL:
+        return _label(dig(resource.props, "nodeConfig", "labels"), resource.name)
+    if resource.type == EKS_NODE_GROUP:
+        return _label(resource.props.get("labels"), resource.name)
+    return None
+
+
+def pool_subject(resource: Resource) -> tuple[str, tuple[str, ...]] | None:
+    """``pool 'h100'`` and the names a waiver may use, as ``PoolView.subject`` / ``keys`` give them."""
+    name = pool_name(resource)
+    return None if name is None else (f"pool '{name}'", (name, resource.name, resource.urn))
+
+
 def pool_view(resource: Resource, cat: Catalog) -> PoolView | None:
     if resource.type == GKE_NODE_POOL:
         return _gke(resource, cat)
@@ -121,7 +137,7 @@ def _gke(r: Resource, cat: Catalog) -> PoolView:
                 else CapacityType.ON_DEMAND)
     machine = dig(p, "nodeConfig", "machineType")
     return PoolView(
-        resource=r, cloud=Cloud.GCP, name=_label(dig(p, "nodeConfig", "labels"), r.name),
+        resource=r, cloud=Cloud.GCP, name=pool_name(r) or r.name,
         machine_types=(machine,) if isinstance(machine, str) else (), region=region, zones=zones, subnets=None,
         max_nodes=_gke_max_nodes(p, zone_count), capacity=capacity, taints=_taints(dig(p, "nodeConfig", "taints")),
         accelerators=tuple(a for a in as_list(dig(p, "nodeConfig", "guestAccelerators")) if isinstance(a, dict)),
@@ -158,7 +174,7 @@ def _eks(r: Resource) -> PoolView:
     subnets = p.get("subnetIds")
     ami = p.get("amiType")
     return PoolView(
-        resource=r, cloud=Cloud.AWS, name=_label(p.get("labels"), r.name),
+        resource=r, cloud=Cloud.AWS, name=pool_name(r) or r.name,
         machine_types=tuple(str(t) for t in as_list(p.get("instanceTypes")) if isinstance(t, str)),
         region=region if isinstance(region, str) else None, zones=UNKNOWN,
         subnets=len(subnets) if isinstance(subnets, list) else UNKNOWN if subnets is UNKNOWN else None,

@@ -1,12 +1,15 @@
-"""The rule type: metadata (ID, name, severity, enforcement, remediation, docs anchor, config schema) plus a check.
+"""The rule type: metadata (ID, name, severity, enforcement, remediation, docs anchor, config schema, the Checkov
+check it re-implements, former IDs) plus a check.
 
 A check returns findings; this module turns them into Pulumi policy violations, applies waivers and fills in
-config defaults, so every rule behaves the same under the Pulumi CLI and under the offline preview.
+config defaults, so every rule behaves the same under the Pulumi CLI and under the offline preview. Rules that read
+the catalog get the one the pack loaded when it assembled (``policy(cat)``), never load their own.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from enum import Enum
 from typing import Any, Callable, Iterable, Mapping
 
@@ -15,6 +18,7 @@ from pulumi_policy import (
     StackValidationArgs, StackValidationPolicy,
 )
 
+from catalog import Catalog
 from policies.findings import Finding
 from policies.values import plain
 
@@ -48,7 +52,9 @@ class Resource:
 Config = Mapping[str, Any]
 
 
-def waiver_schema(rule_id: str) -> dict[str, Any]:
+def waiver_schema(rule_id: str, former_ids: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The ``waivers`` knob. ``rule`` accepts the rule's ID and, after it, its former IDs (deprecated): the
+    preview reads them from this enum to map old pack config onto the rule with a warning."""
     return {
         "type": "array", "default": [],
         "description": ("Waivers: each names this rule (`rule`), the pool or resource it covers (`resource`: pool "
@@ -56,7 +62,9 @@ def waiver_schema(rule_id: str) -> dict[str, Any]:
         "items": {
             "type": "object", "additionalProperties": False, "required": ["rule", "resource", "reason"],
             "properties": {
-                "rule": {"type": "string", "enum": [rule_id], "description": "This rule's ID."},
+                "rule": {"type": "string", "enum": [rule_id, *former_ids],
+                         "description": "This rule's ID" + (f" (deprecated, still accepted: {', '.join(former_ids)})"
+                                                             if former_ids else "") + "."},
                 "resource": {"type": "string", "minLength": 1},
                 "reason": {"type": "string", "minLength": MIN_WAIVER_REASON},
             },
@@ -80,19 +88,25 @@ class Rule:
     applies_to: tuple[str, ...]
     """Resource type tokens the rule reads."""
     check: Callable[..., Iterable[Finding]]
+    """``check(resource, cfg)`` (a stack rule: ``check(resources, cfg)``); with ``reads_catalog``, ``cat`` too."""
     stack: bool = False
     """True: a stack rule (sees every resource at once, for rules that join resources)."""
     config: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     """Tunables as JSON-schema properties, each with a ``default`` and a ``description``."""
     checkov: str | None = None
-    """The Checkov check this rule re-implements, when one maps."""
+    """The Checkov check this rule re-implements, when one maps (metadata: RULES.md, tags, SARIF properties)."""
+    former_ids: tuple[str, ...] = ()
+    """IDs this rule had before (they embedded the Checkov ID). Waivers and pack config naming them still work; the
+    offline preview warns and names the current ID."""
+    reads_catalog: bool = False
+    """True: the check takes the catalog as ``cat`` (machine facts, prices), handed over by the pack."""
 
     @property
     def url(self) -> str:
         return f"{DOCS}#{self.id}"
 
     def schema_properties(self) -> dict[str, dict[str, Any]]:
-        return {**self.config, "waivers": waiver_schema(self.id)}
+        return {**self.config, "waivers": waiver_schema(self.id, self.former_ids)}
 
     def defaults(self) -> dict[str, Any]:
         return {k: v["default"] for k, v in self.schema_properties().items() if "default" in v}
@@ -102,14 +116,23 @@ class Rule:
         return {**self.defaults(), **plain(dict(given or {}))}
 
     # -- evaluation ------------------------------------------------------------------------------------------
+    def names(self) -> tuple[str, ...]:
+        """The ID and the former IDs: what a waiver may call this rule."""
+        return (self.id, *self.former_ids)
+
     def evaluate(self, subject: Resource | list[Resource], config: Mapping[str, Any] | None = None,
-                 ) -> tuple[list[Finding], list[tuple[Finding, dict]]]:
+                 cat: Catalog | None = None) -> tuple[list[Finding], list[tuple[Finding, dict]]]:
         """Findings left after waivers, and the waived ones with their waiver."""
         cfg = self.settings(config)
         if not self.stack and subject.type not in self.applies_to:  # type: ignore[union-attr]
             return [], []
-        found = list(self.check(subject, cfg))
-        waivers = [w for w in cfg.get("waivers", []) if w.get("rule", self.id) == self.id]
+        if self.reads_catalog:
+            if cat is None:
+                raise ValueError(f"{self.id} reads the catalog: pass the one the pack loaded")
+            found = list(self.check(subject, cfg, cat))
+        else:
+            found = list(self.check(subject, cfg))
+        waivers = [w for w in cfg.get("waivers", []) if w.get("rule", self.id) in self.names()]
         open_, waived = [], []
         for finding in found:
             hit = next((w for w in waivers if w.get("resource") in finding.keys), None)
@@ -119,32 +142,35 @@ class Rule:
                 waived.append((finding, hit))
         return open_, waived
 
-    def policy(self) -> ResourceValidationPolicy | StackValidationPolicy:
+    def policy(self, cat: Catalog | None = None) -> ResourceValidationPolicy | StackValidationPolicy:
+        """The Pulumi policy; ``cat`` is the catalog the pack loaded (required when the rule reads it)."""
         kwargs: dict[str, Any] = dict(name=self.id, description=self.description, enforcement_level=self.enforcement,
                       config_schema=PolicyConfigSchema(properties=self.schema_properties()),
                       display_name=self.title, severity=self.severity, remediation_steps=self.remediation,
                       url=self.url, tags=[self.category.value] + ([self.checkov] if self.checkov else []))
+        if self.reads_catalog and cat is None:
+            raise ValueError(f"{self.id} reads the catalog: pass the one the pack loaded")
         if self.stack:
-            return StackValidationPolicy(validate=self._validate_stack, **kwargs)
-        return ResourceValidationPolicy(validate=self._validate_resource, **kwargs)
+            return StackValidationPolicy(validate=partial(self._validate_stack, cat), **kwargs)
+        return ResourceValidationPolicy(validate=partial(self._validate_resource, cat), **kwargs)
 
-    def _validate_resource(self, args: ResourceValidationArgs, report: ReportViolation) -> None:
+    def _validate_resource(self, cat: Catalog | None, args: ResourceValidationArgs, report: ReportViolation) -> None:
         if args.resource_type not in self.applies_to:
             return
         provider = plain(args.provider.props) if args.provider is not None else {}
         resource = Resource(args.resource_type, args.name, args.urn, plain(args.props), provider or {},
                             args.opts.parent if args.opts is not None else None)
-        open_, waived = self.evaluate(resource, args.get_config())
+        open_, waived = self.evaluate(resource, args.get_config(), cat)
         for finding in open_:
             report(finding.message, None)
         if waived and not open_:
             args.not_applicable(waiver_note(waived))
 
-    def _validate_stack(self, args: StackValidationArgs, report: ReportViolation) -> None:
+    def _validate_stack(self, cat: Catalog | None, args: StackValidationArgs, report: ReportViolation) -> None:
         resources = [Resource(r.resource_type, r.name, r.urn, plain(r.props),
                               plain(r.provider.props) if r.provider is not None else {},
                               r.parent.urn if r.parent is not None else None) for r in args.resources]
-        open_, waived = self.evaluate(resources, args.get_config())
+        open_, waived = self.evaluate(resources, args.get_config(), cat)
         for finding in open_:
             report(finding.message, finding.urn)
         if waived and not open_:

@@ -1,7 +1,7 @@
 """Deploy-time advice the offline preview adds to a valid spec: true for every stack like it, so not a spec rule."""
 from __future__ import annotations
 
-from catalog import Cloud, GpuDirect, load_catalog
+from catalog import Catalog, Cloud, GpuDirect
 from validation.issues import SpecIssue, path_of
 from stacks.spec import ClusterMode, StackSpec
 
@@ -9,7 +9,7 @@ GPUDIRECT_NAMES = {GpuDirect.TCPX: "GPUDirect-TCPX (4 extra NICs)", GpuDirect.TC
                    GpuDirect.RDMA: "GPUDirect RDMA (8 ConnectX-7 NICs)"}
 
 
-def deploy_advice(spec: StackSpec) -> list[SpecIssue]:
+def deploy_advice(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
     advice = []
     if spec.cluster.mode == ClusterMode.CREATE and not spec.cluster.authorized_networks:
         advice.append(SpecIssue(
@@ -18,7 +18,6 @@ def deploy_advice(spec: StackSpec) -> list[SpecIssue]:
             "to install the GPU runtime and scheduler", [], "your office or VPN CIDRs, e.g. 203.0.113.0/24",
             "add the range `pulumi up` runs from, or run it from a host inside the VPC", warning=True))
     if spec.cloud == Cloud.GCP:
-        cat = load_catalog()
         for i, pool in enumerate(spec.node_pools):
             machine = cat.machines.get((Cloud.GCP, pool.machine_type))
             if pool.multi_node and machine is not None and machine.gpudirect in GPUDIRECT_NAMES:

@@ -1,4 +1,5 @@
-"""Build a PreviewReport for one stack: validate, run the program offline, price it."""
+"""Build a PreviewReport for one stack: validate, run the program offline, price it. The catalog is loaded once
+here and handed to everything that reads it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,7 +26,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     cat = load_catalog()
     try:
         spec, report.warnings = load_spec(raw, cat)
-        report.warnings += deploy_advice(spec)
+        report.warnings += deploy_advice(spec, cat)
     except SpecError as exc:
         report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
         return report  # invalid: the program is never run, so nothing is registered

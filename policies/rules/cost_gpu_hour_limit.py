@@ -8,7 +8,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import GpuModel, load_catalog
+from catalog import Catalog, GpuModel
 from policies.findings import Finding, money
 from policies.pools import PoolView, pool_view
 from policies.prices import PRICE_OVERRIDES_SCHEMA, node_quote, override_example
@@ -20,32 +20,34 @@ DEFAULT_MAX_USD_PER_GPU_HOUR = 15.0
 """Above every on-demand list price in the catalog (p6-b200: $14.24): set your organisation's own limit."""
 
 
-def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
     view = pool_view(resource, cat)
     if view is None or not view.is_gpu(cat):
         return
     for machine_type in view.machine_types or ("<none>",):
-        yield from _check_machine(view, machine_type, cfg)
+        yield from _check_machine(view, machine_type, cfg, cat)
 
 
-def _check_machine(view: PoolView, machine_type: str, cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def _check_machine(view: PoolView, machine_type: str, cfg: Config, cat: Catalog) -> Iterable[Finding]:
     machine = view.machine(cat, machine_type)
     where = f"{view.capacity.value} in {view.region or 'an unknown region'}"
     if machine is None:
-        yield Finding(view.subject, f"{machine_type} is not in the GPU catalog, so its cost cannot be checked",
-                      "unknown is not $0: the pool must have a known price",
-                      f"add {machine_type} to catalog/data/machines.csv and a dated, sourced price to "
-                      "catalog/data/prices.csv, or use a machine type from the catalog", view.keys)
+        yield Finding(view.subject, "the machine type is not in the GPU catalog, so its cost cannot be checked",
+                      observed=f"machine type {machine_type}",
+                      required="a known price (unknown is not $0)",
+                      fix=f"add {machine_type} to catalog/data/machines.csv and a dated, sourced price to "
+                          "catalog/data/prices.csv, or use a machine type from the catalog",
+                      keys=view.keys)
         return
     quote = node_quote(cat, machine, view.region, view.capacity, cfg["priceOverrides"])
     if quote is None:
-        yield Finding(view.subject, f"no price for {machine_type} {where}, so its cost cannot be checked",
-                      "unknown is not $0: the pool must have a known price",
-                      "add a dated, sourced row to catalog/data/prices.csv, or add "
-                      f"{override_example(machine_type, view.region, view.capacity)} to priceOverrides of {ID} "
-                      "in the policy pack config", view.keys)
+        yield Finding(view.subject, "no price is known for the pool, so its cost cannot be checked",
+                      observed=f"no price for {machine_type} {where}",
+                      required="a known price (unknown is not $0)",
+                      fix="add a dated, sourced row to catalog/data/prices.csv, or add "
+                          f"{override_example(machine_type, view.region, view.capacity)} to priceOverrides of {ID} in "
+                          "the policy pack config",
+                      keys=view.keys)
         return
     per_gpu = quote.usd_per_node_hour / machine.gpus
     model = machine.gpu_model.value
@@ -53,13 +55,15 @@ def _check_machine(view: PoolView, machine_type: str, cfg: Config) -> Iterable[F
     limit = float(by_model[model]) if model in by_model else float(cfg["maxUsdPerGpuHour"])
     knob = f"maxUsdPerGpuHourByModel.{model}" if model in by_model else "maxUsdPerGpuHour"
     if per_gpu > limit:
-        yield Finding(
-            view.subject,
-            f"{money(per_gpu)} per GPU-hour is over the limit: {machine_type} {where} costs "
-            f"{money(quote.usd_per_node_hour)}/node-hour for {machine.gpus} × {model} ({quote.describe()})",
-            f"limit {money(limit)} per GPU-hour for {model}, from {knob}",
-            "use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper machine type or "
-            f"region, or have the platform team raise {knob} of {ID} in the policy pack config", view.keys)
+        yield Finding(view.subject, "the price per GPU-hour is over the limit",
+                      observed=f"{money(per_gpu)} per GPU-hour: {machine_type} {where} costs "
+                               f"{money(quote.usd_per_node_hour)}/node-hour for {machine.gpus} × {model} "
+                               f"({quote.describe()})",
+                      required=f"at most {money(limit)} per GPU-hour for {model}, from {knob}",
+                      fix="use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper "
+                          f"machine type or region, or have the platform team raise {knob} of {ID} in the policy pack "
+                          "config",
+                      keys=view.keys)
 
 
 RULE = Rule(
@@ -74,7 +78,7 @@ RULE = Rule(
                  "policy pack config. An unknown price is fixed by adding it to catalog/data/prices.csv or to "
                  "priceOverrides."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP),
-    check=check,
+    check=check, reads_catalog=True,
     config={
         "maxUsdPerGpuHour": {"type": "number", "minimum": 0, "default": DEFAULT_MAX_USD_PER_GPU_HOUR,
                              "description": "Limit in USD per GPU-hour for GPU models without their own limit."},

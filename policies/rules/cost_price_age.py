@@ -6,7 +6,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import load_catalog
+from catalog import Catalog
 from policies.findings import Finding
 from policies.pools import pool_view
 from policies.prices import PRICE_OVERRIDES_SCHEMA, node_quote
@@ -23,8 +23,7 @@ def evaluation_date(cfg: Config) -> dt.date:
     return dt.date.fromisoformat(given) if given else dt.date.today()
 
 
-def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
     view = pool_view(resource, cat)
     if view is None or not view.is_gpu(cat):
         return
@@ -37,13 +36,13 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
         age = (today - quote.as_of).days
         if age > max_age:
             where = "priceOverrides" if quote.overridden else "catalog/data/prices.csv"
-            yield Finding(
-                view.subject,
-                f"the {machine_type} {view.capacity.value} price in {view.region} is {age} days old "
-                f"({quote.describe()}), so cost checks may be off",
-                f"at most {max_age} days on {today.isoformat()}, from maxPriceAgeDays",
-                f"refresh the price in {where} from the provider's current price list (with its date and source)",
-                view.keys)
+            yield Finding(view.subject, "the price is old, so cost checks may be off",
+                          observed=f"the {machine_type} {view.capacity.value} price in {view.region} is {age} days "
+                                   f"old ({quote.describe()})",
+                          required=f"at most {max_age} days on {today.isoformat()}, from maxPriceAgeDays",
+                          fix=f"refresh the price in {where} from the provider's current price list (with its date "
+                              "and source)",
+                          keys=view.keys)
 
 
 RULE = Rule(
@@ -55,7 +54,7 @@ RULE = Rule(
                  "2. Update its row in catalog/data/prices.csv (usd_per_hour, as_of, source), or the asOf of the "
                  "matching priceOverrides entry. 3. Or raise maxPriceAgeDays in the policy pack config."),
     severity=Severity.LOW, enforcement=EnforcementLevel.ADVISORY, applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP),
-    check=check,
+    check=check, reads_catalog=True,
     config={
         "maxPriceAgeDays": {"type": "integer", "minimum": 1, "default": DEFAULT_MAX_AGE_DAYS,
                             "description": "Oldest acceptable price, in days before the evaluation date."},

@@ -10,7 +10,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from policies.findings import Finding, listing, money
 from policies.pools import PoolView, pool_view
 from policies.prices import PRICE_OVERRIDES_SCHEMA, host_quote, node_quote
@@ -24,8 +24,7 @@ DEFAULT_MAX_USD_PER_HOUR = 10_000.0
 CLUSTER_TYPES = {GKE_CLUSTER: Cloud.GCP, EKS_CLUSTER: Cloud.AWS}
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     overrides = cfg["priceOverrides"]
     items: list[tuple[str, float]] = []
     pools: list[tuple[str, float]] = []
@@ -50,10 +49,13 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
     budget = float(cfg["maxUsdPerHour"])
     keys = ("stack",)
     if unpriced_gpu:
-        yield Finding("stack", f"the budget cannot be checked: {listing(unpriced_gpu)}",
-                      f"budget {money(budget)}/hour; unknown is not $0",
-                      "give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
-                      f"priceOverrides of {ID} in the policy pack config)", keys)
+        yield Finding("stack", "the budget cannot be checked",
+                      observed=f"unpriced GPU pools: {listing(unpriced_gpu)}",
+                      required="a known price and autoscaler maximum for every GPU pool (unknown is not $0), to "
+                               f"compare with the budget of {money(budget)}/hour",
+                      fix="give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
+                          f"priceOverrides of {ID} in the policy pack config)",
+                      keys=keys)
         return
     total = sum(cost for _, cost in items)
     if total <= budget:
@@ -62,11 +64,13 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
     parts = [f"{label} = {money(cost)}" for label, cost in items]
     not_counted = f"; not counted (no price): {listing(unpriced_cpu)}" if unpriced_cpu else ""
     largest = [name for name, _ in sorted(pools, key=lambda p: (-p[1], p[0]))[:2]]
-    yield Finding(
-        "stack", f"{money(total)} per hour at max autoscale is over the budget: {listing(parts, 5)}{not_counted}",
-        f"budget {money(budget)}/hour, from maxUsdPerHour",
-        f"lower maxNodes of the largest pools ({', '.join(largest)}), use spot or negotiated prices "
-        f"(priceOverrides), or have the platform team raise maxUsdPerHour of {ID} in the policy pack config", keys)
+    yield Finding("stack", "the hourly cost at max autoscale is over the budget",
+                  observed=f"{money(total)} per hour: {listing(parts, 5)}{not_counted}",
+                  required=f"at most {money(budget)}/hour, from maxUsdPerHour",
+                  fix=f"lower maxNodes of the largest pools ({', '.join(largest)}), use spot or negotiated prices "
+                      f"(priceOverrides), or have the platform team raise maxUsdPerHour of {ID} in the policy pack "
+                      "config",
+                  keys=keys)
 
 
 def _control_plane_fee(cat, cloud: Cloud, cluster: Resource):
@@ -107,7 +111,7 @@ RULE = Rule(
                  "pools, or move them to spot or a negotiated price (priceOverrides). 3. Or have the platform "
                  "team raise maxUsdPerHour for this stack in the policy pack config."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, GKE_CLUSTER, EKS_CLUSTER), check=check, stack=True,
+    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, GKE_CLUSTER, EKS_CLUSTER), check=check, reads_catalog=True, stack=True,
     config={
         "maxUsdPerHour": {"type": "number", "minimum": 0, "default": DEFAULT_MAX_USD_PER_HOUR,
                           "description": "Budget in USD per hour for the whole stack at max autoscale."},

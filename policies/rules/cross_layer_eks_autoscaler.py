@@ -7,7 +7,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from policies.findings import Finding
 from policies.pools import gpu_pools
 from policies.resources import HELM_CHART_V4, HELM_RELEASE
@@ -19,21 +19,22 @@ CHART = "cluster-autoscaler"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    pools = [v for v in gpu_pools(resources, load_catalog()) if v.cloud == Cloud.AWS]
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
+    pools = [v for v in gpu_pools(resources, cat) if v.cloud == Cloud.AWS]
     if not pools or any(_is_cluster_autoscaler(r) for r in resources):
         return
     for view in pools:
         low, high = as_int(dig(view.resource.props, "scalingConfig", "minSize")), view.max_nodes
         if not (isinstance(low, int) and isinstance(high, int)) or low >= high:
             continue  # a fixed-size group, or sizes unknown until deploy
-        yield Finding(
-            view.subject, f"this node group should scale between {low} and {high} nodes, but the stack installs no "
-            f"Cluster Autoscaler, so it stays at {low} node{'s' if low != 1 else ''} and pods that need more stay "
-            "Pending", "a Cluster Autoscaler release (chart cluster-autoscaler) in the stack: EKS managed node groups "
-            "do not resize themselves, and Karpenter does not resize them",
-            f"set cluster.clusterAutoscaler: true (gpu-cluster installs the Cluster Autoscaler), or waive {ID} for "
-            "this pool if the cluster's Cluster Autoscaler is installed by another stack", view.keys, view.resource.urn)
+        yield Finding(view.subject, f"nothing resizes this node group, so it stays at {low} "
+                      f"node{'s' if low != 1 else ''} and pods that need more stay Pending",
+                      observed=f"scalingConfig {low}–{high} nodes, and no Cluster Autoscaler release in the stack",
+                      required="a Cluster Autoscaler release (chart cluster-autoscaler) in the stack: EKS managed "
+                               "node groups do not resize themselves, and Karpenter does not resize them",
+                      fix="set cluster.clusterAutoscaler: true (gpu-cluster installs the Cluster Autoscaler), or "
+                          f"waive {ID} for this pool if the cluster's Cluster Autoscaler is installed by another stack",
+                      keys=view.keys, urn=view.resource.urn)
 
 
 def _is_cluster_autoscaler(r: Resource) -> bool:
@@ -61,5 +62,5 @@ RULE = Rule(
                  "with auto-discovery of the node groups' tags. 3. If another stack installs it in this cluster, "
                  "waive this rule for the pools with that reason."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("aws:eks/nodeGroup:NodeGroup", HELM_RELEASE), check=check, stack=True,
+    applies_to=("aws:eks/nodeGroup:NodeGroup", HELM_RELEASE), check=check, reads_catalog=True, stack=True,
 )

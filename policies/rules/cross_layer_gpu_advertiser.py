@@ -5,7 +5,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from policies.findings import Finding
 from policies.pools import PoolView, gpu_pools
 from policies.resources import HELM_RELEASE, POOL_LABEL_KEY
@@ -60,22 +60,27 @@ def advertisers(pool: PoolView, releases: list[Resource]) -> list[str]:
     return found
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     releases = [r for r in resources if r.type == HELM_RELEASE and _chart(r) in ("nvidia-device-plugin", "gpu-operator")]
-    for pool in gpu_pools(resources, load_catalog()):
+    for pool in gpu_pools(resources, cat):
         found = advertisers(pool, releases)
         if len(found) > 1:
-            yield Finding(pool.subject, f"{len(found)} components advertise nvidia.com/gpu on its nodes "
-                          f"({'; '.join(found)}), so the scheduler double-counts GPUs and pods fight over devices",
-                          "exactly one advertiser per pool",
-                          f"keep one: on GKE label the pool {GKE_OPT_OUT}=true (with gpuDriverVersion "
-                          "INSTALLATION_DISABLED) to use NVIDIA's plugin, or pin the chart's affinity to other pools "
-                          "(gpu-cluster: gpuRuntime.mode per pool)", pool.keys, pool.resource.urn)
+            yield Finding(pool.subject, f"{len(found)} components advertise nvidia.com/gpu on its nodes, so the "
+                          "scheduler double-counts GPUs and pods fight over devices",
+                          observed="; ".join(found),
+                          required="exactly one advertiser per pool",
+                          fix=f"keep one: on GKE label the pool {GKE_OPT_OUT}=true (with gpuDriverVersion "
+                              "INSTALLATION_DISABLED) to use NVIDIA's plugin, or pin the chart's affinity to other "
+                              "pools (gpu-cluster: gpuRuntime.mode per pool)",
+                          keys=pool.keys, urn=pool.resource.urn)
         elif not found and (pool.cloud == Cloud.GCP or releases):
             yield Finding(pool.subject, "nothing advertises nvidia.com/gpu on its nodes, so GPU pods never schedule "
-                          "there", "exactly one advertiser per pool",
-                          "install the NVIDIA device plugin or GPU Operator for this pool, or (GKE) remove the "
-                          f"{GKE_OPT_OUT} label (gpu-cluster: gpuRuntime.mode)", pool.keys, pool.resource.urn)
+                          "there",
+                          observed="no device plugin or GPU Operator covers the pool",
+                          required="exactly one advertiser per pool",
+                          fix="install the NVIDIA device plugin or GPU Operator for this pool, or (GKE) remove the "
+                              f"{GKE_OPT_OUT} label (gpu-cluster: gpuRuntime.mode)",
+                          keys=pool.keys, urn=pool.resource.urn)
 
 
 RULE = Rule(
@@ -92,6 +97,7 @@ RULE = Rule(
                  "gpuDriverVersion INSTALLATION_DISABLED. 3. Pin chart daemons to their pools by the "
                  "gpu-cluster/pool label (affinity), or label other pools nvidia.com/gpu.deploy.operands=false."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup", HELM_RELEASE), check=check,
+    applies_to=("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup", HELM_RELEASE),
+    check=check, reads_catalog=True,
     stack=True,
 )

@@ -5,7 +5,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import load_catalog
+from catalog import Catalog
 from policies.findings import Finding, listing
 from policies.multinode import partitioned
 from policies.pools import gpu_pools
@@ -16,8 +16,7 @@ from policies.values import as_dict, dig
 ID = "cross-layer-kueue-quota"
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     pools = {p.name: p for p in gpu_pools(resources, cat)}
     quotas = flavor_quotas(resources)
     for r in resources:
@@ -34,12 +33,13 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
         total = sum(q for _, q in quotas[flavor])
         if total > capacity:
             parts = [f"{cq} {q:g}" for cq, q in sorted(quotas[flavor])]
-            yield Finding(f"Kueue ResourceFlavor '{flavor}'",
-                          f"ClusterQueues promise {total:g} nvidia.com/gpu on pool '{pool.name}' ({listing(parts)}), "
-                          f"more than it can ever have", f"at most {capacity} = {pool.max_nodes} nodes × "
-                          f"{machine.gpus} GPUs at max autoscale",
-                          f"lower the nominalQuota of {flavor} in the queues, or raise the pool's maxNodes",
-                          (flavor, pool.name, r.name, r.urn), r.urn)
+            yield Finding(f"Kueue ResourceFlavor '{flavor}'", "ClusterQueues promise more nvidia.com/gpu on pool "
+                          f"'{pool.name}' than it can ever have",
+                          observed=f"{total:g} GPUs of nominalQuota ({listing(parts)})",
+                          required=f"at most {capacity} = {pool.max_nodes} nodes × {machine.gpus} GPUs at max "
+                                   "autoscale",
+                          fix=f"lower the nominalQuota of {flavor} in the queues, or raise the pool's maxNodes",
+                          keys=(flavor, pool.name, r.name, r.urn), urn=r.urn)
 
 
 RULE = Rule(
@@ -54,5 +54,5 @@ RULE = Rule(
                  "raise the pool's maxNodes (and check cost-stack-budget)."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", "kubernetes:kueue.x-k8s.io/*:ClusterQueue"),
-    check=check, stack=True,
+    check=check, reads_catalog=True, stack=True,
 )

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from policies.findings import Finding, listing
 from policies.pools import pool_view
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
@@ -25,8 +25,7 @@ ONLY = {c: tuple(label for label in levels if label not in _COMMON) for c, level
 """Labels one cloud sets and the other never does."""
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     clouds = {CLOUD_OF_POOL[r.type] for r in resources if r.type in CLOUD_OF_POOL}
     cloud = next(iter(clouds)) if len(clouds) == 1 else None
     added = {str(k) for r in resources for v in [pool_view(r, cat)] if v is not None for k in v.labels}
@@ -44,15 +43,17 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
         if isinstance(wanted, str) and wanted not in topologies:
             flavor = object_name(f)
             pool = selected_pool(as_dict(dig(f.props, "spec", "nodeLabels")))
-            yield Finding(
-                f"Kueue ResourceFlavor '{flavor}'", f"spec.topologyName {wanted} names no Kueue Topology of this stack, "
-                "so Kueue keeps the ClusterQueues that use this flavor inactive and admits nothing"
-                + (f" to pool '{pool}'" if pool else ""),
-                f"Topologies in this stack: {listing(sorted(topologies))}" if topologies
-                else "this stack creates no Kueue Topology",
-                "set spec.topologyName to a Topology of the stack (gpu-cluster renders the flavor and its Topology "
-                f"together: re-render both), or waive {ID} for this flavor if another stack creates the Topology",
-                tuple(k for k in (flavor, pool, f.name, f.urn) if k), f.urn)
+            yield Finding(f"Kueue ResourceFlavor '{flavor}'",
+                          "its topology is not in this stack, so Kueue keeps the "
+                          "ClusterQueues that use this flavor inactive and admits nothing"
+                          + (f" to pool '{pool}'" if pool else ""),
+                          observed=f"spec.topologyName {wanted}",
+                          required=f"a Topology of this stack: {listing(sorted(topologies))}" if topologies
+                                   else "a Kueue Topology in this stack (it creates none)",
+                          fix="set spec.topologyName to a Topology of the stack (gpu-cluster renders the flavor and "
+                              f"its Topology together: re-render both), or waive {ID} for this flavor if another "
+                              "stack creates the Topology",
+                          keys=tuple(k for k in (flavor, pool, f.name, f.urn) if k), urn=f.urn)
 
 
 def _check_topology(name: str, r: Resource, cloud: Cloud | None, added: set[str],
@@ -69,41 +70,54 @@ def _check_topology(name: str, r: Resource, cloud: Cloud | None, added: set[str]
         if not isinstance(label, str) or label in added:
             continue
         other = next((c for c in ONLY if c != cloud and label in ONLY[c]), None) if cloud else None
-        if other is not None and cloud is not None:
-            yield Finding(subject, f"spec.levels[{i}].nodeLabel is {label}, {ARTICLE[other]} {CLOUD_NAME[other]} "
-                          f"label, but this stack's node pools are {CLOUD_NAME[cloud]} ones, {unseen}", allowed,
-                          f"use the {CLOUD_NAME[cloud]} labels in spec.levels (gpu-cluster renders them for the "
-                          "stack's cloud)", keys, r.urn)
+        if other is not None and cloud is not None:  # other is only set when the stack's cloud is known
+            yield Finding(subject, f"a level uses {ARTICLE[other]} {CLOUD_NAME[other]} label, but this stack's node "
+                          f"pools are {CLOUD_NAME[cloud]} ones, {unseen}",
+                          observed=f"spec.levels[{i}].nodeLabel {label}",
+                          required=allowed,
+                          fix=f"use the {CLOUD_NAME[cloud]} labels in spec.levels (gpu-cluster renders them for the "
+                              "stack's cloud)",
+                          keys=keys, urn=r.urn)
         elif label not in own:
-            yield Finding(subject, f"spec.levels[{i}].nodeLabel is {label}, which "
-                          f"{CLOUD_NAME[cloud] + ' never sets' if cloud else 'neither GKE nor EKS sets'} and no node pool "
-                          f"of this stack adds, {unseen}", allowed,
-                          f"use one of those labels in spec.levels[{i}], or add the label to extraLabels of {ID} if "
-                          "your nodes get it from elsewhere", keys, r.urn)
+            yield Finding(subject, "a level uses a label "
+                          f"{CLOUD_NAME[cloud] + ' never sets' if cloud else 'neither GKE nor EKS sets'} and no node "
+                          f"pool of this stack adds, {unseen}",
+                          observed=f"spec.levels[{i}].nodeLabel {label}",
+                          required=allowed,
+                          fix=f"use one of those labels in spec.levels[{i}], or add the label to extraLabels of {ID} "
+                              "if your nodes get it from elsewhere",
+                          keys=keys, urn=r.urn)
     if cloud is None:
         mixed = [c for c in ONLY if any(label in ONLY[c] for label in levels)]
         if len(mixed) > 1:
-            yield Finding(subject, "spec.levels mix GKE labels (" + listing(x for x in levels if x in ONLY[Cloud.GCP])
-                          + ") and EKS labels (" + listing(x for x in levels if x in ONLY[Cloud.AWS])
-                          + f"), and no node carries both, {unseen}", "the labels of one cloud",
-                          "keep the labels of the cloud the pools run on", keys, r.urn)
+            yield Finding(subject, f"spec.levels mix GKE and EKS labels, and no node carries both, {unseen}",
+                          observed="GKE labels " + listing(x for x in levels if x in ONLY[Cloud.GCP]) + "; EKS labels "
+                                   + listing(x for x in levels if x in ONLY[Cloud.AWS]),
+                          required="the labels of one cloud",
+                          fix="keep the labels of the cloud the pools run on",
+                          keys=keys, urn=r.urn)
             return
         order = CLOUD_LEVELS[mixed[0]] if mixed else CLOUD_LEVELS[Cloud.GCP]
     else:
         order = CLOUD_LEVELS[cloud]
     if HOSTNAME_LABEL in levels and levels.index(HOSTNAME_LABEL) != len(levels) - 1:
-        yield Finding(subject, f"{HOSTNAME_LABEL} is spec.levels[{levels.index(HOSTNAME_LABEL)}] of {len(levels)}, "
-                      "but Kueue accepts it only as the last level, so the API server refuses this Topology"
-                      + (f" and nothing is admitted to {where}" if pools else ""), f"{HOSTNAME_LABEL} last",
-                      f"move {HOSTNAME_LABEL} to the end of spec.levels", keys, r.urn)
+        yield Finding(subject,
+                      f"{HOSTNAME_LABEL} is not the last level, so the API server refuses this Topology"
+                      + (f" and nothing is admitted to {where}" if pools else ""),
+                      observed=f"{HOSTNAME_LABEL} is spec.levels[{levels.index(HOSTNAME_LABEL)}] of {len(levels)}",
+                      required=f"{HOSTNAME_LABEL} last (Kueue accepts it only there)",
+                      fix=f"move {HOSTNAME_LABEL} to the end of spec.levels",
+                      keys=keys, urn=r.urn)
         return
     known = [(i, label) for i, label in enumerate(levels) if label in order]
     for (_, upper), (i, lower) in zip(known, known[1:]):
         if order.index(lower) < order.index(upper):
-            yield Finding(subject, f"spec.levels[{i}] ({lower}) is broader than the level above it ({upper}), so "
-                          "Kueue nests the domains the wrong way round and spreads gangs over nodes it should keep "
-                          "together", "levels broadest first: " + ", ".join(order),
-                          "reorder spec.levels broadest first (gpu-cluster renders them in that order)", keys, r.urn)
+            yield Finding(subject, "a level is broader than the level above it, so Kueue nests the domains the wrong "
+                          "way round and spreads gangs over nodes it should keep together",
+                          observed=f"spec.levels[{i}] {lower} under {upper}",
+                          required="levels broadest first: " + ", ".join(order),
+                          fix="reorder spec.levels broadest first (gpu-cluster renders them in that order)",
+                          keys=keys, urn=r.urn)
             return
 
 
@@ -127,7 +141,7 @@ RULE = Rule(
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=("kubernetes:kueue.x-k8s.io/*:Topology", "kubernetes:kueue.x-k8s.io/*:ResourceFlavor", GKE_NODE_POOL,
                 EKS_NODE_GROUP),
-    check=check, stack=True,
+    check=check, reads_catalog=True, stack=True,
     config={"extraLabels": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
                             "description": ("Further node labels a Topology level may use: labels your nodes get "
                                             "outside the stack's node pools (e.g. from a labelling DaemonSet).")}},

@@ -5,7 +5,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import load_catalog
+from catalog import Catalog
 from policies.findings import Finding, listing
 from policies.pools import gpu_pools
 from policies.resources import HELM_RELEASE, POOL_LABEL_KEY
@@ -16,8 +16,8 @@ from policies.values import as_dict, dig
 ID = "cross-layer-pool-exists"
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    pools = gpu_pools(resources, load_catalog())
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
+    pools = gpu_pools(resources, cat)
     if not pools:
         return  # pools live in another stack: nothing to compare with
     names = sorted(p.name for p in pools)
@@ -26,21 +26,25 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             selector = as_dict(dig(r.props, "spec", "nodeLabels"))
             if selector and not any(matches(selector, {**p.labels, POOL_LABEL_KEY: p.name}) for p in pools):
                 flavor = object_name(r)
-                yield Finding(f"Kueue ResourceFlavor '{flavor}'", f"nodeLabels {_show(selector)} match no node pool "
-                              "of this stack, so workloads admitted to it stay Pending",
-                              f"select one of the pools: {listing(names)}",
-                              f"set spec.nodeLabels.{POOL_LABEL_KEY} to an existing pool (gpu-cluster: the flavor's "
-                              "pool must be in nodePools)", (flavor, r.name, r.urn), r.urn)
+                yield Finding(f"Kueue ResourceFlavor '{flavor}'", "it selects no node pool of this stack, so "
+                              "workloads admitted to it stay Pending",
+                              observed=f"spec.nodeLabels {_show(selector)}",
+                              required=f"select one of the pools: {listing(names)}",
+                              fix=f"set spec.nodeLabels.{POOL_LABEL_KEY} to an existing pool (gpu-cluster: the "
+                                  "flavor's pool must be in nodePools)",
+                              keys=(flavor, r.name, r.urn), urn=r.urn)
         elif is_slurm_release(r):
             for ns in nodesets(r):
                 pool = selected_pool(ns.selector)
                 if not ns.selector or any(matches(ns.selector, {**p.labels, POOL_LABEL_KEY: p.name}) for p in pools):
                     continue
-                yield Finding(f"Slurm NodeSet '{ns.name}'", f"nodeSelector {_show(ns.selector)} matches no node "
-                              f"pool of this stack{' (no pool ' + repr(pool) + ')' if pool else ''}, so its slurmd "
-                              "pods stay Pending", f"select one of the pools: {listing(names)}",
-                              f"set nodesets.{ns.name}.podSpec.nodeSelector.{POOL_LABEL_KEY} to an existing pool",
-                              (ns.name, r.name, r.urn), r.urn)
+                yield Finding(f"Slurm NodeSet '{ns.name}'", "it selects no node pool of this "
+                              f"stack{' (no pool ' + repr(pool) + ')' if pool else ''}, so its slurmd pods stay "
+                              "Pending",
+                              observed=f"nodeSelector {_show(ns.selector)}",
+                              required=f"select one of the pools: {listing(names)}",
+                              fix=f"set nodesets.{ns.name}.podSpec.nodeSelector.{POOL_LABEL_KEY} to an existing pool",
+                              keys=(ns.name, r.name, r.urn), urn=r.urn)
 
 
 def _show(selector: dict) -> str:
@@ -57,5 +61,6 @@ RULE = Rule(
                  "of an existing pool. 2. When a pool is renamed, rename it in the scheduler config in the same "
                  "change."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE), check=check, stack=True,
+    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE),
+    check=check, reads_catalog=True, stack=True,
 )

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import load_catalog
+from catalog import Catalog
 from policies.findings import Finding, listing
 from policies.pools import PoolView, Taint, gpu_pools
 from policies.resources import HELM_RELEASE
@@ -57,14 +57,16 @@ def toleration_for(taint: Taint) -> str:
 def _finding(subject: str, what: str, field: str, pool: PoolView, missing: list[Taint], keys: tuple[str, ...],
              urn: str) -> Finding:
     taints = "taint" if len(missing) == 1 else "taints"
-    return Finding(subject, f"does not tolerate pool '{pool.name}''s {taints} {listing(show(t) for t in missing)}, "
-                   f"so {what} stay Pending", "a toleration for every NoSchedule and NoExecute taint of the pool",
-                   f"add {listing(toleration_for(t) for t in missing)} to {field} (gpu-cluster renders one "
-                   "toleration per pool taint)", keys, urn)
+    return Finding(subject, f"does not tolerate pool '{pool.name}''s {taints}, so {what} stay Pending",
+                   observed=f"untolerated {taints} {listing(show(t) for t in missing)}",
+                   required="a toleration for every NoSchedule and NoExecute taint of the pool",
+                   fix=f"add {listing(toleration_for(t) for t in missing)} to {field} (gpu-cluster renders one "
+                       "toleration per pool taint)",
+                   keys=keys, urn=urn)
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    pools = {p.name: p for p in gpu_pools(resources, load_catalog())}
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
+    pools = {p.name: p for p in gpu_pools(resources, cat)}
     for r in resources:
         if kueue_kind(r) == "ResourceFlavor":
             pool = pools.get(selected_pool(as_dict(dig(r.props, "spec", "nodeLabels"))) or "")
@@ -79,7 +81,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             for ns in nodesets(r):
                 pool = pools.get(selected_pool(ns.selector) or "")
                 missing = untolerated(ns.tolerations, pool) if pool is not None else []
-                if missing and pool is not None:
+                if pool is not None and missing:
                     yield _finding(f"Slurm NodeSet '{ns.name}'", "its slurmd pods",
                                    f"nodesets.{ns.name}.podSpec.tolerations", pool, missing,
                                    (ns.name, pool.name, r.name, r.urn), r.urn)
@@ -98,5 +100,6 @@ RULE = Rule(
                  "NodeSet's podSpec.tolerations (key, operator Equal and value, or Exists for an empty value, and the "
                  "effect). 2. gpu-cluster renders them from the pool's taints: re-render after changing them."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE), check=check, stack=True,
+    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE),
+    check=check, reads_catalog=True, stack=True,
 )

@@ -9,7 +9,7 @@ import yaml
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import load_catalog
+from catalog import Catalog
 from policies.findings import Finding, listing
 from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, HELM_RELEASE
@@ -54,8 +54,7 @@ def members(r: Resource, topology: str, sets: list[NodeSet]) -> list[NodeSet]:
     return [n for n in sets if n.name in names]
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     pools = {p.name: p for p in gpu_pools(resources, cat)}
     for r in (r for r in resources if is_slurm_release(r)):
         sets = nodesets(r)
@@ -70,12 +69,14 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             shown = ", ".join(map(str, sizes))
             for smaller, larger in zip(sizes, sizes[1:]):
                 if not _power_of_two_multiple(smaller, larger):
-                    yield Finding(subject, f"block_sizes {shown}: {larger} is not {smaller} times a power of two, "
-                                  "so slurmctld refuses to start (fatal: Invalid BlockSizes value in topology "
-                                  f"{topology})", f"each size the one before times 2, 4, 8 …: e.g. {smaller}, "
-                                  f"{smaller * 2}, {smaller * 4}",
-                                  f"make each block size double (or quadruple …) the one before it (gpu-cluster "
-                                  f"renders {smaller}, {smaller * 2}, … up to the pool's nodes)", keys, r.urn)
+                    yield Finding(subject, f"{larger} is not {smaller} times a power of two, so slurmctld refuses to "
+                                  f"start (fatal: Invalid BlockSizes value in topology {topology})",
+                                  observed=f"block_sizes {shown}",
+                                  required=f"each size the one before times 2, 4, 8 …: e.g. {smaller}, {smaller * 2}, "
+                                           f"{smaller * 4}",
+                                  fix="make each block size double (or quadruple …) the one before it (gpu-cluster "
+                                      f"renders {smaller}, {smaller * 2}, … up to the pool's nodes)",
+                                  keys=keys, urn=r.urn)
                     break
             base = sizes[0]
             for ns in users:
@@ -92,22 +93,28 @@ def _fits_pool(subject: str, keys: tuple[str, ...], r: Resource, ns: NodeSet, po
         return  # sizes unknown until deploy
     if nodes % base:
         divisors = [d for d in range(1, nodes + 1) if nodes % d == 0]
-        yield Finding(subject, f"base block size {base} does not divide the {nodes} nodes of {counted}, so "
-                      f"{nodes % base} node{'s form' if nodes % base != 1 else ' forms'} a partial block that never "
-                      f"fits a job sized for a full block of {base}", f"a base block size that divides {nodes}: "
-                      f"{listing(divisors, 12)}", f"start block_sizes at a divisor of {nodes} (gpu-cluster: "
-                      f"scheduling.slurm.blockSize), or make the pool's max nodes a multiple of {base}", keys, r.urn)
+        yield Finding(subject, f"the base block size does not divide the nodes of {counted}, so {nodes % base} "
+                      f"node{'s form' if nodes % base != 1 else ' forms'} a partial block that never fits a job sized "
+                      "for a full block",
+                      observed=f"base block size {base} for {nodes} nodes",
+                      required=f"a base block size that divides {nodes}: {listing(divisors, 12)}",
+                      fix=f"start block_sizes at a divisor of {nodes} (gpu-cluster: scheduling.slurm.blockSize), or "
+                          f"make the pool's max nodes a multiple of {base}",
+                      keys=keys, urn=r.urn)
         return
     machine = pool.machine(cat) if pool is not None else None
-    if machine is None or pool is None:
+    if pool is None or machine is None:
         return
     domain = nodes_per_nvlink_domain(machine)
     if domain > 1 and base != domain:
-        yield Finding(subject, f"base block size {base} is not one NVLink domain of pool '{pool.name}' "
-                      f"({machine.machine_type}: {domain} nodes share one), so blocks "
+        yield Finding(subject, f"the base block size is not one NVLink domain of pool '{pool.name}', so blocks "
                       f"{'split' if base < domain else 'span several'} NVLink domains",
-                      f"a base block size of {domain}", f"start block_sizes at {domain} (gpu-cluster: remove "
-                      "scheduling.slurm.blockSize; the base block is then the NVLink domain)", keys, r.urn)
+                      observed=f"base block size {base}; {machine.machine_type}: {domain} nodes share one NVLink "
+                               "domain",
+                      required=f"a base block size of {domain}",
+                      fix=f"start block_sizes at {domain} (gpu-cluster: remove scheduling.slurm.blockSize; the base "
+                          "block is then the NVLink domain)",
+                      keys=keys, urn=r.urn)
 
 
 def _power_of_two_multiple(smaller: int, larger: int) -> bool:
@@ -134,5 +141,5 @@ RULE = Rule(
                  "pool). 2. Or change the pool's maxNodes to a multiple of the base size. 3. Make each larger size "
                  "2, 4, 8 … times the previous one."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(HELM_RELEASE, GKE_NODE_POOL, EKS_NODE_GROUP), check=check, stack=True,
+    applies_to=(HELM_RELEASE, GKE_NODE_POOL, EKS_NODE_GROUP), check=check, reads_catalog=True, stack=True,
 )

@@ -40,17 +40,18 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             continue
         cluster = dig(r.props, "values", "clusterName")
         name = cluster if isinstance(cluster, str) and cluster else r.name
-        given = r.props.get("name")
-        release = given if isinstance(given, str) else r.name
+        release: str = r.props["name"] if isinstance(r.props.get("name"), str) else r.name
         shown = " and ".join(f"{w}={v}" for w, v in weights)
-        yield Finding(
-            f"Slurm cluster '{name}'", f"slurm.conf sets {shown} but accounting is off ({source}), so slurmctld "
-            f"ignores {'this weight' if len(weights) == 1 else 'these weights'} and never orders jobs by "
-            + " or ".join("fair share" if w == WEIGHTS[0] else "age" for w, _ in weights),
-            f"{' and '.join(w for w, _ in weights)} need{'s' if len(weights) == 1 else ''} "
-            f"AccountingStorageType={SLURMDBD}",
-            "turn accounting on (values accounting.enabled: true; gpu-cluster: remove scheduling.slurm.accounting: "
-            f"false), or set {' and '.join(w for w, _ in weights)} to 0", (name, release, r.name, r.urn), r.urn)
+        yield Finding(f"Slurm cluster '{name}'",
+                      "priority weights are set but accounting is off, so slurmctld ignores "
+                      f"{'this weight' if len(weights) == 1 else 'these weights'} and never orders jobs by "
+                      + " or ".join("fair share" if w == WEIGHTS[0] else "age" for w, _ in weights),
+                      observed=f"slurm.conf sets {shown}; {source}",
+                      required=f"{' and '.join(w for w, _ in weights)} need{'s' if len(weights) == 1 else ''} "
+                               f"AccountingStorageType={SLURMDBD}",
+                      fix="turn accounting on (values accounting.enabled: true; gpu-cluster: remove "
+                          f"scheduling.slurm.accounting: false), or set {' and '.join(w for w, _ in weights)} to 0",
+                      keys=(name, release, r.name, r.urn), urn=r.urn)
 
 
 def _positive(value: str | None) -> bool:

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import load_catalog
+from catalog import Catalog
 from policies.findings import Finding
 from policies.multinode import partitioned
 from policies.pools import gpu_pools
@@ -18,8 +18,7 @@ ID = "cross-layer-slurm-gres"
 GRES = re.compile(r"\bGres=gpu(?::[A-Za-z0-9_.-]+)?:([0-9]+)")
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     pools = {p.name: p for p in gpu_pools(resources, cat)}
     for r in (r for r in resources if is_slurm_release(r)):
         for ns in nodesets(r):
@@ -30,10 +29,13 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             machine = pool.machine(cat)
             if machine is None or int(match.group(1)) == machine.gpus:
                 continue
-            yield Finding(f"Slurm NodeSet '{ns.name}'", f"declares Gres=gpu count {match.group(1)} but pool "
-                          f"'{pool.name}' nodes ({machine.machine_type}) have {machine.gpus} GPUs",
-                          f"Gres=gpu:<type>:{machine.gpus}", f"set the NodeSet's Gres count to {machine.gpus} (gpu-cluster "
-                          "renders it from the catalog)", (ns.name, pool.name, r.name, r.urn), r.urn)
+            yield Finding(f"Slurm NodeSet '{ns.name}'", f"its GPU count differs from what pool '{pool.name}' nodes "
+                          f"({machine.machine_type}) have",
+                          observed=f"Gres=gpu count {match.group(1)}",
+                          required=f"Gres=gpu:<type>:{machine.gpus}",
+                          fix=f"set the NodeSet's Gres count to {machine.gpus} (gpu-cluster renders it from the "
+                              "catalog)",
+                          keys=(ns.name, pool.name, r.name, r.urn), urn=r.urn)
 
 
 RULE = Rule(
@@ -42,6 +44,7 @@ RULE = Rule(
     why=("slurmd refuses to register a node whose declared GRES exceeds what it finds (the node goes INVALID), and "
          "declaring fewer wastes GPUs that Slurm will never hand out."),
     remediation="1. Set the NodeSet's Gres count to the pool's GPUs per node, or move the NodeSet to the right pool.",
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(HELM_RELEASE,), check=check,
+    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(HELM_RELEASE,),
+    check=check, reads_catalog=True,
     stack=True,
 )

@@ -45,10 +45,12 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
         if hit is None:
             continue
         subject, keys = subject_of(resource)
-        yield Finding(subject, f"{path} is {hit['what']}, which is published upstream",
-                      "a credential generated for this deployment",
-                      "generate it (pulumi_random.RandomPassword; bcrypt it for Dex), keep it in a Secret and "
-                      "reference that; anyone who knows the upstream default can log in", keys)
+        yield Finding(subject, "a publicly known default credential is deployed, so anyone who knows it can log in",
+                      observed=f"{path} is {hit['what']}, which is published upstream",
+                      required="a credential generated for this deployment",
+                      fix="generate it (pulumi_random.RandomPassword; bcrypt it for Dex), keep it in a Secret and "
+                          "reference that",
+                      keys=keys)
 
 
 RULE = Rule(

@@ -1,36 +1,33 @@
-"""security-eks-imds-hop-limit-ckv-aws-341: EKS node metadata answers only the node itself (Checkov
-CKV_AWS_341)."""
+"""security-eks-imds-hop-limit: EKS node metadata answers only the node itself (Checkov CKV_AWS_341)."""
 from __future__ import annotations
-
-from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from policies.findings import Finding
+from policies.field_check import AtMost, FieldCheck, applies_to, field_checks
 from policies.resources import LAUNCH_TEMPLATE
-from policies.rule import Category, Config, Resource, Rule
-from policies.rules.security_eks_imdsv2 import template_subject
-from policies.values import UNKNOWN, as_int, dig
+from policies.rule import Category, Config, Rule
+from policies.values import dig
 
-ID = "security-eks-imds-hop-limit-ckv-aws-341"
+ID = "security-eks-imds-hop-limit"
 
 
-def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
-    if dig(resource.props, "metadataOptions", "httpEndpoint") == "disabled":
-        return
-    hops = as_int(dig(resource.props, "metadataOptions", "httpPutResponseHopLimit"))
-    limit = int(cfg["maxHopLimit"])
-    if hops is UNKNOWN or (isinstance(hops, int) and hops <= limit):
-        return
-    subject, keys = template_subject(resource)
-    observed = f"is {hops}" if hops is not None else "is unset (AL2023 EKS AMIs then answer at 2 hops)"
-    yield Finding(subject, f"pods can reach the node's metadata credentials: httpPutResponseHopLimit {observed}",
-                  f"at most {limit}, from maxHopLimit", f"set metadataOptions.httpPutResponseHopLimit: {limit} and "
-                  "give pods their own role with EKS Pod Identity or IRSA", keys)
+def endpoint_on(template: dict) -> bool:
+    return dig(template, "metadataOptions", "httpEndpoint") != "disabled"
 
+
+def fix(template: dict, cfg: Config) -> str:
+    return (f"set metadataOptions.httpPutResponseHopLimit: {int(cfg['maxHopLimit'])} and give pods their own role "
+            "with EKS Pod Identity or IRSA")
+
+
+CHECKS = (FieldCheck(types=(LAUNCH_TEMPLATE,), path=("metadataOptions", "httpPutResponseHopLimit"),
+                     required=AtMost("maxHopLimit"), applies=endpoint_on,
+                     unset_means="AL2023 EKS AMIs then answer at 2 hops",
+                     problem="pods can reach the node's metadata credentials", fix=fix),)
 
 RULE = Rule(
     id=ID, title="EKS metadata hop limit", category=Category.SECURITY, checkov="CKV_AWS_341",
+    former_ids=("security-eks-imds-hop-limit-ckv-aws-341",),
     description="EKS node launch templates set the IMDS response hop limit to 1, so containers cannot reach the "
                 "node's instance credentials.",
     why=("Each network hop decrements the IMDSv2 token response's TTL; at 1, a reply never reaches a pod "
@@ -38,7 +35,8 @@ RULE = Rule(
          "IRSA instead."),
     remediation=("1. Set metadataOptions.httpPutResponseHopLimit: 1 in the launch template. 2. Move pods that need "
                  "AWS access to EKS Pod Identity or IRSA."),
-    severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY, applies_to=(LAUNCH_TEMPLATE,), check=check,
+    severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY, applies_to=applies_to(CHECKS),
+    check=field_checks(CHECKS),
     config={"maxHopLimit": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
                             "description": "Highest allowed httpPutResponseHopLimit."}},
 )

@@ -43,12 +43,14 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
         return
     subject, keys = subject_of(resource)
     plural = "s hold literal credentials" if len(hits) > 1 else " holds a literal credential"
-    yield Finding(subject, f"values key{plural} ({listing(hits)}; values not shown)",
-                  "credentials come from a Kubernetes Secret the chart references (existingSecret, secretRef, "
-                  "passwordKeyRef): Release values are stored in Pulumi state and have leaked into outputs "
+    yield Finding(subject, f"values key{plural}, which Pulumi stores in state and which have leaked into outputs "
                   "(pulumi/pulumi#9781)",
-                  "create the Secret from a Pulumi config secret or pulumi_random value, point the chart at it and "
-                  "remove the literal (or list a false positive in ignoredPaths)", keys)
+                  observed=f"{listing(hits)} (values not shown)",
+                  required="credentials come from a Kubernetes Secret the chart references (existingSecret, "
+                           "secretRef, passwordKeyRef)",
+                  fix="create the Secret from a Pulumi config secret or pulumi_random value, point the chart at it "
+                      "and remove the literal (or list a false positive in ignoredPaths)",
+                  keys=keys)
 
 
 RULE = Rule(

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from policies.findings import Finding, listing
 from policies.pools import PoolView, pool_view
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
@@ -16,8 +16,7 @@ from policies.values import UNKNOWN, as_int
 ID = "topology-accelerator-count"
 
 
-def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
     view = pool_view(resource, cat)
     if view is None or not view.is_gpu(cat):
         return
@@ -33,10 +32,14 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
     accs = view.accelerators
     if fixed is not None:
         if not accs:
-            yield Finding(view.subject, f"{machine_type} has {fixed.gpus} × {fixed.accelerator} but the pool "
-                          "attaches no guest accelerator", f"exactly {fixed.gpus} × {fixed.accelerator}",
-                          f"set nodeConfig.guestAccelerators to [{{type: {fixed.accelerator}, count: {fixed.gpus}}}] "
-                          "(gpu-cluster takes it from the catalog)", view.keys)
+            yield Finding(view.subject, f"the pool attaches no guest accelerator, but {machine_type} has {fixed.gpus} "
+                          f"× {fixed.accelerator}",
+                          observed="nodeConfig.guestAccelerators unset",
+                          required=f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)",
+                          fix="set nodeConfig.guestAccelerators to "
+                              f"[{{type: {fixed.accelerator}, count: {fixed.gpus}}}] (gpu-cluster takes it from the "
+                              "catalog)",
+                          keys=view.keys)
             return
         acc = accs[0]
         count, kind = as_int(acc.get("count")), acc.get("type")
@@ -47,10 +50,12 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
             same = [m.machine_type for m in cat.machines.values() if m.cloud == Cloud.GCP
                     and m.accelerator == kind and m.gpus == count]
             hint = f", or pick {listing(sorted(same))} for {count} × {kind}" if same else ""
-            yield Finding(view.subject, f"{machine_type} is given {observed}, but the machine type has exactly "
-                          f"{fixed.gpus} × {fixed.accelerator}", f"exactly {fixed.gpus} × {fixed.accelerator} "
-                          "(catalog)", f"set the accelerator count to {fixed.gpus} (or omit accelerator and let "
-                          f"gpu-cluster take it from the catalog){hint}", view.keys)
+            yield Finding(view.subject, f"the accelerators do not match the machine type {machine_type}",
+                          observed=f"guestAccelerators {observed}",
+                          required=f"exactly {fixed.gpus} × {fixed.accelerator} (catalog)",
+                          fix=f"set the accelerator count to {fixed.gpus} (or omit accelerator and let gpu-cluster "
+                              f"take it from the catalog){hint}",
+                          keys=view.keys)
         return
     host = cat.hosts.get((Cloud.GCP, machine_type)) if machine_type else None
     if host is None or not accs:
@@ -59,9 +64,11 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
     gpu = cat.attachable.get((Cloud.GCP, acc.get("type")))
     count = as_int(acc.get("count"))
     if gpu is not None and isinstance(count, int) and count not in gpu.allowed_counts:
-        yield Finding(view.subject, f"{count} × {gpu.accelerator} cannot be attached to {machine_type}",
-                      f"{' / '.join(map(str, gpu.allowed_counts))} per node", "set accelerator.count to an allowed "
-                      "count", view.keys)
+        yield Finding(view.subject, f"the accelerator count cannot be attached to {machine_type}",
+                      observed=f"guestAccelerators {count} × {gpu.accelerator}",
+                      required=f"{' / '.join(map(str, gpu.allowed_counts))} per node",
+                      fix="set accelerator.count to an allowed count",
+                      keys=view.keys)
 
 
 def _eks(view: PoolView, cat) -> Iterable[Finding]:
@@ -72,9 +79,12 @@ def _eks(view: PoolView, cat) -> Iterable[Finding]:
             shapes.setdefault((m.gpus, m.gpu_model.value), []).append(t)
     if len(shapes) > 1:
         observed = "; ".join(f"{listing(types)}: {gpus} × {model}" for (gpus, model), types in sorted(shapes.items()))
-        yield Finding(view.subject, f"its instance types have different GPUs per node ({observed})",
-                      "one GPU model and count per pool, so quotas, GRES and cost per node hold for every node",
-                      "split the node group into one pool per GPU shape", view.keys)
+        yield Finding(view.subject, "its instance types have different GPUs per node",
+                      observed=f"instanceTypes {observed}",
+                      required="one GPU model and count per pool, so quotas, GRES and cost per node hold for every "
+                               "node",
+                      fix="split the node group into one pool per GPU shape",
+                      keys=view.keys)
 
 
 RULE = Rule(
@@ -88,5 +98,5 @@ RULE = Rule(
                  "machine type's count. 2. To change the GPU count, pick the machine size with that many GPUs. "
                  "3. Split node groups that mix GPU shapes."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP),
-    check=check,
+    check=check, reads_catalog=True,
 )

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from policies.findings import Finding
 from policies.links import launch_template_of
 from policies.multinode import MIN_NODES_SCHEMA, efa_interfaces, is_multi_node
@@ -19,8 +19,7 @@ ID = "topology-efa-interfaces"
 DEFAULT_PREFIXES = ["p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-"]
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     prefixes = tuple(cfg["instanceTypePrefixes"])
     for view in gpu_pools(resources, cat):
         if view.cloud != Cloud.AWS:
@@ -38,20 +37,28 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             fix = (f"attach one EFA interface per network card: networkCardIndex 0–{want - 1}, deviceIndex 0 on "
                    "card 0 and 1 on the others (gpu-cluster does this for multiNode: true pools)")
             if template is None:
-                yield Finding(view.subject, f"multi-node {instance_type} pool has no launch template, so it has "
-                              "no EFA interfaces", f"{want} EFA interfaces, one per network card", fix, view.keys,
-                              view.resource.urn)
+                yield Finding(view.subject, f"multi-node {instance_type} pool has no EFA interfaces",
+                              observed="no launch template",
+                              required=f"{want} EFA interfaces, one per network card",
+                              fix=fix,
+                              keys=view.keys, urn=view.resource.urn)
             elif len(efas) != want:
-                yield Finding(view.subject, f"multi-node {instance_type} pool attaches {len(efas)} EFA "
-                              f"interface{'s' if len(efas) != 1 else ''} in launch template '{template.name}', so "
+                yield Finding(view.subject, f"multi-node {instance_type} pool leaves network cards without EFA, so "
                               f"NCCL traffic uses {len(efas)} of its {want} network cards",
-                              f"{want} EFA interfaces, one per network card", fix, view.keys, view.resource.urn)
+                              observed=f"{len(efas)} EFA interface{'s' if len(efas) != 1 else ''} in launch template "
+                                       f"'{template.name}'",
+                              required=f"{want} EFA interfaces, one per network card",
+                              fix=fix,
+                              keys=view.keys, urn=view.resource.urn)
             elif cards != list(range(want)):
                 twice = sorted({c for c in cards if cards.count(c) > 1})
                 missing = sorted(set(range(want)) - set(cards))
-                yield Finding(view.subject, f"the {want} EFA interfaces of {instance_type} in launch template "
-                              f"'{template.name}' share network cards {twice} and leave out {missing}",
-                              f"cards 0–{want - 1}, one interface each", fix, view.keys, view.resource.urn)
+                yield Finding(view.subject, f"the {want} EFA interfaces of {instance_type} share network cards",
+                              observed=f"networkCardIndex in launch template '{template.name}': cards {twice} have "
+                                       f"two interfaces, cards {missing} none",
+                              required=f"cards 0–{want - 1}, one interface each",
+                              fix=fix,
+                              keys=view.keys, urn=view.resource.urn)
 
 
 RULE = Rule(
@@ -66,7 +73,7 @@ RULE = Rule(
                  "interfaceType efa, networkCardIndex 0..N-1 (deviceIndex 0 on card 0, 1 on the rest) and the "
                  "EFA security group."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(EKS_NODE_GROUP, LAUNCH_TEMPLATE),
-    check=check, stack=True,
+    check=check, reads_catalog=True, stack=True,
     config={
         "instanceTypePrefixes": {"type": "array", "items": {"type": "string"}, "default": DEFAULT_PREFIXES,
                                  "description": "Instance types (by prefix) whose EFA count is enforced."},

@@ -9,7 +9,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, GpuDirect, load_catalog
+from catalog import Catalog, Cloud, GpuDirect
 from policies.findings import Finding, listing
 from policies.links import launch_template_of, placement_group_of
 from policies.multinode import MIN_NODES_SCHEMA, declared_multi_node, is_multi_node
@@ -24,8 +24,7 @@ FABRIC = {GpuDirect.TCPX: "GPUDirect-TCPX", GpuDirect.TCPXO: "GPUDirect-TCPXO", 
 WAIVE = f"or waive {ID} for this pool if it only runs single-node jobs"
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     for view in gpu_pools(resources, cat):
         machine = view.machine(cat)
         template = launch_template_of(view.resource, view.name, resources) if view.cloud == Cloud.AWS else None
@@ -43,8 +42,8 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
             yield from _eks(view, what, template, resources)
 
 
-Part = tuple[str, str, str, bool]
-"""(problem, expected, fix, whether waiving the rule is an alternative to the fix)."""
+Part = tuple[str, str, str, str, bool]
+"""(problem, observed, required, fix, whether waiving the rule is an alternative to the fix)."""
 
 
 def _merged(view: PoolView, what: str, parts: list[Part]) -> Iterable[Finding]:
@@ -52,15 +51,17 @@ def _merged(view: PoolView, what: str, parts: list[Part]) -> Iterable[Finding]:
     refuses multiNode: true while a pool spans zones."""
     if not parts:
         return
-    if len(parts) == 1:
-        problem, expected, fix, _ = parts[0]
-    else:
-        problem = ", and ".join(p[0] for p in parts)
-        expected = "; ".join(p[1] for p in parts)
-        fix = "first " + ", then ".join(p[2] for p in parts)
-    if any(p[3] for p in parts):
+    problem = ", and ".join(p[0] for p in parts)
+    observed = "; ".join(p[1] for p in parts)
+    required = "; ".join(p[2] for p in parts)
+    fix = parts[0][3] if len(parts) == 1 else "first " + ", then ".join(p[3] for p in parts)
+    if any(p[4] for p in parts):
         fix = f"{fix}, {WAIVE}"
-    yield Finding(view.subject, f"{what} {problem}", expected, fix, view.keys, view.resource.urn)
+    yield Finding(view.subject, f"{what} {problem}",
+                  observed=observed,
+                  required=required,
+                  fix=fix,
+                  keys=view.keys, urn=view.resource.urn)
 
 
 def _zones(zones: tuple) -> str:
@@ -72,22 +73,24 @@ def _gke(view: PoolView, what: str) -> Iterable[Finding]:
     spread = zones is not UNKNOWN and len(zones) != 1
     placement = dig(view.resource.props, "placementPolicy", "type")
     loose = placement is not UNKNOWN and placement != "COMPACT"
-    where = ""
+    where = problem = ""
     if spread:
-        where = (f"spans {len(zones)} zones, {_zones(zones)}" if zones
-                 else "has no node locations, so it spans every zone of the cluster")
+        problem = f"spans {len(zones)} zones" if zones else "spans every zone of the cluster"
+        where = f"nodeLocations {_zones(zones)}" if zones else "nodeLocations unset (every zone of the cluster)"
     first = zones[0] if spread and zones else "<zone>"
-    unset = f"has no compact placement: placementPolicy.type is {placement or 'unset'}"
+    unset = f"placementPolicy.type {placement or 'unset'}"
     if spread and loose:
-        parts: list[Part] = [(f"{where}, and {unset}", "one zone and placementPolicy.type COMPACT: compact placement "
-                              "puts the nodes on one low-latency network block and cannot span zones",
+        parts: list[Part] = [(f"{problem} and has no compact placement", f"{where}; {unset}",
+                              "one zone and placementPolicy.type COMPACT (compact placement puts the nodes on one "
+                              "low-latency network block and cannot span zones)",
                               f"first keep one zone (gpu-cluster: zones: [{first}]), then set multiNode: true on the "
                               "pool (gpu-cluster adds compact placement)", True)]
     elif spread:
-        parts = [(where, "exactly one zone: compact placement cannot span zones",
+        parts = [(problem, where, "exactly one zone (compact placement cannot span zones)",
                   f"keep one zone (gpu-cluster: zones: [{first}] and multiNode: true)", True)]
     elif loose:
-        parts = [(unset, "placementPolicy.type COMPACT, so nodes share a low-latency network block",
+        parts = [("has no compact placement", unset,
+                  "placementPolicy.type COMPACT, so nodes share a low-latency network block",
                   "set multiNode: true on the pool (gpu-cluster adds compact placement in one zone)", True)]
     else:
         parts = []
@@ -100,13 +103,14 @@ def _eks(view: PoolView, what: str, template: Resource | None, resources: list[R
     reserved = template is not None and not group_name and _reserved(view, template)
     no_group = not group_name and not reserved  # the reservation decides placement (see the module docstring)
     if isinstance(view.subnets, int) and view.subnets != 1:
-        parts.append((f"uses {view.subnets} subnets",
-                       "one subnet in one Availability Zone: a cluster placement group cannot span AZs",
+        parts.append(("spans Availability Zones", f"{view.subnets} subnets in subnetIds",
+                       "one subnet in one Availability Zone (a cluster placement group cannot span AZs)",
                        "keep one Availability Zone (gpu-cluster: one entry in zones"
                        f"{')' if no_group else ' and multiNode: true)'}", True))
     if no_group:
-        where = "has no launch template" if template is None else "sets no placement.groupName in its launch template"
-        parts.append((f"{where}, so it has no cluster placement group",
+        where = "no launch template" if template is None else \
+            f"launch template '{template.name}' without placement.groupName"
+        parts.append(("has no cluster placement group", where,
                       "a launch template placing nodes in a placement group with strategy cluster",
                       "set multiNode: true on the pool (gpu-cluster creates the placement group and EFA interfaces)",
                       True))
@@ -114,7 +118,8 @@ def _eks(view: PoolView, what: str, template: Resource | None, resources: list[R
         group = placement_group_of(template, view.name, resources)
         strategy = group.props.get("strategy") if group is not None else None
         if group is not None and isinstance(strategy, str) and strategy != "cluster":
-            parts.append((f"uses placement group '{group.name}' with strategy {strategy}",
+            parts.append(("uses a placement group that does not pack its nodes together",
+                           f"placement group '{group.name}' with strategy {strategy}",
                            "strategy cluster (nodes packed close together for EFA)",
                            "set strategy \"cluster\" on the placement group", False))
     yield from _merged(view, what, parts)
@@ -149,6 +154,7 @@ RULE = Rule(
                  "capacity.placementGroup names an ODCR's cluster placement group). "
                  "3. If the pool only runs single-node jobs, waive this rule for it with that reason."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, LAUNCH_TEMPLATE, PLACEMENT_GROUP), check=check, stack=True,
+    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, LAUNCH_TEMPLATE, PLACEMENT_GROUP),
+    check=check, reads_catalog=True, stack=True,
     config={"minNodes": MIN_NODES_SCHEMA},
 )

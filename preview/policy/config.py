@@ -3,7 +3,9 @@
 
 Mirrors pkg/resource/analyzer/config.go (parse, applyConfig with ``all``, shallow property merge, validation of
 each policy's properties against ``{type: object, properties, required}``). On top of the CLI, unknown policy
-names and unknown settings in the file become warnings with "did you mean" (the CLI ignores them silently).
+names and unknown settings in the file become warnings with "did you mean" (the CLI ignores them silently), and a
+rule's former IDs (the pack lists them in each rule's waiver schema) are applied to the rule with a deprecation
+warning that names the current ID.
 """
 from __future__ import annotations
 
@@ -88,6 +90,29 @@ def _schema(policy: apb.PolicyInfo) -> dict[str, Any]:
     return json_format.MessageToDict(policy.configSchema.properties) if policy.HasField("configSchema") else {}
 
 
+def former_ids(info: apb.AnalyzerInfo) -> dict[str, str]:
+    """Former rule ID -> current ID. The pack lists a rule's former IDs after its ID in the ``rule`` enum of its
+    waiver schema, so the mapping travels over the analyzer protocol with the rest of the metadata."""
+    out = {}
+    for policy in info.policies:
+        waiver = (_schema(policy).get("waivers") or {}).get("items") or {}
+        for former in ((waiver.get("properties") or {}).get("rule") or {}).get("enum", [])[1:]:
+            out[former] = policy.name
+    return out
+
+
+def with_current_ids(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig]) -> dict[str, PolicyConfig]:
+    """``given`` keyed by current rule IDs: an entry under a former ID merges into the rule's, and an entry under
+    the current ID wins where both set the same thing."""
+    renamed = former_ids(info)
+    out: dict[str, PolicyConfig] = {}
+    for name, cfg in sorted(given.items(), key=lambda item: item[0] not in renamed):  # former IDs first
+        current = out.setdefault(renamed.get(name, name), PolicyConfig())
+        current.level = cfg.level or current.level
+        current.properties.update(cfg.properties)
+    return out
+
+
 def _initial(info: apb.AnalyzerInfo) -> dict[str, PolicyConfig]:
     out = {}
     for name, pc in info.initialConfig.items():
@@ -116,7 +141,7 @@ def reconcile(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig] | None, sou
         defaults = {k: v["default"] for k, v in _schema(policy).items() if isinstance(v, dict) and "default" in v}
         result[policy.name] = PolicyConfig(level=LEVELS[policy.enforcementLevel], properties=defaults)
     _apply(result, _initial(info))
-    _apply(result, given or {})
+    _apply(result, with_current_ids(info, given or {}))
     issues = []
     for policy in info.policies:
         schema = {"type": "object", "properties": _schema(policy)}
@@ -143,12 +168,19 @@ def configure_request(config: dict[str, PolicyConfig]) -> apb.ConfigureAnalyzerR
 
 
 def unknown_key_warnings(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig], source: str) -> list[SpecIssue]:
-    """Keys the CLI would silently ignore: a rule ID or a setting name that does not exist."""
+    """Keys the CLI would silently ignore: a rule ID or a setting name that does not exist; and former rule IDs,
+    which still work here (and in waivers) but should be renamed."""
     names = [p.name for p in info.policies]
+    renamed = former_ids(info)
     warnings = []
-    for name, cfg in given.items():
+    for written, cfg in given.items():
+        name = written
         if name == ALL:
             continue
+        warnings += _former_waiver_rules(cfg, renamed, f"{source}: {written}")
+        if name in renamed:
+            warnings.append(deprecated_id(f"{source}: {name}", name, renamed[name]))
+            name = renamed[name]
         if name not in names:
             close = difflib.get_close_matches(name, names, n=1)
             warnings.append(SpecIssue(f"{source}: {name}", "no rule has this ID, so this entry does nothing", name,
@@ -159,7 +191,20 @@ def unknown_key_warnings(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig],
         for key in cfg.properties:
             if key not in known:
                 close = difflib.get_close_matches(key, known, n=1)
-                warnings.append(SpecIssue(f"{source}: {name}.{key}", "this rule has no such setting, so it is "
+                warnings.append(SpecIssue(f"{source}: {written}.{key}", "this rule has no such setting, so it is "
                                           "ignored", key, ", ".join(known) or "none",
                                           f"did you mean {close[0]!r}?" if close else "remove it", warning=True))
     return warnings
+
+
+def deprecated_id(where: str, former: str, current: str) -> SpecIssue:
+    return SpecIssue(where, f"{former} is a deprecated rule ID (rule IDs no longer embed the Checkov ID); it still "
+                     f"applies to {current}", former, None, f"rename it to {current!r}", warning=True)
+
+
+def _former_waiver_rules(cfg: PolicyConfig, renamed: dict[str, str], where: str) -> list[SpecIssue]:
+    waivers = cfg.properties.get("waivers")
+    if not isinstance(waivers, list):
+        return []
+    return [deprecated_id(f"{where}.waivers[{i}].rule", w["rule"], renamed[w["rule"]])
+            for i, w in enumerate(waivers) if isinstance(w, dict) and w.get("rule") in renamed]

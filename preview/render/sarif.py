@@ -16,6 +16,8 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"mandatory": "error", "remediate": "error", "advisory": "warning"}
 SECURITY_SEVERITY = {"critical": "9.5", "high": "8.0", "medium": "5.5", "low": "3.0"}
 """GitHub code scanning ranks security results by this property (CVSS-like scores)."""
+CHECKOV_TAG = re.compile(r"^CKV2?_[A-Z0-9]+_[0-9]+$")
+"""A rule's tags carry the Checkov check it re-implements; SARIF shows it as the ``checkov`` property."""
 
 
 def _pascal(text: str) -> str:
@@ -26,6 +28,9 @@ def _rule(r: dict[str, Any]) -> dict[str, Any]:
     props: dict[str, Any] = {"tags": r["tags"], "precision": "very-high", "docs": r["url"]}
     if r["severity"] in SECURITY_SEVERITY:
         props["security-severity"] = SECURITY_SEVERITY[r["severity"]]
+    checkov = next((t for t in r["tags"] if CHECKOV_TAG.match(t)), None)
+    if checkov:
+        props["checkov"] = checkov
     return {"id": r["id"], "name": _pascal(r["title"] or r["id"]),
             "shortDescription": {"text": r["title"] or r["id"]}, "fullDescription": {"text": r["description"]},
             "help": {"text": f"{r['remediation']}\nReference: {r['url']}",

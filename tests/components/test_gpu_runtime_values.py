@@ -8,14 +8,14 @@ import pytest
 import yaml
 
 from catalog import load_catalog, load_mig_catalog
-from components.charts import ALL_CHARTS, AWS_EFA_DEVICE_PLUGIN, GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN, ChartPin
+from components.charts import AWS_EFA_DEVICE_PLUGIN, GPU_OPERATOR, GPU_RUNTIME_CHARTS, NVIDIA_DEVICE_PLUGIN, ChartPin
 from tests.conftest import require_shared
 from tests.support.gpu_runtime_matrix import ALL_CONFIGS, recording
 from tests.support.helm_values import helm_merge, unknown_keys
 from tests.support.k8s_schema import K8S_VERSION, unwrap_secrets
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
-CHART_PINS = {pin.chart: pin for pin in ALL_CHARTS}
+CHART_PINS = {pin.chart: pin for pin in GPU_RUNTIME_CHARTS}
 
 
 def chart_defaults(pin: ChartPin) -> dict:
@@ -77,7 +77,7 @@ def test_efa_values_merged_select_pools_not_instance_types():
     assert merged["image"]["tag"] == "v0.5.20"
 
 
-@pytest.mark.parametrize("pin", ALL_CHARTS, ids=lambda p: p.chart)
+@pytest.mark.parametrize("pin", GPU_RUNTIME_CHARTS, ids=lambda p: p.chart)
 def test_pins_match_the_upstream_chart_files(pin):
     chart_yaml = yaml.safe_load(require_shared("schemas", pin.default_values).with_name("Chart.yaml").read_text())
     assert chart_yaml["name"] == pin.chart

@@ -107,9 +107,10 @@ def test_a_flavor_missing_a_pool_taint_is_refused(pack, cloud):
     drifted = edit(wire(flavor), "spec.tolerations", [GPU, TOLERATE_DRAINING])
     assert [d for d in pack.stack([with_props(flavor, drifted) if r is flavor else r for r in rs]) if d[0] == RULE] \
         == [(RULE, "mandatory",
-             f"Kueue ResourceFlavor '{name}': does not tolerate pool '{pool}''s taint dedicated=team-a:NoSchedule, so "
-             "the workloads Kueue admits to it stay Pending (a toleration for every NoSchedule and NoExecute taint of "
-             "the pool).\nFix: add {key: dedicated, operator: Equal, value: team-a, effect: NoSchedule} to "
+             f"Kueue ResourceFlavor '{name}': does not tolerate pool '{pool}''s taint, so the workloads Kueue admits "
+             "to it stay Pending · observed: untolerated taint dedicated=team-a:NoSchedule · required: a toleration "
+             "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: "
+             "team-a, effect: NoSchedule} to "
              "spec.tolerations (gpu-cluster renders one toleration per pool taint)")]
 
 
@@ -121,9 +122,10 @@ def test_a_nodeset_missing_pool_taints_is_refused(pack, cloud):
     gpu_only = edit(wire(release), f"values.nodesets.{pool}.podSpec.tolerations", [GPU])
     assert [d for d in pack.stack([with_props(release, gpu_only) if r is release else r for r in rs]) if d[0] == RULE] \
         == [(RULE, "mandatory",
-             f"Slurm NodeSet '{pool}': does not tolerate pool '{pool}''s taints dedicated=team-a:NoSchedule, "
-             "draining=:NoExecute, so its slurmd pods stay Pending (a toleration for every NoSchedule and NoExecute "
-             "taint of the pool).\nFix: add {key: dedicated, operator: Equal, value: team-a, effect: NoSchedule}, "
+             f"Slurm NodeSet '{pool}': does not tolerate pool '{pool}''s taints, so its slurmd pods stay Pending · "
+             "observed: untolerated taints dedicated=team-a:NoSchedule, draining=:NoExecute · required: a toleration "
+             "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: "
+             "team-a, effect: NoSchedule}, "
              f"{{key: draining, operator: Exists, effect: NoExecute}} to nodesets.{pool}.podSpec.tolerations "
              "(gpu-cluster renders one toleration per pool taint)")]
 
@@ -137,7 +139,8 @@ def test_the_pool_taints_are_read_from_the_node_pool_resource(pack):
     found = [d[2].split("\n")[0] for d in pack.stack(
         [with_props(node_pool, edit(wire(node_pool), "nodeConfig.taints", taints)) if r is node_pool else r
          for r in rs]) if d[0] == RULE]
-    assert len(found) == 1 and "pool 'h100''s taint maintenance=:NoExecute" in found[0]
+    assert len(found) == 1 and "pool 'h100''s taint, " in found[0] and \
+        " · observed: untolerated taint maintenance=:NoExecute · " in found[0]
     prefer = wire(node_pool)["nodeConfig"]["taints"] + [{"key": "soft", "value": "x", "effect": "PREFER_NO_SCHEDULE"}]
     assert [d for d in pack.stack([with_props(node_pool, edit(wire(node_pool), "nodeConfig.taints", prefer))
                                    if r is node_pool else r for r in rs]) if d[0] == RULE] == []

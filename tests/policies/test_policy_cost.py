@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tests.support.edit import edit
-from tests.support.policy_harness import Pack, baseline, find, wire, with_props
+from tests.support.policy_harness import FIXED_DATE, Pack, baseline, find, wire, with_props
 
 NP, NG = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"
 FIX_LIMIT = ("Fix: use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper machine type or "
@@ -37,18 +37,19 @@ def test_gpu_hour_limit_per_model(pack, gke):
     pack.configure({"cost-gpu-hour-limit": {"maxUsdPerGpuHourByModel": {"H100_80GB": 10}}})
     assert pack.resource(find(gke, NP, "h100"), gke) == [(
         "cost-gpu-hour-limit", "mandatory",
-        "pool 'h100': $11.06 per GPU-hour is over the limit: a3-highgpu-8g on-demand in us-central1 costs "
-        "$88.49/node-hour for 8 × H100_80GB (catalog price as of 2026-07-30) (limit $10.00 per GPU-hour for "
-        "H100_80GB, from maxUsdPerGpuHourByModel.H100_80GB).\n" + FIX_LIMIT.format(knob="maxUsdPerGpuHourByModel.H100_80GB"))]
+        "pool 'h100': the price per GPU-hour is over the limit · observed: $11.06 per GPU-hour: a3-highgpu-8g "
+        "on-demand in us-central1 costs $88.49/node-hour for 8 × H100_80GB (catalog price as of 2026-07-30) · "
+        "required: at most $10.00 per GPU-hour for H100_80GB, from maxUsdPerGpuHourByModel.H100_80GB\n"
+        + FIX_LIMIT.format(knob="maxUsdPerGpuHourByModel.H100_80GB"))]
 
 
 def test_gpu_hour_limit_default_on_eks_and_a_negotiated_price_passes(pack, eks):
     pack.configure({"cost-gpu-hour-limit": {"maxUsdPerGpuHour": 6}})
     assert pack.resource(find(eks, NG, "p5"), eks) == [(
         "cost-gpu-hour-limit", "mandatory",
-        "pool 'p5': $6.88 per GPU-hour is over the limit: p5.48xlarge on-demand in us-east-1 costs $55.04/node-hour "
-        "for 8 × H100_80GB (catalog price as of 2026-07-20) (limit $6.00 per GPU-hour for H100_80GB, from "
-        "maxUsdPerGpuHour).\n" + FIX_LIMIT.format(knob="maxUsdPerGpuHour"))]
+        "pool 'p5': the price per GPU-hour is over the limit · observed: $6.88 per GPU-hour: p5.48xlarge on-demand "
+        "in us-east-1 costs $55.04/node-hour for 8 × H100_80GB (catalog price as of 2026-07-20) · required: at most "
+        "$6.00 per GPU-hour for H100_80GB, from maxUsdPerGpuHour\n" + FIX_LIMIT.format(knob="maxUsdPerGpuHour"))]
     override = {"machineType": "p5.48xlarge", "usdPerNodeHour": 40, "asOf": "2026-10-01", "source": "MSA-2026"}
     pack.configure({"cost-gpu-hour-limit": {"maxUsdPerGpuHour": 6, "priceOverrides": [override]}})
     assert pack.resource(find(eks, NG, "p5"), eks) == []
@@ -63,8 +64,9 @@ def test_unknown_price_fails_closed_with_how_to_add_it(pack, gke):
     edge = with_props(pool, edit(wire(pool), "nodeConfig.machineType", "a3-edgegpu-8g"))
     assert pack.resource(edge, gke) == [(
         "cost-gpu-hour-limit", "mandatory",
-        "pool 'h100': no price for a3-edgegpu-8g on-demand in us-central1, so its cost cannot be checked (unknown is "
-        "not $0: the pool must have a known price).\nFix: add a dated, sourced row to catalog/data/prices.csv, or add "
+        "pool 'h100': no price is known for the pool, so its cost cannot be checked · observed: no price for "
+        "a3-edgegpu-8g on-demand in us-central1 · required: a known price (unknown is not $0)\nFix: add a dated, "
+        "sourced row to catalog/data/prices.csv, or add "
         '{"machineType": "a3-edgegpu-8g", "region": "us-central1", "capacity": "on-demand", "usdPerNodeHour": '
         '<price>, "asOf": "<YYYY-MM-DD>", "source": "<contract or quote>"} to priceOverrides of cost-gpu-hour-limit '
         "in the policy pack config")]
@@ -78,8 +80,9 @@ def test_unknown_machine_type_fails_closed(pack, gke):
     future = with_props(pool, edit(wire(pool), "nodeConfig.machineType", "a9-future-8g"))
     assert pack.resource(future, gke) == [(
         "cost-gpu-hour-limit", "mandatory",
-        "pool 'h100': a9-future-8g is not in the GPU catalog, so its cost cannot be checked (unknown is not $0: the "
-        "pool must have a known price).\nFix: add a9-future-8g to catalog/data/machines.csv and a dated, sourced price "
+        "pool 'h100': the machine type is not in the GPU catalog, so its cost cannot be checked · observed: machine "
+        "type a9-future-8g · required: a known price (unknown is not $0)\nFix: add a9-future-8g to "
+        "catalog/data/machines.csv and a dated, sourced price "
         "to catalog/data/prices.csv, or use a machine type from the catalog")]
 
 
@@ -87,9 +90,10 @@ def test_stack_budget_counts_pools_at_max_system_pool_and_control_plane(pack, gk
     pack.configure({"cost-stack-budget": {"maxUsdPerHour": 100}})
     assert pack.stack(gke) == [(
         "cost-stack-budget", "mandatory",
-        "stack: $354.46 per hour at max autoscale is over the budget: h100 4 × $88.49 = $353.96, ml-system 3 × $0.13 "
-        "= $0.40, control plane ml = $0.10 (budget $100.00/hour, from maxUsdPerHour).\nFix: lower maxNodes of the "
-        "largest pools (h100, ml-system), use spot or negotiated prices (priceOverrides), or have the platform team "
+        "stack: the hourly cost at max autoscale is over the budget · observed: $354.46 per hour: h100 4 × $88.49 = "
+        "$353.96, ml-system 3 × $0.13 = $0.40, control plane ml = $0.10 · required: at most $100.00/hour, from "
+        "maxUsdPerHour\nFix: lower maxNodes of the largest pools (h100, ml-system), use spot or negotiated prices "
+        "(priceOverrides), or have the platform team "
         "raise maxUsdPerHour of cost-stack-budget in the policy pack config")]
     pack.configure({"cost-stack-budget": {"maxUsdPerHour": 354.47}})
     assert pack.stack(gke) == []
@@ -101,8 +105,10 @@ def test_stack_budget_fails_closed_on_an_unpriced_gpu_pool(pack, gke):
     gke[i] = with_props(pool, edit(wire(pool), "nodeConfig.machineType", "a3-edgegpu-8g"))
     assert pack.stack(gke) == [(
         "cost-stack-budget", "mandatory",
-        "stack: the budget cannot be checked: h100 (no price for a3-edgegpu-8g) (budget $10,000.00/hour; unknown is "
-        "not $0).\nFix: give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
+        "stack: the budget cannot be checked · observed: unpriced GPU pools: h100 (no price for a3-edgegpu-8g) · "
+        "required: a known price and autoscaler maximum for every GPU pool (unknown is not $0), to compare with the "
+        "budget of $10,000.00/hour\nFix: give every GPU pool a known price and autoscaler maximum "
+        "(catalog/data/prices.csv or "
         "priceOverrides of cost-stack-budget in the policy pack config)")]
 
 
@@ -112,8 +118,9 @@ def test_price_age_is_advisory_and_uses_the_evaluation_date(pack, eks):
     spot = with_props(group, edit(wire(group), "capacityType", "SPOT"))
     assert pack.resource(spot, eks) == [(
         "cost-price-age", "advisory",
-        "pool 'p5': the p5.48xlarge spot price in us-east-1 is 700 days old (catalog price as of 2025-01-01), so "
-        "cost checks may be off (at most 180 days on 2026-12-02, from maxPriceAgeDays).\nFix: refresh the price in "
+        "pool 'p5': the price is old, so cost checks may be off · observed: the p5.48xlarge spot price in us-east-1 "
+        "is 700 days old (catalog price as of 2025-01-01) · required: at most 180 days on 2026-12-02, from "
+        "maxPriceAgeDays\nFix: refresh the price in "
         "catalog/data/prices.csv from the provider's current price list (with its date and source)")]
     pack.configure({"cost-price-age": {"evaluationDate": "2025-03-01"}})
     assert pack.resource(spot, eks) == []
@@ -163,3 +170,10 @@ def test_stack_budget_and_preview_agree_on_fixed_costs_for_created_and_existing_
         assert counted == ([f"control plane ml = ${control_plane:.2f}"] if control_plane else [])
         total = sum(p.usd_per_hour_max for p in report.cost.pools) + sum(fixed.values())
         assert f"${total:,.2f} per hour" in diag[2]
+
+
+def test_stack_budget_and_price_age_are_waived_per_stack_and_pool(pack, waived, gke, eks):
+    assert waived(pack, "cost-stack-budget", "stack", lambda: pack.stack(gke), maxUsdPerHour=100) == []
+    group = find(eks, NG, "p5")
+    spot = with_props(group, edit(wire(group), "capacityType", "SPOT"))
+    assert waived(pack, "cost-price-age", "p5", lambda: pack.resource(spot, eks), evaluationDate=FIXED_DATE) == []

@@ -48,9 +48,9 @@ def test_gpu_advertiser_two_on_one_pool(pack):
     del props["nodeConfig"]["labels"][GKE_LABEL]  # GKE's plugin comes back next to the GPU Operator's
     assert pack.stack(swap(rs, pool, props)) == [(
         "cross-layer-gpu-advertiser", "mandatory",
-        "pool 'h100-mig': 2 components advertise nvidia.com/gpu on its nodes (GKE's managed device plugin; Helm "
-        "release 'gpu-runtime-gpu-operator' (gpu-operator)), so the scheduler double-counts GPUs and pods fight over "
-        "devices (exactly one advertiser per pool).\nFix: keep one: on GKE label the pool "
+        "pool 'h100-mig': 2 components advertise nvidia.com/gpu on its nodes, so the scheduler double-counts GPUs and "
+        "pods fight over devices · observed: GKE's managed device plugin; Helm release 'gpu-runtime-gpu-operator' "
+        "(gpu-operator) · required: exactly one advertiser per pool\nFix: keep one: on GKE label the pool "
         f"{GKE_LABEL}=true (with gpuDriverVersion INSTALLATION_DISABLED) to use NVIDIA's plugin, or pin the chart's "
         "affinity to other pools (gpu-cluster: gpuRuntime.mode per pool)")]
 
@@ -60,8 +60,8 @@ def test_gpu_advertiser_none_on_a_pool(pack):
     pool = find(rs, NP, "l4-managed")  # keeps the operator away with gpu.deploy.operands=false
     props = edit(wire(pool), f"nodeConfig.labels.{GKE_LABEL}", "true")
     assert [m.split("\n")[0] for _, _, m in pack.stack(swap(rs, pool, props))] == [
-        "pool 'l4-managed': nothing advertises nvidia.com/gpu on its nodes, so GPU pods never schedule there "
-        "(exactly one advertiser per pool)."]
+        "pool 'l4-managed': nothing advertises nvidia.com/gpu on its nodes, so GPU pods never schedule there · "
+        "observed: no device plugin or GPU Operator covers the pool · required: exactly one advertiser per pool"]
 
 
 def test_kueue_flavor_selects_an_existing_pool(pack):
@@ -71,8 +71,9 @@ def test_kueue_flavor_selects_an_existing_pool(pack):
     assert name.startswith("h100-")
     assert pack.stack(swap(rs, flavor, edit(wire(flavor), "spec.nodeLabels", {"gpu-cluster/pool": "h100-old"}))) == [(
         "cross-layer-pool-exists", "mandatory",
-        f"Kueue ResourceFlavor '{name}': nodeLabels {{gpu-cluster/pool: h100-old}} match no node pool of this stack, so "
-        "workloads admitted to it stay Pending (select one of the pools: h100, l4).\nFix: set "
+        f"Kueue ResourceFlavor '{name}': it selects no node pool of this stack, so workloads admitted to it stay "
+        "Pending · observed: spec.nodeLabels {gpu-cluster/pool: h100-old} · required: select one of the pools: h100, "
+        "l4\nFix: set "
         "spec.nodeLabels.gpu-cluster/pool to an existing pool (gpu-cluster: the flavor's pool must be in nodePools)")]
 
 
@@ -83,8 +84,9 @@ def test_kueue_quota_fits_the_pool_at_max_nodes(pack):
     name = wire(find(rs, FLAVOR, "kueue-flavor-h100"))["metadata"]["name"]
     assert pack.stack(swap(rs, queue, props)) == [(
         "cross-layer-kueue-quota", "mandatory",
-        f"Kueue ResourceFlavor '{name}': ClusterQueues promise 108 nvidia.com/gpu on pool 'h100' (product 8, research "
-        "100), more than it can ever have (at most 32 = 4 nodes × 8 GPUs at max autoscale).\nFix: lower the "
+        f"Kueue ResourceFlavor '{name}': ClusterQueues promise more nvidia.com/gpu on pool 'h100' than it can ever "
+        "have · observed: 108 GPUs of nominalQuota (product 8, research 100) · required: at most 32 = 4 nodes × 8 "
+        "GPUs at max autoscale\nFix: lower the "
         f"nominalQuota of {name} in the queues, or raise the pool's maxNodes")]
 
 
@@ -94,14 +96,16 @@ def test_slurm_nodeset_selects_an_existing_pool_and_declares_its_gpus(pack):
     typo = edit(wire(slurm), "values.nodesets.h100-mega.podSpec.nodeSelector", {"gpu-cluster/pool": "h100-meg"})
     assert pack.stack(swap(rs, slurm, typo)) == [(
         "cross-layer-pool-exists", "mandatory",
-        "Slurm NodeSet 'h100-mega': nodeSelector {gpu-cluster/pool: h100-meg} matches no node pool of this stack (no "
-        "pool 'h100-meg'), so its slurmd pods stay Pending (select one of the pools: h100-mega, l4-eval).\nFix: set "
+        "Slurm NodeSet 'h100-mega': it selects no node pool of this stack (no pool 'h100-meg'), so its slurmd pods "
+        "stay Pending · observed: nodeSelector {gpu-cluster/pool: h100-meg} · required: select one of the pools: "
+        "h100-mega, l4-eval\nFix: set "
         "nodesets.h100-mega.podSpec.nodeSelector.gpu-cluster/pool to an existing pool")]
     gres = edit(wire(slurm), "values.nodesets.h100-mega.extraConf", "CPUs=195 Gres=gpu:h100:4 RealMemory=1763328")
     assert pack.stack(swap(rs, slurm, gres)) == [(
         "cross-layer-slurm-gres", "mandatory",
-        "Slurm NodeSet 'h100-mega': declares Gres=gpu count 4 but pool 'h100-mega' nodes (a3-megagpu-8g) have 8 GPUs "
-        "(Gres=gpu:<type>:8).\nFix: set the NodeSet's Gres count to 8 (gpu-cluster renders it from the catalog)")]
+        "Slurm NodeSet 'h100-mega': its GPU count differs from what pool 'h100-mega' nodes (a3-megagpu-8g) have · "
+        "observed: Gres=gpu count 4 · required: Gres=gpu:<type>:8\nFix: set the NodeSet's Gres count to 8 (gpu-cluster "
+        "renders it from the catalog)")]
 
 
 def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
@@ -113,10 +117,11 @@ def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
                                                              "pool 'p5-ondemand'"]
     assert next(d for d in findings if d[2].startswith("pool 'p5-ondemand'")) == (
         "cross-layer-eks-autoscaler", "mandatory",
-        "pool 'p5-ondemand': this node group should scale between 0 and 4 nodes, but the stack installs no Cluster "
-        "Autoscaler, so it stays at 0 nodes and pods that need more stay Pending (a Cluster Autoscaler release (chart "
-        "cluster-autoscaler) in the stack: EKS managed node groups do not resize themselves, and Karpenter does not "
-        "resize them).\nFix: set cluster.clusterAutoscaler: true (gpu-cluster installs the Cluster Autoscaler), or "
+        "pool 'p5-ondemand': nothing resizes this node group, so it stays at 0 nodes and pods that need more stay "
+        "Pending · observed: scalingConfig 0–4 nodes, and no Cluster Autoscaler release in the stack · required: a "
+        "Cluster Autoscaler release (chart cluster-autoscaler) in the stack: EKS managed node groups do not resize "
+        "themselves, and Karpenter does not resize them\nFix: set cluster.clusterAutoscaler: true (gpu-cluster "
+        "installs the Cluster Autoscaler), or "
         "waive cross-layer-eks-autoscaler for this pool if the cluster's Cluster Autoscaler is installed by another "
         "stack")
     group = find(without, "aws:eks/nodeGroup:NodeGroup", "p5-ondemand")
@@ -126,3 +131,32 @@ def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
     deployment = fake("kubernetes:apps/v1:Deployment", "ca", {"spec": {"template": {"spec": {"containers": [
         {"name": "ca", "image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"}]}}}})
     assert [d for d in pack.stack([*without, deployment]) if d[0] == "cross-layer-eks-autoscaler"] == []
+
+
+
+def test_each_cross_layer_rule_is_waived_per_subject(pack, waived):
+    kueue, mig, slurm_rs = recorded("gke-kueue"), recorded("gke-operator-mig"), recorded("gke-h100-512")
+    flavor = find(kueue, FLAVOR, "kueue-flavor-h100")
+    flavor_name = wire(flavor)["metadata"]["name"]
+    queue = find(kueue, QUEUE, "kueue-cq-research")
+    mig_pool = find(mig, NP, "h100-mig")
+    two_advertisers = wire(mig_pool)
+    del two_advertisers["nodeConfig"]["labels"][GKE_LABEL]
+    slurm = find(slurm_rs, RELEASE, "slurm-slurm")
+    gres = edit(wire(slurm), "values.nodesets.h100-mega.extraConf", "CPUs=195 Gres=gpu:h100:4 RealMemory=1763328")
+    cases = [
+        ("cross-layer-gpu-advertiser", "h100-mig", lambda: pack.stack(swap(mig, mig_pool, two_advertisers))),
+        ("cross-layer-pool-exists", flavor_name, lambda: pack.stack(swap(kueue, flavor, edit(
+            wire(flavor), "spec.nodeLabels", {"gpu-cluster/pool": "h100-old"})))),
+        ("cross-layer-kueue-quota", "h100", lambda: pack.stack(swap(kueue, queue, edit(
+            wire(queue), "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", 100)))),
+        ("cross-layer-scheduler-tolerations", flavor_name,
+         lambda: pack.stack(swap(kueue, flavor, edit(wire(flavor), "spec.tolerations", [])))),
+        ("cross-layer-slurm-gres", "h100-mega", lambda: pack.stack(swap(slurm_rs, slurm, gres))),
+    ]
+    for rule, name, run in cases:
+        assert waived(pack, rule, name, run) == [], rule
+    eks = recorded("eks-p5-efa")
+    no_autoscaler = [r for r in eks if not (r.type == RELEASE and r.inputs["chart"] == "cluster-autoscaler")]
+    left = waived(pack, "cross-layer-eks-autoscaler", "p5-ondemand", lambda: pack.stack(no_autoscaler))
+    assert sorted(d[2].split(":")[0] for d in left) == ["pool 'l40s-spot'", "pool 'p5-block'"]  # one pool waived

@@ -71,9 +71,10 @@ def test_kueue_topology_level_the_cloud_never_sets(pack):
     typo = edit(wire(topology), "spec.levels[1].nodeLabel", "cloud.google.com/gce-topology-blok")
     assert new_findings(pack, swap(rs, topology, typo)) == [(
         KUEUE_TOPOLOGY, "mandatory",
-        f"Kueue Topology '{name}': spec.levels[1].nodeLabel is cloud.google.com/gce-topology-blok, which GKE never sets "
-        "and no node pool of this stack adds, so topology-aware scheduling finds no node of pool 'h100' with that label "
-        f"and gangs stay Pending (GKE node labels: {GKE_LEVELS}).\nFix: use one of those labels in spec.levels[1], "
+        f"Kueue Topology '{name}': a level uses a label GKE never sets and no node pool of this stack adds, so "
+        "topology-aware scheduling finds no node of pool 'h100' with that label and gangs stay Pending · observed: "
+        "spec.levels[1].nodeLabel cloud.google.com/gce-topology-blok · required: GKE node labels: "
+        f"{GKE_LEVELS}\nFix: use one of those labels in spec.levels[1], "
         f"or add the label to extraLabels of {KUEUE_TOPOLOGY} if your nodes get it from elsewhere")]
 
 
@@ -82,9 +83,10 @@ def test_kueue_topology_eks_label_on_gke(pack):
     eks = edit(wire(topology), "spec.levels[1].nodeLabel", "topology.k8s.aws/network-node-layer-1")
     assert new_findings(pack, swap(rs, topology, eks)) == [(
         KUEUE_TOPOLOGY, "mandatory",
-        f"Kueue Topology '{name}': spec.levels[1].nodeLabel is topology.k8s.aws/network-node-layer-1, an EKS label, "
-        "but this stack's node pools are GKE ones, so topology-aware scheduling finds no node of pool 'h100' with "
-        f"that label and gangs stay Pending (GKE node labels: {GKE_LEVELS}).\nFix: use the GKE labels in spec.levels "
+        f"Kueue Topology '{name}': a level uses an EKS label, but this stack's node pools are GKE ones, so "
+        "topology-aware scheduling finds no node of pool 'h100' with that label and gangs stay Pending · observed: "
+        "spec.levels[1].nodeLabel topology.k8s.aws/network-node-layer-1 · required: GKE node labels: "
+        f"{GKE_LEVELS}\nFix: use the GKE labels in spec.levels "
         "(gpu-cluster renders them for the stack's cloud)")]
 
 
@@ -95,9 +97,10 @@ def test_kueue_topology_gke_label_on_eks(pack):
     gke = edit(wire(topology), "spec.levels[2].nodeLabel", "cloud.google.com/gce-topology-subblock")
     assert new_findings(pack, swap(rs, topology, gke)) == [(
         KUEUE_TOPOLOGY, "mandatory",
-        f"Kueue Topology '{name}': spec.levels[2].nodeLabel is cloud.google.com/gce-topology-subblock, a GKE label, "
-        "but this stack's node pools are EKS ones, so topology-aware scheduling finds no node of pool 'p5' with that "
-        f"label and gangs stay Pending (EKS node labels: {EKS_LEVELS}).\nFix: use the EKS labels in spec.levels "
+        f"Kueue Topology '{name}': a level uses a GKE label, but this stack's node pools are EKS ones, so "
+        "topology-aware scheduling finds no node of pool 'p5' with that label and gangs stay Pending · observed: "
+        "spec.levels[2].nodeLabel cloud.google.com/gce-topology-subblock · required: EKS node labels: "
+        f"{EKS_LEVELS}\nFix: use the EKS labels in spec.levels "
         "(gpu-cluster renders them for the stack's cloud)")]
 
 
@@ -106,9 +109,10 @@ def test_kueue_topology_hostname_only_last(pack):
     early = edit(wire(topology), "spec.levels[1].nodeLabel", "kubernetes.io/hostname")
     assert new_findings(pack, swap(rs, topology, early)) == [(
         KUEUE_TOPOLOGY, "mandatory",
-        f"Kueue Topology '{name}': kubernetes.io/hostname is spec.levels[1] of 5, but Kueue accepts it only as the "
-        "last level, so the API server refuses this Topology and nothing is admitted to pool 'h100' "
-        "(kubernetes.io/hostname last).\nFix: move kubernetes.io/hostname to the end of spec.levels")]
+        f"Kueue Topology '{name}': kubernetes.io/hostname is not the last level, so the API server refuses this "
+        "Topology and nothing is admitted to pool 'h100' · observed: kubernetes.io/hostname is spec.levels[1] of 5 · "
+        "required: kubernetes.io/hostname last (Kueue accepts it only there)\nFix: move kubernetes.io/hostname to the "
+        "end of spec.levels")]
 
 
 def test_kueue_topology_levels_broadest_first(pack):
@@ -116,9 +120,10 @@ def test_kueue_topology_levels_broadest_first(pack):
     host_high = edit(wire(topology), "spec.levels[1].nodeLabel", "cloud.google.com/gce-topology-host")
     assert new_findings(pack, swap(rs, topology, host_high)) == [(
         KUEUE_TOPOLOGY, "mandatory",
-        f"Kueue Topology '{name}': spec.levels[2] (cloud.google.com/gce-topology-subblock) is broader than the level "
-        "above it (cloud.google.com/gce-topology-host), so Kueue nests the domains the wrong way round and spreads "
-        f"gangs over nodes it should keep together (levels broadest first: {GKE_LEVELS}).\nFix: reorder spec.levels "
+        f"Kueue Topology '{name}': a level is broader than the level above it, so Kueue nests the domains the wrong "
+        "way round and spreads gangs over nodes it should keep together · observed: spec.levels[2] "
+        "cloud.google.com/gce-topology-subblock under cloud.google.com/gce-topology-host · required: levels broadest "
+        f"first: {GKE_LEVELS}\nFix: reorder spec.levels "
         "broadest first (gpu-cluster renders them in that order)")]
 
 
@@ -129,9 +134,10 @@ def test_kueue_flavor_names_a_topology_that_exists(pack):
     gone = edit(wire(flavor), "spec.topologyName", "gke-network-old")
     assert new_findings(pack, swap(rs, flavor, gone)) == [(
         KUEUE_TOPOLOGY, "mandatory",
-        f"Kueue ResourceFlavor '{flavor_name}': spec.topologyName gke-network-old names no Kueue Topology of this "
-        "stack, so Kueue keeps the ClusterQueues that use this flavor inactive and admits nothing to pool 'h100' "
-        f"(Topologies in this stack: {name}).\nFix: set spec.topologyName to a Topology of the stack (gpu-cluster "
+        f"Kueue ResourceFlavor '{flavor_name}': its topology is not in this stack, so Kueue keeps the ClusterQueues "
+        "that use this flavor inactive and admits nothing to pool 'h100' · observed: spec.topologyName "
+        f"gke-network-old · required: a Topology of this stack: {name}\nFix: set spec.topologyName to a Topology of "
+        "the stack (gpu-cluster "
         "renders the flavor and its Topology together: re-render both), or waive cross-layer-kueue-topology for this "
         "flavor if another stack creates the Topology")]
 
@@ -144,10 +150,11 @@ def test_kueue_topology_without_pools_refuses_mixed_clouds(pack):
     mixed = edit(wire(topology), "spec.levels[1].nodeLabel", "topology.k8s.aws/network-node-layer-1")
     assert new_findings(pack, swap(rs, topology, mixed)) == [(
         KUEUE_TOPOLOGY, "mandatory",
-        f"Kueue Topology '{name}': spec.levels mix GKE labels (cloud.google.com/gce-topology-subblock, "
-        "cloud.google.com/gce-topology-host) and EKS labels (topology.k8s.aws/network-node-layer-1), and no node "
-        "carries both, so topology-aware scheduling finds no node of pool 'h100' with that label and gangs stay "
-        "Pending (the labels of one cloud).\nFix: keep the labels of the cloud the pools run on")]
+        f"Kueue Topology '{name}': spec.levels mix GKE and EKS labels, and no node carries both, so topology-aware "
+        "scheduling finds no node of pool 'h100' with that label and gangs stay Pending · observed: GKE labels "
+        "cloud.google.com/gce-topology-subblock, cloud.google.com/gce-topology-host; EKS labels "
+        "topology.k8s.aws/network-node-layer-1 · required: the labels of one cloud\nFix: keep the labels of the cloud "
+        "the pools run on")]
 
 
 def test_kueue_topology_accepts_labels_a_pool_sets_or_the_config_lists_and_honours_waivers(pack):
@@ -182,10 +189,11 @@ def test_fairshare_and_age_without_accounting(pack):
     off = edit(values, "values.accounting.enabled", False)
     assert new_findings(pack, swap(rs, release, off)) == [(
         FAIRSHARE, "mandatory",
-        "Slurm cluster 'h100-train': slurm.conf sets PriorityWeightFairshare=10000 and PriorityWeightAge=1000 but "
-        "accounting is off (accounting.enabled is false, so AccountingStorageType=accounting_storage/none), so "
-        "slurmctld ignores these weights and never orders jobs by fair share or age (PriorityWeightFairshare and "
-        "PriorityWeightAge need AccountingStorageType=accounting_storage/slurmdbd).\n" + FAIRSHARE_FIX
+        "Slurm cluster 'h100-train': priority weights are set but accounting is off, so slurmctld ignores these "
+        "weights and never orders jobs by fair share or age · observed: slurm.conf sets PriorityWeightFairshare=10000 "
+        "and PriorityWeightAge=1000; accounting.enabled is false, so AccountingStorageType=accounting_storage/none · "
+        "required: PriorityWeightFairshare and PriorityWeightAge need "
+        "AccountingStorageType=accounting_storage/slurmdbd\n" + FAIRSHARE_FIX
         + "PriorityWeightFairshare and PriorityWeightAge to 0")]
     unweighted = edit(off, "values.controller.extraConf", values["values"]["controller"]["extraConf"].replace(
         "PriorityWeightFairshare=10000", "PriorityWeightFairshare=0").replace("PriorityWeightAge=1000",
@@ -198,10 +206,11 @@ def test_fairshare_with_accounting_storage_overridden_in_extra_conf(pack):
     conf = values["values"]["controller"]["extraConf"] + "\naccountingstoragetype=accounting_storage/none  # off"
     assert new_findings(pack, swap(rs, release, edit(values, "values.controller.extraConf", conf))) == [(
         FAIRSHARE, "mandatory",
-        "Slurm cluster 'h100-train': slurm.conf sets PriorityWeightFairshare=10000 and PriorityWeightAge=1000 but "
-        "accounting is off (controller.extraConf sets AccountingStorageType=accounting_storage/none), so slurmctld "
-        "ignores these weights and never orders jobs by fair share or age (PriorityWeightFairshare and "
-        "PriorityWeightAge need AccountingStorageType=accounting_storage/slurmdbd).\n" + FAIRSHARE_FIX
+        "Slurm cluster 'h100-train': priority weights are set but accounting is off, so slurmctld ignores these "
+        "weights and never orders jobs by fair share or age · observed: slurm.conf sets PriorityWeightFairshare=10000 "
+        "and PriorityWeightAge=1000; controller.extraConf sets AccountingStorageType=accounting_storage/none · "
+        "required: PriorityWeightFairshare and PriorityWeightAge need "
+        "AccountingStorageType=accounting_storage/slurmdbd\n" + FAIRSHARE_FIX
         + "PriorityWeightFairshare and PriorityWeightAge to 0")]
 
 
@@ -210,10 +219,10 @@ def test_age_alone_from_extra_conf_map(pack):
     controller = {"extraConfMap": {"PriorityWeightAge": 1000, "AccountingStorageType": "accounting_storage/none"}}
     assert new_findings(pack, swap(rs, release, edit(values, "values.controller", controller))) == [(
         FAIRSHARE, "mandatory",
-        "Slurm cluster 'h100-train': slurm.conf sets PriorityWeightAge=1000 but accounting is off "
-        "(controller.extraConfMap sets AccountingStorageType=accounting_storage/none), so slurmctld ignores this "
-        "weight and never orders jobs by age (PriorityWeightAge needs "
-        "AccountingStorageType=accounting_storage/slurmdbd).\n" + FAIRSHARE_FIX + "PriorityWeightAge to 0")]
+        "Slurm cluster 'h100-train': priority weights are set but accounting is off, so slurmctld ignores this weight "
+        "and never orders jobs by age · observed: slurm.conf sets PriorityWeightAge=1000; controller.extraConfMap sets "
+        "AccountingStorageType=accounting_storage/none · required: PriorityWeightAge needs "
+        "AccountingStorageType=accounting_storage/slurmdbd\n" + FAIRSHARE_FIX + "PriorityWeightAge to 0")]
 
 
 # -- cross-layer-slurm-block-size --------------------------------------------------------------------------------
@@ -231,19 +240,21 @@ def test_block_size_that_does_not_divide_the_pool(pack):
     rs, release, values = _slurm()
     assert new_findings(pack, swap(rs, release, _with_block_sizes(values, [24, 48]))) == [(
         BLOCKS, "mandatory",
-        "Slurm topology 'h100-mega': base block size 24 does not divide the 64 nodes of pool 'h100-mega' (its node "
-        "pool's max nodes), so 16 nodes form a partial block that never fits a job sized for a full block of 24 (a "
-        "base block size that divides 64: 1, 2, 4, 8, 16, 32, 64).\nFix: start block_sizes at a divisor of 64 (gpu-cluster: scheduling.slurm.blockSize), or make the "
-        "pool's max nodes a multiple of 24")]
+        "Slurm topology 'h100-mega': the base block size does not divide the nodes of pool 'h100-mega' (its node "
+        "pool's max nodes), so 16 nodes form a partial block that never fits a job sized for a full block · observed: "
+        "base block size 24 for 64 nodes · required: a base block size that divides 64: 1, 2, 4, 8, 16, 32, 64\nFix: "
+        "start block_sizes at a divisor of 64 (gpu-cluster: scheduling.slurm.blockSize), or make the pool's max nodes "
+        "a multiple of 24")]
 
 
 def test_block_sizes_double_up(pack):
     rs, release, values = _slurm()
     assert new_findings(pack, swap(rs, release, _with_block_sizes(values, [8, 24]))) == [(
         BLOCKS, "mandatory",
-        "Slurm topology 'h100-mega': block_sizes 8, 24: 24 is not 8 times a power of two, so slurmctld refuses to "
-        "start (fatal: Invalid BlockSizes value in topology h100-mega) (each size the one before times 2, 4, 8 …: "
-        "e.g. 8, 16, 32).\nFix: make each block size double (or quadruple …) the one before it (gpu-cluster renders 8, "
+        "Slurm topology 'h100-mega': 24 is not 8 times a power of two, so slurmctld refuses to start (fatal: Invalid "
+        "BlockSizes value in topology h100-mega) · observed: block_sizes 8, 24 · required: each size the one before "
+        "times 2, 4, 8 …: e.g. 8, 16, 32\nFix: make each block size double (or quadruple …) the one before it "
+        "(gpu-cluster renders 8, "
         "16, … up to the pool's nodes)")]
 
 
@@ -254,10 +265,11 @@ def test_block_size_against_the_node_pool_max(pack):
     shrunk = swap(rs, pool, edit(wire(pool), "autoscaling.totalMaxNodeCount", 60))
     assert [d for d in new_findings(pack, shrunk)] == [(
         BLOCKS, "mandatory",
-        "Slurm topology 'h100-mega': base block size 8 does not divide the 60 nodes of pool 'h100-mega' (its node "
-        "pool's max nodes), so 4 nodes form a partial block that never fits a job sized for a full block of 8 (a base "
-        "block size that divides 60: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60).\nFix: start block_sizes at a divisor of 60 (gpu-cluster: scheduling.slurm.blockSize), "
-        "or make the pool's max nodes a multiple of 8")]
+        "Slurm topology 'h100-mega': the base block size does not divide the nodes of pool 'h100-mega' (its node "
+        "pool's max nodes), so 4 nodes form a partial block that never fits a job sized for a full block · observed: "
+        "base block size 8 for 60 nodes · required: a base block size that divides 60: 1, 2, 3, 4, 5, 6, 10, 12, 15, "
+        "20, 30, 60\nFix: start block_sizes at a divisor of 60 (gpu-cluster: scheduling.slurm.blockSize), or make the "
+        "pool's max nodes a multiple of 8")]
 
 
 def test_block_size_against_the_nodeset_when_the_pool_is_elsewhere(pack):
@@ -267,8 +279,9 @@ def test_block_size_against_the_nodeset_when_the_pool_is_elsewhere(pack):
     release = find(rs, RELEASE, "slurm-slurm")
     fewer = edit(values, "values.nodesets.h100-mega.replicas", 20)
     (finding,) = new_findings(pack, swap(rs, release, fewer))
-    assert finding[2].startswith("Slurm topology 'h100-mega': base block size 8 does not divide the 20 nodes of "
+    assert finding[2].startswith("Slurm topology 'h100-mega': the base block size does not divide the nodes of "
                                  "NodeSet 'h100-mega' (its replicas), so 4 nodes form a partial block")
+    assert " · observed: base block size 8 for 20 nodes · " in finding[2]
 
 
 def test_block_size_is_the_nvlink_domain_when_it_spans_nodes(pack, monkeypatch):
@@ -281,8 +294,9 @@ def test_block_size_is_the_nvlink_domain_when_it_spans_nodes(pack, monkeypatch):
     monkeypatch.setitem(machines, (Cloud.GCP, "a3-megagpu-8g"), dataclasses.replace(mega, nvlink_domain_gpus=128))
     assert new_findings(pack, rs) == [(
         BLOCKS, "mandatory",
-        "Slurm topology 'h100-mega': base block size 8 is not one NVLink domain of pool 'h100-mega' (a3-megagpu-8g: 16 "
-        "nodes share one), so blocks split NVLink domains (a base block size of 16).\nFix: start block_sizes at 16 "
+        "Slurm topology 'h100-mega': the base block size is not one NVLink domain of pool 'h100-mega', so blocks "
+        "split NVLink domains · observed: base block size 8; a3-megagpu-8g: 16 nodes share one NVLink domain · "
+        "required: a base block size of 16\nFix: start block_sizes at 16 "
         "(gpu-cluster: remove scheduling.slurm.blockSize; the base block is then the NVLink domain)")]
 
 
@@ -296,3 +310,11 @@ def test_larger_block_sizes_need_not_divide_the_pool():
     topology = yaml.safe_load(wire(find(rs, RELEASE, "slurm-slurm"))["values"]["configFiles"]["topology.yaml"])
     assert [t["block"]["block_sizes"] for t in topology if "block" in t] == [[8, 16]]
     assert new_findings(Pack(), rs) == []
+
+
+def test_fairshare_and_block_size_are_waived_per_slurm_cluster_and_topology(pack, waived):
+    rs, release, values = _slurm()
+    no_accounting = swap(rs, release, edit(values, "values.accounting.enabled", False))
+    assert waived(pack, FAIRSHARE, "h100-train", lambda: new_findings(pack, no_accounting)) == []
+    uneven = swap(rs, release, _with_block_sizes(values, [24, 48]))
+    assert waived(pack, BLOCKS, "h100-mega", lambda: new_findings(pack, uneven)) == []

@@ -27,9 +27,10 @@ def test_every_example_gets_exactly_its_expected_mandatory_violations(stack):
 
 def test_over_budget_example_names_the_pools_to_shrink():
     (v,) = [v for v in preview_stack("eks-over-budget").violations if v["enforcement"] == "mandatory"]
-    assert v["message"].startswith("stack: $12,153.51 per hour at max autoscale is over the budget: h200-team-a 96 × "
-                                   "$63.30 = $6,076.42, h200-team-b 96 × $63.30 = $6,076.42")
-    assert "budget $10,000.00/hour, from maxUsdPerHour" in v["message"]
+    assert v["message"].startswith("stack: the hourly cost at max autoscale is over the budget · observed: "
+                                   "$12,153.51 per hour: h200-team-a 96 × $63.30 = $6,076.42, h200-team-b 96 × $63.30 "
+                                   "= $6,076.42")
+    assert " · required: at most $10,000.00/hour, from maxUsdPerHour\n" in v["message"]
     assert "lower maxNodes of the largest pools (h200-team-a, h200-team-b)" in v["message"]
 
 
@@ -40,9 +41,10 @@ def test_topology_example_points_at_the_pool_config_path():
     (message,) = [v["message"] for v in report.violations if v["enforcement"] == "mandatory"]  # one per pool
     problem, fix = message.split("\n")
     assert problem.startswith("pool 'a3-mega': this a3-megagpu-8g pool (HGX-class with GPUDirect-TCPXO, up to 32 "
-                              "nodes) spans 2 zones, us-east4-a and us-east4-b, and has no compact placement: "
-                              "placementPolicy.type is unset (one zone and placementPolicy.type COMPACT")
-    assert ") (" not in problem
+                              "nodes) spans 2 zones and has no compact placement · observed: nodeLocations us-east4-a "
+                              "and us-east4-b; placementPolicy.type unset · required: one zone and "
+                              "placementPolicy.type COMPACT")
+    assert ") (" not in problem and problem.count(" · observed: ") == problem.count(" · required: ") == 1
     # the zone comes first: gpu-cluster refuses multiNode: true while the pool has two zones
     assert fix.startswith("Fix: first keep one zone (gpu-cluster: zones: [us-east4-a]), then set multiNode: true")
 

@@ -3,6 +3,8 @@ reconciliation, the generated rule reference, and the import direction between l
 from __future__ import annotations
 
 import ast
+import dataclasses
+import importlib
 import json
 import re
 import subprocess
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 from pulumi.runtime.proto import analyzer_pb2 as apb
 
+from catalog import load_catalog
 from policies.pack import RULES, pack_arguments
 from policies.resources import POOL_LABEL_KEY
 from policies.rule import CHECKOV_ID, ID_PATTERN, Category
@@ -41,17 +44,20 @@ def test_every_rule_has_id_name_severity_remediation_and_docs():
         for name, schema in rule.schema_properties().items():
             assert re.match(r"^[a-z][A-Za-z0-9]*$", name) and "default" in schema and schema.get("description"), \
                 (rule.id, name)
-        if rule.checkov:  # named after the Checkov check it re-implements
-            assert CHECKOV_ID.match(rule.checkov) and rule.id.endswith("-" + rule.checkov.lower().replace("_", "-"))
+        if rule.checkov:  # the Checkov check it re-implements is metadata, not part of the ID
+            assert CHECKOV_ID.match(rule.checkov) and "ckv" not in rule.id and rule.checkov in rule.policy(
+                load_catalog()).tags
+            assert f"Checkov {rule.checkov}" in docs.split(f"\n## {rule.id}\n")[1].split("\n## ")[0]
         if rule.category == Category.SECURITY and rule.checkov is None:
             assert "helm" in rule.id or "credentials" in rule.id, f"{rule.id}: no Checkov ID maps?"
+        for former in rule.former_ids:  # old IDs stay accepted, never clash with a current one
+            assert ID_PATTERN.match(former) and former not in ids and former.startswith(rule.id + "-"), former
 
 
-def test_one_rule_per_file_and_every_file_is_in_the_pack():
-    modules = {f.stem for f in RULE_FILES}
-    assert len(modules) == len(RULES)
-    for rule in RULES:
-        assert rule.id.replace("-", "_").startswith(rule.check.__module__.rsplit(".", 1)[-1]), rule.id
+def test_one_rule_per_file_named_after_its_id_and_every_file_is_in_the_pack():
+    rules = [importlib.import_module(f"policies.rules.{f.stem}").RULE for f in RULE_FILES]
+    assert [r.id.replace("-", "_") for r in rules] == [f.stem for f in RULE_FILES]
+    assert sorted(r.id for r in rules) == sorted(r.id for r in RULES)
 
 
 def test_pack_main_only_assembles_the_pack():
@@ -92,7 +98,7 @@ def test_pack_boots_exactly_like_the_cli_and_answers_over_grpc():
         response = pack.analyze(pool, providers)
         assert [(d.policyName, LEVELS[d.enforcementLevel]) for d in response.diagnostics] == [
             ("cost-gpu-hour-limit", "mandatory")]
-        assert "$11.06 per GPU-hour is over the limit" in response.diagnostics[0].message
+        assert "over the limit · observed: $11.06 per GPU-hour" in response.diagnostics[0].message
         assert pack.analyze_stack(rs, providers).diagnostics == []
 
 
@@ -167,3 +173,29 @@ def test_import_direction(layer, forbidden):
     assert files or layer == "scheduling"
     bad = {str(f.relative_to(PROJECT_ROOT)): sorted(_imports(f) & forbidden) for f in files if _imports(f) & forbidden}
     assert bad == {}
+
+
+def test_the_pack_hands_the_catalog_it_loaded_to_the_rules_that_read_it():
+    """Rules never load the catalog themselves: the one given to the pack decides (here: one without prices)."""
+    from tests.support.policy_harness import baseline as recorded_baseline
+    readers = {r.id for r in RULES if r.reads_catalog}
+    assert "cost-gpu-hour-limit" in readers and not any(r.startswith("security-") for r in readers)
+    with pytest.raises(ValueError, match="reads the catalog"):
+        next(r for r in RULES if r.id == "cost-gpu-hour-limit").policy()
+    no_prices = dataclasses.replace(load_catalog(), prices={})
+    analyzer = InProcessAnalyzer(pack_arguments(no_prices))
+    analyzer.configure_stack("t")
+    analyzer.configure(configure_request(reconcile(analyzer.info(), {})))
+    rs = recorded_baseline("gcp")
+    pool = find(rs, "gcp:container/nodePool:NodePool", "h100")
+    providers = {r.urn: r for r in rs if r.type.startswith("pulumi:providers:")}
+    messages = [d.message for d in analyzer.analyze(pool, providers).diagnostics
+                if d.policyName == "cost-gpu-hour-limit"]
+    assert len(messages) == 1 and "no price is known for the pool" in messages[0]
+
+
+def test_only_entry_points_load_the_catalog():
+    """The pack (when it assembles), the preview run and the Pulumi program load it; everything else receives it."""
+    calls = sorted(str(f.relative_to(PROJECT_ROOT)) for layer in ("components", "compose", "policies", "preview")
+                   for f in (PROJECT_ROOT / layer).rglob("*.py") if "load_catalog()" in f.read_text(encoding="utf-8"))
+    assert calls == ["policies/pack.py", "preview/run.py"]

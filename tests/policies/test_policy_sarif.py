@@ -46,6 +46,8 @@ def test_sarif_for_the_topology_example():
     run = doc["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == [r.id for r in RULES] and rules[0]["id"] == "cost-gpu-hour-limit"
+    checkov = {r["id"]: r["properties"].get("checkov") for r in rules}  # metadata, no longer part of the ID
+    assert checkov == {r.id: r.checkov for r in RULES} and checkov["security-gke-auto-repair"] == "CKV_GCP_9"
     errors = [r for r in run["results"] if r["level"] == "error"]
     assert {r["ruleId"] for r in errors} == {"topology-multi-node-placement"} and len(errors) == 1
     for r in errors:

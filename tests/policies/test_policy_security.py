@@ -1,8 +1,9 @@
-"""Security baseline rules (named after the Checkov check they re-implement): baseline passes, one field
-changed per case gives the exact message."""
+"""Security baseline rules (each names the Checkov check it re-implements in its metadata): baseline passes, one
+field changed per case gives the exact message."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -18,67 +19,89 @@ UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"  # the engine's wire sen
 SB_FIX = "Fix: set nodeConfig.shieldedInstanceConfig.enableSecureBoot: true (gpu-cluster sets it)"
 CASES = [
     ("gcp", GC, "ml", "enableShieldedNodes", False, [(
-        "security-gke-shielded-nodes-ckv-gcp-71", M, "cluster 'ml': Shielded GKE Nodes are turned off "
-        "(enableShieldedNodes: false) (enableShieldedNodes: true).\nFix: set enableShieldedNodes: true (gpu-cluster "
-        "sets it)")]),
+        "security-gke-shielded-nodes", M,
+        "cluster 'ml': Shielded GKE Nodes are turned off · observed: enableShieldedNodes false · required: true "
+        "(or unset)\nFix: set enableShieldedNodes: true (gpu-cluster sets it)")]),
     ("gcp", NP, "h100", "nodeConfig.shieldedInstanceConfig.enableSecureBoot", False, [(
-        "security-gke-secure-boot-ckv-gcp-68", M, "pool 'h100': Secure Boot is off (enableSecureBoot: true (unset "
-        f"means off)).\n{SB_FIX}")]),
-    ("gcp", NP, "h100", "nodeConfig.workloadMetadataConfig.mode", "GCE_METADATA", [(
-        "security-gke-metadata-server-ckv-gcp-69", M, "pool 'h100': pods can read the node's metadata and "
-        "credentials (workloadMetadataConfig.mode is GCE_METADATA) (mode GKE_METADATA).\nFix: set "
+        "security-gke-secure-boot", M,
+        "pool 'h100': Secure Boot is off, so unsigned boot components and kernel modules load · observed: "
+        "nodeConfig.shieldedInstanceConfig.enableSecureBoot false · required: true\nFix: set "
+        "nodeConfig.shieldedInstanceConfig.enableSecureBoot: true (gpu-cluster sets it)")]),
+    ("gcp", NP, "h100", "nodeConfig.workloadMetadataConfig.mode", 'GCE_METADATA', [(
+        "security-gke-metadata-server", M,
+        "pool 'h100': pods can read the node's metadata and credentials · observed: "
+        "nodeConfig.workloadMetadataConfig.mode GCE_METADATA · required: GKE_METADATA\nFix: set "
         "nodeConfig.workloadMetadataConfig.mode: GKE_METADATA (gpu-cluster sets it) and give pods Workload Identity")]),
     ("gcp", GC, "ml", "nodeConfig.workloadMetadataConfig", DELETE, [(
-        "security-gke-metadata-server-ckv-gcp-69", M, "cluster 'ml' (default node config): pods can read the node's "
-        "metadata and credentials (workloadMetadataConfig.mode is unset) (mode GKE_METADATA).\nFix: set "
+        "security-gke-metadata-server", M,
+        "cluster 'ml' (default node config): pods can read the node's metadata and credentials · observed: "
+        "nodeConfig.workloadMetadataConfig.mode unset · required: GKE_METADATA\nFix: set "
         "nodeConfig.workloadMetadataConfig.mode: GKE_METADATA (gpu-cluster sets it) and give pods Workload Identity")]),
     ("gcp", NP, "h100", "management.autoRepair", False, [(
-        "security-gke-auto-repair-ckv-gcp-9", M, "pool 'h100': auto-repair is off (management.autoRepair: true).\n"
-        "Fix: set management.autoRepair: true (gpu-cluster sets it)")]),
+        "security-gke-auto-repair", M,
+        "pool 'h100': auto-repair is off, so broken GPU nodes are never replaced · observed: "
+        "management.autoRepair false · required: true\nFix: set management.autoRepair: true (gpu-cluster sets it)")]),
     ("gcp", NP, "h100", "management.autoUpgrade", False, [(
-        "security-gke-auto-upgrade-ckv-gcp-10", M, "pool 'h100': auto-upgrade is off (management.autoUpgrade: "
-        "true).\nFix: set management.autoUpgrade: true (gpu-cluster sets it; upgrades follow maxSurge/maxUnavailable)")]),
-    ("gcp", NP, "h100", "nodeConfig.serviceAccount", "123456789-compute@developer.gserviceaccount.com", [(
-        "security-gke-node-service-account-ckv2-gcp-1", M, "pool 'h100': nodes run as the Compute Engine default "
-        "service account (123456789-compute@developer.gserviceaccount.com), which has Editor on the project (a "
-        "dedicated service account with only roles/container.defaultNodeServiceAccount (plus registry read)).\nFix: "
-        "set nodeConfig.serviceAccount to a dedicated account (gpu-cluster creates one per pool)")]),
+        "security-gke-auto-upgrade", M,
+        "pool 'h100': auto-upgrade is off, so nodes miss kernel, containerd and driver fixes · observed: "
+        "management.autoUpgrade false · required: true\nFix: set management.autoUpgrade: true (gpu-cluster sets "
+        "it; upgrades follow maxSurge/maxUnavailable)")]),
+    ("gcp", NP, "h100", "nodeConfig.serviceAccount", '123456789-compute@developer.gserviceaccount.com', [(
+        "security-gke-node-service-account", M,
+        "pool 'h100': nodes run as the Compute Engine default service account, which has Editor on the project "
+        "· observed: nodeConfig.serviceAccount 123456789-compute@developer.gserviceaccount.com · required: a "
+        "dedicated service account with only roles/container.defaultNodeServiceAccount (plus registry "
+        "read)\nFix: set nodeConfig.serviceAccount to a dedicated account (gpu-cluster creates one per pool)")]),
     ("gcp", NP, "h100", "nodeConfig.serviceAccount", UNKNOWN_STRING, []),  # created in this stack: not the default
     ("gcp", GC, "ml", "privateClusterConfig.enablePrivateNodes", False, [(
-        "security-gke-private-nodes-ckv-gcp-64", M, "cluster 'ml': nodes get public IP addresses "
-        "(privateClusterConfig.enablePrivateNodes is false) (enablePrivateNodes: true).\nFix: set "
-        "privateClusterConfig.enablePrivateNodes: true (gpu-cluster sets it) and reach the internet through Cloud NAT")]),
+        "security-gke-private-nodes", M,
+        "cluster 'ml': nodes get public IP addresses · observed: privateClusterConfig.enablePrivateNodes false "
+        "· required: true\nFix: set privateClusterConfig.enablePrivateNodes: true (gpu-cluster sets it) and "
+        "reach the internet through Cloud NAT")]),
     ("gcp", NP, "h100", "networkConfig.enablePrivateNodes", False, [(
-        "security-gke-private-nodes-ckv-gcp-64", M, "pool 'h100': the pool overrides the cluster and gives its nodes "
-        "public IP addresses (networkConfig.enablePrivateNodes: false) (unset or true).\nFix: remove "
+        "security-gke-private-nodes", M,
+        "pool 'h100': the pool overrides the cluster and gives its nodes public IP addresses · observed: "
+        "networkConfig.enablePrivateNodes false · required: true (or unset)\nFix: remove "
         "networkConfig.enablePrivateNodes from the pool")]),
-    ("aws", LT, "p5-lt", "metadataOptions.httpTokens", "optional", [(
-        "security-eks-imdsv2-ckv-aws-79", M, "pool 'p5' (launch template 'p5-lt'): instances accept IMDSv1 requests "
-        "(metadataOptions.httpTokens is optional) (httpTokens: required).\nFix: set metadataOptions.httpTokens: "
-        "required (gpu-cluster sets it)")]),
+    ("aws", LT, "p5-lt", "metadataOptions.httpTokens", 'optional', [(
+        "security-eks-imdsv2", M,
+        "pool 'p5' (launch template 'p5-lt'): instances accept IMDSv1 requests, which SSRF can forge · "
+        "observed: metadataOptions.httpTokens optional · required: required (IMDSv2 session tokens only)\nFix: "
+        "set metadataOptions.httpTokens: required (gpu-cluster sets it)")]),
     ("aws", NG, "p5", "launchTemplate", DELETE, [(
-        "security-eks-imdsv2-ckv-aws-79", M, "pool 'p5': the node group has no launch template, so its nodes use the "
-        "EKS default settings and cannot be held to IMDSv2 (a launch template with metadataOptions.httpTokens: "
-        "required).\nFix: give the node group a launch template (gpu-cluster creates one per pool)")]),
+        "security-eks-imdsv2", M,
+        "pool 'p5': the node group has no launch template, so its nodes use the EKS default settings and cannot "
+        "be held to IMDSv2 · observed: launchTemplate unset · required: a launch template with "
+        "metadataOptions.httpTokens: required\nFix: give the node group a launch template (gpu-cluster creates "
+        "one per pool)")]),
     ("aws", LT, "p5-lt", "metadataOptions.httpPutResponseHopLimit", 2, [(
-        "security-eks-imds-hop-limit-ckv-aws-341", M, "pool 'p5' (launch template 'p5-lt'): pods can reach the "
-        "node's metadata credentials: httpPutResponseHopLimit is 2 (at most 1, from maxHopLimit).\nFix: set "
+        "security-eks-imds-hop-limit", M,
+        "pool 'p5' (launch template 'p5-lt'): pods can reach the node's metadata credentials · observed: "
+        "metadataOptions.httpPutResponseHopLimit 2 · required: at most 1, from maxHopLimit\nFix: set "
         "metadataOptions.httpPutResponseHopLimit: 1 and give pods their own role with EKS Pod Identity or IRSA")]),
     ("aws", LT, "p5-lt", "metadataOptions.httpPutResponseHopLimit", DELETE, [(
-        "security-eks-imds-hop-limit-ckv-aws-341", M, "pool 'p5' (launch template 'p5-lt'): pods can reach the "
-        "node's metadata credentials: httpPutResponseHopLimit is unset (AL2023 EKS AMIs then answer at 2 hops) (at "
-        "most 1, from maxHopLimit).\nFix: set metadataOptions.httpPutResponseHopLimit: 1 and give pods their own "
+        "security-eks-imds-hop-limit", M,
+        "pool 'p5' (launch template 'p5-lt'): pods can reach the node's metadata credentials · observed: "
+        "metadataOptions.httpPutResponseHopLimit unset (AL2023 EKS AMIs then answer at 2 hops) · required: at "
+        "most 1, from maxHopLimit\nFix: set metadataOptions.httpPutResponseHopLimit: 1 and give pods their own "
         "role with EKS Pod Identity or IRSA")]),
-    ("aws", EC, "ml", "enabledClusterLogTypes", ["api", "audit"], [(
-        "security-eks-control-plane-logs-ckv-aws-37", M, "cluster 'ml': control-plane log types authenticator, "
-        "controllerManager, scheduler are off (enabled: api, audit) (all of api, audit, authenticator, "
-        "controllerManager, scheduler).\nFix: add the missing types to enabledClusterLogTypes (gpu-cluster enables "
-        "all five)")]),
+    ("aws", EC, "ml", "enabledClusterLogTypes", ['api', 'audit'], [(
+        "security-eks-control-plane-logs", M,
+        "cluster 'ml': control-plane log types authenticator, controllerManager, scheduler are off, so who did "
+        "what cannot be investigated · observed: enabledClusterLogTypes [api, audit] · required: all of api, "
+        "audit, authenticator, controllerManager, scheduler, from requiredLogTypes\nFix: add the missing types "
+        "to enabledClusterLogTypes (gpu-cluster enables all five)")]),
     ("aws", EC, "ml", "encryptionConfig", DELETE, [(
-        "security-eks-secrets-encryption-ckv-aws-58", M, "cluster 'ml': Kubernetes Secrets are not "
-        "envelope-encrypted with a KMS key (encryptionConfig unset) (encryptionConfig.resources: [secrets] with "
-        "provider.keyArn).\nFix: set encryptionConfig with a rotating KMS key (gpu-cluster creates one)")]),
+        "security-eks-secrets-encryption", M,
+        "cluster 'ml': Kubernetes Secrets are not envelope-encrypted with a KMS key · observed: "
+        "encryptionConfig.resources unset · required: includes secrets\nFix: set encryptionConfig "
+        "{provider.keyArn, resources: [secrets]} with a rotating KMS key (gpu-cluster creates one)")]),
 ]
+
+
+def observed(message: str) -> str:
+    """The observed value of a violation message, without the ``, which is published upstream`` tail."""
+    return message.split(" · observed: ")[1].split(" · ")[0].split(",")[0]
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +120,25 @@ def test_one_field_changed(pack, cloud, type_, name, path, value, expected):
     assert pack.resource(with_props(r, edit(wire(r), path, value)), rs) == expected  # ... one change fails
 
 
+FAILING = [c for c in CASES if c[5]]
+
+
+@pytest.mark.parametrize("cloud,type_,name,path,value,expected", FAILING,
+                         ids=[f"{c[5][0][0]}:{c[2]}.{c[3]}" for c in FAILING])
+def test_a_waiver_naming_the_rule_and_the_pool_or_cluster_silences_it(pack, cloud, type_, name, path, value,
+                                                                     expected):
+    rs = baseline(cloud)
+    broken = with_props(find(rs, type_, name), edit(wire(find(rs, type_, name)), path, value))
+    rule, subject = expected[0][0], re.match(r"^\w+(?: \w+)? '([^']+)'", expected[0][2]).group(1)
+    waiver = {"rule": rule, "resource": subject, "reason": "accepted risk, see ticket SEC-42"}
+    pack.configure({rule: {"waivers": [waiver]}})
+    try:
+        assert pack.resource(broken, rs) == []
+        assert [n for n, _ in pack.not_applicable(broken, rs)] == [rule]
+    finally:
+        pack.configure()
+
+
 def test_secure_boot_message_explains_the_operator_driver_waiver(pack):
     rs = baseline("gcp")
     pool = find(rs, NP, "h100")
@@ -104,13 +146,13 @@ def test_secure_boot_message_explains_the_operator_driver_waiver(pack):
         "nodeConfig.shieldedInstanceConfig": DELETE,
         "nodeConfig.guestAccelerators[0].gpuDriverInstallationConfig.gpuDriverVersion": "INSTALLATION_DISABLED"})
     assert pack.resource(with_props(pool, own), rs) == [(
-        "security-gke-secure-boot-ckv-gcp-68", M, "pool 'h100': Secure Boot is not set (enableSecureBoot: true (unset "
-        f"means off)).\n{SB_FIX}; this pool installs its own driver (INSTALLATION_DISABLED): if the GPU Operator "
-        "compiles it, Secure Boot rejects the unsigned module, so waive security-gke-secure-boot-ckv-gcp-68 for this "
-        "pool with that reason instead")]
-    waiver = {"rule": "security-gke-secure-boot-ckv-gcp-68", "resource": "h100",
+        "security-gke-secure-boot", M, "pool 'h100': Secure Boot is off, so unsigned boot components and kernel "
+        "modules load · observed: nodeConfig.shieldedInstanceConfig.enableSecureBoot unset (off) · required: true\n"
+        f"{SB_FIX}; this pool installs its own driver (INSTALLATION_DISABLED): if the GPU Operator compiles it, Secure "
+        "Boot rejects the unsigned module, so waive security-gke-secure-boot for this pool with that reason instead")]
+    waiver = {"rule": "security-gke-secure-boot", "resource": "h100",
               "reason": "GPU Operator compiles the driver on Ubuntu nodes"}
-    pack.configure({"security-gke-secure-boot-ckv-gcp-68": {"waivers": [waiver]}})
+    pack.configure({"security-gke-secure-boot": {"waivers": [waiver]}})
     try:
         assert pack.resource(with_props(pool, own), rs) == []
     finally:
@@ -134,11 +176,11 @@ def test_helm_literal_credentials_are_refused_without_showing_them(pack):
     diags = pack.resource(release(values))
     assert diags == [(
         "security-helm-plaintext-secrets", M, "Helm release 'slurm' (chart slurm): values keys hold literal "
-        "credentials (values.accounting.storageConfig.password, values.jwt.token, values.tls.key; values not shown) "
-        "(credentials come from a Kubernetes Secret the chart references (existingSecret, secretRef, passwordKeyRef): "
-        "Release values are stored in Pulumi state and have leaked into outputs (pulumi/pulumi#9781)).\nFix: create "
-        "the Secret from a Pulumi config secret or pulumi_random value, point the chart at it and remove the literal "
-        "(or list a false positive in ignoredPaths)")]
+        "credentials, which Pulumi stores in state and which have leaked into outputs (pulumi/pulumi#9781) · "
+        "observed: values.accounting.storageConfig.password, values.jwt.token, values.tls.key (values not shown) · "
+        "required: credentials come from a Kubernetes Secret the chart references (existingSecret, secretRef, "
+        "passwordKeyRef)\nFix: create the Secret from a Pulumi config secret or pulumi_random value, point the chart "
+        "at it and remove the literal (or list a false positive in ignoredPaths)")]
     assert "hunter2" not in diags[0][2]
     pack.configure({"security-helm-plaintext-secrets": {"ignoredPaths": ["values.jwt.token"]}})
     try:
@@ -152,14 +194,15 @@ def test_known_default_credentials_are_refused_in_values_configmaps_and_secrets(
     diags = pack.resource(release({"dex": {"config": f"staticPasswords:\n- email: user@example.com\n  hash: {dex}\n"}},
                                   name="kubeflow"))
     assert diags == [(
-        "security-default-credentials", "mandatory", "Helm release 'kubeflow' (chart slurm): values.dex.config is the "
-        "Kubeflow Dex password hash of user@example.com / 12341234, which is published upstream (a credential "
-        "generated for this deployment).\nFix: generate it (pulumi_random.RandomPassword; bcrypt it for Dex), keep it "
-        "in a Secret and reference that; anyone who knows the upstream default can log in")]
+        "security-default-credentials", "mandatory", "Helm release 'kubeflow' (chart slurm): a publicly known default "
+        "credential is deployed, so anyone who knows it can log in · observed: values.dex.config is the Kubeflow Dex "
+        "password hash of user@example.com / 12341234, which is published upstream · required: a credential "
+        "generated for this deployment\nFix: generate it (pulumi_random.RandomPassword; bcrypt it for Dex), keep it "
+        "in a Secret and reference that")]
     cookie = fake("kubernetes:core/v1:Secret", "oauth2", {"metadata": {"name": "oauth2-proxy"},
                                                           "data": {"cookie": "N2QxNmZlZTkyZjhkMTFiODk0MGIwODFiM2Y4YjhhY2I="}})
-    assert [d[2].split(",")[0] for d in pack.resource(cookie)] == [
-        "Secret 'oauth2-proxy': data.cookie is the Kubeflow oauth2-proxy cookie secret"]
+    assert [observed(d[2]) for d in pack.resource(cookie)] == [
+        "data.cookie is the Kubeflow oauth2-proxy cookie secret"]
     grafana = fake("kubernetes:core/v1:ConfigMap", "grafana", {"data": {"adminPassword": "prom-operator"}})
     assert [d[0] for d in pack.resource(grafana)] == ["security-default-credentials"]
     assert pack.resource(fake("kubernetes:core/v1:ConfigMap", "ok", {"data": {"adminPassword": "prom-operator-2"}})) == []
@@ -172,13 +215,13 @@ def test_the_katib_and_pipelines_defaults_are_refused_in_their_upstream_secrets(
     """The credentials the Katib/Pipelines rewrites replace are the pack's too (one list, stacks/known_defaults.py):
     under the CLI each Secret of the kustomize Directory is analysed, so a rewrite that stops matching is refused."""
     from tests.support.upstream_manifests import KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET
-    first_lines = [d[2].split(",")[0] for doc in (KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET)
-                   for d in pack.resource(fake(SECRET_T, doc["metadata"]["name"], doc))]
-    assert first_lines == [
-        "Secret 'katib-mysql-secrets': data.MYSQL_ROOT_PASSWORD is the Katib MySQL root password",
-        "Secret 'mlpipeline-minio-artifact': stringData.accesskey is the Kubeflow Pipelines MinIO access key",
-        "Secret 'mlpipeline-minio-artifact': stringData.secretkey is the Kubeflow Pipelines MinIO secret key",
-        "Secret 'mysql-secret': stringData.password is the empty Kubeflow Pipelines MySQL root password"]
+    seen = [(d[2].split(":")[0], observed(d[2])) for doc in (KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET)
+            for d in pack.resource(fake(SECRET_T, doc["metadata"]["name"], doc))]
+    assert seen == [
+        ("Secret 'katib-mysql-secrets'", "data.MYSQL_ROOT_PASSWORD is the Katib MySQL root password"),
+        ("Secret 'mlpipeline-minio-artifact'", "stringData.accesskey is the Kubeflow Pipelines MinIO access key"),
+        ("Secret 'mlpipeline-minio-artifact'", "stringData.secretkey is the Kubeflow Pipelines MinIO secret key"),
+        ("Secret 'mysql-secret'", "stringData.password is the empty Kubeflow Pipelines MySQL root password")]
     # short and empty defaults count only in their Secret and key: elsewhere they are ordinary words
     assert pack.resource(fake("kubernetes:core/v1:ConfigMap", "env", {"data": {"stage": "test", "host": "minio"}})) == []
     assert pack.resource(fake(SECRET_T, "app", {"metadata": {"name": "app"}, "stringData": {"password": ""}})) == []
@@ -205,3 +248,10 @@ def test_a_short_default_needs_a_secret_and_key_in_the_pack_config(pack):
     scoped = {"security-default-credentials": {"knownDefaults": [
         {"value": "", "what": "our empty DB password", "secret": "db", "key": "password"}]}}
     reconcile(pack.info, parse_config_text(json.dumps(scoped), "org.json"), "org.json")  # accepted
+
+
+def test_credential_rules_are_waived_per_release_or_object(pack, waived):
+    literal = release({"auth": {"password": "hunter2-but-longer"}})
+    assert waived(pack, "security-helm-plaintext-secrets", "slurm", lambda: pack.resource(literal)) == []
+    grafana = fake("kubernetes:core/v1:ConfigMap", "grafana", {"data": {"adminPassword": "prom-operator"}})
+    assert waived(pack, "security-default-credentials", "grafana", lambda: pack.resource(grafana)) == []

@@ -49,14 +49,17 @@ BASE: dict[str, Any] = {
 }
 
 BUDGET = {"policy": "cost-stack-budget", "enforcement": "mandatory", "severity": "high", "resource": "", "pool": None,
-          "group": "stack", "message": "stack: $1,425.61 per hour at max autoscale is over the budget: h100 16 × "
-          "$88.49 = $1,415.84, … (budget $1,000.00/hour, from maxUsdPerHour).\nFix: lower maxNodes of the largest "
-          "pools (h100), or have the platform team raise maxUsdPerHour of cost-stack-budget"}
+          "group": "stack", "message": "stack: the hourly cost at max autoscale is over the budget · observed: "
+          "$1,425.61 per hour: h100 16 × $88.49 = $1,415.84, … · required: at most $1,000.00/hour, from "
+          "maxUsdPerHour\nFix: lower maxNodes of the largest pools (h100), or have the platform team raise "
+          "maxUsdPerHour of cost-stack-budget"}
 PRICE_AGE = {"policy": "cost-price-age", "enforcement": "advisory", "severity": "low", "resource": "l4", "pool": "l4",
-             "group": "pool l4", "message": "pool 'l4': the g2-standard-8 spot price is 400 days old.\nFix: refresh it"}
+             "group": "pool l4", "message": "pool 'l4': the price is old, so cost checks may be off · observed: the "
+             "g2-standard-8 spot price is 400 days old · required: at most 180 days\nFix: refresh it"}
 SECURE_BOOT = {"policy": "security-gke-secure-boot", "enforcement": "advisory", "severity": "medium",
                "resource": "a100", "pool": "a100", "group": "pool a100",
-               "message": "pool 'a100': Secure Boot is off.\nFix: turn it on"}
+               "message": "pool 'a100': Secure Boot is off · observed: nodeConfig.shieldedInstanceConfig."
+               "enableSecureBoot false · required: true\nFix: turn it on"}
 
 
 def synthetic_previewer(violations: dict[str, list[dict[str, Any]]]):
@@ -115,10 +118,12 @@ def scenario(name: str):
         return BASE, copy.deepcopy(BASE), {}, GITHUB_COMMENT_LIMIT
     if name == "cut-to-fit":
         base, head, violations, _ = scenario("resize-quota-policy")
-        return base, head, violations, 1600
+        return base, head, violations, CUT_TO_FIT_CHARS
     raise ValueError(name)
 
 
+CUT_TO_FIT_CHARS = 1800
+"""Room for the summary, changes, policy and cost sections, not for the resource and setting details."""
 SCENARIOS = ["resize-quota-policy", "replace-add-remove", "new-stack", "invalid-head", "no-change", "cut-to-fit"]
 
 
@@ -156,7 +161,7 @@ def test_replacement_is_called_out_with_the_provider_field():
 
 def test_cut_to_fit_stays_under_the_limit_and_keeps_the_summary():
     md = render("cut-to-fit")
-    assert len(md) <= 1600
+    assert len(md) <= CUT_TO_FIT_CHARS
     assert "+$707.92/h at max" in md and "**Changes**" in md
 
 
