@@ -25,9 +25,10 @@ def test_stack_files_only_use_known_namespaces():
         assert {k.split(":")[0] for k in config} <= KNOWN_NAMESPACES, path.name
 
 
-def test_readme_config_reference_is_current():
-    readme = (PROJECT_ROOT / "README.md").read_text()
-    assert docs.reference() in readme, "run: .venv/bin/python -m stacks.docs --write"
+def test_config_reference_page_is_current():
+    page = docs.PAGE.read_text(encoding="utf-8")
+    assert docs.PAGE == PROJECT_ROOT / "docs" / "configuration.md"
+    assert docs.reference() in page, "run: .venv/bin/python -m stacks.docs --write"
 
 
 def test_readme_names_the_commands_ci_runs():

@@ -183,9 +183,9 @@ def test_text_rendering_has_the_same_facts():
     assert "total" in text and "+$707.92" in text
 
 
-def test_readme_example_comment_is_the_golden_file():
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+def test_docs_example_comment_is_the_golden_file():
+    page = (Path(__file__).resolve().parents[3] / "docs" / "diffs-and-ci.md").read_text(encoding="utf-8")
     start, end = "<!-- BEGIN EXAMPLE DIFF COMMENT -->\n", "<!-- END EXAMPLE DIFF COMMENT -->"
-    example = readme[readme.index(start) + len(start):readme.index(end)]
+    example = page[page.index(start) + len(start):page.index(end)]
     assert example == (GOLDEN / "resize-quota-policy.md").read_text(encoding="utf-8"), \
-        "copy tests/golden/diff/resize-quota-policy.md into the README example"
+        "copy tests/preview/diff/golden/resize-quota-policy.md into the example in docs/diffs-and-ci.md"
