@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from catalog import CapacityType, Cloud
+from stacks.fabric_spec import PoolFabric
 from stacks.gpu_runtime_spec import GpuRuntime, PoolGpuRuntime
 from stacks.model_base import SpecModel
 from stacks.scheduling_spec import SchedulingSpec
@@ -104,6 +105,9 @@ class NodePool(SpecModel):
     upgrade: UpgradeSettings = Field(default_factory=UpgradeSettings, description="Surge upgrade settings.")
     gpu_runtime: PoolGpuRuntime | None = Field(None, description=(
         "Overrides of the stack's `gpuRuntime` for this pool (mode, driver version, sharing, EFA plugin)."))
+    fabric: PoolFabric | None = Field(None, description=(
+        "The GPU network between nodes. Omitted: `mode: auto` (multi-node pools on fabric-capable machines get "
+        "GPUDirect-TCPX/TCPXO/RDMA on GKE or every EFA interface on EKS; see PoolFabric)."))
 
 
 DEFAULT_SYSTEM_MACHINE = {Cloud.GCP: "e2-standard-4", Cloud.AWS: "m6i.xlarge"}
