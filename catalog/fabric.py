@@ -26,7 +26,7 @@ class FabricKind(str, Enum):
     """AWS Elastic Fabric Adapter: one EFA interface per network card, aws-ofi-nccl over libfabric."""
 
     @property
-    def title(self) -> str:
+    def display_name(self) -> str:
         return {"tcpx": "GPUDirect-TCPX", "tcpxo": "GPUDirect-TCPXO", "rdma": "GPUDirect RDMA (RoCE)",
                 "efa": "EFA"}[self.value]
 

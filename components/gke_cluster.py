@@ -46,8 +46,9 @@ class GkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
 
     def __init__(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
-                 opts: pulumi.ResourceOptions | None = None):
+                 multi_networking: bool = False, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:gcp:GkeCluster", name, None, opts)
+        self.multi_networking = multi_networking
         child = pulumi.ResourceOptions(parent=self)
         if spec.mode == ClusterMode.CREATE:
             location = region
@@ -83,6 +84,8 @@ class GkeCluster(pulumi.ComponentResource):
             node_config={**shielded_node_config(), "service_account": system_sa.email},
             networking_mode="VPC_NATIVE", ip_allocation_policy={},
             datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2 enforces NetworkPolicy
+            # GPU fabric pools attach extra NICs (needs Dataplane V2); None keeps the field out for other clusters
+            enable_multi_networking=True if self.multi_networking else None,
             private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": private_endpoint},
             master_authorized_networks_config={
                 "cidr_blocks": [{"cidr_block": c, "display_name": f"authorized-{i}"}

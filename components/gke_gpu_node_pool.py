@@ -47,7 +47,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     node_pool_name: pulumi.Output[str]
 
     def __init__(self, name: str, pool: NodePool, facts: PoolFacts, cluster: GkeClusterRef, labels: dict[str, str],
-                 gpu_driver_version: str = "DEFAULT", opts: pulumi.ResourceOptions | None = None):
+                 gpu_driver_version: str = "DEFAULT", network_config: dict | None = None,
+                 opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:gcp:GkeGpuNodePool", name, None, opts)
         self.facts = facts
         child = pulumi.ResourceOptions(parent=self)
@@ -92,6 +93,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             upgrade_settings={"strategy": "SURGE", "max_surge": pool.upgrade.max_surge,
                               "max_unavailable": pool.upgrade.max_unavailable},
             placement_policy={"type": "COMPACT"} if pool.multi_node else None,
+            network_config=network_config,  # the fabric's extra NICs (components/gke_fabric.py), else None
             node_config=node_config,
             opts=pulumi.ResourceOptions(
                 parent=self, ignore_changes=["initialNodeCount", "nodeCount"],

@@ -10,7 +10,7 @@ from catalog.fabric import FabricCatalog, FabricKind, MachineFabric
 from stacks.fabric_spec import FabricMode, PoolFabric
 
 TCPX_NETWORK_PREFIX = "vpc"
-"""GKE's GPUDirect-TCPX/TCPXO guides name the Network objects vpc1…vpcN (cluster-toolkit gvnic_prefix, index from 1)."""
+"""GKE's GPUDirect-TCPX/TCPXO guides name the Network objects vpc1…vpcN (cluster-toolkit gvnic_prefix, from 1)."""
 RDMA_GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORK_PREFIX = "rdma-"
 """GKE's A3 Ultra/A4 guides: gvnic-1 for the extra gVNIC, rdma-0…rdma-7 for the RoCE subnets."""

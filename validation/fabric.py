@@ -44,7 +44,7 @@ def _check_pool(cloud: Cloud, fab: FabricCatalog, i: int, pool: NodePool,
         return [SpecIssue(
             path_of(*mode_path), f"fabric off on multi-node pool '{pool.name}': NCCL traffic between its "
             f"{pool.machine_type} nodes uses {PRIMARY_NIC_NOTE}, giving up {machine.nominal_gbps_per_node:,} Gbps "
-            f"of {machine.kind.title} per node", "off", "auto, existing",
+            f"of {machine.kind.display_name} per node", "off", "auto, existing",
             "remove `fabric` (mode auto) unless the pool never runs jobs across nodes; the policy pack reports the "
             "pool as topology-fabric-missing (mandatory) until it gets its fabric or a waiver", warning=True)]
     if setting.mode == FabricMode.AUTO:
@@ -72,8 +72,8 @@ def _check_existing_shape(i: int, networks: list, machine: MachineFabric, names:
     if len(networks) != want:
         shape = (f"{want} entries in NIC order ({layout}): 1 gVNIC network, then the 8 subnets of one RoCE VPC"
                  if machine.kind == FabricKind.RDMA else f"{want} entries in NIC order ({layout}), each its own VPC")
-        return [SpecIssue(path, f"{machine.kind.title} on {machine.machine_type} needs {want} extra networks, got "
-                          f"{len(networks)}", names, shape,
+        return [SpecIssue(path, f"{machine.kind.display_name} on {machine.machine_type} needs {want} extra "
+                          f"networks, got {len(networks)}", names, shape,
                           f"list {want} {{network, subnetwork}} pairs, or use mode auto to have gpu-cluster create "
                           "them")]
     gvnic = [n.network for n in networks[:machine.gvnic_networks]]
@@ -94,7 +94,8 @@ def _check_existing_shape(i: int, networks: list, machine: MachineFabric, names:
     return []
 
 
-def _check_shared_networks(cloud: Cloud, fab: FabricCatalog, pools: list[tuple[int, NodePool]]) -> list[SpecIssue]:
+def _check_shared_networks(cloud: Cloud, fab: FabricCatalog,
+                           pools: list[tuple[int, NodePool]]) -> list[SpecIssue]:
     """Network objects are cluster-scoped and named as GKE's guides do (vpc1…, rdma-0…): every fabric pool of one kind
     shares them, so it must attach the same networks (and, for RDMA, sit in the RoCE VPC's one zone)."""
     if cloud != Cloud.GCP:
@@ -114,8 +115,8 @@ def _check_shared_networks(cloud: Cloud, fab: FabricCatalog, pools: list[tuple[i
         other = seen[1]
         if seen[2] != key:
             issues.append(SpecIssue(
-                path_of("nodePools", i, "fabric"), f"{machine.kind.title} pools of one cluster share its Network "
-                f"objects, but pool '{pool.name}' attaches other networks than pool '{other.name}'",
+                path_of("nodePools", i, "fabric"),
+                f"{machine.kind.display_name} pools of one cluster share its Network objects, but pool '{pool.name}' attaches other networks than pool '{other.name}'",
                 {"mode": mode.value, "networks": [f"{a}/{b}" for a, b in nets]},
                 f"the same fabric setting as pool '{other.name}'",
                 f"copy pool '{other.name}'s fabric setting, or move this pool to its own cluster"))

@@ -48,7 +48,8 @@ def test_efa_nic_count_is_the_machine_fact_not_a_second_copy():
 PINNED = re.compile(r"^(v?\d+(\.\d+)*(-\d+)?(@sha256:[0-9a-f]{64})?|sha256:[0-9a-f]{64})$")
 
 
-@pytest.mark.parametrize("key", sorted(FAB.images, key=lambda k: (k[0].value, k[1])), ids=lambda k: f"{k[0].value}-{k[1]}")
+@pytest.mark.parametrize("key", sorted(FAB.images, key=lambda k: (k[0].value, k[1])),
+                         ids=lambda k: f"{k[0].value}-{k[1]}")
 def test_every_image_is_an_exact_tag_or_digest(key):
     image = FAB.images[key]
     assert PINNED.match(image.version), f"{image.image}: '{image.version}' is not an exact tag or digest"
