@@ -16,7 +16,8 @@ from policies.rules import (
     security_gke_auto_repair, security_gke_auto_upgrade, security_gke_metadata_server,
     security_gke_node_service_account, security_gke_private_nodes, security_gke_secure_boot,
     security_gke_shielded_nodes, security_helm_plaintext_secrets, topology_accelerator_count,
-    topology_compact_placement_size, topology_efa_interfaces, topology_gpu_taint, topology_multi_node_placement,
+    topology_compact_placement_size, topology_efa_interfaces, topology_fabric_missing, topology_gpu_taint,
+    topology_multi_node_placement,
 )
 
 PACK_NAME = "gpu-cluster-guardrails"
@@ -30,6 +31,7 @@ RULES: list[Rule] = [
     topology_accelerator_count.RULE,
     topology_multi_node_placement.RULE,
     topology_efa_interfaces.RULE,
+    topology_fabric_missing.RULE,
     topology_gpu_taint.RULE,
     topology_compact_placement_size.RULE,
     cross_layer_gpu_advertiser.RULE,

@@ -1,0 +1,75 @@
+"""topology-fabric-missing: the recorded GKE baseline (a multi-node a3-highgpu-8g pool with its TCPX fabric)
+passes; the same pool without its networks is a mandatory violation; GKE-managed accelerator networking passes; a
+waiver silences one pool."""
+from __future__ import annotations
+
+import pytest
+
+from tests.support.policy_harness import DELETE, Pack, baseline, changed, find, with_props, wire
+
+NP = "gcp:container/nodePool:NodePool"
+ID = "topology-fabric-missing"
+MESSAGE = (
+    "pool 'h100': this multi-node a3-highgpu-8g pool attaches {has} GPUDirect-TCPX networks, so NCCL between its "
+    "nodes runs over the primary NIC and gives up 800 Gbps per node (4 extra networks in "
+    "networkConfig.additionalNodeNetworkConfigs, or acceleratorNetworkProfile auto).\n"
+    "Fix: remove `fabric: {{mode: off}}` from the pool (gpu-cluster then creates the networks, multi-networking, "
+    "the NCCL plugin and wires the jobs), or attach your own with fabric mode existing; waive topology-fabric-missing "
+    "for this pool only if it never runs jobs across nodes")
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return Pack()
+
+
+@pytest.fixture
+def gke():
+    rs = baseline("gcp")
+    return rs, find(rs, NP, "h100")
+
+
+def _ours(diags):
+    return [d for d in diags if d[0] == ID]
+
+
+def test_the_baseline_with_its_fabric_passes(pack, gke):
+    rs, pool = gke
+    assert len(wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"]) == 4
+    assert _ours(pack.resource(pool, rs)) == []
+
+
+def test_a_multi_node_pool_without_its_networks_is_a_mandatory_violation(pack, gke):
+    rs, pool = gke
+    bare = with_props(pool, changed(wire(pool), "networkConfig", DELETE))
+    assert _ours(pack.resource(bare, rs)) == [(ID, "mandatory", MESSAGE.format(has="no"))]
+
+
+def test_too_few_networks_is_a_violation_naming_the_count(pack, gke):
+    rs, pool = gke
+    nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"][:2]
+    short = with_props(pool, changed(wire(pool), "networkConfig.additionalNodeNetworkConfigs", nets))
+    assert _ours(pack.resource(short, rs)) == [(ID, "mandatory", MESSAGE.format(has="2 of the 4"))]
+
+
+def test_gke_managed_accelerator_networking_passes(pack, gke):
+    rs, pool = gke
+    managed = with_props(pool, changed(wire(pool), "networkConfig", {"acceleratorNetworkProfile": "auto"}))
+    assert _ours(pack.resource(managed, rs)) == []
+
+
+def test_single_node_pools_are_not_applicable(pack, gke):
+    rs, pool = gke
+    single = changed(changed(wire(pool), "networkConfig", DELETE), "placementPolicy", DELETE)
+    assert _ours(pack.resource(with_props(pool, single), rs)) == []
+
+
+def test_a_waiver_silences_the_pool(pack, gke):
+    rs, pool = gke
+    bare = with_props(pool, changed(wire(pool), "networkConfig", DELETE))
+    pack.configure({ID: {"waivers": [{"rule": ID, "resource": "h100", "reason": "single-node fine-tuning only"}]}})
+    try:
+        assert _ours(pack.resource(bare, rs)) == []
+        assert (ID, "waived: pool 'h100' (single-node fine-tuning only)") in pack.not_applicable(bare, rs)
+    finally:
+        pack.configure()
