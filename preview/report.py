@@ -34,6 +34,8 @@ class PreviewReport:
     """The scheduling section: quota per queue and pool, promised share of each pool, $/h per team."""
     slurm: dict[str, Any] | None = None
     """``workload: slurm``: partitions, NodeSets and GRES, blocks, QOS, accounts, priority weights."""
+    fabric: list[dict[str, Any]] = field(default_factory=list)
+    """Per pool: GPU fabric, networks, NICs per node, NCCL transport, nominal bandwidth, what was wired."""
 
     @property
     def exit_code(self) -> int:
@@ -57,4 +59,5 @@ class PreviewReport:
             "waived": self.waived,
             "queues": self.queues.as_dict() if self.queues else None,
             "slurm": self.slurm,
+            "fabric": self.fabric,
         }
