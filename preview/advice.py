@@ -1,6 +1,9 @@
 """Deploy-time advice the offline preview adds to a valid spec: true for every stack like it, so not a spec rule."""
 from __future__ import annotations
 
+from catalog import Cloud
+from catalog.fabric import load_fabric_catalog
+from stacks.fabric import fabric_plan
 from validation.issues import SpecIssue, path_of
 from stacks.spec import ClusterMode, StackSpec
 
@@ -14,4 +17,18 @@ def deploy_advice(spec: StackSpec) -> list[SpecIssue]:
             "to install the GPU runtime and scheduler", [], "your office or VPN CIDRs, e.g. 203.0.113.0/24",
             "add the range `pulumi up` runs from, or run it from a host inside the VPC", warning=True))
     # GPUDirect is set up now (nodePools[].fabric); a pool that turns it off gets validation's warning instead
+    if spec.cloud == Cloud.GCP and spec.cluster.mode == ClusterMode.EXISTING:
+        fabrics = load_fabric_catalog()
+        for i, pool in enumerate(spec.node_pools):
+            machine = fabrics.for_machine(spec.cloud, pool.machine_type)
+            plan = fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric, fabrics)
+            if machine is not None and plan is not None:
+                advice.append(SpecIssue(
+                    path_of("nodePools", i, "fabric"),
+                    f"pool '{pool.name}' attaches {machine.kind.display_name} networks to the existing cluster "
+                    f"'{spec.cluster.name}', which gpu-cluster does not modify: multi-networking "
+                    "(enable_multi_networking, Dataplane V2) must already be on", "existing cluster",
+                    "a cluster created with --enable-multi-networking --enable-dataplane-v2",
+                    "check with `gcloud container clusters describe`, or set fabric.mode: off for this pool",
+                    warning=True))
     return advice

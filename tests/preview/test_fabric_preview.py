@@ -51,3 +51,23 @@ def test_eks_p5_runtime_requests_32_efa_devices():
     assert resources["requests"]["vpc.amazonaws.com/efa"] == 32 == resources["limits"]["vpc.amazonaws.com/efa"]
     p5 = {f["pool"]: f for f in report.as_dict()["fabric"]}["p5"]
     assert (p5["fabric"], p5["nicsPerNode"], p5["wired"]) == ("efa", 32, ["ClusterTrainingRuntime torch-p5"])
+
+
+def test_rdma_example_shows_gib_on_nine_networks_and_a_roce_vpc_in_the_pools_zone():
+    report = preview_stack("gke-a3-ultra-rdma")
+    assert report.exit_code == 0
+    h200 = {f["pool"]: f for f in report.as_dict()["fabric"]}["h200"]
+    assert (h200["fabric"], h200["networkCount"]) == ("rdma", 9)
+    assert h200["networks"] == ["gvnic-1", *(f"rdma-{i}" for i in range(8))]
+    assert h200["daemonSets"] == ["nccl-rdma-installer"] and h200["wired"] == ["ClusterTrainingRuntime torch-h200"]
+    roce = [r for r in report.resources if r.type == "gcp:compute/network:Network" and r.name.endswith("-roce")]
+    assert [r.inputs["networkProfile"] for r in roce] == [
+        "projects/ml-research-prod/global/networkProfiles/us-east4-b-vpc-roce"]
+
+
+def test_an_existing_cluster_is_told_to_have_multi_networking_on():
+    from tests.support.stack_configs import with_cluster
+    report = preview_config("t", with_cluster(GKE, mode="existing"))
+    assert [w.problem for w in report.warnings if w.path == "gpu-cluster:nodePools[0].fabric"] == [
+        "pool 'h100' attaches GPUDirect-TCPX networks to the existing cluster 'ml', which gpu-cluster does not "
+        "modify: multi-networking (enable_multi_networking, Dataplane V2) must already be on"]
