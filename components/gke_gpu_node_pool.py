@@ -11,6 +11,7 @@ from components.cluster_refs import GkeClusterRef
 from components.gke_cluster import shielded_node_config
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
+from stacks.node_storage import ephemeral_local_ssds
 from stacks.spec import GPU_TAINT_KEY, NodePool
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -77,6 +78,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             "gvnic": {"enabled": True},
             "resource_labels": labels or None,
         }
+        ssds = ephemeral_local_ssds(facts.cloud, pool)
+        if ssds:  # images, emptyDir and scratch on the machine's NVMe RAID instead of the boot disk
+            node_config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": ssds}
         affinity = reservation_affinity(pool, cluster.project)
         if affinity is not None:
             node_config["reservation_affinity"] = affinity

@@ -12,6 +12,7 @@ from catalog import Catalog, Cloud, load_catalog, load_mig_catalog
 from validation import stack_checks as v
 from stacks.gpu_runtime_spec import GpuRuntime
 from validation.fabric import check_fabric
+from validation.node_storage import check_local_ssd
 from validation.gpu_runtime import check_gpu_runtime
 from validation.scheduling import check_scheduling
 from validation.slurm import check_slurm
@@ -82,7 +83,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
             issues += [x for x in v.check_pool(cat, cloud, region, cluster, i, pool) if _independent(x, i, dropped)]
         if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here
             issues += check_gpu_runtime(cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
-        issues += check_fabric(cloud, pools)
+        issues += check_fabric(cloud, pools) + check_local_ssd(cloud, pools)
     issues += v.check_labels(parts.get("labels", {}), ("labels",), resource_labels=True)
     issues += v.check_pool_names(pools)
     if parts.get("scheduling") is not None:

@@ -69,3 +69,11 @@ def test_gke_version_floors_are_gke_versions_of_their_minor():
         for f in floors:
             assert re.match(rf"^{re.escape(f.minor)}\.\d+-gke\.\d+$", f.min_version), f
             assert f.source.strip()
+
+
+def test_local_ssd_rows_are_sourced_catalog_machines():
+    from catalog.storage import load_local_ssds
+    ssds = load_local_ssds()
+    assert {m for (_, m) in ssds} == {"a3-highgpu-8g", "a3-megagpu-8g"}
+    for key, row in ssds.items():
+        assert key in CAT.machines and row.count == 16 and row.total_gib == 6000 and row.source.strip()
