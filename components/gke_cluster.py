@@ -46,9 +46,11 @@ class GkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
 
     def __init__(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
-                 multi_networking: bool = False, opts: pulumi.ResourceOptions | None = None):
+                 multi_networking: bool = False, maintenance_policy: dict | None = None,
+                 opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:gcp:GkeCluster", name, None, opts)
         self.multi_networking = multi_networking
+        self.maintenance_policy = maintenance_policy
         child = pulumi.ResourceOptions(parent=self)
         if spec.mode == ClusterMode.CREATE:
             location = region
@@ -93,6 +95,7 @@ class GkeCluster(pulumi.ComponentResource):
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
             release_channel={"channel": spec.release_channel.value},
+            maintenance_policy=self.maintenance_policy,  # stacks/maintenance.py: window and exclusions, or None
             enable_shielded_nodes=True, enable_legacy_abac=False,
             deletion_protection=spec.deletion_protection,
             resource_labels=labels or None,

@@ -11,6 +11,7 @@ from components.gke_gpu_node_pool import GkeGpuNodePool
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
 from stacks.facts import pool_facts
+from stacks.maintenance import maintenance_policy
 from stacks.spec import StackSpec
 
 
@@ -21,7 +22,7 @@ def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:
     pools = {pool.name: pool_facts(spec, pool, cat) for pool in spec.node_pools}
     fabric_pools = [f for f in pools.values() if fabric_kinds([f])]
     cluster = GkeCluster(spec.cluster.name, spec.cluster, spec.project or "", spec.region, spec.labels,
-                         multi_networking=bool(fabric_pools), opts=opts)
+                         multi_networking=bool(fabric_pools), maintenance_policy=maintenance_policy(spec), opts=opts)
     networks: dict[str, dict] = {}
     if fabric_pools:
         fabric = GkeFabric("fabric", fabric_pools, spec.cluster.name, spec.project or "", spec.region,

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from catalog import CapacityType, Cloud
 from stacks.fabric_spec import PoolFabric
+from stacks.maintenance_spec import Maintenance
 from stacks.gpu_runtime_spec import GpuRuntime, PoolGpuRuntime
 from stacks.model_base import SpecModel
 from stacks.scheduling_spec import SchedulingSpec
@@ -153,6 +154,9 @@ class ClusterSpec(SpecModel):
         "bring your own network (it usually has its NAT already)."))
     system_pool: SystemPool = Field(default_factory=SystemPool, description=(
         "Untainted CPU pool for cluster add-ons (GPU pools are tainted, so add-ons cannot run there)."))
+    maintenance: Maintenance | None = Field(None, description=(
+        "GKE only: when GKE may upgrade (window) and when not (exclusions). Omitted: a weekend window on clusters "
+        "with a multi-node or reservation pool, GKE's default elsewhere."))
     cluster_autoscaler: bool = Field(True, description=(
         "EKS only: install the Kubernetes Cluster Autoscaler (kube-system, on the system pool, EKS Pod Identity) so "
         "node groups scale between minNodes and maxNodes, from zero too. Default true. Set false only when an "

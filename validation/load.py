@@ -12,6 +12,7 @@ from catalog import Catalog, Cloud, load_catalog, load_mig_catalog
 from validation import stack_checks as v
 from stacks.gpu_runtime_spec import GpuRuntime
 from validation.fabric import check_fabric
+from validation.maintenance import check_maintenance
 from validation.node_storage import check_local_ssd
 from validation.gpu_runtime import check_gpu_runtime
 from validation.scheduling import check_scheduling
@@ -78,7 +79,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
             if not cat.zones(cloud, region):
                 region = None
         if cluster is not None:
-            issues += v.check_cluster(cat, cloud, region, cluster)
+            issues += v.check_cluster(cat, cloud, region, cluster) + check_maintenance(cloud, cluster)
         for i, pool, dropped in parsed_pools:
             issues += [x for x in v.check_pool(cat, cloud, region, cluster, i, pool) if _independent(x, i, dropped)]
         if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here

@@ -9,6 +9,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from preview.render.fabric import print_fabric
+from preview.render.maintenance import print_maintenance
 from preview.render.violations import print_violations
 from preview.render.queues import print_queues
 from preview.render.slurm import print_slurm
@@ -43,6 +44,9 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
     if report.gpu_runtime:
         console.print()
         console.print(runtime_table(report))
+    if report.maintenance:
+        console.print()
+        print_maintenance(console, report.maintenance)
     if any(r["fabric"] is not None for r in report.fabric):
         console.print()
         print_fabric(console, report.fabric)
