@@ -73,3 +73,35 @@ def test_a_waiver_silences_the_pool(pack, gke):
         assert (ID, "waived: pool 'h100' (single-node fine-tuning only)") in pack.not_applicable(bare, rs)
     finally:
         pack.configure()
+
+
+SHAPE = "topology-fabric-shape"
+
+
+def _shape(diags):
+    return [d for d in diags if d[0] == SHAPE]
+
+
+def test_the_baseline_has_the_machines_shape(pack, gke):
+    rs, pool = gke
+    assert _shape(pack.resource(pool, rs)) == []
+
+
+def test_an_extra_network_is_a_shape_violation(pack, gke):
+    rs, pool = gke
+    nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"]
+    extra = with_props(pool, changed(wire(pool), "networkConfig.additionalNodeNetworkConfigs",
+                                     nets + [{"network": "extra", "subnetwork": "extra-sub"}]))
+    assert _shape(pack.resource(extra, rs)) == [(SHAPE, "mandatory", (
+        "pool 'h100': a3-highgpu-8g with GPUDirect-TCPX attaches 5 extra networks, 1 more than it has NICs for "
+        "(exactly 4 gVNIC networks, each its own VPC).\nFix: attach the networks gpu-cluster's fabric mode auto "
+        "creates, or list them in this order with mode existing"))]
+
+
+def test_one_vpc_on_two_gvnic_nics_is_a_shape_violation(pack, gke):
+    rs, pool = gke
+    nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"]
+    twice = [nets[0], nets[0], nets[2], nets[3]]
+    bad = with_props(pool, changed(wire(pool), "networkConfig.additionalNodeNetworkConfigs", twice))
+    (finding,) = _shape(pack.resource(bad, rs))
+    assert finding[2].startswith("pool 'h100': a3-highgpu-8g attaches one VPC to several gVNIC NICs (ml-tcpx-vpc1)")
