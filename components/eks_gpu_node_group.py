@@ -2,6 +2,8 @@
 and the Auto Scaling group tags Cluster Autoscaler needs to find the group and scale it up from zero."""
 from __future__ import annotations
 
+import base64
+
 import pulumi
 import pulumi_aws as aws
 
@@ -9,6 +11,7 @@ from catalog import CapacityType
 from components.aws_node_defaults import metadata_options, root_volume
 from components.cluster_autoscaler import GPU_LABEL, discovery_tags, node_template_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
+from stacks.node_storage import NODEADM_RAID0, instance_store_raid
 from stacks.fabric import fabric_mode
 from stacks.fabric_spec import FabricMode
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
@@ -100,6 +103,8 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         lt_args: dict = {"metadata_options": metadata_options(), "block_device_mappings": root_volume(pool.disk_size_gib),
                          "update_default_version": True, "tags": pool_tags,
                          "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
+        if instance_store_raid(facts.cloud, pool):  # images and scratch on the NVMe RAID0, not the root volume
+            lt_args["user_data"] = base64.b64encode(NODEADM_RAID0.encode()).decode()
         if pool.multi_node:
             efa_sg = aws.ec2.SecurityGroup(
                 f"{name}-efa-sg", vpc_id=cluster.vpc_id,

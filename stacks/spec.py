@@ -107,9 +107,10 @@ class NodePool(SpecModel):
     gpu_runtime: PoolGpuRuntime | None = Field(None, description=(
         "Overrides of the stack's `gpuRuntime` for this pool (mode, driver version, sharing, EFA plugin)."))
     local_ssd_ephemeral_storage: bool | None = Field(None, description=(
-        "GKE: back the node's ephemeral storage (images, emptyDir, scratch) with the machine's local SSDs. Omitted: on "
-        "for machines that come with them (a3-highgpu-8g, a3-megagpu-8g: 16 x 375 GiB), so they don't sit unused. "
-        "Changing it replaces the node pool; set false to keep a pool created before this setting existed."))
+        "Back the node's ephemeral storage (images, emptyDir, scratch) with the machine's local disks: GKE local SSDs "
+        "(a3-highgpu-8g, a3-megagpu-8g: 16 x 375 GiB), EKS NVMe instance store assembled as RAID0 by nodeadm (p4d, "
+        "p5, p5e, p5en, p6-b200). Omitted: on where the machine has them. On GKE changing it replaces the node pool "
+        "(on EKS it rolls the nodes); set false to keep a pool created before this setting existed."))
     fabric: PoolFabric | None = Field(None, description=(
         "The GPU network between nodes. Omitted: `mode: auto` (multi-node pools on fabric-capable machines get "
         "GPUDirect-TCPX/TCPXO/RDMA on GKE or every EFA interface on EKS; see PoolFabric)."))

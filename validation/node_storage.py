@@ -1,4 +1,4 @@
-"""Node storage rules: local-SSD ephemeral storage only where the machine has local SSDs, and only on GKE."""
+"""Node storage rules: local-SSD ephemeral storage only where the machine has local SSDs / NVMe instance store."""
 from __future__ import annotations
 
 from typing import Iterable
@@ -12,15 +12,12 @@ from validation.issues import SpecIssue, path_of
 def check_local_ssd(cloud: Cloud, pools: Iterable[tuple[int, NodePool]]) -> list[SpecIssue]:
     issues = []
     ssds = load_local_ssds()
-    with_ssds = ", ".join(sorted(m for (c, m) in ssds if c == Cloud.GCP))
     for i, pool in pools:
         if pool.local_ssd_ephemeral_storage is not True:
             continue
         where = path_of("nodePools", i, "localSsdEphemeralStorage")
-        if cloud != Cloud.GCP:
-            issues.append(SpecIssue(where, "localSsdEphemeralStorage is a GKE setting; this stack's cloud is aws",
-                                    True, "omit it on EKS", "remove localSsdEphemeralStorage"))
-        elif (cloud, pool.machine_type) not in ssds:
+        if (cloud, pool.machine_type) not in ssds:
+            with_ssds = ", ".join(sorted(m for (c, m) in ssds if c == cloud))
             issues.append(SpecIssue(where, f"{pool.machine_type} comes with no local SSDs to back ephemeral storage",
                                     True, f"machine types with local SSDs: {with_ssds}",
                                     "remove localSsdEphemeralStorage, or pick a machine type with local SSDs"))

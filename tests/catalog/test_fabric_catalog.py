@@ -74,6 +74,9 @@ def test_gke_version_floors_are_gke_versions_of_their_minor():
 def test_local_ssd_rows_are_sourced_catalog_machines():
     from catalog.storage import load_local_ssds
     ssds = load_local_ssds()
-    assert {m for (_, m) in ssds} == {"a3-highgpu-8g", "a3-megagpu-8g"}
+    assert {m for (c, m) in ssds if c == Cloud.GCP} == {"a3-highgpu-8g", "a3-megagpu-8g"}
     for key, row in ssds.items():
-        assert key in CAT.machines and row.count == 16 and row.total_gib == 6000 and row.source.strip()
+        assert key in CAT.machines and row.source.strip()
+        assert (row.count, row.total_gib) == ((16, 6000) if key[0] == Cloud.GCP else (8, row.gib_each * 8))
+    assert {m for (c, m) in ssds if c == Cloud.AWS} == {
+        m for (c, m), fabric in FAB.machines.items() if c == Cloud.AWS}, "every EFA machine has NVMe instance store"

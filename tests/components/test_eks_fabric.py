@@ -25,3 +25,19 @@ def test_fabric_off_attaches_no_efa_and_advertises_none():
     assert "networkInterfaces" not in one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     assert EFA_TAG not in _asg_tags(rec)
     assert EFA_TAG in _asg_tags(run_program(EKS))
+
+
+def test_p5_nodes_assemble_their_nvme_instance_store_as_raid0_with_nodeadm():
+    import base64
+    import email
+
+    user_data = one(run_program(EKS), LAUNCH_TEMPLATE, "p5-lt").inputs["userData"]
+    message = email.message_from_string(base64.b64decode(user_data).decode())
+    assert message.is_multipart(), "managed node groups merge only MIME multi-part user data"
+    (part,) = message.get_payload()
+    assert part.get_content_type() == "application/node.eks.aws"
+    import yaml
+    config = yaml.safe_load(part.get_payload())
+    assert config["kind"] == "NodeConfig" and config["spec"]["instance"]["localStorage"] == {"strategy": "RAID0"}
+    off = one(run_program(with_pool(EKS, localSsdEphemeralStorage=False)), LAUNCH_TEMPLATE, "p5-lt").inputs
+    assert "userData" not in off
