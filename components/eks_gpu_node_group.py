@@ -2,6 +2,8 @@
 and the Auto Scaling group tags Cluster Autoscaler needs to find the group and scale it up from zero."""
 from __future__ import annotations
 
+import base64
+
 import pulumi
 import pulumi_aws as aws
 
@@ -9,6 +11,9 @@ from catalog import CapacityType
 from components.aws_node_defaults import metadata_options, root_volume
 from components.cluster_autoscaler import GPU_LABEL, discovery_tags, node_template_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
+from stacks.node_storage import NODEADM_RAID0, instance_store_raid
+from stacks.fabric import fabric_mode
+from stacks.fabric_spec import FabricMode
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.spec import GPU_TAINT_KEY, AwsReservationKind, NodePool
 
@@ -17,10 +22,18 @@ UNCONFIRMED_EFA_INTERFACES = 1
 
 
 def efa_interfaces(pool: NodePool, facts: PoolFacts, security_groups: list) -> list[dict]:
-    """One EFA per network card: card 0 is the primary interface (device 0), the rest are device 1."""
+    """One EFA per network card: card 0 is the primary interface (device 0, ``efa``: EFA + ENA, it takes the node's
+    subnet IP), the rest are device 1 and ``efa-only`` (no IP address: a 96-node p5en group would otherwise burn
+    ~1,500 subnet IPs on GPU-traffic NICs that never use IP; AWS EFA user guide, "EFA-only interfaces")."""
     count = efa_count(facts)
-    return [{"network_card_index": i, "device_index": 0 if i == 0 else 1, "interface_type": "efa",
+    return [{"network_card_index": i, "device_index": 0 if i == 0 else 1,
+             "interface_type": "efa" if i == 0 else "efa-only",
              "delete_on_termination": "true", "security_groups": security_groups} for i in range(count)]
+
+
+def has_efa(pool: NodePool) -> bool:
+    """Multi-node pools carry EFA unless their fabric is turned off (``fabric.mode: off``)."""
+    return pool.multi_node and fabric_mode(pool.fabric) != FabricMode.OFF
 
 
 def efa_count(facts: PoolFacts) -> int:
@@ -57,7 +70,7 @@ def autoscaler_tags(pool: NodePool, facts: PoolFacts, cluster: EksClusterRef, la
     taints = [(GPU_TAINT_KEY, GPU_TAINT_VALUE, "NoSchedule")] + [(t.key, t.value, t.effect.value) for t in pool.taints]
     runtime = facts.runtime
     resources = {"nvidia.com/gpu": runtime.advertised_gpus_per_node if runtime else facts.gpus_per_node}
-    if pool.multi_node and (runtime is None or runtime.efa_device_plugin):
+    if has_efa(pool) and (runtime is None or runtime.efa_device_plugin):
         resources["vpc.amazonaws.com/efa"] = efa_count(facts)
     return {**discovery_tags(cluster.spec_name), **node_template_tags(labels, taints, resources)}
 
@@ -90,6 +103,8 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         lt_args: dict = {"metadata_options": metadata_options(), "block_device_mappings": root_volume(pool.disk_size_gib),
                          "update_default_version": True, "tags": pool_tags,
                          "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
+        if instance_store_raid(facts.cloud, pool):  # images and scratch on the NVMe RAID0, not the root volume
+            lt_args["user_data"] = base64.b64encode(NODEADM_RAID0.encode()).decode()
         if pool.multi_node:
             efa_sg = aws.ec2.SecurityGroup(
                 f"{name}-efa-sg", vpc_id=cluster.vpc_id,
@@ -101,7 +116,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                         {"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"],
                          "description": "outbound (images, cloud APIs)"}],
                 tags=pool_tags, opts=child)
-            lt_args["network_interfaces"] = efa_interfaces(pool, facts, [cluster.cluster_security_group_id, efa_sg.id])
+            if has_efa(pool):
+                lt_args["network_interfaces"] = efa_interfaces(pool, facts,
+                                                               [cluster.cluster_security_group_id, efa_sg.id])
             if cap.type != CapacityType.RESERVATION:  # a reservation brings its own placement (see above)
                 placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=pool_tags, opts=child)
                 lt_args["placement"] = {"group_name": placement.name}

@@ -49,10 +49,13 @@ class GkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
 
     def __init__(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
-                 region_zones: Sequence[str], opts: pulumi.ResourceOptions | None = None):
+                 region_zones: Sequence[str], multi_networking: bool = False,
+                 maintenance_policy: dict | None = None, opts: pulumi.ResourceOptions | None = None):
         """``region_zones``: the region's zones from the catalog (compose passes them); the system pool starts in
         the first ``minNodes`` of them."""
         super().__init__("gpu-cluster:gcp:GkeCluster", name, None, opts)
+        self.multi_networking = multi_networking
+        self.maintenance_policy = maintenance_policy
         child = pulumi.ResourceOptions(parent=self)
         if spec.mode == ClusterMode.CREATE:
             location = region
@@ -88,6 +91,8 @@ class GkeCluster(pulumi.ComponentResource):
             node_config={**shielded_node_config(), "service_account": system_sa.email},
             networking_mode="VPC_NATIVE", ip_allocation_policy={},
             datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2 enforces NetworkPolicy
+            # GPU fabric pools attach extra NICs (needs Dataplane V2); None keeps the field out for other clusters
+            enable_multi_networking=True if self.multi_networking else None,
             private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": private_endpoint},
             master_authorized_networks_config={
                 "cidr_blocks": [{"cidr_block": c, "display_name": f"authorized-{i}"}
@@ -95,6 +100,7 @@ class GkeCluster(pulumi.ComponentResource):
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
             release_channel={"channel": spec.release_channel.value},
+            maintenance_policy=self.maintenance_policy,  # stacks/maintenance.py: window and exclusions, or None
             enable_shielded_nodes=True, enable_legacy_abac=False,
             deletion_protection=spec.deletion_protection,
             resource_labels=labels or None,

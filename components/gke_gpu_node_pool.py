@@ -11,6 +11,7 @@ from components.cluster_refs import GkeClusterRef
 from components.gke_cluster import shielded_node_config
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
+from stacks.node_storage import ephemeral_local_ssds
 from stacks.spec import GPU_TAINT_KEY, NodePool
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -47,7 +48,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     node_pool_name: pulumi.Output[str]
 
     def __init__(self, name: str, pool: NodePool, facts: PoolFacts, cluster: GkeClusterRef, labels: dict[str, str],
-                 gpu_driver_version: str = "DEFAULT", opts: pulumi.ResourceOptions | None = None):
+                 gpu_driver_version: str = "DEFAULT", network_config: dict | None = None,
+                 opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:gcp:GkeGpuNodePool", name, None, opts)
         self.facts = facts
         child = pulumi.ResourceOptions(parent=self)
@@ -76,6 +78,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             "gvnic": {"enabled": True},
             "resource_labels": labels or None,
         }
+        ssds = ephemeral_local_ssds(facts.cloud, pool)
+        if ssds:  # images, emptyDir and scratch on the machine's NVMe RAID instead of the boot disk
+            node_config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": ssds}
         affinity = reservation_affinity(pool, cluster.project)
         if affinity is not None:
             node_config["reservation_affinity"] = affinity
@@ -92,6 +97,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             upgrade_settings={"strategy": "SURGE", "max_surge": pool.upgrade.max_surge,
                               "max_unavailable": pool.upgrade.max_unavailable},
             placement_policy={"type": "COMPACT"} if pool.multi_node else None,
+            network_config=network_config,  # the fabric's extra NICs (components/gke_fabric.py), else None
             node_config=node_config,
             opts=pulumi.ResourceOptions(
                 parent=self, ignore_changes=["initialNodeCount", "nodeCount"],

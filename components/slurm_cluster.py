@@ -24,6 +24,7 @@ from components.k8s_objects import MANAGED_BY, PRIVILEGED_PSA
 from components.slurm_accounts import SlurmAccounts
 from components.slurm_database import SlurmDatabase
 from components.slurm_secrets import SlurmSecrets
+from scheduling.fabric_pod import pod_fabric
 from scheduling.slurm_plan import SlurmPlan, plan_slurm
 from scheduling.slurm_values import (
     OPERATOR_NAMESPACE, RELEASE, SLURM_NAMESPACE, SecretRefs, operator_values, slurm_values,
@@ -69,7 +70,7 @@ class SlurmCluster(pulumi.ComponentResource):
             passwords = [s for s in (secrets.db_password, secrets.db_root_password) if s is not None]  # both set
             before.append(SlurmDatabase(f"{name}-database", slurm_ns.metadata.name, refs, protect=protect,
                                         after=passwords, opts=child))
-        values = slurm_values(plan, cluster_name, refs)
+        values = slurm_values(plan, cluster_name, refs, fabrics={p.name: pod_fabric(p) for p in pools})
         self.release = k8s.helm.v3.Release(
             f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,
             namespace=slurm_ns.metadata.name, create_namespace=False, values=values, timeout=1800,

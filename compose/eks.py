@@ -8,6 +8,7 @@ from catalog import Catalog
 from components.cluster_autoscaler import ClusterAutoscaler
 from components.eks_cluster import EksCluster
 from components.eks_gpu_node_group import EksGpuNodeGroup
+from components.eks_node_monitoring import EksNodeMonitoring
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
 from stacks.facts import pool_facts
@@ -25,6 +26,9 @@ def build_eks(spec: StackSpec, cat: Catalog) -> BuiltCluster:
         facts = pool_facts(spec, pool, cat)
         EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
         pools[pool.name] = facts
+    if spec.cluster.mode == ClusterMode.CREATE:  # node repair is on for every GPU group: the agent reports GPU faults
+        EksNodeMonitoring("node-monitoring", cluster.ref, spec.labels,
+                          opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cluster]))
     assert cluster.ref.k8s_provider is not None  # EksCluster always sets it (the field is optional for other refs)
     if spec.cluster.cluster_autoscaler:  # EKS node groups scale only when something in the cluster resizes them
         ClusterAutoscaler("cluster-autoscaler", cluster.ref, spec.cluster.mode == ClusterMode.CREATE, spec.labels,

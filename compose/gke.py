@@ -6,10 +6,12 @@ import pulumi_gcp as gcp
 
 from catalog import Catalog, Cloud
 from components.gke_cluster import GkeCluster
+from components.gke_fabric import GkeFabric, fabric_kinds
 from components.gke_gpu_node_pool import GkeGpuNodePool
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
 from stacks.facts import pool_facts
+from stacks.maintenance import maintenance_policy
 from stacks.spec import StackSpec
 
 
@@ -17,13 +19,21 @@ def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:
     provider = gcp.Provider("gcp", project=spec.project, region=spec.region,
                             default_labels={**spec.labels, "managed-by": "gpu-cluster"})
     opts = pulumi.ResourceOptions(providers=[provider])
+    pools = {pool.name: pool_facts(spec, pool, cat) for pool in spec.node_pools}
+    fabric_pools = [f for f in pools.values() if fabric_kinds([f])]
     cluster = GkeCluster(spec.cluster.name, spec.cluster, spec.project or "", spec.region, spec.labels,
-                         region_zones=cat.zones(Cloud.GCP, spec.region), opts=opts)
-    pools = {}
+                         region_zones=cat.zones(Cloud.GCP, spec.region), multi_networking=bool(fabric_pools),
+                         maintenance_policy=maintenance_policy(spec), opts=opts)
+    networks: dict[str, dict] = {}
+    if fabric_pools:
+        fabric = GkeFabric("fabric", fabric_pools, spec.cluster.name, spec.project or "", spec.region,
+                           after=[cluster], opts=pulumi.ResourceOptions(
+                               providers=[provider, cluster.ref.k8s_provider]))
+        networks = fabric.node_network_configs
     for pool in spec.node_pools:
-        facts = pool_facts(spec, pool, cat)
+        facts = pools[pool.name]
         GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels,
-                       gpu_driver_version=facts.resolved_runtime.gke_driver_installation, opts=opts)
-        pools[pool.name] = facts
+                       gpu_driver_version=facts.resolved_runtime.gke_driver_installation,
+                       network_config=networks.get(pool.name), opts=opts)
     build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)

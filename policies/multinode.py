@@ -8,6 +8,8 @@ from policies.rule import Resource
 from policies.values import as_list, dig
 
 HGX_MIN_GPUS = 8
+EFA_INTERFACE_TYPES = ("efa", "efa-only")
+"""``efa`` (EFA + ENA, with an IP) on card 0, ``efa-only`` (no IP) on the other cards: both are EFA devices."""
 MIN_NODES_SCHEMA = {
     "type": "integer", "minimum": 2, "default": 4,
     "description": ("An HGX-class pool (8+ GPUs and a GPUDirect/EFA fabric, GPUs not partitioned) that can reach "
@@ -25,7 +27,7 @@ def efa_interfaces(template: Resource | None) -> list[dict]:
     if template is None:
         return []
     return [n for n in as_list(template.props.get("networkInterfaces"))
-            if isinstance(n, dict) and n.get("interfaceType") == "efa"]
+            if isinstance(n, dict) and n.get("interfaceType") in EFA_INTERFACE_TYPES]
 
 
 def declared_multi_node(view: PoolView, template: Resource | None) -> bool:

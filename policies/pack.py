@@ -11,15 +11,16 @@ from catalog import Catalog, load_catalog
 
 from policies.rule import Rule
 from policies.rules import (
-    cross_layer_eks_autoscaler, cross_layer_gpu_advertiser, cross_layer_kueue_quota, cross_layer_kueue_topology,
-    cross_layer_pool_exists, cross_layer_scheduler_tolerations, cross_layer_slurm_block_size,
-    cross_layer_slurm_fairshare_accounting, cross_layer_slurm_gres,
+    cross_layer_efa_requests, cross_layer_eks_autoscaler, cross_layer_gpu_advertiser, cross_layer_kueue_quota,
+    cross_layer_kueue_topology, cross_layer_pool_exists, cross_layer_rxdm_pairing, cross_layer_scheduler_tolerations,
+    cross_layer_slurm_block_size, cross_layer_slurm_fairshare_accounting, cross_layer_slurm_gres,
     cost_gpu_hour_limit, cost_price_age, cost_stack_budget, security_default_credentials,
     security_eks_control_plane_logs, security_eks_imds_hop_limit, security_eks_imdsv2, security_eks_secrets_encryption,
     security_gke_auto_repair, security_gke_auto_upgrade, security_gke_metadata_server,
     security_gke_node_service_account, security_gke_private_nodes, security_gke_secure_boot,
     security_gke_shielded_nodes, security_helm_plaintext_secrets, topology_accelerator_count,
-    topology_compact_placement_size, topology_efa_interfaces, topology_gpu_taint, topology_multi_node_placement,
+    topology_compact_placement_size, topology_efa_interfaces, topology_fabric_missing, topology_fabric_shape,
+    topology_gpu_taint, topology_multi_node_placement,
 )
 
 PACK_NAME = "gpu-cluster-guardrails"
@@ -33,6 +34,8 @@ RULES: list[Rule] = [
     topology_accelerator_count.RULE,
     topology_multi_node_placement.RULE,
     topology_efa_interfaces.RULE,
+    topology_fabric_missing.RULE,
+    topology_fabric_shape.RULE,
     topology_gpu_taint.RULE,
     topology_compact_placement_size.RULE,
     cross_layer_gpu_advertiser.RULE,
@@ -44,6 +47,8 @@ RULES: list[Rule] = [
     cross_layer_slurm_block_size.RULE,
     cross_layer_scheduler_tolerations.RULE,
     cross_layer_eks_autoscaler.RULE,
+    cross_layer_efa_requests.RULE,
+    cross_layer_rxdm_pairing.RULE,
     security_gke_shielded_nodes.RULE,
     security_gke_secure_boot.RULE,
     security_gke_metadata_server.RULE,

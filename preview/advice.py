@@ -1,12 +1,11 @@
 """Deploy-time advice the offline preview adds to a valid spec: true for every stack like it, so not a spec rule."""
 from __future__ import annotations
 
-from catalog import Catalog, Cloud, GpuDirect
+from catalog import Catalog, Cloud
+from catalog.fabric import load_fabric_catalog
+from stacks.fabric import fabric_plan
 from validation.issues import SpecIssue, path_of
 from stacks.spec import ClusterMode, StackSpec
-
-GPUDIRECT_NAMES = {GpuDirect.TCPX: "GPUDirect-TCPX (4 extra NICs)", GpuDirect.TCPXO: "GPUDirect-TCPXO (8 extra NICs)",
-                   GpuDirect.RDMA: "GPUDirect RDMA (8 ConnectX-7 NICs)"}
 
 
 def deploy_advice(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
@@ -17,15 +16,19 @@ def deploy_advice(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
             "the new cluster's Kubernetes API gets a private endpoint only: `pulumi up` must run from inside the VPC "
             "to install the GPU runtime and scheduler", [], "your office or VPN CIDRs, e.g. 203.0.113.0/24",
             "add the range `pulumi up` runs from, or run it from a host inside the VPC", warning=True))
-    if spec.cloud == Cloud.GCP:
+    # GPUDirect is set up now (nodePools[].fabric); a pool that turns it off gets validation's warning instead
+    if spec.cloud == Cloud.GCP and spec.cluster.mode == ClusterMode.EXISTING:
+        fabrics = load_fabric_catalog()
         for i, pool in enumerate(spec.node_pools):
-            machine = cat.machines.get((Cloud.GCP, pool.machine_type))
-            if pool.multi_node and machine is not None and machine.gpudirect in GPUDIRECT_NAMES:
+            machine = fabrics.for_machine(spec.cloud, pool.machine_type)
+            plan = fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric, fabrics)
+            if machine is not None and plan is not None:
                 advice.append(SpecIssue(
-                    path_of("nodePools", i, "multiNode"),
-                    f"{pool.machine_type} is built for {GPUDIRECT_NAMES[machine.gpudirect]}, which gpu-cluster does "
-                    "not set up yet (extra VPCs, GKE multi-networking, the NCCL plugin): traffic between nodes uses "
-                    "the primary NIC only", True, "GPUDirect networks you create yourself",
-                    "add the GPUDirect networks as the GKE GPUDirect guide describes, or expect lower multi-node "
-                    "bandwidth", warning=True))
+                    path_of("nodePools", i, "fabric"),
+                    f"pool '{pool.name}' attaches {machine.kind.display_name} networks to the existing cluster "
+                    f"'{spec.cluster.name}', which gpu-cluster does not modify: multi-networking "
+                    "(enable_multi_networking, Dataplane V2) must already be on", "existing cluster",
+                    "a cluster created with --enable-multi-networking --enable-dataplane-v2",
+                    "check with `gcloud container clusters describe`, or set fabric.mode: off for this pool",
+                    warning=True))
     return advice

@@ -34,6 +34,10 @@ class PreviewReport:
     """The scheduling section: quota per queue and pool, promised share of each pool, $/h per team."""
     slurm: dict[str, Any] | None = None
     """``workload: slurm``: partitions, NodeSets and GRES, blocks, QOS, accounts, priority weights."""
+    maintenance: dict[str, Any] | None = None
+    """GKE: the maintenance window (and whether it is the default) and exclusions; None: GKE's default."""
+    fabric: list[dict[str, Any]] = field(default_factory=list)
+    """Per pool: GPU fabric, networks, NICs per node, NCCL transport, nominal bandwidth, what was wired."""
 
     @property
     def exit_code(self) -> int:
@@ -57,4 +61,6 @@ class PreviewReport:
             "waived": self.waived,
             "queues": self.queues.as_dict() if self.queues else None,
             "slurm": self.slurm,
+            "fabric": self.fabric,
+            "maintenance": self.maintenance,
         }

@@ -8,6 +8,8 @@ from typing import Any
 from catalog import load_catalog
 from preview.cost import stack_cost
 from preview.advice import deploy_advice
+from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, fabric_summary
+from stacks.maintenance import summary as maintenance_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
 from preview.queue_summary import queue_plan
@@ -36,6 +38,10 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
     report.queues = queue_plan(spec, facts)
     report.slurm = slurm_summary(spec, facts)
+    report.fabric = fabric_summary(spec, facts, report.resources)
+    report.maintenance = maintenance_summary(spec)
+    if any(f.fabric is not None for f in facts):
+        report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack

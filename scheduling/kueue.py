@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from scheduling.fabric_pod import pod_fabric
 from scheduling.kueue_topology import Placement, placement
 from stacks.facts import PoolFacts
 from stacks.scheduling_spec import Queue, SchedulingSpec
@@ -30,6 +31,9 @@ PART_OF = {"app.kubernetes.io/part-of": "gpu-cluster"}
 TEAM_NAMESPACE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
                       "pod-security.kubernetes.io/audit": "restricted"}
 """Team namespaces run user code: baseline enforced (no privileged pods), restricted reported."""
+FABRIC_NAMESPACE_PSS = {**TEAM_NAMESPACE_PSS, "pod-security.kubernetes.io/enforce": "privileged"}
+"""A team with quota on a GKE GPUDirect pool: its jobs mount the fabric's host paths (NCCL plugin, aperture devices)
+and TCPX/TCPXO's RxDM sidecar adds NET_ADMIN, which baseline refuses; restricted is still reported."""
 REPLACED_FIELDS: dict[str, tuple[str, ...]] = {
     "ResourceFlavor": ("spec.nodeLabels", "spec.nodeTaints", "spec.tolerations", "spec.topologyName"),
     "Topology": ("spec.levels",),
@@ -114,9 +118,11 @@ def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> KueueObjec
     out.cluster_queues = [_cluster_queue(spec, q, by_name, flavor_names) for q in spec.queues]
     out.local_queues = [_obj("LocalQueue", q.name, namespace=namespace_of(q), spec={"clusterQueue": q.name})
                         for q in spec.queues]
+    host_fabric = {p.name for p in pools if (f := pod_fabric(p)) is not None and f.host_access}
     for ns in dict.fromkeys(namespace_of(q) for q in spec.queues):
-        out.namespaces.append({"apiVersion": "v1", "kind": "Namespace",
-                               "metadata": {"name": ns, "labels": {**PART_OF, **TEAM_NAMESPACE_PSS}}})
+        fabric_ns = any(qt.pool in host_fabric for q in spec.queues if namespace_of(q) == ns for qt in q.quotas)
+        out.namespaces.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {
+            **PART_OF, **(FABRIC_NAMESPACE_PSS if fabric_ns else TEAM_NAMESPACE_PSS)}}})
     return out
 
 

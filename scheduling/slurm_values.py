@@ -8,8 +8,9 @@ never generates keys (its random-at-render keys would change on every deploy und
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
+from scheduling.fabric_pod import PodFabric, apply_to_container
 from scheduling.slurm_plan import SlurmPlan
 
 SLURM_NAMESPACE = "slurm"
@@ -44,7 +45,9 @@ def operator_values() -> dict[str, Any]:
     return {"crds": {"enabled": True}, "certManager": {"enabled": False}}
 
 
-def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRefs()) -> dict[str, Any]:
+def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRefs(),
+                 fabrics: Mapping[str, PodFabric | None] | None = None) -> dict[str, Any]:
+    """``fabrics``: per pool, what its slurmd pods need to use the pool's GPU fabric (``scheduling/fabric_pod.py``)."""
     config_files = {"gres.conf": plan.gres_conf()}
     topology = plan.topology_yaml()
     if topology:
@@ -70,11 +73,27 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
     }
     for p in plan.partitions:
         values["partitions"][p.name] = {"enabled": True, "nodesets": list(p.nodesets), "config": p.config()}
+    for pool, fabric in (fabrics or {}).items():
+        if fabric is not None and pool in values["nodesets"]:
+            _wire_fabric(values["nodesets"][pool], fabric)
     if plan.accounting:
         values["accounting"]["storageConfig"] = {
             "host": refs.db_host, "port": MARIADB_PORT, "database": DATABASE, "username": DATABASE_USER,
             "passwordKeyRef": {"name": refs.db_password, "key": refs.db_password_key}}
     return values
+
+
+def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
+    """The NodeSet's pod gets the fabric's annotations, sidecars and volumes; slurmd (where job steps run) its env,
+    mounts and extra requests (EFA). Keys of the chart's nodeset values: metadata, podSpec, slurmd."""
+    slurmd = apply_to_container(nodeset["slurmd"], fabric)
+    nodeset["slurmd"] = slurmd
+    if fabric.annotations:
+        nodeset["metadata"] = {"annotations": dict(fabric.annotations)}
+    if fabric.sidecars:
+        nodeset["podSpec"]["initContainers"] = list(fabric.sidecars)
+    if fabric.volumes:
+        nodeset["podSpec"]["volumes"] = list(fabric.volumes)
 
 
 def client_slurm_conf(cluster_name: str, ctld_host: str = CONTROLLER_SERVICE, ctld_port: int = SLURMCTLD_PORT,

@@ -3,13 +3,15 @@
 One PyTorch runtime per GPU pool, ``torch-<pool>``: one pod per node with every GPU of the node (Trainer v2.3 starts
 one process per requested GPU; its torch policy has no ``numProcPerNode`` any more), the pool's node selector and
 tolerations (the GPU taint and the pool's own taints), and, where the pool uses Kueue topology-aware scheduling, the
-placement annotation on the pod template. A team submits a TrainJob with ``runtimeRef: torch-<pool>`` and the label
+placement annotation on the pod template; on a fabric pool, what NCCL needs to use the fabric
+(``scheduling/fabric_pod.py``). A team submits a TrainJob with ``runtimeRef: torch-<pool>`` and the label
 ``kueue.x-k8s.io/queue-name: <queue>``; Kueue admits it against the queue's quota in that pool.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from scheduling.fabric_pod import apply_to_container, apply_to_pod_spec, pod_fabric
 from scheduling.kueue_topology import Placement
 from stacks.facts import PoolFacts
 
@@ -39,8 +41,13 @@ def _runtime(pool: PoolFacts, where: Placement | None) -> dict[str, Any]:
         pod_meta["annotations"] = {key: label}
     container = {"name": "node", "image": TORCH_IMAGE,
                  "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}}}
-    pod_spec = {"nodeSelector": dict(pool.pool_label), "tolerations": [dict(t) for t in pool.tolerations],
-                "containers": [container]}
+    pod_spec: dict[str, Any] = {"nodeSelector": dict(pool.pool_label),
+                                "tolerations": [dict(t) for t in pool.tolerations], "containers": [container]}
+    fabric = pod_fabric(pool)
+    if fabric is not None:  # the pool's GPU network: NICs, RxDM sidecar, NCCL env, or EFA devices
+        pod_spec = apply_to_pod_spec({**pod_spec, "containers": [apply_to_container(container, fabric)]}, fabric)
+        if fabric.annotations:
+            pod_meta["annotations"] = {**pod_meta.get("annotations", {}), **fabric.annotations}
     job_template = {"metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
                     "spec": {"template": {**({"metadata": pod_meta} if pod_meta else {}), "spec": pod_spec}}}
     return {

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog import CapacityType, Catalog, Cloud, MachineType, Price, load_mig_catalog
+from catalog.fabric import load_fabric_catalog
+from stacks.fabric import FabricPlan, fabric_plan
 from stacks.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack, pool_runtime
 from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
@@ -36,6 +38,8 @@ class PoolFacts:
     """Who installs the driver and advertises ``nvidia.com/gpu`` here, sharing, advertised GPUs per node."""
     taints: tuple[Taint, ...] = ()
     """The pool's extra taints (the GPU taint is always there too)."""
+    fabric: FabricPlan | None = None
+    """The GPU network between nodes (GPUDirect-TCPX/TCPXO/RDMA, EFA), or None (none, off, or single-node)."""
 
     @property
     def resolved_runtime(self) -> PoolRuntime:
@@ -81,4 +85,6 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
                            operator_in_stack=operator_in_stack(spec))
     return PoolFacts(name=pool.name, cloud=spec.cloud, region=spec.region, machine=machine, zones=tuple(pool.zones),
                      min_nodes=pool.min_nodes, max_nodes=pool.max_nodes, capacity=pool.capacity.type,
-                     multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints))
+                     multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints),
+                     fabric=fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric,
+                                        load_fabric_catalog()))

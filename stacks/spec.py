@@ -11,6 +11,8 @@ from typing import Annotated
 from pydantic import Field
 
 from catalog import CapacityType, Cloud
+from stacks.fabric_spec import PoolFabric
+from stacks.maintenance_spec import Maintenance
 from stacks.gpu_runtime_spec import GpuRuntime, PoolGpuRuntime
 from stacks.model_base import SpecModel
 from stacks.scheduling_spec import SchedulingSpec
@@ -104,6 +106,14 @@ class NodePool(SpecModel):
     upgrade: UpgradeSettings = Field(default_factory=UpgradeSettings, description="Surge upgrade settings.")
     gpu_runtime: PoolGpuRuntime | None = Field(None, description=(
         "Overrides of the stack's `gpuRuntime` for this pool (mode, driver version, sharing, EFA plugin)."))
+    local_ssd_ephemeral_storage: bool | None = Field(None, description=(
+        "Back the node's ephemeral storage (images, emptyDir, scratch) with the machine's local disks: GKE local SSDs "
+        "(a3-highgpu-8g, a3-megagpu-8g: 16 x 375 GiB), EKS NVMe instance store assembled as RAID0 by nodeadm (p4d, "
+        "p5, p5e, p5en, p6-b200). Omitted: on where the machine has them. On GKE changing it replaces the node pool "
+        "(on EKS it rolls the nodes); set false to keep a pool created before this setting existed."))
+    fabric: PoolFabric | None = Field(None, description=(
+        "The GPU network between nodes. Omitted: `mode: auto` (multi-node pools on fabric-capable machines get "
+        "GPUDirect-TCPX/TCPXO/RDMA on GKE or every EFA interface on EKS; see PoolFabric)."))
 
 
 DEFAULT_SYSTEM_MACHINE = {Cloud.GCP: "e2-standard-4", Cloud.AWS: "m6i.xlarge"}
@@ -145,6 +155,9 @@ class ClusterSpec(SpecModel):
         "bring your own network (it usually has its NAT already)."))
     system_pool: SystemPool = Field(default_factory=SystemPool, description=(
         "Untainted CPU pool for cluster add-ons (GPU pools are tainted, so add-ons cannot run there)."))
+    maintenance: Maintenance | None = Field(None, description=(
+        "GKE only: when GKE may upgrade (window) and when not (exclusions). Omitted: a weekend window on clusters "
+        "with a multi-node or reservation pool, GKE's default elsewhere."))
     cluster_autoscaler: bool = Field(True, description=(
         "EKS only: install the Kubernetes Cluster Autoscaler (kube-system, on the system pool, EKS Pod Identity) so "
         "node groups scale between minNodes and maxNodes, from zero too. Default true. Set false only when an "

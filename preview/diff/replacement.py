@@ -45,6 +45,9 @@ GKE_NODE_POOL_RULES = ReplacementRules(
         "cluster": "cluster", "location": "location", "project": "project",
         "initialNodeCount": "initial_node_count",  # in ignore_changes: the autoscaler owns the count
         "placementPolicy": "placement_policy",
+        # the GPU fabric's extra NICs (ForceNew in schemaNodePool's network_config block)
+        "networkConfig.additionalNodeNetworkConfigs": "network_config.additional_node_network_configs",
+        "nodeConfig.ephemeralStorageLocalSsdConfig": "node_config.ephemeral_storage_local_ssd_config",
         "nodeConfig.guestAccelerators": "node_config.guest_accelerator (type, count, driver, sharing, partitions)",
         "nodeConfig.spot": "node_config.spot",
         "nodeConfig.reservationAffinity": "node_config.reservation_affinity",

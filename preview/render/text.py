@@ -8,6 +8,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from preview.render.fabric import print_fabric
+from preview.render.maintenance import print_maintenance
 from preview.render.violations import print_violations
 from preview.render.queues import print_queues
 from preview.render.slurm import print_slurm
@@ -42,6 +44,12 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
     if report.gpu_runtime:
         console.print()
         console.print(runtime_table(report))
+    if report.maintenance:
+        console.print()
+        print_maintenance(console, report.maintenance)
+    if any(r["fabric"] is not None for r in report.fabric):
+        console.print()
+        print_fabric(console, report.fabric)
     if report.queues:
         console.print()
         print_queues(console, report.queues)

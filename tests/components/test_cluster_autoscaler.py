@@ -81,7 +81,7 @@ def test_pod_identity_binds_the_role_to_the_charts_service_account_before_the_po
     assert assoc.urn in rel.dependencies, "Pod Identity credentials reach only pods created after the association"
     system = one(rec, NODE_GROUP, "ml-system")
     assert system.urn in rel.dependencies, "after the system node group it runs on (Helm waits for the pod)"
-    agent = one(rec, "aws:eks/addon:Addon")
+    agent = one(rec, "aws:eks/addon:Addon", "cluster-autoscaler-pod-identity-agent")
     assert agent.inputs["addonName"] == "eks-pod-identity-agent" and agent.urn in assoc.dependencies
     role = one(rec, "aws:iam/role:Role", "cluster-autoscaler-role")
     trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"]

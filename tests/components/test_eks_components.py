@@ -41,7 +41,7 @@ def test_multi_node_launch_template_has_every_efa_interface_and_a_placement_grou
     assert len(nics) == 32, "p5.48xlarge has 32 network cards, one EFA each"
     assert [n["networkCardIndex"] for n in nics] == list(range(32))
     assert [n["deviceIndex"] for n in nics] == [0] + [1] * 31
-    assert {n["interfaceType"] for n in nics} == {"efa"}
+    assert [n["interfaceType"] for n in nics] == ["efa"] + ["efa-only"] * 31, "only card 0 takes a subnet IP"
     assert nics[0]["securityGroups"] == ["sg-0offline0cluster0", "p5-efa-sg-id"]
     assert lt["placement"] == {"groupName": "p5-pg"}
     assert one(rec, "aws:ec2/placementGroup:PlacementGroup").inputs["strategy"] == "cluster"

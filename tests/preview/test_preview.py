@@ -128,13 +128,11 @@ def test_private_endpoint_advice_only_when_no_authorized_networks():
     assert [w for w in public.warnings if w.path == endpoint] == []
 
 
-def test_gpudirect_gap_is_said_for_multi_node_a3_pools_only():
-    multi = preview_config("t", GKE)  # a3-highgpu-8g, multiNode: true
-    single = preview_config("t", edit(GKE, "nodePools[0].multiNode", False))
-    path = "gpu-cluster:nodePools[0].multiNode"
-    assert [w.problem.split(",")[0] for w in multi.warnings if w.path == path] == [
-        "a3-highgpu-8g is built for GPUDirect-TCPX (4 extra NICs)"]
-    assert [w for w in single.warnings if w.path == path] == []
+def test_gpudirect_is_set_up_so_only_turning_it_off_warns():
+    multi = preview_config("t", GKE)  # a3-highgpu-8g, multiNode: true: gets GPUDirect-TCPX
+    off = preview_config("t", edit(GKE, "nodePools[0].fabric", {"mode": "off"}))
+    assert [w for w in multi.warnings if w.path.startswith("gpu-cluster:nodePools[0]")] == []
+    assert [w.path for w in off.warnings if "primary NIC" in w.problem] == ["gpu-cluster:nodePools[0].fabric.mode"]
 
 
 def test_a_clean_policy_run_is_said_not_left_silent():

@@ -129,8 +129,8 @@ def test_runtime_per_pool_pins_the_pool_and_carries_the_placement_annotation():
     spec, facts, objects = _objects(GKE_TEAMS)
     h100, l4 = training_runtimes(facts, objects.placements)
     pod = h100["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
-    assert pod["metadata"]["annotations"] == {"kueue.x-k8s.io/podset-preferred-topology":
-                                              "cloud.google.com/gce-topology-block"}
+    assert pod["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"] == \
+        "cloud.google.com/gce-topology-block"  # beside the TCPX fabric's (tests/scheduling/test_fabric_workloads.py)
     assert pod["spec"]["nodeSelector"] == {"gpu-cluster/pool": "h100"}
     assert pod["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
     l4_pod = l4["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]

@@ -1,0 +1,84 @@
+"""The fabric section of the preview (JSON key ``fabric``): per pool its GPU fabric, the networks (Kubernetes names,
+count, the VPCs behind them), NICs per node, the NCCL transport a job uses and its nominal bandwidth (catalog data
+with its source), and what was wired: the installer/injector DaemonSets, training runtimes and Slurm NodeSets the
+program registered with the fabric on them. Read from the pool facts and the recorded resources."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from catalog.fabric import load_fabric_catalog
+from preview.engine import Registered
+from scheduling.fabric_pod import pod_fabric
+from scheduling.trainer import runtime_name
+from stacks.fabric_spec import FabricMode
+from stacks.facts import PoolFacts
+from stacks.spec import POOL_LABEL_KEY, StackSpec
+
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+COST_NOTES = {
+    "gcp": "the GPU fabric's extra VPC networks, subnets and firewall rules cost nothing per hour (traffic between "
+           "nodes in one zone is not billed), so they add nothing to the table",
+    "aws": "EFA interfaces cost nothing per hour (traffic between nodes in one AZ is not billed), so they add nothing "
+           "to the table",
+}
+
+
+def _daemonsets_on(pool: str, resources: Sequence[Registered]) -> list[str]:
+    out = []
+    for r in resources:
+        if r.type != DAEMONSET:
+            continue
+        terms = (r.inputs.get("spec", {}).get("template", {}).get("spec", {}).get("affinity", {})
+                 .get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution", {})
+                 .get("nodeSelectorTerms", []))
+        if any(e.get("key") == POOL_LABEL_KEY and pool in e.get("values", [])
+               for t in terms for e in t.get("matchExpressions", [])):
+            out.append(r.inputs["metadata"]["name"])
+    return sorted(out)
+
+
+def _wired(pool: PoolFacts, resources: Sequence[Registered]) -> list[str]:
+    if pod_fabric(pool) is None:
+        return []
+    out = []
+    if any(r.type == RUNTIME and r.inputs.get("metadata", {}).get("name") == runtime_name(pool.name)
+           for r in resources):
+        out.append(f"ClusterTrainingRuntime {runtime_name(pool.name)}")
+    if any(r.type == RELEASE and pool.name in (r.inputs.get("values") or {}).get("nodesets", {}) for r in resources):
+        out.append(f"Slinky NodeSet {pool.name}")
+    return out
+
+
+def _status(spec: StackSpec, pool: PoolFacts) -> str:
+    node_pool = next(p for p in spec.node_pools if p.name == pool.name)
+    if pool.fabric is not None:
+        return pool.fabric.mode.value
+    if load_fabric_catalog().for_machine(pool.cloud, pool.machine.machine_type) is None:
+        return "not available"
+    if node_pool.fabric is not None and node_pool.fabric.mode == FabricMode.OFF:
+        return "off"
+    return "single-node"
+
+
+def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Sequence[Registered]) -> list[dict]:
+    out: list[dict[str, Any]] = []
+    for p in pools:
+        plan = p.fabric
+        entry: dict[str, Any] = {"pool": p.name, "machineType": p.machine.machine_type, "status": _status(spec, p)}
+        if plan is None:
+            out.append({**entry, "fabric": None})
+            continue
+        floors = load_fabric_catalog().version_floors(plan.kind)
+        entry.update({
+            "fabric": plan.kind.value, "fabricName": plan.kind.display_name,
+            "networking": "explicit networks" if plan.networks else ("EFA interfaces" if plan.gpu_nics else None),
+            "networks": [n.k8s_name for n in plan.networks], "networkCount": len(plan.networks),
+            "createdByGpuCluster": plan.creates_networks,
+            "nicsPerNode": plan.gpu_nics, "ncclTransport": plan.machine.nccl_transport,
+            "nominalGbpsPerNode": plan.machine.nominal_gbps_per_node, "bandwidthSource": plan.machine.bandwidth_source,
+            "gkeVersionFloor": floors[-1].min_version if floors else None,
+            "daemonSets": _daemonsets_on(p.name, resources), "wired": _wired(p, resources)})
+        out.append(entry)
+    return out

@@ -1,0 +1,35 @@
+"""The fabric table of the text preview: per pool its GPU fabric, networks, NICs, NCCL transport, bandwidth and
+what was wired (DaemonSets, runtimes, NodeSets)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+def print_fabric(console: Console, rows: list[dict[str, Any]]) -> None:
+    table = Table(title="GPU fabric (network between nodes; nominal bandwidth per node from the catalog)",
+                  title_justify="left", header_style="bold")
+    for name, justify in (("pool", "left"), ("fabric", "left"), ("networks", "left"), ("NICs/node", "right"),
+                          ("NCCL transport", "left"), ("Gbps/node", "right"), ("wired", "left")):
+        table.add_column(name, justify=justify, no_wrap=name not in ("NCCL transport", "wired", "networks"))
+    for r in rows:
+        if r["fabric"] is None:
+            table.add_row(r["pool"], Text(f"none ({r['status']})", style="dim"), "", "", "", "", "")
+            continue
+        nets = _networks(r["networks"])
+        if nets and not r["createdByGpuCluster"]:
+            nets += " (existing)"
+        wired = [*r["daemonSets"], *r["wired"]]
+        table.add_row(r["pool"], r["fabricName"], nets or "—", str(r["nicsPerNode"]), r["ncclTransport"],
+                      f"{r['nominalGbpsPerNode']:,}", ", ".join(wired) or "—")
+    console.print(table)
+
+
+def _networks(names: list[str]) -> str:
+    """``vpc1…vpc8 (8)``: first and last name and the count, the full list is in the JSON."""
+    if not names:
+        return ""
+    return f"{names[0]}…{names[-1]} ({len(names)})" if len(names) > 2 else f"{', '.join(names)} ({len(names)})"

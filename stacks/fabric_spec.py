@@ -1,0 +1,37 @@
+"""The per-pool fabric setting (``nodePools[].fabric``): how a multi-node pool gets its GPU network.
+
+Shape only lives here. Rules that need the catalog (which machines have a fabric, how many networks it needs) live
+in ``validation/fabric.py``; the derived plan in ``stacks/fabric.py``.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import Field
+
+from stacks.model_base import SpecModel
+
+
+class FabricMode(str, Enum):
+    AUTO = "auto"
+    """Multi-node pools on a fabric-capable machine get their fabric, created by gpu-cluster; other pools don't."""
+    OFF = "off"
+    """No fabric: NCCL between nodes runs over the primary NIC (a warning names the bandwidth given up)."""
+    EXISTING = "existing"
+    """GKE: the pool attaches networks you created (``networks``); gpu-cluster creates the rest of the fabric."""
+
+
+class FabricNetwork(SpecModel):
+    network: str = Field(description="Name of an existing VPC network in the stack's project.")
+    subnetwork: str = Field(description="Name of its subnetwork in the pool's region.")
+
+
+class PoolFabric(SpecModel):
+    mode: FabricMode = Field(FabricMode.AUTO, description=(
+        "`auto` (default): a multi-node pool on a fabric-capable machine gets its fabric (GKE: GPUDirect-TCPX on "
+        "A3 High, -TCPXO on A3 Mega, RDMA on A3 Ultra/A4, with the extra VPCs, multi-networking, NCCL plugin; EKS: "
+        "every EFA interface), and its runtimes/NodeSets use it; single-node pools get none. `off`: no fabric (a "
+        "warning names the bandwidth lost; the policy pack reports it). `existing`: GKE, attach your own networks."))
+    networks: list[FabricNetwork] = Field(default_factory=list, description=(
+        "`existing` only: the networks in NIC order. TCPX: 4, TCPXO: 8 gVNIC networks, each its own VPC; RDMA: 9, "
+        "one gVNIC network then the 8 subnets of one RoCE VPC (created with the zone's `-vpc-roce` profile)."))
