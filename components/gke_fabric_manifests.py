@@ -87,7 +87,7 @@ def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog) -> dic
     requests = {"requests": {"cpu": "150m"}}
     if kind == FabricKind.RDMA:
         martians = "; ".join(f"echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians" for i in range(RDMA_NICS))
-        init = [
+        init: list[dict[str, Any]] = [
             # gIB's guide turns off martian-packet logging on the RDMA NICs (RoCE traffic trips it)
             {"name": "disable-log-martians", "image": fab.image(kind, "host-setup").reference,
              "securityContext": privileged, "command": ["/bin/sh", "-c", martians]},

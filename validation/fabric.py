@@ -1,6 +1,9 @@
 """Fabric rules that need the catalog or several pools: bring-your-own networks only on GKE fabric machines and in
 the count and shape the fabric needs, one set of networks per fabric kind in a cluster, and a warning that names the
-bandwidth a multi-node pool gives up with ``fabric.mode: off``. Each check returns SpecIssues; none raises."""
+bandwidth a multi-node pool gives up with ``fabric.mode: off``.
+
+Every problem is reported through the pool's scope (``issues.pool(i, name)``), so each message names the pool.
+"""
 from __future__ import annotations
 
 from typing import Iterable
@@ -10,98 +13,95 @@ from catalog.fabric import FabricCatalog, FabricKind, MachineFabric, load_fabric
 from stacks.fabric import network_layout
 from stacks.fabric_spec import FabricMode
 from stacks.spec import NodePool
-from validation.issues import SpecIssue, path_of
+from validation.issues import Issues
 
 PRIMARY_NIC_NOTE = "the primary NIC only"
 
 
-def check_fabric(cloud: Cloud, pools: Iterable[tuple[int, NodePool]],
-                 fabrics: FabricCatalog | None = None) -> list[SpecIssue]:
+def check_fabric(issues: Issues, cloud: Cloud, pools: Iterable[tuple[int, NodePool]],
+                 fabrics: FabricCatalog | None = None) -> None:
     fab = fabrics or load_fabric_catalog()
     pools = list(pools)
-    issues: list[SpecIssue] = []
     for i, pool in pools:
-        machine = fab.for_machine(cloud, pool.machine_type)
-        issues += _check_pool(cloud, fab, i, pool, machine)
-    issues += _check_shared_networks(cloud, fab, pools)
-    return issues
+        _check_pool(issues.pool(i, pool.name).at("fabric"), cloud, fab, pool, fab.for_machine(cloud, pool.machine_type))
+    _check_shared_networks(issues, cloud, fab, pools)
 
 
 def _capable(fab: FabricCatalog, cloud: Cloud) -> str:
     return ", ".join(sorted(m for (c, m) in fab.machines if c == cloud))
 
 
-def _check_pool(cloud: Cloud, fab: FabricCatalog, i: int, pool: NodePool,
-                machine: MachineFabric | None) -> list[SpecIssue]:
+def _check_pool(fabric: Issues, cloud: Cloud, fab: FabricCatalog, pool: NodePool,
+                machine: MachineFabric | None) -> None:
+    """``fabric``: the scope of ``nodePools[i].fabric``, naming the pool."""
     setting = pool.fabric
     if setting is None:
-        return []
-    mode_path, nets_path = ("nodePools", i, "fabric", "mode"), ("nodePools", i, "fabric", "networks")
+        return
     names = [f"{n.network}/{n.subnetwork}" for n in setting.networks]
     if setting.mode == FabricMode.OFF:
-        if machine is None or not pool.multi_node:
-            return []
-        return [SpecIssue(
-            path_of(*mode_path), f"fabric off on multi-node pool '{pool.name}': NCCL traffic between its "
-            f"{pool.machine_type} nodes uses {PRIMARY_NIC_NOTE}, giving up {machine.nominal_gbps_per_node:,} Gbps "
-            f"of {machine.kind.display_name} per node", "off", "auto, existing",
-            "remove `fabric` (mode auto) unless the pool never runs jobs across nodes; the policy pack reports the "
-            "pool as topology-fabric-missing (mandatory) until it gets its fabric or a waiver", warning=True)]
+        if machine is not None and pool.multi_node:
+            fabric.warn("mode", f"fabric off on a multi-node pool: NCCL traffic between its {pool.machine_type} "
+                        f"nodes uses {PRIMARY_NIC_NOTE}, giving up {machine.nominal_gbps_per_node:,} Gbps of "
+                        f"{machine.kind.display_name} per node", "off", allowed="auto, existing",
+                        fix="remove `fabric` (mode auto) unless the pool never runs jobs across nodes; the policy pack "
+                        "reports the pool as topology-fabric-missing (mandatory) until it gets its fabric or a waiver")
+        return
     if setting.mode == FabricMode.AUTO:
         if setting.networks:
-            return [SpecIssue(path_of(*nets_path), "networks are only read with fabric mode existing", names,
-                              "an empty list with mode auto (gpu-cluster creates the networks)",
-                              "set fabric.mode: existing to attach these networks, or remove networks")]
-        return []
+            fabric.error("networks", "networks are only read with fabric mode existing", names,
+                         allowed="an empty list with mode auto (gpu-cluster creates the networks)",
+                         fix="set fabric.mode: existing to attach these networks, or remove networks")
+        return
     # existing
     if cloud == Cloud.AWS:
-        return [SpecIssue(path_of(*mode_path), "existing networks are a GKE setting: EKS pools carry EFA "
-                          "interfaces on their own subnets", "existing", "auto, off",
-                          "set fabric.mode: auto (every EFA interface, on the pool's subnets) or off")]
-    if machine is None:
-        return [SpecIssue(path_of(*mode_path), f"{pool.machine_type} has no GPU fabric to attach networks for",
-                          "existing", f"a fabric-capable machine type: {_capable(fab, cloud)}",
-                          "remove fabric from this pool, or pick a fabric-capable machine type")]
-    return _check_existing_shape(i, setting.networks, machine, names)
+        fabric.error("mode", "existing networks are a GKE setting: EKS pools carry EFA interfaces on their own "
+                     "subnets", "existing", allowed="auto, off",
+                     fix="set fabric.mode: auto (every EFA interface, on the pool's subnets) or off")
+    elif machine is None:
+        fabric.error("mode", f"{pool.machine_type} has no GPU fabric to attach networks for", "existing",
+                     allowed=f"a fabric-capable machine type: {_capable(fab, cloud)}",
+                     fix="remove fabric from this pool, or pick a fabric-capable machine type")
+    else:
+        _check_existing_shape(fabric.at("networks"), setting.networks, machine, names)
 
 
-def _check_existing_shape(i: int, networks: list, machine: MachineFabric, names: list[str]) -> list[SpecIssue]:
-    path = path_of("nodePools", i, "fabric", "networks")
+def _check_existing_shape(networks_at: Issues, networks: list, machine: MachineFabric, names: list[str]) -> None:
+    """``networks_at``: the scope of ``nodePools[i].fabric.networks``; reports the first problem of the shape only."""
     want = machine.extra_networks
     layout = ", ".join(n for n, _ in network_layout(machine))
     if len(networks) != want:
         shape = (f"{want} entries in NIC order ({layout}): 1 gVNIC network, then the 8 subnets of one RoCE VPC"
                  if machine.kind == FabricKind.RDMA else f"{want} entries in NIC order ({layout}), each its own VPC")
-        return [SpecIssue(path, f"{machine.kind.display_name} on {machine.machine_type} needs {want} extra "
-                          f"networks, got {len(networks)}", names, shape,
-                          f"list {want} {{network, subnetwork}} pairs, or use mode auto to have gpu-cluster create "
-                          "them")]
+        networks_at.error(None, f"{machine.kind.display_name} on {machine.machine_type} needs {want} extra networks, "
+                          f"got {len(networks)}", names, allowed=shape,
+                          fix=f"list {want} {{network, subnetwork}} pairs, or use mode auto to have gpu-cluster "
+                          "create them")
+        return
     gvnic = [n.network for n in networks[:machine.gvnic_networks]]
     if len(set(gvnic)) != len(gvnic):
         twice = sorted({n for n in gvnic if gvnic.count(n) > 1})
         verb = "is" if len(twice) == 1 else "are"
-        return [SpecIssue(path, f"gVNIC networks must each be a separate VPC; {', '.join(twice)} {verb} listed "
-                          "more than once", names, "one VPC network per gVNIC NIC",
-                          "create one VPC per GPU NIC (GKE attaches one interface per VPC)")]
+        networks_at.error(None, f"gVNIC networks must each be a separate VPC; {', '.join(twice)} {verb} listed more "
+                          "than once", names, allowed="one VPC network per gVNIC NIC",
+                          fix="create one VPC per GPU NIC (GKE attaches one interface per VPC)")
+        return
     rdma = {n.network for n in networks[machine.gvnic_networks:]}
     if machine.kind == FabricKind.RDMA and len(rdma) != 1:
-        return [SpecIssue(path, "the 8 RDMA subnets must belong to one RoCE VPC", names,
-                          "entries 2-9 with the same network (created with the zone's -vpc-roce network profile)",
-                          "list the 8 subnets of your RoCE VPC after the gVNIC network")]
-    if machine.kind == FabricKind.RDMA and rdma & set(gvnic):
-        return [SpecIssue(path, "the gVNIC network and the RoCE VPC must differ", names,
-                          "a gVNIC VPC, then a RoCE VPC", "use a separate VPC for the gVNIC NIC")]
-    return []
+        networks_at.error(None, "the 8 RDMA subnets must belong to one RoCE VPC", names,
+                          allowed="entries 2-9 with the same network (created with the zone's -vpc-roce network "
+                          "profile)", fix="list the 8 subnets of your RoCE VPC after the gVNIC network")
+    elif machine.kind == FabricKind.RDMA and rdma & set(gvnic):
+        networks_at.error(None, "the gVNIC network and the RoCE VPC must differ", names,
+                          allowed="a gVNIC VPC, then a RoCE VPC", fix="use a separate VPC for the gVNIC NIC")
 
 
-def _check_shared_networks(cloud: Cloud, fab: FabricCatalog,
-                           pools: list[tuple[int, NodePool]]) -> list[SpecIssue]:
+def _check_shared_networks(issues: Issues, cloud: Cloud, fab: FabricCatalog,
+                           pools: list[tuple[int, NodePool]]) -> None:
     """Network objects are cluster-scoped and named as GKE's guides do (vpc1…, rdma-0…): every fabric pool of one kind
     shares them, so it must attach the same networks (and, for RDMA, sit in the RoCE VPC's one zone)."""
     if cloud != Cloud.GCP:
-        return []
+        return
     first: dict[FabricKind, tuple[int, NodePool, tuple]] = {}
-    issues: list[SpecIssue] = []
     for i, pool in pools:
         machine = fab.for_machine(cloud, pool.machine_type)
         mode = pool.fabric.mode if pool.fabric else FabricMode.AUTO
@@ -112,18 +112,15 @@ def _check_shared_networks(cloud: Cloud, fab: FabricCatalog,
         seen = first.setdefault(machine.kind, (i, pool, key))
         if seen[0] == i:
             continue
-        other = seen[1]
+        other, scope = seen[1], issues.pool(i, pool.name)
         if seen[2] != key:
-            issues.append(SpecIssue(
-                path_of("nodePools", i, "fabric"),
-                f"{machine.kind.display_name} pools of one cluster share its Network objects, but pool '{pool.name}' attaches other networks than pool '{other.name}'",
-                {"mode": mode.value, "networks": [f"{a}/{b}" for a, b in nets]},
-                f"the same fabric setting as pool '{other.name}'",
-                f"copy pool '{other.name}'s fabric setting, or move this pool to its own cluster"))
+            scope.error("fabric", f"{machine.kind.display_name} pools of one cluster share its Network objects, but "
+                        f"this pool attaches other networks than pool '{other.name}'",
+                        {"mode": mode.value, "networks": [f"{a}/{b}" for a, b in nets]},
+                        allowed=f"the same fabric setting as pool '{other.name}'",
+                        fix=f"copy pool '{other.name}'s fabric setting, or move this pool to its own cluster")
         elif machine.kind == FabricKind.RDMA and list(pool.zones) != list(other.zones):
-            issues.append(SpecIssue(
-                path_of("nodePools", i, "zones"), f"RDMA pools share one RoCE VPC, which is bound to one zone, but "
-                f"pool '{pool.name}' is in {', '.join(pool.zones)} and pool '{other.name}' in "
-                f"{', '.join(other.zones)}", list(pool.zones), ", ".join(other.zones),
-                f"put pool '{pool.name}' in the zone of pool '{other.name}'"))
-    return issues
+            scope.error("zones", f"RDMA pools share one RoCE VPC, which is bound to one zone, but this pool is in "
+                        f"{', '.join(pool.zones)} and pool '{other.name}' in {', '.join(other.zones)}",
+                        list(pool.zones), allowed=", ".join(other.zones),
+                        fix=f"put this pool in the zone of pool '{other.name}'")

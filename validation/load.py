@@ -81,14 +81,15 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
                 region = None
         if cluster is not None:
             check_cluster(issues.at("cluster"), cat, cloud, region, cluster)
-            issues.extend(check_maintenance(cloud, cluster))
+            check_maintenance(issues.at("cluster"), cloud, cluster)
         for i, pool, dropped in parsed_pools:
             pool_issues = Issues()
             check_pool(pool_issues, cat, cloud, region, cluster, i, pool)
             issues.extend(x for x in pool_issues.found if _independent(x, i, pool.name, dropped))
         if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here
             check_gpu_runtime(issues, cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
-        issues.extend(check_fabric(cloud, pools) + check_local_ssd(cloud, pools))
+        check_fabric(issues, cloud, pools)
+        check_local_ssd(issues, cloud, pools)
     check_resource_labels(issues.at("labels"), parts.get("labels", {}))
     check_pool_names(issues, pools)
     if parts.get("scheduling") is not None:

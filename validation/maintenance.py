@@ -5,35 +5,36 @@ from __future__ import annotations
 from catalog import Cloud
 from stacks.maintenance_spec import ExclusionScope
 from stacks.spec import ClusterMode, ClusterSpec
-from validation.issues import SpecIssue, path_of
+from validation.issues import Issues
 
 MAX_DAYS = {ExclusionScope.NO_UPGRADES: 30, ExclusionScope.NO_MINOR_UPGRADES: 180,
             ExclusionScope.NO_MINOR_OR_NODE_UPGRADES: 180}
 """GKE "Maintenance exclusions": no upgrades for at most 30 days; no minor (or node) upgrades for at most 180."""
 
 
-def check_maintenance(cloud: Cloud, cluster: ClusterSpec) -> list[SpecIssue]:
+def check_maintenance(issues: Issues, cloud: Cloud, cluster: ClusterSpec) -> None:
+    """``issues``: the scope of ``gpu-cluster:cluster``."""
     m = cluster.maintenance
     if m is None:
-        return []
-    where = path_of("cluster", "maintenance")
+        return
     if cloud != Cloud.GCP:
-        return [SpecIssue(where, "maintenance is a GKE setting; this stack's cloud is aws", "set", "omit it on EKS",
-                          "remove cluster.maintenance (EKS node groups upgrade only when you change them)")]
+        issues.error("maintenance", f"maintenance is a GKE setting; this stack's cloud is {cloud.value}", "set",
+                     allowed="omit it on EKS",
+                     fix="remove cluster.maintenance (EKS node groups upgrade only when you change them)")
+        return
     if cluster.mode == ClusterMode.EXISTING:
-        return [SpecIssue(where, "gpu-cluster does not change an existing cluster's maintenance policy", "set",
-                          "maintenance only with mode create",
-                          "set the window and exclusions on the existing cluster itself (gcloud), and remove "
-                          "cluster.maintenance")]
-    issues = []
+        issues.error("maintenance", "gpu-cluster does not change an existing cluster's maintenance policy", "set",
+                     allowed="maintenance only with mode create",
+                     fix="set the window and exclusions on the existing cluster itself (gcloud), and remove "
+                     "cluster.maintenance")
+        return
+    exclusions = issues.at("maintenance", "exclusions")
     for i, e in enumerate(m.exclusions):
         days = (e.end - e.start).days + 1
-        path = path_of("cluster", "maintenance", "exclusions", i, "end")
         if e.end < e.start:
-            issues.append(SpecIssue(path, f"exclusion '{e.name}' ends before it starts", e.end.isoformat(),
-                                    f"{e.start.isoformat()} or later", "swap start and end, or fix the date"))
+            exclusions.error((i, "end"), f"exclusion '{e.name}' ends before it starts", e.end.isoformat(),
+                             allowed=f"{e.start.isoformat()} or later", fix="swap start and end, or fix the date")
         elif days > MAX_DAYS[e.scope]:
-            issues.append(SpecIssue(path, f"exclusion '{e.name}' lasts {days} days, longer than GKE allows for "
-                                    f"{e.scope.value}", e.end.isoformat(), f"at most {MAX_DAYS[e.scope]} days",
-                                    "shorten it, or use the narrower scope NO_MINOR_OR_NODE_UPGRADES (180 days)"))
-    return issues
+            exclusions.error((i, "end"), f"exclusion '{e.name}' lasts {days} days, longer than GKE allows for "
+                             f"{e.scope.value}", e.end.isoformat(), allowed=f"at most {MAX_DAYS[e.scope]} days",
+                             fix="shorten it, or use the narrower scope NO_MINOR_OR_NODE_UPGRADES (180 days)")

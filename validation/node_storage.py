@@ -1,4 +1,7 @@
-"""Node storage rules: local-SSD ephemeral storage only where the machine has local SSDs / NVMe instance store."""
+"""Node storage rules: local-SSD ephemeral storage only where the machine has local SSDs / NVMe instance store.
+
+Every problem is reported through the pool's scope (``issues.pool(i, name)``), so each message names the pool.
+"""
 from __future__ import annotations
 
 from typing import Iterable
@@ -6,19 +9,16 @@ from typing import Iterable
 from catalog import Cloud
 from catalog.storage import load_local_ssds
 from stacks.spec import NodePool
-from validation.issues import SpecIssue, path_of
+from validation.issues import Issues
 
 
-def check_local_ssd(cloud: Cloud, pools: Iterable[tuple[int, NodePool]]) -> list[SpecIssue]:
-    issues = []
+def check_local_ssd(issues: Issues, cloud: Cloud, pools: Iterable[tuple[int, NodePool]]) -> None:
     ssds = load_local_ssds()
     for i, pool in pools:
-        if pool.local_ssd_ephemeral_storage is not True:
+        if pool.local_ssd_ephemeral_storage is not True or (cloud, pool.machine_type) in ssds:
             continue
-        where = path_of("nodePools", i, "localSsdEphemeralStorage")
-        if (cloud, pool.machine_type) not in ssds:
-            with_ssds = ", ".join(sorted(m for (c, m) in ssds if c == cloud))
-            issues.append(SpecIssue(where, f"{pool.machine_type} comes with no local SSDs to back ephemeral storage",
-                                    True, f"machine types with local SSDs: {with_ssds}",
-                                    "remove localSsdEphemeralStorage, or pick a machine type with local SSDs"))
-    return issues
+        with_ssds = ", ".join(sorted(m for (c, m) in ssds if c == cloud))
+        issues.pool(i, pool.name).error(
+            "localSsdEphemeralStorage", f"{pool.machine_type} comes with no local SSDs to back ephemeral storage",
+            True, allowed=f"machine types with local SSDs: {with_ssds}",
+            fix="remove localSsdEphemeralStorage, or pick a machine type with local SSDs")

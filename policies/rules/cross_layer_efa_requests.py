@@ -7,7 +7,7 @@ from typing import Any, Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from policies.findings import Finding
 from policies.links import launch_template_of
 from policies.multinode import efa_interfaces
@@ -15,7 +15,7 @@ from policies.pools import gpu_pools
 from policies.resources import HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
 from policies.scheduler_objects import is_slurm_release, object_name, selected_pool
-from policies.values import as_dict, as_int, as_list, dig
+from policies.values import UNKNOWN, as_dict, as_int, as_list, dig
 
 ID = "cross-layer-efa-requests"
 EFA = "vpc.amazonaws.com/efa"
@@ -37,9 +37,9 @@ def _runtime_pods(r: Resource) -> Iterable[tuple[str | None, Any]]:
         yield selected_pool(as_dict(pod.get("nodeSelector"))), limit
 
 
-def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
+def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
     efa: dict[str, int] = {}
-    for view in gpu_pools(resources, load_catalog()):
+    for view in gpu_pools(resources, cat):
         if view.cloud == Cloud.AWS:
             count = len(efa_interfaces(launch_template_of(view.resource, view.name, resources)))
             if count:
@@ -65,18 +65,28 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
 def _compare(subject: str, pool: str, want: int, limit: Any, plugin: bool, where: str, keys: tuple,
              urn: str) -> Iterable[Finding]:
     got = as_int(limit) if limit is not None else None
-    expected = f"{want} per pod: every EFA interface of pool '{pool}'s nodes"
+    if got is UNKNOWN:
+        return
+    required = f"{EFA}: {want} per pod, every EFA interface of pool '{pool}'s nodes"
     fix = (f"request {EFA}: {want} in {where} (requests and limits; gpu-cluster renders this for fabric pools "
            "with efaDevicePlugin: true)")
     if got is None:
         if plugin:
-            yield Finding(subject, f"requests no {EFA}, so NCCL in its pods on pool '{pool}' cannot use the "
-                          f"{want} EFA interfaces and falls back to TCP", expected, fix, keys, urn)
+            yield Finding(subject, f"its pods on pool '{pool}' request no EFA interfaces, so NCCL cannot use the "
+                          f"{want} EFA interfaces of their nodes and falls back to TCP",
+                          observed=f"no {EFA} in {where}, while the EFA device plugin advertises it",
+                          required=required,
+                          fix=fix,
+                          keys=keys, urn=urn)
     elif got != want:
-        effect = "its pods never fit a node and stay Pending" if isinstance(got, int) and got > want else \
-            f"NCCL uses {got} of the {want} EFA interfaces"
-        yield Finding(subject, f"requests {got} {EFA} per pod on pool '{pool}', so {effect}", expected, fix, keys,
-                      urn)
+        effect = ("request more EFA interfaces than the nodes have, so they never fit a node and stay Pending"
+                  if got > want else f"request fewer EFA interfaces than the nodes have, so NCCL uses {got} of the "
+                  f"{want}")
+        yield Finding(subject, f"its pods on pool '{pool}' {effect}",
+                      observed=f"{EFA}: {got} in {where}",
+                      required=required,
+                      fix=fix,
+                      keys=keys, urn=urn)
 
 
 RULE = Rule(
@@ -90,5 +100,5 @@ RULE = Rule(
                  "every interface. 2. Otherwise set vpc.amazonaws.com/efa requests and limits to the instance "
                  "type's EFA interface count."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(RUNTIME, HELM_RELEASE),
-    check=check, stack=True,
+    check=check, reads_catalog=True, stack=True,
 )

@@ -47,11 +47,15 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                 for c in _containers(pod):
                     got = _tag(c.get("image"), rxdm_repo)
                     if got is not None and got != want:
-                        yield Finding(subject, f"runs RxDM {got} ({c.get('name')}) next to the {kind.display_name} "
-                                      f"NCCL plugin {plugin} the installer puts on the nodes", f"RxDM {want}, "
-                                      f"released with plugin {plugin}",
-                                      f"set the {c.get('name')} image to {rxdm_repo}:{want} (gpu-cluster renders the "
-                                      "pair from catalog/data/fabric-images.csv)", keys, urn)
+                        yield Finding(subject, "its RxDM sidecar is not the release paired with the "
+                                      f"{kind.display_name} NCCL plugin the installer puts on the nodes, so NCCL "
+                                      "fails at init or runs degraded",
+                                      observed=f"RxDM {got} in container {c.get('name')}, NCCL plugin {plugin} on "
+                                               "the nodes",
+                                      required=f"RxDM {want}, released with plugin {plugin}",
+                                      fix=f"set the {c.get('name')} image to {rxdm_repo}:{want} (gpu-cluster "
+                                          "renders the pair from catalog/data/fabric-images.csv)",
+                                      keys=keys, urn=urn)
 
 
 def _pods(resources: list[Resource]) -> Iterable[tuple[str, tuple, str, Any]]:

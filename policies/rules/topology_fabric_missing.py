@@ -7,9 +7,9 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from catalog.fabric import load_fabric_catalog
-from policies.findings import Finding
+from policies.findings import Finding, shown
 from policies.multinode import declared_multi_node
 from policies.pools import pool_view
 from policies.resources import GKE_NODE_POOL
@@ -21,8 +21,7 @@ GKE_MANAGED = "auto"
 """``networkConfig.acceleratorNetworkProfile: auto``: GKE creates and attaches the accelerator networks itself."""
 
 
-def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
-    cat = load_catalog()
+def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
     view = pool_view(resource, cat)
     if view is None or view.cloud != Cloud.GCP:
         return
@@ -31,21 +30,27 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
     # placement) is topology-multi-node-placement's finding; its fix (multiNode: true) brings the fabric too
     if fabric is None or not declared_multi_node(view, None):
         return
-    if dig(resource.props, "networkConfig", "acceleratorNetworkProfile") == GKE_MANAGED:
+    profile = dig(resource.props, "networkConfig", "acceleratorNetworkProfile")
+    if profile == GKE_MANAGED:
         return
     attached = len(as_list(dig(resource.props, "networkConfig", "additionalNodeNetworkConfigs")))
     want = fabric.extra_networks
     if attached >= want:
         return
     has = "no" if attached == 0 else f"{attached} of the {want}"
+    networks = "no networks" if attached == 0 else f"{attached} network{'s' if attached != 1 else ''}"
     yield Finding(
         view.subject,
         f"this multi-node {fabric.machine_type} pool attaches {has} {fabric.kind.display_name} networks, so NCCL "
         f"between its nodes runs over the primary NIC and gives up {fabric.nominal_gbps_per_node:,} Gbps per node",
-        f"{want} extra networks in networkConfig.additionalNodeNetworkConfigs, or acceleratorNetworkProfile auto",
-        "remove `fabric: {mode: off}` from the pool (gpu-cluster then creates the networks, multi-networking, the "
-        f"NCCL plugin and wires the jobs), or attach your own with fabric mode existing; waive {ID} for this pool "
-        "only if it never runs jobs across nodes", view.keys)
+        observed=f"{networks} in networkConfig.additionalNodeNetworkConfigs, networkConfig.acceleratorNetworkProfile "
+                 f"{shown(profile)}",
+        required=f"{want} networks in networkConfig.additionalNodeNetworkConfigs, or "
+                 f"networkConfig.acceleratorNetworkProfile {GKE_MANAGED}",
+        fix="remove `fabric: {mode: off}` from the pool (gpu-cluster then creates the networks, multi-networking, "
+            f"the NCCL plugin and wires the jobs), or attach your own with fabric mode existing; waive {ID} for this "
+            "pool only if it never runs jobs across nodes",
+        keys=view.keys)
 
 
 RULE = Rule(
@@ -61,4 +66,5 @@ RULE = Rule(
                  "networkConfig.acceleratorNetworkProfile: auto where GKE supports it. 3. Waive the rule for a pool "
                  "that never runs jobs across nodes."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL,), check=check,
+    reads_catalog=True,
 )

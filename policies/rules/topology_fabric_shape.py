@@ -7,9 +7,9 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Cloud, load_catalog
+from catalog import Catalog, Cloud
 from catalog.fabric import FabricKind, load_fabric_catalog
-from policies.findings import Finding
+from policies.findings import Finding, listing
 from policies.pools import pool_view
 from policies.resources import GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
@@ -18,8 +18,8 @@ from policies.values import as_dict, as_list, dig
 ID = "topology-fabric-shape"
 
 
-def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
-    view = pool_view(resource, load_catalog())
+def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
+    view = pool_view(resource, cat)
     if view is None or view.cloud != Cloud.GCP or not view.machine_types:
         return
     fabric = load_fabric_catalog().for_machine(Cloud.GCP, view.machine_types[0])
@@ -31,19 +31,37 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
     shape = (f"1 gVNIC network, then 8 subnets of one RoCE VPC ({want} in all)" if fabric.kind == FabricKind.RDMA
              else f"exactly {want} gVNIC networks, each its own VPC")
     fix = "attach the networks gpu-cluster's fabric mode auto creates, or list them in this order with mode existing"
+    where = "networkConfig.additionalNodeNetworkConfigs"
     if len(nets) > want:
-        slot = " (an extra gVNIC network takes a GPU NIC's PCI slot, leaving 7 of 8 GPUs on the fabric)" \
+        extra = len(nets) - want
+        slot = ", so an extra gVNIC network takes a GPU NIC's PCI slot and leaves 7 of 8 GPUs on the fabric" \
             if fabric.kind == FabricKind.TCPXO else ""
-        yield Finding(view.subject, f"{fabric.machine_type} with {name} attaches {len(nets)} extra networks, "
-                      f"{len(nets) - want} more than it has NICs for{slot}", shape, fix, view.keys)
+        yield Finding(view.subject, f"{fabric.machine_type} with {name} attaches {extra} more network"
+                      f"{'s' if extra != 1 else ''} than it has NICs for{slot}",
+                      observed=f"{len(nets)} networks in {where}",
+                      required=shape,
+                      fix=fix,
+                      keys=view.keys)
         return
     gvnic, rdma = nets[:fabric.gvnic_networks], nets[fabric.gvnic_networks:]
     if len(set(gvnic)) != len(gvnic):
-        yield Finding(view.subject, f"{fabric.machine_type} attaches one VPC to several gVNIC NICs "
-                      f"({', '.join(sorted({str(n) for n in gvnic if gvnic.count(n) > 1}))})", shape, fix, view.keys)
+        twice = sorted({str(n) for n in gvnic if gvnic.count(n) > 1})
+        yield Finding(view.subject, f"{fabric.machine_type} attaches one VPC to several gVNIC NICs, which breaks the "
+                      f"per-NIC routing {name} expects",
+                      observed=f"{where} lists " + ", ".join(f"{n} {gvnic.count(n)} times" for n in twice),
+                      required=shape,
+                      fix=fix,
+                      keys=view.keys)
     elif fabric.kind == FabricKind.RDMA and (len(set(rdma)) != 1 or set(rdma) & set(gvnic)):
-        yield Finding(view.subject, f"the {len(rdma)} RDMA NICs of {fabric.machine_type} are attached to "
-                      f"{len(set(rdma))} networks", shape, fix, view.keys)
+        shared = sorted({str(n) for n in set(rdma) & set(gvnic)})
+        yield Finding(view.subject, f"the {len(rdma)} RDMA NICs of {fabric.machine_type} are not all on one RoCE VPC "
+                      "of their own, so those outside it cannot do RDMA",
+                      observed=f"RDMA entries of {where} on {len(set(rdma))} network"
+                               f"{'s' if len(set(rdma)) != 1 else ''} ({listing(sorted({str(n) for n in rdma}))})"
+                               + (f"; {listing(shared)} also carries a gVNIC NIC" if shared else ""),
+                      required=shape,
+                      fix=fix,
+                      keys=view.keys)
 
 
 RULE = Rule(
@@ -57,4 +75,5 @@ RULE = Rule(
                  "the docs give. 2. Otherwise attach exactly the networks GKE's GPUDirect guide lists for the "
                  "machine."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL,), check=check,
+    reads_catalog=True,
 )

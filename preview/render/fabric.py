@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -12,8 +12,10 @@ from rich.text import Text
 def print_fabric(console: Console, rows: list[dict[str, Any]]) -> None:
     table = Table(title="GPU fabric (network between nodes; nominal bandwidth per node from the catalog)",
                   title_justify="left", header_style="bold")
-    for name, justify in (("pool", "left"), ("fabric", "left"), ("networks", "left"), ("NICs/node", "right"),
-                          ("NCCL transport", "left"), ("Gbps/node", "right"), ("wired", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("pool", "left"), ("fabric", "left"), ("networks", "left"), ("NICs/node", "right"),
+        ("NCCL transport", "left"), ("Gbps/node", "right"), ("wired", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=name not in ("NCCL transport", "wired", "networks"))
     for r in rows:
         if r["fabric"] is None:

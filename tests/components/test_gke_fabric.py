@@ -61,7 +61,7 @@ def tcpx():
 
 @pytest.fixture(scope="module")
 def rdma():
-    cfg = edits(GKE, {"nodePools[0].None": RDMA})
+    cfg = edits(GKE, {f"nodePools[0].{key}": value for key, value in RDMA.items()})
     cfg["gpu-cluster:region"] = "us-east4"
     return run_program(cfg)
 
@@ -168,7 +168,7 @@ def test_existing_networks_are_attached_by_name_and_nothing_is_created():
 
 @pytest.mark.parametrize("pool", [{"multiNode": False}, {"fabric": {"mode": "off"}}], ids=["single-node", "off"])
 def test_no_fabric_means_no_networks_no_multi_networking_no_daemonsets(pool):
-    rec = run_program(edits(GKE, {"nodePools[0].None": pool}))
+    rec = run_program(edits(GKE, {f"nodePools[0].{key}": value for key, value in pool.items()}))
     assert of_type(rec, VPC) == [] and of_type(rec, PARAMS) == [] and _daemonsets(rec) == {}
     assert "enableMultiNetworking" not in one(rec, CLUSTER).inputs
     assert "networkConfig" not in one(rec, NODE_POOL, "h100").inputs

@@ -34,7 +34,7 @@ def test_true_on_a_machine_without_local_ssds_is_refused():
     with pytest.raises(SpecError) as exc:
         load_spec(copy.deepcopy(raw))
     assert [str(e) for e in exc.value.errors] == [textwrap.dedent("""\
-        error: gpu-cluster:nodePools[0].localSsdEphemeralStorage: g2-standard-24 comes with no local SSDs to back ephemeral storage
+        error: gpu-cluster:nodePools[0].localSsdEphemeralStorage: pool 'h100': g2-standard-24 comes with no local SSDs to back ephemeral storage
           received: true
           allowed:  machine types with local SSDs: a3-highgpu-8g, a3-megagpu-8g
           fix:      remove localSsdEphemeralStorage, or pick a machine type with local SSDs""")]

@@ -13,6 +13,7 @@ from tests.support.policy_harness import Pack, with_props, wire
 ID = "cross-layer-efa-requests"
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
 EFA = "vpc.amazonaws.com/efa"
+REQUIRED = " · required: vpc.amazonaws.com/efa: 32 per pod, every EFA interface of pool 'p5's nodes\n"
 FIX = ("Fix: request vpc.amazonaws.com/efa: 32 in the runtime's container resources (requests and limits; gpu-cluster "
        "renders this for fabric pools with efaDevicePlugin: true)")
 
@@ -50,19 +51,24 @@ def test_the_wired_runtime_passes(pack, recorded):
 
 def test_fewer_efa_than_the_nodes_have_is_a_violation(pack, recorded):
     assert _ours(pack.stack(_with_efa(recorded, 4))) == [(ID, "mandatory", (
-        "training runtime 'torch-p5': requests 4 vpc.amazonaws.com/efa per pod on pool 'p5', so NCCL uses 4 of the "
-        "32 EFA interfaces (32 per pod: every EFA interface of pool 'p5's nodes).\n" + FIX))]
+        "training runtime 'torch-p5': its pods on pool 'p5' request fewer EFA interfaces than the nodes have, so NCCL "
+        "uses 4 of the 32"
+        " · observed: vpc.amazonaws.com/efa: 4 in the runtime's container resources" + REQUIRED + FIX))]
 
 
 def test_more_than_the_nodes_have_never_schedules(pack, recorded):
     (finding,) = _ours(pack.stack(_with_efa(recorded, 64)))
-    assert "its pods never fit a node and stay Pending" in finding[2]
+    assert finding[2].startswith("training runtime 'torch-p5': its pods on pool 'p5' request more EFA interfaces "
+                                 "than the nodes have, so they never fit a node and stay Pending · observed: "
+                                 "vpc.amazonaws.com/efa: 64 in the runtime's container resources" + REQUIRED)
 
 
 def test_no_request_while_the_plugin_runs_falls_back_to_tcp(pack, recorded):
     assert _ours(pack.stack(_with_efa(recorded, None))) == [(ID, "mandatory", (
-        "training runtime 'torch-p5': requests no vpc.amazonaws.com/efa, so NCCL in its pods on pool 'p5' cannot use "
-        "the 32 EFA interfaces and falls back to TCP (32 per pod: every EFA interface of pool 'p5's nodes).\n" + FIX))]
+        "training runtime 'torch-p5': its pods on pool 'p5' request no EFA interfaces, so NCCL cannot use the 32 "
+        "EFA interfaces of their nodes and falls back to TCP"
+        " · observed: no vpc.amazonaws.com/efa in the runtime's container resources, while the EFA device plugin "
+        "advertises it" + REQUIRED + FIX))]
 
 
 def test_a_waiver_silences_the_runtime(pack, recorded):
@@ -84,5 +90,8 @@ def test_a_slurm_nodeset_with_the_wrong_count_is_a_violation(pack):
     props["values"]["nodesets"]["p5"]["slurmd"]["resources"]["limits"][EFA] = 8
     bad = [with_props(r, props) if r is release else r for r in resources]
     (finding,) = _ours(pack.stack(bad))
-    assert finding[2].startswith("Slurm NodeSet 'p5': requests 8 vpc.amazonaws.com/efa per pod on pool 'p5', so NCCL "
-                                 "uses 8 of the 32 EFA interfaces")
+    assert finding[2] == (
+        "Slurm NodeSet 'p5': its pods on pool 'p5' request fewer EFA interfaces than the nodes have, so NCCL uses 8 of "
+        "the 32 · observed: vpc.amazonaws.com/efa: 8 in nodesets.p5.slurmd.resources" + REQUIRED +
+        "Fix: request vpc.amazonaws.com/efa: 32 in nodesets.p5.slurmd.resources (requests and limits; gpu-cluster "
+        "renders this for fabric pools with efaDevicePlugin: true)")

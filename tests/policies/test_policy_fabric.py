@@ -12,8 +12,11 @@ NP = "gcp:container/nodePool:NodePool"
 ID = "topology-fabric-missing"
 MESSAGE = (
     "pool 'h100': this multi-node a3-highgpu-8g pool attaches {has} GPUDirect-TCPX networks, so NCCL between its "
-    "nodes runs over the primary NIC and gives up 800 Gbps per node (4 extra networks in "
-    "networkConfig.additionalNodeNetworkConfigs, or acceleratorNetworkProfile auto).\n"
+    "nodes runs over the primary NIC and gives up 800 Gbps per node"
+    " · observed: {networks} in networkConfig.additionalNodeNetworkConfigs, networkConfig.acceleratorNetworkProfile "
+    "unset"
+    " · required: 4 networks in networkConfig.additionalNodeNetworkConfigs, or networkConfig.acceleratorNetworkProfile "
+    "auto\n"
     "Fix: remove `fabric: {{mode: off}}` from the pool (gpu-cluster then creates the networks, multi-networking, "
     "the NCCL plugin and wires the jobs), or attach your own with fabric mode existing; waive topology-fabric-missing "
     "for this pool only if it never runs jobs across nodes")
@@ -43,14 +46,14 @@ def test_the_baseline_with_its_fabric_passes(pack, gke):
 def test_a_multi_node_pool_without_its_networks_is_a_mandatory_violation(pack, gke):
     rs, pool = gke
     bare = with_props(pool, edit(wire(pool), "networkConfig", DELETE))
-    assert _ours(pack.resource(bare, rs)) == [(ID, "mandatory", MESSAGE.format(has="no"))]
+    assert _ours(pack.resource(bare, rs)) == [(ID, "mandatory", MESSAGE.format(has="no", networks="no networks"))]
 
 
 def test_too_few_networks_is_a_violation_naming_the_count(pack, gke):
     rs, pool = gke
     nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"][:2]
     short = with_props(pool, edit(wire(pool), "networkConfig.additionalNodeNetworkConfigs", nets))
-    assert _ours(pack.resource(short, rs)) == [(ID, "mandatory", MESSAGE.format(has="2 of the 4"))]
+    assert _ours(pack.resource(short, rs)) == [(ID, "mandatory", MESSAGE.format(has="2 of the 4", networks="2 networks"))]
 
 
 def test_gke_managed_accelerator_networking_passes(pack, gke):
@@ -61,7 +64,7 @@ def test_gke_managed_accelerator_networking_passes(pack, gke):
 
 def test_single_node_pools_are_not_applicable(pack, gke):
     rs, pool = gke
-    single = edit(changed(wire(pool), "networkConfig", DELETE), "placementPolicy", DELETE)
+    single = edit(edit(wire(pool), "networkConfig", DELETE), "placementPolicy", DELETE)
     assert _ours(pack.resource(with_props(pool, single), rs)) == []
 
 
@@ -93,9 +96,11 @@ def test_an_extra_network_is_a_shape_violation(pack, gke):
     nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"]
     extra = with_props(pool, edit(wire(pool), "networkConfig.additionalNodeNetworkConfigs", nets + [{"network": "extra", "subnetwork": "extra-sub"}]))
     assert _shape(pack.resource(extra, rs)) == [(SHAPE, "mandatory", (
-        "pool 'h100': a3-highgpu-8g with GPUDirect-TCPX attaches 5 extra networks, 1 more than it has NICs for "
-        "(exactly 4 gVNIC networks, each its own VPC).\nFix: attach the networks gpu-cluster's fabric mode auto "
-        "creates, or list them in this order with mode existing"))]
+        "pool 'h100': a3-highgpu-8g with GPUDirect-TCPX attaches 1 more network than it has NICs for"
+        " · observed: 5 networks in networkConfig.additionalNodeNetworkConfigs"
+        " · required: exactly 4 gVNIC networks, each its own VPC\n"
+        "Fix: attach the networks gpu-cluster's fabric mode auto creates, or list them in this order with mode "
+        "existing"))]
 
 
 def test_one_vpc_on_two_gvnic_nics_is_a_shape_violation(pack, gke):
@@ -103,5 +108,10 @@ def test_one_vpc_on_two_gvnic_nics_is_a_shape_violation(pack, gke):
     nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"]
     twice = [nets[0], nets[0], nets[2], nets[3]]
     bad = with_props(pool, edit(wire(pool), "networkConfig.additionalNodeNetworkConfigs", twice))
-    (finding,) = _shape(pack.resource(bad, rs))
-    assert finding[2].startswith("pool 'h100': a3-highgpu-8g attaches one VPC to several gVNIC NICs (ml-tcpx-vpc1)")
+    assert _shape(pack.resource(bad, rs)) == [(SHAPE, "mandatory", (
+        "pool 'h100': a3-highgpu-8g attaches one VPC to several gVNIC NICs, which breaks the per-NIC routing "
+        "GPUDirect-TCPX expects"
+        " · observed: networkConfig.additionalNodeNetworkConfigs lists ml-tcpx-vpc1 2 times"
+        " · required: exactly 4 gVNIC networks, each its own VPC\n"
+        "Fix: attach the networks gpu-cluster's fabric mode auto creates, or list them in this order with mode "
+        "existing"))]

@@ -41,8 +41,10 @@ def test_the_catalog_pair_passes(pack, recorded):
 
 def test_another_rxdm_release_is_a_violation(pack, recorded):
     assert _ours(pack.stack(_with_rxdm(recorded, "v1.0.18"))) == [(ID, "mandatory", (
-        "Slurm NodeSet 'h100-mega': runs RxDM v1.0.18 (tcpxo-daemon) next to the GPUDirect-TCPXO NCCL plugin v1.0.14 "
-        "the installer puts on the nodes (RxDM v1.0.20, released with plugin v1.0.14).\n"
+        "Slurm NodeSet 'h100-mega': its RxDM sidecar is not the release paired with the GPUDirect-TCPXO NCCL plugin "
+        "the installer puts on the nodes, so NCCL fails at init or runs degraded"
+        " · observed: RxDM v1.0.18 in container tcpxo-daemon, NCCL plugin v1.0.14 on the nodes"
+        " · required: RxDM v1.0.20, released with plugin v1.0.14\n"
         f"Fix: set the tcpxo-daemon image to {RXDM}:v1.0.20 (gpu-cluster renders the pair from "
         "catalog/data/fabric-images.csv)"))]
 

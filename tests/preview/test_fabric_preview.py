@@ -67,7 +67,6 @@ def test_rdma_example_shows_gib_on_nine_networks_and_a_roce_vpc_in_the_pools_zon
 
 
 def test_an_existing_cluster_is_told_to_have_multi_networking_on():
-    from tests.support.stack_configs import 
     report = preview_config("t", edits(GKE, {"cluster.mode": "existing"}))
     assert [w.problem for w in report.warnings if w.path == "gpu-cluster:nodePools[0].fabric"] == [
         "pool 'h100' attaches GPUDirect-TCPX networks to the existing cluster 'ml', which gpu-cluster does not "
