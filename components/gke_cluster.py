@@ -118,6 +118,9 @@ class GkeCluster(pulumi.ComponentResource):
             upgrade_settings={"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0},
             node_config={**shielded_node_config(), "machine_type": sp.machine_type_for(Cloud.GCP),
                          "disk_size_gb": 100, "disk_type": "pd-balanced", "service_account": system_sa.email,
-                         "resource_labels": labels or None},
+                         "resource_labels": labels or None,
+                         # fabric clusters: gVNIC on the system pool too, as on the GPU pools (cluster-toolkit's A3/A4
+                         # blueprints do the same); None leaves other clusters' pools as they were (ForceNew field)
+                         "gvnic": {"enabled": True} if self.multi_networking else None},
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount", "nodeCount"]))
         return cluster

@@ -83,6 +83,7 @@ def test_cluster_has_multi_networking_and_the_pool_attaches_the_networks_in_nic_
     assert one(tcpx, CLUSTER).inputs["datapathProvider"] == "ADVANCED_DATAPATH"
     nets = one(tcpx, NODE_POOL, "h100").inputs["networkConfig"]["additionalNodeNetworkConfigs"]
     assert nets == [{"network": f"ml-tcpx-vpc{i}", "subnetwork": f"ml-tcpx-vpc{i}-sub"} for i in range(1, 5)]
+    assert one(tcpx, NODE_POOL, "ml-system").inputs["nodeConfig"]["gvnic"] == {"enabled": True}
 
 
 def test_one_param_set_and_network_per_extra_network_named_as_gkes_guides(tcpx):
@@ -172,3 +173,4 @@ def test_no_fabric_means_no_networks_no_multi_networking_no_daemonsets(pool):
     assert of_type(rec, VPC) == [] and of_type(rec, PARAMS) == [] and _daemonsets(rec) == {}
     assert "enableMultiNetworking" not in one(rec, CLUSTER).inputs
     assert "networkConfig" not in one(rec, NODE_POOL, "h100").inputs
+    assert "gvnic" not in one(rec, NODE_POOL, "ml-system").inputs["nodeConfig"]  # ForceNew: other clusters keep theirs
