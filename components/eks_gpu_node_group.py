@@ -11,6 +11,7 @@ from catalog import CapacityType
 from components.aws_node_defaults import metadata_options, root_volume
 from components.cluster_autoscaler import GPU_LABEL, discovery_tags, node_template_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
+from stacks.eks_node_spec import repair_config, root_volume_performance
 from stacks.node_storage import NODEADM_RAID0, instance_store_raid
 from stacks.fabric import fabric_mode
 from stacks.fabric_spec import FabricMode
@@ -100,7 +101,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         pool_tags = {**tags, "gpu-cluster/pool": pool.name}
         cap = pool.capacity
-        lt_args: dict = {"metadata_options": metadata_options(), "block_device_mappings": root_volume(pool.disk_size_gib),
+        throughput, iops = root_volume_performance(pool.root_volume)
+        lt_args: dict = {"metadata_options": metadata_options(),
+                         "block_device_mappings": root_volume(pool.disk_size_gib, throughput, iops),
                          "update_default_version": True, "tags": pool_tags,
                          "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
         if instance_store_raid(facts.cloud, pool):  # images and scratch on the NVMe RAID0, not the root volume
@@ -145,7 +148,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             labels=labels,
             taints=taints,
             update_config=update_config(pool),
-            node_repair_config={"enabled": True},
+            node_repair_config=repair_config(pool.node_repair, cap.type == CapacityType.RESERVATION),
             tags=pool_tags,
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]))
         self.asg_tags = tag_node_group_asg(name, self.node_group, autoscaler_tags(pool, facts, cluster, labels),

@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from catalog import CapacityType, Cloud
+from stacks.eks_node_spec import NodeRepair, RootVolume
 from stacks.fabric_spec import PoolFabric
 from stacks.maintenance_spec import Maintenance
 from stacks.gpu_runtime_spec import GpuRuntime, PoolGpuRuntime
@@ -114,6 +115,12 @@ class NodePool(SpecModel):
     fabric: PoolFabric | None = Field(None, description=(
         "The GPU network between nodes. Omitted: `mode: auto` (multi-node pools on fabric-capable machines get "
         "GPUDirect-TCPX/TCPXO/RDMA on GKE or every EFA interface on EKS; see PoolFabric)."))
+    node_repair: NodeRepair | None = Field(None, description=(
+        "EKS only: node auto-repair thresholds. Omitted: repair on, at most 1 node repaired at a time on a "
+        "capacity-block or reservation pool, EKS's defaults elsewhere."))
+    root_volume: RootVolume | None = Field(None, description=(
+        "EKS only: throughput and IOPS of the gp3 root volume. Omitted: 1000 MiB/s and 4000 IOPS, so multi-GB "
+        "images pull fast (gp3's default is 125 MiB/s)."))
 
 
 DEFAULT_SYSTEM_MACHINE = {Cloud.GCP: "e2-standard-4", Cloud.AWS: "m6i.xlarge"}

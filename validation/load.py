@@ -12,6 +12,7 @@ from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 from validation.cluster import check_cluster
 from validation.fabric import check_fabric
 from validation.maintenance import check_maintenance
+from validation.node_repair import check_node_repair
 from validation.node_storage import check_local_ssd
 from validation.gpu_runtime import check_gpu_runtime
 from validation.issues import (NAMESPACE, Issues, SpecError, SpecIssue, allowed_list, choice_fix, path_of,
@@ -90,6 +91,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
             check_gpu_runtime(issues, cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
         check_fabric(issues, cloud, pools)
         check_local_ssd(issues, cloud, pools)
+        check_node_repair(issues, cloud, pools)
     check_resource_labels(issues.at("labels"), parts.get("labels", {}))
     check_pool_names(issues, pools)
     if parts.get("scheduling") is not None:
