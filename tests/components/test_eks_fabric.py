@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from preview.engine import run_program
-from tests.support.edit import DELETE, edit, edits
+from tests.support.edit import edits
 from tests.support.recorded import of_type, one
 from tests.support.stack_configs import EKS
 

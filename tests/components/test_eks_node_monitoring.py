@@ -3,7 +3,7 @@ that the node groups' auto repair acts on; existing clusters are left alone."""
 from __future__ import annotations
 
 from preview.engine import run_program
-from tests.support.edit import DELETE, edit, edits
+from tests.support.edit import edits
 from tests.support.recorded import of_type, one, parent_of
 from tests.support.stack_configs import EKS
 

@@ -12,7 +12,7 @@ import pytest
 from catalog.fabric import FabricKind, load_fabric_catalog
 from preview.engine import run_program
 from tests.support.k8s_schema import K8S_VERSION
-from tests.support.edit import DELETE, edit, edits
+from tests.support.edit import edits
 from tests.support.recorded import of_type, one
 from tests.support.stack_configs import GKE
 

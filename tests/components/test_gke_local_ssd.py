@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from preview.engine import run_program
-from tests.support.edit import DELETE, edit, edits
+from tests.support.edit import edits
 from tests.support.recorded import one
 from tests.support.stack_configs import GKE
 from validation.issues import SpecError

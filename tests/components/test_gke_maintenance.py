@@ -10,7 +10,7 @@ import pytest
 
 from preview.engine import run_program
 from preview.run import preview_config
-from tests.support.edit import DELETE, edit, edits
+from tests.support.edit import edits
 from tests.support.recorded import one
 from tests.support.stack_configs import EKS, GKE
 from validation.issues import SpecError

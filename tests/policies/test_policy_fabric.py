@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.edit import DELETE, edit, edits
+from tests.support.edit import DELETE, edit
 from tests.support.policy_harness import Pack, baseline, find, with_props, wire
 
 NP = "gcp:container/nodePool:NodePool"
