@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from catalog.fabric import FabricCatalog, FabricKind
+from scheduling.fabric_pod import TCPX_NCCL_ENV  # one copy: the nccl-config ConfigMap carries what runtimes set
 from stacks.spec import POOL_LABEL_KEY
 
 NETWORK_API = "networking.gke.io/v1"
@@ -132,28 +133,6 @@ def device_injector(pools: Sequence[str], fab: FabricCatalog, kind: FabricKind) 
                  "resources": {"requests": {"cpu": "150m"}},
                  "volumeMounts": [{"name": "dev", "mountPath": "/dev"}, {"name": "nri", "mountPath": "/var/run/nri"}]}
     return _daemonset(INJECTOR_NAME, pools, [container], [_host_path("dev", "/dev"), _host_path("nri", "/var/run/nri")])
-
-
-TCPX_NCCL_ENV = {
-    # GKE "Maximize GPU network bandwidth" guide, GPUDirect-TCPX section (nccl-config / workload env)
-    "NCCL_SOCKET_IFNAME": "eth0",
-    "NCCL_GPUDIRECTTCPX_CTRL_DEV": "eth0",
-    "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": "eth1,eth2,eth3,eth4",
-    "NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX": "/run/tcpx",
-    "NCCL_GPUDIRECTTCPX_FORCE_ACK": "0",
-    "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS": "50000",
-    "NCCL_CROSS_NIC": "0",
-    "NCCL_ALGO": "Ring",
-    "NCCL_PROTO": "Simple",
-    "NCCL_NSOCKS_PERTHREAD": "4",
-    "NCCL_SOCKET_NTHREADS": "1",
-    "NCCL_DYNAMIC_CHUNK_SIZE": "524288",
-    "NCCL_P2P_NET_CHUNKSIZE": "524288",
-    "NCCL_P2P_PCI_CHUNKSIZE": "524288",
-    "NCCL_P2P_NVL_CHUNKSIZE": "1048576",
-    "NCCL_BUFFSIZE": "4194304",
-    "NCCL_NET_GDR_LEVEL": "PIX",
-}
 
 
 def nccl_config() -> dict[str, Any]:
