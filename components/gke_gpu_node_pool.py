@@ -10,6 +10,7 @@ from catalog import CapacityType
 from components.cluster_refs import GkeClusterRef
 from components.gke_cluster import shielded_node_config
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
+from stacks.capacity_block import RESERVED_NODES_LABEL, reserved_nodes
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.node_storage import ephemeral_local_ssds
 from stacks.spec import GPU_TAINT_KEY, NodePool
@@ -21,6 +22,11 @@ HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-")
 
 def boot_disk_type(machine_type: str) -> str:
     return "hyperdisk-balanced" if machine_type.startswith(HYPERDISK_ONLY_PREFIXES) else "pd-balanced"
+
+
+def reserved_label(pool: NodePool) -> dict[str, str]:
+    reserved = reserved_nodes(pool)
+    return {} if reserved is None else {RESERVED_NODES_LABEL: str(reserved)}
 
 
 def reservation_affinity(pool: NodePool, project: str) -> dict | None:
@@ -76,7 +82,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             "taints": taints,
             "service_account": sa.email,
             "gvnic": {"enabled": True},
-            "resource_labels": labels or None,
+            # a reservation pool names its reserved nodes (billed whether used or not) for the cost policies
+            "resource_labels": {**labels, **reserved_label(pool)} or None,
         }
         ssds = ephemeral_local_ssds(facts.cloud, pool)
         if ssds:  # images, emptyDir and scratch on the machine's NVMe RAID instead of the boot disk

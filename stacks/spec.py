@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from catalog import CapacityType, Cloud
+from stacks.capacity_spec import CapacityWindow
 from stacks.eks_node_spec import NodeRepair, RootVolume
 from stacks.fabric_spec import PoolFabric
 from stacks.maintenance_spec import Maintenance
@@ -71,6 +72,21 @@ class Capacity(SpecModel):
     placement_group: str | None = Field(None, description=(
         "EKS ODCR only: the existing cluster placement group the capacity reservation was created in (its "
         "instances can only launch there). Omitted: no placement group; reservation pools never get a new one."))
+    reserved_nodes: int | None = Field(None, ge=1, description=(
+        "Reservation pools: how many nodes the reservation (or capacity block) holds. They are billed whether nodes "
+        "run or not, so `$/h min` counts them. Omitted: maxNodes."))
+    window: CapacityWindow | None = Field(None, description=(
+        "EKS capacity blocks: the window the block was bought for. The node group is scaled up at its start and "
+        "to 0 thirty minutes before its end by Auto Scaling scheduled actions. Omitted: no schedule (the group "
+        "stays at 0 until pods ask the Cluster Autoscaler for nodes)."))
+    upfront_fee_usd: float | None = Field(None, gt=0, description=(
+        "EKS capacity blocks: the upfront fee paid for the block, in USD (the offering's `UpfrontFee`). The cost "
+        "table spreads it over the window. Omitted: the pool's cost is unknown and the budget policy fails closed."))
+    roll_nodes: bool = Field(False, description=(
+        "EKS capacity blocks: let this `pulumi up` roll launch-template and AMI changes into the node group. EKS "
+        "upgrades a capacity-block node group only at size 0, so by default (false) such changes are recorded in "
+        "the launch template but not rolled; set true for one `pulumi up` while the group is at size 0 (outside "
+        "its window), then back to false."))
 
 
 class UpgradeSettings(SpecModel):

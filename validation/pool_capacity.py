@@ -24,7 +24,7 @@ def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
         capacity.error("reservation", "a reservation pool needs the reservation to consume", allowed=f"the {what}",
                        fix="set capacity.reservation")
     if cap.type != CapacityType.RESERVATION and (cap.reservation or cap.reservation_project or cap.reservation_kind
-                                                 or cap.placement_group):
+                                                 or cap.placement_group or cap.reserved_nodes is not None):
         capacity.error("type", f"reservation settings are given but capacity.type is {cap.type.value}",
                        cap.type.value, allowed="reservation", fix="set capacity.type: reservation, or drop the "
                        "reservation fields (spot nodes cannot consume a reservation)")
