@@ -201,7 +201,7 @@ def _reservation_notes(report: CostReport) -> None:
                             f"counts them: {', '.join(reserved)}; priced at the on-demand list rate (a committed-use "
                             "or savings-plan discount goes in priceOverrides of the policy pack config)")
     for p in report.pools:
-        if p.capacity == "capacity-block" and p.priced:
+        if p.capacity == "capacity-block" and p.priced and p.block is not None:
             report.notes.append(f"capacity block {p.pool}: ${p.block['usdTotal']:,.2f} paid up front for "
                                 f"{p.block['start']} → {p.block['end']}, whether nodes run or not")
         elif p.capacity == "capacity-block":

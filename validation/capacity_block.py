@@ -71,7 +71,7 @@ def _check_window(window: Issues, pool: NodePool, now: dt.datetime) -> None:
     if (spec.end is None) == (spec.duration_hours is None):
         window.error(None, "give the block's end or its length, exactly one of them",
                      {k: v for k, v in (("durationHours", spec.duration_hours),
-                                        ("end", spec.end and str(spec.end))) if v is not None} or None,
+                                        ("end", spec.end and spec.end.isoformat())) if v is not None} or None,
                      allowed="durationHours or end", fix="keep one of durationHours and end")
         return
     found = block_window(pool)
