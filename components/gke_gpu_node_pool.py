@@ -10,6 +10,7 @@ from catalog import CapacityType
 from components.cluster_refs import GkeClusterRef
 from components.gke_cluster import shielded_node_config
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
+from stacks.fabric import GPU_TCP_SYSCTLS
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.node_storage import ephemeral_local_ssds
 from stacks.spec import GPU_TAINT_KEY, NodePool
@@ -81,6 +82,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         ssds = ephemeral_local_ssds(facts.cloud, pool)
         if ssds:  # images, emptyDir and scratch on the machine's NVMe RAID instead of the boot disk
             node_config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": ssds}
+        if facts.fabric is not None:  # NCCL's socket paths (bootstrap, TCPX) get cluster-toolkit's TCP buffer sizes
+            node_config["linux_node_config"] = {"sysctls": dict(GPU_TCP_SYSCTLS)}
         affinity = reservation_affinity(pool, cluster.project)
         if affinity is not None:
             node_config["reservation_affinity"] = affinity
