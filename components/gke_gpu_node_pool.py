@@ -16,6 +16,9 @@ from stacks.node_storage import ephemeral_local_ssds
 from stacks.spec import GPU_TAINT_KEY, NodePool
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+DRANET_LABEL = {"cloud.google.com/gke-networking-dra-driver": "true"}
+"""Node label with which GKE runs its managed DRANET driver on a pool with ``acceleratorNetworkProfile: auto``
+(cluster-toolkit gke-node-pool: enable_dranet sets the profile and this label)."""
 HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-")
 """A3 and A4 machines boot from Hyperdisk; the other GPU families use Persistent Disk."""
 
@@ -73,7 +76,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             }],
             "spot": pool.capacity.type == CapacityType.SPOT,
             # runtime labels decide the advertiser (e.g. turn GKE's plugin off when the GPU Operator owns the pool)
-            "labels": {**pool.labels, **(runtime.node_labels if runtime else {}), **facts.pool_label},
+            "labels": {**pool.labels, **(runtime.node_labels if runtime else {}),
+                       **(DRANET_LABEL if facts.fabric is not None and facts.fabric.managed else {}),
+                       **facts.pool_label},
             "taints": taints,
             "service_account": sa.email,
             "gvnic": {"enabled": True},

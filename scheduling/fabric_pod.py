@@ -192,9 +192,12 @@ def _tcpx(pool: PoolFacts) -> PodFabric:
 
 
 def _rdma(pool: PoolFacts) -> PodFabric:
+    assert pool.fabric is not None
+    managed = pool.fabric.managed  # GKE's own networks: the NICs come through a DRA claim, not annotations
     return PodFabric(
-        summary="GPUDirect RDMA: 9 NICs (gvnic-1, rdma-0…7), gIB plugin, NCCL_NET=gIB",
-        annotations=_gke_annotations(pool),
+        summary="GPUDirect RDMA on GKE-managed networks: gIB plugin, NCCL_NET=gIB (RDMA NICs need a DRA claim)"
+        if managed else "GPUDirect RDMA: 9 NICs (gvnic-1, rdma-0…7), gIB plugin, NCCL_NET=gIB",
+        annotations={} if managed else _gke_annotations(pool),
         # NCCL_NET=gIB makes a broken fabric fail instead of falling back to TCP; BASH_ENV makes every `bash -c`
         # command source gIB's env script, as the guide's `source set_nccl_env.sh` does
         env={"NCCL_NET": "gIB", "BASH_ENV": GIB_ENV_SCRIPT, "LD_LIBRARY_PATH": f"{GIB_DIR}/lib64:{NVIDIA_LIB64}"},

@@ -46,6 +46,11 @@ class FabricPlan:
         return self.mode == FabricMode.AUTO and bool(self.networks)
 
     @property
+    def managed(self) -> bool:
+        """GKE creates and attaches the networks (``acceleratorNetworkProfile``); gpu-cluster attaches none."""
+        return self.mode == FabricMode.MANAGED
+
+    @property
     def gpu_nics(self) -> int:
         """NICs per node that carry GPU traffic (GPU NICs on GKE, EFA interfaces on EKS)."""
         return self.machine.gpu_nics
@@ -82,7 +87,8 @@ def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: Pool
         return None
     given = setting.networks if setting is not None and mode == FabricMode.EXISTING else []
     networks = []
-    for i, (name, device_mode) in enumerate(network_layout(machine) if cloud == Cloud.GCP else []):
+    attached = cloud == Cloud.GCP and mode != FabricMode.MANAGED  # managed: GKE names and attaches them
+    for i, (name, device_mode) in enumerate(network_layout(machine) if attached else []):
         own = given[i] if i < len(given) else None
         networks.append(FabricNetworkPlan(k8s_name=name, interface=f"eth{i + 1}", device_mode=device_mode,
                                           network=own.network if own else None,

@@ -144,6 +144,11 @@ class ClusterSpec(SpecModel):
     location: str | None = Field(None, description=(
         "GKE only: the cluster's location for `existing` clusters (a region or zone). Omitted: the stack region."))
     release_channel: ReleaseChannel = Field(ReleaseChannel.REGULAR, description="GKE release channel. Default REGULAR.")
+    min_master_version: str | None = Field(None, description=(
+        "GKE only, created clusters: the minimum control-plane version (`min_master_version`: `1.33`, `1.33.5` or "
+        "`1.33.5-gke.1080000`, or `latest`), within the release channel. Omitted: the channel's default version, "
+        "which gpu-cluster cannot check against the GPU fabric's version floor (the preview says so). Set: a version "
+        "below the floor of a fabric pool's fabric is refused."))
     kubernetes_version: str = Field("1.35", description=(
         "EKS Kubernetes version. Default 1.35 (1.34 reached end of standard support on 2026-12-02; versions past "
         "it bill the extended-support fee)."))
