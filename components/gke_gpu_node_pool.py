@@ -38,6 +38,15 @@ def reservation_affinity(pool: NodePool, project: str) -> dict | None:
     return None  # on-demand: GKE's default (consume any matching reservation, else on-demand)
 
 
+def compact_placement(pool: NodePool) -> dict | None:
+    """Multi-node pools: compact placement, naming the placement policy a specific reservation was created with
+    (``capacity.placementPolicy``) so GKE places the nodes by the reservation's own policy."""
+    if not pool.multi_node:
+        return None
+    policy = pool.capacity.placement_policy if pool.capacity.type == CapacityType.RESERVATION else None
+    return {"type": "COMPACT", **({"policy_name": policy} if policy else {})}
+
+
 class GkeGpuNodePool(pulumi.ComponentResource):
     """A `gcp.container.NodePool` for one spec pool, with its own node service account.
 
@@ -104,7 +113,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             management={"auto_repair": True, "auto_upgrade": True},
             upgrade_settings={"strategy": "SURGE", "max_surge": pool.upgrade.max_surge,
                               "max_unavailable": pool.upgrade.max_unavailable},
-            placement_policy={"type": "COMPACT"} if pool.multi_node else None,
+            placement_policy=compact_placement(pool),
             network_config=network_config,  # the fabric's extra NICs (components/gke_fabric.py), else None
             node_config=node_config,
             opts=pulumi.ResourceOptions(

@@ -71,6 +71,11 @@ class Capacity(SpecModel):
     placement_group: str | None = Field(None, description=(
         "EKS ODCR only: the existing cluster placement group the capacity reservation was created in (its "
         "instances can only launch there). Omitted: no placement group; reservation pools never get a new one."))
+    placement_policy: str | None = Field(None, description=(
+        "GKE specific reservation of a multi-node pool only: the compact placement policy (Compute Engine resource "
+        "policy, same project and region) the reservation was created with. The pool's compact placement then names "
+        "it (`placement_policy {type: COMPACT, policy_name}`) instead of asking GKE for a new placement group, "
+        "which a reservation with its own placement policy cannot serve. Omitted: plain COMPACT."))
 
 
 class UpgradeSettings(SpecModel):
