@@ -87,6 +87,11 @@ class Capacity(SpecModel):
         "upgrades a capacity-block node group only at size 0, so by default (false) such changes are recorded in "
         "the launch template but not rolled; set true for one `pulumi up` while the group is at size 0 (outside "
         "its window), then back to false."))
+    placement_policy: str | None = Field(None, description=(
+        "GKE specific reservation of a multi-node pool only: the compact placement policy (Compute Engine resource "
+        "policy, same project and region) the reservation was created with. The pool's compact placement then names "
+        "it (`placement_policy {type: COMPACT, policy_name}`) instead of asking GKE for a new placement group, "
+        "which a reservation with its own placement policy cannot serve. Omitted: plain COMPACT."))
 
 
 class UpgradeSettings(SpecModel):
@@ -160,6 +165,11 @@ class ClusterSpec(SpecModel):
     location: str | None = Field(None, description=(
         "GKE only: the cluster's location for `existing` clusters (a region or zone). Omitted: the stack region."))
     release_channel: ReleaseChannel = Field(ReleaseChannel.REGULAR, description="GKE release channel. Default REGULAR.")
+    min_master_version: str | None = Field(None, description=(
+        "GKE only, created clusters: the minimum control-plane version (`min_master_version`: `1.33`, `1.33.5` or "
+        "`1.33.5-gke.1080000`, or `latest`), within the release channel. Omitted: the channel's default version, "
+        "which gpu-cluster cannot check against the GPU fabric's version floor (the preview says so). Set: a version "
+        "below the floor of a fabric pool's fabric is refused."))
     kubernetes_version: str = Field("1.35", description=(
         "EKS Kubernetes version. Default 1.35 (1.34 reached end of standard support on 2026-12-02; versions past "
         "it bill the extended-support fee)."))

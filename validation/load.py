@@ -13,6 +13,7 @@ from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 from validation.capacity_block import check_capacity_blocks
 from validation.cluster import check_cluster
 from validation.fabric import check_fabric
+from validation.fabric_version import check_fabric_versions
 from validation.maintenance import check_maintenance
 from validation.node_repair import check_node_repair
 from validation.node_storage import check_local_ssd
@@ -94,6 +95,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here
             check_gpu_runtime(issues, cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
         check_fabric(issues, cloud, pools)
+        if cluster is not None:
+            check_fabric_versions(issues.at("cluster"), cloud, cluster, pools)
         check_local_ssd(issues, cloud, pools)
         check_node_repair(issues, cloud, pools)
         check_capacity_blocks(issues, cloud, pools, now or dt.datetime.now(dt.timezone.utc))
