@@ -21,6 +21,7 @@ from validation.pool import check_pool
 from validation.scheduling import check_scheduling
 from validation.shape import describe, optional_model, parse_part
 from validation.slurm import check_slurm
+from validation.text import check_control_characters
 from validation.top_level import check_account, check_pool_names, check_region, check_resource_labels
 
 
@@ -46,6 +47,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
     """Validate everything; return the spec and its warnings, or raise SpecError with every error and warning."""
     cat = catalog or load_catalog()
     issues = Issues()
+    control_paths = check_control_characters(issues, raw)
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
             issues.error(key, "unknown setting", key, allowed=allowed_list(TOP_LEVEL_KEYS),
@@ -64,7 +66,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
             parsed_pools = _parse_pools(issues, raw[alias])
             continue
         annotation = field.annotation if raw[alias] is None else optional_model(field.annotation)
-        parsed = parse_part(issues.at(alias), annotation, raw[alias])
+        parsed = parse_part(issues.at(alias), annotation, raw[alias], field, keep_digits=name in StackSpec.KEEP_DIGITS)
         if parsed is not None:
             parts[name] = parsed
         elif raw[alias] is not None:
@@ -99,11 +101,16 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
         check_slurm(issues, cat, cloud, pools, parts["scheduling"],
                     None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime())
 
-    found = sorted(issues.found, key=sort_key)
+    found = sorted(_one_per_cause(issues.found, control_paths), key=sort_key)
     if any(not i.warning for i in found):
         raise SpecError(found)
     spec = StackSpec.model_validate(raw, by_alias=True, by_name=False)
     return spec, [i for i in found if i.warning]
+
+
+def _one_per_cause(found: list[SpecIssue], control_paths: set[str]) -> list[SpecIssue]:
+    """A value with a control character is reported once, as that (its pattern check would say the same again)."""
+    return [i for i in found if i.path not in control_paths or "control character" in i.problem]
 
 
 # Pool-level checks that also read another field: when that field failed its shape check, the check is skipped

@@ -22,7 +22,7 @@ def check_pool(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, c
                pool: NodePool) -> None:
     """Every rule of ``nodePools[i]``; ``region`` is None when it is unknown (reported once, at the region)."""
     scope = issues.pool(i, pool.name)
-    if len(pool.name) > POOL_NAME_MAX or not DNS_LABEL.match(pool.name):
+    if len(pool.name) > POOL_NAME_MAX or not DNS_LABEL.fullmatch(pool.name):
         scope.error("name", "not a valid pool name", pool.name,
                     allowed=f"lower-case letters, digits and '-', starting with a letter, at most {POOL_NAME_MAX} "
                     "characters", fix="rename the pool, e.g. 'h100-train'")

@@ -16,7 +16,7 @@ from validation.issues import Issues, allowed_list, choice_fix
 from stacks.scheduling_spec import SchedulingSpec, TopologyLevel, TopologyMode, Workload
 from stacks.spec import NodePool
 
-DNS_1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 LABEL_RULE = "a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
 RESERVED_NAMESPACES = ("default", "kueue-system", "kubeflow-system", "kubeflow")
 """Plus every ``kube-*`` namespace: system namespaces and the ones gpu-cluster installs into."""
@@ -71,7 +71,7 @@ def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pool
 
 # -- names ------------------------------------------------------------------------------------------------------
 def _bad_label(name: str) -> bool:
-    return len(name) > 63 or not DNS_1123_LABEL.match(name)
+    return len(name) > 63 or not DNS_1123_LABEL.fullmatch(name)
 
 
 def _check_names(scheduling: Issues, sched: SchedulingSpec) -> None:
