@@ -21,6 +21,7 @@ from validation.pool import check_pool
 from validation.scheduling import check_scheduling
 from validation.shape import describe, optional_model, parse_part
 from validation.slurm import check_slurm
+from validation.credentials import check_credentials
 from validation.text import check_control_characters
 from validation.top_level import check_account, check_pool_names, check_region, check_resource_labels
 
@@ -47,7 +48,9 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
     """Validate everything; return the spec and its warnings, or raise SpecError with every error and warning."""
     cat = catalog or load_catalog()
     issues = Issues()
-    control_paths = check_control_characters(issues, raw)
+    check_control_characters(issues, raw)
+    check_credentials(issues, raw)
+    causes = issues.found  # reported once: the pattern checks below would complain about the same values again
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
             issues.error(key, "unknown setting", key, allowed=allowed_list(TOP_LEVEL_KEYS),
@@ -101,16 +104,18 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
         check_slurm(issues, cat, cloud, pools, parts["scheduling"],
                     None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime())
 
-    found = sorted(_one_per_cause(issues.found, control_paths), key=sort_key)
+    found = sorted(_one_per_cause(issues.found, causes), key=sort_key)
     if any(not i.warning for i in found):
         raise SpecError(found)
     spec = StackSpec.model_validate(raw, by_alias=True, by_name=False)
     return spec, [i for i in found if i.warning]
 
 
-def _one_per_cause(found: list[SpecIssue], control_paths: set[str]) -> list[SpecIssue]:
-    """A value with a control character is reported once, as that (its pattern check would say the same again)."""
-    return [i for i in found if i.path not in control_paths or "control character" in i.problem]
+def _one_per_cause(found: list[SpecIssue], causes: list[SpecIssue]) -> list[SpecIssue]:
+    """A value with a control character or a credential in it is reported once, as that: its pattern check would
+    say the same again (and echo a credential the first message took care not to show)."""
+    paths, first = {c.path for c in causes}, {id(c) for c in causes}
+    return [i for i in found if i.path not in paths or id(i) in first]
 
 
 # Pool-level checks that also read another field: when that field failed its shape check, the check is skipped
