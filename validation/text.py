@@ -17,9 +17,9 @@ def control_character(text: str) -> str | None:
     """The first control character of ``text``, described (``U+000A LINE FEED``), or None."""
     for ch in text:
         if is_control(ch):
-            name = unicodedata.name(ch, "") or {"\n": "LINE FEED", "\t": "TAB", "\r": "CARRIAGE RETURN"}.get(
-                ch, "control character")
-            return f"U+{ord(ch):04X} {name}"
+            name = unicodedata.name(ch, "") or {"\n": "LINE FEED", "\t": "TAB", "\r": "CARRIAGE RETURN",
+                                                "\x1b": "ESCAPE", "\x00": "NULL", "\x7f": "DELETE"}.get(ch, "")
+            return f"U+{ord(ch):04X} {name}".rstrip()
     return None
 
 

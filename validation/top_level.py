@@ -16,8 +16,9 @@ CLOUD_LABEL_VALUE = re.compile(r"[-_a-z0-9]{0,63}")
 
 
 def check_account(issues: Issues, cloud: Cloud, project: str | None, account_id: str | None,
-                  project_given: bool = False) -> None:
-    """``project_given``: a project was set but failed its type check (already reported), so it is not missing."""
+                  project_given: bool = False, secret_unread: bool = False) -> None:
+    """``project_given``: a project was set but failed its type check (already reported), so it is not missing.
+    ``secret_unread``: the account ID is a secret the offline preview cannot decrypt, so its format is unknown."""
     if cloud == Cloud.GCP:
         if project is None:
             if not project_given:
@@ -35,7 +36,7 @@ def check_account(issues: Issues, cloud: Cloud, project: str | None, account_id:
     if project is not None:
         issues.error("project", "project is a GCP setting; this stack's cloud is aws", project,
                      fix="remove gpu-cluster:project (use gpu-cluster:accountId to pin the AWS account)")
-    if account_id is not None and not AWS_ACCOUNT.fullmatch(account_id):
+    if account_id is not None and not secret_unread and not AWS_ACCOUNT.fullmatch(account_id):
         issues.error("accountId", "not a valid AWS account ID", account_id, allowed="exactly 12 digits",
                      fix="quote it in YAML so leading zeros survive, e.g. accountId: \"012345678901\"")
 
