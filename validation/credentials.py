@@ -65,7 +65,8 @@ def check_credentials(issues: Issues, raw: dict[str, Any]) -> None:
         scope = issues.pool(i, pool["name"]) if isinstance(pool.get("name"), str) else issues.at("nodePools", i)
         if isinstance(pool.get("labels"), dict):
             _check_labels(scope.at("labels"), pool["labels"], "node label")
-        for j, taint in enumerate(pool.get("taints") if isinstance(pool.get("taints"), list) else []):
+        taints = pool.get("taints")
+        for j, taint in enumerate(taints if isinstance(taints, list) else []):
             if isinstance(taint, dict):
                 _check_pair(scope.at("taints", j), "key", taint.get("key"), "value", taint.get("value"), "taint")
 
