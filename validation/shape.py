@@ -58,6 +58,9 @@ def _report(where: Issues, root: Any, err: ErrorDetails) -> None:
                     fix="write a value, or remove the key to use its default" if optional else "write a value")
     elif kind in ("model_type", "model_attributes_type", "dict_type") and not isinstance(value, (dict, list)):
         _report_scalar_for_mapping(where, root, loc, field, value)
+    elif kind == "list_type" and isinstance(value, (str, int, float)) and loc and isinstance(loc[-1], str):
+        where.error(field, "must be a list, not a single value", value, allowed="a YAML list",
+                    fix=f"write {loc[-1]}: [{value}]")
     else:
         where.error(field, err["msg"][0].lower() + err["msg"][1:], value,
                     allowed=_allowed_for(kind, err.get("ctx") or {}), fix=_fix_for(kind, where.path, loc, value))

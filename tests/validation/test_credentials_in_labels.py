@@ -5,7 +5,6 @@ import pytest
 
 from tests.support.edit import edits
 from tests.support.spec_cases import EKS_BASELINE, GKE_BASELINE, errors_of, issues_of
-from validation.credentials import credential_kind, secret_key_word
 
 TOKENS = {
     "hf": "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456",
@@ -61,11 +60,13 @@ def test_a_taint_key_named_like_a_secret_is_refused():
                                    "ml-platform-research-team-2026", "us-central1-a", "skylake", "sk-team",
                                    "hf_small", "AKIA"])
 def test_ordinary_values_are_not_taken_for_credentials(value):
+    from validation.credentials import credential_kind
     assert credential_kind(value) is None
 
 
 @pytest.mark.parametrize("key", ["team", "cost-center", "gpu-cluster.io/tier", "owner"])
 def test_ordinary_keys_are_not_taken_for_secrets(key):
+    from validation.credentials import secret_key_word
     assert secret_key_word(key) is None
 
 

@@ -78,3 +78,9 @@ def test_quota_over_a_reservation_pool_never_asks_to_raise_its_max_nodes():
     assert error.splitlines()[-1] == (
         "  fix:      lower the quotas to 32 GPUs in total, or set scheduling.overcommit: true (pool 'h100' consumes "
         "h100-res; it grows only with a larger reservation)")
+
+
+def test_a_list_given_a_scalar_shows_the_list_it_meant():
+    (error,) = errors_of(edits(GKE_BASELINE, {"nodePools[0].zones": "us-central1-a"}))
+    assert error.splitlines()[0] == "error: gpu-cluster:nodePools[0].zones: pool 'h100': must be a list, not a single value"
+    assert error.splitlines()[-1] == "  fix:      write zones: [us-central1-a]"

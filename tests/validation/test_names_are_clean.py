@@ -10,7 +10,6 @@ from tests.support.edit import edits
 from tests.support.scheduling_fixtures import GKE_TEAMS
 from tests.support.slurm_configs import GKE_NO_ACCOUNTING
 from tests.support.spec_cases import EKS_BASELINE, GKE_BASELINE, errors_of, issues_of
-from validation.issues import is_control
 from validation.names import valid_label_key, valid_label_value
 
 TRAILING_NEWLINE = [
@@ -53,7 +52,7 @@ def test_every_control_or_invisible_character_is_refused_in_any_string_field(tex
     cfg = edits(GKE_BASELINE, {"cluster.network": text})  # a field no pattern checks
     (error,) = errors_of(cfg)
     assert error.startswith("error: gpu-cluster:cluster.network: the value contains a control character (U+")
-    assert "\n  received: " in error and all(ch not in error for ch in text if is_control(ch))
+    assert "\n  received: " in error and all(ch not in error for ch in text if not ch.isalnum() and ch not in "[")
 
 
 def test_a_message_never_carries_the_control_character_itself():
