@@ -2,20 +2,21 @@
 import pulumi
 
 from catalog import load_catalog
-from compose.config import raw_config_from_pulumi
+from compose.config import raw_config_from_pulumi, secret_config_keys
 from compose.outputs import pool_exports
 from compose.stack import build_stack
 from validation.issues import SpecError, format_issues
 from validation.load import load_spec
 
+secret_keys = secret_config_keys()
 try:
-    spec, warnings = load_spec(raw_config_from_pulumi())
+    spec, warnings = load_spec(raw_config_from_pulumi(), secret_keys=secret_keys)
 except SpecError as exc:
     raise pulumi.RunError(format_issues(exc.issues)) from None  # RunError: message only, no traceback
 for warning in warnings:
     pulumi.log.warn(str(warning))
 
-stack = build_stack(spec, load_catalog())
+stack = build_stack(spec, load_catalog(), secret_keys)
 pulumi.export("cloud", spec.cloud.value)
 pulumi.export("clusterName", stack.cluster_name)
 pulumi.export("kubeconfig", stack.kubeconfig)

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from catalog.fabric import GkeVersionFloor
 
-GKE_VERSION = re.compile(r"^(?P<minor>\d+\.\d+)(?:\.(?P<patch>\d+)(?:-gke\.(?P<build>\d+))?)?$")
+GKE_VERSION = re.compile(r"(?P<minor>\d+\.\d+)(?:\.(?P<patch>\d+)(?:-gke\.(?P<build>\d+))?)?")
 """What ``min_master_version`` takes besides ``latest``: a minor, a minor and patch, or a full GKE version."""
 
 
@@ -34,7 +34,7 @@ class FloorVerdict:
 
 
 def parse(version: str) -> tuple[tuple[int, int], int | None, int | None] | None:
-    m = GKE_VERSION.match(version)
+    m = GKE_VERSION.fullmatch(version)
     if m is None:
         return None
     major, minor = (int(x) for x in m["minor"].split("."))

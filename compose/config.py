@@ -15,8 +15,15 @@ from typing import Any
 import pulumi
 
 from validation.load import decode_config
+from validation.secrets import names_in_namespace
 
 
 def raw_config_from_pulumi() -> dict[str, Any]:
     """Every ``gpu-cluster:*`` key of the stack config, decoded from its JSON strings."""
     return decode_config(pulumi.runtime.get_config_env())
+
+
+def secret_config_keys() -> frozenset[str]:
+    """The ``gpu-cluster:*`` keys set with ``pulumi config set --secret`` (a key is listed when any value inside it
+    is secret), as the language host hands them over (``PULUMI_CONFIG_SECRET_KEYS``), without the namespace."""
+    return frozenset(names_in_namespace(pulumi.runtime.get_config_secret_keys_env()))

@@ -18,9 +18,12 @@ from stacks.facts import pool_facts
 from stacks.spec import ClusterMode, StackSpec
 
 
-def build_eks(spec: StackSpec, cat: Catalog) -> BuiltCluster:
+def build_eks(spec: StackSpec, cat: Catalog, account_id_secret: bool = False) -> BuiltCluster:
+    account: pulumi.Input[str] | None = spec.account_id
+    if spec.account_id and account_id_secret:
+        account = pulumi.Output.secret(spec.account_id)  # set with --secret: it stays encrypted in state and previews
     provider = aws.Provider("aws", region=spec.region,
-                            allowed_account_ids=[spec.account_id] if spec.account_id else None,
+                            allowed_account_ids=[account] if spec.account_id else None,
                             default_tags={"tags": {**spec.labels, "managed-by": "gpu-cluster"}})
     opts = pulumi.ResourceOptions(providers=[provider])
     cluster = EksCluster(spec.cluster.name, spec.cluster, spec.region, spec.labels, opts=opts)

@@ -6,10 +6,12 @@ from compose.built import BuiltCluster
 from stacks.spec import StackSpec
 
 
-def build_stack(spec: StackSpec, cat: Catalog) -> BuiltCluster:
+def build_stack(spec: StackSpec, cat: Catalog, secret_keys: frozenset[str] = frozenset()) -> BuiltCluster:
+    """``secret_keys``: settings set with ``pulumi config set --secret`` (validation allows only ``accountId``); each
+    reaches its resource as a Pulumi secret."""
     # one cloud's SDK only: pulumi_aws and pulumi_gcp each take about a second to import
     if spec.cloud == Cloud.GCP:
         from compose.gke import build_gke
         return build_gke(spec, cat)
     from compose.eks import build_eks
-    return build_eks(spec, cat)
+    return build_eks(spec, cat, account_id_secret="accountId" in secret_keys)

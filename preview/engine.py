@@ -27,6 +27,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 
 from preview.sdk_private import MockMonitor
+from validation.secrets import secure_keys
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-cluster"
@@ -161,12 +162,14 @@ CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
 the JSON list of the keys that were ``secure:`` in the stack file."""
 
 
-def language_host_environment(config: dict[str, Any]) -> dict[str, str]:
+def language_host_environment(config: dict[str, Any], secret_keys: list[str] | None = None) -> dict[str, str]:
     """``CONFIG_VARIABLES`` for ``config`` as the CLI would set them: objects JSON-encoded, strings as they are. The
-    CLI decrypts ``secure:`` values first; offline they stay as written, but their keys are listed as secret."""
+    CLI decrypts ``secure:`` values first; offline they stay as written (the program reads them as placeholders),
+    and every key holding one anywhere is listed as secret. ``secret_keys`` given: the config is already decrypted
+    (a test playing the CLI) and these keys are the secret ones."""
     flat = {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in config.items()}
-    secret_keys = sorted(k for k, v in config.items() if isinstance(v, dict) and set(v) == {"secure"})
-    return {"PULUMI_CONFIG": json.dumps(flat), "PULUMI_CONFIG_SECRET_KEYS": json.dumps(secret_keys)}
+    keys = secure_keys(config) if secret_keys is None else sorted(secret_keys)
+    return {"PULUMI_CONFIG": json.dumps(flat), "PULUMI_CONFIG_SECRET_KEYS": json.dumps(keys)}
 
 
 @contextmanager
@@ -184,13 +187,14 @@ def restored_config_environment() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def install_mocks(config: dict[str, Any] | None = None, stack: str = "dev") -> RecordingMonitor:
+def install_mocks(config: dict[str, Any] | None = None, stack: str = "dev",
+                  secret_keys: list[str] | None = None) -> RecordingMonitor:
     """Fresh root stack, fresh config, fresh recorder. Call before any program code creates a resource.
 
     The config goes into ``CONFIG_VARIABLES`` (left set: wrap the run in ``restored_config_environment``, as
     ``run_program`` does) and, as pulumi-language-python-exec does before it runs a program, into the SDK's config.
     """
-    os.environ.update(language_host_environment(config or {}))
+    os.environ.update(language_host_environment(config or {}, secret_keys))
     pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
     pulumi.runtime.reset_options(project=PROJECT, stack=stack, preview=False)  # public reset: no root stack yet
     monitor = RecordingMonitor(RecordingMocks())
@@ -215,10 +219,12 @@ class Recording:
     outputs: dict[str, Any]
 
 
-def run_program(config: dict[str, Any], stack: str = "dev", main: Path = PROJECT_ROOT / "__main__.py") -> Recording:
-    """Run the Pulumi program exactly as ``pulumi preview`` would, against the recording engine."""
+def run_program(config: dict[str, Any], stack: str = "dev", main: Path = PROJECT_ROOT / "__main__.py",
+                secret_keys: list[str] | None = None) -> Recording:
+    """Run the Pulumi program exactly as ``pulumi preview`` would, against the recording engine (``secret_keys``:
+    see ``language_host_environment``)."""
     with restored_config_environment():
-        monitor = install_mocks(config, stack)
+        monitor = install_mocks(config, stack, secret_keys)
         outputs = execute_program(main)
     return Recording(resources=monitor.registered, outputs=outputs)
 

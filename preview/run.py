@@ -18,22 +18,26 @@ from preview.slurm_summary import slurm_summary
 from validation.issues import SpecError
 from stacks.facts import pool_facts
 from validation.load import decode_config, load_spec
+from validation.secrets import names_in_namespace, secure_keys
 
 
 def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py",
-                   policies: PolicyOptions | None = None) -> PreviewReport:
+                   policies: PolicyOptions | None = None, secret_keys: list[str] | None = None) -> PreviewReport:
+    """``secret_keys``: None for a stack file (its ``secure:`` values are the secrets); a list when ``config`` is
+    already decrypted, as the CLI hands it to the program."""
     report = PreviewReport(stack=stack)
     raw = decode_config(config)
+    secret = names_in_namespace(secure_keys(config) if secret_keys is None else secret_keys)
     report.cloud, report.region = raw.get("cloud"), raw.get("region")
     cat = load_catalog()
     try:
-        spec, report.warnings = load_spec(raw, cat)
+        spec, report.warnings = load_spec(raw, cat, secret_keys=secret)
         report.warnings += deploy_advice(spec, cat)
     except SpecError as exc:
         report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
         return report  # invalid: the program is never run, so nothing is registered
     report.cloud, report.region = spec.cloud.value, spec.region
-    report.resources = run_program(config, stack, main).resources
+    report.resources = run_program(config, stack, main, secret_keys).resources
     facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
     report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
     report.queues = queue_plan(spec, facts)

@@ -54,6 +54,8 @@ class AwsReservationKind(str, Enum):
 
 
 class Taint(SpecModel):
+    TEXT_FROM_BOOL = frozenset({"value"})  # `pulumi config set --path …taints[0].value true` writes a boolean
+
     key: str = Field(description="Taint key, e.g. `dedicated`.")
     value: str = Field("", description="Taint value (may be empty).")
     effect: TaintEffect = Field(description="`NoSchedule`, `PreferNoSchedule` or `NoExecute`.")
@@ -198,6 +200,8 @@ class ClusterSpec(SpecModel):
 
 
 class StackSpec(SpecModel):
+    KEEP_DIGITS = frozenset({"account_id"})  # 012345678901 written unquoted would lose its leading zero
+
     cloud: Cloud = Field(description="`gcp` (GKE) or `aws` (EKS).")
     region: str = Field(description="GCP region or AWS region, e.g. `us-central1`, `us-east-1`.")
     project: str | None = Field(None, description="GCP project ID (required on gcp).")

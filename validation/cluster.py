@@ -12,7 +12,7 @@ from validation.names import DNS_LABEL
 
 CLUSTER_NAME_MAX = {Cloud.GCP: 40, Cloud.AWS: 100}
 EKS_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
-AWS_SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+AWS_SUBNET = re.compile(r"subnet-[0-9a-f]{8,17}")
 OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "cluster_autoscaler"),
                       Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat",
                                   "min_master_version")}
@@ -22,7 +22,7 @@ OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "cluster_auto
 def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, cluster: ClusterSpec) -> None:
     """``issues``: the scope of ``gpu-cluster:cluster``."""
     limit = CLUSTER_NAME_MAX[cloud]
-    if len(cluster.name) > limit or not DNS_LABEL.match(cluster.name):
+    if len(cluster.name) > limit or not DNS_LABEL.fullmatch(cluster.name):
         issues.error("name", "not a valid cluster name", cluster.name,
                      allowed=f"lower-case letters, digits and '-', starting with a letter, at most {limit} characters",
                      fix="rename the cluster, e.g. 'ml-train'")
@@ -76,7 +76,7 @@ def _check_eks_cluster(issues: Issues, cat: Catalog, region: str | None, cluster
         if zones and zone not in zones:
             subnets.error(zone, f"not an Availability Zone of {region}", zone, allowed=allowed_list(zones),
                           fix=choice_fix("the subnet's zone", zone, zones))
-        if not AWS_SUBNET.match(str(subnet)):
+        if not AWS_SUBNET.fullmatch(str(subnet)):
             subnets.error(zone, "not an EC2 subnet ID", subnet, allowed="subnet- followed by 8 or 17 hex digits",
                           fix="copy the ID from `aws ec2 describe-subnets`")
     if cluster.mode == ClusterMode.CREATE and len(cluster.subnets) < 2:

@@ -32,7 +32,7 @@ def check_fabric_versions(cluster_at: Issues, cloud: Cloud, cluster: ClusterSpec
                          fix="remove cluster.minMasterVersion (upgrade the existing cluster with gcloud or its own "
                          "program)")
         return
-    if version != "latest" and not GKE_VERSION.match(version):
+    if version != "latest" and not GKE_VERSION.fullmatch(version):
         cluster_at.error(FIELD, "not a GKE version", version,
                          allowed="latest, a minor (1.33), minor and patch (1.33.5) or a full GKE version "
                                  "(1.33.5-gke.1080000)", fix="write the version as `gcloud container get-server-config` "

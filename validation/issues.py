@@ -4,15 +4,33 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
+import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable
 
 NAMESPACE = "gpu-cluster"
 MAX_ALLOWED_SHOWN = 12
+MAX_SHOWN_CHARS = 80
+"""A value longer than this is shortened in messages (a 10,000-character machine type made a 10,456-character
+error)."""
+MAX_SHOWN_STRUCTURE = 240
+"""The same for a list or mapping, which the user reads item by item (networks, subnets)."""
 ALIASES = {"gke": "gcp", "google": "gcp", "eks": "aws", "amazon": "aws", "preemptible": "spot",
            "ondemand": "on-demand", "reserved": "reservation"}
 """Words users write for an allowed value (the product or an older name); offered as 'did you mean'."""
+
+
+class _Null:
+    """The value of a key the user left empty (``maxNodes:`` or ``maxNodes: null``): shown as ``received: null``,
+    whereas ``None`` means the issue has no value to show."""
+
+    def __repr__(self) -> str:
+        return "null"
+
+
+NULL: Any = _Null()
 
 
 @dataclass(frozen=True)
@@ -28,16 +46,26 @@ class SpecIssue:
     def __str__(self) -> str:
         kind = "warning" if self.warning else "error"
         lines = [f"{kind}: {self.path}: {self.problem}"]
-        if self.value is not None:
-            lines.append(f"  received: {_show(self.value)}")
+        if self.shown_value is not None:
+            lines.append(f"  received: {self.shown_value}")
         if self.allowed:
             lines.append(f"  allowed:  {self.allowed}")
         if self.fix:
             lines.append(f"  fix:      {self.fix}")
         return "\n".join(lines)
 
+    @property
+    def shown_value(self) -> str | None:
+        """The value received as messages show it (strings quoted, long values shortened), or None."""
+        return None if self.value is None else _show(self.value)
+
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "problem": self.problem, "value": self.value, "allowed": self.allowed,
+        value = None if self.value is NULL else self.value
+        if isinstance(value, float) and not math.isfinite(value):
+            value = _show(value)  # strict JSON has no NaN
+        if value is not None and _show(value) != _display(value):
+            value = _show(value)  # shortened, like every message
+        return {"path": self.path, "problem": self.problem, "value": value, "allowed": self.allowed,
                 "fix": self.fix, "severity": "warning" if self.warning else "error"}
 
 
@@ -51,14 +79,31 @@ class SpecError(Exception):
 
 
 def _show(value: Any) -> str:
+    """``value`` as messages show it: what the user wrote, shortened when long."""
+    text = _display(value)
+    return shorten(text, MAX_SHOWN_CHARS if isinstance(value, str) else MAX_SHOWN_STRUCTURE)
+
+
+def _display(value: Any) -> str:
+    if value is NULL:
+        return "null"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"  # as YAML writes them
     if isinstance(value, Enum):
         value = value.value  # show what the user wrote ('RAPID'), not <ReleaseChannel.RAPID: 'RAPID'>
     if isinstance(value, str):
         return repr(value)
     try:
-        return json.dumps(value, sort_keys=True)
+        return json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def shorten(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``text`` cut to about ``limit`` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 20]}… ({len(text):,} characters)"
 
 
 def format_issues(issues: Iterable[SpecIssue]) -> str:
@@ -107,6 +152,22 @@ def choice_fix(field: str, value: Any, choices: Iterable[str], extra: str = "") 
     if hint:
         return f"did you mean {hint!r}?"
     return f"set {field} to one of the allowed values{extra}"
+
+
+INVISIBLE = frozenset("\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff")
+"""Zero-width space, direction marks and overrides, byte-order mark: they change how text reads without showing."""
+
+
+def is_control(ch: str) -> bool:
+    """A character no config string may hold: C0/C1 controls, line and paragraph separators, ``INVISIBLE``."""
+    return unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in INVISIBLE
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character escaped (``l4\\n``), so a value can never break a message's lines."""
+    if not any(is_control(ch) for ch in text):
+        return text
+    return "".join(ch.encode("unicode_escape").decode("ascii") if is_control(ch) else ch for ch in text)
 
 
 def sort_key(issue: SpecIssue) -> tuple:
@@ -177,7 +238,13 @@ class Issues:
              warning: bool) -> None:
         steps: tuple[Key, ...] = () if field is None else field if isinstance(field, tuple) else (field,)
         text = f"{self._subject}: {problem}" if self._subject else problem
-        self._sink.append(SpecIssue(path_of(*self._parts, *steps), text, value, allowed, fix, warning))
+        if isinstance(value, str) and len(value) > MAX_SHOWN_CHARS:  # a long value quoted in the text, too
+            short = shorten(value)
+            text = text.replace(value, short)
+            allowed = allowed.replace(value, short) if allowed else allowed
+            fix = fix.replace(value, short) if fix else fix
+        path = path_of(*self._parts, *(shorten(printable(s)) if isinstance(s, str) else s for s in steps))
+        self._sink.append(SpecIssue(path, printable(text), value, allowed, fix and printable(fix), warning))
 
 
 def pool_subject(name: str) -> str:

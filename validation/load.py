@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import ValidationError
 
@@ -24,6 +24,9 @@ from validation.pool import check_pool
 from validation.scheduling import check_scheduling
 from validation.shape import describe, optional_model, parse_part
 from validation.slurm import check_slurm
+from validation.credentials import check_credentials
+from validation.secrets import SECRET_PLACEHOLDER, check_secret_keys, masked, secret_format_unknown, with_placeholders
+from validation.text import check_control_characters
 from validation.top_level import check_account, check_pool_names, check_region, check_resource_labels
 
 
@@ -41,16 +44,25 @@ def decode_config(flat: dict[str, Any]) -> dict[str, Any]:
                 pass  # a plain string such as a region name
             if isinstance(value, (int, float)) and not isinstance(value, bool) and name in ("accountId", "project"):
                 value = flat[key]  # keep IDs as typed: "012345678901" must not lose its zero
-        out[name] = value
+        out[name] = with_placeholders(value)  # offline, `secure:` values stay encrypted
     return out
 
 
 def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
-              now: dt.datetime | None = None) -> tuple[StackSpec, list[SpecIssue]]:
+              now: dt.datetime | None = None,
+              secret_keys: Iterable[str] = ()) -> tuple[StackSpec, list[SpecIssue]]:
     """Validate everything; return the spec and its warnings, or raise SpecError with every error and warning.
-    ``now``: the moment capacity-block windows are judged against (default: the clock, UTC)."""
+
+    ``now``: the moment capacity-block windows are judged against (default: the clock, UTC).
+    ``secret_keys``: the settings (``accountId``) set with ``pulumi config set --secret``; their values never appear
+    in a message, and a secret where Pulumi cannot keep one is refused (``validation/secrets.py``)."""
     cat = catalog or load_catalog()
     issues = Issues()
+    secret = set(secret_keys)
+    check_secret_keys(issues, raw, secret)
+    check_control_characters(issues, raw)
+    check_credentials(issues, raw)
+    causes = issues.found  # reported once: the pattern checks below would complain about the same values again
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
             issues.error(key, "unknown setting", key, allowed=allowed_list(TOP_LEVEL_KEYS),
@@ -69,7 +81,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
             parsed_pools = _parse_pools(issues, raw[alias])
             continue
         annotation = field.annotation if raw[alias] is None else optional_model(field.annotation)
-        parsed = parse_part(issues.at(alias), annotation, raw[alias])
+        parsed = parse_part(issues.at(alias), annotation, raw[alias], field, keep_digits=name in StackSpec.KEEP_DIGITS)
         if parsed is not None:
             parts[name] = parsed
         elif raw[alias] is not None:
@@ -80,7 +92,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     region: str | None = parts.get("region")
     cluster: ClusterSpec | None = parts.get("cluster")
     if cloud is not None:
-        check_account(issues, cloud, parts.get("project"), parts.get("account_id"), project_given="project" in unparsed)
+        check_account(issues, cloud, parts.get("project"), parts.get("account_id"), project_given="project" in unparsed,
+                      secret_unread=secret_format_unknown(secret, "accountId", parts.get("account_id")))
         if region is not None:
             check_region(issues, cat, cloud, region)
             if not cat.zones(cloud, region):
@@ -107,11 +120,19 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         check_slurm(issues, cat, cloud, pools, parts["scheduling"],
                     None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime())
 
-    found = sorted(issues.found, key=sort_key)
+    found = sorted(masked(_one_per_cause(issues.found, causes), raw, secret), key=sort_key)
     if any(not i.warning for i in found):
         raise SpecError(found)
     spec = StackSpec.model_validate(raw, by_alias=True, by_name=False)
     return spec, [i for i in found if i.warning]
+
+
+def _one_per_cause(found: list[SpecIssue], causes: list[SpecIssue]) -> list[SpecIssue]:
+    """A value with a control character or a credential in it is reported once, as that: its pattern check would
+    say the same again (and echo a credential the first message took care not to show). Offline, a secret's
+    placeholder fails format checks that the decrypted value would pass: those are not the user's problems."""
+    paths, first = {c.path for c in causes}, {id(c) for c in causes}
+    return [i for i in found if id(i) in first or (i.path not in paths and i.value != SECRET_PLACEHOLDER)]
 
 
 # Pool-level checks that also read another field: when that field failed its shape check, the check is skipped

@@ -15,6 +15,12 @@ POOL_NAME_MAX = 32
 """Pulumi auto-naming appends '-' + 7 characters; GKE node pool names stop at 40."""
 EKS_MAX_UNAVAILABLE = 100
 """EKS NodegroupUpdateConfig.maxUnavailable: 1 … 100 (EKS API reference)."""
+GKE_MAX_NODES_PER_POOL_ZONE = 1000
+"""GKE limit "Nodes per node pool zone: 1,000" (cloud.google.com/kubernetes-engine/quotas, Limits per cluster; not
+adjustable). ``maxNodes`` is the total over the pool's zones (``total_max_node_count``)."""
+EKS_MAX_NODES_PER_NODE_GROUP = 450
+"""EKS service quota "Nodes per managed node group: 450", adjustable (docs.aws.amazon.com/eks/latest/userguide/
+service-quotas.html): above it the node group cannot scale, unless the account's quota was raised."""
 RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "cloud.google.com/", "eks.amazonaws.com/", "gpu-cluster/")
 
 
@@ -22,13 +28,14 @@ def check_pool(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, c
                pool: NodePool) -> None:
     """Every rule of ``nodePools[i]``; ``region`` is None when it is unknown (reported once, at the region)."""
     scope = issues.pool(i, pool.name)
-    if len(pool.name) > POOL_NAME_MAX or not DNS_LABEL.match(pool.name):
+    if len(pool.name) > POOL_NAME_MAX or not DNS_LABEL.fullmatch(pool.name):
         scope.error("name", "not a valid pool name", pool.name,
                     allowed=f"lower-case letters, digits and '-', starting with a letter, at most {POOL_NAME_MAX} "
                     "characters", fix="rename the pool, e.g. 'h100-train'")
     if pool.min_nodes > pool.max_nodes:
         scope.error("minNodes", "minNodes is larger than maxNodes", pool.min_nodes,
                     allowed=f"0 … {pool.max_nodes} (maxNodes)", fix="lower minNodes or raise maxNodes")
+    _check_node_limit(scope, cloud, pool)
     if pool.upgrade.max_surge == 0 and pool.upgrade.max_unavailable == 0:
         scope.error("upgrade", "an upgrade with maxSurge 0 and maxUnavailable 0 can never progress",
                     {"maxSurge": 0, "maxUnavailable": 0}, allowed="at least one of them > 0",
@@ -45,6 +52,23 @@ def check_pool(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, c
             check_price(scope, cat, cloud, region, pool, machine)
     if pool.multi_node:
         check_multi_node(scope, cloud, pool, machine)
+
+
+def _check_node_limit(scope: Issues, cloud: Cloud, pool: NodePool) -> None:
+    """maxNodes within what the cloud lets one node pool (GKE) or managed node group (EKS) hold."""
+    if cloud == Cloud.GCP:
+        zones = len(set(pool.zones))
+        limit = GKE_MAX_NODES_PER_POOL_ZONE * zones
+        if pool.max_nodes > limit:
+            scope.error("maxNodes", f"GKE allows at most {GKE_MAX_NODES_PER_POOL_ZONE:,} nodes per node pool in each "
+                        f"zone, so {limit:,} in this pool's {zones} zone{'s' if zones != 1 else ''}", pool.max_nodes,
+                        allowed=f"1 … {limit}", fix="lower maxNodes, add zones, or split the pool into several pools")
+    elif pool.max_nodes > EKS_MAX_NODES_PER_NODE_GROUP:
+        scope.warn("maxNodes", f"above EKS's default quota of {EKS_MAX_NODES_PER_NODE_GROUP} nodes per managed node "
+                   "group: the group stops scaling there unless the quota was raised", pool.max_nodes,
+                   allowed=f"1 … {EKS_MAX_NODES_PER_NODE_GROUP} (or your raised quota)",
+                   fix="request a higher 'Nodes per managed node group' in Service Quotas (Amazon EKS), or split the "
+                   "pool into several pools")
 
 
 def _check_node_labels(labels: Issues, values: dict[str, str]) -> None:

@@ -12,10 +12,10 @@ from validation.issues import Issues
 
 GKE_COMPACT_PLACEMENT_MAX_NODES = 150
 """Conservative GKE compact-placement group size (newer GKE versions document 1,500; shared facts §3)."""
-EC2_CAPACITY_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
-EC2_PLACEMENT_GROUP_ID = re.compile(r"^pg-[0-9a-f]{8,17}$")
-EC2_PLACEMENT_GROUP_NAME = re.compile(r"^[ -~]{1,255}$")
-GCE_RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+EC2_CAPACITY_RESERVATION_ID = re.compile(r"cr-[0-9a-f]{8,17}")
+EC2_PLACEMENT_GROUP_ID = re.compile(r"pg-[0-9a-f]{8,17}")
+EC2_PLACEMENT_GROUP_NAME = re.compile(r"[ -~]{1,255}")
+GCE_RESOURCE_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
@@ -49,7 +49,7 @@ def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
                       fix="set capacity.placementPolicy to the reservation's policy, or leave it unset if the "
                       "reservation has no resourcePolicies")
     if cloud == Cloud.AWS and cap.type == CapacityType.RESERVATION and cap.reservation \
-            and not EC2_CAPACITY_RESERVATION_ID.match(cap.reservation):
+            and not EC2_CAPACITY_RESERVATION_ID.fullmatch(cap.reservation):
         capacity.error("reservation", "not an EC2 capacity reservation ID", cap.reservation,
                        allowed="cr- followed by 8 or 17 hex digits", fix="copy the ID from `aws ec2 "
                        "describe-capacity-reservations` (capacity blocks have cr- IDs too)")
@@ -74,11 +74,11 @@ def _check_placement_group(group: Issues, cloud: Cloud, spec: NodePool, name: st
         group.error(None, "a capacity block takes no placement group: its instances are already placed close "
                     "together in an EC2 UltraCluster", name, allowed="omitted for capacity blocks",
                     fix="remove capacity.placementGroup")
-    elif EC2_PLACEMENT_GROUP_ID.match(name):
+    elif EC2_PLACEMENT_GROUP_ID.fullmatch(name):
         group.error(None, "this is a placement group ID; give its name", name,
                     allowed="the placement group name (1-255 ASCII characters)",
                     fix="copy GroupName from `aws ec2 describe-placement-groups --group-ids " + name + "`")
-    elif not EC2_PLACEMENT_GROUP_NAME.match(name):
+    elif not EC2_PLACEMENT_GROUP_NAME.fullmatch(name):
         group.error(None, "not a valid EC2 placement group name", name, allowed="1-255 printable ASCII characters",
                     fix="copy the name from the reservation's PlacementGroupArn "
                     "(`aws ec2 describe-capacity-reservations`)")
@@ -105,7 +105,7 @@ def _check_placement_policy(policy: Issues, cloud: Cloud, spec: NodePool, name: 
                      allowed="a reservation of the stack's project (reservationProject unset) with placementPolicy",
                      fix="create the reservation and its placement policy in this project, or remove "
                      "capacity.placementPolicy")
-    elif not GCE_RESOURCE_NAME.match(name):
+    elif not GCE_RESOURCE_NAME.fullmatch(name):
         policy.error(None, "not a Compute Engine resource policy name", name,
                      allowed="the policy's name (lower-case letters, digits, '-'; 1-63 characters), not its URL",
                      fix="use the last part of the reservation's resourcePolicies value")

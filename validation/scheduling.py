@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from catalog import Catalog, Cloud
+from catalog import CapacityType, Catalog, Cloud
 from scheduling.kueue_topology import has_block_labels, is_fixed_size
 from validation.issues import Issues, allowed_list, choice_fix
 from stacks.scheduling_spec import SchedulingSpec, TopologyLevel, TopologyMode, Workload
 from stacks.spec import NodePool
 
-DNS_1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 LABEL_RULE = "a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
 RESERVED_NAMESPACES = ("default", "kueue-system", "kubeflow-system", "kubeflow")
 """Plus every ``kube-*`` namespace: system namespaces and the ones gpu-cluster installs into."""
@@ -31,6 +31,8 @@ class PoolCapacity:
     gpus_per_node: int
     min_nodes: int
     max_nodes: int
+    reservation: str | None = None
+    """The reservation the pool consumes: its maxNodes is what the reservation holds, never a knob to raise."""
 
     @property
     def max_gpus(self) -> int:
@@ -46,7 +48,10 @@ def pool_capacities(cat: Catalog, cloud: Cloud | None, pools: Iterable[tuple[int
         acc = pool.accelerator
         machine = cat.resolve(cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
         if machine is not None and pool.name not in out:
-            out[pool.name] = PoolCapacity(i, pool.name, pool.machine_type, machine.gpus, pool.min_nodes, pool.max_nodes)
+            reservation = pool.capacity.reservation or "a reservation" \
+                if pool.capacity.type == CapacityType.RESERVATION else None
+            out[pool.name] = PoolCapacity(i, pool.name, pool.machine_type, machine.gpus, pool.min_nodes, pool.max_nodes,
+                                          reservation)
     return out
 
 
@@ -71,7 +76,7 @@ def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pool
 
 # -- names ------------------------------------------------------------------------------------------------------
 def _bad_label(name: str) -> bool:
-    return len(name) > 63 or not DNS_1123_LABEL.match(name)
+    return len(name) > 63 or not DNS_1123_LABEL.fullmatch(name)
 
 
 def _check_names(scheduling: Issues, sched: SchedulingSpec) -> None:
@@ -161,13 +166,17 @@ def _check_capacity(scheduling: Issues, used: dict[str, list[QuotaUse]], caps: d
         i, j = entries[-1][0], entries[-1][1]
         parts = " + ".join(f"{name} {gpus}" for _, _, name, gpus in entries)
         needed = math.ceil(total / cap.gpus_per_node)
+        if cap.reservation is None:
+            fix = (f"lower the quotas, raise nodePools[{cap.index}].maxNodes to {needed}, or set "
+                   "scheduling.overcommit: true")
+        else:  # the pool cannot grow past its reservation: raising maxNodes would only add nodes that never come
+            fix = (f"lower the quotas to {cap.max_gpus} GPUs in total, or set scheduling.overcommit: true (pool "
+                   f"'{pool}' consumes {cap.reservation}; it grows only with a larger reservation)")
         scheduling.error(
             ("queues", i, "quotas", j, "gpus"),
-            f"nominal quotas in pool {pool} add up to {total} GPUs ({parts}), more than the pool has at maxNodes "
-            f"({cap.max_nodes} × {cap.gpus_per_node} = {cap.max_gpus})", total,
-            allowed=f"at most {cap.max_gpus} in total",
-            fix=f"lower the quotas, raise nodePools[{cap.index}].maxNodes to {needed}, or set scheduling.overcommit: "
-            "true")
+            f"nominal quotas in pool '{pool}' add up to {total} GPUs ({parts}), more than the pool has at maxNodes "
+            f"(nodePools[{cap.index}].maxNodes: {cap.max_nodes} × {cap.gpus_per_node} = {cap.max_gpus})", total,
+            allowed=f"at most {cap.max_gpus} in total", fix=fix)
 
 
 # -- Kueue-only: topology and fair sharing ----------------------------------------------------------------------

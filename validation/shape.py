@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any, get_args, get_origin
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, BeforeValidator, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from validation.issues import Issues, Key, allowed_list, choice_fix
+from stacks.scalars import read_scalar
+
+from validation.issues import NULL, Issues, Key, allowed_list, choice_fix
 
 
-def parse_part(where: Issues, annotation: Any, value: Any) -> Any:
-    """``value`` parsed as ``annotation``, or None after reporting each problem below ``where``."""
+def parse_part(where: Issues, annotation: Any, value: Any, field: FieldInfo | None = None,
+               keep_digits: bool = False) -> Any:
+    """``value`` parsed as ``annotation``, or None after reporting each problem below ``where``. ``field``: the
+    top-level setting being parsed, so a plain value (``labels``, ``region``) is read as strictly as a model field."""
+    if field is not None and not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        metadata = field.metadata
+        annotation = Annotated[annotation, BeforeValidator(
+            lambda v: read_scalar(field.annotation, metadata, v, keep_digits=keep_digits))]
     try:
         return TypeAdapter(annotation).validate_python(value, by_alias=True, by_name=False)  # users write camelCase
     except ValidationError as exc:
@@ -22,6 +31,7 @@ def parse_part(where: Issues, annotation: Any, value: Any) -> Any:
 
 
 def _report(where: Issues, root: Any, err: ErrorDetails) -> None:
+    root = get_args(root)[0] if get_origin(root) is Annotated else root
     loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "union[")))]
     field: tuple[Key, ...] = tuple(loc)
     kind, value = err["type"], err.get("input")
@@ -40,9 +50,51 @@ def _report(where: Issues, root: Any, err: ErrorDetails) -> None:
         choices = [m.value for m in enum] if enum else []
         where.error(field, "not one of the allowed values", value, allowed=allowed_list(choices),
                     fix=choice_fix("it", value, choices))
+    elif value is None and "input" in err:
+        owner = _model_at(root, loc[:-1])
+        ann = owner.model_fields[_field_name(owner, loc[-1])].annotation if owner and loc else root
+        optional = owner is not None and loc and not owner.model_fields[_field_name(owner, loc[-1])].is_required()
+        where.error(field, "no value (null or an empty key)", NULL, allowed=describe(ann),
+                    fix="write a value, or remove the key to use its default" if optional else "write a value")
+    elif kind in ("model_type", "model_attributes_type", "dict_type") and not isinstance(value, (dict, list)):
+        _report_scalar_for_mapping(where, root, loc, field, value)
+    elif kind == "list_type" and isinstance(value, (str, int, float)) and loc and isinstance(loc[-1], str):
+        where.error(field, "must be a list, not a single value", value, allowed="a YAML list",
+                    fix=f"write {loc[-1]}: [{value}]")
     else:
         where.error(field, err["msg"][0].lower() + err["msg"][1:], value,
-                    allowed=_allowed_for(kind, err.get("ctx") or {}), fix=_fix_for(kind))
+                    allowed=_allowed_for(kind, err.get("ctx") or {}), fix=_fix_for(kind, where.path, loc, value))
+
+
+def _report_scalar_for_mapping(where: Issues, root: Any, loc: list, field: tuple[Key, ...], value: Any) -> None:
+    """``capacity: spot``: name the keys the mapping takes and show the mapping the user probably meant."""
+    owner = _model_at(root, loc[:-1]) if loc else None
+    model = _unwrap(owner.model_fields[_field_name(owner, loc[-1])].annotation if owner else root)
+    name = str(loc[-1]) if loc and isinstance(loc[-1], str) else "it"
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        where.error(field, "must be a mapping (key: value pairs), not a single value", value,
+                    allowed="a YAML mapping", fix=f"write {name}: {{key: value}}")
+        return
+    keys = [f.alias or n for n, f in model.model_fields.items()]
+    example = _example_key(model, value)
+    where.error(field, "must be a mapping of settings, not a single value", value,
+                allowed="a mapping with the keys " + allowed_list(keys),
+                fix=f"write {name}: {{{example}: {_yaml_scalar(value)}}}" if example
+                else f"write {name}: {{{keys[0]}: …}}")
+
+
+def _example_key(model: type[BaseModel], value: Any) -> str | None:
+    """The key whose allowed values include ``value`` (``spot`` -> ``type``), else the only required key."""
+    for n, f in model.model_fields.items():
+        ann = _unwrap(f.annotation)
+        if isinstance(ann, type) and issubclass(ann, Enum) and value in [m.value for m in ann]:
+            return f.alias or n
+    required = [f.alias or n for n, f in model.model_fields.items() if f.is_required()]
+    return required[0] if len(required) == 1 else None
+
+
+def _yaml_scalar(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _allowed_for(kind: str, ctx: dict) -> str | None:
@@ -54,15 +106,32 @@ def _allowed_for(kind: str, ctx: dict) -> str | None:
         "less_than": lambda: f"less than {ctx['lt']}",
         "too_short": lambda: f"at least {ctx['min_length']} entr{'y' if ctx['min_length'] == 1 else 'ies'}",
         "too_long": lambda: f"at most {ctx['max_length']} entr{'y' if ctx['max_length'] == 1 else 'ies'}",
+        "int_from_bool": lambda: f"a whole number, {ctx['range']}",
+        "int_not_finite": lambda: f"a whole number, {ctx['range']}",
+        "int_fraction": lambda: f"a whole number, {ctx['range']}",
+        "int_out_of_range": lambda: f"a whole number, {ctx['range']}",
+        "bool_strict": lambda: "true or false",
     }.get(kind, lambda: None)()
 
 
-def _fix_for(kind: str) -> str:
+def _fix_for(kind: str, scope: str, loc: list, value: Any) -> str:
+    """The fix in YAML and, where the Pulumi CLI's own encoding may be the cause (it writes true/false and integers
+    as such under --path), with ``pulumi config set``."""
+    suffix = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
+    key = scope + (suffix.lstrip(".") if scope.endswith(":") else suffix)
+    cli_path = "--path " if any(c in key.partition(":")[2] for c in ".[") else ""
     return {
         "int_parsing": "write a whole number without quotes",
         "int_from_float": "write a whole number",
+        "int_from_bool": "write a whole number, not true or false",
+        "int_not_finite": "write a whole number",
+        "int_fraction": "write a whole number",
+        "int_out_of_range": "write a number in the allowed range",
         "bool_parsing": "write true or false",
-        "string_type": "write a string (quote it in YAML)",
+        "bool_strict": f"write true or false, unquoted in YAML (with the CLI: pulumi config set {cli_path}'{key}' "
+                       "false; --path stores true/false as booleans)",
+        "string_type": f"write a string: quote it in YAML (with the CLI: pulumi config set --type string {cli_path}"
+                       f"'{key}' VALUE)" if isinstance(value, (bool, int)) else "write a string (quote it in YAML)",
         "list_type": "write a YAML list",
         "dict_type": "write a YAML mapping",
         "model_type": "write a YAML mapping of settings",
@@ -125,6 +194,8 @@ def _enum_of(model: type[BaseModel], alias: Any) -> type[Enum] | None:
 
 def describe(annotation: Any) -> str:
     """What a setting takes, in words: ``a whole number``, ``gcp, aws``, ``a mapping with: name, …``."""
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
     if getattr(annotation, "__origin__", None) is list:
         return "a list; each entry " + describe(annotation.__args__[0])
     ann = _unwrap(annotation)

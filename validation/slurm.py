@@ -19,7 +19,7 @@ from stacks.scheduling_spec import SchedulingSpec, TopologyLevel, TopologyMode, 
 from stacks.slurm_spec import SlurmPreemptType
 from stacks.spec import NodePool
 
-SLURM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+SLURM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 RESERVED_PARTITIONS = ("default", "all")
 """``PartitionName=DEFAULT`` sets defaults for every partition; ``ALL`` is Slinky's "every NodeSet"."""
 RESERVED_ACCOUNTS = ("root",)
@@ -155,7 +155,7 @@ def _check_partitions(slurm: Issues, sched: SchedulingSpec, pool_names: list[str
     seen: set[str] = set()
     for j, part in enumerate(sched.slurm.partitions):
         where = slurm.at("partitions", j)
-        if not SLURM_NAME.match(part.name) or part.name.lower() in RESERVED_PARTITIONS:
+        if not SLURM_NAME.fullmatch(part.name) or part.name.lower() in RESERVED_PARTITIONS:
             where.error("name", "not a valid Slurm partition name", part.name,
                         allowed="letters, digits, '-' and '_', at most 63, not default or all",
                         fix="rename the partition")

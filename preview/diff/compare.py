@@ -19,6 +19,7 @@ from preview.engine import PROJECT_ROOT
 from preview.report import EXIT_INVALID, EXIT_OK, PreviewReport
 from validation.issues import SpecError
 from validation.load import decode_config, load_spec
+from validation.secrets import names_in_namespace, secure_keys
 from stacks.spec import StackSpec
 
 EXIT_COST = 3
@@ -67,7 +68,7 @@ def build_side(stack: str, config: dict[str, Any] | None, label: str, previewer:
     if report.errors:
         return Side(label, INVALID, report)
     try:
-        spec, _ = load_spec(decode_config(config))
+        spec, _ = load_spec(decode_config(config), secret_keys=names_in_namespace(secure_keys(config)))
     except SpecError:  # the preview accepted it, so this cannot happen unless the two drift apart
         return Side(label, INVALID, report)
     return Side(label, OK, report, spec)

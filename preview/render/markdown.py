@@ -18,7 +18,7 @@ def render_markdown(report: PreviewReport) -> str:
     out = [f"### gpu-cluster preview: `{report.stack}`{where}", ""]
     if report.errors:
         out += [f"**{len(report.errors)} configuration error(s); nothing was previewed.**", ""]
-        out += [f"- `{e.path}`: {_cell(e.problem)} (received `{e.value!r}`; allowed: {_cell(e.allowed or '-')}; "
+        out += [f"- `{e.path}`: {_cell(e.problem)} (received `{e.shown_value}`; allowed: {_cell(e.allowed or '-')}; "
                 f"fix: {_cell(e.fix or '-')})" for e in report.errors]
         return "\n".join(out) + "\n"
     c = report.cost

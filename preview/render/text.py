@@ -81,10 +81,9 @@ def _issues(console: Console, report: PreviewReport, errors: bool) -> None:
     for issue in items:
         console.print(Text.assemble(("✗ " if errors else "! ", "red" if errors else "yellow"), (issue.path, "bold"),
                                     f": {issue.problem}"))
-        for label, value in (("received", issue.value), ("allowed", issue.allowed), ("fix", issue.fix)):
-            if value is not None:
-                console.print(Text(f"    {label + ':':<10}{value!r}" if label == "received" else
-                                   f"    {label + ':':<10}{value}", style="dim" if label != "fix" else ""))
+        for label, value in (("received", issue.shown_value), ("allowed", issue.allowed), ("fix", issue.fix)):
+            if value is not None:  # shown_value: quoted, shortened, `null` for an empty key
+                console.print(Text(f"    {label + ':':<10}{value}", style="dim" if label != "fix" else ""))
 
 
 def resource_tree(report: PreviewReport) -> Tree:

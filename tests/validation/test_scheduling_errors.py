@@ -36,7 +36,7 @@ CASES = [
           fix:      did you mean 'h100'?
         """, id="quota-pool-unknown-did-you-mean"),
     case({(*Q0, "quotas", 0, "gpus"): 30}, """
-        error: gpu-cluster:scheduling.queues[1].quotas[0].gpus: nominal quotas in pool h100 add up to 38 GPUs (research 30 + product 8), more than the pool has at maxNodes (4 × 8 = 32)
+        error: gpu-cluster:scheduling.queues[1].quotas[0].gpus: nominal quotas in pool 'h100' add up to 38 GPUs (research 30 + product 8), more than the pool has at maxNodes (nodePools[0].maxNodes: 4 × 8 = 32)
           received: 38
           allowed:  at most 32 in total
           fix:      lower the quotas, raise nodePools[0].maxNodes to 5, or set scheduling.overcommit: true

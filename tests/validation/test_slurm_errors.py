@@ -179,7 +179,8 @@ CASES = [
       allowed:  workload: slurm
       fix:      remove scheduling.slurm, or set scheduling.workload: slurm
     """, id='slurm-with-kubeflow'),
-    case({('nodePools', 1, 'maxNodes'): 1020, ('nodePools', 1, 'minNodes'): 1020},
+    case({('nodePools', 1, 'maxNodes'): 1020, ('nodePools', 1, 'minNodes'): 1020,  # 2 zones: under GKE's 1,000 a zone
+          ('nodePools', 1, 'zones'): ['us-central1-a', 'us-central1-b']},
     """
     error: gpu-cluster:nodePools: Slinky declares MaxNodeCount=1024 dynamic Slurm nodes, and the pools' maxNodes add up to more
       received: 1028

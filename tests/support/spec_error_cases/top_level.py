@@ -56,9 +56,10 @@ CASES = [
           fix:      use the project ID (not the display name or number) from `gcloud projects list`
         """, id="gcp-project-display-name"),
     case("gke", {"project": 123456789012}, """
-        error: gpu-cluster:project: input should be a valid string
-          received: 123456789012
-          fix:      write a string (quote it in YAML)
+        error: gpu-cluster:project: not a valid GCP project ID
+          received: '123456789012'
+          allowed:  6-30 lower-case letters, digits or '-', starting with a letter
+          fix:      use the project ID (not the display name or number) from `gcloud projects list`
         """, id="gcp-project-number-reported-once"),
     case("eks", {"project": "ml-platform-prod"}, """
         error: gpu-cluster:project: project is a GCP setting; this stack's cloud is aws
