@@ -76,6 +76,11 @@ def test_values_are_known_to_the_pinned_charts(gke512):
     for pin, name in ((SLURM_OPERATOR, "slurm-operator"), (SLURM, "slurm-slurm")):
         values = copy.deepcopy(one(gke512, RELEASE, name).redacted_inputs["values"])
         values.pop("partitions", None)  # a map keyed by partition name (values.yaml: map[string]object), below
+        if name == "slurm-slurm":  # scaling: the chart passes podSpec (corev1.PodSpec) and the container through
+            controller = values["controller"]
+            assert (controller["podSpec"].pop("serviceAccountName"), controller["podSpec"].pop("volumes")[0]["name"],
+                    controller.pop("slurmctld")["volumeMounts"][0]["mountPath"]) == (
+                "slurm-scaler", "scaling-programs", "/usr/local/lib/gpu-cluster")
         assert unknown_keys(values, _defaults(pin)) == [], name
     values = one(gke512, RELEASE, "slurm-slurm").redacted_inputs["values"]
     defaults = _defaults(SLURM)
