@@ -115,6 +115,8 @@ def create_node_commands(values: dict[str, Any]) -> list[list[str]]:
     topology = node_topology(values)
     for name, ns in values.get("nodesets", {}).items():
         for first, last, topo in topology[name]:
+            if last < first:  # a NodeSet at 0 replicas (a scaling pool with minNodes 0): no pod, no node
+                continue
             names = f"{name}-{first}" if first == last else f"{name}-[{first}-{last}]"
             args = ["scontrol", "create", f"NodeName={names}", f"Features={name}", *ns["extraConf"].split(" ")]
             if topo:
