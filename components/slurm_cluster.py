@@ -23,6 +23,7 @@ from components.charts import SLURM, SLURM_OPERATOR
 from components.k8s_objects import MANAGED_BY, PRIVILEGED_PSA
 from components.slurm_accounts import SlurmAccounts
 from components.slurm_database import SlurmDatabase
+from components.slurm_scaling import SlurmScaling, cloud_records_job
 from components.slurm_secrets import SlurmSecrets
 from scheduling.fabric_pod import pod_fabric
 from scheduling.slurm_plan import SlurmPlan, plan_slurm
@@ -70,14 +71,24 @@ class SlurmCluster(pulumi.ComponentResource):
             passwords = [s for s in (secrets.db_password, secrets.db_root_password) if s is not None]  # both set
             before.append(SlurmDatabase(f"{name}-database", slurm_ns.metadata.name, refs, protect=protect,
                                         after=passwords, opts=child))
+        scaling = None
+        if plan.scaling.pools:  # the programs and the ServiceAccount slurmctld's pod uses exist before it starts
+            scaling = SlurmScaling(f"{name}-scaling", slurm_ns.metadata.name, plan.scaling.resume_script(),
+                                   plan.scaling.suspend_script(), opts=child)
+            before.append(scaling)
         values = slurm_values(plan, cluster_name, refs, fabrics={p.name: pod_fabric(p) for p in pools})
         self.release = k8s.helm.v3.Release(
             f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,
             namespace=slurm_ns.metadata.name, create_namespace=False, values=values, timeout=1800,
             opts=pulumi.ResourceOptions(parent=self, depends_on=before))
+        if scaling is not None:
+            cloud_records_job(f"{name}-cloud-nodes", slurm_ns.metadata.name, cluster_name,
+                              plan.scaling.cloud_nodes(plan.nodesets), refs, parent=self,
+                              after=[self.release, secrets.slurm_key])
         if plan.accounting:
             SlurmAccounts(f"{name}-accounts", slurm_ns.metadata.name, cluster_name, plan.sacctmgr_script(cluster_name),
                           refs, after=[self.release, secrets.slurm_key], opts=child)
         self.partitions = [p.name for p in plan.partitions]
         self.register_outputs({"partitions": self.partitions, "accounting": plan.accounting,
-                               "nodeSets": {n.pool: n.replicas for n in plan.nodesets}})
+                               "nodeSets": {n.pool: n.replicas for n in plan.nodesets},
+                               "scalingPools": [p for p, _, _ in plan.scaling.pools]})

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from catalog import Catalog, Cloud
 from stacks.capacity_block import block_price, block_window, iso, is_capacity_block, reserved_nodes
 from stacks.facts import PoolFacts
+from scheduling.slurm_scaling import scales
 from stacks.scheduling_spec import Workload
 from stacks.spec import ClusterMode, NodePool, StackSpec
 
@@ -96,11 +97,13 @@ def usd_total(report: CostReport, value: float, digits: int = 2) -> str:
 
 
 def pools_held_at_max(spec: StackSpec) -> set[str]:
-    """Pools that never run below maxNodes: with ``workload: slurm`` every pool has a Slinky NodeSet with
-    ``replicas = maxNodes`` (``scheduling/slurm_nodes.py``), whose slurmd pods keep the autoscaler at maxNodes."""
+    """Pools that never run below maxNodes: with ``workload: slurm`` and ``slurm.scaling.enabled: false`` every pool's
+    Slinky NodeSet has ``replicas = maxNodes`` (``scheduling/slurm_nodes.py``), whose slurmd pods keep the
+    autoscaler at maxNodes. With scaling on (the default) a pool with ``minNodes < maxNodes`` follows the queue."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.SLURM:
         return set()
-    return {p.name for p in spec.node_pools}
+    scaling = spec.scheduling.slurm.scaling
+    return {p.name for p in spec.node_pools if not scales(scaling, p.min_nodes, p.max_nodes)}
 
 
 def pool_cost(f: PoolFacts, held_at_max: bool = False, pool: NodePool | None = None) -> PoolCost:
@@ -173,8 +176,8 @@ def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostRep
     raised = [f"{f.name} ({f.min_nodes} → {f.max_nodes})" for f in pools if f.name in held and f.min_nodes < f.max_nodes]
     if raised:
         report.notes.append(f"$/h min of {', '.join(raised)} is priced at maxNodes, not minNodes: with workload slurm "
-                            "each pool's Slurm NodeSet runs one slurmd pod per node up to maxNodes, so the autoscaler "
-                            "scales the pool up and keeps it there")
+                            "and slurm.scaling.enabled: false each pool's Slurm NodeSet runs one slurmd pod per node "
+                            "up to maxNodes, so the autoscaler scales the pool up and keeps it there")
     _control_plane(spec, cat, report)
     if spec.cluster.mode == ClusterMode.CREATE:
         sp = spec.cluster.system_pool

@@ -32,7 +32,10 @@ def slurm_summary(spec: StackSpec, pools: Sequence[PoolFacts]) -> dict[str, Any]
                             "jobSize": int(d["PriorityWeightJobSize"]), "qos": int(d["PriorityWeightQOS"])},
         "partitions": partitions,
         "nodeSets": [{"pool": n.pool, "nodes": n.replicas, "nodeNames": n.node_names, "gres": n.gres, "cpus": n.cpus,
-                      "realMemoryMib": n.real_memory_mib} for n in plan.nodesets],
+                      "realMemoryMib": n.real_memory_mib, "scales": n.scales, "minNodes": n.pods_at_deploy}
+                     for n in plan.nodesets],
+        "scaling": {"pools": [p for p, _, _ in plan.scaling.pools], "idleSeconds": plan.scaling.idle_seconds,
+                    "resumeTimeoutSeconds": plan.scaling.resume_timeout_seconds} if plan.scaling.pools else None,
         "blocks": [{"topology": b.name, "blockSize": b.block_size, "blocks": list(b.blocks),
                     "blockSizes": list(b.sizes)} for b in plan.topology.blocks],
         "tree": {"topology": plan.topology.tree.name, "zones": {z: list(v) for z, v in plan.topology.tree.zones.items()}}

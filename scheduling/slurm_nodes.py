@@ -51,6 +51,10 @@ class NodeSetPlan:
     """NodeSet name = pool name: Slurm NodeSet, node Feature and hostname prefix (``<pool>-<ordinal>``)."""
     replicas: int
     """Slurm nodes: the pool's max nodes (one slurmd pod per GPU node)."""
+    min_nodes: int
+    scales: bool
+    """Follows the queue (``scheduling/slurm_scaling.py``): the NodeSet starts at ``min_nodes`` pods, Slurm power
+    saving grows it to ``replicas`` for pending jobs and shrinks it when idle. Otherwise it runs ``replicas`` pods."""
     gpu_type: str
     gpus: int
     cpus: int
@@ -74,6 +78,11 @@ class NodeSetPlan:
         return f"CPUs={self.cpus} Gres={self.gres} RealMemory={self.real_memory_mib}"
 
     @property
+    def pods_at_deploy(self) -> int:
+        """The NodeSet's ``replicas`` value: what runs until Slurm asks for more."""
+        return self.min_nodes if self.scales else self.replicas
+
+    @property
     def max_gpus(self) -> int:
         return self.replicas * self.gpus
 
@@ -89,13 +98,14 @@ class NodeSetPlan:
         return {"requests": dict(amounts), "limits": dict(amounts)}
 
 
-def plan_nodeset(pool: PoolFacts, cpus: int | None = None, real_memory_mib: int | None = None) -> NodeSetPlan:
+def plan_nodeset(pool: PoolFacts, cpus: int | None = None, real_memory_mib: int | None = None,
+                 scales: bool = False) -> NodeSetPlan:
     machine = pool.machine
     if machine.vcpu is None or machine.ram_gib is None:
         raise ValueError(f"pool {pool.name}: the catalog has no vCPU/RAM for {machine.machine_type} "
                          "(validation should have asked for slurm.nodeSets[].cpus and realMemoryMib)")
     return NodeSetPlan(
-        pool=pool.name, replicas=pool.max_nodes, gpu_type=machine.gpu_model.slurm_name, gpus=machine.gpus,
+        pool=pool.name, replicas=pool.max_nodes, min_nodes=pool.min_nodes, scales=scales, gpu_type=machine.gpu_model.slurm_name, gpus=machine.gpus,
         cpus=cpus if cpus is not None else default_cpus(machine.vcpu),
         real_memory_mib=real_memory_mib if real_memory_mib is not None else default_real_memory_mib(machine.ram_gib),
         multi_node=pool.multi_node, zones=pool.zones,

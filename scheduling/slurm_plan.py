@@ -14,6 +14,7 @@ from scheduling.slurm_accounts import (
     PREEMPT_PLUGINS, AccountPlan, QosPlan, plan_accounts, plan_qos, preempt_type, sacctmgr_script,
 )
 from scheduling.slurm_nodes import NodeSetPlan, plan_nodeset
+from scheduling.slurm_scaling import ScalingPlan, plan_scaling, scales
 from scheduling.slurm_topology import TopologyPlan, plan_topology
 from stacks.facts import PoolFacts
 from stacks.scheduling_spec import SchedulingSpec
@@ -49,6 +50,7 @@ class SlurmPlan:
     topology: TopologyPlan
     qos: list[QosPlan]
     accounts: list[AccountPlan]
+    scaling: ScalingPlan
     directives: dict[str, str] = field(default_factory=dict)
     """slurm.conf lines the chart appends as ``controller.extraConf``, in order."""
 
@@ -79,12 +81,14 @@ def plan_slurm(sched: SchedulingSpec, pools: Sequence[PoolFacts]) -> SlurmPlan:
     s = sched.slurm
     overrides = {o.pool: o for o in s.node_sets}
     nodesets = [plan_nodeset(p, overrides[p.name].cpus if p.name in overrides else None,
-                             overrides[p.name].real_memory_mib if p.name in overrides else None) for p in pools]
+                             overrides[p.name].real_memory_mib if p.name in overrides else None,
+                             scales=scales(s.scaling, p.min_nodes, p.max_nodes)) for p in pools]
     topology = plan_topology(sched, nodesets, {p.name: p.machine for p in pools})
     kind = preempt_type(sched)
     plan = SlurmPlan(accounting=accounting_on(sched), preempt_type=kind, nodesets=nodesets,
                      partitions=_partitions(sched, nodesets, topology, kind), topology=topology,
-                     qos=plan_qos(sched), accounts=plan_accounts(sched, nodesets))
+                     qos=plan_qos(sched), accounts=plan_accounts(sched, nodesets),
+                     scaling=plan_scaling(s.scaling, nodesets))
     plan.directives = _directives(sched, plan)
     return plan
 
@@ -117,6 +121,7 @@ def _directives(sched: SchedulingSpec, plan: SlurmPlan) -> dict[str, str]:
     if plan.accounting:
         d["AccountingStorageTRES"] = ",".join(["gres/gpu", *(f"gres/gpu:{t}" for t in plan.gpu_types)])
         d["AccountingStorageEnforce"] = "associations,limits,qos,safe"
+    d.update(plan.scaling.directives())
     return d
 
 

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from scheduling.fabric_pod import PodFabric, apply_to_container
 from scheduling.slurm_plan import SlurmPlan
+from scheduling.slurm_scaling import SCRIPT_DIR
 
 SLURM_NAMESPACE = "slurm"
 OPERATOR_NAMESPACE = "slinky"
@@ -22,6 +23,8 @@ CONTROLLER_SERVICE = f"{RELEASE}-controller"
 ACCOUNTING_SERVICE = f"{RELEASE}-accounting"
 SLURMCTLD_PORT, SLURMDBD_PORT, MARIADB_PORT = 6817, 6819, 3306
 DATABASE, DATABASE_USER = "slurm_acct_db", "slurm"
+SCALER_ACCOUNT, SCALING_PROGRAMS = f"{RELEASE}-scaler", f"{RELEASE}-scaling-programs"
+"""The controller pod's ServiceAccount (may scale the NodeSets) and the ConfigMap holding Resume/SuspendProgram."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
         "accounting": {"enabled": plan.accounting},
         "nodesets": {n.pool: {
             "enabled": True,
-            "replicas": n.replicas,
+            "replicas": n.pods_at_deploy,
             "extraConf": n.node_conf,
             "partition": {"enabled": False},  # partitions come from `partitions` below, one per pool
             "slurmd": {"resources": n.pod_resources()},
@@ -76,11 +79,22 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
     for pool, fabric in (fabrics or {}).items():
         if fabric is not None and pool in values["nodesets"]:
             _wire_fabric(values["nodesets"][pool], fabric)
+    if plan.scaling.pools:
+        _wire_scaling(values["controller"])
     if plan.accounting:
         values["accounting"]["storageConfig"] = {
             "host": refs.db_host, "port": MARIADB_PORT, "database": DATABASE, "username": DATABASE_USER,
             "passwordKeyRef": {"name": refs.db_password, "key": refs.db_password_key}}
     return values
+
+
+def _wire_scaling(controller: dict[str, Any]) -> None:
+    """slurmctld runs ResumeProgram/SuspendProgram: mount them (executable) and give the pod the ServiceAccount that
+    may patch the NodeSets' scale subresource. ``controller.podSpec`` extends the Controller's corev1.PodSpec."""
+    controller["podSpec"] = {"serviceAccountName": SCALER_ACCOUNT, "volumes": [
+        {"name": "scaling-programs", "configMap": {"name": SCALING_PROGRAMS, "defaultMode": 0o555}}]}
+    controller["slurmctld"] = {"volumeMounts": [
+        {"name": "scaling-programs", "mountPath": SCRIPT_DIR, "readOnly": True}]}
 
 
 def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:

@@ -61,6 +61,19 @@ class SlurmNodeSet(SpecModel):
         "At most the RAM minus 2 GiB."))
 
 
+class SlurmScaling(SpecModel):
+    enabled: bool = Field(True, description=(
+        "Pools with `minNodes < maxNodes` follow the queue: Slurm power saving resumes nodes for pending jobs "
+        "(ResumeProgram scales the pool's NodeSet up) and suspends nodes idle for `idleMinutes` (SuspendProgram "
+        "scales it down, never below `minNodes`). `false`: every NodeSet runs `maxNodes` slurmd pods, so the pool "
+        "scales to maxNodes and stays there (priced at maxNodes). Default true."))
+    idle_minutes: int = Field(10, ge=1, le=1440, description=(
+        "SuspendTime: minutes a node stays idle before Slurm releases it. Default 10."))
+    resume_timeout_minutes: int = Field(20, ge=5, le=120, description=(
+        "ResumeTimeout: minutes a resumed node may take to register (GPU node creation, driver, image pull) before "
+        "Slurm marks it DOWN and requeues its job. Default 20."))
+
+
 class SlurmSettings(SpecModel):
     accounting: bool | None = Field(None, description=(
         "Run slurmdbd with a MariaDB database (persistent volume). Omitted: on when fair-share or age priority "
@@ -87,3 +100,5 @@ class SlurmSettings(SpecModel):
         "multi-node pool's `maxNodes` must be a multiple of it."))
     node_sets: list[SlurmNodeSet] = Field(default_factory=list, description=(
         "Per-pool NodeSet overrides: expected GRES, CPUs and memory Slurm may allocate."))
+    scaling: SlurmScaling = Field(default_factory=SlurmScaling, description=(
+        "Pools that grow when jobs pend and shrink when idle (Slurm power saving driving the NodeSets)."))

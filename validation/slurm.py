@@ -56,7 +56,7 @@ def check_slurm(issues: Issues, cat: Catalog, cloud: Cloud | None, pools: list[t
     _check_qos(scheduling, sched)
     _check_preemption(scheduling, sched)
     _check_accounts(scheduling, sched)
-    _check_sizes(issues, pools)
+    _check_sizes(issues, pools, sched.slurm.scaling.enabled)
     if cloud is not None and gpu_runtime is not None:
         _check_whole_gpus(issues, cloud, gpu_runtime, pools)
 
@@ -324,7 +324,7 @@ def _check_accounts(scheduling: Issues, sched: SchedulingSpec) -> None:
                         "need accounting", False, allowed="true (or omit it)", fix="remove accounting: false")
 
 
-def _check_sizes(issues: Issues, pools: Iterable[tuple[int, NodePool]]) -> None:
+def _check_sizes(issues: Issues, pools: Iterable[tuple[int, NodePool]], scaling: bool) -> None:
     pools = list(pools)
     total = sum(p.max_nodes for _, p in pools)
     if total > SLINKY_MAX_NODE_COUNT:
@@ -332,8 +332,10 @@ def _check_sizes(issues: Issues, pools: Iterable[tuple[int, NodePool]]) -> None:
                      "up to more", total, allowed=f"at most {SLINKY_MAX_NODE_COUNT} nodes over all pools",
                      fix="lower maxNodes, or split the pools over two clusters")
     for i, p in pools:
-        if p.min_nodes < p.max_nodes:
-            issues.pool(i, p.name).warn("minNodes", f"with workload slurm the pool runs one slurmd pod per node up to "
-                                        f"maxNodes ({p.max_nodes}), so it scales to maxNodes and stays there: cost at "
-                                        "max applies", p.min_nodes, allowed=f"{p.max_nodes} (= maxNodes)",
-                                        fix=f"set minNodes: {p.max_nodes} to say so, or lower maxNodes")
+        if p.min_nodes < p.max_nodes and not scaling:  # with scaling on, the pool follows the queue
+            issues.pool(i, p.name).warn("minNodes", f"with workload slurm and slurm.scaling.enabled: false the pool "
+                                        f"runs one slurmd pod per node up to maxNodes ({p.max_nodes}), so it scales "
+                                        "to maxNodes and stays there: cost at max applies", p.min_nodes,
+                                        allowed=f"{p.max_nodes} (= maxNodes)",
+                                        fix=f"remove slurm.scaling.enabled: false, or set minNodes: {p.max_nodes} "
+                                            "to say so")

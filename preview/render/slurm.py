@@ -23,6 +23,12 @@ def _blocks(s: dict[str, Any]) -> list[str]:
     if s["tree"]:
         out.append(f"topology {s['tree']['topology']} (tree): " + "; ".join(
             f"zone {z}: {', '.join(pools)}" for z, pools in s["tree"]["zones"].items()))
+    sc = s.get("scaling")
+    if sc:
+        ranges = {n["pool"]: f"{n['minNodes']}-{n['nodes']}" for n in s["nodeSets"]}
+        out.append("follows the queue (Slurm power saving scales the NodeSet): " + ", ".join(
+            f"{p} {ranges[p]} nodes" for p in sc["pools"]) + f" · released after {sc['idleSeconds'] // 60} min idle · "
+            f"a resumed node must register within {sc['resumeTimeoutSeconds'] // 60} min")
     return out
 
 

@@ -76,6 +76,11 @@ def test_values_are_known_to_the_pinned_charts(gke512):
     for pin, name in ((SLURM_OPERATOR, "slurm-operator"), (SLURM, "slurm-slurm")):
         values = copy.deepcopy(one(gke512, RELEASE, name).redacted_inputs["values"])
         values.pop("partitions", None)  # a map keyed by partition name (values.yaml: map[string]object), below
+        if name == "slurm-slurm":  # scaling: the chart passes podSpec (corev1.PodSpec) and the container through
+            controller = values["controller"]
+            assert (controller["podSpec"].pop("serviceAccountName"), controller["podSpec"].pop("volumes")[0]["name"],
+                    controller.pop("slurmctld")["volumeMounts"][0]["mountPath"]) == (
+                "slurm-scaler", "scaling-programs", "/usr/local/lib/gpu-cluster")
         assert unknown_keys(values, _defaults(pin)) == [], name
     values = one(gke512, RELEASE, "slurm-slurm").redacted_inputs["values"]
     defaults = _defaults(SLURM)
@@ -129,7 +134,8 @@ def test_a_broken_nodeset_is_refused_by_the_crd_schema(gke512):
 
 def test_each_nodeset_is_pinned_to_its_pool_with_the_gpu_toleration_and_all_its_gpus(gke512):
     values = one(gke512, RELEASE, "slurm-slurm").redacted_inputs["values"]
-    expected = {"h100-mega": (64, "8", "gpu:h100:8"), "l4-eval": (8, "2", "gpu:l4:2")}
+    # l4-eval (0-8 nodes) follows the queue: its NodeSet starts at minNodes, Slurm power saving scales it
+    expected = {"h100-mega": (64, "8", "gpu:h100:8"), "l4-eval": (0, "2", "gpu:l4:2")}
     assert set(values["nodesets"]) == set(expected)
     for pool, (replicas, gpus, gres) in expected.items():
         ns = values["nodesets"][pool]

@@ -80,23 +80,34 @@ def test_the_kueue_twin_still_shows_kueue_settings():
     assert twin.as_dict()["queues"]["queueingStrategy"] == "BestEffortFIFO"
 
 
-def test_cost_at_min_of_a_slurm_pool_is_its_max_nodes(report):
-    """A Slurm NodeSet runs maxNodes slurmd pods, so the pool never scales below maxNodes: $/h min = $/h max."""
-    from preview.run import preview_config
-
+def test_cost_at_min_of_a_scaling_slurm_pool_is_its_min_nodes(report):
+    """l4-eval (0-8) follows the queue (slurm.scaling on by default): $/h min = minNodes, no pinned-pool note."""
     cost = report.as_dict()["cost"]
-    pools = {p["pool"]: p for p in cost["pools"]}
-    l4 = pools["l4-eval"]
-    assert (l4["min_nodes"], l4["max_nodes"]) == (0, 8)
+    l4 = {p["pool"]: p for p in cost["pools"]}["l4-eval"]
+    assert (l4["min_nodes"], l4["max_nodes"], l4["usd_per_hour_min"]) == (0, 8, 0.0)
+    assert not any("priced at maxNodes" in n for n in cost["notes"])
+    assert report.as_dict()["slurm"]["scaling"] == {"pools": ["l4-eval"], "idleSeconds": 600,
+                                                    "resumeTimeoutSeconds": 1200}
+    assert ("follows the queue (Slurm power saving scales the NodeSet): l4-eval 0-8 nodes · released after 10 min "
+            "idle · a resumed node must register within 20 min") in render_text(report, color=False, width=250)
+
+
+def test_cost_at_min_of_a_slurm_pool_without_scaling_is_its_max_nodes():
+    """With slurm.scaling.enabled: false a NodeSet runs maxNodes slurmd pods, so the pool never scales below
+    maxNodes: $/h min = $/h max, with a note saying why."""
+    from preview.run import preview_config
+    from tests.support.slurm_configs import slurm_configs
+
+    pinned = preview_config("p", edit(slurm_configs()["gke-h100-512"], "scheduling.slurm.scaling", {"enabled": False}))
+    cost = pinned.as_dict()["cost"]
+    l4 = {p["pool"]: p for p in cost["pools"]}["l4-eval"]
     assert l4["usd_per_hour_min"] == pytest.approx(8 * l4["usd_per_node_hour"]) == l4["usd_per_hour_max"]
     assert cost["totals"]["usdPerHourMin"] == cost["totals"]["usdPerHourMax"]
     assert any(n.startswith("$/h min of l4-eval (0 → 8) is priced at maxNodes") for n in cost["notes"])
-    text = render_text(report, color=False, width=250)
-    assert "$/h min of l4-eval (0 → 8) is priced at maxNodes" in text
-    # the same pools under Kueue scale to zero: the rule is Slurm's, not every pool's
+    assert "$/h min of l4-eval (0 → 8) is priced at maxNodes" in render_text(pinned, color=False, width=250)
+    # the same pools under Kueue scale to zero
     twin = {p["pool"]: p for p in preview_config("twin", _kubeflow_twin()).as_dict()["cost"]["pools"]}
     assert twin["l4-eval"]["usd_per_hour_min"] == 0.0
-    assert not any("priced at maxNodes" in n for n in preview_config("twin", _kubeflow_twin()).as_dict()["cost"]["notes"])
 
 
 def test_the_stack_diff_prices_a_slurm_pool_at_max_nodes_at_min():
@@ -105,7 +116,7 @@ def test_the_stack_diff_prices_a_slurm_pool_at_max_nodes_at_min():
     from preview.run import preview_config
     from tests.support.slurm_configs import slurm_configs
 
-    base = slurm_configs()["gke-h100-512"]
+    base = edit(slurm_configs()["gke-h100-512"], "scheduling.slurm.scaling", {"enabled": False})
     head = edit(base, "nodePools[1].minNodes", 8)
     before, after = preview_config("b", base).cost, preview_config("h", head).cost
     diff = diff_cost(before, after)

@@ -35,7 +35,11 @@ def test_512_gpu_stack_directives():
         "PriorityType": "priority/multifactor", "PriorityWeightFairshare": "10000", "PriorityWeightAge": "1000",
         "PriorityWeightJobSize": "1000", "PriorityWeightQOS": "2000", "PreemptType": "preempt/qos",
         "PreemptMode": "REQUEUE", "AccountingStorageTRES": "gres/gpu,gres/gpu:h100,gres/gpu:l4",
-        "AccountingStorageEnforce": "associations,limits,qos,safe"}
+        "AccountingStorageEnforce": "associations,limits,qos,safe",
+        # l4-eval (0-8) follows the queue; h100-mega (64-64) is fixed, so its partition is never suspended
+        "ResumeProgram": "/usr/local/lib/gpu-cluster/slurm-resume",
+        "SuspendProgram": "/usr/local/lib/gpu-cluster/slurm-suspend", "SuspendTime": "600", "SuspendTimeout": "300",
+        "ResumeTimeout": "1200", "SuspendExcParts": "h100-mega"}
 
 
 def test_512_gpu_stack_nodes_gres_and_partitions():

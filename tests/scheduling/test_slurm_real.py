@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from components.charts import SLURM
+from components.slurm_scaling import cloud_nodes_script
 from preview.engine import run_program
 from scheduling.slurm_plan import ALL_NODESETS, SlurmPlan, plan_slurm
 from scheduling.slurm_values import client_slurm_conf
@@ -115,6 +116,8 @@ def test_real_slurmctld_accepts_and_schedules_the_rendered_config(name, chroot, 
     try:
         assert _bad_log_lines(ctl.log()) == [], "slurmctld logged errors or unexpected warnings at start-up"
         ctl.create_nodes()
+        if plan.scaling.pools:  # the rendered Job's script: powered-down records for ordinals minNodes..maxNodes-1
+            ctl.run_script("create-nodes.sh", cloud_nodes_script(plan.scaling.cloud_nodes(plan.nodesets)))
 
         # partitions: exactly the planned ones, with the planned node counts and topology
         parts = _records(ctl.run("scontrol", "-o", "show", "partition").stdout, "PartitionName")

@@ -9,7 +9,8 @@ It reads the *values we pass to the chart* (not our plan), so the test checks wh
 - each NodeSet pod as a dynamic node ``<nodeset>-<ordinal>`` created with its slurmd ``--conf`` (``Features=<nodeset>``
   plus the NodeSet's ``extraConf``); ``Topology=`` as the operator sets it from the Kubernetes node annotation, with
   nodes filling the blocks in order (the test's stand-in for the real placement).
-Ports, paths and the test-only ``MailProg``/``SuspendProgram``/``ResumeProgram`` (CLOUD nodes) are the harness's.
+Ports, paths and the test-only ``MailProg``/``SuspendProgram``/``ResumeProgram`` (CLOUD nodes) are the harness's;
+power-saving programs the values render (scaling pools) replace the harness's ``/bin/true``.
 """
 from __future__ import annotations
 
@@ -79,10 +80,12 @@ def operator_slurm_conf(values: dict[str, Any], paths: Paths, ctld_port: int, sl
     ]
     if accounting:
         conf += ["AccountingStorageHost=localhost", f"AccountingStoragePort={dbd_port}"]
-    conf += ["### TEST HARNESS (CLOUD nodes stand in for NodeSet pods) ###",
-             "MailProg=/bin/true", "SuspendProgram=/bin/true", "ResumeProgram=/bin/true", "### NODESET & PARTITION ###"]
+    extra = chart_extra_conf(values)
+    programs = [] if "ResumeProgram=" in extra else ["SuspendProgram=/bin/true", "ResumeProgram=/bin/true"]
+    conf += ["### TEST HARNESS (CLOUD nodes stand in for NodeSet pods) ###", "MailProg=/bin/true", *programs,
+             "### NODESET & PARTITION ###"]
     conf += [f"NodeSet={n} Feature={n}" for n in sorted(values.get("nodesets", {}))]
-    conf += ["### EXTRA CONFIG ###", chart_extra_conf(values)]
+    conf += ["### EXTRA CONFIG ###", extra]
     return "\n".join(conf) + "\n"
 
 
@@ -112,6 +115,8 @@ def create_node_commands(values: dict[str, Any]) -> list[list[str]]:
     topology = node_topology(values)
     for name, ns in values.get("nodesets", {}).items():
         for first, last, topo in topology[name]:
+            if last < first:  # a NodeSet at 0 replicas (a scaling pool with minNodes 0): no pod, no node
+                continue
             names = f"{name}-{first}" if first == last else f"{name}-[{first}-{last}]"
             args = ["scontrol", "create", f"NodeName={names}", f"Features={name}", *ns["extraConf"].split(" ")]
             if topo:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from components.slurm_database import MARIADB_ARGS
+from scheduling.slurm_scaling import SCRIPT_DIR
 from scheduling.slurm_values import client_slurm_conf
 from tests.support import slurm_ports as ports
 from tests.support.slinky_emulation import Paths, create_node_commands, operator_slurm_conf
@@ -218,8 +219,14 @@ class SlurmController:
         self.conf = f"{etc}/slurm.conf"
         paths = Paths(etc=etc, state=f"{d.inside}/state", log=f"{d.inside}/slurmctld.log",
                       pid=f"{d.inside}/slurmctld.pid", spool=f"{d.inside}/spool")
-        d.write("etc/slurm.conf", operator_slurm_conf(values, paths, self.port, ports.free_port(),
-                                                       self.dbd.port if self.dbd else None))
+        conf = operator_slurm_conf(values, paths, self.port, ports.free_port(), self.dbd.port if self.dbd else None)
+        # Resume/SuspendProgram (scaling pools): recorders in the work dir stand in for the rendered programs, which
+        # call the Kubernetes API; each call appends "<program> <hostlist>" to programs/calls.log.
+        d.write("etc/slurm.conf", conf.replace(SCRIPT_DIR, f"{d.inside}/programs"))
+        for program in ("slurm-resume", "slurm-suspend"):
+            d.write(f"programs/{program}", f'#!/bin/sh\necho "$(basename "$0") $*" >> {d.inside}/programs/calls.log\n',
+                    0o755)
+        d.write("programs/calls.log", "", 0o666)
         for name, text in values.get("configFiles", {}).items():
             d.write(f"etc/{name}", text)
         d.write("etc/slurm.key", self.slurm_key, 0o600)
@@ -244,6 +251,17 @@ class SlurmController:
         for cmd in create_node_commands(self.values):
             out = self.run(*cmd)
             assert out.returncode == 0, f"{' '.join(cmd)}: {out.stdout}{out.stderr}"
+
+    def run_script(self, name: str, script: str) -> None:
+        """A rendered shell script (e.g. the Job creating the scaling pools' CLOUD records), run against this
+        controller with the real client commands."""
+        self.dir.write(f"scripts/{name}", script, 0o755)
+        out = self.run("/bin/sh", f"{self.dir.inside}/scripts/{name}")
+        assert out.returncode == 0, f"{name}: {out.stdout}{out.stderr}"
+
+    def program_calls(self) -> list[str]:
+        """Resume/SuspendProgram calls so far, in order: ``slurm-resume l4-[0-1]``."""
+        return (self.dir.host / "programs" / "calls.log").read_text().splitlines()
 
     def log(self) -> str:
         path = self.dir.host / "slurmctld.log"

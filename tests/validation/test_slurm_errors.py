@@ -286,6 +286,8 @@ def test_every_error_is_reported_at_once():
 def test_slurm_warnings_do_not_block_the_stack():
     cfg = edits(BASE, {("nodePools", 1, "minNodes"): 0,
                         ("scheduling", "preemption"): {"withinQueue": "LowerOrNewerEqualPriority"}})
+    assert [w.path for w in load_spec(cfg)[1]] == ["gpu-cluster:scheduling.preemption.withinQueue"]  # l4 scales
+    cfg = edits(cfg, {("scheduling", "slurm", "scaling"): {"enabled": False}})
     _, warnings = load_spec(cfg)
     assert [w.path for w in warnings] == ["gpu-cluster:nodePools[1].minNodes",
                                           "gpu-cluster:scheduling.preemption.withinQueue"]
