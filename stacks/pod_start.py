@@ -123,7 +123,8 @@ def accelerators(spec: StackSpec, pool: NodePool, plan: PodStartPlan) -> list[st
             throughput, iops = root_volume_performance(pool.root_volume)
             out.append(f"gp3 root {throughput} MiB/s, {iops} IOPS")
     if plan.prepull:
-        out.append(f"pre-pull DaemonSet prepull-{pool.name} ({len(plan.images)} images)")
+        n = len(plan.images)
+        out.append(f"pre-pull DaemonSet prepull-{pool.name} ({n} image{'s' if n != 1 else ''})")
     return out
 
 
