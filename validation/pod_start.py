@@ -66,7 +66,8 @@ def check_image_mirrors(issues: Issues, cloud: Cloud, cluster: ClusterSpec) -> N
                         fix="add the missing one, or remove both")
         secret = mirror.password_secret_version
         if secret is not None and not SECRET_VERSION.match(secret):
-            scope.error("passwordSecretVersion", "not a Secret Manager secret version", secret,
+            scope.error("passwordSecretVersion", "not a Secret Manager secret version (the value is not shown: it may be "
+                        "the key itself)", None,
                         allowed="projects/<project>/secrets/<secret>/versions/<version>",
                         fix="name the secret version holding the password or API key, never the key itself")
 
