@@ -8,6 +8,7 @@ import re
 from typing import Iterable
 
 from catalog import Catalog, Cloud
+from catalog.gke_version import parse as parse_gke_version
 from stacks.eks_node_spec import root_volume_performance
 from stacks.images import UNPINNED_TAGS, parse_image
 from stacks.node_storage import instance_store_raid
@@ -22,6 +23,10 @@ AMI_RELEASE = re.compile(r"^(?P<minor>[0-9]+\.[0-9]+)\.[0-9]+-[0-9]{8}$")
 REPOSITORY_ID = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
 SECRET_VERSION = re.compile(r"^projects/[^/]+/secrets/[^/]+/versions/[^/]+$")
 REFERENCE_FORM = "registry/path:tag or registry/path@sha256:<64 hex digits>"
+BOOT_DISK_FLOOR = ((1, 28), 3, 1067000)
+BOOT_DISK_FLOOR_TEXT = "1.28.3-gke.1067000"
+"""GKE Standard supports secondary boot disks from this version (GKE docs, "Use secondary boot disks to preload data
+or container images")."""
 GKE_ONLY = {"imageStreaming": "image_streaming", "secondaryBootDisk": "secondary_boot_disk"}
 EKS_ONLY_POD_START = {"fastImagePull": "fast_image_pull"}
 
@@ -37,6 +42,8 @@ def check_pod_start(issues: Issues, cat: Catalog, cloud: Cloud, cluster: Cluster
         _check_cloud_fields(scope.at("podStart"), cloud, pool)
         if cloud == Cloud.GCP:
             _check_gke(scope.at("podStart"), pool)
+            if pool.pod_start.secondary_boot_disk is not None and cluster is not None:
+                _check_boot_disk_version(issues.at("cluster"), cluster, pool.name)
         elif pod_start_plan(cloud, pool).fast_image_pull:
             _check_fast_pull(scope, cat, pool)
 
@@ -126,6 +133,23 @@ def _check_gke(scope: Issues, pool: NodePool) -> None:
             scope.error("secondaryBootDisk", "the images the disk holds are not declared", disk.disk_image,
                         allowed="secondaryBootDisk with podStart.images",
                         fix="list the images the disk image holds in podStart.images")
+
+
+def _below_boot_disk_floor(version: str) -> bool:
+    parsed = parse_gke_version(version)
+    if parsed is None:
+        return False  # latest, or malformed (validation/fabric_version.py reports it)
+    key = (parsed[0], parsed[1] if parsed[1] is not None else 10**9, parsed[2] if parsed[2] is not None else 10**9)
+    return key < BOOT_DISK_FLOOR  # an unnamed patch/build: GKE picks a current one, above the floor
+
+
+def _check_boot_disk_version(cluster_at: Issues, cluster: ClusterSpec, pool: str) -> None:
+    version = cluster.min_master_version
+    if version is not None and _below_boot_disk_floor(version):
+        cluster_at.error("minMasterVersion", f"pool '{pool}' has a secondary boot disk, which GKE supports from "
+                         f"{BOOT_DISK_FLOOR_TEXT}", version, allowed=f"{BOOT_DISK_FLOOR_TEXT} or later",
+                         fix=f"raise minMasterVersion to at least {BOOT_DISK_FLOOR_TEXT}, or remove the pool's "
+                         "secondaryBootDisk")
 
 
 def _check_fast_pull(scope: Issues, cat: Catalog, pool: NodePool) -> None:

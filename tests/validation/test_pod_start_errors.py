@@ -75,6 +75,14 @@ ERRORS = [
           received: 'torch-cache'
           allowed:  global/images/<name> or projects/<project>/global/images/<name>
           fix:      name the image gke-disk-image-builder created""", id="boot-disk-name"),
+    case(edits(GKE, {"cluster.minMasterVersion": "1.28.3-gke.1066000", "nodePools[0].multiNode": False,
+                     "nodePools[0].podStart": {
+        "images": [AR], "secondaryBootDisk": {"diskImage": "global/images/torch"}}}), """
+        error: gpu-cluster:cluster.minMasterVersion: pool 'mega' has a secondary boot disk, which GKE supports from 1.28.3-gke.1067000
+          received: '1.28.3-gke.1066000'
+          allowed:  1.28.3-gke.1067000 or later
+          fix:      raise minMasterVersion to at least 1.28.3-gke.1067000, or remove the pool's secondaryBootDisk""",
+         id="boot-disk-gke-version"),
     case(edit(GKE, "nodePools[0].podStart", {"secondaryBootDisk": {"diskImage": "global/images/torch"}}), """
         error: gpu-cluster:nodePools[0].podStart.secondaryBootDisk: pool 'mega': the images the disk holds are not declared
           received: 'global/images/torch'
