@@ -18,7 +18,7 @@ from stacks.capacity_block import (
     iso, reserved_nodes,
 )
 from stacks.eks_node_spec import repair_config, root_volume_performance
-from stacks.node_storage import NODEADM_RAID0, instance_store_raid
+from stacks.nodeadm import nodeadm_user_data
 from stacks.fabric import fabric_mode
 from stacks.fabric_spec import FabricMode
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
@@ -148,8 +148,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                          "block_device_mappings": root_volume(pool.disk_size_gib, throughput, iops),
                          "update_default_version": True, "tags": pool_tags,
                          "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
-        if instance_store_raid(facts.cloud, pool):  # images and scratch on the NVMe RAID0, not the root volume
-            lt_args["user_data"] = base64.b64encode(NODEADM_RAID0.encode()).decode()
+        user_data = nodeadm_user_data(pool)  # NVMe RAID0 for images and scratch, fast image pull, parallel pulls
+        if user_data is not None:
+            lt_args["user_data"] = base64.b64encode(user_data.encode()).decode()
         if pool.multi_node:
             efa_sg = aws.ec2.SecurityGroup(
                 f"{name}-efa-sg", vpc_id=cluster.vpc_id,
@@ -183,6 +184,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             cluster_name=cluster.name, node_role_arn=cluster.node_role_arn,
             subnet_ids=[cluster.subnets[z] for z in pool.zones],
             ami_type=NVIDIA_AMI[facts.machine.arch], instance_types=[pool.machine_type],
+            release_version=pool.ami_release_version,  # None: EKS's newest at create/update (preview advises pinning)
             capacity_type=capacity_type(pool),
             scaling_config=scaling_config(pool),
             launch_template={"id": self.launch_template.id,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
@@ -14,6 +15,7 @@ from stacks.capacity_block import RESERVED_NODES_LABEL, reserved_nodes
 from stacks.fabric import GPU_TCP_SYSCTLS
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.node_storage import ephemeral_local_ssds
+from stacks.pod_start import BOOT_DISK_MODE, PodStartPlan, pod_start_plan
 from stacks.spec import GPU_TAINT_KEY, NodePool
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -44,6 +46,19 @@ def reservation_affinity(pool: NodePool, project: str) -> dict | None:
     return None  # on-demand: GKE's default (consume any matching reservation, else on-demand)
 
 
+def pod_start_node_config(plan: PodStartPlan) -> dict:
+    """Image streaming, the secondary boot disk of preloaded images, parallel kubelet pulls: the node-config fields a
+    pool's ``podStart`` sets (none when it is omitted, so existing pools are not rolled)."""
+    out: dict = {}
+    if plan.streaming:
+        out["gcfs_config"] = {"enabled": True}
+    if plan.boot_disk_image:  # GKE needs gcfs_config enabled for it (validation refuses imageStreaming: false)
+        out["secondary_boot_disks"] = [{"disk_image": plan.boot_disk_image, "mode": BOOT_DISK_MODE}]
+    if plan.max_parallel_pulls is not None:
+        out["kubelet_config"] = {"max_parallel_image_pulls": plan.max_parallel_pulls}
+    return out
+
+
 def compact_placement(pool: NodePool) -> dict | None:
     """Multi-node pools: compact placement, naming the placement policy a specific reservation was created with
     (``capacity.placementPolicy``) so GKE places the nodes by the reservation's own policy."""
@@ -59,7 +74,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     The node pool's cloud name is left to Pulumi auto-naming (`<pool>-<7 hex>`), so a change that forces
     replacement creates the new pool before deleting the old one, except for reservation pools, which are deleted
     first (the reservation has no room for a second copy). Counts the autoscaler owns
-    (`initialNodeCount`, `nodeCount`) are in `ignore_changes`.
+    (`initialNodeCount`, `nodeCount`) are in `ignore_changes`. ``after``: what the pool waits for (the Container File
+    System API when it streams images).
     """
 
     facts: PoolFacts
@@ -68,7 +84,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, pool: NodePool, facts: PoolFacts, cluster: GkeClusterRef, labels: dict[str, str],
                  gpu_driver_version: str = "DEFAULT", network_config: dict | None = None,
-                 opts: pulumi.ResourceOptions | None = None):
+                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:gcp:GkeGpuNodePool", name, None, opts)
         self.facts = facts
         child = pulumi.ResourceOptions(parent=self)
@@ -105,6 +121,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             node_config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": ssds}
         if facts.fabric is not None:  # NCCL's socket paths (bootstrap, TCPX) get cluster-toolkit's TCP buffer sizes
             node_config["linux_node_config"] = {"sysctls": dict(GPU_TCP_SYSCTLS)}
+        node_config.update(pod_start_node_config(pod_start_plan(facts.cloud, pool)))
         affinity = reservation_affinity(pool, cluster.project)
         if affinity is not None:
             node_config["reservation_affinity"] = affinity
@@ -124,7 +141,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             network_config=network_config,  # the fabric's extra NICs (components/gke_fabric.py), else None
             node_config=node_config,
             opts=pulumi.ResourceOptions(
-                parent=self, ignore_changes=["initialNodeCount", "nodeCount"],
+                parent=self, ignore_changes=["initialNodeCount", "nodeCount"], depends_on=list(after),
                 # A replacement pool cannot get nodes while the old one holds an exact-size reservation:
                 # delete first (a planned outage) instead of waiting forever for capacity.
                 delete_before_replace=pool.capacity.type == CapacityType.RESERVATION))

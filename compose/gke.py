@@ -8,10 +8,12 @@ from catalog import Catalog, Cloud
 from components.gke_cluster import GkeCluster
 from components.gke_fabric import GkeFabric, fabric_kinds
 from components.gke_gpu_node_pool import GkeGpuNodePool
+from components.gke_image_sources import GkeImageSources
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
 from stacks.facts import pool_facts
 from stacks.maintenance import maintenance_policy
+from stacks.pod_start import pod_start_plan
 from stacks.spec import StackSpec
 
 
@@ -30,10 +32,14 @@ def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:
                            after=[cluster], opts=pulumi.ResourceOptions(
                                providers=[provider, cluster.ref.k8s_provider]))
         networks = fabric.node_network_configs
+    streaming = {p.name for p in spec.node_pools if pod_start_plan(spec.cloud, p).streaming}
+    sources = GkeImageSources("images", spec.project or "", spec.region, bool(streaming), spec.cluster.image_mirrors,
+                              spec.labels, opts=opts) if streaming or spec.cluster.image_mirrors else None
     for pool in spec.node_pools:
         facts = pools[pool.name]
+        api = sources.streaming_api if sources is not None and pool.name in streaming else None
         GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels,
                        gpu_driver_version=facts.resolved_runtime.gke_driver_installation,
-                       network_config=networks.get(pool.name), opts=opts)
+                       network_config=networks.get(pool.name), after=[api] if api is not None else [], opts=opts)
     build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)

@@ -1,9 +1,11 @@
-"""What runs on every cluster once its pools exist, in order: the GPU runtime, then Kueue + Kubeflow or Slurm."""
+"""What runs on every cluster once its pools exist, in order: the GPU runtime, the pre-pull DaemonSets, then Kueue +
+Kubeflow or Slurm."""
 from __future__ import annotations
 
 import pulumi
 
 from compose.gpu_runtime import build_gpu_runtime
+from compose.prepull import build_prepull
 from compose.kubeflow import build_kubeflow_path
 from compose.slurm import build_slurm_path
 from stacks.facts import PoolFacts
@@ -13,5 +15,6 @@ from stacks.spec import StackSpec
 def build_cluster_layers(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
                          k8s_provider) -> None:
     build_gpu_runtime(spec, pools, cluster, k8s_provider)
+    build_prepull(spec, pools, cluster, k8s_provider)
     build_kubeflow_path(spec, pools, cluster, k8s_provider)
     build_slurm_path(spec, pools, cluster, k8s_provider)

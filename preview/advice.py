@@ -5,6 +5,7 @@ from catalog import Catalog, Cloud
 from catalog.fabric import load_fabric_catalog
 from stacks.fabric import fabric_plan
 from validation.issues import SpecIssue, path_of
+from validation.pod_start import unpinned_ami_advice
 from stacks.spec import ClusterMode, StackSpec
 
 
@@ -31,4 +32,4 @@ def deploy_advice(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
                     "a cluster created with --enable-multi-networking --enable-dataplane-v2",
                     "check with `gcloud container clusters describe`, or set fabric.mode: off for this pool",
                     warning=True))
-    return advice
+    return advice + unpinned_ami_advice(spec)

@@ -38,6 +38,8 @@ class PreviewReport:
     """GKE: the maintenance window (and whether it is the default) and exclusions; None: GKE's default."""
     fabric: list[dict[str, Any]] = field(default_factory=list)
     """Per pool: GPU fabric, networks, NICs per node, NCCL transport, nominal bandwidth, what was wired."""
+    pod_start: list[dict[str, Any]] = field(default_factory=list)
+    """Per pool: what shortens a pod's start on a new node, and how a cold node gets each declared image."""
 
     @property
     def exit_code(self) -> int:
@@ -62,5 +64,6 @@ class PreviewReport:
             "queues": self.queues.as_dict() if self.queues else None,
             "slurm": self.slurm,
             "fabric": self.fabric,
+            "podStart": self.pod_start,
             "maintenance": self.maintenance,
         }

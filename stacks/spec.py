@@ -16,6 +16,7 @@ from stacks.eks_node_spec import NodeRepair, RootVolume
 from stacks.fabric_spec import PoolFabric
 from stacks.maintenance_spec import Maintenance
 from stacks.gpu_runtime_spec import GpuRuntime, PoolGpuRuntime
+from stacks.pod_start_spec import ImageMirror, PodStart
 from stacks.model_base import SpecModel
 from stacks.scheduling_spec import SchedulingSpec
 
@@ -144,6 +145,14 @@ class NodePool(SpecModel):
     root_volume: RootVolume | None = Field(None, description=(
         "EKS only: throughput and IOPS of the gp3 root volume. Omitted: 1000 MiB/s and 4000 IOPS, so multi-GB "
         "images pull fast (gp3's default is 125 MiB/s)."))
+    pod_start: PodStart | None = Field(None, description=(
+        "What makes a job's pod start fast on a new node: the images it runs, image streaming and a secondary boot "
+        "disk (GKE), SOCI fast image pull (EKS), a pre-pull DaemonSet. Omitted: nothing changes on the nodes, and a "
+        "cold node pulls every image in full."))
+    ami_release_version: str | None = Field(None, description=(
+        "EKS only: the EKS-optimized AMI release the node group runs (`release_version`, e.g. `1.35.2-20260304`), its "
+        "Kubernetes minor matching `cluster.kubernetesVersion`. Omitted: EKS picks the latest release whenever the "
+        "group is created or updated, so the fleet's AMI changes without a change here (a warning says so)."))
 
 
 DEFAULT_SYSTEM_MACHINE = {Cloud.GCP: "e2-standard-4", Cloud.AWS: "m6i.xlarge"}
@@ -197,6 +206,10 @@ class ClusterSpec(SpecModel):
         "EKS only: install the Kubernetes Cluster Autoscaler (kube-system, on the system pool, EKS Pod Identity) so "
         "node groups scale between minNodes and maxNodes, from zero too. Default true. Set false only when an "
         "`existing` cluster already runs one (or Karpenter); GKE scales pools itself."))
+    image_mirrors: list[ImageMirror] = Field(default_factory=list, description=(
+        "GKE only: Artifact Registry remote repositories (in the stack's project and region) that mirror nvcr.io or "
+        "ghcr.io, so GPU images come from Artifact Registry, stay in the region and can be streamed. Empty "
+        "(default): none."))
 
 
 class StackSpec(SpecModel):

@@ -20,6 +20,7 @@ from validation.node_storage import check_local_ssd
 from validation.gpu_runtime import check_gpu_runtime
 from validation.issues import (NAMESPACE, Issues, SpecError, SpecIssue, allowed_list, choice_fix, path_of,
                                pool_subject, sort_key)
+from validation.pod_start import check_image_mirrors, check_pod_start, warn_unstreamed
 from validation.pool import check_pool
 from validation.scheduling import check_scheduling
 from validation.shape import describe, optional_model, parse_part
@@ -112,6 +113,9 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
             check_fabric_versions(issues.at("cluster"), cloud, cluster, pools)
         check_local_ssd(issues, cloud, pools)
         check_node_repair(issues, cloud, pools)
+        check_pod_start(issues, cat, cloud, cluster, pools)
+        if cluster is not None:
+            check_image_mirrors(issues.at("cluster"), cloud, cluster)
         check_capacity_blocks(issues, cloud, pools, now or dt.datetime.now(dt.timezone.utc))
     check_resource_labels(issues.at("labels"), parts.get("labels", {}))
     check_pool_names(issues, pools)
@@ -124,7 +128,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     if any(not i.warning for i in found):
         raise SpecError(found)
     spec = StackSpec.model_validate(raw, by_alias=True, by_name=False)
-    return spec, [i for i in found if i.warning]
+    warn_unstreamed(issues, spec)  # reads region, project and mirrors together
+    return spec, [i for i in sorted(issues.found, key=sort_key) if i.warning]
 
 
 def _one_per_cause(found: list[SpecIssue], causes: list[SpecIssue]) -> list[SpecIssue]:

@@ -1,0 +1,24 @@
+"""The pod-start table of the text preview: per pool what shortens a pod's start on a new node and how a cold node
+gets each declared image (streamed, preloaded, pre-pulled, or pulled in full from which registry)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+NO_IMAGES = "no images declared (podStart.images): a new node pulls every job image in full"
+
+
+def print_pod_start(console: Console, rows: list[dict[str, Any]]) -> None:
+    table = Table(title="Pod start (what a job's pod waits for on a new node)", title_justify="left",
+                  header_style="bold")
+    for name in ("pool", "speeds up pod start", "cold start"):
+        table.add_column(name, no_wrap=name == "pool")
+    for r in rows:
+        accelerators = list(r["accelerators"])
+        if r.get("amiReleaseVersion"):
+            accelerators.append(f"AMI release {r['amiReleaseVersion']} (pinned)")
+        images = "\n".join(f"{i['image']}: {i['coldStart']}" for i in r["images"]) or NO_IMAGES
+        table.add_row(r["pool"], "\n".join(accelerators) or "—", images)
+    console.print(table)
