@@ -1,6 +1,8 @@
 """What runs on every cluster once its pools exist, in order: the GPU runtime, then Kueue + Kubeflow or Slurm."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 
 from compose.gpu_runtime import build_gpu_runtime
@@ -11,7 +13,8 @@ from stacks.spec import StackSpec
 
 
 def build_cluster_layers(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
-                         k8s_provider) -> None:
+                         k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()) -> None:
+    """``kueue_after``: what Kueue must start after besides the cluster (EKS: the ProvisioningRequest CRD)."""
     build_gpu_runtime(spec, pools, cluster, k8s_provider)
-    build_kubeflow_path(spec, pools, cluster, k8s_provider)
+    build_kubeflow_path(spec, pools, cluster, k8s_provider, kueue_after)
     build_slurm_path(spec, pools, cluster, k8s_provider)
