@@ -104,6 +104,8 @@ def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: Nod
     capacity = spec.capacity.type
     if not cat.zones(cloud, region) or cat.node_price(machine, region, capacity) is not None:
         return
+    if capacity == CapacityType.FLEX_START and cloud == Cloud.AWS:
+        return  # no such capacity on EKS: reported once, at capacity.type
     kind = capacity.value if capacity in (CapacityType.SPOT, CapacityType.FLEX_START) else "on-demand"
     article = "an" if kind == "on-demand" else "a"
     elsewhere = cat.priced_regions(machine, capacity)

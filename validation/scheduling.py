@@ -199,7 +199,8 @@ def _check_topology(topology: Issues, cloud: Cloud, sched: SchedulingSpec, caps:
     if sched.topology.level == TopologyLevel.BLOCK:
         blockless = [c for c in pools if c.tas and not has_block_labels(cloud, c.machine_type, c.queued)]
         if blockless:
-            names = ", ".join(f"{c.name} ({c.machine_type})" for c in blockless)
+            names = ", ".join(f"{c.name} ({c.machine_type}{', queued: no compact placement' if c.queued else ''})"
+                              for c in blockless)
             topology.error(
                 "level", f"required block placement is impossible on {names}: "
                 f"{'GKE' if cloud == Cloud.GCP else 'EKS'} puts no block topology labels on those nodes", "block",
