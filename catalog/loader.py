@@ -13,6 +13,10 @@ from catalog.models import (
 )
 
 DATA_DIR = Path(__file__).parent / "data"
+PRICE_FILES = ("prices.csv", "flex-start-prices.csv")
+"""Node prices: list prices (on-demand, spot), and GKE flex-start (DWS) prices kept apart in their own file."""
+PRICE_KIND = {CapacityType.SPOT: PriceKind.SPOT, CapacityType.FLEX_START: PriceKind.FLEX_START}
+"""The price list a capacity type is charged from; any other (on-demand, reservation) pays on-demand."""
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -77,7 +81,7 @@ class Catalog:
 
     def node_price(self, machine: MachineType, region: str, capacity: CapacityType) -> Price | None:
         """$/node-hour for a GPU machine, or None when the catalog has no price (callers fail closed)."""
-        kind = PriceKind.SPOT if capacity == CapacityType.SPOT else PriceKind.ON_DEMAND
+        kind = PRICE_KIND.get(capacity, PriceKind.ON_DEMAND)
         base = self.prices.get((machine.cloud, machine.machine_type, region, kind))
         if base is None or not machine.attachable:
             return base
@@ -136,10 +140,10 @@ def _parse() -> Catalog:
         cat.hosts[(cloud, r["machine_type"])] = HostMachine(
             cloud=cloud, machine_type=r["machine_type"], role=r["role"], vcpu=int(r["vcpu"]),
             ram_gib=int(r["ram_gib"]), source=r["source"])
-    for r in _rows("prices.csv"):
+    for name, r in ((name, r) for name in PRICE_FILES for r in _rows(name)):
         key = (Cloud(r["cloud"]), r["machine_type"], r["region"], PriceKind(r["capacity"]))
         if key in cat.prices:
-            raise ValueError(f"catalog/data/prices.csv: duplicate price row for {key}")
+            raise ValueError(f"catalog/data/{name}: duplicate price row for {key}")
         cat.prices[key] = Price(usd_per_hour=float(r["usd_per_hour"]), as_of=dt.date.fromisoformat(r["as_of"]),
                                 label=r["label"], source=r["source"])
     for r in _rows("regions.csv"):

@@ -12,11 +12,13 @@ class Cloud(str, Enum):
 
 
 class CapacityType(str, Enum):
-    """How a pool buys its nodes. Reservations are billed at the on-demand rate here (no commitment discount)."""
+    """How a pool buys its nodes. Reservations are billed at the on-demand rate here (no commitment discount);
+    flex-start (GKE's Dynamic Workload Scheduler) has its own, lower price list."""
 
     ON_DEMAND = "on-demand"
     SPOT = "spot"
     RESERVATION = "reservation"
+    FLEX_START = "flex-start"
 
 
 class PriceKind(str, Enum):
@@ -24,6 +26,8 @@ class PriceKind(str, Enum):
 
     ON_DEMAND = "on-demand"
     SPOT = "spot"
+    FLEX_START = "flex-start"
+    """GKE DWS flex-start ("DWS Defined Duration" Compute Engine SKUs): ``catalog/data/flex-start-prices.csv``."""
 
 
 class GpuModel(str, Enum):

@@ -49,6 +49,9 @@ CLUSTER_AUTOSCALER = ChartPin(
     default_values="cluster-autoscaler/cluster-autoscaler-chart-9.59.0/cluster-autoscaler/charts/cluster-autoscaler/"
                    "values.yaml")
 
+CLUSTER_AUTOSCALER_APP_VERSION = "1.35.0"
+"""appVersion of chart 9.59.0 (its Chart.yaml); the ProvisioningRequest CRD is taken from this release's tag."""
+
 CLUSTER_AUTOSCALER_IMAGE_TAGS = {
     # Cluster Autoscaler is built per Kubernetes minor version ("use it with the control plane version for which it
     # was meant", cluster-autoscaler README), so the chart's default image (v1.35.0) is overridden per cluster version.

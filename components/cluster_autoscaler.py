@@ -13,9 +13,10 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.charts import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGE_TAGS
+from components.charts import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_APP_VERSION, CLUSTER_AUTOSCALER_IMAGE_TAGS
 from components.cluster_refs import EksClusterRef
 from components.eks_node_role import assume_role_policy
+from stacks.queued import CA_PROVISIONING_ARGS
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
@@ -124,11 +125,19 @@ def iam_policy(cluster_name: str, region: str) -> dict:
     ]}
 
 
+def provisioning_request_crd(autoscaler_version: str) -> str:
+    """The ProvisioningRequest CRD (autoscaling.x-k8s.io) at the Cluster Autoscaler release the chart ships: the chart
+    grants access to ProvisioningRequests but installs no CRD, and EKS has none (GKE ships its own)."""
+    return (f"https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{autoscaler_version}/"
+            "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml")
+
+
 def autoscaler_values(cluster_name: str, region: str, tag: pulumi.Input[str],
-                      node_selector: Mapping[str, str] | None) -> dict:
+                      node_selector: Mapping[str, str] | None, provisioning_requests: bool = False) -> dict:
     """Chart values: AWS auto-discovery of this cluster's tagged groups, least-waste expansion, no balancing across
     similar groups (GPU pools differ on purpose: capacity type, reservation, placement), on the system nodes and
-    tolerating no taint, so it never lands on (or keeps alive) a GPU node."""
+    tolerating no taint, so it never lands on (or keeps alive) a GPU node. ``provisioning_requests``: serve Kueue's
+    ProvisioningRequests (all-or-nothing scale-ups of queued pools) with the flags the Cluster Autoscaler FAQ names."""
     values: dict[str, Any] = {
         "cloudProvider": "aws",
         "awsRegion": region,
@@ -136,7 +145,8 @@ def autoscaler_values(cluster_name: str, region: str, tag: pulumi.Input[str],
         "fullnameOverride": RELEASE_NAME,
         "image": {"tag": tag},
         "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
-        "extraArgs": {"expander": EXPANDER, "balance-similar-node-groups": False},
+        "extraArgs": {"expander": EXPANDER, "balance-similar-node-groups": False,
+                      **(CA_PROVISIONING_ARGS if provisioning_requests else {})},
         "priorityClassName": "system-cluster-critical",
         "tolerations": [],
         "resources": {"requests": {"cpu": "100m", "memory": "600Mi"}, "limits": {"memory": "600Mi"}},
@@ -157,16 +167,20 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     ``k8s.io/cluster-autoscaler/<cluster>``, set by the node group components) and respects their min/max sizes.
 
     ``install_pod_identity_agent``: install the ``eks-pod-identity-agent`` add-on (clusters the stack creates); an
-    existing cluster must have it already. ``after``: what the release waits for besides its role (the cluster
+    existing cluster must have it already. ``provisioning_requests``: a pool uses queued provisioning, so the
+    autoscaler serves ProvisioningRequests and the stack installs their CRD (``provisioning_request_crd``, before the
+    autoscaler and before Kueue, which turns its ProvisioningRequest controller on only when the CRD exists). ``after``: what the release waits for besides its role (the cluster
     component, so its system node group is up before Helm waits for the pod). Give it the AWS provider and the
     cluster's Kubernetes provider.
     """
 
     role: aws.iam.Role
     release: k8s.helm.v3.Release
+    provisioning_request_crd: k8s.yaml.v2.ConfigFile | None
 
     def __init__(self, name: str, cluster: EksClusterRef, install_pod_identity_agent: bool, tags: dict[str, str],
-                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
+                 after: Sequence[pulumi.Resource] = (), provisioning_requests: bool = False,
+                 opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:aws:ClusterAutoscaler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.role = aws.iam.Role(
@@ -189,10 +203,19 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         tag = image_tag(version) if isinstance(version, str) or version is None \
             else pulumi.Output.from_input(cast(pulumi.Input[str], version)).apply(image_tag)
         pin = CLUSTER_AUTOSCALER
+        self.provisioning_request_crd = None
+        crd: list[pulumi.Resource] = []
+        if provisioning_requests:
+            self.provisioning_request_crd = k8s.yaml.v2.ConfigFile(
+                f"{name}-provisioning-request-crd", file=provisioning_request_crd(CLUSTER_AUTOSCALER_APP_VERSION),
+                opts=child)
+            crd = [self.provisioning_request_crd]
         # the association first: EKS injects Pod Identity credentials only into pods created after it exists
         self.release = k8s.helm.v3.Release(
             name, name=RELEASE_NAME, chart=pin.chart, version=pin.version, repository_opts={"repo": pin.repo},
             namespace=NAMESPACE, create_namespace=False,
-            values=autoscaler_values(cluster.spec_name, cluster.region, tag, cluster.system_node_selector),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[association, *after]))
-        self.register_outputs({"roleArn": self.role.arn, "chartVersion": pin.version, "imageTag": tag})
+            values=autoscaler_values(cluster.spec_name, cluster.region, tag, cluster.system_node_selector,
+                                     provisioning_requests),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[association, *crd, *after]))
+        self.register_outputs({"roleArn": self.role.arn, "chartVersion": pin.version, "imageTag": tag,
+                               "provisioningRequests": provisioning_requests})

@@ -11,6 +11,7 @@ import pulumi_aws as aws
 from catalog import CapacityType
 from components.aws_node_defaults import metadata_options, root_volume
 from components.capacity_block_schedule import block_schedules
+from stacks.queued import QUEUED_TAG
 from components.cluster_autoscaler import GPU_LABEL, discovery_tags, node_template_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
 from stacks.capacity_block import (
@@ -193,7 +194,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             taints=taints,
             update_config=update_config(pool),
             node_repair_config=repair_config(pool.node_repair, cap.type == CapacityType.RESERVATION),
-            tags={**pool_tags, **reservation_tags(pool)},
+            # a queued group names its ProvisioningRequest class, so policies can check a queue reaches it
+            tags={**pool_tags, **reservation_tags(pool),
+                  **({QUEUED_TAG: facts.queued.provisioning_class} if facts.queued else {})},
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored_changes(pool)))
         self.asg_tags = tag_node_group_asg(name, self.node_group, autoscaler_tags(pool, facts, cluster, labels),
                                            parent=self)

@@ -16,6 +16,7 @@ from stacks.fabric import GPU_TCP_SYSCTLS
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.node_storage import ephemeral_local_ssds
 from stacks.pod_start import BOOT_DISK_MODE, PodStartPlan, pod_start_plan
+from stacks.queued import is_flex_start, is_queued, max_run_duration
 from stacks.spec import GPU_TAINT_KEY, NodePool
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -37,8 +38,9 @@ def reserved_label(pool: NodePool) -> dict[str, str]:
 
 def reservation_affinity(pool: NodePool, project: str) -> dict | None:
     cap = pool.capacity
-    if cap.type == CapacityType.SPOT:
-        return {"consume_reservation_type": "NO_RESERVATION"}  # spot VMs cannot consume reservations
+    if cap.type in (CapacityType.SPOT, CapacityType.FLEX_START):
+        # spot VMs cannot consume reservations; flex-start (DWS) capacity must not (GKE queued provisioning)
+        return {"consume_reservation_type": "NO_RESERVATION"}
     if cap.type == CapacityType.RESERVATION:
         owner = cap.reservation_project or project
         value = cap.reservation if owner == project else f"projects/{owner}/reservations/{cap.reservation}"
@@ -125,7 +127,11 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         affinity = reservation_affinity(pool, cluster.project)
         if affinity is not None:
             node_config["reservation_affinity"] = affinity
-        spread = pool.capacity.type in (CapacityType.SPOT, CapacityType.RESERVATION) or pool.multi_node
+        flex, queued = is_flex_start(pool), is_queued(pool)
+        if flex:  # DWS capacity; GKE deletes each node after maxRunDuration
+            node_config["flex_start"] = True
+            node_config["max_run_duration"] = max_run_duration(pool)
+        spread = pool.capacity.type in (CapacityType.SPOT, CapacityType.RESERVATION) or pool.multi_node or flex
         self.node_pool = gcp.container.NodePool(
             name,
             cluster=cluster.name, location=cluster.location, project=cluster.project,
@@ -134,10 +140,14 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             autoscaling={"total_min_node_count": pool.min_nodes, "total_max_node_count": pool.max_nodes,
                          # ANY finds capacity wherever it exists (spot, reservations, compact groups)
                          "location_policy": "ANY" if spread else "BALANCED"},
-            management={"auto_repair": True, "auto_upgrade": True},
+            # flex-start nodes are not repaired (GKE's flex-start node pools run with auto-repair off)
+            management={"auto_repair": not flex, "auto_upgrade": True},
             upgrade_settings={"strategy": "SURGE", "max_surge": pool.upgrade.max_surge,
                               "max_unavailable": pool.upgrade.max_unavailable},
-            placement_policy=compact_placement(pool),
+            # GKE refuses compact placement on queued-provisioning GPU pools
+            placement_policy=None if queued else compact_placement(pool),
+            # nodes only through ProvisioningRequests (Kueue's ProvisioningRequest AdmissionCheck)
+            queued_provisioning={"enabled": True} if queued else None,
             network_config=network_config,  # the fabric's extra NICs (components/gke_fabric.py), else None
             node_config=node_config,
             opts=pulumi.ResourceOptions(

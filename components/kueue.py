@@ -22,7 +22,8 @@ RESTRICTED_PSS = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in
 class Kueue(pulumi.ComponentResource):
     """Installs Kueue (``helm.v3.Release`` of the pinned OCI chart, release name ``kueue``) into ``kueue-system``
     and, once the release is ready (its CRDs and admission webhooks serve), creates one ResourceFlavor per GPU pool,
-    the Topologies fixed-size pools use, the Cohort, WorkloadPriorityClasses, a ClusterQueue per queue and a
+    the Topologies fixed-size and queued pools use, a ProvisioningRequestConfig and AdmissionCheck per queued pool,
+    the Cohort, WorkloadPriorityClasses, a ClusterQueue per queue and a
     LocalQueue in each team's namespace (created here with Pod Security ``baseline``).
     """
 
@@ -57,9 +58,13 @@ class Kueue(pulumi.ComponentResource):
                 after.append(team_ns[obj["metadata"]["namespace"]])
             elif kind == "ResourceFlavor" and "topologyName" in obj["spec"]:
                 after.append(created[("Topology", obj["spec"]["topologyName"])])
+            elif kind == "AdmissionCheck":
+                after.append(created[("ProvisioningRequestConfig", obj["spec"]["parameters"]["name"])])
             elif kind == "ClusterQueue":
                 after += [created[("ResourceFlavor", f["name"])] for group in obj["spec"]["resourceGroups"]
                           for f in group["flavors"]]
+                after += [created[("AdmissionCheck", c["name"])]
+                          for c in obj["spec"].get("admissionChecksStrategy", {}).get("admissionChecks", [])]
             created[(kind, obj["metadata"]["name"])] = custom_resource(
                 f"{name}-{_ROLE[kind]}-{base_name(obj)}", obj, pulumi.ResourceOptions(parent=self, depends_on=after))
         self.cluster_queues = [q.name for q in scheduling.queues]
@@ -68,8 +73,9 @@ class Kueue(pulumi.ComponentResource):
                                "localQueues": self.local_queues})
 
 
-_ROLE = {"Topology": "topology", "ResourceFlavor": "flavor", "Cohort": "cohort", "WorkloadPriorityClass": "priority",
-         "ClusterQueue": "cq", "LocalQueue": "lq"}
+_ROLE = {"Topology": "topology", "ResourceFlavor": "flavor", "ProvisioningRequestConfig": "prc",
+         "AdmissionCheck": "check", "Cohort": "cohort", "WorkloadPriorityClass": "priority", "ClusterQueue": "cq",
+         "LocalQueue": "lq"}
 """Child name per kind: ``<component>-<role>-<object name>``, e.g. ``kueue-cq-research``; content-named objects
 use the stable part of their name (``kueue-flavor-h100`` for ResourceFlavor ``h100-<hash>``), so a replacement keeps
 the Pulumi resource and its URN."""

@@ -37,9 +37,14 @@ def build_eks(spec: StackSpec, cat: Catalog, account_id_secret: bool = False) ->
         EksNodeMonitoring("node-monitoring", cluster.ref, spec.labels,
                           opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cluster]))
     assert cluster.ref.k8s_provider is not None  # EksCluster always sets it (the field is optional for other refs)
+    queued = any(f.queued is not None for f in pools.values())
+    kueue_after: list[pulumi.Resource] = []
     if spec.cluster.cluster_autoscaler:  # EKS node groups scale only when something in the cluster resizes them
-        ClusterAutoscaler("cluster-autoscaler", cluster.ref, spec.cluster.mode == ClusterMode.CREATE, spec.labels,
-                          after=[cluster], opts=pulumi.ResourceOptions(providers=[provider, cluster.ref.k8s_provider],
-                                                                       depends_on=[cluster]))
-    build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider)
+        autoscaler = ClusterAutoscaler(
+            "cluster-autoscaler", cluster.ref, spec.cluster.mode == ClusterMode.CREATE, spec.labels, after=[cluster],
+            provisioning_requests=queued, opts=pulumi.ResourceOptions(
+                providers=[provider, cluster.ref.k8s_provider], depends_on=[cluster]))
+        if autoscaler.provisioning_request_crd is not None:  # Kueue checks for the CRD when it starts
+            kueue_after.append(autoscaler.provisioning_request_crd)
+    build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider, kueue_after=kueue_after)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)

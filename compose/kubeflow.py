@@ -1,6 +1,8 @@
 """The Kueue + Kubeflow path of ``scheduling`` (``workload: kubeflow``): which components, in which order."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 
 from stacks.facts import PoolFacts
@@ -9,7 +11,7 @@ from stacks.spec import StackSpec
 
 
 def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
-                        k8s_provider) -> None:
+                        k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()) -> None:
     """Kueue and Kubeflow through the cluster's Kubernetes provider, after the cluster and its system pool exist
     (both controllers run on the untainted system pool). Nothing when the stack has no ``workload: kubeflow``."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.KUBEFLOW:
@@ -20,4 +22,5 @@ def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: p
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
     facts = [pools[p.name] for p in spec.node_pools]
     Kubeflow("kubeflow", spec.scheduling, facts, opts=opts)
-    Kueue("kueue", spec.scheduling, facts, opts=opts)
+    Kueue("kueue", spec.scheduling, facts,
+          opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster, *kueue_after]))

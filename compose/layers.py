@@ -2,6 +2,8 @@
 Kubeflow or Slurm."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 
 from compose.gpu_runtime import build_gpu_runtime
@@ -13,8 +15,9 @@ from stacks.spec import StackSpec
 
 
 def build_cluster_layers(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
-                         k8s_provider) -> None:
+                         k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()) -> None:
+    """``kueue_after``: what Kueue must start after besides the cluster (EKS: the ProvisioningRequest CRD)."""
     build_gpu_runtime(spec, pools, cluster, k8s_provider)
     build_prepull(spec, pools, cluster, k8s_provider)
-    build_kubeflow_path(spec, pools, cluster, k8s_provider)
+    build_kubeflow_path(spec, pools, cluster, k8s_provider, kueue_after)
     build_slurm_path(spec, pools, cluster, k8s_provider)

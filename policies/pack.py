@@ -12,7 +12,8 @@ from catalog import Catalog, load_catalog
 from policies.rule import Rule
 from policies.rules import (
     cross_layer_efa_requests, cross_layer_eks_autoscaler, cross_layer_gpu_advertiser, cross_layer_kueue_quota,
-    cross_layer_kueue_topology, cross_layer_pool_exists, cross_layer_rxdm_pairing, cross_layer_scheduler_tolerations,
+    cross_layer_kueue_topology, cross_layer_pool_exists, cross_layer_queued_pool_queue, cross_layer_rxdm_pairing,
+    cross_layer_scheduler_tolerations,
     cross_layer_slurm_block_size, cross_layer_slurm_fairshare_accounting, cross_layer_slurm_gres,
     cost_gpu_hour_limit, cost_pinned_capacity, cost_price_age, cost_stack_budget, security_default_credentials,
     security_eks_control_plane_logs, security_eks_imds_hop_limit, security_eks_imdsv2, security_eks_secrets_encryption,
@@ -48,6 +49,7 @@ RULES: list[Rule] = [
     cross_layer_slurm_block_size.RULE,
     cross_layer_scheduler_tolerations.RULE,
     cross_layer_eks_autoscaler.RULE,
+    cross_layer_queued_pool_queue.RULE,
     cross_layer_efa_requests.RULE,
     cross_layer_rxdm_pairing.RULE,
     security_gke_shielded_nodes.RULE,

@@ -151,9 +151,10 @@ def _gke(r: Resource, cat: Catalog) -> PoolView:
         zones = ()
     zone_count = len(zones) if isinstance(zones, tuple) and zones else len(cat.zones(Cloud.GCP, region or ""))
     spot = dig(p, "nodeConfig", "spot") is True or dig(p, "nodeConfig", "preemptible") is True
+    flex = dig(p, "nodeConfig", "flexStart") is True
     affinity = dig(p, "nodeConfig", "reservationAffinity", "consumeReservationType")
-    capacity = (CapacityType.SPOT if spot else CapacityType.RESERVATION if affinity == "SPECIFIC_RESERVATION"
-                else CapacityType.ON_DEMAND)
+    capacity = (CapacityType.SPOT if spot else CapacityType.FLEX_START if flex
+                else CapacityType.RESERVATION if affinity == "SPECIFIC_RESERVATION" else CapacityType.ON_DEMAND)
     machine = dig(p, "nodeConfig", "machineType")
     return PoolView(
         resource=r, cloud=Cloud.GCP, name=pool_name(r) or r.name,

@@ -16,7 +16,7 @@ CAPACITY_VALUES = [c.value for c in CapacityType]
 PRICE_OVERRIDES_SCHEMA: dict[str, Any] = {
     "type": "array", "default": [],
     "description": ("Negotiated prices that replace catalog list prices: `machineType`, optional `region` and "
-                    "`capacity` (on-demand, spot, reservation), `usdPerNodeHour`, `asOf` (YYYY-MM-DD) and "
+                    "`capacity` (on-demand, spot, reservation, flex-start), `usdPerNodeHour`, `asOf` (YYYY-MM-DD) and "
                     "`source` (contract or quote). The most specific match wins."),
     "items": {
         "type": "object", "additionalProperties": False,

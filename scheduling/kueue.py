@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from scheduling.fabric_pod import pod_fabric
+from scheduling.kueue_provisioning import admission_checks_strategy, provisioning_objects
 from scheduling.kueue_topology import Placement, placement
 from stacks.facts import PoolFacts
 from stacks.scheduling_spec import Queue, SchedulingSpec
@@ -50,15 +51,21 @@ class KueueObjects:
     flavors: list[dict[str, Any]] = field(default_factory=list)
     cohort: dict[str, Any] | None = None
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
+    provisioning_configs: list[dict[str, Any]] = field(default_factory=list)
+    """ProvisioningRequestConfig per queued pool (``scheduling/kueue_provisioning.py``)."""
+    admission_checks: list[dict[str, Any]] = field(default_factory=list)
+    """ProvisioningRequest AdmissionCheck per queued pool; the ClusterQueues with quota there name it."""
     cluster_queues: list[dict[str, Any]] = field(default_factory=list)
     local_queues: list[dict[str, Any]] = field(default_factory=list)
     placements: dict[str, Placement] = field(default_factory=dict)
     """Pool name -> how its gangs are placed (also read by the Trainer runtimes and the preview)."""
 
     def custom_resources(self) -> list[dict[str, Any]]:
-        """Kueue objects in an order that satisfies their references (topology before flavor before queue)."""
-        return [*self.topologies, *self.flavors, *([self.cohort] if self.cohort else []), *self.priority_classes,
-                *self.cluster_queues, *self.local_queues]
+        """Kueue objects in an order that satisfies their references (topology before flavor, config before check,
+        both before queue)."""
+        return [*self.topologies, *self.flavors, *self.provisioning_configs, *self.admission_checks,
+                *([self.cohort] if self.cohort else []), *self.priority_classes, *self.cluster_queues,
+                *self.local_queues]
 
     def flavor_names(self) -> dict[str, str]:
         """Pool name -> name of its ResourceFlavor object."""
@@ -79,7 +86,8 @@ def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[st
     """Pool name -> how its gangs are placed under ``scheduling.topology`` (pools no queue uses get no topology)."""
     used = {q.pool for queue in spec.queues for q in queue.quotas}
     return {p.name: placement(p.cloud, p.name, p.machine.machine_type, p.min_nodes, p.max_nodes,
-                              spec.topology.mode.value, spec.topology.level.value) if p.name in used
+                              spec.topology.mode.value, spec.topology.level.value, p.queued is not None)
+            if p.name in used
             else Placement(p.name, None, note="no queue has quota in this pool") for p in pools}
 
 
@@ -115,6 +123,7 @@ def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> KueueObjec
     out.priority_classes = [_obj("WorkloadPriorityClass", pc.name, value=pc.value,
                                  **({"description": pc.description} if pc.description else {}))
                             for pc in spec.priority_classes]
+    out.provisioning_configs, out.admission_checks = provisioning_objects(pools, _obj)
     out.cluster_queues = [_cluster_queue(spec, q, by_name, flavor_names) for q in spec.queues]
     out.local_queues = [_obj("LocalQueue", q.name, namespace=namespace_of(q), spec={"clusterQueue": q.name})
                         for q in spec.queues]
@@ -171,6 +180,9 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
         "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
         "preemption": {"withinClusterQueue": spec.preemption.within_queue.value},
     }
+    checks = admission_checks_strategy(queue, pools, flavor_names)
+    if checks is not None:
+        body["admissionChecksStrategy"] = checks
     if spec.cohort:
         body["cohortName"] = spec.cohort
         body["preemption"]["reclaimWithinCohort"] = spec.preemption.reclaim_within_cohort.value

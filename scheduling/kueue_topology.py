@@ -11,7 +11,12 @@ Pure data and functions (no Pulumi). Facts and their sources:
   "Place distributed AI/ML workloads with network topology labels"; EC2 "Prerequisites for Amazon EC2 topology").
 - Kueue TAS assumes every node of a TAS flavor carries a label for every level of its Topology (Kueue "Topology Aware
   Scheduling" concept page), and computes free capacity from nodes that exist and are Ready. A pool that must scale up
-  before a job fits would therefore never get that job admitted: TAS is only used for pools of fixed size.
+  before a job fits would therefore never get that job admitted: TAS is used for pools of fixed size, and for
+  queued-provisioning pools, whose ProvisioningRequest AdmissionCheck makes Kueue assign the topology after the nodes
+  are provisioned, "taking into account any newly provisioned nodes" (same page, "ClusterAutoscaler support").
+- GKE refuses compact placement on queued-provisioning GPU pools, and without it Compute Engine omits the topology
+  labels of A3 High and A3 Mega nodes; A3 Ultra and A4 nodes get them anyway (cluster-toolkit
+  docs/gke-consumption-options.md). A queued A3 High/Mega pool is therefore placed by zone and host only.
 """
 from __future__ import annotations
 
@@ -48,19 +53,35 @@ _BLOCK_LABELLED: dict[Cloud, tuple[str, ...]] = {
                 "p6-b200.48xlarge", "g6e.", "g7e."),
 }
 """Machine types (exact, or a prefix ending in '-' or '.') whose nodes the cloud labels with block topology."""
+_GKE_LABELLED_WITHOUT_COMPACT = ("a4x-", "a4-", "a3-ultragpu-")
+"""GKE types whose nodes carry block labels without compact placement (so also on queued-provisioning pools)."""
 
 REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
 
 
-def has_block_labels(cloud: Cloud, machine_type: str) -> bool:
-    """True when the cloud puts block-level topology labels on nodes of this machine type."""
-    return any(machine_type == p or (p[-1] in "-." and machine_type.startswith(p)) for p in _BLOCK_LABELLED[cloud])
+def _matches(machine_type: str, patterns: tuple[str, ...]) -> bool:
+    return any(machine_type == p or (p[-1] in "-." and machine_type.startswith(p)) for p in patterns)
+
+
+def has_block_labels(cloud: Cloud, machine_type: str, queued: bool = False) -> bool:
+    """True when the cloud puts block-level topology labels on nodes of this machine type (on a GKE queued pool,
+    which has no compact placement, only where GKE labels nodes without it)."""
+    if queued and cloud == Cloud.GCP:
+        return _matches(machine_type, _GKE_LABELLED_WITHOUT_COMPACT)
+    return _matches(machine_type, _BLOCK_LABELLED[cloud])
 
 
 def is_fixed_size(min_nodes: int, max_nodes: int) -> bool:
-    """Kueue TAS counts only existing nodes, so it is used only where every node always exists."""
+    """Kueue TAS counts only existing nodes, so without queued provisioning it is used only where every node always
+    exists."""
     return min_nodes == max_nodes
+
+
+def tas_capable(min_nodes: int, max_nodes: int, queued: bool) -> bool:
+    """Kueue TAS can place gangs on the pool: every node always exists, or a ProvisioningRequest AdmissionCheck
+    provisions them before the topology is assigned."""
+    return queued or is_fixed_size(min_nodes, max_nodes)
 
 
 def level_label(cloud: Cloud, level: str, blocks: bool) -> str | None:
@@ -87,14 +108,14 @@ class Placement:
 
 
 def placement(cloud: Cloud, pool: str, machine_type: str, min_nodes: int, max_nodes: int, mode: str,
-              level: str) -> Placement:
+              level: str, queued: bool = False) -> Placement:
     """Placement of one pool under ``topology: {mode, level}`` (validation rejects the unsatisfiable cases)."""
     if mode == "none":
         return Placement(pool, None, note="topology-aware placement is off (topology.mode: none)")
-    if not is_fixed_size(min_nodes, max_nodes):
+    if not tas_capable(min_nodes, max_nodes, queued):
         return Placement(pool, None, note=f"autoscaled ({min_nodes}-{max_nodes} nodes): Kueue TAS only counts "
                                           "existing nodes, so gangs are admitted by quota alone")
-    blocks = has_block_labels(cloud, machine_type)
+    blocks = has_block_labels(cloud, machine_type, queued)
     name, levels = (TOPOLOGY_NAMES[cloud], CLOUD_LEVELS[cloud]) if blocks else (BASIC_TOPOLOGY_NAME, BASIC_LEVELS)
     label = level_label(cloud, level, blocks)
     note = f"{mode} {level}"
@@ -103,4 +124,6 @@ def placement(cloud: Cloud, pool: str, machine_type: str, min_nodes: int, max_no
             raise ValueError(f"pool {pool}: required block placement on {machine_type}, which has no block labels")
         label, note = ZONE_LABEL, f"preferred zone ({machine_type} nodes carry no block labels)"
     key = REQUIRED_ANNOTATION if mode == "required" else PREFERRED_ANNOTATION
+    if queued and not is_fixed_size(min_nodes, max_nodes):
+        note += " on nodes provisioned per workload (ProvisioningRequest)"
     return Placement(pool, name, levels, (key, label), note)

@@ -7,10 +7,12 @@ from catalog import CapacityType, Catalog, Cloud, MachineType, Price, load_mig_c
 from catalog.fabric import load_fabric_catalog
 from stacks.fabric import FabricPlan, fabric_plan
 from stacks.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack, pool_runtime
+from stacks.queued import GKE_QUEUED_TAINT_KEY, QueuedPlan, queued_plan
 from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
 GPU_TAINT_VALUE = "present"
 GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
+GKE_QUEUED_TOLERATION: dict[str, str] = {"key": GKE_QUEUED_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
 
 
 def toleration_for(taint: Taint) -> dict[str, str]:
@@ -40,6 +42,8 @@ class PoolFacts:
     """The pool's extra taints (the GPU taint is always there too)."""
     fabric: FabricPlan | None = None
     """The GPU network between nodes (GPUDirect-TCPX/TCPXO/RDMA, EFA), or None (none, off, or single-node)."""
+    queued: QueuedPlan | None = None
+    """Queued provisioning: nodes come only through ProvisioningRequests of this class (``stacks/queued.py``)."""
 
     @property
     def resolved_runtime(self) -> PoolRuntime:
@@ -63,8 +67,10 @@ class PoolFacts:
     def tolerations(self) -> list[dict[str, str]]:
         """Kubernetes tolerations anything that must run on this pool needs (Kueue flavor, Trainer runtime, Slurm
         NodeSet, device plugin and GPU Operator operands, the ``pools.*.tolerations`` output): the GPU taint, and every
-        extra taint of the pool matched exactly (its key, value and effect; ``Exists`` when the value is empty)."""
-        return [GPU_TOLERATION.copy(), *(toleration_for(t) for t in self.taints)]
+        extra taint of the pool matched exactly (its key, value and effect; ``Exists`` when the value is empty), and on
+        a GKE queued-provisioning pool the ``cloud.google.com/gke-queued`` taint GKE puts on its nodes."""
+        queued = [GKE_QUEUED_TOLERATION.copy()] if self.queued is not None and self.cloud == Cloud.GCP else []
+        return [GPU_TOLERATION.copy(), *(toleration_for(t) for t in self.taints), *queued]
 
     @property
     def usd_per_gpu_hour(self) -> float:
@@ -87,4 +93,5 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
                      min_nodes=pool.min_nodes, max_nodes=pool.max_nodes, capacity=pool.capacity.type,
                      multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints),
                      fabric=fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric,
-                                        load_fabric_catalog()))
+                                        load_fabric_catalog()),
+                     queued=queued_plan(spec.cloud, pool))

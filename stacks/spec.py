@@ -63,8 +63,9 @@ class Taint(SpecModel):
 
 
 class Capacity(SpecModel):
-    type: CapacityType = Field(CapacityType.ON_DEMAND,
-                               description="`on-demand` (default), `spot`, or `reservation`.")
+    type: CapacityType = Field(CapacityType.ON_DEMAND, description=(
+        "`on-demand` (default), `spot`, `reservation`, or `flex-start` (GKE only: Dynamic Workload Scheduler "
+        "capacity at DWS prices, nodes created for pending work from 0 and deleted after maxRunHours)."))
     reservation: str | None = Field(None, description=(
         "Required for `reservation`: the GKE specific reservation name, or the EC2 capacity reservation / "
         "capacity block ID (`cr-…`)."))
@@ -95,6 +96,15 @@ class Capacity(SpecModel):
         "policy, same project and region) the reservation was created with. The pool's compact placement then names "
         "it (`placement_policy {type: COMPACT, policy_name}`) instead of asking GKE for a new placement group, "
         "which a reservation with its own placement policy cannot serve. Omitted: plain COMPACT."))
+    max_run_hours: int | None = Field(None, ge=1, description=(
+        "GKE flex-start only: hours a node may run before GKE deletes it (node pool maxRunDuration; GKE allows at "
+        "most 168, seven days). Omitted: 168."))
+    queued_provisioning: bool | None = Field(None, description=(
+        "Nodes come only for workloads Kueue admitted, all of a gang's nodes at once or none: Kueue creates a "
+        "ProvisioningRequest per workload through a ProvisioningRequest AdmissionCheck on the queues with quota here "
+        "(GKE: queued provisioning on flex-start pools, class `queued-provisioning.gke.io`; EKS: the Cluster "
+        "Autoscaler's `best-effort-atomic-scale-up.autoscaling.x-k8s.io`). Lets topology-aware placement use the "
+        "autoscaled pool. Needs minNodes 0 and `workload: kubeflow`. Omitted: true on flex-start pools, else false."))
 
 
 class UpgradeSettings(SpecModel):

@@ -10,6 +10,7 @@ from validation.issues import Issues
 from validation.names import DNS_LABEL, LABEL_KEY_RULE, valid_label_key, valid_label_value
 from validation.pool_capacity import check_capacity, check_multi_node
 from validation.pool_catalog import check_machine, check_price, check_zones
+from validation.queued import check_queued
 
 POOL_NAME_MAX = 32
 """Pulumi auto-naming appends '-' + 7 characters; GKE node pool names stop at 40."""
@@ -45,6 +46,7 @@ def check_pool(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, c
     _check_node_labels(scope.at("labels"), pool.labels)
     _check_taints(scope.at("taints"), pool)
     check_capacity(scope, cloud, pool)
+    check_queued(scope, cloud, pool, cluster)
     machine = check_machine(scope, cat, cloud, i, pool)
     if region is not None:
         check_zones(scope, cat, cloud, region, cluster, pool)

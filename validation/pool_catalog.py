@@ -104,19 +104,23 @@ def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: Nod
     capacity = spec.capacity.type
     if not cat.zones(cloud, region) or cat.node_price(machine, region, capacity) is not None:
         return
-    kind = "spot" if capacity == CapacityType.SPOT else "on-demand"
-    article = "a" if kind == "spot" else "an"
+    if capacity == CapacityType.FLEX_START and cloud == Cloud.AWS:
+        return  # no such capacity on EKS: reported once, at capacity.type
+    kind = capacity.value if capacity in (CapacityType.SPOT, CapacityType.FLEX_START) else "on-demand"
+    article = "an" if kind == "on-demand" else "a"
     elsewhere = cat.priced_regions(machine, capacity)
     if elsewhere:
         allowed = f"regions with {article} {kind} price: {allowed_list(elsewhere)}"
     else:
-        other = CapacityType.ON_DEMAND if capacity == CapacityType.SPOT else CapacityType.SPOT
+        other = CapacityType.SPOT if capacity in (CapacityType.ON_DEMAND, CapacityType.RESERVATION) \
+            else CapacityType.ON_DEMAND
         other_regions = cat.priced_regions(machine, other)
         allowed = f"no region has {article} {kind} price" + (
             f"; {other.value} is priced in {allowed_list(other_regions)}" if other_regions
             else f"; the catalog has no price for {spec.machine_type} at all")
     reservation = " (reservations are billed at the on-demand rate)" if capacity == CapacityType.RESERVATION else ""
+    price_file = "flex-start-prices.csv" if capacity == CapacityType.FLEX_START else "prices.csv"
     pool.error("machineType", f"no {kind} price for {spec.machine_type} in {region}{reservation}; refusing to guess "
                "(unknown is not $0)", spec.machine_type, allowed=allowed,
-               fix="add a dated, sourced row to catalog/data/prices.csv, or pick another region, capacity type or "
+               fix=f"add a dated, sourced row to catalog/data/{price_file}, or pick another region, capacity type or "
                "machine type")

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from catalog import CapacityType, Catalog, Cloud
-from scheduling.kueue_topology import has_block_labels, is_fixed_size
+from scheduling.kueue_topology import has_block_labels, tas_capable
 from validation.issues import Issues, allowed_list, choice_fix
 from stacks.scheduling_spec import SchedulingSpec, TopologyLevel, TopologyMode, Workload
+from stacks.queued import is_queued
 from stacks.spec import NodePool
 
 DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -33,6 +34,12 @@ class PoolCapacity:
     max_nodes: int
     reservation: str | None = None
     """The reservation the pool consumes: its maxNodes is what the reservation holds, never a knob to raise."""
+    queued: bool = False
+    """Queued provisioning: nodes come through ProvisioningRequests, so topology-aware placement can use them."""
+
+    @property
+    def tas(self) -> bool:
+        return tas_capable(self.min_nodes, self.max_nodes, self.queued)
 
     @property
     def max_gpus(self) -> int:
@@ -51,7 +58,7 @@ def pool_capacities(cat: Catalog, cloud: Cloud | None, pools: Iterable[tuple[int
             reservation = pool.capacity.reservation or "a reservation" \
                 if pool.capacity.type == CapacityType.RESERVATION else None
             out[pool.name] = PoolCapacity(i, pool.name, pool.machine_type, machine.gpus, pool.min_nodes, pool.max_nodes,
-                                          reservation)
+                                          reservation, is_queued(pool))
     return out
 
 
@@ -68,6 +75,8 @@ def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pool
     if sched.workload == Workload.KUBEFLOW and cloud is not None:
         _check_topology(scheduling.at("topology"), cloud, sched, caps)
         _check_fair_share(scheduling.at("queues"), sched)
+    if sched.workload == Workload.SLURM:
+        _check_no_queued_pools(scheduling, sched, caps)
     if sched.workload != Workload.KUBEFLOW and "kubeflow" in sched.model_fields_set:
         scheduling.error("kubeflow", "Kubeflow settings apply only to workload kubeflow",
                          sched.kubeflow.model_dump(by_alias=True), allowed="workload: kubeflow",
@@ -184,26 +193,41 @@ def _check_topology(topology: Issues, cloud: Cloud, sched: SchedulingSpec, caps:
     if sched.topology.mode != TopologyMode.REQUIRED:
         return
     pools = [caps[p] for p in dict.fromkeys(q.pool for queue in sched.queues for q in queue.quotas) if p in caps]
-    autoscaled = [c for c in pools if not is_fixed_size(c.min_nodes, c.max_nodes)]
+    autoscaled = [c for c in pools if not c.tas]
     if autoscaled:
         names = ", ".join(f"{c.name} ({c.min_nodes}-{c.max_nodes} nodes)" for c in autoscaled)
         topology.error(
-            "mode", f"required placement needs pools of fixed size, and {names} "
+            "mode", f"required placement needs pools of fixed size or with queued provisioning, and {names} "
             f"{'autoscales' if len(autoscaled) == 1 else 'autoscale'}: "
             "Kueue topology-aware admission counts only nodes that exist, so a gang would wait for a scale-up it "
-            "never triggers", "required", allowed="preferred or none (or minNodes = maxNodes on those pools)",
-            fix="use topology.mode: preferred, or set minNodes equal to maxNodes (e.g. on a reservation)")
+            "never triggers", "required",
+            allowed="preferred or none (or minNodes = maxNodes, or capacity.queuedProvisioning, on those pools)",
+            fix="use topology.mode: preferred, set minNodes equal to maxNodes (e.g. on a reservation), or turn on "
+            "queued provisioning (GKE: capacity.type flex-start)")
     if sched.topology.level == TopologyLevel.BLOCK:
-        blockless = [c for c in pools if is_fixed_size(c.min_nodes, c.max_nodes)
-                     and not has_block_labels(cloud, c.machine_type)]
+        blockless = [c for c in pools if c.tas and not has_block_labels(cloud, c.machine_type, c.queued)]
         if blockless:
-            names = ", ".join(f"{c.name} ({c.machine_type})" for c in blockless)
+            names = ", ".join(f"{c.name} ({c.machine_type}{', queued: no compact placement' if c.queued else ''})"
+                              for c in blockless)
             topology.error(
                 "level", f"required block placement is impossible on {names}: "
                 f"{'GKE' if cloud == Cloud.GCP else 'EKS'} puts no block topology labels on those nodes", "block",
                 allowed="zone or host (or topology.mode: preferred)",
                 fix="use level: zone or host, or mode: preferred, or move those quotas to a pool with block labels "
                 "(GKE A3/A4, EKS p4d/p5/p6/g6e)")
+
+
+def _check_no_queued_pools(scheduling: Issues, sched: SchedulingSpec, caps: dict[str, PoolCapacity]) -> None:
+    """Slurm creates no ProvisioningRequests, so a queued pool's nodes would never come."""
+    for i, queue in enumerate(sched.queues):
+        for j, quota in enumerate(queue.quotas):
+            cap = caps.get(quota.pool)
+            if cap is not None and cap.queued:
+                scheduling.error(("queues", i, "quotas", j, "pool"), f"pool {cap.name} gets nodes only through "
+                                 "ProvisioningRequests, which Kueue creates and Slurm does not", quota.pool,
+                                 allowed="pools without queued provisioning (workload: slurm)",
+                                 fix=f"use workload: kubeflow, or set nodePools[{cap.index}].capacity."
+                                 "queuedProvisioning: false (GKE: a capacity type other than flex-start)")
 
 
 def _check_fair_share(queues: Issues, sched: SchedulingSpec) -> None:

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Catalog
+from catalog import CapacityType, Catalog
 from policies.findings import Finding
 from policies.pools import pool_view
 from policies.prices import PRICE_OVERRIDES_SCHEMA, node_quote
@@ -35,7 +35,8 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
             continue  # unknown prices are cost-gpu-hour-limit's (mandatory) finding
         age = (today - quote.as_of).days
         if age > max_age:
-            where = "priceOverrides" if quote.overridden else "catalog/data/prices.csv"
+            where = "priceOverrides" if quote.overridden else \
+                f"catalog/data/{'flex-start-prices.csv' if view.capacity == CapacityType.FLEX_START else 'prices.csv'}"
             yield Finding(view.subject, "the price is old, so cost checks may be off",
                           observed=f"the {machine_type} {view.capacity.value} price in {view.region} is {age} days "
                                    f"old ({quote.describe()})",

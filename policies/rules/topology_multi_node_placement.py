@@ -72,7 +72,9 @@ def _gke(view: PoolView, what: str) -> Iterable[Finding]:
     zones = view.zones
     spread = zones is not UNKNOWN and len(zones) != 1
     placement = dig(view.resource.props, "placementPolicy", "type")
-    loose = placement is not UNKNOWN and placement != "COMPACT"
+    # GKE refuses compact placement on queued-provisioning GPU pools; DWS keeps each request in one zone
+    queued = dig(view.resource.props, "queuedProvisioning", "enabled") is True
+    loose = placement is not UNKNOWN and placement != "COMPACT" and not queued
     where = problem = ""
     if spread:
         problem = f"spans {len(zones)} zones" if zones else "spans every zone of the cluster"
@@ -145,7 +147,8 @@ RULE = Rule(
          "reach minNodes nodes: those machines are bought for jobs that span nodes. On EKS a capacity reservation "
          "places the nodes instead: Capacity Blocks sit in EC2 UltraClusters, and an On-Demand Capacity "
          "Reservation serves only the placement group it was created in (if any), so such pools need no new "
-         "placement group."),
+         "placement group. On GKE a queued-provisioning pool (DWS) cannot have compact placement (GKE refuses it on "
+         "GPU pools) and needs only one zone."),
     remediation=("1. For a gpu-cluster stack, set multiNode: true on the pool and keep exactly one zone: the "
                  "components add compact placement (GKE) or a cluster placement group and EFA (EKS). 2. For "
                  "other programs, set placementPolicy.type COMPACT and a single node location (GKE), or a launch "

@@ -156,7 +156,10 @@ def _load_errors(cfg: dict[str, Any]) -> list:
 
 
 COMBOS = [pytest.param(cloud, region, capacity, id=f"{cloud.value}-{region}-{capacity.value}")
-          for (cloud, region) in sorted(CAT.regions, key=lambda k: (k[0].value, k[1])) for capacity in CapacityType]
+          for (cloud, region) in sorted(CAT.regions, key=lambda k: (k[0].value, k[1])) for capacity in CapacityType
+          # flex-start is GKE's DWS (refused on EKS), priced only where catalog/data/flex-start-prices.csv has rows
+          if capacity != CapacityType.FLEX_START
+          or any(k[0] == cloud and k[2] == region and k[3] == PriceKind.FLEX_START for k in CAT.prices)]
 
 
 @pytest.mark.parametrize("cloud, region, capacity", COMBOS)
@@ -242,8 +245,9 @@ def test_project_gpu_prices_all_come_from_the_shared_tables(cloud):
         for column, kind in (("on_demand_usd_hr", PriceKind.ON_DEMAND), ("spot_usd_hr", PriceKind.SPOT)):
             if row[column].strip():
                 shared[(row["machine_type"], row["region"], kind)] = round(float(row[column]), 4)
-    extra = [(m, r, k.value, p.usd_per_hour) for (c, m, r, k), p in CAT.prices.items()
-             if c == cloud and (c, m) in CAT.machines and shared.get((m, r, k)) != round(p.usd_per_hour, 4)]
+    extra = [(m, r, k.value, p.usd_per_hour) for (c, m, r, k), p in CAT.prices.items()  # flex-start: own file, own test
+             if c == cloud and (c, m) in CAT.machines and k != PriceKind.FLEX_START
+             and shared.get((m, r, k)) != round(p.usd_per_hour, 4)]
     assert extra == []
 
 
@@ -260,3 +264,21 @@ def test_missing_shared_skips_locally_and_fails_in_ci(monkeypatch, tmp_path):
         conftest.require_shared("facts", "gpu-catalog-aws.csv")
     (tmp_path / "shared" / "facts").mkdir(parents=True)
     assert conftest.require_shared("facts") == tmp_path / "shared" / "facts"
+
+
+# -- flex-start (DWS) prices ---------------------------------------------------------------------------------------
+def test_flex_start_prices_are_dated_sourced_sums_of_dws_skus_below_on_demand():
+    """catalog/data/flex-start-prices.csv: GKE only, each row names its Compute Engine SKU ids, and a DWS price is a
+    discount on the on-demand one (never above it: a row that is would be a mistaken SKU)."""
+    rows = {k: p for k, p in CAT.prices.items() if k[3] == PriceKind.FLEX_START}
+    assert rows, "no flex-start prices loaded"
+    for (cloud, machine_type, region, _), price in rows.items():
+        assert cloud == Cloud.GCP, machine_type
+        assert "341A-49A5-0C07" in price.source and "DWS Defined Duration" in price.source
+        on_demand = CAT.prices[(cloud, machine_type, region, PriceKind.ON_DEMAND)]
+        assert 0.3 < price.usd_per_hour / on_demand.usd_per_hour < 0.6, machine_type
+    machine = CAT.machines[(Cloud.GCP, "a3-highgpu-8g")]
+    assert CAT.node_price(machine, "us-central1", CapacityType.FLEX_START).usd_per_hour == 38.320038
+    assert CAT.node_price(machine, "us-east4", CapacityType.FLEX_START) is None  # unknown stays unknown
+    # 8 H100 + 208 vCPU + 1872 GB + 6000 GiB local SSD at the SKU prices in the row's source
+    assert round(8 * 4.200761 + 208 * 0.010934 + 1872 * 0.000952 + 6000 * 0.08 / 730, 6) == 38.320038

@@ -19,7 +19,7 @@ from tests.support.crd_schemas import cel_errors, schema_errors
 from tests.support.edit import DELETE, edit
 from tests.support.helm_values import unknown_keys
 from tests.support.k8s_schema import K8S_VERSION
-from tests.support.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts
+from tests.support.scheduling_fixtures import EKS_QUEUED, EKS_TEAMS, GKE_TEAMS, spec_and_facts
 
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -29,7 +29,8 @@ def _raw_stack(stack: str) -> dict:
 
 
 SPECS = {"gke-fixture": GKE_TEAMS, "eks-fixture": EKS_TEAMS, "gke-kueue": _raw_stack("gke-kueue"),
-         "eks-kueue": _raw_stack("eks-kueue")}
+         "eks-kueue": _raw_stack("eks-kueue"), "gke-flex-start-tas": _raw_stack("gke-flex-start-tas"),
+         "eks-queued-fixture": EKS_QUEUED}
 
 
 def _rendered(raw):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ import yaml
 from tests.conftest import require_shared
 
 CRD_FILES = {
+    ("kueue.x-k8s.io", "AdmissionCheck"):
+        "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_admissionchecks.yaml",
     ("kueue.x-k8s.io", "ClusterQueue"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml",
     ("kueue.x-k8s.io", "Cohort"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml",
     ("kueue.x-k8s.io", "LocalQueue"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml",
@@ -29,8 +32,25 @@ CRD_FILES = {
 }
 
 
+CHART_CRD_FILES = {
+    ("kueue.x-k8s.io", "ProvisioningRequestConfig"):
+        "kueue-0.19.2/templates/crd/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
+}
+"""CRDs ``../shared/schemas`` holds no plain copy of: read from the pinned chart, where they are templated only in
+their metadata (a licence comment, labels, a cert-manager annotation), never in the schema."""
+_TEMPLATE_COMMENT = re.compile(r"\{\{-? /\*.*?\*/ -?\}\}", re.S)
+
+
+def _untemplated(text: str) -> str:
+    """The chart's CRD without its Go-template lines (all of them in metadata; the schema is plain YAML)."""
+    return "\n".join(line for line in _TEMPLATE_COMMENT.sub("", text).splitlines() if "{{" not in line)
+
+
 @functools.lru_cache(maxsize=None)
 def crd(group: str, kind: str) -> dict[str, Any]:
+    if (group, kind) in CHART_CRD_FILES:
+        chart_path: Path = require_shared("charts", CHART_CRD_FILES[(group, kind)])
+        return yaml.safe_load(_untemplated(chart_path.read_text(encoding="utf-8")))
     path: Path = require_shared("schemas", CRD_FILES[(group, kind)])
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
@@ -52,6 +72,9 @@ def closed(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     out = {k: closed(v) for k, v in schema.items() if k != "x-kubernetes-validations"}
+    if isinstance(out.get("pattern"), str) and out["pattern"].startswith("^(?i)"):
+        # Go's RE2 (the API server) takes inline flags anywhere; Python's re only at the start: same pattern
+        out["pattern"] = "(?i)^" + out["pattern"][len("^(?i)"):]
     if "properties" in out and "additionalProperties" not in out \
             and not schema.get("x-kubernetes-preserve-unknown-fields"):
         out["additionalProperties"] = False

@@ -58,6 +58,26 @@ fixed size."""
 CAT = load_catalog()
 
 
+EKS_QUEUED: dict[str, Any] = {
+    "cloud": "aws", "region": "us-east-1",
+    "cluster": {"name": "llm", "subnets": {"us-east-1a": "subnet-0123456789abcdef0",
+                                           "us-east-1b": "subnet-0123456789abcdef1"}},
+    "nodePools": [
+        {"name": "p5", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "maxNodes": 4, "multiNode": True,
+         "capacity": {"queuedProvisioning": True}},
+        {"name": "l40s", "machineType": "g6e.xlarge", "zones": ["us-east-1a"], "minNodes": 2, "maxNodes": 2},
+    ],
+    "scheduling": {
+        "workload": "kubeflow", "cohort": "llm",
+        "queues": [{"name": "pretraining", "quotas": [{"pool": "p5", "gpus": 24}, {"pool": "l40s", "gpus": 1}]},
+                   {"name": "eval", "quotas": [{"pool": "l40s", "gpus": 1}]}],
+        "topology": {"mode": "required", "level": "block"},
+    },
+}
+"""An EKS queued node group (all-or-nothing scale-ups by the Cluster Autoscaler) next to a fixed one; required
+block placement: p5 nodes carry EC2 topology labels whether or not they are queued."""
+
+
 def spec_and_facts(raw: dict[str, Any]) -> tuple[StackSpec, list[PoolFacts]]:
     spec, _ = load_spec(copy.deepcopy(raw), CAT)
     return spec, [pool_facts(spec, p, CAT) for p in spec.node_pools]

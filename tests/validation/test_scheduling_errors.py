@@ -102,10 +102,10 @@ CASES = [
           fix:      merge the two entries into one
         """, id="pool-twice-in-one-queue"),
     case({(*S, "topology", "mode"): "required"}, """
-        error: gpu-cluster:scheduling.topology.mode: required placement needs pools of fixed size, and l4 (0-4 nodes) autoscales: Kueue topology-aware admission counts only nodes that exist, so a gang would wait for a scale-up it never triggers
+        error: gpu-cluster:scheduling.topology.mode: required placement needs pools of fixed size or with queued provisioning, and l4 (0-4 nodes) autoscales: Kueue topology-aware admission counts only nodes that exist, so a gang would wait for a scale-up it never triggers
           received: 'required'
-          allowed:  preferred or none (or minNodes = maxNodes on those pools)
-          fix:      use topology.mode: preferred, or set minNodes equal to maxNodes (e.g. on a reservation)
+          allowed:  preferred or none (or minNodes = maxNodes, or capacity.queuedProvisioning, on those pools)
+          fix:      use topology.mode: preferred, set minNodes equal to maxNodes (e.g. on a reservation), or turn on queued provisioning (GKE: capacity.type flex-start)
         """, id="required-placement-on-autoscaled-pool"),
     case({(*S, "topology", "mode"): "required", ("nodePools", 1, "minNodes"): 4}, """
         error: gpu-cluster:scheduling.topology.level: required block placement is impossible on l4 (g2-standard-24): GKE puts no block topology labels on those nodes

@@ -30,13 +30,13 @@ CASES = [
     case("gke", {"nodePools[0].capacity": {"type": "preemptible"}}, """
         error: gpu-cluster:nodePools[0].capacity.type: pool 'h100': not one of the allowed values
           received: 'preemptible'
-          allowed:  on-demand, spot, reservation
+          allowed:  on-demand, spot, reservation, flex-start
           fix:      did you mean 'spot'?
         """, id="capacity-type-enum-old-name"),
     case("gke", {"nodePools[0].capacity": {"type": "on_demand"}}, """
         error: gpu-cluster:nodePools[0].capacity.type: pool 'h100': not one of the allowed values
           received: 'on_demand'
-          allowed:  on-demand, spot, reservation
+          allowed:  on-demand, spot, reservation, flex-start
           fix:      did you mean 'on-demand'?
         """, id="capacity-type-enum-underscore"),
     case("gke", {"nodePools[0].name": "H100_Train"}, """
