@@ -40,6 +40,8 @@ def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None
         issues.error(("systemPool", "machineType"), "the system pool must be a CPU type", sp.machine_type,
                      allowed=allowed_list(cat.system_machine_types(cloud)) + " (or any CPU type)",
                      fix="GPU types belong in nodePools; pick a CPU type for add-ons")
+    if cluster.mode == ClusterMode.CREATE and region and cat.zones(cloud, region):
+        _check_system_pool_price(issues, cat, cloud, region, cluster)
     if cloud == Cloud.AWS:
         _check_eks_cluster(issues, cat, region, cluster)
     elif cluster.mode == ClusterMode.EXISTING and cluster.location and region \
@@ -47,6 +49,20 @@ def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None
         issues.error("location", f"location is outside the stack region {region}", cluster.location,
                      allowed=f"{region} or one of its zones",
                      fix="set cluster.location to where the existing cluster runs (gcloud container clusters list)")
+
+
+def _check_system_pool_price(issues: Issues, cat: Catalog, cloud: Cloud, region: str, cluster: ClusterSpec) -> None:
+    """The system pool is in every total: a type without a price would make the total a lie, so it is refused."""
+    sp = cluster.system_pool
+    machine = sp.machine_type_for(cloud)
+    if machine in cat.machine_types(cloud) or cat.host_price(cloud, machine, region) is not None:
+        return  # a GPU type is reported above as not a CPU type
+    priced = [m for m in cat.system_machine_types(cloud) if cat.host_price(cloud, m, region) is not None]
+    issues.error(("systemPool", "machineType"), f"no on-demand price for the system pool's {machine} in {region}; "
+                 "refusing to print a total without it", machine,
+                 allowed=f"CPU types priced in {region}: {allowed_list(priced) or 'none'}",
+                 fix="omit systemPool.machineType (the default is priced in every catalog region), or add a dated, "
+                 "sourced row for it to catalog/data/prices.csv")
 
 
 def _check_authorized_networks(networks: Issues, cidrs: list[str]) -> None:
