@@ -102,10 +102,6 @@ class NodePool(SpecModel):
         "GKE N1 hosts only: the attached GPU type and count. Other types take it from the catalog."))
     zones: list[str] = Field(min_length=1, description=(
         "Zones (GKE) or Availability Zones (EKS) for the nodes. Multi-node pools need exactly one."))
-    zone_availability_override: ZoneAvailabilityOverride | None = Field(None, description=(
-        "Declares zones where the catalog's sources did not see the machine type but you have capacity. Omitted: a "
-        "zone the catalog knows does not offer the machine is an error, and a machine whose zones the catalog "
-        "does not know (every EKS type: AWS publishes no per-zone table) is a warning."))
     min_nodes: int = Field(0, ge=0, description="Autoscaler minimum, total over the zones. Default 0 (scale to zero).")
     max_nodes: int = Field(ge=1, description="Autoscaler maximum, total over the zones. Cost at max uses it.")
     capacity: Capacity = Field(default_factory=Capacity, description="How nodes are bought.")
@@ -133,6 +129,10 @@ class NodePool(SpecModel):
     root_volume: RootVolume | None = Field(None, description=(
         "EKS only: throughput and IOPS of the gp3 root volume. Omitted: 1000 MiB/s and 4000 IOPS, so multi-GB "
         "images pull fast (gp3's default is 125 MiB/s)."))
+    zone_availability_override: ZoneAvailabilityOverride | None = Field(None, description=(
+        "Declares zones where the catalog's sources did not see the machine type but you have capacity. Omitted: a "
+        "zone the catalog knows does not offer the machine is an error, and a machine whose zones the catalog "
+        "does not know (every EKS type: AWS publishes no per-zone table) is a warning."))
 
 
 DEFAULT_SYSTEM_MACHINE = {Cloud.GCP: "e2-standard-4", Cloud.AWS: "m6i.xlarge"}

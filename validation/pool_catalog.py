@@ -63,7 +63,7 @@ def check_sold_as(pool: Issues, cat: Catalog, cloud: Cloud, spec: NodePool) -> N
     if special is None or special.sold_as != SoldAs.CAPACITY_BLOCK or (
             cap.type == CapacityType.RESERVATION and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK):
         return
-    form = cap.type.value if cap.type != CapacityType.RESERVATION else "a capacity reservation (ODCR)"
+    form = cap.type.value if cap.type != CapacityType.RESERVATION else "capacity-reservation (ODCR)"
     pool.error(("capacity", "type"), f"{spec.machine_type} is sold only as EC2 Capacity Blocks for ML; there are no "
                f"{form} instances of it", cap.type.value,
                allowed="capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…}",
@@ -78,7 +78,7 @@ def _report_special(pool: Issues, cat: Catalog, cloud: Cloud, machine_type: str,
     pool.error("machineType", f"{machine_type} is sold only as part of an EC2 UltraServer ({special.gpus} GPUs per "
                "instance, reserved as an UltraServer Capacity Block); gpu-cluster does not build UltraServer pools",
                machine_type, allowed=allowed_list(known),
-               fix="pick an 8-GPU machine sold per instance (p6-b200.48xlarge, p6-b300.48xlarge)")
+               fix="pick an 8-GPU machine sold per instance (p6-b200.48xlarge, p5en.48xlarge)")
     return True
 
 
