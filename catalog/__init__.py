@@ -7,6 +7,5 @@ from catalog.models import (
 )
 
 __all__ = ["AttachableGpu", "CapacityType", "Catalog", "Cloud", "ControlPlaneFee", "EksVersion", "GpuDirect",
-           "GpuModel", "HostMachine", "MachineType", "MigCatalog", "MigProfile", "Price", "PriceKind", "SoldAs", "SpecialOffering", "ZoneAvailability",
-           "load_catalog",
-           "load_mig_catalog"]
+           "GpuModel", "HostMachine", "MachineType", "MigCatalog", "MigProfile", "Price", "PriceKind", "SoldAs",
+           "SpecialOffering", "ZoneAvailability", "load_catalog", "load_mig_catalog"]
