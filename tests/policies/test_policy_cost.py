@@ -48,7 +48,7 @@ def test_gpu_hour_limit_default_on_eks_and_a_negotiated_price_passes(pack, eks):
     assert pack.resource(find(eks, NG, "p5"), eks) == [(
         "cost-gpu-hour-limit", "mandatory",
         "pool 'p5': the price per GPU-hour is over the limit · observed: $6.88 per GPU-hour: p5.48xlarge on-demand "
-        "in us-east-1 costs $55.04/node-hour for 8 × H100_80GB (catalog price as of 2026-07-20) · required: at most "
+        "in us-east-1 costs $55.04/node-hour for 8 × H100_80GB (catalog price as of 2026-08-26) · required: at most "
         "$6.00 per GPU-hour for H100_80GB, from maxUsdPerGpuHour\n" + FIX_LIMIT.format(knob="maxUsdPerGpuHour"))]
     override = {"machineType": "p5.48xlarge", "usdPerNodeHour": 40, "asOf": "2026-10-01", "source": "MSA-2026"}
     pack.configure({"cost-gpu-hour-limit": {"maxUsdPerGpuHour": 6, "priceOverrides": [override]}})
