@@ -47,6 +47,9 @@ class MachineFabric:
     """Nominal GPU-network bandwidth per node in Gbit/s (the fabric's NICs, not the primary NIC)."""
     bandwidth_source: str
     source: str
+    gke_managed_profile: str = ""
+    """The node pool ``acceleratorNetworkProfile`` with which GKE creates and attaches the fabric's networks itself
+    (``auto``: RDMA machines, managed DRANET); empty where GKE offers no managed mode."""
 
     @property
     def extra_networks(self) -> int:
@@ -74,6 +77,8 @@ class FabricImage:
 @dataclass(frozen=True)
 class GkeVersionFloor:
     fabric: FabricKind
+    managed: bool
+    """True: the floor of GKE-managed accelerator networking; False: of networks gpu-cluster (or you) attach."""
     minor: str
     min_version: str
     source: str
@@ -83,7 +88,7 @@ class GkeVersionFloor:
 class FabricCatalog:
     machines: dict[tuple[Cloud, str], MachineFabric] = field(default_factory=dict)
     images: dict[tuple[FabricKind, str], FabricImage] = field(default_factory=dict)
-    floors: dict[tuple[FabricKind, str], GkeVersionFloor] = field(default_factory=dict)
+    floors: dict[tuple[FabricKind, bool, str], GkeVersionFloor] = field(default_factory=dict)
 
     def for_machine(self, cloud: Cloud, machine_type: str) -> MachineFabric | None:
         return self.machines.get((cloud, machine_type))
@@ -91,8 +96,9 @@ class FabricCatalog:
     def image(self, kind: FabricKind, component: str) -> FabricImage:
         return self.images[(kind, component)]
 
-    def version_floors(self, kind: FabricKind) -> list[GkeVersionFloor]:
-        return sorted((f for (k, _), f in self.floors.items() if k == kind),
+    def version_floors(self, kind: FabricKind, managed: bool = False) -> list[GkeVersionFloor]:
+        """Per GKE minor the first version the fabric works on, oldest minor first; empty: no sourced floor."""
+        return sorted((f for (k, m, _), f in self.floors.items() if k == kind and m == managed),
                       key=lambda f: tuple(int(x) for x in f.minor.split(".")))
 
     def pairing_ok(self, kind: FabricKind) -> bool:
@@ -122,16 +128,17 @@ def _parse(cat: Catalog) -> FabricCatalog:
             cloud=cloud, machine_type=r["machine_type"], kind=FabricKind(r["fabric"]),
             gvnic_networks=int(r["gvnic_networks"]), rdma_networks=int(r["rdma_networks"]), gpu_nics=nics,
             nccl_transport=r["nccl_transport"], nominal_gbps_per_node=int(r["nominal_gbps_per_node"]),
-            bandwidth_source=r["bandwidth_source"], source=r["fabric_source"])
+            bandwidth_source=r["bandwidth_source"], source=r["fabric_source"],
+            gke_managed_profile=r["gke_managed_profile"].strip())
     for r in _rows("fabric-images.csv"):
         kind = FabricKind(r["fabric"])
         out.images[(kind, r["component"])] = FabricImage(
             fabric=kind, component=r["component"], image=r["image"], version=r["version"],
             pairs_with=r["pairs_with"], source=r["source"])
     for r in _rows("fabric-versions.csv"):
-        kind = FabricKind(r["fabric"])
-        out.floors[(kind, r["gke_minor"])] = GkeVersionFloor(fabric=kind, minor=r["gke_minor"],
-                                                             min_version=r["min_gke_version"], source=r["source"])
+        kind, managed = FabricKind(r["fabric"]), {"networks": False, "managed": True}[r["networking"]]
+        out.floors[(kind, managed, r["gke_minor"])] = GkeVersionFloor(
+            fabric=kind, managed=managed, minor=r["gke_minor"], min_version=r["min_gke_version"], source=r["source"])
     return out
 
 

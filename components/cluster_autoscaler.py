@@ -64,6 +64,11 @@ def node_template_tags(labels: Mapping[str, str], taints: Iterable[tuple[str, st
     return tags
 
 
+def node_group_asg_name(node_group: aws.eks.NodeGroup) -> pulumi.Output:
+    """The name of the Auto Scaling group EKS made for ``node_group`` (known once the group exists)."""
+    return node_group.resources.apply(_asg_name)
+
+
 def _asg_name(resources: Any) -> str | None:
     """``resources[0].autoscaling_groups[0].name`` of an ``aws.eks.NodeGroup`` (known after the group exists)."""
     for resource in resources or []:
@@ -79,7 +84,7 @@ def tag_node_group_asg(name: str, node_group: aws.eks.NodeGroup, tags: Mapping[s
     ``aws.eks.NodeGroup`` itself are not propagated to its Auto Scaling group, so they cannot carry these. Resource
     names follow the tag key (``<name>-asg-tag-node-template/label/<label>``), so adding a label never moves another
     tag to a new resource (a moved tag would be deleted by its old resource after the new one set it)."""
-    asg = node_group.resources.apply(_asg_name)
+    asg = node_group_asg_name(node_group)
     return [aws.autoscaling.Tag(f"{name}-asg-tag-{key.removeprefix(TAG_PREFIX)}", autoscaling_group_name=asg,
                                 tag={"key": key, "value": value, "propagate_at_launch": False},
                                 opts=pulumi.ResourceOptions(parent=parent))

@@ -3,14 +3,20 @@ and the Auto Scaling group tags Cluster Autoscaler needs to find the group and s
 from __future__ import annotations
 
 import base64
+from typing import Sequence
 
 import pulumi
 import pulumi_aws as aws
 
 from catalog import CapacityType
 from components.aws_node_defaults import metadata_options, root_volume
+from components.capacity_block_schedule import block_schedules
 from components.cluster_autoscaler import GPU_LABEL, discovery_tags, node_template_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
+from stacks.capacity_block import (
+    BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, RESERVED_NODES_TAG, ScheduledSize, block_window, is_capacity_block,
+    iso, reserved_nodes,
+)
 from stacks.eks_node_spec import repair_config, root_volume_performance
 from stacks.node_storage import NODEADM_RAID0, instance_store_raid
 from stacks.fabric import fabric_mode
@@ -20,6 +26,8 @@ from stacks.spec import GPU_TAINT_KEY, AwsReservationKind, NodePool
 
 NVIDIA_AMI = {"x86_64": "AL2023_x86_64_NVIDIA", "arm64": "AL2023_ARM_64_NVIDIA"}
 UNCONFIRMED_EFA_INTERFACES = 1
+HELD_AT_BLOCK = ("launchTemplate.version", "releaseVersion", "version")
+"""Node group inputs whose change rolls every node; held on a capacity block until ``capacity.rollNodes``."""
 
 
 def efa_interfaces(pool: NodePool, facts: PoolFacts, security_groups: list) -> list[dict]:
@@ -48,6 +56,38 @@ def capacity_type(pool: NodePool) -> str:
     if cap.type == CapacityType.RESERVATION and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK:
         return "CAPACITY_BLOCK"
     return "ON_DEMAND"
+
+
+def scaling_config(pool: NodePool) -> dict:
+    """A capacity-block group is created at size 0 (min 0 too): EC2 launches nothing into a block before it is
+    active, and its scheduled actions (``block_schedule``) size it for the window. Other groups start at minNodes."""
+    floor = 0 if is_capacity_block(pool) else pool.min_nodes
+    return {"min_size": floor, "desired_size": floor, "max_size": pool.max_nodes}
+
+
+def ignored_changes(pool: NodePool) -> list[str]:
+    """The autoscaler owns ``desiredSize``. A capacity-block group is upgraded only at size 0 (EKS user guide,
+    "Create a managed node group with Capacity Blocks for ML"), so a launch-template or AMI change is not rolled
+    into it unless ``capacity.rollNodes`` says the group is at 0 now."""
+    ignored = ["scalingConfig.desiredSize"]
+    if is_capacity_block(pool) and not pool.capacity.roll_nodes:
+        ignored += list(HELD_AT_BLOCK)
+    return ignored
+
+
+def reservation_tags(pool: NodePool) -> dict[str, str]:
+    """What the cost policies read from the node group: the reserved nodes, billed whether used or not, and a
+    capacity block's upfront fee and window (absent: unknown, and the budget rule fails closed)."""
+    reserved = reserved_nodes(pool)
+    if reserved is None:
+        return {}
+    tags = {RESERVED_NODES_TAG: str(reserved)}
+    window = block_window(pool)
+    if is_capacity_block(pool) and pool.capacity.upfront_fee_usd is not None:
+        tags[BLOCK_FEE_TAG] = f"{pool.capacity.upfront_fee_usd:.2f}"
+    if is_capacity_block(pool) and window is not None:
+        tags.update({BLOCK_START_TAG: iso(window.start), BLOCK_END_TAG: iso(window.end)})
+    return tags
 
 
 def update_config(pool: NodePool) -> dict:
@@ -93,9 +133,11 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     node_group: aws.eks.NodeGroup
     launch_template: aws.ec2.LaunchTemplate
     asg_tags: list[aws.autoscaling.Tag]
+    schedules: list[aws.autoscaling.Schedule]
+    """Capacity blocks with a window: the scale-up and scale-down actions still ahead (``block_schedule``)."""
 
     def __init__(self, name: str, pool: NodePool, facts: PoolFacts, cluster: EksClusterRef, tags: dict[str, str],
-                 opts: pulumi.ResourceOptions | None = None):
+                 schedule: Sequence[ScheduledSize] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:aws:EksGpuNodeGroup", name, None, opts)
         self.facts = facts
         child = pulumi.ResourceOptions(parent=self)
@@ -142,16 +184,17 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             subnet_ids=[cluster.subnets[z] for z in pool.zones],
             ami_type=NVIDIA_AMI[facts.machine.arch], instance_types=[pool.machine_type],
             capacity_type=capacity_type(pool),
-            scaling_config={"min_size": pool.min_nodes, "desired_size": pool.min_nodes, "max_size": pool.max_nodes},
+            scaling_config=scaling_config(pool),
             launch_template={"id": self.launch_template.id,
                              "version": self.launch_template.latest_version.apply(str)},
             labels=labels,
             taints=taints,
             update_config=update_config(pool),
             node_repair_config=repair_config(pool.node_repair, cap.type == CapacityType.RESERVATION),
-            tags=pool_tags,
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]))
+            tags={**pool_tags, **reservation_tags(pool)},
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignored_changes(pool)))
         self.asg_tags = tag_node_group_asg(name, self.node_group, autoscaler_tags(pool, facts, cluster, labels),
                                            parent=self)
+        self.schedules = block_schedules(name, self.node_group, list(schedule), parent=self)
         self.register_outputs({"nodeGroupArn": self.node_group.arn, "gpusPerNode": facts.gpus_per_node,
                                "maxGpus": facts.max_gpus})

@@ -100,6 +100,8 @@ class GkeCluster(pulumi.ComponentResource):
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
             release_channel={"channel": spec.release_channel.value},
+            # pinned: validation checked it against the GPU fabric's version floor (validation/fabric_version.py)
+            min_master_version=spec.min_master_version,
             maintenance_policy=self.maintenance_policy,  # stacks/maintenance.py: window and exclusions, or None
             enable_shielded_nodes=True, enable_legacy_abac=False,
             deletion_protection=spec.deletion_protection,

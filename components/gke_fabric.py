@@ -1,7 +1,9 @@
 """GPU fabric of a GKE cluster: per fabric kind its networks, a ``GKENetworkParamSet`` + ``Network`` per extra
 network, the NCCL plugin installer, and (TCPX/TCPXO) the NRI device injector. Node pools attach the networks through
 ``network_config.additional_node_network_configs`` (``node_network_config`` below); the cluster turns on
-multi-networking (``enable_multi_networking``, which Dataplane V2 allows)."""
+multi-networking (``enable_multi_networking``, which Dataplane V2 allows). Pools in fabric mode ``managed`` get
+``network_config.accelerator_network_profile`` instead: GKE creates and attaches their networks, so nothing here
+creates networks or Network objects for them; the NCCL plugin installer still runs on their nodes."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -22,6 +24,12 @@ def node_network_config(attachments: Sequence[Attachment]) -> dict:
     """The node pool's ``network_config``: one additional node network per extra NIC, in NIC order."""
     return {"additional_node_network_configs": [{"network": a.network, "subnetwork": a.subnetwork}
                                                 for a in attachments]}
+
+
+def managed_network_config(profile: str) -> dict:
+    """GKE-managed accelerator networking: GKE creates the VPCs, subnets and node NICs (pulumi-gcp 10.2.0
+    ``NodePoolNetworkConfig.accelerator_network_profile``; the API's only value is ``auto``)."""
+    return {"accelerator_network_profile": profile}
 
 
 def fabric_kinds(pools: Sequence[PoolFacts]) -> dict[FabricKind, list[PoolFacts]]:
@@ -50,16 +58,21 @@ class GkeFabric(pulumi.ComponentResource):
         self.node_network_configs, self.daemonsets = {}, []
         by_kind = fabric_kinds(pools)
         for kind, members in by_kind.items():
-            plan = members[0].fabric
-            assert plan is not None
-            nets = GkeFabricNetworks(f"{name}-{kind.value}", plan, cluster_name, project, region,
-                                     members[0].zones[0], opts=child)
-            for a in nets.attachments:
-                custom_resource(f"{name}-{a.plan.k8s_name}-params",
-                                param_set(a.plan.k8s_name, a.network, a.subnetwork, a.plan.device_mode), k8s_opts)
-                custom_resource(f"{name}-{a.plan.k8s_name}-network", network(a.plan.k8s_name), k8s_opts)
+            attached = [p for p in members if p.fabric is not None and not p.fabric.managed]
             for p in members:
-                self.node_network_configs[p.name] = node_network_config(nets.attachments)
+                if p.fabric is not None and p.fabric.managed:
+                    self.node_network_configs[p.name] = managed_network_config(p.fabric.machine.gke_managed_profile)
+            if attached:
+                plan = attached[0].fabric
+                assert plan is not None
+                nets = GkeFabricNetworks(f"{name}-{kind.value}", plan, cluster_name, project, region,
+                                         attached[0].zones[0], opts=child)
+                for a in nets.attachments:
+                    custom_resource(f"{name}-{a.plan.k8s_name}-params",
+                                    param_set(a.plan.k8s_name, a.network, a.subnetwork, a.plan.device_mode), k8s_opts)
+                    custom_resource(f"{name}-{a.plan.k8s_name}-network", network(a.plan.k8s_name), k8s_opts)
+                for p in attached:
+                    self.node_network_configs[p.name] = node_network_config(nets.attachments)
             names = [p.name for p in members]
             custom_resource(f"{name}-{INSTALLER_NAMES[kind]}", installer(kind, names, fab), k8s_opts)
             self.daemonsets.append(INSTALLER_NAMES[kind])

@@ -10,17 +10,27 @@ from catalog import CapacityType
 from components.cluster_refs import GkeClusterRef
 from components.gke_cluster import shielded_node_config
 from components.gke_node_service_account import GkeNodeServiceAccount, service_account_id
+from stacks.capacity_block import RESERVED_NODES_LABEL, reserved_nodes
+from stacks.fabric import GPU_TCP_SYSCTLS
 from stacks.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.node_storage import ephemeral_local_ssds
 from stacks.spec import GPU_TAINT_KEY, NodePool
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+DRANET_LABEL = {"cloud.google.com/gke-networking-dra-driver": "true"}
+"""Node label with which GKE runs its managed DRANET driver on a pool with ``acceleratorNetworkProfile: auto``
+(cluster-toolkit gke-node-pool: enable_dranet sets the profile and this label)."""
 HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-")
 """A3 and A4 machines boot from Hyperdisk; the other GPU families use Persistent Disk."""
 
 
 def boot_disk_type(machine_type: str) -> str:
     return "hyperdisk-balanced" if machine_type.startswith(HYPERDISK_ONLY_PREFIXES) else "pd-balanced"
+
+
+def reserved_label(pool: NodePool) -> dict[str, str]:
+    reserved = reserved_nodes(pool)
+    return {} if reserved is None else {RESERVED_NODES_LABEL: str(reserved)}
 
 
 def reservation_affinity(pool: NodePool, project: str) -> dict | None:
@@ -32,6 +42,15 @@ def reservation_affinity(pool: NodePool, project: str) -> dict | None:
         value = cap.reservation if owner == project else f"projects/{owner}/reservations/{cap.reservation}"
         return {"consume_reservation_type": "SPECIFIC_RESERVATION", "key": RESERVATION_KEY, "values": [value]}
     return None  # on-demand: GKE's default (consume any matching reservation, else on-demand)
+
+
+def compact_placement(pool: NodePool) -> dict | None:
+    """Multi-node pools: compact placement, naming the placement policy a specific reservation was created with
+    (``capacity.placementPolicy``) so GKE places the nodes by the reservation's own policy."""
+    if not pool.multi_node:
+        return None
+    policy = pool.capacity.placement_policy if pool.capacity.type == CapacityType.RESERVATION else None
+    return {"type": "COMPACT", **({"policy_name": policy} if policy else {})}
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -72,15 +91,20 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             }],
             "spot": pool.capacity.type == CapacityType.SPOT,
             # runtime labels decide the advertiser (e.g. turn GKE's plugin off when the GPU Operator owns the pool)
-            "labels": {**pool.labels, **(runtime.node_labels if runtime else {}), **facts.pool_label},
+            "labels": {**pool.labels, **(runtime.node_labels if runtime else {}),
+                       **(DRANET_LABEL if facts.fabric is not None and facts.fabric.managed else {}),
+                       **facts.pool_label},
             "taints": taints,
             "service_account": sa.email,
             "gvnic": {"enabled": True},
-            "resource_labels": labels or None,
+            # a reservation pool names its reserved nodes (billed whether used or not) for the cost policies
+            "resource_labels": {**labels, **reserved_label(pool)} or None,
         }
         ssds = ephemeral_local_ssds(facts.cloud, pool)
         if ssds:  # images, emptyDir and scratch on the machine's NVMe RAID instead of the boot disk
             node_config["ephemeral_storage_local_ssd_config"] = {"local_ssd_count": ssds}
+        if facts.fabric is not None:  # NCCL's socket paths (bootstrap, TCPX) get cluster-toolkit's TCP buffer sizes
+            node_config["linux_node_config"] = {"sysctls": dict(GPU_TCP_SYSCTLS)}
         affinity = reservation_affinity(pool, cluster.project)
         if affinity is not None:
             node_config["reservation_affinity"] = affinity
@@ -96,7 +120,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             management={"auto_repair": True, "auto_upgrade": True},
             upgrade_settings={"strategy": "SURGE", "max_surge": pool.upgrade.max_surge,
                               "max_unavailable": pool.upgrade.max_unavailable},
-            placement_policy={"type": "COMPACT"} if pool.multi_node else None,
+            placement_policy=compact_placement(pool),
             network_config=network_config,  # the fabric's extra NICs (components/gke_fabric.py), else None
             node_config=node_config,
             opts=pulumi.ResourceOptions(

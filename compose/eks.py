@@ -1,6 +1,8 @@
 """EKS: provider, cluster, one EksGpuNodeGroup per pool, the Cluster Autoscaler, then the shared layers."""
 from __future__ import annotations
 
+import datetime as dt
+
 import pulumi
 import pulumi_aws as aws
 
@@ -11,6 +13,7 @@ from components.eks_gpu_node_group import EksGpuNodeGroup
 from components.eks_node_monitoring import EksNodeMonitoring
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
+from stacks.capacity_block import block_schedule
 from stacks.facts import pool_facts
 from stacks.spec import ClusterMode, StackSpec
 
@@ -22,9 +25,10 @@ def build_eks(spec: StackSpec, cat: Catalog) -> BuiltCluster:
     opts = pulumi.ResourceOptions(providers=[provider])
     cluster = EksCluster(spec.cluster.name, spec.cluster, spec.region, spec.labels, opts=opts)
     pools = {}
+    now = dt.datetime.now(dt.timezone.utc)  # a capacity block's actions already past are not created
     for pool in spec.node_pools:
         facts = pool_facts(spec, pool, cat)
-        EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, opts=opts)
+        EksGpuNodeGroup(pool.name, pool, facts, cluster.ref, spec.labels, schedule=block_schedule(pool, now), opts=opts)
         pools[pool.name] = facts
     if spec.cluster.mode == ClusterMode.CREATE:  # node repair is on for every GPU group: the agent reports GPU faults
         EksNodeMonitoring("node-monitoring", cluster.ref, spec.labels,

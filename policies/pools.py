@@ -5,6 +5,7 @@ the Pulumi resource name for pools another program created.
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,9 @@ from policies.resources import (
     EKS_NODE_GROUP, GKE_NODE_POOL, POOL_LABEL_KEY, gcp_region_of, is_gcp_zone,
 )
 from policies.rule import Resource
+from stacks.capacity_block import (
+    BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, RESERVED_NODES_LABEL, RESERVED_NODES_TAG,
+)
 from policies.values import UNKNOWN, as_dict, as_int, as_list, dig
 
 NVIDIA_AMI_MARKERS = ("NVIDIA", "_GPU")
@@ -49,6 +53,21 @@ class PoolView:
     """EKS: the AMI type ships the NVIDIA driver."""
     labels: dict
     """Kubernetes node labels the pool sets."""
+    reserved_nodes: int | None = None
+    """Reservation pools: nodes billed whether they run or not (tag / resource label); None when not declared."""
+    capacity_block: bool = False
+    """EKS: the node group runs on an EC2 Capacity Block (``capacityType: CAPACITY_BLOCK``)."""
+    block_fee_usd: float | None = None
+    """Capacity blocks: the declared upfront fee; None = unknown (cost rules fail closed)."""
+    block_hours: float | None = None
+    """Capacity blocks: the declared window's length in hours; None = unknown."""
+
+    @property
+    def block_usd_per_hour(self) -> float | None:
+        """A capacity block's fee over its window, paid whether nodes run or not; None when either is unknown."""
+        if self.block_fee_usd is None or not self.block_hours:
+            return None
+        return self.block_fee_usd / self.block_hours
 
     @property
     def subject(self) -> str:
@@ -141,7 +160,8 @@ def _gke(r: Resource, cat: Catalog) -> PoolView:
         machine_types=(machine,) if isinstance(machine, str) else (), region=region, zones=zones, subnets=None,
         max_nodes=_gke_max_nodes(p, zone_count), capacity=capacity, taints=_taints(dig(p, "nodeConfig", "taints")),
         accelerators=tuple(a for a in as_list(dig(p, "nodeConfig", "guestAccelerators")) if isinstance(a, dict)),
-        gpu_ami=False, labels=as_dict(dig(p, "nodeConfig", "labels")))
+        gpu_ami=False, labels=as_dict(dig(p, "nodeConfig", "labels")),
+        reserved_nodes=_positive_int(as_dict(dig(p, "nodeConfig", "resourceLabels")).get(RESERVED_NODES_LABEL)))
 
 
 def _gke_max_nodes(p: dict, zone_count: int) -> Any:
@@ -173,6 +193,7 @@ def _eks(r: Resource) -> PoolView:
                 else CapacityType.ON_DEMAND)
     subnets = p.get("subnetIds")
     ami = p.get("amiType")
+    tags = as_dict(p.get("tags"))
     return PoolView(
         resource=r, cloud=Cloud.AWS, name=pool_name(r) or r.name,
         machine_types=tuple(str(t) for t in as_list(p.get("instanceTypes")) if isinstance(t, str)),
@@ -180,4 +201,31 @@ def _eks(r: Resource) -> PoolView:
         subnets=len(subnets) if isinstance(subnets, list) else UNKNOWN if subnets is UNKNOWN else None,
         max_nodes=as_int(dig(p, "scalingConfig", "maxSize")), capacity=capacity, taints=_taints(p.get("taints")),
         accelerators=(), gpu_ami=isinstance(ami, str) and any(m in ami for m in NVIDIA_AMI_MARKERS),
-        labels=as_dict(p.get("labels")))
+        labels=as_dict(p.get("labels")), reserved_nodes=_positive_int(tags.get(RESERVED_NODES_TAG)),
+        capacity_block=cap == "CAPACITY_BLOCK", block_fee_usd=_positive_float(tags.get(BLOCK_FEE_TAG)),
+        block_hours=_hours(tags.get(BLOCK_START_TAG), tags.get(BLOCK_END_TAG)))
+
+
+def _positive_int(value: Any) -> int | None:
+    try:
+        number = int(str(value))
+    except ValueError:
+        return None
+    return number if number > 0 else None
+
+
+def _positive_float(value: Any) -> float | None:
+    try:
+        number = float(str(value))
+    except ValueError:
+        return None
+    return number if number > 0 else None
+
+
+def _hours(start: Any, end: Any) -> float | None:
+    """Hours between two ISO 8601 tag values; None when either is missing or malformed."""
+    try:
+        hours = (dt.datetime.fromisoformat(str(end)) - dt.datetime.fromisoformat(str(start))).total_seconds() / 3600
+    except (TypeError, ValueError):
+        return None
+    return hours if hours > 0 else None

@@ -65,6 +65,12 @@ def _override(overrides: Iterable[dict], machine_type: str, region: str | None, 
     return Quote(float(best["usdPerNodeHour"]), as_of, str(best.get("source", "")), overridden=True)
 
 
+def matching_override(overrides: Iterable[dict], machine_type: str, region: str | None,
+                      capacity: CapacityType) -> Quote | None:
+    """The most specific override for a machine type, region and capacity type, or None."""
+    return _override(overrides, machine_type, region, capacity)
+
+
 def node_quote(cat: Catalog, machine: MachineType, region: str | None, capacity: CapacityType,
                overrides: Iterable[dict]) -> Quote | None:
     """$/node-hour for a GPU machine in a region and capacity type; None when nobody knows it."""
@@ -90,3 +96,10 @@ def override_example(machine_type: str, region: str | None, capacity: CapacityTy
     where = f'"region": "{region}", ' if region else ""
     return (f'{{"machineType": "{machine_type}", {where}"capacity": "{capacity.value}", "usdPerNodeHour": <price>, '
             f'"asOf": "<YYYY-MM-DD>", "source": "<contract or quote>"}}')
+
+
+def block_unknown(view: Any) -> str:
+    """Why a capacity block (a ``PoolView``) has no price: what the stack config did not declare."""
+    missing = [key for key, value in (("upfront fee", view.block_fee_usd), ("window", view.block_hours))
+               if value is None]
+    return f"capacity block without a declared {' and '.join(missing)} (capacity.upfrontFeeUsd, capacity.window)"

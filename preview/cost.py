@@ -1,12 +1,13 @@
 """Cost per pool and per stack from derived pool facts and catalog prices. Pure: no Pulumi."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from catalog import Catalog, Cloud
+from stacks.capacity_block import block_price, block_window, iso, is_capacity_block, reserved_nodes
 from stacks.facts import PoolFacts
 from stacks.scheduling_spec import Workload
-from stacks.spec import ClusterMode, StackSpec
+from stacks.spec import ClusterMode, NodePool, StackSpec
 
 HOURS_PER_MONTH = 730  # the convention cloud price lists use (8,760 h / 12)
 
@@ -20,13 +21,23 @@ class PoolCost:
     gpus_per_node: int
     min_nodes: int
     max_nodes: int
-    usd_per_node_hour: float
-    usd_per_gpu_hour: float
-    usd_per_hour_min: float
-    usd_per_hour_max: float
-    usd_per_month_max: float
+    usd_per_node_hour: float | None
+    """None (with every other USD field): the cost is unknown, e.g. a capacity block without its fee."""
+    usd_per_gpu_hour: float | None
+    usd_per_hour_min: float | None
+    usd_per_hour_max: float | None
+    usd_per_month_max: float | None
     price_source: str
     price_as_of: str
+    reserved_nodes: int | None = None
+    """Reservation pools: nodes billed whether they run or not (``capacity.reservedNodes``, default maxNodes)."""
+    block: dict | None = None
+    """Capacity blocks: the window (start, end, hours, scale-up and scale-down times) and, when declared, the upfront
+    fee (``usdTotal``)."""
+
+    @property
+    def priced(self) -> bool:
+        return self.usd_per_hour_max is not None
 
 
 @dataclass(frozen=True)
@@ -54,11 +65,16 @@ class CostReport:
 
     @property
     def usd_per_hour_min(self) -> float:
-        return sum(p.usd_per_hour_min for p in self.pools) + sum(f.usd_per_hour_min for f in self.fixed)
+        """Of the priced items: a pool of unknown cost is in ``unpriced``, never counted as $0."""
+        return sum(p.usd_per_hour_min or 0.0 for p in self.pools) + sum(f.usd_per_hour_min for f in self.fixed)
 
     @property
     def usd_per_hour_max(self) -> float:
-        return sum(p.usd_per_hour_max for p in self.pools) + sum(f.usd_per_hour_max for f in self.fixed)
+        return sum(p.usd_per_hour_max or 0.0 for p in self.pools) + sum(f.usd_per_hour_max for f in self.fixed)
+
+    @property
+    def unpriced(self) -> list[str]:
+        return [p.pool for p in self.pools if not p.priced]
 
     @property
     def usd_per_month_max(self) -> float:
@@ -73,7 +89,18 @@ class CostReport:
                 "notes": self.notes,
                 "totals": {"usdPerHourMin": round(self.usd_per_hour_min, 4),
                            "usdPerHourMax": round(self.usd_per_hour_max, 4),
-                           "usdPerMonthMax": round(self.usd_per_month_max, 2), "maxGpus": self.max_gpus}}
+                           "usdPerMonthMax": round(self.usd_per_month_max, 2), "maxGpus": self.max_gpus,
+                           "complete": not self.unpriced, "unpricedPools": self.unpriced}}
+
+
+def usd(value: float | None, digits: int = 2) -> str:
+    """``1,234.57``, or ``unknown`` for a cost nobody knows (never shown as 0)."""
+    return "unknown" if value is None else f"{value:,.{digits}f}"
+
+
+def usd_total(report: CostReport, value: float, digits: int = 2) -> str:
+    """A total, marked when it leaves a pool of unknown cost out: ``98.00 + unknown``."""
+    return f"{value:,.{digits}f}" + (" + unknown" if report.unpriced else "")
 
 
 def pools_held_at_max(spec: StackSpec) -> set[str]:
@@ -84,16 +111,47 @@ def pools_held_at_max(spec: StackSpec) -> set[str]:
     return {p.name for p in spec.node_pools}
 
 
-def pool_cost(f: PoolFacts, held_at_max: bool = False) -> PoolCost:
-    """``held_at_max``: the pool's floor is maxNodes (a Slurm NodeSet), so $/h at min is priced at maxNodes."""
+def pool_cost(f: PoolFacts, held_at_max: bool = False, pool: NodePool | None = None) -> PoolCost:
+    """``held_at_max``: the pool's floor is maxNodes (a Slurm NodeSet), so $/h at min is priced at maxNodes.
+    ``pool``: the spec, for reservations (every reserved node is billed) and capacity blocks (the upfront fee over
+    the window, whether nodes run or not)."""
+    reserved = reserved_nodes(pool) if pool is not None else None
+    if pool is not None and f.cloud == Cloud.AWS and is_capacity_block(pool):
+        return _block_cost(f, pool, reserved)
     node = f.price.usd_per_hour
+    floor, ceiling = (f.max_nodes if held_at_max else f.min_nodes), f.max_nodes
+    if reserved is not None:  # billed whether used or not
+        floor, ceiling = max(floor, reserved), max(ceiling, reserved)
     return PoolCost(pool=f.name, machine_type=f.machine.machine_type, gpu_model=f.machine.gpu_model.value,
                     capacity=f.capacity.value, gpus_per_node=f.gpus_per_node, min_nodes=f.min_nodes,
                     max_nodes=f.max_nodes, usd_per_node_hour=node, usd_per_gpu_hour=node / f.gpus_per_node,
-                    usd_per_hour_min=node * (f.max_nodes if held_at_max else f.min_nodes),
-                    usd_per_hour_max=node * f.max_nodes,
-                    usd_per_month_max=node * f.max_nodes * HOURS_PER_MONTH, price_source=f.price.label,
-                    price_as_of=f.price.as_of.isoformat())
+                    usd_per_hour_min=node * floor, usd_per_hour_max=node * ceiling,
+                    usd_per_month_max=node * ceiling * HOURS_PER_MONTH, price_source=f.price.label,
+                    price_as_of=f.price.as_of.isoformat(), reserved_nodes=reserved)
+
+
+def _block_cost(f: PoolFacts, pool: NodePool, reserved: int | None) -> PoolCost:
+    """A capacity block costs its upfront fee, spread over its window: the same $/h at min and at max, since it is
+    paid whether nodes run or not; $/month is the most it bills in any 730 hours. No fee or window: unknown."""
+    window = block_window(pool)
+    price = block_price(f.cloud, pool, f.gpus_per_node)
+    block = {**(window.as_dict() if window else {}), "usdTotal": pool.capacity.upfront_fee_usd}
+    unknown = PoolCost(pool=f.name, machine_type=f.machine.machine_type, gpu_model=f.machine.gpu_model.value,
+                       capacity="capacity-block", gpus_per_node=f.gpus_per_node, min_nodes=f.min_nodes,
+                       max_nodes=f.max_nodes, usd_per_node_hour=None, usd_per_gpu_hour=None, usd_per_hour_min=None,
+                       usd_per_hour_max=None, usd_per_month_max=None, price_source="", price_as_of="",
+                       reserved_nodes=reserved, block=block)
+    if price is None:
+        missing = " and ".join(k for k, v in (("upfrontFeeUsd", pool.capacity.upfront_fee_usd), ("window", window))
+                               if v is None)
+        return replace(unknown, price_source=f"unknown: capacity block without capacity.{missing}")
+    assert window is not None  # a price needs the window
+    return replace(unknown, usd_per_node_hour=price.usd_per_node_hour, usd_per_gpu_hour=price.usd_per_gpu_hour,
+                   usd_per_hour_min=price.usd_per_hour, usd_per_hour_max=price.usd_per_hour,
+                   usd_per_month_max=price.usd_per_hour * min(price.hours, HOURS_PER_MONTH),
+                   price_source=f"upfront fee ${price.fee_usd:,.2f} declared for {iso(window.start)} → "
+                                f"{iso(window.end)} ({price.hours:g} h × {price.nodes} nodes)",
+                   price_as_of=window.start.date().isoformat())
 
 
 def _control_plane(spec: StackSpec, cat: Catalog, report: CostReport) -> None:
@@ -118,7 +176,8 @@ def _control_plane(spec: StackSpec, cat: Catalog, report: CostReport) -> None:
 
 def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostReport:
     held = pools_held_at_max(spec)
-    report = CostReport(pools=[pool_cost(f, f.name in held) for f in pools], fixed=[])
+    by_name = {p.name: p for p in spec.node_pools}
+    report = CostReport(pools=[pool_cost(f, f.name in held, by_name.get(f.name)) for f in pools], fixed=[])
     raised = [f"{f.name} ({f.min_nodes} → {f.max_nodes})" for f in pools if f.name in held and f.min_nodes < f.max_nodes]
     if raised:
         report.notes.append(f"$/h min of {', '.join(raised)} is priced at maxNodes, not minNodes: with workload slurm "
@@ -136,10 +195,23 @@ def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostRep
                                           usd_per_hour_min=price.usd_per_hour * sp.min_nodes,
                                           usd_per_hour_max=price.usd_per_hour * sp.max_nodes,
                                           source=price.label, as_of=price.as_of.isoformat()))
-    if any(p.capacity == "reservation" for p in report.pools):
-        report.notes.append("reservation pools are priced at the on-demand rate and only for running nodes; a "
-                            "reservation is billed whether or not nodes use it, and committed-use or capacity-block "
-                            "prices are not modelled")
+    _reservation_notes(report)
     if any(p.capacity == "spot" for p in report.pools):
         report.notes.append("spot prices move daily; the catalog date says how old each one is")
     return report
+
+
+def _reservation_notes(report: CostReport) -> None:
+    reserved = [f"{p.pool} ({p.reserved_nodes})" for p in report.pools if p.capacity == "reservation"]
+    if reserved:
+        report.notes.append(f"reservation pools are billed for every reserved node whether used or not, so $/h min "
+                            f"counts them: {', '.join(reserved)}; priced at the on-demand list rate (a committed-use "
+                            "or savings-plan discount goes in priceOverrides of the policy pack config)")
+    for p in report.pools:
+        if p.capacity == "capacity-block" and p.priced and p.block is not None:
+            report.notes.append(f"capacity block {p.pool}: ${p.block['usdTotal']:,.2f} paid up front for "
+                                f"{p.block['start']} → {p.block['end']}, whether nodes run or not")
+        elif p.capacity == "capacity-block":
+            report.notes.append(f"the cost of capacity block {p.pool} is unknown ({p.price_source.removeprefix('unknown: ')}"
+                                "): the totals leave it out and the cost-stack-budget policy fails closed; declare "
+                                "the fee and window you bought")

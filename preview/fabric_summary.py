@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from catalog import Cloud
 from catalog.fabric import load_fabric_catalog
+from catalog.gke_version import FloorCheck, check_floor
 from preview.engine import Registered
 from scheduling.fabric_pod import pod_fabric
 from scheduling.trainer import runtime_name
+from stacks.fabric import FabricPlan
 from stacks.fabric_spec import FabricMode
 from stacks.facts import PoolFacts
 from stacks.spec import POOL_LABEL_KEY, StackSpec
@@ -62,6 +65,34 @@ def _status(spec: StackSpec, pool: PoolFacts) -> str:
     return "single-node"
 
 
+def _networking(plan: FabricPlan) -> str | None:
+    if plan.managed:
+        return f"GKE-managed (acceleratorNetworkProfile {plan.machine.gke_managed_profile})"
+    return "explicit networks" if plan.networks else ("EFA interfaces" if plan.gpu_nics else None)
+
+
+def version_floor(spec: StackSpec, plan: FabricPlan) -> tuple[str | None, str | None]:
+    """The fabric's GKE version floor (oldest sourced minor, and the newest minor's where they differ) and whether
+    the cluster's version was checked against it. Channel defaults are not catalog data: never claimed to pass."""
+    if spec.cloud != Cloud.GCP:
+        return None, None
+    floors = load_fabric_catalog().version_floors(plan.kind, plan.managed)
+    if not floors:
+        return None, "no sourced GKE version floor for this fabric"
+    shown = floors[0].min_version if len(floors) == 1 else \
+        f"{floors[0].min_version} (GKE {floors[-1].minor}: {floors[-1].min_version})"
+    pinned = spec.cluster.min_master_version
+    if pinned is None:
+        return shown, (f"not checked: cluster.minMasterVersion is unset, so release channel "
+                       f"{spec.cluster.release_channel.value} picks the version")
+    verdict = check_floor(pinned, floors)
+    if verdict.check == FloorCheck.MEETS:
+        return shown, f"minMasterVersion {pinned} meets it"
+    if verdict.check == FloorCheck.UNKNOWN:
+        return shown, f"not checked: minMasterVersion {pinned} leaves the patch to GKE"
+    return shown, f"minMasterVersion {pinned} is below it"  # validation refuses this; kept for completeness
+
+
 def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Sequence[Registered]) -> list[dict]:
     out: list[dict[str, Any]] = []
     for p in pools:
@@ -70,15 +101,15 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
         if plan is None:
             out.append({**entry, "fabric": None})
             continue
-        floors = load_fabric_catalog().version_floors(plan.kind)
+        floor, checked = version_floor(spec, plan)
         entry.update({
-            "fabric": plan.kind.value, "fabricName": plan.kind.display_name,
-            "networking": "explicit networks" if plan.networks else ("EFA interfaces" if plan.gpu_nics else None),
+            "fabric": plan.kind.value, "fabricName": plan.kind.display_name, "mode": plan.mode.value,
+            "networking": _networking(plan),
             "networks": [n.k8s_name for n in plan.networks], "networkCount": len(plan.networks),
             "createdByGpuCluster": plan.creates_networks,
             "nicsPerNode": plan.gpu_nics, "ncclTransport": plan.machine.nccl_transport,
             "nominalGbpsPerNode": plan.machine.nominal_gbps_per_node, "bandwidthSource": plan.machine.bandwidth_source,
-            "gkeVersionFloor": floors[-1].min_version if floors else None,
+            "gkeVersionFloor": floor, "gkeVersionCheck": checked,
             "daemonSets": _daemonsets_on(p.name, resources), "wired": _wired(p, resources)})
         out.append(entry)
     return out

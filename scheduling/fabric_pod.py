@@ -6,7 +6,7 @@ The Trainer runtime (``scheduling/trainer.py``) and the Slinky NodeSet (``schedu
 the same ``PodFabric``, so ``TrainJob`` and ``srun`` take the same path. Sources: GKE's "Maximize GPU network
 bandwidth" guides (TCPX, TCPXO), container-engine-accelerators gpudirect-tcpxo/README.md (NCCL configs of the
 v1.0.14 / RxDM v1.0.20 release), cluster-toolkit ``gpu-direct-workload/scripts/enable-tcpxo-in-workload.py`` and
-``examples/gke-a4/nccl-jobset-example.yaml`` (gIB), AWS's EKS EFA guide (EFA request, FI_* env).
+``examples/gke-a4/nccl-jobset-example.yaml`` (gIB), AWS's EKS EFA guide (EFA request, FI_* env, hugepages).
 """
 from __future__ import annotations
 
@@ -18,6 +18,15 @@ from catalog.fabric import FabricKind, load_fabric_catalog
 from stacks.facts import PoolFacts
 
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
+EFA_HUGEPAGES = {"hugepages-2Mi": "5120Mi"}
+"""Amazon EKS user guide "Run machine learning training on Amazon EKS with Elastic Fabric Adapter"
+(docs.aws.amazon.com/eks/latest/userguide/node-efa.html): EFA nodes pre-allocate 5,128 2-MiB huge pages and the
+guide's EFA pods request ``hugepages-2Mi: 5120Mi`` next to ``vpc.amazonaws.com/efa``; libfabric's EFA provider
+takes its buffers from that pool."""
+HUGEPAGES_MEMORY_REQUEST = {"memory": "8000Mi"}
+"""Kubernetes refuses a container that requests huge pages but neither cpu nor memory ("HugePages require cpu or
+memory"); the same AWS guide's pods request ``memory: 8000Mi``. Only a request (no limit), and only where the
+container requests neither already (the Slurm NodeSet's slurmd requests its whole node)."""
 DEFAULT_INTERFACE_ANNOTATION = "networking.gke.io/default-interface"
 INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
 DEVICES_ANNOTATION = "devices.gke.io/container.{container}"
@@ -53,7 +62,10 @@ TCPXO_NCCL_ENV = {
     "NCCL_NVLS_ENABLE": "1",
 }
 TCPX_NCCL_ENV = {
-    # GKE "Maximize GPU network bandwidth" guide, GPUDirect-TCPX workload env (the nccl-config ConfigMap's too)
+    # GKE "Maximize GPU network bandwidth" guide, GPUDirect-TCPX workload env (the nccl-config ConfigMap's too);
+    # the TX/RX CPU bindings of A3 High's NICs and NCCL_P2P_PXN_LEVEL from GoogleCloudPlatform/
+    # container-engine-accelerators@21ed6613 gpudirect-tcpx/nccl-config.yaml (run-nccl.sh). That file waits 500000 us
+    # for flow steering; the GKE/GCE guides' 50000 is kept (both are published; unverified which GKE recommends now).
     "NCCL_SOCKET_IFNAME": "eth0",
     "NCCL_GPUDIRECTTCPX_CTRL_DEV": "eth0",
     "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": "eth1,eth2,eth3,eth4",
@@ -71,6 +83,9 @@ TCPX_NCCL_ENV = {
     "NCCL_P2P_NVL_CHUNKSIZE": "1048576",
     "NCCL_BUFFSIZE": "4194304",
     "NCCL_NET_GDR_LEVEL": "PIX",
+    "NCCL_P2P_PXN_LEVEL": "0",
+    "NCCL_GPUDIRECTTCPX_TX_BINDINGS": "eth1:8-21,112-125;eth2:8-21,112-125;eth3:60-73,164-177;eth4:60-73,164-177",
+    "NCCL_GPUDIRECTTCPX_RX_BINDINGS": "eth1:22-35,126-139;eth2:22-35,126-139;eth3:74-87,178-191;eth4:74-87,178-191",
 }
 EFA_ENV = {
     # AWS "Run machine learning training on Amazon EKS with Elastic Fabric Adapter"; aws-ofi-nccl docs
@@ -93,7 +108,9 @@ class PodFabric:
     mounts: tuple[dict[str, Any], ...] = ()
     volumes: tuple[dict[str, Any], ...] = ()
     resources: dict[str, int | str] = field(default_factory=dict)
-    """Extra requests = limits for the main container (EFA interfaces)."""
+    """Extra requests = limits for the main container (EFA interfaces, huge pages)."""
+    min_requests: dict[str, str] = field(default_factory=dict)
+    """Requests (no limits) added only when the container requests neither cpu nor memory."""
 
     @property
     def host_access(self) -> bool:
@@ -166,15 +183,21 @@ def _tcpx(pool: PoolFacts) -> PodFabric:
         annotations={**_gke_annotations(pool), DEVICES_ANNOTATION.format(container=SIDECAR[FabricKind.TCPX]):
                      device_list(pool.gpus_per_node, ())},
         sidecars=(sidecar,), env={"LD_LIBRARY_PATH": NVIDIA_LIB64, **TCPX_NCCL_ENV},
-        mounts=({"name": "tcpx-socket", "mountPath": "/run/tcpx"},),
+        # the GPU container sees the socket RxDM serves and the TCPX plugin the installer put on the host
+        # (container-engine-accelerators gpudirect-tcpx/nccl-test*.yaml; cluster-toolkit enable-tcpx-in-workload.py)
+        mounts=({"name": "tcpx-socket", "mountPath": "/run/tcpx"},
+                {"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64}),
         volumes=(_host("tcpx-libraries", "/home/kubernetes/bin/nvidia/lib64"), {"name": "tcpx-socket", "emptyDir": {}},
                  _host("tcpx-sys", "/sys"), _host("tcpx-proc-sys", "/proc/sys")))
 
 
 def _rdma(pool: PoolFacts) -> PodFabric:
+    assert pool.fabric is not None
+    managed = pool.fabric.managed  # GKE's own networks: the NICs come through a DRA claim, not annotations
     return PodFabric(
-        summary="GPUDirect RDMA: 9 NICs (gvnic-1, rdma-0…7), gIB plugin, NCCL_NET=gIB",
-        annotations=_gke_annotations(pool),
+        summary="GPUDirect RDMA on GKE-managed networks: gIB plugin, NCCL_NET=gIB (RDMA NICs need a DRA claim)"
+        if managed else "GPUDirect RDMA: 9 NICs (gvnic-1, rdma-0…7), gIB plugin, NCCL_NET=gIB",
+        annotations={} if managed else _gke_annotations(pool),
         # NCCL_NET=gIB makes a broken fabric fail instead of falling back to TCP; BASH_ENV makes every `bash -c`
         # command source gIB's env script, as the guide's `source set_nccl_env.sh` does
         env={"NCCL_NET": "gIB", "BASH_ENV": GIB_ENV_SCRIPT, "LD_LIBRARY_PATH": f"{GIB_DIR}/lib64:{NVIDIA_LIB64}"},
@@ -184,8 +207,9 @@ def _rdma(pool: PoolFacts) -> PodFabric:
 def _efa(pool: PoolFacts) -> PodFabric:
     assert pool.fabric is not None
     count = pool.fabric.gpu_nics
-    return PodFabric(summary=f"EFA: {count} × {EFA_RESOURCE}, libfabric env", env=dict(EFA_ENV),
-                     resources={EFA_RESOURCE: count})
+    return PodFabric(summary=f"EFA: {count} × {EFA_RESOURCE}, 5120Mi of 2 MiB huge pages, libfabric env",
+                     env=dict(EFA_ENV), resources={EFA_RESOURCE: count, **EFA_HUGEPAGES},
+                     min_requests=dict(HUGEPAGES_MEMORY_REQUEST))
 
 
 def pod_fabric(pool: PoolFacts) -> PodFabric | None:
@@ -209,8 +233,10 @@ def apply_to_container(container: dict[str, Any], fabric: PodFabric) -> dict[str
     if fabric.resources:
         res = container.get("resources", {})
         extra = {k: v for k, v in fabric.resources.items()}
-        out["resources"] = {"requests": {**res.get("requests", {}), **extra},
-                            "limits": {**res.get("limits", {}), **extra}}
+        requests = {**res.get("requests", {}), **extra}
+        if not {"cpu", "memory"} & set(requests):
+            requests.update(fabric.min_requests)
+        out["resources"] = {"requests": requests, "limits": {**res.get("limits", {}), **extra}}
     return out
 
 

@@ -11,6 +11,10 @@ from stacks.fabric_spec import FabricMode, PoolFabric
 
 TCPX_NETWORK_PREFIX = "vpc"
 """GKE's GPUDirect-TCPX/TCPXO guides name the Network objects vpc1…vpcN (cluster-toolkit gvnic_prefix, from 1)."""
+GPU_TCP_SYSCTLS = {"net.ipv4.tcp_rmem": "4096 87380 16777216", "net.ipv4.tcp_wmem": "4096 16384 16777216"}
+"""TCP buffer sizes (min, default, max bytes) cluster-toolkit's gke-node-pool module sets through
+``linux_node_config.sysctls`` on its GPU node pools (GoogleCloudPlatform/cluster-toolkit@8d90523a and @01a7a3ed
+modules/compute/gke-node-pool/main.tf). It sets no ``net.core.rmem_max``/``wmem_max``; neither does gpu-cluster."""
 RDMA_GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORK_PREFIX = "rdma-"
 """GKE's A3 Ultra/A4 guides: gvnic-1 for the extra gVNIC, rdma-0…rdma-7 for the RoCE subnets."""
@@ -40,6 +44,11 @@ class FabricPlan:
     @property
     def creates_networks(self) -> bool:
         return self.mode == FabricMode.AUTO and bool(self.networks)
+
+    @property
+    def managed(self) -> bool:
+        """GKE creates and attaches the networks (``acceleratorNetworkProfile``); gpu-cluster attaches none."""
+        return self.mode == FabricMode.MANAGED
 
     @property
     def gpu_nics(self) -> int:
@@ -78,7 +87,8 @@ def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: Pool
         return None
     given = setting.networks if setting is not None and mode == FabricMode.EXISTING else []
     networks = []
-    for i, (name, device_mode) in enumerate(network_layout(machine) if cloud == Cloud.GCP else []):
+    attached = cloud == Cloud.GCP and mode != FabricMode.MANAGED  # managed: GKE names and attaches them
+    for i, (name, device_mode) in enumerate(network_layout(machine) if attached else []):
         own = given[i] if i < len(given) else None
         networks.append(FabricNetworkPlan(k8s_name=name, interface=f"eth{i + 1}", device_mode=device_mode,
                                           network=own.network if own else None,

@@ -19,6 +19,9 @@ class FabricMode(str, Enum):
     """No fabric: NCCL between nodes runs over the primary NIC (a warning names the bandwidth given up)."""
     EXISTING = "existing"
     """GKE: the pool attaches networks you created (``networks``); gpu-cluster creates the rest of the fabric."""
+    MANAGED = "managed"
+    """GKE, RDMA machines: GKE creates and attaches the networks itself (node pool ``acceleratorNetworkProfile:
+    auto``, managed DRANET, GKE ≥ 1.34.1-gke.1829001); gpu-cluster creates no networks and no Network objects."""
 
 
 class FabricNetwork(SpecModel):
@@ -31,7 +34,9 @@ class PoolFabric(SpecModel):
         "`auto` (default): a multi-node pool on a fabric-capable machine gets its fabric (GKE: GPUDirect-TCPX on "
         "A3 High, -TCPXO on A3 Mega, RDMA on A3 Ultra/A4, with the extra VPCs, multi-networking, NCCL plugin; EKS: "
         "every EFA interface), and its runtimes/NodeSets use it; single-node pools get none. `off`: no fabric (a "
-        "warning names the bandwidth lost; the policy pack reports it). `existing`: GKE, attach your own networks."))
+        "warning names the bandwidth lost; the policy pack reports it). `existing`: GKE, attach your own networks. "
+        "`managed`: GKE on A3 Ultra/A4 (RDMA), GKE creates and attaches the networks (`acceleratorNetworkProfile: "
+        "auto`, GKE ≥ 1.34.1-gke.1829001); jobs get the RDMA NICs through a DRA ResourceClaim (not rendered)."))
     networks: list[FabricNetwork] = Field(default_factory=list, description=(
         "`existing` only: the networks in NIC order. TCPX: 4, TCPXO: 8 gVNIC networks, each its own VPC; RDMA: 9, "
         "one gVNIC network then the 8 subnets of one RoCE VPC (created with the zone's `-vpc-roce` profile)."))

@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from catalog import CapacityType, Cloud
+from stacks.capacity_spec import CapacityWindow
 from stacks.eks_node_spec import NodeRepair, RootVolume
 from stacks.fabric_spec import PoolFabric
 from stacks.maintenance_spec import Maintenance
@@ -71,6 +72,26 @@ class Capacity(SpecModel):
     placement_group: str | None = Field(None, description=(
         "EKS ODCR only: the existing cluster placement group the capacity reservation was created in (its "
         "instances can only launch there). Omitted: no placement group; reservation pools never get a new one."))
+    reserved_nodes: int | None = Field(None, ge=1, description=(
+        "Reservation pools: how many nodes the reservation (or capacity block) holds. They are billed whether nodes "
+        "run or not, so `$/h min` counts them. Omitted: maxNodes."))
+    window: CapacityWindow | None = Field(None, description=(
+        "EKS capacity blocks: the window the block was bought for. The node group is scaled up at its start and "
+        "to 0 thirty minutes before its end by Auto Scaling scheduled actions. Omitted: no schedule (the group "
+        "stays at 0 until pods ask the Cluster Autoscaler for nodes)."))
+    upfront_fee_usd: float | None = Field(None, gt=0, description=(
+        "EKS capacity blocks: the upfront fee paid for the block, in USD (the offering's `UpfrontFee`). The cost "
+        "table spreads it over the window. Omitted: the pool's cost is unknown and the budget policy fails closed."))
+    roll_nodes: bool = Field(False, description=(
+        "EKS capacity blocks: let this `pulumi up` roll launch-template and AMI changes into the node group. EKS "
+        "upgrades a capacity-block node group only at size 0, so by default (false) such changes are recorded in "
+        "the launch template but not rolled; set true for one `pulumi up` while the group is at size 0 (outside "
+        "its window), then back to false."))
+    placement_policy: str | None = Field(None, description=(
+        "GKE specific reservation of a multi-node pool only: the compact placement policy (Compute Engine resource "
+        "policy, same project and region) the reservation was created with. The pool's compact placement then names "
+        "it (`placement_policy {type: COMPACT, policy_name}`) instead of asking GKE for a new placement group, "
+        "which a reservation with its own placement policy cannot serve. Omitted: plain COMPACT."))
 
 
 class UpgradeSettings(SpecModel):
@@ -157,6 +178,11 @@ class ClusterSpec(SpecModel):
     location: str | None = Field(None, description=(
         "GKE only: the cluster's location for `existing` clusters (a region or zone). Omitted: the stack region."))
     release_channel: ReleaseChannel = Field(ReleaseChannel.REGULAR, description="GKE release channel. Default REGULAR.")
+    min_master_version: str | None = Field(None, description=(
+        "GKE only, created clusters: the minimum control-plane version (`min_master_version`: `1.33`, `1.33.5` or "
+        "`1.33.5-gke.1080000`, or `latest`), within the release channel. Omitted: the channel's default version, "
+        "which gpu-cluster cannot check against the GPU fabric's version floor (the preview says so). Set: a version "
+        "below the floor of a fabric pool's fabric is refused."))
     kubernetes_version: str = Field("1.35", description=(
         "EKS Kubernetes version. Default 1.35 (1.34 reached end of standard support on 2026-12-02; versions past "
         "it bill the extended-support fee)."))

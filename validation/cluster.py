@@ -14,7 +14,8 @@ CLUSTER_NAME_MAX = {Cloud.GCP: 40, Cloud.AWS: 100}
 EKS_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
 AWS_SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "cluster_autoscaler"),
-                      Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat")}
+                      Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat",
+                                  "min_master_version")}
 """Cluster settings that only the other cloud reads, by model field name."""
 
 

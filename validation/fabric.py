@@ -46,11 +46,14 @@ def _check_pool(fabric: Issues, cloud: Cloud, fab: FabricCatalog, pool: NodePool
                         fix="remove `fabric` (mode auto) unless the pool never runs jobs across nodes; the policy pack "
                         "reports the pool as topology-fabric-missing (mandatory) until it gets its fabric or a waiver")
         return
-    if setting.mode == FabricMode.AUTO:
+    if setting.mode in (FabricMode.AUTO, FabricMode.MANAGED):
         if setting.networks:
+            creates = "gpu-cluster" if setting.mode == FabricMode.AUTO else "GKE"
             fabric.error("networks", "networks are only read with fabric mode existing", names,
-                         allowed="an empty list with mode auto (gpu-cluster creates the networks)",
+                         allowed=f"an empty list with mode {setting.mode.value} ({creates} creates the networks)",
                          fix="set fabric.mode: existing to attach these networks, or remove networks")
+        if setting.mode == FabricMode.MANAGED:
+            _check_managed(fabric, cloud, fab, pool, machine)
         return
     # existing
     if cloud == Cloud.AWS:
@@ -63,6 +66,30 @@ def _check_pool(fabric: Issues, cloud: Cloud, fab: FabricCatalog, pool: NodePool
                      fix="remove fabric from this pool, or pick a fabric-capable machine type")
     else:
         _check_existing_shape(fabric.at("networks"), setting.networks, machine, names)
+
+
+def _managed_capable(fab: FabricCatalog) -> str:
+    return ", ".join(sorted(m for (c, m), f in fab.machines.items() if c == Cloud.GCP and f.gke_managed_profile))
+
+
+def _check_managed(fabric: Issues, cloud: Cloud, fab: FabricCatalog, pool: NodePool,
+                   machine: MachineFabric | None) -> None:
+    """GKE-managed accelerator networking exists for the machines the catalog gives a managed profile (RDMA)."""
+    if cloud == Cloud.AWS:
+        fabric.error("mode", "managed accelerator networking is a GKE setting: EKS pools carry EFA interfaces on "
+                     "their own subnets", "managed", allowed="auto, off",
+                     fix="set fabric.mode: auto (every EFA interface, on the pool's subnets) or off")
+    elif machine is None or not machine.gke_managed_profile:
+        has = f"{machine.kind.display_name} on {pool.machine_type}" if machine else f"{pool.machine_type} (no fabric)"
+        fabric.error("mode", f"GKE manages accelerator networking only on RDMA machines, not {has}", "managed",
+                     allowed=f"mode managed on {_managed_capable(fab)}; elsewhere auto, existing or off",
+                     fix="set fabric.mode: auto (gpu-cluster creates the networks), or pick an RDMA machine type")
+    else:
+        fabric.warn("mode", f"GKE attaches the {machine.gpu_nics} RDMA NICs to the nodes, and a pod gets them only "
+                    "through a DRA ResourceClaim of DeviceClass mrdma.google.com (GKE managed DRANET), which "
+                    "gpu-cluster does not render: its runtimes and NodeSets carry the gIB plugin and NCCL_NET=gIB only",
+                    "managed", allowed="auto (gpu-cluster attaches the networks and wires the jobs), managed",
+                    fix="add a ResourceClaimTemplate (deviceClassName mrdma.google.com) to the jobs, or use mode auto")
 
 
 def _check_existing_shape(networks_at: Issues, networks: list, machine: MachineFabric, names: list[str]) -> None:
@@ -107,6 +134,8 @@ def _check_shared_networks(issues: Issues, cloud: Cloud, fab: FabricCatalog,
         mode = pool.fabric.mode if pool.fabric else FabricMode.AUTO
         if machine is None or mode == FabricMode.OFF or (mode == FabricMode.AUTO and not pool.multi_node):
             continue
+        if mode == FabricMode.MANAGED:
+            continue  # GKE's own networks: no Network objects of gpu-cluster to share
         nets = tuple((n.network, n.subnetwork) for n in pool.fabric.networks) if pool.fabric else ()
         key = (mode.value, nets)
         seen = first.setdefault(machine.kind, (i, pool, key))

@@ -1,6 +1,7 @@
 """Raw stack config -> StackSpec, or one SpecError listing every problem (shape and meaning) at once."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
@@ -9,8 +10,10 @@ from pydantic import ValidationError
 from catalog import Catalog, Cloud, load_catalog, load_mig_catalog
 from stacks.gpu_runtime_spec import GpuRuntime
 from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
+from validation.capacity_block import check_capacity_blocks
 from validation.cluster import check_cluster
 from validation.fabric import check_fabric
+from validation.fabric_version import check_fabric_versions
 from validation.maintenance import check_maintenance
 from validation.node_repair import check_node_repair
 from validation.node_storage import check_local_ssd
@@ -42,8 +45,10 @@ def decode_config(flat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[StackSpec, list[SpecIssue]]:
-    """Validate everything; return the spec and its warnings, or raise SpecError with every error and warning."""
+def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
+              now: dt.datetime | None = None) -> tuple[StackSpec, list[SpecIssue]]:
+    """Validate everything; return the spec and its warnings, or raise SpecError with every error and warning.
+    ``now``: the moment capacity-block windows are judged against (default: the clock, UTC)."""
     cat = catalog or load_catalog()
     issues = Issues()
     for key in raw:
@@ -90,8 +95,11 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> tuple[Stac
         if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here
             check_gpu_runtime(issues, cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
         check_fabric(issues, cloud, pools)
+        if cluster is not None:
+            check_fabric_versions(issues.at("cluster"), cloud, cluster, pools)
         check_local_ssd(issues, cloud, pools)
         check_node_repair(issues, cloud, pools)
+        check_capacity_blocks(issues, cloud, pools, now or dt.datetime.now(dt.timezone.utc))
     check_resource_labels(issues.at("labels"), parts.get("labels", {}))
     check_pool_names(issues, pools)
     if parts.get("scheduling") is not None:

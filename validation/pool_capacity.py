@@ -15,6 +15,7 @@ GKE_COMPACT_PLACEMENT_MAX_NODES = 150
 EC2_CAPACITY_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8,17}$")
 EC2_PLACEMENT_GROUP_ID = re.compile(r"^pg-[0-9a-f]{8,17}$")
 EC2_PLACEMENT_GROUP_NAME = re.compile(r"^[ -~]{1,255}$")
+GCE_RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
@@ -24,7 +25,8 @@ def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
         capacity.error("reservation", "a reservation pool needs the reservation to consume", allowed=f"the {what}",
                        fix="set capacity.reservation")
     if cap.type != CapacityType.RESERVATION and (cap.reservation or cap.reservation_project or cap.reservation_kind
-                                                 or cap.placement_group):
+                                                 or cap.placement_group or cap.placement_policy
+                                                 or cap.reserved_nodes is not None):
         capacity.error("type", f"reservation settings are given but capacity.type is {cap.type.value}",
                        cap.type.value, allowed="reservation", fix="set capacity.type: reservation, or drop the "
                        "reservation fields (spot nodes cannot consume a reservation)")
@@ -36,6 +38,16 @@ def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
                        fix="remove capacity.reservationKind")
     if cap.placement_group is not None:
         _check_placement_group(capacity.at("placementGroup"), cloud, spec, cap.placement_group)
+    if cap.placement_policy is not None:
+        _check_placement_policy(capacity.at("placementPolicy"), cloud, spec, cap.placement_policy)
+    elif cloud == Cloud.GCP and cap.type == CapacityType.RESERVATION and spec.multi_node and cap.reservation:
+        capacity.warn("placementPolicy", f"if reservation '{cap.reservation}' was created with a compact placement "
+                      "policy, GKE places its VMs by that policy and this pool's request for a new compact placement "
+                      "fails (xpk b/487148770: A3 Mega node pools on such reservations); the pool must name it",
+                      allowed="the reservation's placement policy name (`gcloud compute reservations describe "
+                      f"{cap.reservation}`: resourcePolicies), or omitted when it has none",
+                      fix="set capacity.placementPolicy to the reservation's policy, or leave it unset if the "
+                      "reservation has no resourcePolicies")
     if cloud == Cloud.AWS and cap.type == CapacityType.RESERVATION and cap.reservation \
             and not EC2_CAPACITY_RESERVATION_ID.match(cap.reservation):
         capacity.error("reservation", "not an EC2 capacity reservation ID", cap.reservation,
@@ -70,6 +82,33 @@ def _check_placement_group(group: Issues, cloud: Cloud, spec: NodePool, name: st
         group.error(None, "not a valid EC2 placement group name", name, allowed="1-255 printable ASCII characters",
                     fix="copy the name from the reservation's PlacementGroupArn "
                     "(`aws ec2 describe-capacity-reservations`)")
+
+
+def _check_placement_policy(policy: Issues, cloud: Cloud, spec: NodePool, name: str) -> None:
+    """``capacity.placementPolicy``: the compact placement policy a GKE specific reservation was created with. The
+    node pool references it by name; pulumi-gcp 10.2.0 ``NodePoolPlacementPolicy.policy_name``: "the name of a custom
+    resource policy ... must be in the same project and region as the node pool. If not found, InvalidArgument"."""
+    cap = spec.capacity
+    if cloud == Cloud.AWS:
+        policy.error(None, "placementPolicy is a GKE setting", name,
+                     fix="remove capacity.placementPolicy (EKS: capacity.placementGroup names the ODCR's group)")
+    elif cap.type != CapacityType.RESERVATION:
+        return  # reported once, as reservation settings on a non-reservation pool
+    elif not spec.multi_node:
+        policy.error(None, "a placement policy is compact placement, which gpu-cluster gives multi-node pools only",
+                     name, allowed="multiNode: true with placementPolicy, or no placementPolicy",
+                     fix="set multiNode: true (one zone, compact placement naming this policy), or remove "
+                     "capacity.placementPolicy")
+    elif cap.reservation_project:
+        policy.error(None, "GKE looks the placement policy up in the node pool's project and region, but the "
+                     f"reservation is shared from project '{cap.reservation_project}'", name,
+                     allowed="a reservation of the stack's project (reservationProject unset) with placementPolicy",
+                     fix="create the reservation and its placement policy in this project, or remove "
+                     "capacity.placementPolicy")
+    elif not GCE_RESOURCE_NAME.match(name):
+        policy.error(None, "not a Compute Engine resource policy name", name,
+                     allowed="the policy's name (lower-case letters, digits, '-'; 1-63 characters), not its URL",
+                     fix="use the last part of the reservation's resourcePolicies value")
 
 
 def check_multi_node(pool: Issues, cloud: Cloud, spec: NodePool, machine: MachineType | None) -> None:

@@ -8,10 +8,10 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from catalog import Catalog, GpuModel
+from catalog import Catalog, GpuModel, MachineType
 from policies.findings import Finding, money
 from policies.pools import PoolView, pool_view
-from policies.prices import PRICE_OVERRIDES_SCHEMA, node_quote, override_example
+from policies.prices import PRICE_OVERRIDES_SCHEMA, block_unknown, node_quote, override_example
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
 
@@ -39,6 +39,9 @@ def _check_machine(view: PoolView, machine_type: str, cfg: Config, cat: Catalog)
                           "catalog/data/prices.csv, or use a machine type from the catalog",
                       keys=view.keys)
         return
+    if view.capacity_block:
+        yield from _check_block(view, machine_type, machine, cfg)
+        return
     quote = node_quote(cat, machine, view.region, view.capacity, cfg["priceOverrides"])
     if quote is None:
         yield Finding(view.subject, "no price is known for the pool, so its cost cannot be checked",
@@ -62,6 +65,36 @@ def _check_machine(view: PoolView, machine_type: str, cfg: Config, cat: Catalog)
                       required=f"at most {money(limit)} per GPU-hour for {model}, from {knob}",
                       fix="use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper "
                           f"machine type or region, or have the platform team raise {knob} of {ID} in the policy pack "
+                          "config",
+                      keys=view.keys)
+
+
+def _limit(cfg: Config, model: str) -> tuple[float, str]:
+    by_model = cfg["maxUsdPerGpuHourByModel"]
+    if model in by_model:
+        return float(by_model[model]), f"maxUsdPerGpuHourByModel.{model}"
+    return float(cfg["maxUsdPerGpuHour"]), "maxUsdPerGpuHour"
+
+
+def _check_block(view: PoolView, machine_type: str, machine: MachineType, cfg: Config) -> Iterable[Finding]:
+    """A capacity block's $/GPU-hour: its declared fee over its window and its reserved nodes' GPUs."""
+    hourly = view.block_usd_per_hour
+    if hourly is None:
+        yield Finding(view.subject, "no price is known for the pool, so its cost cannot be checked",
+                      observed=f"{machine_type} on a {block_unknown(view)}",
+                      required="a known price (unknown is not $0)",
+                      fix="declare capacity.upfrontFeeUsd and capacity.window of the pool in the stack config",
+                      keys=view.keys)
+        return
+    nodes = view.reserved_nodes or (view.max_nodes if isinstance(view.max_nodes, int) else 1)
+    per_gpu = hourly / nodes / machine.gpus
+    limit, knob = _limit(cfg, machine.gpu_model.value)
+    if per_gpu > limit:
+        yield Finding(view.subject, "the price per GPU-hour is over the limit",
+                      observed=f"{money(per_gpu)} per GPU-hour: capacity block of {nodes} × {machine_type} for "
+                               f"{money(view.block_fee_usd or 0.0)} over {view.block_hours:g} h",
+                      required=f"at most {money(limit)} per GPU-hour for {machine.gpu_model.value}, from {knob}",
+                      fix=f"buy a cheaper block, or have the platform team raise {knob} of {ID} in the policy pack "
                           "config",
                       keys=view.keys)
 

@@ -13,7 +13,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from catalog import Catalog, Cloud
 from policies.findings import Finding, listing, money
 from policies.pools import PoolView, pool_view
-from policies.prices import PRICE_OVERRIDES_SCHEMA, host_quote, node_quote
+from policies.prices import PRICE_OVERRIDES_SCHEMA, block_unknown, host_quote, node_quote
 from policies.resources import EKS_CLUSTER, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
 from policies.values import UNKNOWN
@@ -85,7 +85,13 @@ def _control_plane_fee(cat, cloud: Cloud, cluster: Resource):
 
 
 def _pool_cost(view: PoolView, cat, overrides) -> tuple[tuple[str, float] | None, str]:
-    """((label, $/hour at max), "") or (None, why it cannot be priced)."""
+    """((label, $/hour at max), "") or (None, why it cannot be priced). A capacity block costs its declared fee over
+    its window; a reservation bills every reserved node, so a pool counts max(maxNodes, reserved nodes)."""
+    if view.capacity_block:
+        hourly = view.block_usd_per_hour
+        if hourly is None:
+            return None, block_unknown(view)
+        return (f"{view.name} capacity block {money(view.block_fee_usd or 0.0)} / {view.block_hours:g} h", hourly), ""
     if view.max_nodes is UNKNOWN or view.max_nodes is None:
         return None, "autoscaler maximum unknown"
     if view.is_gpu(cat):
@@ -96,8 +102,9 @@ def _pool_cost(view: PoolView, cat, overrides) -> tuple[tuple[str, float] | None
         quote = host_quote(cat, view.cloud, machine_type, view.region, overrides)
     if quote is None:
         return None, f"no price for {', '.join(view.machine_types) or 'its machine type'}"
-    cost = quote.usd_per_node_hour * view.max_nodes
-    return (f"{view.name} {view.max_nodes} × {money(quote.usd_per_node_hour)}", cost), ""
+    nodes = max(view.max_nodes, view.reserved_nodes or 0)
+    cost = quote.usd_per_node_hour * nodes
+    return (f"{view.name} {nodes} × {money(quote.usd_per_node_hour)}", cost), ""
 
 
 RULE = Rule(

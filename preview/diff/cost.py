@@ -125,8 +125,8 @@ def diff_cost(before: CostReport | None, after: CostReport | None) -> CostDiff:
         assert now is not None  # the name comes from one of the two reports
         lines.append(CostLine(
             item=name, kind="pool",
-            before_min=b.usd_per_hour_min if b else 0.0, before_max=b.usd_per_hour_max if b else 0.0,
-            after_min=a.usd_per_hour_min if a else 0.0, after_max=a.usd_per_hour_max if a else 0.0,
+            before_min=(b.usd_per_hour_min or 0.0) if b else 0.0, before_max=(b.usd_per_hour_max or 0.0) if b else 0.0,
+            after_min=(a.usd_per_hour_min or 0.0) if a else 0.0, after_max=(a.usd_per_hour_max or 0.0) if a else 0.0,
             detail=f"{now.min_nodes}-{now.max_nodes} × {now.machine_type} ({now.capacity})",
             before_gpus=b.gpus_per_node * b.max_nodes if b else 0,
             after_gpus=a.gpus_per_node * a.max_nodes if a else 0))

@@ -47,6 +47,8 @@ GKE_NODE_POOL_RULES = ReplacementRules(
         "placementPolicy": "placement_policy",
         # the GPU fabric's extra NICs (ForceNew in schemaNodePool's network_config block)
         "networkConfig.additionalNodeNetworkConfigs": "network_config.additional_node_network_configs",
+        # GKE-managed fabric: the API marks NodeNetworkConfig.acceleratorNetworkProfile "Immutable"
+        "networkConfig.acceleratorNetworkProfile": "network_config.accelerator_network_profile",
         "nodeConfig.ephemeralStorageLocalSsdConfig": "node_config.ephemeral_storage_local_ssd_config",
         "nodeConfig.guestAccelerators": "node_config.guest_accelerator (type, count, driver, sharing, partitions)",
         "nodeConfig.spot": "node_config.spot",
@@ -61,9 +63,10 @@ GKE_NODE_POOL_RULES = ReplacementRules(
         "nodeConfig.machineType", "nodeConfig.diskSizeGb", "nodeConfig.diskType", "nodeConfig.gvnic",
         "nodeConfig.labels", "nodeConfig.resourceLabels", "nodeConfig.taints", "nodeConfig.imageType",
         "nodeConfig.workloadMetadataConfig",
+        "nodeConfig.linuxNodeConfig",  # no ForceNew on linux_node_config (v7 schemaNodeConfig); nodes recreated
     }),
     rolling=("nodeConfig.machineType", "nodeConfig.diskSizeGb", "nodeConfig.diskType", "nodeConfig.gvnic",
-             "nodeConfig.imageType", "nodeConfig.workloadMetadataConfig"),
+             "nodeConfig.imageType", "nodeConfig.workloadMetadataConfig", "nodeConfig.linuxNodeConfig"),
     note="GKE recreates the pool's nodes to apply this, a few at a time per its upgrade settings (surge)",
 )
 

@@ -13,6 +13,7 @@ from pulumi.runtime.proto import analyzer_pb2 as apb
 from preview.policy.analyzer import LEVELS, SEVERITIES, Analyzer
 from preview.engine import Registered
 from preview.policy.config import configure_request, load_config_file, reconcile, unknown_key_warnings
+from preview.policy.overrides import override_notes, overrides_in
 from preview.policy.violations import Locator
 from validation.issues import SpecIssue
 
@@ -27,6 +28,8 @@ class PolicyOutcome:
     rules: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[SpecIssue] = field(default_factory=list)
     pack: str = ""
+    price_overrides: dict[str, list[dict]] = field(default_factory=dict)
+    """priceOverrides per cost rule, as configured (``overrides.overrides_in``)."""
 
 
 def rule_metadata(info: apb.AnalyzerInfo) -> list[dict[str, Any]]:
@@ -46,7 +49,7 @@ def check_policies(analyzer: Analyzer, stack: str, resources: list[Registered], 
     source = str(config_file) if config_file else "policy pack config"
     config = reconcile(info, given, source)
     outcome = PolicyOutcome(rules=rule_metadata(info), warnings=unknown_key_warnings(info, given, source),
-                            pack=info.name)
+                            pack=info.name, price_overrides=overrides_in(config))
     analyzer.configure_stack(stack)
     analyzer.configure(configure_request(config))
     providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
@@ -131,6 +134,8 @@ def apply_policies(report, spec, options: PolicyOptions) -> None:
         report.errors = list(exc.issues)
         return
     report.violations = outcome.violations
+    if report.cost is not None:
+        report.cost.notes.extend(override_notes(report.cost, report.region, outcome.price_overrides))
     report.waived = outcome.waived
     report.policy_rules = outcome.rules
     report.warnings = list(report.warnings) + outcome.warnings

@@ -24,10 +24,17 @@ def print_fabric(console: Console, rows: list[dict[str, Any]]) -> None:
         nets = _networks(r["networks"])
         if nets and not r["createdByGpuCluster"]:
             nets += " (existing)"
+        if r.get("mode") == "managed":
+            nets = "GKE-managed (auto)"
         wired = [*r["daemonSets"], *r["wired"]]
         table.add_row(r["pool"], r["fabricName"], nets or "—", str(r["nicsPerNode"]), r["ncclTransport"],
                       f"{r['nominalGbpsPerNode']:,}", ", ".join(wired) or "—")
     console.print(table)
+    for r in rows:
+        if r["fabric"] is not None and r.get("gkeVersionCheck"):
+            floor = f"GKE ≥ {r['gkeVersionFloor']}: " if r.get("gkeVersionFloor") else ""
+            console.print(f"  {r['pool']} ({r['fabricName']}, mode {r['mode']}): {floor}{r['gkeVersionCheck']}",
+                          highlight=False)
 
 
 def _networks(names: list[str]) -> str:

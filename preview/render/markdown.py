@@ -1,6 +1,8 @@
 """Markdown sized for a pull-request comment: summary and cost up front, long lists folded."""
 from __future__ import annotations
 
+from preview.cost import usd, usd_total
+from preview.render.capacity import markdown_capacity_blocks
 from preview.render.violations import markdown_violations
 from preview.render.queues import markdown_queues
 from preview.render.slurm import markdown_slurm
@@ -21,22 +23,23 @@ def render_markdown(report: PreviewReport) -> str:
         return "\n".join(out) + "\n"
     c = report.cost
     if c:
-        out += [f"**{c.max_gpus} GPUs at max** · **${c.usd_per_hour_max:,.2f}/h at max** "
-                f"(${c.usd_per_month_max:,.0f}/month) · ${c.usd_per_hour_min:,.2f}/h at min · "
+        out += [f"**{c.max_gpus} GPUs at max** · **${usd_total(c, c.usd_per_hour_max)}/h at max** "
+                f"(${usd_total(c, c.usd_per_month_max, 0)}/month) · ${usd_total(c, c.usd_per_hour_min)}/h at min · "
                 f"{len(report.resources)} resources", ""]
         out += ["| pool | machine | GPU | capacity | nodes | GPUs/node | $/GPU-h | $/h min | $/h max | $/month max |"
                 " price (as of) |", "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
         for p in c.pools:
             out.append(f"| {p.pool} | `{p.machine_type}` | {p.gpu_model} | {p.capacity} | {p.min_nodes}-{p.max_nodes}"
-                       f" | {p.gpus_per_node} | {p.usd_per_gpu_hour:,.3f} | {p.usd_per_hour_min:,.2f} | "
-                       f"{p.usd_per_hour_max:,.2f} | {p.usd_per_month_max:,.0f} | {_cell(p.price_source)} "
+                       f" | {p.gpus_per_node} | {usd(p.usd_per_gpu_hour, 3)} | {usd(p.usd_per_hour_min)} | "
+                       f"{usd(p.usd_per_hour_max)} | {usd(p.usd_per_month_max, 0)} | {_cell(p.price_source)} "
                        f"({p.price_as_of}) |")
         for f in c.fixed:
             out.append(f"| _{_cell(f.item)}_ | | | | | | | {f.usd_per_hour_min:,.2f} | {f.usd_per_hour_max:,.2f} | "
                        f"| ({f.as_of}) |")
-        out.append(f"| **total** | | | | | {c.max_gpus} max | | **{c.usd_per_hour_min:,.2f}** | "
-                   f"**{c.usd_per_hour_max:,.2f}** | **{c.usd_per_month_max:,.0f}** | |")
+        out.append(f"| **total** | | | | | {c.max_gpus} max | | **{usd_total(c, c.usd_per_hour_min)}** | "
+                   f"**{usd_total(c, c.usd_per_hour_max)}** | **{usd_total(c, c.usd_per_month_max, 0)}** | |")
         out += [""] + [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
+        out += markdown_capacity_blocks(report)
     if report.gpu_runtime:
         out += ["**GPU runtime** (one `nvidia.com/gpu` advertiser per pool; cost is per physical GPU)", "",
                 "| pool | advertiser | driver | sharing | GPUs/node | nvidia.com/gpu/node | EFA plugin |",

@@ -8,6 +8,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from preview.cost import usd, usd_total
+from preview.render.capacity import print_capacity_blocks
 from preview.render.fabric import print_fabric
 from preview.render.maintenance import print_maintenance
 from preview.render.violations import print_violations
@@ -41,6 +43,7 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
             console.print(Text(f"price of {p.pool}: {p.price_source}, as of {p.price_as_of}", style="dim"))
         for note in report.cost.notes:
             console.print(Text(f"note: {note}", style="dim"))
+        print_capacity_blocks(console, report)
     if report.gpu_runtime:
         console.print()
         console.print(runtime_table(report))
@@ -126,15 +129,15 @@ def cost_table(report: PreviewReport) -> Table:
     cols: list[tuple[str, JustifyMethod, str]] = [
             ("pool", "left", "total"), ("machine", "left", ""), ("GPU", "left", ""), ("capacity", "left", ""),
             ("nodes", "right", ""), ("GPUs/node", "right", ""), ("$/node-h", "right", ""), ("$/GPU-h", "right", ""),
-            ("$/h min", "right", f"{cost.usd_per_hour_min:,.2f}"), ("$/h max", "right", f"{cost.usd_per_hour_max:,.2f}"),
-            ("$/month max", "right", f"{cost.usd_per_month_max:,.0f}"), ("price as of", "left", "")]
+            ("$/h min", "right", usd_total(cost, cost.usd_per_hour_min)),
+            ("$/h max", "right", usd_total(cost, cost.usd_per_hour_max)),
+            ("$/month max", "right", usd_total(cost, cost.usd_per_month_max, 0)), ("price as of", "left", "")]
     for name, justify, footer in cols:
         table.add_column(name, justify=justify, footer=footer, no_wrap=True)
     for p in cost.pools:
         table.add_row(p.pool, p.machine_type, p.gpu_model, p.capacity, f"{p.min_nodes}-{p.max_nodes}",
-                      str(p.gpus_per_node), f"{p.usd_per_node_hour:,.2f}", f"{p.usd_per_gpu_hour:,.3f}",
-                      f"{p.usd_per_hour_min:,.2f}", f"{p.usd_per_hour_max:,.2f}", f"{p.usd_per_month_max:,.0f}",
-                      p.price_as_of)
+                      str(p.gpus_per_node), usd(p.usd_per_node_hour), usd(p.usd_per_gpu_hour, 3),
+                      usd(p.usd_per_hour_min), usd(p.usd_per_hour_max), usd(p.usd_per_month_max, 0), p.price_as_of)
     for f in cost.fixed:
         what, _, detail = f.item.partition(" (")
         table.add_row(Text(what, style="dim"), Text(detail.rstrip(")"), style="dim"), "", "", "", "", "", "",

@@ -62,13 +62,14 @@ def test_rxdm_and_nccl_plugin_versions_pair(kind):
     assert FAB.image(kind, "rxdm").pairs_with == FAB.image(kind, "nccl-plugin").version
 
 
-def test_gke_version_floors_are_gke_versions_of_their_minor():
-    for kind in (FabricKind.TCPX, FabricKind.TCPXO, FabricKind.RDMA):
-        floors = FAB.version_floors(kind)
-        assert floors, kind
-        for f in floors:
-            assert re.match(rf"^{re.escape(f.minor)}\.\d+-gke\.\d+$", f.min_version), f
-            assert f.source.strip()
+@pytest.mark.parametrize("kind, managed", [(FabricKind.TCPX, False), (FabricKind.TCPXO, False),
+                                           (FabricKind.RDMA, True)])
+def test_gke_version_floors_are_gke_versions_of_their_minor(kind, managed):
+    floors = FAB.version_floors(kind, managed)
+    assert floors, kind
+    for f in floors:
+        assert re.match(rf"^{re.escape(f.minor)}\.\d+-gke\.\d+$", f.min_version), f
+        assert f.source.strip() and f.managed == managed
 
 
 def test_local_ssd_rows_are_sourced_catalog_machines():
@@ -80,3 +81,10 @@ def test_local_ssd_rows_are_sourced_catalog_machines():
         assert (row.count, row.total_gib) == ((16, 6000) if key[0] == Cloud.GCP else (8, row.gib_each * 8))
     assert {m for (c, m) in ssds if c == Cloud.AWS} == {
         m for (c, m), fabric in FAB.machines.items() if c == Cloud.AWS}, "every EFA machine has NVMe instance store"
+
+
+def test_gke_managed_networking_is_offered_on_the_rdma_machines_only():
+    managed = {m: f.gke_managed_profile for (c, m), f in FAB.machines.items() if f.gke_managed_profile}
+    assert managed == {"a3-ultragpu-8g": "auto", "a4-highgpu-8g": "auto"}
+    assert FAB.version_floors(FabricKind.RDMA, managed=True)[0].min_version == "1.34.1-gke.1829001"
+    assert FAB.version_floors(FabricKind.RDMA) == [], "no sourced floor for RDMA over networks gpu-cluster attaches"

@@ -50,7 +50,7 @@ ERRORS = [
     case(edit(EKS, "nodePools[0].fabric", {"mode": "offf"}), """
         error: gpu-cluster:nodePools[0].fabric.mode: pool 'p5': not one of the allowed values
           received: 'offf'
-          allowed:  auto, off, existing
+          allowed:  auto, off, existing, managed
           fix:      did you mean 'off'?""", id="typo"),
     case(edits(GKE, {"nodePools[0].machineType": "g2-standard-24", "nodePools[0].multiNode": False,
                 "nodePools[0].fabric": {"mode": "existing"}}), """

@@ -55,7 +55,8 @@ VALID_VARIATIONS = [
     pytest.param("gke", {"cluster.authorizedNetworks": ["203.0.113.0/24"], "labels": {"team": "ml"},
                          "nodePools[0].labels": {"example.com/team": "ml-platform"}}, id="gke-labels-and-networks"),
     pytest.param("eks", {"nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                                   "reservationKind": "capacity-block"},
+                                                   "reservationKind": "capacity-block", "upfrontFeeUsd": 21000,
+                                                   "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336}},
                          "nodePools[0].multiNode": True, "accountId": "012345678901"}, id="eks-capacity-block"),
     pytest.param("eks", {"region": "us-east-2", "nodePools[0].machineType": "p5en.48xlarge",
                          "nodePools[0].capacity": {"type": "spot"}, "nodePools[0].zones": ["us-east-2a"],
@@ -156,7 +157,8 @@ WARNING_CASES = [
         """, id="eks-version-in-extended-support"),
     case("eks", {"nodePools[0].upgrade": {"maxSurge": 1, "maxUnavailable": 1}, "nodePools[0].multiNode": True,
                  "nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                           "reservationKind": "capacity-block"}}, """
+                                           "reservationKind": "capacity-block", "upfrontFeeUsd": 21000,
+                                           "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336}}}, """
         warning: gpu-cluster:nodePools[0].upgrade.maxSurge: pool 'h100': EKS managed node groups have no surge count: maxSurge > 0 selects the DEFAULT update strategy, which launches up to 2 new nodes (the larger of 2 × 1 Availability Zone and maxUnavailable) before terminating old ones; a reservation without that many spare nodes blocks the update
           received: 1
           allowed:  0 (update strategy MINIMAL: old nodes are terminated before new ones launch)

@@ -1,0 +1,98 @@
+"""What reservations cost in the preview, to the cent: a capacity block's upfront fee over its window (paid whether
+nodes run or not), unknown without a fee (and the budget rule fails closed), reserved nodes in $/h min, and the
+policy pack's price overrides named."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from preview.render.markdown import render_markdown
+from preview.render.text import render_text
+from preview.run import preview_config
+from preview.policy.check import PolicyOptions
+from tests.support.edit import edit, edits
+from tests.support.stack_configs import EKS, GKE
+
+BLOCK = {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block",
+         "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336}, "upfrontFeeUsd": 21504.0}
+ODCR = {"type": "reservation", "reservation": "cr-0123456789abcdef0"}
+
+
+def pool_cost(report, name: str = "p5"):
+    assert report.cost is not None, [str(e) for e in report.errors]
+    return next(p for p in report.cost.pools if p.pool == name)
+
+
+@pytest.fixture(scope="module")
+def block_report():
+    return preview_config("t", edits(EKS, {"nodePools[0].capacity": BLOCK, "nodePools[0].minNodes": 2}))
+
+
+def test_block_costs_its_fee_over_the_window_whether_nodes_run_or_not(block_report):
+    p = pool_cost(block_report)
+    # 21,504.00 / 336 h = 64.00 $/h; / 2 nodes = 32.00 $/node-h; / 8 GPUs = 4.00 $/GPU-h
+    assert (p.capacity, p.usd_per_hour_min, p.usd_per_hour_max, p.usd_per_node_hour, p.usd_per_gpu_hour) == (
+        "capacity-block", 64.0, 64.0, 32.0, 4.0)
+    assert round(p.usd_per_month_max, 2) == 21504.00  # the window is shorter than a month: the whole fee
+    assert p.block == {"start": "2030-01-07T11:30:00Z", "end": "2030-01-21T11:30:00Z", "hours": 336.0,
+                       "scaleUpAt": "2030-01-07T11:30:00Z", "scaleDownAt": "2030-01-21T11:00:00Z",
+                       "usdTotal": 21504.0}
+    assert p.price_source == ("upfront fee $21,504.00 declared for 2030-01-07T11:30:00Z → 2030-01-21T11:30:00Z "
+                              "(336 h × 2 nodes)")
+    assert block_report.exit_code == 0
+
+
+def test_preview_shows_the_window_and_the_schedule(block_report):
+    md = render_markdown(block_report)
+    assert ("| p5 | 2030-01-07T11:30:00Z → 2030-01-21T11:30:00Z (336 h) | $21,504.00 | 32.00 | 4.000 | "
+            "2030-01-07T11:30:00Z → min 2 / desired 2 / max 2 | 2030-01-21T11:00:00Z → min 0 / desired 0 / max 0 |"
+            ) in md
+    text = render_text(block_report, color=False)
+    assert "Capacity blocks (paid up front for the window, whether nodes run or not)" in text
+    assert "capacity block p5: $21,504.00 paid up front for 2030-01-07T11:30:00Z → 2030-01-21T11:30:00Z" in text
+
+
+def test_block_without_fee_is_unknown_and_the_budget_fails_closed():
+    report = preview_config("t", edits(EKS, {"nodePools[0].capacity": {**BLOCK, "upfrontFeeUsd": None}}))
+    p = pool_cost(report)
+    assert (p.usd_per_hour_min, p.usd_per_hour_max, p.usd_per_node_hour) == (None, None, None)
+    totals = report.cost.as_dict()["totals"]
+    assert totals["complete"] is False and totals["unpricedPools"] == ["p5"]
+    assert ("the cost of capacity block p5 is unknown (capacity block without capacity.upfrontFeeUsd): the totals "
+            "leave it out and the cost-stack-budget policy fails closed; declare the fee and window you bought"
+            ) in report.cost.notes
+    budget = [v for v in report.violations if v["policy"] == "cost-stack-budget"]
+    assert [v["enforcement"] for v in budget] == ["mandatory"] and report.exit_code == 1
+    assert ("unpriced GPU pools: p5 (capacity block without a declared upfront fee (capacity.upfrontFeeUsd, "
+            "capacity.window))") in budget[0]["message"]
+    assert "+ unknown" in render_markdown(report)
+    json.dumps(report.as_dict(), allow_nan=False)  # strict JSON: unknown is null, never NaN
+
+
+@pytest.mark.parametrize("capacity, nodes", [(ODCR, 2), ({**ODCR, "reservedNodes": 3}, 3)],
+                         ids=["default-max-nodes", "declared"])
+def test_odcr_bills_every_reserved_node_so_min_is_never_zero(capacity, nodes):
+    p = pool_cost(preview_config("t", edit(EKS, "nodePools[0].capacity", capacity)))
+    assert p.min_nodes == 0 and p.reserved_nodes == nodes
+    assert (round(p.usd_per_hour_min, 2), round(p.usd_per_hour_max, 2)) == (round(55.04 * nodes, 2),) * 2
+
+
+def test_gke_reservation_min_is_its_reserved_nodes():
+    report = preview_config("t", edit(GKE, "nodePools[0].capacity", {"type": "reservation", "reservation": "res-a3"}))
+    p = pool_cost(report, "h100")
+    assert (round(p.usd_per_hour_min, 2), p.reserved_nodes) == (353.96, 4)  # 4 × $88.49, with 0 nodes running
+    assert any(n.startswith("reservation pools are billed for every reserved node whether used or not, so $/h min "
+                            "counts them: h100 (4)") for n in report.cost.notes)
+
+
+def test_preview_names_the_prices_the_policy_pack_overrides(tmp_path):
+    config = tmp_path / "pack.json"
+    config.write_text(json.dumps({"cost-gpu-hour-limit": {"priceOverrides": [
+        {"machineType": "p5.48xlarge", "capacity": "on-demand", "usdPerNodeHour": 40, "asOf": "2026-10-01",
+         "source": "savings plan 2026"}]}}))
+    report = preview_config("t", EKS, policies=PolicyOptions(config_file=config))
+    assert ("price of p5 is overridden in the policy pack config (cost-gpu-hour-limit: $40.00/node-h, negotiated "
+            "price as of 2026-10-01 (savings plan 2026)) instead of the list $55.04/node-h shown in the table"
+            ) in report.cost.notes
+    assert not [n for n in preview_config("t", EKS).cost.notes if "overridden" in n]
