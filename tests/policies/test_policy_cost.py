@@ -70,8 +70,8 @@ def test_unknown_price_fails_closed_with_how_to_add_it(pack, gke):
         '{"machineType": "a3-edgegpu-8g", "region": "us-central1", "capacity": "on-demand", "usdPerNodeHour": '
         '<price>, "asOf": "<YYYY-MM-DD>", "source": "<contract or quote>"} to priceOverrides of cost-gpu-hour-limit '
         "in the policy pack config")]
-    elsewhere = with_props(pool, edit(wire(pool), "location", "europe-west4"))
-    assert "no price for a3-highgpu-8g on-demand in europe-west4" in pack.resource(elsewhere, gke)[0][2]
+    elsewhere = with_props(pool, edit(wire(pool), "location", "europe-west2"))  # a region without A3 High
+    assert "no price for a3-highgpu-8g on-demand in europe-west2" in pack.resource(elsewhere, gke)[0][2]
 
 
 def test_unknown_machine_type_fails_closed(pack, gke):
@@ -119,10 +119,10 @@ def test_price_age_is_advisory_and_uses_the_evaluation_date(pack, eks):
     assert pack.resource(spot, eks) == [(
         "cost-price-age", "advisory",
         "pool 'p5': the price is old, so cost checks may be off · observed: the p5.48xlarge spot price in us-east-1 "
-        "is 700 days old (catalog price as of 2025-01-01) · required: at most 180 days on 2026-12-02, from "
+        "is 367 days old (catalog price as of 2025-11-30) · required: at most 180 days on 2026-12-02, from "
         "maxPriceAgeDays\nFix: refresh the price in "
         "catalog/data/prices.csv from the provider's current price list (with its date and source)")]
-    pack.configure({"cost-price-age": {"evaluationDate": "2025-03-01"}})
+    pack.configure({"cost-price-age": {"evaluationDate": "2026-01-01"}})  # 32 days after the price's date
     assert pack.resource(spot, eks) == []
 
 
