@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,8 +59,20 @@ class Catalog:
     def region_names(self, cloud: Cloud) -> list[str]:
         return sorted(r for (c, r) in self.regions if c == cloud)
 
+    def has_region(self, cloud: Cloud, region: str) -> bool:
+        return (cloud, region) in self.regions
+
     def zones(self, cloud: Cloud, region: str) -> tuple[str, ...]:
+        """The zone names the sources list (GCP). AWS: none, since an AZ name (``us-east-1a``) maps to an AZ ID
+        differently in every account and the sources list only the IDs (``zone_ids``); see ``is_zone``."""
         return self.regions.get((cloud, region), ())
+
+    def is_zone(self, cloud: Cloud, region: str, zone: str) -> bool:
+        """GCP: a listed zone of the region. AWS: any ``<region><letter>`` name of a catalog region (which letters an
+        account has is not sourced, so none is refused for its letter)."""
+        if cloud == Cloud.AWS:
+            return self.has_region(cloud, region) and re.fullmatch(re.escape(region) + "[a-z]", zone) is not None
+        return zone in self.zones(cloud, region)
 
     def offered_zones(self, cloud: Cloud, machine: MachineType) -> ZoneAvailability | None:
         """Where a source saw this machine offered (an N1 pool: where its GPU is), or None when nothing is known."""

@@ -9,6 +9,9 @@ from validation.pool_zones import OFFERINGS_COMMAND
 from stacks.spec import ClusterMode, StackSpec
 
 
+AWS_NAMES = ", and which AZ a zone's letter names differs per account"
+
+
 def unknown_zone_availability(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
     """Pools whose machine the catalog has no per-zone facts for (every EKS type): say the zones were not checked."""
     out = []
@@ -24,7 +27,8 @@ def unknown_zone_availability(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
                                                           zones=",".join(unchecked))
             out.append(SpecIssue(
                 path_of("nodePools", i, "zones"), f"pool '{pool.name}': the catalog does not know which zones offer "
-                f"{pool.machine_type} (no public per-zone source); not checked: {', '.join(unchecked)}", pool.zones,
+                f"{pool.machine_type} (no public per-zone source{AWS_NAMES if spec.cloud == Cloud.AWS else ''}); "
+                f"not checked: {', '.join(unchecked)}", pool.zones,
                 "zones that offer it to your account", f"check with `{command}`; declare zoneAvailabilityOverride "
                 "(zones + reason) to record that you did", warning=True))
     return out

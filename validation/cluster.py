@@ -7,7 +7,8 @@ import re
 
 from catalog import Catalog, Cloud
 from stacks.spec import ClusterMode, ClusterSpec
-from validation.issues import Issues, allowed_list, choice_fix
+from validation.issues import Issues, allowed_list
+from validation.pool_zones import aws_zone_fix, zone_choices
 from validation.names import DNS_LABEL
 
 CLUSTER_NAME_MAX = {Cloud.GCP: 40, Cloud.AWS: 100}
@@ -41,7 +42,7 @@ def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None
         issues.error(("systemPool", "machineType"), "the system pool must be a CPU type", sp.machine_type,
                      allowed=allowed_list(cat.system_machine_types(cloud)) + " (or any CPU type)",
                      fix="GPU types belong in nodePools; pick a CPU type for add-ons")
-    if cluster.mode == ClusterMode.CREATE and region and cat.zones(cloud, region):
+    if cluster.mode == ClusterMode.CREATE and region and cat.has_region(cloud, region):
         _check_system_pool_price(issues, cat, cloud, region, cluster)
     if cloud == Cloud.AWS:
         _check_eks_cluster(issues, cat, region, cluster)
@@ -86,12 +87,13 @@ def _check_eks_cluster(issues: Issues, cat: Catalog, region: str | None, cluster
         issues.error("kubernetesVersion", "EKS version not in the supported set", cluster.kubernetes_version,
                      allowed=allowed_list(EKS_VERSIONS),
                      fix="quote the version in YAML (\"1.35\") and pick a supported one")
-    zones = cat.zones(Cloud.AWS, region) if region else ()
+    known = region is not None and cat.has_region(Cloud.AWS, region)
     subnets = issues.at("subnets")
     for zone, subnet in cluster.subnets.items():
-        if zones and zone not in zones:
-            subnets.error(zone, f"not an Availability Zone of {region}", zone, allowed=allowed_list(zones),
-                          fix=choice_fix("the subnet's zone", zone, zones))
+        if known and region and not cat.is_zone(Cloud.AWS, region, zone):
+            subnets.error(zone, f"not an Availability Zone of {region}", zone,
+                          allowed=zone_choices(cat, Cloud.AWS, region),
+                          fix=aws_zone_fix(region, zone))
         if not AWS_SUBNET.match(str(subnet)):
             subnets.error(zone, "not an EC2 subnet ID", subnet, allowed="subnet- followed by 8 or 17 hex digits",
                           fix="copy the ID from `aws ec2 describe-subnets`")

@@ -83,7 +83,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         check_account(issues, cloud, parts.get("project"), parts.get("account_id"), project_given="project" in unparsed)
         if region is not None:
             check_region(issues, cat, cloud, region)
-            if not cat.zones(cloud, region):
+            if not cat.has_region(cloud, region):
                 region = None
         if cluster is not None:
             check_cluster(issues.at("cluster"), cat, cloud, region, cluster)

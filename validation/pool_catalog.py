@@ -106,7 +106,7 @@ def _report_unknown_machine(pool: Issues, cat: Catalog, cloud: Cloud, i: int, ma
 def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: NodePool, machine: MachineType) -> None:
     """Unknown is not $0: a pool without a dated price for its region and capacity type is refused."""
     capacity = spec.capacity.type
-    if not cat.zones(cloud, region) or cat.node_price(machine, region, capacity) is not None:
+    if not cat.has_region(cloud, region) or cat.node_price(machine, region, capacity) is not None:
         return
     special = cat.special.get((cloud, machine.machine_type))
     if special is not None and spec.capacity.reservation_kind != AwsReservationKind.CAPACITY_BLOCK:

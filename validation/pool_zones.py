@@ -2,14 +2,20 @@
 
 Zone availability is a fact from the catalog where its sources list the zones (GCP, per machine type or attached
 GPU): a zone outside that list is an error, and ``zoneAvailabilityOverride`` turns it into a warning for zones the
-user has capacity in. Where nothing is known (EKS: AWS publishes no per-zone table, and AZ names differ per account)
-the offline preview warns instead (``preview/advice.py``): it is advice about the deploy, not a spec error.
+user has capacity in. AWS zone names are not sourced (the sources list AZ IDs; a name maps to an ID per account), so
+any ``<region><letter>`` zone of a catalog region is accepted. Where nothing is known (EKS: AWS publishes no per-zone
+table) the offline preview warns instead (``preview/advice.py``): it is advice about the deploy, not a spec error.
 """
 from __future__ import annotations
+
+import re
 
 from catalog import Catalog, Cloud, MachineType
 from stacks.spec import ClusterSpec, NodePool
 from validation.issues import Issues, allowed_list, choice_fix
+
+AZ_ID = re.compile(r"[a-z]{2,5}\d-az\d+")
+"""An AWS AZ ID such as ``use1-az4``."""
 
 OFFERINGS_COMMAND = {
     Cloud.GCP: "gcloud compute machine-types list --filter=name={machine} --zones={zones}",
@@ -19,15 +25,32 @@ OFFERINGS_COMMAND = {
 """How a user checks which zones offer a machine to their account."""
 
 
+def zone_choices(cat: Catalog, cloud: Cloud, region: str) -> str:
+    """The ``allowed`` text for a zone of the region: GCP's listed zones; AWS's name pattern (``Catalog.is_zone``)."""
+    if cloud == Cloud.AWS:
+        return (f"{region} followed by one letter ({region}a, {region}b, …; which AZ a letter names depends on the "
+                f"account: aws ec2 describe-availability-zones --region {region})")
+    return allowed_list(cat.zones(cloud, region))
+
+
+def aws_zone_fix(region: str, zone: str) -> str:
+    """An AZ ID (``use1-az4``) is the usual mistake: it is the same in every account, but resources take the name."""
+    if AZ_ID.fullmatch(zone):
+        return (f"write the zone's name, not its AZ ID: aws ec2 describe-availability-zones --region {region} "
+                f"--zone-ids {zone} prints it")
+    return f"write the zone as {region} plus its letter, e.g. {region}a"
+
+
 def check_zones(pool: Issues, cat: Catalog, cloud: Cloud, region: str, cluster: ClusterSpec | None,
                 spec: NodePool, machine: MachineType | None) -> None:
-    zones = cat.zones(cloud, region)
-    if not zones:
+    if not cat.has_region(cloud, region):
         return  # unknown region is reported once, at gpu-cluster:region
     for j, zone in enumerate(spec.zones):
-        if zone not in zones:
-            pool.error(("zones", j), f"not a zone of region {region}", zone, allowed=allowed_list(zones),
-                       fix=choice_fix("the zone", zone, zones))
+        if not cat.is_zone(cloud, region, zone):
+            fix = (aws_zone_fix(region, zone) if cloud == Cloud.AWS
+                   else choice_fix("the zone", zone, cat.zones(cloud, region)))
+            pool.error(("zones", j), f"not a zone of region {region}", zone, allowed=zone_choices(cat, cloud, region),
+                       fix=fix)
         elif cloud == Cloud.AWS and cluster is not None and zone not in cluster.subnets:
             pool.error(("zones", j), "no subnet is declared for this Availability Zone", zone,
                        allowed=allowed_list(sorted(cluster.subnets)) or "none declared",
@@ -36,7 +59,8 @@ def check_zones(pool: Issues, cat: Catalog, cloud: Cloud, region: str, cluster: 
         pool.error("zones", "a zone is listed twice", spec.zones, allowed="each zone once", fix="remove the duplicate")
     declared = _check_override(pool, spec)
     if machine is not None:
-        _check_availability(pool, cat, cloud, region, spec, machine, [z for z in spec.zones if z in zones], declared)
+        zones = [z for z in spec.zones if cat.is_zone(cloud, region, z)]
+        _check_availability(pool, cat, cloud, region, spec, machine, zones, declared)
 
 
 def _check_override(pool: Issues, spec: NodePool) -> set[str]:

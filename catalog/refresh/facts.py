@@ -119,12 +119,6 @@ def _system_rows(folder: Path, known: Known) -> list[PriceRow]:
     return out
 
 
-def _aws_zone_names(region: str, zone_ids: list[str]) -> list[str]:
-    """AZ *names* are per-account letters (``us-east-1a``); the facts list account-independent AZ IDs. The catalog
-    names as many zones as the region has AZ IDs, lettered from ``a`` (documented in docs/catalog-and-prices.md)."""
-    return [f"{region}{chr(ord('a') + i)}" for i in range(len(zone_ids))]
-
-
 def build(folder: Path, known: Known) -> tuple[list[PriceRow], list[RegionRow], list[ZoneRow]]:
     """Every price, region and zone-availability row the facts support for what the catalog models."""
     gpu, system = _gpu_rows(folder, known), _system_rows(folder, known)
@@ -137,13 +131,13 @@ def build(folder: Path, known: Known) -> tuple[list[PriceRow], list[RegionRow], 
         if key not in keep:
             continue
         ids = r["zones"].split()
-        names = ids if r["cloud"] == "gcp" else _aws_zone_names(r["region"], ids)
-        zone_ids = "" if r["cloud"] == "gcp" else " ".join(ids)
+        # AWS: the facts list AZ IDs; AZ names map to them per account, so the catalog names no AWS zone
+        names, zone_ids = (ids, []) if r["cloud"] == "gcp" else ([], ids)
         source = f"shared facts prices/regions-zones.csv: {r['source']}"
         if r["cloud"] == "aws":
-            source += "; AZ names lettered a.. per AZ ID (names map to IDs per account)"
-        regions.append(RegionRow(cloud=r["cloud"], region=r["region"], zones=" ".join(names), zone_ids=zone_ids,
-                                 source=source))
+            source += "; AZ IDs only (an AZ name maps to an ID per account: not sourced)"
+        regions.append(RegionRow(cloud=r["cloud"], region=r["region"], zones=" ".join(names),
+                                 zone_ids=" ".join(zone_ids), source=source))
     prices = sorted((p for p in gpu + system if (p.cloud, p.region) in keep),
                     key=lambda p: (p.cloud, p.machine_type, p.region, p.capacity))
     return prices, sorted(regions, key=lambda r: (r.cloud, r.region)), _zone_rows(folder, known, keep)

@@ -133,7 +133,7 @@ def _shapes(cloud: Cloud) -> list[tuple[str, str | None, int | None]]:
 
 def _minimal_config(cloud: Cloud, region: str, machine_type: str, accelerator: str | None, count: int | None,
                     capacity: CapacityType) -> dict[str, Any]:
-    zones = CAT.zones(cloud, region)
+    zones = CAT.zones(cloud, region) or (f"{region}a", f"{region}b")  # AWS: any letter names a zone
     machine = CAT.resolve(cloud, machine_type, accelerator, count)
     avail = CAT.offered_zones(cloud, machine) if machine is not None else None
     zone = next((z for z in zones if avail is None or z in avail.zones), zones[0])

@@ -114,9 +114,10 @@ def test_regions_and_zones_come_from_the_facts():
     for (cloud, region), zones in CAT.regions.items():
         if cloud == Cloud.GCP:
             assert list(zones) == facts[(cloud, region)], region
-        else:  # AZ names per account: one lettered name per AZ ID the facts list
+        else:  # AZ IDs only: an AZ name maps to an ID per account, so the catalog names no AWS zone
             assert list(CAT.zone_ids[(cloud, region)]) == facts[(cloud, region)], region
-            assert len(zones) == len(facts[(cloud, region)]) and all(z[:-1] == region for z in zones), region
+            assert zones == (), region
+            assert CAT.is_zone(cloud, region, f"{region}z") and not CAT.is_zone(cloud, region, facts[(cloud, region)][0])
 
 
 def test_zone_availability_is_the_facts_per_machine():

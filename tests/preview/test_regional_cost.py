@@ -92,3 +92,20 @@ def test_the_cost_stops_rather_than_print_a_total_without_the_system_pool(monkey
     report = preview_config("unpriced", GKE)
     assert [e.path for e in report.errors] == ["gpu-cluster:cluster.systemPool.machineType"]
     assert report.resources == [] and report.cost is None
+
+
+def test_an_aws_zone_is_any_letter_of_a_catalog_region_and_its_availability_stays_unknown():
+    """The facts list AZ IDs; a name (``us-east-2f``) maps to one per account, so no letter is refused — the preview
+    says the zone was not checked instead of pretending to know."""
+    config = edits(EKS_OHIO, {"gpu-cluster:cluster.subnets.us-east-2f": "subnet-0123456789abcdef2",
+                              "gpu-cluster:nodePools[0].zones": ["us-east-2f"]})
+    report = preview_config("ohio-f", config)
+    assert report.errors == []
+    (warning,) = [w for w in report.warnings if w.path == "gpu-cluster:nodePools[0].zones"]
+    assert warning.problem == (
+        "pool 'p5': the catalog does not know which zones offer p5.48xlarge (no public per-zone source, and which AZ "
+        "a zone's letter names differs per account); not checked: us-east-2f")
+    assert "aws ec2 describe-instance-type-offerings" in warning.fix and "--region us-east-2" in warning.fix
+    declared = edits(config, {"gpu-cluster:nodePools[0].zoneAvailabilityOverride": {
+        "zones": ["us-east-2f"], "reason": "checked with describe-instance-type-offerings"}})
+    assert [w for w in preview_config("ohio-f", declared).warnings if w.path == "gpu-cluster:nodePools[0].zones"] == []

@@ -52,7 +52,7 @@ KNOWN_KEYS = sorted({*_aliases(StackSpec), *_aliases(ClusterSpec), *_aliases(Nod
 PLAUSIBLE_STRINGS = sorted({
     "gcp", "aws", "gke", "spot", "on-demand", "reservation", "NoSchedule", "RAPID", "existing", "create", "1.34",
     "0.0.0.0/0", "::/0", "10.0.0.0/8", "gpu-cluster/pool", "nvidia.com/gpu", "cr-0123456789abcdef0",
-    "subnet-0123456789abcdef0", "capacity-block", "", " ", "a" * 70,
+    "subnet-0123456789abcdef0", "capacity-block", "us-east-1a", "use1-az1", "", " ", "a" * 70,
     *(m for c in Cloud for m in CAT.machine_types(c)), *(a for (_, a) in CAT.attachable),
     *(r for (_, r) in CAT.regions), *(z for zs in CAT.regions.values() for z in zs),
 })
@@ -213,7 +213,7 @@ def valid_pool(draw, cloud: Cloud, region: str, name: str, subnet_zones: list[st
 @st.composite
 def valid_config(draw) -> dict[str, Any]:
     cloud, region = draw(st.sampled_from(sorted(OPTIONS, key=lambda k: (k[0].value, k[1]))))
-    zones = list(CAT.zones(cloud, region))
+    zones = list(CAT.zones(cloud, region)) or [f"{region}{letter}" for letter in "abcdz"]  # AWS: names per account
     cfg: dict[str, Any] = {"cloud": cloud.value, "region": region}
     cluster: dict[str, Any] = {"name": draw(dns_label)}
     subnet_zones: list[str] = []

@@ -71,6 +71,19 @@ CASES = [
           allowed:  us-central1-a, us-central1-b, us-central1-c, us-central1-f
           fix:      did you mean 'us-central1-a'?
         """, id="zone-not-in-region"),
+    # AWS zone names are not sourced (AZ IDs are; a name maps to an ID per account): any letter of the region passes
+    case("eks", {"nodePools[0].zones": ["us-east-2a"]}, """
+        error: gpu-cluster:nodePools[0].zones[0]: pool 'h100': not a zone of region us-east-1
+          received: 'us-east-2a'
+          allowed:  us-east-1 followed by one letter (us-east-1a, us-east-1b, …; which AZ a letter names depends on the account: aws ec2 describe-availability-zones --region us-east-1)
+          fix:      write the zone as us-east-1 plus its letter, e.g. us-east-1a
+        """, id="eks-zone-of-another-region"),
+    case("eks", {"nodePools[0].zones": ["use1-az4"]}, """
+        error: gpu-cluster:nodePools[0].zones[0]: pool 'h100': not a zone of region us-east-1
+          received: 'use1-az4'
+          allowed:  us-east-1 followed by one letter (us-east-1a, us-east-1b, …; which AZ a letter names depends on the account: aws ec2 describe-availability-zones --region us-east-1)
+          fix:      write the zone's name, not its AZ ID: aws ec2 describe-availability-zones --region us-east-1 --zone-ids use1-az4 prints it
+        """, id="eks-zone-given-as-az-id"),
     case("gke", {"nodePools[0].zones": ["us-central1-a", "us-central1-a"]}, """
         error: gpu-cluster:nodePools[0].zones: pool 'h100': a zone is listed twice
           received: ["us-central1-a", "us-central1-a"]
