@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from catalog import CapacityType, Catalog, Cloud, MachineType, SoldAs
+from stacks.capacity_block import is_capacity_block
 from stacks.spec import AwsReservationKind, NodePool
 from validation.issues import Issues, allowed_list, choice_fix
 from validation.names import CLOUD_NAME, other_cloud
@@ -111,6 +112,9 @@ def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: Nod
     special = cat.special.get((cloud, machine.machine_type))
     if special is not None and spec.capacity.reservation_kind != AwsReservationKind.CAPACITY_BLOCK:
         return  # reported once, as the form it is not sold in
+    if is_capacity_block(spec):
+        _check_block_without_list_price(pool, spec, machine)
+        return
     kind = "spot" if capacity == CapacityType.SPOT else "on-demand"
     article = "a" if kind == "spot" else "an"
     elsewhere = cat.priced_regions(machine, capacity)
@@ -127,3 +131,19 @@ def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: Nod
                "(unknown is not $0)", spec.machine_type, allowed=allowed,
                fix="add a dated, sourced row to catalog/data/prices.csv, or pick another region, capacity type or "
                "machine type")
+
+
+def _check_block_without_list_price(pool: Issues, spec: NodePool, machine: MachineType) -> None:
+    """A capacity block of a machine with no list price (p5e.48xlarge is sold only so) costs what was paid for it:
+    the declared fee and window are its only price, so both are required here (elsewhere a block without them is
+    priced as unknown)."""
+    cap = spec.capacity
+    missing = [key for key, value in (("upfrontFeeUsd", cap.upfront_fee_usd), ("window", cap.window)) if value is None]
+    if not missing:
+        return  # a malformed window is reported by the capacity-block checks
+    pool.error(("capacity", missing[0]), f"{machine.machine_type} has no list price: a capacity block of it costs only "
+               "its upfront fee, so the fee and the window are needed to price it (unknown is not $0)", None,
+               allowed="capacity.upfrontFeeUsd (the UpfrontFee of the offering you bought) and capacity.window "
+               "({start, durationHours} or {start, end})",
+               fix=f"declare {' and '.join('capacity.' + k for k in missing)} from "
+               "`aws ec2 describe-capacity-reservations` / the purchase")

@@ -109,3 +109,16 @@ def test_an_aws_zone_is_any_letter_of_a_catalog_region_and_its_availability_stay
     declared = edits(config, {"gpu-cluster:nodePools[0].zoneAvailabilityOverride": {
         "zones": ["us-east-2f"], "reason": "checked with describe-instance-type-offerings"}})
     assert [w for w in preview_config("ohio-f", declared).warnings if w.path == "gpu-cluster:nodePools[0].zones"] == []
+
+
+def test_a_capacity_block_of_a_machine_without_list_price_previews_at_its_declared_fee():
+    """p5e.48xlarge is sold only as capacity blocks and has no list price: the block's fee over its window is its
+    price (2 nodes × 336 h for $21,504.00 = $32.00/node-h, $4.00/GPU-h), never a guessed on-demand rate."""
+    config = edits(EKS, {"gpu-cluster:nodePools[0].machineType": "p5e.48xlarge", "gpu-cluster:nodePools[0].capacity": {
+        "type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block",
+        "upfrontFeeUsd": 21504, "reservedNodes": 2, "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336}}})
+    report = preview_config("p5e-block", config)
+    assert report.errors == []
+    (pool,) = report.cost.pools
+    assert (pool.usd_per_node_hour, pool.usd_per_gpu_hour, pool.usd_per_hour_min) == (32.0, 4.0, 64.0)
+    assert report.cost.unpriced == []

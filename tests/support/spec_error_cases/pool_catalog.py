@@ -129,6 +129,14 @@ CASES = [
           allowed:  capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…}
           fix:      buy a capacity block and declare it, or pick a machine sold on demand (p5en.48xlarge has the same 8 x H200)
         """, id="capacity-block-only-p5e-odcr"),
+    # the only form p5e exists in has no list price either: its declared fee and window are its price
+    case("eks", {"nodePools[0].machineType": "p5e.48xlarge",
+                 "nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
+                                           "reservationKind": "capacity-block"}}, """
+        error: gpu-cluster:nodePools[0].capacity.upfrontFeeUsd: pool 'h100': p5e.48xlarge has no list price: a capacity block of it costs only its upfront fee, so the fee and the window are needed to price it (unknown is not $0)
+          allowed:  capacity.upfrontFeeUsd (the UpfrontFee of the offering you bought) and capacity.window ({start, durationHours} or {start, end})
+          fix:      declare capacity.upfrontFeeUsd and capacity.window from `aws ec2 describe-capacity-reservations` / the purchase
+        """, id="capacity-block-p5e-without-fee-and-window"),
     case("gke", {"nodePools[0].machineType": "a3-ultragpu-8g"}, """
         error: gpu-cluster:nodePools[0].zones[0]: pool 'h100': a3-ultragpu-8g is not offered in us-central1-a (catalog sources as of 2026-07-09)
           received: 'us-central1-a'
