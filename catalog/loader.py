@@ -4,12 +4,13 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.models import (
     AttachableGpu, CapacityType, Cloud, ControlPlaneFee, EksVersion, GpuDirect, GpuModel, HostMachine, MachineType,
-    Price, PriceKind, ZoneAvailability,
+    Price, PriceKind, SoldAs, SpecialOffering, ZoneAvailability,
 )
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -36,7 +37,12 @@ class Catalog:
     prices: dict[tuple[Cloud, str, str, PriceKind], Price] = field(default_factory=dict)
     """(cloud, machine type or attachable accelerator, region, price kind) -> price."""
     regions: dict[tuple[Cloud, str], tuple[str, ...]] = field(default_factory=dict)
+    zone_ids: dict[tuple[Cloud, str], tuple[str, ...]] = field(default_factory=dict)
+    """AWS: the region's account-independent AZ IDs (``use1-az1``), as the sources list them."""
     zone_availability: dict[tuple[Cloud, str], ZoneAvailability] = field(default_factory=dict)
+    """(cloud, machine type or N1-attachable GPU) -> the zones a source saw offering it (every catalog region)."""
+    special: dict[tuple[Cloud, str], SpecialOffering] = field(default_factory=dict)
+    """Machines sold only as capacity blocks or UltraServers: the plain form does not exist."""
     control_plane: dict[Cloud, ControlPlaneFee] = field(default_factory=dict)
     """The per-cluster fee on standard support (GKE's only fee)."""
     control_plane_extended: dict[Cloud, ControlPlaneFee] = field(default_factory=dict)
@@ -57,8 +63,25 @@ class Catalog:
     def region_names(self, cloud: Cloud) -> list[str]:
         return sorted(r for (c, r) in self.regions if c == cloud)
 
+    def has_region(self, cloud: Cloud, region: str) -> bool:
+        return (cloud, region) in self.regions
+
     def zones(self, cloud: Cloud, region: str) -> tuple[str, ...]:
+        """The zone names the sources list (GCP). AWS: none, since an AZ name (``us-east-1a``) maps to an AZ ID
+        differently in every account and the sources list only the IDs (``zone_ids``); see ``is_zone``."""
         return self.regions.get((cloud, region), ())
+
+    def is_zone(self, cloud: Cloud, region: str, zone: str) -> bool:
+        """GCP: a listed zone of the region. AWS: any ``<region><letter>`` name of a catalog region (which letters an
+        account has is not sourced, so none is refused for its letter)."""
+        if cloud == Cloud.AWS:
+            return self.has_region(cloud, region) and re.fullmatch(re.escape(region) + "[a-z]", zone) is not None
+        return zone in self.zones(cloud, region)
+
+    def offered_zones(self, cloud: Cloud, machine: MachineType) -> ZoneAvailability | None:
+        """Where a source saw this machine offered (an N1 pool: where its GPU is), or None when nothing is known."""
+        key = machine.accelerator if machine.attachable else machine.machine_type
+        return self.zone_availability.get((cloud, key))
 
     def attachable_gpus(self, cloud: Cloud, host_machine_type: str) -> list[AttachableGpu]:
         return [a for (c, _), a in self.attachable.items() if c == cloud and host_machine_type in a.host_machine_types]
@@ -148,10 +171,15 @@ def _parse() -> Catalog:
                                 label=r["label"], source=r["source"])
     for r in _rows("regions.csv"):
         cat.regions[(Cloud(r["cloud"]), r["region"])] = tuple(r["zones"].split())
+        cat.zone_ids[(Cloud(r["cloud"]), r["region"])] = tuple(r["zone_ids"].split())
     for r in _rows("zone-availability.csv"):
-        cat.zone_availability[(Cloud(r["cloud"]), r["machine_prefix"])] = ZoneAvailability(
-            machine_prefix=r["machine_prefix"], zones=tuple(r["zones"].split()),
+        cat.zone_availability[(Cloud(r["cloud"]), r["machine_type"])] = ZoneAvailability(
+            machine_type=r["machine_type"], zones=tuple(r["zones"].split()),
             as_of=dt.date.fromisoformat(r["as_of"]), source=r["source"])
+    for r in _rows("special-offerings.csv"):
+        cat.special[(Cloud(r["cloud"]), r["machine_type"])] = SpecialOffering(
+            cloud=Cloud(r["cloud"]), machine_type=r["machine_type"], sold_as=SoldAs(r["sold_as"]),
+            gpus=int(r["gpus"]), fabric=r["fabric"], source=r["source"])
     for r in _rows("control-plane.csv"):
         fees = {"standard": cat.control_plane, "extended": cat.control_plane_extended}[r["support"]]
         fees[Cloud(r["cloud"])] = ControlPlaneFee(

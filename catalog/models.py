@@ -36,6 +36,8 @@ class GpuModel(str, Enum):
     H100_80GB = "H100_80GB"
     H200_141GB = "H200_141GB"
     B200 = "B200"
+    RTX_PRO_6000 = "RTX_PRO_6000"
+    """NVIDIA RTX PRO 6000 Blackwell Server Edition, 96 GB (GCP G4, AWS G7e)."""
     L4 = "L4"
     L40S = "L40S"
     A10G = "A10G"
@@ -46,7 +48,7 @@ class GpuModel(str, Enum):
     @property
     def slurm_name(self) -> str:
         """Lower-case GRES type name, e.g. ``h100`` (Slurm ``gpu:<type>:<count>``)."""
-        return self.value.split("_")[0].lower()
+        return self.value.replace("RTX_PRO_", "rtxpro").split("_")[0].lower()
 
 
 class GpuDirect(str, Enum):
@@ -122,9 +124,32 @@ class HostMachine:
 
 @dataclass(frozen=True)
 class ZoneAvailability:
-    machine_prefix: str
+    """The zones where a source saw a machine type (or an N1-attachable GPU) offered."""
+
+    machine_type: str
     zones: tuple[str, ...]
     as_of: dt.date
+    source: str
+
+
+class SoldAs(str, Enum):
+    """How a machine type can be bought when not on demand or spot."""
+
+    CAPACITY_BLOCK = "capacity-block"
+    """Only as EC2 Capacity Blocks for ML (a reservation pool with ``reservationKind: capacity-block``)."""
+    ULTRASERVER = "ultraserver"
+    """Only as part of an EC2 UltraServer (bought as an UltraServer Capacity Block); no plain instances."""
+
+
+@dataclass(frozen=True)
+class SpecialOffering:
+    """A GPU machine sold only in a special form: the plain form (on-demand, spot, ODCR) does not exist."""
+
+    cloud: Cloud
+    machine_type: str
+    sold_as: SoldAs
+    gpus: int
+    fabric: str
     source: str
 
 

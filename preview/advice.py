@@ -6,11 +6,37 @@ from catalog.fabric import load_fabric_catalog
 from stacks.fabric import fabric_plan
 from validation.issues import SpecIssue, path_of
 from validation.pod_start import unpinned_ami_advice
+from validation.pool_zones import OFFERINGS_COMMAND
 from stacks.spec import ClusterMode, StackSpec
 
 
+AWS_NAMES = ", and which AZ a zone's letter names differs per account"
+
+
+def unknown_zone_availability(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
+    """Pools whose machine the catalog has no per-zone facts for (every EKS type): say the zones were not checked."""
+    out = []
+    for i, pool in enumerate(spec.node_pools):
+        acc = pool.accelerator
+        machine = cat.resolve(spec.cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
+        if machine is None or cat.offered_zones(spec.cloud, machine) is not None:
+            continue
+        declared = set(pool.zone_availability_override.zones) if pool.zone_availability_override else set()
+        unchecked = [z for z in pool.zones if z not in declared]
+        if unchecked:
+            command = OFFERINGS_COMMAND[spec.cloud].format(machine=pool.machine_type, region=spec.region,
+                                                          zones=",".join(unchecked))
+            out.append(SpecIssue(
+                path_of("nodePools", i, "zones"), f"pool '{pool.name}': the catalog does not know which zones offer "
+                f"{pool.machine_type} (no public per-zone source{AWS_NAMES if spec.cloud == Cloud.AWS else ''}); "
+                f"not checked: {', '.join(unchecked)}", pool.zones,
+                "zones that offer it to your account", f"check with `{command}`; declare zoneAvailabilityOverride "
+                "(zones + reason) to record that you did", warning=True))
+    return out
+
+
 def deploy_advice(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
-    advice = []
+    advice = unknown_zone_availability(spec, cat)
     if spec.cluster.mode == ClusterMode.CREATE and not spec.cluster.authorized_networks:
         advice.append(SpecIssue(
             path_of("cluster", "authorizedNetworks"),

@@ -50,6 +50,14 @@ class FixedCost:
     as_of: str
 
 
+class UnpricedCost(Exception):
+    """A cost item has no catalog price: the preview stops (exit 2) instead of printing a partial total."""
+
+    def __init__(self, path: str, item: str, region: str):
+        self.path, self.item, self.region = path, item, region
+        super().__init__(f"{path}: no on-demand catalog price for {item} in {region}")
+
+
 @dataclass
 class CostReport:
     pools: list[PoolCost]
@@ -183,9 +191,8 @@ def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostRep
         sp = spec.cluster.system_pool
         machine = sp.machine_type_for(spec.cloud)
         price = cat.host_price(spec.cloud, machine, spec.region)
-        if price is None:
-            report.notes.append(f"system pool {machine} has no catalog price in {spec.region}; it is not in the "
-                                "totals (add it to catalog/data/prices.csv)")
+        if price is None:  # validation refuses this; a total without the system pool would not be a total
+            raise UnpricedCost("gpu-cluster:cluster.systemPool.machineType", machine, spec.region)
         else:
             report.fixed.append(FixedCost(item=f"system pool ({sp.min_nodes}-{sp.max_nodes} × {machine})",
                                           usd_per_hour_min=price.usd_per_hour * sp.min_nodes,

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog import load_catalog
-from preview.cost import stack_cost
+from preview.cost import UnpricedCost, stack_cost
 from preview.advice import deploy_advice
 from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, fabric_summary
 from stacks.maintenance import summary as maintenance_summary
@@ -15,7 +15,7 @@ from preview.policy.check import PolicyOptions, apply_policies
 from preview.queue_summary import queue_plan
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
-from validation.issues import SpecError
+from validation.issues import SpecError, SpecIssue
 from stacks.facts import pool_facts
 from stacks.pod_start import pod_start_summary
 from validation.load import decode_config, load_spec
@@ -40,7 +40,14 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.cloud, report.region = spec.cloud.value, spec.region
     report.resources = run_program(config, stack, main, secret_keys).resources
     facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
-    report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
+    try:
+        report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
+    except UnpricedCost as exc:  # exit 2 naming the price, never a total that leaves something out
+        report.errors = [SpecIssue(path=exc.path, problem=f"no on-demand price for {exc.item} in {exc.region}; "
+                                   "refusing to print a total without it", value=exc.item,
+                                   fix="add a dated, sourced row to catalog/data/prices.csv, or pick a priced type")]
+        report.resources = []  # like any invalid configuration: nothing is reported as created
+        return report
     report.queues = queue_plan(spec, facts)
     report.slurm = slurm_summary(spec, facts)
     report.fabric = fabric_summary(spec, facts, report.resources)

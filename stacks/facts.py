@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from catalog import CapacityType, Catalog, Cloud, MachineType, Price, load_mig_catalog
 from catalog.fabric import load_fabric_catalog
+from stacks.capacity_block import block_price, block_window, is_capacity_block
 from stacks.fabric import FabricPlan, fabric_plan
 from stacks.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack, pool_runtime
 from stacks.queued import GKE_QUEUED_TAINT_KEY, QueuedPlan, queued_plan
@@ -77,12 +78,23 @@ class PoolFacts:
         return self.price.usd_per_hour / self.machine.gpus
 
 
+def _declared_block_price(spec: StackSpec, pool: NodePool, machine: MachineType) -> Price | None:
+    """A machine sold only as capacity blocks has no list price: its $/node-hour is the block's declared upfront fee
+    over its window and nodes (validation requires both for such a machine)."""
+    block = block_price(spec.cloud, pool, machine.gpus) if is_capacity_block(pool) else None
+    window = block_window(pool)
+    if block is None or window is None:
+        return None
+    return Price(usd_per_hour=block.usd_per_node_hour, as_of=window.start.date(), label="capacity block fee (declared)",
+                 source=f"capacity.upfrontFeeUsd ${block.fee_usd:,.2f} over {block.hours:g} h × {block.nodes} nodes")
+
+
 def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
     acc = pool.accelerator
     machine = cat.resolve(spec.cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
     if machine is None:
         raise LookupError(f"pool {pool.name}: machine type {pool.machine_type} is not in the catalog (spec not validated?)")
-    price = cat.node_price(machine, spec.region, pool.capacity.type)
+    price = cat.node_price(machine, spec.region, pool.capacity.type) or _declared_block_price(spec, pool, machine)
     if price is None:
         raise LookupError(f"pool {pool.name}: no price for {pool.machine_type} in {spec.region} (spec not validated?)")
     index = next(i for i, p in enumerate(spec.node_pools) if p.name == pool.name)  # for error paths only

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 DOCKER_HUB = "docker.io"
-AR_HOST = re.compile(r"^[a-z0-9-]+-docker\.pkg\.dev$")
+AR_HOST = re.compile(r"[a-z0-9-]+-docker\.pkg\.dev")
 """Artifact Registry Docker hosts (``us-central1-docker.pkg.dev``, ``us-docker.pkg.dev``): GKE streams only these."""
 _COMPONENT = r"[a-z0-9]+(?:[._-]+[a-z0-9]+)*"
 _REFERENCE = re.compile(
@@ -36,7 +36,7 @@ class ImageRef:
 
     @property
     def in_artifact_registry(self) -> bool:
-        return bool(AR_HOST.match(self.registry))
+        return bool(AR_HOST.fullmatch(self.registry))
 
     @property
     def reference(self) -> str:

@@ -119,6 +119,14 @@ class Accelerator(SpecModel):
         "GPUs per node. Fixed-GPU machine types (A2/A3/A4/G2) must match the catalog count, or omit it."))
 
 
+class ZoneAvailabilityOverride(SpecModel):
+    zones: list[str] = Field(min_length=1, description=(
+        "Zones of this pool where you know the machine type is offered to you (a reservation, an allow-listed "
+        "project, capacity the catalog's sources did not see). Each must be one of the pool's `zones`."))
+    reason: str = Field(min_length=1, description=(
+        "Why you know: e.g. the reservation or support case. Shown with the warning that replaces the error."))
+
+
 class NodePool(SpecModel):
     name: str = Field(description=(
         "Pool name: lower-case letters, digits and `-`, at most 32 characters. Becomes the "
@@ -163,6 +171,10 @@ class NodePool(SpecModel):
         "EKS only: the EKS-optimized AMI release the node group runs (`release_version`, e.g. `1.35.2-20260304`), its "
         "Kubernetes minor matching `cluster.kubernetesVersion`. Omitted: EKS picks the latest release whenever the "
         "group is created or updated, so the fleet's AMI changes without a change here (a warning says so)."))
+    zone_availability_override: ZoneAvailabilityOverride | None = Field(None, description=(
+        "Declares zones where the catalog's sources did not see the machine type but you have capacity. Omitted: a "
+        "zone the catalog knows does not offer the machine is an error, and a machine whose zones the catalog "
+        "does not know (every EKS type: AWS publishes no per-zone table) is a warning."))
 
 
 DEFAULT_SYSTEM_MACHINE = {Cloud.GCP: "e2-standard-4", Cloud.AWS: "m6i.xlarge"}
@@ -171,7 +183,8 @@ DEFAULT_SYSTEM_MACHINE = {Cloud.GCP: "e2-standard-4", Cloud.AWS: "m6i.xlarge"}
 
 class SystemPool(SpecModel):
     machine_type: str | None = Field(None, description=(
-        "CPU node type for cluster add-ons. Omitted: `e2-standard-4` (GKE) or `m6i.xlarge` (EKS)."))
+        "CPU node type for cluster add-ons. Omitted: `e2-standard-4` (GKE) or `m6i.xlarge` (EKS), priced in every "
+        "catalog region. Another type needs a catalog price in the region (the cost total always includes it)."))
 
     def machine_type_for(self, cloud: Cloud) -> str:
         return self.machine_type or DEFAULT_SYSTEM_MACHINE[cloud]

@@ -7,7 +7,8 @@ import re
 
 from catalog import Catalog, Cloud
 from stacks.spec import ClusterMode, ClusterSpec
-from validation.issues import Issues, allowed_list, choice_fix
+from validation.issues import Issues, allowed_list
+from validation.pool_zones import aws_zone_fix, zone_choices
 from validation.names import DNS_LABEL
 
 CLUSTER_NAME_MAX = {Cloud.GCP: 40, Cloud.AWS: 100}
@@ -41,6 +42,8 @@ def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None
         issues.error(("systemPool", "machineType"), "the system pool must be a CPU type", sp.machine_type,
                      allowed=allowed_list(cat.system_machine_types(cloud)) + " (or any CPU type)",
                      fix="GPU types belong in nodePools; pick a CPU type for add-ons")
+    if cluster.mode == ClusterMode.CREATE and region and cat.has_region(cloud, region):
+        _check_system_pool_price(issues, cat, cloud, region, cluster)
     if cloud == Cloud.AWS:
         _check_eks_cluster(issues, cat, region, cluster)
     elif cluster.mode == ClusterMode.EXISTING and cluster.location and region \
@@ -48,6 +51,20 @@ def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None
         issues.error("location", f"location is outside the stack region {region}", cluster.location,
                      allowed=f"{region} or one of its zones",
                      fix="set cluster.location to where the existing cluster runs (gcloud container clusters list)")
+
+
+def _check_system_pool_price(issues: Issues, cat: Catalog, cloud: Cloud, region: str, cluster: ClusterSpec) -> None:
+    """The system pool is in every total: a type without a price would make the total a lie, so it is refused."""
+    sp = cluster.system_pool
+    machine = sp.machine_type_for(cloud)
+    if machine in cat.machine_types(cloud) or cat.host_price(cloud, machine, region) is not None:
+        return  # a GPU type is reported above as not a CPU type
+    priced = [m for m in cat.system_machine_types(cloud) if cat.host_price(cloud, m, region) is not None]
+    issues.error(("systemPool", "machineType"), f"no on-demand price for the system pool's {machine} in {region}; "
+                 "refusing to print a total without it", machine,
+                 allowed=f"CPU types priced in {region}: {allowed_list(priced) or 'none'}",
+                 fix="omit systemPool.machineType (the default is priced in every catalog region), or add a dated, "
+                 "sourced row for it to catalog/data/prices.csv")
 
 
 def _check_authorized_networks(networks: Issues, cidrs: list[str]) -> None:
@@ -70,12 +87,13 @@ def _check_eks_cluster(issues: Issues, cat: Catalog, region: str | None, cluster
         issues.error("kubernetesVersion", "EKS version not in the supported set", cluster.kubernetes_version,
                      allowed=allowed_list(EKS_VERSIONS),
                      fix="quote the version in YAML (\"1.35\") and pick a supported one")
-    zones = cat.zones(Cloud.AWS, region) if region else ()
+    known = region is not None and cat.has_region(Cloud.AWS, region)
     subnets = issues.at("subnets")
     for zone, subnet in cluster.subnets.items():
-        if zones and zone not in zones:
-            subnets.error(zone, f"not an Availability Zone of {region}", zone, allowed=allowed_list(zones),
-                          fix=choice_fix("the subnet's zone", zone, zones))
+        if known and region and not cat.is_zone(Cloud.AWS, region, zone):
+            subnets.error(zone, f"not an Availability Zone of {region}", zone,
+                          allowed=zone_choices(cat, Cloud.AWS, region),
+                          fix=aws_zone_fix(region, zone))
         if not AWS_SUBNET.fullmatch(str(subnet)):
             subnets.error(zone, "not an EC2 subnet ID", subnet, allowed="subnet- followed by 8 or 17 hex digits",
                           fix="copy the ID from `aws ec2 describe-subnets`")

@@ -97,7 +97,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
                       secret_unread=secret_format_unknown(secret, "accountId", parts.get("account_id")))
         if region is not None:
             check_region(issues, cat, cloud, region)
-            if not cat.zones(cloud, region):
+            if not cat.has_region(cloud, region):
                 region = None
         if cluster is not None:
             check_cluster(issues.at("cluster"), cat, cloud, region, cluster)

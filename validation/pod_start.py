@@ -18,10 +18,10 @@ from stacks.pod_start_spec import GKE_PARALLEL_PULLS, MirrorUpstream
 from stacks.spec import ClusterSpec, NodePool, StackSpec
 from validation.issues import Issues, SpecIssue, path_of
 
-DISK_IMAGE = re.compile(r"^(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/)?global/images/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
-AMI_RELEASE = re.compile(r"^(?P<minor>[0-9]+\.[0-9]+)\.[0-9]+-[0-9]{8}$")
-REPOSITORY_ID = re.compile(r"^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$")
-SECRET_VERSION = re.compile(r"^projects/[^/]+/secrets/[^/]+/versions/[^/]+$")
+DISK_IMAGE = re.compile(r"(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/)?global/images/[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+AMI_RELEASE = re.compile(r"(?P<minor>[0-9]+\.[0-9]+)\.[0-9]+-[0-9]{8}")
+REPOSITORY_ID = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")
+SECRET_VERSION = re.compile(r"projects/[^/]+/secrets/[^/]+/versions/[^/]+")
 REFERENCE_FORM = "registry/path:tag or registry/path@sha256:<64 hex digits>"
 BOOT_DISK_FLOOR = ((1, 28), 3, 1067000)
 BOOT_DISK_FLOOR_TEXT = "1.28.3-gke.1067000"
@@ -61,7 +61,7 @@ def check_image_mirrors(issues: Issues, cloud: Cloud, cluster: ClusterSpec) -> N
             scope.error("upstream", "mirrored twice", mirror.upstream.value, allowed="each upstream once",
                         fix="remove the second mirror of this upstream")
         seen.add(mirror.upstream)
-        if mirror.repository is not None and not REPOSITORY_ID.match(mirror.repository):
+        if mirror.repository is not None and not REPOSITORY_ID.fullmatch(mirror.repository):
             scope.error("repository", "not an Artifact Registry repository ID", mirror.repository,
                         allowed="lower-case letters, digits and '-', starting with a letter, at most 63 characters",
                         fix="rename the repository, e.g. 'nvcr-io'")
@@ -72,7 +72,7 @@ def check_image_mirrors(issues: Issues, cloud: Cloud, cluster: ClusterSpec) -> N
                         allowed="both (private images) or neither (anonymous pulls of public images)",
                         fix="add the missing one, or remove both")
         secret = mirror.password_secret_version
-        if secret is not None and not SECRET_VERSION.match(secret):
+        if secret is not None and not SECRET_VERSION.fullmatch(secret):
             scope.error("passwordSecretVersion", "not a Secret Manager secret version (the value is not shown: it may be "
                         "the key itself)", None,
                         allowed="projects/<project>/secrets/<secret>/versions/<version>",
@@ -125,7 +125,7 @@ def _check_gke(scope: Issues, pool: NodePool) -> None:
             scope.error("imageStreaming", "a secondary boot disk needs image streaming (gcfs_config enabled)", False,
                         allowed="true, or omitted, with secondaryBootDisk",
                         fix="remove imageStreaming: false, or remove secondaryBootDisk")
-        if not DISK_IMAGE.match(disk.disk_image):
+        if not DISK_IMAGE.fullmatch(disk.disk_image):
             scope.error(("secondaryBootDisk", "diskImage"), "not a Compute Engine disk image name", disk.disk_image,
                         allowed="global/images/<name> or projects/<project>/global/images/<name>",
                         fix="name the image gke-disk-image-builder created")
@@ -178,7 +178,7 @@ def _check_ami(scope: Issues, cloud: Cloud, cluster: ClusterSpec | None, pool: N
         return
     if release is None:
         return  # not an error: the preview advises pinning (unpinned_ami_advice)
-    match = AMI_RELEASE.match(release)
+    match = AMI_RELEASE.fullmatch(release)
     if match is None:
         scope.error("amiReleaseVersion", "not an EKS AMI release version", release,
                     allowed="<kubernetes version>-<YYYYMMDD>, e.g. 1.35.2-20260304",

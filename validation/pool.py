@@ -9,7 +9,8 @@ from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, ClusterSpec, NodePool
 from validation.issues import Issues
 from validation.names import DNS_LABEL, LABEL_KEY_RULE, valid_label_key, valid_label_value
 from validation.pool_capacity import check_capacity, check_multi_node
-from validation.pool_catalog import check_machine, check_price, check_zones
+from validation.pool_catalog import check_machine, check_price
+from validation.pool_zones import check_zones
 from validation.queued import check_queued
 
 POOL_NAME_MAX = 32
@@ -49,7 +50,7 @@ def check_pool(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, c
     check_queued(scope, cloud, pool, cluster)
     machine = check_machine(scope, cat, cloud, i, pool)
     if region is not None:
-        check_zones(scope, cat, cloud, region, cluster, pool)
+        check_zones(scope, cat, cloud, region, cluster, pool, machine)
         if machine is not None:
             check_price(scope, cat, cloud, region, pool, machine)
     if pool.multi_node:

@@ -4,8 +4,9 @@
 """
 from __future__ import annotations
 
-from catalog import CapacityType, Catalog, Cloud, MachineType
-from stacks.spec import ClusterSpec, NodePool
+from catalog import CapacityType, Catalog, Cloud, MachineType, SoldAs
+from stacks.capacity_block import is_capacity_block
+from stacks.spec import AwsReservationKind, NodePool
 from validation.issues import Issues, allowed_list, choice_fix
 from validation.names import CLOUD_NAME, other_cloud
 
@@ -30,6 +31,8 @@ def check_machine(pool: Issues, cat: Catalog, cloud: Cloud, i: int, spec: NodePo
             pool.error(("accelerator", "count"), f"{spec.machine_type} has exactly {fixed.gpus} × "
                        f"{fixed.accelerator}", acc.count, allowed=str(fixed.gpus),
                        fix="remove accelerator.count, or pick the machine size with that many GPUs")
+        if not wrong:
+            check_sold_as(pool, cat, cloud, spec)
         return None if wrong else fixed
     choices = cat.attachable_gpus(cloud, spec.machine_type)
     names = [a.accelerator for a in choices]
@@ -54,8 +57,36 @@ def check_machine(pool: Issues, cat: Catalog, cloud: Cloud, i: int, spec: NodePo
     return cat.resolve(cloud, spec.machine_type, acc.type, acc.count)
 
 
+def check_sold_as(pool: Issues, cat: Catalog, cloud: Cloud, spec: NodePool) -> None:
+    """A machine sold only as EC2 Capacity Blocks exists in no other form: refuse on-demand, spot and ODCR pools."""
+    special = cat.special.get((cloud, spec.machine_type))
+    cap = spec.capacity
+    if special is None or special.sold_as != SoldAs.CAPACITY_BLOCK or (
+            cap.type == CapacityType.RESERVATION and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK):
+        return
+    form = cap.type.value if cap.type != CapacityType.RESERVATION else "capacity-reservation (ODCR)"
+    pool.error(("capacity", "type"), f"{spec.machine_type} is sold only as EC2 Capacity Blocks for ML; there are no "
+               f"{form} instances of it", cap.type.value,
+               allowed="capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…}",
+               fix="buy a capacity block and declare it, or pick a machine sold on demand (p5en.48xlarge has the "
+               "same 8 x H200)")
+
+
+def _report_special(pool: Issues, cat: Catalog, cloud: Cloud, machine_type: str, known: list[str]) -> bool:
+    special = cat.special.get((cloud, machine_type))
+    if special is None or special.sold_as != SoldAs.ULTRASERVER:
+        return False
+    pool.error("machineType", f"{machine_type} is sold only as part of an EC2 UltraServer ({special.gpus} GPUs per "
+               "instance, reserved as an UltraServer Capacity Block); gpu-cluster does not build UltraServer pools",
+               machine_type, allowed=allowed_list(known),
+               fix="pick an 8-GPU machine sold per instance (p6-b200.48xlarge, p5en.48xlarge)")
+    return True
+
+
 def _report_unknown_machine(pool: Issues, cat: Catalog, cloud: Cloud, i: int, machine_type: str,
                             known: list[str]) -> None:
+    if _report_special(pool, cat, cloud, machine_type, known):
+        return
     other = other_cloud(cloud)
     if machine_type in cat.machine_types(other):
         problem = f"{machine_type} is {CLOUD_NAME[other]} machine type; this stack's cloud is {cloud.value}"
@@ -73,36 +104,16 @@ def _report_unknown_machine(pool: Issues, cat: Catalog, cloud: Cloud, i: int, ma
     pool.error("machineType", problem, machine_type, allowed=allowed_list(known), fix=fix)
 
 
-def check_zones(pool: Issues, cat: Catalog, cloud: Cloud, region: str, cluster: ClusterSpec | None,
-                spec: NodePool) -> None:
-    zones = cat.zones(cloud, region)
-    if not zones:
-        return  # unknown region is reported once, at gpu-cluster:region
-    for j, zone in enumerate(spec.zones):
-        if zone not in zones:
-            pool.error(("zones", j), f"not a zone of region {region}", zone, allowed=allowed_list(zones),
-                       fix=choice_fix("the zone", zone, zones))
-        elif cloud == Cloud.AWS and cluster is not None and zone not in cluster.subnets:
-            pool.error(("zones", j), "no subnet is declared for this Availability Zone", zone,
-                       allowed=allowed_list(sorted(cluster.subnets)) or "none declared",
-                       fix=f"add cluster.subnets.{zone}: <subnet-id>, or use a zone that has one")
-    if len(set(spec.zones)) != len(spec.zones):
-        pool.error("zones", "a zone is listed twice", spec.zones, allowed="each zone once", fix="remove the duplicate")
-    for prefix, avail in ((k[1], v) for k, v in cat.zone_availability.items() if k[0] == cloud):
-        if spec.machine_type.startswith(prefix):
-            missing = [z for z in spec.zones if z in zones and z not in avail.zones]
-            if missing:
-                pool.warn("zones", f"the catalog (as of {avail.as_of}) did not see {spec.machine_type} "
-                          f"in {', '.join(missing)}", spec.zones,
-                          allowed=allowed_list(z for z in avail.zones if z in zones) or f"no zone of {region}",
-                          fix="check `gcloud compute machine-types list --filter=name=" + spec.machine_type
-                          + "`; capacity may have moved since")
-
-
 def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: NodePool, machine: MachineType) -> None:
     """Unknown is not $0: a pool without a dated price for its region and capacity type is refused."""
     capacity = spec.capacity.type
-    if not cat.zones(cloud, region) or cat.node_price(machine, region, capacity) is not None:
+    if not cat.has_region(cloud, region) or cat.node_price(machine, region, capacity) is not None:
+        return
+    special = cat.special.get((cloud, machine.machine_type))
+    if special is not None and spec.capacity.reservation_kind != AwsReservationKind.CAPACITY_BLOCK:
+        return  # reported once, as the form it is not sold in
+    if is_capacity_block(spec):
+        _check_block_without_list_price(pool, spec, machine)
         return
     if capacity == CapacityType.FLEX_START and cloud == Cloud.AWS:
         return  # no such capacity on EKS: reported once, at capacity.type
@@ -124,3 +135,19 @@ def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: Nod
                "(unknown is not $0)", spec.machine_type, allowed=allowed,
                fix=f"add a dated, sourced row to catalog/data/{price_file}, or pick another region, capacity type or "
                "machine type")
+
+
+def _check_block_without_list_price(pool: Issues, spec: NodePool, machine: MachineType) -> None:
+    """A capacity block of a machine with no list price (p5e.48xlarge is sold only so) costs what was paid for it:
+    the declared fee and window are its only price, so both are required here (elsewhere a block without them is
+    priced as unknown)."""
+    cap = spec.capacity
+    missing = [key for key, value in (("upfrontFeeUsd", cap.upfront_fee_usd), ("window", cap.window)) if value is None]
+    if not missing:
+        return  # a malformed window is reported by the capacity-block checks
+    pool.error(("capacity", missing[0]), f"{machine.machine_type} has no list price: a capacity block of it costs only "
+               "its upfront fee, so the fee and the window are needed to price it (unknown is not $0)", None,
+               allowed="capacity.upfrontFeeUsd (the UpfrontFee of the offering you bought) and capacity.window "
+               "({start, durationHours} or {start, end})",
+               fix=f"declare {' and '.join('capacity.' + k for k in missing)} from "
+               "`aws ec2 describe-capacity-reservations` / the purchase")

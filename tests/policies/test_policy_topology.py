@@ -66,11 +66,11 @@ def test_n1_attached_gpus_use_an_allowed_count(pack, gke):
 
 def test_eks_instance_types_share_one_gpu_shape(pack, eks):
     rs, group, _, _ = eks
-    mixed = edit(wire(group), "instanceTypes", ["p5.48xlarge", "p4d.24xlarge"])
+    mixed = edit(wire(group), "instanceTypes", ["p5.48xlarge", "p4de.24xlarge"])
     assert pack.resource(with_props(group, mixed), rs) == [(
         "topology-accelerator-count", "mandatory",
-        "pool 'p5': its instance types have different GPUs per node · observed: instanceTypes p4d.24xlarge: 8 × "
-        "A100_40GB; p5.48xlarge: 8 × H100_80GB · required: one GPU model and count per pool, so quotas, GRES and cost "
+        "pool 'p5': its instance types have different GPUs per node · observed: instanceTypes p4de.24xlarge: 8 × "
+        "A100_80GB; p5.48xlarge: 8 × H100_80GB · required: one GPU model and count per pool, so quotas, GRES and cost "
         "per node hold for every node\n"
         "Fix: split the node group into one pool per GPU shape")]
 

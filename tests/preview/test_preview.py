@@ -55,8 +55,8 @@ def test_cost_math_for_one_pool():
     assert p.usd_per_month_max == pytest.approx(4 * 88.49 * 730)
     fixed = {f.item.split(" (")[0]: f for f in report.cost.fixed}
     assert fixed["control plane"].usd_per_hour_max == pytest.approx(0.10)
-    assert fixed["system pool"].usd_per_hour_max == pytest.approx(3 * 0.134012)
-    assert report.cost.usd_per_hour_max == pytest.approx(4 * 88.49 + 0.10 + 3 * 0.134012)
+    assert fixed["system pool"].usd_per_hour_max == pytest.approx(3 * 0.134023)
+    assert report.cost.usd_per_hour_max == pytest.approx(4 * 88.49 + 0.10 + 3 * 0.134023)
 
 
 def test_json_contract_keys_and_no_secret_values():

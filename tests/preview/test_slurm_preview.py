@@ -102,7 +102,11 @@ def test_cost_at_min_of_a_slurm_pool_without_scaling_is_its_max_nodes():
     cost = pinned.as_dict()["cost"]
     l4 = {p["pool"]: p for p in cost["pools"]}["l4-eval"]
     assert l4["usd_per_hour_min"] == pytest.approx(8 * l4["usd_per_node_hour"]) == l4["usd_per_hour_max"]
-    assert cost["totals"]["usdPerHourMin"] == cost["totals"]["usdPerHourMax"]
+    assert all(p["usd_per_hour_min"] == p["usd_per_hour_max"] for p in cost["pools"])
+    # only the system pool (1 → 3 × e2-standard-4 in us-east4, priced since every region prices it) still autoscales
+    system = next(f for f in cost["fixed"] if f["item"].startswith("system pool"))
+    assert system["usd_per_hour_max"] - system["usd_per_hour_min"] == pytest.approx(2 * 0.150942)
+    assert cost["totals"]["usdPerHourMax"] - cost["totals"]["usdPerHourMin"] == pytest.approx(2 * 0.150942, abs=1e-4)
     assert any(n.startswith("$/h min of l4-eval (0 → 8) is priced at maxNodes") for n in cost["notes"])
     assert "$/h min of l4-eval (0 → 8) is priced at maxNodes" in render_text(pinned, color=False, width=250)
     # the same pools under Kueue scale to zero

@@ -29,18 +29,19 @@ GOLDEN = Path(__file__).parent / "golden"
 FAB = load_fabric_catalog()
 
 
-def _gke(machine: str, region: str, zone: str) -> dict:
+def _gke(machine: str, region: str, zone: str, l4_zone: str | None = None) -> dict:
+    """``l4_zone``: where the catalog's sources list g2-standard-24 when the fabric machine's zone lacks it."""
     raw = copy.deepcopy(GKE_TEAMS)
     raw["region"] = region
     raw["nodePools"][0].update(machineType=machine, zones=[zone])
-    raw["nodePools"][1]["zones"] = [zone]
+    raw["nodePools"][1]["zones"] = [l4_zone or zone]
     return raw
 
 
 FABRICS = {
     "tcpx": GKE_TEAMS,
     "tcpxo": _gke("a3-megagpu-8g", "us-east4", "us-east4-a"),
-    "rdma": _gke("a3-ultragpu-8g", "us-east4", "us-east4-b"),
+    "rdma": _gke("a3-ultragpu-8g", "us-east4", "us-east4-b", l4_zone="us-east4-a"),
     "efa": EKS_TEAMS,
 }
 

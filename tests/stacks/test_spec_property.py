@@ -52,7 +52,7 @@ KNOWN_KEYS = sorted({*_aliases(StackSpec), *_aliases(ClusterSpec), *_aliases(Nod
 PLAUSIBLE_STRINGS = sorted({
     "gcp", "aws", "gke", "spot", "on-demand", "reservation", "NoSchedule", "RAPID", "existing", "create", "1.34",
     "0.0.0.0/0", "::/0", "10.0.0.0/8", "gpu-cluster/pool", "nvidia.com/gpu", "cr-0123456789abcdef0",
-    "subnet-0123456789abcdef0", "capacity-block", "", " ", "a" * 70,
+    "subnet-0123456789abcdef0", "capacity-block", "us-east-1a", "use1-az1", "", " ", "a" * 70,
     *(m for c in Cloud for m in CAT.machine_types(c)), *(a for (_, a) in CAT.attachable),
     *(r for (_, r) in CAT.regions), *(z for zs in CAT.regions.values() for z in zs),
 })
@@ -154,7 +154,9 @@ def _priced_options(cloud: Cloud, region: str) -> list[tuple[str, str | None, in
         for accelerator, count in shapes:
             machine = CAT.resolve(cloud, machine_type, accelerator, count)
             for capacity in CapacityType:
-                if CAT.node_price(machine, region, capacity) is not None:
+                offered = CAT.offered_zones(cloud, machine)
+                in_region = offered is None or set(offered.zones) & set(CAT.zones(cloud, region))
+                if CAT.node_price(machine, region, capacity) is not None and in_region:
                     out.append((machine_type, accelerator, count, capacity))
     return out
 
@@ -170,7 +172,9 @@ def test_every_catalog_region_offers_priced_pools():
 def valid_pool(draw, cloud: Cloud, region: str, name: str, subnet_zones: list[str]) -> dict[str, Any]:
     machine_type, accelerator, count, capacity = draw(st.sampled_from(OPTIONS[(cloud, region)]))
     machine = CAT.resolve(cloud, machine_type, accelerator, count)
-    zones_pool = subnet_zones if cloud == Cloud.AWS else list(CAT.zones(cloud, region))
+    offered = CAT.offered_zones(cloud, machine)  # a zone the catalog's sources list, where they list any
+    zones_pool = [z for z in (subnet_zones if cloud == Cloud.AWS else CAT.zones(cloud, region))
+                  if offered is None or z in offered.zones]
     multi_node = draw(st.booleans()) and not (cloud == Cloud.AWS and machine.efa_interfaces == 0)
     zones = (draw(st.sampled_from(zones_pool)),) if multi_node else \
         draw(st.lists(st.sampled_from(zones_pool), min_size=1, max_size=len(zones_pool), unique=True))
@@ -209,7 +213,7 @@ def valid_pool(draw, cloud: Cloud, region: str, name: str, subnet_zones: list[st
 @st.composite
 def valid_config(draw) -> dict[str, Any]:
     cloud, region = draw(st.sampled_from(sorted(OPTIONS, key=lambda k: (k[0].value, k[1]))))
-    zones = list(CAT.zones(cloud, region))
+    zones = list(CAT.zones(cloud, region)) or [f"{region}{letter}" for letter in "abcdz"]  # AWS: names per account
     cfg: dict[str, Any] = {"cloud": cloud.value, "region": region}
     cluster: dict[str, Any] = {"name": draw(dns_label)}
     subnet_zones: list[str] = []

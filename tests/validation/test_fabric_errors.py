@@ -80,7 +80,8 @@ ERRORS = [
           received: ["gvnic/gvnic-sub", "roce/roce-sub-0", "roce/roce-sub-1", "roce/roce-sub-2", "roce/roce-sub-3", "roce/roce-sub-4", "roce/roce-sub-5", "roce/roce-sub-6", "other/x"]
           allowed:  entries 2-9 with the same network (created with the zone's -vpc-roce network profile)
           fix:      list the 8 subnets of your RoCE VPC after the gVNIC network""", id="rdma-one-roce-vpc"),
-    case(edit(GKE_A4, "nodePools", [A4, {**A4, "name": "h200-b", "zones": ["us-east4-a"]}]), """
+    case(edit(GKE_A4, "nodePools", [A4, {**A4, "name": "h200-b", "zones": ["us-east4-a"], "zoneAvailabilityOverride": {
+        "zones": ["us-east4-a"], "reason": "reservation in us-east4-a"}}]), """
         error: gpu-cluster:nodePools[1].zones: pool 'h200-b': RDMA pools share one RoCE VPC, which is bound to one zone, but this pool is in us-east4-a and pool 'h200' in us-east4-b
           received: ["us-east4-a"]
           allowed:  us-east4-b

@@ -58,10 +58,15 @@ VALID_VARIATIONS = [
                                                    "reservationKind": "capacity-block", "upfrontFeeUsd": 21000,
                                                    "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336}},
                          "nodePools[0].multiNode": True, "accountId": "012345678901"}, id="eks-capacity-block"),
-    pytest.param("eks", {"region": "us-west-2", "nodePools[0].machineType": "p5e.48xlarge",
-                         "nodePools[0].capacity": {"type": "spot"}, "nodePools[0].zones": ["us-west-2a"],
-                         "cluster.subnets": {"us-west-2a": "subnet-0123456789abcdef0",
-                                             "us-west-2b": "subnet-01234567"}}, id="eks-p5e-spot-us-west-2"),
+    pytest.param("eks", {"nodePools[0].machineType": "p5e.48xlarge",
+                         "nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
+                                                   "reservationKind": "capacity-block", "upfrontFeeUsd": 21000,
+                                                   "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336}}},
+                 id="eks-p5e-capacity-block-priced-by-its-fee"),
+    pytest.param("eks", {"region": "us-east-2", "nodePools[0].machineType": "p5en.48xlarge",
+                         "nodePools[0].capacity": {"type": "spot"}, "nodePools[0].zones": ["us-east-2a"],
+                         "cluster.subnets": {"us-east-2a": "subnet-0123456789abcdef0",
+                                             "us-east-2b": "subnet-01234567"}}, id="eks-p5en-spot-us-east-2"),
     pytest.param("eks", {"nodePools[0].capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
                                                    "placementGroup": "p5-odcr-pg"},
                          "nodePools[0].multiNode": True},
@@ -136,12 +141,14 @@ WARNING_CASES = [
           allowed:  0
           fix:      use maxSurge: 0, maxUnavailable: 1 unless the reservation has spare nodes
         """, id="reservation-with-surge"),
-    case("gke", {"nodePools[0].machineType": "a3-ultragpu-8g"}, """
-        warning: gpu-cluster:nodePools[0].zones: pool 'h100': the catalog (as of 2025-01-01) did not see a3-ultragpu-8g in us-central1-a
-          received: ["us-central1-a"]
+    case("gke", {"nodePools[0].machineType": "a3-ultragpu-8g",
+                 "nodePools[0].zoneAvailabilityOverride": {"zones": ["us-central1-a"], "reason": "reservation h200-a"}},
+         """
+        warning: gpu-cluster:nodePools[0].zones[0]: pool 'h100': a3-ultragpu-8g is not listed in us-central1-a by the catalog's sources (as of 2026-07-09); declared available by zoneAvailabilityOverride: reservation h200-a
+          received: 'us-central1-a'
           allowed:  us-central1-b
-          fix:      check `gcloud compute machine-types list --filter=name=a3-ultragpu-8g`; capacity may have moved since
-        """, id="zone-outside-catalog-availability"),
+          fix:      keep the override only while the capacity is yours
+        """, id="zone-outside-catalog-availability-overridden"),
     case("eks", {"nodePools[0].multiNode": True, "nodePools[0].machineType": "g6e.8xlarge"}, """
         warning: gpu-cluster:nodePools[0].multiNode: pool 'h100': no stored source confirms EFA on g6e.8xlarge; assuming 1 interface
           received: true
@@ -185,11 +192,12 @@ def test_warnings_do_not_raise_and_are_returned(base, changes, expected):
 
 
 def test_warnings_ride_along_with_errors_but_do_not_count():
-    cfg = edits(GKE_BASELINE, {"nodePools[0].machineType": "a3-ultragpu-8g", "cluster.name": "ML_Train"})
+    cfg = edits(GKE_BASELINE, {"nodePools[0].machineType": "a3-ultragpu-8g", "cluster.name": "ML_Train",
+                                "nodePools[0].zoneAvailabilityOverride": {"zones": ["us-central1-a"], "reason": "r"}})
     with pytest.raises(SpecError) as info:
         load_spec(cfg)
     assert [e.path for e in info.value.errors] == ["gpu-cluster:cluster.name"]
-    assert [w.path for w in info.value.issues if w.warning] == ["gpu-cluster:nodePools[0].zones"]
+    assert [w.path for w in info.value.issues if w.warning] == ["gpu-cluster:nodePools[0].zones[0]"]
     assert str(info.value).startswith("1 configuration error in the stack config:\n")
     assert "warning:" not in str(info.value)
 

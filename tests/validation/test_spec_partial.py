@@ -25,7 +25,7 @@ def test_shape_error_does_not_hide_catalog_errors_in_the_same_pool():
 
 def test_checks_that_read_the_malformed_field_are_skipped():
     # capacity is malformed, so the price check (which depends on it) must not guess with the on-demand default
-    errors = _errors({"name": "a4", "machineType": "a4-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 1,
+    errors = _errors({"name": "a4", "machineType": "a4-highgpu-8g", "zones": ["us-central1-b"], "maxNodes": 1,
                       "capacity": {"type": "spott"}})
     assert list(errors) == ["gpu-cluster:nodePools[0].capacity.type"]
     # multiNode is malformed: the one-zone rule for multi-node pools must not run on the default (false) either

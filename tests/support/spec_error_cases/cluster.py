@@ -66,6 +66,12 @@ CASES = [
           allowed:  subnet- followed by 8 or 17 hex digits
           fix:      copy the ID from `aws ec2 describe-subnets`
         """, id="eks-subnet-id-malformed"),
+    case("eks", {"cluster.subnets.use1-az4": "subnet-0123456789abcdef2"}, """
+        error: gpu-cluster:cluster.subnets.use1-az4: not an Availability Zone of us-east-1
+          received: 'use1-az4'
+          allowed:  us-east-1 followed by one letter (us-east-1a, us-east-1b, …; which AZ a letter names depends on the account: aws ec2 describe-availability-zones --region us-east-1)
+          fix:      write the zone's name, not its AZ ID: aws ec2 describe-availability-zones --region us-east-1 --zone-ids use1-az4 prints it
+        """, id="eks-subnet-keyed-by-az-id"),
     case("eks", {"cluster.kubernetesVersion": "1.24"}, """
         error: gpu-cluster:cluster.kubernetesVersion: EKS version not in the supported set
           received: '1.24'

@@ -35,13 +35,13 @@ CASES = [
     case("gke", {"region": "us-centrl1"}, """
         error: gpu-cluster:region: no catalog data for gcp region 'us-centrl1'
           received: 'us-centrl1'
-          allowed:  us-central1, us-east4
+          allowed:  asia-east1, asia-east2, asia-northeast1, asia-northeast3, asia-south1, asia-south2, asia-southeast1, asia-southeast2, australia-southeast1, europe-central2, europe-north1, europe-west1, … (32 in all)
           fix:      did you mean 'us-central1'?
         """, id="region-unknown-did-you-mean"),
     case("gke", {"region": "us-east-1"}, """
         error: gpu-cluster:region: us-east-1 is an AWS region; this stack's cloud is gcp
           received: 'us-east-1'
-          allowed:  us-central1, us-east4
+          allowed:  asia-east1, asia-east2, asia-northeast1, asia-northeast3, asia-south1, asia-south2, asia-southeast1, asia-southeast2, australia-southeast1, europe-central2, europe-north1, europe-west1, … (32 in all)
           fix:      pick a GCP region, or set gpu-cluster:cloud to aws (and use aws machine types and zones)
         """, id="region-of-the-other-cloud"),
     case("gke", {"project": DELETE}, """
