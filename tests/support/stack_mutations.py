@@ -8,6 +8,7 @@ values, a key dropped or added, a value wrapped in a list: what a confused user 
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import math
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from preview.__main__ import main
 from preview.engine import PROJECT_ROOT
-from validation.stack_file import read_stack_file
+from preview.engine import read_stack_file
 
 EXAMPLES: dict[str, bytes] = {p.name: p.read_bytes() for p in sorted(PROJECT_ROOT.glob("Pulumi.*.yaml"))
                               if p.name != "Pulumi.yaml"}
@@ -85,7 +86,7 @@ def structural_mutation(draw: st.DrawFn) -> bytes:
             break
         path = draw(st.sampled_from(paths))
         _set(config, path, draw(st.sampled_from(["replace", "replace", "delete", "wrap", "add-key"])),
-             draw(st.sampled_from(AWKWARD)))
+             copy.deepcopy(draw(st.sampled_from(AWKWARD))))  # a copy: a later mutation must not edit the palette
     return ("config:\n" + "".join(f"  {json.dumps(k)}: {to_yaml(v)}\n" for k, v in config.items())).encode()
 
 
