@@ -148,3 +148,15 @@ def test_defect_15_an_internal_error_in_the_diff_is_exit_4(capsys, monkeypatch):
     monkeypatch.setattr(preview.diff.compare, "diff_configs", boom)
     code, _, err = run(capsys, "--stack", "dev", "--base-file", str(PROJECT_ROOT / "Pulumi.dev.yaml"))
     assert code == EXIT_INTERNAL and "internal error" in err and len(err.splitlines()) == 1
+
+
+def test_defect_15_an_internal_error_in_the_pr_comment_is_exit_4(capsys, monkeypatch):
+    import preview.diff.comment
+
+    def boom(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(preview.diff.comment, "changed_stacks", boom)
+    code = preview.diff.comment.main(["--base", "HEAD"])
+    err = capsys.readouterr().err
+    assert code == EXIT_INTERNAL and "internal error" in err and "Traceback" not in err
