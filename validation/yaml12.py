@@ -125,8 +125,7 @@ class _Open:
     size: int = 1
     key: Any = None
     has_key: bool = False
-    key_line: int = 0
-    merges: list[tuple[dict[str, Any], int, int]] = field(default_factory=list)
+    merges: list[dict[str, Any]] = field(default_factory=list)
     key_lines: dict[str, int] = field(default_factory=dict)
 
 
@@ -181,7 +180,8 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
            positions: dict[tuple[str, ...], tuple[int, int]]) -> Any:
     stack: list[_Open] = []
     anchors: dict[str, tuple[Any, int]] = {}
-    open_anchors: set[str] = set()
+    open_anchors: dict[str, _Open] = {}
+    """Anchors on lists and mappings not yet closed: an alias to one of them is a cycle."""
     aliases = 0
     documents = 0
     result: Any = None
@@ -204,7 +204,7 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
                 raise YamlProblem(line, column, f"{_kind(value)} cannot be a key: keys are strings",
                                   fix="use a plain string as the key")
             if plain_merge:
-                top.key, top.has_key, top.key_line = _MERGE, True, line
+                top.key, top.has_key = _MERGE, True
                 return
             if not isinstance(value, str):
                 raise YamlProblem(line, column, f"the key {_scalar_text(value)} is {_kind(value)}: keys are strings "
@@ -213,7 +213,7 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
             if value in top.key_lines:
                 raise YamlProblem(line, column, f"duplicate key {value!r} (first at line {top.key_lines[value]})",
                                   value, fix="remove one of the two, or merge them")
-            top.key, top.has_key, top.key_line = value, True, line
+            top.key, top.has_key = value, True
             top.key_lines[value] = line
         else:
             top.has_key = False
@@ -224,7 +224,7 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
                 if not all(isinstance(s, dict) for s in sources):
                     raise YamlProblem(line, column, "a merge (<<) takes a mapping or a list of mappings",
                                       fix="merge an anchored mapping: <<: *name")
-                top.merges.extend((s, line, column) for s in sources)
+                top.merges.extend(sources)
             else:
                 top.value[top.key] = value
 
@@ -251,12 +251,13 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
             add(value, size, line, column)
         elif isinstance(event, ev.ScalarEvent):
             value = _scalar(event, line, column)
+            if event.anchor:
+                anchors[event.anchor] = (value, 1)
+                open_anchors.pop(event.anchor, None)  # redefined: the name now means this scalar
             if (raw_under is not None and value is not None and len(stack) == 2 and stack[0].key == raw_under
                     and isinstance(stack[1].value, dict) and stack[1].has_key):
                 value = event.value  # a config value as the CLI reads it: its text
             plain_merge = event.value == "<<" and event.tag is None and bool(event.implicit[0])
-            if event.anchor:
-                anchors[event.anchor] = (value, 1)
             add(value, 1, line, column, plain_merge)
         elif isinstance(event, (ev.SequenceStartEvent, ev.MappingStartEvent)):
             is_map = isinstance(event, ev.MappingStartEvent)
@@ -268,14 +269,15 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
                                   fix="flatten the value: a stack file needs a handful of levels")
             stack.append(_Open({} if is_map else [], line, column, event.anchor))
             if event.anchor:
-                open_anchors.add(event.anchor)
+                anchors.pop(event.anchor, None)
+                open_anchors[event.anchor] = stack[-1]
         elif isinstance(event, (ev.SequenceEndEvent, ev.MappingEndEvent)):
             done = stack.pop()
-            for source, at_line, at_column in done.merges:  # keys written in the mapping win over merged ones
+            for source in done.merges:  # keys written in the mapping win over merged ones
                 for key, value in source.items():
                     done.value.setdefault(key, value)
-            if done.anchor:
-                open_anchors.discard(done.anchor)
+            if done.anchor and open_anchors.get(done.anchor) is done:  # not redefined inside itself
+                del open_anchors[done.anchor]
                 anchors[done.anchor] = (done.value, done.size)
             add(done.value, done.size, done.line, done.column)
     return result

@@ -199,3 +199,13 @@ def test_tags_of_the_core_schema_are_honoured():
 def test_an_empty_file_or_no_config_is_an_empty_config():
     assert parse_stack_bytes(b"", WHERE) == {} and parse_stack_bytes(b"# nothing\nconfig:\n", WHERE) == {}
     assert parse_stack_bytes(b"\xef\xbb\xbfconfig: {a:b: 1}\n", WHERE) == {"a:b": "1"}
+
+
+def test_an_anchor_redefined_inside_itself_is_not_a_cycle():
+    """YAML lets a later anchor take an earlier one's name; the alias then means the later one."""
+    assert parse_document("a: &a [&a x, *a]\nb: *a\n") == {"a": ["x", "x"], "b": "x"}
+
+
+def test_an_aliased_top_level_scalar_keeps_its_type_inside_objects():
+    config = parse_stack_bytes(b"config:\n  x:n: &n 5\n  x:o: {v: *n}\n", WHERE)
+    assert config == {"x:n": "5", "x:o": {"v": 5}}
