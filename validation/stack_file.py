@@ -43,7 +43,8 @@ def read_stack_file(path: Path) -> dict[str, Any]:
             raise _error(where, 0, 0, "is a directory, not a stack file", allowed="a Pulumi.<stack>.yaml file",
                          fix="pass the path of the stack file itself")
         if not path.is_file():
-            raise _error(where, 0, 0, "no such file", allowed="an existing Pulumi.<stack>.yaml file",
+            problem = "is not a regular file" if path.exists() else "no such file"  # a device or a pipe: not read
+            raise _error(where, 0, 0, problem, allowed="an existing Pulumi.<stack>.yaml file",
                          fix="check the path (and the stack name)")
         if path.stat().st_size > MAX_BYTES:
             raise _error(where, 0, 0, f"the file has {path.stat().st_size:,} bytes, more than a stack file needs",
