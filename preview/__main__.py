@@ -4,17 +4,24 @@ With --base GIT_REF or --base-file FILE: the diff of the stack against that vers
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
+from typing import Sequence
 
 from preview.diff.cli import add_diff_arguments, policy_options, run_diff, wants_diff
 from preview.engine import PROJECT_ROOT, stack_file
-from preview.report import EXIT_INVALID
+from preview.render.crash import run_guarded
+from preview.render.json_text import strict_dumps
+from preview.report import EXIT_INVALID, PreviewReport
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command; an unexpected exception exits EXIT_INTERNAL (4) with one line, never as 0, 1 or 2."""
+    return run_guarded(_main, argv, "python -m preview")
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m preview", description=__doc__)
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--stack-file", type=Path, help="read the stack config from this file instead")
@@ -24,13 +31,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="policy pack config JSON, as for pulumi preview --policy-pack-config")
     parser.add_argument("--no-policies", action="store_true", help="skip the policy pack")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    parser.add_argument("--debug", action="store_true", help="on an internal error (exit 4), print the traceback")
     add_diff_arguments(parser)
     args = parser.parse_args(argv)
 
     path = args.stack_file or stack_file(args.stack, PROJECT_ROOT)
     if wants_diff(args):  # before the existence check: a stack deleted in the working tree still has a diff
         return run_diff(args, path)
-    if not path.exists():
+    if args.stack_file is None and not path.exists():  # a --stack-file the reader reports itself
         stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
         print(f"error: no stack file {path.name} in {PROJECT_ROOT}\n  allowed:  {', '.join(stacks)}\n"
               f"  fix:      pass --stack with one of the allowed names, or create {path.name}", file=sys.stderr)
@@ -39,20 +47,22 @@ def main(argv: list[str] | None = None) -> int:
     from preview.run import preview_file  # after arg parsing: --help stays fast
 
     report = preview_file(args.stack, path, policies=policy_options(args))
-    if args.format == "sarif":
-        from preview.render.sarif import render_sarif_text
-        print(render_sarif_text(report), end="")
-    elif args.format == "json":
-        print(json.dumps(report.as_dict(), indent=2, sort_keys=False, default=str))
-    elif args.format == "markdown":
-        from preview.render.markdown import render_markdown
-        print(render_markdown(report), end="")
-    else:
-        from preview.render.text import render_text
-        color = {"auto": None, "always": True, "never": False}[args.color]
-        print(render_text(report, color=color), end="")
+    print(render_report(report, args.format, {"auto": None, "always": True, "never": False}[args.color]), end="")
     return report.exit_code
 
+
+def render_report(report: PreviewReport, fmt: str, color: bool | None = None) -> str:
+    """The report in one output format, exactly as the command prints it (JSON and SARIF are strict JSON)."""
+    if fmt == "sarif":
+        from preview.render.sarif import render_sarif_text
+        return render_sarif_text(report)
+    if fmt == "json":
+        return strict_dumps(report.as_dict(), indent=2) + "\n"
+    if fmt == "markdown":
+        from preview.render.markdown import render_markdown
+        return render_markdown(report)
+    from preview.render.text import render_text
+    return render_text(report, color=color)
 
 if __name__ == "__main__":
     try:

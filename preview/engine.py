@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pulumi
-import yaml
 from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 
 from preview.sdk_private import MockMonitor
 from validation.secrets import secure_keys
+from validation.stack_file import read_stack_file as read_stack_file  # the one reader, re-exported
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-cluster"
@@ -201,12 +201,6 @@ def install_mocks(config: dict[str, Any] | None = None, stack: str = "dev",
     pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor,
                              logger=_ENGINE_LOG)
     return monitor
-
-
-def read_stack_file(path: Path) -> dict[str, Any]:
-    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file (keys keep their namespace)."""
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return dict(doc.get("config") or {})
 
 
 def stack_file(stack: str, root: Path = PROJECT_ROOT) -> Path:

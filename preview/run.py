@@ -20,6 +20,7 @@ from stacks.facts import pool_facts
 from stacks.pod_start import pod_start_summary
 from validation.load import decode_config, load_spec
 from validation.secrets import names_in_namespace, secure_keys
+from validation.stack_file import StackFileError
 
 
 def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py",
@@ -29,7 +30,9 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report = PreviewReport(stack=stack)
     raw = decode_config(config)
     secret = names_in_namespace(secure_keys(config) if secret_keys is None else secret_keys)
-    report.cloud, report.region = raw.get("cloud"), raw.get("region")
+    # shown in the header even when invalid, so only as the strings they must be (`cloud: [gcp]` is an error, not a
+    # header); after validation they are set from the spec
+    report.cloud, report.region = (v if isinstance(v, str) else None for v in (raw.get("cloud"), raw.get("region")))
     cat = load_catalog()
     try:
         spec, report.warnings = load_spec(raw, cat, secret_keys=secret)
@@ -67,6 +70,11 @@ def preview_stack(stack: str, root: Path = PROJECT_ROOT, policies: PolicyOptions
 
 def preview_file(stack: str, path: Path, main: Path = PROJECT_ROOT / "__main__.py",
                  policies: PolicyOptions | None = None) -> PreviewReport:
-    report = preview_config(stack, read_stack_file(path), main, policies)
+    try:
+        config = read_stack_file(path)
+    except StackFileError as exc:  # not a stack file: exit 2 with where and why, nothing run
+        report = PreviewReport(stack=stack, errors=[exc.issue])
+    else:
+        report = preview_config(stack, config, main, policies)
     report.stack_file = path
     return report

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from preview.render.json_text import strict_dumps
 from preview.report import EXIT_INVALID
 
 
@@ -33,7 +33,7 @@ def policy_options(args: argparse.Namespace):
 
 def run_diff(args: argparse.Namespace, head_path: Path) -> int:
     from preview.diff.compare import CostThreshold, default_previewer, diff_configs, exit_code
-    from preview.diff.sources import BaseSourceError, base_from_file, base_from_git, config_from_text
+    from preview.diff.sources import BaseSourceError, base_from_file, base_from_git, head_config
 
     try:
         threshold = CostThreshold.parse(args.fail_on_cost_increase) if args.fail_on_cost_increase else None
@@ -46,16 +46,15 @@ def run_diff(args: argparse.Namespace, head_path: Path) -> int:
         return EXIT_INVALID
     try:
         base = base_from_git(head_path, args.base) if args.base else base_from_file(args.base_file)
-        head_config = (config_from_text(head_path.read_text(encoding="utf-8"), str(head_path))
-                       if head_path.is_file() else None)
     except BaseSourceError as exc:
         print(exc, file=sys.stderr)
         return EXIT_INVALID
-    if base.config is None and head_config is None:
+    head = head_config(head_path)
+    if base.config is None and head is None:
         print(f"error: {head_path.name} exists neither in the working tree nor at {base.label}\n"
               f"  fix: check the stack name (--stack) or the ref", file=sys.stderr)
         return EXIT_INVALID
-    diff = diff_configs(args.stack, base.config, head_config, base.label,
+    diff = diff_configs(args.stack, base.config, head, base.label,
                         previewer=default_previewer(policy_options(args)))
     code = exit_code(diff, threshold)
     if args.format == "json":
@@ -63,7 +62,7 @@ def run_diff(args: argparse.Namespace, head_path: Path) -> int:
         doc["exitCode"] = code
         if threshold is not None:
             doc["costThreshold"] = {"limit": threshold.describe(), "exceeded": threshold.exceeded_by(diff.cost)}
-        print(json.dumps(doc, indent=2, default=str))
+        print(strict_dumps(doc, indent=2))
     elif args.format == "markdown":
         from preview.diff.render_markdown import render_diff_markdown
         print(render_diff_markdown(diff), end="")

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Sequence
 
 from preview.engine import PROJECT_ROOT
 
@@ -55,7 +56,13 @@ def worst(codes: list[int]) -> int:
     return min(codes, key=EXIT_PRIORITY.index) if codes else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command; an unexpected exception exits EXIT_INTERNAL (4) with one line (preview/render/crash.py)."""
+    from preview.render.crash import run_guarded
+    return run_guarded(_main, argv, "python -m preview.diff.comment")
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m preview.diff.comment", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", required=True, metavar="GIT_REF", help="compare the stack files at this ref")
@@ -65,12 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fail-on-cost-increase", metavar="THRESHOLD",
                         help="exit 3 when a stack's $/hour at max grows by more than this (250, or 10%%)")
     parser.add_argument("--policy-pack-config", type=Path, metavar="FILE", help="policy pack config JSON")
+    parser.add_argument("--debug", action="store_true", help="on an internal error (exit 4), print the traceback")
     args = parser.parse_args(argv)
 
     from preview.diff.compare import CostThreshold, default_previewer, diff_configs, exit_code
     from preview.diff.cli import policy_options
     from preview.diff.render_markdown import GITHUB_COMMENT_LIMIT, render_diff_markdown
-    from preview.diff.sources import BaseSourceError, base_from_git, config_from_text
+    from preview.diff.sources import BaseSourceError, base_from_git, head_config
 
     label = args.base_label or args.base
     try:
@@ -85,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     sections, codes = [], []
     for stack in stacks:
         path = args.root / f"Pulumi.{stack}.yaml"
-        head = config_from_text(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
+        head = head_config(path)
         diff = diff_configs(stack, bases[stack].config, head, label, previewer=previewer)
         sections.append(render_diff_markdown(diff, max_chars=budget))
         codes.append(exit_code(diff, threshold))

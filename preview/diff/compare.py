@@ -14,12 +14,14 @@ from typing import Any, Callable
 from preview.diff.cost import CostDiff, diff_cost
 from preview.diff.policy import PolicyDiff, diff_violations
 from preview.diff.resources import ResourceDiff, diff_resources
+from preview.diff.sources import StackConfig
 from preview.diff.spec import EntityDiff, SpecSide, diff_specs
 from preview.engine import PROJECT_ROOT
 from preview.report import EXIT_INVALID, EXIT_OK, PreviewReport
 from validation.issues import SpecError
 from validation.load import decode_config, load_spec
 from validation.secrets import names_in_namespace, secure_keys
+from validation.stack_file import StackFileError
 from stacks.spec import StackSpec
 
 EXIT_COST = 3
@@ -60,10 +62,12 @@ def default_previewer(policies: Any = None) -> Previewer:
     return run
 
 
-def build_side(stack: str, config: dict[str, Any] | None, label: str, previewer: Previewer,
+def build_side(stack: str, config: StackConfig, label: str, previewer: Previewer,
                main: Path = PROJECT_ROOT / "__main__.py") -> Side:
     if config is None:
         return Side(label, ABSENT)
+    if isinstance(config, StackFileError):  # no stack file at all: invalid, with where and why
+        return Side(label, INVALID, PreviewReport(stack=stack, errors=[config.issue]))
     report = previewer(stack, config, main)
     if report.errors:
         return Side(label, INVALID, report)
@@ -131,7 +135,7 @@ def diff_sides(stack: str, base: Side, head: Side) -> StackDiff:
         policy=diff_violations(base.violations, head.violations))
 
 
-def diff_configs(stack: str, base_config: dict[str, Any] | None, head_config: dict[str, Any] | None,
+def diff_configs(stack: str, base_config: StackConfig, head_config: StackConfig,
                  base_label: str, head_label: str = "working tree", previewer: Previewer | None = None,
                  main: Path = PROJECT_ROOT / "__main__.py") -> StackDiff:
     run = previewer or default_previewer()

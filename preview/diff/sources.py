@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from validation.stack_file import StackFileError, parse_stack_bytes, read_stack_file
 
 
 class BaseSourceError(Exception):
@@ -22,25 +22,33 @@ class BaseSourceError(Exception):
 class BaseConfig:
     label: str
     """How the base is named in the output: ``origin/main`` or a file path."""
-    config: dict[str, Any] | None
-    """The ``config:`` map of the stack file at the base; None when the stack did not exist there (a new stack)."""
+    config: StackConfig
+    """The ``config:`` map of the stack file at the base; None when the stack did not exist there (a new stack); a
+    ``StackFileError`` when the file is there but is no stack file (that side is shown as invalid)."""
 
 
-def config_from_text(text: str, where: str) -> dict[str, Any]:
+StackConfig = dict[str, Any] | StackFileError | None
+"""One side's stack config as read: the map, why it could not be read, or None (no file on that side)."""
+
+
+def head_config(path: Path) -> StackConfig:
+    """The working tree's stack file through the one reader; None when there is none (a deleted stack)."""
+    if not path.exists() and not path.is_symlink():
+        return None
     try:
-        doc = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise BaseSourceError(f"error: {where} is not valid YAML: {exc}\n  fix: repair the YAML syntax") from None
-    if not isinstance(doc, dict):
-        raise BaseSourceError(f"error: {where} is not a Pulumi stack file (a YAML mapping with a config: key)")
-    return dict(doc.get("config") or {})
+        return read_stack_file(path)
+    except StackFileError as exc:
+        return exc
 
 
 def base_from_file(path: Path) -> BaseConfig:
-    if not path.is_file():
-        raise BaseSourceError(f"error: base stack file {path} does not exist\n"
-                              f"  fix: pass --base-file with an existing Pulumi.<stack>.yaml, or --base GIT_REF")
-    return BaseConfig(label=str(path), config=config_from_text(path.read_text(encoding="utf-8"), str(path)))
+    try:
+        return BaseConfig(label=str(path), config=read_stack_file(path))
+    except StackFileError as exc:
+        if path.is_file():
+            return BaseConfig(label=str(path), config=exc)  # a broken base: shown as invalid, the head still diffed
+        raise BaseSourceError(f"{exc.issue}\n  (--base-file: pass an existing Pulumi.<stack>.yaml, or --base GIT_REF)"
+                              ) from None
 
 
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -65,7 +73,11 @@ def base_from_git(stack_path: Path, ref: str) -> BaseConfig:
     relative = stack_path.resolve().relative_to(Path(top.stdout.strip()).resolve()).as_posix()
     if _git(["cat-file", "-e", f"{ref}:{relative}"], folder).returncode != 0:
         return BaseConfig(label=ref, config=None)  # the stack is new in the working tree
-    shown = _git(["show", f"{ref}:{relative}"], folder)
-    if shown.returncode != 0:
-        raise BaseSourceError(f"error: git show {ref}:{relative} failed: {shown.stderr.strip()}")
-    return BaseConfig(label=ref, config=config_from_text(shown.stdout, f"{relative} at {ref}"))
+    shown = subprocess.run(["git", "show", f"{ref}:{relative}"], cwd=folder, capture_output=True, timeout=60)
+    if shown.returncode != 0:  # bytes, not text: the reader decodes (and refuses what is not UTF-8) itself
+        raise BaseSourceError(f"error: git show {ref}:{relative} failed: "
+                              f"{shown.stderr.decode('utf-8', 'replace').strip()}")
+    try:
+        return BaseConfig(label=ref, config=parse_stack_bytes(shown.stdout, f"{relative} at {ref}"))
+    except StackFileError as exc:
+        return BaseConfig(label=ref, config=exc)

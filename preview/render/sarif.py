@@ -3,13 +3,15 @@ line of the pool (or cluster) the violation names."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
+from pathlib import Path
 from typing import Any
 
 from preview.engine import PROJECT_ROOT
 from preview.report import PreviewReport
+from preview.render.json_text import strict_dumps
 from preview.render.yaml_lines import line_of
+from validation.stack_file import StackFileError, decode_stack_bytes
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -46,7 +48,7 @@ def render_sarif(report: PreviewReport) -> dict[str, Any]:
         uri = path.resolve().relative_to(PROJECT_ROOT).as_posix()
     else:
         uri = path.name if path is not None else f"Pulumi.{report.stack}.yaml"
-    text = path.read_text(encoding="utf-8") if path is not None and path.exists() else ""
+    text = _stack_text(path)
     results = []
     for v in report.violations:
         if v["enforcement"] not in LEVEL:
@@ -79,5 +81,13 @@ def render_sarif(report: PreviewReport) -> dict[str, Any]:
     }
 
 
+def _stack_text(path: Path | None) -> str:
+    """The stack file's text for line numbers; "" when it cannot be read (results then point at line 1)."""
+    try:
+        return decode_stack_bytes(path.read_bytes(), str(path)) if path is not None and path.is_file() else ""
+    except (OSError, StackFileError):
+        return ""
+
+
 def render_sarif_text(report: PreviewReport) -> str:
-    return json.dumps(render_sarif(report), indent=2) + "\n"
+    return strict_dumps(render_sarif(report), indent=2) + "\n"
