@@ -10,7 +10,9 @@ from preview.engine import Recording, run_program
 from tests.support.gpu_runtime_matrix import EXAMPLE_STACKS, config
 from tests.support.helm_binary import HELM3, HelmPin
 from tests.support.helm_checks import CRDs, crds_of, duplicates, floating_images, object_errors, program_objects
-from tests.support.helm_render import release_calls, render_stack
+from tests.support.edit import edit
+from tests.support.helm_render import (RELEASE, crd_api_versions, kube_version, release_call, release_calls, render,
+                                        render_stack)
 
 
 @functools.cache
@@ -60,3 +62,17 @@ def problems(stack: RenderedStack) -> list[str]:
     out += duplicates({**stack.releases, "the program": program}, namespaces, crds)
     out += floating_images(stack.objects + program)
     return out
+
+
+def with_edit(name: str, release: str, path: str | tuple, value: Any, helm: HelmPin = HELM3) -> RenderedStack:
+    """``rendered(name)`` with one value of one release changed (``tests.support.edit`` path); raises
+    ``RenderError`` when Helm refuses the values."""
+    base = rendered(name, helm)
+    apis = crd_api_versions(base.objects)
+    kube = kube_version(base.rec)
+    releases = dict(base.releases)
+    res = [r for r in base.rec.resources if r.type == RELEASE and r.name == release]
+    assert len(res) == 1, f"no release {release} in {name}"
+    values = edit(release_call(res[0], kube).values, path, value)
+    releases[release] = render(release_call(res[0], kube, values), apis, helm)
+    return RenderedStack(base.rec, releases)
