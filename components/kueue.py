@@ -33,10 +33,11 @@ class Kueue(pulumi.ComponentResource):
     """Queue name -> namespace of its LocalQueue."""
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
-                 opts: pulumi.ResourceOptions | None = None):
+                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:scheduling:Kueue", name, None, opts)
         objects = render_kueue(scheduling, pools)
-        child = pulumi.ResourceOptions(parent=self)
+        # the namespaces are the roots: they (and so all the rest) wait for ``after`` (the cluster, its system pool)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         system_ns = k8s.core.v1.Namespace(
             f"{name}-namespace", metadata={"name": KUEUE_NAMESPACE, "labels": {
                 **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
