@@ -93,10 +93,16 @@ def render(call: ReleaseCall, api_versions: Sequence[str] = (), helm: HelmPin = 
 
 @functools.lru_cache(maxsize=None)
 def _render(call: ReleaseCall, api_versions: tuple[str, ...], helm: HelmPin, chart: str) -> tuple[dict, ...]:
+    text = render_text(call, api_versions, helm)
+    return tuple(d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d)  # libyaml: MBs of CRDs
+
+
+def render_text(call: ReleaseCall, api_versions: Sequence[str] = (), helm: HelmPin = HELM3) -> str:
+    """``helm template``'s output as text (uncached); ``RenderError`` when Helm refuses."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=True) as values:
         values.write(call.values_json)
         values.flush()
-        cmd = [str(helm_path(helm)), "template", call.name, chart, "--namespace", call.namespace,
+        cmd = [str(helm_path(helm)), "template", call.name, str(chart_dir(call)), "--namespace", call.namespace,
                "--kube-version", f"v{call.kube_version}.0", "--include-crds", "--values", values.name]
         for api in api_versions:
             cmd += ["--api-versions", api]
@@ -104,7 +110,7 @@ def _render(call: ReleaseCall, api_versions: tuple[str, ...], helm: HelmPin, cha
     if proc.returncode != 0:
         raise RenderError(f"helm {helm.version} template {call.chart} (release {call.resource}): "
                           f"{proc.stderr.strip()}")
-    return tuple(d for d in yaml.load_all(proc.stdout, Loader=yaml.CSafeLoader) if d)  # libyaml: MBs of CRDs
+    return proc.stdout
 
 
 def crd_api_versions(objects: list[dict[str, Any]]) -> list[str]:
