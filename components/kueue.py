@@ -53,16 +53,17 @@ class Kueue(pulumi.ComponentResource):
         created: dict[tuple[str, str], pulumi.Resource] = {}
         for obj in objects.custom_resources():
             kind = obj["kind"]
-            after: list[pulumi.Resource] = [self.release]
+            waits_for: list[pulumi.Resource] = [self.release]
             if kind == "LocalQueue":
-                after.append(team_ns[obj["metadata"]["namespace"]])
+                waits_for.append(team_ns[obj["metadata"]["namespace"]])
             elif kind == "ResourceFlavor" and "topologyName" in obj["spec"]:
-                after.append(created[("Topology", obj["spec"]["topologyName"])])
+                waits_for.append(created[("Topology", obj["spec"]["topologyName"])])
             elif kind == "ClusterQueue":
-                after += [created[("ResourceFlavor", f["name"])] for group in obj["spec"]["resourceGroups"]
-                          for f in group["flavors"]]
+                waits_for += [created[("ResourceFlavor", f["name"])] for group in obj["spec"]["resourceGroups"]
+                              for f in group["flavors"]]
             created[(kind, obj["metadata"]["name"])] = custom_resource(
-                f"{name}-{_ROLE[kind]}-{base_name(obj)}", obj, pulumi.ResourceOptions(parent=self, depends_on=after))
+                f"{name}-{_ROLE[kind]}-{base_name(obj)}", obj,
+                pulumi.ResourceOptions(parent=self, depends_on=waits_for))
         self.cluster_queues = [q.name for q in scheduling.queues]
         self.local_queues = {lq["metadata"]["name"]: lq["metadata"]["namespace"] for lq in objects.local_queues}
         self.register_outputs({"namespace": KUEUE_NAMESPACE, "clusterQueues": self.cluster_queues,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Download every pinned upstream file the tests read (CRDs, chart values, the Helm charts at their tags) into a
 # cache, for a clone without ../shared; verify each against the sha256 in scripts/upstream-files.txt.
-#   bash scripts/fetch-upstream.sh            # into ${GPU_CLUSTER_UPSTREAM:-${XDG_CACHE_HOME:-~/.cache}/gpu-cluster/upstream}
+#   bash scripts/fetch-upstream.sh
+# into $GPU_CLUSTER_UPSTREAM, default ${XDG_CACHE_HOME:-~/.cache}/gpu-cluster/upstream (where tests/conftest.py looks).
 # Files already present with the right checksum are kept. Exits 1 naming every file that failed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -81,8 +81,11 @@ def test_the_mps_daemon_exists_where_a_pool_uses_mps(name):
     assert "nvidia-device-plugin-mps-control-daemon" in names
 
 
-@pytest.mark.parametrize("name", [n for n in with_release("gpu-runtime-device-plugin")
-                                  if any(p.resolved_runtime.device_plugin_config for p in plan_of(n).device_plugin_pools)])
+def shares_gpus(name: str) -> bool:
+    return any(p.resolved_runtime.device_plugin_config for p in plan_of(name).device_plugin_pools)
+
+
+@pytest.mark.parametrize("name", [n for n in with_release("gpu-runtime-device-plugin") if shares_gpus(n)])
 def test_the_sharing_config_map_is_mounted_by_the_device_plugin(name):
     stack = rendered(name)
     ours = [o for o in program_objects(stack.rec) if o["kind"] == "ConfigMap"]

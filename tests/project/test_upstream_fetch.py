@@ -1,6 +1,7 @@
 """``scripts/fetch-upstream.sh`` and its list: the list is current and covers every upstream file the tests read from
 ``../shared``; the script verifies checksums (and repeats the packaging edits) so a bad download never reaches a test;
-the tests find the fetched cache when ``../shared`` is absent. (The download itself needs the internet: not run here.)"""
+the tests find the fetched cache when ``../shared`` is absent. (The download itself needs the internet: not run
+here.)"""
 from __future__ import annotations
 
 import hashlib

@@ -22,7 +22,8 @@ SCHEMA_REPOS = {
 
 CHART_SOURCES: dict[str, list[tuple[str, str, str, str]]] = {
     # staged folder -> (sub-folder of it, repository, tag, path in the repository); the longest sub-folder wins
-    "nvidia-device-plugin-0.20.0": [("", "NVIDIA/k8s-device-plugin", "v0.20.0", "deployments/helm/nvidia-device-plugin")],
+    "nvidia-device-plugin-0.20.0": [("", "NVIDIA/k8s-device-plugin", "v0.20.0",
+                                     "deployments/helm/nvidia-device-plugin")],
     "gpu-operator-v26.7.0": [("", "NVIDIA/gpu-operator", "v26.7.0", "deployments/gpu-operator")],
     "aws-efa-k8s-device-plugin-v0.5.30": [("", "aws/eks-charts", "v0.0.242", "stable/aws-efa-k8s-device-plugin")],
     "cluster-autoscaler-9.59.0": [("", "kubernetes/autoscaler", "cluster-autoscaler-chart-9.59.0",
