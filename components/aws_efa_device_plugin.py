@@ -1,6 +1,8 @@
 """The AWS EFA device plugin on exactly the EKS pools that have EFA interfaces (multi-node pools)."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -19,9 +21,10 @@ class AwsEfaDevicePlugin(pulumi.ComponentResource):
 
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, plan: GpuRuntimePlan, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, plan: GpuRuntimePlan, after: Sequence[pulumi.Resource] = (),
+                 opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:aws:AwsEfaDevicePlugin", name, None, opts)
-        ns = privileged_namespace(f"{name}-ns", EFA_NAMESPACE, parent=self)
+        ns = privileged_namespace(f"{name}-ns", EFA_NAMESPACE, parent=self, after=after)
         pin = AWS_EFA_DEVICE_PLUGIN
         self.release = k8s.helm.v3.Release(
             name, name=pin.chart, chart=pin.chart, version=pin.version, repository_opts={"repo": pin.repo},

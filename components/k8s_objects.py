@@ -2,6 +2,8 @@
 config map. Each is created as a child of the calling component."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -12,10 +14,12 @@ PRIVILEGED_PSA = {f"pod-security.kubernetes.io/{mode}": "privileged" for mode in
 CRITICAL_PRIORITY_CLASSES = ["system-node-critical", "system-cluster-critical"]
 
 
-def privileged_namespace(resource_name: str, namespace: str, parent: pulumi.Resource) -> k8s.core.v1.Namespace:
+def privileged_namespace(resource_name: str, namespace: str, parent: pulumi.Resource,
+                         after: Sequence[pulumi.Resource] = ()) -> k8s.core.v1.Namespace:
+    """``after``: what the namespace (and so everything in it) waits for, e.g. the cluster and its system pool."""
     return k8s.core.v1.Namespace(
         resource_name, metadata={"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
-        opts=pulumi.ResourceOptions(parent=parent))
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(after)))
 
 
 def critical_pods_quota(resource_name: str, namespace: k8s.core.v1.Namespace, pods: int,

@@ -1,6 +1,8 @@
 """Katib (hyperparameter tuning), standalone install at a pinned tag, with its MySQL password generated."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
@@ -24,7 +26,7 @@ class Katib(pulumi.ComponentResource):
     mysql_password: pulumi.Output[str]
     """Secret: the generated MySQL root password."""
 
-    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:scheduling:Katib", name, None, opts)
         password = random.RandomPassword(f"{name}-mysql-password", length=PASSWORD_LENGTH, special=False,
                                          opts=pulumi.ResourceOptions(parent=self))
@@ -32,5 +34,5 @@ class Katib(pulumi.ComponentResource):
         rewrites = katib_rewrites(self.mysql_password)
         self.manifests = k8s.kustomize.v2.Directory(
             f"{name}-manifests", directory=KATIB_MANIFESTS,
-            opts=pulumi.ResourceOptions(parent=self, transforms=[manifest_transform(rewrites)]))
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(after), transforms=[manifest_transform(rewrites)]))
         self.register_outputs({"mysqlPassword": self.mysql_password})

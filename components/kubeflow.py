@@ -33,9 +33,10 @@ class Kubeflow(pulumi.ComponentResource):
     runtimes: list[str]
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
-                 opts: pulumi.ResourceOptions | None = None):
+                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:scheduling:Kubeflow", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # the roots (namespace, Katib, Pipelines) wait for ``after``: the cluster and its system pool
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata={
             "name": TRAINER_NAMESPACE, "labels": {**BASELINE_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}},
             opts=child)
@@ -43,13 +44,13 @@ class Kubeflow(pulumi.ComponentResource):
             f"{name}-trainer", name="kubeflow-trainer", chart=f"{KUBEFLOW_TRAINER.repo}/{KUBEFLOW_TRAINER.chart}",
             version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
-        after = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
+        after_release = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
         runtimes = training_runtimes(pools, pool_placements(scheduling, pools))
         for obj in runtimes:
-            custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after)
+            custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after_release)
         self.runtimes = [r["metadata"]["name"] for r in runtimes]
         if scheduling.kubeflow.katib:
-            Katib(f"{name}-katib", opts=child)
+            Katib(f"{name}-katib", after=after, opts=pulumi.ResourceOptions(parent=self))
         if scheduling.kubeflow.pipelines:
-            KubeflowPipelines(f"{name}-pipelines", opts=child)
+            KubeflowPipelines(f"{name}-pipelines", after=after, opts=pulumi.ResourceOptions(parent=self))
         self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes})

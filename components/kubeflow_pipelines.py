@@ -1,6 +1,8 @@
 """Kubeflow Pipelines (standalone, platform-agnostic) at a pinned tag, with MinIO and MySQL credentials generated."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
@@ -36,7 +38,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
     minio_secret_key: pulumi.Output[str]
     mysql_password: pulumi.Output[str]
 
-    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:scheduling:KubeflowPipelines", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         access = random.RandomPassword(f"{name}-minio-access-key", length=MINIO_USER_LENGTH, special=False,
@@ -47,7 +49,7 @@ class KubeflowPipelines(pulumi.ComponentResource):
         self.mysql_password = pulumi.Output.secret(mysql.result)
         rewrites = pipelines_rewrites(pulumi.Output.secret(access.result), self.minio_secret_key, self.mysql_password)
         crds = k8s.kustomize.v2.Directory(f"{name}-cluster-resources", directory=KUBEFLOW_PIPELINES_MANIFESTS["cluster"],
-                                          opts=child)
+                                          opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)))
         self.manifests = k8s.kustomize.v2.Directory(
             f"{name}-manifests", directory=KUBEFLOW_PIPELINES_MANIFESTS["platform"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds], transforms=[manifest_transform(rewrites)]))

@@ -34,10 +34,11 @@ class Kueue(pulumi.ComponentResource):
     """Queue name -> namespace of its LocalQueue."""
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
-                 opts: pulumi.ResourceOptions | None = None):
+                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:scheduling:Kueue", name, None, opts)
         objects = render_kueue(scheduling, pools)
-        child = pulumi.ResourceOptions(parent=self)
+        # the namespaces are the roots: they (and so all the rest) wait for ``after`` (the cluster, its system pool)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         system_ns = k8s.core.v1.Namespace(
             f"{name}-namespace", metadata={"name": KUEUE_NAMESPACE, "labels": {
                 **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
@@ -53,20 +54,21 @@ class Kueue(pulumi.ComponentResource):
         created: dict[tuple[str, str], pulumi.Resource] = {}
         for obj in objects.custom_resources():
             kind = obj["kind"]
-            after: list[pulumi.Resource] = [self.release]
+            waits_for: list[pulumi.Resource] = [self.release]
             if kind == "LocalQueue":
-                after.append(team_ns[obj["metadata"]["namespace"]])
+                waits_for.append(team_ns[obj["metadata"]["namespace"]])
             elif kind == "ResourceFlavor" and "topologyName" in obj["spec"]:
-                after.append(created[("Topology", obj["spec"]["topologyName"])])
+                waits_for.append(created[("Topology", obj["spec"]["topologyName"])])
             elif kind == "AdmissionCheck":
-                after.append(created[("ProvisioningRequestConfig", obj["spec"]["parameters"]["name"])])
+                waits_for.append(created[("ProvisioningRequestConfig", obj["spec"]["parameters"]["name"])])
             elif kind == "ClusterQueue":
-                after += [created[("ResourceFlavor", f["name"])] for group in obj["spec"]["resourceGroups"]
-                          for f in group["flavors"]]
-                after += [created[("AdmissionCheck", c["name"])]
-                          for c in obj["spec"].get("admissionChecksStrategy", {}).get("admissionChecks", [])]
+                waits_for += [created[("ResourceFlavor", f["name"])] for group in obj["spec"]["resourceGroups"]
+                              for f in group["flavors"]]
+                waits_for += [created[("AdmissionCheck", c["name"])]
+                              for c in obj["spec"].get("admissionChecksStrategy", {}).get("admissionChecks", [])]
             created[(kind, obj["metadata"]["name"])] = custom_resource(
-                f"{name}-{_ROLE[kind]}-{base_name(obj)}", obj, pulumi.ResourceOptions(parent=self, depends_on=after))
+                f"{name}-{_ROLE[kind]}-{base_name(obj)}", obj,
+                pulumi.ResourceOptions(parent=self, depends_on=waits_for))
         self.cluster_queues = [q.name for q in scheduling.queues]
         self.local_queues = {lq["metadata"]["name"]: lq["metadata"]["namespace"] for lq in objects.local_queues}
         self.register_outputs({"namespace": KUEUE_NAMESPACE, "clusterQueues": self.cluster_queues,

@@ -2,6 +2,8 @@
 Google's COS driver installer on GKE pools where GKE does not install the driver."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -32,14 +34,17 @@ class NvidiaGpuRuntime(pulumi.ComponentResource):
     gpu_operator: k8s.helm.v3.Release | None
     cos_driver_installer: k8s.yaml.v2.ConfigFile | None
 
-    def __init__(self, name: str, plan: GpuRuntimePlan, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, plan: GpuRuntimePlan, after: Sequence[pulumi.Resource] = (),
+                 opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:k8s:NvidiaGpuRuntime", name, None, opts)
+        # children do not inherit a component's depends_on (pulumi/pulumi#8721): the roots wait for ``after``
+        self._after = list(after)
         self.device_plugin = self.gpu_operator = self.cos_driver_installer = None
         if plan.cos_driver_installer is not None:
             # installs DaemonSet kube-system/nvidia-driver-installer; it skips nodes where GKE installs the driver
             self.cos_driver_installer = k8s.yaml.v2.ConfigFile(
                 f"{name}-cos-driver-installer", file=COS_DRIVER_INSTALLER[plan.cos_driver_installer],
-                opts=pulumi.ResourceOptions(parent=self))
+                opts=pulumi.ResourceOptions(parent=self, depends_on=self._after))
         if plan.device_plugin_pools:
             data = sharing_config_data(plan, plan.device_plugin_pools, "none")
             self.device_plugin = self._install(
@@ -58,7 +63,7 @@ class NvidiaGpuRuntime(pulumi.ComponentResource):
 
     def _install(self, prefix: str, pin: ChartPin, namespace: str, plan: GpuRuntimePlan,
                  pools: tuple[PoolFacts, ...], config_data: dict[str, str], values: dict) -> k8s.helm.v3.Release:
-        ns = privileged_namespace(f"{prefix}-ns", namespace, parent=self)
+        ns = privileged_namespace(f"{prefix}-ns", namespace, parent=self, after=self._after)
         before: list[pulumi.Resource] = [ns]
         if plan.cloud == Cloud.GCP:
             before.append(critical_pods_quota(f"{prefix}-quota", ns, critical_pods_budget(pools), parent=self))

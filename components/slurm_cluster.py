@@ -49,17 +49,18 @@ class SlurmCluster(pulumi.ComponentResource):
     partitions: list[str]
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts], cluster_name: str,
-                 protect: bool = True,
+                 protect: bool = True, after: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:slurm:SlurmCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        roots = pulumi.ResourceOptions(parent=self, depends_on=list(after))  # the namespaces wait for ``after``
         self.plan = plan = plan_slurm(scheduling, pools)
         refs = SecretRefs()
         operator_ns = k8s.core.v1.Namespace(
             f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE, "labels": {**BASELINE_PSA, **MANAGED_BY}},
-            opts=child)
+            opts=roots)
         slurm_ns = k8s.core.v1.Namespace(
-            f"{name}-ns", metadata={"name": SLURM_NAMESPACE, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}}, opts=child)
+            f"{name}-ns", metadata={"name": SLURM_NAMESPACE, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}}, opts=roots)
         self.operator = k8s.helm.v3.Release(
             f"{name}-operator", name=SLURM_OPERATOR.chart, chart=f"{SLURM_OPERATOR.repo}/{SLURM_OPERATOR.chart}",
             version=SLURM_OPERATOR.version, namespace=operator_ns.metadata.name, create_namespace=False,

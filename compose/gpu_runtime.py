@@ -15,6 +15,6 @@ def build_gpu_runtime(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pul
     # after the cluster (and its system pool, where the operator runs); through the cluster's Kubernetes provider
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
     if plan.device_plugin_pools or plan.operator_pools or plan.cos_driver_installer:
-        NvidiaGpuRuntime("gpu-runtime", plan, opts=opts)
+        NvidiaGpuRuntime("gpu-runtime", plan, after=[cluster], opts=opts)
     if plan.efa_pools:
-        AwsEfaDevicePlugin("efa-device-plugin", plan, opts=opts)
+        AwsEfaDevicePlugin("efa-device-plugin", plan, after=[cluster], opts=opts)

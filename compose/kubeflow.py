@@ -21,6 +21,5 @@ def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: p
 
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
     facts = [pools[p.name] for p in spec.node_pools]
-    Kubeflow("kubeflow", spec.scheduling, facts, opts=opts)
-    Kueue("kueue", spec.scheduling, facts,
-          opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster, *kueue_after]))
+    Kubeflow("kubeflow", spec.scheduling, facts, after=[cluster], opts=opts)
+    Kueue("kueue", spec.scheduling, facts, after=[cluster, *kueue_after], opts=opts)

@@ -16,5 +16,5 @@ def build_slurm_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulu
     from components.slurm_cluster import SlurmCluster
 
     SlurmCluster("slurm", spec.scheduling, [pools[p.name] for p in spec.node_pools], spec.cluster.name,
-                 protect=spec.cluster.deletion_protection,
+                 protect=spec.cluster.deletion_protection, after=[cluster],
                  opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster]))

@@ -53,7 +53,8 @@ class PreviewReport:
         return {
             "stack": self.stack, "cloud": self.cloud, "region": self.region, "exitCode": self.exit_code,
             "resources": [{"type": r.type, "name": r.name, "parent": r.parent_urn, "urn": r.urn, "custom": r.custom,
-                           "protect": r.protect, "ignoreChanges": r.ignore_changes, "inputs": r.redacted_inputs}
+                           "protect": r.protect, "ignoreChanges": r.ignore_changes,
+                           "dependsOn": sorted(set(r.dependencies)), "inputs": r.redacted_inputs}
                           for r in sorted(self.resources, key=lambda r: r.urn)],  # registration order varies
             "cost": self.cost.as_dict() if self.cost else None,
             "violations": self.violations,

@@ -25,6 +25,9 @@ SLURMCTLD_PORT, SLURMDBD_PORT, MARIADB_PORT = 6817, 6819, 3306
 DATABASE, DATABASE_USER = "slurm_acct_db", "slurm"
 SCALER_ACCOUNT, SCALING_PROGRAMS = f"{RELEASE}-scaler", f"{RELEASE}-scaling-programs"
 """The controller pod's ServiceAccount (may scale the NodeSets) and the ConfigMap holding Resume/SuspendProgram."""
+LOGFILE_IMAGE = {"repository": "docker.io/library/alpine", "tag": "3.22.2"}
+"""The log sidecar of slurmctld and slurmd pods: the chart defaults to ``alpine:latest``, a tag that moves under a
+running cluster; pinned to an Alpine release instead."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,9 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
         "slurmKey": {"create": False, "secretRef": {"name": refs.slurm_key, "key": refs.slurm_key_key}},
         "jwtKey": {"create": False, "secretRef": {"name": refs.jwt_key, "key": refs.jwt_key_key}},
         "configFiles": config_files,
-        "controller": {"extraConf": plan.extra_conf(), "persistence": {"enabled": True}},
+        "controller": {"extraConf": plan.extra_conf(), "persistence": {"enabled": True},
+                       "logfile": {"image": dict(LOGFILE_IMAGE)}},
+        "nodesetDefaults": {"logfile": {"image": dict(LOGFILE_IMAGE)}},
         "accounting": {"enabled": plan.accounting},
         "nodesets": {n.pool: {
             "enabled": True,

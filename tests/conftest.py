@@ -16,19 +16,40 @@ if str(PROJECT_ROOT) not in sys.path:
 
 
 def shared_dir() -> Path:
-    """``../shared`` next to the project root (facts, schemas); may be absent on a developer machine."""
+    """``../shared`` next to the project root (facts, schemas, charts); may be absent on a developer machine."""
     return PROJECT_ROOT.parent / "shared"
 
 
+FETCH_COMMAND = "bash scripts/fetch-upstream.sh"
+FETCHABLE = ("schemas", "charts")
+"""The parts of ``../shared`` that are pinned upstream files, which ``FETCH_COMMAND`` downloads into
+``upstream_cache()`` (``facts`` holds research tables that exist only in ``../shared``)."""
+
+
+def upstream_cache() -> Path:
+    """Where ``scripts/fetch-upstream.sh`` puts the pinned upstream files (same layout as ``../shared``)."""
+    if os.environ.get("GPU_CLUSTER_UPSTREAM"):
+        return Path(os.environ["GPU_CLUSTER_UPSTREAM"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gpu-cluster" / "upstream"
+
+
 def require_shared(*relative: str) -> Path:
-    """``shared_dir() / relative``; skip when it is absent, but fail in CI (``CI=true``) where it must exist."""
+    """``relative`` under ``../shared``, else under ``upstream_cache()``; skip when neither has it, but fail in CI
+    (``CI=true``) where it must exist. The skip message names the command that fills the cache."""
     path = shared_dir().joinpath(*relative)
-    if not path.exists():
-        reason = f"{path} is absent (tests that read ../shared need the shared folder next to the project)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
-        pytest.skip(reason)
-    return path
+    if path.exists():
+        return path
+    cached = upstream_cache().joinpath(*relative)
+    if relative and relative[0] in FETCHABLE and cached.exists():
+        return cached
+    if relative and relative[0] in FETCHABLE:
+        reason = f"{path} is absent and not fetched: run `{FETCH_COMMAND}` (fills {upstream_cache()})"
+    else:
+        reason = f"{path} is absent (research tables that exist only in the shared folder next to the project)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
+    pytest.skip(reason)
 
 
 @pytest.fixture(name="shared_dir")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from catalog import CapacityType, Cloud, GpuModel, load_catalog
+from catalog import CapacityType, Cloud, GpuModel, PriceKind, load_catalog
 from validation.issues import SpecError
 from validation.load import load_spec
 

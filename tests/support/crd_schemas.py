@@ -105,6 +105,11 @@ def _program(rule: str):
 def cel_errors(obj: dict[str, Any]) -> tuple[list[str], int]:
     """(messages of failed CEL rules, number of rules evaluated). A rule that cannot be evaluated is an error too."""
     schema, _ = version_schema(obj)
+    return cel_errors_against(obj, schema)
+
+
+def cel_errors_against(obj: dict[str, Any], schema: dict[str, Any]) -> tuple[list[str], int]:
+    """``cel_errors`` against a given openAPIV3Schema (e.g. of a CRD a chart renders)."""
     errors: list[str] = []
     count = 0
 
