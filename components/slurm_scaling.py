@@ -46,7 +46,7 @@ class SlurmScaling(pulumi.ComponentResource):
             data={"slurm-resume": resume, "slurm-suspend": suspend}, opts=child)
         self.account = k8s.core.v1.ServiceAccount(f"{name}-account", metadata={**meta, "name": SCALER_ACCOUNT},
                                                   opts=child)
-        role = k8s.rbac.v1.Role(f"{name}-role", metadata=meta, rules=[
+        role = k8s.rbac.v1.Role(f"{name}-role", metadata={**meta, "name": SCALER_ACCOUNT}, rules=[
             {"api_groups": ["slinky.slurm.net"], "resources": ["nodesets/scale"], "verbs": ["get", "patch"]},
             {"api_groups": [""], "resources": ["pods"], "verbs": ["delete"]},
         ], opts=child)

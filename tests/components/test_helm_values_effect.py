@@ -153,7 +153,8 @@ def test_the_slurm_crs_carry_the_plan(name):
     for n in plan.nodesets:
         got = nodesets[f"slurm-worker-{n.pool}"]
         assert got["extraConf"] == n.node_conf and any(w.startswith("Gres=gpu:") for w in n.node_conf.split())
-        assert got["replicas"] == n.replicas
+        # a pool that follows the queue starts at minNodes; its ResumeProgram scales the NodeSet up to maxNodes
+        assert got["replicas"] == (n.min_nodes if n.scales else n.replicas)
         assert got["template"]["spec"]["nodeSelector"] == dict(n.node_selector)
         assert got["slurmd"]["resources"] == n.pod_resources()
         assert tolerates(got["template"]["spec"]["tolerations"], tuple(f for f in facts if f.name == n.pool)) == []

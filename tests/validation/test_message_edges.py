@@ -26,7 +26,7 @@ def test_a_mapping_given_a_scalar_names_its_keys_and_shows_an_example():
         "error: gpu-cluster:nodePools[0].capacity: pool 'h100': must be a mapping of settings, not a single value",
         "  received: 'spot'",
         "  allowed:  a mapping with the keys type, reservation, reservationProject, reservationKind, placementGroup, "
-            "reservedNodes, window, upfrontFeeUsd, rollNodes, placementPolicy",
+            "reservedNodes, window, upfrontFeeUsd, rollNodes, placementPolicy, maxRunHours, queuedProvisioning",
         "  fix:      write capacity: {type: spot}"]
     assert "Capacity" not in error  # never the internal class name
 
