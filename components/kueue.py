@@ -31,6 +31,8 @@ class Kueue(pulumi.ComponentResource):
     """ClusterQueue names, in spec order."""
     local_queues: dict[str, str]
     """Queue name -> namespace of its LocalQueue."""
+    team_namespaces: dict[str, pulumi.Resource]
+    """Namespace name -> the Namespace created for its teams' jobs."""
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
                  opts: pulumi.ResourceOptions | None = None):
@@ -46,6 +48,7 @@ class Kueue(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}
+        self.team_namespaces = dict(team_ns)
         # Each object waits for what it names: a flavor for its Topology, a ClusterQueue for its flavors. When a
         # content-named flavor or topology is replaced, the new one exists before its users are repointed, and the
         # old one is deleted after them (so Kueue's resource-in-use finalizer is gone by then; see scheduling/kueue.py).

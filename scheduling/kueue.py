@@ -75,6 +75,17 @@ def namespace_of(queue: Queue) -> str:
     return queue.namespace or queue.name
 
 
+def pool_namespaces(spec: SchedulingSpec) -> dict[str, list[str]]:
+    """Pool name -> the team namespaces whose queues have quota on it (where its jobs run), in spec order."""
+    out: dict[str, list[str]] = {}
+    for queue in spec.queues:
+        for quota in queue.quotas:
+            names = out.setdefault(quota.pool, [])
+            if namespace_of(queue) not in names:
+                names.append(namespace_of(queue))
+    return out
+
+
 def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[str, Placement]:
     """Pool name -> how its gangs are placed under ``scheduling.topology`` (pools no queue uses get no topology)."""
     used = {q.pool for queue in spec.queues for q in queue.quotas}
