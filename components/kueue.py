@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 
 from components.charts import KUEUE
 from components.custom_resources import custom_resource, namespace
+from scheduling.fabric_claim import kueue_device_classes
 from scheduling.kueue import base_name, render_kueue
 from scheduling.kueue_config import kueue_values
 from stacks.facts import PoolFacts
@@ -44,7 +45,7 @@ class Kueue(pulumi.ComponentResource):
                 **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
         self.release = k8s.helm.v3.Release(
             f"{name}-chart", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
-            namespace=KUEUE_NAMESPACE, values=kueue_values(scheduling), timeout=900,
+            namespace=KUEUE_NAMESPACE, values=kueue_values(scheduling, kueue_device_classes(pools)), timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}

@@ -57,7 +57,7 @@ def _wired(pool: PoolFacts, resources: Sequence[Registered]) -> list[str]:
     if claim is not None and out:
         where = ", ".join(claim["namespaces"]) or "no namespace (no queue or NodeSet runs jobs there)"
         out.append(f"DRA claim {claim['podClaim']}: ResourceClaimTemplate {claim['template']} "
-                   f"({claim['deviceClass']}, {claim['allocationMode']}) in {where}")
+                   f"({claim['count']} × {claim['deviceClass']}) in {where}")
     return out
 
 
@@ -70,8 +70,9 @@ def dra_claim(pool: PoolFacts, resources: Sequence[Registered]) -> dict[str, Any
     name = claim_template_name(pool.name)
     namespaces = sorted(r.inputs["metadata"].get("namespace", "") for r in resources
                         if r.type == CLAIM_TEMPLATE and r.inputs.get("metadata", {}).get("name") == name)
+    assert pool.fabric is not None
     return {"podClaim": POD_CLAIM, "template": name, "deviceClass": cls, "allocationMode": ALLOCATION_MODE,
-            "namespaces": namespaces}
+            "count": pool.fabric.gpu_nics, "namespaces": namespaces}
 
 
 def _status(spec: StackSpec, pool: PoolFacts) -> str:

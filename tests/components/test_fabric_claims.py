@@ -1,12 +1,14 @@
 """The program registers the DRA claim templates of a GKE-managed fabric pool where its jobs run: in each team
 namespace with quota on the pool (Kubeflow), after that namespace exists, or in the Slinky NodeSets' namespace
-(Slurm), whose NodeSet pod and slurmd carry the claim. Recorded inputs validate against the Kubernetes 1.35 schema;
+(Slurm), whose NodeSet pod and slurmd carry the claim; Kueue maps the claim's DeviceClass to a quota resource the
+ClusterQueues cover. Recorded inputs validate against the Kubernetes 1.35 schema;
 the NodeSet the chart renders validates against the NodeSet CRD and the pod schema."""
 from __future__ import annotations
 
 import jsonschema
 import kubernetes_validate
 import pytest
+import yaml
 
 from preview.engine import run_program
 from preview.run import preview_config
@@ -39,7 +41,8 @@ def test_the_template_is_registered_in_the_team_namespace_after_it(rec):
     meta = template.inputs["metadata"]
     assert (meta["name"], meta["namespace"]) == ("rdma-h200", "research")
     (request,) = template.inputs["spec"]["spec"]["devices"]["requests"]
-    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "All"}
+    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount",
+                                  "count": 8}
     namespace = one(rec, NAMESPACE, "kueue-ns-research")
     assert namespace.urn in template.dependencies, "the template waits for its namespace"
     kubernetes_validate.validate(unwrap_secrets(template.inputs), K8S_VERSION, strict=True)
@@ -79,6 +82,20 @@ def test_preview_shows_the_claim_each_managed_pool_wires_and_warns_no_more():
     report = preview_config("t", MANAGED)
     entry = {f["pool"]: f for f in report.as_dict()["fabric"]}["h200"]
     assert entry["draClaim"] == {"podClaim": "rdma", "template": "rdma-h200", "deviceClass": "mrdma.google.com",
-                                 "allocationMode": "All", "namespaces": ["research"]}
-    assert "DRA claim rdma: ResourceClaimTemplate rdma-h200 (mrdma.google.com, All) in research" in entry["wired"]
+                                 "allocationMode": "ExactCount", "count": 8, "namespaces": ["research"]}
+    assert "DRA claim rdma: ResourceClaimTemplate rdma-h200 (8 × mrdma.google.com) in research" in entry["wired"]
     assert report.as_dict()["warnings"] == [], "the DRA-claim warning is gone now that the jobs are wired"
+
+
+def test_kueue_maps_the_device_class_and_the_cluster_queue_gives_the_nics_quota(rec):
+    """Without the mapping Kueue holds every TrainJob that claims the NICs as inadmissible."""
+    values = one(rec, RELEASE, "kueue-chart").inputs["values"]
+    config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    assert config["resources"]["deviceClassMappings"] == [
+        {"name": "gpu-cluster/rdma-nics", "deviceClassNames": ["mrdma.google.com"]}]
+    queue = one(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "kueue-cq-research").inputs
+    (group,) = queue["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["nvidia.com/gpu", "gpu-cluster/rdma-nics"]
+    (flavor,) = group["flavors"]
+    assert {r["name"]: r["nominalQuota"] for r in flavor["resources"]} == {
+        "nvidia.com/gpu": 8, "gpu-cluster/rdma-nics": 8}

@@ -1,5 +1,6 @@
 """Jobs on a GKE-managed fabric pool get the RDMA NICs through a DRA claim: the ResourceClaimTemplate (GKE's DRANET
-guide: ``resource.k8s.io/v1``, DeviceClass ``mrdma.google.com``, ``allocationMode: All``), one per namespace the pool's
+guide: ``resource.k8s.io/v1``, DeviceClass ``mrdma.google.com``, every NIC: ``ExactCount`` 8, since Kueue refuses
+``All``), one per namespace the pool's
 jobs run in, and the runtime's pod that names it. Objects are parsed, and the template validates against the
 Kubernetes 1.34 and 1.35 OpenAPI schemas (kubernetes-validate ships resource.k8s.io/v1 for both)."""
 from __future__ import annotations
@@ -9,10 +10,14 @@ import copy
 import kubernetes_validate
 import pytest
 
-from scheduling.fabric_claim import claim_template, claim_templates, device_class, pod_claim
+from scheduling.fabric_claim import (
+    KUEUE_RESOURCE, claim_template, claim_templates, device_class, kueue_device_classes, pod_claim,
+)
 from scheduling.fabric_pod import pod_fabric
 from scheduling.kueue import pool_namespaces, render_kueue
+from scheduling.kueue_config import manager_config
 from scheduling.trainer import training_runtimes
+from tests.support.crd_schemas import cel_errors, schema_errors
 from tests.support.scheduling_fixtures import GKE_TEAMS, spec_and_facts
 
 K8S_VERSIONS = ("1.34.0", "1.35.0")
@@ -52,7 +57,8 @@ def test_one_template_per_team_namespace_with_quota_on_the_managed_pool():
         ("research", "rdma-h200"), ("product-ml", "rdma-h200")]
     (request,) = templates[0]["spec"]["spec"]["devices"]["requests"]
     assert templates[0]["apiVersion"] == "resource.k8s.io/v1"
-    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "All"}
+    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount",
+                                  "count": 8}
     assert templates[0]["metadata"]["labels"]["gpu-cluster/pool"] == "h200"
 
 
@@ -103,3 +109,28 @@ def test_a_pool_no_queue_uses_gets_no_template():
     for queue in raw["scheduling"]["queues"]:
         queue["quotas"] = [q for q in queue["quotas"] if q["pool"] != "h200"]
     assert _templates(raw) == []
+
+
+def test_kueue_charges_the_claimed_nics_against_quota_next_to_the_pools_gpus():
+    """Kueue (≥ 0.18) counts DRA claims: the ClusterQueue covers the mapped NIC resource, with the NICs of the
+    nodes the GPU quota buys on the managed pool and 0 on the others (every flavor of a group lists it)."""
+    spec, facts = spec_and_facts(MANAGED)
+    queues = {q["metadata"]["name"]: q for q in render_kueue(spec.scheduling, facts).cluster_queues}
+    (group,) = queues["research"]["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["nvidia.com/gpu", KUEUE_RESOURCE]
+    quotas = {f["name"].rsplit("-", 1)[0]: {r["name"]: r for r in f["resources"]} for f in group["flavors"]}
+    assert quotas["h200"][KUEUE_RESOURCE] == {"name": KUEUE_RESOURCE, "nominalQuota": 24, "lendingLimit": 8}
+    assert quotas["l4"][KUEUE_RESOURCE] == {"name": KUEUE_RESOURCE, "nominalQuota": 0}
+    for queue in queues.values():
+        assert schema_errors(queue) == [] and cel_errors(queue)[0] == [], queue["metadata"]["name"]
+    config = manager_config(spec.scheduling, kueue_device_classes(facts))
+    assert config["resources"]["deviceClassMappings"] == [
+        {"name": KUEUE_RESOURCE, "deviceClassNames": ["mrdma.google.com"]}]
+
+
+def test_stacks_without_a_managed_pool_keep_gpu_only_quota_and_no_mappings():
+    spec, facts = spec_and_facts(ATTACHED)
+    assert kueue_device_classes(facts) == []
+    assert "deviceClassMappings" not in manager_config(spec.scheduling, kueue_device_classes(facts))["resources"]
+    for queue in render_kueue(spec.scheduling, facts).cluster_queues:
+        assert queue["spec"]["resourceGroups"][0]["coveredResources"] == ["nvidia.com/gpu"]
