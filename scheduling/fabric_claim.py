@@ -29,7 +29,8 @@ from typing import Any, Mapping, Sequence
 from stacks.facts import PoolFacts
 
 API_VERSION = "resource.k8s.io/v1"
-"""GA since Kubernetes 1.34; GKE's guide uses it for GPU node pools (only TPUs need the v1beta1/v1beta2 kinds)."""
+"""Served since Kubernetes 1.34 (kubernetes-validate ships it for 1.34 and 1.35); GKE's guides use it for GPU node
+pools (only TPUs need the v1beta1/v1beta2 kinds)."""
 POD_CLAIM = "rdma"
 """The pod's ``resourceClaims[].name``, which the job's container lists in ``resources.claims``."""
 REQUEST = "rdma-nics"

@@ -166,7 +166,7 @@ def _flavor(pool: PoolFacts, where: Placement, topology_names: dict[str, str]) -
 
 def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFacts],
                    flavor_names: dict[str, str]) -> dict[str, Any]:
-    flavors = []
+    flavors: list[dict[str, Any]] = []
     for quota in queue.quotas:
         if quota.pool not in pools:
             raise KeyError(f"queue {queue.name}: pool {quota.pool} is not a GPU pool (spec not validated?)")
