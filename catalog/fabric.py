@@ -50,6 +50,9 @@ class MachineFabric:
     gke_managed_profile: str = ""
     """The node pool ``acceleratorNetworkProfile`` with which GKE creates and attaches the fabric's networks itself
     (``auto``: RDMA machines, managed DRANET); empty where GKE offers no managed mode."""
+    gke_dra_device_class: str = ""
+    """The DeviceClass GKE managed DRANET publishes the fabric's NICs under (``mrdma.google.com``: RDMA NICs); with
+    the managed profile a pod gets the NICs only through a DRA claim on it. Empty without a managed mode."""
 
     @property
     def extra_networks(self) -> int:
@@ -129,7 +132,8 @@ def _parse(cat: Catalog) -> FabricCatalog:
             gvnic_networks=int(r["gvnic_networks"]), rdma_networks=int(r["rdma_networks"]), gpu_nics=nics,
             nccl_transport=r["nccl_transport"], nominal_gbps_per_node=int(r["nominal_gbps_per_node"]),
             bandwidth_source=r["bandwidth_source"], source=r["fabric_source"],
-            gke_managed_profile=r["gke_managed_profile"].strip())
+            gke_managed_profile=r["gke_managed_profile"].strip(),
+            gke_dra_device_class=r["gke_dra_device_class"].strip())
     for r in _rows("fabric-images.csv"):
         kind = FabricKind(r["fabric"])
         out.images[(kind, r["component"])] = FabricImage(

@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 
 from components.charts import KUEUE
 from components.custom_resources import custom_resource, namespace
+from scheduling.fabric_claim import kueue_device_classes
 from scheduling.kueue import base_name, render_kueue
 from scheduling.kueue_config import kueue_values
 from stacks.facts import PoolFacts
@@ -32,6 +33,8 @@ class Kueue(pulumi.ComponentResource):
     """ClusterQueue names, in spec order."""
     local_queues: dict[str, str]
     """Queue name -> namespace of its LocalQueue."""
+    team_namespaces: dict[str, pulumi.Resource]
+    """Namespace name -> the Namespace created for its teams' jobs."""
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
                  after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
@@ -44,10 +47,11 @@ class Kueue(pulumi.ComponentResource):
                 **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
         self.release = k8s.helm.v3.Release(
             f"{name}-chart", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
-            namespace=KUEUE_NAMESPACE, values=kueue_values(scheduling), timeout=900,
+            namespace=KUEUE_NAMESPACE, values=kueue_values(scheduling, kueue_device_classes(pools)), timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}
+        self.team_namespaces = dict(team_ns)
         # Each object waits for what it names: a flavor for its Topology, a ClusterQueue for its flavors. When a
         # content-named flavor or topology is replaced, the new one exists before its users are repointed, and the
         # old one is deleted after them (so Kueue's resource-in-use finalizer is gone by then; see scheduling/kueue.py).

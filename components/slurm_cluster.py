@@ -47,6 +47,8 @@ class SlurmCluster(pulumi.ComponentResource):
     operator: k8s.helm.v3.Release
     release: k8s.helm.v3.Release
     partitions: list[str]
+    namespace: k8s.core.v1.Namespace
+    """``slurm``, where the NodeSets' pods (and so the jobs) run."""
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts], cluster_name: str,
                  protect: bool = True, after: Sequence[pulumi.Resource] = (),
@@ -59,7 +61,7 @@ class SlurmCluster(pulumi.ComponentResource):
         operator_ns = k8s.core.v1.Namespace(
             f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE, "labels": {**BASELINE_PSA, **MANAGED_BY}},
             opts=roots)
-        slurm_ns = k8s.core.v1.Namespace(
+        self.namespace = slurm_ns = k8s.core.v1.Namespace(
             f"{name}-ns", metadata={"name": SLURM_NAMESPACE, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}}, opts=roots)
         self.operator = k8s.helm.v3.Release(
             f"{name}-operator", name=SLURM_OPERATOR.chart, chart=f"{SLURM_OPERATOR.repo}/{SLURM_OPERATOR.chart}",

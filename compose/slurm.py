@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pulumi
 
+from scheduling.fabric_claim import claim_templates
+from scheduling.slurm_values import SLURM_NAMESPACE
 from stacks.facts import PoolFacts
 from stacks.scheduling_spec import Workload
 from stacks.spec import StackSpec
@@ -13,8 +15,14 @@ def build_slurm_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulu
     operator, slurmctld, slurmdbd and MariaDB run on the untainted system pool). Nothing unless ``workload: slurm``."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.SLURM:
         return
+    from components.fabric_claims import FabricClaims
     from components.slurm_cluster import SlurmCluster
 
-    SlurmCluster("slurm", spec.scheduling, [pools[p.name] for p in spec.node_pools], spec.cluster.name,
-                 protect=spec.cluster.deletion_protection, after=[cluster],
-                 opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster]))
+    facts = [pools[p.name] for p in spec.node_pools]
+    opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
+    slurm = SlurmCluster("slurm", spec.scheduling, facts, spec.cluster.name, protect=spec.cluster.deletion_protection,
+                         after=[cluster], opts=opts)
+    # GKE-managed fabric pools: the DRA claim template each NodeSet's pod names, in the NodeSets' namespace
+    claims = claim_templates(facts, {n.pool: [SLURM_NAMESPACE] for n in slurm.plan.nodesets})
+    if claims:
+        FabricClaims("fabric-claims", claims, [slurm.namespace], opts=opts)

@@ -1,7 +1,7 @@
 """The fabric section of the preview (JSON key ``fabric``): per pool its GPU fabric, the networks (Kubernetes names,
 count, the VPCs behind them), NICs per node, the NCCL transport a job uses and its nominal bandwidth (catalog data
 with its source), and what was wired: the installer/injector DaemonSets, training runtimes and Slurm NodeSets the
-program registered with the fabric on them. Read from the pool facts and the recorded resources."""
+program registered with the fabric on them, and on GKE-managed pools the DRA claim their jobs get the NICs through. Read from the pool facts and the recorded resources."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -10,6 +10,7 @@ from catalog import Cloud
 from catalog.fabric import load_fabric_catalog
 from catalog.gke_version import FloorCheck, check_floor
 from preview.engine import Registered
+from scheduling.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
 from scheduling.fabric_pod import pod_fabric
 from scheduling.trainer import runtime_name
 from stacks.fabric import FabricPlan
@@ -20,6 +21,7 @@ from stacks.spec import POOL_LABEL_KEY, StackSpec
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 COST_NOTES = {
     "gcp": "the GPU fabric's extra VPC networks, subnets and firewall rules cost nothing per hour (traffic between "
            "nodes in one zone is not billed), so they add nothing to the table",
@@ -51,7 +53,26 @@ def _wired(pool: PoolFacts, resources: Sequence[Registered]) -> list[str]:
         out.append(f"ClusterTrainingRuntime {runtime_name(pool.name)}")
     if any(r.type == RELEASE and pool.name in (r.inputs.get("values") or {}).get("nodesets", {}) for r in resources):
         out.append(f"Slinky NodeSet {pool.name}")
+    claim = dra_claim(pool, resources)
+    if claim is not None and out:
+        where = ", ".join(claim["namespaces"]) or "no namespace (no queue or NodeSet runs jobs there)"
+        out.append(f"DRA claim {claim['podClaim']}: ResourceClaimTemplate {claim['template']} "
+                   f"({claim['count']} × {claim['deviceClass']}) in {where}")
     return out
+
+
+def dra_claim(pool: PoolFacts, resources: Sequence[Registered]) -> dict[str, Any] | None:
+    """How a job on a GKE-managed pool gets the RDMA NICs: the pod's claim, its template and the namespaces the
+    program registered it in (None: the pool's jobs claim nothing)."""
+    cls = device_class(pool)
+    if cls is None:
+        return None
+    name = claim_template_name(pool.name)
+    namespaces = sorted(r.inputs["metadata"].get("namespace", "") for r in resources
+                        if r.type == CLAIM_TEMPLATE and r.inputs.get("metadata", {}).get("name") == name)
+    assert pool.fabric is not None
+    return {"podClaim": POD_CLAIM, "template": name, "deviceClass": cls, "allocationMode": ALLOCATION_MODE,
+            "count": pool.fabric.gpu_nics, "namespaces": namespaces}
 
 
 def _status(spec: StackSpec, pool: PoolFacts) -> str:
@@ -110,6 +131,7 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
             "nicsPerNode": plan.gpu_nics, "ncclTransport": plan.machine.nccl_transport,
             "nominalGbpsPerNode": plan.machine.nominal_gbps_per_node, "bandwidthSource": plan.machine.bandwidth_source,
             "gkeVersionFloor": floor, "gkeVersionCheck": checked,
-            "daemonSets": _daemonsets_on(p.name, resources), "wired": _wired(p, resources)})
+            "daemonSets": _daemonsets_on(p.name, resources), "wired": _wired(p, resources),
+            "draClaim": dra_claim(p, resources)})
         out.append(entry)
     return out

@@ -1,6 +1,6 @@
 """What a pod on a fabric pool needs to use the fabric, from the pool's facts: GKE multi-network annotations, the
 TCPX/TCPXO RxDM sidecar and its device list, the NCCL env, volumes and mounts (TCPX/TCPXO libraries, gIB with
-``NCCL_NET=gIB``), or on EKS the ``vpc.amazonaws.com/efa`` request and libfabric env. Pure: no Pulumi.
+``NCCL_NET=gIB``), the DRA claim of a GKE-managed RDMA pool (``scheduling/fabric_claim.py``), or on EKS the ``vpc.amazonaws.com/efa`` request and libfabric env. Pure: no Pulumi.
 
 The Trainer runtime (``scheduling/trainer.py``) and the Slinky NodeSet (``scheduling/slurm_values.py``) both apply
 the same ``PodFabric``, so ``TrainJob`` and ``srun`` take the same path. Sources: GKE's "Maximize GPU network
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from scheduling.fabric_claim import pod_claim
 from stacks.facts import PoolFacts
 
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
@@ -111,6 +112,9 @@ class PodFabric:
     """Extra requests = limits for the main container (EFA interfaces, huge pages)."""
     min_requests: dict[str, str] = field(default_factory=dict)
     """Requests (no limits) added only when the container requests neither cpu nor memory."""
+    resource_claims: tuple[dict[str, str], ...] = ()
+    """DRA claims of the pod (``spec.resourceClaims``), each also listed in the main container's
+    ``resources.claims``: the RDMA NICs of a GKE-managed fabric (``scheduling/fabric_claim.py``)."""
 
     @property
     def host_access(self) -> bool:
@@ -193,11 +197,13 @@ def _tcpx(pool: PoolFacts) -> PodFabric:
 
 def _rdma(pool: PoolFacts) -> PodFabric:
     assert pool.fabric is not None
-    managed = pool.fabric.managed  # GKE's own networks: the NICs come through a DRA claim, not annotations
+    claim = pod_claim(pool)  # GKE-managed networks: the NICs come through a DRA claim, not annotations
     return PodFabric(
-        summary="GPUDirect RDMA on GKE-managed networks: gIB plugin, NCCL_NET=gIB (RDMA NICs need a DRA claim)"
-        if managed else "GPUDirect RDMA: 9 NICs (gvnic-1, rdma-0…7), gIB plugin, NCCL_NET=gIB",
-        annotations={} if managed else _gke_annotations(pool),
+        summary=f"GPUDirect RDMA on GKE-managed networks: DRA claim {claim['resourceClaimTemplateName']} (every "
+        "RDMA NIC), gIB plugin, NCCL_NET=gIB" if claim else
+        "GPUDirect RDMA: 9 NICs (gvnic-1, rdma-0…7), gIB plugin, NCCL_NET=gIB",
+        annotations={} if pool.fabric.managed else _gke_annotations(pool),
+        resource_claims=(claim,) if claim else (),
         # NCCL_NET=gIB makes a broken fabric fail instead of falling back to TCP; BASH_ENV makes every `bash -c`
         # command source gIB's env script, as the guide's `source set_nccl_env.sh` does
         env={"NCCL_NET": "gIB", "BASH_ENV": GIB_ENV_SCRIPT, "LD_LIBRARY_PATH": f"{GIB_DIR}/lib64:{NVIDIA_LIB64}"},
@@ -224,7 +230,8 @@ def pod_fabric(pool: PoolFacts) -> PodFabric | None:
 
 
 def apply_to_container(container: dict[str, Any], fabric: PodFabric) -> dict[str, Any]:
-    """``container`` with the fabric's env, mounts and extra requests = limits added (existing keys kept)."""
+    """``container`` with the fabric's env, mounts, extra requests = limits and DRA claims added (existing keys
+    kept)."""
     out = dict(container)
     if fabric.env:
         out["env"] = [*container.get("env", []), *fabric.env_list()]
@@ -237,14 +244,20 @@ def apply_to_container(container: dict[str, Any], fabric: PodFabric) -> dict[str
         if not {"cpu", "memory"} & set(requests):
             requests.update(fabric.min_requests)
         out["resources"] = {"requests": requests, "limits": {**res.get("limits", {}), **extra}}
+    if fabric.resource_claims:
+        res = out.get("resources", {})
+        out["resources"] = {**res, "claims": [*res.get("claims", []),
+                                              *({"name": c["name"]} for c in fabric.resource_claims)]}
     return out
 
 
 def apply_to_pod_spec(spec: dict[str, Any], fabric: PodFabric) -> dict[str, Any]:
-    """``spec`` with the fabric's sidecars and volumes added."""
+    """``spec`` with the fabric's sidecars, volumes and DRA claims added."""
     out = dict(spec)
     if fabric.sidecars:
         out["initContainers"] = [*spec.get("initContainers", []), *fabric.sidecars]
     if fabric.volumes:
         out["volumes"] = [*spec.get("volumes", []), *fabric.volumes]
+    if fabric.resource_claims:
+        out["resourceClaims"] = [*spec.get("resourceClaims", []), *fabric.resource_claims]
     return out

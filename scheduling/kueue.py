@@ -20,11 +20,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from scheduling.fabric_claim import KUEUE_RESOURCE, device_class, nics_for_gpus
 from scheduling.fabric_pod import pod_fabric
 from scheduling.kueue_provisioning import admission_checks_strategy, provisioning_objects
 from scheduling.kueue_topology import Placement, placement
 from stacks.facts import PoolFacts
-from stacks.scheduling_spec import Queue, SchedulingSpec
+from stacks.scheduling_spec import PoolQuota, Queue, SchedulingSpec
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -80,6 +81,17 @@ def slices_per_gpu(pool: PoolFacts) -> int:
 
 def namespace_of(queue: Queue) -> str:
     return queue.namespace or queue.name
+
+
+def pool_namespaces(spec: SchedulingSpec) -> dict[str, list[str]]:
+    """Pool name -> the team namespaces whose queues have quota on it (where its jobs run), in spec order."""
+    out: dict[str, list[str]] = {}
+    for queue in spec.queues:
+        for quota in queue.quotas:
+            names = out.setdefault(quota.pool, [])
+            if namespace_of(queue) not in names:
+                names.append(namespace_of(queue))
+    return out
 
 
 def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[str, Placement]:
@@ -163,7 +175,7 @@ def _flavor(pool: PoolFacts, where: Placement, topology_names: dict[str, str]) -
 
 def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFacts],
                    flavor_names: dict[str, str]) -> dict[str, Any]:
-    flavors = []
+    flavors: list[dict[str, Any]] = []
     for quota in queue.quotas:
         if quota.pool not in pools:
             raise KeyError(f"queue {queue.name}: pool {quota.pool} is not a GPU pool (spec not validated?)")
@@ -174,10 +186,15 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
         if quota.lending_limit is not None:
             res["lendingLimit"] = quota.lending_limit * per_gpu
         flavors.append({"name": flavor_names[quota.pool], "resources": [res]})
+    covered = [GPU_RESOURCE]
+    if any(device_class(pools[q.pool]) is not None for q in queue.quotas):
+        covered.append(KUEUE_RESOURCE)  # every flavor of the group lists it: 0 on pools that claim no NICs
+        for quota, flavor in zip(queue.quotas, flavors):
+            flavor["resources"].append(_nic_quota(pools[quota.pool], quota))
     body: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace_of(queue)}},
         "queueingStrategy": spec.queueing_strategy.value,
-        "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
+        "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
         "preemption": {"withinClusterQueue": spec.preemption.within_queue.value},
     }
     checks = admission_checks_strategy(queue, pools, flavor_names)
@@ -188,3 +205,16 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
         body["preemption"]["reclaimWithinCohort"] = spec.preemption.reclaim_within_cohort.value
         body["fairSharing"] = {"weight": queue.fair_share_weight}
     return _obj("ClusterQueue", queue.name, spec=body)
+
+
+def _nic_quota(pool: PoolFacts, quota: PoolQuota) -> dict[str, Any]:
+    """Quota for the RDMA NICs a GKE-managed pool's jobs claim (Kueue charges DRA claims): the NICs of the nodes the
+    GPU quota buys, with the same borrowing and lending limits; 0 on other pools."""
+    if device_class(pool) is None:
+        return {"name": KUEUE_RESOURCE, "nominalQuota": 0}
+    res: dict[str, Any] = {"name": KUEUE_RESOURCE, "nominalQuota": nics_for_gpus(pool, quota.gpus)}
+    if quota.borrowing_limit is not None:
+        res["borrowingLimit"] = nics_for_gpus(pool, quota.borrowing_limit)
+    if quota.lending_limit is not None:
+        res["lendingLimit"] = nics_for_gpus(pool, quota.lending_limit)
+    return res

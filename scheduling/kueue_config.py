@@ -8,10 +8,11 @@ Field names follow ``config.kueue.x-k8s.io/v1beta2`` (Kueue 0.19), where a prese
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import yaml
 
+from scheduling.fabric_claim import KUEUE_RESOURCE
 from stacks.scheduling_spec import SchedulingSpec
 
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
@@ -24,7 +25,9 @@ REQUEUE_BACKOFF_BASE_SECONDS = 60
 REQUEUE_BACKOFF_MAX_SECONDS = 3600
 
 
-def manager_config(spec: SchedulingSpec) -> dict[str, Any]:
+def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
+    """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
+    map to a quota resource or it holds the jobs as inadmissible (``scheduling/fabric_claim.py``)."""
     config: dict[str, Any] = {
         "apiVersion": CONFIG_API_VERSION,
         "kind": "Configuration",
@@ -36,6 +39,9 @@ def manager_config(spec: SchedulingSpec) -> dict[str, Any]:
         "integrations": {"frameworks": list(INTEGRATIONS)},
         "resources": {"excludeResourcePrefixes": list(IGNORED_RESOURCES)},
     }
+    if device_classes:
+        config["resources"]["deviceClassMappings"] = [{"name": KUEUE_RESOURCE,
+                                                       "deviceClassNames": list(device_classes)}]
     if spec.gang.enabled:
         # All-or-nothing: an admitted gang whose pods are not all ready in time is evicted and requeued with backoff,
         # so two half-started gangs cannot hold each other's GPUs forever.
@@ -50,11 +56,11 @@ def manager_config(spec: SchedulingSpec) -> dict[str, Any]:
     return config
 
 
-def manager_config_yaml(spec: SchedulingSpec) -> str:
-    return yaml.safe_dump(manager_config(spec), sort_keys=False)
+def manager_config_yaml(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> str:
+    return yaml.safe_dump(manager_config(spec, device_classes), sort_keys=False)
 
 
-def kueue_values(spec: SchedulingSpec) -> dict[str, Any]:
+def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
     """Helm values for the Kueue chart: two controller replicas behind a PodDisruptionBudget, and our configuration.
 
     Two replicas share one leader-election lock; the standby keeps Kueue's admission webhooks answering while the
@@ -62,5 +68,5 @@ def kueue_values(spec: SchedulingSpec) -> dict[str, Any]:
     """
     return {
         "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
-        "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec)},
+        "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec, device_classes)},
     }

@@ -103,8 +103,9 @@ def _wire_scaling(controller: dict[str, Any]) -> None:
 
 
 def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
-    """The NodeSet's pod gets the fabric's annotations, sidecars and volumes; slurmd (where job steps run) its env,
-    mounts and extra requests (EFA). Keys of the chart's nodeset values: metadata, podSpec, slurmd."""
+    """The NodeSet's pod gets the fabric's annotations, sidecars, volumes and DRA claims; slurmd (where job steps
+    run) its env, mounts, extra requests (EFA) and the claims' names. Keys of the chart's nodeset values: metadata,
+    podSpec, slurmd."""
     slurmd = apply_to_container(nodeset["slurmd"], fabric)
     nodeset["slurmd"] = slurmd
     if fabric.annotations:
@@ -113,6 +114,8 @@ def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
         nodeset["podSpec"]["initContainers"] = list(fabric.sidecars)
     if fabric.volumes:
         nodeset["podSpec"]["volumes"] = list(fabric.volumes)
+    if fabric.resource_claims:  # the chart passes podSpec through to the NodeSet's pod template
+        nodeset["podSpec"]["resourceClaims"] = list(fabric.resource_claims)
 
 
 def client_slurm_conf(cluster_name: str, ctld_host: str = CONTROLLER_SERVICE, ctld_port: int = SLURMCTLD_PORT,

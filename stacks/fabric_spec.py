@@ -21,7 +21,8 @@ class FabricMode(str, Enum):
     """GKE: the pool attaches networks you created (``networks``); gpu-cluster creates the rest of the fabric."""
     MANAGED = "managed"
     """GKE, RDMA machines: GKE creates and attaches the networks itself (node pool ``acceleratorNetworkProfile:
-    auto``, managed DRANET, GKE ≥ 1.34.1-gke.1829001); gpu-cluster creates no networks and no Network objects."""
+    auto``, managed DRANET, GKE ≥ 1.34.1-gke.1829001); gpu-cluster creates no networks and no Network objects, and
+    its jobs claim the NICs through a DRA ResourceClaimTemplate (``scheduling/fabric_claim.py``)."""
 
 
 class FabricNetwork(SpecModel):
@@ -36,7 +37,10 @@ class PoolFabric(SpecModel):
         "every EFA interface), and its runtimes/NodeSets use it; single-node pools get none. `off`: no fabric (a "
         "warning names the bandwidth lost; the policy pack reports it). `existing`: GKE, attach your own networks. "
         "`managed`: GKE on A3 Ultra/A4 (RDMA), GKE creates and attaches the networks (`acceleratorNetworkProfile: "
-        "auto`, GKE ≥ 1.34.1-gke.1829001); jobs get the RDMA NICs through a DRA ResourceClaim (not rendered)."))
+        "auto`, GKE ≥ 1.34.1-gke.1829001, no other pool of the cluster on networks gpu-cluster attaches); jobs get "
+        "every RDMA NIC through a DRA claim (ResourceClaimTemplate `rdma-<pool>`, DeviceClass `mrdma.google.com`) "
+        "that the `torch-<pool>` runtime and the Slinky NodeSet reference; Kueue counts the NICs as quota "
+        "(`gpu-cluster/rdma-nics`)."))
     networks: list[FabricNetwork] = Field(default_factory=list, description=(
         "`existing` only: the networks in NIC order. TCPX: 4, TCPXO: 8 gVNIC networks, each its own VPC; RDMA: 9, "
         "one gVNIC network then the 8 subnets of one RoCE VPC (created with the zone's `-vpc-roce` profile)."))

@@ -25,6 +25,7 @@ def check_fabric(issues: Issues, cloud: Cloud, pools: Iterable[tuple[int, NodePo
     for i, pool in pools:
         _check_pool(issues.pool(i, pool.name).at("fabric"), cloud, fab, pool, fab.for_machine(cloud, pool.machine_type))
     _check_shared_networks(issues, cloud, fab, pools)
+    _check_dranet_alone(issues, cloud, fab, pools)
 
 
 def _capable(fab: FabricCatalog, cloud: Cloud) -> str:
@@ -84,12 +85,6 @@ def _check_managed(fabric: Issues, cloud: Cloud, fab: FabricCatalog, pool: NodeP
         fabric.error("mode", f"GKE manages accelerator networking only on RDMA machines, not {has}", "managed",
                      allowed=f"mode managed on {_managed_capable(fab)}; elsewhere auto, existing or off",
                      fix="set fabric.mode: auto (gpu-cluster creates the networks), or pick an RDMA machine type")
-    else:
-        fabric.warn("mode", f"GKE attaches the {machine.gpu_nics} RDMA NICs to the nodes, and a pod gets them only "
-                    "through a DRA ResourceClaim of DeviceClass mrdma.google.com (GKE managed DRANET), which "
-                    "gpu-cluster does not render: its runtimes and NodeSets carry the gIB plugin and NCCL_NET=gIB only",
-                    "managed", allowed="auto (gpu-cluster attaches the networks and wires the jobs), managed",
-                    fix="add a ResourceClaimTemplate (deviceClassName mrdma.google.com) to the jobs, or use mode auto")
 
 
 def _check_existing_shape(networks_at: Issues, networks: list, machine: MachineFabric, names: list[str]) -> None:
@@ -153,3 +148,32 @@ def _check_shared_networks(issues: Issues, cloud: Cloud, fab: FabricCatalog,
                         f"{', '.join(pool.zones)} and pool '{other.name}' in {', '.join(other.zones)}",
                         list(pool.zones), allowed=", ".join(other.zones),
                         fix=f"put this pool in the zone of pool '{other.name}'")
+
+
+def _attaches_networks(cloud: Cloud, fab: FabricCatalog, pool: NodePool) -> bool:
+    """The pool gets Network objects of type Device from gpu-cluster (GKE multi-network API)."""
+    mode = pool.fabric.mode if pool.fabric else FabricMode.AUTO
+    if fab.for_machine(cloud, pool.machine_type) is None:
+        return False
+    return mode == FabricMode.EXISTING or (mode == FabricMode.AUTO and pool.multi_node)
+
+
+def _check_dranet_alone(issues: Issues, cloud: Cloud, fab: FabricCatalog, pools: list[tuple[int, NodePool]]) -> None:
+    """GKE's DRANET guide: "Don't use both the GKE DRANET driver and the GKE multi-network API with a Network
+    resource of Device type in the same cluster" - both manage the same NICs. A managed pool is refused next to a
+    pool whose networks gpu-cluster attaches."""
+    if cloud != Cloud.GCP:
+        return
+    attached = [p for _, p in pools if _attaches_networks(cloud, fab, p)]
+    if not attached:
+        return
+    names = ", ".join(f"'{p.name}'" for p in attached)
+    for i, pool in pools:
+        if pool.fabric is None or pool.fabric.mode != FabricMode.MANAGED:
+            continue
+        issues.pool(i, pool.name).at("fabric").error(
+            "mode", f"GKE managed DRANET cannot share a cluster with multi-network Device networks (GKE's DRANET "
+            f"guide: both manage the same NICs), and pool {names} attaches such networks", "managed",
+            allowed="every fabric pool of the cluster in mode managed, or none",
+            fix=f"set this pool's fabric.mode: auto, or move pool {names} to mode managed (RDMA machines), off, or "
+            "another cluster")

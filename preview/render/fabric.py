@@ -1,5 +1,5 @@
 """The fabric table of the text preview: per pool its GPU fabric, networks, NICs, NCCL transport, bandwidth and
-what was wired (DaemonSets, runtimes, NodeSets)."""
+what was wired (DaemonSets, runtimes, NodeSets, DRA claims)."""
 from __future__ import annotations
 
 from typing import Any

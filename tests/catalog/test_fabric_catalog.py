@@ -88,3 +88,10 @@ def test_gke_managed_networking_is_offered_on_the_rdma_machines_only():
     assert managed == {"a3-ultragpu-8g": "auto", "a4-highgpu-8g": "auto"}
     assert FAB.version_floors(FabricKind.RDMA, managed=True)[0].min_version == "1.34.1-gke.1829001"
     assert FAB.version_floors(FabricKind.RDMA) == [], "no sourced floor for RDMA over networks gpu-cluster attaches"
+
+
+def test_every_managed_profile_names_the_device_class_its_pods_claim():
+    """GKE managed DRANET: the NICs reach a pod only through a claim on this DeviceClass (GKE's DRANET guide)."""
+    classes = {m: f.gke_dra_device_class for (c, m), f in FAB.machines.items() if f.gke_dra_device_class}
+    assert classes == {"a3-ultragpu-8g": "mrdma.google.com", "a4-highgpu-8g": "mrdma.google.com"}
+    assert all(bool(f.gke_managed_profile) == bool(f.gke_dra_device_class) for f in FAB.machines.values())

@@ -38,10 +38,17 @@ def _gke(machine: str, region: str, zone: str, l4_zone: str | None = None) -> di
     return raw
 
 
+def _managed(raw: dict) -> dict:
+    raw = copy.deepcopy(raw)
+    raw["nodePools"][0]["fabric"] = {"mode": "managed"}
+    return raw
+
+
 FABRICS = {
     "tcpx": GKE_TEAMS,
     "tcpxo": _gke("a3-megagpu-8g", "us-east4", "us-east4-a"),
     "rdma": _gke("a3-ultragpu-8g", "us-east4", "us-east4-b", l4_zone="us-east4-a"),
+    "rdma-managed": _managed(_gke("a3-ultragpu-8g", "us-east4", "us-east4-b", l4_zone="us-east4-a")),
     "efa": EKS_TEAMS,
 }
 
@@ -176,12 +183,18 @@ def test_slinky_nodeset_gets_the_same_fabric_as_the_runtime(fabric):
         k: v for k, v in runtime_pod["metadata"].get("annotations", {}).items() if not k.startswith("kueue")}
     assert nodeset["podSpec"].get("initContainers", []) == runtime_pod["spec"].get("initContainers", [])
     assert nodeset["podSpec"].get("volumes", []) == runtime_pod["spec"].get("volumes", [])
+    assert nodeset["podSpec"].get("resourceClaims", []) == runtime_pod["spec"].get("resourceClaims", [])
     runtime_env = _env(runtime_pod["spec"]["containers"][0])
     assert _env(nodeset["slurmd"]) == runtime_env
+    assert nodeset["slurmd"]["resources"].get("claims") == runtime_pod["spec"]["containers"][0]["resources"].get(
+        "claims"), "slurmd, where job steps run, holds the same DRA claims as the runtime's container"
     if fabric == "efa":
         assert nodeset["slurmd"]["resources"]["requests"][EFA_RESOURCE] == 32
         assert nodeset["slurmd"]["resources"]["limits"][EFA_RESOURCE] == 32
     defaults = yaml.safe_load(require_shared("schemas", "slurm-operator/v1.2.1/helm/slurm/values.yaml").read_text())
     nodeset = copy.deepcopy(nodeset)
     nodeset["podSpec"].pop("nodeSelector")  # map[string]string: any label keys
+    # a core/v1 PodSpec field the chart's defaults do not list; templates/nodeset/nodeset-cr.yaml copies podSpec into
+    # the NodeSet's pod template verbatim (toYaml), so it reaches the pod as given
+    nodeset["podSpec"].pop("resourceClaims", None)
     assert unknown_keys(nodeset, defaults["nodesetDefaults"], f"nodesets.{pool}") == []

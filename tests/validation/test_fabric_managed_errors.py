@@ -24,13 +24,6 @@ EKS: dict[str, Any] = {
                 "subnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"}},
     "nodePools": [{"name": "p5", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "maxNodes": 4,
                    "multiNode": True}]}
-DRA_WARNING = """\
-    warning: gpu-cluster:nodePools[0].fabric.mode: pool 'h200': GKE attaches the 8 RDMA NICs to the nodes, and a pod gets them only through a DRA ResourceClaim of DeviceClass mrdma.google.com (GKE managed DRANET), which gpu-cluster does not render: its runtimes and NodeSets carry the gIB plugin and NCCL_NET=gIB only
-      received: 'managed'
-      allowed:  auto (gpu-cluster attaches the networks and wires the jobs), managed
-      fix:      add a ResourceClaimTemplate (deviceClassName mrdma.google.com) to the jobs, or use mode auto"""
-
-
 def case(config: dict[str, Any], expected: str, id: str):  # noqa: A002 - pytest's name
     return pytest.param(config, textwrap.dedent(expected).strip("\n"), id=id)
 
@@ -59,6 +52,12 @@ ERRORS = [
           received: ["a/b"]
           allowed:  an empty list with mode managed (GKE creates the networks)
           fix:      set fabric.mode: existing to attach these networks, or remove networks""", id="managed-with-networks"),
+    case(edit(ULTRA, "nodePools", [*ULTRA["nodePools"], GKE["nodePools"][0]]), """
+        error: gpu-cluster:nodePools[0].fabric.mode: pool 'h200': GKE managed DRANET cannot share a cluster with multi-network Device networks (GKE's DRANET guide: both manage the same NICs), and pool 'mega' attaches such networks
+          received: 'managed'
+          allowed:  every fabric pool of the cluster in mode managed, or none
+          fix:      set this pool's fabric.mode: auto, or move pool 'mega' to mode managed (RDMA machines), off, or another cluster""",
+         id="managed-next-to-attached-networks"),
     case(edit(GKE, "cluster.minMasterVersion", "1.31.1-gke.1000000"), """
         error: gpu-cluster:cluster.minMasterVersion: 1.31.1-gke.1000000 is below the GKE version GPUDirect-TCPXO on pool 'mega' (a3-megagpu-8g) needs
           received: '1.31.1-gke.1000000'
@@ -97,10 +96,16 @@ def test_bad_managed_or_version_settings_are_refused_with_the_exact_message(conf
     assert [str(i) for i in exc.value.errors] == [expected]
 
 
-def test_managed_rdma_pool_loads_and_warns_that_jobs_need_a_dra_claim():
+def test_managed_rdma_pool_loads_without_warnings_now_that_jobs_claim_its_nics():
     spec, warnings = load_spec(ULTRA)
     assert spec.node_pools[0].fabric is not None and spec.node_pools[0].fabric.mode.value == "managed"
-    assert [str(w) for w in warnings] == [textwrap.dedent(DRA_WARNING)]
+    assert warnings == []
+
+
+def test_two_managed_pools_share_a_cluster():
+    second = {"name": "h200-b", "machineType": "a3-ultragpu-8g", "zones": ["us-east4-b"], "maxNodes": 2,
+              "multiNode": True, "fabric": {"mode": "managed"}}
+    assert load_spec(edit(ULTRA, "nodePools", [*ULTRA["nodePools"], second]))[1] == []
 
 
 def test_a_version_gke_completes_itself_is_a_warning_not_an_error():
