@@ -28,7 +28,7 @@ def _ultra(mode: str) -> dict:
     raw = copy.deepcopy(GKE_TEAMS)
     raw["region"] = "us-east4"
     raw["nodePools"][0].update(name="h200", machineType="a3-ultragpu-8g", zones=["us-east4-b"], fabric={"mode": mode})
-    raw["nodePools"][1]["zones"] = ["us-east4-b"]
+    raw["nodePools"][1]["zones"] = ["us-east4-a"]  # where the sources list g2-standard-24
     for queue in raw["scheduling"]["queues"]:
         queue["quotas"][0]["pool"] = "h200"
     return raw
