@@ -39,6 +39,8 @@ class Autoscaler:
         new = 0
         for js in waiting:
             need = slices_for(m, js.job.gpus_per_node, js.job.gpu_share)
+            if need > m.slices_per_node:
+                continue  # no node of this pool holds the pod: adding nodes cannot help
             for _ in range(js.job.nodes):
                 for i, free in enumerate(bins):
                     if free >= need:

@@ -15,12 +15,14 @@ from whatif.nodes import BOOTING, OFF, UP, Node, PoolState, allocate, release
 SUBMIT, END, NODE_READY, IDLE_CHECK, INTERRUPT, TICK = range(6)
 PENDING, ADMITTED, RUNNING, DONE, NEVER = range(5)
 PROGRESS_EVERY_EVENTS = 4096
+DRAIN_LIMIT_S = 30 * 86400.0
+"""Without a horizon the run ends when every job has ended, or this long after the last submit."""
 
 
 class JobState:
     __slots__ = ("job", "n", "state", "pool", "alloc", "start", "token", "starts", "preempts", "backfilled",
                  "never", "eligible", "prio", "order_ts", "value", "admitted_at", "placed_nodes", "requeues", "end", "qos",
-                 "key")
+                 "key", "pools", "key_shape")
 
     def __init__(self, job: Job, n: int):
         self.job, self.n = job, n
@@ -43,6 +45,8 @@ class JobState:
         self.end = -1.0
         self.qos: str | None = None
         self.key: tuple = ()
+        self.pools: list[PoolState] | None = None
+        self.key_shape: tuple = ()
 
 
 class Scheduler(Protocol):
@@ -64,6 +68,7 @@ class Engine:
         self.spot_rng = random.Random(f"whatif-spot-{seed}")
         self.allocated_gpus = 0.0
         self.up_gpus = 0.0
+        self.queue_gpu_s: dict[str, float] = {}
         self.unfinished = 0
         self._progress_events = 0
         """SUBMIT, END, NODE_READY and TICK events in the heap: with none left, nothing pending can ever change."""
@@ -101,8 +106,11 @@ class Engine:
             else:
                 self.unfinished += 1
                 self.push(js.job.submit_s, SUBMIT, js)
+        last_submit = max((j.job.submit_s for j in self.jobs), default=0.0)
         horizon = self.options.horizon_s
-        end_hint = horizon or max((j.job.submit_s for j in self.jobs), default=0.0)
+        end_hint = horizon or last_submit
+        if horizon is None:  # jobs that can never be placed (gang requeues, a quota above capacity) must not run forever
+            horizon = last_submit + DRAIN_LIMIT_S
         count = 0
         while self._heap:
             t = self._heap[0][0]
@@ -125,7 +133,8 @@ class Engine:
                 self.options.progress(t, end_hint)
             if self.unfinished == 0 or self._progress_events == 0:
                 break
-        return self._result(horizon if horizon is not None else self.now)
+        return self._result(self.now if self.unfinished == 0 or self._progress_events == 0 or
+                            self.options.horizon_s is None else horizon)
 
     def _dispatch(self, kind: int, payload: Any) -> None:
         if kind == SUBMIT:
@@ -209,7 +218,9 @@ class Engine:
     def _stop(self, js: JobState, requeue: bool) -> None:
         pool = js.pool
         assert pool is not None
-        pool.usage.allocated_gpu_s += self.gpus_held(js) * (self.now - js.start)
+        used = self.gpus_held(js) * (self.now - js.start)
+        pool.usage.allocated_gpu_s += used
+        self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
         self.allocated_gpus -= self.gpus_held(js)
         release(js.alloc, js.n)
         for node, _ in js.alloc:
@@ -240,7 +251,9 @@ class Engine:
     def _result(self, end: float) -> SimResult:
         for js in self.jobs:
             if js.state == RUNNING and js.pool is not None:
-                js.pool.usage.allocated_gpu_s += self.gpus_held(js) * (end - js.start)
+                used = self.gpus_held(js) * (end - js.start)
+                js.pool.usage.allocated_gpu_s += used
+                self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
         for pool in self.pools.values():
             pool.settle(end)
         outcomes = {}
@@ -253,5 +266,5 @@ class Engine:
                 preemptions=js.preempts, never_startable=js.never, backfilled=js.backfilled)
         return SimResult(scheduler=self.cluster.scheduler, horizon_s=end, jobs=outcomes,
                          pools={name: p.usage for name, p in self.pools.items()}, samples=self.samples,
-                         preemptions=self.preemptions)
+                         preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s))
 

@@ -24,7 +24,7 @@ def choose(s: KueueScheduler, cq: CQ, js: JobState) -> Choice | None:
     fallback: Choice | None = None
     for pool in s.pools_for(js):
         need = s.need(js, pool)
-        if not _topology_fits(s, js, pool):
+        if not _fits_nodes(s, js, pool) or not _topology_fits(s, js, pool):
             continue
         q = cq.model.quotas[pool]
         usage = cq.usage[pool]
@@ -38,6 +38,14 @@ def choose(s: KueueScheduler, cq: CQ, js: JobState) -> Choice | None:
             if victims:
                 fallback = Choice(pool, usage + need > q.nominal, victims)
     return fallback
+
+
+def _fits_nodes(s: KueueScheduler, js: JobState, pool: str) -> bool:
+    """Kueue counts quota only, but a flavor whose nodes are too small never runs the pods: the job's ResourceFlavor
+    node selector and pod requests would leave them Pending, so such a flavor is not a real choice."""
+    from whatif.cluster import slices_for
+    m = s.eng.pools[pool].model
+    return slices_for(m, js.job.gpus_per_node, js.job.gpu_share) <= m.slices_per_node and js.job.nodes <= m.max_nodes
 
 
 def _topology_fits(s: KueueScheduler, js: JobState, pool: str) -> bool:

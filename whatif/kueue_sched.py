@@ -132,19 +132,26 @@ class KueueScheduler:
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now
         js.token += 1
         self.waiting_pods.append(js)
+        if js.pool.model.block_nodes:  # TAS assigns the nodes at admission (_topology_fits found them free)
+            self._place_one(js)
+            if js.state == RUNNING:
+                return
         if self.k.gang_timeout_s is not None and js.job.nodes > 1:
             self.eng.push(now + self.k.gang_timeout_s, TICK, ("ready-timeout", js, js.token))
 
     def _place(self, now: float) -> None:
         """The kube-scheduler: pods of admitted workloads onto nodes, all of a workload's pods or none."""
         for js in list(self.waiting_pods):
-            pool = js.pool
-            assert pool is not None
-            slices = slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
-            chosen = pool.place(js.job.nodes, slices, False)
-            if chosen is not None:
-                self.waiting_pods.remove(js)
-                self.eng.start(js, pool, chosen)
+            self._place_one(js)
+
+    def _place_one(self, js: JobState) -> None:
+        pool = js.pool
+        assert pool is not None
+        slices = slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
+        chosen = pool.place(js.job.nodes, slices, False)
+        if chosen is not None:
+            self.waiting_pods.remove(js)
+            self.eng.start(js, pool, chosen)
 
     def _gang_timeout(self, js: JobState, now: float) -> None:
         """waitForPodsReady: not all pods running in time -> evicted, requeued after a backoff."""

@@ -106,4 +106,6 @@ class SimResult:
     pools: dict[str, PoolUsage]
     samples: list[Sample] = field(default_factory=list)
     preemptions: int = 0
+    queue_gpu_s: dict[str, float] = field(default_factory=dict)
+    """Allocated GPU-seconds per queue (lost work included)."""
     notes: list[str] = field(default_factory=list)

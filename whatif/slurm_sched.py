@@ -31,6 +31,7 @@ class SlurmScheduler:
         self.last_calc = 0.0
         self.held: dict[tuple[str, str], float] = {}
         self.held_by: dict[int, float] = {}
+        self._caps = m.gpu_caps
         self.bf_at: float | None = None
         self.total_nodes = sum(p.max_nodes for p in eng.cluster.pools.values()) or 1
         self.total_cpus = sum(p.max_nodes * p.cpus_per_node for p in eng.cluster.pools.values()) or 1
@@ -125,17 +126,20 @@ class SlurmScheduler:
         self.held[k] = self.held.get(k, 0.0) + sign * self.held_by[js.n]
 
     def over_cap(self, js: JobState, pool: PoolState) -> bool:
-        cap = self.m.gpu_caps.get(js.job.queue, {}).get(pool.model.gpu_type)
+        caps = self._caps.get(js.job.queue)
+        cap = caps.get(pool.model.gpu_type) if caps else None
         if cap is None:
             return False
-        per_node = pool.model.slices_per_node if pool.model.exclusive else \
-            slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
-        gpus = per_node * js.job.nodes / pool.model.slices_per_gpu
-        return self.held.get((js.job.queue, pool.model.gpu_type), 0.0) + gpus > cap + 1e-9
+        m = pool.model
+        per_node = m.slices_per_node if m.exclusive else slices_for(m, js.job.gpus_per_node, js.job.gpu_share)
+        return self.held.get((js.job.queue, m.gpu_type), 0.0) + per_node * js.job.nodes / m.slices_per_gpu > cap + 1e-9
 
     def pools_of(self, js: JobState) -> list[PoolState]:
-        names = [js.job.pool] if js.job.pool else list(self.partition(js).pools)
-        return [self.eng.pools[n] for n in names]
+        """The pools of the job's partition (cached on the job: the job list never changes)."""
+        if js.pools is None:
+            names = [js.job.pool] if js.job.pool else list(self.partition(js).pools)
+            js.pools = [self.eng.pools[n] for n in names]
+        return js.pools
 
     def start(self, js: JobState, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
         self.queue.remove(js)
@@ -143,17 +147,29 @@ class SlurmScheduler:
         self.running.append(js)
         self._account(js, +1)
 
+    def shape(self, js: JobState) -> tuple:
+        """Jobs with the same shape fit, or not, alike (account, pools, nodes, GPUs per node, share)."""
+        if not js.key_shape:
+            js.key_shape = (js.job.queue, js.job.pool, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share)
+        return js.key_shape
+
     def _main(self, now: float) -> None:
         blocked: set[str] = set()
+        capped: set[tuple] = set()
         tested = 0
+        every = len(self.eng.pools)
         for js in list(self.queue):
-            if tested >= DEFAULT_QUEUE_DEPTH:
+            if tested >= DEFAULT_QUEUE_DEPTH or len(blocked) == every:
                 break
+            shape = self.shape(js)
+            if shape in capped:
+                continue
             pools = [p for p in self.pools_of(js) if p.model.name not in blocked]
             if not pools or js.state != PENDING:
                 continue
             tested += 1
             if all(self.over_cap(js, p) for p in pools):
+                capped.add(shape)
                 continue  # AssocGrpGRES: waits without holding anyone back
             if self._try_start(js, pools, now) or self._try_preempt(js, pools, now):
                 continue
