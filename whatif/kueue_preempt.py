@@ -28,8 +28,8 @@ def choose(s: KueueScheduler, cq: CQ, js: JobState) -> Choice | None:
             continue
         q = cq.model.quotas[pool]
         usage = cq.usage[pool]
-        if usage + need <= q.nominal:
-            return Choice(pool, False)
+        if usage + need <= q.nominal and (s.k.cohort is None or s.cohort_room(cq, pool, need)):
+            return Choice(pool, False)  # its own quota, and not lent out to a borrower right now
         over = usage + need - q.nominal
         if (q.borrowing_limit is None or over <= q.borrowing_limit) and s.cohort_room(cq, pool, need):
             return Choice(pool, True)
@@ -65,7 +65,7 @@ def _fits_after(s: KueueScheduler, cq: CQ, pool: str, need: int, freed: dict[int
         c.usage[pool] -= freed.get(id(c), 0)
     try:
         usage = cq.usage[pool]
-        if usage + need <= q.nominal:
+        if usage + need <= q.nominal and (s.k.cohort is None or s.cohort_room(cq, pool, need)):
             return True
         over = usage + need - q.nominal
         return (q.borrowing_limit is None or over <= q.borrowing_limit) and s.cohort_room(cq, pool, need)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from whatif.cluster import QueueModel, slices_for
+from whatif.cluster import KueueModel, QueueModel, slices_for
 from whatif.engine import ADMITTED, PENDING, RUNNING, TICK, Engine, JobState
 from whatif.feasible import candidate_pools
 from whatif.kueue_preempt import Choice, choose
@@ -28,8 +28,9 @@ class CQ:
 class KueueScheduler:
     def __init__(self, eng: Engine):
         self.eng = eng
-        self.k = eng.cluster.kueue
-        assert self.k is not None
+        kueue = eng.cluster.kueue
+        assert kueue is not None
+        self.k: KueueModel = kueue
         self.cqs = {name: CQ(q) for name, q in eng.cluster.queues.items()}
         self.waiting_pods: list[JobState] = []
         """Admitted workloads whose pods are not all running yet, in admission order."""
@@ -189,14 +190,18 @@ class KueueScheduler:
         best = 0.0
         for name, q in cq.model.quotas.items():
             usage = cq.usage[name] + (extra if name == pool else 0)
-            lendable = sum((c.model.quotas[name].nominal if c.model.quotas[name].lending_limit is None
-                            else c.model.quotas[name].lending_limit) for c in self.cqs.values() if name in c.model.quotas)
+            lendable = sum(_lendable(c.model, name) for c in self.cqs.values() if name in c.model.quotas)
             if lendable:
                 best = max(best, max(0, usage - q.nominal) / lendable)
         return best * 1000 / cq.model.weight
 
     def pools_for(self, js: JobState) -> list[str]:
         return [p.name for p in candidate_pools(self.eng.cluster, js.job)]
+
+
+def _lendable(q: QueueModel, pool: str) -> int:
+    quota = q.quotas[pool]
+    return quota.nominal if quota.lending_limit is None else min(quota.lending_limit, quota.nominal)
 
 
 __all__ = ["KueueScheduler", "CQ", "RUNNING"]
