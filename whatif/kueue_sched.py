@@ -137,7 +137,7 @@ class KueueScheduler:
             self._place_one(js)
             if js.state == RUNNING:
                 return
-        if self.k.gang_timeout_s is not None and js.job.nodes > 1:
+        if self.k.gang_timeout_s is not None:  # waitForPodsReady covers every workload, one pod or many
             self.eng.push(now + self.k.gang_timeout_s, TICK, ("ready-timeout", js, js.token))
 
     def _place(self, now: float) -> None:
