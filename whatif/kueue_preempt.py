@@ -92,9 +92,10 @@ def _candidates(s: KueueScheduler, cq: CQ, js: JobState, pool: str, need: int) -
     for other in s.cqs.values():
         if other is cq or pool not in other.model.quotas:
             continue
-        borrowing = other.usage[pool] > other.model.quotas[pool].nominal
+        if other.usage[pool] <= other.model.quotas[pool].nominal:
+            continue  # only borrowers give back
         for w in other.admitted:
-            if w.pool is None or w.pool.model.name != pool or not borrowing:
+            if w.pool is None or w.pool.model.name != pool:
                 continue
             reclaim = own_fits and (cq.model.reclaim == "Any" or
                                     (cq.model.reclaim == "LowerPriority" and w.value < js.value))
@@ -109,7 +110,8 @@ def _preempt(s: KueueScheduler, cq: CQ, js: JobState, pool: str, need: int) -> l
     cands = _candidates(s, cq, js, pool, need)
     if not cands:
         return []
-    cands.sort(key=lambda c: (c[0] is cq, -s.share(c[0]), c[1].value, -c[1].order_ts, -c[1].n))
+    shares = {id(c): s.share(c) for c in s.cqs.values()}
+    cands.sort(key=lambda c: (c[0] is cq, -shares[id(c[0])], c[1].value, -c[1].order_ts, -c[1].n))
     freed: dict[int, int] = {}
     victims = []
     for owner, w in cands:

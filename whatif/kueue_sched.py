@@ -23,6 +23,12 @@ class CQ:
         self.admitted: list[JobState] = []
         self.parked: set[int] = set()
         """BestEffortFIFO: workloads that did not fit, left aside until something is released."""
+        self.cursor = 0
+        """Pending before this index are all parked (or in backoff): the next head is searched from here."""
+
+    def unpark(self) -> None:
+        self.parked.clear()
+        self.cursor = 0
 
 
 class KueueScheduler:
@@ -35,6 +41,9 @@ class KueueScheduler:
         self.waiting_pods: list[JobState] = []
         """Admitted workloads whose pods are not all running yet, in admission order."""
         self._up_seen = -1.0
+        self._lendable = {p: sum(_lendable(c.model, p) for c in self.cqs.values() if p in c.model.quotas)
+                          for p in eng.cluster.pools}
+        """Pool -> quota the cohort's queues lend (static: the spec does not change during a run)."""
 
     # -- the scheduler interface -------------------------------------------------------------------------------
     def pending(self) -> int:
@@ -51,7 +60,7 @@ class KueueScheduler:
         cq = self.cqs[js.job.queue]
         self._unadmit(cq, js)
         for c in self.cqs.values():
-            c.parked.clear()
+            c.unpark()
         if requeue:
             js.order_ts = now  # requeuingStrategy.timestamp: Eviction
             self._enqueue(js)
@@ -66,7 +75,8 @@ class KueueScheduler:
         if self.eng.up_gpus != self._up_seen:  # nodes came or went: topology-placed workloads may fit now
             self._up_seen = self.eng.up_gpus
             for c in self.cqs.values():
-                c.parked.clear()
+                c.unpark()
+        self._failed: set[tuple] = set()
         self._place(now)
         for _ in range(MAX_ADMISSIONS_PER_PASS):
             if not self._admit_one(now):
@@ -79,6 +89,7 @@ class KueueScheduler:
         cq = self.cqs[js.job.queue]
         cq.pending.append(js)
         cq.pending.sort(key=lambda j: (-j.value, j.order_ts, j.n))
+        cq.cursor = 0
 
     def _unadmit(self, cq: CQ, js: JobState) -> None:
         if js in cq.admitted:
@@ -95,10 +106,14 @@ class KueueScheduler:
     def _heads(self, now: float) -> list[tuple[CQ, JobState]]:
         out = []
         for cq in self.cqs.values():
-            for js in cq.pending:
+            pending = cq.pending
+            for i in range(cq.cursor, len(pending)):
+                js = pending[i]
                 if js.eligible > now or js.n in cq.parked:
                     if cq.model.strict_fifo and js.eligible <= now:
                         break  # StrictFIFO: a head that does not fit blocks the queue
+                    if js.eligible <= now and i == cq.cursor:
+                        cq.cursor += 1  # parked: never a head again until something is released
                     continue
                 out.append((cq, js))
                 break
@@ -111,8 +126,10 @@ class KueueScheduler:
         options: list[tuple[tuple, CQ, JobState, Choice]] = []
         parked = False
         for cq, js in heads:
-            choice = choose(self, cq, js)
+            shape = (cq.model.name, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share, js.job.pool, js.value)
+            choice = None if shape in self._failed else choose(self, cq, js)
             if choice is None:
+                self._failed.add(shape)  # a later twin (same shape, no higher priority) would not fit either
                 cq.parked.add(js.n)
                 parked = True
                 continue
@@ -123,6 +140,7 @@ class KueueScheduler:
         _, cq, js, choice = min(options, key=lambda o: o[0])
         for victim in choice.victims:
             self.eng.preempt(victim, requeue=True)
+        self._failed.clear()  # an admission can open preemption for a twin that failed (it may now reclaim from it)
         self._admit(cq, js, choice.pool, now)
         return True
 
@@ -166,7 +184,7 @@ class KueueScheduler:
         self._enqueue(js)
         self.eng.push(js.eligible, TICK, ("backoff", js, js.token))
         for c in self.cqs.values():
-            c.parked.clear()
+            c.unpark()
 
     # -- cohort arithmetic ------------------------------------------------------------------------------------
     def cohort_room(self, cq: CQ, pool: str, extra: int) -> bool:
@@ -190,7 +208,7 @@ class KueueScheduler:
         best = 0.0
         for name, q in cq.model.quotas.items():
             usage = cq.usage[name] + (extra if name == pool else 0)
-            lendable = sum(_lendable(c.model, name) for c in self.cqs.values() if name in c.model.quotas)
+            lendable = self._lendable[name]
             if lendable:
                 best = max(best, max(0, usage - q.nominal) / lendable)
         return best * 1000 / cq.model.weight

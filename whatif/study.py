@@ -58,7 +58,7 @@ def part_replay() -> list[str]:
     rec = list(first.workload.recorded_waits.values())
     out.append(f"| **trace, as recorded** (GPU pods that started) | 6,212 | 0.7 % | {' | '.join(waits(rec))} | "
                f"{sum(1 for w in rec if w > 60)} |")
-    for nodes in (9, 6, 5):
+    for nodes in (9, 6):
         for kind in ("kueue", "slurm"):
             run = first if (nodes, kind) == (9, "kueue") else replay(sized(base(kind), nodes), kind, qos)
             sim = [run.result.jobs[j].start_s - s for j, s in  # type: ignore[operator]
