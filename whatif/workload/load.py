@@ -93,8 +93,8 @@ def check_names(w: AnyWorkload, cluster: ClusterModel, issues: Issues) -> None:
     def pool(where: Issues, key: Any, name: str | None, q: str | None) -> None:
         if name is None:
             return
-        by_queue = q in cluster.queues and cluster.slurm is None
-        allowed = list(cluster.queues[q].quotas) if by_queue else list(cluster.pools)
+        by_queue = q is not None and q in cluster.queues and cluster.slurm is None
+        allowed = list(cluster.queues[q].quotas) if by_queue and q is not None else list(cluster.pools)
         if name not in allowed:
             where.error(key, f"pool {name!r} is not one {f'queue {q} has quota in' if by_queue else 'of the stack'}",
                         name, allowed=allowed_list(allowed), fix=choice_fix("it", name, allowed))
