@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "stacks": {"catalog"},
     "scheduling": {"catalog", "stacks"},
     "validation": _SPEC_SIDE,
-    "whatif": _SPEC_SIDE,  # may not exist yet
+    "whatif": _SPEC_SIDE | {"validation"},  # loads stacks as the preview does; never compose or components
     # components take typed spec facts; never compose, validation, policies or preview
     "components": _SPEC_SIDE,
     # the only bridge between the spec and components/

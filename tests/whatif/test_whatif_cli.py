@@ -1,0 +1,41 @@
+"""``python -m whatif`` runs on every example stack with its shipped workload profile: strict JSON with the documented
+keys, Markdown, the PNG chart, and ``--vs`` deltas."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from whatif.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in ROOT.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml")
+
+
+def test_every_example_stack_has_a_workload_profile():
+    assert STACKS and all((ROOT / "workloads" / f"{s}.yaml").exists() for s in STACKS)
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if s != "gke-h100-512"])  # the week-long one is in bench/
+def test_json_is_strict_and_has_the_documented_keys(stack, capsys):
+    assert main(["--stack", stack, "--workload", str(ROOT / "workloads" / f"{stack}.yaml"), "--format", "json",
+                 "--horizon-hours", "24"]) == 0
+    report = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
+    assert {"stack", "scheduler", "pools", "total", "waits", "preemptions", "fairShare", "neverStartable",
+            "workload"} <= set(report)
+    total = report["total"]
+    assert total["allocatedGpuHours"] <= total["paidGpuHours"]
+    assert total["effectiveUsdPerUsedGpuHour"] is None or total["effectiveUsdPerUsedGpuHour"] > 0
+
+
+def test_markdown_chart_and_vs(tmp_path, capsys):
+    png = tmp_path / "chart.png"
+    assert main(["--stack", "gke-kueue", "--workload", str(ROOT / "workloads/gke-kueue.yaml"), "--format", "markdown",
+                 "--chart", str(png), "--vs", "eks-kueue", "--horizon-hours", "12"]) == 2  # eks-kueue lacks the queues
+    assert "no queue 'research' in stack eks-kueue" in capsys.readouterr().err
+    assert main(["--stack", "gke-kueue", "--workload", str(ROOT / "workloads/gke-kueue.yaml"), "--format", "markdown",
+                 "--chart", str(png), "--vs", "gke-kueue", "--horizon-hours", "12"]) == 0
+    out = capsys.readouterr().out
+    assert "### Compared: `gke-kueue` → `gke-kueue`" in out and "| research: p95 wait |" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,72 @@
+"""The Slurm model on small cases whose answer is known: priority order, backfill into a hole without delaying the
+top job, QOS preemption with REQUEUE, GrpTRES caps, Fair Tree ranking, block placement."""
+from __future__ import annotations
+
+from tests.support.whatif_stacks import cluster, h100_pool, slurm_config
+from whatif.engine import Engine
+from whatif.model import Job, SimOptions
+from whatif.slurm_sched import fair_tree
+
+FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
+QUEUES = [{"name": "a", "quotas": [{"pool": "h100", "gpus": 32}]}, {"name": "b", "quotas": [{"pool": "h100", "gpus": 32}]}]
+CLASSES = [{"name": "high", "value": 100}, {"name": "low", "value": 1}]
+
+
+def run(cfg, jobs, options=FIXED):
+    return Engine(cluster(cfg, options), jobs, 0, options).run()
+
+
+def test_backfill_starts_a_short_job_in_the_hole_and_the_big_job_keeps_its_start():
+    cfg = slurm_config([h100_pool(4)], QUEUES, overcommit=True)
+    jobs = [Job("long", 0, "a", 8, nodes=3, run_s=3600, time_limit_s=3600),
+            Job("big", 10, "b", 8, nodes=4, run_s=600, time_limit_s=600),
+            Job("short", 20, "a", 8, nodes=1, run_s=1000, time_limit_s=1200),
+            Job("too-long", 30, "b", 8, nodes=1, run_s=5000, time_limit_s=5000)]
+    res = run(cfg, jobs)
+    assert res.jobs["long"].start_s == 0
+    assert res.jobs["short"].start_s == 30 and res.jobs["short"].backfilled  # first backfill pass after submit
+    assert res.jobs["big"].start_s == 3600  # not delayed by the backfilled job
+    assert res.jobs["too-long"].start_s == 3600 + 600  # would have delayed big: waits
+
+
+def test_without_backfill_the_short_job_waits_behind_the_big_one():
+    cfg = slurm_config([h100_pool(4)], QUEUES, overcommit=True)
+    jobs = [Job("long", 0, "a", 8, nodes=3, run_s=3600), Job("big", 10, "b", 8, nodes=4, run_s=600),
+            Job("short", 20, "a", 8, nodes=1, run_s=1000)]
+    res = run(cfg, jobs, SimOptions(nodes_up="max", spot_interruptions=False, backfill=False))
+    assert res.jobs["short"].start_s == 4200
+
+
+def test_qos_preemption_requeues_the_low_job_and_it_restarts_from_scratch():
+    cfg = slurm_config([h100_pool(2)], QUEUES, priorityClasses=CLASSES, overcommit=True)
+    jobs = [Job("low", 0, "a", 8, nodes=2, run_s=1000, priority="low"),
+            Job("high", 100, "b", 8, nodes=2, run_s=500, priority="high")]
+    res = run(cfg, jobs)
+    assert res.jobs["high"].start_s == 100
+    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 600)
+    assert res.jobs["low"].end_s == 1600
+    assert res.pools["h100"].lost_gpu_s == 16 * 100
+
+
+def test_grptres_caps_an_account_and_lets_the_other_pass():
+    """A job over its account's GrpTRES waits (AssocGrpGRES) without blocking lower-priority jobs."""
+    queues = [{"name": "a", "quotas": [{"pool": "h100", "gpus": 8}]}, {"name": "b", "quotas": [{"pool": "h100", "gpus": 24}]}]
+    cfg = slurm_config([h100_pool(4)], queues)
+    jobs = [Job("a1", 0, "a", 8, run_s=1000), Job("a2", 1, "a", 8, run_s=1000), Job("b1", 2, "b", 8, run_s=1000)]
+    res = run(cfg, jobs)
+    assert res.jobs["a2"].start_s == 1000  # GrpTRES gres/gpu:h100=8
+    assert res.jobs["b1"].start_s == 2
+
+
+def test_a_multi_node_job_stays_inside_one_block():
+    cfg = slurm_config([h100_pool(8)], QUEUES, slurm={"blockSize": 4})
+    jobs = [Job("one", 0, "a", 8, nodes=1, run_s=1000), Job("gang", 1, "b", 8, nodes=4, run_s=100)]
+    res = run(cfg, jobs)
+    assert res.jobs["one"].nodes == ("h100-0",)
+    assert res.jobs["gang"].nodes == ("h100-4", "h100-5", "h100-6", "h100-7")
+
+
+def test_fair_tree_ranks_the_account_below_its_share_first():
+    assert fair_tree({"a": 3, "b": 1}, {"a": 10.0, "b": 10.0}) == {"a": 1.0, "b": 0.5}
+    assert fair_tree({"a": 1, "b": 1}, {"a": 0.0, "b": 5.0}) == {"a": 1.0, "b": 0.5}
+    assert fair_tree({"a": 1, "b": 1}, {}) == {"a": 1.0, "b": 1.0}

@@ -1,0 +1,99 @@
+"""python -m whatif --stack NAME --workload FILE [--format text|json|markdown] [--seed N] [--chart out.png]
+[--vs STACK]: simulate the stack's scheduler (Kueue or Slurm, as rendered) on a workload and report utilization,
+queue waits and the effective $ per used GPU-hour. Exit 0: done; 2: the stack or the workload file is invalid."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+EXIT_INVALID = 2
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m whatif", description=__doc__)
+    p.add_argument("--stack", help="stack name: reads Pulumi.<stack>.yaml")
+    p.add_argument("--stack-file", type=Path, help="read the stack from this file instead")
+    p.add_argument("--workload", type=Path, required=True, help="workload file (kind: profile, jobs or trace)")
+    p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument("--seed", type=int, default=0, help="random seed (profiles, spot interruptions); default 0")
+    p.add_argument("--chart", type=Path, metavar="PNG", help="also write the chart here")
+    p.add_argument("--vs", metavar="STACK", help="run the same workload on this stack too and show the differences")
+    p.add_argument("--vs-stack-file", type=Path, help="the --vs stack from a file")
+    p.add_argument("--scheduler", choices=["auto", "slurm", "kueue"], default="auto",
+                   help="auto (default): the stack's scheduling.workload")
+    p.add_argument("--nodes-up", choices=["min", "max"], default="min",
+                   help="nodes at the start: min (autoscaled, default) or max (every node up, no scaling)")
+    p.add_argument("--spot-interruptions-per-node-month", type=float, metavar="RATE",
+                   help="reclaims per spot node and 30 days (default: the catalog's rate; 0 turns them off)")
+    p.add_argument("--no-backfill", action="store_true", help="Slurm: main scheduler only (an experiment)")
+    p.add_argument("--horizon-hours", type=float, help="stop the simulation here")
+    p.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    args = p.parse_args(argv)
+    if not args.stack and not args.stack_file:
+        p.error("pass --stack NAME or --stack-file FILE")
+    return args
+
+
+def _stack(name: str | None, file: Path | None) -> str | Path:
+    from whatif.api import stack_path
+    if file is not None:
+        return file
+    assert name is not None
+    return name if stack_path(name).exists() else stack_path(name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    from validation.issues import SpecError, format_issues
+    from whatif.model import SimOptions
+    from whatif.progress import LazyProgress
+    from whatif.run import chart, run_whatif
+    from whatif.workload.load import WorkloadError
+
+    bar = LazyProgress("simulating")
+    opts = SimOptions(nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
+                      spot_interruptions_per_node_month=args.spot_interruptions_per_node_month,
+                      horizon_s=args.horizon_hours * 3600 if args.horizon_hours else None, progress=bar)
+    try:
+        for name, file in ((args.stack, args.stack_file), (args.vs, args.vs_stack_file)):
+            target = _stack(name, file) if (name or file) else None
+            if isinstance(target, Path) and not target.exists():
+                print(f"error: no stack file {target}\n  fix:      pass --stack with an existing stack name "
+                      "(Pulumi.<name>.yaml in the project root) or --stack-file", file=sys.stderr)
+                return EXIT_INVALID
+        run = run_whatif(_stack(args.stack, args.stack_file), args.workload, args.seed, opts, args.stack)
+        if args.vs or args.vs_stack_file:
+            from whatif.compare import compare
+            other = run_whatif(_stack(args.vs, args.vs_stack_file), args.workload, args.seed, opts, args.vs)
+            run.report["compare"] = compare(run.report, other.report)
+    except SpecError as exc:
+        print(format_issues(exc.issues), file=sys.stderr)
+        return EXIT_INVALID
+    except WorkloadError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INVALID
+    finally:
+        bar.close()
+    if args.chart:
+        chart(run, args.chart)
+    if args.format == "json":
+        print(json.dumps(run.report, indent=2, allow_nan=False))
+    elif args.format == "markdown":
+        from whatif.render_markdown import render_markdown
+        print(render_markdown(run.report, str(args.chart) if args.chart else None), end="")
+    else:
+        from whatif.render_text import render_text
+        color = {"auto": sys.stdout.isatty(), "always": True, "never": False}[args.color]
+        print(render_text(run.report, color=color), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)

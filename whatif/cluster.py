@@ -1,0 +1,243 @@
+"""The stack as the simulator sees it, read from the spec and from what ``scheduling/`` renders (Kueue objects and
+manager config, the Slurm plan), so nothing is declared twice. Pure: no Pulumi."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from catalog import CapacityType, load_catalog
+from catalog.provisioning import load_provisioning
+from scheduling.kueue import render_kueue, slices_per_gpu
+from scheduling.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
+from scheduling.kueue_topology import REQUIRED_ANNOTATION
+from scheduling.slurm_plan import ALL_NODESETS, SlurmPlan, plan_slurm
+from scheduling.slurm_topology import default_block_size
+from stacks.facts import PoolFacts, pool_facts
+from stacks.scheduling_spec import SchedulingSpec, Workload
+from stacks.spec import StackSpec
+
+DEFAULT_QUEUE = "default"
+"""The one queue of a stack without ``scheduling`` (the plain Kubernetes scheduler, first come first served)."""
+MONTH_S = 30 * 86400
+
+
+@dataclass(frozen=True)
+class PoolModel:
+    name: str
+    gpus_per_node: int
+    slices_per_gpu: int
+    min_nodes: int
+    max_nodes: int
+    usd_per_node_hour: float
+    capacity: str
+    exclusive: bool
+    """Slurm on a multi-node pool: a job owns whole nodes (the partition's OverSubscribe=EXCLUSIVE)."""
+    block_nodes: int | None
+    """Nodes per topology block when placement is by block, else None."""
+    block_required: bool
+    provision_s: float
+    interruptions_per_node_s: float
+    gpu_type: str
+    cpus_per_node: int
+
+    @property
+    def slices_per_node(self) -> int:
+        return self.gpus_per_node * self.slices_per_gpu
+
+    @property
+    def max_gpus(self) -> int:
+        return self.gpus_per_node * self.max_nodes
+
+
+@dataclass(frozen=True)
+class QuotaModel:
+    nominal: int
+    """Slices (= GPUs on pools that do not share)."""
+    borrowing_limit: int | None
+    lending_limit: int | None
+
+
+@dataclass(frozen=True)
+class QueueModel:
+    name: str
+    weight: int
+    quotas: dict[str, QuotaModel]
+    """Pool -> quota, in the ClusterQueue's flavor order."""
+    strict_fifo: bool = False
+    within_queue: str = "Never"
+    reclaim: str = "Never"
+
+
+@dataclass(frozen=True)
+class KueueModel:
+    cohort: str | None
+    fair_sharing: bool
+    gang_timeout_s: float | None
+    backoff_base_s: float = REQUEUE_BACKOFF_BASE_SECONDS
+    backoff_max_s: float = REQUEUE_BACKOFF_MAX_SECONDS
+
+
+@dataclass(frozen=True)
+class PartitionModel:
+    name: str
+    pools: tuple[str, ...]
+    tier: int
+    default: bool
+
+
+@dataclass(frozen=True)
+class SlurmModel:
+    weight_fairshare: int
+    weight_age: int
+    weight_job_size: int
+    weight_qos: int
+    bf_interval_s: float
+    bf_window_s: float
+    bf_resolution_s: float
+    bf_max_job_test: int
+    preempt: bool
+    requeue: bool
+    qos_priority: dict[str, int]
+    qos_preempts: dict[str, tuple[str, ...]]
+    default_qos: str | None
+    partitions: tuple[PartitionModel, ...]
+    fairshare: dict[str, int]
+    gpu_caps: dict[str, dict[str, int]]
+    """Account -> GPU type -> GrpTRES cap."""
+    sched_interval_s: float = 60.0
+    priority_calc_period_s: float = 300.0
+    decay_half_life_s: float = 7 * 86400.0
+    max_age_s: float = 7 * 86400.0
+    """Slurm defaults the rendered slurm.conf leaves alone (sched_interval, PriorityCalcPeriod, PriorityDecayHalfLife,
+    PriorityMaxAge)."""
+
+    def partition(self, name: str | None) -> PartitionModel | None:
+        if name is None:
+            return next((p for p in self.partitions if p.default), self.partitions[0])
+        return next((p for p in self.partitions if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class ClusterModel:
+    stack: str
+    scheduler: str
+    """'slurm', 'kueue', or 'kubernetes' (no scheduling section: one first-come-first-served queue)."""
+    pools: dict[str, PoolModel]
+    queues: dict[str, QueueModel]
+    class_values: dict[str, int]
+    default_class: str | None
+    kueue: KueueModel | None = None
+    slurm: SlurmModel | None = None
+    sources: list[str] = field(default_factory=list)
+
+
+def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
+                  interruptions_per_node_month: float | None = None) -> ClusterModel:
+    cat = load_catalog()
+    facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
+    sched = spec.scheduling
+    kind = scheduler if scheduler != "auto" else (
+        "kubernetes" if sched is None else "slurm" if sched.workload == Workload.SLURM else "kueue")
+    if sched is None and kind != "kubernetes":
+        raise ValueError(f"stack {stack} has no scheduling section: --scheduler {kind} needs one")
+    plan = plan_slurm(sched, facts) if sched is not None and kind == "slurm" else None
+    blocks = _blocks(sched, facts, plan)
+    prov = load_provisioning()
+    pools = {}
+    for f in facts:
+        p = prov[(f.cloud, f.capacity)]
+        rate = p.spot_interruptions_per_node_month if interruptions_per_node_month is None else \
+            (interruptions_per_node_month if f.capacity == CapacityType.SPOT else 0.0)
+        ns = plan.nodeset(f.name) if plan else None
+        pools[f.name] = PoolModel(
+            name=f.name, gpus_per_node=f.gpus_per_node, slices_per_gpu=slices_per_gpu(f), min_nodes=f.min_nodes,
+            max_nodes=f.max_nodes, usd_per_node_hour=f.price.usd_per_hour, capacity=f.capacity.value,
+            exclusive=f.multi_node and kind == "slurm", block_nodes=blocks.get(f.name, (None, False))[0],
+            block_required=blocks.get(f.name, (None, False))[1], provision_s=float(p.provision_seconds),
+            interruptions_per_node_s=rate / MONTH_S, gpu_type=f.machine.gpu_model.slurm_name,
+            cpus_per_node=ns.cpus if ns else (f.machine.vcpu or f.gpus_per_node))
+    classes = {c.name: c.value for c in sched.priority_classes} if sched else {}
+    sources = sorted({prov[(f.cloud, f.capacity)].source for f in facts})
+    if sched is None or kind == "kubernetes":
+        queue = QueueModel(DEFAULT_QUEUE, 1, {p.name: QuotaModel(p.max_nodes * p.slices_per_node, None, None)
+                                              for p in pools.values()})
+        return ClusterModel(stack, "kubernetes", pools, {DEFAULT_QUEUE: queue}, {}, None,
+                            kueue=KueueModel(None, False, None), sources=sources)
+    if kind == "slurm":
+        assert plan is not None
+        return _slurm_cluster(stack, sched, plan, pools, classes, sources)
+    return _kueue_cluster(stack, sched, facts, pools, classes, sources)
+
+
+def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPlan | None) -> dict[str, tuple[int, bool]]:
+    """Pool -> (nodes per block, required) where gangs are placed by block."""
+    if sched is None:
+        return {}
+    if plan is not None:  # Slurm's topology/block keeps a job inside the smallest block level that holds it
+        return {b.pool: (b.block_size, True) for b in plan.topology.blocks}
+    out = {}
+    for name, where in render_kueue(sched, facts).placements.items():
+        if where.topology and where.annotation and where.annotation[1].endswith(("block", "layer-2")):
+            f = next(x for x in facts if x.name == name)
+            out[name] = (sched.slurm.block_size or default_block_size(f.machine, f.max_nodes),
+                         where.annotation[0] == REQUIRED_ANNOTATION)
+    return out
+
+
+def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts], pools: dict[str, PoolModel],
+                   classes: dict[str, int], sources: list[str]) -> ClusterModel:
+    objects = render_kueue(sched, facts)
+    pool_of_flavor = {v: k for k, v in objects.flavor_names().items()}
+    queues = {}
+    for cq in objects.cluster_queues:
+        body = cq["spec"]
+        quotas = {}
+        for flavor in body["resourceGroups"][0]["flavors"]:
+            res = flavor["resources"][0]
+            quotas[pool_of_flavor[flavor["name"]]] = QuotaModel(
+                res["nominalQuota"], res.get("borrowingLimit"), res.get("lendingLimit"))
+        if not body.get("cohortName"):  # without a cohort nothing is borrowed or lent
+            quotas = {k: QuotaModel(q.nominal, 0, 0) for k, q in quotas.items()}
+        queues[cq["metadata"]["name"]] = QueueModel(
+            cq["metadata"]["name"], body.get("fairSharing", {}).get("weight", 1), quotas,
+            strict_fifo=body["queueingStrategy"] == "StrictFIFO",
+            within_queue=body["preemption"]["withinClusterQueue"],
+            reclaim=body["preemption"].get("reclaimWithinCohort", "Never"))
+    config = manager_config(sched)
+    ready = config.get("waitForPodsReady")
+    kueue = KueueModel(cohort=sched.cohort, fair_sharing="fairSharing" in config,
+                       gang_timeout_s=float(ready["timeout"].rstrip("s")) if ready else None)
+    default = None  # Kueue: a workload without a priority class has priority 0
+    return ClusterModel(stack, "kueue", pools, queues, classes, default, kueue=kueue, sources=sources)
+
+
+def _slurm_cluster(stack: str, sched: SchedulingSpec, plan: SlurmPlan, pools: dict[str, PoolModel],
+                   classes: dict[str, int], sources: list[str]) -> ClusterModel:
+    d = plan.directives
+    bf = dict(item.split("=") for item in d["SchedulerParameters"].split(",") if "=" in item)
+    every = tuple(pools)
+    parts = tuple(PartitionModel(p.name, every if p.nodesets == (ALL_NODESETS,) else p.nodesets,
+                                 int(p.options["PriorityTier"]), p.options["Default"] == "YES")
+                  for p in plan.partitions)
+    accounts = {a.name: a for a in plan.accounts}
+    queues = {q.name: QueueModel(q.name, accounts[q.name].fairshare,
+                                 {qt.pool: QuotaModel(qt.gpus, qt.borrowing_limit, None) for qt in q.quotas})
+              for q in sched.queues}
+    slurm = SlurmModel(
+        weight_fairshare=int(d.get("PriorityWeightFairshare", 0)), weight_age=int(d.get("PriorityWeightAge", 0)),
+        weight_job_size=int(d["PriorityWeightJobSize"]), weight_qos=int(d["PriorityWeightQOS"]),
+        bf_interval_s=float(bf["bf_interval"]), bf_window_s=float(bf["bf_window"]) * 60,
+        bf_resolution_s=float(bf["bf_resolution"]), bf_max_job_test=int(bf["bf_max_job_test"]),
+        preempt=d["PreemptType"] != "preempt/none", requeue=d["PreemptMode"] == "REQUEUE",
+        qos_priority={q.name: q.priority for q in plan.qos}, qos_preempts={q.name: q.preempts for q in plan.qos},
+        default_qos=plan.accounts[0].default_qos if plan.accounts else None, partitions=parts,
+        fairshare={a.name: a.fairshare for a in plan.accounts},
+        gpu_caps={a.name: dict(a.gpu_caps) for a in plan.accounts})
+    return ClusterModel(stack, "slurm", pools, queues, classes, slurm.default_qos, slurm=slurm, sources=sources)
+
+
+def slices_for(pool: PoolModel, gpus_per_node: int, share: float | None) -> int:
+    """Slices per node a job takes on this pool: whole GPUs × slices, or enough slices to cover a GPU share."""
+    if share is None:
+        return gpus_per_node * pool.slices_per_gpu
+    return max(1, math.ceil(share * pool.slices_per_gpu - 1e-9))

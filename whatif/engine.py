@@ -1,0 +1,270 @@
+"""The discrete-event core shared by both scheduler families: a clock and an event heap, job starts and ends, spot
+interruptions, node billing and the time series. What is admitted or started, and when, is the scheduler's
+(``slurm_sched.py``, ``kueue_sched.py``); nodes coming and going under Kubernetes is ``autoscale.py``."""
+from __future__ import annotations
+
+import heapq
+import random
+from typing import Any, Protocol, Sequence
+
+from whatif.cluster import ClusterModel, slices_for
+from whatif.feasible import never_startable
+from whatif.model import Job, JobOutcome, Sample, SimOptions, SimResult
+from whatif.nodes import BOOTING, OFF, UP, Node, PoolState, allocate, release
+
+SUBMIT, END, NODE_READY, IDLE_CHECK, INTERRUPT, TICK = range(6)
+PENDING, ADMITTED, RUNNING, DONE, NEVER = range(5)
+PROGRESS_EVERY_EVENTS = 4096
+DRAIN_LIMIT_S = 30 * 86400.0
+"""Without a horizon the run ends when every job has ended, or this long after the last submit."""
+
+
+class JobState:
+    __slots__ = ("job", "n", "state", "pool", "alloc", "start", "token", "starts", "preempts", "backfilled",
+                 "never", "eligible", "prio", "order_ts", "value", "admitted_at", "placed_nodes", "requeues", "end", "qos",
+                 "key", "pools", "key_shape")
+
+    def __init__(self, job: Job, n: int):
+        self.job, self.n = job, n
+        self.state = PENDING
+        self.pool: PoolState | None = None
+        self.alloc: list[tuple[Node, int]] = []
+        self.start = -1.0
+        self.token = 0
+        self.starts: list[float] = []
+        self.preempts = 0
+        self.backfilled = False
+        self.never: str | None = None
+        self.eligible = job.submit_s
+        self.prio = 0.0
+        self.order_ts = job.submit_s
+        self.value = 0
+        self.admitted_at = -1.0
+        self.placed_nodes: tuple[str, ...] = ()
+        self.requeues = 0
+        self.end = -1.0
+        self.qos: str | None = None
+        self.key: tuple = ()
+        self.pools: list[PoolState] | None = None
+        self.key_shape: tuple = ()
+
+
+class Scheduler(Protocol):
+    def submit(self, js: JobState, now: float) -> None: ...
+    def schedule(self, now: float) -> None: ...
+    def released(self, js: JobState, now: float, requeue: bool) -> None: ...
+    def tick(self, now: float, payload: Any) -> None: ...
+    def pending(self) -> int: ...
+
+
+class Engine:
+    def __init__(self, cluster: ClusterModel, jobs: Sequence[Job], seed: int, options: SimOptions):
+        self.cluster, self.options = cluster, options
+        self.now = 0.0
+        self._heap: list[tuple[float, int, int, Any]] = []
+        self._seq = 0
+        self.pools = {name: PoolState(m) for name, m in cluster.pools.items()}
+        self.jobs = [JobState(j, i) for i, j in enumerate(sorted(jobs, key=lambda j: (j.submit_s, j.id)))]
+        self.spot_rng = random.Random(f"whatif-spot-{seed}")
+        self.allocated_gpus = 0.0
+        self.up_gpus = 0.0
+        self.queue_gpu_s: dict[str, float] = {}
+        self.unfinished = 0
+        self._progress_events = 0
+        """SUBMIT, END, NODE_READY and TICK events in the heap: with none left, nothing pending can ever change."""
+        self.samples: list[Sample] = []
+        self.preemptions = 0
+        self.dirty = False
+        self.autoscaled = cluster.scheduler != "slurm" and options.nodes_up == "min"
+        self.scheduler: Scheduler = self._make_scheduler()
+        from whatif.autoscale import Autoscaler
+        self.autoscaler = Autoscaler(self)
+
+    def _make_scheduler(self) -> Scheduler:
+        if self.cluster.scheduler == "slurm":
+            from whatif.slurm_sched import SlurmScheduler
+            return SlurmScheduler(self)
+        from whatif.kueue_sched import KueueScheduler
+        return KueueScheduler(self)
+
+    # -- events -----------------------------------------------------------------------------------------------
+    def push(self, t: float, kind: int, payload: Any = None) -> None:
+        self._seq += 1
+        if kind in (SUBMIT, END, NODE_READY, TICK):
+            self._progress_events += 1
+        heapq.heappush(self._heap, (t, self._seq, kind, payload))
+
+    def run(self) -> SimResult:
+        for pool in self.pools.values():
+            up = pool.model.max_nodes if not self.autoscaled else pool.model.min_nodes
+            for node in pool.nodes[:up]:
+                self.node_on(pool, node, ready=True)
+        for js in self.jobs:
+            js.never = never_startable(self.cluster, js.job)
+            if js.never is not None:
+                js.state = NEVER
+            else:
+                self.unfinished += 1
+                self.push(js.job.submit_s, SUBMIT, js)
+        last_submit = max((j.job.submit_s for j in self.jobs), default=0.0)
+        horizon = self.options.horizon_s
+        end_hint = horizon or last_submit
+        if horizon is None:  # jobs that can never be placed (gang requeues, a quota above capacity) must not run forever
+            horizon = last_submit + DRAIN_LIMIT_S
+        count = 0
+        while self._heap:
+            t = self._heap[0][0]
+            if horizon is not None and t > horizon:
+                break
+            self.now = t
+            while self._heap and self._heap[0][0] == t:
+                _, _, kind, payload = heapq.heappop(self._heap)
+                if kind in (SUBMIT, END, NODE_READY, TICK):
+                    self._progress_events -= 1
+                self._dispatch(kind, payload)
+                count += 1
+            if self.dirty:
+                self.dirty = False
+                self.scheduler.schedule(t)
+                if self.autoscaled:
+                    self.autoscaler.scale_up(t)
+            self._sample(t)
+            if self.options.progress is not None and count % PROGRESS_EVERY_EVENTS < 8:
+                self.options.progress(t, end_hint)
+            if self.unfinished == 0 or self._progress_events == 0:
+                break
+        return self._result(self.now if self.unfinished == 0 or self._progress_events == 0 or
+                            self.options.horizon_s is None else horizon)
+
+    def _dispatch(self, kind: int, payload: Any) -> None:
+        if kind == SUBMIT:
+            self.scheduler.submit(payload, self.now)
+            self.dirty = True
+        elif kind == END:
+            js, token = payload
+            if js.token == token and js.state == RUNNING:
+                self._stop(js, requeue=False)
+        elif kind == NODE_READY:
+            pool, node, epoch = payload
+            if node.epoch == epoch and node.state == BOOTING:
+                node.state, node.idle_since = UP, self.now
+                self.up_gpus += pool.model.gpus_per_node
+                self.dirty = True
+                if self.autoscaled:
+                    self.autoscaler.watch_idle(pool, node, self.now)
+        elif kind == IDLE_CHECK:
+            self.autoscaler.idle_check(payload, self.now)
+        elif kind == INTERRUPT:
+            pool, node, epoch = payload
+            if node.epoch == epoch and node.state != OFF:
+                self._interrupt(pool, node)
+        elif kind == TICK:
+            self.scheduler.tick(self.now, payload)
+
+    # -- nodes ------------------------------------------------------------------------------------------------
+    def node_on(self, pool: PoolState, node: Node, ready: bool) -> None:
+        pool.power_on(node, self.now, ready)
+        if ready:
+            self.up_gpus += pool.model.gpus_per_node
+        if not ready:
+            self.push(self.now + pool.model.provision_s, NODE_READY, (pool, node, node.epoch))
+        rate = pool.model.interruptions_per_node_s if self.options.spot_interruptions else 0.0
+        if self.options.spot_interruptions_per_node_month is not None and pool.model.capacity == "spot":
+            rate = self.options.spot_interruptions_per_node_month / (30 * 86400)
+        if rate > 0:
+            self.push(self.now + self.spot_rng.expovariate(rate), INTERRUPT, (pool, node, node.epoch))
+
+    def node_off(self, pool: PoolState, node: Node) -> None:
+        if node.state == UP:
+            self.up_gpus -= pool.model.gpus_per_node
+        pool.power_off(node, self.now)
+
+    def _interrupt(self, pool: PoolState, node: Node) -> None:
+        pool.usage.interruptions += 1
+        for n in list(node.jobs):
+            js = self.jobs[n]
+            if js.state == RUNNING:
+                self.preempt(js, requeue=True)
+        self.node_off(pool, node)
+        if not self.autoscaled:  # fixed-size pools (Slurm NodeSets, nodes_up=max) get the node back
+            self.node_on(pool, node, ready=False)
+        self.dirty = True
+
+    # -- jobs -------------------------------------------------------------------------------------------------
+    def start(self, js: JobState, pool: PoolState, chosen: Sequence[Node], backfilled: bool = False) -> None:
+        slices = slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
+        js.alloc = allocate(chosen, js.n, slices, pool.model.exclusive)
+        js.pool, js.state, js.start, js.backfilled = pool, RUNNING, self.now, backfilled
+        js.placed_nodes = tuple(n.name for n in chosen)
+        js.starts.append(self.now)
+        js.token += 1
+        self.allocated_gpus += self.gpus_held(js)
+        self.push(self.now + min(js.job.run_s, js.job.limit_s), END, (js, js.token))
+
+    def gpus_held(self, js: JobState) -> float:
+        """Physical GPUs a running job holds (whole nodes on exclusive pools, a share on shared ones)."""
+        assert js.pool is not None
+        m = js.pool.model
+        return sum(take for _, take in js.alloc) / m.slices_per_gpu
+
+    def preempt(self, js: JobState, requeue: bool) -> None:
+        """Evicted by a scheduler or a spot interruption: the work done is lost (the job restarts from the start)."""
+        js.preempts += 1
+        self.preemptions += 1
+        assert js.pool is not None
+        js.pool.usage.lost_gpu_s += self.gpus_held(js) * (self.now - js.start)
+        self._stop(js, requeue=requeue)
+
+    def _stop(self, js: JobState, requeue: bool) -> None:
+        pool = js.pool
+        assert pool is not None
+        used = self.gpus_held(js) * (self.now - js.start)
+        pool.usage.allocated_gpu_s += used
+        self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
+        self.allocated_gpus -= self.gpus_held(js)
+        release(js.alloc, js.n)
+        for node, _ in js.alloc:
+            if node.free == node.cap and node.state == UP:
+                node.idle_since = self.now
+                if self.autoscaled:
+                    self.autoscaler.watch_idle(pool, node, self.now)
+        js.alloc = []
+        js.end = self.now
+        js.token += 1
+        js.state = PENDING if requeue else DONE
+        if not requeue:
+            self.unfinished -= 1
+        self.scheduler.released(js, self.now, requeue)
+        self.dirty = True
+
+    def _sample(self, t: float) -> None:
+        s = Sample(t, round(self.allocated_gpus, 6), self.up_gpus, self.scheduler.pending())
+        last = self.samples[-1] if self.samples else None
+        if last is not None and (last.allocated_gpus, last.up_gpus, last.pending) == \
+                (s.allocated_gpus, s.up_gpus, s.pending):
+            return
+        if last is not None and last.t == t:
+            self.samples[-1] = s
+        else:
+            self.samples.append(s)
+
+    def _result(self, end: float) -> SimResult:
+        for js in self.jobs:
+            if js.state == RUNNING and js.pool is not None:
+                used = self.gpus_held(js) * (end - js.start)
+                js.pool.usage.allocated_gpu_s += used
+                self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
+        for pool in self.pools.values():
+            pool.settle(end)
+        outcomes = {}
+        for js in self.jobs:
+            done = js.state == DONE
+            outcomes[js.job.id] = JobOutcome(
+                id=js.job.id, start_s=js.starts[0] if js.starts else None,
+                end_s=js.end if done else None, starts=tuple(js.starts),
+                pool=js.pool.model.name if js.pool is not None else None, nodes=js.placed_nodes,
+                preemptions=js.preempts, never_startable=js.never, backfilled=js.backfilled)
+        return SimResult(scheduler=self.cluster.scheduler, horizon_s=end, jobs=outcomes,
+                         pools={name: p.usage for name, p in self.pools.items()}, samples=self.samples,
+                         preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s))
+

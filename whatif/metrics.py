@@ -1,0 +1,129 @@
+"""One run -> the numbers a reviewer reads: per pool and overall utilization (allocated / paid GPU-hours), idle paid
+GPU-hours and their cost, effective $ per used GPU-hour, queue waits (p50/p95/p99) per queue and job-size class,
+preemptions and GPU-hours lost, fair-share deviation, and the jobs that can never start. Strict-JSON-ready dicts."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from whatif.cluster import ClusterModel
+from whatif.model import Job, PoolUsage, SimResult
+from whatif.workload.load import Workload
+
+SIZE_CLASSES = (("<1 GPU", 0.0, 1.0), ("1 GPU", 1.0, 1.0), ("2-8 GPUs", 2.0, 8.0), ("9-64 GPUs", 9.0, 64.0),
+                ("65+ GPUs", 65.0, float("inf")))
+
+
+def size_class(job: Job) -> str:
+    g = job.gpus
+    if g < 1:
+        return SIZE_CLASSES[0][0]
+    return next(name for name, lo, hi in SIZE_CLASSES[1:] if lo <= g <= hi)
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return None
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def wait_stats(waits: Sequence[float], censored: int = 0) -> dict[str, Any]:
+    r = lambda v: None if v is None else round(v, 1)  # noqa: E731
+    return {"jobs": len(waits) + censored, "started": len(waits), "neverStarted": censored,
+            "meanS": r(sum(waits) / len(waits)) if waits else None, "p50S": r(percentile(waits, 50)),
+            "p95S": r(percentile(waits, 95)), "p99S": r(percentile(waits, 99))}
+
+
+def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float) -> dict[str, Any]:
+    used = alloc_gpu_h - lost_gpu_h
+    return {"paidGpuHours": round(paid_gpu_h, 2), "allocatedGpuHours": round(alloc_gpu_h, 2),
+            "utilization": round(alloc_gpu_h / paid_gpu_h, 4) if paid_gpu_h else None,
+            "idleGpuHours": round(paid_gpu_h - alloc_gpu_h, 2), "lostGpuHours": round(lost_gpu_h, 2),
+            "costUsd": round(cost, 2),
+            "idleCostUsd": round(cost * (1 - alloc_gpu_h / paid_gpu_h), 2) if paid_gpu_h else 0.0,
+            "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if used > 0 else None}
+
+
+def pool_row(u: PoolUsage) -> dict[str, Any]:
+    paid = u.paid_node_s * u.gpus_per_node / 3600
+    cost = u.paid_node_s / 3600 * u.usd_per_node_hour
+    return {"pool": u.pool, "listUsdPerGpuHour": round(u.usd_per_node_hour / u.gpus_per_node, 4),
+            **_money(paid, u.allocated_gpu_s / 3600, u.lost_gpu_s / 3600, cost), "interruptions": u.interruptions}
+
+
+def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed: int) -> dict[str, Any]:
+    counted = [j for j in workload.jobs if j.id not in workload.warm_up]
+    never = [{"job": j.id, "queue": j.queue, "gpus": j.gpus, "nodes": j.nodes,
+              "reason": result.jobs[j.id].never_startable} for j in counted if result.jobs[j.id].never_startable]
+    pools = [pool_row(u) for u in result.pools.values()]
+    total = _money(sum(p["paidGpuHours"] for p in pools), sum(p["allocatedGpuHours"] for p in pools),
+                   sum(p["lostGpuHours"] for p in pools), sum(p["costUsd"] for p in pools))
+    return {
+        "stack": cluster.stack, "scheduler": cluster.scheduler, "seed": seed,
+        "horizonHours": round(result.horizon_s / 3600, 3),
+        "workload": {"name": workload.name, "kind": workload.kind, "description": workload.description,
+                     "jobs": len(counted), "warmUpJobs": len(workload.warm_up), "attribution": workload.attribution,
+                     "notes": workload.notes},
+        "neverStartable": never,
+        "pools": pools, "total": total,
+        "waits": _waits(result, counted),
+        "preemptions": {"count": result.preemptions, "lostGpuHours": total["lostGpuHours"]},
+        "fairShare": _fair_share(result, cluster),
+        "unfinished": sum(1 for j in counted if result.jobs[j.id].end_s is None and
+                          not result.jobs[j.id].never_startable),
+        "assumptions": cluster.sources,
+    }
+
+
+def _waits(result: SimResult, counted: Iterable[Job]) -> dict[str, Any]:
+    by_queue: dict[str, list[float]] = {}
+    by_size: dict[str, list[float]] = {}
+    censored_q: dict[str, int] = {}
+    censored_s: dict[str, int] = {}
+    every: list[float] = []
+    for j in counted:
+        o = result.jobs[j.id]
+        if o.never_startable:
+            continue
+        q, s = j.queue, size_class(j)
+        by_queue.setdefault(q, [])
+        by_size.setdefault(s, [])
+        if o.start_s is None:
+            censored_q[q] = censored_q.get(q, 0) + 1
+            censored_s[s] = censored_s.get(s, 0) + 1
+            continue
+        w = o.start_s - j.submit_s
+        by_queue[q].append(w)
+        by_size[s].append(w)
+        every.append(w)
+    order = [c[0] for c in SIZE_CLASSES]
+    return {"all": wait_stats(every, sum(censored_q.values())),
+            "byQueue": {q: wait_stats(v, censored_q.get(q, 0)) for q, v in sorted(by_queue.items())},
+            "bySize": {s: wait_stats(by_size[s], censored_s.get(s, 0)) for s in order if s in by_size}}
+
+
+def _fair_share(result: SimResult, cluster: ClusterModel) -> list[dict[str, Any]]:
+    total_w = sum(q.weight for q in cluster.queues.values()) or 1
+    used = sum(result.queue_gpu_s.values())
+    rows = []
+    for q in cluster.queues.values():
+        share = result.queue_gpu_s.get(q.name, 0.0) / used if used else 0.0
+        rows.append({"queue": q.name, "weight": q.weight, "weightShare": round(q.weight / total_w, 4),
+                     "usedShare": round(share, 4), "usedGpuHours": round(result.queue_gpu_s.get(q.name, 0.0) / 3600, 2),
+                     "deviation": round(share - q.weight / total_w, 4)})
+    return rows
+
+
+def waits_of(result: SimResult, workload: Workload) -> dict[str, list[float]]:
+    """Queue -> simulated waits of the counted jobs that started (for the CDF chart)."""
+    out: dict[str, list[float]] = {}
+    for j in workload.jobs:
+        o = result.jobs[j.id]
+        if j.id in workload.warm_up or o.start_s is None:
+            continue
+        out.setdefault(j.queue, []).append(o.start_s - j.submit_s)
+    return out

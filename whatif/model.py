@@ -1,0 +1,111 @@
+"""The simulator's public data: a job as submitted, the run options, and what happened to each job.
+
+Times are seconds from the simulation start (t = 0). The fields are documented for the real-Slurm comparison harness
+too (``/work/briefs/whatif-api.md`` mirrors this module).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    submit_s: float
+    queue: str
+    """A ``scheduling.queues[].name``: the Kueue ClusterQueue or Slurm account."""
+    gpus_per_node: int
+    """Physical GPUs per node (Slurm ``--gpus-per-node``); 0 with ``gpu_share`` for a slice of one GPU."""
+    run_s: float
+    """How long the job runs once started (it ends at start + min(run_s, time_limit_s))."""
+    nodes: int = 1
+    time_limit_s: float | None = None
+    """Slurm ``--time``: backfill plans with it and the job is killed at it. None: ``run_s`` (a perfect estimate)."""
+    priority: str | None = None
+    """A ``scheduling.priorityClasses[].name``; None: the default class."""
+    pool: str | None = None
+    """Restrict to one pool (Slurm: its own partition; Kueue: that flavor). None: the queue's pools / the default
+    partition."""
+    gpu_share: float | None = None
+    """A fraction of one GPU (0 < share < 1) on a pool that shares GPUs (time-slicing, MPS, MIG): the job takes enough
+    slices to cover it; on a pool that does not share, a whole GPU. None: whole GPUs."""
+
+    @property
+    def gpus(self) -> float:
+        """GPUs the job holds while it runs (a shared job counts its share)."""
+        return self.gpu_share if self.gpu_share is not None else float(self.gpus_per_node * self.nodes)
+
+    @property
+    def limit_s(self) -> float:
+        return self.time_limit_s if self.time_limit_s is not None else self.run_s
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    nodes_up: Literal["min", "max"] = "min"
+    """Nodes running at t = 0: the pools' minNodes (the autoscaler adds nodes, with the catalog's provisioning delay)
+    or maxNodes (every node up and never scaled). Slurm (Slinky) always runs maxNodes: a NodeSet has one slurmd pod
+    per node, so the pool scales to its maximum and stays there."""
+    spot_interruptions: bool = True
+    spot_interruptions_per_node_month: float | None = None
+    """None: the catalog's rate for the pool's cloud and capacity type."""
+    scheduler: Literal["auto", "slurm", "kueue"] = "auto"
+    horizon_s: float | None = None
+    """Stop here; None: when every job has ended or can never start."""
+    backfill: bool = True
+    """Slurm only: False runs the main (strict priority) scheduler alone, for 'what does backfill buy' experiments."""
+    progress: Any = None
+    """Called as progress(sim_time_s, horizon_s) now and then (the CLI's progress bar); None: silent."""
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    id: str
+    start_s: float | None
+    end_s: float | None
+    starts: tuple[float, ...] = ()
+    pool: str | None = None
+    nodes: tuple[str, ...] = ()
+    preemptions: int = 0
+    never_startable: str | None = None
+    backfilled: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "startS": self.start_s, "endS": self.end_s, "starts": list(self.starts),
+                "pool": self.pool, "nodes": list(self.nodes), "preemptions": self.preemptions,
+                "neverStartable": self.never_startable, "backfilled": self.backfilled}
+
+
+@dataclass
+class PoolUsage:
+    """Per-pool totals of one run (GPU-seconds count physical GPUs; a shared slice counts its share)."""
+    pool: str
+    gpus_per_node: int
+    usd_per_node_hour: float
+    paid_node_s: float = 0.0
+    allocated_gpu_s: float = 0.0
+    lost_gpu_s: float = 0.0
+    """GPU-seconds of work thrown away by preemption or spot interruption (the job restarts from the beginning)."""
+    interruptions: int = 0
+
+
+@dataclass
+class Sample:
+    t: float
+    allocated_gpus: float
+    up_gpus: float
+    pending: int
+
+
+@dataclass
+class SimResult:
+    scheduler: str
+    horizon_s: float
+    jobs: dict[str, JobOutcome]
+    pools: dict[str, PoolUsage]
+    samples: list[Sample] = field(default_factory=list)
+    preemptions: int = 0
+    queue_gpu_s: dict[str, float] = field(default_factory=dict)
+    """Allocated GPU-seconds per queue (lost work included)."""
+    notes: list[str] = field(default_factory=list)

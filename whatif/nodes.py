@@ -1,0 +1,107 @@
+"""Nodes of each pool: which are up, what they hold, placement of a job's pods (best fit, by block when the pool is
+placed by block), and billing while a node is up or booting."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from whatif.cluster import PoolModel
+from whatif.model import PoolUsage
+
+OFF, BOOTING, UP = 0, 1, 2
+
+
+class Node:
+    __slots__ = ("name", "index", "cap", "free", "state", "since", "idle_since", "jobs", "block", "epoch")
+    # since: when the node was asked for (billing starts there, booting included); idle_since: last time it emptied
+
+    def __init__(self, pool: PoolModel, index: int):
+        self.name = f"{pool.name}-{index}"
+        self.index = index
+        self.cap = pool.slices_per_node
+        self.free = self.cap
+        self.state = OFF
+        self.since = 0.0
+        self.idle_since = 0.0
+        self.jobs: dict[int, int] = {}
+        """Job number -> slices it holds here."""
+        self.block = index // pool.block_nodes if pool.block_nodes else 0
+        self.epoch = 0
+        """Bumped when the node goes away, so its pending interruption event is ignored."""
+
+
+class PoolState:
+    def __init__(self, model: PoolModel):
+        self.model = model
+        self.nodes = [Node(model, i) for i in range(model.max_nodes)]
+        self.usage = PoolUsage(model.name, model.gpus_per_node, model.usd_per_node_hour)
+
+    # -- node life --------------------------------------------------------------------------------------------
+    def count(self, state: int) -> int:
+        return sum(1 for n in self.nodes if n.state == state)
+
+    def power_on(self, node: Node, now: float, ready: bool) -> None:
+        node.state, node.since, node.idle_since = (UP if ready else BOOTING), now, now
+        node.free, node.jobs = node.cap, {}
+
+    def power_off(self, node: Node, now: float) -> None:
+        self.usage.paid_node_s += now - node.since
+        node.state, node.free, node.jobs = OFF, node.cap, {}
+        node.epoch += 1
+
+    def settle(self, now: float) -> None:
+        """Bill every node still on at the end of the run."""
+        for n in self.nodes:
+            if n.state != OFF:
+                self.usage.paid_node_s += now - n.since
+                n.since = now
+
+    def up_slices(self) -> int:
+        return sum(n.cap for n in self.nodes if n.state == UP)
+
+    # -- placement --------------------------------------------------------------------------------------------
+    def place(self, nodes: int, slices: int, exclusive: bool, preferred_block: bool = True) -> list[Node] | None:
+        """Nodes for a job of ``nodes`` × ``slices`` now, or None. Exclusive pools give whole nodes."""
+        need = self.model.slices_per_node if exclusive else slices
+        fits = [n for n in self.nodes if n.state == UP and n.free >= need]
+        if len(fits) < nodes:
+            return None
+        block = self.model.block_nodes
+        if block and nodes > 1:
+            chosen = pick_in_blocks(fits, nodes, block, self.model.max_nodes)
+            if chosen is not None or self.model.block_required:
+                return chosen
+        if nodes == 1:  # best fit: the fullest node that still holds it, lowest index on ties (as Slurm)
+            return [min(fits, key=lambda n: (n.free, n.index))]
+        return sorted(fits, key=lambda n: (n.free, n.index))[:nodes]
+
+
+def pick_in_blocks(fits: Sequence[Node], nodes: int, block: int, max_nodes: int) -> list[Node] | None:
+    """The smallest aligned group of blocks (block, 2 × block, … nodes: Slurm's block levels) holding ``nodes`` free
+    nodes; within a level, the group with the fewest free nodes that still fits (keeps big groups whole)."""
+    size = block
+    while size < nodes and size < max_nodes:
+        size *= 2
+    groups: dict[int, list[Node]] = {}
+    for n in fits:
+        groups.setdefault(n.index // size, []).append(n)
+    best = [g for g in groups.values() if len(g) >= nodes]
+    if not best:
+        return None
+    group = min(best, key=lambda g: (len(g), g[0].index))
+    return sorted(group, key=lambda n: n.index)[:nodes]
+
+
+def allocate(chosen: Sequence[Node], job: int, slices: int, exclusive: bool) -> list[tuple[Node, int]]:
+    out = []
+    for n in chosen:
+        take = n.cap if exclusive else slices
+        n.free -= take
+        n.jobs[job] = take
+        out.append((n, take))
+    return out
+
+
+def release(alloc: Sequence[tuple[Node, int]], job: int) -> None:
+    for n, take in alloc:
+        if n.jobs.pop(job, None) is not None:
+            n.free += take

@@ -1,0 +1,48 @@
+"""One what-if run from names and files to a report dict: load and check the stack and the workload, simulate, sum
+up. Shared by the CLI, the trace study and the benchmarks."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from whatif.api import cluster_of, load_stack_spec
+from whatif.cluster import ClusterModel
+from whatif.engine import Engine
+from whatif.metrics import summarize, waits_of
+from whatif.model import SimOptions, SimResult
+from whatif.workload.load import Workload, load_workload
+
+
+@dataclass
+class Run:
+    cluster: ClusterModel
+    workload: Workload
+    result: SimResult
+    report: dict[str, Any]
+
+
+def run_whatif(stack: str | Path, workload: Path, seed: int = 0, options: SimOptions | None = None,
+               name: str | None = None) -> Run:
+    """Raises SpecError (stack) or WorkloadError (workload) with every problem at once."""
+    opts = options or SimOptions()
+    label = name or (stack if isinstance(stack, str) else stack.stem.removeprefix("Pulumi."))
+    cluster = cluster_of(load_stack_spec(stack), label, opts)
+    wl = load_workload(workload, cluster, seed)
+    return run_cluster(cluster, wl, seed, opts)
+
+
+def run_cluster(cluster: ClusterModel, wl: Workload, seed: int, options: SimOptions) -> Run:
+    result = Engine(cluster, wl.jobs, seed, options).run()
+    return Run(cluster, wl, result, summarize(result, cluster, wl, seed))
+
+
+def chart(run: Run, path: Path) -> None:
+    from whatif.chart import write_chart
+    title = (f"{run.cluster.stack} ({run.cluster.scheduler}) — {run.workload.name}: "
+             f"utilization {100 * (run.report['total']['utilization'] or 0):.0f} %, "
+             f"$ {run.report['total']['effectiveUsdPerUsedGpuHour'] or 0:.2f} per used GPU-hour")
+    write_chart(path, title, run.result.samples, waits_of(run.result, run.workload))
+
+
+__all__ = ["Run", "run_whatif", "run_cluster", "chart", "replace"]
