@@ -103,9 +103,9 @@ class SlurmCluster:
             self._fix_files()
             if self.dbd is not None:
                 self._apply_accounts()
-            for i, node in enumerate(self.nodes):
-                self._start_slurmd(i, node)
-            _wait("every slurmd registered and idle", self._all_idle, log=self._logs, timeout=60)
+            for i, node in enumerate(self.nodes):  # one at a time: registration order is Slurm's node order,
+                self._start_slurmd(i, node)          # which decides placement among equal nodes
+                _wait(f"slurmd {node.name} registered", lambda: self._all_idle(i + 1), log=self._logs, timeout=60)
         except BaseException:
             self.stop()
             raise
@@ -157,13 +157,13 @@ class SlurmCluster:
              "slurmd", "-D", "-Z", "-N", node.name, "-f", self.ctl.conf, "--conf", node.conf],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
-    def _all_idle(self) -> bool:
+    def _all_idle(self, count: int | None = None) -> bool:
         for name, proc in self.slurmd.items():
             if proc.poll() is not None:
                 raise AssertionError(f"slurmd {name} exited with {proc.returncode}: {self._logs()[-3000:]}")
         states = dict(re.findall(r"NodeName=(\S+) .*?State=(\S+)", self.ctl.run("scontrol", "-o", "show",
                                                                                  "node").stdout))
-        return len(states) == len(self.nodes) and all(s.startswith("IDLE") for s in states.values())
+        return len(states) == (count or len(self.nodes)) and all(s.startswith("IDLE") for s in states.values())
 
     def wait_ready(self) -> None:
         """After ``scontrol reconfigure`` (slurmctld 26.05 restarts itself): it answers and every node is idle."""

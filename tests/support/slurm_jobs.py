@@ -109,8 +109,10 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
         outcomes[job.id] = RealOutcome(job.id, submitted)
     deadline = time.monotonic() + timeout_s
     while True:
-        queued = [line.split("|") for line in cluster.ctl.run("squeue", "-h", "-o", "%i|%T|%r").stdout.split()]
-        if all(state == "PENDING" and reason == "BeginTime" for _, state, reason in queued):
+        shown = cluster.ctl.run("squeue", "-h", "-o", "%i|%T|%r")
+        queued = [line.split("|") for line in shown.stdout.split()]
+        # a failed squeue (a busy controller timing out) prints nothing: never read that as "no jobs left"
+        if shown.returncode == 0 and all(state == "PENDING" and reason == "BeginTime" for _, state, reason in queued):
             break
         if time.monotonic() > deadline:
             raise AssertionError(f"jobs still queued after {timeout_s:.0f} s:\n"

@@ -4,8 +4,8 @@ job's start order and start times.
 The simulator gets the same rendered stack and the same job list, with each job's submit time as really measured
 (so submission jitter is not counted against it). Agreement: the same start order (starts closer than
 ``TIE_S`` count as simultaneous: one scheduling pass) and every start within ``tolerance_s`` of the prediction:
-``bf_interval`` + 1 s, the scheduler's own granularity (a start may wait for the next backfill cycle or the main
-scheduler's next pass, which Slurm batches about once a second) plus slurmd's launch of the batch script (0.1-0.3 s).
+``tolerance_s`` per scheduling step, the scheduler's own granularity (a start may wait for the next backfill cycle
+or the main scheduler's deferred pass) plus slurmd's launch of the batch script (0.1-0.3 s).
 """
 from __future__ import annotations
 
@@ -32,7 +32,16 @@ def plan_of(scenario: Scenario) -> SlurmPlan:
     return plan
 
 
+BATCH_SCHED_DELAY_S = 3.0
+"""Slurm's default ``batch_sched_delay``: the main scheduler may defer a newly submitted batch job this long."""
+
+
 def tolerance_s(scenario: Scenario) -> float:
+    """Per scheduling step: the next backfill cycle (``bf_interval``) or, without backfill, the main scheduler's
+    deferral of new batch jobs (``batch_sched_delay``), plus 1 s (slurmctld's once-a-second background pass and
+    slurmd's launch of the script)."""
+    if not scenario.backfill:
+        return BATCH_SCHED_DELAY_S + 1.0
     return float(scenario.config["gpu-cluster:scheduling"]["slurm"]["backfill"]["intervalSeconds"]) + 1.0
 
 

@@ -3,12 +3,15 @@ small stacks (2-4 fake H100 nodes), second-scale ``sleep`` jobs, ``bf_interval=1
 
 Slurm keeps time limits in whole minutes, so limits are 1-3 min while jobs run 2-7 s: backfill plans with the
 limits, jobs end early, and the schedulers react to the ends, which is exactly what the simulator models too.
-Submissions that must not race are >= 2 s apart: the main scheduler batches requests (it runs at most about once a
-second), so two jobs submitted within the same second compete by priority in real Slurm.
+Scenarios with accounting share one slurmdbd, so their account and QOS names differ (the rendered sacctmgr script
+skips an account that exists already, leaving a second cluster's account without an association).
+Submissions whose order matters are >= 2 s apart (4 s without backfill): the main scheduler defers new batch jobs
+(``batch_sched_delay``, 3 s by default) and runs about once a second, so jobs submitted closer together compete by
+priority in real Slurm.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tests.support.edit import edits
@@ -28,7 +31,9 @@ def _stack(nodes: int, scheduling: dict[str, Any], slurm: dict[str, Any], multi_
                            "backfill": {"intervalSeconds": 1, "resolutionSeconds": 1, "windowMinutes": 10}, **slurm}}})
 
 
-ONE_QUEUE = {"queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": 16}]}]}
+ONE_QUEUE = {"cohort": "all", "queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": 16}]}]}
+"""In a cohort with unlimited borrowing the account gets no GrpTRES cap (``scheduling/slurm_accounts.py``): these
+scenarios test the scheduler, not a cap (a cap equal to the pool would hold the big job back in the simulator)."""
 NO_ACCOUNTING = {"accounting": False, "priorityWeights": {"fairShare": 0, "age": 0}}
 
 
@@ -54,9 +59,10 @@ def _job(id: str, at: float, nodes: int, run: float, limit_min: int, queue: str 
     return ScenarioJob(id, at, queue, 8, run, nodes, limit_min * 60.0, qos, "h100")
 
 
-# A holds one node for 6 s with a 2-min limit; B needs both nodes; C fits in the hole before A's limit ends (1 min),
+# A holds one node for 8 s with a 2-min limit (B comes 4 s later: sched/builtin may defer A's first pass ~3 s);
+# B needs both nodes; C fits in the hole before A's limit ends (1 min),
 # D does not (3 min). Backfill starts C at once; FIFO makes C and D wait for B.
-BACKFILL_JOBS = (_job("A", 0, 1, 6, 2), _job("B", 2, 2, 2, 1), _job("C", 2.5, 1, 2, 1), _job("D", 3, 1, 2, 3))
+BACKFILL_JOBS = (_job("A", 0, 1, 8, 2), _job("B", 4, 2, 2, 1), _job("C", 4.5, 1, 2, 1), _job("D", 5, 1, 2, 3))
 
 FIFO = Scenario("fifo", "strict priority order (real: SchedulerType=sched/builtin; simulator: backfill off)",
                 _stack(2, ONE_QUEUE, NO_ACCOUNTING), (Phase(0, BACKFILL_JOBS),), scheduler_type="sched/builtin",
@@ -85,6 +91,16 @@ PREEMPTION = Scenario(
     (Phase(0, (_job("L1", 0, 1, 10, 1, qos="low"), _job("L2", 0.3, 1, 10, 1, qos="low"),
                _job("H", 1.5, 1, 2, 1, qos="high"))),))
 
+# The same with the account capped at the pool (no cohort: GrpTRES=gres/gpu:h100=16, as rendered from the quota).
+# Real Slurm checks the cap after counting what preemption frees, so H still preempts.
+CAPPED = Scenario(
+    "preemption-capped", "the same preemption with the account's GrpTRES cap equal to the pool (16 GPUs)",
+    _stack(2, {"queues": [{"name": "capped", "quotas": [{"pool": "h100", "gpus": 16}]}],
+               "priorityClasses": [{"name": "urgent", "value": 100}, {"name": "bulk", "value": 10}]},
+           {"accounting": True, "priorityWeights": {"fairShare": 0, "age": 0}}),
+    (Phase(0, tuple(replace(j, queue="capped", priority={"high": "urgent", "low": "bulk"}[j.priority or "low"])
+                    for j in PREEMPTION.jobs)),))
+
 # 4 nodes in 2 blocks of 2 (topology/block). Three 1-node jobs, then a 2-node gang that needs a whole block.
 BLOCKS = Scenario(
     "blocks", "a 2-node gang on topology/block (2 blocks of 2 nodes) after 1-node jobs fragment them",
@@ -94,4 +110,4 @@ BLOCKS = Scenario(
     (Phase(0, (_job("J1", 0, 1, 3, 1), _job("J2", 0.2, 1, 7, 1), _job("J3", 0.4, 1, 7, 1),
                _job("G", 2, 2, 2, 1))),))
 
-SCENARIOS = (FIFO, BACKFILL, FAIRSHARE, PREEMPTION, BLOCKS)
+SCENARIOS = (FIFO, BACKFILL, FAIRSHARE, PREEMPTION, CAPPED, BLOCKS)
