@@ -31,7 +31,8 @@ from tests.support.whatif_scenarios import SCENARIOS, Scenario
 
 KNOWN_DIFFERENCES: dict[str, str] = {
     "preemption": "real Slurm makes a requeued job eligible again only 121 s after preemption (cred_expire 120 s + "
-                  "1); the simulator restarts it at once",
+                  "1), the simulator restarts it at once; among equal victims Slurm takes the first in its job list "
+                  "(L1), the simulator the youngest (L2)",
     "preemption-capped": "the simulator checks the account's GrpTRES cap before preemption frees the victim's GPUs, "
                          "so the high job never preempts; real Slurm counts what preemption frees",
 }
