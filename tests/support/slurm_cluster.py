@@ -185,6 +185,9 @@ class SlurmCluster:
     def stop(self) -> None:
         if self.ctl is not None:
             self.ctl.run("scancel", "--full", "-u", "root")
+            deadline = time.monotonic() + 15  # let the steps end while slurmd can still report them
+            while self.ctl.run("squeue", "-h").stdout.strip() and time.monotonic() < deadline:
+                time.sleep(0.2)
             self.ctl.stop()  # `scontrol shutdown` stops the slurmd daemons too
         for proc in self.slurmd.values():
             try:

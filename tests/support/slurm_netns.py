@@ -11,9 +11,10 @@ Names carry this process's id, so concurrent test sessions never collide; ``clos
 """
 from __future__ import annotations
 
-import os
 import itertools
+import os
 import random
+import signal
 import subprocess
 import threading
 from dataclasses import dataclass, field
@@ -100,6 +101,13 @@ class NodeNetwork:
         return ["ip", "netns", "exec", self.namespace(i)]
 
     def close(self) -> None:
+        for item in self.made:  # what is still running inside (a job step orphaned by a failed run): it is ours
+            if item.startswith("netns:"):
+                for pid in _ip("netns", "pids", item.split(":", 1)[1], check=False).stdout.split():
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
         for item in reversed(self.made):  # deleting a namespace deletes its end of the veth pair, then the host end
             kind, name = item.split(":", 1)
             _ip(*(["netns", "del", name] if kind == "netns" else ["link", "del", name]), check=False)
