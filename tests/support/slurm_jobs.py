@@ -31,10 +31,13 @@ class ScenarioJob:
     priority: str | None = None
     pool: str | None = None
 
-    def sbatch_args(self, accounting: bool) -> list[str]:
+    def sbatch_args(self, accounting: bool, gpu_type: str | None = None) -> list[str]:
+        """``gpu_type``: ask for ``gpu:<type>:N`` (typed GRES), else ``gpu:N``. Slurm enforces a typed cap
+        (``GrpTRES=gres/gpu:h100=8``, as rendered) only on jobs that name the type."""
         # Slurm keeps time limits in whole minutes (`--time=0:30` becomes 1 min): round up, as Slurm does
         minutes = max(1, math.ceil((self.time_limit_s or self.run_s) / 60))
-        args = ["-J", self.id, "-N", str(self.nodes), f"--gres=gpu:{self.gpus_per_node}", f"--time={minutes}"]
+        gres = f"gpu:{gpu_type}:{self.gpus_per_node}" if gpu_type else f"gpu:{self.gpus_per_node}"
+        args = ["-J", self.id, "-N", str(self.nodes), f"--gres={gres}", f"--time={minutes}"]
         if self.pool:
             args += ["-p", self.pool]
         if accounting:
@@ -90,7 +93,8 @@ def _eligible_at(cluster: SlurmCluster, job_id: str) -> float:
     return calendar.timegm(time.strptime(found.group(1), "%Y-%m-%dT%H:%M:%S"))
 
 
-def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutcome], timeout_s: float = 60) -> None:
+def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutcome], timeout_s: float = 60,
+              typed_gres: bool = False) -> None:
     """Submit every job at its offset in the phase, wait until every job has ended or is waiting out Slurm's
     requeue delay (``Reason=BeginTime`` after a REQUEUE preemption: eligible again ``cred_expire`` + 1 = 121 s
     later); those are cancelled and their EligibleTime recorded. Times are on the simulator's clock."""
@@ -103,7 +107,8 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
         time.sleep(max(0.0, t0 + job.submit_s - phase.sim_start_s - time.time()))
         submitted = to_sim(time.time())
         out = cluster.ctl.run("sbatch", "--parsable", "--chdir=/tmp", "-o", "/dev/null",
-                              *job.sbatch_args(accounting), "--wrap", _script(job, inside_out))
+                              *job.sbatch_args(accounting, _gpu_type(cluster, job) if typed_gres else None),
+                              "--wrap", _script(job, inside_out))
         assert out.returncode == 0, f"sbatch {job.id}: {out.stdout}{out.stderr}"
         ids[out.stdout.strip().split(";")[0]] = job.id
         outcomes[job.id] = RealOutcome(job.id, submitted)
@@ -132,7 +137,11 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
                 outcomes[job.id].ends.append(to_sim(float(rest[0])))
 
 
-def run_phases(cluster: SlurmCluster, phases: list[Phase]) -> dict[str, RealOutcome]:
+def _gpu_type(cluster: SlurmCluster, job: ScenarioJob) -> str:
+    return cluster.plan.nodeset(job.pool).gpu_type if job.pool else cluster.plan.gpu_types[0]
+
+
+def run_phases(cluster: SlurmCluster, phases: list[Phase], typed_gres: bool = False) -> dict[str, RealOutcome]:
     """Each phase in turn. Between phases ``scontrol reconfigure`` restarts slurmctld's priority calculation (what
     the decay thread does every PriorityCalcPeriod, 5 min by default): the compressed stand-in for the idle gap."""
     outcomes: dict[str, RealOutcome] = {}
@@ -141,5 +150,5 @@ def run_phases(cluster: SlurmCluster, phases: list[Phase]) -> dict[str, RealOutc
             out = cluster.ctl.run("scontrol", "reconfigure")
             assert out.returncode == 0, out.stderr
             cluster.wait_ready()
-        run_phase(cluster, phase, outcomes)
+        run_phase(cluster, phase, outcomes, typed_gres=typed_gres)
     return outcomes

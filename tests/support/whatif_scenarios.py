@@ -47,6 +47,8 @@ class Scenario:
     """Replaces the rendered ``SchedulerType`` in the real run (``sched/builtin`` for the FIFO arm)."""
     backfill: bool = True
     """The simulator's ``SimOptions.backfill`` (False = the main scheduler alone, like sched/builtin)."""
+    typed_gres: bool = False
+    """Jobs ask for ``--gres=gpu:<type>:N``: needed for the rendered per-type caps to apply at all."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -91,15 +93,16 @@ PREEMPTION = Scenario(
     (Phase(0, (_job("L1", 0, 1, 10, 1, qos="low"), _job("L2", 0.3, 1, 10, 1, qos="low"),
                _job("H", 1.5, 1, 2, 1, qos="high"))),))
 
-# The same with the account capped at the pool (no cohort: GrpTRES=gres/gpu:h100=16, as rendered from the quota).
-# Real Slurm checks the cap after counting what preemption frees, so H still preempts.
+# The same with the account capped at the pool (no cohort: GrpTRES=gres/gpu:h100=16, as rendered from the quota) and
+# jobs naming the GPU type: preempting L1 would not bring the account under its cap (16 held + 8 asked), so Slurm
+# does not preempt and H waits for a low job to end.
 CAPPED = Scenario(
     "preemption-capped", "the same preemption with the account's GrpTRES cap equal to the pool (16 GPUs)",
     _stack(2, {"queues": [{"name": "capped", "quotas": [{"pool": "h100", "gpus": 16}]}],
                "priorityClasses": [{"name": "urgent", "value": 100}, {"name": "bulk", "value": 10}]},
            {"accounting": True, "priorityWeights": {"fairShare": 0, "age": 0}}),
     (Phase(0, tuple(replace(j, queue="capped", priority={"high": "urgent", "low": "bulk"}[j.priority or "low"])
-                    for j in PREEMPTION.jobs)),))
+                    for j in PREEMPTION.jobs)),), typed_gres=True)
 
 # 4 nodes in 2 blocks of 2 (topology/block). Three 1-node jobs, then a 2-node gang that needs a whole block.
 BLOCKS = Scenario(
@@ -110,4 +113,27 @@ BLOCKS = Scenario(
     (Phase(0, (_job("J1", 0, 1, 3, 1), _job("J2", 0.2, 1, 7, 1), _job("J3", 0.4, 1, 7, 1),
                _job("G", 2, 2, 2, 1))),))
 
-SCENARIOS = (FIFO, BACKFILL, FAIRSHARE, PREEMPTION, CAPPED, BLOCKS)
+# GrpTRES caps (accounting on): each account may hold 8 GPUs (its quota, no cohort). A2 waits for its account's cap
+# although a node is idle, and does not hold back B1 of the other account.
+CAPS_STACK = _stack(2, {"queues": [{"name": "alpha", "quotas": [{"pool": "h100", "gpus": 8}]},
+                                   {"name": "beta", "quotas": [{"pool": "h100", "gpus": 8}]}]},
+                    {"accounting": True, "priorityWeights": {"fairShare": 0, "age": 0}})
+CAPS_JOBS = (_job("A1", 0, 1, 4, 1, "alpha"), _job("A2", 0.3, 1, 2, 1, "alpha"), _job("B1", 2.5, 1, 2, 1, "beta"))
+CAPS = Scenario("caps", "GrpTRES caps per account (jobs name the GPU type): a capped job waits on an idle node "
+                "without holding back another account", CAPS_STACK, (Phase(0, CAPS_JOBS),), typed_gres=True)
+# The same jobs asking for untyped `--gres=gpu:8`: the rendered caps are per GPU type (gres/gpu:h100), and Slurm does
+# not hold an untyped request to a typed limit, so A2 starts at once.
+CAPS_UNTYPED = Scenario(
+    "caps-untyped", "the same with untyped GPU requests (--gres=gpu:8): the per-type caps do not bind",
+    edits(CAPS_STACK, {"scheduling.queues[0].name": "gamma", "scheduling.queues[1].name": "delta"}),
+    (Phase(0, tuple(replace(j, queue={"alpha": "gamma", "beta": "delta"}[j.queue]) for j in CAPS_JOBS)),))
+
+# The FIFO jobs on a stack whose one queue has a quota equal to the pool and no cohort (a rendered cap of 16 GPUs) but
+# accounting off: real Slurm has no associations then, so no cap.
+UNCAPPED_WITHOUT_ACCOUNTING = Scenario(
+    "no-accounting-no-cap", "FIFO on a stack whose quota would be a cap, with accounting off (Slurm applies none)",
+    _stack(2, {"queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": 16}]}]}, NO_ACCOUNTING),
+    (Phase(0, BACKFILL_JOBS),), scheduler_type="sched/builtin", backfill=False)
+
+SCENARIOS = (FIFO, BACKFILL, FAIRSHARE, PREEMPTION, CAPPED, CAPS, CAPS_UNTYPED, BLOCKS,
+             UNCAPPED_WITHOUT_ACCOUNTING)

@@ -1,4 +1,4 @@
-"""The whatif simulator against a REAL Slurm 26.05: five scenarios (``tests/support/whatif_scenarios.py``) run on a
+"""The whatif simulator against a REAL Slurm 26.05: nine scenarios (``tests/support/whatif_scenarios.py``) run on a
 small cluster of real slurmctld + slurmd daemons (+ slurmdbd) configured from the project's own rendering
 (``tests/support/slurm_cluster.py``), with second-scale ``sleep`` jobs, and through ``whatif.api.simulate`` with the
 same stack and job list. The report with numbers: docs/whatif-validation.md.
@@ -33,8 +33,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "preemption": "real Slurm makes a requeued job eligible again only 121 s after preemption (cred_expire 120 s + "
                   "1), the simulator restarts it at once; among equal victims Slurm takes the first in its job list "
                   "(L1), the simulator the youngest (L2)",
-    "preemption-capped": "the simulator checks the account's GrpTRES cap before preemption frees the victim's GPUs, "
-                         "so the high job never preempts; real Slurm counts what preemption frees",
+    "caps-untyped": "the rendered caps are per GPU type (GrpTRES=gres/gpu:h100=8); real Slurm does not hold a job "
+                    "that asks for untyped --gres=gpu:8 to them, the simulator does (a gap in the rendered caps)",
+    "no-accounting-no-cap": "the simulator applies the quota as a GrpTRES cap although accounting is off (no "
+                            "slurmdbd, no associations: real Slurm has no cap), so C and D pass the capped B",
 }
 
 
@@ -42,7 +44,7 @@ def _run(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario) -> dict[
     plan = plan_of(scenario)
     cluster = SlurmCluster(chroot, plan, scenario.name, key, dbd if plan.accounting else None)
     try:
-        return run_phases(cluster, list(scenario.phases))
+        return run_phases(cluster, list(scenario.phases), typed_gres=scenario.typed_gres)
     finally:
         cluster.stop()
 
@@ -88,15 +90,35 @@ def test_real_fair_share_serves_the_account_with_more_shares_first(real_runs):
     assert _start(real_runs, "fairshare", "S1") < _start(real_runs, "fairshare", "S2")
 
 
-@pytest.mark.parametrize("name", ["preemption", "preemption-capped"])
-def test_real_qos_preemption_requeues_a_low_job_for_the_high_one(name, real_runs):
-    run = real_runs[name]
+def test_real_qos_preemption_requeues_a_low_job_for_the_high_one(real_runs):
+    run = real_runs["preemption"]
     victims = [j for j in ("L1", "L2") if run[j].preemptions == 1]
     assert len(victims) == 1, {j: run[j] for j in run}
     victim = run[victims[0]]
     assert run["H"].start_s is not None and run["H"].start_s < victim.start_s + 10  # before the victim would end
     # requeued, then eligible again after Slurm's requeue delay (cred_expire 120 s + 1)
     assert victim.eligible_again_s is not None and 118 <= victim.eligible_again_s - run["H"].start_s <= 124
+
+
+def test_real_preemption_does_not_break_the_accounts_cap(real_runs):
+    run = real_runs["preemption-capped"]
+    assert run["L1"].preemptions == run["L2"].preemptions == 0
+    assert _start(real_runs, "preemption-capped", "H") >= min(run["L1"].end_s or 0, run["L2"].end_s or 0) - 0.1
+
+
+def test_real_untyped_gpu_requests_escape_the_rendered_per_type_cap(real_runs):
+    run = real_runs["caps-untyped"]
+    assert _start(real_runs, "caps-untyped", "A2") < (run["A1"].end_s or 0)  # both alpha jobs ran at once: 16 > 8
+
+
+def test_real_grp_tres_cap_holds_the_account_back_but_not_the_other_one(real_runs):
+    run = real_runs["caps"]
+    assert _start(real_runs, "caps", "B1") < _start(real_runs, "caps", "A2")  # A2 waited on an idle node
+    assert _start(real_runs, "caps", "A2") >= (run["A1"].end_s or 0) - 0.1  # until A1 gave back alpha's 8 GPUs
+
+
+def test_real_slurm_has_no_cap_without_accounting(real_runs):
+    assert _start(real_runs, "no-accounting-no-cap", "B") < _start(real_runs, "no-accounting-no-cap", "C")
 
 
 def _node_ids(hostlist: str) -> set[int]:
