@@ -34,8 +34,17 @@ def missing_netns_privilege() -> str | None:
     if out.returncode != 0:
         return (f"`ip netns add` failed ({out.stderr.strip()}): the real slurmd cluster needs CAP_NET_ADMIN "
                 "(root on the host, or a --privileged container)")
-    _ip("netns", "del", probe, check=False)
-    return None
+    try:  # the bridge and veth drivers too (a kernel without them cannot link the namespaces)
+        for args in (["link", "add", f"{probe}b", "type", "bridge"],
+                     ["link", "add", f"{probe}v", "type", "veth", "peer", "name", "eth0", "netns", probe]):
+            made = _ip(*args, check=False)
+            if made.returncode != 0:
+                return f"`ip {' '.join(args)}` failed ({made.stderr.strip()}): the kernel lacks bridge/veth support"
+        return None
+    finally:
+        _ip("link", "del", f"{probe}v", check=False)
+        _ip("link", "del", f"{probe}b", check=False)
+        _ip("netns", "del", probe, check=False)
 
 
 _LOCK = threading.Lock()  # clusters may start in parallel threads: one subnet choice + bridge at a time
