@@ -40,11 +40,17 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 }
 
 
+LOG_PROBLEMS: dict[str, list[str]] = {}
+"""Per scenario: unexpected error/warning lines of its daemons (filled by the real runs)."""
+
+
 def _run(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario) -> dict[str, RealOutcome]:
     plan = plan_of(scenario)
     cluster = SlurmCluster(chroot, plan, scenario.name, key, dbd if plan.accounting else None)
     try:
-        return run_phases(cluster, list(scenario.phases), typed_gres=scenario.typed_gres)
+        outcomes = run_phases(cluster, list(scenario.phases), typed_gres=scenario.typed_gres)
+        LOG_PROBLEMS[scenario.name] = cluster.log_problems()
+        return outcomes
     finally:
         cluster.stop()
 
@@ -76,6 +82,11 @@ def _start(runs: dict, scenario: str, job: str) -> float:
     start = runs[scenario][job].start_s
     assert start is not None, f"{scenario}: {job} never started"
     return start
+
+
+def test_the_daemons_log_no_errors_and_no_unexpected_warnings(real_runs):
+    assert {name: lines for name, lines in LOG_PROBLEMS.items() if lines} == {}
+    assert sorted(LOG_PROBLEMS) == sorted(real_runs)
 
 
 def test_real_backfill_starts_the_short_job_in_the_hole_and_fifo_does_not(real_runs):
