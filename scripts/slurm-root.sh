@@ -27,7 +27,7 @@ RELEASE="$(sed -n 's/^SLURM_RELEASE = "\([0-9][0-9]*\.[0-9][0-9]*\)".*/\1/p' "$H
 [ -n "$RELEASE" ] || { echo "error: no SLURM_RELEASE = \"NN.NN\" in components/charts.py" >&2; exit 1; }
 SUITES="${SLURM_ROOT_SUITES:-sid testing}"   # preference order; both have carried Slurm 26.05
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-PACKAGES="slurmctld,slurm-client,slurmdbd,slurm-wlm-jwt-plugin,mariadb-server"
+PACKAGES="slurmctld,slurmd,slurm-client,slurmdbd,slurm-wlm-jwt-plugin,mariadb-server"
 WANT="release=$RELEASE suites=${SUITES// /,} packages=$PACKAGES"
 BASE="${SLURM_ROOT_BASE:-/var/tmp/gpu-cluster}"
 ROOT="${SLURM_ROOT:-$BASE/slurm-root-$(printf '%s' "$WANT" | sha256sum | cut -c1-12)}"

@@ -14,6 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from components.slurm_database import MARIADB_ARGS
 from scheduling.slurm_scaling import SCRIPT_DIR
@@ -201,8 +202,11 @@ class SlurmController:
     """slurmctld loading the slurm.conf the Slinky operator would write for ``values``, plus our config files."""
 
     def __init__(self, chroot: Chroot, values: dict, slurm_key: bytes, dbd: SlurmDbd | None = None,
-                 name: str | None = None):
+                 name: str | None = None, extra_conf: Callable[[str], str] | None = None):
+        """``extra_conf(workdir as the daemons see it)``: lines appended to slurm.conf (real slurmd daemons need
+        their log, pid and spool paths, ``tests/support/slurm_cluster.py``)."""
         self.chroot, self.values, self.slurm_key, self.dbd = chroot, values, slurm_key, dbd
+        self.extra_conf = extra_conf
         self.name = name or f"ctld-{values['clusterName']}"
         self.starts = 0
         """Starts, including those retried because another process took the port."""
@@ -222,11 +226,16 @@ class SlurmController:
         conf = operator_slurm_conf(values, paths, self.port, ports.free_port(), self.dbd.port if self.dbd else None)
         # Resume/SuspendProgram (scaling pools): recorders in the work dir stand in for the rendered programs, which
         # call the Kubernetes API; each call appends "<program> <hostlist>" to programs/calls.log.
-        d.write("etc/slurm.conf", conf.replace(SCRIPT_DIR, f"{d.inside}/programs"))
+        conf = conf.replace(SCRIPT_DIR, f"{d.inside}/programs")
         for program in ("slurm-resume", "slurm-suspend"):
             d.write(f"programs/{program}", f'#!/bin/sh\necho "$(basename "$0") $*" >> {d.inside}/programs/calls.log\n',
                     0o755)
         d.write("programs/calls.log", "", 0o666)
+        if self.extra_conf:  # a harness line replaces the operator's line for the same key (no duplicate keys)
+            extra = self.extra_conf(d.inside)
+            keys = {ln.split("=", 1)[0] for ln in extra.splitlines() if "=" in ln and not ln.startswith("#")}
+            conf = "".join(f"{ln}\n" for ln in conf.splitlines() if ln.split("=", 1)[0] not in keys) + extra
+        d.write("etc/slurm.conf", conf)
         for name, text in values.get("configFiles", {}).items():
             d.write(f"etc/{name}", text)
         d.write("etc/slurm.key", self.slurm_key, 0o600)
