@@ -3,8 +3,9 @@ small stacks (2-4 fake H100 nodes), second-scale ``sleep`` jobs, ``bf_interval=1
 
 Slurm keeps time limits in whole minutes, so limits are 1-3 min while jobs run 2-7 s: backfill plans with the
 limits, jobs end early, and the schedulers react to the ends, which is exactly what the simulator models too.
-Scenarios with accounting share one slurmdbd, so their account and QOS names differ (the rendered sacctmgr script
-skips an account that exists already, leaving a second cluster's account without an association).
+Scenarios with accounting share one slurmdbd, each its own Slurm cluster: ``caps`` and ``caps-untyped`` use the same
+account names, so the rendered sacctmgr script must give the second cluster its own associations (accounts are
+global in slurmdbd, associations per cluster); the other scenarios' names differ.
 Submissions whose order matters are >= 2 s apart (4 s without backfill): the main scheduler defers new batch jobs
 (``batch_sched_delay``, 3 s by default) and runs about once a second, so jobs submitted closer together compete by
 priority in real Slurm.
@@ -48,7 +49,7 @@ class Scenario:
     backfill: bool = True
     """The simulator's ``SimOptions.backfill`` (False = the main scheduler alone, like sched/builtin)."""
     typed_gres: bool = False
-    """Jobs ask for ``--gres=gpu:<type>:N``: needed for the rendered per-type caps to apply at all."""
+    """Jobs ask for ``--gres=gpu:<type>:N`` (else untyped ``gpu:N``, held only by the untyped ``gres/gpu`` cap)."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -121,12 +122,12 @@ CAPS_STACK = _stack(2, {"queues": [{"name": "alpha", "quotas": [{"pool": "h100",
 CAPS_JOBS = (_job("A1", 0, 1, 4, 1, "alpha"), _job("A2", 0.3, 1, 2, 1, "alpha"), _job("B1", 2.5, 1, 2, 1, "beta"))
 CAPS = Scenario("caps", "GrpTRES caps per account (jobs name the GPU type): a capped job waits on an idle node "
                 "without holding back another account", CAPS_STACK, (Phase(0, CAPS_JOBS),), typed_gres=True)
-# The same jobs asking for untyped `--gres=gpu:8`: the rendered caps are per GPU type (gres/gpu:h100), and Slurm does
-# not hold an untyped request to a typed limit, so A2 starts at once.
+# The same jobs asking for untyped `--gres=gpu:8`: Slurm holds them to the rendered untyped cap (gres/gpu=8; a per-type
+# cap gres/gpu:h100 alone does not bind them), so A2 waits as with typed requests. Same accounts as `caps`, on its
+# own cluster of the shared slurmdbd: the rendered script must add alpha and beta's associations for this cluster.
 CAPS_UNTYPED = Scenario(
-    "caps-untyped", "the same with untyped GPU requests (--gres=gpu:8): the per-type caps do not bind",
-    edits(CAPS_STACK, {"scheduling.queues[0].name": "gamma", "scheduling.queues[1].name": "delta"}),
-    (Phase(0, tuple(replace(j, queue={"alpha": "gamma", "beta": "delta"}[j.queue]) for j in CAPS_JOBS)),))
+    "caps-untyped", "the same with untyped GPU requests (--gres=gpu:8), held by the untyped cap gres/gpu=8",
+    CAPS_STACK, (Phase(0, CAPS_JOBS),))
 
 # The FIFO jobs on a stack whose one queue has a quota equal to the pool and no cohort (a rendered cap of 16 GPUs) but
 # accounting off: real Slurm has no associations then, so no cap.

@@ -33,8 +33,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "preemption": "real Slurm makes a requeued job eligible again only 121 s after preemption (cred_expire 120 s + "
                   "1), the simulator restarts it at once; among equal victims Slurm takes the first in its job list "
                   "(L1), the simulator the youngest (L2)",
-    "caps-untyped": "the rendered caps are per GPU type (GrpTRES=gres/gpu:h100=8); real Slurm does not hold a job "
-                    "that asks for untyped --gres=gpu:8 to them, the simulator does (a gap in the rendered caps)",
     "no-accounting-no-cap": "the simulator applies the quota as a GrpTRES cap although accounting is off (no "
                             "slurmdbd, no associations: real Slurm has no cap), so C and D pass the capped B",
 }
@@ -117,15 +115,13 @@ def test_real_preemption_does_not_break_the_accounts_cap(real_runs):
     assert _start(real_runs, "preemption-capped", "H") >= min(run["L1"].end_s or 0, run["L2"].end_s or 0) - 0.1
 
 
-def test_real_untyped_gpu_requests_escape_the_rendered_per_type_cap(real_runs):
-    run = real_runs["caps-untyped"]
-    assert _start(real_runs, "caps-untyped", "A2") < (run["A1"].end_s or 0)  # both alpha jobs ran at once: 16 > 8
-
-
-def test_real_grp_tres_cap_holds_the_account_back_but_not_the_other_one(real_runs):
-    run = real_runs["caps"]
-    assert _start(real_runs, "caps", "B1") < _start(real_runs, "caps", "A2")  # A2 waited on an idle node
-    assert _start(real_runs, "caps", "A2") >= (run["A1"].end_s or 0) - 0.1  # until A1 gave back alpha's 8 GPUs
+@pytest.mark.parametrize("name", ["caps", "caps-untyped"])
+def test_real_grp_tres_cap_holds_the_account_back_but_not_the_other_one(name, real_runs):
+    """Typed (``--gres=gpu:h100:8``) and untyped (``--gres=gpu:8``) requests alike: the rendered GrpTRES has a per-type
+    and an untyped cap. Before the untyped cap was rendered, the untyped A2 ran beside A1 (16 GPUs against 8)."""
+    run = real_runs[name]
+    assert _start(real_runs, name, "B1") < _start(real_runs, name, "A2")  # A2 waited on an idle node
+    assert _start(real_runs, name, "A2") >= (run["A1"].end_s or 0) - 0.1  # until A1 gave back alpha's 8 GPUs
 
 
 def test_real_slurm_has_no_cap_without_accounting(real_runs):
