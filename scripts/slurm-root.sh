@@ -19,15 +19,16 @@
 # tests may be using is never deleted (remove old slurm-root-* directories yourself when no test runs: umount
 # ROOT/proc, then rm -rf --one-file-system ROOT). Concurrent runs wait for each other (flock).
 # Needs root with CAP_SYS_ADMIN and CAP_SYS_CHROOT (a --privileged container), and deb.debian.org. The root holds
-# slurmctld, slurm-client, slurmdbd, the JWT auth plugin (Slinky configures AuthAltTypes=auth/jwt) and
-# mariadb-server: about 720 MB, 80-130 s to build.
+# slurmctld, slurm-client, slurmdbd, the JWT auth plugin (Slinky configures AuthAltTypes=auth/jwt),
+# mariadb-server and socat: about 720 MB, 80-130 s to build.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 RELEASE="$(sed -n 's/^SLURM_RELEASE = "\([0-9][0-9]*\.[0-9][0-9]*\)".*/\1/p' "$HERE/../components/charts.py")"
 [ -n "$RELEASE" ] || { echo "error: no SLURM_RELEASE = \"NN.NN\" in components/charts.py" >&2; exit 1; }
 SUITES="${SLURM_ROOT_SUITES:-sid testing}"   # preference order; both have carried Slurm 26.05
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-PACKAGES="slurmctld,slurm-client,slurmdbd,slurm-wlm-jwt-plugin,mariadb-server"
+# socat: the rendered Resume/SuspendProgram make their HTTPS requests with it, as in the slurmctld image (no curl)
+PACKAGES="slurmctld,slurmd,slurm-client,slurmdbd,slurm-wlm-jwt-plugin,mariadb-server,socat"
 WANT="release=$RELEASE suites=${SUITES// /,} packages=$PACKAGES"
 BASE="${SLURM_ROOT_BASE:-/var/tmp/gpu-cluster}"
 ROOT="${SLURM_ROOT:-$BASE/slurm-root-$(printf '%s' "$WANT" | sha256sum | cut -c1-12)}"

@@ -34,7 +34,7 @@ def test_slurm_section_in_text_and_markdown(report):
     text = render_text(report, color=False, width=200)
     for needle in ("Slurm partitions", "h100-mega-[0-63]", "gpu:h100:8", "8 blocks of 8 nodes",
                    "fair-share 10000, age 1000, job size 1000, QOS 2000", "preempts standard, scavenger",
-                   "gres/gpu:h100=128,gres/gpu:l4=16"):
+                   "gres/gpu=144,gres/gpu:h100=128,gres/gpu:l4=16"):
         assert needle in text, needle
     md = render_markdown(report)
     assert "**Slurm** (Slinky)" in md

@@ -17,6 +17,7 @@ from validation.load import decode_config, load_spec
 from stacks.slurm_spec import SlurmPreemptType
 from tests.support.edit import DELETE, edits
 from tests.support.slurm_configs import EKS_ZONES, GKE_NO_ACCOUNTING, slurm_configs
+from tests.support.whatif_scenarios import CAPS_STACK
 
 CAT = load_catalog()
 
@@ -74,12 +75,14 @@ def test_512_gpu_stack_qos_accounts_and_script():
     assert [(q.name, q.priority, q.preempts) for q in plan.qos] == [
         ("urgent", 1000, ("standard", "scavenger")), ("standard", 100, ("scavenger",)), ("scavenger", 1, ())]
     assert [(a.name, a.fairshare, a.default_qos, a.grp_tres) for a in plan.accounts] == [
-        ("pretraining", 3, "standard", "gres/gpu:h100=384"), ("research", 1, "standard", "gres/gpu:h100=128,gres/gpu:l4=16")]
+        ("pretraining", 3, "standard", "gres/gpu:h100=384"),  # uncapped on l4: no untyped total
+        ("research", 1, "standard", "gres/gpu=144,gres/gpu:h100=128,gres/gpu:l4=16")]
     script = plan.sacctmgr_script("h100-train")
     assert script.startswith("#!/bin/sh\n") and "set -eu" in script
-    assert "exists account account pretraining || $S add account pretraining cluster=\"$CLUSTER\"" in script
-    assert ("$S modify account where name=pretraining cluster=\"$CLUSTER\" set fairshare=3 "
-            "qos=urgent,standard,scavenger defaultqos=standard grptres=gres/gpu:h100=384,gres/gpu:l4=-1") in script
+    assert "here pretraining || $S add account pretraining cluster=\"$CLUSTER\"" in script
+    assert ("$S modify account where name=pretraining cluster=\"$CLUSTER\" set fairshare=3 qos=urgent,standard,"
+            "scavenger defaultqos=standard grptres=gres/gpu=-1,gres/gpu:h100=384,gres/gpu:l4=-1") in script
+    assert "grptres=gres/gpu=144,gres/gpu:h100=128,gres/gpu:l4=16\n" in script
     assert "$S modify qos where name=scavenger set priority=1 preempt='' description='preemptible filler jobs'" in script
 
 
@@ -119,6 +122,30 @@ def test_partition_prio_tiers_zone_tree_and_cohort_caps():
     caps = {a.name: a.gpu_caps for a in plan.accounts}
     # in a cohort the cap is nominal + borrowingLimit; llm (p5-a) and infer (p5-b) borrow H100s without limit
     assert caps == {"llm": (), "infer": (("l4", 3),)}
+    assert {a.name: a.grp_tres for a in plan.accounts} == {"llm": None, "infer": "gres/gpu:l4=3"}  # no total
+
+
+def test_one_gpu_type_the_untyped_cap_equals_the_typed_one():
+    """Real Slurm holds ``--gres=gpu:8`` only to ``gres/gpu`` (tests/whatif/test_whatif_real_slurm.py, caps-untyped)."""
+    plan = plan_of(CAPS_STACK)
+    assert [(a.name, a.gpu_total, a.grp_tres) for a in plan.accounts] == [
+        ("alpha", 8, "gres/gpu=8,gres/gpu:h100=8"), ("beta", 8, "gres/gpu=8,gres/gpu:h100=8")]
+    assert "set fairshare=1 grptres=gres/gpu=8,gres/gpu:h100=8\n" in plan.sacctmgr_script("c")
+    # unlimited borrowing in a cohort: no cap of either kind, and the script clears both
+    cohort = plan_of(edits(CAPS_STACK, {"scheduling.cohort": "all"}))
+    assert [(a.gpu_total, a.grp_tres) for a in cohort.accounts] == [(None, None), (None, None)]
+    assert "grptres=gres/gpu=-1,gres/gpu:h100=-1\n" in cohort.sacctmgr_script("c")
+
+
+def test_the_script_adds_each_account_on_its_own_cluster():
+    """Accounts are global in slurmdbd, associations per cluster: the check is the association on $CLUSTER, so a
+    second cluster sharing slurmdbd gets its accounts too (a real two-cluster run: test_slurm_real.py)."""
+    script = plan_of(CAPS_STACK).sacctmgr_script("second")
+    assert ("here() { sacctmgr -n -P show assoc where cluster=\"$CLUSTER\" account=\"$1\" format=account | "
+            "grep -qx \"$1\"; }") in script
+    assert "CLUSTER=second\n" in script and "exists account" not in script
+    for name in ("alpha", "beta"):
+        assert f"here {name} || $S add account {name} cluster=\"$CLUSTER\" " in script
 
 
 def test_client_config_reaches_slurmdbd_with_auth_slurm():

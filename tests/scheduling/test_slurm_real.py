@@ -6,7 +6,8 @@ program really registers are turned into what Slinky would write (``tests/suppor
 slurmctld must start with no ``error:``/``fatal:`` line and no warning outside ``TOLERATED_WARNINGS``, show exactly
 the planned partitions, nodes, GRES and blocks, accept each pool's largest gang and refuse one node or one GPU
 more. With accounting, a real slurmdbd on a real MariaDB gets the rendered ``sacctmgr`` script (twice: idempotent)
-through the rendered client slurm.conf, and ``sshare`` must show the declared shares. The root's own build script
+through the rendered client slurm.conf, and ``sshare`` must show the declared shares; the script run for a second
+cluster on the same slurmdbd must give that cluster its own associations and limits. The root's own build script
 (suite choice, versioned path, privileges) is tested in ``test_slurm_root.py``.
 """
 from __future__ import annotations
@@ -168,15 +169,17 @@ def test_real_slurmctld_accepts_and_schedules_the_rendered_config(name, chroot, 
 
 def _apply_and_check_accounts(ctl: SlurmController, chroot: Chroot, plan: SlurmPlan, cluster: str, dbd: SlurmDbd,
                               slurm_key: bytes) -> None:
+    """The script, twice, for this cluster; then for a second cluster on the same slurmdbd (accounts and QOS exist
+    already, associations not): each cluster must get its own associations with the declared limits."""
     client = Workdir(chroot, f"client-{cluster}")
     try:
         client.write("etc/slurm.conf", client_slurm_conf(cluster, "localhost", ctl.port, "localhost", dbd.port))
         client.write("etc/slurm.key", slurm_key, 0o600)
-        client.write("apply-accounts.sh", plan.sacctmgr_script(cluster), 0o755)
         conf = f"{client.inside}/etc/slurm.conf"
-        for attempt in (1, 2):  # the second run must succeed and change nothing
+        for target in (cluster, cluster, f"{cluster}-second"):  # run 2 must succeed and change nothing
+            client.write("apply-accounts.sh", plan.sacctmgr_script(target), 0o755)
             out = chroot.run(["/bin/sh", f"{client.inside}/apply-accounts.sh"], conf=conf, timeout=120)
-            assert out.returncode == 0, f"run {attempt}: {out.stdout}{out.stderr}"
+            assert out.returncode == 0, f"{target}: {out.stdout}{out.stderr}"
         shown_qos = {line.split("|")[0]: line.split("|")[1:] for line in chroot.run(
             ["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt"], conf=conf).stdout.splitlines()}
         for q in plan.qos:
@@ -187,14 +190,17 @@ def _apply_and_check_accounts(ctl: SlurmController, chroot: Chroot, plan: SlurmP
             if line.split("|")[2] == ""}
         for a in plan.accounts:
             assert share.get(a.name) == str(a.fairshare), share
-        assoc = {f[0]: f[2:] for f in (line.split("|") for line in chroot.run(
-            ["sacctmgr", "-n", "-P", "show", "assoc", f"cluster={cluster}", "format=account,user,grptres,qos,defaultqos"],
-            conf=conf).stdout.splitlines()) if f[1] == ""}  # account-level associations (no user)
-        for a in plan.accounts:
-            grp, qos_list, default = assoc[a.name]
-            assert sorted(filter(None, grp.split(","))) == sorted(f"gres/gpu:{t}={n}" for t, n in a.gpu_caps)
-            assert sorted(filter(None, qos_list.split(","))) == sorted(a.qos)
-            assert default == (a.default_qos or "")
+        for target in (cluster, f"{cluster}-second"):
+            assoc = {f[0]: f[2:] for f in (line.split("|") for line in chroot.run(
+                ["sacctmgr", "-n", "-P", "show", "assoc", f"cluster={target}",
+                 "format=account,user,grptres,qos,defaultqos"], conf=conf).stdout.splitlines())
+                if f[1] == ""}  # account-level associations (no user)
+            for a in plan.accounts:
+                assert a.name in assoc, f"{target}: no association for account {a.name}: {assoc}"
+                grp, qos_list, default = assoc[a.name]
+                assert sorted(filter(None, grp.split(","))) == sorted(f"{k}={v}" for k, v in a.tres_caps.items())
+                assert sorted(filter(None, qos_list.split(","))) == sorted(a.qos)
+                assert default == (a.default_qos or "")
         since_start = dbd.log().rsplit("started", 1)[-1]  # a retried first start may have logged error 5027
         assert [ln for ln in since_start.splitlines() if re.search(r"\b(error|fatal):", ln)] == [], since_start
     finally:

@@ -56,3 +56,16 @@ def test_the_programs_are_valid_shell_and_know_each_pools_floor():
         assert subprocess.run(["sh", "-n"], input=script, text=True).returncode == 0
     assert "    l4-eval) echo 0 ;;\n" in scaling.resume_script() and "h100-mega)" not in scaling.resume_script()
     assert "/nodesets/slurm-worker-$1/scale" in scaling.suspend_script()
+
+
+def test_the_programs_use_only_what_the_slurmctld_image_has_and_no_inherited_environment():
+    """The slurmctld image has socat and no curl, and slurmctld hands the programs SLURM_CONF and SLURM_RESUME_FILE
+    only (docs/slurm.md); the requests themselves run for real in test_slurm_scaling_programs_real.py."""
+    scaling = plan_of(MIXED).scaling
+    for script in (scaling.resume_script(), scaling.suspend_script()):
+        code = "\n".join(ln for ln in script.splitlines() if not ln.lstrip().startswith("#"))
+        assert "curl" not in code and "KUBERNETES_SERVICE" not in code
+        assert "\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH\n" in script
+        assert ("socat -T 30 STDIO,ignoreeof "
+                "\"OPENSSL:$API,cafile=$SA/ca.crt,commonname=kubernetes.default.svc\"") in script
+        assert "\nAPI=kubernetes.default.svc:443\n" in script and "HTTP/1.0" in script

@@ -14,6 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from components.slurm_database import MARIADB_ARGS
 from scheduling.slurm_scaling import SCRIPT_DIR
@@ -201,8 +202,14 @@ class SlurmController:
     """slurmctld loading the slurm.conf the Slinky operator would write for ``values``, plus our config files."""
 
     def __init__(self, chroot: Chroot, values: dict, slurm_key: bytes, dbd: SlurmDbd | None = None,
-                 name: str | None = None):
+                 name: str | None = None, extra_conf: Callable[[str], str] | None = None,
+                 programs: dict[str, str] | None = None):
+        """``extra_conf(workdir as the daemons see it)``: lines appended to slurm.conf (real slurmd daemons need
+        their log, pid and spool paths, ``tests/support/slurm_cluster.py``). ``programs``: the real Resume/Suspend
+        programs (``{"slurm-resume": text, ...}``), run after the recorder notes the call, their exit status going to
+        ``programs/exits.log``; without them the recorders alone stand in."""
         self.chroot, self.values, self.slurm_key, self.dbd = chroot, values, slurm_key, dbd
+        self.extra_conf, self.programs = extra_conf, programs or {}
         self.name = name or f"ctld-{values['clusterName']}"
         self.starts = 0
         """Starts, including those retried because another process took the port."""
@@ -222,11 +229,21 @@ class SlurmController:
         conf = operator_slurm_conf(values, paths, self.port, ports.free_port(), self.dbd.port if self.dbd else None)
         # Resume/SuspendProgram (scaling pools): recorders in the work dir stand in for the rendered programs, which
         # call the Kubernetes API; each call appends "<program> <hostlist>" to programs/calls.log.
-        d.write("etc/slurm.conf", conf.replace(SCRIPT_DIR, f"{d.inside}/programs"))
+        conf = conf.replace(SCRIPT_DIR, f"{d.inside}/programs")
         for program in ("slurm-resume", "slurm-suspend"):
-            d.write(f"programs/{program}", f'#!/bin/sh\necho "$(basename "$0") $*" >> {d.inside}/programs/calls.log\n',
-                    0o755)
+            record = f'#!/bin/sh\necho "$(basename "$0") $*" >> {d.inside}/programs/calls.log\n'
+            if program in self.programs:
+                d.write(f"programs/real/{program}", self.programs[program], 0o755)
+                record += (f'{d.inside}/programs/real/{program} "$@"; rc=$?\n'
+                           f'echo "{program} $rc" >> {d.inside}/programs/exits.log\nexit $rc\n')
+            d.write(f"programs/{program}", record, 0o755)
         d.write("programs/calls.log", "", 0o666)
+        d.write("programs/exits.log", "", 0o666)
+        if self.extra_conf:  # a harness line replaces the operator's line for the same key (no duplicate keys)
+            extra = self.extra_conf(d.inside)
+            keys = {ln.split("=", 1)[0] for ln in extra.splitlines() if "=" in ln and not ln.startswith("#")}
+            conf = "".join(f"{ln}\n" for ln in conf.splitlines() if ln.split("=", 1)[0] not in keys) + extra
+        d.write("etc/slurm.conf", conf)
         for name, text in values.get("configFiles", {}).items():
             d.write(f"etc/{name}", text)
         d.write("etc/slurm.key", self.slurm_key, 0o600)
@@ -262,6 +279,10 @@ class SlurmController:
     def program_calls(self) -> list[str]:
         """Resume/SuspendProgram calls so far, in order: ``slurm-resume l4-[0-1]``."""
         return (self.dir.host / "programs" / "calls.log").read_text().splitlines()
+
+    def program_exits(self) -> list[str]:
+        """Exit statuses of the real programs (``programs=``), in order: ``slurm-resume 0``."""
+        return (self.dir.host / "programs" / "exits.log").read_text().splitlines()
 
     def log(self) -> str:
         path = self.dir.host / "slurmctld.log"

@@ -1,0 +1,72 @@
+"""The pure parts of the real-Slurm validation (no daemons): how jobs become ``sbatch`` arguments, which nodes and
+blocks the harness starts, and how the comparison judges order and lag (so a disagreement cannot slip through)."""
+from __future__ import annotations
+
+from tests.support.slurm_cluster import chart_values, plan_nodes
+from tests.support.slurm_jobs import ScenarioJob
+from tests.support.whatif_compare import Comparison, Row, plan_of, tolerance_s
+from tests.support.whatif_scenarios import BACKFILL, BLOCKS, FIFO, SCENARIOS
+
+
+def _row(job: str, real: float | None, sim: float | None) -> Row:
+    return Row(job, 0.0, real, sim, "", "", 0, 0, None, None)
+
+
+def _comparison(*rows: Row, tol: float = 2.0) -> Comparison:
+    return Comparison(BACKFILL, rows, tol, {r.job: 0 for r in rows})
+
+
+def test_time_limits_round_up_to_whole_minutes_as_slurm_keeps_them():
+    job = ScenarioJob("j", 0, "team", 8, run_s=5, nodes=2, time_limit_s=61, priority="high", pool="h100")
+    args = job.sbatch_args(accounting=True)
+    assert "--time=2" in args and "-N" in args and "--gres=gpu:8" in args
+    assert args[args.index("-A") + 1] == "team" and args[args.index("--qos") + 1] == "high"
+    assert "-A" not in ScenarioJob("j", 0, "team", 8, run_s=5).sbatch_args(accounting=False)
+    assert "--time=1" in ScenarioJob("j", 0, "team", 8, run_s=5, time_limit_s=30).sbatch_args(False)
+
+
+def test_nodes_join_the_blocks_in_ordinal_order():
+    nodes = plan_nodes(chart_values(plan_of(BLOCKS), "blocks"))
+    assert [n.name for n in nodes] == ["h100-0", "h100-1", "h100-2", "h100-3"]
+    assert [n.conf.split("Topology=")[1] for n in nodes] == ["h100:h100-b0", "h100:h100-b0", "h100:h100-b1",
+                                                            "h100:h100-b1"]
+    assert all("Gres=gpu:h100:8" in n.conf and "Features=h100" in n.conf for n in nodes)
+
+
+def test_the_fifo_arm_replaces_only_the_scheduler_type():
+    fifo, backfill = plan_of(FIFO).directives, plan_of(BACKFILL).directives
+    assert fifo["SchedulerType"] == "sched/builtin" and backfill["SchedulerType"] == "sched/backfill"
+    assert {k: v for k, v in fifo.items() if k != "SchedulerType"} == \
+        {k: v for k, v in backfill.items() if k != "SchedulerType"}
+
+
+def test_tolerance_is_the_schedulers_own_interval():
+    assert tolerance_s(BACKFILL) == 2.0  # bf_interval 1 s + 1 s
+    assert tolerance_s(FIFO) == 4.0  # batch_sched_delay 3 s + 1 s
+
+
+def test_a_swapped_pair_is_a_different_order():
+    c = _comparison(_row("A", 0.2, 0.0), _row("B", 5.0, 6.0), _row("C", 4.0, 8.0))
+    assert c.order_pairs() == (3, ["B/C"])
+    assert not c.same_order and not c.agrees
+
+
+def test_one_pass_in_the_simulator_may_spread_over_the_tolerance_in_reality():
+    ok = _comparison(_row("A", 0.2, 0.0), _row("B", 1.9, 0.0))
+    assert ok.order_pairs() == (1, []) and ok.order("sim") == [["A", "B"]] and ok.order("real") == [["A"], ["B"]]
+    late = _comparison(_row("A", 0.2, 0.0), _row("B", 2.5, 0.0))
+    assert late.order_pairs() == (1, ["A/B"])
+
+
+def test_allowed_lag_grows_with_each_scheduling_step_and_a_missing_start_disagrees():
+    c = _comparison(_row("A", 0.5, 0.0), _row("B", 5.9, 2.0), _row("C", 11.0, 4.0))
+    assert [c.allowed_s(r) for r in c.rows] == [2.0, 4.0, 6.0]
+    assert c.within_tolerance == 2 and c.same_order and not c.agrees  # C lags 7 s, more than its 3 steps allow
+    never = _comparison(_row("A", 0.5, 0.0), _row("B", None, 2.0))
+    assert not never.same_order
+
+
+def test_every_scenario_renders_a_valid_plan():
+    for s in SCENARIOS:
+        plan = plan_of(s)
+        assert plan.nodesets and plan.accounting == s.config["gpu-cluster:scheduling"]["slurm"]["accounting"]
