@@ -1,15 +1,17 @@
 """python -m whatif --stack NAME --workload FILE [--format text|json|markdown] [--seed N] [--chart out.png]
 [--vs STACK]: simulate the stack's scheduler (Kueue or Slurm, as rendered) on a workload and report utilization,
-queue waits and the effective $ per used GPU-hour. Exit 0: done; 2: the stack or the workload file is invalid."""
+queue waits and the effective $ per used GPU-hour. Exit 0: done; 2: the stack or the workload file is invalid; 4: an internal error (a bug)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 
 EXIT_INVALID = 2
+EXIT_INTERNAL = 4
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -31,6 +33,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-backfill", action="store_true", help="Slurm: main scheduler only (an experiment)")
     p.add_argument("--horizon-hours", type=float, help="stop the simulation here")
     p.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback too")
     args = p.parse_args(argv)
     if not args.stack and not args.stack_file:
         p.error("pass --stack NAME or --stack-file FILE")
@@ -91,9 +94,26 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def guarded_main(argv: list[str] | None = None) -> int:
+    """``main``, with an unexpected exception reported as a bug: one line, exit EXIT_INTERNAL (the preview's exit-code
+    contract, README "Exit codes"), the traceback only with ``--debug``."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        return main(argv)
+    except (KeyboardInterrupt, BrokenPipeError, SystemExit):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one place every unexpected error ends
+        if "--debug" in args:
+            traceback.print_exc(file=sys.stderr)
+        what = (f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__])[0][:160]
+        print(f"internal error (a bug in gpu-cluster, not in your stack or workload): {what}; please report it with "
+              f"the output of `python -m whatif ... --debug` (exit {EXIT_INTERNAL})", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        sys.exit(guarded_main())
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)

@@ -39,3 +39,18 @@ def test_markdown_chart_and_vs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "### Compared: `gke-kueue` → `gke-kueue`" in out and "| research: p95 wait |" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_internal_error_is_one_bug_line_and_exit_4_never_a_traceback(monkeypatch, capsys):
+    import whatif.run
+    from whatif.__main__ import EXIT_INTERNAL, guarded_main
+
+    def broken(*_args, **_kwargs):
+        raise KeyError("simulated defect")
+    monkeypatch.setattr(whatif.run, "run_whatif", broken)
+    argv = ["--stack", "gke-kueue", "--workload", str(ROOT / "workloads/gke-kueue.yaml")]
+    assert guarded_main(argv) == EXIT_INTERNAL == 4
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error (a bug in gpu-cluster" in err and "Traceback" not in err
+    assert guarded_main([*argv, "--debug"]) == EXIT_INTERNAL
+    assert "Traceback" in capsys.readouterr().err
