@@ -159,7 +159,9 @@ def duplicates(owned: dict[str, list[dict[str, Any]]], namespaces: dict[str, str
         for obj in objects:
             key = identity(obj, namespaces.get(owner, "default"), crds)
             if key in seen:
-                out.append(f"{key[1]} {key[2]}/{key[3]} ({key[0] or 'core'}): rendered by {seen[key]} and {owner}")
+                # named in a fixed order (the program last), whatever order the releases were registered in
+                first, second = sorted((seen[key], owner), key=lambda o: (o == "the program", o))
+                out.append(f"{key[1]} {key[2]}/{key[3]} ({key[0] or 'core'}): rendered by {first} and {second}")
             else:
                 seen[key] = owner
     return out
