@@ -18,8 +18,10 @@ from stacks.scheduling_spec import SchedulingSpec
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob")
 """Kubeflow Trainer's TrainJob (which runs as a JobSet), JobSet itself, and plain Jobs."""
-IGNORED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-"""Quota is kept in GPUs only; without this Kueue refuses any job that requests a resource no ClusterQueue covers."""
+IGNORED_RESOURCES = ("cpu", "memory", "ephemeral-storage", "hugepages-", "vpc.amazonaws.com/efa")
+"""Quota is kept in GPUs only; without this Kueue refuses any job that requests a resource no ClusterQueue covers.
+EFA pools' jobs also request ``vpc.amazonaws.com/efa`` and 2 MiB huge pages (scheduling/fabric_pod.py): per-node
+devices the GPU quota already bounds."""
 FAIR_SHARING_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
 REQUEUE_BACKOFF_BASE_SECONDS = 60
 REQUEUE_BACKOFF_MAX_SECONDS = 3600
