@@ -79,7 +79,9 @@ class CostReport:
 
     @property
     def usd_per_month_max(self) -> float:
-        return self.usd_per_hour_max * HOURS_PER_MONTH
+        # each pool's own month: a capacity block shorter than a month costs its fee once, not 730 h of its rate
+        return sum(p.usd_per_month_max or 0.0 for p in self.pools) \
+            + sum(f.usd_per_hour_max for f in self.fixed) * HOURS_PER_MONTH
 
     @property
     def max_gpus(self) -> int:

@@ -85,7 +85,10 @@ def block_window(pool: NodePool) -> BlockWindow | None:
         return None if window.end.tzinfo is None else BlockWindow(window.start, window.end)
     if window.duration_hours is None:
         return None
-    return BlockWindow(window.start, window.start + dt.timedelta(hours=window.duration_hours))
+    try:
+        return BlockWindow(window.start, window.start + dt.timedelta(hours=window.duration_hours))
+    except OverflowError:  # past year 9999: validation refuses it (the length, or the calendar)
+        return None
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ class Capacity(SpecModel):
         "EKS capacity blocks: the window the block was bought for. The node group is scaled up at its start and "
         "to 0 thirty minutes before its end by Auto Scaling scheduled actions. Omitted: no schedule (the group "
         "stays at 0 until pods ask the Cluster Autoscaler for nodes)."))
-    upfront_fee_usd: float | None = Field(None, gt=0, description=(
+    upfront_fee_usd: float | None = Field(None, gt=0, allow_inf_nan=False, description=(
         "EKS capacity blocks: the upfront fee paid for the block, in USD (the offering's `UpfrontFee`). The cost "
         "table spreads it over the window. Omitted: the pool's cost is unknown and the budget policy fails closed."))
     roll_nodes: bool = Field(False, description=(

@@ -74,7 +74,14 @@ def _check_window(window: Issues, pool: NodePool, now: dt.datetime) -> None:
                                         ("end", spec.end and spec.end.isoformat())) if v is not None} or None,
                      allowed="durationHours or end", fix="keep one of durationHours and end")
         return
+    if spec.duration_hours is not None and spec.duration_hours > MAX_BLOCK_HOURS:
+        _check_length(window, "durationHours", spec.duration_hours)
+        return
     found = block_window(pool)
+    if not naive and found is None:
+        window.error("durationHours", "the window ends past the year 9999", spec.duration_hours,
+                     allowed="a window that ends before 9999-12-31", fix="copy StartDate and EndDate from "
+                     "`aws ec2 describe-capacity-reservations`")
     if naive or found is None:
         return
     key = "end" if spec.end is not None else "durationHours"

@@ -51,9 +51,13 @@ def _report(where: Issues, root: Any, err: ErrorDetails) -> None:
         where.error(field, "not one of the allowed values", value, allowed=allowed_list(choices),
                     fix=choice_fix("it", value, choices))
     elif value is None and "input" in err:
-        owner = _model_at(root, loc[:-1])
-        ann = owner.model_fields[_field_name(owner, loc[-1])].annotation if owner and loc else root
-        optional = owner is not None and loc and not owner.model_fields[_field_name(owner, loc[-1])].is_required()
+        keyed = bool(loc) and isinstance(loc[-1], str)  # ``taints: [null]`` ends in a list index, not a key
+        owner = _model_at(root, loc[:-1]) if keyed else None
+        ann = owner.model_fields[_field_name(owner, loc[-1])].annotation if owner else (root if not loc else None)
+        if ann is None and len(loc) >= 2 and isinstance(loc[-2], str):  # a list entry: say what the list takes
+            lists = _model_at(root, loc[:-2])
+            ann = lists.model_fields[_field_name(lists, loc[-2])].annotation if lists else None
+        optional = owner is not None and not owner.model_fields[_field_name(owner, loc[-1])].is_required()
         where.error(field, "no value (null or an empty key)", NULL, allowed=describe(ann),
                     fix="write a value, or remove the key to use its default" if optional else "write a value")
     elif kind in ("model_type", "model_attributes_type", "dict_type") and not isinstance(value, (dict, list)):
@@ -68,8 +72,11 @@ def _report(where: Issues, root: Any, err: ErrorDetails) -> None:
 
 def _report_scalar_for_mapping(where: Issues, root: Any, loc: list, field: tuple[Key, ...], value: Any) -> None:
     """``capacity: spot``: name the keys the mapping takes and show the mapping the user probably meant."""
-    owner = _model_at(root, loc[:-1]) if loc else None
-    model = _unwrap(owner.model_fields[_field_name(owner, loc[-1])].annotation if owner else root)
+    if loc and isinstance(loc[-1], int):  # a list entry (``imageMirrors: [false]``): the list's entry model
+        model: Any = _model_at(root, loc)
+    else:
+        owner = _model_at(root, loc[:-1]) if loc else None
+        model = _unwrap(owner.model_fields[_field_name(owner, loc[-1])].annotation if owner else root)
     name = str(loc[-1]) if loc and isinstance(loc[-1], str) else "it"
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         where.error(field, "must be a mapping (key: value pairs), not a single value", value,

@@ -96,3 +96,24 @@ def test_preview_names_the_prices_the_policy_pack_overrides(tmp_path):
             "price as of 2026-10-01 (savings plan 2026)) instead of the list $55.04/node-h shown in the table"
             ) in report.cost.notes
     assert not [n for n in preview_config("t", EKS).cost.notes if "overridden" in n]
+
+
+def test_the_month_total_counts_a_short_block_once(block_report):
+    """The stack's $/month is each pool's month plus the fixed costs: a 336 h block is its fee, not 730 h × $64."""
+    cost = block_report.cost
+    others = sum(p.usd_per_month_max or 0.0 for p in cost.pools if p.pool != "p5")
+    fixed = sum(f.usd_per_hour_max for f in cost.fixed) * 730
+    assert round(cost.usd_per_month_max, 2) == round(21504.00 + others + fixed, 2)
+    assert cost.usd_per_month_max < cost.usd_per_hour_max * 730  # the old total: 730 h of the block rate
+
+
+@pytest.mark.parametrize("window, fee, field", [
+    ({"start": "2030-01-07T11:30:00Z", "durationHours": 100000000}, 21504.0, "capacity.window.durationHours"),
+    ({"start": "9999-12-31T11:30:00Z", "durationHours": 24}, 21504.0, "capacity.window.durationHours"),
+    ({"start": "2030-01-07T11:30:00Z", "durationHours": 336}, float("inf"), "capacity.upfrontFeeUsd"),
+])
+def test_windows_past_the_calendar_and_infinite_fees_are_refused_not_crashes(window, fee, field):
+    report = preview_config("t", edits(EKS, {"nodePools[0].capacity": {**BLOCK, "window": window, "upfrontFeeUsd": fee},
+                                             "nodePools[0].minNodes": 2}))
+    assert report.cost is None and any(e.path.endswith(field) for e in report.errors), \
+        [str(e) for e in report.errors]

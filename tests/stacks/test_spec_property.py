@@ -153,7 +153,8 @@ def _priced_options(cloud: Cloud, region: str) -> list[tuple[str, str | None, in
                       for n in gpu.allowed_counts]
         for accelerator, count in shapes:
             machine = CAT.resolve(cloud, machine_type, accelerator, count)
-            for capacity in CapacityType:
+            # flex-start pools have rules of their own (minNodes 0, Kueue only): tests/validation's queued cases
+            for capacity in (c for c in CapacityType if c != CapacityType.FLEX_START):
                 offered = CAT.offered_zones(cloud, machine)
                 in_region = offered is None or set(offered.zones) & set(CAT.zones(cloud, region))
                 if CAT.node_price(machine, region, capacity) is not None and in_region:

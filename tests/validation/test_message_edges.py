@@ -85,3 +85,19 @@ def test_a_list_given_a_scalar_shows_the_list_it_meant():
     (error,) = errors_of(edits(GKE_BASELINE, {"nodePools[0].zones": "us-central1-a"}))
     assert error.splitlines()[0] == "error: gpu-cluster:nodePools[0].zones: pool 'h100': must be a list, not a single value"
     assert error.splitlines()[-1] == "  fix:      write zones: [us-central1-a]"
+
+
+def test_null_as_a_list_entry_is_an_issue_not_a_crash():
+    """``taints: [null]`` (found by the spec property test): the error ends in a list index, not a key."""
+    (error,) = errors_of(edits(GKE_BASELINE, {"nodePools[0].taints": [None]}))
+    assert error.splitlines()[:3] == [
+        "error: gpu-cluster:nodePools[0].taints[0]: pool 'h100': no value (null or an empty key)",
+        "  received: null",
+        "  allowed:  a list; each entry a mapping with: key, effect"]
+
+
+def test_a_scalar_as_a_list_entry_names_the_entry_keys_not_a_crash():
+    """``imageMirrors: [false]`` (found by the spec property test)."""
+    (error,) = errors_of(edits(GKE_BASELINE, {"cluster.imageMirrors": [False]}))
+    assert error.splitlines()[0] == ("error: gpu-cluster:cluster.imageMirrors[0]: must be a mapping of settings, "
+                                     "not a single value")
