@@ -14,8 +14,8 @@ import shlex
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.charts import SLURM_CLIENT_IMAGE
 from components.k8s_objects import MANAGED_BY
+from components.slurm_client_job import slurm_client_job
 from scheduling.slurm_values import SCALER_ACCOUNT, SCALING_PROGRAMS, SecretRefs, client_slurm_conf
 
 LABELS = {"app.kubernetes.io/name": "slurm-scaling", "app.kubernetes.io/part-of": "slurm", **MANAGED_BY}
@@ -66,28 +66,5 @@ def cloud_records_job(name: str, namespace: pulumi.Input[str], cluster_name: str
         f"{name}-config", metadata={"namespace": namespace, "labels": LABELS},
         data={"create-nodes.sh": cloud_nodes_script(commands), "slurm.conf": client_slurm_conf(cluster_name)},
         opts=pulumi.ResourceOptions(parent=parent))
-    return k8s.batch.v1.Job(f"{name}-job", metadata={"namespace": namespace, "labels": LABELS}, spec={
-            "backoff_limit": 6,
-            "template": {"metadata": {"labels": LABELS}, "spec": {
-                "restart_policy": "OnFailure",
-                "automount_service_account_token": False,
-                "node_selector": {"kubernetes.io/os": "linux"},
-                "containers": [{
-                    "name": "scontrol", "image": SLURM_CLIENT_IMAGE,
-                    "command": ["/bin/sh", "/etc/gpu-cluster/create-nodes.sh"],
-                    "env": [{"name": "SLURM_CONF", "value": "/etc/slurm/slurm.conf"}],
-                    "volume_mounts": [{"name": "slurm-etc", "mount_path": "/etc/slurm", "read_only": True},
-                                      {"name": "script", "mount_path": "/etc/gpu-cluster", "read_only": True}],
-                    "security_context": {"allow_privilege_escalation": False},
-                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
-                }],
-                "volumes": [
-                    {"name": "slurm-etc", "projected": {"default_mode": 0o400, "sources": [
-                        {"config_map": {"name": config.metadata.name,
-                                        "items": [{"key": "slurm.conf", "path": "slurm.conf", "mode": 0o444}]}},
-                        {"secret": {"name": refs.slurm_key, "items": [{"key": refs.slurm_key_key, "path": "slurm.key"}]}}]}},
-                    {"name": "script", "config_map": {"name": config.metadata.name,
-                                                       "items": [{"key": "create-nodes.sh", "path": "create-nodes.sh"}]}},
-                ],
-            }},
-        }, opts=pulumi.ResourceOptions(parent=parent, depends_on=[config, *after]))
+    return slurm_client_job(f"{name}-job", namespace, LABELS, "scontrol", config, "create-nodes.sh", refs,
+                            pulumi.ResourceOptions(parent=parent, depends_on=[config, *after]))

@@ -6,27 +6,6 @@ from catalog.storage import load_local_ssds
 from stacks.spec import NodePool
 
 
-NODEADM_RAID0 = """\
-MIME-Version: 1.0
-Content-Type: multipart/mixed; boundary="GPUCLUSTER"
-
---GPUCLUSTER
-Content-Type: application/node.eks.aws
-
-apiVersion: node.eks.aws/v1alpha1
-kind: NodeConfig
-spec:
-  instance:
-    localStorage:
-      strategy: RAID0
-
---GPUCLUSTER--
-"""
-"""nodeadm (EKS AL2023) user data: assemble the instance's NVMe disks into one RAID0 array for containerd and the
-kubelet (NodeConfig ``spec.instance.localStorage.strategy``). Managed node groups merge it with their own NodeConfig
-(it must be MIME multi-part)."""
-
-
 def instance_store_raid(cloud: Cloud, pool: NodePool) -> bool:
     """EKS: whether the node's NVMe instance store backs containerd and the kubelet (RAID0 by nodeadm)."""
     return cloud == Cloud.AWS and (cloud, pool.machine_type) in load_local_ssds() \

@@ -10,7 +10,7 @@ import kubernetes_validate
 import pytest
 
 from preview.engine import run_program
-from stacks.node_storage import NODEADM_RAID0
+from tests.support.nodeadm_pinned import NODEADM_RAID0
 from tests.support.edit import edit, edits
 from tests.support.k8s_schema import K8S_VERSION
 from tests.support.recorded import of_type, one

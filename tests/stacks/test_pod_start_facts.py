@@ -6,7 +6,7 @@ import pytest
 
 from catalog import Cloud
 from stacks.images import parse_image
-from stacks.node_storage import NODEADM_RAID0
+from tests.support.nodeadm_pinned import NODEADM_RAID0
 from stacks.nodeadm import node_config_spec, nodeadm_user_data
 from stacks.pod_start import pod_start_plan
 from stacks.spec import NodePool
