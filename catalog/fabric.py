@@ -76,6 +76,22 @@ class FabricImage:
         """The pull reference: ``repo:tag``, ``repo@sha256:…`` or ``repo:tag@sha256:…``."""
         return f"{self.image}@{self.version}" if self.version.startswith("sha256:") else f"{self.image}:{self.version}"
 
+    def reference_in(self, region: str) -> str:
+        """:attr:`reference` with a per-region registry's ``{region}`` filled in (AWS Deep Learning Containers)."""
+        return self.reference.replace("{region}", region)
+
+
+@dataclass(frozen=True)
+class ImageGap:
+    """An image known to lack what a fabric needs (EFA: libfabric + aws-ofi-nccl), matched by prefix."""
+    fabric: FabricKind
+    image_prefix: str
+    lacks: str
+    source: str
+
+    def matches(self, image: str) -> bool:
+        return image == self.image_prefix or image.startswith((f"{self.image_prefix}:", f"{self.image_prefix}@"))
+
 
 @dataclass(frozen=True)
 class GkeVersionFloor:
@@ -92,6 +108,11 @@ class FabricCatalog:
     machines: dict[tuple[Cloud, str], MachineFabric] = field(default_factory=dict)
     images: dict[tuple[FabricKind, str], FabricImage] = field(default_factory=dict)
     floors: dict[tuple[FabricKind, bool, str], GkeVersionFloor] = field(default_factory=dict)
+    image_gaps: list[ImageGap] = field(default_factory=list)
+
+    def image_gap(self, kind: FabricKind, image: str) -> ImageGap | None:
+        """What ``image`` is known to lack for ``kind`` (None: nothing known)."""
+        return next((g for g in self.image_gaps if g.fabric == kind and g.matches(image)), None)
 
     def for_machine(self, cloud: Cloud, machine_type: str) -> MachineFabric | None:
         return self.machines.get((cloud, machine_type))
@@ -143,6 +164,9 @@ def _parse(cat: Catalog) -> FabricCatalog:
         kind, managed = FabricKind(r["fabric"]), {"networks": False, "managed": True}[r["networking"]]
         out.floors[(kind, managed, r["gke_minor"])] = GkeVersionFloor(
             fabric=kind, managed=managed, minor=r["gke_minor"], min_version=r["min_gke_version"], source=r["source"])
+    for r in _rows("fabric-image-gaps.csv"):
+        out.image_gaps.append(ImageGap(fabric=FabricKind(r["fabric"]), image_prefix=r["image_prefix"],
+                                       lacks=r["lacks"], source=r["source"]))
     return out
 
 

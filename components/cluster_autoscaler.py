@@ -55,7 +55,7 @@ def discovery_tags(cluster_name: str) -> dict[str, str]:
 
 
 def node_template_tags(labels: Mapping[str, str], taints: Iterable[tuple[str, str, str]],
-                       resources: Mapping[str, int]) -> dict[str, str]:
+                       resources: Mapping[str, int | str]) -> dict[str, str]:
     """What a node of a group with no node yet will carry, so the autoscaler can scale it up from zero: labels,
     taints as ``value:Effect`` and extended resources (cluster-autoscaler AWS README, "Auto-Discovery Setup").
     ``taints``: (key, value, Kubernetes effect such as ``NoSchedule``)."""

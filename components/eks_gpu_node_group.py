@@ -14,6 +14,7 @@ from components.capacity_block_schedule import block_schedules
 from stacks.queued import QUEUED_TAG
 from components.cluster_autoscaler import GPU_LABEL, discovery_tags, node_template_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
+from scheduling.fabric_pod import EFA_NODE_HUGEPAGES
 from stacks.capacity_block import (
     BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, RESERVED_NODES_TAG, ScheduledSize, block_window, is_capacity_block,
     iso, reserved_nodes,
@@ -107,13 +108,15 @@ def node_labels(pool: NodePool, facts: PoolFacts) -> dict[str, str]:
 
 def autoscaler_tags(pool: NodePool, facts: PoolFacts, cluster: EksClusterRef, labels: dict[str, str]) -> dict:
     """Auto-discovery tags plus the node template: every label, the GPU taint and the pool's taints, and the
-    ``nvidia.com/gpu`` (and ``vpc.amazonaws.com/efa``) a node will advertise, which Cluster Autoscaler cannot learn
+    ``nvidia.com/gpu`` (and ``vpc.amazonaws.com/efa`` with the EFA huge pages) a node will advertise, which Cluster Autoscaler cannot learn
     from the instance type when GPUs are shared (time-slicing, MPS, MIG) or for EFA."""
     taints = [(GPU_TAINT_KEY, GPU_TAINT_VALUE, "NoSchedule")] + [(t.key, t.value, t.effect.value) for t in pool.taints]
     runtime = facts.runtime
-    resources = {"nvidia.com/gpu": runtime.advertised_gpus_per_node if runtime else facts.gpus_per_node}
+    resources: dict[str, int | str] = {
+        "nvidia.com/gpu": runtime.advertised_gpus_per_node if runtime else facts.gpus_per_node}
     if has_efa(pool) and (runtime is None or runtime.efa_device_plugin):
         resources["vpc.amazonaws.com/efa"] = efa_count(facts)
+        resources.update(EFA_NODE_HUGEPAGES)  # EFA jobs request huge pages: a group at 0 must show them
     return {**discovery_tags(cluster.spec_name), **node_template_tags(labels, taints, resources)}
 
 

@@ -1,7 +1,7 @@
 """The extra VPC networks of one GKE fabric kind: created by gpu-cluster (``fabric.mode: auto``) or found by name
 (``existing``). gVNIC networks (TCPX, TCPXO, and RDMA's one extra gVNIC) get their own VPC, one subnet, MTU 8244 and
 a firewall rule that lets the subnet talk to itself; RDMA gets one RoCE VPC made with the zone's ``-vpc-roce``
-network profile and 8 subnets (cluster-toolkit ``modules/network/multivpc`` and ``gpu-rdma-vpc``; GKE's
+network profile, MTU 8896 and 8 subnets (cluster-toolkit ``modules/network/multivpc`` and ``gpu-rdma-vpc``; GKE's
 GPUDirect guides). Networks and subnets cost nothing per hour."""
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ GVNIC_MTU = 8244
 """GKE's GPUDirect-TCPX/TCPXO guides and cluster-toolkit's multivpc: jumbo frames on the GPU NIC networks."""
 GVNIC_RANGE = "192.168.{third}.0/20"
 """gVNIC subnet i (1-based) of TCPX/TCPXO: 192.168.(16·(i-1)).0/20, inside cluster-toolkit's 192.168.0.0/16."""
+ROCE_MTU = 8896
+ROCE_MTU_ALLOWED = (1300, 8896)
+"""The RoCE VPC's MTU: GoogleCloudPlatform/cluster-toolkit@10470803 modules/network/gpu-rdma-vpc/variables.tf
+(``mtu`` default 8896, "Allowed are all values in the range 1300 to 8896, inclusively" for the RDMA profile). Left
+unset, GCE gives 1460, which caps the RoCEv2 path MTU of every GPU NIC."""
 RDMA_GVNIC_RANGE = "192.168.64.0/18"
 RDMA_SUBNET_RANGE = "192.168.{third}.0/21"
 """RDMA subnet j: 192.168.(128 + 8·j).0/21, the 192.168.128.0/18 block split in 8 (cluster-toolkit A3 Ultra / A4)."""
@@ -68,7 +73,7 @@ class GkeFabricNetworks(pulumi.ComponentResource):
         if plan.rdma:
             roce = gcp.compute.Network(
                 f"{name}-roce", name=f"{prefix}-roce", project=project, auto_create_subnetworks=False,
-                network_profile=roce_profile(project, zone), routing_mode="REGIONAL",
+                network_profile=roce_profile(project, zone), routing_mode="REGIONAL", mtu=ROCE_MTU,
                 description=f"RoCE network of the {plan.kind.display_name} pools of {cluster_name} ({zone})",
                 opts=child)
             for j, n in enumerate(plan.rdma):

@@ -24,6 +24,11 @@ EFA_HUGEPAGES = {"hugepages-2Mi": "5120Mi"}
 (docs.aws.amazon.com/eks/latest/userguide/node-efa.html): EFA nodes pre-allocate 5,128 2-MiB huge pages and the
 guide's EFA pods request ``hugepages-2Mi: 5120Mi`` next to ``vpc.amazonaws.com/efa``; libfabric's EFA provider
 takes its buffers from that pool."""
+EFA_NODE_HUGEPAGES = {"hugepages-2Mi": "10256Mi"}
+"""What an EFA node advertises: the 5,128 pre-allocated 2-MiB pages of the same guide. The node template of an
+autoscaled EFA group declares it, or Cluster Autoscaler never scales the group up from zero for a pod requesting huge
+pages (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/aws_manager.go builds a template node's allocatable
+from the instance type plus the ``k8s.io/cluster-autoscaler/node-template/resources/<name>`` tags only)."""
 HUGEPAGES_MEMORY_REQUEST = {"memory": "8000Mi"}
 """Kubernetes refuses a container that requests huge pages but neither cpu nor memory ("HugePages require cpu or
 memory"); the same AWS guide's pods request ``memory: 8000Mi``. Only a request (no limit), and only where the
@@ -63,18 +68,17 @@ TCPXO_NCCL_ENV = {
     "NCCL_NVLS_ENABLE": "1",
 }
 TCPX_NCCL_ENV = {
-    # GKE "Maximize GPU network bandwidth" guide, GPUDirect-TCPX workload env (the nccl-config ConfigMap's too);
-    # the TX/RX CPU bindings of A3 High's NICs and NCCL_P2P_PXN_LEVEL from GoogleCloudPlatform/
-    # container-engine-accelerators@21ed6613 gpudirect-tcpx/nccl-config.yaml (run-nccl.sh). That file waits 500000 us
-    # for flow steering; the GKE/GCE guides' 50000 is kept (both are published; unverified which GKE recommends now).
+    # GoogleCloudPlatform/container-engine-accelerators@0e5609b0 gpudirect-tcpx/nccl-config.yaml, "Finalize NCCL config
+    # for GKE 1.34+" (run-nccl.sh): Ring,Tree (was Ring), FORCE_ACK dropped as deprecated, flow steering waits
+    # 500000 us (the older GKE/GCE guides' 50000 is superseded). The RxDM socket stays at /run/tcpx (upstream picks a
+    # prefix with unix_client_prefix_selection.sh; the sidecar here serves it there).
     "NCCL_SOCKET_IFNAME": "eth0",
     "NCCL_GPUDIRECTTCPX_CTRL_DEV": "eth0",
     "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": "eth1,eth2,eth3,eth4",
     "NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX": "/run/tcpx",
-    "NCCL_GPUDIRECTTCPX_FORCE_ACK": "0",
-    "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS": "50000",
+    "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS": "500000",
     "NCCL_CROSS_NIC": "0",
-    "NCCL_ALGO": "Ring",
+    "NCCL_ALGO": "Ring,Tree",
     "NCCL_PROTO": "Simple",
     "NCCL_NSOCKS_PERTHREAD": "4",
     "NCCL_SOCKET_NTHREADS": "1",
@@ -88,6 +92,36 @@ TCPX_NCCL_ENV = {
     "NCCL_GPUDIRECTTCPX_TX_BINDINGS": "eth1:8-21,112-125;eth2:8-21,112-125;eth3:60-73,164-177;eth4:60-73,164-177",
     "NCCL_GPUDIRECTTCPX_RX_BINDINGS": "eth1:22-35,126-139;eth2:22-35,126-139;eth3:74-87,178-191;eth4:74-87,178-191",
 }
+GIB_NCCL_ENV = {
+    # What gIB v1.1.0's set_nccl_env.sh sets, as GoogleCloudPlatform/cluster-toolkit@10470803 writes it out for
+    # entrypoints that never source the script (examples/machine-learning/a3-ultragpu-8g/nemo-framework/Dockerfile:
+    # "Set the following to match what is in /usr/local/gib/scripts/set_nccl_env.sh"; a4-highgpu-8g/a4high-vm.yaml).
+    # Set in the pod env so `torchrun …` or `python …` get it too; BASH_ENV still sources the script (it wins).
+    "NCCL_CROSS_NIC": "0",
+    "NCCL_NET_GDR_LEVEL": "PIX",
+    "NCCL_P2P_NET_CHUNKSIZE": "131072",
+    "NCCL_NVLS_CHUNKSIZE": "524288",
+    "NCCL_IB_ADAPTIVE_ROUTING": "1",
+    "NCCL_IB_QPS_PER_CONNECTION": "4",
+    "NCCL_IB_TC": "52",
+    "NCCL_IB_FIFO_TC": "84",
+}
+GIB_TUNER_CONFIG = {"a3-ultragpu-8g": "tuner_config_a3u.txtpb", "a4-highgpu-8g": "tuner_config.txtpb"}
+"""gIB's tuner config per machine (same cluster-toolkit files: the A3 Ultra Dockerfile, the A4 VM blueprint)."""
+SHM_MAX_GIB = 256
+"""Upstream's fabric jobs mount a Memory emptyDir at /dev/shm: 250Gi in cluster-toolkit@10470803
+examples/gke-a3-ultragpu/ and gke-a4/nccl-jobset-example.yaml, 1Gi in the TCPXO sample job. Without one a container
+gets the runtime's 64 MiB, which NCCL's shared-memory transport and PyTorch's DataLoader workers outgrow."""
+
+
+def shm_gib(ram_gib: int | None, override: int | None = None) -> int:
+    """The /dev/shm size of a fabric job: ``override`` (``fabric.sharedMemoryGiB``), else an eighth of the node's
+    RAM, at most 256 GiB (a3-megagpu-8g: 234 GiB; a3-ultragpu-8g, p5.48xlarge: 256 GiB), at least 1 GiB."""
+    if override is not None:
+        return override
+    return max(1, min(SHM_MAX_GIB, (ram_gib or 8) // 8))
+
+
 EFA_ENV = {
     # AWS "Run machine learning training on Amazon EKS with Elastic Fabric Adapter"; aws-ofi-nccl docs
     "FI_PROVIDER": "efa",
@@ -119,7 +153,7 @@ class PodFabric:
     @property
     def host_access(self) -> bool:
         """hostPath volumes or added capabilities: the namespace must admit privileged pods (Pod Security)."""
-        return bool(self.volumes) or bool(self.sidecars)
+        return any("hostPath" in v for v in self.volumes) or bool(self.sidecars)
 
     def env_list(self) -> list[dict[str, str]]:
         return [{"name": k, "value": v} for k, v in self.env.items()]
@@ -143,12 +177,24 @@ def _host(name: str, path: str) -> dict[str, Any]:
     return {"name": name, "hostPath": {"path": path}}
 
 
+SHM_VOLUME = "dshm"
+
+
+def _shm(pool: PoolFacts) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(mount, volume): a Memory emptyDir at /dev/shm, sized by :func:`shm_gib`."""
+    assert pool.fabric is not None
+    size = shm_gib(pool.machine.ram_gib, pool.fabric.shm_gib)
+    return ({"name": SHM_VOLUME, "mountPath": "/dev/shm"},
+            {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": f"{size}Gi"}})
+
+
 def _gke_annotations(pool: PoolFacts) -> dict[str, str]:
     return {DEFAULT_INTERFACE_ANNOTATION: "eth0", INTERFACES_ANNOTATION: interfaces(pool)}
 
 
 def _tcpxo(pool: PoolFacts) -> PodFabric:
     fab = load_fabric_catalog()
+    shm_mount, shm_volume = _shm(pool)
     sidecar = {
         "name": SIDECAR[FabricKind.TCPXO], "image": fab.image(FabricKind.TCPXO, "rxdm").reference,
         "restartPolicy": "Always",
@@ -164,13 +210,15 @@ def _tcpxo(pool: PoolFacts) -> PodFabric:
         annotations={**_gke_annotations(pool), DEVICES_ANNOTATION.format(container=SIDECAR[FabricKind.TCPXO]):
                      device_list(pool.gpus_per_node, ("/dev/dmabuf_import_helper",))},
         sidecars=(sidecar,), env={"LD_LIBRARY_PATH": NVIDIA_LIB64, "NCCL_LIB_DIR": NVIDIA_LIB64, **TCPXO_NCCL_ENV},
-        mounts=({"name": "aperture-devices", "mountPath": "/dev/aperture_devices"},),
+        mounts=({"name": "aperture-devices", "mountPath": "/dev/aperture_devices"}, shm_mount),
         volumes=(_host("nvtcpxo-libraries", "/home/kubernetes/bin/nvidia"), _host("nvtcpxo-sys", "/sys"),
-                 _host("nvtcpxo-proc-sys", "/proc/sys"), _host("aperture-devices", "/dev/aperture_devices")))
+                 _host("nvtcpxo-proc-sys", "/proc/sys"), _host("aperture-devices", "/dev/aperture_devices"),
+                 shm_volume))
 
 
 def _tcpx(pool: PoolFacts) -> PodFabric:
     fab = load_fabric_catalog()
+    shm_mount, shm_volume = _shm(pool)
     sidecar = {
         "name": SIDECAR[FabricKind.TCPX], "image": fab.image(FabricKind.TCPX, "rxdm").reference,
         "restartPolicy": "Always",
@@ -190,32 +238,37 @@ def _tcpx(pool: PoolFacts) -> PodFabric:
         # the GPU container sees the socket RxDM serves and the TCPX plugin the installer put on the host
         # (container-engine-accelerators gpudirect-tcpx/nccl-test*.yaml; cluster-toolkit enable-tcpx-in-workload.py)
         mounts=({"name": "tcpx-socket", "mountPath": "/run/tcpx"},
-                {"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64}),
+                {"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64}, shm_mount),
         volumes=(_host("tcpx-libraries", "/home/kubernetes/bin/nvidia/lib64"), {"name": "tcpx-socket", "emptyDir": {}},
-                 _host("tcpx-sys", "/sys"), _host("tcpx-proc-sys", "/proc/sys")))
+                 _host("tcpx-sys", "/sys"), _host("tcpx-proc-sys", "/proc/sys"), shm_volume))
 
 
 def _rdma(pool: PoolFacts) -> PodFabric:
     assert pool.fabric is not None
     claim = pod_claim(pool)  # GKE-managed networks: the NICs come through a DRA claim, not annotations
+    shm_mount, shm_volume = _shm(pool)
+    tuner = GIB_TUNER_CONFIG.get(pool.machine.machine_type)
     return PodFabric(
         summary=f"GPUDirect RDMA on GKE-managed networks: DRA claim {claim['resourceClaimTemplateName']} (every "
         "RDMA NIC), gIB plugin, NCCL_NET=gIB" if claim else
         "GPUDirect RDMA: 9 NICs (gvnic-1, rdma-0…7), gIB plugin, NCCL_NET=gIB",
         annotations={} if pool.fabric.managed else _gke_annotations(pool),
         resource_claims=(claim,) if claim else (),
-        # NCCL_NET=gIB makes a broken fabric fail instead of falling back to TCP; BASH_ENV makes every `bash -c`
-        # command source gIB's env script, as the guide's `source set_nccl_env.sh` does
-        env={"NCCL_NET": "gIB", "BASH_ENV": GIB_ENV_SCRIPT, "LD_LIBRARY_PATH": f"{GIB_DIR}/lib64:{NVIDIA_LIB64}"},
-        mounts=({"name": "gib", "mountPath": GIB_DIR},), volumes=(_host("gib", "/home/kubernetes/bin/gib"),))
+        # NCCL_NET=gIB makes a broken fabric fail instead of falling back to TCP; the tuning of set_nccl_env.sh is
+        # in the env itself (every entrypoint), and BASH_ENV still makes every `bash -c` command source the script
+        env={"NCCL_NET": "gIB", "BASH_ENV": GIB_ENV_SCRIPT, "LD_LIBRARY_PATH": f"{GIB_DIR}/lib64:{NVIDIA_LIB64}",
+             **GIB_NCCL_ENV, **({"NCCL_TUNER_CONFIG_PATH": f"{GIB_DIR}/configs/{tuner}"} if tuner else {})},
+        mounts=({"name": "gib", "mountPath": GIB_DIR}, shm_mount),
+        volumes=(_host("gib", "/home/kubernetes/bin/gib"), shm_volume))
 
 
 def _efa(pool: PoolFacts) -> PodFabric:
     assert pool.fabric is not None
     count = pool.fabric.gpu_nics
+    shm_mount, shm_volume = _shm(pool)
     return PodFabric(summary=f"EFA: {count} × {EFA_RESOURCE}, 5120Mi of 2 MiB huge pages, libfabric env",
                      env=dict(EFA_ENV), resources={EFA_RESOURCE: count, **EFA_HUGEPAGES},
-                     min_requests=dict(HUGEPAGES_MEMORY_REQUEST))
+                     min_requests=dict(HUGEPAGES_MEMORY_REQUEST), mounts=(shm_mount,), volumes=(shm_volume,))
 
 
 def pod_fabric(pool: PoolFacts) -> PodFabric | None:

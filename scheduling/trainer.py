@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from catalog.fabric import FabricKind, load_fabric_catalog
 from scheduling.fabric_pod import apply_to_container, apply_to_pod_spec, pod_fabric
 from scheduling.kueue_topology import Placement
 from stacks.facts import PoolFacts
@@ -26,6 +27,16 @@ def runtime_name(pool: str) -> str:
     return f"torch-{pool}"
 
 
+def runtime_image(pool: PoolFacts) -> str:
+    """``fabric.runtimeImage``, else on an EFA pool the catalog's EFA-capable image in the pool's region (the
+    PyTorch image has no libfabric/aws-ofi-nccl: NCCL would use sockets), else Trainer's PyTorch image."""
+    if pool.fabric is not None and pool.fabric.runtime_image:
+        return pool.fabric.runtime_image
+    if pool.fabric is not None and pool.fabric.kind == FabricKind.EFA:
+        return load_fabric_catalog().image(FabricKind.EFA, "training-image").reference_in(pool.region)
+    return TORCH_IMAGE
+
+
 def training_runtimes(pools: Sequence[PoolFacts], placements: Mapping[str, Placement]) -> list[dict[str, Any]]:
     """Pools whose GPUs are shared (time-slicing, MPS, MIG) serve inference and notebooks, not distributed
     training, and get no runtime."""
@@ -39,7 +50,7 @@ def _runtime(pool: PoolFacts, where: Placement | None) -> dict[str, Any]:
     if where is not None and where.annotation is not None:
         key, label = where.annotation
         pod_meta["annotations"] = {key: label}
-    container = {"name": "node", "image": TORCH_IMAGE,
+    container = {"name": "node", "image": runtime_image(pool),
                  "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}}}
     pod_spec: dict[str, Any] = {"nodeSelector": dict(pool.pool_label),
                                 "tolerations": [dict(t) for t in pool.tolerations], "containers": [container]}

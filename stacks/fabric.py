@@ -40,6 +40,10 @@ class FabricPlan:
     mode: FabricMode
     networks: tuple[FabricNetworkPlan, ...] = ()
     """Extra networks in NIC order (GKE); empty on EKS (EFA interfaces ride the pool's own subnets)."""
+    shm_gib: int | None = None
+    """``fabric.sharedMemoryGiB``: the /dev/shm size of the pool's jobs; None: sized from the machine's RAM."""
+    runtime_image: str | None = None
+    """``fabric.runtimeImage``: the ``torch-<pool>`` runtime's image; None: the fabric's default."""
 
     @property
     def creates_networks(self) -> bool:
@@ -93,4 +97,6 @@ def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: Pool
         networks.append(FabricNetworkPlan(k8s_name=name, interface=f"eth{i + 1}", device_mode=device_mode,
                                           network=own.network if own else None,
                                           subnetwork=own.subnetwork if own else None))
-    return FabricPlan(kind=machine.kind, machine=machine, mode=mode, networks=tuple(networks))
+    return FabricPlan(kind=machine.kind, machine=machine, mode=mode, networks=tuple(networks),
+                      shm_gib=setting.shared_memory_gib if setting is not None else None,
+                      runtime_image=setting.runtime_image if setting is not None else None)

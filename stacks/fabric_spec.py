@@ -44,3 +44,13 @@ class PoolFabric(SpecModel):
     networks: list[FabricNetwork] = Field(default_factory=list, description=(
         "`existing` only: the networks in NIC order. TCPX: 4, TCPXO: 8 gVNIC networks, each its own VPC; RDMA: 9, "
         "one gVNIC network then the 8 subnets of one RoCE VPC (created with the zone's `-vpc-roce` profile)."))
+    shared_memory_gib: int | None = Field(None, alias="sharedMemoryGiB", ge=1, description=(
+        "Size of the Memory `emptyDir` mounted at `/dev/shm` in the pool's fabric jobs (the `torch-<pool>` runtime, "
+        "the Slinky NodeSet), in GiB; it counts against the node's RAM. Default: an eighth of the machine's RAM, at "
+        "most 256 GiB (upstream's examples mount 1-250 GiB; without it a container gets 64 MiB)."))
+    runtime_image: str | None = Field(None, alias="runtimeImage", min_length=1, description=(
+        "The image of the pool's `torch-<pool>` training runtime (a TrainJob can still override it). Default: the "
+        "PyTorch image of Kubeflow Trainer, and on EFA pools an image with libfabric's EFA provider and aws-ofi-nccl "
+        "(the AWS Deep Learning Container `pytorch-training`, `catalog/data/fabric-images.csv`): without that plugin "
+        "NCCL uses TCP sockets despite the EFA devices. Naming an image known to lack it on an EFA pool is a "
+        "warning."))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from catalog import Cloud
+from catalog import Cloud, load_catalog
 from catalog.fabric import FabricCatalog, FabricKind, MachineFabric, load_fabric_catalog
 from stacks.fabric import network_layout
 from stacks.fabric_spec import FabricMode
@@ -38,6 +38,7 @@ def _check_pool(fabric: Issues, cloud: Cloud, fab: FabricCatalog, pool: NodePool
     setting = pool.fabric
     if setting is None:
         return
+    _check_job_settings(fabric, cloud, fab, pool, machine)
     names = [f"{n.network}/{n.subnetwork}" for n in setting.networks]
     if setting.mode == FabricMode.OFF:
         if machine is not None and pool.multi_node:
@@ -177,3 +178,26 @@ def _check_dranet_alone(issues: Issues, cloud: Cloud, fab: FabricCatalog, pools:
             allowed="every fabric pool of the cluster in mode managed, or none",
             fix=f"set this pool's fabric.mode: auto, or move pool {names} to mode managed (RDMA machines), off, or "
             "another cluster")
+
+
+def _check_job_settings(fabric: Issues, cloud: Cloud, fab: FabricCatalog, pool: NodePool,
+                        machine: MachineFabric | None) -> None:
+    """``sharedMemoryGiB`` within the node's RAM; ``runtimeImage`` not an image known to lack the fabric's NCCL
+    plugin (EFA: libfabric + aws-ofi-nccl, ``catalog/data/fabric-image-gaps.csv``)."""
+    setting = pool.fabric
+    assert setting is not None
+    shm, image = setting.shared_memory_gib, setting.runtime_image
+    if shm is not None:
+        known = load_catalog().machines.get((cloud, pool.machine_type))
+        ram = known.ram_gib if known is not None else None
+        if ram is not None and shm >= ram:
+            fabric.error("sharedMemoryGiB", f"/dev/shm of {shm} GiB does not fit in the {ram} GiB of RAM of a "
+                         f"{pool.machine_type} node", shm, allowed=f"1 to {ram - 1}",
+                         fix="lower sharedMemoryGiB, or omit it (an eighth of the RAM, at most 256 GiB)")
+    if image is not None and machine is not None:
+        gap = fab.image_gap(machine.kind, image)
+        if gap is not None:
+            default = fab.image(machine.kind, "training-image").reference if machine.kind == FabricKind.EFA else ""
+            fabric.warn("runtimeImage", f"image has no {gap.lacks}, so NCCL on this {machine.kind.display_name} "
+                        "pool falls back to TCP sockets", image, allowed=f"an image with {gap.lacks}",
+                        fix=f"omit runtimeImage (default {default}) or build on an image with {gap.lacks}")
