@@ -8,6 +8,8 @@ Resources (all on the cluster's Kubernetes provider):
   values carry the rendered slurm.conf directives, gres.conf, topology.yaml, one NodeSet per pool (pinned to the
   pool by its ``gpu-cluster/pool`` label, tolerating the GPU taint, requesting the pool's GPUs per node) and one
   partition per pool (+ ``all`` and the spec's extra partitions) - values a policy can read;
+- on a stack with a fabric NodeSet, the ``slurm-task-env`` ConfigMap: the TaskProlog that gives every task the
+  fabric's env (``scheduling/slurm_task_env.py``);
 - the keys and the database passwords as Pulumi-generated secrets (``SlurmSecrets``); with accounting, MariaDB on
   a persistent volume (``SlurmDatabase``) and the ``sacctmgr`` Job that creates the spec's QOS and accounts
   (``SlurmAccounts``).
@@ -20,7 +22,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.charts import SLURM, SLURM_OPERATOR
-from components.k8s_objects import MANAGED_BY, PRIVILEGED_PSA
+from components.k8s_objects import MANAGED_BY, PRIVILEGED_PSA, config_map
 from components.slurm_accounts import SlurmAccounts
 from components.slurm_database import SlurmDatabase
 from components.slurm_scaling import SlurmScaling, cloud_records_job
@@ -28,8 +30,9 @@ from components.slurm_secrets import SlurmSecrets
 from scheduling.fabric_pod import pod_fabric
 from scheduling.slurm_plan import SlurmPlan, plan_slurm
 from scheduling.slurm_values import (
-    OPERATOR_NAMESPACE, RELEASE, SLURM_NAMESPACE, SecretRefs, operator_values, slurm_values,
+    OPERATOR_NAMESPACE, RELEASE, SLURM_NAMESPACE, SecretRefs, operator_values, slurm_values, task_env_config_map_data,
 )
+from scheduling.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
 from stacks.facts import PoolFacts
 from stacks.scheduling_spec import SchedulingSpec
 
@@ -79,7 +82,11 @@ class SlurmCluster(pulumi.ComponentResource):
             scaling = SlurmScaling(f"{name}-scaling", slurm_ns.metadata.name, plan.scaling.resume_script(),
                                    plan.scaling.suspend_script(), opts=child)
             before.append(scaling)
-        values = slurm_values(plan, cluster_name, refs, fabrics={p.name: pod_fabric(p) for p in pools})
+        fabrics = {p.name: pod_fabric(p) for p in pools}
+        task_env = task_env_config_map_data(plan, fabrics)
+        if task_env is not None:  # the TaskProlog + fabric env files every NodeSet pod mounts (before they start)
+            before.append(config_map(f"{name}-task-env", TASK_ENV_CONFIG_MAP, slurm_ns, task_env, parent=self))
+        values = slurm_values(plan, cluster_name, refs, fabrics=fabrics)
         self.release = k8s.helm.v3.Release(
             f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,
             namespace=slurm_ns.metadata.name, create_namespace=False, values=values, timeout=1800,

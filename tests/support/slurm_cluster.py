@@ -29,13 +29,15 @@ import yaml
 
 from components.charts import SLURM
 from scheduling.slurm_plan import SlurmPlan
-from scheduling.slurm_values import client_slurm_conf, slurm_values
+from scheduling.fabric_pod import PodFabric
+from scheduling.slurm_values import client_slurm_conf, slurm_values, task_env_config_map_data
 from tests.conftest import require_shared
 from tests.support.helm_values import helm_merge
 from tests.support.slinky_emulation import node_topology
 from tests.support.slurm_netns import NodeNetwork
 from tests.support.slurm_real import SlurmController, SlurmDbd, Workdir, _stop, _wait
 from tests.support.slurm_root import Chroot
+from tests.support.slurm_task_env import mount_prefix, project, task_env_volume
 
 NVIDIA_MAJOR = 195
 TOLERATED_LOG_LINES = (
@@ -68,10 +70,10 @@ def plan_nodes(values: dict) -> list[Node]:
     return out
 
 
-def chart_values(plan: SlurmPlan, cluster: str) -> dict:
+def chart_values(plan: SlurmPlan, cluster: str, fabrics: dict[str, PodFabric | None] | None = None) -> dict:
     """The values the slurm chart's templates see: its defaults under the values the program passes."""
     defaults = yaml.safe_load(require_shared("schemas", SLURM.default_values).read_text())
-    return helm_merge(defaults, slurm_values(plan, cluster))
+    return helm_merge(defaults, slurm_values(plan, cluster, fabrics=fabrics))
 
 
 def _fake_gpus(gres_conf: str, workdir: Workdir) -> str:
@@ -94,13 +96,16 @@ class SlurmCluster:
     cluster: str
     slurm_key: bytes
     dbd: SlurmDbd | None = None
+    fabrics: dict[str, PodFabric | None] | None = None
+    """Per pool, the fabric its NodeSet gets (``scheduling/fabric_pod.py``), as the program passes it."""
     nodes: list[Node] = field(init=False)
+    values: dict = field(init=False)
     net: NodeNetwork = field(init=False)
     ctl: SlurmController = field(init=False)
     slurmd: dict[str, subprocess.Popen] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        values = chart_values(self.plan, self.cluster)
+        self.values = values = chart_values(self.plan, self.cluster, self.fabrics)
         self.nodes = plan_nodes(values)
         self.net = NodeNetwork(len(self.nodes))
         self.ctl = None  # type: ignore[assignment]
@@ -158,9 +163,22 @@ class SlurmCluster:
         shown = self.ctl.run("sshare", "-n", "-P", "-a", "-o", "Account,User").stdout
         return all(f"{a.name}|root" in shown for a in self.plan.accounts)
 
+    def _volumes(self, node: Node) -> list[str]:
+        """The NodeSet's task-env ConfigMap volume (TaskProlog + fabric env), projected for this node and mounted
+        at its path in the node's own mount namespace; [] when the values mount none."""
+        volume = task_env_volume(self.values["nodesets"][node.pool])
+        data = task_env_config_map_data(self.plan, self.fabrics or {})
+        if volume is None or data is None:
+            return []
+        source = self.ctl.dir.host / "task-env" / node.name
+        project(volume, data, source)
+        prefix, _ = mount_prefix(source, self.chroot.root)
+        return prefix
+
     def _start_slurmd(self, i: int, node: Node) -> None:
         self.slurmd[node.name] = subprocess.Popen(
-            [*self.net.exec_prefix(i), "chroot", str(self.chroot.root), "env", f"SLURM_CONF={self.ctl.conf}",
+            [*self.net.exec_prefix(i), *self._volumes(node), "chroot", str(self.chroot.root), "env",
+             f"SLURM_CONF={self.ctl.conf}",
              "slurmd", "-D", "-Z", "-N", node.name, "-f", self.ctl.conf, "--conf", node.conf],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
