@@ -11,12 +11,14 @@ from catalog.fabric import load_fabric_catalog
 from catalog.gke_version import FloorCheck, check_floor
 from preview.engine import Registered
 from scheduling.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
+from scheduling.fabric_contract import check as check_contract, workload_views
 from scheduling.fabric_pod import pod_fabric
 from scheduling.trainer import runtime_name
 from stacks.fabric import FabricPlan
 from stacks.fabric_spec import FabricMode
 from stacks.facts import PoolFacts
 from stacks.spec import POOL_LABEL_KEY, StackSpec
+from validation.issues import SpecIssue
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
@@ -132,6 +134,42 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
             "nominalGbpsPerNode": plan.machine.nominal_gbps_per_node, "bandwidthSource": plan.machine.bandwidth_source,
             "gkeVersionFloor": floor, "gkeVersionCheck": checked,
             "daemonSets": _daemonsets_on(p.name, resources), "wired": _wired(p, resources),
-            "draClaim": dra_claim(p, resources)})
+            "draClaim": dra_claim(p, resources), "contract": contract(p, resources)})
         out.append(entry)
+    return out
+
+
+def contract(pool: PoolFacts, resources: Sequence[Registered]) -> list[dict[str, Any]]:
+    """Per workload on the pool, the fabric contract (``scheduling/fabric_contract.py``): what its training process
+    sees against the catalog's sourced requirements; unmet ones name what was observed and what happens without."""
+    plan = pool.fabric
+    assert plan is not None
+    out = []
+    for view in workload_views((r.type, r.inputs) for r in resources):
+        if view.pool != pool.name:
+            continue
+        result = check_contract(view, plan.kind, pool.machine.machine_type, plan.gpu_nics)
+        out.append({"workload": view.workload, "summary": result.summary, "envFrom": view.env_origin,
+                    "met": len(result.outcomes) - len(result.unmet), "total": len(result.outcomes),
+                    "unmet": [{"id": o.requirement.id, "requirement": o.requirement.name,
+                               "expected": o.requirement.expected_for(plan.gpu_nics), "observed": o.observed,
+                               "withoutIt": o.requirement.without_it.value, "source": o.requirement.source}
+                              for o in result.unmet]})
+    return out
+
+
+def contract_warnings(spec: StackSpec, rows: Sequence[dict[str, Any]]) -> list[SpecIssue]:
+    """One warning per unmet requirement of a fabric contract, on the pool's config path."""
+    index = {p.name: i for i, p in enumerate(spec.node_pools)}
+    out = []
+    for row in rows:
+        for c in row.get("contract") or []:
+            for u in c["unmet"]:
+                effect = {"tcp": "NCCL falls back to TCP on the primary NIC", "fails": "the job fails to start "
+                          "NCCL", "slower": "the fabric runs below its tuned speed"}[u["withoutIt"]]
+                out.append(SpecIssue(
+                    path=f"gpu-cluster:nodePools[{index.get(row['pool'], 0)}].fabric", warning=True,
+                    problem=f"pool {row['pool']}: {c['workload']} does not meet fabric requirement {u['id']} "
+                    f"({u['requirement']}): {effect}", value=u["observed"], allowed=u["expected"],
+                    fix=f"give the workload {u['requirement']} = {u['expected']} (source: {u['source']})"))
     return out

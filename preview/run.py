@@ -8,7 +8,7 @@ from typing import Any
 from catalog import load_catalog
 from preview.cost import UnpricedCost, stack_cost
 from preview.advice import deploy_advice
-from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, fabric_summary
+from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, contract_warnings, fabric_summary
 from stacks.maintenance import summary as maintenance_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
@@ -54,6 +54,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.queues = queue_plan(spec, facts)
     report.slurm = slurm_summary(spec, facts)
     report.fabric = fabric_summary(spec, facts, report.resources)
+    report.warnings += contract_warnings(spec, report.fabric)
     report.maintenance = maintenance_summary(spec)
     report.pod_start = pod_start_summary(spec)
     if any(f.fabric is not None for f in facts):

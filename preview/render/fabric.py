@@ -31,6 +31,11 @@ def print_fabric(console: Console, rows: list[dict[str, Any]]) -> None:
                       f"{r['nominalGbpsPerNode']:,}", ", ".join(wired) or "—")
     console.print(table)
     for r in rows:
+        for c in r.get("contract") or []:
+            unmet = f" (unmet: {', '.join(u['id'] for u in c['unmet'])})" if c["unmet"] else ""
+            console.print(f"  {r['pool']}: {c['workload']}: {c['summary']}{unmet}; env from {c['envFrom']}",
+                          highlight=False)
+    for r in rows:
         if r["fabric"] is not None and r.get("gkeVersionCheck"):
             floor = f"GKE ≥ {r['gkeVersionFloor']}: " if r.get("gkeVersionFloor") else ""
             console.print(f"  {r['pool']} ({r['fabricName']}, mode {r['mode']}): {floor}{r['gkeVersionCheck']}",

@@ -45,7 +45,10 @@ def test_efa_nic_count_is_the_machine_fact_not_a_second_copy():
     assert FAB.for_machine(Cloud.AWS, "p5.48xlarge").gpu_nics == 32
 
 
-PINNED = re.compile(r"^(v?\d+(\.\d+)*(-\d+)?(@sha256:[0-9a-f]{64})?|sha256:[0-9a-f]{64})$")
+PINNED = re.compile(r"^(v?\d+(\.\d+)*(-\d+)?(@sha256:[0-9a-f]{64})?|sha256:[0-9a-f]{64}"
+                    r"|\d+\.\d+\.\d+-gpu-py\d+-cu\d+-ubuntu\d+\.\d+-ec2)$")
+"""Exact tags or digests; the last form is an AWS Deep Learning Container's full version tag (framework, Python, CUDA,
+OS; no registry access here to resolve its digest)."""
 
 
 @pytest.mark.parametrize("key", sorted(FAB.images, key=lambda k: (k[0].value, k[1])),

@@ -69,7 +69,7 @@ def test_tcpx_gpu_container_mounts_the_plugin_libraries_and_binds_the_nic_cpus()
     pod = _pod(GKE_TEAMS)
     node = next(c for c in pod["spec"]["containers"] if c["name"] == "node")
     mounts = {m["name"]: m["mountPath"] for m in node["volumeMounts"]}
-    assert mounts == {"tcpx-socket": "/run/tcpx", "tcpx-libraries": NVIDIA_LIB64}
+    assert mounts == {"tcpx-socket": "/run/tcpx", "tcpx-libraries": NVIDIA_LIB64, "dshm": "/dev/shm"}
     volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
     assert volumes["tcpx-libraries"]["hostPath"]["path"] == "/home/kubernetes/bin/nvidia/lib64"
     env = {e["name"]: e["value"] for e in node["env"]}

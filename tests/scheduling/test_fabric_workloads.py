@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from scheduling import slurm_task_env
 from scheduling.fabric_pod import EFA_RESOURCE, pod_fabric
 from scheduling.kueue import render_kueue
 from scheduling.slurm_plan import plan_slurm
@@ -106,7 +107,7 @@ def test_tcpxo_runtime_has_nine_nics_the_rxdm_sidecar_its_devices_and_the_nccl_e
     assert env["NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY"] == "/dev/aperture_devices"
     assert env["LD_LIBRARY_PATH"] == "/usr/local/nvidia/lib64"
     assert {"name": "aperture-devices", "mountPath": "/dev/aperture_devices"} in node["volumeMounts"]
-    volumes = {v["name"]: v["hostPath"]["path"] for v in pod["spec"]["volumes"]}
+    volumes = {v["name"]: v["hostPath"]["path"] for v in pod["spec"]["volumes"] if "hostPath" in v}
     assert volumes["aperture-devices"] == "/dev/aperture_devices"
     assert node["resources"]["limits"] == {"nvidia.com/gpu": 8}, "GKE fabrics need no extra device request"
 
@@ -182,7 +183,9 @@ def test_slinky_nodeset_gets_the_same_fabric_as_the_runtime(fabric):
     assert nodeset.get("metadata", {}).get("annotations", {}) == {
         k: v for k, v in runtime_pod["metadata"].get("annotations", {}).items() if not k.startswith("kueue")}
     assert nodeset["podSpec"].get("initContainers", []) == runtime_pod["spec"].get("initContainers", [])
-    assert nodeset["podSpec"].get("volumes", []) == runtime_pod["spec"].get("volumes", [])
+    # plus the TaskProlog's ConfigMap (the fabric env of every Slurm task: scheduling/slurm_task_env.py)
+    assert nodeset["podSpec"].get("volumes", []) == [*runtime_pod["spec"].get("volumes", []),
+                                                     slurm_task_env.volume(pool, True)]
     assert nodeset["podSpec"].get("resourceClaims", []) == runtime_pod["spec"].get("resourceClaims", [])
     runtime_env = _env(runtime_pod["spec"]["containers"][0])
     assert _env(nodeset["slurmd"]) == runtime_env
