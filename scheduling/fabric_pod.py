@@ -11,7 +11,7 @@ v1.0.14 / RxDM v1.0.20 release), cluster-toolkit ``gpu-direct-workload/scripts/e
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalog.fabric import FabricKind, load_fabric_catalog
@@ -146,6 +146,8 @@ class PodFabric:
     """Extra requests = limits for the main container (EFA interfaces, huge pages)."""
     min_requests: dict[str, str] = field(default_factory=dict)
     """Requests (no limits) added only when the container requests neither cpu nor memory."""
+    image: str | None = None
+    """``fabric.runtimeImage``: the training container's image (on a NodeSet: slurmd's, where tasks run)."""
     resource_claims: tuple[dict[str, str], ...] = ()
     """DRA claims of the pod (``spec.resourceClaims``), each also listed in the main container's
     ``resources.claims``: the RDMA NICs of a GKE-managed fabric (``scheduling/fabric_claim.py``)."""
@@ -277,9 +279,10 @@ def pod_fabric(pool: PoolFacts) -> PodFabric | None:
     if pool.fabric is None:
         return None
     kind = pool.fabric.kind
-    if kind == FabricKind.EFA:
-        return _efa(pool) if pool.runtime is not None and pool.runtime.efa_device_plugin else None
-    return {FabricKind.TCPX: _tcpx, FabricKind.TCPXO: _tcpxo, FabricKind.RDMA: _rdma}[kind](pool)
+    if kind == FabricKind.EFA and not (pool.runtime is not None and pool.runtime.efa_device_plugin):
+        return None
+    made = {FabricKind.TCPX: _tcpx, FabricKind.TCPXO: _tcpxo, FabricKind.RDMA: _rdma, FabricKind.EFA: _efa}[kind](pool)
+    return replace(made, image=pool.fabric.runtime_image) if pool.fabric.runtime_image else made
 
 
 def apply_to_container(container: dict[str, Any], fabric: PodFabric) -> dict[str, Any]:

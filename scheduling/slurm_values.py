@@ -111,6 +111,10 @@ def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
     run) its env, mounts, extra requests (EFA) and the claims' names. Keys of the chart's nodeset values: metadata,
     podSpec, slurmd."""
     slurmd = apply_to_container(nodeset["slurmd"], fabric)
+    if fabric.image:  # tasks run in slurmd's container: on EFA it needs libfabric + aws-ofi-nccl too
+        repository, _, tag = fabric.image.rpartition(":") if ":" in fabric.image.rsplit("/", 1)[-1] else \
+            (fabric.image, "", "")
+        slurmd["image"] = {"repository": repository, **({"tag": tag} if tag else {})}
     nodeset["slurmd"] = slurmd
     if fabric.annotations:
         nodeset["metadata"] = {"annotations": dict(fabric.annotations)}

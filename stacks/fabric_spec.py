@@ -52,5 +52,8 @@ class PoolFabric(SpecModel):
         "The image of the pool's `torch-<pool>` training runtime (a TrainJob can still override it). Default: the "
         "PyTorch image of Kubeflow Trainer, and on EFA pools an image with libfabric's EFA provider and aws-ofi-nccl "
         "(the AWS Deep Learning Container `pytorch-training`, `catalog/data/fabric-images.csv`): without that plugin "
-        "NCCL uses TCP sockets despite the EFA devices. Naming an image known to lack it on an EFA pool is a "
-        "warning."))
+        "NCCL uses TCP sockets despite the EFA devices. With `workload: slurm` it is the NodeSet's slurmd image "
+        "(tasks run in slurmd's container): Slinky's slurmd image has no EFA libraries, so an EFA pool needs one "
+        "built with them (e.g. on the Deep Learning Container, as awsome-distributed-training's "
+        "`dlc-slurmd.Dockerfile` does), else the policy `cross-layer-fabric-contract` reports it. Naming an image "
+        "known to lack the plugin on an EFA pool is a warning."))

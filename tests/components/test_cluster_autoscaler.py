@@ -113,6 +113,7 @@ def test_gpu_node_group_asg_is_tagged_for_discovery_and_scale_from_zero(rec):
         TEMPLATE + "taint/nvidia.com/gpu": "present:NoSchedule",
         TEMPLATE + "resources/nvidia.com/gpu": "8",
         TEMPLATE + "resources/vpc.amazonaws.com/efa": "32",
+        TEMPLATE + "resources/hugepages-2Mi": "10256Mi",
     }
     tag = one(rec, ASG_TAG, "p5-asg-tag-node-template/resources/nvidia.com/gpu")
     assert parent_of(rec, tag).type == "gpu-cluster:aws:EksGpuNodeGroup"
