@@ -32,6 +32,9 @@ class Aspect(str, Enum):
     """``/dev/shm`` is a Memory emptyDir of at least ``expected``."""
     IMAGE = "image"
     """The training container's image is not one known to lack the fabric's libraries."""
+    GATE = "gate"
+    """An init container that runs before the job and its sidecars reads host directory ``expected`` (where the NCCL
+    plugin installer writes its ready marker): the job cannot start before the plugin is on the node."""
 
 
 class WithoutIt(str, Enum):

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from catalog.fabric import FabricCatalog, FabricKind
-from scheduling.fabric_pod import TCPX_NCCL_ENV  # one copy: the nccl-config ConfigMap carries what runtimes set
+from scheduling.fabric_pod import (  # one copy: the nccl-config ConfigMap carries what runtimes set
+    READY_DIR, READY_DIR_HOST, TCPX_NCCL_ENV, ready_marker_command,
+)
 from stacks.spec import POOL_LABEL_KEY
 
 NETWORK_API = "networking.gke.io/v1"
@@ -29,6 +31,10 @@ NEEDS_INJECTOR = (FabricKind.TCPX, FabricKind.TCPXO)
 """The RxDM sidecar of TCPX/TCPXO gets the GPU devices through the NRI device injector (pod annotation
 ``devices.gke.io/container.<name>``); gIB needs no sidecar."""
 RDMA_NICS = 8
+READY_MOUNT = {"name": "fabric-ready", "mountPath": READY_DIR}
+READY_VOLUME = {"name": "fabric-ready", "hostPath": {"path": READY_DIR_HOST, "type": "DirectoryOrCreate"}}
+"""Where the installer writes its ready marker, last, once the plugin is on the node (``scheduling/fabric_pod.py``
+``READY_FILE``): fabric jobs wait for it."""
 
 
 def param_set(name: str, vpc: Any, subnet: Any, device_mode: str) -> dict[str, Any]:
@@ -94,26 +100,27 @@ def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog) -> dic
              "securityContext": privileged, "command": ["/bin/sh", "-c", martians]},
             {"name": "nccl-rdma-installer", "image": plugin, "securityContext": privileged, "resources": requests,
              "volumeMounts": [{"name": "library-dir-host", "mountPath": "/usr/local/home/kubernetes/bin/nvidia/lib64"},
-                              {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"}],
+                              {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"}, READY_MOUNT],
              "command": ["/bin/sh", "-c", "set -ex; /scripts/container_entry.sh install --install-nccl; "
                          "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64; "
-                         "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib"]}]
+                         "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib; " + ready_marker_command(kind)]}]
         volumes = [_host_path("library-dir-host", LIBRARY_DIR_HOST, "DirectoryOrCreate"),
-                   _host_path("gib", GIB_DIR_HOST, "DirectoryOrCreate")]
+                   _host_path("gib", GIB_DIR_HOST, "DirectoryOrCreate"), READY_VOLUME]
         return _daemonset(INSTALLER_NAMES[kind], pools, [_pause(pause)], volumes, init)
     lib = "tcpx" if kind == FabricKind.TCPX else "tcpxo"
     install = {"name": INSTALLER_NAMES[kind], "image": plugin, "securityContext": privileged, "resources": requests,
                "volumeMounts": [{"name": "var-lib", "mountPath": "/var/lib"},
-                                {"name": "library-dir-host", "mountPath": "/usr/local"}],
+                                {"name": "library-dir-host", "mountPath": "/usr/local"}, READY_MOUNT],
                "command": ["/bin/sh", "-c", "set -ex; /scripts/container_entry.sh install --install-nccl; "
-                           f"mkdir -p /usr/local/nvidia/lib64; cp -r /var/lib/{lib}/lib64/. /usr/local/nvidia/lib64"]}
+                           f"mkdir -p /usr/local/nvidia/lib64; cp -r /var/lib/{lib}/lib64/. /usr/local/nvidia/lib64; "
+                           + ready_marker_command(kind)]}
     init = [install]
     if kind == FabricKind.TCPXO:
         # TCPXO's LLCM needs the NICs' aperture BARs bound under /dev/aperture_devices (pods mount that path)
         init.insert(0, {"name": "aperture-devices", "image": fab.image(kind, "host-setup").reference,
                         "securityContext": privileged,
                         "command": ["nsenter", "-at", "1", "--", "sh", "-c", APERTURE_SETUP]})
-    volumes = [_host_path("var-lib", "/var/lib"), _host_path("library-dir-host", "/home/kubernetes/bin")]
+    volumes = [_host_path("var-lib", "/var/lib"), _host_path("library-dir-host", "/home/kubernetes/bin"), READY_VOLUME]
     return _daemonset(INSTALLER_NAMES[kind], pools, [_pause(pause)], volumes, init)
 
 

@@ -51,6 +51,8 @@ class ProcessView:
     claimed_nics: int = 0
     """NICs the pod claims through DRA (GKE managed DRANET)."""
     sidecars: tuple[str, ...] = ()
+    gated_on: tuple[str, ...] = ()
+    """Host directories an init container mounts that runs to completion before every sidecar and the job."""
 
     @property
     def ld_path(self) -> list[str]:
@@ -115,6 +117,18 @@ def _sidecars(pod: Mapping[str, Any]) -> tuple[str, ...]:
                  if isinstance(c, dict) and c.get("restartPolicy") == "Always")
 
 
+def _gated_on(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """hostPath directories mounted by the init containers that run before the first sidecar."""
+    volumes = {v.get("name"): (v.get("hostPath") or {}).get("path") for v in pod.get("volumes") or []
+               if isinstance(v, dict)}
+    out = []
+    for c in pod.get("initContainers") or []:
+        if not isinstance(c, dict) or c.get("restartPolicy") == "Always":
+            break
+        out += [volumes[m.get("name")] for m in c.get("volumeMounts") or [] if volumes.get(m.get("name"))]
+    return tuple(out)
+
+
 def _view(workload: str, pool: str | None, env: dict[str, str], origin: str, image: str,
           container: Mapping[str, Any], pod: Mapping[str, Any], annotations: Mapping[str, Any],
           claims: Mapping[str, int]) -> ProcessView:
@@ -125,7 +139,8 @@ def _view(workload: str, pool: str | None, env: dict[str, str], origin: str, ima
         mounts={str(m.get("mountPath")): str(m.get("name")) for m in container.get("volumeMounts") or []
                 if isinstance(m, dict)},
         volumes={str(v.get("name")): v for v in pod.get("volumes") or [] if isinstance(v, dict)},
-        interfaces=_interfaces(annotations), claimed_nics=_claimed(pod, claims), sidecars=_sidecars(pod))
+        interfaces=_interfaces(annotations), claimed_nics=_claimed(pod, claims), sidecars=_sidecars(pod),
+        gated_on=_gated_on(pod))
 
 
 def runtime_views(runtime: Mapping[str, Any], claims: Mapping[str, int] = {}) -> list[ProcessView]:
@@ -235,6 +250,9 @@ def _outcome(req: Requirement, view: ProcessView, kind: FabricKind, gpu_nics: in
         size, shown = _shm(view)
         floor = quantity(want) or 0
         return Outcome(req, size is not None and size >= floor, shown)
+    if a == Aspect.GATE:
+        return Outcome(req, want in view.gated_on, "init containers before the job mount "
+                       + (", ".join(view.gated_on) or "no host directory"))
     gap = load_fabric_catalog().image_gap(kind, view.image)  # Aspect.IMAGE
     return Outcome(req, gap is None, f"image {view.image}" + (f" has no {gap.lacks}" if gap else ""))
 

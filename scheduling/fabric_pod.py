@@ -114,6 +114,36 @@ examples/gke-a3-ultragpu/ and gke-a4/nccl-jobset-example.yaml, 1Gi in the TCPXO 
 gets the runtime's 64 MiB, which NCCL's shared-memory transport and PyTorch's DataLoader workers outgrow."""
 
 
+READY_DIR_HOST = "/home/kubernetes/bin/gpu-cluster"
+READY_DIR = "/run/gpu-cluster"
+READY_FILE = "nccl-plugin-ready"
+"""The NCCL plugin installer writes the plugin's image reference to ``READY_DIR_HOST/READY_FILE`` once the plugin is on
+the node (``components/gke_fabric_manifests.py``); a fabric job's first init container waits until the file names the
+plugin the catalog pins. Upstream starts jobs whenever the pod lands, so on a fresh node NCCL can start before the
+plugin exists (and fall back to sockets, or fail with ``NCCL_NET=gIB``). A file on the node, not a node label or
+taint: the installer needs no Kubernetes API credentials, and the autoscalers' scale-from-zero templates (which
+cannot know a label set later) keep matching the pods."""
+
+
+def ready_marker_command(kind: FabricKind) -> str:
+    """The installer's last step: write the marker (plugin reference) where the gate reads it."""
+    ref = load_fabric_catalog().image(kind, "nccl-plugin").reference
+    return f"mkdir -p {READY_DIR} && echo '{ref}' > {READY_DIR}/{READY_FILE}"
+
+
+def _ready_gate(kind: FabricKind) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(init container, volume): wait for the installer's marker naming the pinned plugin."""
+    fab = load_fabric_catalog()
+    ref = fab.image(kind, "nccl-plugin").reference
+    wait = (f"until [ \"$(cat {READY_DIR}/{READY_FILE} 2>/dev/null)\" = '{ref}' ]; do "
+            f"echo 'waiting for the NCCL plugin {ref} on this node'; sleep 5; done")
+    container = {"name": "fabric-ready", "image": fab.image(kind, "ready-gate").reference,
+                 "command": ["/bin/sh", "-c", wait],
+                 "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                 "volumeMounts": [{"name": "fabric-ready", "mountPath": READY_DIR, "readOnly": True}]}
+    return container, {"name": "fabric-ready", "hostPath": {"path": READY_DIR_HOST, "type": "DirectoryOrCreate"}}
+
+
 def shm_gib(ram_gib: int | None, override: int | None = None) -> int:
     """The /dev/shm size of a fabric job: ``override`` (``fabric.sharedMemoryGiB``), else an eighth of the node's
     RAM, at most 256 GiB (a3-megagpu-8g: 234 GiB; a3-ultragpu-8g, p5.48xlarge: 256 GiB), at least 1 GiB."""
@@ -146,6 +176,8 @@ class PodFabric:
     """Extra requests = limits for the main container (EFA interfaces, huge pages)."""
     min_requests: dict[str, str] = field(default_factory=dict)
     """Requests (no limits) added only when the container requests neither cpu nor memory."""
+    init: tuple[dict[str, Any], ...] = ()
+    """Init containers that run (to completion) before the sidecars and the job: the ready gate."""
     image: str | None = None
     """``fabric.runtimeImage``: the training container's image (on a NodeSet: slurmd's, where tasks run)."""
     resource_claims: tuple[dict[str, str], ...] = ()
@@ -282,6 +314,9 @@ def pod_fabric(pool: PoolFacts) -> PodFabric | None:
     if kind == FabricKind.EFA and not (pool.runtime is not None and pool.runtime.efa_device_plugin):
         return None
     made = {FabricKind.TCPX: _tcpx, FabricKind.TCPXO: _tcpxo, FabricKind.RDMA: _rdma, FabricKind.EFA: _efa}[kind](pool)
+    if kind != FabricKind.EFA:  # EFA: the device plugin advertises the devices only once they work
+        gate, volume = _ready_gate(kind)
+        made = replace(made, init=(gate,), volumes=(*made.volumes, volume))
     return replace(made, image=pool.fabric.runtime_image) if pool.fabric.runtime_image else made
 
 
@@ -310,8 +345,8 @@ def apply_to_container(container: dict[str, Any], fabric: PodFabric) -> dict[str
 def apply_to_pod_spec(spec: dict[str, Any], fabric: PodFabric) -> dict[str, Any]:
     """``spec`` with the fabric's sidecars, volumes and DRA claims added."""
     out = dict(spec)
-    if fabric.sidecars:
-        out["initContainers"] = [*spec.get("initContainers", []), *fabric.sidecars]
+    if fabric.sidecars or fabric.init:  # the gate first: RxDM reads the plugin's files too
+        out["initContainers"] = [*fabric.init, *spec.get("initContainers", []), *fabric.sidecars]
     if fabric.volumes:
         out["volumes"] = [*spec.get("volumes", []), *fabric.volumes]
     if fabric.resource_claims:

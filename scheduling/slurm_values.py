@@ -118,8 +118,8 @@ def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
     nodeset["slurmd"] = slurmd
     if fabric.annotations:
         nodeset["metadata"] = {"annotations": dict(fabric.annotations)}
-    if fabric.sidecars:
-        nodeset["podSpec"]["initContainers"] = list(fabric.sidecars)
+    if fabric.sidecars or fabric.init:
+        nodeset["podSpec"]["initContainers"] = [*fabric.init, *fabric.sidecars]
     if fabric.volumes:
         nodeset["podSpec"]["volumes"] = list(fabric.volumes)
     if fabric.resource_claims:  # the chart passes podSpec through to the NodeSet's pod template

@@ -10,6 +10,7 @@ import kubernetes_validate
 import pytest
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from components.gke_fabric_networks import ROCE_MTU_ALLOWED
 from preview.engine import run_program
 from tests.support.k8s_schema import K8S_VERSION
 from tests.support.edit import edits
@@ -144,7 +145,9 @@ def test_rdma_pool_gets_a_roce_vpc_from_the_zones_profile_with_eight_subnets(rdm
     assert sorted(vpcs) == ["ml-rdma-gvnic-1", "ml-rdma-roce"]
     roce = vpcs["ml-rdma-roce"]
     assert roce["networkProfile"] == "projects/test-project-1/global/networkProfiles/us-east4-b-vpc-roce"
-    assert roce["routingMode"] == "REGIONAL" and "mtu" not in roce
+    assert roce["routingMode"] == "REGIONAL"
+    # cluster-toolkit gpu-rdma-vpc sets 8896 (the RDMA profile allows 1300-8896); unset, GCE gives 1460
+    assert roce["mtu"] == 8896 == ROCE_MTU_ALLOWED[1] and ROCE_MTU_ALLOWED[0] <= roce["mtu"]
     rdma_subnets = sorted(s.inputs["ipCidrRange"] for s in of_type(rdma, SUBNET) if s.inputs["network"] ==
                           "fabric-rdma-roce-id")
     assert len(rdma_subnets) == 8 and "192.168.128.0/21" in rdma_subnets and "192.168.184.0/21" in rdma_subnets

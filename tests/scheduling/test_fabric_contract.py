@@ -147,13 +147,22 @@ def test_a_nodeset_whose_env_is_only_on_slurmd_gets_none_of_it():
     assert view.env == {}
     result = check(view, FabricKind.TCPXO, "a3-megagpu-8g", 8)
     assert {o.requirement.id for o in result.tcp_fallbacks} == {"tcpxo-plugin-path", "tcpxo-ifname"}
-    assert result.summary.startswith("contract: ") and "/21 requirements met" in result.summary
+    assert result.summary.startswith("contract: ") and "/22 requirements met" in result.summary
 
 
 def test_a_runtime_without_the_fabric_interfaces_or_sidecar_falls_back_to_tcp():
     runtime = _runtime("gke-kueue", "torch-h100")
     template = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     template["metadata"]["annotations"].pop("networking.gke.io/interfaces")
-    _pod(runtime)["initContainers"] = []
+    _pod(runtime)["initContainers"] = []  # no RxDM, and no ready gate (as before issue 21's defect 8)
     result = check(runtime_views(runtime)[0], FabricKind.TCPX, "a3-highgpu-8g", 4)
-    assert {o.requirement.id for o in result.tcp_fallbacks} == {"tcpx-nics", "tcpx-rxdm"}
+    assert {o.requirement.id for o in result.tcp_fallbacks} == {"tcpx-nics", "tcpx-rxdm", "tcpx-ready-gate"}
+
+
+def test_a_gate_after_the_sidecar_does_not_count():
+    runtime = _runtime("gke-kueue", "torch-h100")
+    gate, rxdm = _pod(runtime)["initContainers"]
+    assert gate["name"] == "fabric-ready"
+    _pod(runtime)["initContainers"] = [rxdm, gate]  # RxDM would start before the plugin is there
+    result = check(runtime_views(runtime)[0], FabricKind.TCPX, "a3-highgpu-8g", 4)
+    assert [o.requirement.id for o in result.unmet] == ["tcpx-ready-gate"]

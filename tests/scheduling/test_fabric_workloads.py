@@ -96,7 +96,8 @@ def test_tcpxo_runtime_has_nine_nics_the_rxdm_sidecar_its_devices_and_the_nccl_e
     devices = [d["path"] for d in yaml.safe_load(notes["devices.gke.io/container.tcpxo-daemon"])]
     assert devices == [f"/dev/nvidia{i}" for i in range(8)] + ["/dev/nvidiactl", "/dev/nvidia-uvm",
                                                                "/dev/dmabuf_import_helper"]
-    (sidecar,) = pod["spec"]["initContainers"]
+    gate, sidecar = pod["spec"]["initContainers"]  # the ready gate runs to completion before RxDM starts
+    assert gate["name"] == "fabric-ready" and "restartPolicy" not in gate
     assert sidecar["name"] == "tcpxo-daemon" and sidecar["restartPolicy"] == "Always"
     assert sidecar["image"] == FAB.image(FabricKind.TCPXO, "rxdm").reference
     assert FAB.image(FabricKind.TCPXO, "rxdm").pairs_with == FAB.image(FabricKind.TCPXO, "nccl-plugin").version
@@ -116,8 +117,8 @@ def test_tcpx_runtime_has_five_nics_and_the_tcpx_daemon():
     pod = _pod(_runtime(FABRICS["tcpx"]))
     nics = json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])
     assert [n["network"] for n in nics] == ["default", "vpc1", "vpc2", "vpc3", "vpc4"]
-    assert [c["name"] for c in pod["spec"]["initContainers"]] == ["tcpx-daemon"]
-    assert pod["spec"]["initContainers"][0]["image"].endswith("tcpgpudmarxd-dev:v2.0.12")
+    assert [c["name"] for c in pod["spec"]["initContainers"]] == ["fabric-ready", "tcpx-daemon"]
+    assert pod["spec"]["initContainers"][1]["image"].endswith("tcpgpudmarxd-dev:v2.0.12")
     assert _env(pod["spec"]["containers"][0])["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"] == "eth1,eth2,eth3,eth4"
 
 
@@ -126,7 +127,7 @@ def test_rdma_runtime_uses_gib_on_gvnic_and_eight_rdma_nics():
     nics = json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])
     assert nics == [{"interfaceName": "eth0", "network": "default"}, {"interfaceName": "eth1", "network": "gvnic-1"},
                     *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8))]
-    assert "initContainers" not in pod["spec"], "gIB has no sidecar"
+    assert [c["name"] for c in pod["spec"]["initContainers"]] == ["fabric-ready"], "gIB has no sidecar, only the gate"
     node = pod["spec"]["containers"][0]
     assert _env(node)["NCCL_NET"] == "gIB"
     assert _env(node)["BASH_ENV"] == "/usr/local/gib/scripts/set_nccl_env.sh"
