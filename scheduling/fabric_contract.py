@@ -119,13 +119,13 @@ def _sidecars(pod: Mapping[str, Any]) -> tuple[str, ...]:
 
 def _gated_on(pod: Mapping[str, Any]) -> tuple[str, ...]:
     """hostPath directories mounted by the init containers that run before the first sidecar."""
-    volumes = {v.get("name"): (v.get("hostPath") or {}).get("path") for v in pod.get("volumes") or []
-               if isinstance(v, dict)}
-    out = []
+    volumes = {str(v.get("name")): str((v.get("hostPath") or {}).get("path") or "")
+               for v in pod.get("volumes") or [] if isinstance(v, dict)}
+    out: list[str] = []
     for c in pod.get("initContainers") or []:
         if not isinstance(c, dict) or c.get("restartPolicy") == "Always":
             break
-        out += [volumes[m.get("name")] for m in c.get("volumeMounts") or [] if volumes.get(m.get("name"))]
+        out += [volumes[str(m.get("name"))] for m in c.get("volumeMounts") or [] if volumes.get(str(m.get("name")))]
     return tuple(out)
 
 

@@ -27,7 +27,9 @@ def _with_rxdm(resources, tag):
     out = [copy.deepcopy(r) for r in resources]
     (release,) = [r for r in out if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "slurm-slurm"]
     props = wire(release)
-    props["values"]["nodesets"]["h100-mega"]["podSpec"]["initContainers"][0]["image"] = f"{RXDM}:{tag}"
+    (rxdm,) = [c for c in props["values"]["nodesets"]["h100-mega"]["podSpec"]["initContainers"]
+               if c["name"] == "tcpxo-daemon"]  # after the fabric-ready gate
+    rxdm["image"] = f"{RXDM}:{tag}"
     return [with_props(r, props) if r is release else r for r in out]
 
 
