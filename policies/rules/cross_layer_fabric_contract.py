@@ -17,9 +17,10 @@ from policies.links import launch_template_of
 from policies.multinode import efa_interfaces
 from policies.pools import gpu_pools
 from policies.resources import HELM_RELEASE
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.values import as_list, dig
-from scheduling.fabric_contract import (
+from render.fabric_contract import (
     CLAIM_TEMPLATE_TYPE, CONFIG_MAP_TYPE, RUNTIME_TYPE, check as check_contract, workload_views,
 )
 
@@ -82,7 +83,7 @@ def _owns(r: Resource, workload: str) -> bool:
     return isinstance(dig(r.props, "values", "nodesets"), dict) and name in dig(r.props, "values", "nodesets")
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Fabric jobs see what NCCL needs to use the fabric", category=Category.CROSS_LAYER,
     description="Every training runtime and Slurm NodeSet on a pool with a GPU fabric meets the fabric contract's "
                 "requirements without which NCCL runs over TCP.",
@@ -97,4 +98,4 @@ RULE = Rule(
                  "only for a pool that never runs jobs across nodes."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(RUNTIME_TYPE, HELM_RELEASE),
     check=check, reads_catalog=True, stack=True,
-)
+), order=3130)

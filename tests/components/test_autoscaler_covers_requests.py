@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
-from scheduling.fabric_contract import quantity, workload_views
-from tests.support.edit import edits
-from tests.support.scheduling_fixtures import EKS_TEAMS, flat_config
-from tests.support.slurm_configs import EKS_ZONES
+from render.fabric_contract import quantity, workload_views
+from tests.support.spec.edit import edits
+from tests.support.spec.scheduling_fixtures import EKS_TEAMS, flat_config
+from tests.support.slurm.configs import EKS_ZONES
 
 ASG_TAG = "aws:autoscaling/tag:Tag"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

@@ -10,12 +10,12 @@ import kubernetes_validate
 import pytest
 
 from catalog.fabric import FabricKind, load_fabric_catalog
-from components.gke_fabric_networks import ROCE_MTU_ALLOWED
+from components.gke.fabric_networks import ROCE_MTU_ALLOWED
 from preview.engine import run_program
-from tests.support.k8s_schema import K8S_VERSION
-from tests.support.edit import edits
-from tests.support.recorded import of_type, one
-from tests.support.stack_configs import GKE
+from tests.support.kube.schema import K8S_VERSION
+from tests.support.spec.edit import edits
+from tests.support.preview.recorded import of_type, one
+from tests.support.spec.stack_configs import GKE
 
 FAB = load_fabric_catalog()
 NODE_POOL, CLUSTER = "gcp:container/nodePool:NodePool", "gcp:container/cluster:Cluster"
