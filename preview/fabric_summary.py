@@ -140,7 +140,7 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
 
 
 def contract(pool: PoolFacts, resources: Sequence[Registered]) -> list[dict[str, Any]]:
-    """Per workload on the pool, the fabric contract (``scheduling/fabric_contract.py``): what its training process
+    """Per workload on the pool, the fabric contract (``render/fabric_contract.py``): what its training process
     sees against the catalog's sourced requirements; unmet ones name what was observed and what happens without."""
     plan = pool.fabric
     assert plan is not None

@@ -118,7 +118,7 @@ READY_DIR_HOST = "/home/kubernetes/bin/gpu-cluster"
 READY_DIR = "/run/gpu-cluster"
 READY_FILE = "nccl-plugin-ready"
 """The NCCL plugin installer writes the plugin's image reference to ``READY_DIR_HOST/READY_FILE`` once the plugin is on
-the node (``components/gke_fabric_manifests.py``); a fabric job's first init container waits until the file names the
+the node (``render/gke_fabric_manifests.py``); a fabric job's first init container waits until the file names the
 plugin the catalog pins. Upstream starts jobs whenever the pod lands, so on a fresh node NCCL can start before the
 plugin exists (and fall back to sockets, or fail with ``NCCL_NET=gIB``). A file on the node, not a node label or
 taint: the installer needs no Kubernetes API credentials, and the autoscalers' scale-from-zero templates (which

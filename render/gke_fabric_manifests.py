@@ -33,7 +33,7 @@ NEEDS_INJECTOR = (FabricKind.TCPX, FabricKind.TCPXO)
 RDMA_NICS = 8
 READY_MOUNT = {"name": "fabric-ready", "mountPath": READY_DIR}
 READY_VOLUME = {"name": "fabric-ready", "hostPath": {"path": READY_DIR_HOST, "type": "DirectoryOrCreate"}}
-"""Where the installer writes its ready marker, last, once the plugin is on the node (``scheduling/fabric_pod.py``
+"""Where the installer writes its ready marker, last, once the plugin is on the node (``render/fabric_pod.py``
 ``READY_FILE``): fabric jobs wait for it."""
 
 

@@ -127,7 +127,7 @@ def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
 
 
 def _wire_task_env(values: dict[str, Any], task_env: Mapping[str, PodFabric]) -> None:
-    """Jobs get the fabric's env through a TaskProlog (``scheduling/slurm_task_env.py``): slurm.conf names it, every
+    """Jobs get the fabric's env through a TaskProlog (``render/slurm_task_env.py``): slurm.conf names it, every
     NodeSet mounts the ConfigMap with the script, fabric NodeSets also their env file."""
     extra = values["controller"]["extraConf"]
     values["controller"]["extraConf"] = f"{extra}\nTaskProlog={slurm_task_env.TASK_PROLOG}" if extra else \

@@ -1,4 +1,4 @@
-"""The fabric contract (``scheduling/fabric_contract.py``) over what the program really registers: every example stack
+"""The fabric contract (``render/fabric_contract.py``) over what the program really registers: every example stack
 with a fabric pool runs under Pulumi mocks, and each training runtime / Slinky NodeSet on a fabric pool meets every
 sourced requirement of its fabric (env, library path, mounts, interfaces, sidecar, devices, /dev/shm, image). Then the
 contract is shown to fail where a job would not use the fabric: the workloads as they were rendered before the fixes of

@@ -1,5 +1,5 @@
 """The fabric env reaches every Slurm task, proven with REAL slurmctld + slurmd 26.05 (``tests/support/
-slurm_cluster.py``): the flagship ``gke-h100-512`` stack (GPUDirect-TCPXO NodeSet ``h100-mega`` + the plain L4
+slurm/cluster.py``): the flagship ``gke-h100-512`` stack (GPUDirect-TCPXO NodeSet ``h100-mega`` + the plain L4
 NodeSet ``l4-eval``), shrunk to 2 + 1 nodes, rendered with its fabrics as the program renders them; the NodeSets'
 ``slurm-task-env`` volume is projected and mounted per slurmd as kubelet would.
 

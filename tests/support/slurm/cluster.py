@@ -97,7 +97,7 @@ class SlurmCluster:
     slurm_key: bytes
     dbd: SlurmDbd | None = None
     fabrics: dict[str, PodFabric | None] | None = None
-    """Per pool, the fabric its NodeSet gets (``scheduling/fabric_pod.py``), as the program passes it."""
+    """Per pool, the fabric its NodeSet gets (``render/fabric_pod.py``), as the program passes it."""
     nodes: list[Node] = field(init=False)
     values: dict = field(init=False)
     net: NodeNetwork = field(init=False)
