@@ -11,7 +11,7 @@ from catalog.fabric import load_fabric_catalog
 from catalog.gke_version import FloorCheck, check_floor
 from preview.engine import Registered
 from render.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
-from render.fabric_contract import check as check_contract, workload_views
+from plan.fabric_contract import check as check_contract, workload_views
 from render.fabric_pod import pod_fabric
 from render.trainer import runtime_name
 from plan.fabric import FabricPlan
@@ -140,7 +140,7 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
 
 
 def contract(pool: PoolFacts, resources: Sequence[Registered]) -> list[dict[str, Any]]:
-    """Per workload on the pool, the fabric contract (``render/fabric_contract.py``): what its training process
+    """Per workload on the pool, the fabric contract (``plan/fabric_contract.py``): what its training process
     sees against the catalog's sourced requirements; unmet ones name what was observed and what happens without."""
     plan = pool.fabric
     assert plan is not None

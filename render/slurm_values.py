@@ -13,7 +13,8 @@ from typing import Any, Mapping
 from render.fabric_pod import PodFabric, apply_to_container
 from plan.slurm import SlurmPlan
 from plan.slurm_scaling import SCRIPT_DIR
-from render import slurm_task_env
+from plan.slurm_task_env import MOUNT as TASK_ENV_MOUNT, TASK_PROLOG, volume as task_env_volume
+from render.slurm_task_env import config_map_data, wired
 
 SLURM_NAMESPACE = "slurm"
 OPERATOR_NAMESPACE = "slinky"
@@ -85,7 +86,7 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
     for pool, fabric in (fabrics or {}).items():
         if fabric is not None and pool in values["nodesets"]:
             _wire_fabric(values["nodesets"][pool], fabric)
-    task_env = slurm_task_env.wired(fabrics or {}, list(values["nodesets"]))
+    task_env = wired(fabrics or {}, list(values["nodesets"]))
     if task_env:
         _wire_task_env(values, task_env)
     if plan.scaling.pools:
@@ -127,22 +128,22 @@ def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
 
 
 def _wire_task_env(values: dict[str, Any], task_env: Mapping[str, PodFabric]) -> None:
-    """Jobs get the fabric's env through a TaskProlog (``render/slurm_task_env.py``): slurm.conf names it, every
+    """Jobs get the fabric's env through a TaskProlog (``plan/slurm_task_env.py``): slurm.conf names it, every
     NodeSet mounts the ConfigMap with the script, fabric NodeSets also their env file."""
     extra = values["controller"]["extraConf"]
-    values["controller"]["extraConf"] = f"{extra}\nTaskProlog={slurm_task_env.TASK_PROLOG}" if extra else \
-        f"TaskProlog={slurm_task_env.TASK_PROLOG}"
+    values["controller"]["extraConf"] = f"{extra}\nTaskProlog={TASK_PROLOG}" if extra else \
+        f"TaskProlog={TASK_PROLOG}"
     for pool, nodeset in values["nodesets"].items():
         pod = nodeset["podSpec"]
-        pod["volumes"] = [*pod.get("volumes", []), slurm_task_env.volume(pool, pool in task_env)]
+        pod["volumes"] = [*pod.get("volumes", []), task_env_volume(pool, pool in task_env)]
         slurmd = nodeset["slurmd"]
-        slurmd["volumeMounts"] = [*slurmd.get("volumeMounts", []), dict(slurm_task_env.MOUNT)]
+        slurmd["volumeMounts"] = [*slurmd.get("volumeMounts", []), dict(TASK_ENV_MOUNT)]
 
 
 def task_env_config_map_data(plan: SlurmPlan, fabrics: Mapping[str, PodFabric | None]) -> dict[str, str] | None:
     """The ``slurm-task-env`` ConfigMap's data, or None when no NodeSet has a fabric env."""
-    task_env = slurm_task_env.wired(fabrics, [n.pool for n in plan.nodesets])
-    return slurm_task_env.config_map_data(task_env) if task_env else None
+    task_env = wired(fabrics, [n.pool for n in plan.nodesets])
+    return config_map_data(task_env) if task_env else None
 
 
 def client_slurm_conf(cluster_name: str, ctld_host: str = CONTROLLER_SERVICE, ctld_port: int = SLURMCTLD_PORT,

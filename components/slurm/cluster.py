@@ -9,7 +9,7 @@ Resources (all on the cluster's Kubernetes provider):
   pool by its ``gpu-cluster/pool`` label, tolerating the GPU taint, requesting the pool's GPUs per node) and one
   partition per pool (+ ``all`` and the spec's extra partitions) - values a policy can read;
 - on a stack with a fabric NodeSet, the ``slurm-task-env`` ConfigMap: the TaskProlog that gives every task the
-  fabric's env (``render/slurm_task_env.py``);
+  fabric's env (``plan/slurm_task_env.py``);
 - the keys and the database passwords as Pulumi-generated secrets (``SlurmSecrets``); with accounting, MariaDB on
   a persistent volume (``SlurmDatabase``) and the ``sacctmgr`` Job that creates the spec's QOS and accounts
   (``SlurmAccounts``).
@@ -32,7 +32,7 @@ from plan.slurm import SlurmPlan, plan_slurm
 from render.slurm_values import (
     OPERATOR_NAMESPACE, RELEASE, SLURM_NAMESPACE, SecretRefs, operator_values, slurm_values, task_env_config_map_data,
 )
-from render.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
+from plan.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
 from plan.facts import PoolFacts
 from spec.scheduling import SchedulingSpec
 

@@ -1,4 +1,4 @@
-"""The fabric contract (``render/fabric_contract.py``) over what the program really registers: every example stack
+"""The fabric contract (``plan/fabric_contract.py``) over what the program really registers: every example stack
 with a fabric pool runs under Pulumi mocks, and each training runtime / Slinky NodeSet on a fabric pool meets every
 sourced requirement of its fabric (env, library path, mounts, interfaces, sidecar, devices, /dev/shm, image). Then the
 contract is shown to fail where a job would not use the fabric: the workloads as they were rendered before the fixes of
@@ -14,7 +14,7 @@ import pytest
 from catalog.fabric import FabricKind, load_fabric_catalog
 from catalog.fabric_requirements import WithoutIt, load_requirements
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
-from render.fabric_contract import (
+from plan.fabric_contract import (
     RELEASE_TYPE, RUNTIME_TYPE, ProcessView, check, nodeset_views, runtime_views, workload_views,
 )
 from tests.support.spec.scheduling_fixtures import CAT

@@ -7,7 +7,7 @@ pack judge the same thing:
 - a Slinky NodeSet (the ``slurm`` chart's ``nodesets.<pool>`` values + ``controller.extraConf``): a task runs in the
   slurmd container (its mounts, resources, interfaces, /dev/shm, image) but with the **submitter's** environment,
   never slurmd's (SchedMD/slurm ``src/slurmd/slurmstepd/task.c``), plus what the ``TaskProlog`` named in slurm.conf
-  exports: the env file the NodeSet mounts next to it (``render/slurm_task_env.py``). The submitter's own env is
+  exports: the env file the NodeSet mounts next to it (``plan/slurm_task_env.py``). The submitter's own env is
   taken as empty (a login pod has no NCCL variable).
 
 Requirements are catalog rows with their sources (``catalog/fabric_requirements.py``).
@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 
 from catalog.fabric import FabricKind, load_fabric_catalog
 from catalog.fabric_requirements import Aspect, Requirement, WithoutIt, requirements_for
-from render.slurm_task_env import CONFIG_MAP, ENV_NAME, TASK_DIR, parse_env_file
+from plan.slurm_task_env import CONFIG_MAP, ENV_NAME, TASK_DIR, parse_env_file
 from spec.stack import POOL_LABEL_KEY
 
 SHM_PATH = "/dev/shm"
