@@ -168,8 +168,9 @@ def test_slurm_renderers_never_import_pulumi():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    paths = sorted((root / "plan").glob("slurm*.py")) + [root / "render" / "slurm_values.py"]
-    assert len(paths) == 6
+    paths = sorted((root / "plan").glob("slurm*.py")) + [root / "render" / "slurm_values.py",
+                                                         root / "render" / "slurm_task_env.py"]
+    assert len(paths) == 8
     for path in paths:
         tree = ast.parse(path.read_text())
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
