@@ -98,7 +98,8 @@ def pack_python(pack_dir: Path) -> str:
     doc = yaml.safe_load((pack_dir / "PulumiPolicy.yaml").read_text(encoding="utf-8")) or {}
     venv = ((doc.get("runtime") or {}).get("options") or {}).get("virtualenv")
     if venv:
-        candidate = os.path.normpath(pack_dir / venv / "bin" / "python")  # not resolve(): keep the venv's symlink
+        # absolute: the pack starts in its own directory, where a relative `--policy-pack policies` means nothing
+        candidate = os.path.normpath(os.path.abspath(pack_dir / venv / "bin" / "python"))  # not resolve(): keep the venv's symlink
         if os.path.exists(candidate):
             return candidate
     return sys.executable
@@ -106,6 +107,7 @@ def pack_python(pack_dir: Path) -> str:
 
 class SubprocessAnalyzer(Analyzer):
     def __init__(self, pack_dir: Path = PACK_DIR, python: str | None = None):
+        pack_dir = Path(os.path.abspath(pack_dir))  # as given on the command line: relative to the caller's folder
         self.pack_dir = pack_dir
         self.proc = subprocess.Popen(
             [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."], cwd=str(pack_dir),

@@ -15,6 +15,7 @@ from preview.engine import Registered
 from preview.policy.config import configure_request, load_config_file, reconcile, unknown_key_warnings
 from preview.policy.overrides import override_notes, overrides_in
 from preview.policy.violations import Locator
+from preview.policy.waivers import unmatched_waiver_warnings
 from validation.issues import SpecIssue
 
 WAIVED_PREFIX = "waived: "
@@ -50,6 +51,7 @@ def check_policies(analyzer: Analyzer, stack: str, resources: list[Registered], 
     config = reconcile(info, given, source)
     outcome = PolicyOutcome(rules=rule_metadata(info), warnings=unknown_key_warnings(info, given, source),
                             pack=info.name, price_overrides=overrides_in(config))
+    outcome.warnings += unmatched_waiver_warnings(given, resources, pool_paths, source)
     analyzer.configure_stack(stack)
     analyzer.configure(configure_request(config))
     providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
