@@ -34,6 +34,9 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--policy-pack", type=Path, help="policy pack directory (default: policies/)")
     parser.add_argument("--policy-pack-config", type=Path, metavar="FILE",
                         help="policy pack config JSON, as for pulumi preview --policy-pack-config")
+    parser.add_argument("--policy-pack-subprocess", action="store_true",
+                        help="boot the pack as the Pulumi CLI does (own interpreter, gRPC); default: the same pack "
+                             "in this process, same findings, faster")
     parser.add_argument("--no-policies", action="store_true", help="skip the policy pack")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     parser.add_argument("--debug", action="store_true", help="on an internal error (exit 4), print the traceback")

@@ -112,7 +112,11 @@ class PolicyOptions:
 
     enabled: bool = True
     pack_dir: Path | None = None
-    """Default: the project's ``policies/``."""
+    """Default: the project's ``policies/``. Another pack can only be booted as the CLI boots it (``subprocess``)."""
+    subprocess: bool = False
+    """Boot the pack exactly as the Pulumi CLI does (its own interpreter, gRPC) instead of serving the same rules in
+    this process (the default: the same calls and messages without the boot and the round trips; a test holds that
+    both give identical findings on every example)."""
     config_file: Path | None = None
     """``--policy-pack-config FILE``."""
     analyzer: Analyzer | None = None
@@ -123,11 +127,16 @@ def apply_policies(report, spec, options: PolicyOptions) -> None:
     """Run the pack over ``report.resources`` and fill violations, waivers and rule metadata into ``report``."""
     if not options.enabled:
         return
-    from preview.policy.analyzer import PACK_DIR, shared_analyzer
+    from preview.policy.analyzer import PACK_DIR, shared_analyzer, shared_in_process_analyzer
     from preview.policy.config import PolicyConfigError
     from validation.issues import path_of
 
-    analyzer = options.analyzer or shared_analyzer(options.pack_dir or PACK_DIR)
+    if options.analyzer is not None:
+        analyzer = options.analyzer
+    elif options.subprocess or options.pack_dir is not None:
+        analyzer = shared_analyzer(options.pack_dir or PACK_DIR)
+    else:
+        analyzer = shared_in_process_analyzer()
     pool_paths = {pool.name: path_of("nodePools", i) for i, pool in enumerate(spec.node_pools)}
     try:
         outcome = check_policies(analyzer, report.stack, report.resources, pool_paths, path_of("cluster"),
