@@ -36,6 +36,19 @@ def class_path(token: str) -> tuple[str, str]:
     return (f"pulumi_{pkg}" if top == "index" else f"pulumi_{pkg}.{top}"), cls
 
 
+def provider_class(token: str) -> Any:
+    """The class for ``token``; a Kubernetes custom resource kind without its own class (a CRD's kind such as
+    ``kubernetes:networking.gke.io/v1:Network``) is registered through ``apiextensions.CustomResource``, as the
+    program does."""
+    module, cls = class_path(token)
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except (ImportError, AttributeError):
+        if not token.startswith("kubernetes:"):
+            raise
+        return importlib.import_module("pulumi_kubernetes.apiextensions").CustomResource
+
+
 def unwrap(value: Any) -> Any:
     """Recorded inputs without Pulumi's secret wrappers (the floor registers plain values)."""
     if isinstance(value, dict):
@@ -67,8 +80,7 @@ def replay(recorded: Path) -> int:
     classes = {}
     for row in rows:  # exactly the classes the stack registers, imported as the program would
         if row["custom"] and row["type"] not in classes:
-            module, cls = class_path(row["type"])
-            classes[row["type"]] = getattr(importlib.import_module(module), cls)
+            classes[row["type"]] = provider_class(row["type"])
 
     class Echo(pulumi.runtime.Mocks):
         def new_resource(self, args):
