@@ -168,9 +168,11 @@ class Rule:
             args.not_applicable(waiver_note(waived))
 
     def _validate_stack(self, cat: Catalog | None, args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = [Resource(r.resource_type, r.name, r.urn,
-                              *converted(r.urn, partial(_plain_props, r)),
-                              r.parent.urn if r.parent is not None else None) for r in args.resources]
+        resources = []
+        for r in args.resources:
+            props, provider = converted(r.urn, partial(_plain_props, r))
+            resources.append(Resource(r.resource_type, r.name, r.urn, props, provider,
+                                      r.parent.urn if r.parent is not None else None))
         open_, waived = self.evaluate(resources, args.get_config(), cat)
         for finding in open_:
             report(finding.message, finding.urn)

@@ -135,7 +135,8 @@ NOT_RUN = {
     f"sudo {PY} -m pytest -q -s tests/whatif/test_whatif_real_slurm.py": "the test suite itself (real Slurm)",
     "sudo bash scripts/slurm-root.sh": "builds a Debian root as root (tests/support/slurm_root.py uses it)",
     "bash scripts/slurm-root.sh --check": "root and capabilities (tests/support/slurm_root.py runs it)",
-    f"{PY} bench/preview_bench.py [--runs 3] [--pools 200]": "a benchmark: never timed in tests",
+    f"{PY} bench/preview_bench.py [--runs 3] [--pools 50,100,200,400] [--pack-subprocess]":
+        "a benchmark: never timed in tests",
     f"{PY} bench/policy_bench.py [--runs 3] [--pools 200]": "a benchmark: never timed in tests",
     f"{PY} bench/whatif_bench.py [--runs 3]": "a benchmark: never timed in tests",
     "bash scripts/test.sh -q": "the test suite itself",
