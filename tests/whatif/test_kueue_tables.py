@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.kueue_tables import load_cases, run_case
+from tests.support.whatif.kueue_tables import load_cases, run_case
 
 CASES, OUT_OF_SCOPE = load_cases()
 

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from catalog.start_path import load_start_path
-from stacks.pod_start import PodStartPlan
-from stacks.start_time import factors, gang_seconds, overhead_s, pool_start
-from tests.support.whatif_stacks import cluster, kueue_config, l4_pool
+from plan.pod_start import PodStartPlan
+from plan.start_time import factors, gang_seconds, overhead_s, pool_start
+from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
 from whatif.__main__ import main
 from whatif.metrics import summarize
 from whatif.model import Job, SimOptions, Workload
