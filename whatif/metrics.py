@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from whatif.cluster import ClusterModel
-from whatif.model import Job, PoolUsage, SimResult
-from whatif.workload.load import Workload
+from whatif.model import Job, PoolUsage, SimResult, Workload
 
 SIZE_CLASSES = (("<1 GPU", 0.0, 1.0), ("1 GPU", 1.0, 1.0), ("2-8 GPUs", 2.0, 8.0), ("9-64 GPUs", 9.0, 64.0),
                 ("65+ GPUs", 65.0, float("inf")))
@@ -38,21 +37,33 @@ def wait_stats(waits: Sequence[float], censored: int = 0) -> dict[str, Any]:
             "p95S": r(percentile(waits, 95)), "p99S": r(percentile(waits, 99))}
 
 
-def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float) -> dict[str, Any]:
+def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float, idle_cost: float) -> dict[str, Any]:
     used = alloc_gpu_h - lost_gpu_h
     return {"paidGpuHours": round(paid_gpu_h, 2), "allocatedGpuHours": round(alloc_gpu_h, 2),
             "utilization": round(alloc_gpu_h / paid_gpu_h, 4) if paid_gpu_h else None,
             "idleGpuHours": round(paid_gpu_h - alloc_gpu_h, 2), "lostGpuHours": round(lost_gpu_h, 2),
-            "costUsd": round(cost, 2),
-            "idleCostUsd": round(cost * (1 - alloc_gpu_h / paid_gpu_h), 2) if paid_gpu_h else 0.0,
+            "costUsd": round(cost, 2), "idleCostUsd": round(idle_cost, 2),
             "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if used > 0 else None}
 
 
-def pool_row(u: PoolUsage) -> dict[str, Any]:
+def _pool_money(u: PoolUsage) -> tuple[float, float, float, float, float]:
+    """(paid GPU-h, allocated GPU-h, lost GPU-h, cost $, idle $) of one pool, unrounded."""
     paid = u.paid_node_s * u.gpus_per_node / 3600
+    alloc = u.allocated_gpu_s / 3600
     cost = u.paid_node_s / 3600 * u.usd_per_node_hour
+    idle = cost * (1 - alloc / paid) if paid else 0.0
+    return paid, alloc, u.lost_gpu_s / 3600, cost, idle
+
+
+def pool_row(u: PoolUsage) -> dict[str, Any]:
     return {"pool": u.pool, "listUsdPerGpuHour": round(u.usd_per_node_hour / u.gpus_per_node, 4),
-            **_money(paid, u.allocated_gpu_s / 3600, u.lost_gpu_s / 3600, cost), "interruptions": u.interruptions}
+            **_money(*_pool_money(u)), "interruptions": u.interruptions}
+
+
+def total_row(pools: Iterable[PoolUsage]) -> dict[str, Any]:
+    """Sums of the pools' unrounded figures; idle $ is the sum of each pool's idle $ at its own price."""
+    sums = [sum(col) for col in zip(*(_pool_money(u) for u in pools))] or [0.0] * 5
+    return _money(*sums)
 
 
 def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed: int) -> dict[str, Any]:
@@ -60,8 +71,7 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
     never = [{"job": j.id, "queue": j.queue, "gpus": j.gpus, "nodes": j.nodes,
               "reason": result.jobs[j.id].never_startable} for j in counted if result.jobs[j.id].never_startable]
     pools = [pool_row(u) for u in result.pools.values()]
-    total = _money(sum(p["paidGpuHours"] for p in pools), sum(p["allocatedGpuHours"] for p in pools),
-                   sum(p["lostGpuHours"] for p in pools), sum(p["costUsd"] for p in pools))
+    total = total_row(result.pools.values())
     return {
         "stack": cluster.stack, "scheduler": cluster.scheduler, "seed": seed,
         "horizonHours": round(result.horizon_s / 3600, 3),
@@ -71,6 +81,7 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
         "neverStartable": never,
         "pools": pools, "total": total,
         "waits": _waits(result, counted),
+        "timeToRunning": _time_to_running(result, cluster, counted),
         "preemptions": {"count": result.preemptions, "lostGpuHours": total["lostGpuHours"]},
         "fairShare": _fair_share(result, cluster),
         "unfinished": sum(1 for j in counted if result.jobs[j.id].end_s is None and
@@ -104,6 +115,23 @@ def _waits(result: SimResult, counted: Iterable[Job]) -> dict[str, Any]:
     return {"all": wait_stats(every, sum(censored_q.values())),
             "byQueue": {q: wait_stats(v, censored_q.get(q, 0)) for q, v in sorted(by_queue.items())},
             "bySize": {s: wait_stats(by_size[s], censored_s.get(s, 0)) for s in order if s in by_size}}
+
+
+def _time_to_running(result: SimResult, cluster: ClusterModel, counted: Iterable[Job]) -> dict[str, Any]:
+    """Submit to all pods running (queue wait + image pull + admission, scheduling and pod start), per job size."""
+    if cluster.scheduler == "slurm":
+        return {"bySize": {}, "note": "Slurm jobs start in running slurmd pods: the queue wait is the time to running"}
+    by_size: dict[str, list[float]] = {}
+    for j in counted:
+        o = result.jobs[j.id]
+        if o.running_s is not None:
+            by_size.setdefault(size_class(j), []).append(o.running_s - j.submit_s)
+    r = lambda v: None if v is None else round(v, 1)  # noqa: E731
+    order = [c[0] for c in SIZE_CLASSES]
+    return {"bySize": {s: {"jobs": len(by_size[s]), "p50S": r(percentile(by_size[s], 50)),
+                           "p95S": r(percentile(by_size[s], 95))} for s in order if s in by_size},
+            "note": "node provisioning, image pull and pod start from catalog/data/start-path.csv (override with "
+                    "--assume NAME=VALUE); the run time of a job starts at placement"}
 
 
 def _fair_share(result: SimResult, cluster: ClusterModel) -> list[dict[str, Any]]:

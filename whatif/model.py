@@ -1,7 +1,7 @@
 """The simulator's public data: a job as submitted, the run options, and what happened to each job.
 
 Times are seconds from the simulation start (t = 0). The fields are documented for the real-Slurm comparison harness
-too (``/work/briefs/whatif-api.md`` mirrors this module).
+too (docs/whatif.md, "Public API (for other tools)").
 """
 from __future__ import annotations
 
@@ -41,6 +41,22 @@ class Job:
         return self.time_limit_s if self.time_limit_s is not None else self.run_s
 
 
+@dataclass
+class Workload:
+    """The jobs of one workload file (``workload/load.py`` reads them)."""
+    name: str
+    kind: str
+    jobs: list[Job]
+    description: str = ""
+    attribution: list[str] = field(default_factory=list)
+    """Licence and citation of every trace the jobs come from (shown in every output)."""
+    warm_up: set[str] = field(default_factory=set)
+    """Jobs that only set the initial state (trace carry-in): left out of the wait statistics."""
+    recorded_waits: dict[str, float] = field(default_factory=dict)
+    """Trace: job id -> the queue wait the trace recorded (for side-by-side comparison)."""
+    notes: list[str] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class SimOptions:
     nodes_up: Literal["min", "max"] = "min"
@@ -55,6 +71,8 @@ class SimOptions:
     """Stop here; None: when every job has ended or can never start."""
     backfill: bool = True
     """Slurm only: False runs the main (strict priority) scheduler alone, for 'what does backfill buy' experiments."""
+    assume: dict[str, float] = field(default_factory=dict)
+    """Overrides of the start-path factors (catalog/data/start-path.csv), e.g. {"image_gb": 30}."""
     progress: Any = None
     """Called as progress(sim_time_s, horizon_s) now and then (the CLI's progress bar); None: silent."""
 
@@ -70,11 +88,13 @@ class JobOutcome:
     preemptions: int = 0
     never_startable: str | None = None
     backfilled: bool = False
+    running_s: float | None = None
+    """Kubernetes schedulers: when all its pods were first running (placement + image pull + pod start)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "startS": self.start_s, "endS": self.end_s, "starts": list(self.starts),
                 "pool": self.pool, "nodes": list(self.nodes), "preemptions": self.preemptions,
-                "neverStartable": self.never_startable, "backfilled": self.backfilled}
+                "neverStartable": self.never_startable, "backfilled": self.backfilled, "runningS": self.running_s}
 
 
 @dataclass

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from whatif.render_text import hours, pct, usd
+from whatif.compare import compare_markdown
+from whatif.formatting import hours, pct, usd
 
 
 def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
@@ -28,6 +29,10 @@ def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
                 "|---|---:|---:|---:|---:|---:|---:|"]
         out += [f"| {k} | {v['jobs']} | {v['neverStarted']} | {hours(v['meanS'])} | {hours(v['p50S'])} | "
                 f"{hours(v['p95S'])} | {hours(v['p99S'])} |" for k, v in rows.items()]
+    ttr = (report.get("timeToRunning") or {}).get("bySize")
+    if ttr:
+        out += ["", "| time to all pods running, by job size | jobs | p50 | p95 |", "|---|---:|---:|---:|"]
+        out += [f"| {k} | {v['jobs']} | {hours(v['p50S'])} | {hours(v['p95S'])} |" for k, v in ttr.items()]
     out += ["", "| queue | weight share | used share | deviation |", "|---|---:|---:|---:|"]
     out += [f"| {r['queue']} | {pct(r['weightShare'])} | {pct(r['usedShare'])} | {100 * r['deviation']:+.1f} pts |"
             for r in report["fairShare"]]
@@ -36,7 +41,6 @@ def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
     out += [f"- {n}" for n in w["notes"]]
     out += [f"- Trace licence: {a}" for a in w["attribution"]]
     if report.get("compare"):
-        from whatif.compare import compare_markdown
         out += ["", *compare_markdown(report["compare"])]
     if chart:
         out += ["", f"![utilization, queue depth and wait CDF]({chart})"]

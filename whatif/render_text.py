@@ -7,26 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-
-def hours(seconds: float | None) -> str:
-    """A wait for people: 42 s, 12 min, 3.4 h, 2.1 d."""
-    if seconds is None:
-        return "–"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} d"
-
-
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f} %"
-
-
-def usd(x: float | None) -> str:
-    return "–" if x is None else f"{x:,.2f}"
+from whatif.compare import compare_table
+from whatif.formatting import hours, pct, usd
 
 
 def money_table(report: dict[str, Any]) -> Table:
@@ -48,6 +30,15 @@ def wait_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
     for name, w in rows.items():
         t.add_row(name, str(w["jobs"]), str(w["neverStarted"]), hours(w["meanS"]), hours(w["p50S"]),
                   hours(w["p95S"]), hours(w["p99S"]))
+    return t
+
+
+def running_table(rows: dict[str, dict[str, Any]]) -> Table:
+    t = Table(title="Time to all pods running per job size (queue wait + image pull + pod start)")
+    for col in ("", "jobs", "p50", "p95"):
+        t.add_column(col, justify="left" if not col else "right")
+    for name, r in rows.items():
+        t.add_row(name, str(r["jobs"]), hours(r["p50S"]), hours(r["p95S"]))
     return t
 
 
@@ -78,6 +69,9 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
     console.print(money_table(report))
     console.print(wait_table("Queue wait per queue", {"all": report["waits"]["all"], **report["waits"]["byQueue"]}))
     console.print(wait_table("Queue wait per job size", report["waits"]["bySize"]))
+    ttr = report.get("timeToRunning") or {}
+    if ttr.get("bySize"):
+        console.print(running_table(ttr["bySize"]))
     console.print(fair_table(report["fairShare"]))
     pre = report["preemptions"]
     console.print(f"preemptions and spot interruptions: {pre['count']}, GPU-hours lost: {pre['lostGpuHours']:,.1f}; "
@@ -85,6 +79,5 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
     for line in [*w["notes"], *(f"trace licence: {a}" for a in w["attribution"])]:
         console.print(f"note: {line}", highlight=False)
     if report.get("compare"):
-        from whatif.compare import compare_table
         console.print(compare_table(report["compare"]))
     return buf.getvalue()

@@ -7,7 +7,7 @@ import json
 
 from preview.policy.check import PolicyOptions
 from preview.run import preview_config
-from tests.support.stack_configs import GKE
+from tests.support.spec.stack_configs import GKE
 
 RULE = "security-gke-secure-boot"
 REASON = "the driver is compiled on the node; unsigned modules are refused"
