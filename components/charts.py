@@ -44,7 +44,7 @@ NVIDIA_DRA_DRIVER = ChartPin(
     chart="dra-driver-nvidia-gpu", version="0.4.0", repo="oci://registry.k8s.io/dra-driver-nvidia/charts",
     default_values="../charts/dra-driver-nvidia-gpu-v0.4.0/values.yaml")
 
-GPU_RUNTIME_CHARTS = (NVIDIA_DEVICE_PLUGIN, GPU_OPERATOR, AWS_EFA_DEVICE_PLUGIN, NVIDIA_DRA_DRIVER)
+GPU_RUNTIME_CHARTS = (NVIDIA_DEVICE_PLUGIN, GPU_OPERATOR, AWS_EFA_DEVICE_PLUGIN)
 """The GPU runtime's charts (the other layers' pins follow, by layer)."""
 
 # -- cluster: node autoscaling on EKS (GKE autoscales node pools itself) -------------------------------------------

@@ -24,8 +24,9 @@ RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 DRANET_LABEL = {"cloud.google.com/gke-networking-dra-driver": "true"}
 """Node label with which GKE runs its managed DRANET driver on a pool with ``acceleratorNetworkProfile: auto``
 (cluster-toolkit gke-node-pool: enable_dranet sets the profile and this label)."""
-HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-")
-"""A3 and A4 machines boot from Hyperdisk; the other GPU families use Persistent Disk."""
+HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-", "a4x-")
+"""A3, A4 and A4X machines boot from Hyperdisk (cluster-toolkit's A4X blueprint: hyperdisk-balanced); the other GPU
+families use Persistent Disk."""
 
 
 def boot_disk_type(machine_type: str) -> str:

@@ -21,7 +21,7 @@ from policies.rules import (
     security_gke_node_service_account, security_gke_private_nodes, security_gke_secure_boot,
     security_gke_shielded_nodes, security_helm_plaintext_secrets, topology_accelerator_count,
     topology_compact_placement_size, topology_efa_interfaces, topology_fabric_missing, topology_fabric_shape,
-    topology_gpu_taint, topology_multi_node_placement,
+    topology_arm64_images, topology_gpu_taint, topology_multi_node_placement, topology_nvlink_domain,
 )
 
 PACK_NAME = "gpu-cluster-guardrails"
@@ -40,6 +40,8 @@ RULES: list[Rule] = [
     topology_fabric_shape.RULE,
     topology_gpu_taint.RULE,
     topology_compact_placement_size.RULE,
+    topology_nvlink_domain.RULE,
+    topology_arm64_images.RULE,
     cross_layer_gpu_advertiser.RULE,
     cross_layer_pool_exists.RULE,
     cross_layer_kueue_quota.RULE,
