@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pulumi
 
-from scheduling.compute_domain import compute_domains, uses_compute_domains
-from scheduling.kueue import pool_namespaces
-from scheduling.slurm_values import SLURM_NAMESPACE
-from stacks.facts import PoolFacts
-from stacks.scheduling_spec import Workload
-from stacks.spec import StackSpec
+from render.compute_domain import compute_domains, uses_compute_domains
+from render.kueue import pool_namespaces
+from render.slurm_values import SLURM_NAMESPACE
+from plan.facts import PoolFacts
+from spec.scheduling import Workload
+from spec.stack import StackSpec
 
 
 def job_namespaces(spec: StackSpec, pools: list[PoolFacts]) -> dict[str, list[str]]:
@@ -27,7 +27,7 @@ def build_nvlink(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.R
     racks = [p for p in pools.values() if uses_compute_domains(p)]
     if not racks:
         return
-    from components.nvidia_dra_driver import NvidiaDraDriver
+    from components.k8s.nvidia_dra_driver import NvidiaDraDriver
 
     domains = compute_domains(racks, job_namespaces(spec, racks))
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
 from catalog.gke_version import parse
-from stacks.spec import ClusterSpec, NodePool
+from spec.stack import ClusterSpec, NodePool
 from validation.issues import Issues
 
 DRA_V1_MINOR = (1, 34)

@@ -15,8 +15,9 @@ from catalog.images import ImageTable, load_image_table
 from policies.findings import Finding, listing
 from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, HELM_RELEASE
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
-from stacks.spec import POOL_LABEL_KEY
+from spec.stack import POOL_LABEL_KEY
 
 ID = "topology-arm64-images"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -136,7 +137,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                           keys=keys, urn=r.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="arm64 pools run only arm64 images", category=Category.TOPOLOGY,
     description="Every image scheduled onto an arm64 GPU pool (GB200 on Grace) has an arm64 variant, by the sourced "
                 "image table; an image the table does not know fails closed.",
@@ -150,4 +151,4 @@ RULE = Rule(
                  "and add a row. 3. Or keep the workload off arm64 pools."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, HELM_RELEASE), check=check, reads_catalog=True, stack=True,
-)
+), order=2090)

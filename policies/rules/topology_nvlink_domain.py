@@ -12,10 +12,11 @@ from catalog import Catalog
 from policies.findings import Finding
 from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.scheduler_objects import object_name, selected_pool
 from policies.values import as_dict, as_int, as_list, dig
-from scheduling.kueue_topology import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION
+from plan.kueue_topology import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION
 
 ID = "topology-nvlink-domain"
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
@@ -86,7 +87,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                               fix="set scheduling.topology: {mode: required, level: nvlink}", keys=keys, urn=r.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Gangs on NVL72 pools are placed by NVLink domain", category=Category.TOPOLOGY,
     description="Training runtimes of GB200 NVL72 pools keep a gang that fits one NVLink domain inside one, and a "
                 "larger gang names an explicit level above the domain.",
@@ -100,4 +101,4 @@ RULE = Rule(
                  "above the domain (GKE: cloud.google.com/gce-topology-block). 3. Or keep gangs at most one domain."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP), check=check, reads_catalog=True, stack=True,
-)
+), order=2080)

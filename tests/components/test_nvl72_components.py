@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.crd_schemas import schema_errors
-from tests.support.edit import edit
-from tests.support.gpu_runtime_matrix import config
-from tests.support.helm_examples import problems, recording, rendered
-from tests.support.recorded import of_type, one
+from tests.support.kube.crd_schemas import schema_errors
+from tests.support.spec.edit import edit
+from tests.support.spec.gpu_runtime_matrix import config
+from tests.support.helm.examples import problems, recording, rendered
+from tests.support.preview.recorded import of_type, one
 from preview.engine import run_program
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
