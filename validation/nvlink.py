@@ -10,6 +10,9 @@ from catalog.gke_version import parse
 from spec.stack import ClusterSpec, NodePool
 from validation.issues import Issues
 
+AL2023_ARM_NVIDIA_MIN_RELEASE = "20251103"
+"""The EKS UltraServer guide: P6e-GB200 nodes need the AL2023 ARM NVIDIA AMI release v20251103 or later (driver 580,
+CDMM; awsdocs/amazon-eks-user-guide@00e3293d ml-eks-nvidia-ultraserver.adoc, shared facts §2.4)."""
 DRA_V1_MINOR = (1, 34)
 """A job gets its IMEX channel through a ``resource.k8s.io/v1`` ResourceClaim (the ComputeDomain controller's
 template), served from Kubernetes 1.34 on; the NVIDIA DRA driver's prerequisites ask for v1.34.2+
@@ -62,6 +65,14 @@ def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterS
                    fix="remove capacity.placementPolicy (target the racks with capacity.reservationBlock)")
     if cluster is not None:
         _check_version(pool, cloud, cluster, machine.machine_type)
+    release = spec.ami_release_version
+    if cloud == Cloud.AWS and release and "-" in release \
+            and release.rsplit("-", 1)[1][:8] < AL2023_ARM_NVIDIA_MIN_RELEASE:
+        pool.error("amiReleaseVersion", f"{machine.machine_type} needs the AL2023 ARM NVIDIA AMI from release "
+                   f"v{AL2023_ARM_NVIDIA_MIN_RELEASE} on (NVIDIA driver 580 with CDMM, the EKS UltraServer guide)",
+                   release, allowed=f"a release dated {AL2023_ARM_NVIDIA_MIN_RELEASE} or later, e.g. 1.35.2-20260304",
+                   fix="pin a newer release (`aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/"
+                   "amazon-linux-2023/arm64/nvidia/recommended/release_version`), or remove amiReleaseVersion")
 
 
 def _domain_nodes(cat: Catalog, spec: NodePool, default: int) -> int:

@@ -147,6 +147,17 @@ CASES = [
           allowed:  capacity: {type: reservation, reservation: <name>, reservationBlock: <block>}
           fix:      declare the reservation (and its block) you were granted
         """, id="a4x-reservation-only"),
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True,
+                 "nodePools[0].maxNodes": 18, "nodePools[0].amiReleaseVersion": "1.35.0-20251020",
+                 "nodePools[0].capacity": {"type": "reservation", "reservationKind": "capacity-block",
+                                           "reservation": "cr-0123456789abcdef0", "ultraserverType": "u-p6e-gb200x72",
+                                           "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336},
+                                           "upfrontFeeUsd": 255999.74}}, """
+        error: gpu-cluster:nodePools[0].amiReleaseVersion: pool 'h100': p6e-gb200.36xlarge needs the AL2023 ARM NVIDIA AMI from release v20251103 on (NVIDIA driver 580 with CDMM, the EKS UltraServer guide)
+          received: '1.35.0-20251020'
+          allowed:  a release dated 20251103 or later, e.g. 1.35.2-20260304
+          fix:      pin a newer release (`aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/recommended/release_version`), or remove amiReleaseVersion
+        """, id="p6e-ami-below-the-guide-floor"),
     case("gke", {"region": "us-east4", "nodePools[0].zones": ["us-east4-b"],
                  "nodePools[0].machineType": "a4-highgpu-8g"}, """
         error: gpu-cluster:nodePools[0].machineType: pool 'h100': no on-demand price for a4-highgpu-8g in us-east4; refusing to guess (unknown is not $0)
