@@ -20,7 +20,6 @@ the v2.3.0 TrainJob CRD), and a ClusterTrainingRuntime's pods look the template 
   ``torch-<pool>`` runtime claims its channel: jobs of one team share that IMEX domain, teams never do;
 - a job that needs its own domain uses :func:`job_objects`: a ComputeDomain ``<job>-imex`` and a namespaced
   ``TrainingRuntime`` ``torch-<pool>-<job>`` (the pool's runtime with the claim pointed at the job's channel);
-  ``python -m render.compute_domain`` prints them for a stack;
 - a Slinky NodeSet's slurmd pods are long-lived, so the pool's NodeSet claims the channel of ``<pool>-imex`` in the
   Slurm namespace once; Slurm jobs share the NodeSet's domain.
 
