@@ -120,3 +120,23 @@ def test_a4x_cost_rules_pass_with_a_contract_price(pack, a4x):
         assert [d for d in pack.everything(list(copy.deepcopy(a4x))) if d[1] == "mandatory"] == []
     finally:
         pack.configure()
+
+
+def _eks_kueue(gfd: bool):
+    cfg = read_stack_file(PROJECT_ROOT / "Pulumi.eks-p6e-gb200.yaml")
+    cfg["gpu-cluster:nodePools"][0]["minNodes"] = 18  # Kueue TAS counts only nodes that exist
+    cfg["gpu-cluster:scheduling"] = {"workload": "kubeflow", "queues": [
+        {"name": "pretraining", "quotas": [{"pool": "gb200", "gpus": 72}]}],
+        "topology": {"mode": "required", "level": "nvlink"}}
+    cfg["gpu-cluster:gpuRuntime"]["gpuFeatureDiscovery"] = gfd
+    return list(run_program(cfg, "eks-p6e-gb200").resources)
+
+
+def test_eks_kueue_places_gangs_by_gfd_clique_and_needs_gfd(pack):
+    resources = _eks_kueue(gfd=True)
+    (topology,) = [r for r in resources if r.type.endswith(":Topology")]
+    assert [lv["nodeLabel"] for lv in topology.inputs["spec"]["levels"]] == [
+        "topology.kubernetes.io/zone", "nvidia.com/gpu.clique", "kubernetes.io/hostname"]
+    assert _ours(pack.stack(resources), "cross-layer-kueue-topology") == []
+    (finding,) = _ours(pack.stack(_eks_kueue(gfd=False)), "cross-layer-kueue-topology")
+    assert "spec.levels[1].nodeLabel nvidia.com/gpu.clique" in finding[2]
