@@ -138,7 +138,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
 
 
 RULE = register(Rule(
-    id=ID, title="arm64 pools run only arm64 images", category=Category.TOPOLOGY,
+    id=ID, title="Arm64 pools run only arm64 images", category=Category.TOPOLOGY,
     description="Every image scheduled onto an arm64 GPU pool (GB200 on Grace) has an arm64 variant, by the sourced "
                 "image table; an image the table does not know fails closed.",
     why=("GB200 NVL72 machines (GKE A4X, EKS P6e-GB200) have Grace arm64 hosts. An amd64-only image on them fails at "
