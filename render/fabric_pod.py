@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from render.compute_domain import pod_claim as imex_pod_claim
 from render.fabric_claim import pod_claim
 from plan.facts import PoolFacts
 
@@ -125,16 +126,21 @@ taint: the installer needs no Kubernetes API credentials, and the autoscalers' s
 cannot know a label set later) keep matching the pods."""
 
 
-def ready_marker_command(kind: FabricKind) -> str:
+def plugin_component(arm64: bool) -> str:
+    """The catalog component of the NCCL plugin image for the nodes' architecture (gIB has an arm64 image)."""
+    return "nccl-plugin-arm64" if arm64 else "nccl-plugin"
+
+
+def ready_marker_command(kind: FabricKind, arm64: bool = False) -> str:
     """The installer's last step: write the marker (plugin reference) where the gate reads it."""
-    ref = load_fabric_catalog().image(kind, "nccl-plugin").reference
+    ref = load_fabric_catalog().image(kind, plugin_component(arm64)).reference
     return f"mkdir -p {READY_DIR} && echo '{ref}' > {READY_DIR}/{READY_FILE}"
 
 
-def _ready_gate(kind: FabricKind) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(init container, volume): wait for the installer's marker naming the pinned plugin."""
+def _ready_gate(kind: FabricKind, arm64: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(init container, volume): wait for the installer's marker naming the pinned plugin (of the nodes' arch)."""
     fab = load_fabric_catalog()
-    ref = fab.image(kind, "nccl-plugin").reference
+    ref = fab.image(kind, plugin_component(arm64)).reference
     wait = (f"until [ \"$(cat {READY_DIR}/{READY_FILE} 2>/dev/null)\" = '{ref}' ]; do "
             f"echo 'waiting for the NCCL plugin {ref} on this node'; sleep 5; done")
     container = {"name": "fabric-ready", "image": fab.image(kind, "ready-gate").reference,
@@ -307,7 +313,19 @@ def _efa(pool: PoolFacts) -> PodFabric:
 
 def pod_fabric(pool: PoolFacts) -> PodFabric | None:
     """None when the pool has no fabric, or when on EKS nothing advertises ``vpc.amazonaws.com/efa`` (no EFA device
-    plugin: a request would leave the pods Pending forever)."""
+    plugin: a request would leave the pods Pending forever). On a rack-scale NVLink pool (GB200 NVL72) the pod also
+    claims an IMEX channel of the pool's ComputeDomain (``render/compute_domain.py``)."""
+    network = _network_fabric(pool)
+    channel = imex_pod_claim(pool)
+    if channel is None:
+        return network
+    if network is None:
+        return PodFabric(summary="IMEX channel (ComputeDomain)", resource_claims=(channel,))
+    return replace(network, summary=f"{network.summary}; IMEX channel (ComputeDomain)",
+                   resource_claims=(*network.resource_claims, channel))
+
+
+def _network_fabric(pool: PoolFacts) -> PodFabric | None:
     if pool.fabric is None:
         return None
     kind = pool.fabric.kind
@@ -315,7 +333,7 @@ def pod_fabric(pool: PoolFacts) -> PodFabric | None:
         return None
     made = {FabricKind.TCPX: _tcpx, FabricKind.TCPXO: _tcpxo, FabricKind.RDMA: _rdma, FabricKind.EFA: _efa}[kind](pool)
     if kind != FabricKind.EFA:  # EFA: the device plugin advertises the devices only once they work
-        gate, volume = _ready_gate(kind)
+        gate, volume = _ready_gate(kind, pool.arm64)
         made = replace(made, init=(gate,), volumes=(*made.volumes, volume))
     return replace(made, image=pool.fabric.runtime_image) if pool.fabric.runtime_image else made
 

@@ -19,6 +19,9 @@ from plan.facts import PoolFacts
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TORCH_IMAGE = "pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime"
 """The image Trainer v2's own torch-distributed runtime uses; a TrainJob overrides it with ``spec.trainer.image``."""
+TORCH_IMAGE_ARM64 = "nvcr.io/nvidia/pytorch:25.08-py3"
+"""arm64 pools (GB200 on Grace): the pytorch/pytorch CUDA images are amd64 only; NGC's PyTorch image has an arm64
+(SBSA) variant under the same tag (``catalog/data/image-architectures.csv``)."""
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 
@@ -29,12 +32,13 @@ def runtime_name(pool: str) -> str:
 
 def runtime_image(pool: PoolFacts) -> str:
     """``fabric.runtimeImage``, else on an EFA pool the catalog's EFA-capable image in the pool's region (the
-    PyTorch image has no libfabric/aws-ofi-nccl: NCCL would use sockets), else Trainer's PyTorch image."""
+    PyTorch image has no libfabric/aws-ofi-nccl: NCCL would use sockets; x86_64 only), else Trainer's PyTorch image
+    (NGC's on arm64)."""
     if pool.fabric is not None and pool.fabric.runtime_image:
         return pool.fabric.runtime_image
-    if pool.fabric is not None and pool.fabric.kind == FabricKind.EFA:
+    if pool.fabric is not None and pool.fabric.kind == FabricKind.EFA and not pool.arm64:
         return load_fabric_catalog().image(FabricKind.EFA, "training-image").reference_in(pool.region)
-    return TORCH_IMAGE
+    return TORCH_IMAGE_ARM64 if pool.arm64 else TORCH_IMAGE
 
 
 def training_runtimes(pools: Sequence[PoolFacts], placements: Mapping[str, Placement]) -> list[dict[str, Any]]:

@@ -32,6 +32,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="reclaims per spot node and 30 days (default: the catalog's rate; 0 turns them off)")
     p.add_argument("--no-backfill", action="store_true", help="Slurm: main scheduler only (an experiment)")
     p.add_argument("--horizon-hours", type=float, help="stop the simulation here")
+    p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a start-path factor of catalog/data/start-path.csv (e.g. image_gb=30); repeatable")
     p.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback too")
     args = p.parse_args(argv)
@@ -48,6 +50,25 @@ def _stack(name: str | None, file: Path | None) -> str | Path:
     return name if stack_path(name).exists() else stack_path(name)
 
 
+def _assumptions(items: list[str]) -> tuple[dict[str, float], list[str]]:
+    """--assume NAME=VALUE pairs -> overrides, and every problem at once."""
+    from catalog.start_path import load_start_path
+    known = load_start_path()
+    out, bad = {}, []
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if name not in known or number < 0:
+            bad.append(f"error: --assume {item!r}: expected NAME=VALUE with a known factor and a number >= 0\n"
+                       f"  allowed:  {', '.join(sorted(known))}\n  fix:      e.g. --assume image_gb=30")
+        else:
+            out[name] = number
+    return out, bad
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     from validation.issues import SpecError, format_issues
@@ -56,10 +77,23 @@ def main(argv: list[str] | None = None) -> int:
     from whatif.run import chart, run_whatif
     from whatif.workload.load import WorkloadError
 
+    assume, bad = _assumptions(args.assume)
+    if bad:
+        print("\n".join(bad), file=sys.stderr)
+        return EXIT_INVALID
     bar = LazyProgress("simulating")
-    opts = SimOptions(nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
+    opts = SimOptions(assume=assume, nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
                       spot_interruptions_per_node_month=args.spot_interruptions_per_node_month,
                       horizon_s=args.horizon_hours * 3600 if args.horizon_hours else None, progress=bar)
+    from validation.environment import stack_name_problem
+    problems = [p for p in (stack_name_problem("--stack", args.stack) if args.stack and not args.stack_file else None,
+                            stack_name_problem("--vs", args.vs) if args.vs and not args.vs_stack_file else None) if p]
+    if args.chart and not args.chart.parent.is_dir():
+        problems.append(f"error: --chart {args.chart}: no folder {args.chart.parent} to write it in\n"
+                        f"  fix:      mkdir -p {args.chart.parent}, or pass a path in an existing folder")
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return EXIT_INVALID
     try:
         for name, file in ((args.stack, args.stack_file), (args.vs, args.vs_stack_file)):
             target = _stack(name, file) if (name or file) else None
@@ -67,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: no stack file {target}\n  fix:      pass --stack with an existing stack name "
                       "(Pulumi.<name>.yaml in the project root) or --stack-file", file=sys.stderr)
                 return EXIT_INVALID
+        if (args.vs or args.vs_stack_file) and (refusal := vs_refusal(args, opts)):
+            print(refusal, file=sys.stderr)
+            return EXIT_INVALID
         run = run_whatif(_stack(args.stack, args.stack_file), args.workload, args.seed, opts, args.stack)
         if args.vs or args.vs_stack_file:
             from whatif.compare import compare
@@ -94,9 +131,31 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def vs_refusal(args: argparse.Namespace, opts) -> str | None:
+    """Before any simulation: the workload must name only queues and priority classes the --vs stack has too (the
+    comparison is per queue), else the reason and the fix, followed by each name that does not exist there."""
+    from whatif.api import cluster_of, load_stack_spec
+    from whatif.workload.load import WorkloadError, load_workload
+
+    target = _stack(args.vs, args.vs_stack_file)
+    label = args.vs or Path(target).stem.removeprefix("Pulumi.")
+    try:
+        load_workload(args.workload, cluster_of(load_stack_spec(target), label, opts), args.seed)
+    except WorkloadError as exc:
+        return (f"error: --vs {label}: the workload {args.workload} names queues or priority classes that {label} "
+                f"does not have ({len(exc.issues)} below); --vs runs the SAME workload on both stacks and compares "
+                f"them per queue, so both need the workload's names\n"
+                f"  fix:      compare with a stack that has them (e.g. an edited copy: --vs-stack-file FILE), or run "
+                f"each stack on its own workload (--stack {label} --workload workloads/{label}.yaml)\n{exc}")
+    return None
+
+
 def guarded_main(argv: list[str] | None = None) -> int:
     """``main``, with an unexpected exception reported as a bug: one line, exit EXIT_INTERNAL (the preview's exit-code
     contract, README "Exit codes"), the traceback only with ``--debug``."""
+    from validation.environment import require_environment
+    require_environment("whatif", "--stack gke-kueue --workload workloads/gke-kueue.yaml",
+                        ("yaml", "ruamel.yaml", "pydantic", "rich"))
     args = sys.argv[1:] if argv is None else argv
     try:
         return main(argv)

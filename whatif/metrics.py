@@ -37,33 +37,47 @@ def wait_stats(waits: Sequence[float], censored: int = 0) -> dict[str, Any]:
             "p95S": r(percentile(waits, 95)), "p99S": r(percentile(waits, 99))}
 
 
-def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float, idle_cost: float) -> dict[str, Any]:
+def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float | None,
+           idle_cost: float | None) -> dict[str, Any]:
+    """``cost`` None: a pool's price is unknown (reservation-bound A4X), so every $ figure is None, never $0."""
     used = alloc_gpu_h - lost_gpu_h
     return {"paidGpuHours": round(paid_gpu_h, 2), "allocatedGpuHours": round(alloc_gpu_h, 2),
             "utilization": round(alloc_gpu_h / paid_gpu_h, 4) if paid_gpu_h else None,
             "idleGpuHours": round(paid_gpu_h - alloc_gpu_h, 2), "lostGpuHours": round(lost_gpu_h, 2),
-            "costUsd": round(cost, 2), "idleCostUsd": round(idle_cost, 2),
-            "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if used > 0 else None}
+            "costUsd": None if cost is None else round(cost, 2),
+            "idleCostUsd": None if idle_cost is None else round(idle_cost, 2),
+            "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if cost is not None and used > 0 else None}
 
 
-def _pool_money(u: PoolUsage) -> tuple[float, float, float, float, float]:
-    """(paid GPU-h, allocated GPU-h, lost GPU-h, cost $, idle $) of one pool, unrounded."""
+def _pool_money(u: PoolUsage) -> tuple[float, float, float, float | None, float | None]:
+    """(paid GPU-h, allocated GPU-h, lost GPU-h, cost $, idle $) of one pool, unrounded; $ None when unpriced."""
     paid = u.paid_node_s * u.gpus_per_node / 3600
     alloc = u.allocated_gpu_s / 3600
+    if u.usd_per_node_hour is None:
+        return paid, alloc, u.lost_gpu_s / 3600, None, None
     cost = u.paid_node_s / 3600 * u.usd_per_node_hour
     idle = cost * (1 - alloc / paid) if paid else 0.0
     return paid, alloc, u.lost_gpu_s / 3600, cost, idle
 
 
 def pool_row(u: PoolUsage) -> dict[str, Any]:
-    return {"pool": u.pool, "listUsdPerGpuHour": round(u.usd_per_node_hour / u.gpus_per_node, 4),
-            **_money(*_pool_money(u)), "interruptions": u.interruptions}
+    price = None if u.usd_per_node_hour is None else round(u.usd_per_node_hour / u.gpus_per_node, 4)
+    return {"pool": u.pool, "listUsdPerGpuHour": price, **_money(*_pool_money(u)), "interruptions": u.interruptions}
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    listed = list(values)
+    return None if any(v is None for v in listed) else sum(v for v in listed if v is not None)
 
 
 def total_row(pools: Iterable[PoolUsage]) -> dict[str, Any]:
-    """Sums of the pools' unrounded figures; idle $ is the sum of each pool's idle $ at its own price."""
-    sums = [sum(col) for col in zip(*(_pool_money(u) for u in pools))] or [0.0] * 5
-    return _money(*sums)
+    """Sums of the pools' unrounded figures; idle $ is the sum of each pool's idle $ at its own price (None when a
+    pool's price is unknown)."""
+    rows = [_pool_money(u) for u in pools]
+    if not rows:
+        return _money(0.0, 0.0, 0.0, 0.0, 0.0)
+    paid, alloc, lost = (sum(r[i] for r in rows) for i in range(3))  # type: ignore[misc]
+    return _money(paid, alloc, lost, _sum(r[3] for r in rows), _sum(r[4] for r in rows))
 
 
 def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed: int) -> dict[str, Any]:
@@ -81,6 +95,7 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
         "neverStartable": never,
         "pools": pools, "total": total,
         "waits": _waits(result, counted),
+        "timeToRunning": _time_to_running(result, cluster, counted),
         "preemptions": {"count": result.preemptions, "lostGpuHours": total["lostGpuHours"]},
         "fairShare": _fair_share(result, cluster),
         "unfinished": sum(1 for j in counted if result.jobs[j.id].end_s is None and
@@ -114,6 +129,23 @@ def _waits(result: SimResult, counted: Iterable[Job]) -> dict[str, Any]:
     return {"all": wait_stats(every, sum(censored_q.values())),
             "byQueue": {q: wait_stats(v, censored_q.get(q, 0)) for q, v in sorted(by_queue.items())},
             "bySize": {s: wait_stats(by_size[s], censored_s.get(s, 0)) for s in order if s in by_size}}
+
+
+def _time_to_running(result: SimResult, cluster: ClusterModel, counted: Iterable[Job]) -> dict[str, Any]:
+    """Submit to all pods running (queue wait + image pull + admission, scheduling and pod start), per job size."""
+    if cluster.scheduler == "slurm":
+        return {"bySize": {}, "note": "Slurm jobs start in running slurmd pods: the queue wait is the time to running"}
+    by_size: dict[str, list[float]] = {}
+    for j in counted:
+        o = result.jobs[j.id]
+        if o.running_s is not None:
+            by_size.setdefault(size_class(j), []).append(o.running_s - j.submit_s)
+    r = lambda v: None if v is None else round(v, 1)  # noqa: E731
+    order = [c[0] for c in SIZE_CLASSES]
+    return {"bySize": {s: {"jobs": len(by_size[s]), "p50S": r(percentile(by_size[s], 50)),
+                           "p95S": r(percentile(by_size[s], 95))} for s in order if s in by_size},
+            "note": "node provisioning, image pull and pod start from catalog/data/start-path.csv (override with "
+                    "--assume NAME=VALUE); the run time of a job starts at placement"}
 
 
 def _fair_share(result: SimResult, cluster: ClusterModel) -> list[dict[str, Any]]:

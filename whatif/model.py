@@ -71,6 +71,8 @@ class SimOptions:
     """Stop here; None: when every job has ended or can never start."""
     backfill: bool = True
     """Slurm only: False runs the main (strict priority) scheduler alone, for 'what does backfill buy' experiments."""
+    assume: dict[str, float] = field(default_factory=dict)
+    """Overrides of the start-path factors (catalog/data/start-path.csv), e.g. {"image_gb": 30}."""
     progress: Any = None
     """Called as progress(sim_time_s, horizon_s) now and then (the CLI's progress bar); None: silent."""
 
@@ -86,11 +88,13 @@ class JobOutcome:
     preemptions: int = 0
     never_startable: str | None = None
     backfilled: bool = False
+    running_s: float | None = None
+    """Kubernetes schedulers: when all its pods were first running (placement + image pull + pod start)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "startS": self.start_s, "endS": self.end_s, "starts": list(self.starts),
                 "pool": self.pool, "nodes": list(self.nodes), "preemptions": self.preemptions,
-                "neverStartable": self.never_startable, "backfilled": self.backfilled}
+                "neverStartable": self.never_startable, "backfilled": self.backfilled, "runningS": self.running_s}
 
 
 @dataclass
@@ -98,7 +102,8 @@ class PoolUsage:
     """Per-pool totals of one run (GPU-seconds count physical GPUs; a shared slice counts its share)."""
     pool: str
     gpus_per_node: int
-    usd_per_node_hour: float
+    usd_per_node_hour: float | None
+    """None: the pool's price is unknown (reservation-bound A4X); every $ figure of it is then None."""
     paid_node_s: float = 0.0
     allocated_gpu_s: float = 0.0
     lost_gpu_s: float = 0.0

@@ -31,6 +31,14 @@ def print_fabric(console: Console, rows: list[dict[str, Any]]) -> None:
                       f"{r['nominalGbpsPerNode']:,}", ", ".join(wired) or "—")
     console.print(table)
     for r in rows:
+        nv = r.get("nvlink")
+        if nv:
+            where = (f"workload policy {nv['acceleratorTopology']}" if nv["acceleratorTopology"]
+                     else f"UltraServer {nv['ultraserverType']}" if nv["ultraserverType"] else "")
+            cds = ", ".join(nv["computeDomains"]) or "none (no scheduling namespace)"
+            console.print(f"  {r['pool']}: NVLink domains of {nv['domainGpus']} GPUs ({nv['domainNodes']} nodes, one per "
+                          f"{nv['domainLabel']} value), {nv['domainsAtMax']} at maxNodes"
+                          f"{'; ' + where if where else ''}; IMEX channels from ComputeDomain {cds}", highlight=False)
         for c in r.get("contract") or []:
             unmet = f" (unmet: {', '.join(u['id'] for u in c['unmet'])})" if c["unmet"] else ""
             console.print(f"  {r['pool']}: {c['workload']}: {c['summary']}{unmet}; env from {c['envFrom']}",
