@@ -53,6 +53,8 @@ class QuotaPlan:
     """None: gang admission is off, or workload slurm (Slurm allocates a job's nodes together)."""
     quotas: list[QueueQuota] = field(default_factory=list)
     pools: list[PoolPromise] = field(default_factory=list)
+    access: list[str] = field(default_factory=list)
+    """What a tenant can reach, one line per control (``scheduling/tenancy.py``)."""
 
     def queue_usd_per_hour(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -66,7 +68,8 @@ class QuotaPlan:
                 "quotas": [asdict(q) for q in self.quotas],
                 "pools": [{**asdict(p), "share": round(p.share, 4), "overcommitted": p.overcommitted}
                           for p in self.pools],
-                "queueUsdPerHour": {k: round(v, 4) for k, v in self.queue_usd_per_hour().items()}}
+                "queueUsdPerHour": {k: round(v, 4) for k, v in self.queue_usd_per_hour().items()},
+                "access": list(self.access)}
 
 
 def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dict[str, str] | None = None) -> QuotaPlan:
