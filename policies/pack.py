@@ -20,6 +20,8 @@ from policies.rules import (
     security_gke_auto_repair, security_gke_auto_upgrade, security_gke_metadata_server,
     security_gke_node_service_account, security_gke_private_nodes, security_gke_secure_boot,
     security_gke_shielded_nodes, security_helm_plaintext_secrets, topology_accelerator_count,
+    security_authorized_network_width, security_device_annotation_policy, security_kueue_unqueued_jobs,
+    security_network_policy_enforcement, security_team_namespace_admission, security_unauthenticated_components,
     topology_compact_placement_size, topology_efa_interfaces, topology_fabric_missing, topology_fabric_shape,
     topology_gpu_taint, topology_multi_node_placement,
 )
@@ -65,6 +67,12 @@ RULES: list[Rule] = [
     security_eks_secrets_encryption.RULE,
     security_helm_plaintext_secrets.RULE,
     security_default_credentials.RULE,
+    security_team_namespace_admission.RULE,
+    security_device_annotation_policy.RULE,
+    security_unauthenticated_components.RULE,
+    security_network_policy_enforcement.RULE,
+    security_kueue_unqueued_jobs.RULE,
+    security_authorized_network_width.RULE,
 ]
 
 
