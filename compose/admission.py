@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pulumi
 
-from scheduling.admission import admission_objects
-from scheduling.kueue import pool_namespaces
-from scheduling.slurm_values import SLURM_NAMESPACE
-from stacks.facts import PoolFacts
-from stacks.scheduling_spec import Workload
-from stacks.spec import StackSpec
+from render.admission import admission_objects
+from render.kueue import pool_namespaces
+from render.slurm_values import SLURM_NAMESPACE
+from plan.facts import PoolFacts
+from spec.scheduling import Workload
+from spec.stack import StackSpec
 
 
 def build_admission(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
@@ -21,7 +21,7 @@ def build_admission(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulum
     objects = admission_objects([pools[p.name] for p in spec.node_pools], teams, slurm)
     if not objects:
         return []
-    from components.admission_policies import AdmissionPolicies
+    from components.k8s.admission_policies import AdmissionPolicies
 
     return [AdmissionPolicies("admission", objects, after=[cluster],
                               opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster]))]

@@ -9,6 +9,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
 from policies.resources import EKS_CLUSTER, GKE_CLUSTER, cluster_subject
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.values import as_dict, as_list, dig
 
@@ -42,7 +43,7 @@ def check(r: Resource, cfg: Config) -> Iterable[Finding]:
                           keys=keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Authorized networks are narrow", category=Category.SECURITY,
     description="Networks allowed to reach the Kubernetes API are no wider than minPrefixLength (default /8).",
     why=("The API server is the cluster's front door: a wide authorized network (a /4, a cloud's whole range) lets "
@@ -53,4 +54,4 @@ RULE = Rule(
     check=check, config={"minPrefixLength": {
         "type": "integer", "minimum": 1, "maximum": 32, "default": 8,
         "description": "Narrowest IPv4 prefix length allowed (8: a /8 passes, a /7 does not)."}},
-)
+), order=4190)

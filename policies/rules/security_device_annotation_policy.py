@@ -7,6 +7,7 @@ from typing import Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.tenancy import DAEMONSET, denying_policies, expressions, name_of, of_type
 from policies.values import as_dict, as_list, dig
@@ -36,11 +37,11 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                            "namespace",
                   required=f"a cluster-wide policy admitting only {ANNOTATION}/container.<fabric sidecar> with GPU "
                            "device paths, in the namespaces fabric jobs run in",
-                  fix="keep gpu-cluster-device-annotations and its binding (scheduling/admission.py)",
+                  fix="keep gpu-cluster-device-annotations and its binding (render/admission.py)",
                   keys=(name_of(ds), ds.name, ds.urn), urn=ds.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Device-injector annotations are admitted only for the fabric", category=Category.SECURITY,
     stack=True,
     description="A cluster running the NRI device injector binds a ValidatingAdmissionPolicy on devices.gke.io "
@@ -53,4 +54,4 @@ RULE = Rule(
                  "devices, and any namespace but the fabric teams'. 2. gpu-cluster creates "
                  "gpu-cluster-device-annotations for this."),
     severity=Severity.CRITICAL, enforcement=EnforcementLevel.MANDATORY, applies_to=(DAEMONSET,), check=check,
-)
+), order=4150)

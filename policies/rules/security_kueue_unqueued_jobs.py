@@ -10,6 +10,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
 from policies.resources import HELM_RELEASE
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.tenancy import NAME_LABEL, team_namespaces
 from policies.values import as_dict, as_list, dig
@@ -58,11 +59,11 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                               if managed else "")),
                       required="manageJobsWithoutQueueName: true with managedJobsNamespaceSelector selecting every "
                                "team namespace",
-                      fix="keep the manager configuration gpu-cluster renders (scheduling/kueue_config.py)",
+                      fix="keep the manager configuration gpu-cluster renders (render/kueue_config.py)",
                       keys=(r.name, r.urn), urn=r.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Jobs without a queue name cannot bypass quota", category=Category.SECURITY, stack=True,
     description="Kueue manages team-namespace jobs that name no queue (manageJobsWithoutQueueName + "
                 "managedJobsNamespaceSelector).",
@@ -72,4 +73,4 @@ RULE = Rule(
                  "namespaces (kubernetes.io/metadata.name In [...]), which also keeps Kueue's pod webhook out of "
                  "system namespaces. 3. Enable the pod integration so bare pods are held too."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(HELM_RELEASE,), check=check,
-)
+), order=4180)

@@ -9,6 +9,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
 from policies.resources import EKS_CLUSTER, GKE_CLUSTER, cluster_subject
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.tenancy import NETWORK_POLICY, of_type
 from policies.values import as_dict, dig
@@ -49,7 +50,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                           "turn its network policy agent on", keys=keys, urn=c.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="NetworkPolicies are enforced", category=Category.SECURITY, stack=True,
     description="A cluster whose stack creates NetworkPolicies enforces them (GKE Dataplane V2; EKS vpc-cni "
                 "enableNetworkPolicy).",
@@ -59,4 +60,4 @@ RULE = Rule(
     remediation=("1. GKE: datapathProvider ADVANCED_DATAPATH. 2. EKS: the vpc-cni add-on with configurationValues "
                  '{"enableNetworkPolicy": "true"} (nodes on a kernel with eBPF support, e.g. AL2023).'),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(NETWORK_POLICY,), check=check,
-)
+), order=4170)

@@ -7,6 +7,7 @@ from typing import Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.tenancy import ENFORCE, NAMESPACE, denying_policies, expressions, name_of, of_type, team_namespaces
 from policies.values import as_dict, dig
@@ -38,11 +39,11 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                       required="Pod Security baseline or restricted, or a Deny-bound ValidatingAdmissionPolicy that "
                                "enforces baseline (gpu-cluster-fabric-pods)",
                       fix="label the namespace pod-security.kubernetes.io/enforce: baseline; on a GPUDirect pool "
-                          "gpu-cluster binds gpu-cluster-fabric-pods to it (scheduling/admission.py)",
+                          "gpu-cluster binds gpu-cluster-fabric-pods to it (render/admission.py)",
                       keys=(name, ns.name, ns.urn), urn=ns.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Team namespaces admit no privileged pods", category=Category.SECURITY, stack=True,
     description="Namespaces holding a Kueue LocalQueue enforce Pod Security baseline, by label or by a bound "
                 "ValidatingAdmissionPolicy.",
@@ -56,4 +57,4 @@ RULE = Rule(
                  "plus the fabric's needs, bound by the namespace's kubernetes.io/metadata.name with "
                  "validationActions [Deny] and failurePolicy Fail (gpu-cluster creates gpu-cluster-fabric-pods)."),
     severity=Severity.CRITICAL, enforcement=EnforcementLevel.MANDATORY, applies_to=(NAMESPACE,), check=check,
-)
+), order=4140)

@@ -7,6 +7,7 @@ from typing import Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.tenancy import KUSTOMIZE_DIRECTORY, default_deny_ingress, directory_of, of_type
 
@@ -29,12 +30,12 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                               "can call it", observed=f"no default-deny ingress NetworkPolicy in namespace {NAMESPACE}",
                               required=f"a NetworkPolicy in {NAMESPACE} selecting every pod for Ingress with no "
                                        "rule, plus only the allows the components need",
-                              fix="keep the Kubeflow component's NetworkPolicies (scheduling/network_policies.py), "
+                              fix="keep the Kubeflow component's NetworkPolicies (render/network_policies.py), "
                                   "or deploy the authenticated multi-user install instead",
                               keys=(r.name, r.urn), urn=r.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Unauthenticated components are not reachable by tenants", category=Category.SECURITY, stack=True,
     description="Katib and Kubeflow Pipelines installs come with a default-deny ingress NetworkPolicy in kubeflow.",
     why=("The standalone Katib UI and the single-user Kubeflow Pipelines API have no authentication, and act with "
@@ -46,4 +47,4 @@ RULE = Rule(
                  "kubectl port-forward. 3. Or deploy Kubeflow's authenticated multi-user install."),
     severity=Severity.CRITICAL, enforcement=EnforcementLevel.MANDATORY, applies_to=(KUSTOMIZE_DIRECTORY,),
     check=check,
-)
+), order=4160)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from tests.support.admission import k8s_objects
-from tests.support.helm_examples import recording
-from tests.support.network_policy import Peer, ingress_allowed
-from tests.support.recorded import one
-from tests.support.upstream_manifests import (
+from tests.support.kube.admission import k8s_objects
+from tests.support.helm.examples import recording
+from tests.support.kube.network_policy import Peer, ingress_allowed
+from tests.support.preview.recorded import one
+from tests.support.kube.upstream_manifests import (
     CACHE_DEPLOYER, CACHE_DEPLOYER_ROLE, CACHE_SERVER, CLUSTER_ROLE, DEPLOYMENT, KATIB_UI, KUBEFLOW_NAMESPACE,
     NAMESPACE,
 )
@@ -80,7 +80,7 @@ def test_a_tenant_cannot_reach_katib_but_its_trials_report_metrics():
 def test_network_policies_are_valid(stack):
     import kubernetes_validate
 
-    from tests.support.k8s_schema import K8S_VERSION
+    from tests.support.kube.schema import K8S_VERSION
     netpols = policies(stack)
     assert len(netpols) >= 2
     for obj in netpols:

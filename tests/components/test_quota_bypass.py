@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.support.helm_examples import rendered
+from tests.support.helm.examples import rendered
 
 
 def _config_and_pod_webhook(stack: str):

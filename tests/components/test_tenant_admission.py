@@ -8,13 +8,13 @@ import copy
 import kubernetes_validate
 import pytest
 
-from scheduling.kueue import ADMISSION_ANNOTATION
-from tests.support.admission import (
+from render.kueue import ADMISSION_ANNOTATION
+from tests.support.kube.admission import (
     admission_failures, fabric_case, k8s_objects, pod_from_template, policy_failures, runtime_pods, team_pools,
 )
-from tests.support.gpu_runtime_matrix import EXAMPLE_STACKS
-from tests.support.helm_examples import recording
-from tests.support.k8s_schema import K8S_VERSION
+from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS
+from tests.support.helm.examples import recording
+from tests.support.kube.schema import K8S_VERSION
 
 FABRIC_TEAM_STACKS = ["gke-flex-start-tas", "gke-a3-ultra-rdma", "gke-kueue"]
 """Kueue stacks with a GKE GPUDirect pool (TCPX, RDMA, TCPX): their teams' namespaces get host-access pods."""

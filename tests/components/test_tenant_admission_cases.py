@@ -9,11 +9,11 @@ from typing import Any, Callable
 
 import pytest
 
-from scheduling.admission import DEVICE_POLICY, FABRIC_POLICY
-from tests.support.admission import (
+from render.admission import DEVICE_POLICY, FABRIC_POLICY
+from tests.support.kube.admission import (
     admission_failures, fabric_case, k8s_objects, pod_from_template, policy_failures, psa_baseline_failures,
 )
-from tests.support.helm_examples import recording, rendered
+from tests.support.helm.examples import recording, rendered
 
 BASELINE = "Pod Security baseline (enforced by gpu-cluster): refuses "
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from preview.engine import PROJECT_ROOT, Registered, read_stack_file, run_program
-from tests.support.policy_harness import Pack, with_props, wire
+from tests.support.policy.harness import Pack, with_props, wire
 
 M = "mandatory"
 
@@ -80,7 +80,7 @@ def test_a_privileged_team_namespace_without_its_binding_is_a_violation(pack):
         "and no ValidatingAdmissionPolicy enforcing baseline is bound to it with Deny · required: Pod Security "
         "baseline or restricted, or a Deny-bound ValidatingAdmissionPolicy that enforces baseline "
         "(gpu-cluster-fabric-pods)\nFix: label the namespace pod-security.kubernetes.io/enforce: baseline; on a "
-        "GPUDirect pool gpu-cluster binds gpu-cluster-fabric-pods to it (scheduling/admission.py)"))
+        "GPUDirect pool gpu-cluster binds gpu-cluster-fabric-pods to it (render/admission.py)"))
     assert [d[2].split(":")[0] for d in found] == ["team namespace 'research'", "team namespace 'product-ml'"]
     assert waived(pack, TEAM, "research", resources) != []  # product-ml is still reported
     pack.configure({TEAM: {"waivers": [{"rule": TEAM, "resource": n, "reason": "tested on purpose here"}
@@ -117,7 +117,7 @@ def test_device_annotation_policy(pack):
         "annotation, after admission, so any pod can take the node's boot disk · observed: no Deny-bound "
         "ValidatingAdmissionPolicy on devices.gke.io annotations covers every namespace · required: a cluster-wide "
         "policy admitting only devices.gke.io/container.<fabric sidecar> with GPU device paths, in the namespaces "
-        "fabric jobs run in\nFix: keep gpu-cluster-device-annotations and its binding (scheduling/admission.py)"))]
+        "fabric jobs run in\nFix: keep gpu-cluster-device-annotations and its binding (render/admission.py)"))]
     narrowed = changed(resources, BINDING, "admission-binding-gpu-cluster-device-annotations",
                        lambda p: p["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0].update(
                            operator="In", values=["slurm"]))
@@ -198,7 +198,7 @@ def test_jobs_without_a_queue_name_are_kueues(pack):
         "Helm release 'kueue-chart' (Kueue): a tenant's Job, JobSet or pod without a queue name runs at once, "
         "outside every quota · observed: manageJobsWithoutQueueName false · required: manageJobsWithoutQueueName: "
         "true with managedJobsNamespaceSelector selecting every team namespace\nFix: keep the manager configuration "
-        "gpu-cluster renders (scheduling/kueue_config.py)"))]
+        "gpu-cluster renders (render/kueue_config.py)"))]
     narrow = changed(resources, RELEASE, "kueue-chart", _config_edit(
         lambda c: c["managedJobsNamespaceSelector"]["matchExpressions"][0].__setitem__("values", ["research"])))
     assert "team namespaces outside managedJobsNamespaceSelector: product-ml" in ours(pack.stack(narrow),

@@ -1,0 +1,68 @@
+"""Kubeflow on the Kueue path: Kubeflow Trainer (pinned chart, with JobSet) and one training runtime per GPU pool;
+optionally Katib and Kubeflow Pipelines."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.charts import KUBEFLOW_TRAINER
+from components.k8s.custom_resources import custom_resource
+from components.k8s.katib import Katib
+from components.k8s.kubeflow_pipelines import KubeflowPipelines
+from render.kueue import pool_placements
+from render.network_policies import kubeflow_policies
+from render.tenancy import access_notes
+from render.trainer import trainer_values, training_runtimes
+from plan.facts import PoolFacts
+from spec.scheduling import SchedulingSpec
+
+TRAINER_NAMESPACE = "kubeflow-system"
+BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
+                "pod-security.kubernetes.io/audit": "restricted"}
+
+
+class Kubeflow(pulumi.ComponentResource):
+    """Installs Kubeflow Trainer into ``kubeflow-system`` (``helm.v3.Release``, release name ``kubeflow-trainer``,
+    which also installs its CRDs and JobSet) and, once ready, a ``torch-<pool>`` ClusterTrainingRuntime per GPU pool
+    carrying the pool's node selector, tolerations, GPUs per node and Kueue placement annotation. Kueue admits
+    TrainJobs through its ``trainer.kubeflow.org/trainjob`` integration. Katib and Kubeflow Pipelines are added when
+    ``scheduling.kubeflow`` asks for them, with every credential generated as a Pulumi secret.
+    """
+
+    release: k8s.helm.v3.Release
+    runtimes: list[str]
+    access: list[str]
+    """What a tenant can reach, one line per control (``render/tenancy.py``)."""
+
+    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
+                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:scheduling:Kubeflow", name, None, opts)
+        # the roots (namespace, Katib, Pipelines) wait for ``after``: the cluster and its system pool
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
+        ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata={
+            "name": TRAINER_NAMESPACE, "labels": {**BASELINE_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}},
+            opts=child)
+        self.release = k8s.helm.v3.Release(
+            f"{name}-trainer", name="kubeflow-trainer", chart=f"{KUBEFLOW_TRAINER.repo}/{KUBEFLOW_TRAINER.chart}",
+            version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        after_release = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
+        runtimes = training_runtimes(pools, pool_placements(scheduling, pools))
+        for obj in runtimes:
+            custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after_release)
+        self.runtimes = [r["metadata"]["name"] for r in runtimes]
+        installs: list[pulumi.Resource] = []
+        if scheduling.kubeflow.katib:
+            installs.append(Katib(f"{name}-katib", after=after, opts=pulumi.ResourceOptions(parent=self)))
+        if scheduling.kubeflow.pipelines:
+            installs.append(KubeflowPipelines(f"{name}-pipelines", after=after,
+                                              opts=pulumi.ResourceOptions(parent=self)))
+        if installs:  # the namespace comes with the manifests; its NetworkPolicies follow them
+            teams = list(dict.fromkeys(q.namespace or q.name for q in scheduling.queues))
+            for obj in kubeflow_policies(teams, katib=scheduling.kubeflow.katib):
+                custom_resource(f"{name}-netpol-{obj['metadata']['name']}", obj,
+                                pulumi.ResourceOptions(parent=self, depends_on=installs))
+        self.access = access_notes(scheduling, pools)
+        self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes, "access": self.access})

@@ -1,0 +1,43 @@
+"""NetworkPolicies of the ``kubeflow`` namespace (Katib, Kubeflow Pipelines): default-deny ingress, then only what
+the components need. Pure: no Pulumi.
+
+Neither the Katib UI nor the Kubeflow Pipelines API authenticates anyone (standalone installs), and both act with
+cluster-wide rights (katib-controller creates trial Jobs and reads Secrets in any namespace; the Pipelines API starts
+runs as any ServiceAccount of ``kubeflow``). So nothing outside ``kubeflow`` may reach them: operators use
+``kubectl port-forward`` (which the API server proxies into the pod, past NetworkPolicy, and which needs RBAC on
+``pods/portforward`` in ``kubeflow``). What stays open: the namespace to itself (pipeline pods run there and report
+to the API), the API server to the Katib webhook, and trial pods in the team namespaces to the Katib DB manager
+(their metrics collectors push results). Enforced by Dataplane V2 on GKE and by the VPC CNI's network policy agent
+on EKS (``components/eks/cluster.py`` turns it on).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+NAMESPACE = "kubeflow"
+LABELS = {"app.kubernetes.io/part-of": "gpu-cluster"}
+KATIB_WEBHOOK_PORT = 8443
+"""katib-controller's ``webhook`` container port (manifests/v1beta1/components/controller/controller.yaml)."""
+KATIB_DB_MANAGER_PORT = 6789
+KATIB_COMPONENT = "katib.kubeflow.org/component"
+
+
+def _policy(name: str, selector: dict[str, Any], ingress: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": dict(LABELS)},
+            "spec": {"podSelector": selector, "policyTypes": ["Ingress"], **({"ingress": ingress} if ingress else {})}}
+
+
+def kubeflow_policies(team_namespaces: Sequence[str], katib: bool) -> list[dict[str, Any]]:
+    """The policies for the ``kubeflow`` namespace; ``team_namespaces``: where Katib runs trials (the queues')."""
+    out = [_policy("default-deny-ingress", {}, []),
+           _policy("allow-same-namespace", {}, [{"from": [{"podSelector": {}}]}])]
+    if katib:
+        out.append(_policy("katib-webhook-from-api-server", {"matchLabels": {KATIB_COMPONENT: "controller"}},
+                           [{"ports": [{"protocol": "TCP", "port": KATIB_WEBHOOK_PORT}]}]))
+        if team_namespaces:
+            out.append(_policy("katib-db-manager-from-trials", {"matchLabels": {KATIB_COMPONENT: "db-manager"}}, [{
+                "from": [{"namespaceSelector": {"matchExpressions": [{
+                    "key": "kubernetes.io/metadata.name", "operator": "In", "values": list(team_namespaces)}]}}],
+                "ports": [{"protocol": "TCP", "port": KATIB_DB_MANAGER_PORT}]}]))
+    return out
