@@ -28,6 +28,24 @@ def _policy(name: str, selector: dict[str, Any], ingress: list[dict[str, Any]]) 
             "spec": {"podSelector": selector, "policyTypes": ["Ingress"], **({"ingress": ingress} if ingress else {})}}
 
 
+def _policy_in(namespace: str, name: str, selector: dict[str, Any], ingress: list[dict[str, Any]]) -> dict[str, Any]:
+    out = _policy(name, selector, ingress)
+    out["metadata"]["namespace"] = namespace
+    return out
+
+
+def isolated_namespace(namespace: str, also_from: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Default-deny ingress with the namespace open to itself (a job's pods talk to each other; a team's services
+    to the team) and to the namespaces ``also_from``: another team's pods cannot reach a team's notebooks, TensorBoards
+    or job ports, and no tenant reaches Slurm's daemons or MariaDB. Egress is not restricted."""
+    peers: list[dict[str, Any]] = [{"podSelector": {}}]
+    if also_from:
+        peers.append({"namespaceSelector": {"matchExpressions": [{
+            "key": "kubernetes.io/metadata.name", "operator": "In", "values": list(also_from)}]}})
+    return [_policy_in(namespace, "default-deny-ingress", {}, []),
+            _policy_in(namespace, "allow-same-namespace", {}, [{"from": peers}])]
+
+
 def kubeflow_policies(team_namespaces: Sequence[str], katib: bool) -> list[dict[str, Any]]:
     """The policies for the ``kubeflow`` namespace; ``team_namespaces``: where Katib runs trials (the queues')."""
     out = [_policy("default-deny-ingress", {}, []),
