@@ -43,13 +43,13 @@ def isolated_namespace(namespace: str, also_from: Sequence[str] = ()) -> list[di
         peers.append({"namespaceSelector": {"matchExpressions": [{
             "key": "kubernetes.io/metadata.name", "operator": "In", "values": list(also_from)}]}})
     return [_policy_in(namespace, "default-deny-ingress", {}, []),
-            _policy_in(namespace, "allow-same-namespace", {}, [{"from": peers}])]
+            _policy_in(namespace, "allow-same-ns", {}, [{"from": peers}])]
 
 
 def kubeflow_policies(team_namespaces: Sequence[str], katib: bool) -> list[dict[str, Any]]:
     """The policies for the ``kubeflow`` namespace; ``team_namespaces``: where Katib runs trials (the queues')."""
     out = [_policy("default-deny-ingress", {}, []),
-           _policy("allow-same-namespace", {}, [{"from": [{"podSelector": {}}]}])]
+           _policy("allow-same-ns", {}, [{"from": [{"podSelector": {}}]}])]
     if katib:
         out.append(_policy("katib-webhook-from-api-server", {"matchLabels": {KATIB_COMPONENT: "controller"}},
                            [{"ports": [{"protocol": "TCP", "port": KATIB_WEBHOOK_PORT}]}]))
