@@ -192,7 +192,9 @@ class PodFabric:
 
     @property
     def host_access(self) -> bool:
-        """hostPath volumes or added capabilities: the namespace must admit privileged pods (Pod Security)."""
+        """hostPath volumes or added capabilities, which Pod Security baseline refuses: the team namespace gets the
+        fabric admission policy instead (``render/admission.py``). Library mounts are read-only, which that
+        policy then requires. A Memory emptyDir (/dev/shm) alone needs neither."""
         return any("hostPath" in v for v in self.volumes) or bool(self.sidecars)
 
     def env_list(self) -> list[dict[str, str]]:
@@ -242,7 +244,7 @@ def _tcpxo(pool: PoolFacts) -> PodFabric:
                     "exec /fts/entrypoint_rxdm_container.sh --num_hops=2 --num_nics=8"],
         "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
         "env": [{"name": "LD_LIBRARY_PATH", "value": NVIDIA_LIB64}],
-        "volumeMounts": [{"name": "nvtcpxo-libraries", "mountPath": "/usr/local/nvidia"},
+        "volumeMounts": [{"name": "nvtcpxo-libraries", "mountPath": "/usr/local/nvidia", "readOnly": True},
                          {"name": "nvtcpxo-sys", "mountPath": "/hostsysfs"},
                          {"name": "nvtcpxo-proc-sys", "mountPath": "/hostprocsysfs"}]}
     return PodFabric(
@@ -266,7 +268,7 @@ def _tcpx(pool: PoolFacts) -> PodFabric:
                     "--uds_path", "/run/tcpx", "--setup_param", "--verbose 128 2 0 "],
         "securityContext": {"capabilities": {"add": ["NET_ADMIN"]}},
         "env": [{"name": "LD_LIBRARY_PATH", "value": NVIDIA_LIB64}],
-        "volumeMounts": [{"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64},
+        "volumeMounts": [{"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64, "readOnly": True},
                          {"name": "tcpx-socket", "mountPath": "/run/tcpx"},
                          {"name": "tcpx-sys", "mountPath": "/hostsysfs"},
                          {"name": "tcpx-proc-sys", "mountPath": "/hostprocsysfs"}]}
@@ -278,7 +280,7 @@ def _tcpx(pool: PoolFacts) -> PodFabric:
         # the GPU container sees the socket RxDM serves and the TCPX plugin the installer put on the host
         # (container-engine-accelerators gpudirect-tcpx/nccl-test*.yaml; cluster-toolkit enable-tcpx-in-workload.py)
         mounts=({"name": "tcpx-socket", "mountPath": "/run/tcpx"},
-                {"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64}, shm_mount),
+                {"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64, "readOnly": True}, shm_mount),
         volumes=(_host("tcpx-libraries", "/home/kubernetes/bin/nvidia/lib64"), {"name": "tcpx-socket", "emptyDir": {}},
                  _host("tcpx-sys", "/sys"), _host("tcpx-proc-sys", "/proc/sys"), shm_volume))
 
@@ -298,7 +300,7 @@ def _rdma(pool: PoolFacts) -> PodFabric:
         # in the env itself (every entrypoint), and BASH_ENV still makes every `bash -c` command source the script
         env={"NCCL_NET": "gIB", "BASH_ENV": GIB_ENV_SCRIPT, "LD_LIBRARY_PATH": f"{GIB_DIR}/lib64:{NVIDIA_LIB64}",
              **GIB_NCCL_ENV, **({"NCCL_TUNER_CONFIG_PATH": f"{GIB_DIR}/configs/{tuner}"} if tuner else {})},
-        mounts=({"name": "gib", "mountPath": GIB_DIR}, shm_mount),
+        mounts=({"name": "gib", "mountPath": GIB_DIR, "readOnly": True}, shm_mount),
         volumes=(_host("gib", "/home/kubernetes/bin/gib"), shm_volume))
 
 
