@@ -82,7 +82,8 @@ def fabric_needs(fabrics: Iterable[PodFabric | None], gpus: Iterable[int] = ()) 
             for m in s.get("volumeMounts", ()):
                 if m["name"] in by_volume and not m.get("readOnly"):
                     paths[by_volume[m["name"]]]["rw"] = True
-        for m in f.mounts:
+        # the fabric-ready gate's marker directory: read-only, harmless to any container (not sidecar-only)
+        for m in [*f.mounts, *(m for c in f.init for m in c.get("volumeMounts", ()))]:
             if m["name"] in by_volume:
                 paths[by_volume[m["name"]]]["main"] = True
                 if not m.get("readOnly"):

@@ -104,7 +104,7 @@ def test_the_device_policy_admits_every_fabric_daemonset_of_the_stack():
 def test_no_exec_into_the_fabric_sidecar(stack):
     """``kubectl exec`` is a CONNECT on pods/exec whose object is the PodExecOptions."""
     objects, ns, pod = fabric_case(stack)
-    sidecar = pod["spec"]["initContainers"][0]["name"]
+    sidecar = next(c["name"] for c in pod["spec"]["initContainers"] if c.get("restartPolicy") == "Always")
     into_sidecar = {"kind": "PodExecOptions", "container": sidecar, "command": ["sh"], "stdin": True}
     refusals = admission_failures(objects, into_sidecar, ns, "CONNECT", "pods/exec")
     assert refusals == [f"gpu-cluster-fabric-exec: exec and attach into the GPU fabric's sidecar ({sidecar}) are "

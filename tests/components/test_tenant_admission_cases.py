@@ -23,7 +23,7 @@ def _main(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sidecar(pod: dict[str, Any]) -> dict[str, Any]:
-    return pod["spec"]["initContainers"][0]
+    return next(c for c in pod["spec"]["initContainers"] if c.get("restartPolicy") == "Always")  # not the gate
 
 
 def _volume(pod: dict[str, Any], path: str) -> str:
@@ -84,9 +84,11 @@ FABRIC_CASES = [
      BASELINE + "capabilities beyond baseline"),
     ("host /sys in the main container", _mount_sys_in_main, "only the GPU fabric's sidecar may mount /proc/sys, /sys"),
     ("writable NCCL libraries", _writable_libraries,
-     "the GPU fabric's library paths must be mounted read-only: /home/kubernetes/bin/nvidia/lib64"),
+     "the GPU fabric's library paths must be mounted read-only: /home/kubernetes/bin/gpu-cluster, "
+     "/home/kubernetes/bin/nvidia/lib64"),
     ("hostPath outside the fabric's", _host_path("/sys/../etc"),
-     "hostPath volumes are refused except the GPU fabric's: /home/kubernetes/bin/nvidia/lib64, /proc/sys, /sys"),
+     "hostPath volumes are refused except the GPU fabric's: /home/kubernetes/bin/gpu-cluster, "
+     "/home/kubernetes/bin/nvidia/lib64, /proc/sys, /sys"),
     ("privileged ephemeral container", _ephemeral_privileged, BASELINE + "privileged containers in ephemeral containers"),
     ("hostIPC", _set("spec.hostIPC", True), BASELINE + "host namespaces (hostNetwork, hostPID, hostIPC)"),
     ("host port", lambda p: _main(p).__setitem__("ports", [{"containerPort": 22, "hostPort": 22}]),
