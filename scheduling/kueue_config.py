@@ -27,10 +27,9 @@ REQUEUE_BACKOFF_BASE_SECONDS = 60
 REQUEUE_BACKOFF_MAX_SECONDS = 3600
 
 
-def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
-    """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
-    map to a quota resource or it holds the jobs as inadmissible (``scheduling/fabric_claim.py``)."""
-    config: dict[str, Any] = {
+def base_config() -> dict[str, Any]:
+    """What every Kueue of gpu-cluster runs with (the chart's ports, probes and lock; our integrations and quota)."""
+    return {
         "apiVersion": CONFIG_API_VERSION,
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
@@ -41,6 +40,12 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> 
         "integrations": {"frameworks": list(INTEGRATIONS)},
         "resources": {"excludeResourcePrefixes": list(IGNORED_RESOURCES)},
     }
+
+
+def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
+    """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
+    map to a quota resource or it holds the jobs as inadmissible (``scheduling/fabric_claim.py``)."""
+    config = base_config()
     if device_classes:
         config["resources"]["deviceClassMappings"] = [{"name": KUEUE_RESOURCE,
                                                        "deviceClassNames": list(device_classes)}]
@@ -71,4 +76,15 @@ def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> di
     return {
         "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
         "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec, device_classes)},
+    }
+
+
+def fleet_manager_values(multikueue: dict[str, Any]) -> dict[str, Any]:
+    """Helm values for a fleet manager's Kueue: the same integrations as the workers' (MultiKueue dispatches only
+    kinds the manager's Kueue manages) and the ``multiKueue`` block (``scheduling/fleet_manager.py``). No gang or
+    fair-sharing settings: the manager runs no pods, each worker's Kueue applies its own."""
+    config = {**base_config(), "multiKueue": multikueue}
+    return {
+        "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config, sort_keys=False)},
     }
