@@ -13,19 +13,21 @@ from stacks.spec import StackSpec
 
 
 def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
-                        k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()) -> None:
+                        k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()
+                        ) -> tuple[pulumi.Resource, pulumi.Resource] | None:
     """Kueue and Kubeflow through the cluster's Kubernetes provider, after the cluster and its system pool exist
     (both controllers run on the untainted system pool), plus the DRA claim templates of GKE-managed fabric pools.
-    Nothing when the stack has no ``workload: kubeflow``."""
+    Nothing when the stack has no ``workload: kubeflow``. Returns Kueue and the Trainer release (a fleet worker's
+    objects wait for them)."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.KUBEFLOW:
-        return
+        return None
     from components.fabric_claims import FabricClaims
     from components.kubeflow import Kubeflow
     from components.kueue import Kueue
 
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
     facts = [pools[p.name] for p in spec.node_pools]
-    Kubeflow("kubeflow", spec.scheduling, facts, after=[cluster], opts=opts)
+    kubeflow = Kubeflow("kubeflow", spec.scheduling, facts, after=[cluster], opts=opts)
     kueue = Kueue("kueue", spec.scheduling, facts, after=[cluster, *kueue_after], opts=opts)
     # GKE-managed fabric pools: the DRA claim template the torch-<pool> runtime names, in each team namespace with
     # quota on the pool (a pod's claim template is looked up in the pod's namespace)
@@ -34,3 +36,4 @@ def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: p
         namespaces = {c["metadata"]["namespace"] for c in claims}
         FabricClaims("fabric-claims", claims, [r for n, r in kueue.team_namespaces.items() if n in namespaces],
                      opts=opts)
+    return kueue, kubeflow.release

@@ -12,17 +12,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from catalog import GpuModel
+from stacks.fleet_spec import FLEET_GPU_LABEL, gpu_slug
 from scheduling.trainer import ANCESTOR_LABEL, API_VERSION as TRAINER_API_VERSION, FRAMEWORK_LABEL, TORCH_IMAGE
 
-FLEET_GPU_LABEL = "gpu-cluster/fleet-gpu"
-"""Node label (and Kueue flavor node label) naming a fleet worker pool's GPU model, e.g. ``h100-80gb``."""
 FLEET_PART_OF = {"app.kubernetes.io/part-of": "gpu-cluster", "gpu-cluster/fleet": "true"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-
-
-def gpu_slug(model: GpuModel) -> str:
-    """``H100_80GB`` -> ``h100-80gb`` (a label value and a name part)."""
-    return model.value.lower().replace("_", "-")
 
 
 def fleet_runtime_name(model: GpuModel) -> str:

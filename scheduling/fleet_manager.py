@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduling.fleet import FLEET_GPU_LABEL, FLEET_PART_OF, gpu_slug
+from scheduling.fleet import FLEET_PART_OF
+from stacks.fleet_spec import FLEET_GPU_LABEL, gpu_slug
 from scheduling.kueue import API_VERSION, GPU_RESOURCE, TEAM_NAMESPACE_PSS
 from stacks.fleet_spec import Dispatcher, Fleet, FleetQueue
 

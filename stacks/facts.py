@@ -9,6 +9,7 @@ from stacks.capacity_block import block_price, block_window, is_capacity_block
 from stacks.fabric import FabricPlan, fabric_plan
 from stacks.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack, pool_runtime
 from stacks.queued import GKE_QUEUED_TAINT_KEY, QueuedPlan, queued_plan
+from stacks.fleet_spec import FLEET_GPU_LABEL, FleetRole, gpu_slug
 from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
 GPU_TAINT_VALUE = "present"
@@ -45,6 +46,9 @@ class PoolFacts:
     """The GPU network between nodes (GPUDirect-TCPX/TCPXO/RDMA, EFA), or None (none, off, or single-node)."""
     queued: QueuedPlan | None = None
     """Queued provisioning: nodes come only through ProvisioningRequests of this class (``stacks/queued.py``)."""
+    fleet_gpu: str | None = None
+    """On a fleet worker: the GPU model's slug (``h100-80gb``) its nodes and Kueue flavor carry as
+    ``gpu-cluster/fleet-gpu``, so the fleet runtime of that model lands here (``scheduling/fleet.py``)."""
 
     @property
     def resolved_runtime(self) -> PoolRuntime:
@@ -62,7 +66,10 @@ class PoolFacts:
 
     @property
     def pool_label(self) -> dict[str, str]:
-        return {POOL_LABEL_KEY: self.name}
+        """The pool's node label; on a fleet worker also the GPU model's fleet label."""
+        if self.fleet_gpu is None:
+            return {POOL_LABEL_KEY: self.name}
+        return {POOL_LABEL_KEY: self.name, FLEET_GPU_LABEL: self.fleet_gpu}
 
     @property
     def tolerations(self) -> list[dict[str, str]]:
@@ -106,4 +113,6 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
                      multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints),
                      fabric=fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric,
                                         load_fabric_catalog()),
-                     queued=queued_plan(spec.cloud, pool))
+                     queued=queued_plan(spec.cloud, pool),
+                     fleet_gpu=gpu_slug(machine.gpu_model) if spec.fleet is not None and spec.fleet.role == FleetRole.WORKER
+                     else None)

@@ -13,6 +13,8 @@ from pydantic import Field
 from catalog import GpuModel
 from stacks.model_base import SpecModel
 
+FLEET_GPU_LABEL = "gpu-cluster/fleet-gpu"
+"""Node label (and Kueue flavor node label) naming a fleet worker pool's GPU model, e.g. ``h100-80gb``."""
 MAX_WORKERS = 20
 """A MultiKueueConfig lists 1-20 clusters (Kueue 0.16+, #8614)."""
 
@@ -81,3 +83,8 @@ class Fleet(SpecModel):
     origin: str = Field("multikueue", description=(
         "Manager only: the label value marking the manager's copies on the workers (`multiKueue.origin`). Two "
         "managers sharing a worker need different origins. Default `multikueue`."))
+
+
+def gpu_slug(model: GpuModel) -> str:
+    """``H100_80GB`` -> ``h100-80gb`` (a label value and a name part)."""
+    return model.value.lower().replace("_", "-")
