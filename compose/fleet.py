@@ -11,14 +11,9 @@ from components.charts import KUEUE
 from scheduling.kueue import namespace_of
 from scheduling.kueue_config import INTEGRATIONS
 from stacks.facts import PoolFacts
-from stacks.fleet_spec import FleetRole
+from stacks.fleet_spec import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetRole
 from stacks.spec import StackSpec
 
-KUBECONFIG_OUTPUT = "fleetKubeconfig"
-"""The worker output (a Pulumi secret) the manager reads through its StackReference."""
-FACTS_OUTPUT = "fleet"
-"""The non-secret fleet facts of a stack (role, queues, GPUs, Kueue version, API access)."""
-EGRESS_OUTPUT = "fleetEgress"
 
 
 @dataclass

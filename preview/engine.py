@@ -26,6 +26,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 
 from preview.sdk_private import MockMonitor
+from stacks.fleet_spec import KUBECONFIG_OUTPUT
 from validation.secrets import secure_keys
 from validation.stack_file import read_stack_file as read_stack_file  # the one reader, re-exported
 
@@ -87,7 +88,7 @@ def fake_random_bytes(name: str, length: int) -> bytes:
 
 
 OFFLINE_TOKEN_PREFIX = "gpu-cluster-offline-token-canary-"
-SECRET_STACK_OUTPUTS = frozenset({"fleetKubeconfig", "kubeconfig"})
+SECRET_STACK_OUTPUTS = frozenset({KUBECONFIG_OUTPUT, "kubeconfig"})
 """Outputs a stack exports as Pulumi secrets (what a StackReference marks secret)."""
 
 

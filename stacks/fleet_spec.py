@@ -15,6 +15,12 @@ from stacks.model_base import SpecModel
 
 FLEET_GPU_LABEL = "gpu-cluster/fleet-gpu"
 """Node label (and Kueue flavor node label) naming a fleet worker pool's GPU model, e.g. ``h100-80gb``."""
+KUBECONFIG_OUTPUT = "fleetKubeconfig"
+"""The worker's stack output (a Pulumi secret) the manager reads through its StackReference."""
+FACTS_OUTPUT = "fleet"
+"""A fleet stack's non-secret facts output (role, queues, GPUs, Kueue version, API access)."""
+EGRESS_OUTPUT = "fleetEgress"
+"""The manager's egress CIDRs output."""
 MAX_WORKERS = 20
 """A MultiKueueConfig lists 1-20 clusters (Kueue 0.16+, #8614)."""
 
