@@ -35,8 +35,8 @@ def check_fleet(issues: Issues, fleet: Fleet, pools: Sequence[tuple[int, NodePoo
 
 
 def _check_role_fields(at: Issues, fleet: Fleet) -> None:
-    other, fields = ((FleetRole.MANAGER, WORKER_ONLY) if fleet.role == FleetRole.MANAGER
-                     else (FleetRole.WORKER, MANAGER_ONLY))
+    other, fields = ((FleetRole.WORKER, WORKER_ONLY) if fleet.role == FleetRole.MANAGER
+                     else (FleetRole.MANAGER, MANAGER_ONLY))
     for name in fields:
         if name in fleet.model_fields_set:
             alias = Fleet.model_fields[name].alias or name
