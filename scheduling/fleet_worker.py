@@ -100,7 +100,8 @@ def check_kubeconfig(text: str) -> list[str]:
     doc = yaml.safe_load(text)
     for entry in doc.get("users") or []:
         user = entry.get("user") or {}
-        problems += [f"user {entry.get('name')}: {why}" for key, why in FORBIDDEN_USER_FIELDS.items() if user.get(key)]
+        problems += list(dict.fromkeys(f"user {entry.get('name')}: {why}" for key, why in FORBIDDEN_USER_FIELDS.items()
+                                       if user.get(key)))
     for entry in doc.get("clusters") or []:
         cluster = entry.get("cluster") or {}
         problems += [f"cluster {entry.get('name')}: {why}" for key, why in FORBIDDEN_CLUSTER_FIELDS.items()
