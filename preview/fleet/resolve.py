@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from preview.engine import read_stack_file, stack_file
 from stacks.fleet_spec import Fleet
-from validation.issues import NAMESPACE, SpecIssue, path_of
+from validation.issues import SpecIssue, path_of
 from validation.load import decode_config
 from validation.stack_file import StackFileError
 
@@ -29,7 +29,7 @@ def preview_workers(fleet: Fleet, root: Path, preview: Callable[[str, dict[str, 
     members: list[Member] = []
     errors: list[SpecIssue] = []
     for i, worker in enumerate(fleet.workers):
-        at = path_of(f"{NAMESPACE}:fleet", "workers", i, "stack")
+        at = path_of("fleet", "workers", i, "stack")
         name = worker.stack.rsplit("/", 1)[-1]
         path = stack_file(name, root)
         if not path.exists():
