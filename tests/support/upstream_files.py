@@ -36,6 +36,10 @@ CHART_SOURCES: dict[str, list[tuple[str, str, str, str]]] = {
                              ("charts/slurm-operator-crds", "SlinkyProject/slurm-operator", "v1.2.1",
                               "helm/slurm-operator-crds")],
     "slurm-1.2.1": [("", "SlinkyProject/slurm-operator", "v1.2.1", "helm/slurm")],
+    "nvidia-dra-driver-gpu-v25.8.1": [("", "NVIDIA/k8s-dra-driver-gpu", "v25.8.1",
+                                       "deployments/helm/nvidia-dra-driver-gpu")],
+    "dra-driver-nvidia-gpu-v0.4.0": [("", "kubernetes-sigs/dra-driver-nvidia-gpu", "v0.4.0",
+                                      "deployments/helm/dra-driver-nvidia-gpu")],
 }
 
 EDITS = {
