@@ -55,7 +55,7 @@ class FleetManager(pulumi.ComponentResource):
         secrets = {w.name: k8s.core.v1.Secret(
             f"{name}-kubeconfig-{w.name}", type="Opaque",
             metadata={"name": kubeconfig_secret_name(w.name), "namespace": KUEUE_NAMESPACE, "labels": FLEET_PART_OF},
-            string_data={KUBECONFIG_KEY: pulumi.Output.secret(kubeconfigs[w.name])},
+            string_data={KUBECONFIG_KEY: pulumi.Output.secret(kubeconfigs[w.name])},  # type: ignore[arg-type]
             opts=pulumi.ResourceOptions(parent=self, depends_on=[kueue_ns])) for w in fleet.workers}
         created: dict[tuple[str, str], pulumi.Resource] = {}
         for obj in objects.custom_resources():

@@ -10,7 +10,7 @@ from preview.cost import UnpricedCost, stack_cost
 from preview.advice import deploy_advice
 from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, fabric_summary
 from stacks.maintenance import summary as maintenance_summary
-from preview.fleet.resolve import preview_workers
+from preview.fleet.resolve import Member, preview_workers
 from preview.fleet.summary import fleet_summary
 from stacks.fleet_spec import FleetRole
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
@@ -44,7 +44,8 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
         return report  # invalid: the program is never run, so nothing is registered
     report.cloud, report.region = spec.cloud.value, spec.region
-    members, references = [], None
+    members: list[Member] = []
+    references: dict[str, dict] | None = None
     if spec.fleet is not None and spec.fleet.role == FleetRole.MANAGER:  # StackReferences: preview the workers first
         members, report.errors = preview_workers(spec.fleet, main.parent,
                                                  lambda name, cfg: preview_config(name, cfg, main, policies))
