@@ -32,10 +32,11 @@ class FleetManager(pulumi.ComponentResource):
     """
 
     def __init__(self, name: str, fleet: Fleet, kubeconfigs: Mapping[str, pulumi.Output[str]],
-                 worker_facts: Mapping[str, pulumi.Output[Any]], after: Sequence[pulumi.Resource] = (),
+                 worker_facts: Mapping[str, pulumi.Output[Any]], manager_facts: dict[str, Any] | None = None,
+                 after: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:fleet:FleetManager", name, None, opts)
-        objects = render_manager(fleet)
+        objects = render_manager(fleet, manager_facts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         kueue_ns = k8s.core.v1.Namespace(f"{name}-kueue-namespace", metadata={"name": KUEUE_NAMESPACE, "labels": {
             **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)

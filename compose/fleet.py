@@ -39,7 +39,8 @@ def build_fleet(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Re
     from components.fleet_manager import FleetManager
     refs = {w.name: pulumi.StackReference(f"fleet-{w.name}", stack_name=w.stack) for w in spec.fleet.workers}
     FleetManager("fleet", spec.fleet, {n: r.require_output(KUBECONFIG_OUTPUT) for n, r in refs.items()},
-                 {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()}, after=[cluster], opts=opts)
+                 {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()}, manager_facts(spec), after=[cluster],
+                 opts=opts)
     return FleetExports({EGRESS_OUTPUT: list(spec.fleet.egress_cidrs), FACTS_OUTPUT: manager_facts(spec)})
 
 
@@ -67,5 +68,6 @@ def worker_facts(spec: StackSpec, pools: dict[str, PoolFacts]) -> dict[str, Any]
 def manager_facts(spec: StackSpec) -> dict[str, Any]:
     assert spec.fleet is not None
     return {"role": "manager", "cluster": spec.cluster.name, "cloud": spec.cloud.value, "region": spec.region,
-            "kueueVersion": KUEUE.version, "workers": [{"name": w.name, "stack": w.stack} for w in spec.fleet.workers],
+            "kueueVersion": KUEUE.version, "integrations": list(INTEGRATIONS),
+            "workers": [{"name": w.name, "stack": w.stack} for w in spec.fleet.workers],
             "egressCidrs": list(spec.fleet.egress_cidrs)}

@@ -11,7 +11,9 @@ from catalog import Catalog, load_catalog
 
 from policies.rule import Rule
 from policies.rules import (
-    cross_layer_efa_requests, cross_layer_eks_autoscaler, cross_layer_gpu_advertiser, cross_layer_kueue_quota,
+    cross_layer_efa_requests, cross_layer_eks_autoscaler, cross_layer_fleet_job_kinds, cross_layer_fleet_kueue_version,
+    cross_layer_fleet_queues_mirrored, cross_layer_fleet_quota_placeable, cross_layer_fleet_quota_sum,
+    cross_layer_fleet_reachable, cross_layer_fleet_workers, cross_layer_gpu_advertiser, cross_layer_kueue_quota,
     cross_layer_kueue_topology, cross_layer_pool_exists, cross_layer_queued_pool_queue, cross_layer_rxdm_pairing,
     cross_layer_scheduler_tolerations,
     cross_layer_slurm_block_size, cross_layer_slurm_fairshare_accounting, cross_layer_slurm_gres,
@@ -52,6 +54,13 @@ RULES: list[Rule] = [
     cross_layer_queued_pool_queue.RULE,
     cross_layer_efa_requests.RULE,
     cross_layer_rxdm_pairing.RULE,
+    cross_layer_fleet_workers.RULE,
+    cross_layer_fleet_queues_mirrored.RULE,
+    cross_layer_fleet_job_kinds.RULE,
+    cross_layer_fleet_quota_placeable.RULE,
+    cross_layer_fleet_quota_sum.RULE,
+    cross_layer_fleet_kueue_version.RULE,
+    cross_layer_fleet_reachable.RULE,
     security_gke_shielded_nodes.RULE,
     security_gke_secure_boot.RULE,
     security_gke_metadata_server.RULE,

@@ -9,6 +9,7 @@ the check and a LocalQueue in the queue's namespace.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,9 @@ KUBECONFIG_KEY = "kubeconfig"
 """The Secret key MultiKueue reads a worker's kubeconfig from."""
 DISPATCHERS = {Dispatcher.ALL_AT_ONCE: "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
                Dispatcher.INCREMENTAL: "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
+MANAGER_FACTS_ANNOTATION = "gpu-cluster/manager-facts"
+"""On the MultiKueueConfig: the manager's own facts as JSON (cluster, cloud, region, Kueue version, integrations,
+egress CIDRs), for the same rules."""
 WORKER_FACTS_ANNOTATION = "gpu-cluster/worker-facts"
 """On each MultiKueueCluster: the worker's exported fleet facts as JSON (queues, GPUs, Kueue version, endpoint), so
 the policy pack's fleet rules can read them from a concrete resource."""
@@ -65,11 +69,15 @@ def queue_namespace(queue: FleetQueue) -> str:
     return queue.namespace or queue.name
 
 
-def render_manager(fleet: Fleet) -> ManagerObjects:
+def render_manager(fleet: Fleet, manager_facts: dict[str, Any] | None = None) -> ManagerObjects:
+    """``manager_facts``: annotated on the MultiKueueConfig as JSON (``MANAGER_FACTS_ANNOTATION``)."""
     out = ManagerObjects()
     out.clusters = [_obj("MultiKueueCluster", w.name, spec={"clusterSource": {"kubeConfig": {
         "locationType": "Secret", "location": kubeconfig_secret_name(w.name)}}}) for w in fleet.workers]
     out.config = _obj("MultiKueueConfig", MULTIKUEUE_CONFIG_NAME, spec={"clusters": [w.name for w in fleet.workers]})
+    if manager_facts is not None:
+        out.config["metadata"]["annotations"] = {
+            MANAGER_FACTS_ANNOTATION: json.dumps(manager_facts, sort_keys=True, separators=(",", ":"))}
     out.admission_check = _obj("AdmissionCheck", ADMISSION_CHECK_NAME, spec={
         "controllerName": MULTIKUEUE_CONTROLLER,
         "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": MULTIKUEUE_CONFIG_NAME}})
