@@ -1,122 +1,92 @@
-"""Kueue's flavor assignment and preemption for one head workload: the first flavor (pool, in quota order) where it
-fits its nominal quota or can borrow from the cohort; else the first where preempting makes room: lower-priority
-workloads of its own queue (``withinClusterQueue``), borrowers of the cohort when it reclaims its own nominal quota
-(``reclaimWithinCohort``), or, with fair sharing, workloads of queues whose share stays above its own."""
+"""Kueue's flavor assignment and preemption for one head workload, on a cohort snapshot (``kueue_cohort.py``): the
+first flavor (pool, in quota order) where it fits its nominal quota or can borrow from the cohort; else the first where
+preempting makes room: lower-priority workloads of its own queue (``withinClusterQueue``), borrowers of the cohort when
+it reclaims its own nominal quota (``reclaimWithinCohort``), or, with fair sharing, workloads of queues whose share
+stays above its own."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Callable
 
-from whatif.engine import JobState
-
-if TYPE_CHECKING:
-    from whatif.kueue_sched import CQ, KueueScheduler
+from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 
 
 @dataclass
 class Choice:
     pool: str
     borrows: bool
-    victims: list[JobState] = field(default_factory=list)
+    victims: list[Admitted] = field(default_factory=list)
 
 
-def choose(s: KueueScheduler, cq: CQ, js: JobState) -> Choice | None:
+def choose(view: CohortView, inc: Incoming, nodes_fit: Callable[[str], bool]) -> Choice | None:
+    """``nodes_fit(flavor)``: can the flavor's nodes ever hold the workload (and, on TAS flavors, now)?"""
+    q = view.queues[inc.queue]
     fallback: Choice | None = None
-    for pool in s.pools_for(js):
-        need = s.need(js, pool)
-        if not _fits_nodes(s, js, pool) or not _topology_fits(s, js, pool):
+    for pool, need in inc.need.items():
+        if not nodes_fit(pool):
             continue
-        q = cq.model.quotas[pool]
-        usage = cq.usage[pool]
-        if usage + need <= q.nominal and (s.k.cohort is None or s.cohort_room(cq, pool, need)):
-            return Choice(pool, False)  # its own quota, and not lent out to a borrower right now
-        over = usage + need - q.nominal
-        if (q.borrowing_limit is None or over <= q.borrowing_limit) and s.cohort_room(cq, pool, need):
-            return Choice(pool, True)
+        fits, borrows = view.fits_quota(q, pool, need)
+        if fits:
+            return Choice(pool, borrows)
         if fallback is None:
-            victims = _preempt(s, cq, js, pool, need)
+            victims = _preempt(view, q, inc, pool, need)
             if victims:
-                fallback = Choice(pool, usage + need > q.nominal, victims)
+                fallback = Choice(pool, q.usage[pool] + need > q.model.quotas[pool].nominal, victims)
     return fallback
 
 
-def _fits_nodes(s: KueueScheduler, js: JobState, pool: str) -> bool:
-    """Kueue counts quota only, but a flavor whose nodes are too small never runs the pods: the job's ResourceFlavor
-    node selector and pod requests would leave them Pending, so such a flavor is not a real choice."""
-    from whatif.cluster import slices_for
-    m = s.eng.pools[pool].model
-    return slices_for(m, js.job.gpus_per_node, js.job.gpu_share) <= m.slices_per_node and js.job.nodes <= m.max_nodes
-
-
-def _topology_fits(s: KueueScheduler, js: JobState, pool: str) -> bool:
-    """TAS (fixed-size pools placed by block): Kueue finds the nodes at admission, so they must be free now."""
-    state = s.eng.pools[pool]
-    if not state.model.block_nodes:
-        return True
-    from whatif.cluster import slices_for
-    return state.place(js.job.nodes, slices_for(state.model, js.job.gpus_per_node, js.job.gpu_share), False) \
-        is not None
-
-
-def _fits_after(s: KueueScheduler, cq: CQ, pool: str, need: int, freed: dict[int, int]) -> bool:
-    """Would the workload fit (nominal, or borrowing within limits) once ``freed`` (queue id -> slices) is gone?"""
-    q = cq.model.quotas[pool]
-    for c in s.cqs.values():
-        c.usage[pool] -= freed.get(id(c), 0)
+def _fits_after(view: CohortView, q: QueueView, pool: str, need: int, gone: list[Admitted]) -> bool:
+    """Would the workload fit (nominal, or borrowing within limits) once ``gone`` is evicted?"""
+    for w in gone:
+        view.queues[w.queue].usage[w.flavor] -= w.slices
     try:
-        usage = cq.usage[pool]
-        if usage + need <= q.nominal and (s.k.cohort is None or s.cohort_room(cq, pool, need)):
-            return True
-        over = usage + need - q.nominal
-        return (q.borrowing_limit is None or over <= q.borrowing_limit) and s.cohort_room(cq, pool, need)
+        return view.fits_quota(q, pool, need)[0]
     finally:
-        for c in s.cqs.values():
-            c.usage[pool] += freed.get(id(c), 0)
+        for w in gone:
+            view.queues[w.queue].usage[w.flavor] += w.slices
 
 
-def _candidates(s: KueueScheduler, cq: CQ, js: JobState, pool: str, need: int) -> list[tuple[CQ, JobState]]:
-    within = cq.model.within_queue
-    out: list[tuple[CQ, JobState]] = []
-    for w in cq.admitted:
-        if w.pool is None or w.pool.model.name != pool:
+def _candidates(view: CohortView, q: QueueView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
+    within = q.model.within_queue
+    out: list[Admitted] = []
+    for w in q.admitted.values():
+        if w.flavor != pool:
             continue
-        if within == "LowerPriority" and w.value < js.value:
-            out.append((cq, w))
-        elif within == "LowerOrNewerEqualPriority" and (w.value < js.value or
-                                                        (w.value == js.value and w.order_ts > js.order_ts)):
-            out.append((cq, w))
-    if s.k.cohort is None:
+        if within == "LowerPriority" and w.priority < inc.priority:
+            out.append(w)
+        elif within == "LowerOrNewerEqualPriority" and (w.priority < inc.priority or
+                                                        (w.priority == inc.priority and w.order_ts > inc.order_ts)):
+            out.append(w)
+    if not view.in_cohort:
         return out
-    own_fits = cq.usage[pool] + need <= cq.model.quotas[pool].nominal
-    mine = s.share(cq, pool, need)
-    for other in s.cqs.values():
-        if other is cq or pool not in other.model.quotas:
+    own_fits = q.usage[pool] + need <= q.model.quotas[pool].nominal
+    mine = view.share(q, pool, need)
+    for other in view.queues.values():
+        if other is q or pool not in other.model.quotas:
             continue
         if other.usage[pool] <= other.model.quotas[pool].nominal:
             continue  # only borrowers give back
-        for w in other.admitted:
-            if w.pool is None or w.pool.model.name != pool:
+        for w in other.admitted.values():
+            if w.flavor != pool:
                 continue
-            reclaim = own_fits and (cq.model.reclaim == "Any" or
-                                    (cq.model.reclaim == "LowerPriority" and w.value < js.value))
-            fair = s.k.fair_sharing and s.share(other, pool, -s.need(w, pool)) >= mine
+            reclaim = own_fits and (q.model.reclaim == "Any" or
+                                    (q.model.reclaim == "LowerPriority" and w.priority < inc.priority))
+            fair = view.kueue.fair_sharing and view.share(other, pool, -w.slices) >= mine
             if reclaim or fair:
-                out.append((other, w))
+                out.append(w)
     return out
 
 
-def _preempt(s: KueueScheduler, cq: CQ, js: JobState, pool: str, need: int) -> list[JobState]:
+def _preempt(view: CohortView, q: QueueView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
     """The fewest victims, lowest priority and newest first (from the queue with the highest share first)."""
-    cands = _candidates(s, cq, js, pool, need)
+    cands = _candidates(view, q, inc, pool, need)
     if not cands:
         return []
-    shares = {id(c): s.share(c) for c in s.cqs.values()}
-    cands.sort(key=lambda c: (c[0] is cq, -shares[id(c[0])], c[1].value, -c[1].order_ts, -c[1].n))
-    freed: dict[int, int] = {}
-    victims = []
-    for owner, w in cands:
-        freed[id(owner)] = freed.get(id(owner), 0) + s.need(w, pool)
+    shares = {name: view.share(c) for name, c in view.queues.items()}
+    cands.sort(key=lambda w: (w.queue == q.model.name, -shares[w.queue], w.priority, -w.order_ts, -w.n))
+    victims: list[Admitted] = []
+    for w in cands:
         victims.append(w)
-        if _fits_after(s, cq, pool, need, freed):
+        if _fits_after(view, q, pool, need, victims):
             return victims
     return []

@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from whatif.cluster import ClusterModel
-from whatif.model import Job, PoolUsage, SimResult
-from whatif.workload.load import Workload
+from whatif.model import Job, PoolUsage, SimResult, Workload
 
 SIZE_CLASSES = (("<1 GPU", 0.0, 1.0), ("1 GPU", 1.0, 1.0), ("2-8 GPUs", 2.0, 8.0), ("9-64 GPUs", 9.0, 64.0),
                 ("65+ GPUs", 65.0, float("inf")))

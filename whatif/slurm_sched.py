@@ -9,23 +9,25 @@ import math
 from typing import Any
 
 from whatif.cluster import PartitionModel, slices_for
-from whatif.engine import DONE, PENDING, RUNNING, TICK, Engine, JobState
+from whatif.core import DONE, PENDING, RUNNING, TICK, Host
+from whatif.model import Job
 from whatif.nodes import Node, PoolState
 from whatif.slurm_backfill import backfill
+from whatif.slurm_job import SlurmJob
 
 DEFAULT_QUEUE_DEPTH = 100
 """Slurm's ``default_queue_depth``: jobs the main scheduler looks at per pass."""
 
 
 class SlurmScheduler:
-    def __init__(self, eng: Engine):
+    def __init__(self, eng: Host):
         self.eng = eng
         m = eng.cluster.slurm
         assert m is not None
         self.m = m
-        self.queue: list[JobState] = []
+        self.queue: list[SlurmJob] = []
         """Pending jobs sorted by ``key`` (partition tier, priority, submit order)."""
-        self.running: list[JobState] = []
+        self.running: list[SlurmJob] = []
         self.usage = {a: 0.0 for a in m.fairshare}
         self.fs = {a: 1.0 for a in m.fairshare}
         self.last_calc = 0.0
@@ -38,15 +40,21 @@ class SlurmScheduler:
         self.max_qos = max(m.qos_priority.values(), default=0) or 1
 
     # -- the scheduler interface -------------------------------------------------------------------------------
+    def new_job(self, job: Job, n: int) -> SlurmJob:
+        return SlurmJob(job, n)
+
+    def unplaced(self) -> list[SlurmJob]:
+        return []  # a started Slurm job has its nodes; NodeSets do not scale
+
     def pending(self) -> int:
         return len(self.queue)
 
-    def submit(self, js: JobState, now: float) -> None:
+    def submit(self, js: SlurmJob, now: float) -> None:
         js.qos = js.job.priority or self.m.default_qos
         js.eligible = now
         self._enqueue(js, now)
 
-    def released(self, js: JobState, now: float, requeue: bool) -> None:
+    def released(self, js: SlurmJob, now: float, requeue: bool) -> None:
         self.running.remove(js)
         self._account(js, -1)
         self._accrue(js, now)
@@ -67,27 +75,27 @@ class SlurmScheduler:
         backfill(self, now)
 
     # -- priority ---------------------------------------------------------------------------------------------
-    def _enqueue(self, js: JobState, now: float) -> None:
+    def _enqueue(self, js: SlurmJob, now: float) -> None:
         js.state = PENDING
         js.prio = self.priority(js, now)
         self._key(js)
         bisect.insort(self.queue, js, key=lambda j: j.key)
 
-    def _key(self, js: JobState) -> None:
+    def _key(self, js: SlurmJob) -> None:
         js.key = (-self.partition(js).tier, -math.floor(js.prio), js.job.submit_s, js.n)
 
-    def partition(self, js: JobState) -> PartitionModel:
+    def partition(self, js: SlurmJob) -> PartitionModel:
         part = self.m.partition(js.job.pool)
         assert part is not None  # feasible.never_startable refused jobs without one
         return part
 
-    def cpus(self, js: JobState) -> float:
+    def cpus(self, js: SlurmJob) -> float:
         pool = self.eng.cluster.pools[self.partition(js).pools[0]]
         if pool.exclusive:
             return js.job.nodes * pool.cpus_per_node
         return js.job.nodes * js.job.gpus_per_node * pool.cpus_per_node / pool.gpus_per_node
 
-    def priority(self, js: JobState, now: float) -> float:
+    def priority(self, js: SlurmJob, now: float) -> float:
         m, job = self.m, js.job
         age = min(max(0.0, now - js.eligible), m.max_age_s) / m.max_age_s
         size = (job.nodes / self.total_nodes + self.cpus(js) / self.total_cpus) / 2
@@ -95,7 +103,7 @@ class SlurmScheduler:
         return m.weight_age * age + m.weight_fairshare * self.fs.get(job.queue, 1.0) + m.weight_job_size * size + \
             m.weight_qos * qos
 
-    def _accrue(self, js: JobState, now: float) -> None:
+    def _accrue(self, js: SlurmJob, now: float) -> None:
         """Usage since the last priority calculation (CPU-seconds, Slurm's default billing)."""
         self.usage[js.job.queue] = self.usage.get(js.job.queue, 0.0) + \
             self.cpus(js) * max(0.0, now - max(js.start, self.last_calc))
@@ -118,14 +126,14 @@ class SlurmScheduler:
         self.queue.sort(key=lambda j: j.key)
 
     # -- starting jobs ----------------------------------------------------------------------------------------
-    def _account(self, js: JobState, sign: int) -> None:
+    def _account(self, js: SlurmJob, sign: int) -> None:
         assert js.pool is not None
         k = (js.job.queue, js.pool.model.gpu_type)
         if sign > 0:
             self.held_by[js.n] = self.eng.gpus_held(js)
         self.held[k] = self.held.get(k, 0.0) + sign * self.held_by[js.n]
 
-    def over_cap(self, js: JobState, pool: PoolState) -> bool:
+    def over_cap(self, js: SlurmJob, pool: PoolState) -> bool:
         caps = self._caps.get(js.job.queue)
         cap = caps.get(pool.model.gpu_type) if caps else None
         if cap is None:
@@ -134,20 +142,20 @@ class SlurmScheduler:
         per_node = m.slices_per_node if m.exclusive else slices_for(m, js.job.gpus_per_node, js.job.gpu_share)
         return self.held.get((js.job.queue, m.gpu_type), 0.0) + per_node * js.job.nodes / m.slices_per_gpu > cap + 1e-9
 
-    def pools_of(self, js: JobState) -> list[PoolState]:
+    def pools_of(self, js: SlurmJob) -> list[PoolState]:
         """The pools of the job's partition (cached on the job: the job list never changes)."""
         if js.pools is None:
             names = [js.job.pool] if js.job.pool else list(self.partition(js).pools)
             js.pools = [self.eng.pools[n] for n in names]
         return js.pools
 
-    def start(self, js: JobState, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
+    def start(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
         self.queue.remove(js)
         self.eng.start(js, pool, chosen, backfilled)
         self.running.append(js)
         self._account(js, +1)
 
-    def shape(self, js: JobState) -> tuple:
+    def shape(self, js: SlurmJob) -> tuple:
         """Jobs with the same shape fit, or not, alike (account, pools, nodes, GPUs per node, share)."""
         if not js.key_shape:
             js.key_shape = (js.job.queue, js.job.pool, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share)
@@ -175,7 +183,7 @@ class SlurmScheduler:
                 continue
             blocked.update(p.model.name for p in pools)  # lower-priority jobs may not take these nodes
 
-    def _try_start(self, js: JobState, pools: list[PoolState], now: float) -> bool:
+    def _try_start(self, js: SlurmJob, pools: list[PoolState], now: float) -> bool:
         for pool in pools:
             if self.over_cap(js, pool):
                 continue
@@ -186,7 +194,7 @@ class SlurmScheduler:
                 return True
         return False
 
-    def _try_preempt(self, js: JobState, pools: list[PoolState], now: float) -> bool:
+    def _try_preempt(self, js: SlurmJob, pools: list[PoolState], now: float) -> bool:
         targets = set(self.m.qos_preempts.get(js.qos or "", ()))
         if not self.m.preempt or not targets:
             return False
@@ -196,7 +204,7 @@ class SlurmScheduler:
             cands = sorted((r for r in self.running if r.pool is pool and r.qos in targets),
                            key=lambda r: (self.m.qos_priority.get(r.qos or "", 0), r.prio, -r.start, -r.n))
             slices = slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
-            freed: list[JobState] = []
+            freed: list[SlurmJob] = []
             chosen = None
             for victim in cands:  # free the least important first until the job fits
                 for node, take in victim.alloc:
@@ -233,4 +241,4 @@ def fair_tree(shares: dict[str, int], usage: dict[str, float]) -> dict[str, floa
     return {a: (n - ordered.index(v)) / n for a, v in level.items()}
 
 
-__all__ = ["SlurmScheduler", "fair_tree", "DONE", "RUNNING"]
+__all__ = ["SlurmScheduler", "SlurmJob", "fair_tree", "DONE", "RUNNING"]

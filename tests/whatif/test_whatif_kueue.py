@@ -3,7 +3,7 @@ gang requeue after waitForPodsReady, autoscaling with the provisioning delay and
 from __future__ import annotations
 
 from tests.support.whatif_stacks import cluster, kueue_config, l4_pool
-from whatif.engine import Engine
+from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
 
 FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
@@ -15,7 +15,7 @@ def two_teams(**scheduling):
 
 
 def run(cfg, jobs, options=FIXED):
-    return Engine(cluster(cfg, options), jobs, 0, options).run()
+    return simulate_jobs(cluster(cfg, options), jobs, 0, options)
 
 
 def test_a_queue_borrows_idle_quota_in_its_cohort_and_is_reclaimed():
