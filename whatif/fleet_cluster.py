@@ -9,7 +9,8 @@ from typing import Callable
 
 from stacks.fleet_spec import Dispatcher, FleetRole
 from stacks.spec import StackSpec
-from whatif.cluster import ClusterModel, KueueModel, QueueModel
+from whatif.cluster import ClusterModel, KueueModel, QueueModel, QuotaModel
+from whatif.feasible import borrowable
 
 INCREMENTAL_WIDEN_S = 300.0
 """MultiKueue's Incremental dispatcher nominates more workers after 5 minutes without admission."""
@@ -59,15 +60,17 @@ def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel]
 
 def composite(name: str, fleet: FleetModel) -> ClusterModel:
     """The engine's cluster: every worker's pools; the fleet queues, each over the pools its mirrored queues have
-    quota in on any worker (what 'can this job ever start somewhere' is judged against)."""
+    quota in on any worker, up to what they can reach there (what 'can this job ever start somewhere' is judged
+    against; the workers' own Kueue models decide the rest)."""
     pools = {n: p for c in fleet.clusters.values() for n, p in c.pools.items()}
     queues = {}
     for q in fleet.manager_quota:
         quotas = {}
         for w, c in fleet.clusters.items():
             mirrored = c.queues.get(f"{w}/{q}")
-            if mirrored is not None:
-                quotas.update(mirrored.quotas)
+            if mirrored is not None:  # what the worker's queue can reach there, borrowing included
+                quotas.update({p: QuotaModel(v.nominal + borrowable(c, mirrored, p, v.borrowing_limit), 0, 0)
+                               for p, v in mirrored.quotas.items()})
         queues[q] = QueueModel(q, 1, quotas)
     classes: dict[str, int] = {}
     for c in fleet.clusters.values():
