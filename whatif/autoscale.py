@@ -59,3 +59,19 @@ class Autoscaler:
         on = sum(1 for n in pool.nodes if n.state != OFF)
         if on > pool.model.min_nodes:
             self.eng.node_off(pool, node)
+
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        """Node-seconds past ``end`` that the run still pays for: after the last job, a node above minNodes stays up
+        until the autoscaler removes it (empty for ``SCALE_DOWN_UNNEEDED_S``); a booting one joins first."""
+        on = [n for n in pool.nodes if n.state != OFF]
+        extra = len(on) - pool.model.min_nodes
+        if extra <= 0:
+            return 0.0
+        tails = []
+        for n in on:
+            if n.free != n.cap:
+                continue  # still running a job: the run ended without it finishing
+            idle_from = n.idle_since if n.state == UP else n.since + pool.model.provision_s
+            tails.append(max(0.0, idle_from + SCALE_DOWN_UNNEEDED_S - end))
+        return sum(sorted(tails)[:extra])
+

@@ -215,6 +215,8 @@ class Engine:
                 js.pool.usage.allocated_gpu_s += used
                 self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
         for pool in self.pools.values():
+            if self.autoscaled and self.options.horizon_s is None:  # the bill runs on until scale-down
+                pool.usage.paid_node_s += self.autoscaler.unbilled_tail(pool, end)
             pool.settle(end)
         outcomes = {}
         for js in self.jobs:

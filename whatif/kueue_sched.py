@@ -5,7 +5,7 @@ requeue with backoff), and topology-aware placement by block on fixed-size pools
 kube-scheduler places them (best fit) and the autoscaler adds nodes (``autoscale.py``)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from whatif.cluster import KueueModel, QueueModel, slices_for
 from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
@@ -53,7 +53,8 @@ class KueueScheduler:
         assert kueue is not None
         self.k: KueueModel = kueue
         self.cqs = {name: CQ(q) for name, q in eng.cluster.queues.items()}
-        self.view = CohortView(kueue, dict(self.cqs))
+        self.view = CohortView(kueue, dict(self.cqs), topology=self._topology_fits)
+        self._placing: KueueJob | None = None
         self.waiting_pods: list[KueueJob] = []
         """Admitted workloads whose pods are not all running yet, in admission order."""
         self._up_seen = -1.0
@@ -77,8 +78,7 @@ class KueueScheduler:
         self._unadmit(cq, js)
         for c in self.cqs.values():
             c.unpark()
-        if requeue:
-            js.order_ts = now  # requeuingStrategy.timestamp: Eviction
+        if requeue:  # preempted or its node went away: back in the queue at its creation time (Kueue's queue order)
             self._enqueue(js)
 
     def tick(self, now: float, payload: Any) -> None:
@@ -194,7 +194,8 @@ class KueueScheduler:
         k = self.k
         js.requeues += 1
         js.eligible = now + min(k.backoff_base_s * 2 ** (js.requeues - 1), k.backoff_max_s)
-        js.order_ts = now
+        if k.requeue_timestamp == "Eviction":  # only a PodsReady timeout moves a workload to the back
+            js.order_ts = now
         js.pool = None
         self._enqueue(js)
         self.eng.push(js.eligible, TICK, ("backoff", js, js.token))
@@ -204,18 +205,32 @@ class KueueScheduler:
     # -- flavor assignment ------------------------------------------------------------------------------------
     def _choose(self, cq: CQ, js: KueueJob) -> Choice | None:
         need = {p: self.need(js, p) for p in self.pools_for(js)}
+        self._placing = js
         return choose(self.view, Incoming(cq.model.name, js.value, js.order_ts, need), lambda p: self._nodes_fit(js, p))
 
     def _nodes_fit(self, js: KueueJob, pool: str) -> bool:
         """Kueue counts quota only, but a flavor whose nodes are too small never runs the pods (its node selector
-        and pod requests would leave them Pending), so such a flavor is not a real choice. TAS (fixed-size pools
-        placed by block): Kueue finds the nodes at admission, so they must be free now."""
+        and pod requests would leave them Pending), so such a flavor is not a real choice."""
+        m = self.eng.pools[pool].model
+        return slices_for(m, js.job.gpus_per_node, js.job.gpu_share) <= m.slices_per_node and \
+            js.job.nodes <= m.max_nodes
+
+    def _topology_fits(self, pool: str, need: int, gone: Sequence[Admitted]) -> bool:
+        """TAS (fixed-size pools placed by block): Kueue finds the nodes at admission, so the gang must fit the free
+        nodes once ``gone`` (victims being considered) has released its nodes. Other pools: quota only."""
         state = self.eng.pools[pool]
-        m = state.model
-        slices = slices_for(m, js.job.gpus_per_node, js.job.gpu_share)
-        if slices > m.slices_per_node or js.job.nodes > m.max_nodes:
-            return False
-        return not m.block_nodes or state.place(js.job.nodes, slices, False) is not None
+        js = self._placing
+        if not state.model.block_nodes or js is None:
+            return True
+        freed = [(node, take) for w in gone for node, take in w.key.alloc if w.flavor == pool]
+        for node, take in freed:
+            node.free += take
+        try:
+            slices = slices_for(state.model, js.job.gpus_per_node, js.job.gpu_share)
+            return state.place(js.job.nodes, slices, False) is not None
+        finally:
+            for node, take in freed:
+                node.free -= take
 
     def pools_for(self, js: JobState) -> list[str]:
         return [p.name for p in candidate_pools(self.eng.cluster, js.job)]
