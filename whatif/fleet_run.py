@@ -12,7 +12,7 @@ from whatif.cluster import ClusterModel
 from whatif.engine import Engine
 from whatif.fleet_cluster import composite, fleet_model
 from whatif.fleet_sched import FleetScheduler
-from whatif.metrics import _money, pool_row, wait_stats
+from whatif.metrics import total_row, wait_stats
 from whatif.model import SimOptions, SimResult, Workload
 
 
@@ -59,9 +59,7 @@ def fleet_section(dispatcher: str, step: int, workers: tuple[str, ...], stacks: 
     rows = []
     counted = [j for j in wl.jobs if j.id not in wl.warm_up]
     for w in workers:
-        pools = [pool_row(u) for name, u in result.pools.items() if name.startswith(f"{w}/")]
-        money = _money(sum(p["paidGpuHours"] for p in pools), sum(p["allocatedGpuHours"] for p in pools),
-                       sum(p["lostGpuHours"] for p in pools), sum(p["costUsd"] for p in pools))
+        money = total_row([u for name, u in result.pools.items() if name.startswith(f"{w}/")])
         waits = [result.jobs[j.id].start_s - j.submit_s for j in counted  # type: ignore[operator]
                  if result.jobs[j.id].start_s is not None and (result.jobs[j.id].pool or "").startswith(f"{w}/")]
         rows.append({"worker": w, "stack": stacks[w], "jobsRun": len(waits), **money, "waits": wait_stats(waits)})
