@@ -84,6 +84,11 @@ def _cost(diff: StackDiff) -> list[str]:
         out.append(row(line.item, line.before_min, line.after_min, line.before_max, line.after_max,
                        line.before_gpus, line.after_gpus, line.kind == "pool"))
     out.append(row("total", c.before_min, c.after_min, c.before_max, c.after_max, c.before_gpus, c.after_gpus, True))
+    if diff.fleet is not None:
+        f = diff.fleet
+        out.append(row("fleet total", f["usdPerHourMin"]["before"], f["usdPerHourMin"]["after"],
+                       f["usdPerHourMax"]["before"], f["usdPerHourMax"]["after"], f["maxGpus"]["before"],
+                       f["maxGpus"]["after"], True))
     out += [f"  note: {n}" for n in c.notes]
     return out + [""]
 
