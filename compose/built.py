@@ -6,7 +6,7 @@ from typing import Any
 
 import pulumi
 
-from stacks.facts import PoolFacts
+from plan.facts import PoolFacts
 
 
 @dataclass

@@ -8,11 +8,11 @@ from typing import Any
 import pulumi
 
 from components.charts import KUEUE
-from scheduling.kueue import namespace_of
-from scheduling.kueue_config import INTEGRATIONS
-from stacks.facts import PoolFacts
-from stacks.fleet_spec import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetRole
-from stacks.spec import StackSpec
+from render.kueue import namespace_of
+from render.kueue_config import INTEGRATIONS
+from plan.facts import PoolFacts
+from spec.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetRole
+from spec.stack import StackSpec
 
 
 
@@ -28,7 +28,7 @@ def build_fleet(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Re
         return FleetExports()
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
     if spec.fleet.role == FleetRole.WORKER:
-        from components.fleet_worker import FleetWorker
+        from components.k8s.fleet_worker import FleetWorker
         per_node: dict = {}
         for f in pools.values():
             per_node.setdefault(f.machine.gpu_model, f.gpus_per_node)  # the first pool of a model (spec order)
@@ -36,7 +36,7 @@ def build_fleet(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Re
                              spec.fleet.token_generation, per_node, after=[k for k in (kueue,) if k is not None],
                              runtimes_after=[t for t in (trainer,) if t is not None], opts=opts)
         return FleetExports({KUBECONFIG_OUTPUT: worker.kubeconfig, FACTS_OUTPUT: worker_facts(spec, pools)})
-    from components.fleet_manager import FleetManager
+    from components.k8s.fleet_manager import FleetManager
     refs = {w.name: pulumi.StackReference(f"fleet-{w.name}", stack_name=w.stack) for w in spec.fleet.workers}
     FleetManager("fleet", spec.fleet, {n: r.require_output(KUBECONFIG_OUTPUT) for n, r in refs.items()},
                  {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()}, manager_facts(spec), after=[cluster],

@@ -13,7 +13,7 @@ from policies.values import as_dict, as_list, dig
 
 MANAGER_FACTS = "gpu-cluster/manager-facts"
 WORKER_FACTS = "gpu-cluster/worker-facts"
-"""The annotations of ``scheduling/fleet_manager.py`` (the pack cannot import the renderers' constants' module
+"""The annotations of ``render/fleet_manager.py`` (the pack cannot import the renderers' constants' module
 without pulling the scheduling layer in; a test pins that both agree)."""
 
 

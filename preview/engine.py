@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 
 from preview.sdk_private import MockMonitor
-from stacks.fleet_spec import KUBECONFIG_OUTPUT
+from spec.fleet import KUBECONFIG_OUTPUT
 from validation.secrets import secure_keys
 from validation.stack_file import read_stack_file as read_stack_file  # the one reader, re-exported
 

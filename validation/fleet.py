@@ -6,9 +6,9 @@ import ipaddress
 from collections import Counter
 from typing import Sequence
 
-from stacks.fleet_spec import MAX_WORKERS, Fleet, FleetRole
-from stacks.scheduling_spec import SchedulingSpec, Workload
-from stacks.spec import NodePool
+from spec.fleet import MAX_WORKERS, Fleet, FleetRole
+from spec.scheduling import SchedulingSpec, Workload
+from spec.stack import NodePool
 from validation.issues import Issues
 from validation.names import DNS_LABEL
 

@@ -1,4 +1,4 @@
-"""The stack as the simulator sees it, read from the spec and from what ``scheduling/`` renders (Kueue objects and
+"""The stack as the simulator sees it, read from the spec and from what ``render/`` renders (Kueue objects and
 manager config, the Slurm plan), so nothing is declared twice. Pure: no Pulumi."""
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 from catalog import CapacityType, load_catalog
 from catalog.provisioning import load_provisioning
-from scheduling.kueue import render_kueue, slices_per_gpu
-from scheduling.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
-from scheduling.kueue_topology import REQUIRED_ANNOTATION
-from scheduling.slurm_plan import ALL_NODESETS, SlurmPlan, plan_slurm
-from scheduling.slurm_topology import default_block_size
-from stacks.facts import PoolFacts, pool_facts
-from stacks.scheduling_spec import SchedulingSpec, Workload
-from stacks.spec import StackSpec
+from render.kueue import render_kueue, slices_per_gpu
+from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
+from plan.kueue_topology import REQUIRED_ANNOTATION
+from plan.slurm import ALL_NODESETS, SlurmPlan, plan_slurm
+from plan.slurm_topology import default_block_size
+from plan.facts import PoolFacts, pool_facts
+from spec.scheduling import SchedulingSpec, Workload
+from spec.stack import StackSpec
 
 DEFAULT_QUEUE = "default"
 """The one queue of a stack without ``scheduling`` (the plain Kubernetes scheduler, first come first served)."""

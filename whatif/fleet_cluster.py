@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from stacks.fleet_spec import Dispatcher, FleetRole
-from stacks.spec import StackSpec
+from spec.fleet import Dispatcher, FleetRole
+from spec.stack import StackSpec
 from whatif.cluster import ClusterModel, KueueModel, QueueModel, QuotaModel
 from whatif.feasible import borrowable
 

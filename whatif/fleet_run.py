@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from stacks.spec import StackSpec
+from spec.stack import StackSpec
 from validation.issues import SpecError, SpecIssue, path_of
 from whatif.cluster import ClusterModel
 from whatif.engine import Engine

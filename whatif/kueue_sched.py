@@ -1,4 +1,4 @@
-"""Kueue as rendered (scheduling/kueue.py, kueue_config.py): ClusterQueues with nominal GPU quota per flavor (pool),
+"""Kueue as rendered (render/kueue.py, kueue_config.py): ClusterQueues with nominal GPU quota per flavor (pool),
 borrowing and lending in a cohort, fair sharing by weight, preemption within a queue by priority, reclaim within the
 cohort and fair-sharing preemption, BestEffortFIFO or StrictFIFO, gang admission with waitForPodsReady (evict and
 requeue with backoff), and topology-aware placement by block on fixed-size pools. Admitted pods then need nodes: the

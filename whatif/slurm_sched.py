@@ -1,4 +1,4 @@
-"""Slurm as rendered (scheduling/slurm_plan.py): multifactor priority (Fair Tree fair-share with decayed usage, age,
+"""Slurm as rendered (plan/slurm.py): multifactor priority (Fair Tree fair-share with decayed usage, age,
 job size, QOS), the main scheduler (priority order; a job that does not fit keeps lower-priority jobs off its
 partition's nodes), QOS preemption (REQUEUE or CANCEL), GrpTRES GPU caps per account, and the backfill pass every
 ``bf_interval`` (``slurm_backfill.py``)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from stacks.spec import StackSpec
+from spec.stack import StackSpec
 from validation.load import decode_config, load_spec
 from whatif.cluster import ClusterModel, build_cluster
 from whatif.model import SimOptions

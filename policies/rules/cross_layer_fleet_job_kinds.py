@@ -7,6 +7,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding, listing
 from policies.fleet import fleet_of
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 
 ID = "cross-layer-fleet-job-kinds"
@@ -30,7 +31,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                               "stop dispatching that kind", keys=worker.keys, urn=worker.resource.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Dispatched job kinds run on every worker", category=Category.CROSS_LAYER,
     description="Every job kind the fleet manager's Kueue manages is an enabled integration on every worker.",
     why=("The manager dispatches any job its Kueue manages; a worker whose Kueue lacks the integration neither "
@@ -38,4 +39,4 @@ RULE = Rule(
     remediation="1. Enable the integration on the worker (same gpu-cluster version). 2. `pulumi up` the worker.",
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(f"{KUEUE_ANY}MultiKueueCluster", f"{KUEUE_ANY}MultiKueueConfig"), check=check, stack=True,
-)
+), order=3150)

@@ -7,6 +7,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
 from policies.fleet import fleet_of
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 
 ID = "cross-layer-fleet-kueue-version"
@@ -28,7 +29,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                           "version (its Kueue pin), workers first", keys=worker.keys, urn=worker.resource.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="One Kueue version across the fleet", category=Category.CROSS_LAYER,
     description="Every fleet worker runs the same Kueue version as the manager.",
     why=("The manager writes Workloads into the workers' API servers with its own API types; a worker on another "
@@ -36,4 +37,4 @@ RULE = Rule(
     remediation="1. Pin the same Kueue chart on all stacks. 2. Upgrade the workers first, then the manager.",
     severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(f"{KUEUE_ANY}MultiKueueCluster", f"{KUEUE_ANY}MultiKueueConfig"), check=check, stack=True,
-)
+), order=3180)

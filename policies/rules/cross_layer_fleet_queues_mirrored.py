@@ -8,6 +8,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding, listing
 from policies.fleet import fleet_of
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.scheduler_objects import object_name
 from policies.values import dig
@@ -35,7 +36,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                           keys=worker.keys, urn=worker.resource.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Fleet queues exist on every worker", category=Category.CROSS_LAYER,
     description="Every LocalQueue of a fleet manager exists with the same name and namespace on every worker.",
     why=("MultiKueue copies a job and its Workload into the same namespace on the worker and the worker's Kueue "
@@ -45,4 +46,4 @@ RULE = Rule(
                  "2. `pulumi up` the worker before the manager."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(f"{KUEUE_ANY}MultiKueueCluster", f"{KUEUE_ANY}LocalQueue"), check=check, stack=True,
-)
+), order=3140)

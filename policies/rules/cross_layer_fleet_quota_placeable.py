@@ -7,6 +7,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding, listing
 from policies.fleet import fleet_of, queue_quotas, slug
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.scheduler_objects import object_name
 from policies.values import dig
@@ -39,7 +40,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                               keys=(name, cq.name, cq.urn), urn=cq.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Fleet quota only where a worker can run it", category=Category.CROSS_LAYER,
     description="Each GPU model a fleet queue has quota for on the manager has quota in that queue on some worker.",
     why=("The manager reserves quota and dispatches; when no worker's Kueue can ever admit the shape (no quota "
@@ -48,4 +49,4 @@ RULE = Rule(
                  "manager's queue."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(f"{KUEUE_ANY}ClusterQueue", f"{KUEUE_ANY}MultiKueueCluster"), check=check, stack=True,
-)
+), order=3160)

@@ -7,6 +7,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
 from policies.fleet import fleet_of, queue_quotas, slug
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.scheduler_objects import object_name
 from policies.values import dig
@@ -42,7 +43,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                           keys=(name, cq.name, cq.urn), urn=cq.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Fleet quota matches the workers", category=Category.CROSS_LAYER,
     description="A fleet queue's manager quota per GPU model equals the sum of its workers' quotas.",
     why=("Kueue's MultiKueue docs: the manager's ClusterQueue quota should be about the sum of the worker quotas; "
@@ -50,4 +51,4 @@ RULE = Rule(
     remediation="1. Set the manager queue's quota per GPU model to the sum of the workers' nominal quotas.",
     severity=Severity.LOW, enforcement=EnforcementLevel.ADVISORY,
     applies_to=(f"{KUEUE_ANY}ClusterQueue", f"{KUEUE_ANY}MultiKueueCluster"), check=check, stack=True,
-)
+), order=3170)

@@ -8,6 +8,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding, listing
 from policies.fleet import fleet_of
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 
 ID = "cross-layer-fleet-reachable"
@@ -48,7 +49,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                           keys=worker.keys, urn=worker.resource.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Fleet workers are reachable from the manager", category=Category.CROSS_LAYER,
     description="Every fleet worker's API endpoint admits the manager's egress addresses.",
     why=("MultiKueue connects from the manager's Kueue pod to each worker's API server; a private endpoint or "
@@ -58,4 +59,4 @@ RULE = Rule(
                  "worker's cluster.authorizedNetworks."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(f"{KUEUE_ANY}MultiKueueCluster", f"{KUEUE_ANY}MultiKueueConfig"), check=check, stack=True,
-)
+), order=3190)

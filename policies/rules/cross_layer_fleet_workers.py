@@ -8,6 +8,7 @@ from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding, listing
 from policies.fleet import config_clusters, fleet_of
+from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 
 ID = "cross-layer-fleet-workers"
@@ -42,7 +43,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                           fix="list worker stacks only in fleet.workers", keys=worker.keys, urn=worker.resource.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Fleet workers are distinct workers", category=Category.CROSS_LAYER,
     description="A fleet lists 1 to 20 workers, each once, none of them the manager or another manager.",
     why=("MultiKueueConfig refuses duplicates and more than 20 clusters (Kueue 0.16, #8614); a manager dispatching "
@@ -50,4 +51,4 @@ RULE = Rule(
     remediation="1. List each worker stack once in fleet.workers. 2. Keep the manager out of its own list.",
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(f"{KUEUE_ANY}MultiKueueConfig", f"{KUEUE_ANY}MultiKueueCluster"), check=check, stack=True,
-)
+), order=3130)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from preview.engine import read_stack_file, stack_file
-from stacks.fleet_spec import Fleet
+from spec.fleet import Fleet
 from validation.issues import SpecIssue, path_of
 from validation.load import decode_config
 from validation.stack_file import StackFileError

@@ -6,10 +6,10 @@ from typing import Any, Sequence
 
 from preview.cost import CostReport
 from preview.fleet.resolve import Member
-from scheduling.fleet import fleet_runtime_name
-from scheduling.fleet_manager import queue_namespace
-from stacks.fleet_spec import FACTS_OUTPUT
-from stacks.spec import StackSpec
+from render.fleet import fleet_runtime_name
+from render.fleet_manager import queue_namespace
+from spec.fleet import FACTS_OUTPUT
+from spec.stack import StackSpec
 
 ROUND = 4
 

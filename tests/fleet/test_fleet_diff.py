@@ -7,7 +7,7 @@ from preview.diff.compare import diff_configs
 from preview.diff.render_markdown import render_diff_markdown
 from preview.diff.render_text import render_diff_text
 from tests.fleet.fleet_configs import encoded, raw, stack_config
-from tests.support.edit import edits
+from tests.support.spec.edit import edits
 
 
 def test_fleet_cost_delta_in_the_diff():

@@ -12,8 +12,8 @@ from kubernetes.client import Configuration
 from kubernetes.config.kube_config import KubeConfigLoader
 
 from preview.engine import FAKE_CA, offline_token
-from scheduling.fleet_worker import check_kubeconfig, token_secret_name, worker_kubeconfig
-from tests.support.helm_examples import recording
+from render.fleet_worker import check_kubeconfig, token_secret_name, worker_kubeconfig
+from tests.support.helm.examples import recording
 
 
 def loaded(text: str) -> Configuration:

@@ -10,9 +10,9 @@ import yaml
 from pulumi.runtime import rpc
 
 from preview.engine import redact
-from scheduling.fleet_manager import DISPATCHERS, WORKER_FACTS_ANNOTATION
-from tests.support.crd_schemas import cel_errors, schema_errors
-from tests.support.helm_examples import recording, rendered
+from render.fleet_manager import DISPATCHERS, WORKER_FACTS_ANNOTATION
+from tests.support.kube.crd_schemas import cel_errors, schema_errors
+from tests.support.helm.examples import recording, rendered
 
 CR_PREFIX = "kubernetes:kueue.x-k8s.io/v1beta2:"
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"

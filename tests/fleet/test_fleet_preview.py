@@ -15,7 +15,7 @@ from preview.engine import OFFLINE_TOKEN_PREFIX
 from preview.report import PreviewReport
 from preview.run import preview_config, preview_stack
 from tests.fleet.fleet_configs import encoded, raw
-from tests.support.edit import edits
+from tests.support.spec.edit import edits
 
 
 @functools.cache

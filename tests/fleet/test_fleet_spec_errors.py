@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.fleet.fleet_configs import raw
-from tests.support.edit import DELETE, edits
+from tests.support.spec.edit import DELETE, edits
 from validation.issues import SpecError
 from validation.load import load_spec
 

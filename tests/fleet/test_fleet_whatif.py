@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.fleet.fleet_configs import encoded, raw
-from tests.support.edit import edits
+from tests.support.spec.edit import edits
 from whatif.__main__ import main
 from whatif.fleet_cluster import INCREMENTAL_WIDEN_S
 from whatif.model import SimOptions

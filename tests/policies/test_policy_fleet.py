@@ -10,9 +10,9 @@ from typing import Any, Callable
 import pytest
 
 from policies.fleet import MANAGER_FACTS, WORKER_FACTS
-from scheduling.fleet_manager import MANAGER_FACTS_ANNOTATION, WORKER_FACTS_ANNOTATION
-from tests.support.helm_examples import recording
-from tests.support.policy_harness import Pack, with_props, wire
+from render.fleet_manager import MANAGER_FACTS_ANNOTATION, WORKER_FACTS_ANNOTATION
+from tests.support.helm.examples import recording
+from tests.support.policy.harness import Pack, with_props, wire
 
 FLEET_RULES = ("cross-layer-fleet-workers", "cross-layer-fleet-queues-mirrored", "cross-layer-fleet-job-kinds",
                "cross-layer-fleet-quota-placeable", "cross-layer-fleet-quota-sum", "cross-layer-fleet-kueue-version",

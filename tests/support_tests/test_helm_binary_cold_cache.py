@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT_ROOT
-from tests.support import helm_binary
-from tests.support.helm_binary import HELM3, HelmUnavailable, helm_path
+from tests.support.helm import binary as helm_binary
+from tests.support.helm.binary import HELM3, HelmUnavailable, helm_path
 
 THREADS = 6
 PROCESSES = 4
 
 CALLER = """
 import json, subprocess, sys, threading
-from tests.support.helm_binary import HELM3, helm_path
+from tests.support.helm.binary import HELM3, helm_path
 threads = int(sys.argv[1])
 barrier = threading.Barrier(threads + 1)
 results, stop = [], threading.Event()

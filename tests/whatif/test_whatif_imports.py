@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.import_graph import find_cycle, imports_in, package_of, unit_graph
+from tests.support.project.import_graph import find_cycle, imports_in, package_of, unit_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 

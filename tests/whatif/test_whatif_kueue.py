@@ -2,7 +2,7 @@
 gang requeue after waitForPodsReady, autoscaling with the provisioning delay and billing while up."""
 from __future__ import annotations
 
-from tests.support.whatif_stacks import cluster, kueue_config, l4_pool
+from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
 from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduling.kueue_config import FAIR_SHARING_STRATEGIES
-from tests.support.whatif_stacks import cluster, h100_pool, kueue_config, l4_pool
+from render.kueue_config import FAIR_SHARING_STRATEGIES
+from tests.support.whatif.stacks import cluster, h100_pool, kueue_config, l4_pool
 from whatif.metrics import summarize
 from whatif.model import Job, PoolUsage, SimOptions, SimResult, Workload
 from whatif.run import simulate_jobs

@@ -6,7 +6,7 @@ import json
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tests.support.whatif_stacks import cluster, fifo_l4, kueue_config, l4_pool, h100_pool
+from tests.support.whatif.stacks import cluster, fifo_l4, kueue_config, l4_pool, h100_pool
 from whatif.metrics import summarize
 from whatif.model import Job, SimOptions, Workload
 from whatif.run import simulate_jobs

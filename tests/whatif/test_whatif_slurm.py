@@ -2,7 +2,7 @@
 top job, QOS preemption with REQUEUE, GrpTRES caps, Fair Tree ranking, block placement."""
 from __future__ import annotations
 
-from tests.support.whatif_stacks import cluster, h100_pool, slurm_config
+from tests.support.whatif.stacks import cluster, h100_pool, slurm_config
 from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
 from whatif.slurm_sched import fair_tree
