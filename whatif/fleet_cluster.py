@@ -77,8 +77,9 @@ def composite(name: str, fleet: FleetModel) -> ClusterModel:
         for k, v in c.class_values.items():
             classes.setdefault(k, v)
     sources = sorted({s for c in fleet.clusters.values() for s in c.sources})
+    start = next(iter(fleet.clusters.values())).start  # the same factors for every worker (catalog + --assume)
     return ClusterModel(name, "kueue", pools, queues, classes, None, kueue=KueueModel(None, False, None),
-                        sources=sources)
+                        sources=sources, start=start)
 
 
 def worker_stack_path(root: Path, stack: str) -> Path:

@@ -180,20 +180,11 @@ class FleetScheduler:
         assert isinstance(js, Copy)
         self.workers[js.worker].tick(now, payload)
         fj = js.parent
-        if fj.winner == js.worker and js.state == PENDING:  # gang timeout on the worker: back to the manager
-            self._back_to_manager(fj, now)
+        if fj.copies.get(js.worker) is js and fj.winner == js.worker and js.state == PENDING:
+            self._back_to_manager(fj, now)  # the winning copy's gang timed out on its worker: offered again
 
     def _back_to_manager(self, fj: FleetJob, now: float) -> None:
-        winner = fj.winner
-        if winner is not None:
-            copy = fj.copies.get(winner)
-            sched = self.workers[winner]
-            if copy is not None:
-                cq = sched.cqs[copy.job.queue]
-                if copy in cq.pending:
-                    cq.pending.remove(copy)
-                    cq.cursor = 0
-        fj.copies.clear()
+        self._withdraw(fj, keep=None)  # out of the worker's queue (and its waiting pods), quota released there
         fj.winner, fj.nominated = None, 0
         fj.token += 1
         self._nominate(fj, now)
