@@ -21,12 +21,16 @@ from typing import Any
 import yaml
 
 from render.fleet import FLEET_PART_OF
+from render.kueue_config import INTEGRATIONS
 
 NAMESPACE = "kueue-system"
 SERVICE_ACCOUNT = "multikueue-sa"
 JOB_VERBS = ["create", "delete", "get", "list", "watch"]
-DISPATCHED_KINDS = (("batch", "jobs"), ("jobset.x-k8s.io", "jobsets"), ("trainer.kubeflow.org", "trainjobs"))
-"""The kinds of ``render/kueue_config.INTEGRATIONS`` (plain Jobs, JobSets, TrainJobs)."""
+KIND_OF_INTEGRATION = {"batch/job": ("batch", "jobs"), "jobset.x-k8s.io/jobset": ("jobset.x-k8s.io", "jobsets"),
+                       "trainer.kubeflow.org/trainjob": ("trainer.kubeflow.org", "trainjobs"), "pod": ("", "pods")}
+"""API group and resource of each Kueue integration gpu-cluster enables (``render/kueue_config.INTEGRATIONS``): the
+manager dispatches every kind its Kueue manages, so the worker role covers each (a test holds the two in step)."""
+DISPATCHED_KINDS = tuple(KIND_OF_INTEGRATION[i] for i in INTEGRATIONS)
 
 
 def token_secret_name(generation: int) -> str:

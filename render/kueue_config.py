@@ -17,8 +17,11 @@ from render.fabric_claim import KUEUE_RESOURCE
 from spec.scheduling import SchedulingSpec
 
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
-INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob")
-"""Kubeflow Trainer's TrainJob (which runs as a JobSet), JobSet itself, and plain Jobs."""
+INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod")
+"""Kubeflow Trainer's TrainJob (which runs as a JobSet), JobSet itself, plain Jobs, and bare pods (in the team
+namespaces only, see ``managedJobsNamespaceSelector``): with ``manageJobsWithoutQueueName`` a tenant's Job, JobSet
+or pod without a queue name waits instead of running outside quota. Pods a managed job owns are its job's."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 IGNORED_RESOURCES = ("cpu", "memory", "ephemeral-storage", "hugepages-", "vpc.amazonaws.com/efa")
 """Quota is kept in GPUs only; without this Kueue refuses any job that requests a resource no ClusterQueue covers.
 EFA pools' jobs also request ``vpc.amazonaws.com/efa`` and 2 MiB huge pages (render/fabric_pod.py): per-node
@@ -28,8 +31,9 @@ REQUEUE_BACKOFF_BASE_SECONDS = 60
 REQUEUE_BACKOFF_MAX_SECONDS = 3600
 
 
-def base_config() -> dict[str, Any]:
-    """What every Kueue of gpu-cluster runs with (the chart's ports, probes and lock; our integrations and quota)."""
+def base_config(team_namespaces: Sequence[str]) -> dict[str, Any]:
+    """What every Kueue of gpu-cluster runs with (the chart's ports, probes and lock; our integrations and quota);
+    ``team_namespaces``: where every job is Kueue's (the queues' namespaces)."""
     return {
         "apiVersion": CONFIG_API_VERSION,
         "kind": "Configuration",
@@ -39,6 +43,12 @@ def base_config() -> dict[str, Any]:
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "clientConnection": {"qps": 300, "burst": 500},
         "integrations": {"frameworks": list(INTEGRATIONS)},
+        # quota cannot be bypassed: in the team namespaces every job is Kueue's, queue name or not (a job without
+        # one is suspended until it names a queue); elsewhere (system namespaces) Kueue leaves pods alone
+        "manageJobsWithoutQueueName": True,
+        "managedJobsNamespaceSelector": {"matchExpressions": [{
+            "key": NAMESPACE_NAME_LABEL, "operator": "In",
+            "values": list(dict.fromkeys(team_namespaces))}]},
         "resources": {"excludeResourcePrefixes": list(IGNORED_RESOURCES)},
     }
 
@@ -46,7 +56,7 @@ def base_config() -> dict[str, Any]:
 def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
     """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
     map to a quota resource or it holds the jobs as inadmissible (``render/fabric_claim.py``)."""
-    config = base_config()
+    config = base_config([q.namespace or q.name for q in spec.queues])
     nics = [c for c in device_classes if c != CHANNEL_DEVICE_CLASS]
     mappings = [{"name": KUEUE_RESOURCE, "deviceClassNames": nics}] if nics else []
     if CHANNEL_DEVICE_CLASS in device_classes:  # IMEX channels of ComputeDomains (render/compute_domain.py)
@@ -83,11 +93,11 @@ def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> di
     }
 
 
-def fleet_manager_values(multikueue: dict[str, Any]) -> dict[str, Any]:
+def fleet_manager_values(multikueue: dict[str, Any], team_namespaces: Sequence[str]) -> dict[str, Any]:
     """Helm values for a fleet manager's Kueue: the same integrations as the workers' (MultiKueue dispatches only
     kinds the manager's Kueue manages) and the ``multiKueue`` block (``scheduling/fleet_manager.py``). No gang or
     fair-sharing settings: the manager runs no pods, each worker's Kueue applies its own."""
-    config = {**base_config(), "multiKueue": multikueue}
+    config = {**base_config(team_namespaces), "multiKueue": multikueue}
     return {
         "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
         "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config, sort_keys=False)},

@@ -15,7 +15,7 @@ from components.k8s.kubeflow import BASELINE_PSS, TRAINER_NAMESPACE
 from components.k8s.kueue import KUEUE_NAMESPACE, RESTRICTED_PSS
 from render.fleet import FLEET_PART_OF, fleet_runtimes
 from render.fleet_manager import (KUBECONFIG_KEY, WORKER_FACTS_ANNOTATION, kubeconfig_secret_name,
-                                      multikueue_config, render_manager)
+                                      multikueue_config, queue_namespace, render_manager)
 from render.kueue_config import fleet_manager_values
 from render.trainer import trainer_values
 from spec.fleet import Fleet, gpu_slug
@@ -42,7 +42,8 @@ class FleetManager(pulumi.ComponentResource):
             **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
         kueue = k8s.helm.v3.Release(
             f"{name}-kueue", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
-            namespace=KUEUE_NAMESPACE, values=fleet_manager_values(multikueue_config(fleet)), timeout=900,
+            namespace=KUEUE_NAMESPACE, timeout=900,
+            values=fleet_manager_values(multikueue_config(fleet), [queue_namespace(q) for q in fleet.queues]),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[kueue_ns]))
         trainer_ns = k8s.core.v1.Namespace(f"{name}-trainer-namespace", metadata={
             "name": TRAINER_NAMESPACE, "labels": {**BASELINE_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}},

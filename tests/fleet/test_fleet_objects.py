@@ -113,7 +113,7 @@ def test_worker_rbac_covers_the_dispatched_kinds(worker):
                          "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")}
     rules = {(g, r): set(rule["verbs"]) for rule in res["ClusterRole"]["rules"] for g in rule["apiGroups"]
              for r in rule["resources"]}
-    for kind in (("trainer.kubeflow.org", "trainjobs"), ("jobset.x-k8s.io", "jobsets"), ("batch", "jobs")):
+    for kind in (("trainer.kubeflow.org", "trainjobs"), ("jobset.x-k8s.io", "jobsets"), ("batch", "jobs"), ("", "pods")):
         assert {"create", "delete", "get", "list", "watch"} <= rules[kind], kind
     assert {"get", "patch", "update"} <= rules[("kueue.x-k8s.io", "workloads/status")]
     assert res["ClusterRoleBinding"]["subjects"] == [{"kind": "ServiceAccount", "name": "multikueue-sa",
@@ -122,3 +122,9 @@ def test_worker_rbac_covers_the_dispatched_kinds(worker):
                 and r.inputs.get("type") == "kubernetes.io/service-account-token"]
     assert token["metadata"]["annotations"] == {"kubernetes.io/service-account.name": "multikueue-sa"}
     assert token["metadata"]["name"] == "multikueue-sa-token-1"
+
+
+def test_every_kueue_integration_has_its_worker_rbac():
+    from render.fleet_worker import KIND_OF_INTEGRATION
+    from render.kueue_config import INTEGRATIONS
+    assert set(INTEGRATIONS) == set(KIND_OF_INTEGRATION)  # a new integration needs its rule on the workers
