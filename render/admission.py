@@ -34,6 +34,10 @@ EXEMPT_NAMESPACES = ("kube-system",)
 LABELS = {"app.kubernetes.io/part-of": "gpu-cluster"}
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 """Set by the API server on every namespace and immutable, so a binding selecting on it cannot be escaped by labels."""
+EXEC_POLICY = "gpu-cluster-fabric-exec"
+EXEC_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CONNECT"],
+             "resources": ["pods/exec", "pods/attach"]}
+"""``kubectl exec`` / ``attach`` is a CONNECT request whose ``object`` is the PodExecOptions / PodAttachOptions."""
 POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
             "resources": ["pods", "pods/ephemeralcontainers"]}
 
@@ -193,10 +197,23 @@ def device_policy(needs: FabricNeeds, namespaces: Sequence[str] | None) -> dict[
     return _policy(DEVICE_POLICY, variables, checks)
 
 
-def _policy(name: str, variables: list[dict[str, str]], checks: list[dict[str, str]]) -> dict[str, Any]:
+def exec_policy(needs: FabricNeeds) -> dict[str, Any]:
+    """No ``kubectl exec``/``attach`` into the fabric's sidecar: inside it a tenant would hold ``NET_ADMIN`` and a
+    writable host ``/sys`` and ``/proc/sys``, which the admission policies let only the rendered command use."""
+    names = [s.name for s in needs.sidecars]
+    policy = _policy(EXEC_POLICY, [], [{
+        "expression": f"!has(object.container) || !(object.container in {cel_list(names)})",
+        "message": f"exec and attach into the GPU fabric's sidecar ({', '.join(names)}) are refused: it holds "
+                   "NET_ADMIN and the host's /sys"}], rule=EXEC_RULE)
+    del policy["spec"]["variables"]
+    return policy
+
+
+def _policy(name: str, variables: list[dict[str, str]], checks: list[dict[str, str]],
+            rule: dict[str, Any] = POD_RULE) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy",
             "metadata": {"name": name, "labels": dict(LABELS)},
-            "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [dict(POD_RULE)]},
+            "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [dict(rule)]},
                      "variables": variables, "validations": checks}}
 
 
@@ -223,6 +240,8 @@ def admission_objects(pools: Sequence[PoolFacts], team_namespaces: Mapping[str, 
     out: list[dict[str, Any]] = []
     if teams:
         out += [fabric_policy(needs), binding(FABRIC_POLICY, teams)]
+        if needs.sidecars:
+            out += [exec_policy(needs), binding(EXEC_POLICY, teams)]
     if needs.device_keys:
         scheduled = team_namespaces is not None or slurm_namespace is not None
         device_ns = teams + ([slurm_namespace] if slurm_namespace else []) if scheduled else None

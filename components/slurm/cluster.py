@@ -64,7 +64,9 @@ class SlurmCluster(pulumi.ComponentResource):
             f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE, "labels": {**BASELINE_PSA, **MANAGED_BY}},
             opts=roots)
         self.namespace = slurm_ns = k8s.core.v1.Namespace(
-            f"{name}-ns", metadata={"name": SLURM_NAMESPACE, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}}, opts=roots)
+            f"{name}-ns", metadata={"name": SLURM_NAMESPACE, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
+            # deleting the namespace deletes the accounting database's volume claim with it
+            opts=pulumi.ResourceOptions.merge(roots, pulumi.ResourceOptions(protect=protect)))
         # slurmctld, slurmdbd, MariaDB and slurmrestd: reachable from the namespace itself and the operator only
         for obj in isolated_namespace(SLURM_NAMESPACE, also_from=(OPERATOR_NAMESPACE,)):
             custom_resource(f"{name}-netpol-{obj['metadata']['name']}", obj,

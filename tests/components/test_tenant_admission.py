@@ -69,6 +69,7 @@ def test_admission_objects_are_valid_kubernetes_objects(stack):
         kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
     kinds = sorted({o["kind"] for o in objects})
     assert kinds in ([], ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]), kinds
+    assert len([o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"]) == len(objects) // 2
 
 
 @pytest.mark.parametrize("stack", ["gke-flex-start-tas", "gke-kueue", "gke-h100-512"])
@@ -97,3 +98,17 @@ def test_the_device_policy_admits_every_fabric_daemonset_of_the_stack():
     assert len(daemonsets) >= 2
     for ds in daemonsets:
         assert policy_failures(policy, pod_from_template(ds["spec"]["template"]), ds["metadata"]["namespace"]) == []
+
+
+@pytest.mark.parametrize("stack", ["gke-flex-start-tas", "gke-kueue"])
+def test_no_exec_into_the_fabric_sidecar(stack):
+    """``kubectl exec`` is a CONNECT on pods/exec whose object is the PodExecOptions."""
+    objects, ns, pod = fabric_case(stack)
+    sidecar = pod["spec"]["initContainers"][0]["name"]
+    into_sidecar = {"kind": "PodExecOptions", "container": sidecar, "command": ["sh"], "stdin": True}
+    refusals = admission_failures(objects, into_sidecar, ns, "CONNECT", "pods/exec")
+    assert refusals == [f"gpu-cluster-fabric-exec: exec and attach into the GPU fabric's sidecar ({sidecar}) are "
+                        "refused: it holds NET_ADMIN and the host's /sys"]
+    into_main = {**into_sidecar, "container": pod["spec"]["containers"][0]["name"]}
+    assert admission_failures(objects, into_main, ns, "CONNECT", "pods/exec") == []
+    assert admission_failures(objects, into_sidecar, "default", "CONNECT", "pods/exec") == []  # not bound there

@@ -89,7 +89,13 @@ def psa_baseline_failures(pod: dict[str, Any]) -> list[str]:
     return out
 
 
-def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], namespace: str) -> list[str]:
+def _matches(policy: dict[str, Any], operation: str, resource: str) -> bool:
+    return any(operation in r["operations"] and resource in r["resources"]
+               for r in policy["spec"]["matchConstraints"]["resourceRules"])
+
+
+def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], namespace: str,
+                       operation: str = "CREATE", resource: str = "pods") -> list[str]:
     """Why the admission chain refuses ``pod`` in ``namespace`` (empty: admitted), given the stack's Namespace,
     ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects. A namespace the stack does not create
     has no Pod Security label (privileged)."""
@@ -97,14 +103,16 @@ def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], n
     labels = next((o["metadata"].get("labels", {}) for o in objects
                    if o["kind"] == "Namespace" and o["metadata"]["name"] == namespace), {})
     level = labels.get("pod-security.kubernetes.io/enforce", "privileged")
-    out = [f"Pod Security {level}: {f}" for f in psa_baseline_failures(pod)] if level != "privileged" else []
+    out = ([f"Pod Security {level}: {f}" for f in psa_baseline_failures(pod)]
+           if level != "privileged" and resource == "pods" else [])
     policies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"}
     for b in (o for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"):
         if "Deny" not in b["spec"]["validationActions"] or not binding_selects(b, namespace):
             continue
         policy = policies.get(b["spec"]["policyName"])
         assert policy is not None, f"binding {b['metadata']['name']} names a policy the stack does not create"
-        out += [f"{policy['metadata']['name']}: {m}" for m in policy_failures(policy, pod, namespace)]
+        if _matches(policy, operation, resource):
+            out += [f"{policy['metadata']['name']}: {m}" for m in policy_failures(policy, pod, namespace, operation)]
     return out
 
 
