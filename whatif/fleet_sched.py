@@ -132,7 +132,7 @@ class FleetScheduler:
             cq = sched.cqs[copy.job.queue]
             if copy in cq.pending:
                 cq.pending.remove(copy)
-                cq.cursor = 0
+                cq.unpark()  # the queue changed: its head is searched again from the start
             sched._unadmit(cq, copy)  # noqa: SLF001 - the fleet withdraws its own copies
             copy.state, copy.token = PENDING, copy.token + 1  # its pending ticks (gang timeout) become stale
             del fj.copies[w]
