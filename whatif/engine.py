@@ -76,6 +76,9 @@ class Engine:
         self.preemptions = 0
         self.dirty = False
         self.autoscaled = cluster.scheduler != "slurm" and options.nodes_up == "min"
+        power = cluster.slurm.power if cluster.slurm is not None else None
+        self.power_pools = set(power.pools) if power is not None and options.nodes_up == "min" else set()
+        """Slurm pools that follow the queue (power saving, ``slurm_power.py``): they start at minNodes."""
         self.scheduler: Scheduler = self._make_scheduler()
         from whatif.autoscale import Autoscaler
         self.autoscaler = Autoscaler(self)
@@ -96,7 +99,8 @@ class Engine:
 
     def run(self) -> SimResult:
         for pool in self.pools.values():
-            up = pool.model.max_nodes if not self.autoscaled else pool.model.min_nodes
+            scales = self.autoscaled or pool.model.name in self.power_pools
+            up = pool.model.min_nodes if scales else pool.model.max_nodes
             for node in pool.nodes[:up]:
                 self.node_on(pool, node, ready=True)
         for js in self.jobs:
@@ -174,10 +178,10 @@ class Engine:
         if rate > 0:
             self.push(self.now + self.spot_rng.expovariate(rate), INTERRUPT, (pool, node, node.epoch))
 
-    def node_off(self, pool: PoolState, node: Node) -> None:
+    def node_off(self, pool: PoolState, node: Node, bill: bool = True) -> None:
         if node.state == UP:
             self.up_gpus -= pool.model.gpus_per_node
-        pool.power_off(node, self.now)
+        pool.power_off(node, self.now, bill)
 
     def _interrupt(self, pool: PoolState, node: Node) -> None:
         pool.usage.interruptions += 1

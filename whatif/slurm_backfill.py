@@ -31,7 +31,7 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
     if not _any_fits_now(sched):
         return
     busy: Busy = {}
-    for js in sched.running:
+    for js in sched.running + (sched.power.holding() if sched.power is not None else []):
         end = _up(js.start + js.job.limit_s, now, res)
         for node, take in js.alloc:
             busy.setdefault(id(node), []).append((now, end, take))
@@ -40,7 +40,7 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
     for js in list(sched.queue):
         if tested >= m.bf_max_job_test:
             break
-        if js.state != PENDING:
+        if js.state != PENDING or js.eligible > now:
             continue
         tested += 1
         shape = sched.shape(js)
