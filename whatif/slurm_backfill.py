@@ -150,7 +150,12 @@ def earliest(pool: PoolState, js: JobState, busy: Busy, now: float, limit: float
     if len(starts) < job.nodes:
         return None
     starts.sort(key=lambda x: (x[0], x[1].index))
-    for t in sorted({t for t, _ in starts[job.nodes - 1:]}):
+    first = starts[job.nodes - 1][0]
+    # The joint start is the first time enough nodes are free together for the whole limit: the n-th node's own
+    # earliest start, or a later end of a span on a node that was free earlier but is reserved then (checking only
+    # the nodes' own earliest starts would miss it and leave a multi-node job without its reservation).
+    ends = {e for t, n in starts for _, e, _ in busy.get(id(n), []) if first < e <= limit}
+    for t in sorted({t for t, _ in starts[job.nodes - 1:]} | ends):
         ok = [n for s, n in starts if s <= t and free_over(n, busy.get(id(n), []), t, t + job.limit_s) >= need]
         chosen = _choose(model, ok, job.nodes, need, busy, t, t + job.limit_s)
         if chosen is not None:
