@@ -100,6 +100,12 @@ REQUEUE_DELAY_S = 121.0
 real Slurm 26.05 (docs/whatif-validation.md)."""
 
 
+BATCH_SCHED_DELAY_S = 3.0
+"""``SchedulerParameters=batch_sched_delay`` (3 s by default, not rendered): the main scheduler may defer a newly
+submitted batch job this long. Only the main scheduler preempts: on real Slurm 26.05 a preemptor submitted at t
+requeued its victim 2.2-4.6 s later (docs/whatif-validation.md), so preemption waits for this delay."""
+
+
 @dataclass(frozen=True)
 class SlurmModel:
     weight_fairshare: int
@@ -127,6 +133,7 @@ class SlurmModel:
     power: PowerModel | None = None
     """Pools that follow the queue (None: every NodeSet runs maxNodes)."""
     requeue_delay_s: float = REQUEUE_DELAY_S
+    batch_sched_delay_s: float = BATCH_SCHED_DELAY_S
     sched_interval_s: float = 60.0
     priority_calc_period_s: float = 300.0
     decay_half_life_s: float = 7 * 86400.0

@@ -40,6 +40,8 @@ class SlurmScheduler:
         self.total_nodes = sum(p.max_nodes for p in eng.cluster.pools.values()) or 1
         self.total_cpus = sum(p.max_nodes * p.cpus_per_node for p in eng.cluster.pools.values()) or 1
         self.max_qos = max(m.qos_priority.values(), default=0) or 1
+        self._wake: dict[int, float] = {}
+        """Job -> when the main scheduler will consider it for preemption (a wake-up is queued for then)."""
         self.power = PowerSaving(self, eng, m.power) if m.power is not None and eng.power_pools else None
 
     # -- the scheduler interface -------------------------------------------------------------------------------
@@ -239,6 +241,12 @@ class SlurmScheduler:
 
     def _try_preempt(self, js: JobState, pools: list[PoolState], now: float) -> bool:
         if not self.m.preempt:
+            return False
+        ready = js.eligible + self.m.batch_sched_delay_s
+        if now < ready:  # the main scheduler preempts for a new batch job only after batch_sched_delay
+            if self._wake.get(js.n) != ready:
+                self._wake[js.n] = ready
+                self.eng.push(ready, TICK, "eligible")
             return False
         for pool in pools:
             if self.over_cap(js, pool):

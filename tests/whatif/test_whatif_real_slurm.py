@@ -42,15 +42,18 @@ LOG_PROBLEMS: dict[str, list[str]] = {}
 """Per scenario: unexpected error/warning lines of its daemons (filled by the real runs)."""
 
 
-def _run(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario) -> dict[str, RealOutcome]:
+def _run(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario,
+         clusters: list[SlurmCluster]) -> dict[str, RealOutcome]:
+    """One scenario on its own cluster. The cluster is stopped only when every scenario is done: slurmctld serves
+    auth/slurm tokens on a fixed socket path of the shared root (``/run/slurmctld/sack.socket``, the last started
+    controller's), and a client whose controllers have all stopped gets "failed to connect to any sack sockets"."""
     plan = plan_of(scenario)
     cluster = SlurmCluster(chroot, plan, scenario.name, key, dbd if plan.accounting else None)
-    try:
-        outcomes = run_phases(cluster, list(scenario.phases), typed_gres=scenario.typed_gres)
-        LOG_PROBLEMS[scenario.name] = cluster.log_problems()
-        return outcomes
-    finally:
-        cluster.stop()
+    clusters.append(cluster)
+    outcomes = run_phases(cluster, list(scenario.phases), typed_gres=scenario.typed_gres,
+                          timeout_s=scenario.timeout_s)
+    LOG_PROBLEMS[scenario.name] = cluster.log_problems()
+    return outcomes
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +68,14 @@ def real_runs() -> dict[str, dict[str, RealOutcome]]:
     print(f"\nreal Slurm: {'; '.join(versions(root))}")
     key = secrets.token_bytes(1024)
     dbd = SlurmDbd(chroot, key, name="dbd-whatif")
+    clusters: list[SlurmCluster] = []
     try:
         with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
-            futures = {s.name: pool.submit(_run, chroot, key, dbd, s) for s in SCENARIOS}
+            futures = {s.name: pool.submit(_run, chroot, key, dbd, s, clusters) for s in SCENARIOS}
             return {name: f.result() for name, f in futures.items()}
     finally:
+        with ThreadPoolExecutor(max_workers=len(clusters) or 1) as pool:
+            list(pool.map(SlurmCluster.stop, clusters))
         dbd.stop()
 
 

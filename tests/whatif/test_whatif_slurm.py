@@ -42,10 +42,10 @@ def test_qos_preemption_requeues_the_low_job_and_it_restarts_from_scratch():
     jobs = [Job("low", 0, "a", 8, nodes=2, run_s=1000, priority="low"),
             Job("high", 100, "b", 8, nodes=2, run_s=500, priority="high")]
     res = run(cfg, jobs)
-    assert res.jobs["high"].start_s == 100
-    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 600)
-    assert res.jobs["low"].end_s == 1600
-    assert res.pools["h100"].lost_gpu_s == 16 * 100
+    assert res.jobs["high"].start_s == 103  # the main scheduler preempts after batch_sched_delay (3 s)
+    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 603)
+    assert res.jobs["low"].end_s == 1603
+    assert res.pools["h100"].lost_gpu_s == 16 * 103
 
 
 def test_grptres_caps_an_account_and_lets_the_other_pass():

@@ -25,9 +25,9 @@ def test_partition_prio_a_job_of_the_pools_own_partition_preempts_one_that_borro
     jobs = [Job("borrower", 0, "a", 8, nodes=2, run_s=1000),  # the default partition `all` (tier 1)
             Job("owner", 100, "a", 8, nodes=1, run_s=50, pool="h100")]  # the pool's own partition (tier 2)
     res = run(cfg, jobs)
-    assert res.jobs["owner"].start_s == 100
+    assert res.jobs["owner"].start_s == 103  # the main scheduler preempts after batch_sched_delay (see below)
     assert res.jobs["borrower"].preemptions == 1
-    assert res.jobs["borrower"].starts == (0, 100 + REQUEUE_DELAY_S)  # held 121 s, then both nodes are free again
+    assert res.jobs["borrower"].starts == (0, 103 + REQUEUE_DELAY_S)  # held 121 s, then both nodes are free again
 
 
 def test_partition_prio_does_not_preempt_within_a_tier():
@@ -43,8 +43,8 @@ def test_a_requeued_job_is_held_121_s_before_it_may_start_again():
     jobs = [Job("low", 0, "a", 8, nodes=2, run_s=1000, priority="low"),
             Job("high", 100, "a", 8, nodes=2, run_s=30, priority="high")]
     res = run(cfg, jobs)
-    assert res.jobs["high"].start_s == 100 and res.jobs["low"].preemptions == 1
-    assert res.jobs["low"].starts == (0, 221)  # not 130, when high ended: cred_expire 120 s + 1
+    assert res.jobs["high"].start_s == 103 and res.jobs["low"].preemptions == 1
+    assert res.jobs["low"].starts == (0, 224)  # not 133, when high ended: cred_expire 120 s + 1 after the requeue
 
 
 def test_among_equal_victims_the_first_submitted_is_preempted():
@@ -64,3 +64,13 @@ def test_without_accounting_a_quota_is_no_cap():
     assert res.jobs["a2"].start_s == 1  # no slurmdbd, no association, no GrpTRES
     capped = run(slurm_config([h100_pool(2)], queues, slurm={"accounting": True}), jobs)
     assert capped.jobs["a2"].start_s == 1000  # the same quota with accounting: GrpTRES gres/gpu=8
+
+
+def test_the_main_scheduler_preempts_for_a_new_job_only_after_batch_sched_delay():
+    """Real Slurm 26.05 requeued the victim 2.2-4.6 s after the preemptor's submit, never at once: only the main
+    scheduler preempts, and it defers a new batch job by batch_sched_delay (3 s by default)."""
+    cfg = slurm_config([h100_pool(2)], QUEUES, cohort="all", priorityClasses=CLASSES)
+    jobs = [Job("low", 0, "a", 8, nodes=2, run_s=1000, priority="low"),
+            Job("high", 100, "a", 8, nodes=2, run_s=30, priority="high")]
+    res = run(cfg, jobs)
+    assert res.jobs["high"].start_s == 103 and res.jobs["low"].starts == (0, 103 + REQUEUE_DELAY_S)
