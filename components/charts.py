@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stacks.gpu_runtime_spec import DriverVersion
+from spec.gpu_runtime import DriverVersion
 
 
 @dataclass(frozen=True)

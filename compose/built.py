@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import pulumi
 
-from stacks.facts import PoolFacts
+from plan.facts import PoolFacts
 
 
 @dataclass

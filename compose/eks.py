@@ -7,15 +7,15 @@ import pulumi
 import pulumi_aws as aws
 
 from catalog import Catalog
-from components.cluster_autoscaler import ClusterAutoscaler
-from components.eks_cluster import EksCluster
-from components.eks_gpu_node_group import EksGpuNodeGroup
-from components.eks_node_monitoring import EksNodeMonitoring
+from components.eks.cluster_autoscaler import ClusterAutoscaler
+from components.eks.cluster import EksCluster
+from components.eks.gpu_node_group import EksGpuNodeGroup
+from components.eks.node_monitoring import EksNodeMonitoring
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
-from stacks.capacity_block import block_schedule
-from stacks.facts import pool_facts
-from stacks.spec import ClusterMode, StackSpec
+from plan.capacity_block import block_schedule
+from plan.facts import pool_facts
+from spec.stack import ClusterMode, StackSpec
 
 
 def build_eks(spec: StackSpec, cat: Catalog, account_id_secret: bool = False) -> BuiltCluster:

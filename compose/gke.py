@@ -5,16 +5,16 @@ import pulumi
 import pulumi_gcp as gcp
 
 from catalog import Catalog, Cloud
-from components.gke_cluster import GkeCluster
-from components.gke_fabric import GkeFabric, fabric_kinds
-from components.gke_gpu_node_pool import GkeGpuNodePool
-from components.gke_image_sources import GkeImageSources
+from components.gke.cluster import GkeCluster
+from components.gke.fabric import GkeFabric, fabric_kinds
+from components.gke.gpu_node_pool import GkeGpuNodePool
+from components.gke.image_sources import GkeImageSources
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
-from stacks.facts import pool_facts
-from stacks.maintenance import maintenance_policy
-from stacks.pod_start import pod_start_plan
-from stacks.spec import StackSpec
+from plan.facts import pool_facts
+from plan.maintenance import maintenance_policy
+from plan.pod_start import pod_start_plan
+from spec.stack import StackSpec
 
 
 def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pulumi
 
-from components.aws_efa_device_plugin import AwsEfaDevicePlugin
-from components.nvidia_gpu_runtime import NvidiaGpuRuntime
-from stacks.facts import PoolFacts
-from stacks.gpu_runtime_plan import runtime_plan
-from stacks.spec import StackSpec
+from components.eks.efa_device_plugin import AwsEfaDevicePlugin
+from components.k8s.nvidia_gpu_runtime import NvidiaGpuRuntime
+from plan.facts import PoolFacts
+from plan.gpu_runtime_plan import runtime_plan
+from spec.stack import StackSpec
 
 
 def build_gpu_runtime(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource, k8s_provider) -> None:

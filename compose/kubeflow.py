@@ -5,11 +5,11 @@ from typing import Sequence
 
 import pulumi
 
-from scheduling.fabric_claim import claim_templates
-from scheduling.kueue import pool_namespaces
-from stacks.facts import PoolFacts
-from stacks.scheduling_spec import Workload
-from stacks.spec import StackSpec
+from render.fabric_claim import claim_templates
+from render.kueue import pool_namespaces
+from plan.facts import PoolFacts
+from spec.scheduling import Workload
+from spec.stack import StackSpec
 
 
 def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
@@ -19,9 +19,9 @@ def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: p
     Nothing when the stack has no ``workload: kubeflow``."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.KUBEFLOW:
         return
-    from components.fabric_claims import FabricClaims
-    from components.kubeflow import Kubeflow
-    from components.kueue import Kueue
+    from components.k8s.fabric_claims import FabricClaims
+    from components.k8s.kubeflow import Kubeflow
+    from components.k8s.kueue import Kueue
 
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
     facts = [pools[p.name] for p in spec.node_pools]

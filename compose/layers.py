@@ -10,8 +10,8 @@ from compose.gpu_runtime import build_gpu_runtime
 from compose.prepull import build_prepull
 from compose.kubeflow import build_kubeflow_path
 from compose.slurm import build_slurm_path
-from stacks.facts import PoolFacts
-from stacks.spec import StackSpec
+from plan.facts import PoolFacts
+from spec.stack import StackSpec
 
 
 def build_cluster_layers(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,

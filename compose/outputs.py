@@ -1,7 +1,7 @@
 """Stack outputs: derived facts per pool, for scripts and dashboards."""
 from __future__ import annotations
 
-from stacks.facts import PoolFacts
+from plan.facts import PoolFacts
 
 
 def pool_exports(pools: dict[str, PoolFacts]) -> dict:

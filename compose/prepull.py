@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pulumi
 
-from components.image_prepull import ImagePrepull
-from stacks.facts import PoolFacts
-from stacks.pod_start import pod_start_plan
-from stacks.spec import StackSpec
+from components.k8s.image_prepull import ImagePrepull
+from plan.facts import PoolFacts
+from plan.pod_start import pod_start_plan
+from spec.stack import StackSpec
 
 
 def build_prepull(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource, k8s_provider) -> None:

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pulumi
 
-from scheduling.fabric_claim import claim_templates
-from scheduling.slurm_values import SLURM_NAMESPACE
-from stacks.facts import PoolFacts
-from stacks.scheduling_spec import Workload
-from stacks.spec import StackSpec
+from render.fabric_claim import claim_templates
+from render.slurm_values import SLURM_NAMESPACE
+from plan.facts import PoolFacts
+from spec.scheduling import Workload
+from spec.stack import StackSpec
 
 
 def build_slurm_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource, k8s_provider) -> None:
@@ -15,8 +15,8 @@ def build_slurm_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulu
     operator, slurmctld, slurmdbd and MariaDB run on the untainted system pool). Nothing unless ``workload: slurm``."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.SLURM:
         return
-    from components.fabric_claims import FabricClaims
-    from components.slurm_cluster import SlurmCluster
+    from components.k8s.fabric_claims import FabricClaims
+    from components.slurm.cluster import SlurmCluster
 
     facts = [pools[p.name] for p in spec.node_pools]
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from catalog import Catalog, Cloud
 from compose.built import BuiltCluster
-from stacks.spec import StackSpec
+from spec.stack import StackSpec
 
 
 def build_stack(spec: StackSpec, cat: Catalog, secret_keys: frozenset[str] = frozenset()) -> BuiltCluster:

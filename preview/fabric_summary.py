@@ -10,13 +10,13 @@ from catalog import Cloud
 from catalog.fabric import load_fabric_catalog
 from catalog.gke_version import FloorCheck, check_floor
 from preview.engine import Registered
-from scheduling.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
-from scheduling.fabric_pod import pod_fabric
-from scheduling.trainer import runtime_name
-from stacks.fabric import FabricPlan
-from stacks.fabric_spec import FabricMode
-from stacks.facts import PoolFacts
-from stacks.spec import POOL_LABEL_KEY, StackSpec
+from render.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
+from render.fabric_pod import pod_fabric
+from render.trainer import runtime_name
+from plan.fabric import FabricPlan
+from spec.fabric import FabricMode
+from plan.facts import PoolFacts
+from spec.stack import POOL_LABEL_KEY, StackSpec
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"

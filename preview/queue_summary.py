@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from scheduling.kueue import pool_placements
-from scheduling.quota_plan import QuotaPlan, quota_plan
-from scheduling.slurm_plan import SlurmPlan, plan_slurm
-from stacks.facts import PoolFacts
-from stacks.scheduling_spec import Workload
-from stacks.spec import StackSpec
+from render.kueue import pool_placements
+from plan.quota import QuotaPlan, quota_plan
+from plan.slurm import SlurmPlan, plan_slurm
+from plan.facts import PoolFacts
+from spec.scheduling import Workload
+from spec.stack import StackSpec
 
 
 def queue_plan(spec: StackSpec, facts: Sequence[PoolFacts]) -> QuotaPlan | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from preview.cost import CostReport
 from preview.engine import Registered
-from scheduling.quota_plan import QuotaPlan
+from plan.quota import QuotaPlan
 from validation.issues import SpecIssue
 
 EXIT_OK, EXIT_VIOLATION, EXIT_INVALID = 0, 1, 2

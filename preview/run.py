@@ -9,15 +9,15 @@ from catalog import load_catalog
 from preview.cost import UnpricedCost, stack_cost
 from preview.advice import deploy_advice
 from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, fabric_summary
-from stacks.maintenance import summary as maintenance_summary
+from plan.maintenance import summary as maintenance_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
 from preview.queue_summary import queue_plan
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
 from validation.issues import SpecError, SpecIssue
-from stacks.facts import pool_facts
-from stacks.pod_start import pod_start_summary
+from plan.facts import pool_facts
+from plan.pod_start import pod_start_summary
 from validation.load import decode_config, load_spec
 from validation.secrets import names_in_namespace, secure_keys
 from validation.stack_file import StackFileError

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from scheduling.slurm_plan import ALL_NODESETS, plan_slurm
-from stacks.facts import PoolFacts
-from stacks.scheduling_spec import Workload
-from stacks.spec import StackSpec
+from plan.slurm import ALL_NODESETS, plan_slurm
+from plan.facts import PoolFacts
+from spec.scheduling import Workload
+from spec.stack import StackSpec
 
 
 def slurm_summary(spec: StackSpec, pools: Sequence[PoolFacts]) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build (once) the Debian root whose real Slurm checks every rendered Slurm config (tests/scheduling/test_slurm_real.py).
+# Build (once) the Debian root whose real Slurm checks every rendered Slurm config (tests/render/test_slurm_real.py).
 #   bash scripts/slurm-root.sh                 build when needed, then print the root's path (idempotent: a second
 #                                              run takes milliseconds)
 #   bash scripts/slurm-root.sh --path          print the root's path only (no build, no privileges needed)
@@ -146,7 +146,7 @@ umount "$BUILD/proc"
 if [ "$INSTALLED" != "$CHOSEN" ]; then  # the mirror moved between the index read and debootstrap: still usable
   echo "note: $SUITE's index said slurmctld $CHOSEN, debootstrap installed $INSTALLED" >&2
 fi
-# Stamp: WANT, then what was installed (tests/conftest.py and tests/support/slurm_root.py read lines 2-5).
+# Stamp: WANT, then what was installed (tests/conftest.py and tests/support/slurm/root.py read lines 2-5).
 { echo "$WANT"; echo "$VERSION"; echo "$DBD_VERSION"; echo "$MARIADB_VERSION"; echo "suite $SUITE"
   echo "built $(date -u +%FT%TZ) in $(( $(date +%s) - START ))s"; } >"$BUILD/.gpu-cluster-ready"
 mv "$BUILD" "$ROOT"

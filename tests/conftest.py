@@ -61,7 +61,7 @@ def shared_dir_fixture() -> Path:
 def pytest_terminal_summary(terminalreporter) -> None:
     """Which real Slurm the Slurm tests ran against (``scripts/slurm-root.sh`` records ``slurmctld -V``); printed
     at the end, so it shows with ``-q`` too, with a notice when it is newer than the pinned Slinky images' release."""
-    from tests.support.slurm_root import release_check, root_path
+    from tests.support.slurm.root import release_check, root_path
 
     stamp = root_path() / ".gpu-cluster-ready"
     if stamp.exists():

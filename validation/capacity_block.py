@@ -1,5 +1,5 @@
 """Reserved pools: the reservation's size, and an EC2 Capacity Block's window and fee against AWS's rules
-(durations, the 11:30 UTC end, no scheduled action in the past). See ``stacks/capacity_block.py`` for the sources.
+(durations, the 11:30 UTC end, no scheduled action in the past). See ``plan/capacity_block.py`` for the sources.
 
 ``now`` is the moment of the check (UTC); ``load_spec`` passes the clock, tests a fixed time.
 """
@@ -9,10 +9,10 @@ import datetime as dt
 from typing import Iterable
 
 from catalog import Cloud
-from stacks.capacity_block import (
+from plan.capacity_block import (
     BLOCK_END_UTC, MAX_BLOCK_HOURS, MAX_BLOCK_INSTANCES, MIN_BLOCK_HOURS, block_window, iso, is_capacity_block,
 )
-from stacks.spec import NodePool
+from spec.stack import NodePool
 from validation.issues import Issues
 
 BLOCK_ONLY = ("window", "upfrontFeeUsd", "rollNodes")

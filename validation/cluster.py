@@ -6,7 +6,7 @@ import ipaddress
 import re
 
 from catalog import Catalog, Cloud
-from stacks.spec import ClusterMode, ClusterSpec
+from spec.stack import ClusterMode, ClusterSpec
 from validation.issues import Issues, allowed_list
 from validation.pool_zones import aws_zone_fix, zone_choices
 from validation.names import DNS_LABEL

@@ -10,9 +10,9 @@ from typing import Iterable
 
 from catalog import Cloud
 from catalog.fabric import FabricCatalog, FabricKind, MachineFabric, load_fabric_catalog
-from stacks.fabric import network_layout
-from stacks.fabric_spec import FabricMode
-from stacks.spec import NodePool
+from plan.fabric import network_layout
+from spec.fabric import FabricMode
+from spec.stack import NodePool
 from validation.issues import Issues
 
 PRIMARY_NIC_NOTE = "the primary NIC only"

@@ -12,9 +12,9 @@ from typing import Iterable
 from catalog import Cloud
 from catalog.fabric import FabricCatalog, load_fabric_catalog
 from catalog.gke_version import GKE_VERSION, FloorCheck, check_floor
-from stacks.fabric import fabric_mode
-from stacks.fabric_spec import FabricMode
-from stacks.spec import ClusterMode, ClusterSpec, NodePool
+from plan.fabric import fabric_mode
+from spec.fabric import FabricMode
+from spec.stack import ClusterMode, ClusterSpec, NodePool
 from validation.issues import Issues
 
 FIELD = "minMasterVersion"

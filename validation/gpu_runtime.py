@@ -11,9 +11,9 @@ import re
 from typing import Iterable
 
 from catalog import Catalog, Cloud, GpuModel, MachineType, MigCatalog
-from stacks.gpu_runtime import RUNTIME_LABEL_KEYS, RUNTIME_LABEL_PREFIXES, EffectiveRuntime, effective_runtime
-from stacks.gpu_runtime_spec import MAX_SHARED_CLIENTS_PER_GPU, DriverVersion, GpuRuntime, GpuRuntimeMode, SharingMode
-from stacks.spec import NodePool
+from plan.gpu_runtime import RUNTIME_LABEL_KEYS, RUNTIME_LABEL_PREFIXES, EffectiveRuntime, effective_runtime
+from spec.gpu_runtime import MAX_SHARED_CLIENTS_PER_GPU, DriverVersion, GpuRuntime, GpuRuntimeMode, SharingMode
+from spec.stack import NodePool
 from validation.issues import Issues, Key, SpecIssue, allowed_list, choice_fix, pool_subject
 
 SHARED_MODES = (SharingMode.TIME_SLICING, SharingMode.MPS)

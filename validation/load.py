@@ -8,8 +8,8 @@ from typing import Any, Iterable
 from pydantic import ValidationError
 
 from catalog import Catalog, Cloud, load_catalog, load_mig_catalog
-from stacks.gpu_runtime_spec import GpuRuntime
-from stacks.spec import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
+from spec.gpu_runtime import GpuRuntime
+from spec.stack import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 from validation.capacity_block import check_capacity_blocks
 from validation.cluster import check_cluster
 from validation.fabric import check_fabric

@@ -3,8 +3,8 @@ GKE's limits (NO_UPGRADES 30 days, the narrower scopes 180 days)."""
 from __future__ import annotations
 
 from catalog import Cloud
-from stacks.maintenance_spec import ExclusionScope
-from stacks.spec import ClusterMode, ClusterSpec
+from spec.maintenance import ExclusionScope
+from spec.stack import ClusterMode, ClusterSpec
 from validation.issues import Issues
 
 MAX_DAYS = {ExclusionScope.NO_UPGRADES: 30, ExclusionScope.NO_MINOR_UPGRADES: 180,

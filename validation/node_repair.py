@@ -2,7 +2,7 @@
 are EKS settings, refused on GKE; repair thresholds fit the pool; the root volume's throughput fits its IOPS.
 
 Bounds of each number (≥ 1; gp3 throughput 125-1000 MiB/s, IOPS 3000-16000) are in the model
-(``stacks/eks_node_spec.py``). Every problem is reported through the pool's scope (``issues.pool(i, name)``), so
+(``spec/eks_node.py``). Every problem is reported through the pool's scope (``issues.pool(i, name)``), so
 each message names the pool.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from catalog import Cloud
-from stacks.eks_node_spec import GP3_MIBPS_PER_IOPS, root_volume_performance
-from stacks.spec import NodePool
+from spec.eks_node import GP3_MIBPS_PER_IOPS, root_volume_performance
+from spec.stack import NodePool
 from validation.issues import Issues
 
 GKE_REPAIR = "GKE node auto-repair has no per-pool thresholds"

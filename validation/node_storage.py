@@ -8,7 +8,7 @@ from typing import Iterable
 
 from catalog import Cloud
 from catalog.storage import load_local_ssds
-from stacks.spec import NodePool
+from spec.stack import NodePool
 from validation.issues import Issues
 
 

@@ -9,13 +9,13 @@ from typing import Iterable
 
 from catalog import Catalog, Cloud
 from catalog.gke_version import parse as parse_gke_version
-from stacks.eks_node_spec import root_volume_performance
-from stacks.images import UNPINNED_TAGS, parse_image
-from stacks.node_storage import instance_store_raid
-from stacks.pod_start import (SOCI_MIN_RAM_GIB, SOCI_MIN_THROUGHPUT_MIBPS, SOCI_MIN_VCPU, mirror_image,
+from spec.eks_node import root_volume_performance
+from plan.images import UNPINNED_TAGS, parse_image
+from plan.node_storage import instance_store_raid
+from plan.pod_start import (SOCI_MIN_RAM_GIB, SOCI_MIN_THROUGHPUT_MIBPS, SOCI_MIN_VCPU, mirror_image,
                               pod_start_plan)
-from stacks.pod_start_spec import GKE_PARALLEL_PULLS, MirrorUpstream
-from stacks.spec import ClusterSpec, NodePool, StackSpec
+from spec.pod_start import GKE_PARALLEL_PULLS, MirrorUpstream
+from spec.stack import ClusterSpec, NodePool, StackSpec
 from validation.issues import Issues, SpecIssue, path_of
 
 DISK_IMAGE = re.compile(r"(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/)?global/images/[a-z]([-a-z0-9]{0,61}[a-z0-9])?")

@@ -5,7 +5,7 @@ Every problem is reported through the pool's scope, so each message names the po
 from __future__ import annotations
 
 from catalog import CapacityType, Catalog, Cloud
-from stacks.spec import GPU_TAINT_KEY, POOL_LABEL_KEY, ClusterSpec, NodePool
+from spec.stack import GPU_TAINT_KEY, POOL_LABEL_KEY, ClusterSpec, NodePool
 from validation.issues import Issues
 from validation.names import DNS_LABEL, LABEL_KEY_RULE, valid_label_key, valid_label_value
 from validation.pool_capacity import check_capacity, check_multi_node

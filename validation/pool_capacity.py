@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from catalog import CapacityType, Cloud, MachineType
-from stacks.spec import AwsReservationKind, NodePool
+from spec.stack import AwsReservationKind, NodePool
 from validation.issues import Issues
 
 GKE_COMPACT_PLACEMENT_MAX_NODES = 150

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from catalog import Catalog, Cloud, MachineType
-from stacks.spec import ClusterSpec, NodePool
+from spec.stack import ClusterSpec, NodePool
 from validation.issues import Issues, allowed_list, choice_fix
 
 AZ_ID = re.compile(r"[a-z]{2,5}\d-az\d+")

@@ -1,13 +1,13 @@
 """Flex-start and queued provisioning of one pool: where they exist, the node-pool shape GKE requires, the limits.
 
 ``pool`` is the pool's scope (``issues.pool(i, name)``), so every message names the pool. Facts and sources are in
-``stacks/queued.py``.
+``plan/queued.py``.
 """
 from __future__ import annotations
 
 from catalog import CapacityType, Cloud
-from stacks.queued import FLEX_START_MAX_RUN_HOURS, is_flex_start, is_queued
-from stacks.spec import ClusterSpec, NodePool
+from plan.queued import FLEX_START_MAX_RUN_HOURS, is_flex_start, is_queued
+from spec.stack import ClusterSpec, NodePool
 from validation.issues import Issues
 
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from catalog import CapacityType, Catalog, Cloud
-from scheduling.kueue_topology import has_block_labels, tas_capable
+from plan.kueue_topology import has_block_labels, tas_capable
 from validation.issues import Issues, allowed_list, choice_fix
-from stacks.scheduling_spec import SchedulingSpec, TopologyLevel, TopologyMode, Workload
-from stacks.queued import is_queued
-from stacks.spec import NodePool
+from spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, Workload
+from plan.queued import is_queued
+from spec.stack import NodePool
 
 DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 LABEL_RULE = "a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"

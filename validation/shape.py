@@ -9,7 +9,7 @@ from pydantic import BaseModel, BeforeValidator, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from stacks.scalars import read_scalar
+from spec.scalars import read_scalar
 
 from validation.issues import NULL, Issues, Key, allowed_list, choice_fix
 

@@ -9,15 +9,15 @@ import re
 from typing import Iterable
 
 from catalog import Catalog, Cloud, MachineType
-from stacks.gpu_runtime import effective_runtime
-from stacks.gpu_runtime_spec import GpuRuntime, GpuSharing, SharingMode
-from scheduling.slurm_nodes import default_cpus, default_real_memory_mib, gres_of
-from scheduling.slurm_plan import ALL_PARTITION, SLINKY_MAX_NODE_COUNT, accounting_on
-from scheduling.slurm_topology import default_block_size, nodes_per_nvlink_domain
+from plan.gpu_runtime import effective_runtime
+from spec.gpu_runtime import GpuRuntime, GpuSharing, SharingMode
+from plan.slurm_nodes import default_cpus, default_real_memory_mib, gres_of
+from plan.slurm import ALL_PARTITION, SLINKY_MAX_NODE_COUNT, accounting_on
+from plan.slurm_topology import default_block_size, nodes_per_nvlink_domain
 from validation.issues import Issues, allowed_list, choice_fix, pool_subject
-from stacks.scheduling_spec import SchedulingSpec, TopologyLevel, TopologyMode, WithinQueuePreemption, Workload
-from stacks.slurm_spec import SlurmPreemptType
-from stacks.spec import NodePool
+from spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, WithinQueuePreemption, Workload
+from spec.slurm import SlurmPreemptType
+from spec.stack import NodePool
 
 SLURM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,62}")
 RESERVED_PARTITIONS = ("default", "all")

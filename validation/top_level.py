@@ -5,7 +5,7 @@ import re
 from typing import Iterable
 
 from catalog import Catalog, Cloud
-from stacks.spec import NodePool
+from spec.stack import NodePool
 from validation.issues import Issues, allowed_list, choice_fix
 from validation.names import CLOUD_NAME, other_cloud
 

@@ -41,7 +41,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _stack(name: str | None, file: Path | None) -> str | Path:
-    from whatif.api import stack_path
+    from whatif.stack import stack_path
     if file is not None:
         return file
     assert name is not None

@@ -2,47 +2,16 @@
 real-Slurm comparison harness reads start times from here); see docs/whatif.md."""
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
-import yaml
-
-from stacks.spec import StackSpec
-from validation.load import decode_config, load_spec
-from whatif.cluster import ClusterModel, build_cluster
-from whatif.engine import Engine
+from spec.stack import StackSpec
+from whatif.cluster import ClusterModel
 from whatif.model import Job, JobOutcome, SimOptions, SimResult
+from whatif.run import simulate_jobs
+from whatif.stack import PROJECT_ROOT, cluster_of, load_stack_spec, read_stack_config, stack_path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-
-__all__ = ["Job", "JobOutcome", "SimOptions", "SimResult", "load_stack_spec", "simulate", "cluster_of", "stack_path"]
-
-
-def stack_path(name: str, root: Path = PROJECT_ROOT) -> Path:
-    return root / f"Pulumi.{name}.yaml"
-
-
-def read_stack_config(path: Path) -> dict[str, Any]:
-    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` (the preview reads it the same way)."""
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return dict(doc.get("config") or {})
-
-
-def load_stack_spec(stack: str | Path | dict[str, Any]) -> StackSpec:
-    """A validated spec from a stack name, a stack file, or a config dict; bad input raises ``SpecError`` with every
-    problem (the preview's messages)."""
-    if isinstance(stack, dict):
-        raw = decode_config(stack) if any(":" in k for k in stack) else stack
-    else:
-        path = stack if isinstance(stack, Path) else stack_path(stack)
-        raw = decode_config(read_stack_config(path))
-    spec, _warnings = load_spec(raw)
-    return spec
-
-
-def cluster_of(spec: StackSpec, name: str = "stack", options: SimOptions | None = None) -> ClusterModel:
-    opts = options or SimOptions()
-    return build_cluster(spec, name, opts.scheduler, opts.spot_interruptions_per_node_month)
+__all__ = ["Job", "JobOutcome", "SimOptions", "SimResult", "load_stack_spec", "simulate", "cluster_of", "stack_path",
+           "read_stack_config", "PROJECT_ROOT"]
 
 
 def simulate(spec: StackSpec | ClusterModel, jobs: Sequence[Job], seed: int = 0,
@@ -54,4 +23,4 @@ def simulate(spec: StackSpec | ClusterModel, jobs: Sequence[Job], seed: int = 0,
     if unknown:
         raise ValueError(f"jobs name queues the stack does not have: {', '.join(unknown)} "
                          f"(allowed: {', '.join(cluster.queues)})")
-    return Engine(cluster, jobs, seed, opts).run()
+    return simulate_jobs(cluster, jobs, seed, opts)

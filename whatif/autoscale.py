@@ -3,13 +3,11 @@ for new nodes, up to maxNodes, which join after the catalog's provisioning delay
 ``SCALE_DOWN_UNNEEDED_S`` goes away, down to minNodes. Slurm NodeSets and ``nodes_up='max'`` runs never scale."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from whatif.cluster import slices_for
+from whatif.core import IDLE_CHECK, Host, Scheduler
 from whatif.nodes import BOOTING, OFF, UP, Node, PoolState
-
-if TYPE_CHECKING:
-    from whatif.engine import Engine
 
 SCALE_DOWN_UNNEEDED_S = 600.0
 """Cluster Autoscaler ``--scale-down-unneeded-time`` default, 10 minutes (kubernetes/autoscaler FAQ); GKE's default
@@ -17,16 +15,14 @@ SCALE_DOWN_UNNEEDED_S = 600.0
 
 
 class Autoscaler:
-    def __init__(self, eng: Engine):
+    def __init__(self, eng: Host, scheduler: Scheduler[Any]):
         self.eng = eng
+        self.scheduler = scheduler
 
     def scale_up(self, now: float) -> None:
         """Ask for the nodes the unplaced admitted workloads need (first-fit onto free and booting capacity)."""
-        demand = getattr(self.eng.scheduler, "unplaced", None)
-        if demand is None:
-            return
         by_pool: dict[str, list] = {}
-        for js in demand():
+        for js in self.scheduler.unplaced():
             if js.pool is not None:
                 by_pool.setdefault(js.pool.model.name, []).append(js)
         for name, waiting in by_pool.items():
@@ -54,7 +50,6 @@ class Autoscaler:
             self.eng.node_on(pool, node, ready=False)
 
     def watch_idle(self, pool: PoolState, node: Node, now: float) -> None:
-        from whatif.engine import IDLE_CHECK
         self.eng.push(now + SCALE_DOWN_UNNEEDED_S, IDLE_CHECK, (pool, node, node.epoch, now))
 
     def idle_check(self, payload: tuple, now: float) -> None:
@@ -64,3 +59,19 @@ class Autoscaler:
         on = sum(1 for n in pool.nodes if n.state != OFF)
         if on > pool.model.min_nodes:
             self.eng.node_off(pool, node)
+
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        """Node-seconds past ``end`` that the run still pays for: after the last job, a node above minNodes stays up
+        until the autoscaler removes it (empty for ``SCALE_DOWN_UNNEEDED_S``); a booting one joins first."""
+        on = [n for n in pool.nodes if n.state != OFF]
+        extra = len(on) - pool.model.min_nodes
+        if extra <= 0:
+            return 0.0
+        tails = []
+        for n in on:
+            if n.free != n.cap:
+                continue  # still running a job: the run ended without it finishing
+            idle_from = n.idle_since if n.state == UP else n.since + pool.model.provision_s
+            tails.append(max(0.0, idle_from + SCALE_DOWN_UNNEEDED_S - end))
+        return sum(sorted(tails)[:extra])
+

@@ -1,4 +1,4 @@
-"""The stack as the simulator sees it, read from the spec and from what ``scheduling/`` renders (Kueue objects and
+"""The stack as the simulator sees it, read from the spec and from what ``render/`` renders (Kueue objects and
 manager config, the Slurm plan), so nothing is declared twice. Pure: no Pulumi."""
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 from catalog import CapacityType, load_catalog
 from catalog.provisioning import load_provisioning
-from scheduling.kueue import render_kueue, slices_per_gpu
-from scheduling.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
-from scheduling.kueue_topology import REQUIRED_ANNOTATION
-from scheduling.slurm_plan import ALL_NODESETS, SlurmPlan, plan_slurm
-from scheduling.slurm_topology import default_block_size
-from stacks.facts import PoolFacts, pool_facts
-from stacks.scheduling_spec import SchedulingSpec, Workload
-from stacks.spec import StackSpec
+from render.kueue import render_kueue, slices_per_gpu
+from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
+from plan.kueue_topology import REQUIRED_ANNOTATION
+from plan.slurm import ALL_NODESETS, SlurmPlan, plan_slurm
+from plan.slurm_topology import default_block_size
+from plan.facts import PoolFacts, pool_facts
+from spec.scheduling import SchedulingSpec, Workload
+from spec.stack import StackSpec
 
 DEFAULT_QUEUE = "default"
 """The one queue of a stack without ``scheduling`` (the plain Kubernetes scheduler, first come first served)."""
@@ -66,6 +66,10 @@ class QueueModel:
     strict_fifo: bool = False
     within_queue: str = "Never"
     reclaim: str = "Never"
+    borrow_within_cohort: str = "Never"
+    """``preemption.borrowWithinCohort.policy``: may it preempt lower-priority borrowers while borrowing itself?"""
+    borrow_threshold: int | None = None
+    """``borrowWithinCohort.maxPriorityThreshold``."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,10 @@ class KueueModel:
     gang_timeout_s: float | None
     backoff_base_s: float = REQUEUE_BACKOFF_BASE_SECONDS
     backoff_max_s: float = REQUEUE_BACKOFF_MAX_SECONDS
+    strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    """``fairSharing.preemptionStrategies`` in the configured order (Kueue's default when none is listed)."""
+    requeue_timestamp: str = "Eviction"
+    """``waitForPodsReady.requeuingStrategy.timestamp``: Eviction or Creation."""
 
 
 @dataclass(frozen=True)
@@ -232,11 +240,17 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts], po
             cq["metadata"]["name"], body.get("fairSharing", {}).get("weight", 1), quotas,
             strict_fifo=body["queueingStrategy"] == "StrictFIFO",
             within_queue=body["preemption"]["withinClusterQueue"],
-            reclaim=body["preemption"].get("reclaimWithinCohort", "Never"))
+            reclaim=body["preemption"].get("reclaimWithinCohort", "Never"),
+            borrow_within_cohort=body["preemption"].get("borrowWithinCohort", {}).get("policy", "Never"),
+            borrow_threshold=body["preemption"].get("borrowWithinCohort", {}).get("maxPriorityThreshold"))
     config = manager_config(sched)
     ready = config.get("waitForPodsReady")
-    kueue = KueueModel(cohort=sched.cohort, fair_sharing="fairSharing" in config,
-                       gang_timeout_s=float(ready["timeout"].rstrip("s")) if ready else None)
+    fair = config.get("fairSharing")
+    strategies = tuple((fair or {}).get("preemptionStrategies") or KueueModel.strategies)
+    timestamp = ((ready or {}).get("requeuingStrategy") or {}).get("timestamp", "Eviction")
+    kueue = KueueModel(cohort=sched.cohort, fair_sharing=fair is not None,
+                       gang_timeout_s=float(ready["timeout"].rstrip("s")) if ready else None, strategies=strategies,
+                       requeue_timestamp=timestamp)
     default = None  # Kueue: a workload without a priority class has priority 0
     return ClusterModel(stack, "kueue", pools, queues, classes, default, kueue=kueue, sources=sources)
 

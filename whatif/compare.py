@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
-from whatif.render_text import hours, pct, usd
+from whatif.formatting import show
 
 
 def compare(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
@@ -31,20 +31,6 @@ def compare(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     return {"base": base["stack"], "vs": other["stack"], "rows": rows}
 
 
-def show(value: Any, kind: str, signed: bool = False) -> str:
-    if value is None:
-        return "–"
-    sign = "+" if signed and value > 0 else ("-" if signed and value < 0 else "")
-    v = abs(value) if signed else value
-    if kind == "pct":
-        return f"{sign}{100 * v:.1f} {'pts' if signed else '%'}"
-    if kind == "usd":
-        return sign + usd(v)
-    if kind == "time":
-        return sign + hours(v)
-    return f"{sign}{v:,.1f}" if isinstance(v, float) else f"{sign}{v}"
-
-
 def compare_table(c: dict[str, Any]) -> Table:
     t = Table(title=f"Compared: {c['base']} → {c['vs']} (same workload, same seed)")
     for col in ("", c["base"], c["vs"], "change"):
@@ -63,4 +49,4 @@ def compare_markdown(c: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["compare", "compare_table", "compare_markdown", "pct"]
+__all__ = ["compare", "compare_table", "compare_markdown"]

@@ -1,70 +1,36 @@
 """The discrete-event core shared by both scheduler families: a clock and an event heap, job starts and ends, spot
 interruptions, node billing and the time series. What is admitted or started, and when, is the scheduler's
-(``slurm_sched.py``, ``kueue_sched.py``); nodes coming and going under Kubernetes is ``autoscale.py``."""
+(``slurm_sched.py``, ``kueue_sched.py``, chosen by ``run.scheduler_for``); nodes coming and going under Kubernetes
+is ``autoscale.py``. The engine implements ``core.Host`` and knows schedulers only by ``core.Scheduler``."""
 from __future__ import annotations
 
 import heapq
 import random
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
+from whatif.autoscale import Autoscaler
 from whatif.cluster import ClusterModel, slices_for
+from whatif.core import (
+    DONE, END, IDLE_CHECK, INTERRUPT, NEVER, NODE_READY, PENDING, RUNNING, SUBMIT, TICK, JobState, Scheduler,
+    SchedulerFactory,
+)
 from whatif.feasible import never_startable
 from whatif.model import Job, JobOutcome, Sample, SimOptions, SimResult
 from whatif.nodes import BOOTING, OFF, UP, Node, PoolState, allocate, release
 
-SUBMIT, END, NODE_READY, IDLE_CHECK, INTERRUPT, TICK = range(6)
-PENDING, ADMITTED, RUNNING, DONE, NEVER = range(5)
 PROGRESS_EVERY_EVENTS = 4096
 DRAIN_LIMIT_S = 30 * 86400.0
 """Without a horizon the run ends when every job has ended, or this long after the last submit."""
 
 
-class JobState:
-    __slots__ = ("job", "n", "state", "pool", "alloc", "start", "token", "starts", "preempts", "backfilled",
-                 "never", "eligible", "prio", "order_ts", "value", "admitted_at", "placed_nodes", "requeues", "end", "qos",
-                 "key", "pools", "key_shape")
-
-    def __init__(self, job: Job, n: int):
-        self.job, self.n = job, n
-        self.state = PENDING
-        self.pool: PoolState | None = None
-        self.alloc: list[tuple[Node, int]] = []
-        self.start = -1.0
-        self.token = 0
-        self.starts: list[float] = []
-        self.preempts = 0
-        self.backfilled = False
-        self.never: str | None = None
-        self.eligible = job.submit_s
-        self.prio = 0.0
-        self.order_ts = job.submit_s
-        self.value = 0
-        self.admitted_at = -1.0
-        self.placed_nodes: tuple[str, ...] = ()
-        self.requeues = 0
-        self.end = -1.0
-        self.qos: str | None = None
-        self.key: tuple = ()
-        self.pools: list[PoolState] | None = None
-        self.key_shape: tuple = ()
-
-
-class Scheduler(Protocol):
-    def submit(self, js: JobState, now: float) -> None: ...
-    def schedule(self, now: float) -> None: ...
-    def released(self, js: JobState, now: float, requeue: bool) -> None: ...
-    def tick(self, now: float, payload: Any) -> None: ...
-    def pending(self) -> int: ...
-
-
 class Engine:
-    def __init__(self, cluster: ClusterModel, jobs: Sequence[Job], seed: int, options: SimOptions):
+    def __init__(self, cluster: ClusterModel, jobs: Sequence[Job], seed: int, options: SimOptions,
+                 scheduler: SchedulerFactory):
         self.cluster, self.options = cluster, options
         self.now = 0.0
         self._heap: list[tuple[float, int, int, Any]] = []
         self._seq = 0
         self.pools = {name: PoolState(m) for name, m in cluster.pools.items()}
-        self.jobs = [JobState(j, i) for i, j in enumerate(sorted(jobs, key=lambda j: (j.submit_s, j.id)))]
         self.spot_rng = random.Random(f"whatif-spot-{seed}")
         self.allocated_gpus = 0.0
         self.up_gpus = 0.0
@@ -79,16 +45,10 @@ class Engine:
         power = cluster.slurm.power if cluster.slurm is not None else None
         self.power_pools = set(power.pools) if power is not None and options.nodes_up == "min" else set()
         """Slurm pools that follow the queue (power saving, ``slurm_power.py``): they start at minNodes."""
-        self.scheduler: Scheduler = self._make_scheduler()
-        from whatif.autoscale import Autoscaler
-        self.autoscaler = Autoscaler(self)
-
-    def _make_scheduler(self) -> Scheduler:
-        if self.cluster.scheduler == "slurm":
-            from whatif.slurm_sched import SlurmScheduler
-            return SlurmScheduler(self)
-        from whatif.kueue_sched import KueueScheduler
-        return KueueScheduler(self)
+        self.scheduler: Scheduler[Any] = scheduler(self)
+        self.jobs: list[JobState] = [self.scheduler.new_job(j, i) for i, j in
+                                     enumerate(sorted(jobs, key=lambda j: (j.submit_s, j.id)))]
+        self.autoscaler = Autoscaler(self, self.scheduler)
 
     # -- events -----------------------------------------------------------------------------------------------
     def push(self, t: float, kind: int, payload: Any = None) -> None:
@@ -259,6 +219,10 @@ class Engine:
                 js.pool.usage.allocated_gpu_s += used
                 self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
         for pool in self.pools.values():
+            if self.autoscaled and self.options.horizon_s is None:  # the bill runs on until scale-down
+                pool.usage.paid_node_s += self.autoscaler.unbilled_tail(pool, end)
+            elif self.power_pools and self.options.horizon_s is None:  # the same under Slurm power saving
+                pool.usage.paid_node_s += self.scheduler.unbilled_tail(pool, end)
             pool.settle(end)
         outcomes = {}
         for js in self.jobs:

@@ -1,26 +1,41 @@
-"""Kueue as rendered (scheduling/kueue.py, kueue_config.py): ClusterQueues with nominal GPU quota per flavor (pool),
+"""Kueue as rendered (render/kueue.py, kueue_config.py): ClusterQueues with nominal GPU quota per flavor (pool),
 borrowing and lending in a cohort, fair sharing by weight, preemption within a queue by priority, reclaim within the
 cohort and fair-sharing preemption, BestEffortFIFO or StrictFIFO, gang admission with waitForPodsReady (evict and
 requeue with backoff), and topology-aware placement by block on fixed-size pools. Admitted pods then need nodes: the
 kube-scheduler places them (best fit) and the autoscaler adds nodes (``autoscale.py``)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from whatif.cluster import KueueModel, QueueModel, slices_for
-from whatif.engine import ADMITTED, PENDING, RUNNING, TICK, Engine, JobState
+from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
+from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue_preempt import Choice, choose
+from whatif.model import Job
 
 MAX_ADMISSIONS_PER_PASS = 100_000
 
 
-class CQ:
+class KueueJob(JobState):
+    __slots__ = ("value", "order_ts", "admitted_at", "requeues", "held")
+
+    def __init__(self, job: Job, n: int):
+        super().__init__(job, n)
+        self.value = 0
+        """Priority (the priority class's value; 0 without one)."""
+        self.order_ts = job.submit_s
+        """Queue-order timestamp."""
+        self.admitted_at = -1.0
+        self.requeues = 0
+        self.held: Admitted | None = None
+        """Its quota reservation in the cohort view while admitted."""
+
+
+class CQ(QueueView):
     def __init__(self, model: QueueModel):
-        self.model = model
-        self.pending: list[JobState] = []
-        self.usage: dict[str, int] = {p: 0 for p in model.quotas}
-        self.admitted: list[JobState] = []
+        super().__init__(model)
+        self.pending: list[KueueJob] = []
         self.parked: set[int] = set()
         """BestEffortFIFO: workloads that did not fit, left aside until something is released."""
         self.cursor = 0
@@ -32,37 +47,41 @@ class CQ:
 
 
 class KueueScheduler:
-    def __init__(self, eng: Engine):
+    def __init__(self, eng: Host):
         self.eng = eng
         kueue = eng.cluster.kueue
         assert kueue is not None
         self.k: KueueModel = kueue
         self.cqs = {name: CQ(q) for name, q in eng.cluster.queues.items()}
-        self.waiting_pods: list[JobState] = []
+        self.view = CohortView(kueue, dict(self.cqs), topology=self._topology_fits)
+        self._placing: KueueJob | None = None
+        self.waiting_pods: list[KueueJob] = []
         """Admitted workloads whose pods are not all running yet, in admission order."""
         self._up_seen = -1.0
-        self._lendable = {p: sum(_lendable(c.model, p) for c in self.cqs.values() if p in c.model.quotas)
-                          for p in eng.cluster.pools}
-        """Pool -> quota the cohort's queues lend (static: the spec does not change during a run)."""
+
+    def new_job(self, job: Job, n: int) -> KueueJob:
+        return KueueJob(job, n)
 
     # -- the scheduler interface -------------------------------------------------------------------------------
     def pending(self) -> int:
         return sum(len(c.pending) for c in self.cqs.values()) + len(self.waiting_pods)
 
-    def unplaced(self) -> list[JobState]:
+    def unplaced(self) -> list[KueueJob]:
         return list(self.waiting_pods)
 
-    def submit(self, js: JobState, now: float) -> None:
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        return 0.0  # Kubernetes pools scale with the node autoscaler (the engine bills its tail)
+
+    def submit(self, js: KueueJob, now: float) -> None:
         js.value = self.eng.cluster.class_values.get(js.job.priority or "", 0)
         self._enqueue(js)
 
-    def released(self, js: JobState, now: float, requeue: bool) -> None:
+    def released(self, js: KueueJob, now: float, requeue: bool) -> None:
         cq = self.cqs[js.job.queue]
         self._unadmit(cq, js)
         for c in self.cqs.values():
             c.unpark()
-        if requeue:
-            js.order_ts = now  # requeuingStrategy.timestamp: Eviction
+        if requeue:  # preempted or its node went away: back in the queue at its creation time (Kueue's queue order)
             self._enqueue(js)
 
     def tick(self, now: float, payload: Any) -> None:
@@ -84,26 +103,25 @@ class KueueScheduler:
         self._place(now)
 
     # -- queues -----------------------------------------------------------------------------------------------
-    def _enqueue(self, js: JobState) -> None:
+    def _enqueue(self, js: KueueJob) -> None:
         js.state = PENDING
         cq = self.cqs[js.job.queue]
         cq.pending.append(js)
         cq.pending.sort(key=lambda j: (-j.value, j.order_ts, j.n))
         cq.cursor = 0
 
-    def _unadmit(self, cq: CQ, js: JobState) -> None:
-        if js in cq.admitted:
-            cq.admitted.remove(js)
-            assert js.pool is not None
-            cq.usage[js.pool.model.name] -= self.need(js, js.pool.model.name)
+    def _unadmit(self, cq: CQ, js: KueueJob) -> None:
+        if js.held is not None:
+            cq.remove(js.held)
+            js.held = None
         if js in self.waiting_pods:
             self.waiting_pods.remove(js)
 
-    def need(self, js: JobState, pool: str) -> int:
+    def need(self, js: KueueJob, pool: str) -> int:
         m = self.eng.cluster.pools[pool]
         return slices_for(m, js.job.gpus_per_node, js.job.gpu_share) * js.job.nodes
 
-    def _heads(self, now: float) -> list[tuple[CQ, JobState]]:
+    def _heads(self, now: float) -> list[tuple[CQ, KueueJob]]:
         out = []
         for cq in self.cqs.values():
             pending = cq.pending
@@ -123,31 +141,31 @@ class KueueScheduler:
         heads = self._heads(now)
         if not heads:
             return False
-        options: list[tuple[tuple, CQ, JobState, Choice]] = []
+        options: list[tuple[tuple, CQ, KueueJob, Choice]] = []
         parked = False
         for cq, js in heads:
             shape = (cq.model.name, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share, js.job.pool, js.value)
-            choice = None if shape in self._failed else choose(self, cq, js)
+            choice = None if shape in self._failed else self._choose(cq, js)
             if choice is None:
                 self._failed.add(shape)  # a later twin (same shape, no higher priority) would not fit either
                 cq.parked.add(js.n)
                 parked = True
                 continue
-            share = self.share(cq, choice.pool, self.need(js, choice.pool)) if self.k.fair_sharing else 0.0
+            share = self.view.share(cq, choice.pool, self.need(js, choice.pool)) if self.k.fair_sharing else 0.0
             options.append(((choice.borrows, share, -js.value, js.order_ts, js.n), cq, js, choice))
         if not options:
             return parked  # parked heads may uncover the next workload of a BestEffortFIFO queue
         _, cq, js, choice = min(options, key=lambda o: o[0])
         for victim in choice.victims:
-            self.eng.preempt(victim, requeue=True)
+            self.eng.preempt(victim.key, requeue=True)
         self._failed.clear()  # an admission can open preemption for a twin that failed (it may now reclaim from it)
         self._admit(cq, js, choice.pool, now)
         return True
 
-    def _admit(self, cq: CQ, js: JobState, pool: str, now: float) -> None:
+    def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
         cq.pending.remove(js)
-        cq.admitted.append(js)
-        cq.usage[pool] += self.need(js, pool)
+        js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
+        cq.add(js.held)
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now
         js.token += 1
         self.waiting_pods.append(js)
@@ -163,7 +181,7 @@ class KueueScheduler:
         for js in list(self.waiting_pods):
             self._place_one(js)
 
-    def _place_one(self, js: JobState) -> None:
+    def _place_one(self, js: KueueJob) -> None:
         pool = js.pool
         assert pool is not None
         slices = slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
@@ -172,54 +190,53 @@ class KueueScheduler:
             self.waiting_pods.remove(js)
             self.eng.start(js, pool, chosen)
 
-    def _gang_timeout(self, js: JobState, now: float) -> None:
+    def _gang_timeout(self, js: KueueJob, now: float) -> None:
         """waitForPodsReady: not all pods running in time -> evicted, requeued after a backoff."""
         cq = self.cqs[js.job.queue]
         self._unadmit(cq, js)
         k = self.k
         js.requeues += 1
         js.eligible = now + min(k.backoff_base_s * 2 ** (js.requeues - 1), k.backoff_max_s)
-        js.order_ts = now
+        if k.requeue_timestamp == "Eviction":  # only a PodsReady timeout moves a workload to the back
+            js.order_ts = now
         js.pool = None
         self._enqueue(js)
         self.eng.push(js.eligible, TICK, ("backoff", js, js.token))
         for c in self.cqs.values():
             c.unpark()
 
-    # -- cohort arithmetic ------------------------------------------------------------------------------------
-    def cohort_room(self, cq: CQ, pool: str, extra: int) -> bool:
-        """Can ``cq`` take ``extra`` more slices in ``pool`` beyond its nominal from what the cohort lends?"""
-        if self.k.cohort is None:
-            return False
-        lendable = used = 0
-        for c in self.cqs.values():
-            q = c.model.quotas.get(pool)
-            if q is None:
-                continue
-            lend = q.nominal if q.lending_limit is None else min(q.lending_limit, q.nominal)
-            guaranteed = q.nominal - lend
-            lendable += lend
-            usage = c.usage[pool] + (extra if c is cq else 0)
-            used += max(0, usage - guaranteed)
-        return used <= lendable
+    # -- flavor assignment ------------------------------------------------------------------------------------
+    def _choose(self, cq: CQ, js: KueueJob) -> Choice | None:
+        need = {p: self.need(js, p) for p in self.pools_for(js)}
+        self._placing = js
+        return choose(self.view, Incoming(cq.model.name, js.value, js.order_ts, need), lambda p: self._nodes_fit(js, p))
 
-    def share(self, cq: CQ, pool: str | None = None, extra: int = 0) -> float:
-        """Dominant resource share: GPUs borrowed above nominal over what the cohort lends, divided by the weight."""
-        best = 0.0
-        for name, q in cq.model.quotas.items():
-            usage = cq.usage[name] + (extra if name == pool else 0)
-            lendable = self._lendable[name]
-            if lendable:
-                best = max(best, max(0, usage - q.nominal) / lendable)
-        return best * 1000 / cq.model.weight
+    def _nodes_fit(self, js: KueueJob, pool: str) -> bool:
+        """Kueue counts quota only, but a flavor whose nodes are too small never runs the pods (its node selector
+        and pod requests would leave them Pending), so such a flavor is not a real choice."""
+        m = self.eng.pools[pool].model
+        return slices_for(m, js.job.gpus_per_node, js.job.gpu_share) <= m.slices_per_node and \
+            js.job.nodes <= m.max_nodes
+
+    def _topology_fits(self, pool: str, need: int, gone: Sequence[Admitted]) -> bool:
+        """TAS (fixed-size pools placed by block): Kueue finds the nodes at admission, so the gang must fit the free
+        nodes once ``gone`` (victims being considered) has released its nodes. Other pools: quota only."""
+        state = self.eng.pools[pool]
+        js = self._placing
+        if not state.model.block_nodes or js is None:
+            return True
+        freed = [(node, take) for w in gone for node, take in w.key.alloc if w.flavor == pool]
+        for node, take in freed:
+            node.free += take
+        try:
+            slices = slices_for(state.model, js.job.gpus_per_node, js.job.gpu_share)
+            return state.place(js.job.nodes, slices, False) is not None
+        finally:
+            for node, take in freed:
+                node.free -= take
 
     def pools_for(self, js: JobState) -> list[str]:
         return [p.name for p in candidate_pools(self.eng.cluster, js.job)]
 
 
-def _lendable(q: QueueModel, pool: str) -> int:
-    quota = q.quotas[pool]
-    return quota.nominal if quota.lending_limit is None else min(quota.lending_limit, quota.nominal)
-
-
-__all__ = ["KueueScheduler", "CQ", "RUNNING"]
+__all__ = ["KueueScheduler", "KueueJob", "CQ", "RUNNING"]

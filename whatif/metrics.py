@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from whatif.cluster import ClusterModel
-from whatif.model import Job, PoolUsage, SimResult
-from whatif.workload.load import Workload
+from whatif.model import Job, PoolUsage, SimResult, Workload
 
 SIZE_CLASSES = (("<1 GPU", 0.0, 1.0), ("1 GPU", 1.0, 1.0), ("2-8 GPUs", 2.0, 8.0), ("9-64 GPUs", 9.0, 64.0),
                 ("65+ GPUs", 65.0, float("inf")))
@@ -38,21 +37,33 @@ def wait_stats(waits: Sequence[float], censored: int = 0) -> dict[str, Any]:
             "p95S": r(percentile(waits, 95)), "p99S": r(percentile(waits, 99))}
 
 
-def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float) -> dict[str, Any]:
+def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float, idle_cost: float) -> dict[str, Any]:
     used = alloc_gpu_h - lost_gpu_h
     return {"paidGpuHours": round(paid_gpu_h, 2), "allocatedGpuHours": round(alloc_gpu_h, 2),
             "utilization": round(alloc_gpu_h / paid_gpu_h, 4) if paid_gpu_h else None,
             "idleGpuHours": round(paid_gpu_h - alloc_gpu_h, 2), "lostGpuHours": round(lost_gpu_h, 2),
-            "costUsd": round(cost, 2),
-            "idleCostUsd": round(cost * (1 - alloc_gpu_h / paid_gpu_h), 2) if paid_gpu_h else 0.0,
+            "costUsd": round(cost, 2), "idleCostUsd": round(idle_cost, 2),
             "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if used > 0 else None}
 
 
-def pool_row(u: PoolUsage) -> dict[str, Any]:
+def _pool_money(u: PoolUsage) -> tuple[float, float, float, float, float]:
+    """(paid GPU-h, allocated GPU-h, lost GPU-h, cost $, idle $) of one pool, unrounded."""
     paid = u.paid_node_s * u.gpus_per_node / 3600
+    alloc = u.allocated_gpu_s / 3600
     cost = u.paid_node_s / 3600 * u.usd_per_node_hour
+    idle = cost * (1 - alloc / paid) if paid else 0.0
+    return paid, alloc, u.lost_gpu_s / 3600, cost, idle
+
+
+def pool_row(u: PoolUsage) -> dict[str, Any]:
     return {"pool": u.pool, "listUsdPerGpuHour": round(u.usd_per_node_hour / u.gpus_per_node, 4),
-            **_money(paid, u.allocated_gpu_s / 3600, u.lost_gpu_s / 3600, cost), "interruptions": u.interruptions}
+            **_money(*_pool_money(u)), "interruptions": u.interruptions}
+
+
+def total_row(pools: Iterable[PoolUsage]) -> dict[str, Any]:
+    """Sums of the pools' unrounded figures; idle $ is the sum of each pool's idle $ at its own price."""
+    sums = [sum(col) for col in zip(*(_pool_money(u) for u in pools))] or [0.0] * 5
+    return _money(*sums)
 
 
 def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed: int) -> dict[str, Any]:
@@ -60,8 +71,7 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
     never = [{"job": j.id, "queue": j.queue, "gpus": j.gpus, "nodes": j.nodes,
               "reason": result.jobs[j.id].never_startable} for j in counted if result.jobs[j.id].never_startable]
     pools = [pool_row(u) for u in result.pools.values()]
-    total = _money(sum(p["paidGpuHours"] for p in pools), sum(p["allocatedGpuHours"] for p in pools),
-                   sum(p["lostGpuHours"] for p in pools), sum(p["costUsd"] for p in pools))
+    total = total_row(result.pools.values())
     return {
         "stack": cluster.stack, "scheduler": cluster.scheduler, "seed": seed,
         "horizonHours": round(result.horizon_s / 3600, 3),

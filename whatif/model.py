@@ -1,7 +1,7 @@
 """The simulator's public data: a job as submitted, the run options, and what happened to each job.
 
 Times are seconds from the simulation start (t = 0). The fields are documented for the real-Slurm comparison harness
-too (``/work/briefs/whatif-api.md`` mirrors this module).
+too (docs/whatif.md, "Public API (for other tools)").
 """
 from __future__ import annotations
 
@@ -39,6 +39,22 @@ class Job:
     @property
     def limit_s(self) -> float:
         return self.time_limit_s if self.time_limit_s is not None else self.run_s
+
+
+@dataclass
+class Workload:
+    """The jobs of one workload file (``workload/load.py`` reads them)."""
+    name: str
+    kind: str
+    jobs: list[Job]
+    description: str = ""
+    attribution: list[str] = field(default_factory=list)
+    """Licence and citation of every trace the jobs come from (shown in every output)."""
+    warm_up: set[str] = field(default_factory=set)
+    """Jobs that only set the initial state (trace carry-in): left out of the wait statistics."""
+    recorded_waits: dict[str, float] = field(default_factory=dict)
+    """Trace: job id -> the queue wait the trace recorded (for side-by-side comparison)."""
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from whatif.render_text import hours, pct, usd
+from whatif.compare import compare_markdown
+from whatif.formatting import hours, pct, usd
 
 
 def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
@@ -36,7 +37,6 @@ def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
     out += [f"- {n}" for n in w["notes"]]
     out += [f"- Trace licence: {a}" for a in w["attribution"]]
     if report.get("compare"):
-        from whatif.compare import compare_markdown
         out += ["", *compare_markdown(report["compare"])]
     if chart:
         out += ["", f"![utilization, queue depth and wait CDF]({chart})"]

@@ -7,26 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-
-def hours(seconds: float | None) -> str:
-    """A wait for people: 42 s, 12 min, 3.4 h, 2.1 d."""
-    if seconds is None:
-        return "–"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} d"
-
-
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f} %"
-
-
-def usd(x: float | None) -> str:
-    return "–" if x is None else f"{x:,.2f}"
+from whatif.compare import compare_table
+from whatif.formatting import hours, pct, usd
 
 
 def money_table(report: dict[str, Any]) -> Table:
@@ -85,6 +67,5 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
     for line in [*w["notes"], *(f"trace licence: {a}" for a in w["attribution"])]:
         console.print(f"note: {line}", highlight=False)
     if report.get("compare"):
-        from whatif.compare import compare_table
         console.print(compare_table(report["compare"]))
     return buf.getvalue()

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from whatif.api import cluster_of, load_stack_spec
 from whatif.cluster import ClusterModel
+from whatif.core import SchedulerFactory
 from whatif.engine import Engine
+from whatif.kueue_sched import KueueScheduler
 from whatif.metrics import summarize, waits_of
-from whatif.model import SimOptions, SimResult
-from whatif.workload.load import Workload, load_workload
+from whatif.model import Job, SimOptions, SimResult, Workload
+from whatif.slurm_sched import SlurmScheduler
+from whatif.stack import cluster_of, load_stack_spec
+from whatif.workload.load import load_workload
 
 
 @dataclass
@@ -32,8 +35,17 @@ def run_whatif(stack: str | Path, workload: Path, seed: int = 0, options: SimOpt
     return run_cluster(cluster, wl, seed, opts)
 
 
+def scheduler_for(cluster: ClusterModel) -> SchedulerFactory:
+    """The scheduler family the stack renders: Slurm, or Kueue (also a stack without scheduling: one FIFO queue)."""
+    return SlurmScheduler if cluster.scheduler == "slurm" else KueueScheduler
+
+
+def simulate_jobs(cluster: ClusterModel, jobs: Sequence[Job], seed: int, options: SimOptions) -> SimResult:
+    return Engine(cluster, jobs, seed, options, scheduler_for(cluster)).run()
+
+
 def run_cluster(cluster: ClusterModel, wl: Workload, seed: int, options: SimOptions) -> Run:
-    result = Engine(cluster, wl.jobs, seed, options).run()
+    result = simulate_jobs(cluster, wl.jobs, seed, options)
     return Run(cluster, wl, result, summarize(result, cluster, wl, seed))
 
 
@@ -45,4 +57,4 @@ def chart(run: Run, path: Path) -> None:
     write_chart(path, title, run.result.samples, waits_of(run.result, run.workload))
 
 
-__all__ = ["Run", "run_whatif", "run_cluster", "chart", "replace"]
+__all__ = ["Run", "run_whatif", "run_cluster", "simulate_jobs", "scheduler_for", "chart", "replace"]

@@ -10,14 +10,27 @@ a job is not tested again in a pass once a job on the same pools with no larger 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from whatif.cluster import slices_for
-from whatif.engine import PENDING, JobState
+from whatif.cluster import SlurmModel, slices_for
+from whatif.core import PENDING, Host
 from whatif.nodes import UP, Node, PoolState, pick_in_blocks
+from whatif.slurm_job import SlurmJob
 
-if TYPE_CHECKING:
-    from whatif.slurm_sched import SlurmScheduler
+
+class SlurmScheduler(Protocol):
+    """What the backfill pass uses of ``slurm_sched.SlurmScheduler`` (named here so the two modules form no circle)."""
+    m: SlurmModel
+    eng: Host
+    queue: list[SlurmJob]
+    running: list[SlurmJob]
+
+    def shape(self, js: SlurmJob) -> tuple: ...
+    def pools_of(self, js: SlurmJob) -> list[PoolState]: ...
+    def over_cap(self, js: SlurmJob, pool: PoolState) -> bool: ...
+    def start(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None: ...
+    def holding(self) -> list[SlurmJob]: ...
+
 
 RESERVED_JOBS = 64
 Busy = dict[int, list[tuple[float, float, int]]]
@@ -31,7 +44,7 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
     if not _any_fits_now(sched):
         return
     busy: Busy = {}
-    for js in sched.running + (sched.power.holding() if sched.power is not None else []):
+    for js in sched.running + sched.holding():  # running, and holding nodes that are resuming
         end = max(now, js.start + js.job.limit_s)  # a running job's end as it is (not on the grid: real Slurm
         for node, take in js.alloc:                # 26.05 kept a 1-min job out of a hole ending 34 s later)
             busy.setdefault(id(node), []).append((now, end, take))
@@ -135,7 +148,7 @@ def node_earliest(node: Node, spans: list[tuple[float, float, int]], need: int, 
     return None
 
 
-def earliest(pool: PoolState, js: JobState, busy: Busy, now: float, limit: float,
+def earliest(pool: PoolState, js: SlurmJob, busy: Busy, now: float, limit: float,
              res: float) -> tuple[float, list[Node]] | None:
     """Earliest start in [now, limit] where the job's nodes are free for its whole time limit, and those nodes."""
     job, model = js.job, pool.model

@@ -15,19 +15,23 @@
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Protocol, Sequence
 
 from whatif.autoscale import SCALE_DOWN_UNNEEDED_S
 from whatif.cluster import PowerModel, slices_for
-from whatif.engine import TICK, Engine, JobState
+from whatif.core import TICK, Host
+from whatif.slurm_job import SlurmJob
 from whatif.nodes import BOOTING, OFF, UP, Node, PoolState, allocate, pick_in_blocks, release
 
-if TYPE_CHECKING:
-    from whatif.slurm_sched import SlurmScheduler
+
+class SlurmScheduler(Protocol):
+    """What power saving uses of ``slurm_sched.SlurmScheduler`` (named here so the two modules form no circle)."""
+    def start(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None: ...
+    def dequeue(self, js: SlurmJob) -> None: ...
 
 
 class PowerSaving:
-    def __init__(self, sched: SlurmScheduler, eng: Engine, model: PowerModel):
+    def __init__(self, sched: SlurmScheduler, eng: Host, model: PowerModel):
         self.sched, self.eng, self.m = sched, eng, model
         self.pools = {name: eng.pools[name] for name in model.pools if name in eng.power_pools}
         self.replicas = {name: model.pools[name] for name in self.pools}
@@ -35,7 +39,9 @@ class PowerSaving:
         """id(node) -> end of its SuspendTimeout (POWERING_DOWN: not resumable before)."""
         self.pod_gen: dict[int, int] = {}
         """id(node) -> bumped whenever the node's pod comes or goes (a pending 'unbill' tick checks it)."""
-        self.configuring: list[tuple[JobState, PoolState, list[Node], bool]] = []
+        self.unbill_at: dict[int, float] = {}
+        """id(node) -> when its empty Kubernetes node goes (pod deleted, node not yet removed)."""
+        self.configuring: list[tuple[SlurmJob, PoolState, list[Node], bool]] = []
         """Jobs holding nodes that are still resuming: (job, pool, nodes, backfilled)."""
 
     def scales(self, pool: PoolState) -> bool:
@@ -58,7 +64,7 @@ class PowerSaving:
                 return chosen
         return fits[:nodes]
 
-    def begin(self, js: JobState, pool: PoolState, chosen: Sequence[Node], backfilled: bool, now: float) -> None:
+    def begin(self, js: SlurmJob, pool: PoolState, chosen: Sequence[Node], backfilled: bool, now: float) -> None:
         """Resume the chosen powered-down nodes and hold every chosen node for the job until they are all up."""
         for node in chosen:
             if node.state == OFF:
@@ -86,7 +92,7 @@ class PowerSaving:
                 waiting.append((js, pool, chosen, backfilled))
         self.configuring = waiting
 
-    def holding(self) -> list[JobState]:
+    def holding(self) -> list[SlurmJob]:
         return [js for js, _, _, _ in self.configuring]
 
     # -- resume and suspend -----------------------------------------------------------------------------------
@@ -125,5 +131,32 @@ class PowerSaving:
         new = max(top, self.m.pools[name])
         for gone in pool.nodes[new:self.replicas[name]]:  # pods deleted: their nodes go after the unneeded time
             gen = self.pod_gen[id(gone)] = self.pod_gen.get(id(gone), 0) + 1
+            self.unbill_at[id(gone)] = now + SCALE_DOWN_UNNEEDED_S
             self.eng.push(now + SCALE_DOWN_UNNEEDED_S, TICK, ("unbill", pool, gone, gen))
         self.replicas[name] = min(self.replicas[name], new)
+
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        """Node-seconds paid after the run's last job: nodes above minNodes idle until SuspendTime, are suspended
+        (replicas lowered as above) and their Kubernetes nodes go ``SCALE_DOWN_UNNEEDED_S`` later; nodes whose pod
+        is already gone are paid until their node goes."""
+        name, lo = pool.model.name, self.m.pools[pool.model.name]
+        up = sorted((n for n in pool.nodes if n.state != OFF), key=lambda n: n.index)
+        kept, rest = up[:lo], up[lo:]
+        if any(n.jobs for n in rest):
+            return 0.0  # a job still runs (the run hit its drain limit): nothing to add
+        gone: dict[int, float] = {}  # node index -> when its Kubernetes node goes
+        replicas, live = self.replicas[name], {n.index for n in up}
+        for n in sorted(rest, key=lambda n: (n.idle_since, n.index)):
+            t = max(end, n.idle_since + self.m.suspend_time_s)
+            live.discard(n.index)
+            new = max(max(live, default=-1) + 1, lo)
+            for i in range(new, replicas):
+                gone.setdefault(i, t + SCALE_DOWN_UNNEEDED_S)
+            replicas = min(replicas, new)
+        tail = 0.0
+        for n in pool.nodes:
+            if n.since is None or n in kept:
+                continue
+            until = gone.get(n.index, self.unbill_at.get(id(n), end) if n.index >= self.replicas[name] else end)
+            tail += max(0.0, until - end)
+        return tail

@@ -1,4 +1,4 @@
-"""Slurm as rendered (scheduling/slurm_plan.py): multifactor priority (Fair Tree fair-share with decayed usage, age,
+"""Slurm as rendered (plan/slurm.py): multifactor priority (Fair Tree fair-share with decayed usage, age,
 job size, QOS), the main scheduler (priority order; a job that does not fit keeps lower-priority jobs off its
 partition's nodes), preemption by QOS or by partition PriorityTier (REQUEUE, with Slurm's 121 s hold before the
 requeued job may start again, or CANCEL), GrpTRES GPU caps per account (with accounting only), the backfill pass
@@ -10,9 +10,11 @@ import math
 from typing import Any
 
 from whatif.cluster import PartitionModel, slices_for
-from whatif.engine import ADMITTED, DONE, PENDING, RUNNING, TICK, Engine, JobState
+from whatif.core import ADMITTED, DONE, PENDING, RUNNING, TICK, Host
+from whatif.model import Job
 from whatif.nodes import UP, Node, PoolState
 from whatif.slurm_backfill import backfill
+from whatif.slurm_job import SlurmJob
 from whatif.slurm_power import PowerSaving
 
 CONFIGURING = ADMITTED
@@ -22,14 +24,14 @@ DEFAULT_QUEUE_DEPTH = 100
 
 
 class SlurmScheduler:
-    def __init__(self, eng: Engine):
+    def __init__(self, eng: Host):
         self.eng = eng
         m = eng.cluster.slurm
         assert m is not None
         self.m = m
-        self.queue: list[JobState] = []
+        self.queue: list[SlurmJob] = []
         """Pending jobs sorted by ``key`` (partition tier, priority, submit order)."""
-        self.running: list[JobState] = []
+        self.running: list[SlurmJob] = []
         self.usage = {a: 0.0 for a in m.fairshare}
         self.fs = {a: 1.0 for a in m.fairshare}
         self.last_calc = 0.0
@@ -45,15 +47,21 @@ class SlurmScheduler:
         self.power = PowerSaving(self, eng, m.power) if m.power is not None and eng.power_pools else None
 
     # -- the scheduler interface -------------------------------------------------------------------------------
+    def new_job(self, job: Job, n: int) -> SlurmJob:
+        return SlurmJob(job, n)
+
+    def unplaced(self) -> list[SlurmJob]:
+        return []  # a started Slurm job has its nodes; NodeSets scale by power saving only (slurm_power.py)
+
     def pending(self) -> int:
         return len(self.queue) + (len(self.power.configuring) if self.power else 0)
 
-    def submit(self, js: JobState, now: float) -> None:
+    def submit(self, js: SlurmJob, now: float) -> None:
         js.qos = js.job.priority or self.m.default_qos
         js.eligible = now
         self._enqueue(js, now)
 
-    def released(self, js: JobState, now: float, requeue: bool) -> None:
+    def released(self, js: SlurmJob, now: float, requeue: bool) -> None:
         self.running.remove(js)
         self._account(js, -1)
         self._accrue(js, now)
@@ -91,27 +99,27 @@ class SlurmScheduler:
         backfill(self, now)
 
     # -- priority ---------------------------------------------------------------------------------------------
-    def _enqueue(self, js: JobState, now: float) -> None:
+    def _enqueue(self, js: SlurmJob, now: float) -> None:
         js.state = PENDING
         js.prio = self.priority(js, now)
         self._key(js)
         bisect.insort(self.queue, js, key=lambda j: j.key)
 
-    def _key(self, js: JobState) -> None:
+    def _key(self, js: SlurmJob) -> None:
         js.key = (-self.partition(js).tier, -math.floor(js.prio), js.job.submit_s, js.n)
 
-    def partition(self, js: JobState) -> PartitionModel:
+    def partition(self, js: SlurmJob) -> PartitionModel:
         part = self.m.partition(js.job.pool)
         assert part is not None  # feasible.never_startable refused jobs without one
         return part
 
-    def cpus(self, js: JobState) -> float:
+    def cpus(self, js: SlurmJob) -> float:
         pool = self.eng.cluster.pools[self.partition(js).pools[0]]
         if pool.exclusive:
             return js.job.nodes * pool.cpus_per_node
         return js.job.nodes * js.job.gpus_per_node * pool.cpus_per_node / pool.gpus_per_node
 
-    def priority(self, js: JobState, now: float) -> float:
+    def priority(self, js: SlurmJob, now: float) -> float:
         m, job = self.m, js.job
         age = min(max(0.0, now - js.eligible), m.max_age_s) / m.max_age_s
         size = (job.nodes / self.total_nodes + self.cpus(js) / self.total_cpus) / 2
@@ -119,7 +127,7 @@ class SlurmScheduler:
         return m.weight_age * age + m.weight_fairshare * self.fs.get(job.queue, 1.0) + m.weight_job_size * size + \
             m.weight_qos * qos
 
-    def _accrue(self, js: JobState, now: float) -> None:
+    def _accrue(self, js: SlurmJob, now: float) -> None:
         """Usage since the last priority calculation (CPU-seconds, Slurm's default billing)."""
         self.usage[js.job.queue] = self.usage.get(js.job.queue, 0.0) + \
             self.cpus(js) * max(0.0, now - max(js.start, self.last_calc))
@@ -142,14 +150,14 @@ class SlurmScheduler:
         self.queue.sort(key=lambda j: j.key)
 
     # -- starting jobs ----------------------------------------------------------------------------------------
-    def _account(self, js: JobState, sign: int) -> None:
+    def _account(self, js: SlurmJob, sign: int) -> None:
         assert js.pool is not None
         k = (js.job.queue, js.pool.model.gpu_type)
         if sign > 0:
             self.held_by[js.n] = self.eng.gpus_held(js)
         self.held[k] = self.held.get(k, 0.0) + sign * self.held_by[js.n]
 
-    def over_cap(self, js: JobState, pool: PoolState) -> bool:
+    def over_cap(self, js: SlurmJob, pool: PoolState) -> bool:
         caps = self._caps.get(js.job.queue)
         cap = caps.get(pool.model.gpu_type) if caps else None
         if cap is None:
@@ -158,31 +166,38 @@ class SlurmScheduler:
         per_node = m.slices_per_node if m.exclusive else slices_for(m, js.job.gpus_per_node, js.job.gpu_share)
         return self.held.get((js.job.queue, m.gpu_type), 0.0) + per_node * js.job.nodes / m.slices_per_gpu > cap + 1e-9
 
-    def pools_of(self, js: JobState) -> list[PoolState]:
+    def pools_of(self, js: SlurmJob) -> list[PoolState]:
         """The pools of the job's partition (cached on the job: the job list never changes)."""
         if js.pools is None:
             js.pools = [self.eng.pools[n] for n in self.partition(js).pools]
         return js.pools
 
-    def start(self, js: JobState, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
+    def start(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
         self.dequeue(js)
         self.eng.start(js, pool, chosen, backfilled)
         self.running.append(js)
         self._account(js, +1)
 
-    def begin(self, js: JobState, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
+    def begin(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
         """Start the job, or (nodes to resume among ``chosen``) hold the nodes until they are up."""
         if self.power is not None and any(n.state != UP for n in chosen):
             self.power.begin(js, pool, chosen, backfilled, now)
         else:
             self.start(js, pool, chosen, backfilled, now)
 
-    def dequeue(self, js: JobState) -> None:
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        return self.power.unbilled_tail(pool, end) if self.power is not None and self.power.scales(pool) else 0.0
+
+    def holding(self) -> list[SlurmJob]:
+        """Jobs out of the queue that hold nodes still resuming (power saving)."""
+        return self.power.holding() if self.power is not None else []
+
+    def dequeue(self, js: SlurmJob) -> None:
         if js.state == PENDING:
             self.queue.remove(js)
             js.state = CONFIGURING
 
-    def shape(self, js: JobState) -> tuple:
+    def shape(self, js: SlurmJob) -> tuple:
         """Jobs with the same shape fit, or not, alike (account, pools, nodes, GPUs per node, share)."""
         if not js.key_shape:
             js.key_shape = (js.job.queue, js.job.pool, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share)
@@ -210,7 +225,7 @@ class SlurmScheduler:
                 continue
             blocked.update(p.model.name for p in pools)  # lower-priority jobs may not take these nodes
 
-    def _try_start(self, js: JobState, pools: list[PoolState], now: float) -> bool:
+    def _try_start(self, js: SlurmJob, pools: list[PoolState], now: float) -> bool:
         for pool in pools:
             if self.over_cap(js, pool):
                 continue
@@ -223,7 +238,7 @@ class SlurmScheduler:
                 return True
         return False
 
-    def victims(self, js: JobState, pool: PoolState) -> list[JobState]:
+    def victims(self, js: SlurmJob, pool: PoolState) -> list[SlurmJob]:
         """Running jobs on ``pool`` that ``js`` may preempt, in the order Slurm frees them: preempt/qos by the
         victim's QOS priority, then job priority; preempt/partition_prio by the victim's partition PriorityTier, then
         its node count (smaller jobs first); ties in job-list (submit) order."""
@@ -239,7 +254,7 @@ class SlurmScheduler:
             return sorted(cands, key=lambda r: (self.partition(r).tier, r.job.nodes, r.n))
         return []
 
-    def _try_preempt(self, js: JobState, pools: list[PoolState], now: float) -> bool:
+    def _try_preempt(self, js: SlurmJob, pools: list[PoolState], now: float) -> bool:
         if not self.m.preempt:
             return False
         ready = js.eligible + self.m.batch_sched_delay_s
@@ -255,7 +270,7 @@ class SlurmScheduler:
             if not cands:
                 continue
             slices = slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
-            freed: list[JobState] = []
+            freed: list[SlurmJob] = []
             chosen = None
             for victim in cands:  # free the least important first until the job fits
                 for node, take in victim.alloc:
@@ -292,4 +307,4 @@ def fair_tree(shares: dict[str, int], usage: dict[str, float]) -> dict[str, floa
     return {a: (n - ordered.index(v)) / n for a, v in level.items()}
 
 
-__all__ = ["SlurmScheduler", "fair_tree", "DONE", "RUNNING"]
+__all__ = ["SlurmScheduler", "SlurmJob", "fair_tree", "DONE", "RUNNING"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from whatif.api import PROJECT_ROOT, cluster_of, load_stack_spec
+from whatif.stack import PROJECT_ROOT, cluster_of, load_stack_spec
 from whatif.metrics import percentile
 from whatif.model import SimOptions
 from whatif.run import Run, run_cluster

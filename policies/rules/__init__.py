@@ -1,1 +1,2 @@
-"""One rule per module; each module exposes ``RULE``. ``policies.pack`` lists them in order."""
+"""One rule per module; each ends with ``RULE = register(Rule(...), order=N)`` (``policies/registry.py``), and
+``policies.pack`` discovers them by scanning this package."""

@@ -14,6 +14,7 @@ from policies.pools import PoolView, pool_view
 from policies.prices import PRICE_OVERRIDES_SCHEMA, block_unknown, node_quote, override_example
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 
 ID = "cost-gpu-hour-limit"
 DEFAULT_MAX_USD_PER_GPU_HOUR = 15.0
@@ -99,7 +100,7 @@ def _check_block(view: PoolView, machine_type: str, machine: MachineType, cfg: C
                       keys=view.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GPU-hour price within limit", category=Category.COST,
     description="Each GPU pool's price per GPU-hour, at its region and capacity type, is within the limit.",
     why=("$/GPU-hour is the number finance and capacity planning compare across clouds and machine types; "
@@ -121,4 +122,4 @@ RULE = Rule(
             "description": "Limit per GPU model, e.g. `{\"H100_80GB\": 10, \"L4\": 1}`; overrides maxUsdPerGpuHour."},
         "priceOverrides": PRICE_OVERRIDES_SCHEMA,
     },
-)
+), order=1010)

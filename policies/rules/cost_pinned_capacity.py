@@ -16,6 +16,7 @@ from policies.findings import Finding
 from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import is_slurm_release, nodesets, selected_pool
 from policies.values import as_int, dig
 
@@ -62,7 +63,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                       keys=(*view.keys, nodeset) if nodeset else view.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="No pinned GPU capacity", category=Category.COST,
     description="An autoscaled GPU pool's cost at idle is at most maxIdleShare of its cost at max.",
     why=("Idle GPU nodes are the largest avoidable cost of a GPU cluster. A pool with an autoscaling range whose "
@@ -76,4 +77,4 @@ RULE = Rule(
     applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, HELM_RELEASE), check=check, reads_catalog=True, stack=True,
     config={"maxIdleShare": {"type": "number", "minimum": 0, "maximum": 1, "default": DEFAULT_MAX_IDLE_SHARE,
                              "description": "Largest share of maxNodes an autoscaled pool may run at idle."}},
-)
+), order=1040)

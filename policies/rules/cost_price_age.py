@@ -12,6 +12,7 @@ from policies.pools import pool_view
 from policies.prices import PRICE_OVERRIDES_SCHEMA, node_quote
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 
 ID = "cost-price-age"
 DEFAULT_MAX_AGE_DAYS = 180
@@ -46,7 +47,7 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
                           keys=view.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Prices are current", category=Category.COST,
     description="The price each GPU pool is judged by is not older than the configured age.",
     why=("Spot prices move daily and list prices change a few times a year; a cost check against a two-year-old "
@@ -63,4 +64,4 @@ RULE = Rule(
                            "description": "Judge ages as of this date (YYYY-MM-DD) for reproducible CI; empty: today."},
         "priceOverrides": PRICE_OVERRIDES_SCHEMA,
     },
-)
+), order=1030)

@@ -16,6 +16,7 @@ from policies.pools import PoolView, pool_view
 from policies.prices import PRICE_OVERRIDES_SCHEMA, block_unknown, host_quote, node_quote
 from policies.resources import EKS_CLUSTER, EKS_NODE_GROUP, GKE_CLUSTER, GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import UNKNOWN
 
 ID = "cost-stack-budget"
@@ -107,7 +108,7 @@ def _pool_cost(view: PoolView, cat, overrides) -> tuple[tuple[str, float] | None
     return (f"{view.name} {nodes} × {money(quote.usd_per_node_hour)}", cost), ""
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Stack hourly budget at max autoscale", category=Category.COST,
     description="The stack's cost per hour with every pool at its autoscaler maximum, control-plane fees "
                 "included, is within the budget.",
@@ -124,4 +125,4 @@ RULE = Rule(
                           "description": "Budget in USD per hour for the whole stack at max autoscale."},
         "priceOverrides": PRICE_OVERRIDES_SCHEMA,
     },
-)
+), order=1020)

@@ -14,6 +14,7 @@ from policies.multinode import efa_interfaces
 from policies.pools import gpu_pools
 from policies.resources import HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import is_slurm_release, object_name, selected_pool
 from policies.values import UNKNOWN, as_dict, as_int, as_list, dig
 
@@ -89,7 +90,7 @@ def _compare(subject: str, pool: str, want: int, limit: Any, plugin: bool, where
                       keys=keys, urn=urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Jobs request every EFA interface of their pool", category=Category.CROSS_LAYER,
     description="Training runtimes and Slurm NodeSets on an EKS pool with EFA request exactly the node's EFA "
                 "interfaces.",
@@ -101,4 +102,4 @@ RULE = Rule(
                  "type's EFA interface count."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(RUNTIME, HELM_RELEASE),
     check=check, reads_catalog=True, stack=True,
-)
+), order=3110)

@@ -12,6 +12,7 @@ from policies.findings import Finding
 from policies.pools import gpu_pools
 from policies.resources import HELM_CHART_V4, HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import as_dict, as_int, as_list, dig
 
 ID = "cross-layer-eks-autoscaler"
@@ -47,7 +48,7 @@ def _is_cluster_autoscaler(r: Resource) -> bool:
     return False
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="EKS node groups that autoscale have a Cluster Autoscaler", category=Category.CROSS_LAYER,
     description="EKS GPU node groups whose minSize is below maxSize have a Cluster Autoscaler in the stack to resize "
                 "them.",
@@ -63,4 +64,4 @@ RULE = Rule(
                  "waive this rule for the pools with that reason."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=("aws:eks/nodeGroup:NodeGroup", HELM_RELEASE), check=check, reads_catalog=True, stack=True,
-)
+), order=3090)

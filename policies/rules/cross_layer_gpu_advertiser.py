@@ -10,6 +10,7 @@ from policies.findings import Finding
 from policies.pools import PoolView, gpu_pools
 from policies.resources import HELM_RELEASE, POOL_LABEL_KEY
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import as_dict, as_list, dig
 
 ID = "cross-layer-gpu-advertiser"
@@ -83,7 +84,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                           keys=pool.keys, urn=pool.resource.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="One GPU advertiser per pool", category=Category.CROSS_LAYER,
     description="Exactly one component advertises nvidia.com/gpu on each GPU pool: GKE's managed device plugin, "
                 "the NVIDIA device plugin chart or the GPU Operator.",
@@ -100,4 +101,4 @@ RULE = Rule(
     applies_to=("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup", HELM_RELEASE),
     check=check, reads_catalog=True,
     stack=True,
-)
+), order=3010)

@@ -10,6 +10,7 @@ from policies.findings import Finding, listing
 from policies.multinode import partitioned
 from policies.pools import gpu_pools
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import flavor_quotas, kueue_kind, object_name, selected_pool
 from policies.values import as_dict, dig
 
@@ -42,7 +43,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                           keys=(flavor, pool.name, r.name, r.urn), urn=r.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Kueue quota fits the pool", category=Category.CROSS_LAYER,
     description="The nominal nvidia.com/gpu quota all ClusterQueues give a pool's ResourceFlavor is at most the "
                 "pool's GPUs at max nodes.",
@@ -55,4 +56,4 @@ RULE = Rule(
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", "kubernetes:kueue.x-k8s.io/*:ClusterQueue"),
     check=check, reads_catalog=True, stack=True,
-)
+), order=3030)

@@ -12,9 +12,10 @@ from policies.findings import Finding, listing
 from policies.pools import pool_view
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import kueue_kind, object_name, selected_pool
 from policies.values import as_dict, as_list, dig
-from scheduling.kueue_topology import CLOUD_LEVELS, HOSTNAME_LABEL
+from plan.kueue_topology import CLOUD_LEVELS, HOSTNAME_LABEL
 
 ID = "cross-layer-kueue-topology"
 CLOUD_OF_POOL = {GKE_NODE_POOL: Cloud.GCP, EKS_NODE_GROUP: Cloud.AWS}
@@ -121,7 +122,7 @@ def _check_topology(name: str, r: Resource, cloud: Cloud | None, added: set[str]
             return
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Kueue topologies use labels the cloud sets", category=Category.CROSS_LAYER,
     description="Each Kueue Topology level is a node label the stack's cloud sets, broadest first with "
                 "kubernetes.io/hostname last, and each Topology a ResourceFlavor names exists.",
@@ -145,4 +146,4 @@ RULE = Rule(
     config={"extraLabels": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
                             "description": ("Further node labels a Topology level may use: labels your nodes get "
                                             "outside the stack's node pools (e.g. from a labelling DaemonSet).")}},
-)
+), order=3040)

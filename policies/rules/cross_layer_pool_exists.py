@@ -10,6 +10,7 @@ from policies.findings import Finding, listing
 from policies.pools import gpu_pools
 from policies.resources import HELM_RELEASE, POOL_LABEL_KEY
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import is_slurm_release, kueue_kind, matches, nodesets, object_name, selected_pool
 from policies.values import as_dict, dig
 
@@ -51,7 +52,7 @@ def _show(selector: dict) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(selector.items())) + "}"
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Schedulers select pools that exist", category=Category.CROSS_LAYER,
     description="Every Kueue ResourceFlavor and every Slurm NodeSet selects a node pool that exists in the stack.",
     why=("A flavor or NodeSet whose labels match no node admits work that can never start: pods stay Pending "
@@ -63,4 +64,4 @@ RULE = Rule(
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE),
     check=check, reads_catalog=True, stack=True,
-)
+), order=3020)

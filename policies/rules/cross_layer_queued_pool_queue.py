@@ -16,9 +16,10 @@ from catalog import Catalog, Cloud
 from policies.findings import Finding, listing
 from policies.pools import PoolView, gpu_pools
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import flavor_quotas, kueue_kind, object_name, selected_pool
 from policies.values import as_dict, as_list, dig
-from stacks.queued import GKE_QUEUED_CLASS, QUEUED_TAG
+from plan.queued import GKE_QUEUED_CLASS, QUEUED_TAG
 
 ID = "cross-layer-queued-pool-queue"
 CONTROLLER = "kueue.x-k8s.io/provisioning-request"
@@ -94,7 +95,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                       keys=view.keys, urn=view.resource.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Queued-provisioning pools are reachable by a queue", category=Category.CROSS_LAYER,
     description="Every queued-provisioning pool (GKE queuedProvisioning, EKS queued node group) has a Kueue "
                 "ClusterQueue with GPU quota on its flavor and a ProvisioningRequest AdmissionCheck of its class.",
@@ -113,4 +114,4 @@ RULE = Rule(
                 "kubernetes:kueue.x-k8s.io/*:ClusterQueue", "kubernetes:kueue.x-k8s.io/*:AdmissionCheck",
                 "kubernetes:kueue.x-k8s.io/*:ProvisioningRequestConfig"),
     check=check, reads_catalog=True, stack=True,
-)
+), order=3100)

@@ -12,6 +12,7 @@ from catalog.fabric import FabricKind, load_fabric_catalog
 from policies.findings import Finding
 from policies.resources import HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import is_slurm_release, object_name
 from policies.values import as_dict, as_list, dig
 
@@ -69,7 +70,7 @@ def _pods(resources: list[Resource]) -> Iterable[tuple[str, tuple, str, Any]]:
                 yield f"Slurm NodeSet '{name}'", (str(name), r.name), r.urn, dig(spec, "podSpec")
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="RxDM matches the NCCL plugin", category=Category.CROSS_LAYER,
     description="The RxDM sidecar of TCPX/TCPXO jobs is the release paired with the installed NCCL plugin.",
     why=("GPUDirect-TCPX/TCPXO splits the data path between the NCCL plugin on the node and the RxDM sidecar in the "
@@ -79,4 +80,4 @@ RULE = Rule(
                  "catalog's pair. 2. Otherwise use the RxDM version the plugin's release notes name."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(DAEMONSET, RUNTIME, HELM_RELEASE),
     check=check, stack=True,
-)
+), order=3120)

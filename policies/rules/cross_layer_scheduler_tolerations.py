@@ -11,6 +11,7 @@ from policies.findings import Finding, listing
 from policies.pools import PoolView, Taint, gpu_pools
 from policies.resources import HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import is_slurm_release, kueue_kind, nodesets, object_name, selected_pool
 from policies.values import as_dict, as_list, dig
 
@@ -87,7 +88,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                                    (ns.name, pool.name, r.name, r.urn), r.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Schedulers tolerate their pool's taints", category=Category.CROSS_LAYER,
     description="Every Kueue ResourceFlavor and every Slurm NodeSet tolerates the NoSchedule and NoExecute taints of "
                 "the pool it selects.",
@@ -102,4 +103,4 @@ RULE = Rule(
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE),
     check=check, reads_catalog=True, stack=True,
-)
+), order=3080)

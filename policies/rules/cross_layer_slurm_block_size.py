@@ -14,9 +14,10 @@ from policies.findings import Finding, listing
 from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import NodeSet, conf_pairs, is_slurm_release, nodesets, selected_pool
 from policies.values import as_dict, as_int, as_list, dig
-from scheduling.slurm_topology import nodes_per_nvlink_domain
+from plan.slurm_topology import nodes_per_nvlink_domain
 
 ID = "cross-layer-slurm-block-size"
 ALL_NODESETS = "ALL"
@@ -124,7 +125,7 @@ def _power_of_two_multiple(smaller: int, larger: int) -> bool:
     return ratio & (ratio - 1) == 0
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Slurm topology blocks fit the pool", category=Category.CROSS_LAYER,
     description="Each Slurm block topology's base block size divides the nodes of its pools (one NVLink domain when "
                 "it spans nodes), and each larger size doubles up.",
@@ -142,4 +143,4 @@ RULE = Rule(
                  "2, 4, 8 … times the previous one."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(HELM_RELEASE, GKE_NODE_POOL, EKS_NODE_GROUP), check=check, reads_catalog=True, stack=True,
-)
+), order=3070)

@@ -9,6 +9,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from policies.findings import Finding
 from policies.resources import HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import controller_conf, is_slurm_release
 from policies.values import as_bool, as_int, dig
 
@@ -59,7 +60,7 @@ def _positive(value: str | None) -> bool:
     return isinstance(number, int) and number > 0
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Slurm fair-share has accounting", category=Category.CROSS_LAYER,
     description="A Slurm cluster whose slurm.conf gives PriorityWeightFairshare or PriorityWeightAge a weight above 0 "
                 "runs accounting (slurmdbd).",
@@ -75,4 +76,4 @@ RULE = Rule(
                  "scheduling.slurm.priorityWeights.fairShare and .age)."),
     severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY, applies_to=(HELM_RELEASE,), check=check,
     stack=True,
-)
+), order=3060)

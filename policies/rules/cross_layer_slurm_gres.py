@@ -12,6 +12,7 @@ from policies.multinode import partitioned
 from policies.pools import gpu_pools
 from policies.resources import HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.scheduler_objects import is_slurm_release, nodesets, selected_pool
 
 ID = "cross-layer-slurm-gres"
@@ -38,7 +39,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                           keys=(ns.name, pool.name, r.name, r.urn), urn=r.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Slurm GRES matches the pool's GPUs", category=Category.CROSS_LAYER,
     description="Each Slurm NodeSet declares as many GPUs (Gres=gpu:…:N) as the nodes of its pool have.",
     why=("slurmd refuses to register a node whose declared GRES exceeds what it finds (the node goes INVALID), and "
@@ -47,4 +48,4 @@ RULE = Rule(
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(HELM_RELEASE,),
     check=check, reads_catalog=True,
     stack=True,
-)
+), order=3050)

@@ -10,8 +10,9 @@ from policies.findings import Finding
 from policies.helm_values import VALUE_CARRIERS, carried_strings, subject_of
 from policies.resources import CONFIG_MAP, SECRET
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import as_dict
-from stacks.known_defaults import KNOWN_DEFAULTS
+from spec.known_defaults import KNOWN_DEFAULTS
 
 ID = "security-default-credentials"
 SUBSTRING_MIN = 16
@@ -53,7 +54,7 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
                       keys=keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="No known default credentials", category=Category.SECURITY,
     description="No Helm release value, ConfigMap or Secret contains a publicly known default credential.",
     why=("Kubeflow's manifests ship a static user (12341234), OIDC client secret and cookie secret; Katib's MySQL "
@@ -77,4 +78,4 @@ RULE = Rule(
         "description": ("Credentials that must never be deployed: `value` and `what` it is (shown in messages); "
                         "with `secret` and `key`, only that key of a Secret or ConfigMap of that name is checked "
                         "(required for values shorter than 4 characters, e.g. an empty password).")}},
-)
+), order=4130)

@@ -7,6 +7,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from policies.field_check import FieldCheck, Includes, applies_to, field_checks
 from policies.resources import EKS_CLUSTER
 from policies.rule import Category, Config, Rule
+from policies.registry import register
 
 ID = "security-eks-control-plane-logs"
 ALL_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -21,7 +22,7 @@ def problem(cluster: dict, cfg: Config) -> str:
 CHECKS = (FieldCheck(types=(EKS_CLUSTER,), path=("enabledClusterLogTypes",), required=REQUIRED, problem=problem,
                      fix="add the missing types to enabledClusterLogTypes (gpu-cluster enables all five)"),)
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="EKS control-plane logging", category=Category.SECURITY, checkov="CKV_AWS_37",
     former_ids=("security-eks-control-plane-logs-ckv-aws-37",),
     description="EKS clusters enable every control-plane log type (api, audit, authenticator, controllerManager, "
@@ -33,4 +34,4 @@ RULE = Rule(
     check=field_checks(CHECKS),
     config={"requiredLogTypes": {"type": "array", "items": {"type": "string", "enum": ALL_TYPES},
                                  "default": ALL_TYPES, "description": "Log types every cluster must enable."}},
-)
+), order=4100)

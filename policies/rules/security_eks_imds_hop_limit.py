@@ -6,6 +6,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from policies.field_check import AtMost, FieldCheck, applies_to, field_checks
 from policies.resources import LAUNCH_TEMPLATE
 from policies.rule import Category, Config, Rule
+from policies.registry import register
 from policies.values import dig
 
 ID = "security-eks-imds-hop-limit"
@@ -25,7 +26,7 @@ CHECKS = (FieldCheck(types=(LAUNCH_TEMPLATE,), path=("metadataOptions", "httpPut
                      unset_means="AL2023 EKS AMIs then answer at 2 hops",
                      problem="pods can reach the node's metadata credentials", fix=fix),)
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="EKS metadata hop limit", category=Category.SECURITY, checkov="CKV_AWS_341",
     former_ids=("security-eks-imds-hop-limit-ckv-aws-341",),
     description="EKS node launch templates set the IMDS response hop limit to 1, so containers cannot reach the "
@@ -39,4 +40,4 @@ RULE = Rule(
     check=field_checks(CHECKS),
     config={"maxHopLimit": {"type": "integer", "minimum": 1, "maximum": 64, "default": 1,
                             "description": "Highest allowed httpPutResponseHopLimit."}},
-)
+), order=4090)

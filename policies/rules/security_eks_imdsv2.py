@@ -6,6 +6,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from policies.field_check import Equals, FieldCheck, IsSet, applies_to, field_checks
 from policies.resources import EKS_NODE_GROUP, LAUNCH_TEMPLATE
 from policies.rule import Category, Rule
+from policies.registry import register
 from policies.values import UNKNOWN, dig
 
 
@@ -27,7 +28,7 @@ CHECKS = (
                fix="give the node group a launch template (gpu-cluster creates one per pool)"),
 )
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="EKS nodes require IMDSv2", category=Category.SECURITY, checkov="CKV_AWS_79",
     former_ids=("security-eks-imdsv2-ckv-aws-79",),
     description="EKS node launch templates require IMDSv2 (metadataOptions.httpTokens: required), and every node "
@@ -38,4 +39,4 @@ RULE = Rule(
                  "2. Give node groups without one a launch template."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=applies_to(CHECKS),
     check=field_checks(CHECKS),
-)
+), order=4080)

@@ -7,6 +7,7 @@ from policies.field_check import Equals, FieldCheck, applies_to, field_checks
 from policies.resources import GKE_NODE_POOL
 from policies.values import dig
 from policies.rule import Category, Rule
+from policies.registry import register
 
 ID = "security-gke-auto-repair"
 CHECKS = (FieldCheck(types=(GKE_NODE_POOL,), path=("management", "autoRepair"), required=Equals(True),
@@ -15,7 +16,7 @@ CHECKS = (FieldCheck(types=(GKE_NODE_POOL,), path=("management", "autoRepair"), 
                      # GKE flex-start pools run without auto-repair: a node lives at most maxRunDuration anyway
                      applies=lambda props: dig(props, "nodeConfig", "flexStart") is not True),)
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GKE node auto-repair", category=Category.SECURITY, checkov="CKV_GCP_9",
     former_ids=("security-gke-auto-repair-ckv-gcp-9",),
     description="GKE node pools set management.autoRepair: true (flex-start pools excepted).",
@@ -26,4 +27,4 @@ RULE = Rule(
     remediation="1. Set management.autoRepair: true on the node pool.",
     severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY, applies_to=applies_to(CHECKS),
     check=field_checks(CHECKS),
-)
+), order=4040)

@@ -6,6 +6,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from policies.field_check import Equals, FieldCheck, applies_to, field_checks
 from policies.resources import GKE_NODE_POOL
 from policies.rule import Category, Rule
+from policies.registry import register
 
 ID = "security-gke-auto-upgrade"
 CHECKS = (FieldCheck(types=(GKE_NODE_POOL,), path=("management", "autoUpgrade"), required=Equals(True),
@@ -13,7 +14,7 @@ CHECKS = (FieldCheck(types=(GKE_NODE_POOL,), path=("management", "autoUpgrade"),
                      fix="set management.autoUpgrade: true (gpu-cluster sets it; upgrades follow "
                          "maxSurge/maxUnavailable)"),)
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GKE node auto-upgrade", category=Category.SECURITY, checkov="CKV_GCP_10",
     former_ids=("security-gke-auto-upgrade-ckv-gcp-10",),
     description="GKE node pools set management.autoUpgrade: true.",
@@ -22,4 +23,4 @@ RULE = Rule(
     remediation="1. Set management.autoUpgrade: true on the node pool. 2. Tune upgradeSettings for GPU capacity.",
     severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY, applies_to=applies_to(CHECKS),
     check=field_checks(CHECKS),
-)
+), order=4050)

@@ -6,6 +6,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from policies.field_check import Equals, FieldCheck, applies_to, field_checks
 from policies.resources import GKE_CLUSTER, GKE_NODE_POOL
 from policies.rule import Category, Rule
+from policies.registry import register
 
 ID = "security-gke-metadata-server"
 MODE = "GKE_METADATA"
@@ -14,7 +15,7 @@ CHECKS = (FieldCheck(types=(GKE_NODE_POOL, GKE_CLUSTER), path=("workloadMetadata
                      fix=f"set nodeConfig.workloadMetadataConfig.mode: {MODE} (gpu-cluster sets it) and give pods "
                          "Workload Identity"),)
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GKE metadata server on nodes", category=Category.SECURITY, checkov="CKV_GCP_69",
     former_ids=("security-gke-metadata-server-ckv-gcp-69",),
     description="GKE node pools (and a cluster's default node config) run the GKE metadata server "
@@ -25,4 +26,4 @@ RULE = Rule(
                  "Identity on the cluster and bind pods to their own service accounts."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=applies_to(CHECKS),
     check=field_checks(CHECKS),
-)
+), order=4030)

@@ -11,6 +11,7 @@ from policies.findings import Finding
 from policies.gke import node_configs
 from policies.resources import GKE_CLUSTER, GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import UNKNOWN
 
 ID = "security-gke-node-service-account"
@@ -33,7 +34,7 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
                       keys=nc.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GKE nodes use a dedicated service account", category=Category.SECURITY, checkov="CKV2_GCP_1",
     former_ids=("security-gke-node-service-account-ckv2-gcp-1",),
     description="GKE node pools (and a cluster's default node config) run as a dedicated service account, not "
@@ -46,4 +47,4 @@ RULE = Rule(
                  "nodeConfig.serviceAccount."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL, GKE_CLUSTER),
     check=check,
-)
+), order=4060)

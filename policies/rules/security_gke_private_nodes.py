@@ -6,6 +6,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from policies.field_check import Equals, FieldCheck, applies_to, field_checks
 from policies.resources import GKE_CLUSTER, GKE_NODE_POOL
 from policies.rule import Category, Rule
+from policies.registry import register
 
 ID = "security-gke-private-nodes"
 CHECKS = (
@@ -19,7 +20,7 @@ CHECKS = (
                fix="remove networkConfig.enablePrivateNodes from the pool"),
 )
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GKE private nodes", category=Category.SECURITY, checkov="CKV_GCP_64",
     former_ids=("security-gke-private-nodes-ckv-gcp-64",),
     description="GKE clusters use private nodes, and no node pool turns that off.",
@@ -29,4 +30,4 @@ RULE = Rule(
                  "networkConfig.enablePrivateNodes: false from node pools. 3. Add Cloud NAT for egress."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=applies_to(CHECKS),
     check=field_checks(CHECKS),
-)
+), order=4070)

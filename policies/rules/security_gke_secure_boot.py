@@ -6,6 +6,7 @@ from pulumi_policy import EnforcementLevel, Severity
 from policies.field_check import Equals, FieldCheck, applies_to, field_checks
 from policies.resources import GKE_CLUSTER, GKE_NODE_POOL
 from policies.rule import Category, Config, Rule
+from policies.registry import register
 from policies.values import as_list, dig
 
 ID = "security-gke-secure-boot"
@@ -27,7 +28,7 @@ CHECKS = (FieldCheck(types=(GKE_NODE_POOL, GKE_CLUSTER), path=("shieldedInstance
                      node_config=True, required=Equals(True), unset_means="off",
                      problem="Secure Boot is off, so unsigned boot components and kernel modules load", fix=fix),)
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GKE nodes use Secure Boot", category=Category.SECURITY, checkov="CKV_GCP_68",
     former_ids=("security-gke-secure-boot-ckv-gcp-68",),
     description="GKE node pools (and a cluster's default node config) enable Shielded VM Secure Boot.",
@@ -39,4 +40,4 @@ RULE = Rule(
                  "driver, add a waiver naming this rule, the pool and that reason."),
     severity=Severity.MEDIUM, enforcement=EnforcementLevel.MANDATORY, applies_to=applies_to(CHECKS),
     check=field_checks(CHECKS),
-)
+), order=4020)

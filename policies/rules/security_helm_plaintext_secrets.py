@@ -10,6 +10,7 @@ from policies.findings import Finding, listing
 from policies.helm_values import strings, subject_of
 from policies.resources import HELM_CHART_V4, HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import as_dict
 
 ID = "security-helm-plaintext-secrets"
@@ -53,7 +54,7 @@ def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
                   keys=keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="No plaintext secrets in Helm values", category=Category.SECURITY,
     description="Helm release values hold no literal passwords, tokens, keys or private keys.",
     why=("Helm Release values are inputs Pulumi stores in state and shows in diffs; values holding secrets have "
@@ -70,4 +71,4 @@ RULE = Rule(
         "ignoredPaths": {"type": "array", "items": {"type": "string"}, "default": [],
                          "description": "Dotted value paths that are not credentials, e.g. `values.auth.tokenTtl`."},
     },
-)
+), order=4120)

@@ -11,6 +11,7 @@ from policies.findings import Finding, listing
 from policies.pools import PoolView, pool_view
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import UNKNOWN, as_int
 
 ID = "topology-accelerator-count"
@@ -87,7 +88,7 @@ def _eks(view: PoolView, cat) -> Iterable[Finding]:
                       keys=view.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Accelerator count matches the machine type", category=Category.TOPOLOGY,
     description="Every node of a GPU pool has the GPUs its machine type defines: GKE guest accelerators equal "
                 "the catalog's fixed count, and an EKS node group's instance types share one GPU model and count.",
@@ -99,4 +100,4 @@ RULE = Rule(
                  "3. Split node groups that mix GPU shapes."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP),
     check=check, reads_catalog=True,
-)
+), order=2010)

@@ -10,6 +10,7 @@ from policies.findings import Finding
 from policies.pools import pool_view
 from policies.resources import GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import dig
 
 ID = "topology-compact-placement-size"
@@ -30,7 +31,7 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
                       keys=view.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Compact placement pools fit one placement group", category=Category.TOPOLOGY,
     description="A GKE pool with compact placement cannot be configured to grow past one compact placement "
                 "group.",
@@ -43,4 +44,4 @@ RULE = Rule(
     check=check, reads_catalog=True,
     config={"maxNodes": {"type": "integer", "minimum": 1, "default": DEFAULT_MAX_NODES,
                          "description": "Largest compact placement pool, in nodes."}},
-)
+), order=2070)

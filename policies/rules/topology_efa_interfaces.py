@@ -13,6 +13,7 @@ from policies.multinode import MIN_NODES_SCHEMA, efa_interfaces, is_multi_node
 from policies.pools import gpu_pools
 from policies.resources import EKS_NODE_GROUP, LAUNCH_TEMPLATE
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import as_int
 
 ID = "topology-efa-interfaces"
@@ -61,7 +62,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                               keys=view.keys, urn=view.resource.urn)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Multi-node EFA pools have every EFA interface", category=Category.TOPOLOGY,
     description="Multi-node p4d/p5/p5e/p5en/p6 node groups attach one EFA interface per network card of the "
                 "instance type.",
@@ -79,4 +80,4 @@ RULE = Rule(
                                  "description": "Instance types (by prefix) whose EFA count is enforced."},
         "minNodes": MIN_NODES_SCHEMA,
     },
-)
+), order=2030)

@@ -14,6 +14,7 @@ from policies.multinode import declared_multi_node
 from policies.pools import pool_view
 from policies.resources import GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import as_list, dig
 
 ID = "topology-fabric-missing"
@@ -53,7 +54,7 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
         keys=view.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Multi-node GPU pools have their fabric", category=Category.TOPOLOGY,
     description="A compact-placement GKE pool on an A3/A4 machine attaches its GPUDirect fabric's networks (TCPX 4, "
                 "TCPXO 8, RDMA 1 + 8) or GKE-managed accelerator networking.",
@@ -67,4 +68,4 @@ RULE = Rule(
                  "that never runs jobs across nodes."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL,), check=check,
     reads_catalog=True,
-)
+), order=2040)

@@ -13,6 +13,7 @@ from policies.findings import Finding, listing
 from policies.pools import pool_view
 from policies.resources import GKE_NODE_POOL
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import as_dict, as_list, dig
 
 ID = "topology-fabric-shape"
@@ -64,7 +65,7 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
                       keys=view.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GPU fabric networks have the machine's shape", category=Category.TOPOLOGY,
     description="A GKE fabric pool attaches its networks in the machine's shape: TCPX 4, TCPXO 8 separate VPCs; RDMA "
                 "1 gVNIC + 8 RoCE subnets.",
@@ -76,4 +77,4 @@ RULE = Rule(
                  "machine."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL,), check=check,
     reads_catalog=True,
-)
+), order=2050)

@@ -10,6 +10,7 @@ from policies.findings import Finding
 from policies.pools import pool_view
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, GPU_TAINT_KEY
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 
 ID = "topology-gpu-taint"
 EFFECT = "NO_SCHEDULE"  # GKE and EKS both spell the effect this way
@@ -31,7 +32,7 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
                   keys=view.keys)
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="GPU pools carry the GPU taint", category=Category.TOPOLOGY,
     description="GPU pools carry the nvidia.com/gpu NoSchedule taint, so only pods that tolerate it use GPU nodes.",
     why=("Without the taint, CPU-only pods (add-ons, web services) fill GPU nodes, keep them from scaling down and "
@@ -42,4 +43,4 @@ RULE = Rule(
     check=check, reads_catalog=True,
     config={"taintKey": {"type": "string", "default": GPU_TAINT_KEY, "minLength": 1,
                          "description": "Taint key GPU pools must carry with effect NoSchedule."}},
-)
+), order=2060)

@@ -16,6 +16,7 @@ from policies.multinode import MIN_NODES_SCHEMA, declared_multi_node, is_multi_n
 from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, LAUNCH_TEMPLATE, PLACEMENT_GROUP
 from policies.rule import Category, Config, Resource, Rule
+from policies.registry import register
 from policies.values import UNKNOWN, dig
 
 ID = "topology-multi-node-placement"
@@ -136,7 +137,7 @@ def _reserved(view: PoolView, template: Resource) -> bool:
                                             ("capacityReservationId", "capacityReservationResourceGroupArn"))
 
 
-RULE = Rule(
+RULE = register(Rule(
     id=ID, title="Multi-node pools are placed compactly in one zone", category=Category.TOPOLOGY,
     description="Multi-node GPU pools are in one zone or Availability Zone, with compact placement (GKE) or a "
                 "cluster placement group or capacity reservation (EKS).",
@@ -160,4 +161,4 @@ RULE = Rule(
     applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, LAUNCH_TEMPLATE, PLACEMENT_GROUP),
     check=check, reads_catalog=True, stack=True,
     config={"minNodes": MIN_NODES_SCHEMA},
-)
+), order=2020)

@@ -22,7 +22,7 @@ from validation.issues import SpecError
 from validation.load import decode_config, load_spec
 from validation.secrets import names_in_namespace, secure_keys
 from validation.stack_file import StackFileError
-from stacks.spec import StackSpec
+from spec.stack import StackSpec
 
 EXIT_COST = 3
 """The total $/hour at max grew by more than ``--fail-on-cost-increase`` allows (and nothing worse happened)."""

@@ -12,8 +12,8 @@ from typing import Any, Iterable
 
 from preview.cost import CostReport
 from preview.diff.resources import join_path
-from stacks.gpu_runtime import DEFAULT_MODE
-from stacks.spec import StackSpec
+from plan.gpu_runtime import DEFAULT_MODE
+from spec.stack import StackSpec
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 ID_KEYS = ("name", "pool", "key")

@@ -11,7 +11,7 @@ import pytest
 from catalog.loader import DATA_DIR
 from catalog.refresh.cli import GCP_KEY_ENV, main
 from catalog.refresh.rows import read_prices
-from tests.support.price_api_server import SLOW, serve
+from tests.support.catalog.price_api_server import SLOW, serve
 
 FIXTURES = Path(__file__).parent / "price_api"
 OFFER_INDEX = "/offers/v1.0/aws/index.json"

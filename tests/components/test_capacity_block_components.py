@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from preview.engine import run_program
-from tests.support.edit import edit
-from tests.support.recorded import of_type, one, parent_of
-from tests.support.stack_configs import EKS, GKE
+from tests.support.spec.edit import edit
+from tests.support.preview.recorded import of_type, one, parent_of
+from tests.support.spec.stack_configs import EKS, GKE
 
 NODE_GROUP, SCHEDULE = "aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/schedule:Schedule"
 WINDOW = {"start": "2030-01-07T11:30:00Z", "durationHours": 336}

@@ -7,13 +7,13 @@ import json
 import pytest
 
 from components.charts import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGE_TAGS
-from components.cluster_autoscaler import image_tag
+from components.eks.cluster_autoscaler import image_tag
 from preview.engine import run_program
 from validation.cluster import EKS_VERSIONS
-from tests.support.edit import edit, edits
-from tests.support.helm_values import unknown_keys
-from tests.support.recorded import of_type, one, parent_of
-from tests.support.stack_configs import EKS, GKE
+from tests.support.spec.edit import edit, edits
+from tests.support.helm.values import unknown_keys
+from tests.support.preview.recorded import of_type, one, parent_of
+from tests.support.spec.stack_configs import EKS, GKE
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 ASG_TAG = "aws:autoscaling/tag:Tag"

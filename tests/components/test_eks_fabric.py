@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from preview.engine import run_program
-from tests.support.edit import edits
-from tests.support.recorded import of_type, one
-from tests.support.stack_configs import EKS
+from tests.support.spec.edit import edits
+from tests.support.preview.recorded import of_type, one
+from tests.support.spec.stack_configs import EKS
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 EFA_TAG = "k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"

@@ -3,9 +3,9 @@ that the node groups' auto repair acts on; existing clusters are left alone."""
 from __future__ import annotations
 
 from preview.engine import run_program
-from tests.support.edit import edits
-from tests.support.recorded import of_type, one, parent_of
-from tests.support.stack_configs import EKS
+from tests.support.spec.edit import edits
+from tests.support.preview.recorded import of_type, one, parent_of
+from tests.support.spec.stack_configs import EKS
 
 ADDON = "aws:eks/addon:Addon"
 

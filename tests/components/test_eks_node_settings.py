@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from preview.engine import run_program
-from tests.support.edit import edit, edits
-from tests.support.recorded import one
-from tests.support.stack_configs import EKS
+from tests.support.spec.edit import edit, edits
+from tests.support.preview.recorded import one
+from tests.support.spec.stack_configs import EKS
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

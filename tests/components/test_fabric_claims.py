@@ -14,9 +14,9 @@ from preview.engine import run_program
 from preview.run import preview_config
 from tests.components.test_gke_fabric_managed import MANAGED
 from tests.components.test_slurm_components import SLURM, _crd_schema, _defaults, _nodeset_cr
-from tests.support.edit import edit
-from tests.support.k8s_schema import unwrap_secrets
-from tests.support.recorded import of_type, one, parent_of
+from tests.support.spec.edit import edit
+from tests.support.kube.schema import unwrap_secrets
+from tests.support.preview.recorded import of_type, one, parent_of
 
 TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 NAMESPACE = "kubernetes:core/v1:Namespace"

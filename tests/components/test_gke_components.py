@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from preview.engine import run_program
-from tests.support.edit import edit, edits
-from tests.support.recorded import of_type, one, parent_of
-from tests.support.stack_configs import GKE
+from tests.support.spec.edit import edit, edits
+from tests.support.preview.recorded import of_type, one, parent_of
+from tests.support.spec.stack_configs import GKE
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"

@@ -11,10 +11,10 @@ import pytest
 
 from catalog.fabric import FabricKind, load_fabric_catalog
 from preview.engine import run_program
-from tests.support.k8s_schema import K8S_VERSION
-from tests.support.edit import edits
-from tests.support.recorded import of_type, one
-from tests.support.stack_configs import GKE
+from tests.support.kube.schema import K8S_VERSION
+from tests.support.spec.edit import edits
+from tests.support.preview.recorded import of_type, one
+from tests.support.spec.stack_configs import GKE
 
 FAB = load_fabric_catalog()
 NODE_POOL, CLUSTER = "gcp:container/nodePool:NodePool", "gcp:container/cluster:Cluster"

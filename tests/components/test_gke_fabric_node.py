@@ -4,10 +4,10 @@ that names the placement policy a specific reservation was created with."""
 from __future__ import annotations
 
 from preview.engine import run_program
-from stacks.fabric import GPU_TCP_SYSCTLS
-from tests.support.edit import edits
-from tests.support.recorded import one
-from tests.support.stack_configs import GKE
+from plan.fabric import GPU_TCP_SYSCTLS
+from tests.support.spec.edit import edits
+from tests.support.preview.recorded import one
+from tests.support.spec.stack_configs import GKE
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 

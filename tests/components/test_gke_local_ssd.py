@@ -8,9 +8,9 @@ import textwrap
 import pytest
 
 from preview.engine import run_program
-from tests.support.edit import edits
-from tests.support.recorded import one
-from tests.support.stack_configs import GKE
+from tests.support.spec.edit import edits
+from tests.support.preview.recorded import one
+from tests.support.spec.stack_configs import GKE
 from validation.issues import SpecError
 from validation.load import decode_config, load_spec
 

@@ -10,9 +10,9 @@ import pytest
 
 from preview.engine import run_program
 from preview.run import preview_config
-from tests.support.edit import edits
-from tests.support.recorded import one
-from tests.support.stack_configs import EKS, GKE
+from tests.support.spec.edit import edits
+from tests.support.preview.recorded import one
+from tests.support.spec.stack_configs import EKS, GKE
 from validation.issues import SpecError
 from validation.load import decode_config, load_spec
 

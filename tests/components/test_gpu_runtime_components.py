@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from components.charts import COS_DRIVER_INSTALLER_COMMIT
-from tests.support.gpu_runtime_matrix import recording
-from tests.support.recorded import of_type, one, parent_of
+from tests.support.spec.gpu_runtime_matrix import recording
+from tests.support.preview.recorded import of_type, one, parent_of
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

@@ -10,9 +10,9 @@ import yaml
 from catalog import load_catalog, load_mig_catalog
 from components.charts import AWS_EFA_DEVICE_PLUGIN, GPU_OPERATOR, GPU_RUNTIME_CHARTS, NVIDIA_DEVICE_PLUGIN, ChartPin
 from tests.conftest import require_shared
-from tests.support.gpu_runtime_matrix import ALL_CONFIGS, recording
-from tests.support.helm_values import helm_merge, unknown_keys
-from tests.support.k8s_schema import K8S_VERSION, unwrap_secrets
+from tests.support.spec.gpu_runtime_matrix import ALL_CONFIGS, recording
+from tests.support.helm.values import helm_merge, unknown_keys
+from tests.support.kube.schema import K8S_VERSION, unwrap_secrets
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 CHART_PINS = {pin.chart: pin for pin in GPU_RUNTIME_CHARTS}

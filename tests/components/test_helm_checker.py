@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.helm_checks import as_admitted, floating
-from tests.support.helm_examples import problems, with_edit
-from tests.support.helm_render import RenderError
+from tests.support.helm.checks import as_admitted, floating
+from tests.support.helm.examples import problems, with_edit
+from tests.support.helm.render import RenderError
 
 
 def test_a_template_error_fails_the_render():

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from components.charts import CLUSTER_AUTOSCALER, GPU_RUNTIME_CHARTS, KUBEFLOW_TRAINER, KUEUE, SLURM_CHARTS
-from tests.support.gpu_runtime_matrix import EXAMPLE_STACKS, MATRIX
-from tests.support.helm_binary import HELM3, HELM4
-from tests.support.helm_examples import problems, recording, rendered
-from tests.support.helm_render import RELEASE, release_calls
+from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS, MATRIX
+from tests.support.helm.binary import HELM3, HELM4
+from tests.support.helm.examples import problems, recording, rendered
+from tests.support.helm.render import RELEASE, release_calls
 
 WITH_RELEASES = [s for s in EXAMPLE_STACKS if any(r.type == RELEASE for r in recording(s).resources)]
 CONFIGS = WITH_RELEASES + sorted(MATRIX)

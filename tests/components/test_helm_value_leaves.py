@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.support.gpu_runtime_matrix import ALL_CONFIGS
-from tests.support.helm_examples import recording
-from tests.support.helm_render import ReleaseCall, release_calls
-from tests.support.value_leaves import RESTATED_DEFAULTS, Leaf, has_effect, leaves, unstable_lines
+from tests.support.spec.gpu_runtime_matrix import ALL_CONFIGS
+from tests.support.helm.examples import recording
+from tests.support.helm.render import ReleaseCall, release_calls
+from tests.support.helm.value_leaves import RESTATED_DEFAULTS, Leaf, has_effect, leaves, unstable_lines
 
 
 @functools.cache

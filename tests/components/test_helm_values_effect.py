@@ -11,18 +11,18 @@ import pytest
 import yaml
 
 from catalog import Cloud, load_catalog
-from components.nvidia_gpu_runtime import SHARING_CONFIG_MAP
-from components.nvidia_values import GKE_NVIDIA_HOST_DIR
-from scheduling.kueue_config import manager_config_yaml
-from scheduling.slurm_plan import plan_slurm
-from scheduling.slurm_values import LOGFILE_IMAGE
-from stacks.facts import PoolFacts, pool_facts
-from stacks.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
-from stacks.spec import POOL_LABEL_KEY, StackSpec
-from tests.support.gpu_runtime_matrix import ALL_CONFIGS, config
-from tests.support.helm_checks import program_objects
-from tests.support.helm_examples import recording, rendered
-from tests.support.helm_render import RELEASE
+from components.k8s.nvidia_gpu_runtime import SHARING_CONFIG_MAP
+from render.nvidia_values import GKE_NVIDIA_HOST_DIR
+from render.kueue_config import manager_config_yaml
+from plan.slurm import plan_slurm
+from render.slurm_values import LOGFILE_IMAGE
+from plan.facts import PoolFacts, pool_facts
+from plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
+from spec.stack import POOL_LABEL_KEY, StackSpec
+from tests.support.spec.gpu_runtime_matrix import ALL_CONFIGS, config
+from tests.support.helm.checks import program_objects
+from tests.support.helm.examples import recording, rendered
+from tests.support.helm.render import RELEASE
 from validation.load import decode_config, load_spec
 
 CAT = load_catalog()

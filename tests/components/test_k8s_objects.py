@@ -11,7 +11,7 @@ import kubernetes_validate
 import pytest
 
 from preview.engine import PROJECT_ROOT, Recording, read_stack_file, run_program
-from tests.support.k8s_schema import K8S_VERSION, unwrap_secrets
+from tests.support.kube.schema import K8S_VERSION, unwrap_secrets
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
 BUILT_IN_GROUPS = ("core/v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "policy/v1",

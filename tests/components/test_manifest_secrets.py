@@ -1,6 +1,6 @@
 """The rewrites that keep Katib's and Kubeflow Pipelines' public default credentials out of the cluster.
 
-The objects come from tests/support/upstream_manifests.py: the shape of the upstream manifests at the pinned tags. That the
+The objects come from tests/support/kube/upstream_manifests.py: the shape of the upstream manifests at the pinned tags. That the
 components really attach these rewrites to their kustomize Directory is checked in tests/components/test_scheduling_components.py."""
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import json
 
 import pulumi
 
-from components.manifest_secrets import (KNOWN_DEFAULT_CREDENTIALS, EnvOverride, ManifestRewrites, SecretOverride,
+from components.k8s.manifest_secrets import (KNOWN_DEFAULT_CREDENTIALS, EnvOverride, ManifestRewrites, SecretOverride,
                                          manifest_transform, rewrite_env, rewrite_secret)
-from components.katib import katib_rewrites
-from components.kubeflow_pipelines import pipelines_rewrites
+from components.k8s.katib import katib_rewrites
+from components.k8s.kubeflow_pipelines import pipelines_rewrites
 from preview.engine import install_mocks
-from tests.support.upstream_manifests import KATIB_SECRET, MINIO_SECRET, MYSQL_DEPLOYMENT, MYSQL_SECRET
+from tests.support.kube.upstream_manifests import KATIB_SECRET, MINIO_SECRET, MYSQL_DEPLOYMENT, MYSQL_SECRET
 
 MYSQL_OVERRIDE = EnvOverride(deployment="mysql", container="mysql", drop="MYSQL_ALLOW_EMPTY_PASSWORD",
                              name="MYSQL_ROOT_PASSWORD", secret="mysql-secret", key="password")

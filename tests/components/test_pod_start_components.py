@@ -10,11 +10,11 @@ import kubernetes_validate
 import pytest
 
 from preview.engine import run_program
-from tests.support.nodeadm_pinned import NODEADM_RAID0
-from tests.support.edit import edit, edits
-from tests.support.k8s_schema import K8S_VERSION
-from tests.support.recorded import of_type, one
-from tests.support.stack_configs import EKS, GKE
+from tests.support.spec.nodeadm_pinned import NODEADM_RAID0
+from tests.support.spec.edit import edit, edits
+from tests.support.kube.schema import K8S_VERSION
+from tests.support.preview.recorded import of_type, one
+from tests.support.spec.stack_configs import EKS, GKE
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 SERVICE = "gcp:projects/service:Service"

@@ -12,14 +12,14 @@ from catalog import Cloud, load_catalog
 from policies.pools import Taint
 from policies.rules.cross_layer_scheduler_tolerations import tolerates
 from preview.engine import run_program
-from scheduling.slurm_plan import plan_slurm
-from stacks.facts import pool_facts
+from plan.slurm import plan_slurm
+from plan.facts import pool_facts
 from validation.load import load_spec
-from tests.support.edit import edit
-from tests.support.policy_harness import Pack, find, wire, with_props
-from tests.support.recorded import of_type, one
-from tests.support.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config
-from tests.support.slurm_configs import EKS_ZONES, GKE_NO_ACCOUNTING
+from tests.support.spec.edit import edit
+from tests.support.policy.harness import Pack, find, wire, with_props
+from tests.support.preview.recorded import of_type, one
+from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config
+from tests.support.slurm.configs import EKS_ZONES, GKE_NO_ACCOUNTING
 
 GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 DEDICATED = {"key": "dedicated", "value": "team-a", "effect": "NoSchedule"}

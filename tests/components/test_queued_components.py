@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from components.cluster_autoscaler import provisioning_request_crd
+from components.eks.cluster_autoscaler import provisioning_request_crd
 from preview.engine import read_stack_file, run_program, stack_file
-from tests.support.recorded import of_type, one
-from tests.support.scheduling_fixtures import EKS_QUEUED, flat_config
+from tests.support.preview.recorded import of_type, one
+from tests.support.spec.scheduling_fixtures import EKS_QUEUED, flat_config
 
 NP = "gcp:container/nodePool:NodePool"
 NG = "aws:eks/nodeGroup:NodeGroup"

@@ -11,17 +11,17 @@ import pytest
 import yaml
 
 from components.charts import KATIB_MANIFESTS, KUBEFLOW_PIPELINES_MANIFESTS
-from components.manifest_secrets import KNOWN_DEFAULT_CREDENTIALS
+from components.k8s.manifest_secrets import KNOWN_DEFAULT_CREDENTIALS
 from policies.rule import Resource
 from policies.rules import security_default_credentials as default_credentials
 from preview.engine import fake_random_bytes, run_program
-from scheduling.kueue import render_kueue
-from scheduling.trainer import training_runtimes
-from tests.support.edit import DELETE, edit, edits
-from tests.support.recorded import of_type, one, parent_of
-from stacks.known_defaults import KNOWN_DEFAULTS
-from tests.support.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config, spec_and_facts
-from tests.support.upstream_manifests import UPSTREAM
+from render.kueue import render_kueue
+from render.trainer import training_runtimes
+from tests.support.spec.edit import DELETE, edit, edits
+from tests.support.preview.recorded import of_type, one, parent_of
+from spec.known_defaults import KNOWN_DEFAULTS
+from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config, spec_and_facts
+from tests.support.kube.upstream_manifests import UPSTREAM
 
 KUEUE_TYPES = ("kubernetes:kueue.x-k8s.io/v1beta2:", "kubernetes:trainer.kubeflow.org/v1alpha1:")
 

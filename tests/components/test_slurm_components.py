@@ -18,12 +18,12 @@ from components.charts import SLURM, SLURM_CHARTS, SLURM_OPERATOR
 from preview.engine import Recording, fake_random_bytes, run_program
 from preview.run import preview_config
 from tests.conftest import require_shared
-from tests.support.edit import DELETE, edit
-from tests.support.helm_values import helm_merge, unknown_keys
-from tests.support.k8s_schema import K8S_VERSION
-from tests.support.recorded import of_type, one, parent_of
-from tests.support.slurm_configs import EKS_ZONES, GKE_NO_ACCOUNTING, slurm_configs
-from tests.support.stack_configs import GKE
+from tests.support.spec.edit import DELETE, edit
+from tests.support.helm.values import helm_merge, unknown_keys
+from tests.support.kube.schema import K8S_VERSION
+from tests.support.preview.recorded import of_type, one, parent_of
+from tests.support.slurm.configs import EKS_ZONES, GKE_NO_ACCOUNTING, slurm_configs
+from tests.support.spec.stack_configs import GKE
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SECRET = "kubernetes:core/v1:Secret"

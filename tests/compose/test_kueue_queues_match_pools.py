@@ -7,7 +7,7 @@ import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
 from validation.load import decode_config
-from tests.support.recorded import of_type
+from tests.support.preview.recorded import of_type
 
 KUBEFLOW_STACKS = sorted(
     p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")

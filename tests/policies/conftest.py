@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.policy_harness import Pack
+from tests.support.policy.harness import Pack
 
 
 def _waived(pack: Pack, rule: str, resource: str, run, **settings) -> list:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.edit import edits
-from tests.support.policy_harness import Pack, baseline, find, wire, with_props
+from tests.support.spec.edit import edits
+from tests.support.policy.harness import Pack, baseline, find, wire, with_props
 
 NG = "aws:eks/nodeGroup:NodeGroup"
 FEE_TAGS = {"gpu-cluster/capacity-block-usd": "21504.00", "gpu-cluster/capacity-block-start": "2030-01-07T11:30:00Z",

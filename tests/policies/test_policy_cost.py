@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from tests.support.edit import edit
-from tests.support.policy_harness import FIXED_DATE, Pack, baseline, find, wire, with_props
+from tests.support.spec.edit import edit
+from tests.support.policy.harness import FIXED_DATE, Pack, baseline, find, wire, with_props
 
 NP, NG = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"
 FIX_LIMIT = ("Fix: use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper machine type or "
@@ -158,7 +158,7 @@ def test_stack_budget_and_preview_agree_on_fixed_costs_for_created_and_existing_
     """The preview's fixed lines are what the budget rule counts: control plane (by version) for a created cluster,
     nothing for an existing one (its fee is not this stack's)."""
     from preview.run import preview_config
-    from tests.support.stack_configs import EKS
+    from tests.support.spec.stack_configs import EKS
     for cfg, control_plane in ((edit(EKS, "cluster.kubernetesVersion", "1.33"), 0.60),
                                (edit(EKS, "cluster.mode", "existing"), None)):
         report = preview_config("t", cfg)

@@ -7,8 +7,8 @@ import functools
 import pytest
 
 from preview.engine import read_stack_file, run_program, stack_file
-from tests.support.edit import edit
-from tests.support.policy_harness import Pack, find, wire, with_props
+from tests.support.spec.edit import edit
+from tests.support.policy.harness import Pack, find, wire, with_props
 
 NP, RELEASE = "gcp:container/nodePool:NodePool", "kubernetes:helm.sh/v3:Release"
 FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
@@ -127,7 +127,7 @@ def test_eks_node_groups_that_autoscale_need_a_cluster_autoscaler(pack):
     group = find(without, "aws:eks/nodeGroup:NodeGroup", "p5-ondemand")
     fixed_size = swap(without, group, edit(wire(group), "scalingConfig.minSize", 4))
     assert "pool 'p5-ondemand'" not in str(pack.stack(fixed_size)), "a fixed-size group needs no autoscaler"
-    from tests.support.policy_harness import fake
+    from tests.support.policy.harness import fake
     deployment = fake("kubernetes:apps/v1:Deployment", "ca", {"spec": {"template": {"spec": {"containers": [
         {"name": "ca", "image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"}]}}}})
     assert [d for d in pack.stack([*without, deployment]) if d[0] == "cross-layer-eks-autoscaler"] == []

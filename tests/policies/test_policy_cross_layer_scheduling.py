@@ -12,8 +12,8 @@ import yaml
 
 from catalog import Cloud, load_catalog
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
-from tests.support.edit import edit, edits
-from tests.support.policy_harness import Pack, find, wire, with_props
+from tests.support.spec.edit import edit, edits
+from tests.support.policy.harness import Pack, find, wire, with_props
 
 NP, NG, RELEASE = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup", "kubernetes:helm.sh/v3:Release"
 TOPOLOGY = "kubernetes:kueue.x-k8s.io/v1beta2:Topology"

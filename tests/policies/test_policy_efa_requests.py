@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
-from tests.support.policy_harness import Pack, with_props, wire
+from tests.support.policy.harness import Pack, with_props, wire
 
 ID = "cross-layer-efa-requests"
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
@@ -80,7 +80,7 @@ def test_a_waiver_silences_the_runtime(pack, recorded):
 
 
 def test_a_slurm_nodeset_with_the_wrong_count_is_a_violation(pack):
-    from tests.support.scheduling_fixtures import EKS_TEAMS, flat_config
+    from tests.support.spec.scheduling_fixtures import EKS_TEAMS, flat_config
     raw = copy.deepcopy(EKS_TEAMS)
     raw["scheduling"] = {"workload": "slurm", "queues": [{"name": "research", "quotas": [{"pool": "p5", "gpus": 8}]}]}
     resources = list(run_program(flat_config(raw)).resources)

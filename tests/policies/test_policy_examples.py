@@ -10,7 +10,7 @@ import pytest
 
 from preview.engine import PROJECT_ROOT
 from preview.run import preview_stack
-from tests.support.policy_examples import REFUSED_EXAMPLES
+from tests.support.policy.examples import REFUSED_EXAMPLES
 
 ALL_STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.edit import DELETE, edit
-from tests.support.policy_harness import Pack, baseline, find, with_props, wire
+from tests.support.spec.edit import DELETE, edit
+from tests.support.policy.harness import Pack, baseline, find, with_props, wire
 
 NP = "gcp:container/nodePool:NodePool"
 ID = "topology-fabric-missing"

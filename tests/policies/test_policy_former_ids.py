@@ -11,8 +11,8 @@ import pytest
 from policies.pack import RULES
 from preview.engine import PROJECT_ROOT
 from preview.policy.config import former_ids, parse_config_text, reconcile, unknown_key_warnings
-from tests.support.edit import edit
-from tests.support.policy_harness import Pack, baseline, find, wire, with_props
+from tests.support.spec.edit import edit
+from tests.support.policy.harness import Pack, baseline, find, wire, with_props
 
 NP = "gcp:container/nodePool:NodePool"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -23,9 +23,9 @@ from preview.engine import PROJECT_ROOT
 from preview.policy.config import (
     PolicyConfigError, configure_request, parse_config_text, reconcile, unknown_key_warnings,
 )
-from stacks.spec import POOL_LABEL_KEY as SPEC_POOL_LABEL_KEY
-from tests.support.edit import edit
-from tests.support.policy_harness import baseline, find, wire, with_props
+from spec.stack import POOL_LABEL_KEY as SPEC_POOL_LABEL_KEY
+from tests.support.spec.edit import edit
+from tests.support.policy.harness import baseline, find, wire, with_props
 
 RULE_FILES = sorted((PROJECT_ROOT / "policies" / "rules").glob("[a-z]*.py"))
 
@@ -70,7 +70,7 @@ def test_pack_main_only_assembles_the_pack():
 def test_pool_label_key_is_the_specs_and_defined_once():
     assert POOL_LABEL_KEY is SPEC_POOL_LABEL_KEY
     defined = []
-    for layer in ("catalog", "components", "policies", "preview", "scheduling", "stacks"):
+    for layer in ("catalog", "components", "policies", "preview", "spec", "plan", "render"):
         for path in sorted((PROJECT_ROOT / layer).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 targets = node.targets if isinstance(node, ast.Assign) else \
@@ -78,7 +78,7 @@ def test_pool_label_key_is_the_specs_and_defined_once():
                 for t in targets:
                     if isinstance(t, ast.Name) and t.id in ("POOL_LABEL_KEY", "GPU_TAINT_KEY"):
                         defined.append((t.id, str(path.relative_to(PROJECT_ROOT))))
-    assert sorted(defined) == [("GPU_TAINT_KEY", "stacks/spec.py"), ("POOL_LABEL_KEY", "stacks/spec.py")]
+    assert sorted(defined) == [("GPU_TAINT_KEY", "spec/stack.py"), ("POOL_LABEL_KEY", "spec/stack.py")]
 
 
 def test_pack_boots_exactly_like_the_cli_and_answers_over_grpc():
@@ -143,7 +143,7 @@ def test_unknown_values_at_preview_are_decided_by_the_rule_not_a_crash():
     rs = baseline("aws")
     template = find(rs, "aws:ec2/launchTemplate:LaunchTemplate", "p5-lt")
     unknown = edit(wire(template), "placement.groupName", "04da6b54-80e4-46f7-96ec-b56ff0331ba9")
-    from tests.support.policy_harness import Pack
+    from tests.support.policy.harness import Pack
     pack = Pack()
     assert pack.stack([with_props(template, unknown) if r is template else r for r in rs]) == []
 
@@ -166,18 +166,18 @@ def _imports(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("layer,forbidden", [("policies", {"components"}), ("catalog", {"components"}),
-                                             ("scheduling", {"pulumi", "pulumi_gcp", "pulumi_aws",
-                                                             "pulumi_kubernetes", "pulumi_policy", "components"})])
+                                             ("render", {"pulumi", "pulumi_gcp", "pulumi_aws",
+                                                         "pulumi_kubernetes", "pulumi_policy", "components"})])
 def test_import_direction(layer, forbidden):
     files = sorted((PROJECT_ROOT / layer).rglob("*.py"))
-    assert files or layer == "scheduling"
+    assert files
     bad = {str(f.relative_to(PROJECT_ROOT)): sorted(_imports(f) & forbidden) for f in files if _imports(f) & forbidden}
     assert bad == {}
 
 
 def test_the_pack_hands_the_catalog_it_loaded_to_the_rules_that_read_it():
     """Rules never load the catalog themselves: the one given to the pack decides (here: one without prices)."""
-    from tests.support.policy_harness import baseline as recorded_baseline
+    from tests.support.policy.harness import baseline as recorded_baseline
     readers = {r.id for r in RULES if r.reads_catalog}
     assert "cost-gpu-hour-limit" in readers and not any(r.startswith("security-") for r in readers)
     with pytest.raises(ValueError, match="reads the catalog"):

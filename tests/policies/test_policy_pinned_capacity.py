@@ -6,8 +6,8 @@ import functools
 import pytest
 
 from preview.engine import PROJECT_ROOT, Registered, read_stack_file, run_program
-from tests.support.edit import edit
-from tests.support.policy_harness import Pack, baseline, find, wire, with_props
+from tests.support.spec.edit import edit
+from tests.support.policy.harness import Pack, baseline, find, wire, with_props
 
 RULE = "cost-pinned-capacity"
 NP = "gcp:container/nodePool:NodePool"

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from tests.policies.test_policy_cross_layer_scheduling import _recorded, recorded, swap
-from tests.support.edit import DELETE, edit
-from tests.support.policy_harness import Pack, find, wire, with_props
+from tests.support.spec.edit import DELETE, edit
+from tests.support.policy.harness import Pack, find, wire, with_props
 
 RULE = "cross-layer-queued-pool-queue"
 STACK = "gke-flex-start-tas"

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
-from tests.support.policy_harness import Pack, with_props, wire
+from tests.support.policy.harness import Pack, with_props, wire
 
 ID = "cross-layer-rxdm-pairing"
 RXDM = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev"

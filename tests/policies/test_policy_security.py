@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from tests.support.edit import DELETE, edit, edits
-from tests.support.policy_harness import Pack, baseline, fake, find, wire, with_props
+from tests.support.spec.edit import DELETE, edit, edits
+from tests.support.policy.harness import Pack, baseline, fake, find, wire, with_props
 
 NP, GC = "gcp:container/nodePool:NodePool", "gcp:container/cluster:Cluster"
 NG, LT, EC = "aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate", "aws:eks/cluster:Cluster"
@@ -212,9 +212,9 @@ SECRET_T = "kubernetes:core/v1:Secret"
 
 
 def test_the_katib_and_pipelines_defaults_are_refused_in_their_upstream_secrets(pack):
-    """The credentials the Katib/Pipelines rewrites replace are the pack's too (one list, stacks/known_defaults.py):
+    """The credentials the Katib/Pipelines rewrites replace are the pack's too (one list, spec/known_defaults.py):
     under the CLI each Secret of the kustomize Directory is analysed, so a rewrite that stops matching is refused."""
-    from tests.support.upstream_manifests import KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET
+    from tests.support.kube.upstream_manifests import KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET
     seen = [(d[2].split(":")[0], observed(d[2])) for doc in (KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET)
             for d in pack.resource(fake(SECRET_T, doc["metadata"]["name"], doc))]
     assert seen == [
@@ -230,9 +230,9 @@ def test_the_katib_and_pipelines_defaults_are_refused_in_their_upstream_secrets(
 
 
 def test_the_pack_and_the_manifest_rewrites_read_one_list_of_defaults():
-    from components.manifest_secrets import KNOWN_DEFAULT_CREDENTIALS
+    from components.k8s.manifest_secrets import KNOWN_DEFAULT_CREDENTIALS
     from policies.rules.security_default_credentials import RULE
-    from stacks.known_defaults import KNOWN_DEFAULTS
+    from spec.known_defaults import KNOWN_DEFAULTS
     assert RULE.defaults()["knownDefaults"] == [d.as_config() for d in KNOWN_DEFAULTS]
     assert KNOWN_DEFAULT_CREDENTIALS == {"katib-mysql-secrets": {"MYSQL_ROOT_PASSWORD": "test"},
                                          "mlpipeline-minio-artifact": {"accesskey": "minio", "secretkey": "minio123"},

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.edit import DELETE, edit, edits
-from tests.support.policy_harness import Pack, baseline, find, wire, with_props
+from tests.support.spec.edit import DELETE, edit, edits
+from tests.support.policy.harness import Pack, baseline, find, wire, with_props
 
 NP, NG = "gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"
 LT, PG = "aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/placementGroup:PlacementGroup"
@@ -207,7 +207,7 @@ def test_compact_placement_pool_fits_one_placement_group(pack, gke):
 def test_eks_reservation_pool_is_placed_by_its_reservation(pack, capacity):
     """No new placement group for reservation pools: compliant (the reservation decides where nodes go)."""
     from preview.engine import run_program
-    from tests.support.stack_configs import EKS
+    from tests.support.spec.stack_configs import EKS
     rs = list(run_program(edit(EKS, "nodePools[0].capacity", capacity)).resources)
     assert find(rs, NG, "p5").inputs["capacityType"] in ("ON_DEMAND", "CAPACITY_BLOCK")
     assert [d for d in pack.stack(rs) if d[0] == "topology-multi-node-placement"] == []

@@ -11,8 +11,8 @@ from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_config
 from preview.policy.check import PolicyOptions
-from tests.support.edit import edit, edits
-from tests.support.stack_configs import EKS, GKE
+from tests.support.spec.edit import edit, edits
+from tests.support.spec.stack_configs import EKS, GKE
 
 BLOCK = {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block",
          "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336}, "upfrontFeeUsd": 21504.0}

@@ -9,8 +9,8 @@ import pytest
 from catalog import Cloud, load_catalog
 from preview.run import preview_config
 from validation.cluster import EKS_VERSIONS
-from tests.support.edit import edit
-from tests.support.stack_configs import EKS, GKE
+from tests.support.spec.edit import edit
+from tests.support.spec.stack_configs import EKS, GKE
 
 CAT = load_catalog()
 PRICE_DATE = dt.date(2026, 12, 2)

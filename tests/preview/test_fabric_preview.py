@@ -7,8 +7,8 @@ import pytest
 
 from preview.render.text import render_text
 from preview.run import preview_config, preview_stack
-from tests.support.edit import edits
-from tests.support.stack_configs import GKE
+from tests.support.spec.edit import edits
+from tests.support.spec.stack_configs import GKE
 
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
 

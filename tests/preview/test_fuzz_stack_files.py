@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.support.stack_mutations import run_preview, structural_mutation, text_mutation
+from tests.support.spec.mutations import run_preview, structural_mutation, text_mutation
 
 IN_SUITE = settings(max_examples=30, derandomize=True, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

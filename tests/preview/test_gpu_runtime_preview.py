@@ -11,10 +11,10 @@ from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_stack
-from stacks.facts import pool_facts
-from stacks.gpu_runtime_spec import GpuRuntimeMode, SharingMode
+from plan.facts import pool_facts
+from spec.gpu_runtime import GpuRuntimeMode, SharingMode
 from validation.load import decode_config, load_spec
-from tests.support.gpu_runtime_matrix import EXAMPLE_STACKS
+from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS
 
 
 def test_examples_use_every_runtime_mode_and_every_sharing_mode():
@@ -74,7 +74,7 @@ def test_text_and_markdown_show_the_runtime_table():
 
 
 def test_stack_outputs_carry_the_runtime_per_pool():
-    from tests.support.gpu_runtime_matrix import recording
+    from tests.support.spec.gpu_runtime_matrix import recording
     pools = recording("dev").outputs["pools"]
     assert pools["l4"]["gpuRuntime"] == {
         "mode": "gke-managed", "advertiser": "GKE device plugin", "driver": "GKE (DEFAULT)",

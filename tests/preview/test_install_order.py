@@ -11,10 +11,10 @@ import pytest
 
 from preview.report import PreviewReport
 from preview.run import preview_stack
-from tests.support.gpu_runtime_matrix import EXAMPLE_STACKS
-from tests.support.helm_examples import recording, rendered
-from tests.support.helm_render import RELEASE
-from tests.support.install_order import Order, kind_of
+from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS
+from tests.support.helm.examples import recording, rendered
+from tests.support.helm.render import RELEASE
+from tests.support.kube.install_order import Order, kind_of
 
 SYSTEM_POOL_TYPES = ("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup")
 ADD_ON_TYPES = (RELEASE, "kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet", "kubernetes:batch/v1:Job",

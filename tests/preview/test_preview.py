@@ -12,9 +12,9 @@ from preview.engine import PROJECT_ROOT, execute_program, install_mocks, read_st
 from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_config, preview_stack
-from tests.support.edit import edit, edits
-from tests.support.policy_examples import REFUSED_EXAMPLES
-from tests.support.stack_configs import GKE
+from tests.support.spec.edit import edit, edits
+from tests.support.policy.examples import REFUSED_EXAMPLES
+from tests.support.spec.stack_configs import GKE
 
 EXAMPLE_STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
                         if p.name[len("Pulumi."):-len(".yaml")] not in REFUSED_EXAMPLES)

@@ -11,10 +11,10 @@ import pytest
 from catalog import Cloud, PriceKind, load_catalog
 from preview.cost import UnpricedCost, stack_cost
 from preview.run import preview_config
-from stacks.facts import pool_facts
+from plan.facts import pool_facts
 from tests.conftest import require_shared
-from tests.support.edit import edits
-from tests.support.stack_configs import EKS, GKE
+from tests.support.spec.edit import edits
+from tests.support.spec.stack_configs import EKS, GKE
 from validation.issues import SpecError
 from validation.load import load_spec
 

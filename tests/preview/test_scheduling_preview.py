@@ -9,9 +9,9 @@ import pytest
 from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_config, preview_stack
-from tests.support.edit import edits
-from tests.support.scheduling_fixtures import GKE_TEAMS, flat_config
-from tests.support.stack_configs import GKE
+from tests.support.spec.edit import edits
+from tests.support.spec.scheduling_fixtures import GKE_TEAMS, flat_config
+from tests.support.spec.stack_configs import GKE
 
 
 @pytest.fixture(scope="module")

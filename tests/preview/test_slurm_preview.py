@@ -6,7 +6,7 @@ import pytest
 from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_stack
-from tests.support.edit import DELETE, edit, edits
+from tests.support.spec.edit import DELETE, edit, edits
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_stacks_without_slurm_have_no_slurm_section():
 
 def _kubeflow_twin() -> dict:
     """The 512-GPU stack with the same pools and queues under Kueue (workload kubeflow)."""
-    from tests.support.slurm_configs import slurm_configs
+    from tests.support.slurm.configs import slurm_configs
 
     return edits(slurm_configs()["gke-h100-512"], {"scheduling.workload": "kubeflow", "scheduling.slurm": DELETE})
 
@@ -96,7 +96,7 @@ def test_cost_at_min_of_a_slurm_pool_without_scaling_is_its_max_nodes():
     """With slurm.scaling.enabled: false a NodeSet runs maxNodes slurmd pods, so the pool never scales below
     maxNodes: $/h min = $/h max, with a note saying why."""
     from preview.run import preview_config
-    from tests.support.slurm_configs import slurm_configs
+    from tests.support.slurm.configs import slurm_configs
 
     pinned = preview_config("p", edit(slurm_configs()["gke-h100-512"], "scheduling.slurm.scaling", {"enabled": False}))
     cost = pinned.as_dict()["cost"]
@@ -118,7 +118,7 @@ def test_the_stack_diff_prices_a_slurm_pool_at_max_nodes_at_min():
     """Raising minNodes of a Slurm pool changes nothing in cost (it already runs at maxNodes); the diff agrees."""
     from preview.diff.cost import diff_cost
     from preview.run import preview_config
-    from tests.support.slurm_configs import slurm_configs
+    from tests.support.slurm.configs import slurm_configs
 
     base = edit(slurm_configs()["gke-h100-512"], "scheduling.slurm.scaling", {"enabled": False})
     head = edit(base, "nodePools[1].minNodes", 8)

@@ -1,7 +1,7 @@
 """The architecture, proven by the suite: one allowed-imports table for every top-level package, no Pulumi in the pure
 packages, no import cycle between packages, a flat-enough ``preview/`` and small source files.
 
-Data flow (ARCHITECTURE.md): catalog <- stacks <- scheduling <- validation; compose is the only bridge to components;
+Data flow (ARCHITECTURE.md): catalog <- spec <- plan <- render <- validation; compose is the only bridge to components;
 policies and preview read resources and the catalog. Every check below has a synthetic counterpart that must fail, so
 a checker that silently accepts everything would be caught.
 """
@@ -11,28 +11,29 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.import_graph import (
+from tests.support.project.import_graph import (
     Import, find_cycle, imports_in, package_of, project_files, refused_imports, top_level_units, unit_graph, unit_of,
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
-PURE = {"catalog", "stacks", "scheduling", "validation", "whatif"}
+PURE = {"catalog", "spec", "plan", "render", "validation", "whatif"}
 """No ``pulumi``/``pulumi_*`` import anywhere in these: they run without the Pulumi runtime."""
 
-_SPEC_SIDE = {"catalog", "stacks", "scheduling"}
+_SPEC_SIDE = {"catalog", "spec", "plan", "render"}
 ALLOWED: dict[str, set[str]] = {
     "catalog": set(),
-    "stacks": {"catalog"},
-    "scheduling": {"catalog", "stacks"},
-    "validation": _SPEC_SIDE,
-    "whatif": _SPEC_SIDE | {"validation"},  # loads stacks as the preview does; never compose or components
+    "spec": {"catalog"},
+    "plan": {"catalog", "spec"},
+    "render": {"catalog", "spec", "plan"},
+    "validation": {"catalog", "spec", "plan"},
+    "whatif": _SPEC_SIDE | {"validation"},  # loads stack files as the preview does; never compose or components
     # components take typed spec facts; never compose, validation, policies or preview
     "components": _SPEC_SIDE,
     # the only bridge between the spec and components/
     "compose": _SPEC_SIDE | {"validation", "components"},
     # the pack reads concrete resources: never components/compose/preview/validation
-    "policies": _SPEC_SIDE,
+    "policies": {"catalog", "spec", "plan"},
     # runs __main__.py by path, so never components/compose
     "preview": _SPEC_SIDE | {"validation", "policies"},
     "__main__.py": {"catalog", "compose", "validation"},
@@ -65,7 +66,7 @@ def test_every_top_level_package_is_in_the_table():
 def test_the_table_names_only_known_units_and_the_core_packages_exist():
     assert all(allowed <= PROJECT_UNITS for allowed in ALLOWED.values())
     present = top_level_units(PROJECT_ROOT)
-    assert present >= {"catalog", "stacks", "scheduling", "validation", "components", "compose", "policies",
+    assert present >= {"catalog", "spec", "plan", "render", "validation", "components", "compose", "policies",
                        "preview", "__main__.py", "tests"}  # whatif (and bench) may be absent; these may not
 
 
@@ -102,11 +103,11 @@ def test_the_long_file_allow_list_is_exact():
 # The checkers refuse what they must: synthetic bad code, never written to disk.
 
 @pytest.mark.parametrize("unit, source, package, expected", [
-    ("catalog", "import stacks.spec\n", ["catalog"], "line 1: stacks.spec"),
+    ("catalog", "import spec.stack\n", ["catalog"], "line 1: spec.stack"),
     ("components", "def f():\n    from compose import gke\n", ["components"], "line 2: compose"),
     ("policies", "from ..pools import x\nfrom preview.engine import run\n", ["policies", "rules"], "line 2: preview."),
     ("preview", "import importlib\nimportlib.import_module('compose.gke')\n", ["preview"], "line 2: compose.gke"),
-    ("scheduling", "from pulumi.runtime import rpc\n", ["scheduling"], "pure: no Pulumi SDK"),
+    ("render", "from pulumi.runtime import rpc\n", ["render"], "pure: no Pulumi SDK"),
     ("validation", "import pulumi_kubernetes as k8s\n", ["validation"], "pure: no Pulumi SDK"),
     ("bench", "from tests.support import edit\n", ["bench"], "line 1: tests.support"),
 ])
@@ -118,12 +119,12 @@ def test_the_import_checker_refuses_a_bad_import(unit, source, package, expected
 def test_the_import_checker_accepts_allowed_and_third_party_imports():
     source = "from . import models\nimport yaml\nfrom catalog import load_catalog\nimport pulumi\n"
     assert refused_imports("components", imports_in(source, ["components"]), ALLOWED, PROJECT_UNITS, PURE) == []
-    assert imports_in("from . import models\n", ["stacks"]) == [Import("stacks.models", 1)]
+    assert imports_in("from . import models\n", ["spec"]) == [Import("spec.models", 1)]
     assert imports_in("from ..pools import x\n", ["policies", "rules"]) == [Import("policies.pools", 1)]
 
 
 def test_the_cycle_finder_sees_a_synthetic_cycle():
-    graph = unit_graph([("stacks", "catalog"), ("scheduling", "stacks"), ("stacks", "scheduling")])
-    assert find_cycle(graph) == ["scheduling", "stacks", "scheduling"]
+    graph = unit_graph([("spec", "catalog"), ("render", "spec"), ("spec", "render")])
+    assert find_cycle(graph) == ["render", "spec", "render"]
     assert find_cycle(unit_graph([("a", "b"), ("b", "c"), ("c", "a")])) == ["a", "b", "c", "a"]
     assert find_cycle(unit_graph([("a", "b"), ("a", "c"), ("b", "c")])) is None

@@ -17,7 +17,7 @@ import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 from pulumi_policy.secret import Secret, secrets_preserving_proxy
 
-from components.custom_resources import kubernetes_provider_version
+from components.k8s.custom_resources import kubernetes_provider_version
 from compose.config import raw_config_from_pulumi, secret_config_keys
 from policies.values import UNKNOWN, plain
 from preview import sdk_private as preview_shim
@@ -26,8 +26,8 @@ from preview.engine import (
     restored_config_environment,
 )
 from preview.policy.analyzer import InProcessAnalyzer
-from tests.support.import_graph import project_files
-from tests.support.sdk_names import private_sdk_uses
+from tests.support.project.import_graph import project_files
+from tests.support.project.sdk_names import private_sdk_uses
 
 SHIMS = {"preview/sdk_private.py"}
 """The only files allowed to name private SDK names: one per package that needs any."""

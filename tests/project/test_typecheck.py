@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.import_graph import top_level_units
+from tests.support.project.import_graph import top_level_units
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 COMMAND = [sys.executable, "-m", "mypy"]  # packages and options: mypy.ini

@@ -14,8 +14,8 @@ import pytest
 from components.charts import GPU_RUNTIME_CHARTS, KUBEFLOW_TRAINER, KUEUE, SLURM_CHARTS
 from tests import conftest
 from tests.conftest import PROJECT_ROOT, require_shared
-from tests.support.crd_schemas import CRD_FILES
-from tests.support.upstream_files import EDITS, LIST_FILE, expected_lines
+from tests.support.kube.crd_schemas import CRD_FILES
+from tests.support.kube.upstream_files import EDITS, LIST_FILE, expected_lines
 
 SCRIPT = PROJECT_ROOT / "scripts" / "fetch-upstream.sh"
 

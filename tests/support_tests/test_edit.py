@@ -1,4 +1,4 @@
-"""The one edit helper the tests change configs and resources with (``tests/support/edit.py``): every kind of path it
+"""The one edit helper the tests change configs and resources with (``tests/support/spec/edit.py``): every kind of path it
 promises, and that it never changes its input."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from tests.support.edit import DELETE, edit, edits, steps_of
+from tests.support.spec.edit import DELETE, edit, edits, steps_of
 
 RAW = {"cluster": {"name": "ml"}, "nodePools": [{"name": "h100", "maxNodes": 4, "zones": ["a"]},
                                                {"name": "l4", "maxNodes": 2}]}

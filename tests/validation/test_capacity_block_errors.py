@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.edit import edit
+from tests.support.spec.edit import edit
 from tests.validation.test_fabric_errors import EKS, GKE
 from validation.issues import SpecError
 from validation.load import load_spec

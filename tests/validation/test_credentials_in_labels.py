@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.edit import edits
-from tests.support.spec_cases import EKS_BASELINE, GKE_BASELINE, errors_of, issues_of
+from tests.support.spec.edit import edits
+from tests.support.spec.cases import EKS_BASELINE, GKE_BASELINE, errors_of, issues_of
 
 TOKENS = {
     "hf": "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456",

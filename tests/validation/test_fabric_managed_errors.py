@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.edit import edit, edits
+from tests.support.spec.edit import edit, edits
 from validation.issues import SpecError
 from validation.load import load_spec
 

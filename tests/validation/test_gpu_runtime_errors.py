@@ -14,8 +14,8 @@ import pulumi
 import pytest
 
 from preview.engine import execute_program, install_mocks
-from tests.support.edit import edits
-from tests.support.spec_cases import assert_pool_issues_name_their_pool
+from tests.support.spec.edit import edits
+from tests.support.spec.cases import assert_pool_issues_name_their_pool
 from validation.issues import NAMESPACE, SpecError
 from validation.load import load_spec
 

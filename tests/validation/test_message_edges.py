@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from tests.support.edit import edits
-from tests.support.scheduling_fixtures import GKE_TEAMS
-from tests.support.spec_cases import GKE_BASELINE, assert_pool_issues_name_their_pool, errors_of, issues_of
+from tests.support.spec.edit import edits
+from tests.support.spec.scheduling_fixtures import GKE_TEAMS
+from tests.support.spec.cases import GKE_BASELINE, assert_pool_issues_name_their_pool, errors_of, issues_of
 
 
 def test_a_10000_character_value_is_shortened_in_the_message():

@@ -6,10 +6,10 @@ import pulumi
 import pytest
 
 from preview.engine import execute_program, install_mocks
-from tests.support.edit import edits
-from tests.support.scheduling_fixtures import GKE_TEAMS
-from tests.support.slurm_configs import GKE_NO_ACCOUNTING
-from tests.support.spec_cases import EKS_BASELINE, GKE_BASELINE, errors_of, issues_of
+from tests.support.spec.edit import edits
+from tests.support.spec.scheduling_fixtures import GKE_TEAMS
+from tests.support.slurm.configs import GKE_NO_ACCOUNTING
+from tests.support.spec.cases import EKS_BASELINE, GKE_BASELINE, errors_of, issues_of
 from validation.names import valid_label_key, valid_label_value
 
 TRAILING_NEWLINE = [

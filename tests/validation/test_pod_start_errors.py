@@ -11,7 +11,7 @@ import pytest
 
 from catalog import load_catalog
 from preview.advice import deploy_advice
-from tests.support.edit import edit, edits
+from tests.support.spec.edit import edit, edits
 from tests.validation.test_fabric_errors import EKS, GKE
 from validation.issues import SpecError
 from validation.load import load_spec

@@ -1,14 +1,14 @@
 """A pool against the catalog: machine type and GPUs, zones, prices; every message names the pool.
 
-The rows live in ``tests/support/spec_error_cases/pool_catalog.py`` (the program-level test in
+The rows live in ``tests/support/spec/error_cases/pool_catalog.py`` (the program-level test in
 ``test_spec_errors_register_nothing.py`` runs them too); a row fails when its message changes.
 """
 from __future__ import annotations
 
 import pytest
 
-from tests.support.spec_cases import assert_every_issue_explains_itself, config_for, errors_of
-from tests.support.spec_error_cases.pool_catalog import CASES
+from tests.support.spec.cases import assert_every_issue_explains_itself, config_for, errors_of
+from tests.support.spec.error_cases.pool_catalog import CASES
 
 
 @pytest.mark.parametrize("base, changes, expected", CASES)

@@ -2,17 +2,17 @@
 what they allow in ``scheduling`` (required topology-aware placement on an autoscaled queued pool) and refuse
 (Slurm on a queued pool, required block placement where queued nodes carry no block labels).
 
-The pool rows live in ``tests/support/spec_error_cases/queued.py``; a row fails when its message changes.
+The pool rows live in ``tests/support/spec/error_cases/queued.py``; a row fails when its message changes.
 """
 from __future__ import annotations
 
 import pytest
 
 from catalog import CapacityType
-from stacks.queued import ATOMIC_SCALE_UP_CLASS, GKE_QUEUED_CLASS, max_run_duration, queued_plan
-from tests.support.edit import edits
-from tests.support.spec_cases import assert_every_issue_explains_itself, config_for, errors_of
-from tests.support.spec_error_cases.queued import CASES
+from plan.queued import ATOMIC_SCALE_UP_CLASS, GKE_QUEUED_CLASS, max_run_duration, queued_plan
+from tests.support.spec.edit import edits
+from tests.support.spec.cases import assert_every_issue_explains_itself, config_for, errors_of
+from tests.support.spec.error_cases.queued import CASES
 from validation.load import load_spec
 
 FLEX_POOL = {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 8,

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from validation.load import load_spec
-from tests.support.edit import DELETE, edits
-from tests.support.scheduling_fixtures import GKE_TEAMS
-from tests.support.spec_cases import errors_of
+from tests.support.spec.edit import DELETE, edits
+from tests.support.spec.scheduling_fixtures import GKE_TEAMS
+from tests.support.spec.cases import errors_of
 
 S = ("scheduling",)
 Q0 = ("scheduling", "queues", 0)

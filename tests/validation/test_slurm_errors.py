@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.edit import edits
-from tests.support.spec_cases import assert_pool_issues_name_their_pool, errors_of
+from tests.support.spec.edit import edits
+from tests.support.spec.cases import assert_pool_issues_name_their_pool, errors_of
 from validation.load import load_spec
 
 BASE: dict[str, Any] = {

@@ -2,7 +2,7 @@
 
 The per-concern tables (exact text of every error) are ``test_top_level_errors.py``, ``test_cluster_errors.py``,
 ``test_pool_errors.py``, ``test_pool_catalog_errors.py`` and ``test_pool_capacity_errors.py``; their rows live in
-``tests/support/spec_error_cases/``.
+``tests/support/spec/error_cases/``.
 """
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.support.edit import edits
-from tests.support.spec_cases import (BASELINES, GKE_BASELINE, H100, POOL_KEYS, TOP_KEYS,
+from tests.support.spec.edit import edits
+from tests.support.spec.cases import (BASELINES, GKE_BASELINE, H100, POOL_KEYS, TOP_KEYS,
                                       assert_pool_issues_name_their_pool, case, config_for)
-from tests.support.spec_error_cases import ALL
+from tests.support.spec.error_cases import ALL
 from validation.issues import SpecError, SpecIssue, sort_key
 from validation.load import load_spec
 

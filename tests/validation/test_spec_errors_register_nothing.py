@@ -1,6 +1,6 @@
 """Every bad config of the error table, run through the real program: it stops before the first resource.
 
-The tables (tests/support/spec_error_cases/, run by tests/validation/test_*_errors.py) pin the messages; here
+The tables (tests/support/spec/error_cases/, run by tests/validation/test_*_errors.py) pin the messages; here
 each row goes through ``__main__.py`` under the recording engine, as `pulumi preview` would run it, and must raise
 ``pulumi.RunError`` with nothing registered.
 """
@@ -10,8 +10,8 @@ import pulumi
 import pytest
 
 from preview.engine import execute_program, install_mocks
-from tests.support.spec_cases import BASELINES, config_for
-from tests.support.spec_error_cases import ALL
+from tests.support.spec.cases import BASELINES, config_for
+from tests.support.spec.error_cases import ALL
 
 
 def _flat(raw: dict) -> dict:

@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from tests.support.edit import edits
-from tests.support.spec_cases import EKS_BASELINE, GKE_BASELINE, errors_of, issues_of
+from tests.support.spec.edit import edits
+from tests.support.spec.cases import EKS_BASELINE, GKE_BASELINE, errors_of, issues_of
 from validation.load import decode_config, load_spec
 
 
@@ -48,7 +48,7 @@ def test_nothing_above_int32_anywhere(path):
 
 
 def test_priority_weights_stop_at_int32_too():
-    from tests.support.scheduling_fixtures import GKE_TEAMS
+    from tests.support.spec.scheduling_fixtures import GKE_TEAMS
     cfg = edits(GKE_TEAMS, {"scheduling.workload": "slurm", "scheduling.slurm": {"priorityWeights": {"qos": 2**31}}})
     assert any("priorityWeights.qos" in e and "out of range" in e for e in errors_of(cfg))
 

@@ -2,10 +2,10 @@
 blocks the harness starts, and how the comparison judges order and lag (so a disagreement cannot slip through)."""
 from __future__ import annotations
 
-from tests.support.slurm_cluster import chart_values, plan_nodes
-from tests.support.slurm_jobs import ScenarioJob
-from tests.support.whatif_compare import Comparison, Row, plan_of, tolerance_s
-from tests.support.whatif_scenarios import BACKFILL, BLOCKS, FIFO, SCENARIOS, WIDE
+from tests.support.slurm.cluster import chart_values, plan_nodes
+from tests.support.slurm.jobs import ScenarioJob
+from tests.support.whatif.compare import Comparison, Row, plan_of, tolerance_s
+from tests.support.whatif.scenarios import BACKFILL, BLOCKS, FIFO, SCENARIOS, WIDE
 
 
 def _row(job: str, real: float | None, sim: float | None) -> Row:

@@ -6,11 +6,10 @@ import json
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tests.support.whatif_stacks import cluster, fifo_l4, kueue_config, l4_pool, h100_pool
+from tests.support.whatif.stacks import cluster, fifo_l4, kueue_config, l4_pool, h100_pool
 from whatif.metrics import summarize
-from whatif.model import Job, SimOptions
-from whatif.engine import Engine
-from whatif.workload.load import Workload
+from whatif.model import Job, SimOptions, Workload
+from whatif.run import simulate_jobs
 
 FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
 
@@ -22,7 +21,7 @@ def whole_node_jobs(specs: list[tuple[int, int]]) -> list[Job]:
 
 
 def mean_wait(nodes: int, jobs: list[Job]) -> float:
-    res = Engine(cluster(fifo_l4(nodes), FIXED), jobs, 0, FIXED).run()
+    res = simulate_jobs(cluster(fifo_l4(nodes), FIXED), jobs, 0, FIXED)
     waits = [res.jobs[j.id].start_s - j.submit_s for j in jobs]  # type: ignore[operator]
     return sum(waits) / len(waits)
 
@@ -40,7 +39,7 @@ def test_a_job_bigger_than_every_pool_never_starts_and_is_named(specs, nodes):
     jobs = whole_node_jobs(specs) + [Job(id="too-big", submit_s=0, queue="team", gpus_per_node=2, nodes=nodes + 1,
                                          run_s=60)]
     c = cluster(fifo_l4(nodes), FIXED)
-    res = Engine(c, jobs, 0, FIXED).run()
+    res = simulate_jobs(c, jobs, 0, FIXED)
     assert res.jobs["too-big"].start_s is None
     report = summarize(res, c, Workload("w", "jobs", jobs), 0)
     named = [n for n in report["neverStartable"] if n["job"] == "too-big"]
@@ -65,7 +64,7 @@ def mixed_jobs(specs) -> list[Job]:
 @given(mixed_st, st.integers(0, 10))
 def test_allocated_gpu_hours_never_exceed_paid_ones(specs, seed):
     opts = SimOptions(spot_interruptions_per_node_month=300.0)  # many reclaims: evictions and replacements
-    res = Engine(cluster(AUTOSCALED, opts), mixed_jobs(specs), seed, opts).run()
+    res = simulate_jobs(cluster(AUTOSCALED, opts), mixed_jobs(specs), seed, opts)
     for u in res.pools.values():
         assert u.allocated_gpu_s <= u.paid_node_s * u.gpus_per_node + 1e-6
     assert all(o.end_s is not None for o in res.jobs.values())
@@ -79,5 +78,5 @@ def test_same_seed_same_output(specs, seed):
     out = []
     for _ in range(2):
         c = cluster(AUTOSCALED, opts)
-        out.append(json.dumps(summarize(Engine(c, jobs, seed, opts).run(), c, Workload("w", "jobs", jobs), seed)))
+        out.append(json.dumps(summarize(simulate_jobs(c, jobs, seed, opts), c, Workload("w", "jobs", jobs), seed)))
     assert out[0] == out[1]

@@ -1,6 +1,6 @@
-"""The whatif simulator against a REAL Slurm 26.05: nine scenarios (``tests/support/whatif_scenarios.py``) run on a
+"""The whatif simulator against a REAL Slurm 26.05: nine scenarios (``tests/support/whatif/scenarios.py``) run on a
 small cluster of real slurmctld + slurmd daemons (+ slurmdbd) configured from the project's own rendering
-(``tests/support/slurm_cluster.py``), with second-scale ``sleep`` jobs, and through ``whatif.api.simulate`` with the
+(``tests/support/slurm/cluster.py``), with second-scale ``sleep`` jobs, and through ``whatif.api.simulate`` with the
 same stack and job list. The report with numbers: docs/whatif-validation.md.
 
 Two kinds of checks: what real Slurm must do in each scenario (the harness and the rendered config work: backfill
@@ -21,13 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.support.slurm_cluster import SlurmCluster
-from tests.support.slurm_jobs import RealOutcome, run_phases
-from tests.support.slurm_netns import missing_netns_privilege
-from tests.support.slurm_real import SlurmDbd
-from tests.support.slurm_root import Chroot, ensure_root, versions
-from tests.support.whatif_compare import compare, markdown, plan_of, simulate
-from tests.support.whatif_scenarios import SCENARIOS, Scenario
+from tests.support.slurm.cluster import SlurmCluster
+from tests.support.slurm.jobs import RealOutcome, run_phases
+from tests.support.slurm.netns import missing_netns_privilege
+from tests.support.slurm.real import SlurmDbd
+from tests.support.slurm.root import Chroot, ensure_root, versions
+from tests.support.whatif.compare import compare, markdown, plan_of, simulate
+from tests.support.whatif.scenarios import SCENARIOS, Scenario
 
 KNOWN_DIFFERENCES: dict[str, str] = {}
 """Scenario -> why the simulator disagrees (an expected failure until it models it). Empty: the requeue hold (121 s),

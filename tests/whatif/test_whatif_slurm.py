@@ -2,8 +2,8 @@
 top job, QOS preemption with REQUEUE, GrpTRES caps, Fair Tree ranking, block placement."""
 from __future__ import annotations
 
-from tests.support.whatif_stacks import cluster, h100_pool, slurm_config
-from whatif.engine import Engine
+from tests.support.whatif.stacks import cluster, h100_pool, slurm_config
+from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
 from whatif.slurm_sched import fair_tree
 
@@ -13,7 +13,7 @@ CLASSES = [{"name": "high", "value": 100}, {"name": "low", "value": 1}]
 
 
 def run(cfg, jobs, options=FIXED):
-    return Engine(cluster(cfg, options), jobs, 0, options).run()
+    return simulate_jobs(cluster(cfg, options), jobs, 0, options)
 
 
 def test_backfill_starts_a_short_job_in_the_hole_and_the_big_job_keeps_its_start():

@@ -3,9 +3,9 @@ minNodes, resumes nodes for jobs that do not fit (after the catalog's provisioni
 SuspendTime and is billed only while its Kubernetes nodes exist (until the node autoscaler removes an empty one)."""
 from __future__ import annotations
 
-from tests.support.whatif_stacks import cluster, h100_pool, slurm_config
+from tests.support.whatif.stacks import cluster, h100_pool, slurm_config
 from whatif.autoscale import SCALE_DOWN_UNNEEDED_S
-from whatif.engine import Engine
+from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
 
 MIN = SimOptions(nodes_up="min", spot_interruptions=False)
@@ -16,7 +16,7 @@ SUSPEND_S = 600.0  # scaling.idleMinutes default 10
 
 def run(cfg, jobs, options=MIN):
     c = cluster(cfg, options)
-    return c, Engine(c, jobs, 0, options).run()
+    return c, simulate_jobs(c, jobs, 0, options)
 
 
 def test_a_scaling_pool_resumes_nodes_for_a_job_and_is_billed_only_while_they_exist():
@@ -26,9 +26,10 @@ def test_a_scaling_pool_resumes_nodes_for_a_job_and_is_billed_only_while_they_ex
     assert res.jobs["one"].start_s == 0 and res.jobs["one"].nodes == ("h100-0",)
     assert res.jobs["two"].start_s == 1 + PROVISION_S  # nodes 1 and 2 resumed: CONFIGURING until they register
     assert res.jobs["two"].nodes == ("h100-1", "h100-2")
-    # node 0 is paid from 0 to the end of the run (1301 s), nodes 1-2 from their resume at 1 s; the run ends with the
-    # last job, so nothing is suspended yet; node 3 is never paid for
-    assert res.pools["h100"].paid_node_s == 1301 + 2 * 1300
+    # node 0 (minNodes) is paid until the last job ends (1301 s); nodes 1-2 from their resume at 1 s until their
+    # Kubernetes nodes go after the run: idle from 1301, suspended at 1901 (SuspendTime), removed 10 min later;
+    # node 3 is never paid for
+    assert res.pools["h100"].paid_node_s == 1301 + 2 * (1301 + SUSPEND_S + SCALE_DOWN_UNNEEDED_S - 1)
 
 
 def test_idle_nodes_are_suspended_after_suspend_time_and_paid_until_their_node_goes():
@@ -52,8 +53,10 @@ def test_a_node_below_the_highest_ordinal_in_use_keeps_its_pod_and_stays_paid():
     _, res = run(cfg, jobs)
     assert {res.jobs[j].nodes for j in ("short", "long", "third")} == {("h100-0",), ("h100-1",), ("h100-2",)}
     assert res.jobs["short"].nodes == ("h100-0",)
-    # node 0 suspended at 300 + 100 + 600 = 1000 but below the highest ordinal up (2): paid until the end (5302)
-    assert res.pools["h100"].paid_node_s == 5302 + 5301 + 5300
+    # node 0 suspended at 300 + 100 + 600 = 1000 but below the highest ordinal up (2): paid on, until node 2 is
+    # suspended too (5302 + 600) and the three Kubernetes nodes go 10 min later
+    last = 5302 + SUSPEND_S + SCALE_DOWN_UNNEEDED_S
+    assert res.pools["h100"].paid_node_s == (last - 0) + (last - 1) + (last - 2)
 
 
 def test_without_scaling_the_pool_runs_max_nodes_all_the_time():

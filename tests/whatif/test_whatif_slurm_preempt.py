@@ -3,8 +3,8 @@ preempts one in a lower partition on the same nodes), Slurm's 121 s hold on a re
 equals, and no GrpTRES caps without accounting (no slurmdbd, no associations)."""
 from __future__ import annotations
 
-from tests.support.whatif_stacks import cluster, h100_pool, slurm_config
-from whatif.engine import Engine
+from tests.support.whatif.stacks import cluster, h100_pool, slurm_config
+from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
 
 FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
@@ -14,7 +14,7 @@ CLASSES = [{"name": "high", "value": 100}, {"name": "low", "value": 1}]
 
 
 def run(cfg, jobs):
-    return Engine(cluster(cfg, FIXED), jobs, 0, FIXED).run()
+    return simulate_jobs(cluster(cfg, FIXED), jobs, 0, FIXED)
 
 
 def test_partition_prio_a_job_of_the_pools_own_partition_preempts_one_that_borrowed_it_through_all():

@@ -7,12 +7,11 @@ import math
 from pathlib import Path
 
 from whatif.cluster import ClusterModel
-from whatif.model import Job
+from whatif.model import Job, Workload
 from whatif.traces.alibaba import read_openb
 from whatif.traces.helios import read_cluster_log
 from whatif.traces.philly import read_job_log
 from whatif.traces.records import ATTRIBUTION, TraceRecord
-from whatif.workload.load import Workload
 from whatif.workload.spec import Trace, TraceFormat, TraceMapping
 
 

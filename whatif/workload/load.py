@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
@@ -13,26 +12,14 @@ import yaml
 from validation.issues import NAMESPACE, Issues, SpecIssue, allowed_list, choice_fix
 from validation.shape import parse_part
 from whatif.cluster import ClusterModel
-from whatif.model import Job
+from whatif.model import Job, Workload
+from whatif.traces.replay import load_trace
 from whatif.workload.spec import JobList, Profile, Trace
+
+__all__ = ["Workload", "WorkloadError", "load_workload", "parse_workload", "check_names"]
 
 KINDS = {"profile": Profile, "jobs": JobList, "trace": Trace}
 AnyWorkload = Union[Profile, JobList, Trace]
-
-
-@dataclass
-class Workload:
-    name: str
-    kind: str
-    jobs: list[Job]
-    description: str = ""
-    attribution: list[str] = field(default_factory=list)
-    """Licence and citation of every trace the jobs come from (shown in every output)."""
-    warm_up: set[str] = field(default_factory=set)
-    """Jobs that only set the initial state (trace carry-in): left out of the wait statistics."""
-    recorded_waits: dict[str, float] = field(default_factory=dict)
-    """Trace: job id -> the queue wait the trace recorded (for side-by-side comparison)."""
-    notes: list[str] = field(default_factory=list)
 
 
 class WorkloadError(Exception):
@@ -149,7 +136,6 @@ def load_workload(path: Path, cluster: ClusterModel, seed: int) -> Workload:
             raise WorkloadError(path, [SpecIssue(f"{path.name}: jobs", "job ids must be unique", dup,
                                                  fix="rename the repeated ids")])
         return Workload(path.stem, "jobs", jobs, parsed.description)
-    from whatif.traces.replay import load_trace
     try:
         return load_trace(parsed, path, cluster)
     except (OSError, ValueError, KeyError) as exc:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from preview.diff.comment import COMMENT_MARKER, NO_CHANGE_MARKER, changed_stacks, main, worst
 from preview.diff.render_markdown import marker
-from tests.support.diff_fixtures import BASE, OVER_BUDGET_NODES, git, make_repo, stack_text, write_head
-from tests.support.edit import edit, edits
+from tests.support.preview.diff_fixtures import BASE, OVER_BUDGET_NODES, git, make_repo, stack_text, write_head
+from tests.support.spec.edit import edit, edits
 
 
 def test_changed_stacks_lists_modified_deleted_and_new_files_only(tmp_path):

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from preview.diff.spec import diff_specs
-from tests.support.diff_fixtures import spec_side
-from tests.support.edit import edit
-from tests.support.stack_configs import EKS, GKE
+from tests.support.preview.diff_fixtures import spec_side
+from tests.support.spec.edit import edit
+from tests.support.spec.stack_configs import EKS, GKE
 
 
 def test_spelling_out_the_default_gpu_runtime_mode_is_no_change():

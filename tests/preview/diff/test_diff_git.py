@@ -11,8 +11,8 @@ from preview.__main__ import main as preview_main
 from preview.diff.compare import ABSENT, EXIT_COST, INVALID, CostThreshold, StackDiff, diff_configs, exit_code
 from preview.diff.sources import BaseSourceError, base_from_git
 from preview.diff.replacement import GKE_NODE_POOL
-from tests.support.diff_fixtures import BASE, OVER_BUDGET_NODES, cached_previewer, make_repo, write_head
-from tests.support.edit import edit, edits
+from tests.support.preview.diff_fixtures import BASE, OVER_BUDGET_NODES, cached_previewer, make_repo, write_head
+from tests.support.spec.edit import edit, edits
 
 STACK = "team"
 

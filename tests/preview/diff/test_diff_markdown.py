@@ -24,9 +24,9 @@ from preview.engine import Registered
 from preview.report import PreviewReport
 from preview.diff.replacement import GKE_NODE_POOL
 from validation.issues import SpecError
-from stacks.facts import pool_facts
+from plan.facts import pool_facts
 from validation.load import decode_config, load_spec
-from tests.support.edit import edit, edits
+from tests.support.spec.edit import edit, edits
 
 GOLDEN = Path(__file__).parent / "golden"
 STACK = "research"

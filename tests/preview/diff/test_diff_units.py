@@ -13,9 +13,9 @@ from preview.diff.spec import diff_specs, flatten_spec
 from preview.engine import Registered
 from preview.diff.replacement import EKS_NODE_GROUP, GKE_NODE_POOL, RULES, classify, covers
 from preview.run import preview_config
-from tests.support.diff_fixtures import spec_side
-from tests.support.edit import edits
-from tests.support.stack_configs import EKS, GKE
+from tests.support.preview.diff_fixtures import spec_side
+from tests.support.spec.edit import edits
+from tests.support.spec.stack_configs import EKS, GKE
 
 STACK_URN = "urn:pulumi:s::gpu-cluster::pulumi:pulumi:Stack::gpu-cluster-s"
 

@@ -1,0 +1,2 @@
+"""EKS wing: the cluster, GPU node groups, node role and defaults, Cluster Autoscaler, EFA plugin, node monitoring,
+capacity-block schedules."""

@@ -1,0 +1,109 @@
+"""An EKS cluster with secure defaults and an untainted system node group, or an existing cluster by name."""
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from catalog import Cloud
+from components.eks.node_defaults import metadata_options, root_volume
+from components.eks.cluster_autoscaler import discovery_tags, tag_node_group_asg
+from components.cluster_refs import EksClusterRef
+from components.eks.node_role import EksNodeRole, assume_role_policy
+from components.kubeconfig import eks_kubeconfig
+from spec.stack import ClusterMode, ClusterSpec
+
+CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]  # CKV_AWS_37
+SYSTEM_NODE_LABELS = {"gpu-cluster/node-role": "system"}
+"""On the system node group's nodes; add-ons the stack installs (Cluster Autoscaler) select them."""
+
+
+class EksCluster(pulumi.ComponentResource):
+    """Creates (mode `create`) or references (mode `existing`) the EKS cluster GPU node groups join.
+
+    Created clusters: every control-plane log type, envelope encryption of Secrets with a rotating KMS key,
+    access entries (`API` authentication), a private endpoint (public only for `authorizedNetworks`),
+    and a system node group for add-ons (labelled ``gpu-cluster/node-role: system``; its Auto Scaling group is tagged
+    for Cluster Autoscaler discovery, so it scales between its min and max). Either way the stack owns the node IAM
+    role.
+    """
+
+    ref: EksClusterRef
+    name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(self, name: str, spec: ClusterSpec, region: str, tags: dict[str, str],
+                 opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:aws:EksCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        node_role = EksNodeRole(f"{name}-nodes", tags, opts=child)
+        if spec.mode == ClusterMode.CREATE:
+            cluster = self._create(name, spec, tags, child)
+            cluster_name, endpoint = cluster.name, cluster.endpoint
+            ca = cluster.certificate_authority.apply(lambda c: c.data if c else "")
+            vpc = cluster.vpc_config
+            sg = vpc.apply(lambda v: v.cluster_security_group_id)
+            vpc_id = vpc.apply(lambda v: v.vpc_id)
+            self._system_node_group(name, spec, cluster, node_role, tags)
+            version, system_selector = spec.kubernetes_version, dict(SYSTEM_NODE_LABELS)
+        else:
+            found = aws.eks.get_cluster_output(name=spec.name, opts=pulumi.InvokeOptions(parent=self))
+            cluster_name, endpoint = pulumi.Output.from_input(spec.name), found.endpoint
+            ca = found.certificate_authorities.apply(lambda c: c[0].data if c else "")
+            sg = found.vpc_config.apply(lambda v: v.cluster_security_group_id)
+            vpc_id = found.vpc_config.apply(lambda v: v.vpc_id)
+            version, system_selector = found.version, None
+        self.name = cluster_name
+        self.endpoint = endpoint
+        self.kubeconfig = pulumi.Output.all(endpoint, ca).apply(
+            lambda a: eks_kubeconfig(spec.name, region, a[0] or "", a[1] or ""))
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+        self.ref = EksClusterRef(spec_name=spec.name, name=cluster_name, region=region, node_role_arn=node_role.arn,
+                                 cluster_security_group_id=sg, vpc_id=vpc_id, subnets=dict(spec.subnets),
+                                 k8s_provider=provider, kubernetes_version=version,
+                                 system_node_selector=system_selector)
+        self.register_outputs({"name": self.name, "endpoint": self.endpoint})
+
+    def _create(self, name: str, spec: ClusterSpec, tags: dict[str, str],
+                child: pulumi.ResourceOptions) -> aws.eks.Cluster:
+        role = aws.iam.Role(f"{name}-cluster-role",
+                            assume_role_policy=assume_role_policy("eks.amazonaws.com",
+                                                                  ("sts:AssumeRole", "sts:TagSession")),
+                            description="EKS control plane, managed by gpu-cluster", tags=tags or None, opts=child)
+        attach = aws.iam.RolePolicyAttachment(f"{name}-cluster-policy", role=role.name,
+                                              policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+                                              opts=child)
+        key = aws.kms.Key(f"{name}-secrets-key", description=f"EKS Secrets envelope encryption for {spec.name}",
+                          enable_key_rotation=True, deletion_window_in_days=30, tags=tags or None,
+                          opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection))
+        public = bool(spec.authorized_networks)
+        return aws.eks.Cluster(
+            name,
+            name=spec.name,  # a cluster is never replaced in place: it is protected instead
+            role_arn=role.arn, version=spec.kubernetes_version,
+            vpc_config={"subnet_ids": list(spec.subnets.values()), "endpoint_private_access": True,
+                        "endpoint_public_access": public,
+                        "public_access_cidrs": list(spec.authorized_networks) if public else None},
+            enabled_cluster_log_types=CONTROL_PLANE_LOGS,
+            encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
+            access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
+            tags=tags or None,
+            opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection, depends_on=[attach]))
+
+    def _system_node_group(self, name: str, spec: ClusterSpec, cluster: aws.eks.Cluster, node_role: EksNodeRole,
+                           tags: dict[str, str]) -> None:
+        child = pulumi.ResourceOptions(parent=self)
+        sp = spec.system_pool
+        lt = aws.ec2.LaunchTemplate(f"{name}-system-lt", metadata_options=metadata_options(),
+                                    block_device_mappings=root_volume(100), update_default_version=True,
+                                    tags=tags or None, opts=child)
+        group = aws.eks.NodeGroup(
+            f"{name}-system", cluster_name=cluster.name, node_role_arn=node_role.arn,
+            subnet_ids=list(spec.subnets.values()), ami_type="AL2023_x86_64_STANDARD",
+            instance_types=[sp.machine_type_for(Cloud.AWS)], capacity_type="ON_DEMAND",
+            scaling_config={"min_size": sp.min_nodes, "desired_size": sp.min_nodes, "max_size": sp.max_nodes},
+            launch_template={"id": lt.id, "version": lt.latest_version.apply(str)}, labels=dict(SYSTEM_NODE_LABELS),
+            update_config={"max_unavailable": 1}, tags=tags or None,
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]))
+        tag_node_group_asg(f"{name}-system", group, discovery_tags(spec.name), parent=self)

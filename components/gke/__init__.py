@@ -1,0 +1,1 @@
+"""GKE wing: the cluster, its GPU node pools, node identity, Cloud NAT, fabric networks and image sources."""

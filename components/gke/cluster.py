@@ -1,0 +1,128 @@
+"""A GKE Standard cluster with secure defaults and an untainted system pool, or an existing cluster found by name."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from catalog import Cloud
+from components.cluster_refs import GkeClusterRef
+from components.gke.cloud_nat import GkeCloudNat
+from components.gke.node_service_account import GkeNodeServiceAccount, service_account_id
+from components.kubeconfig import gke_kubeconfig
+from spec.stack import ClusterMode, ClusterSpec
+
+NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]  # IAM, not scopes, limits access
+
+
+def system_pool_zones(region_zones: Sequence[str], min_nodes: int) -> list[str] | None:
+    """The first ``min_nodes`` zones of the region (at least one); None when the catalog does not know the region
+    (``region_zones`` empty: GKE then picks the zones)."""
+    zones = list(region_zones)
+    return zones[:max(1, min(min_nodes, len(zones)))] if zones else None
+
+
+def shielded_node_config() -> dict:
+    """Node settings every pool shares: Shielded VM with Secure Boot, GKE metadata server, COS."""
+    return {
+        "image_type": "COS_CONTAINERD",
+        "shielded_instance_config": {"enable_secure_boot": True, "enable_integrity_monitoring": True},
+        "workload_metadata_config": {"mode": "GKE_METADATA"},
+        "metadata": {"disable-legacy-endpoints": "true"},
+        "oauth_scopes": NODE_OAUTH_SCOPES,
+    }
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """Creates (mode `create`) or references (mode `existing`) the GKE cluster GPU pools join.
+
+    Created clusters: private nodes, Workload Identity, a release channel, Dataplane V2, Shielded Nodes, no
+    client certificate, deletion protection, and no inline default pool (the default pool is removed; add-ons
+    run on a separate autoscaled system pool with its own least-privilege service account).
+    """
+
+    ref: GkeClusterRef
+    name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
+                 region_zones: Sequence[str], multi_networking: bool = False,
+                 maintenance_policy: dict | None = None, opts: pulumi.ResourceOptions | None = None):
+        """``region_zones``: the region's zones from the catalog (compose passes them); the system pool starts in
+        the first ``minNodes`` of them."""
+        super().__init__("gpu-cluster:gcp:GkeCluster", name, None, opts)
+        self.multi_networking = multi_networking
+        self.maintenance_policy = maintenance_policy
+        child = pulumi.ResourceOptions(parent=self)
+        if spec.mode == ClusterMode.CREATE:
+            location = region
+            cluster = self._create(name, spec, project, region, labels, region_zones, child)
+            cluster_name, endpoint = cluster.name, cluster.endpoint
+            ca = cluster.master_auth.apply(lambda m: m.cluster_ca_certificate if m else "")
+        else:
+            location = spec.location or region
+            found = gcp.container.get_cluster_output(name=spec.name, location=location, project=project,
+                                                     opts=pulumi.InvokeOptions(parent=self))
+            cluster_name, endpoint = pulumi.Output.from_input(spec.name), found.endpoint
+            ca = found.master_auths.apply(lambda auths: auths[0].cluster_ca_certificate if auths else "")
+        self.name = cluster_name
+        self.endpoint = endpoint
+        self.kubeconfig = pulumi.Output.all(endpoint, ca).apply(lambda a: gke_kubeconfig(spec.name, a[0], a[1] or ""))
+        provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+        self.ref = GkeClusterRef(spec_name=spec.name, name=cluster_name, location=location, project=project, k8s_provider=provider)
+        self.register_outputs({"name": self.name, "endpoint": self.endpoint})
+
+    def _create(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
+                region_zones: Sequence[str], child: pulumi.ResourceOptions) -> gcp.container.Cluster:
+        system_sa = GkeNodeServiceAccount(f"{name}-system", service_account_id(spec.name, "system"), project,
+                                          opts=child)
+        if spec.cloud_nat if spec.cloud_nat is not None else spec.network is None:
+            GkeCloudNat(f"{name}-egress", spec.network or "default", region, project, opts=child)
+        private_endpoint = not spec.authorized_networks
+        cluster = gcp.container.Cluster(
+            name,
+            name=spec.name,  # a cluster is never replaced in place: it is protected instead
+            project=project, location=region,
+            network=spec.network or "default", subnetwork=spec.subnetwork,
+            remove_default_node_pool=True, initial_node_count=1,  # CKV_GCP_123: no inline node pools
+            node_config={**shielded_node_config(), "service_account": system_sa.email},
+            networking_mode="VPC_NATIVE", ip_allocation_policy={},
+            datapath_provider="ADVANCED_DATAPATH",  # Dataplane V2 enforces NetworkPolicy
+            # GPU fabric pools attach extra NICs (needs Dataplane V2); None keeps the field out for other clusters
+            enable_multi_networking=True if self.multi_networking else None,
+            private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": private_endpoint},
+            master_authorized_networks_config={
+                "cidr_blocks": [{"cidr_block": c, "display_name": f"authorized-{i}"}
+                                for i, c in enumerate(spec.authorized_networks)]},
+            master_auth={"client_certificate_config": {"issue_client_certificate": False}},
+            workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
+            release_channel={"channel": spec.release_channel.value},
+            # pinned: validation checked it against the GPU fabric's version floor (validation/fabric_version.py)
+            min_master_version=spec.min_master_version,
+            maintenance_policy=self.maintenance_policy,  # plan/maintenance.py: window and exclusions, or None
+            enable_shielded_nodes=True, enable_legacy_abac=False,
+            deletion_protection=spec.deletion_protection,
+            resource_labels=labels or None,
+            opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection,
+                                        ignore_changes=["nodeConfig", "initialNodeCount", "nodePools"]))
+        sp = spec.system_pool
+        gcp.container.NodePool(
+            f"{name}-system", cluster=cluster.name, location=region, project=project,
+            # initialNodeCount is per zone: spread over as many zones as minNodes, so the pool starts at minNodes
+            node_locations=system_pool_zones(region_zones, sp.min_nodes),
+            initial_node_count=1,
+            autoscaling={"total_min_node_count": sp.min_nodes, "total_max_node_count": sp.max_nodes,
+                         "location_policy": "BALANCED"},
+            management={"auto_repair": True, "auto_upgrade": True},
+            upgrade_settings={"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0},
+            node_config={**shielded_node_config(), "machine_type": sp.machine_type_for(Cloud.GCP),
+                         "disk_size_gb": 100, "disk_type": "pd-balanced", "service_account": system_sa.email,
+                         "resource_labels": labels or None,
+                         # fabric clusters: gVNIC on the system pool too, as on the GPU pools (cluster-toolkit's A3/A4
+                         # blueprints do the same); None leaves other clusters' pools as they were (ForceNew field)
+                         "gvnic": {"enabled": True} if self.multi_networking else None},
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount", "nodeCount"]))
+        return cluster

@@ -1,0 +1,38 @@
+"""Katib (hyperparameter tuning), standalone install at a pinned tag, with its MySQL password generated."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+
+from components.charts import KATIB_MANIFESTS
+from components.k8s.manifest_secrets import ManifestRewrites, SecretOverride, manifest_transform
+
+PASSWORD_LENGTH = 32
+
+
+def katib_rewrites(mysql_password: pulumi.Input[str]) -> ManifestRewrites:
+    """Both MySQL and the DB manager read the root password from ``katib-mysql-secrets`` (upstream: ``test``)."""
+    return ManifestRewrites(secrets=(SecretOverride("katib-mysql-secrets", {"MYSQL_ROOT_PASSWORD": mysql_password}),))
+
+
+class Katib(pulumi.ComponentResource):
+    """Applies Katib's standalone kustomization (namespace ``kubeflow``) with the MySQL root password replaced by a
+    generated one: the upstream Secret ``katib-mysql-secrets`` says ``test``, and both MySQL and the DB manager read
+    the password from it."""
+
+    mysql_password: pulumi.Output[str]
+    """Secret: the generated MySQL root password."""
+
+    def __init__(self, name: str, after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:scheduling:Katib", name, None, opts)
+        password = random.RandomPassword(f"{name}-mysql-password", length=PASSWORD_LENGTH, special=False,
+                                         opts=pulumi.ResourceOptions(parent=self))
+        self.mysql_password = pulumi.Output.secret(password.result)
+        rewrites = katib_rewrites(self.mysql_password)
+        self.manifests = k8s.kustomize.v2.Directory(
+            f"{name}-manifests", directory=KATIB_MANIFESTS,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(after), transforms=[manifest_transform(rewrites)]))
+        self.register_outputs({"mysqlPassword": self.mysql_password})

@@ -1,0 +1,56 @@
+"""Kubeflow on the Kueue path: Kubeflow Trainer (pinned chart, with JobSet) and one training runtime per GPU pool;
+optionally Katib and Kubeflow Pipelines."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.charts import KUBEFLOW_TRAINER
+from components.k8s.custom_resources import custom_resource
+from components.k8s.katib import Katib
+from components.k8s.kubeflow_pipelines import KubeflowPipelines
+from render.kueue import pool_placements
+from render.trainer import trainer_values, training_runtimes
+from plan.facts import PoolFacts
+from spec.scheduling import SchedulingSpec
+
+TRAINER_NAMESPACE = "kubeflow-system"
+BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
+                "pod-security.kubernetes.io/audit": "restricted"}
+
+
+class Kubeflow(pulumi.ComponentResource):
+    """Installs Kubeflow Trainer into ``kubeflow-system`` (``helm.v3.Release``, release name ``kubeflow-trainer``,
+    which also installs its CRDs and JobSet) and, once ready, a ``torch-<pool>`` ClusterTrainingRuntime per GPU pool
+    carrying the pool's node selector, tolerations, GPUs per node and Kueue placement annotation. Kueue admits
+    TrainJobs through its ``trainer.kubeflow.org/trainjob`` integration. Katib and Kubeflow Pipelines are added when
+    ``scheduling.kubeflow`` asks for them, with every credential generated as a Pulumi secret.
+    """
+
+    release: k8s.helm.v3.Release
+    runtimes: list[str]
+
+    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
+                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:scheduling:Kubeflow", name, None, opts)
+        # the roots (namespace, Katib, Pipelines) wait for ``after``: the cluster and its system pool
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
+        ns = k8s.core.v1.Namespace(f"{name}-namespace", metadata={
+            "name": TRAINER_NAMESPACE, "labels": {**BASELINE_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}},
+            opts=child)
+        self.release = k8s.helm.v3.Release(
+            f"{name}-trainer", name="kubeflow-trainer", chart=f"{KUBEFLOW_TRAINER.repo}/{KUBEFLOW_TRAINER.chart}",
+            version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        after_release = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
+        runtimes = training_runtimes(pools, pool_placements(scheduling, pools))
+        for obj in runtimes:
+            custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after_release)
+        self.runtimes = [r["metadata"]["name"] for r in runtimes]
+        if scheduling.kubeflow.katib:
+            Katib(f"{name}-katib", after=after, opts=pulumi.ResourceOptions(parent=self))
+        if scheduling.kubeflow.pipelines:
+            KubeflowPipelines(f"{name}-pipelines", after=after, opts=pulumi.ResourceOptions(parent=self))
+        self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes})

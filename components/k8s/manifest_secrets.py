@@ -1,0 +1,97 @@
+"""Replace the known default credentials of upstream Kubeflow manifests with generated Pulumi secrets.
+
+Katib and Kubeflow Pipelines ship no Helm chart; their kustomizations carry fixed credentials that are public
+(Katib's MySQL root password ``test``; KFP's MinIO ``minio``/``minio123`` and a MySQL root user with an empty
+password). A Pulumi transform on the kustomize ``Directory`` rewrites those objects before they are created, so the
+defaults never reach the cluster or the state. The rewrites are plain functions of the object, tested without Pulumi.
+The defaults themselves are listed once, in ``spec/known_defaults.py``, which the policy pack reads too.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import pulumi
+
+from spec.known_defaults import upstream_secret_defaults
+
+KNOWN_DEFAULT_CREDENTIALS: dict[str, dict[str, str]] = upstream_secret_defaults()
+"""Upstream Secret name -> key -> its published value (what must never be deployed); every Secret named here must be
+overridden by a component's rewrites, key for key (tests check)."""
+
+
+@dataclass(frozen=True)
+class SecretOverride:
+    name: str
+    """``metadata.name`` of the upstream Secret."""
+    string_data: Mapping[str, Any]
+    """Every key the upstream Secret defines, with its new value (a Pulumi secret Output, or a plain user name)."""
+
+
+@dataclass(frozen=True)
+class EnvOverride:
+    """Replace one environment variable of a Deployment's container with a value read from a Secret."""
+
+    deployment: str
+    container: str
+    drop: str
+    """The upstream variable to remove, e.g. ``MYSQL_ALLOW_EMPTY_PASSWORD``."""
+    name: str
+    secret: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ManifestRewrites:
+    secrets: tuple[SecretOverride, ...] = ()
+    env: tuple[EnvOverride, ...] = ()
+    shared_namespaces: tuple[str, ...] = field(default=("kubeflow",))
+    """Namespaces several installs declare: kept on delete, so removing one install leaves the other running."""
+
+
+def rewrite_secret(props: Mapping[str, Any], overrides: tuple[SecretOverride, ...]) -> dict[str, Any] | None:
+    """The Secret with its upstream ``data``/``stringData`` replaced, or None when no override names it."""
+    name = (props.get("metadata") or {}).get("name")
+    match = next((o for o in overrides if o.name == name), None)
+    if match is None:
+        return None
+    out = {k: v for k, v in props.items() if k not in ("data", "stringData")}
+    out["stringData"] = dict(match.string_data)
+    return out
+
+
+def rewrite_env(props: Mapping[str, Any], overrides: tuple[EnvOverride, ...]) -> dict[str, Any] | None:
+    """The Deployment with the overridden variables swapped for secret references, or None when none apply."""
+    name = (props.get("metadata") or {}).get("name")
+    todo = [o for o in overrides if o.deployment == name]
+    if not todo:
+        return None
+    out = copy.deepcopy(dict(props))
+    for container in out.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
+        for o in (o for o in todo if o.container == container.get("name")):
+            env = [e for e in container.get("env", []) if e.get("name") not in (o.drop, o.name)]
+            env.append({"name": o.name, "valueFrom": {"secretKeyRef": {"name": o.secret, "key": o.key}}})
+            container["env"] = env
+    return out
+
+
+def manifest_transform(rewrites: ManifestRewrites) -> Callable[[pulumi.ResourceTransformArgs],
+                                                               pulumi.ResourceTransformResult | None]:
+    """A Pulumi transform for the kustomize ``Directory``'s children applying ``rewrites``."""
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        props: Mapping[str, Any] = args.props or {}
+        if args.type_ == "kubernetes:core/v1:Secret":
+            new = rewrite_secret(props, rewrites.secrets)
+            return pulumi.ResourceTransformResult(props=new, opts=args.opts) if new is not None else None
+        if args.type_ == "kubernetes:apps/v1:Deployment":
+            new = rewrite_env(props, rewrites.env)
+            return pulumi.ResourceTransformResult(props=new, opts=args.opts) if new is not None else None
+        if args.type_ == "kubernetes:core/v1:Namespace" \
+                and (props.get("metadata") or {}).get("name") in rewrites.shared_namespaces:
+            keep = pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(retain_on_delete=True))
+            return pulumi.ResourceTransformResult(props=dict(props), opts=keep)
+        return None
+
+    return transform

@@ -1,0 +1,96 @@
+"""Derived fabric facts of a pool: which fabric it gets, its networks as Kubernetes and the cloud name them, the NICs
+and NCCL transport a job uses, its nominal bandwidth. Computed once (``PoolFacts.fabric``); components, renderers,
+the preview and the policies' inputs read it and never recompute it. Pure: no Pulumi."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog import Cloud
+from catalog.fabric import FabricCatalog, FabricKind, MachineFabric
+from spec.fabric import FabricMode, PoolFabric
+
+TCPX_NETWORK_PREFIX = "vpc"
+"""GKE's GPUDirect-TCPX/TCPXO guides name the Network objects vpc1…vpcN (cluster-toolkit gvnic_prefix, from 1)."""
+GPU_TCP_SYSCTLS = {"net.ipv4.tcp_rmem": "4096 87380 16777216", "net.ipv4.tcp_wmem": "4096 16384 16777216"}
+"""TCP buffer sizes (min, default, max bytes) cluster-toolkit's gke-node-pool module sets through
+``linux_node_config.sysctls`` on its GPU node pools (GoogleCloudPlatform/cluster-toolkit@8d90523a and @01a7a3ed
+modules/compute/gke-node-pool/main.tf). It sets no ``net.core.rmem_max``/``wmem_max``; neither does gpu-cluster."""
+RDMA_GVNIC_NETWORK = "gvnic-1"
+RDMA_NETWORK_PREFIX = "rdma-"
+"""GKE's A3 Ultra/A4 guides: gvnic-1 for the extra gVNIC, rdma-0…rdma-7 for the RoCE subnets."""
+
+
+@dataclass(frozen=True)
+class FabricNetworkPlan:
+    k8s_name: str
+    """Name of the ``Network`` / ``GKENetworkParamSet`` pair pods reference (``vpc1``, ``rdma-0``)."""
+    interface: str
+    """Pod interface the network appears as (``eth1`` …)."""
+    device_mode: str
+    """``NetDevice`` (gVNIC) or ``RDMA`` (RoCE), the GKENetworkParamSet ``deviceMode``."""
+    network: str | None = None
+    """The existing VPC network (mode ``existing``); None: gpu-cluster creates it."""
+    subnetwork: str | None = None
+
+
+@dataclass(frozen=True)
+class FabricPlan:
+    kind: FabricKind
+    machine: MachineFabric
+    mode: FabricMode
+    networks: tuple[FabricNetworkPlan, ...] = ()
+    """Extra networks in NIC order (GKE); empty on EKS (EFA interfaces ride the pool's own subnets)."""
+
+    @property
+    def creates_networks(self) -> bool:
+        return self.mode == FabricMode.AUTO and bool(self.networks)
+
+    @property
+    def managed(self) -> bool:
+        """GKE creates and attaches the networks (``acceleratorNetworkProfile``); gpu-cluster attaches none."""
+        return self.mode == FabricMode.MANAGED
+
+    @property
+    def gpu_nics(self) -> int:
+        """NICs per node that carry GPU traffic (GPU NICs on GKE, EFA interfaces on EKS)."""
+        return self.machine.gpu_nics
+
+    @property
+    def gvnic(self) -> tuple[FabricNetworkPlan, ...]:
+        return tuple(n for n in self.networks if n.device_mode == "NetDevice")
+
+    @property
+    def rdma(self) -> tuple[FabricNetworkPlan, ...]:
+        return tuple(n for n in self.networks if n.device_mode == "RDMA")
+
+
+def network_layout(machine: MachineFabric) -> list[tuple[str, str]]:
+    """``(k8s name, deviceMode)`` of each extra network in NIC order, as GKE's guides name them."""
+    if machine.kind == FabricKind.RDMA:
+        gvnic = [RDMA_GVNIC_NETWORK] if machine.gvnic_networks == 1 else \
+            [f"gvnic-{i}" for i in range(1, machine.gvnic_networks + 1)]
+        return [(n, "NetDevice") for n in gvnic] + [(f"{RDMA_NETWORK_PREFIX}{i}", "RDMA")
+                                                     for i in range(machine.rdma_networks)]
+    return [(f"{TCPX_NETWORK_PREFIX}{i}", "NetDevice") for i in range(1, machine.gvnic_networks + 1)]
+
+
+def fabric_mode(setting: PoolFabric | None) -> FabricMode:
+    return setting.mode if setting is not None else FabricMode.AUTO
+
+
+def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: PoolFabric | None,
+                fabrics: FabricCatalog) -> FabricPlan | None:
+    """The pool's fabric, or None: no fabric on this machine, ``off``, or ``auto`` on a single-node pool."""
+    machine = fabrics.for_machine(cloud, machine_type)
+    mode = fabric_mode(setting)
+    if machine is None or mode == FabricMode.OFF or (mode == FabricMode.AUTO and not multi_node):
+        return None
+    given = setting.networks if setting is not None and mode == FabricMode.EXISTING else []
+    networks = []
+    attached = cloud == Cloud.GCP and mode != FabricMode.MANAGED  # managed: GKE names and attaches them
+    for i, (name, device_mode) in enumerate(network_layout(machine) if attached else []):
+        own = given[i] if i < len(given) else None
+        networks.append(FabricNetworkPlan(k8s_name=name, interface=f"eth{i + 1}", device_mode=device_mode,
+                                          network=own.network if own else None,
+                                          subnetwork=own.subnetwork if own else None))
+    return FabricPlan(kind=machine.kind, machine=machine, mode=mode, networks=tuple(networks))

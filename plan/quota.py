@@ -1,0 +1,92 @@
+"""What the queues promise: GPU quota per queue and pool, the share of each pool's capacity that is promised, and the
+$/hour of each team's nominal quota at the pool's catalog price. Pure: read by the preview and the tests."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+from plan.facts import PoolFacts
+from spec.scheduling import SchedulingSpec, Workload
+
+
+@dataclass(frozen=True)
+class QueueQuota:
+    queue: str
+    namespace: str
+    pool: str
+    gpu_model: str
+    gpus: int
+    borrowing_limit: int | None
+    """None: no limit (with a cohort) or no borrowing at all (without one)."""
+    lending_limit: int | None
+    usd_per_hour: float
+    """Nominal GPUs × the pool's $/GPU-hour."""
+
+
+@dataclass(frozen=True)
+class PoolPromise:
+    pool: str
+    gpu_model: str
+    capacity_gpus: int
+    """GPUs at maxNodes."""
+    promised_gpus: int
+    """Sum of nominal quotas of every queue in this pool."""
+    placement: str = ""
+
+    @property
+    def share(self) -> float:
+        return self.promised_gpus / self.capacity_gpus if self.capacity_gpus else 0.0
+
+    @property
+    def overcommitted(self) -> bool:
+        return self.promised_gpus > self.capacity_gpus
+
+
+@dataclass
+class QuotaPlan:
+    workload: str
+    cohort: str | None
+    overcommit: bool
+    queueing_strategy: str | None = "BestEffortFIFO"
+    """None with workload slurm (Slurm orders jobs by priority and backfill)."""
+    gang_timeout_seconds: int | None = None
+    """None: gang admission is off, or workload slurm (Slurm allocates a job's nodes together)."""
+    quotas: list[QueueQuota] = field(default_factory=list)
+    pools: list[PoolPromise] = field(default_factory=list)
+
+    def queue_usd_per_hour(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for q in self.quotas:
+            out[q.queue] = out.get(q.queue, 0.0) + q.usd_per_hour
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"workload": self.workload, "cohort": self.cohort, "overcommit": self.overcommit,
+                "queueingStrategy": self.queueing_strategy, "gangTimeoutSeconds": self.gang_timeout_seconds,
+                "quotas": [asdict(q) for q in self.quotas],
+                "pools": [{**asdict(p), "share": round(p.share, 4), "overcommitted": p.overcommitted}
+                          for p in self.pools],
+                "queueUsdPerHour": {k: round(v, 4) for k, v in self.queue_usd_per_hour().items()}}
+
+
+def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dict[str, str] | None = None) -> QuotaPlan:
+    """``placements``: pool -> a short description of its placement (Kueue: gang placement; Slurm: partition and
+    topology), shown next to the pool."""
+    by_name = {p.name: p for p in pools}
+    kueue = spec.workload == Workload.KUBEFLOW  # queueing strategy and gang admission are Kueue's, not Slurm's
+    plan = QuotaPlan(workload=spec.workload.value, cohort=spec.cohort, overcommit=spec.overcommit,
+                     queueing_strategy=spec.queueing_strategy.value if kueue else None,
+                     gang_timeout_seconds=spec.gang.timeout_seconds if kueue and spec.gang.enabled else None)
+    promised: dict[str, int] = {}
+    for queue in spec.queues:
+        for quota in queue.quotas:
+            pool = by_name[quota.pool]
+            plan.quotas.append(QueueQuota(
+                queue=queue.name, namespace=queue.namespace or queue.name, pool=pool.name,
+                gpu_model=pool.machine.gpu_model.value, gpus=quota.gpus, borrowing_limit=quota.borrowing_limit,
+                lending_limit=quota.lending_limit, usd_per_hour=quota.gpus * pool.usd_per_gpu_hour))
+            promised[pool.name] = promised.get(pool.name, 0) + quota.gpus
+    plan.pools = [PoolPromise(pool=p.name, gpu_model=p.machine.gpu_model.value, capacity_gpus=p.max_gpus,
+                              promised_gpus=promised.get(p.name, 0), placement=(placements or {}).get(p.name, ""))
+                  for p in pools]
+    return plan

@@ -1,0 +1,74 @@
+"""Scheduling spec -> the Kueue manager Configuration and the Helm values of the pinned Kueue chart. Pure: no Pulumi.
+
+The chart embeds the whole manager configuration as one YAML string (``managerConfig.controllerManagerConfigYaml``),
+so the string rendered here replaces the chart's default: it keeps the chart's ports, probes and leader-election lock
+and adds gang admission (``waitForPodsReady``), fair sharing and the integrations gpu-cluster uses.
+Field names follow ``config.kueue.x-k8s.io/v1beta2`` (Kueue 0.19), where a present ``waitForPodsReady`` or
+``fairSharing`` block turns the feature on (v1beta1's ``enable`` flags are gone).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import yaml
+
+from render.fabric_claim import KUEUE_RESOURCE
+from spec.scheduling import SchedulingSpec
+
+CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
+INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob")
+"""Kubeflow Trainer's TrainJob (which runs as a JobSet), JobSet itself, and plain Jobs."""
+IGNORED_RESOURCES = ("cpu", "memory", "ephemeral-storage", "hugepages-", "vpc.amazonaws.com/efa")
+"""Quota is kept in GPUs only; without this Kueue refuses any job that requests a resource no ClusterQueue covers.
+EFA pools' jobs also request ``vpc.amazonaws.com/efa`` and 2 MiB huge pages (render/fabric_pod.py): per-node
+devices the GPU quota already bounds."""
+FAIR_SHARING_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+REQUEUE_BACKOFF_BASE_SECONDS = 60
+REQUEUE_BACKOFF_MAX_SECONDS = 3600
+
+
+def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
+    """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
+    map to a quota resource or it holds the jobs as inadmissible (``render/fabric_claim.py``)."""
+    config: dict[str, Any] = {
+        "apiVersion": CONFIG_API_VERSION,
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "clientConnection": {"qps": 300, "burst": 500},
+        "integrations": {"frameworks": list(INTEGRATIONS)},
+        "resources": {"excludeResourcePrefixes": list(IGNORED_RESOURCES)},
+    }
+    if device_classes:
+        config["resources"]["deviceClassMappings"] = [{"name": KUEUE_RESOURCE,
+                                                       "deviceClassNames": list(device_classes)}]
+    if spec.gang.enabled:
+        # All-or-nothing: an admitted gang whose pods are not all ready in time is evicted and requeued with backoff,
+        # so two half-started gangs cannot hold each other's GPUs forever.
+        config["waitForPodsReady"] = {
+            "timeout": f"{spec.gang.timeout_seconds}s",
+            "blockAdmission": False,
+            "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": REQUEUE_BACKOFF_BASE_SECONDS,
+                                  "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS},
+        }
+    if spec.cohort:
+        config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)}
+    return config
+
+
+def manager_config_yaml(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> str:
+    return yaml.safe_dump(manager_config(spec, device_classes), sort_keys=False)
+
+
+def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
+    """Helm values for the Kueue chart: two controller replicas behind a PodDisruptionBudget, and our configuration.
+
+    Two replicas share one leader-election lock; the standby keeps Kueue's admission webhooks answering while the
+    leader restarts (a webhook that is down blocks every job submission).
+    """
+    return {
+        "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
+        "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec, device_classes)},
+    }

@@ -1,0 +1,63 @@
+"""EKS (AL2023) node user data: one nodeadm ``NodeConfig`` holding what a GPU pool asks of its nodes (NVMe RAID0 for
+images and scratch, SOCI fast image pull, parallel kubelet pulls). Managed node groups merge it with their own
+NodeConfig, so it must be a MIME multi-part document (awslabs/amazon-eks-ami nodeadm doc, "Merging multiple
+configuration objects"). Pure."""
+from __future__ import annotations
+
+from typing import Any
+
+from catalog import Cloud
+from plan.node_storage import instance_store_raid
+from plan.pod_start import pod_start_plan
+from spec.stack import NodePool
+
+_HEAD = """\
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="GPUCLUSTER"
+
+--GPUCLUSTER
+Content-Type: application/node.eks.aws
+
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+"""
+_TAIL = "\n--GPUCLUSTER--\n"
+
+
+def node_config_spec(pool: NodePool) -> dict[str, Any]:
+    """The NodeConfig ``spec`` of an EKS pool (empty: no user data). Key order is fixed so the same spec always
+    yields the same bytes: a changed user data is a new launch-template version, which rolls the nodes."""
+    spec: dict[str, Any] = {}
+    plan = pod_start_plan(Cloud.AWS, pool)
+    if plan.fast_image_pull:
+        spec["featureGates"] = {"FastImagePull": True}
+    if instance_store_raid(Cloud.AWS, pool):
+        spec["instance"] = {"localStorage": {"strategy": "RAID0"}}
+    kubelet: dict[str, Any] = {}
+    if plan.fast_image_pull or plan.max_parallel_pulls is not None:
+        kubelet["serializeImagePulls"] = plan.max_parallel_pulls == 1
+        if plan.max_parallel_pulls is not None and plan.max_parallel_pulls > 1:
+            kubelet["maxParallelImagePulls"] = plan.max_parallel_pulls
+    if kubelet:
+        spec["kubelet"] = {"config": kubelet}
+    return spec
+
+
+def _yaml(value: dict[str, Any], indent: int) -> str:
+    """Block YAML of nested mappings of plain scalars (all a NodeConfig here holds)."""
+    lines = []
+    for key, item in value.items():
+        pad = " " * indent
+        if isinstance(item, dict):
+            lines.append(f"{pad}{key}:\n{_yaml(item, indent + 2)}")
+        else:
+            lines.append(f"{pad}{key}: {str(item).lower() if isinstance(item, bool) else item}")
+    return "\n".join(lines)
+
+
+def nodeadm_user_data(pool: NodePool) -> str | None:
+    """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing."""
+    spec = node_config_spec(pool)
+    if not spec:
+        return None
+    return f"{_HEAD}spec:\n{_yaml(spec, 2)}\n{_TAIL}"

@@ -1,0 +1,1 @@
+"""The catalog refresh: a loopback price-API server."""

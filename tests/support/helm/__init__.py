@@ -1,0 +1,1 @@
+"""Real Helm: binaries, rendering recorded releases, checks over values and rendered objects."""

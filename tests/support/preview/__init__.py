@@ -1,0 +1,1 @@
+"""Recordings and the stack diff: lookups over recordings, diff fixtures."""

@@ -1,0 +1,1 @@
+"""Project guards: the import graph, private Pulumi SDK names."""

@@ -1,0 +1,1 @@
+"""Stack configs and specs: valid baselines, error tables, mutations, the one edit helper, fixtures."""

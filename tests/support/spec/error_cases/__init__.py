@@ -1,0 +1,6 @@
+"""The spec error tables by concern (one module each, mirroring ``validation/``); ``ALL`` is every row."""
+from __future__ import annotations
+
+from tests.support.spec.error_cases import cluster, pool, pool_capacity, pool_catalog, queued, top_level
+
+ALL = [*top_level.CASES, *cluster.CASES, *pool.CASES, *pool_catalog.CASES, *pool_capacity.CASES, *queued.CASES]

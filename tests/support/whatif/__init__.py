@@ -1,0 +1,1 @@
+"""What-if simulator: stacks by size, scenarios, and the comparison with a real Slurm."""

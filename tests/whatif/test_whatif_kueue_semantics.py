@@ -1,0 +1,107 @@
+"""Issue 24's Kueue and cost semantics on small hand-computed cases, each of which the simulator before the fix got
+wrong: preemption on topology-placed (TAS) pools, reclaimWithinCohort with fair sharing, the minimal victim set
+(Kueue's fill-back), the queue position of a preempted workload, the configured fair-sharing strategies, and the cost
+arithmetic (total idle $, unrounded totals, nodes billed until scale-down)."""
+from __future__ import annotations
+
+import pytest
+
+from render.kueue_config import FAIR_SHARING_STRATEGIES
+from tests.support.whatif.stacks import cluster, h100_pool, kueue_config, l4_pool
+from whatif.metrics import summarize
+from whatif.model import Job, PoolUsage, SimOptions, SimResult, Workload
+from whatif.run import simulate_jobs
+
+FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
+CLASSES = [{"name": "high", "value": 100}, {"name": "mid", "value": 50}, {"name": "low", "value": 1}]
+
+
+def run(cfg, jobs, options=FIXED):
+    return simulate_jobs(cluster(cfg, options), jobs, 0, options)
+
+
+def test_a_full_tas_pool_is_preempted_by_priority():
+    cfg = kueue_config([h100_pool(2)], [{"name": "a", "quotas": [{"pool": "h100", "gpus": 16}]}],
+                       priorityClasses=CLASSES, topology={"mode": "required", "level": "block"})
+    assert cluster(cfg, FIXED).pools["h100"].block_nodes  # the pool really is placed by block
+    jobs = [Job("low", 0, "a", 8, nodes=2, run_s=10_000, priority="low"),
+            Job("high", 100, "a", 8, nodes=2, run_s=100, priority="high")]
+    res = run(cfg, jobs)
+    assert res.jobs["high"].start_s == 100  # before: the TAS pool was skipped, high waited until 10,000 s
+    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 200)
+
+
+def two_teams(reclaim: str) -> dict:
+    queues = [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}, {"name": "b", "quotas": [{"pool": "l4", "gpus": 4}]}]
+    return kueue_config([l4_pool(4, min_nodes=4)], queues, cohort="c", preemption={"reclaimWithinCohort": reclaim})
+
+
+@pytest.mark.parametrize("reclaim, b_start, preempted", [("Never", 5000, 0), ("Any", 100, 1)])
+def test_reclaim_within_cohort_is_honoured_with_fair_sharing(reclaim, b_start, preempted):
+    jobs = [Job(f"a{i}", 0, "a", 2, run_s=5000) for i in range(4)] + [Job("b1", 100, "b", 2, run_s=100)]
+    res = run(two_teams(reclaim), jobs)
+    assert cluster(two_teams(reclaim), FIXED).kueue.fair_sharing
+    assert res.jobs["b1"].start_s == b_start  # before: Never was ignored under fair sharing (b1 started at 100)
+    assert sum(res.jobs[f"a{i}"].preemptions for i in range(4)) == preempted
+
+
+def test_only_the_victims_needed_are_evicted():
+    # 3 nodes x 2 GPUs, quota 6: low (1 GPU) and mid (2 GPUs) are both lower than the incoming high (2 GPUs); taking
+    # low first is not enough, taking mid too is, and then low is not needed any more (Kueue adds it back)
+    cfg = kueue_config([l4_pool(3, min_nodes=3)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 6}]}],
+                       priorityClasses=CLASSES)
+    jobs = [Job("filler", 0, "a", 1, run_s=9000, priority="high"), Job("other", 0, "a", 2, run_s=9000, priority="high"),
+            Job("mid", 0, "a", 2, run_s=9000, priority="mid"), Job("low", 0, "a", 1, run_s=9000, priority="low"),
+            Job("incoming", 100, "a", 2, run_s=100, priority="high")]
+    res = run(cfg, jobs)
+    assert res.jobs["incoming"].start_s == 100
+    assert res.jobs["mid"].preemptions == 1
+    assert res.jobs["low"].preemptions == 0  # before: low was evicted too
+
+
+def test_a_preempted_workload_keeps_its_place_in_the_queue():
+    cfg = kueue_config([l4_pool(1, min_nodes=1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
+                       priorityClasses=CLASSES)
+    jobs = [Job("first", 0, "a", 2, run_s=1000, priority="low"), Job("second", 10, "a", 2, run_s=100, priority="low"),
+            Job("urgent", 20, "a", 2, run_s=100, priority="high")]
+    res = run(cfg, jobs)
+    assert res.jobs["first"].starts == (0, 120)  # creation time orders it ahead of "second" (before: behind it)
+    assert res.jobs["second"].start_s == 1120
+
+
+def test_the_configured_fair_sharing_strategies_reach_the_model_in_order():
+    c = cluster(two_teams("Any"), FIXED)
+    assert c.kueue.strategies == tuple(FAIR_SHARING_STRATEGIES)
+    assert c.kueue.requeue_timestamp == "Eviction"
+
+
+def _result(*pools: PoolUsage) -> SimResult:
+    return SimResult("kueue", 3600.0, {}, {p.pool: p for p in pools})
+
+
+def _summary(result: SimResult) -> dict:
+    c = cluster(kueue_config([l4_pool(1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}]), FIXED)
+    return summarize(result, c, Workload("w", "jobs", []), 0)
+
+
+def test_the_total_idle_cost_is_the_sum_of_the_pools_idle_cost():
+    busy = PoolUsage("h100", 8, 80.0, paid_node_s=3600, allocated_gpu_s=8 * 3600)  # $80, fully used
+    idle = PoolUsage("l4", 1, 1.0, paid_node_s=36000, allocated_gpu_s=0)  # $10, all idle
+    report = _summary(_result(busy, idle))
+    assert [p["idleCostUsd"] for p in report["pools"]] == [0.0, 10.0]
+    assert report["total"]["idleCostUsd"] == 10.0  # before: a blended price, 90 × (1 - 8/18) = 50.0
+
+
+def test_totals_are_summed_before_rounding():
+    pools = [PoolUsage(f"p{i}", 1, 1.0, paid_node_s=10, allocated_gpu_s=0) for i in range(3)]  # 0.0028 GPU-h each
+    report = _summary(_result(*pools))
+    assert [p["paidGpuHours"] for p in report["pools"]] == [0.0, 0.0, 0.0]
+    assert report["total"]["paidGpuHours"] == 0.01  # before: 0.0 (the sum of rounded rows)
+
+
+def test_a_node_stays_billed_after_the_last_job_until_scale_down():
+    cfg = kueue_config([l4_pool(2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}])
+    opts = SimOptions(spot_interruptions=False)
+    res = run(cfg, [Job("j", 0, "a", 2, run_s=3600)], opts)
+    assert res.jobs["j"].start_s == 300
+    assert res.pools["l4"].paid_node_s == 300 + 3600 + 600  # before: 3900, the node was free after the last job

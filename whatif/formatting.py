@@ -1,0 +1,39 @@
+"""Numbers for people, shared by every renderer (text, Markdown, the --vs comparison): times, percentages, dollars."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def hours(seconds: float | None) -> str:
+    """A wait for people: 42 s, 12 min, 3.4 h, 2.1 d."""
+    if seconds is None:
+        return "–"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+def usd(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.2f}"
+
+
+def show(value: Any, kind: str, signed: bool = False) -> str:
+    if value is None:
+        return "–"
+    sign = "+" if signed and value > 0 else ("-" if signed and value < 0 else "")
+    v = abs(value) if signed else value
+    if kind == "pct":
+        return f"{sign}{100 * v:.1f} {'pts' if signed else '%'}"
+    if kind == "usd":
+        return sign + usd(v)
+    if kind == "time":
+        return sign + hours(v)
+    return f"{sign}{v:,.1f}" if isinstance(v, float) else f"{sign}{v}"
