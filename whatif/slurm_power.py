@@ -15,6 +15,7 @@
 """
 from __future__ import annotations
 
+import math
 from typing import Protocol, Sequence
 
 from whatif.autoscale import SCALE_DOWN_UNNEEDED_S
@@ -22,6 +23,12 @@ from whatif.cluster import PowerModel, slices_for
 from whatif.core import TICK, Host
 from whatif.slurm_job import SlurmJob
 from whatif.nodes import BOOTING, OFF, UP, Node, PoolState, allocate, pick_in_blocks, release
+
+JOB_CHECK_S = 30.0
+"""slurmctld's periodic job pass (``PERIODIC_TIMEOUT``): a job whose resumed nodes have registered leaves
+CONFIGURING there (real 26.05: nodes up at +2 s, the job launched at the next pass, 20 s later)."""
+POWER_SAVE_INTERVAL_S = 10.0
+"""``power_save_interval`` (slurm.conf default 10 s): how often slurmctld looks for nodes idle for SuspendTime."""
 
 
 class SlurmScheduler(Protocol):
@@ -41,7 +48,10 @@ class PowerSaving:
         """id(node) -> bumped whenever the node's pod comes or goes (a pending 'unbill' tick checks it)."""
         self.unbill_at: dict[int, float] = {}
         """id(node) -> when its empty Kubernetes node goes (pod deleted, node not yet removed)."""
+        self.log: list[tuple[float, str, str]] = []
+        """(time, "resume" | "suspend", node): what slurmctld would hand to ResumeProgram / SuspendProgram."""
         self.configuring: list[tuple[SlurmJob, PoolState, list[Node], bool]] = []
+        self._check_at = -1.0
         """Jobs holding nodes that are still resuming: (job, pool, nodes, backfilled)."""
 
     def scales(self, pool: PoolState) -> bool:
@@ -79,17 +89,22 @@ class PowerSaving:
         self.configuring.append((js, pool, list(chosen), backfilled))
 
     def poll(self, now: float) -> None:
-        """Start the configuring jobs whose nodes have all registered."""
+        """Start the configuring jobs whose nodes have all registered, at slurmctld's periodic job check (every
+        ``JOB_CHECK_S``: "job_time_limit: Configuration for JobId=… complete" in its log); until then, a wake-up."""
         if not self.configuring:
             return
         waiting = []
+        due = math.ceil(now / JOB_CHECK_S) * JOB_CHECK_S
         for js, pool, chosen, backfilled in self.configuring:
-            if all(n.state == UP for n in chosen):
+            if all(n.state == UP for n in chosen) and due <= now:
                 release(js.alloc, js.n)
                 js.alloc = []
                 self.sched.start(js, pool, chosen, backfilled, now)
-            else:
-                waiting.append((js, pool, chosen, backfilled))
+                continue
+            if all(n.state == UP for n in chosen) and self._check_at != due:
+                self._check_at = due
+                self.eng.push(due, TICK, ("check",))
+            waiting.append((js, pool, chosen, backfilled))
         self.configuring = waiting
 
     def holding(self) -> list[SlurmJob]:
@@ -99,6 +114,7 @@ class PowerSaving:
     def _resume(self, pool: PoolState, node: Node, now: float) -> None:
         name = pool.model.name
         kept = node.since is not None  # its Kubernetes node is still there (pod kept, or not yet removed)
+        self.log.append((now, "resume", node.name))
         self.eng.node_on(pool, node, ready=kept)
         if node.index + 1 > self.replicas[name]:
             self.replicas[name] = node.index + 1
@@ -107,11 +123,14 @@ class PowerSaving:
                 pool.bill_on(other, now)
 
     def node_idle(self, pool: PoolState, node: Node, now: float) -> None:
-        """A node of a scaling pool emptied: check it again after SuspendTime."""
-        self.eng.push(now + self.m.suspend_time_s, TICK, ("suspend", pool, node, node.epoch, node.idle_since))
+        """A node of a scaling pool emptied: check it again at the power-save pass after SuspendTime."""
+        at = math.ceil((now + self.m.suspend_time_s) / POWER_SAVE_INTERVAL_S) * POWER_SAVE_INTERVAL_S
+        self.eng.push(at, TICK, ("suspend", pool, node, node.epoch, node.idle_since))
 
     def tick(self, payload: tuple, now: float) -> None:
-        if payload[0] == "suspend":
+        if payload[0] == "check":
+            self.eng.dirty = True  # the scheduling pass after this tick starts the configured jobs
+        elif payload[0] == "suspend":
             self._suspend(*payload[1:], now=now)
         else:
             _, pool, node, gen = payload
@@ -125,6 +144,7 @@ class PowerSaving:
         kept = [n for n in pool.nodes if n.state != OFF][:self.m.pools[name]]
         if node in kept:
             return  # SuspendExcNodes=<pool>:<min>: minNodes stay powered up (here the lowest ordinals)
+        self.log.append((now, "suspend", node.name))
         self.eng.node_off(pool, node, bill=False)
         self.down_until[id(node)] = now + self.m.suspend_timeout_s
         top = max((n.index + 1 for n in pool.nodes if n.state != OFF), default=0)
@@ -135,24 +155,35 @@ class PowerSaving:
             self.eng.push(now + SCALE_DOWN_UNNEEDED_S, TICK, ("unbill", pool, gone, gen))
         self.replicas[name] = min(self.replicas[name], new)
 
-    def unbilled_tail(self, pool: PoolState, end: float) -> float:
-        """Node-seconds paid after the run's last job: nodes above minNodes idle until SuspendTime, are suspended
-        (replicas lowered as above) and their Kubernetes nodes go ``SCALE_DOWN_UNNEEDED_S`` later; nodes whose pod
-        is already gone are paid until their node goes."""
+    def after_end(self, pool: PoolState, end: float) -> tuple[list[tuple[float, str]], dict[int, float]]:
+        """What happens to an idle pool after the run's last job: (suspends as (time, node), node index -> when its
+        Kubernetes node goes). Nodes above minNodes idle until SuspendTime and are suspended (replicas lowered as
+        above); an emptied Kubernetes node goes ``SCALE_DOWN_UNNEEDED_S`` later."""
         name, lo = pool.model.name, self.m.pools[pool.model.name]
         up = sorted((n for n in pool.nodes if n.state != OFF), key=lambda n: n.index)
-        kept, rest = up[:lo], up[lo:]
+        rest = up[lo:]
         if any(n.jobs for n in rest):
-            return 0.0  # a job still runs (the run hit its drain limit): nothing to add
-        gone: dict[int, float] = {}  # node index -> when its Kubernetes node goes
+            return [], {}  # a job still runs (the run hit its drain limit): nothing to add
+        suspends: list[tuple[float, str]] = []
+        gone: dict[int, float] = {}
         replicas, live = self.replicas[name], {n.index for n in up}
         for n in sorted(rest, key=lambda n: (n.idle_since, n.index)):
-            t = max(end, n.idle_since + self.m.suspend_time_s)
+            t = max(end, math.ceil((n.idle_since + self.m.suspend_time_s) / POWER_SAVE_INTERVAL_S)
+                    * POWER_SAVE_INTERVAL_S)
+            suspends.append((t, n.name))
             live.discard(n.index)
             new = max(max(live, default=-1) + 1, lo)
             for i in range(new, replicas):
                 gone.setdefault(i, t + SCALE_DOWN_UNNEEDED_S)
             replicas = min(replicas, new)
+        return suspends, gone
+
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        """Node-seconds paid after the run's last job (``after_end``); nodes whose pod is already gone are paid until
+        their node goes, the minNodes kept up only until the end of the run."""
+        name, lo = pool.model.name, self.m.pools[pool.model.name]
+        kept = sorted((n for n in pool.nodes if n.state != OFF), key=lambda n: n.index)[:lo]
+        _, gone = self.after_end(pool, end)
         tail = 0.0
         for n in pool.nodes:
             if n.since is None or n in kept:

@@ -131,6 +131,7 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
     else:
         t0 = time.time()
     to_sim = lambda epoch: phase.sim_start_s + shift + (epoch - t0)  # noqa: E731
+    cluster.clock = to_sim  # type: ignore[attr-defined]  # epoch -> the simulator's clock (power-saving calls)
     for job in phase.jobs if phase.burst else []:
         outcomes[job.id] = RealOutcome(job.id, to_sim(t0))
     for job in [] if phase.burst else sorted(phase.jobs, key=lambda j: j.submit_s):

@@ -10,8 +10,9 @@ or the main scheduler's deferred pass) plus slurmd's launch of the batch script 
 from __future__ import annotations
 
 import importlib
+import re
 from itertools import combinations
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog import load_catalog
@@ -43,6 +44,11 @@ def plan_of(scenario: Scenario) -> SlurmPlan:
     return plan
 
 
+JOB_CHECK_S = 30.0
+"""slurmctld's periodic job pass (PERIODIC_TIMEOUT, 30 s): a job on resumed nodes leaves CONFIGURING there."""
+POWER_SAVE_INTERVAL_S = 10.0
+"""``power_save_interval`` (10 s by default): slurmctld suspends a node at its first power-save pass after
+SuspendTime."""
 BATCH_SCHED_DELAY_S = 3.0
 """Slurm's default ``batch_sched_delay``: the main scheduler may defer a newly submitted batch job this long."""
 
@@ -53,16 +59,42 @@ def tolerance_s(scenario: Scenario) -> float:
     slurmd's launch of the script)."""
     if not scenario.backfill:
         return BATCH_SCHED_DELAY_S + 1.0
+    if scenario.boot_s is not None:  # a start on resumed nodes waits for slurmctld's periodic job pass
+        return _bf_interval(scenario) + 1.0 + JOB_CHECK_S
+    return _bf_interval(scenario) + 1.0
+
+
+def _bf_interval(scenario: Scenario) -> float:
     params = plan_of(scenario).directives["SchedulerParameters"]  # as rendered (bf_interval=30 unless set)
-    return float(dict(p.split("=") for p in params.split(",") if "=" in p)["bf_interval"]) + 1.0
+    return float(dict(p.split("=") for p in params.split(",") if "=" in p)["bf_interval"])
 
 
 def simulate(scenario: Scenario, real: dict[str, RealOutcome]) -> dict[str, Any]:
     """The simulator's JobOutcome per job id (``whatif.api``; imported here: the package may be absent)."""
+    return simulate_power(scenario, real)[0]
+
+
+def simulate_power(scenario: Scenario, real: dict[str, RealOutcome]) -> tuple[dict[str, Any], list]:
+    """(JobOutcome per job id, the power-saving log: (time, "resume" | "suspend", node)). A scenario with scaling
+    pools runs from minNodes (``nodes_up="min"``) with the harness's node boot time as the provisioning delay."""
     api = importlib.import_module("whatif.api")
+    run = importlib.import_module("whatif.run")
     jobs = [api.Job(**{**job.__dict__, "submit_s": round(real[job.id].submit_s, 3)}) for job in scenario.jobs]
-    options = api.SimOptions(nodes_up="max", spot_interruptions=False, scheduler="slurm", backfill=scenario.backfill)
-    return api.simulate(api.load_stack_spec(scenario.config), jobs, seed=0, options=options).jobs
+    power = scenario.boot_s is not None
+    options = api.SimOptions(nodes_up="min" if power else "max", spot_interruptions=False, scheduler="slurm",
+                             backfill=scenario.backfill)
+    cluster = api.cluster_of(api.load_stack_spec(scenario.config), "scenario", options)
+    if power:
+        cluster = replace(cluster, pools={k: replace(p, provision_s=scenario.boot_s)
+                                          for k, p in cluster.pools.items()})
+    engine = run.Engine(cluster, jobs, 0, options, run.scheduler_for(cluster))
+    result = engine.run()
+    saving = getattr(engine.scheduler, "power", None)
+    if saving is None:
+        return result.jobs, []
+    later = [(t, "suspend", node) for pool in saving.pools.values()
+             for t, node in saving.after_end(pool, result.horizon_s)[0]]  # the idle pool after the last job
+    return result.jobs, sorted(saving.log + later)
 
 
 @dataclass(frozen=True)
@@ -96,6 +128,9 @@ class Comparison:
     phase_of: dict[str, int]
     gpus_of: dict[str, int]
     cluster_gpus: int
+    power_real: tuple[tuple[float, str, str], ...] = ()
+    power_sim: tuple[tuple[float, str, str], ...] = ()
+    """(time, "resume" | "suspend", node): Resume/SuspendProgram calls (real) and the simulator's decisions."""
 
     def order(self, which: str) -> list[list[str]]:
         """Job ids in start order, grouped: starts within TIE_S of the group's first are one scheduling pass."""
@@ -156,7 +191,43 @@ class Comparison:
         preempted = all(r.real_preempted == r.sim_preempted for r in self.rows)
         if self.scenario.wide:
             return self.wide_agrees and preempted
-        return self.same_order and self.within_tolerance == len(self.rows) and preempted and self.restarts_agree
+        return (self.same_order and self.within_tolerance == len(self.rows) and preempted and self.restarts_agree
+                and not self.power_problems())
+
+    # -- power saving: the same nodes resumed (in order) and suspended, each at the right time --------------------
+    def idle_from(self, which: str) -> dict[str, float]:
+        """Node -> the end of the last job that ran on it."""
+        out: dict[str, float] = {}
+        for r in self.rows:
+            end = getattr(r, f"{which}_end_s")
+            for node in hostnames(getattr(r, f"{which}_nodes")) if end is not None else []:
+                out[node] = max(out.get(node, 0.0), end)
+        return out
+
+    def power_problems(self) -> list[str]:
+        if self.scenario.boot_s is None:
+            return []
+        bad = []
+        real_resumes = [(t, n) for t, k, n in self.power_real if k == "resume"]
+        sim_resumes = [(t, n) for t, k, n in self.power_sim if k == "resume"]
+        if [n for _, n in real_resumes] != [n for _, n in sim_resumes]:
+            bad.append(f"resumed {[n for _, n in real_resumes]} (real) vs {[n for _, n in sim_resumes]} (sim)")
+        for (rt, n), (st, _) in zip(real_resumes, sim_resumes):
+            if abs(rt - st) > JOB_CHECK_S:
+                bad.append(f"{n} resumed at {rt:.1f} (real) vs {st:.1f} (sim)")
+        real_susp = {n: t for t, k, n in self.power_real if k == "suspend"}
+        sim_susp = {n: t for t, k, n in self.power_sim if k == "suspend"}
+        if sorted(real_susp) != sorted(sim_susp):
+            bad.append(f"suspended {sorted(real_susp)} (real) vs {sorted(sim_susp)} (sim)")
+        suspend_time = float(plan_of(self.scenario).directives["SuspendTime"])
+        for which, susp in (("real", real_susp), ("sim", sim_susp)):
+            idle = self.idle_from(which)
+            for n, t in susp.items():
+                after = t - idle.get(n, 0.0)
+                if not suspend_time - 1.0 <= after <= suspend_time + POWER_SAVE_INTERVAL_S + 2.0:
+                    bad.append(f"{which}: {n} suspended {after:.1f} s after its last job (SuspendTime "
+                               f"{suspend_time:g} s + the {POWER_SAVE_INTERVAL_S:g} s power-save pass)")
+        return bad
 
     # -- many-job scenarios: order beyond one scheduler step, every start within one backfill cycle, aggregates --
     def wide_order(self, gap_s: float) -> tuple[int, list[str]]:
@@ -203,7 +274,20 @@ class Comparison:
                 and abs(ru - su) <= UTILIZATION_PTS / 100 and abs(rw - sw) <= MEAN_WAIT_SHARE * rw)
 
 
-def compare(scenario: Scenario, real: dict[str, RealOutcome], sim: dict[str, Any]) -> Comparison:
+def hostnames(hosts: str) -> list[str]:
+    """``h100-[0,2]`` / ``h100-[1-2]`` / ``h100-1`` -> node names."""
+    prefix, _, rest = hosts.partition("-[")
+    if not rest:
+        return [hosts] if hosts else []
+    out = []
+    for part in re.findall(r"\d+(?:-\d+)?", rest):
+        first, _, last = part.partition("-")
+        out += [f"{prefix}-{i}" for i in range(int(first), int(last or first) + 1)]
+    return out
+
+
+def compare(scenario: Scenario, real: dict[str, RealOutcome], sim: dict[str, Any],
+            power_real: list | None = None, power_sim: list | None = None) -> Comparison:
     rows = []
     for job in scenario.jobs:
         r, s = real[job.id], sim[job.id]
@@ -215,7 +299,8 @@ def compare(scenario: Scenario, real: dict[str, RealOutcome], sim: dict[str, Any
     plan = plan_of(scenario)
     return Comparison(scenario, tuple(rows), tolerance_s(scenario), phase_of,
                       {j.id: j.gpus_per_node * j.nodes for j in scenario.jobs},
-                      sum(n.replicas * n.gpus for n in plan.nodesets))
+                      sum(n.replicas * n.gpus for n in plan.nodesets),
+                      tuple(power_real or ()), tuple(power_sim or ()))
 
 
 def _hostlist(nodes: tuple[str, ...]) -> str:
@@ -245,6 +330,11 @@ def markdown(c: Comparison) -> str:
              "| job | submit s | real start s | sim start s | Δ s | allowed ±s | real nodes | sim nodes | "
              "preempted real/sim | restart real (eligible) / sim s |",
              "|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+    if c.scenario.boot_s is not None:
+        problems = c.power_problems()
+        lines[0] += (f" Power saving: real {[(round(t, 1), k, n) for t, k, n in c.power_real]}, simulated "
+                     f"{[(round(t, 1), k, n) for t, k, n in c.power_sim]}: "
+                     f"**{'agree' if not problems else 'DIFFER: ' + '; '.join(problems)}**.")
     for r in c.rows:
         restart = "—" if r.real_restart_s is None and r.sim_restart_s is None else \
             f"{_f(r.real_restart_s)} / {_f(r.sim_restart_s)}"

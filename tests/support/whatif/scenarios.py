@@ -57,6 +57,12 @@ class Scenario:
     apart), utilization and mean wait (``whatif_compare.Comparison.agrees``)."""
     timeout_s: float = 60.0
     """How long the real run may take after the last submit."""
+    boot_s: float | None = None
+    """Scaling pools (power saving): the real run has slurmctld run the rendered Resume/SuspendProgram against a
+    stand-in API server, and a new NodeSet pod's slurmd starts this long after ``replicas`` reach it
+    (``tests/support/slurm/nodeset_operator.py``); the simulator gets it as the provisioning delay."""
+    settle_s: float = 0.0
+    """How long the real run goes on after its last job (for SuspendTime to pass)."""
 
     @property
     def jobs(self) -> list[ScenarioJob]:
@@ -187,10 +193,22 @@ def _wide_jobs(seed: int, count: int) -> tuple[ScenarioJob, ...]:
     return tuple(out)
 
 
+# Power saving (scheduling.slurm.scaling): h100 follows the queue from 1 to 3 nodes, idle nodes released after 1 min
+# (SuspendTime=60, the rendered minimum). A fits the one powered-up node; B makes slurmctld resume h100-1 and waits
+# CONFIGURING for its slurmd; C (2 nodes) waits for A's node and resumes h100-2; once idle, the two resumed nodes are
+# suspended after SuspendTime and h100-0 stays up (SuspendExcNodes=h100:1).
+POWER = Scenario(
+    "power-saving", "a pool following the queue (1-3 nodes): the rendered ResumeProgram/SuspendProgram run by "
+    "slurmctld, nodes booting in 5 s, released after SuspendTime (60 s)",
+    edits(_stack(3, ONE_QUEUE, {**NO_ACCOUNTING, "scaling": {"idleMinutes": 1}}),
+          {"nodePools[0].minNodes": 1, "nodePools[0].multiNode": False}),
+    (Phase(0, (_job("A", 0, 1, 20, 1), _job("B", 2, 1, 25, 1), _job("C", 4, 2, 10, 1))),),
+    boot_s=5.0, settle_s=90.0, timeout_s=120.0)
+
 WIDE = Scenario(
     "wide-tiers", "30 jobs at once on two pools and four partitions (PriorityTier 3 `urgent`), the rendered bf_* "
     "settings, age weight on", _wide_stack({}), (Phase(0, _wide_jobs(7, 30), burst=True),), wide=True,
     timeout_s=420)
 
 SCENARIOS = (FIFO, BACKFILL, FAIRSHARE, PREEMPTION, CAPPED, CAPS, CAPS_UNTYPED, BLOCKS,
-             UNCAPPED_WITHOUT_ACCOUNTING, PARTITION_PRIO, WIDE)
+             UNCAPPED_WITHOUT_ACCOUNTING, PARTITION_PRIO, POWER, WIDE)
