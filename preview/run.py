@@ -17,7 +17,7 @@ from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
 from validation.issues import SpecError, SpecIssue
 from plan.facts import pool_facts
-from plan.pod_start import pod_start_summary
+from plan.start_time import pod_start_rows
 from validation.load import decode_config, load_spec
 from validation.secrets import names_in_namespace, secure_keys
 from validation.stack_file import StackFileError
@@ -55,7 +55,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.slurm = slurm_summary(spec, facts)
     report.fabric = fabric_summary(spec, facts, report.resources)
     report.maintenance = maintenance_summary(spec)
-    report.pod_start = pod_start_summary(spec)
+    report.pod_start = pod_start_rows(spec)
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}

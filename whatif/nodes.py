@@ -11,7 +11,7 @@ OFF, BOOTING, UP = 0, 1, 2
 
 
 class Node:
-    __slots__ = ("name", "index", "cap", "free", "state", "since", "idle_since", "jobs", "block", "epoch")
+    __slots__ = ("name", "index", "cap", "free", "state", "since", "idle_since", "jobs", "block", "epoch", "image_at")
     # since: when billing started (the node was asked for, booting included), None while not billed (a Slurm node can
     # be powered down while its Kubernetes node is still paid for); idle_since: last time it emptied
 
@@ -28,6 +28,8 @@ class Node:
         self.block = index // pool.block_nodes if pool.block_nodes else 0
         self.epoch = 0
         """Bumped when the node goes away, so its pending interruption event is ignored."""
+        self.image_at: float | None = None
+        """When the pool's job image is (or will be) on the node; None: not asked for yet."""
 
 
 class PoolState:
@@ -44,6 +46,8 @@ class PoolState:
         node.state, node.idle_since = (UP if ready else BOOTING), now
         node.free, node.jobs = node.cap, {}
         self.bill_on(node, now)
+        joins = now if ready else now + self.model.provision_s
+        node.image_at = joins + self.model.pull_s if self.model.prepull else None
 
     def power_off(self, node: Node, now: float, bill: bool = True) -> None:
         """``bill=False``: the node leaves the scheduler but stays paid for (``bill_off`` ends that)."""
