@@ -13,12 +13,12 @@ from spec.stack import StackSpec
 
 
 def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
-                        k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()) -> None:
+                        k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()) -> dict[str, pulumi.Resource]:
     """Kueue and Kubeflow through the cluster's Kubernetes provider, after the cluster and its system pool exist
     (both controllers run on the untainted system pool), plus the DRA claim templates of GKE-managed fabric pools.
-    Nothing when the stack has no ``workload: kubeflow``."""
+    Nothing when the stack has no ``workload: kubeflow``. Returns the team namespaces (name -> resource)."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.KUBEFLOW:
-        return
+        return {}
     from components.k8s.fabric_claims import FabricClaims
     from components.k8s.kubeflow import Kubeflow
     from components.k8s.kueue import Kueue
@@ -34,3 +34,4 @@ def build_kubeflow_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: p
         namespaces = {c["metadata"]["namespace"] for c in claims}
         FabricClaims("fabric-claims", claims, [r for n, r in kueue.team_namespaces.items() if n in namespaces],
                      opts=opts)
+    return dict(kueue.team_namespaces)

@@ -10,11 +10,13 @@ from spec.scheduling import Workload
 from spec.stack import StackSpec
 
 
-def build_slurm_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource, k8s_provider) -> None:
+def build_slurm_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
+                     k8s_provider) -> dict[str, pulumi.Resource]:
     """SlurmCluster through the cluster's Kubernetes provider, after the cluster and its system pool exist (the
-    operator, slurmctld, slurmdbd and MariaDB run on the untainted system pool). Nothing unless ``workload: slurm``."""
+    operator, slurmctld, slurmdbd and MariaDB run on the untainted system pool). Nothing unless ``workload: slurm``.
+    Returns the NodeSets' namespace (name -> resource)."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.SLURM:
-        return
+        return {}
     from components.k8s.fabric_claims import FabricClaims
     from components.slurm.cluster import SlurmCluster
 
@@ -26,3 +28,4 @@ def build_slurm_path(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulu
     claims = claim_templates(facts, {n.pool: [SLURM_NAMESPACE] for n in slurm.plan.nodesets})
     if claims:
         FabricClaims("fabric-claims", claims, [slurm.namespace], opts=opts)
+    return {SLURM_NAMESPACE: slurm.namespace}

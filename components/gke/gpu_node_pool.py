@@ -13,6 +13,7 @@ from components.gke.cluster import shielded_node_config
 from components.gke.node_service_account import GkeNodeServiceAccount, service_account_id
 from plan.capacity_block import RESERVED_NODES_LABEL, reserved_nodes
 from plan.fabric import GPU_TCP_SYSCTLS
+from plan.nvlink import WORKLOAD_POLICY_TYPE
 from plan.facts import GPU_TAINT_VALUE, PoolFacts
 from plan.node_storage import ephemeral_local_ssds
 from plan.pod_start import BOOT_DISK_MODE, PodStartPlan, pod_start_plan
@@ -23,8 +24,9 @@ RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 DRANET_LABEL = {"cloud.google.com/gke-networking-dra-driver": "true"}
 """Node label with which GKE runs its managed DRANET driver on a pool with ``acceleratorNetworkProfile: auto``
 (cluster-toolkit gke-node-pool: enable_dranet sets the profile and this label)."""
-HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-")
-"""A3 and A4 machines boot from Hyperdisk; the other GPU families use Persistent Disk."""
+HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-", "a4x-")
+"""A3, A4 and A4X machines boot from Hyperdisk (cluster-toolkit's A4X blueprint: hyperdisk-balanced); the other GPU
+families use Persistent Disk."""
 
 
 def boot_disk_type(machine_type: str) -> str:
@@ -44,6 +46,8 @@ def reservation_affinity(pool: NodePool, project: str) -> dict | None:
     if cap.type == CapacityType.RESERVATION:
         owner = cap.reservation_project or project
         value = cap.reservation if owner == project else f"projects/{owner}/reservations/{cap.reservation}"
+        if cap.reservation_block:  # block targeting: every node from this block (cluster-toolkit's A4X blueprint)
+            value = f"{value}/reservationBlocks/{cap.reservation_block}"
         return {"consume_reservation_type": "SPECIFIC_RESERVATION", "key": RESERVATION_KEY, "values": [value]}
     return None  # on-demand: GKE's default (consume any matching reservation, else on-demand)
 
@@ -59,6 +63,16 @@ def pod_start_node_config(plan: PodStartPlan) -> dict:
     if plan.max_parallel_pulls is not None:
         out["kubelet_config"] = {"max_parallel_image_pulls": plan.max_parallel_pulls}
     return out
+
+
+def workload_policy_args(facts: PoolFacts) -> dict | None:
+    """GB200 NVL72 (A4X): the Compute Engine workload policy that places the pool's nodes in whole NVLink domains
+    (``HIGH_THROUGHPUT``, accelerator topology ``1x72``), as cluster-toolkit's ``resource-policy`` module and xpk
+    create it; the node pool names it as its placement policy. None for other pools."""
+    nv = facts.nvlink
+    if nv is None or not nv.accelerator_topology or not facts.multi_node:
+        return None
+    return {"type": WORKLOAD_POLICY_TYPE, "accelerator_topology": nv.accelerator_topology}
 
 
 def compact_placement(pool: NodePool) -> dict | None:
@@ -132,6 +146,15 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             node_config["flex_start"] = True
             node_config["max_run_duration"] = max_run_duration(pool)
         spread = pool.capacity.type in (CapacityType.SPOT, CapacityType.RESERVATION) or pool.multi_node or flex
+        placement = None if queued else compact_placement(pool)
+        workload = workload_policy_args(facts)
+        self.workload_policy: gcp.compute.ResourcePolicy | None = None
+        if workload is not None:
+            self.workload_policy = gcp.compute.ResourcePolicy(
+                f"{name}-workload-policy", project=cluster.project, region=facts.region,
+                description=f"gpu-cluster: {facts.name} in whole {workload['accelerator_topology']} NVLink domains",
+                workload_policy=workload, opts=child)
+            placement = {"type": "COMPACT", "policy_name": self.workload_policy.name}
         self.node_pool = gcp.container.NodePool(
             name,
             cluster=cluster.name, location=cluster.location, project=cluster.project,
@@ -145,7 +168,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             upgrade_settings={"strategy": "SURGE", "max_surge": pool.upgrade.max_surge,
                               "max_unavailable": pool.upgrade.max_unavailable},
             # GKE refuses compact placement on queued-provisioning GPU pools
-            placement_policy=None if queued else compact_placement(pool),
+            placement_policy=placement,
             # nodes only through ProvisioningRequests (Kueue's ProvisioningRequest AdmissionCheck)
             queued_provisioning={"enabled": True} if queued else None,
             network_config=network_config,  # the fabric's extra NICs (components/gke/fabric.py), else None

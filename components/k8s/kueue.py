@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 
 from components.charts import KUEUE
 from components.k8s.custom_resources import custom_resource, namespace
+from render.compute_domain import kueue_device_classes as channel_device_classes
 from render.fabric_claim import kueue_device_classes
 from render.kueue import base_name, render_kueue
 from render.kueue_config import kueue_values
@@ -45,9 +46,10 @@ class Kueue(pulumi.ComponentResource):
         system_ns = k8s.core.v1.Namespace(
             f"{name}-namespace", metadata={"name": KUEUE_NAMESPACE, "labels": {
                 **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
+        classes = [*kueue_device_classes(pools), *channel_device_classes(pools)]  # DRA claims Kueue must count
         self.release = k8s.helm.v3.Release(
             f"{name}-chart", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
-            namespace=KUEUE_NAMESPACE, values=kueue_values(scheduling, kueue_device_classes(pools)), timeout=900,
+            namespace=KUEUE_NAMESPACE, values=kueue_values(scheduling, classes), timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}
