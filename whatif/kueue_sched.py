@@ -13,6 +13,7 @@ from whatif.feasible import candidate_pools
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue_preempt import Choice, choose
 from whatif.model import Job
+from whatif.nodes import PoolState
 
 MAX_ADMISSIONS_PER_PASS = 100_000
 EVICTION_S = 30.0

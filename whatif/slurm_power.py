@@ -131,7 +131,8 @@ class PowerSaving:
         if payload[0] == "check":
             self.eng.dirty = True  # the scheduling pass after this tick starts the configured jobs
         elif payload[0] == "suspend":
-            self._suspend(*payload[1:], now=now)
+            _, pool, node, epoch, since = payload
+            self._suspend(pool, node, epoch, since, now)
         else:
             _, pool, node, gen = payload
             if self.pod_gen.get(id(node), 0) == gen and node.index >= self.replicas[pool.model.name]:
