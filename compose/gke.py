@@ -9,6 +9,7 @@ from components.gke.cluster import GkeCluster
 from components.gke.fabric import GkeFabric, fabric_kinds
 from components.gke.gpu_node_pool import GkeGpuNodePool
 from components.gke.image_sources import GkeImageSources
+from compose.admission import build_admission
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
 from plan.facts import pool_facts
@@ -27,9 +28,11 @@ def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:
                          region_zones=cat.zones(Cloud.GCP, spec.region), multi_networking=bool(fabric_pools),
                          maintenance_policy=maintenance_policy(spec), opts=opts)
     networks: dict[str, dict] = {}
+    # the admission policies exist before the namespaces and the device injector they guard
+    admission = build_admission(spec, pools, cluster, cluster.ref.k8s_provider)
     if fabric_pools:
         fabric = GkeFabric("fabric", fabric_pools, spec.cluster.name, spec.project or "", spec.region,
-                           after=[cluster], opts=pulumi.ResourceOptions(
+                           after=[cluster, *admission], opts=pulumi.ResourceOptions(
                                providers=[provider, cluster.ref.k8s_provider]))
         networks = fabric.node_network_configs
     streaming = {p.name for p in spec.node_pools if pod_start_plan(spec.cloud, p).streaming}
@@ -41,5 +44,5 @@ def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:
         GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels,
                        gpu_driver_version=facts.resolved_runtime.gke_driver_installation,
                        network_config=networks.get(pool.name), after=[api] if api is not None else [], opts=opts)
-    build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider)
+    build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider, kueue_after=admission)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)

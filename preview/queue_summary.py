@@ -6,6 +6,7 @@ from typing import Sequence
 from render.kueue import pool_placements
 from plan.quota import QuotaPlan, quota_plan
 from plan.slurm import SlurmPlan, plan_slurm
+from render.tenancy import access_notes
 from plan.facts import PoolFacts
 from spec.scheduling import Workload
 from spec.stack import StackSpec
@@ -23,7 +24,9 @@ def queue_plan(spec: StackSpec, facts: Sequence[PoolFacts]) -> QuotaPlan | None:
                  for name, p in pool_placements(sched, facts).items()}
     elif sched.workload == Workload.SLURM:
         notes = slurm_placements(plan_slurm(sched, facts))
-    return quota_plan(sched, facts, notes)
+    plan = quota_plan(sched, facts, notes)
+    plan.access = access_notes(sched, facts)
+    return plan
 
 
 def slurm_placements(plan: SlurmPlan) -> dict[str, str]:

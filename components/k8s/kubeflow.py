@@ -12,6 +12,8 @@ from components.k8s.custom_resources import custom_resource
 from components.k8s.katib import Katib
 from components.k8s.kubeflow_pipelines import KubeflowPipelines
 from render.kueue import pool_placements
+from render.network_policies import kubeflow_policies
+from render.tenancy import access_notes
 from render.trainer import trainer_values, training_runtimes
 from plan.facts import PoolFacts
 from spec.scheduling import SchedulingSpec
@@ -31,6 +33,8 @@ class Kubeflow(pulumi.ComponentResource):
 
     release: k8s.helm.v3.Release
     runtimes: list[str]
+    access: list[str]
+    """What a tenant can reach, one line per control (``render/tenancy.py``)."""
 
     def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
                  after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
@@ -49,8 +53,16 @@ class Kubeflow(pulumi.ComponentResource):
         for obj in runtimes:
             custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after_release)
         self.runtimes = [r["metadata"]["name"] for r in runtimes]
+        installs: list[pulumi.Resource] = []
         if scheduling.kubeflow.katib:
-            Katib(f"{name}-katib", after=after, opts=pulumi.ResourceOptions(parent=self))
+            installs.append(Katib(f"{name}-katib", after=after, opts=pulumi.ResourceOptions(parent=self)))
         if scheduling.kubeflow.pipelines:
-            KubeflowPipelines(f"{name}-pipelines", after=after, opts=pulumi.ResourceOptions(parent=self))
-        self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes})
+            installs.append(KubeflowPipelines(f"{name}-pipelines", after=after,
+                                              opts=pulumi.ResourceOptions(parent=self)))
+        if installs:  # the namespace comes with the manifests; its NetworkPolicies follow them
+            teams = list(dict.fromkeys(q.namespace or q.name for q in scheduling.queues))
+            for obj in kubeflow_policies(teams, katib=scheduling.kubeflow.katib):
+                custom_resource(f"{name}-netpol-{obj['metadata']['name']}", obj,
+                                pulumi.ResourceOptions(parent=self, depends_on=installs))
+        self.access = access_notes(scheduling, pools)
+        self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes, "access": self.access})

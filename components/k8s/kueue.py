@@ -13,6 +13,7 @@ from render.compute_domain import kueue_device_classes as channel_device_classes
 from render.fabric_claim import kueue_device_classes
 from render.kueue import base_name, render_kueue
 from render.kueue_config import kueue_values
+from render.network_policies import isolated_namespace
 from plan.facts import PoolFacts
 from spec.scheduling import SchedulingSpec
 
@@ -54,6 +55,10 @@ class Kueue(pulumi.ComponentResource):
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}
         self.team_namespaces = dict(team_ns)
+        for ns_name, ns in team_ns.items():  # another team's pods cannot reach this team's pods
+            for obj in isolated_namespace(ns_name):
+                custom_resource(f"{name}-netpol-{ns_name}-{obj['metadata']['name']}", obj,
+                                pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         # Each object waits for what it names: a flavor for its Topology, a ClusterQueue for its flavors. When a
         # content-named flavor or topology is replaced, the new one exists before its users are repointed, and the
         # old one is deleted after them (so Kueue's resource-in-use finalizer is gone by then; see render/kueue.py).

@@ -132,7 +132,7 @@ def render_stack(rec: Recording, helm: HelmPin = HELM3) -> dict[str, list[dict[s
     """Release resource name -> rendered objects, every release rendered with ``--api-versions`` for all the CRDs
     the stack's releases install (a first pass finds them)."""
     calls = release_calls(rec)
-    helm_path(helm)  # extract (cold cache) before any thread of the pool runs Helm: docs of tests/support/helm_binary
+    helm_path(helm)  # extract (cold cache) before any thread of the pool runs Helm: docs of tests/support/helm/binary.py
     with ThreadPoolExecutor(max_workers=2) as pool:
         first = list(pool.map(lambda c: render(c, (), helm), calls))
         apis = crd_api_versions([o for objs in first for o in objs])
