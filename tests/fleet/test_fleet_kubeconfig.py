@@ -6,10 +6,19 @@ from __future__ import annotations
 import base64
 import copy
 
+import os
+
 import pytest
 import yaml
-from kubernetes.client import Configuration
-from kubernetes.config.kube_config import KubeConfigLoader
+
+try:  # pinned in requirements-dev.txt; an environment built before the pin lacks it: skip there, fail in CI
+    from kubernetes.client import Configuration
+    from kubernetes.config.kube_config import KubeConfigLoader
+except ImportError:  # pragma: no cover - depends on the environment
+    if os.environ.get("CI") == "true":
+        raise
+    pytest.skip("the Kubernetes Python client is not installed: bash scripts/venv.sh requirements-dev.txt",
+                allow_module_level=True)
 
 from preview.engine import FAKE_CA, offline_token
 from render.fleet_worker import check_kubeconfig, token_secret_name, worker_kubeconfig
