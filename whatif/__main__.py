@@ -51,6 +51,21 @@ def _stack(name: str | None, file: Path | None) -> str | Path:
     return name if stack_path(name).exists() else stack_path(name)
 
 
+def _stack_exists(name: str) -> bool:
+    from whatif.stack import stack_path
+    return stack_path(name).exists()
+
+
+def _worker_stack(manager: str, worker: str) -> str | None:
+    """The stack of the fleet worker named ``worker`` in the manager stack ``manager`` (None: not a fleet worker)."""
+    from whatif.stack import load_stack_spec
+    if not _stack_exists(manager):
+        return None
+    spec = load_stack_spec(manager)
+    workers = spec.fleet.workers if spec.fleet is not None else []
+    return next((w.stack.rsplit("/", 1)[-1] for w in workers if w.name == worker), None)
+
+
 def _assumptions(items: list[str]) -> tuple[dict[str, float], list[str]]:
     """--assume NAME=VALUE pairs -> overrides, and every problem at once."""
     from catalog.start_path import load_start_path
@@ -96,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_INVALID
     try:
+        if args.vs and args.stack and not _stack_exists(args.vs):  # --vs <worker name> of a fleet manager
+            args.vs = _worker_stack(args.stack, args.vs) or args.vs
         for name, file in ((args.stack, args.stack_file), (args.vs, args.vs_stack_file)):
             target = _stack(name, file) if (name or file) else None
             if isinstance(target, Path) and not target.exists():
