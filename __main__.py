@@ -10,7 +10,7 @@ from validation.load import load_spec
 
 secret_keys = secret_config_keys()
 try:
-    spec, warnings = load_spec(raw_config_from_pulumi(), secret_keys=secret_keys)
+    spec, warnings = load_spec(raw_config_from_pulumi(), secret_keys=secret_keys, stack_name=pulumi.get_stack())
 except SpecError as exc:
     raise pulumi.RunError(format_issues(exc.issues)) from None  # RunError: message only, no traceback
 for warning in warnings:
@@ -21,3 +21,5 @@ pulumi.export("cloud", spec.cloud.value)
 pulumi.export("clusterName", stack.cluster_name)
 pulumi.export("kubeconfig", stack.kubeconfig)
 pulumi.export("pools", pool_exports(stack.pools))
+for name, value in stack.fleet_outputs.items():  # a fleet worker's kubeconfig is a Pulumi secret
+    pulumi.export(name, value)

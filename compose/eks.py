@@ -46,5 +46,6 @@ def build_eks(spec: StackSpec, cat: Catalog, account_id_secret: bool = False) ->
                 providers=[provider, cluster.ref.k8s_provider], depends_on=[cluster]))
         if autoscaler.provisioning_request_crd is not None:  # Kueue checks for the CRD when it starts
             kueue_after.append(autoscaler.provisioning_request_crd)
-    build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider, kueue_after=kueue_after)
-    return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)
+    fleet = build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider, kueue_after=kueue_after)
+    return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools,
+                        fleet_outputs=fleet.outputs)

@@ -44,5 +44,6 @@ def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:
         GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels,
                        gpu_driver_version=facts.resolved_runtime.gke_driver_installation,
                        network_config=networks.get(pool.name), after=[api] if api is not None else [], opts=opts)
-    build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider, kueue_after=admission)
-    return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)
+    fleet = build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider, kueue_after=admission)
+    return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools,
+                        fleet_outputs=fleet.outputs)

@@ -10,6 +10,7 @@ from plan.fabric import FabricPlan, fabric_plan
 from plan.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack, pool_runtime
 from plan.nvlink import NvlinkPlan, nvlink_plan
 from plan.queued import GKE_QUEUED_TAINT_KEY, QueuedPlan, queued_plan
+from spec.fleet import FLEET_GPU_LABEL, FleetRole, gpu_slug
 from spec.stack import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
 GPU_TAINT_VALUE = "present"
@@ -51,6 +52,9 @@ class PoolFacts:
     """The GPU network between nodes (GPUDirect-TCPX/TCPXO/RDMA, EFA), or None (none, off, or single-node)."""
     queued: QueuedPlan | None = None
     """Queued provisioning: nodes come only through ProvisioningRequests of this class (``plan/queued.py``)."""
+    fleet_gpu: str | None = None
+    """On a fleet worker: the GPU model's slug (``h100-80gb``) its nodes and Kueue flavor carry as
+    ``gpu-cluster/fleet-gpu``, so the fleet runtime of that model lands here (``render/fleet.py``)."""
     nvlink: NvlinkPlan | None = None
     """Rack-scale NVLink (GB200 NVL72): the domain's size and label, and whether jobs get their IMEX channel through
     a ComputeDomain (``plan/nvlink.py``); None where the NVLink domain ends at the node."""
@@ -80,7 +84,10 @@ class PoolFacts:
 
     @property
     def pool_label(self) -> dict[str, str]:
-        return {POOL_LABEL_KEY: self.name}
+        """The pool's node label; on a fleet worker also the GPU model's fleet label."""
+        if self.fleet_gpu is None:
+            return {POOL_LABEL_KEY: self.name}
+        return {POOL_LABEL_KEY: self.name, FLEET_GPU_LABEL: self.fleet_gpu}
 
     @property
     def tolerations(self) -> list[dict[str, str]]:
@@ -126,4 +133,6 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
                      multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints),
                      fabric=fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric,
                                         load_fabric_catalog()),
-                     queued=queued_plan(spec.cloud, pool), nvlink=nvlink_plan(cat, spec, pool, machine))
+                     queued=queued_plan(spec.cloud, pool), nvlink=nvlink_plan(cat, spec, pool, machine),
+                     fleet_gpu=gpu_slug(machine.gpu_model) if spec.fleet is not None and spec.fleet.role == FleetRole.WORKER
+                     else None)

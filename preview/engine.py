@@ -26,6 +26,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 
 from preview.sdk_private import MockMonitor
+from spec.fleet import KUBECONFIG_OUTPUT
 from validation.secrets import secure_keys
 from validation.stack_file import read_stack_file as read_stack_file  # the one reader, re-exported
 
@@ -86,11 +87,24 @@ def fake_random_bytes(name: str, length: int) -> bytes:
     return out[:length]
 
 
+OFFLINE_TOKEN_PREFIX = "gpu-cluster-offline-token-canary-"
+SECRET_STACK_OUTPUTS = frozenset({KUBECONFIG_OUTPUT, "kubeconfig"})
+"""Outputs a stack exports as Pulumi secrets (what a StackReference marks secret)."""
+
+
+def offline_token(secret_name: str) -> str:
+    """Stand-in for a ServiceAccount token: a canary tests look for in every output (it must never be shown)."""
+    return OFFLINE_TOKEN_PREFIX + hashlib.sha256(secret_name.encode()).hexdigest()[:16]
+
+
 class RecordingMocks(pulumi.runtime.Mocks):
     """Echo inputs as outputs and invent the few computed outputs the program reads (ids, ARNs, endpoints)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stack_references: dict[str, dict[str, Any]] | None = None) -> None:
         super().__init__()
+        self.stack_references = stack_references or {}
+        """Fully qualified stack name -> its outputs, for ``pulumi.StackReference`` (a fleet manager's workers,
+        previewed first from their stack files: ``preview/fleet.py``)."""
         self.last = threading.local()
         """Per registering thread: the transforms of the resource being registered (read by the monitor)."""
 
@@ -115,6 +129,15 @@ class RecordingMocks(pulumi.runtime.Mocks):
         elif typ == "random:index/randomPassword:RandomPassword":
             out["result"] = fake_random_bytes(name, int(args.inputs.get("length", 16))).hex()[:int(args.inputs.get(
                 "length", 16))]
+        elif typ == "kubernetes:core/v1:Secret" and args.inputs.get("type") == "kubernetes.io/service-account-token":
+            # the token controller fills these in; the provider waits for them (pulumi-kubernetes#2048)
+            token = offline_token(args.inputs.get("metadata", {}).get("name", name))
+            out["data"] = {"token": base64.b64encode(token.encode()).decode(), "ca.crt": FAKE_CA}
+        elif typ == "pulumi:pulumi:StackReference":
+            ref = args.inputs.get("name", name)
+            if ref not in self.stack_references:
+                raise LookupError(f"stack reference {ref}: no outputs recorded for it (preview the worker first)")
+            out.update(outputs=self.stack_references[ref], secretOutputNames=sorted(SECRET_STACK_OUTPUTS))
         elif typ.startswith("aws:") and typ != "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
             out.setdefault("arn", f"arn:aws:offline:{FAKE_ACCOUNT}:{typ.split(':')[-1].lower()}/{name}")
         if typ == "aws:ec2/launchTemplate:LaunchTemplate":
@@ -188,7 +211,8 @@ def restored_config_environment() -> Iterator[None]:
 
 
 def install_mocks(config: dict[str, Any] | None = None, stack: str = "dev",
-                  secret_keys: list[str] | None = None) -> RecordingMonitor:
+                  secret_keys: list[str] | None = None,
+                  stack_references: dict[str, dict[str, Any]] | None = None) -> RecordingMonitor:
     """Fresh root stack, fresh config, fresh recorder. Call before any program code creates a resource.
 
     The config goes into ``CONFIG_VARIABLES`` (left set: wrap the run in ``restored_config_environment``, as
@@ -197,7 +221,7 @@ def install_mocks(config: dict[str, Any] | None = None, stack: str = "dev",
     os.environ.update(language_host_environment(config or {}, secret_keys))
     pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
     pulumi.runtime.reset_options(project=PROJECT, stack=stack, preview=False)  # public reset: no root stack yet
-    monitor = RecordingMonitor(RecordingMocks())
+    monitor = RecordingMonitor(RecordingMocks(stack_references))
     pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor,
                              logger=_ENGINE_LOG)
     return monitor
@@ -214,13 +238,52 @@ class Recording:
 
 
 def run_program(config: dict[str, Any], stack: str = "dev", main: Path = PROJECT_ROOT / "__main__.py",
-                secret_keys: list[str] | None = None) -> Recording:
+                secret_keys: list[str] | None = None,
+                stack_references: dict[str, dict[str, Any]] | None = None) -> Recording:
     """Run the Pulumi program exactly as ``pulumi preview`` would, against the recording engine (``secret_keys``:
-    see ``language_host_environment``)."""
+    see ``language_host_environment``; ``stack_references``: the outputs of stacks the program references)."""
+    if stack_references is None:
+        stack_references = referenced_outputs(config, main)
     with restored_config_environment():
-        monitor = install_mocks(config, stack, secret_keys)
+        monitor = install_mocks(config, stack, secret_keys, stack_references)
         outputs = execute_program(main)
     return Recording(resources=monitor.registered, outputs=outputs)
+
+
+class MissingStackReference(LookupError):
+    """A fleet manager names a worker stack whose ``Pulumi.<stack>.yaml`` is not in the repository."""
+
+    def __init__(self, reference: str, path: Path):
+        super().__init__(f"{reference}: no stack file {path.name}")
+        self.reference, self.path = reference, path
+
+
+def fleet_workers(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(name, <org>/<project>/<stack>)`` of each worker a manager's config lists (as written; unvalidated)."""
+    raw = config.get(f"{PROJECT}:fleet")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            return []
+    if not isinstance(raw, dict) or raw.get("role") != "manager" or not isinstance(raw.get("workers"), list):
+        return []
+    return [(str(w.get("name")), w["stack"]) for w in raw["workers"] if isinstance(w, dict)
+            and isinstance(w.get("stack"), str)]
+
+
+def referenced_outputs(config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, dict[str, Any]]:
+    """Offline, a StackReference reads the referenced stack's outputs by running that stack's file (the last
+    segment of ``<org>/<project>/<stack>``, next to ``main``) through this same engine. A worker's own references
+    are not followed (a worker that is itself a manager is refused by the preview before this runs)."""
+    out: dict[str, dict[str, Any]] = {}
+    for _, ref in fleet_workers(config):
+        name = ref.rsplit("/", 1)[-1]
+        path = stack_file(name, main.parent)
+        if not path.exists():
+            raise MissingStackReference(ref, path)
+        out[ref] = run_program(read_stack_file(path), name, main, stack_references={}).outputs
+    return out
 
 
 def execute_program(main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, Any]:

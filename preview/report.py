@@ -40,6 +40,10 @@ class PreviewReport:
     """Per pool: GPU fabric, networks, NICs per node, NCCL transport, nominal bandwidth, what was wired."""
     pod_start: list[dict[str, Any]] = field(default_factory=list)
     """Per pool: what shortens a pod's start on a new node, and how a cold node gets each declared image."""
+    fleet: dict[str, Any] | None = None
+    """A fleet manager: its workers (previewed from their stack files), queues, GPUs and cost (preview/fleet/)."""
+    outputs: dict[str, Any] = field(default_factory=dict)
+    """The stack outputs, resolved (secrets included, so never rendered: a StackReference reads them offline)."""
 
     @property
     def exit_code(self) -> int:
@@ -67,4 +71,5 @@ class PreviewReport:
             "fabric": self.fabric,
             "podStart": self.pod_start,
             "maintenance": self.maintenance,
+            "fleet": self.fleet,
         }

@@ -10,6 +10,9 @@ from preview.cost import UnpricedCost, stack_cost
 from preview.advice import deploy_advice
 from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, contract_warnings, fabric_summary
 from plan.maintenance import summary as maintenance_summary
+from preview.fleet.resolve import Member, preview_workers
+from preview.fleet.summary import fleet_summary
+from spec.fleet import FleetRole
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
 from preview.queue_summary import queue_plan
@@ -35,13 +38,22 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.cloud, report.region = (v if isinstance(v, str) else None for v in (raw.get("cloud"), raw.get("region")))
     cat = load_catalog()
     try:
-        spec, report.warnings = load_spec(raw, cat, secret_keys=secret)
+        spec, report.warnings = load_spec(raw, cat, secret_keys=secret, stack_name=stack)
         report.warnings += deploy_advice(spec, cat)
     except SpecError as exc:
         report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
         return report  # invalid: the program is never run, so nothing is registered
     report.cloud, report.region = spec.cloud.value, spec.region
-    report.resources = run_program(config, stack, main, secret_keys).resources
+    members: list[Member] = []
+    references: dict[str, dict] | None = None
+    if spec.fleet is not None and spec.fleet.role == FleetRole.MANAGER:  # StackReferences: preview the workers first
+        members, report.errors = preview_workers(spec.fleet, main.parent,
+                                                 lambda name, cfg: preview_config(name, cfg, main, policies))
+        if report.errors:
+            return report
+        references = {m.reference: m.report.outputs for m in members}
+    recording = run_program(config, stack, main, secret_keys, stack_references=references)
+    report.resources, report.outputs = recording.resources, recording.outputs
     facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
     try:
         report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
@@ -59,6 +71,8 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.pod_start = pod_start_rows(spec)
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
+    if spec.fleet is not None and spec.fleet.role == FleetRole.MANAGER:
+        report.fleet = fleet_summary(spec, stack, report.cost, members)
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack

@@ -31,10 +31,10 @@ REQUEUE_BACKOFF_BASE_SECONDS = 60
 REQUEUE_BACKOFF_MAX_SECONDS = 3600
 
 
-def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
-    """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
-    map to a quota resource or it holds the jobs as inadmissible (``render/fabric_claim.py``)."""
-    config: dict[str, Any] = {
+def base_config(team_namespaces: Sequence[str]) -> dict[str, Any]:
+    """What every Kueue of gpu-cluster runs with (the chart's ports, probes and lock; our integrations and quota);
+    ``team_namespaces``: where every job is Kueue's (the queues' namespaces)."""
+    return {
         "apiVersion": CONFIG_API_VERSION,
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
@@ -48,9 +48,15 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> 
         "manageJobsWithoutQueueName": True,
         "managedJobsNamespaceSelector": {"matchExpressions": [{
             "key": NAMESPACE_NAME_LABEL, "operator": "In",
-            "values": list(dict.fromkeys(q.namespace or q.name for q in spec.queues))}]},
+            "values": list(dict.fromkeys(team_namespaces))}]},
         "resources": {"excludeResourcePrefixes": list(IGNORED_RESOURCES)},
     }
+
+
+def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
+    """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
+    map to a quota resource or it holds the jobs as inadmissible (``render/fabric_claim.py``)."""
+    config = base_config([q.namespace or q.name for q in spec.queues])
     nics = [c for c in device_classes if c != CHANNEL_DEVICE_CLASS]
     mappings = [{"name": KUEUE_RESOURCE, "deviceClassNames": nics}] if nics else []
     if CHANNEL_DEVICE_CLASS in device_classes:  # IMEX channels of ComputeDomains (render/compute_domain.py)
@@ -84,4 +90,15 @@ def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> di
     return {
         "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
         "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec, device_classes)},
+    }
+
+
+def fleet_manager_values(multikueue: dict[str, Any], team_namespaces: Sequence[str]) -> dict[str, Any]:
+    """Helm values for a fleet manager's Kueue: the same integrations as the workers' (MultiKueue dispatches only
+    kinds the manager's Kueue manages) and the ``multiKueue`` block (``scheduling/fleet_manager.py``). No gang or
+    fair-sharing settings: the manager runs no pods, each worker's Kueue applies its own."""
+    config = {**base_config(team_namespaces), "multiKueue": multikueue}
+    return {
+        "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(config, sort_keys=False)},
     }

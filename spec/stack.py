@@ -14,6 +14,7 @@ from catalog import CapacityType, Cloud
 from spec.capacity import CapacityWindow
 from spec.eks_node import NodeRepair, RootVolume
 from spec.fabric import PoolFabric
+from spec.fleet import Fleet
 from spec.maintenance import Maintenance
 from spec.gpu_runtime import GpuRuntime, PoolGpuRuntime
 from spec.pod_start import ImageMirror, PodStart
@@ -254,13 +255,18 @@ class StackSpec(SpecModel):
     labels: dict[str, str] = Field(default_factory=dict, description=(
         "Labels (GCP) or tags (AWS) put on every cloud resource, e.g. `team: ml-platform`."))
     cluster: ClusterSpec = Field(description="The Kubernetes cluster.")
-    node_pools: list[NodePool] = Field(min_length=1, description="GPU node pools.")
+    node_pools: list[NodePool] = Field(default_factory=list, description=(
+        "GPU node pools, at least one (a fleet manager may have none: it runs only the system pool)."))
     scheduling: SchedulingSpec | None = Field(None, description=(
         "Queues, quotas, fair sharing, preemption, gang and topology-aware placement, rendered to Kueue + Kubeflow "
         "(`workload: kubeflow`) or to Slurm on Kubernetes (`workload: slurm`). Omitted: no scheduler is installed."))
     gpu_runtime: GpuRuntime = Field(default_factory=GpuRuntime, description=(
         "NVIDIA driver, device plugin or GPU Operator, GPU sharing, EFA device plugin; each pool may override "
         "`mode`, `driverVersion`, `sharing` and `efaDevicePlugin`."))
+    fleet: Fleet | None = Field(None, description=(
+        "This stack's part in a MultiKueue fleet across clusters and clouds: `manager` (queues, dispatch to the "
+        "workers through StackReferences) or `worker` (runs the jobs). See docs/fleet.md. Omitted: a standalone "
+        "cluster."))
 
 
 TOP_LEVEL_KEYS = [StackSpec.model_fields[name].alias or name for name in StackSpec.model_fields]

@@ -14,6 +14,7 @@ from validation.capacity_block import check_capacity_blocks
 from validation.cluster import check_cluster
 from validation.fabric import check_fabric
 from validation.fabric_version import check_fabric_versions
+from validation.fleet import check_fleet
 from validation.maintenance import check_maintenance
 from validation.node_repair import check_node_repair
 from validation.node_storage import check_local_ssd
@@ -51,12 +52,13 @@ def decode_config(flat: dict[str, Any]) -> dict[str, Any]:
 
 def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
               now: dt.datetime | None = None,
-              secret_keys: Iterable[str] = ()) -> tuple[StackSpec, list[SpecIssue]]:
+              secret_keys: Iterable[str] = (), stack_name: str | None = None) -> tuple[StackSpec, list[SpecIssue]]:
     """Validate everything; return the spec and its warnings, or raise SpecError with every error and warning.
 
     ``now``: the moment capacity-block windows are judged against (default: the clock, UTC).
     ``secret_keys``: the settings (``accountId``) set with ``pulumi config set --secret``; their values never appear
-    in a message, and a secret where Pulumi cannot keep one is refused (``validation/secrets.py``)."""
+    in a message, and a secret where Pulumi cannot keep one is refused (``validation/secrets.py``).
+    ``stack_name``: this stack's name, so a fleet manager cannot list itself as a worker (None: not checked)."""
     cat = catalog or load_catalog()
     issues = Issues()
     secret = set(secret_keys)
@@ -71,15 +73,16 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     parts: dict[str, Any] = {}
     unparsed: set[str] = set()
     parsed_pools: list[tuple[int, NodePool, set[str]]] = []
+    manager = _is_fleet_manager(raw)
     for name, field in StackSpec.model_fields.items():
         alias = field.alias or name
         if alias not in raw:
-            if field.is_required():
+            if field.is_required() or (name == "node_pools" and not manager):
                 issues.error(alias, "required setting is missing", allowed=describe(field.annotation),
                              fix=f"add {NAMESPACE}:{alias} to the stack config")
             continue
         if name == "node_pools":
-            parsed_pools = _parse_pools(issues, raw[alias])
+            parsed_pools = _parse_pools(issues, raw[alias], empty_allowed=manager)
             continue
         annotation = field.annotation if raw[alias] is None else optional_model(field.annotation)
         parsed = parse_part(issues.at(alias), annotation, raw[alias], field, keep_digits=name in StackSpec.KEEP_DIGITS)
@@ -119,6 +122,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         check_capacity_blocks(issues, cloud, pools, now or dt.datetime.now(dt.timezone.utc))
     check_resource_labels(issues.at("labels"), parts.get("labels", {}))
     check_pool_names(issues, pools)
+    if parts.get("fleet") is not None:
+        check_fleet(issues, parts["fleet"], pools, parts.get("scheduling"), stack_name)
     if parts.get("scheduling") is not None:
         check_scheduling(issues, cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
         check_slurm(issues, cat, cloud, pools, parts["scheduling"],
@@ -147,12 +152,20 @@ POOL_CHECK_INPUTS = {"machineType": {"accelerator"}, "accelerator": {"machineTyp
                      "upgrade": {"capacity"}, "multiNode": {"machineType", "zones"}}
 
 
-def _parse_pools(issues: Issues, value: Any) -> list[tuple[int, NodePool, set[str]]]:
+def _is_fleet_manager(raw: dict[str, Any]) -> bool:
+    """A fleet manager may have no GPU pool (it dispatches, the workers run the jobs)."""
+    fleet = raw.get("fleet")
+    return isinstance(fleet, dict) and fleet.get("role") == "manager"
+
+
+def _parse_pools(issues: Issues, value: Any, empty_allowed: bool = False) -> list[tuple[int, NodePool, set[str]]]:
     """Parse each pool; a pool whose optional fields are malformed is still checked on the fields that parsed.
 
     Returns ``(index, pool, fields dropped because they failed their shape check)``. Problems inside a pool that
     has a name name it, like every other pool problem.
     """
+    if empty_allowed and value in ([], None):
+        return []
     if not isinstance(value, list) or not value:
         issues.error("nodePools", "must be a non-empty list of GPU pools", value, allowed="a YAML list of pools",
                      fix="add at least one pool with name, machineType, zones, maxNodes")

@@ -27,7 +27,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--scheduler", choices=["auto", "slurm", "kueue"], default="auto",
                    help="auto (default): the stack's scheduling.workload")
     p.add_argument("--nodes-up", choices=["min", "max"], default="min",
-                   help="nodes at the start: min (autoscaled, default) or max (every node up, no scaling)")
+                   help="nodes at the start: min (autoscaled pools and Slurm pools that follow the queue, default) "
+                        "or max (every node up, no scaling)")
     p.add_argument("--spot-interruptions-per-node-month", type=float, metavar="RATE",
                    help="reclaims per spot node and 30 days (default: the catalog's rate; 0 turns them off)")
     p.add_argument("--no-backfill", action="store_true", help="Slurm: main scheduler only (an experiment)")
@@ -48,6 +49,21 @@ def _stack(name: str | None, file: Path | None) -> str | Path:
         return file
     assert name is not None
     return name if stack_path(name).exists() else stack_path(name)
+
+
+def _stack_exists(name: str) -> bool:
+    from whatif.stack import stack_path
+    return stack_path(name).exists()
+
+
+def _worker_stack(manager: str, worker: str) -> str | None:
+    """The stack of the fleet worker named ``worker`` in the manager stack ``manager`` (None: not a fleet worker)."""
+    from whatif.stack import load_stack_spec
+    if not _stack_exists(manager):
+        return None
+    spec = load_stack_spec(manager)
+    workers = spec.fleet.workers if spec.fleet is not None else []
+    return next((w.stack.rsplit("/", 1)[-1] for w in workers if w.name == worker), None)
 
 
 def _assumptions(items: list[str]) -> tuple[dict[str, float], list[str]]:
@@ -95,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_INVALID
     try:
+        if args.vs and args.stack and not _stack_exists(args.vs):  # --vs <worker name> of a fleet manager
+            args.vs = _worker_stack(args.stack, args.vs) or args.vs
         for name, file in ((args.stack, args.stack_file), (args.vs, args.vs_stack_file)):
             target = _stack(name, file) if (name or file) else None
             if isinstance(target, Path) and not target.exists():

@@ -9,7 +9,7 @@ def candidate_pools(cluster: ClusterModel, job: Job) -> list[PoolModel]:
     """Pools a job may run on: the Slurm partition's pools, or the Kueue queue's flavors (in quota order)."""
     if cluster.slurm is not None:
         part = cluster.slurm.partition(job.pool)
-        names = [job.pool] if job.pool else list(part.pools) if part else []
+        names = list(part.pools) if part else []  # a pool's own partition, or a partition by name
     else:
         quotas = cluster.queues[job.queue].quotas
         names = [job.pool] if job.pool else list(quotas)
@@ -47,13 +47,13 @@ def _why_not(cluster: ClusterModel, queue: QueueModel, pool: PoolModel, job: Job
     quota = queue.quotas.get(pool.name)
     if quota is None:
         return "no quota"
-    reach = quota.nominal + _borrowable(cluster, queue, pool.name, quota.borrowing_limit)
+    reach = quota.nominal + borrowable(cluster, queue, pool.name, quota.borrowing_limit)
     if total > reach:
         return f"needs {total} of nvidia.com/gpu, quota reaches {reach}"
     return None
 
 
-def _borrowable(cluster: ClusterModel, queue: QueueModel, pool: str, limit: int | None) -> int:
+def borrowable(cluster: ClusterModel, queue: QueueModel, pool: str, limit: int | None) -> int:
     """Most a queue can borrow in a pool: what the others in the cohort lend, capped by its borrowingLimit."""
     if cluster.kueue is None or cluster.kueue.cohort is None:
         return 0

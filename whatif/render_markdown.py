@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from whatif.compare import compare_markdown
+from whatif.render_fleet import fleet_markdown
 from whatif.formatting import hours, pct, usd
 
 
@@ -23,6 +24,8 @@ def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
                    f"{pct(p['utilization'])} | {p['idleGpuHours']:,.0f} | {usd(p['idleCostUsd'])} | "
                    f"{usd(p['costUsd'])} | {usd(p.get('listUsdPerGpuHour'))} | "
                    f"{usd(p['effectiveUsdPerUsedGpuHour'])} | {p['lostGpuHours']:,.1f} |")
+    if report.get("fleet"):
+        out += ["", *fleet_markdown(report)]
     for title, rows in (("queue", {"all": report["waits"]["all"], **report["waits"]["byQueue"]}),
                         ("job size", report["waits"]["bySize"])):
         out += ["", f"| wait by {title} | jobs | never started | mean | p50 | p95 | p99 |",

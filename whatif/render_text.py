@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from whatif.compare import compare_table
+from whatif.render_fleet import fleet_table
 from whatif.formatting import hours, pct, usd
 
 
@@ -67,6 +68,8 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
         if len(report["neverStartable"]) > 20:
             console.print(f"  … and {len(report['neverStartable']) - 20} more (see --format json)")
     console.print(money_table(report))
+    if report.get("fleet"):
+        console.print(fleet_table(report))
     console.print(wait_table("Queue wait per queue", {"all": report["waits"]["all"], **report["waits"]["byQueue"]}))
     console.print(wait_table("Queue wait per job size", report["waits"]["bySize"]))
     ttr = report.get("timeToRunning") or {}

@@ -13,7 +13,9 @@ from whatif.kueue_sched import KueueScheduler
 from whatif.metrics import summarize, waits_of
 from whatif.model import Job, SimOptions, SimResult, Workload
 from whatif.slurm_sched import SlurmScheduler
-from whatif.stack import cluster_of, load_stack_spec
+from whatif.fleet_cluster import is_manager
+from whatif.fleet_run import simulate_fleet
+from whatif.stack import cluster_of, load_stack_spec, stack_path
 from whatif.workload.load import load_workload
 
 
@@ -25,12 +27,22 @@ class Run:
     report: dict[str, Any]
 
 
-def run_whatif(stack: str | Path, workload: Path, seed: int = 0, options: SimOptions | None = None,
+def run_whatif(stack: str | Path | dict[str, Any], workload: Path, seed: int = 0, options: SimOptions | None = None,
                name: str | None = None) -> Run:
     """Raises SpecError (stack) or WorkloadError (workload) with every problem at once."""
     opts = options or SimOptions()
-    label = name or (stack if isinstance(stack, str) else stack.stem.removeprefix("Pulumi."))
-    cluster = cluster_of(load_stack_spec(stack), label, opts)
+    label = name or (stack if isinstance(stack, str) else "stack" if isinstance(stack, dict)
+                     else stack.stem.removeprefix("Pulumi."))
+    spec = load_stack_spec(stack)
+    if is_manager(spec):  # a MultiKueue fleet: the workers' stacks, dispatched by the manager
+        root = stack.parent if isinstance(stack, Path) else stack_path(stack if isinstance(stack, str) else "x").parent
+        cluster, wl, result, fleet = simulate_fleet(spec, label, root, load_stack_spec,
+                                                    lambda s, n: cluster_of(s, n, opts), load_workload, workload,
+                                                    seed, opts)
+        report = summarize(result, cluster, wl, seed)
+        report["fleet"] = fleet
+        return Run(cluster, wl, result, report)
+    cluster = cluster_of(spec, label, opts)
     wl = load_workload(workload, cluster, seed)
     return run_cluster(cluster, wl, seed, opts)
 

@@ -104,6 +104,20 @@ class StackDiff:
         return self.head.report.exit_code if self.head.report else EXIT_OK
 
     @property
+    def fleet(self) -> dict[str, Any] | None:
+        """A fleet manager: the fleet's totals (manager and workers) on both sides and the change. The workers are
+        previewed from the stack files of the working tree on both sides; a worker's own change shows in its diff."""
+        sides = [s.report.fleet["totals"] if s.state == OK and s.report and s.report.fleet else None
+                 for s in (self.base, self.head)]
+        if sides == [None, None]:
+            return None
+        out: dict[str, Any] = {}
+        for key in ("usdPerHourMin", "usdPerHourMax", "usdPerMonthMax", "maxGpus"):
+            before, after = (t[key] if t else 0 for t in sides)
+            out[key] = {"before": before, "after": after, "delta": round(after - before, 4)}
+        return out
+
+    @property
     def has_changes(self) -> bool:
         return bool(self.entities or self.resources.changes or self.cost.changed_lines or self.policy.new
                     or self.policy.resolved or self.base.state != self.head.state)
@@ -122,6 +136,7 @@ class StackDiff:
                           "changes": [c.as_dict() for c in self.resources.changes]},
             "cost": self.cost.as_dict(),
             "policy": self.policy.as_dict(),
+            "fleet": self.fleet,
         }
 
 

@@ -143,6 +143,12 @@ def _cost(diff: StackDiff) -> list[str]:
                f"**{signed_usd(c.delta_max)}{plus}** | **{signed_usd(month(c.delta_max), 0)}{plus}** | "
                f"{c.before_gpus} → {c.after_gpus} |")
     out.append("")
+    if diff.fleet is not None:  # a fleet manager: what the whole fleet costs now
+        f = diff.fleet
+        out += [f"**Fleet total** (manager + workers): {_pair(f['usdPerHourMax']['before'], f['usdPerHourMax']['after'])}"
+                f" $/h at max (**{signed_usd(f['usdPerHourMax']['delta'])}**, "
+                f"{signed_usd(f['usdPerMonthMax']['delta'], 0)} $/month); GPUs at max "
+                f"{f['maxGpus']['before']} → {f['maxGpus']['after']}", ""]
     out += [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
     return out
 

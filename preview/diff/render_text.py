@@ -89,6 +89,11 @@ def _cost(diff: StackDiff) -> list[str]:
                        line.before_gpus, line.after_gpus, line.kind == "pool"))
     total = row("total", c.before_min, c.after_min, c.before_max, c.after_max, c.before_gpus, c.after_gpus, True)
     out.append(total + (f"  (+ unknown: {', '.join(c.unknown)})" if c.unknown else ""))
+    if diff.fleet is not None:
+        f = diff.fleet
+        out.append(row("fleet total", f["usdPerHourMin"]["before"], f["usdPerHourMin"]["after"],
+                       f["usdPerHourMax"]["before"], f["usdPerHourMax"]["after"], f["maxGpus"]["before"],
+                       f["maxGpus"]["after"], True))
     out += [f"  note: {n}" for n in c.notes]
     return out + [""]
 

@@ -6,6 +6,7 @@ from preview.render.capacity import markdown_capacity_blocks
 from preview.render.violations import markdown_violations
 from preview.render.queues import markdown_queues
 from preview.render.slurm import markdown_slurm
+from preview.render.fleet import fleet_markdown
 from preview.report import PreviewReport
 
 
@@ -40,6 +41,8 @@ def render_markdown(report: PreviewReport) -> str:
                    f"**{usd_total(c, c.usd_per_hour_max)}** | **{usd_total(c, c.usd_per_month_max, 0)}** | |")
         out += [""] + [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
         out += markdown_capacity_blocks(report)
+    if report.fleet:
+        out += fleet_markdown(report.fleet)
     if report.gpu_runtime:
         out += ["**GPU runtime** (one `nvidia.com/gpu` advertiser per pool; cost is per physical GPU)", "",
                 "| pool | advertiser | driver | sharing | GPUs/node | nvidia.com/gpu/node | EFA plugin |",

@@ -77,6 +77,8 @@ def render_sarif(report: PreviewReport) -> dict[str, Any]:
                                 "rules": [_rule(r) for r in rules]}},
             "automationDetails": {"id": f"gpu-cluster/{report.stack}/"},
             "results": results,
+            # a fleet manager's run carries the fleet (clusters, queues, cost) as run properties
+            **({"properties": {"fleet": report.fleet}} if report.fleet else {}),
         }],
     }
 

@@ -11,6 +11,7 @@ from rich.tree import Tree
 from preview.cost import usd, usd_total
 from preview.render.capacity import print_capacity_blocks
 from preview.render.fabric import print_fabric
+from preview.render.fleet import print_fleet
 from preview.render.maintenance import print_maintenance
 from preview.render.pod_start import print_pod_start
 from preview.render.violations import print_violations
@@ -45,6 +46,9 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
         for note in report.cost.notes:
             console.print(Text(f"note: {note}", style="dim"))
         print_capacity_blocks(console, report)
+    if report.fleet:
+        console.print()
+        print_fleet(console, report.fleet)
     if report.gpu_runtime:
         console.print()
         console.print(runtime_table(report))

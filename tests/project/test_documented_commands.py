@@ -110,6 +110,14 @@ RUNS = [
         "[--vs STACK-WITH-THE-SAME-QUEUES]",
         (PY, "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--format", "json",
          "--vs", "eks-kueue"), 2, stderr_has=("--vs eks-kueue: the workload", "no queue 'research' in stack eks-kueue")),
+    Run("python -m preview --stack fleet", (PY, "-m", "preview", "--stack", "fleet", "--color", "never"), 0,
+        ("Fleet (MultiKueue", "fleet-gke", "fleet-eks", "· exit 0")),
+    Run("python -m whatif --stack fleet --workload workloads/fleet.yaml --vs gke",
+        (PY, "-m", "whatif", "--stack", "fleet", "--workload", "workloads/fleet.yaml", "--vs", "gke", "--color",
+         "never"), 0, ("Fleet: MultiKueue AllAtOnce over gke, eks", "Compared: fleet → fleet-gke")),
+    Run("python -m whatif --stack fleet --workload workloads/fleet.yaml [--vs gke]",
+        (PY, "-m", "whatif", "--stack", "fleet", "--workload", "workloads/fleet.yaml", "--format", "json"), 0,
+        ('"fleet"',), json=True),
 ]
 """The exit code of each is the documented one (README "Exit codes"; the example table names the stacks refused by
 the pack). ``--policy-pack-config`` commands run in ``test_the_documented_pack_config_runs_as_documented``."""

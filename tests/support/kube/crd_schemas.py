@@ -22,6 +22,10 @@ CRD_FILES = {
     ("kueue.x-k8s.io", "ClusterQueue"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml",
     ("kueue.x-k8s.io", "Cohort"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml",
     ("kueue.x-k8s.io", "LocalQueue"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml",
+    ("kueue.x-k8s.io", "MultiKueueCluster"):
+        "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_multikueueclusters.yaml",
+    ("kueue.x-k8s.io", "MultiKueueConfig"):
+        "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_multikueueconfigs.yaml",
     ("kueue.x-k8s.io", "ResourceFlavor"):
         "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml",
     ("kueue.x-k8s.io", "Topology"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_topologies.yaml",

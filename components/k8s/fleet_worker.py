@@ -1,0 +1,51 @@
+"""A fleet worker's side of MultiKueue: the manager's identity on this cluster, its kubeconfig, the fleet runtimes."""
+from __future__ import annotations
+
+import base64
+from typing import Any, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.k8s.custom_resources import custom_resource
+from render.fleet import fleet_runtimes
+from render.fleet_worker import worker_access_objects, worker_kubeconfig
+
+
+class FleetWorker(pulumi.ComponentResource):
+    """In ``kueue-system``: the ServiceAccount ``multikueue-sa``, a ClusterRole for the dispatched job kinds and its
+    binding, and a ``kubernetes.io/service-account-token`` Secret named after ``token_generation`` (raising the
+    generation replaces it, which revokes the old token). ``kubeconfig`` (a Pulumi secret) holds the API endpoint, the
+    cluster CA and that static token, as MultiKueue accepts it. Once Trainer is ready, the fleet runtimes
+    ``fleet-<gpu model>`` of this cluster's GPU models.
+    """
+
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(self, name: str, cluster_name: str, endpoint: pulumi.Input[str], token_generation: int,
+                 gpus_per_node: dict, after: Sequence[pulumi.Resource] = (), runtimes_after: Sequence[pulumi.Resource] = (),
+                 opts: pulumi.ResourceOptions | None = None):
+        """``after``: Kueue (its ``kueue-system`` namespace); ``runtimes_after``: the Trainer release (its CRDs)."""
+        super().__init__("gpu-cluster:fleet:FleetWorker", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
+        sa, role, binding, token = worker_access_objects(token_generation)
+        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=sa["metadata"], opts=child)
+        cluster_role = k8s.rbac.v1.ClusterRole(f"{name}-role", metadata=role["metadata"], rules=role["rules"], opts=child)
+        k8s.rbac.v1.ClusterRoleBinding(f"{name}-binding", metadata=binding["metadata"], role_ref=binding["roleRef"],
+                                       subjects=binding["subjects"], opts=pulumi.ResourceOptions(
+                                           parent=self, depends_on=[account, cluster_role]))
+        # The provider waits until the token controller has filled in data.token (pulumi-kubernetes#2048).
+        secret = k8s.core.v1.Secret(f"{name}-token", metadata=token["metadata"], type=token["type"],
+                                    opts=pulumi.ResourceOptions(parent=self, depends_on=[account]))
+        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, secret.data).apply(
+            lambda a: _kubeconfig(cluster_name, a[0], a[1] or {})))
+        for obj in fleet_runtimes(gpus_per_node):
+            custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj,
+                            pulumi.ResourceOptions(parent=self, depends_on=list(runtimes_after)))
+        self.register_outputs({"kubeconfig": self.kubeconfig})
+
+
+def _kubeconfig(cluster_name: str, endpoint: str, data: dict[str, Any]) -> str:
+    """Secret ``data`` is base64: the CA stays so (``certificate-authority-data``), the token is decoded."""
+    token = base64.b64decode(data.get("token", "")).decode()
+    return worker_kubeconfig(cluster_name, endpoint, data.get("ca.crt", ""), token)

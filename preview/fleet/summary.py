@@ -1,0 +1,72 @@
+"""The Fleet section of a manager's preview: clusters, GPUs by model, where each fleet queue can run, and the cost
+per cluster and of the whole fleet. Pure: reads the manager's spec and cost and the workers' previews."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from preview.cost import CostReport
+from preview.fleet.resolve import Member
+from render.fleet import fleet_runtime_name
+from render.fleet_manager import queue_namespace
+from spec.fleet import FACTS_OUTPUT
+from spec.stack import StackSpec
+
+ROUND = 4
+
+
+def cluster_row(name: str, role: str, stack: str, cloud: str | None, region: str | None, cost: CostReport,
+                gpus: dict[str, int]) -> dict[str, Any]:
+    return {"name": name, "role": role, "stack": stack, "cloud": cloud, "region": region, "gpus": gpus,
+            "maxGpus": sum(gpus.values()), "usdPerHourMin": round(cost.usd_per_hour_min, ROUND),
+            "usdPerHourMax": round(cost.usd_per_hour_max, ROUND), "usdPerMonthMax": round(cost.usd_per_month_max, 2),
+            "gpuUsdPerHourMax": round(sum(p.usd_per_hour_max or 0.0 for p in cost.pools), ROUND),
+            "complete": not cost.unpriced}
+
+
+def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequence[Member]) -> dict[str, Any]:
+    fleet = spec.fleet
+    assert fleet is not None
+    clusters = [cluster_row("manager", "manager", stack, spec.cloud.value, spec.region, cost,
+                            _gpus(cost))]
+    facts: dict[str, dict[str, Any]] = {}
+    for m in members:
+        clusters.append(cluster_row(m.name, "worker", m.stack, m.report.cloud, m.report.region, m.report.cost,
+                                    _gpus(m.report.cost)))
+        facts[m.name] = m.report.outputs.get(FACTS_OUTPUT) or {}
+    queues = []
+    for queue in fleet.queues:
+        ns = queue_namespace(queue)
+        runs_on: dict[str, list[str]] = {}
+        for quota in queue.quotas:
+            model = quota.gpu_model.value
+            runs_on[model] = [w for w, f in facts.items()
+                              if any(g["model"] == model for g in f.get("gpus", []))
+                              and any(q["name"] == queue.name and q["namespace"] == ns and q["gpus"].get(model, 0) > 0
+                                      for q in f.get("queues", []))]
+        queues.append({"name": queue.name, "namespace": ns,
+                       "quotas": {q.gpu_model.value: q.gpus for q in queue.quotas},
+                       "runtimes": {q.gpu_model.value: fleet_runtime_name(q.gpu_model) for q in queue.quotas},
+                       "runsOn": runs_on})
+    by_model: dict[str, int] = {}
+    for c in clusters:
+        for model, n in c["gpus"].items():
+            by_model[model] = by_model.get(model, 0) + n
+    gpu_usd = sum(c["gpuUsdPerHourMax"] for c in clusters)
+    max_gpus = sum(by_model.values())
+    complete = all(c["complete"] for c in clusters)
+    totals = {"usdPerHourMin": round(sum(c["usdPerHourMin"] for c in clusters), ROUND),
+              "usdPerHourMax": round(sum(c["usdPerHourMax"] for c in clusters), ROUND),
+              "usdPerMonthMax": round(sum(c["usdPerMonthMax"] for c in clusters), 2),
+              "maxGpus": max_gpus, "gpusByModel": by_model,
+              "blendedUsdPerGpuHour": round(gpu_usd / max_gpus, ROUND) if max_gpus else None,
+              "complete": complete}
+    return {"dispatcher": fleet.dispatcher.value,
+            "stepSize": fleet.incremental_step_size if fleet.dispatcher.value == "Incremental" else None,
+            "workers": [w.name for w in fleet.workers], "clusters": clusters, "queues": queues, "totals": totals}
+
+
+def _gpus(cost: CostReport) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for p in cost.pools:
+        out[p.gpu_model] = out.get(p.gpu_model, 0) + p.gpus_per_node * p.max_nodes
+    return out

@@ -1,0 +1,69 @@
+"""The Fleet section (a MultiKueue manager's preview) for the terminal and for Markdown."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+CLOUD = {"gcp": "GKE", "aws": "EKS"}
+
+
+def _gpus(gpus: dict[str, int]) -> str:
+    return ", ".join(f"{n} {m}" for m, n in gpus.items()) or "none (system pool only)"
+
+
+def _runs_on(queue: dict[str, Any]) -> str:
+    return "; ".join(f"{m} ({queue['runtimes'][m]}): {', '.join(w) or 'NO WORKER'}" for m, w in queue["runsOn"].items())
+
+
+def _dispatch(fleet: dict[str, Any]) -> str:
+    step = f", {fleet['stepSize']} at a time in this order" if fleet.get("stepSize") else ""
+    return f"dispatcher {fleet['dispatcher']}{step} · workers {', '.join(fleet['workers'])}"
+
+
+def print_fleet(console: Console, fleet: dict[str, Any]) -> None:
+    table = Table(title="Fleet (MultiKueue: this manager queues, the first worker whose Kueue admits a job runs it)",
+                  title_justify="left", header_style="bold", show_footer=True, footer_style="bold")
+    totals = fleet["totals"]
+    for name, justify, footer in (
+            ("cluster", "left", "fleet"), ("role", "left", ""), ("stack", "left", ""), ("where", "left", ""),
+            ("GPUs at max", "left", _gpus(totals["gpusByModel"])), ("$/h min", "right", f"{totals['usdPerHourMin']:,.2f}"),
+            ("$/h max", "right", f"{totals['usdPerHourMax']:,.2f}"),
+            ("$/month max", "right", f"{totals['usdPerMonthMax']:,.0f}")):
+        table.add_column(name, justify=justify, footer=footer, no_wrap=True)  # type: ignore[arg-type]
+    for c in fleet["clusters"]:
+        table.add_row(c["name"], c["role"], c["stack"], f"{CLOUD.get(c['cloud'], c['cloud'])} {c['region']}",
+                      _gpus(c["gpus"]), f"{c['usdPerHourMin']:,.2f}", f"{c['usdPerHourMax']:,.2f}",
+                      f"{c['usdPerMonthMax']:,.0f}")
+    console.print(table)
+    blended = totals["blendedUsdPerGpuHour"]
+    console.print(Text(f"{_dispatch(fleet)} · {totals['maxGpus']} GPUs at max"
+                       + (f" · blended ${blended:,.3f}/GPU-h (GPU pools' $/h max over GPUs at max)" if blended else ""),
+                       style="dim"))
+    queues = Table(title="Fleet queues (manager quota per GPU model; where each can run)", title_justify="left",
+                   header_style="bold")
+    for name in ("queue", "namespace", "quota", "runs on (runtime: workers)"):
+        queues.add_column(name, no_wrap=name != "runs on (runtime: workers)")
+    for q in fleet["queues"]:
+        queues.add_row(q["name"], q["namespace"], _gpus(q["quotas"]), _runs_on(q))
+    console.print(queues)
+
+
+def fleet_markdown(fleet: dict[str, Any]) -> list[str]:
+    totals = fleet["totals"]
+    lines = ["### Fleet", "", f"MultiKueue {_dispatch(fleet)}.", "",
+             "| cluster | role | stack | where | GPUs at max | $/h min | $/h max | $/month max |",
+             "|---|---|---|---|---|---:|---:|---:|"]
+    for c in fleet["clusters"]:
+        lines.append(f"| {c['name']} | {c['role']} | `{c['stack']}` | {CLOUD.get(c['cloud'], c['cloud'])} {c['region']} | "
+                     f"{_gpus(c['gpus'])} | {c['usdPerHourMin']:,.2f} | {c['usdPerHourMax']:,.2f} | "
+                     f"{c['usdPerMonthMax']:,.0f} |")
+    lines.append(f"| **fleet** | | | | {_gpus(totals['gpusByModel'])} | **{totals['usdPerHourMin']:,.2f}** | "
+                 f"**{totals['usdPerHourMax']:,.2f}** | **{totals['usdPerMonthMax']:,.0f}** |")
+    if totals["blendedUsdPerGpuHour"]:
+        lines += ["", f"Blended ${totals['blendedUsdPerGpuHour']:,.3f}/GPU-h over {totals['maxGpus']} GPUs at max."]
+    lines += ["", "| queue | namespace | quota | runs on |", "|---|---|---|---|"]
+    lines += [f"| {q['name']} | {q['namespace']} | {_gpus(q['quotas'])} | {_runs_on(q)} |" for q in fleet["queues"]]
+    return lines + [""]

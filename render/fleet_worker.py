@@ -1,0 +1,128 @@
+"""The worker side of a fleet: the identity the manager's MultiKueue uses on this cluster, and the kubeconfig it
+reads. Pure.
+
+Following Kueue's ``create-multikueue-kubeconfig.sh`` (v0.19.2): a ServiceAccount ``multikueue-sa`` in
+``kueue-system``, a ClusterRole for the job kinds the fleet dispatches, its binding, and a
+``kubernetes.io/service-account-token`` Secret whose static token goes into the kubeconfig. Kueue (0.13.8/0.14.3/0.15+)
+refuses MultiKueue kubeconfigs with exec plugins, auth providers, token or CA files, basic auth or insecure TLS, so a
+static token with inline CA data is the one form that works for GKE and EKS workers alike (``check_kubeconfig``
+states those rules; a test parses the result with the Kubernetes Python client).
+
+The sample role has no rule for Kubeflow Trainer's TrainJob, which the fleet dispatches: MultiKueue's TrainJob adapter
+creates, reads, watches and deletes the copy on the worker with this identity, so the rule is added here (and the
+sample's kinds the fleet does not dispatch, Ray, AppWrapper, Kubeflow v1 jobs, pods, are left out).
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+
+import yaml
+
+from render.fleet import FLEET_PART_OF
+from render.kueue_config import INTEGRATIONS
+
+NAMESPACE = "kueue-system"
+SERVICE_ACCOUNT = "multikueue-sa"
+JOB_VERBS = ["create", "delete", "get", "list", "watch"]
+KIND_OF_INTEGRATION = {"batch/job": ("batch", "jobs"), "jobset.x-k8s.io/jobset": ("jobset.x-k8s.io", "jobsets"),
+                       "trainer.kubeflow.org/trainjob": ("trainer.kubeflow.org", "trainjobs"), "pod": ("", "pods")}
+"""API group and resource of each Kueue integration gpu-cluster enables (``render/kueue_config.INTEGRATIONS``): the
+manager dispatches every kind its Kueue manages, so the worker role covers each (a test holds the two in step)."""
+DISPATCHED_KINDS = tuple(KIND_OF_INTEGRATION[i] for i in INTEGRATIONS)
+
+
+def token_secret_name(generation: int) -> str:
+    """A new generation is a new Secret (a new token); the old one is deleted, which revokes its token."""
+    return f"{SERVICE_ACCOUNT}-token-{generation}"
+
+
+def cluster_role_rules() -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = []
+    for group, resource in DISPATCHED_KINDS:
+        rules.append({"apiGroups": [group], "resources": [resource], "verbs": list(JOB_VERBS)})
+        rules.append({"apiGroups": [group], "resources": [f"{resource}/status"], "verbs": ["get"]})
+    rules += [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": [*JOB_VERBS, "update", "patch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues"],
+         "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
+    ]
+    return rules
+
+
+def worker_access_objects(generation: int) -> list[dict[str, Any]]:
+    """ServiceAccount, ClusterRole, ClusterRoleBinding and the token Secret, in creation order."""
+    meta = {"labels": dict(FLEET_PART_OF)}
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE, **meta}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": f"{SERVICE_ACCOUNT}-role", **meta}, "rules": cluster_role_rules()},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": f"{SERVICE_ACCOUNT}-crb", **meta},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{SERVICE_ACCOUNT}-role"},
+         "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}]},
+        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+         "metadata": {"name": token_secret_name(generation), "namespace": NAMESPACE,
+                      "annotations": {"kubernetes.io/service-account.name": SERVICE_ACCOUNT}, **meta}},
+    ]
+
+
+def server_url(endpoint: str) -> str:
+    """GKE exports an IP, EKS an https URL."""
+    return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
+
+
+def worker_kubeconfig(cluster: str, endpoint: str, ca_data: str, token: str) -> str:
+    """The kubeconfig MultiKueue reads from the manager's Secret: inline CA data and the static token, nothing else."""
+    user = f"{cluster}-{SERVICE_ACCOUNT}"
+    doc = {
+        "apiVersion": "v1", "kind": "Config", "preferences": {}, "current-context": cluster,
+        "clusters": [{"name": cluster, "cluster": {"server": server_url(endpoint),
+                                                   "certificate-authority-data": ca_data}}],
+        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user}}],
+        "users": [{"name": user, "user": {"token": token}}],
+    }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+FORBIDDEN_USER_FIELDS = {"exec": "exec plugins are not allowed", "auth-provider": "auth providers are not allowed",
+                         "tokenFile": "token files are not allowed", "username": "basic auth is not allowed",
+                         "password": "basic auth is not allowed"}
+FORBIDDEN_CLUSTER_FIELDS = {"insecure-skip-tls-verify": "insecure TLS is not allowed",
+                            "certificate-authority": "CA file paths are not allowed"}
+
+
+def check_kubeconfig(text: str) -> list[str]:
+    """The rules Kueue 0.19's MultiKueue applies to a kubeconfig Secret (``validateKubeconfig``/``validateRestConfig``
+    in ``pkg/controller/admissionchecks/multikueue/multikueuecluster.go``), as a list of problems (empty: accepted).
+    Static ``token`` is allowed; the server host must be an IP address or a DNS-1123 subdomain."""
+    problems: list[str] = []
+    doc = yaml.safe_load(text)
+    for entry in doc.get("users") or []:
+        user = entry.get("user") or {}
+        problems += list(dict.fromkeys(f"user {entry.get('name')}: {why}" for key, why in FORBIDDEN_USER_FIELDS.items()
+                                       if user.get(key)))
+    for entry in doc.get("clusters") or []:
+        cluster = entry.get("cluster") or {}
+        problems += [f"cluster {entry.get('name')}: {why}" for key, why in FORBIDDEN_CLUSTER_FIELDS.items()
+                     if cluster.get(key)]
+        if not cluster.get("server"):
+            problems.append(f"cluster {entry.get('name')}: server URL is required")
+            continue
+        host = re.sub(r"^https?://", "", str(cluster["server"]).lower()).split("/")[0]
+        host = host if host.startswith("[") else host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        if not _valid_host(host):
+            problems.append(f"cluster {entry.get('name')}: server host {host!r} is neither an IP nor a DNS-1123 name")
+    return problems
+
+
+def _valid_host(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.split("]")[0].strip("["))
+        return True
+    except ValueError:
+        return len(host) <= 253 and bool(_DNS1123_SUBDOMAIN.fullmatch(host))

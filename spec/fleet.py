@@ -1,0 +1,96 @@
+"""The fleet section (``gpu-cluster:fleet``): this stack's part in a MultiKueue fleet. Shape only.
+
+A fleet is several stacks, each its own cluster and ``pulumi up``. One **manager** runs Kueue's MultiKueue: it holds
+the fleet's queues and quota and dispatches each job to **workers**, whose own Kueue admits and runs it. The manager
+reads each worker's outputs through ``pulumi.StackReference``. Cross-field rules live in ``validation/fleet.py``.
+"""
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import Field
+
+from catalog import GpuModel
+from spec.model_base import SpecModel
+
+FLEET_GPU_LABEL = "gpu-cluster/fleet-gpu"
+"""Node label (and Kueue flavor node label) naming a fleet worker pool's GPU model, e.g. ``h100-80gb``."""
+KUBECONFIG_OUTPUT = "fleetKubeconfig"
+"""The worker's stack output (a Pulumi secret) the manager reads through its StackReference."""
+FACTS_OUTPUT = "fleet"
+"""A fleet stack's non-secret facts output (role, queues, GPUs, Kueue version, API access)."""
+EGRESS_OUTPUT = "fleetEgress"
+"""The manager's egress CIDRs output."""
+MAX_WORKERS = 20
+"""A MultiKueueConfig lists 1-20 clusters (Kueue 0.16+, #8614)."""
+
+
+class FleetRole(str, Enum):
+    MANAGER = "manager"
+    WORKER = "worker"
+
+
+class Dispatcher(str, Enum):
+    ALL_AT_ONCE = "AllAtOnce"
+    INCREMENTAL = "Incremental"
+
+
+class FleetWorker(SpecModel):
+    name: str = Field(description=(
+        "The worker's name in the fleet: its MultiKueueCluster and kubeconfig Secret are named after it (a "
+        "Kubernetes name, at most 40 characters)."))
+    stack: str = Field(description=(
+        "The worker's stack, `<org>/<project>/<stack>` as `pulumi.StackReference` takes it. Offline, the preview "
+        "reads `Pulumi.<stack>.yaml` (the last segment) from this repository."))
+
+
+class FleetQuota(SpecModel):
+    gpu_model: GpuModel = Field(description=(
+        "GPU model, e.g. `H100_80GB`: jobs name the fleet runtime of this model (`fleet-h100-80gb`) and run on "
+        "the workers' pools of that model."))
+    gpus: int = Field(ge=0, description="GPUs of this model the queue may hold across the fleet (manager quota).")
+
+
+class FleetQueue(SpecModel):
+    name: str = Field(description=(
+        "Queue name: the manager's ClusterQueue and LocalQueue. Every worker needs a queue of the same name and "
+        "namespace in its `scheduling.queues` (Kueue runs the dispatched job in the worker's LocalQueue)."))
+    namespace: str | None = Field(None, description="Namespace of the LocalQueue. Omitted: the queue's name.")
+    quotas: list[FleetQuota] = Field(min_length=1, description="GPUs per model the queue may hold fleet-wide.")
+
+
+class Fleet(SpecModel):
+    role: FleetRole = Field(description=(
+        "`manager` (runs MultiKueue and the fleet's queues; may have no GPU pool) or `worker` (runs the jobs; "
+        "needs `scheduling.workload: kubeflow`)."))
+    token_generation: int = Field(1, ge=1, description=(
+        "Worker only: the generation of the static ServiceAccount token the manager uses. Raise it to rotate the "
+        "token: this stack's `pulumi up` replaces the token Secret (the old token stops working), then the "
+        "manager's `pulumi up` reads the new kubeconfig. Default 1."))
+    workers: list[FleetWorker] = Field(default_factory=list, description=(
+        "Manager only: the worker stacks, 1 to 20, each once. The order is the Incremental dispatcher's order."))
+    dispatcher: Dispatcher = Field(Dispatcher.ALL_AT_ONCE, description=(
+        "Manager only: `AllAtOnce` (default: a job is offered to every worker, the first to admit it runs it) or "
+        "`Incremental` (`incrementalStepSize` workers at a time in `workers` order, more every 5 minutes)."))
+    incremental_step_size: int = Field(3, ge=1, description=(
+        "Manager only, `Incremental`: workers nominated per round. Default 3 (Kueue's default)."))
+    queues: list[FleetQueue] = Field(default_factory=list, description=(
+        "Manager only: the fleet's queues with their fleet-wide GPU quota per model."))
+    egress_cidrs: list[str] = Field(default_factory=list, description=(
+        "Manager only: the addresses the manager's traffic leaves from (its static NAT addresses, as CIDRs). "
+        "Exported as `fleetEgress`; every worker's `cluster.authorizedNetworks` must admit them. Empty (default): "
+        "unknown, and a worker with authorized networks is reported as possibly unreachable."))
+    gc_interval_seconds: int = Field(60, ge=0, description=(
+        "Manager only: how often MultiKueue deletes orphaned copies on the workers (`multiKueue.gcInterval`). "
+        "0 turns the collector off. Default 60."))
+    worker_lost_timeout_seconds: int = Field(900, ge=1, description=(
+        "Manager only: how long a job waits for a disconnected worker before it is requeued "
+        "(`multiKueue.workerLostTimeout`). Default 900."))
+    origin: str = Field("multikueue", description=(
+        "Manager only: the label value marking the manager's copies on the workers (`multiKueue.origin`). Two "
+        "managers sharing a worker need different origins. Default `multikueue`."))
+
+
+def gpu_slug(model: GpuModel) -> str:
+    """``H100_80GB`` -> ``h100-80gb`` (a label value and a name part)."""
+    return model.value.lower().replace("_", "-")

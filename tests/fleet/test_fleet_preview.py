@@ -1,0 +1,104 @@
+"""python -m preview --stack fleet: the workers are previewed offline from their stack files, the Fleet section shows
+them with the fleet's cost (= the sum of the three stacks' own previews, computed apart), no token is shown anywhere,
+and a fleet that cannot be resolved is a configuration error (exit 2) naming the worker and the fix."""
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import pytest
+from pulumi.runtime import rpc
+
+from preview.__main__ import main, render_report
+from preview.engine import OFFLINE_TOKEN_PREFIX
+from preview.report import PreviewReport
+from preview.run import preview_config, preview_stack
+from tests.fleet.fleet_configs import encoded, raw
+from tests.support.spec.edit import edits
+
+
+@functools.cache
+def report(stack: str) -> PreviewReport:
+    return preview_stack(stack)
+
+
+def test_fleet_section_shows_both_workers_and_the_manager():
+    fleet = report("fleet").fleet
+    assert report("fleet").exit_code == 0 and report("fleet").errors == []
+    assert [(c["name"], c["role"], c["cloud"]) for c in fleet["clusters"]] == [
+        ("manager", "manager", "gcp"), ("gke", "worker", "gcp"), ("eks", "worker", "aws")]
+    research = next(q for q in fleet["queues"] if q["name"] == "research")
+    assert research["runsOn"] == {"H100_80GB": ["gke", "eks"], "L4": ["gke"], "L40S": ["eks"]}
+    text = render_report(report("fleet"), "text")
+    for word in ("Fleet (MultiKueue", "fleet-gke", "fleet-eks", "MultiKueueCluster", "MultiKueueConfig",
+                 "AdmissionCheck", "blended $"):
+        assert word in text, word
+
+
+def test_fleet_cost_totals_are_the_sum_of_each_stacks_own_preview():
+    fleet = report("fleet").fleet["totals"]
+    alone = [preview_stack(s).cost for s in ("fleet", "fleet-gke", "fleet-eks")]  # fresh, separate previews
+    assert all(c is not None for c in alone)
+    assert fleet["usdPerHourMin"] == pytest.approx(sum(c.usd_per_hour_min for c in alone), abs=1e-3)
+    assert fleet["usdPerHourMax"] == pytest.approx(sum(c.usd_per_hour_max for c in alone), abs=1e-3)
+    assert fleet["usdPerMonthMax"] == pytest.approx(sum(c.usd_per_month_max for c in alone), abs=0.02)
+    assert fleet["maxGpus"] == sum(c.max_gpus for c in alone) == 72
+    gpu_usd = sum(p.usd_per_hour_max for c in alone for p in c.pools)
+    assert fleet["blendedUsdPerGpuHour"] == pytest.approx(gpu_usd / 72, abs=1e-4)
+    assert fleet["gpusByModel"] == {"H100_80GB": 48, "L4": 16, "L40S": 8}
+
+
+def _canary_outside_secrets(value: Any, path: str = "") -> list[str]:
+    """Paths where the token canary appears in plaintext (not inside a Pulumi secret)."""
+    if rpc.is_rpc_secret(value):
+        return []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _canary_outside_secrets(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _canary_outside_secrets(v, f"{path}[{i}]")]
+    return [path] if isinstance(value, str) and OFFLINE_TOKEN_PREFIX in value else []
+
+
+@pytest.mark.parametrize("stack", ["fleet", "fleet-gke", "fleet-eks"])
+def test_no_token_in_any_output_or_recorded_input(stack):
+    rep = report(stack)
+    for fmt in ("text", "json", "markdown", "sarif"):
+        assert OFFLINE_TOKEN_PREFIX not in render_report(rep, fmt), fmt
+    for r in rep.resources:
+        assert _canary_outside_secrets(r.inputs) == [], r.name
+    if stack == "fleet":  # the canary does reach the manager: inside the kubeconfig Secrets, as Pulumi secrets
+        secrets = [r for r in rep.resources if r.type == "kubernetes:core/v1:Secret"]
+        assert len(secrets) == 2 and all(rpc.is_rpc_secret(s.inputs["stringData"]) for s in secrets)
+        assert all(OFFLINE_TOKEN_PREFIX in json.dumps(rpc.unwrap_rpc_secret(s.inputs["stringData"]))
+                   for s in secrets)  # proves the check above looked at a real token
+
+
+def _manager(changes: dict) -> dict:
+    return encoded(edits(raw("fleet"), changes))
+
+
+def test_missing_worker_stack_file_is_exit_2_with_the_fix():
+    rep = preview_config("fleet", _manager({("fleet", "workers", 1, "stack"): "acme/gpu-cluster/fleet-aks"}))
+    assert rep.exit_code == 2 and rep.resources == []
+    (err,) = rep.errors
+    assert err.path == "gpu-cluster:fleet.workers[1].stack"
+    assert "no stack file Pulumi.fleet-aks.yaml" in err.problem and "add Pulumi.fleet-aks.yaml" in (err.fix or "")
+
+
+def test_a_manager_as_worker_is_a_cycle_exit_2():
+    rep = preview_config("fleet-b", _manager({("fleet", "workers", 1, "stack"): "acme/gpu-cluster/fleet"}))
+    (err,) = rep.errors
+    assert rep.exit_code == 2 and "is itself a fleet manager" in err.problem and "cycle" in err.problem
+
+
+def test_a_stack_that_is_not_a_worker_is_exit_2():
+    rep = preview_config("fleet", _manager({("fleet", "workers", 1, "stack"): "acme/gpu-cluster/eks-kueue"}))
+    (err,) = rep.errors
+    assert rep.exit_code == 2 and "does not declare gpu-cluster:fleet role worker" in err.problem
+
+
+def test_cli_exit_codes(capsys):
+    assert main(["--stack", "fleet", "--format", "json", "--no-policies"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["fleet"]["workers"] == ["gke", "eks"] and OFFLINE_TOKEN_PREFIX not in json.dumps(doc)
