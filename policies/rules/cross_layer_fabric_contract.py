@@ -98,4 +98,4 @@ RULE = register(Rule(
                  "only for a pool that never runs jobs across nodes."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(RUNTIME_TYPE, HELM_RELEASE),
     check=check, reads_catalog=True, stack=True,
-), order=3130)
+), order=3125)
