@@ -10,7 +10,8 @@ import pytest
 
 from render.kueue import ADMISSION_ANNOTATION
 from tests.support.kube.admission import (
-    admission_failures, fabric_case, k8s_objects, pod_from_template, policy_failures, runtime_pods, team_pools,
+    admission_failures, fabric_case, fleet_runtime_pods, k8s_objects, pod_from_template, policy_failures,
+    runtime_pods, team_pools,
 )
 from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS
 from tests.support.helm.examples import recording
@@ -30,6 +31,18 @@ def test_every_runtime_pod_is_admitted_in_every_namespace_with_quota_on_its_pool
             assert admission_failures(objects, pods[pool], ns) == [], (stack, ns, pool)
             checked += 1
     assert checked or not pods, f"{stack}: runtimes but no namespace to run them in"
+
+
+@pytest.mark.parametrize("stack", ["fleet-gke", "fleet-eks"])
+def test_every_fleet_runtime_pod_is_admitted_in_every_team_namespace(stack):
+    """A fleet job names ``fleet-<model>`` and runs in its team namespace on whichever pool carries that model."""
+    objects = k8s_objects(recording(stack))
+    pods = fleet_runtime_pods(objects)
+    teams = team_pools(objects)
+    assert pods and teams, f"{stack}: no fleet runtime or no team namespace"
+    for ns in teams:
+        for name, pod in pods.items():
+            assert admission_failures(objects, pod, ns) == [], (stack, ns, name)
 
 
 @pytest.mark.parametrize("stack", FABRIC_TEAM_STACKS)

@@ -142,23 +142,31 @@ def k8s_objects(rec: Recording) -> list[dict[str, Any]]:
 
 def team_pools(objects: list[dict[str, Any]]) -> dict[str, set[str]]:
     """Team namespace -> pools its queues have quota on (ClusterQueue selector + flavors -> flavor node labels)."""
-    flavors = {o["metadata"]["name"]: o["spec"]["nodeLabels"]["gpu-cluster/pool"]
+    flavors = {o["metadata"]["name"]: o["spec"].get("nodeLabels", {}).get("gpu-cluster/pool")
                for o in objects if o["kind"] == "ResourceFlavor"}
     out: dict[str, set[str]] = {}
     for cq in (o for o in objects if o["kind"] == "ClusterQueue"):
         ns = cq["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
-        out.setdefault(ns, set()).update(flavors[f["name"]] for g in cq["spec"]["resourceGroups"]
-                                         for f in g["flavors"])
+        pools = {flavors[f["name"]] for g in cq["spec"]["resourceGroups"] for f in g["flavors"]}
+        out.setdefault(ns, set()).update(p for p in pools if p)  # a fleet manager's flavors name a GPU model
     return out
 
 
 def runtime_pods(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Pool -> the pod its torch runtime's JobSet would create (before the TrainJob's image override)."""
-    out = {}
-    for rt in (o for o in objects if o["kind"] == "ClusterTrainingRuntime"):
-        template = rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
-        out[rt["metadata"]["labels"]["gpu-cluster/pool"]] = pod_from_template(template)
-    return out
+    """Pool -> the pod its torch runtime's JobSet would create (before the TrainJob's image override). Fleet runtimes
+    (one per GPU model, no pool label) are in ``fleet_runtime_pods``."""
+    return {rt["metadata"]["labels"]["gpu-cluster/pool"]: runtime_pod(rt) for rt in objects
+            if rt["kind"] == "ClusterTrainingRuntime" and "gpu-cluster/pool" in rt["metadata"].get("labels", {})}
+
+
+def fleet_runtime_pods(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Runtime name -> pod, for the fleet-wide runtimes (``fleet-<model>``) a fleet worker or manager installs."""
+    return {rt["metadata"]["name"]: runtime_pod(rt) for rt in objects
+            if rt["kind"] == "ClusterTrainingRuntime" and "gpu-cluster/pool" not in rt["metadata"].get("labels", {})}
+
+
+def runtime_pod(runtime: dict[str, Any]) -> dict[str, Any]:
+    return pod_from_template(runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"])
 
 
 def fabric_case(stack: str) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
