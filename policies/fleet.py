@@ -90,3 +90,10 @@ def queue_quotas(cq: Resource) -> dict[str, int]:
 def slug(model: str) -> str:
     """``H100_80GB`` -> ``h100-80gb`` (how flavors and runtimes name a model)."""
     return model.lower().replace("_", "-")
+
+
+def queue_namespace(fleet: Fleet, cq: Resource) -> str:
+    """The namespace of the manager LocalQueue that points at ``cq`` (the ClusterQueue's name when none does)."""
+    name = object_name(cq)
+    return next((str(dig(lq.props, "metadata", "namespace")) for lq in fleet.local_queues
+                 if dig(lq.props, "spec", "clusterQueue") == name), name)

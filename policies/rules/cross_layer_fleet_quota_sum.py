@@ -6,11 +6,10 @@ from typing import Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
-from policies.fleet import fleet_of, queue_quotas, slug
+from policies.fleet import fleet_of, queue_namespace, queue_quotas, slug
 from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.scheduler_objects import object_name
-from policies.values import dig
 
 ID = "cross-layer-fleet-quota-sum"
 KUEUE_ANY = "kubernetes:kueue.x-k8s.io/*:"
@@ -22,8 +21,7 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
         return
     for cq in fleet.queues:
         name = object_name(cq)
-        ns = next((str(dig(lq.props, "metadata", "namespace")) for lq in fleet.local_queues
-                   if dig(lq.props, "spec", "clusterQueue") == name), name)
+        ns = queue_namespace(fleet, cq)
         for model, gpus in queue_quotas(cq).items():
             parts = {w.name: sum(int(g) for q in w.facts.get("queues", []) if isinstance(q, dict)
                                  and q.get("name") == name and q.get("namespace") == ns
