@@ -13,6 +13,7 @@ from typing import Sequence
 from plan.slurm_accounts import (
     PREEMPT_PLUGINS, AccountPlan, QosPlan, plan_accounts, plan_qos, preempt_type, sacctmgr_script,
 )
+from plan.slurm_login import LoginPlan, plan_login
 from plan.slurm_nodes import NodeSetPlan, plan_nodeset
 from plan.slurm_scaling import ScalingPlan, plan_scaling, scales
 from plan.slurm_topology import TopologyPlan, plan_topology
@@ -53,6 +54,8 @@ class SlurmPlan:
     scaling: ScalingPlan
     directives: dict[str, str] = field(default_factory=dict)
     """slurm.conf lines the chart appends as ``controller.extraConf``, in order."""
+    login: LoginPlan | None = None
+    """The LoginSet users submit from (None: ``access.login.enabled: false``)."""
 
     @property
     def gpu_types(self) -> list[str]:
@@ -88,7 +91,8 @@ def plan_slurm(sched: SchedulingSpec, pools: Sequence[PoolFacts]) -> SlurmPlan:
     plan = SlurmPlan(accounting=accounting_on(sched), preempt_type=kind, nodesets=nodesets,
                      partitions=_partitions(sched, nodesets, topology, kind), topology=topology,
                      qos=plan_qos(sched), accounts=plan_accounts(sched, nodesets),
-                     scaling=plan_scaling(s.scaling, nodesets))
+                     scaling=plan_scaling(s.scaling, nodesets),
+                     login=plan_login(s.access.login, pools[0].cloud) if pools else None)
     plan.directives = _directives(sched, plan)
     return plan
 
@@ -98,6 +102,11 @@ def accounting_on(sched: SchedulingSpec) -> bool:
     if s.accounting is not None:
         return s.accounting
     return s.priority_weights.fair_share > 0 or s.priority_weights.age > 0
+
+
+PRIVATE_DATA = "accounts,events,jobs,reservations,usage,users"
+"""What a user sees of other users (slurm.conf ``PrivateData``): nothing of their jobs, accounts, usage or
+reservations; nodes and partitions stay visible (``sinfo`` works). SlurmUser, root and operators/admins see all."""
 
 
 def _directives(sched: SchedulingSpec, plan: SlurmPlan) -> dict[str, str]:
@@ -122,6 +131,9 @@ def _directives(sched: SchedulingSpec, plan: SlurmPlan) -> dict[str, str]:
         d["AccountingStorageTRES"] = ",".join(["gres/gpu", *(f"gres/gpu:{t}" for t in plan.gpu_types)])
         d["AccountingStorageEnforce"] = "associations,limits,qos,safe"
     d.update(plan.scaling.directives())
+    d["PrivateData"] = PRIVATE_DATA
+    # the operator merges this with its own jwt_key=... (Slinky's BuildMergedConfig); users get their own JWTs
+    d["AuthAltParameters"] = f"max_token_lifespan={s.access.tokens.max_lifespan_minutes * 60}"
     return d
 
 

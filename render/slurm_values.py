@@ -14,6 +14,7 @@ from render.fabric_pod import PodFabric, apply_to_container
 from plan.slurm import SlurmPlan
 from plan.slurm_scaling import SCRIPT_DIR
 from plan.slurm_task_env import MOUNT as TASK_ENV_MOUNT, TASK_PROLOG, volume as task_env_volume
+from render.slurm_login import login_values
 from render.slurm_task_env import config_map_data, wired
 
 SLURM_NAMESPACE = "slurm"
@@ -79,7 +80,7 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
         } for n in plan.nodesets},
         # The chart's example `all` partition is replaced by ours (or switched off).
         "partitions": {"all": {"enabled": False}},
-        "loginsets": {},
+        **login_values(plan.login),  # `loginsets` (never the chart's public LoadBalancer), `sssd`
     }
     for p in plan.partitions:
         values["partitions"][p.name] = {"enabled": True, "nodesets": list(p.nodesets), "config": p.config()}

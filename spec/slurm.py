@@ -9,6 +9,7 @@ from enum import Enum
 from pydantic import Field
 
 from spec.model_base import SpecModel
+from spec.slurm_access import SlurmAccess
 
 
 class SlurmPreemptType(str, Enum):
@@ -102,3 +103,5 @@ class SlurmSettings(SpecModel):
         "Per-pool NodeSet overrides: expected GRES, CPUs and memory Slurm may allocate."))
     scaling: SlurmScaling = Field(default_factory=SlurmScaling, description=(
         "Pools that grow when jobs pend and shrink when idle (Slurm power saving driving the NodeSets)."))
+    access: SlurmAccess = Field(default_factory=SlurmAccess, description=(
+        "How users reach Slurm without its keys: the login pods and per-user slurmrestd tokens."))

@@ -15,6 +15,7 @@ from plan.slurm_nodes import default_cpus, default_real_memory_mib, gres_of
 from plan.slurm import ALL_PARTITION, SLINKY_MAX_NODE_COUNT, accounting_on
 from plan.slurm_topology import default_block_size, nodes_per_nvlink_domain
 from validation.issues import Issues, allowed_list, choice_fix, pool_subject
+from validation.slurm_access import check_slurm_access
 from spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, WithinQueuePreemption, Workload
 from spec.slurm import SlurmPreemptType
 from spec.stack import NodePool
@@ -57,6 +58,7 @@ def check_slurm(issues: Issues, cat: Catalog, cloud: Cloud | None, pools: list[t
     _check_preemption(scheduling, sched)
     _check_accounts(scheduling, sched)
     _check_sizes(issues, pools, sched.slurm.scaling.enabled)
+    check_slurm_access(slurm, sched.slurm.access)
     if cloud is not None and gpu_runtime is not None:
         _check_whole_gpus(issues, cloud, gpu_runtime, pools)
 

@@ -7,18 +7,24 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.charts import SLURM_CLIENT_IMAGE
+from render.slurm_jobs import (
+    KEY_FILE_MODE, KEY_JOB_TTL_SECONDS, key_job_container_security, key_job_pod_security,
+)
 from render.slurm_values import SecretRefs
 
 
 def slurm_client_job(name: str, namespace: pulumi.Input[str], labels: dict[str, str], container: str,
                      config: k8s.core.v1.ConfigMap, script: str, refs: SecretRefs,
                      opts: pulumi.ResourceOptions) -> k8s.batch.v1.Job:
-    """``config`` holds ``script`` and ``slurm.conf``; the Job retries (OnFailure, 6 times) until the script exits 0."""
+    """``config`` holds ``script`` and ``slurm.conf``; the Job retries (OnFailure, 6 times) until the script exits 0.
+    It holds slurm.key, so it runs as the slurm user under ``render/slurm_jobs.py``'s restrictions."""
     return k8s.batch.v1.Job(name, metadata={"namespace": namespace, "labels": labels}, spec={
         "backoff_limit": 6,
+        "ttl_seconds_after_finished": KEY_JOB_TTL_SECONDS,
         "template": {"metadata": {"labels": labels}, "spec": {
             "restart_policy": "OnFailure",
             "automount_service_account_token": False,
+            "security_context": key_job_pod_security(),
             "node_selector": {"kubernetes.io/os": "linux"},
             "containers": [{
                 "name": container, "image": SLURM_CLIENT_IMAGE,
@@ -26,14 +32,15 @@ def slurm_client_job(name: str, namespace: pulumi.Input[str], labels: dict[str, 
                 "env": [{"name": "SLURM_CONF", "value": "/etc/slurm/slurm.conf"}],
                 "volume_mounts": [{"name": "slurm-etc", "mount_path": "/etc/slurm", "read_only": True},
                                   {"name": "script", "mount_path": "/etc/gpu-cluster", "read_only": True}],
-                "security_context": {"allow_privilege_escalation": False},
+                "security_context": key_job_container_security(),
                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
             }],
             "volumes": [
                 {"name": "slurm-etc", "projected": {"default_mode": 0o400, "sources": [
                     {"config_map": {"name": config.metadata.name,
                                     "items": [{"key": "slurm.conf", "path": "slurm.conf", "mode": 0o444}]}},
-                    {"secret": {"name": refs.slurm_key, "items": [{"key": refs.slurm_key_key, "path": "slurm.key"}]}}]}},
+                    {"secret": {"name": refs.slurm_key, "items": [{"key": refs.slurm_key_key, "path": "slurm.key",
+                                                                  "mode": KEY_FILE_MODE}]}}]}},
                 {"name": "script", "config_map": {"name": config.metadata.name,
                                                    "items": [{"key": script, "path": script}]}},
             ],

@@ -244,7 +244,7 @@ def test_accounting_adds_the_database_and_the_accounts_job(gke512):
     assert one(gke512, RELEASE, "slurm-slurm").urn in job.dependencies
     volumes = {v["name"]: v for v in job.inputs["spec"]["template"]["spec"]["volumes"]}
     sources = volumes["slurm-etc"]["projected"]["sources"]
-    assert {"key": "slurm.key", "path": "slurm.key"} in sources[1]["secret"]["items"]
+    assert {"key": "slurm.key", "path": "slurm.key", "mode": 0o440} in sources[1]["secret"]["items"]
 
 
 def test_without_accounting_there_is_no_database_password_or_job():

@@ -35,6 +35,7 @@ CRD_FILES = {
         "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml",
     ("trainer.kubeflow.org", "TrainingRuntime"):
         "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml",
+    ("slinky.slurm.net", "LoginSet"): "slurm-operator/v1.2.1/config/crd/bases/slinky.slurm.net_loginsets.yaml",
 }
 
 

@@ -5,7 +5,8 @@ It reads the *values we pass to the chart* (not our plan), so the test checks wh
   ``PartitionName=<key> Nodes=<nodesets> <config>`` line per enabled partition in key order, failing like the chart
   when a partition names a NodeSet that does not exist;
 - the operator's base slurm.conf (cluster name, auth/slurm + auth/jwt, ``MaxNodeCount=1024``, accounting storage)
-  and one ``NodeSet=<name> Feature=<name>`` line per NodeSet, sorted;
+  and one ``NodeSet=<name> Feature=<name>`` line per NodeSet, sorted; after the extra config, its merged lines
+  (``AuthAltParameters``, ``SlurmctldParameters``: its own options plus the extra config's);
 - each NodeSet pod as a dynamic node ``<nodeset>-<ordinal>`` created with its slurmd ``--conf`` (``Features=<nodeset>``
   plus the NodeSet's ``extraConf``); ``Topology=`` as the operator sets it from the Kubernetes node annotation, with
   nodes filling the blocks in order (the test's stand-in for the real placement).
@@ -86,7 +87,34 @@ def operator_slurm_conf(values: dict[str, Any], paths: Paths, ctld_port: int, sl
              "### NODESET & PARTITION ###"]
     conf += [f"NodeSet={n} Feature={n}" for n in sorted(values.get("nodesets", {}))]
     conf += ["### EXTRA CONFIG ###", extra]
+    merged = merged_config(extra, {"AuthAltParameters": [f"jwt_key={paths.etc}/jwt_hs256.key"],
+                                   "SlurmctldParameters": ["enable_configless", "reconfig_on_restart"]})
+    if merged:
+        conf += ["### MERGED CONFIG ###", *merged]
     return "\n".join(conf) + "\n"
+
+
+def merged_config(extra: str, operator: dict[str, list[str]]) -> list[str]:
+    """The operator's ``BuildMergedConfig`` (internal/builder/common/common.go, v1.2.1): for each key it sets itself
+    that ``extraConf`` also sets, one line after the extra config (the last definition wins in slurm.conf) with the
+    operator's options plus the extra options whose option name it lacks, lower-cased, sorted."""
+    seen: dict[str, str] = {}
+    for line in extra.splitlines():
+        if "=" in line and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            seen[key.strip().lower()] = value.strip()
+    out = []
+    for key in sorted(operator):
+        if key.lower() not in seen:
+            continue
+        values = set(operator[key])
+        names = {v.split("=", 1)[0] for v in values}
+        for v in seen[key.lower()].split(","):
+            if v and v.split("=", 1)[0] not in names:
+                values.add(v.lower())
+                names.add(v.split("=", 1)[0])
+        out.append(f"{key}={','.join(sorted(values))}")
+    return out
 
 
 def node_topology(values: dict[str, Any]) -> dict[str, list[tuple[int, int, str | None]]]:
