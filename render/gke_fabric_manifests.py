@@ -62,9 +62,34 @@ def _pause(image: str) -> dict[str, Any]:
     return {"name": "pause", "image": image, "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}
 
 
+UPSTREAM = "GoogleCloudPlatform/container-engine-accelerators@992db81257553607f1477945f1b3219632991829"
+HOST_ACCESS: dict[str, tuple[bool, bool, str]] = {
+    # name: (hostNetwork, hostPID, why). Upstream's manifests set both on every one of these DaemonSets
+    # (gpudirect-tcpx/nccl-tcpx-installer.yaml, gpudirect-tcpxo/nccl-tcpxo-installer.yaml,
+    # gpudirect-rdma/nccl-rdma-installer.yaml and -a4x.yaml, nri_device_injector/nri-device-injector.yaml at UPSTREAM);
+    # what each container does needs less.
+    "nccl-tcpx-installer": (False, False, "container_entry.sh install only copies the plugin into the /var/lib and "
+                            "/home/kubernetes/bin host paths (GCP's Slurm recipes run the same image with just "
+                            "`-v /var/lib:/var/lib`)"),
+    "nccl-tcpxo-installer": (False, True, "the aperture-devices init container runs `nsenter -at 1` (modprobe and "
+                             "bind mounts in the host's mount namespace), which needs the host's PID 1; the install "
+                             "step only copies files"),
+    "nccl-rdma-installer": (True, False, "disable-log-martians writes /proc/sys/net/ipv4/conf/gpu<i>rdma0/"
+                            "log_martians, a sysctl of the host's network namespace where the RDMA NICs are; no "
+                            "nsenter"),
+    "nccl-rdma-installer-arm64": (True, False, "as nccl-rdma-installer"),
+    INJECTOR_NAME: (False, False, "talks to containerd over the NRI socket (/var/run/nri host path) and reads /dev "
+                    "(host path); nri_device_injector.go opens no network listener and reads no other process"),
+}
+"""Host namespaces per DaemonSet: only what its containers use (``tests/components/test_installer_host_access.py``
+derives the same from the rendered commands)."""
+
+
 def _daemonset(name: str, pools: Sequence[str], containers: list[dict], volumes: list[dict],
                init: list[dict] | None = None) -> dict[str, Any]:
     labels = {"k8s-app": name}
+    host_network, host_pid, _ = HOST_ACCESS[name]
+    host = {**({"hostNetwork": True} if host_network else {}), **({"hostPID": True} if host_pid else {})}
     return {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": NAMESPACE, "labels": {**labels, **MANAGED_BY}},
@@ -77,7 +102,7 @@ def _daemonset(name: str, pools: Sequence[str], containers: list[dict], volumes:
                     "priorityClassName": "system-node-critical",
                     "affinity": _on_pools(pools),
                     "tolerations": [{"operator": "Exists"}],
-                    "hostNetwork": True, "hostPID": True,
+                    **host,
                     "volumes": volumes,
                     **({"initContainers": init} if init else {}),
                     "containers": containers,
