@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from catalog import Cloud
 from plan.slurm_accounts import (
     PREEMPT_PLUGINS, AccountPlan, QosPlan, plan_accounts, plan_qos, preempt_type, sacctmgr_script,
 )
@@ -56,6 +57,10 @@ class SlurmPlan:
     """slurm.conf lines the chart appends as ``controller.extraConf``, in order."""
     login: LoginPlan | None = None
     """The LoginSet users submit from (None: ``access.login.enabled: false``)."""
+    cloud: Cloud | None = None
+    backup_retention_days: int | None = None
+    """Days dumps of the accounting database are kept; None: no backups (no accounting, or ``backup.enabled``
+    false)."""
 
     @property
     def gpu_types(self) -> list[str]:
@@ -92,7 +97,10 @@ def plan_slurm(sched: SchedulingSpec, pools: Sequence[PoolFacts]) -> SlurmPlan:
                      partitions=_partitions(sched, nodesets, topology, kind), topology=topology,
                      qos=plan_qos(sched), accounts=plan_accounts(sched, nodesets),
                      scaling=plan_scaling(s.scaling, nodesets),
-                     login=plan_login(s.access.login, pools[0].cloud) if pools else None)
+                     login=plan_login(s.access.login, pools[0].cloud) if pools else None,
+                     cloud=pools[0].cloud if pools else None)
+    if plan.accounting and s.backup.enabled:
+        plan.backup_retention_days = s.backup.retention_days
     plan.directives = _directives(sched, plan)
     return plan
 

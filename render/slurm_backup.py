@@ -61,15 +61,20 @@ def restore_script(dump_file: str, root_socket_or_host: str = "") -> str:
     return "\n".join(["set -euo pipefail", f'gunzip -c {shlex.quote(dump_file)} | mariadb -u root{target}']) + "\n"
 
 
-def upload_command(cloud: Cloud, bucket: str, cluster: str) -> list[str]:
-    dest = f"{BACKUP_PREFIX}/{cluster}/"
+def object_prefix(cluster: str) -> str:
+    return f"{BACKUP_PREFIX}/{cluster}/"
+
+
+def upload_command(cloud: Cloud, cluster: str) -> list[str]:
+    """The bucket comes from ``$BACKUP_BUCKET`` (its name is known only once the bucket exists)."""
+    dest = object_prefix(cluster)
     if cloud == Cloud.GCP:
-        return ["sh", "-c", f'gcloud storage cp {DUMP_DIR}/*.sql.gz "gs://{bucket}/{dest}"']
-    return ["sh", "-c", f'aws s3 cp {DUMP_DIR}/ "s3://{bucket}/{dest}" --recursive --exclude "*" '
+        return ["sh", "-c", f'gcloud storage cp {DUMP_DIR}/*.sql.gz "gs://$BACKUP_BUCKET/{dest}"']
+    return ["sh", "-c", f'aws s3 cp {DUMP_DIR}/ "s3://$BACKUP_BUCKET/{dest}" --recursive --exclude "*" '
                         f'--include "*.sql.gz" --sse aws:kms']
 
 
-def backup_cron_job(cloud: Cloud, namespace: str, bucket: str, cluster: str, db_host: str, db_port: int,
+def backup_cron_job(cloud: Cloud, namespace: Any, bucket: Any, cluster: str, db_host: str, db_port: int,
                     db_user: str, database: str, password_secret: str, password_key: str, mariadb_image: str,
                     uid: int) -> dict[str, Any]:
     labels = {"app.kubernetes.io/name": BACKUP_NAME, "app.kubernetes.io/part-of": "slurm"}
@@ -77,6 +82,7 @@ def backup_cron_job(cloud: Cloud, namespace: str, bucket: str, cluster: str, db_
               "readOnlyRootFilesystem": True}
     pod = {
         "serviceAccountName": BACKUP_NAME,
+        "automountServiceAccountToken": False,  # the clouds' identity agents inject what the CLI needs
         "restartPolicy": "OnFailure",
         "nodeSelector": {"kubernetes.io/os": "linux"},
         "securityContext": {"runAsUser": uid, "runAsGroup": uid, "runAsNonRoot": True, "fsGroup": uid,
@@ -92,8 +98,9 @@ def backup_cron_job(cloud: Cloud, namespace: str, bucket: str, cluster: str, db_
             "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
         }],
         "containers": [{
-            "name": "upload", "image": UPLOAD_IMAGE[cloud], "command": upload_command(cloud, bucket, cluster),
-            "env": [{"name": "HOME", "value": "/tmp"}, {"name": "CLOUDSDK_CONFIG", "value": "/tmp/gcloud"}],
+            "name": "upload", "image": UPLOAD_IMAGE[cloud], "command": upload_command(cloud, cluster),
+            "env": [{"name": "BACKUP_BUCKET", "value": bucket}, {"name": "HOME", "value": "/tmp"},
+                    {"name": "CLOUDSDK_CONFIG", "value": "/tmp/gcloud"}],
             "volumeMounts": [{"name": "dump", "mountPath": DUMP_DIR, "readOnly": True},
                              {"name": "tmp", "mountPath": "/tmp"}],
             "securityContext": locked,

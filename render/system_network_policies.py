@@ -85,6 +85,7 @@ SYSTEM_NAMESPACES = {ns.namespace: ns for ns in (
     )),
     SystemNamespace("dra-driver-nvidia-gpu"),
     SystemNamespace("aws-efa-device-plugin"),
+    SystemNamespace("gpu-cluster-prepull"),  # pre-pull DaemonSets: nothing calls in
 )}
 
 

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from spec.model_base import SpecModel
 from spec.slurm_access import SlurmAccess
+from spec.slurm_backup import SlurmBackup
 
 
 class SlurmPreemptType(str, Enum):
@@ -105,3 +106,5 @@ class SlurmSettings(SpecModel):
         "Pools that grow when jobs pend and shrink when idle (Slurm power saving driving the NodeSets)."))
     access: SlurmAccess = Field(default_factory=SlurmAccess, description=(
         "How users reach Slurm without its keys: the login pods and per-user slurmrestd tokens."))
+    backup: SlurmBackup = Field(default_factory=SlurmBackup, description=(
+        "Scheduled dumps of the accounting database to a bucket (with accounting)."))

@@ -40,7 +40,9 @@ def test_512_gpu_stack_directives():
         # l4-eval (0-8) follows the queue; h100-mega (64-64) is fixed, so its partition is never suspended
         "ResumeProgram": "/usr/local/lib/gpu-cluster/slurm-resume",
         "SuspendProgram": "/usr/local/lib/gpu-cluster/slurm-suspend", "SuspendTime": "600", "SuspendTimeout": "300",
-        "ResumeTimeout": "1200", "SuspendExcParts": "h100-mega"}
+        "ResumeTimeout": "1200", "SuspendExcParts": "h100-mega",
+        # users see only their own jobs, accounts, usage; their slurmrestd tokens live at most an hour
+        "PrivateData": "accounts,events,jobs,reservations,usage,users", "AuthAltParameters": "max_token_lifespan=3600"}
 
 
 def test_512_gpu_stack_nodes_gres_and_partitions():
@@ -170,7 +172,7 @@ def test_slurm_renderers_never_import_pulumi():
     root = Path(__file__).resolve().parents[2]
     paths = sorted((root / "plan").glob("slurm*.py")) + [root / "render" / "slurm_values.py",
                                                          root / "render" / "slurm_task_env.py"]
-    assert len(paths) == 8
+    assert len(paths) == 9
     for path in paths:
         tree = ast.parse(path.read_text())
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
