@@ -14,7 +14,7 @@ from plan.slurm import plan_slurm
 from render.slurm_backup import dump_script, restore_script
 from render.slurm_values import DATABASE, DATABASE_USER, client_slurm_conf
 from tests.render.test_slurm_real import CONFIGS, _plan_and_values, chroot  # noqa: F401
-from tests.support.slurm.real import SlurmDbd, Workdir
+from tests.support.slurm.real import SlurmController, SlurmDbd, Workdir
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +51,12 @@ def test_a_dumped_slurmdbd_database_restores_with_its_associations(chroot, key):
     cluster = values["clusterName"]
     original = SlurmDbd(chroot, key, name="dbd-original")
     work = Workdir(chroot, "backup")
-    work.host.mkdir(parents=True)
+    work.host.mkdir(parents=True, exist_ok=True)
     restored = None
     try:
+        # slurmctld registers the cluster's TRES (gres/gpu:<model>) with slurmdbd; the accounts' GPU caps need them
+        ctl = SlurmController(chroot, values, key, original)
+        ctl.stop()
         conf = f"{original.dir.inside}/client/slurm.conf"
         script = Workdir(chroot, "accounts")
         script.write("apply.sh", plan.sacctmgr_script(cluster), 0o755)
@@ -89,7 +92,7 @@ def test_a_dumped_slurmdbd_database_restores_with_its_associations(chroot, key):
 
 def test_a_failed_dump_leaves_no_file(chroot, key, tmp_path):
     work = Workdir(chroot, "backup-fail")
-    work.host.mkdir(parents=True)
+    work.host.mkdir(parents=True, exist_ok=True)
     try:
         out = chroot.run(["env", "MYSQL_PWD=wrong", "bash", "-c",
                           dump_script("127.0.0.1", 1, DATABASE_USER, DATABASE, work.inside)], timeout=60)
