@@ -15,7 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from catalog.fabric_images import load_fabric_image_tables
 from render.compute_domain import pod_claim as imex_pod_claim
+from render.fabric_image_check import image_check
 from render.fabric_claim import pod_claim
 from plan.facts import PoolFacts
 
@@ -337,7 +339,13 @@ def _network_fabric(pool: PoolFacts) -> PodFabric | None:
     if kind != FabricKind.EFA:  # EFA: the device plugin advertises the devices only once they work
         gate, volume = _ready_gate(kind, pool.arm64)
         made = replace(made, init=(gate,), volumes=(*made.volumes, volume))
-    return replace(made, image=pool.fabric.runtime_image) if pool.fabric.runtime_image else made
+    if pool.fabric.runtime_image:
+        made = replace(made, image=pool.fabric.runtime_image)
+    build = load_fabric_image_tables().build(pool.fabric.runtime_image_build or "")
+    if build is not None and pool.fabric.runtime_image:  # first: nothing starts from an image that is not the build
+        note, check = image_check(build, pool.fabric.runtime_image)
+        made = replace(made, annotations={**made.annotations, **note}, init=(check, *made.init))
+    return made
 
 
 def apply_to_container(container: dict[str, Any], fabric: PodFabric) -> dict[str, Any]:
