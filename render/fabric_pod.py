@@ -242,8 +242,8 @@ def _tcpxo(pool: PoolFacts) -> PodFabric:
     sidecar = {
         "name": SIDECAR[FabricKind.TCPXO], "image": fab.image(FabricKind.TCPXO, "rxdm").reference,
         "restartPolicy": "Always",
-        "command": ["/bin/sh", "-c", "chmod 755 /fts/entrypoint_rxdm_container.sh && "
-                    "exec /fts/entrypoint_rxdm_container.sh --num_hops=2 --num_nics=8"],
+        # upstream's manifests of this release chmod the entry script first (catalog/data/fabric-entrypoints.csv)
+        "command": ["/bin/sh", "-c", fab.entrypoint(FabricKind.TCPXO, "rxdm").command(" && exec ")],
         "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
         "env": [{"name": "LD_LIBRARY_PATH", "value": NVIDIA_LIB64}],
         "volumeMounts": [{"name": "nvtcpxo-libraries", "mountPath": "/usr/local/nvidia", "readOnly": True},
