@@ -11,8 +11,6 @@ without it, failure in CI.
 """
 from __future__ import annotations
 
-import os
-import secrets
 import time
 
 import pytest
@@ -23,9 +21,7 @@ from plan.slurm import plan_slurm
 from tests.support.spec.edit import edits
 from tests.support.spec.scheduling_fixtures import spec_and_facts
 from tests.support.slurm.cluster import SlurmCluster
-from tests.support.slurm.netns import missing_netns_privilege
-from tests.support.slurm.real import SlurmDbd
-from tests.support.slurm.root import Chroot, ensure_root
+from tests.support.slurm.session import RealSlurm, real_slurm
 
 STACK = "gke-h100-512"
 FABRIC_POOL, PLAIN_POOL = "h100-mega", "l4-eval"
@@ -47,21 +43,18 @@ def _raw() -> dict:
 
 @pytest.fixture(scope="module")
 def task_envs() -> dict[str, dict[str, str]]:
-    root = ensure_root()
-    reason = missing_netns_privilege()
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
-        pytest.skip(reason)
     spec, facts = spec_and_facts(_raw())
     assert spec.scheduling is not None
     plan = plan_slurm(spec.scheduling, facts)
     fabrics = {p.name: pod_fabric(p) for p in facts}
-    chroot, key = Chroot(root), secrets.token_bytes(1024)
-    dbd = SlurmDbd(chroot, key, name="dbd-fabric") if plan.accounting else None
+    with real_slurm("dbd-fabric" if plan.accounting else None) as slurm:
+        return _run_envs(slurm, plan, fabrics)
+
+
+def _run_envs(slurm: RealSlurm, plan, fabrics) -> dict[str, dict[str, str]]:
     cluster = None
     try:
-        cluster = SlurmCluster(chroot, plan, "fabric-env", key, dbd, fabrics=fabrics)
+        cluster = SlurmCluster(slurm.chroot, plan, "fabric-env", slurm.key, slurm.dbd, fabrics=fabrics)
         out_host, out_inside = cluster.out_dir
         envs = {}
         for pool, account in ((FABRIC_POOL, "pretraining"), (PLAIN_POOL, "research")):
@@ -77,8 +70,6 @@ def task_envs() -> dict[str, dict[str, str]]:
     finally:
         if cluster is not None:
             cluster.stop()
-        if dbd is not None:
-            dbd.stop()
 
 
 def _wait_output(cluster: SlurmCluster, path, job: str) -> dict[str, str]:
