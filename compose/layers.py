@@ -7,17 +7,16 @@ from typing import Sequence
 import pulumi
 
 from compose.gpu_runtime import build_gpu_runtime
-from compose.prepull import build_prepull
 from compose.kubeflow import build_kubeflow_path
+from compose.prepull import build_prepull
 from compose.slurm import build_slurm_path
-from plan.facts import PoolFacts
-from spec.stack import StackSpec
+from plan.stack import StackPlan
 
 
-def build_cluster_layers(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
-                         k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()) -> None:
+def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+                         kueue_after: Sequence[pulumi.Resource] = ()) -> None:
     """``kueue_after``: what Kueue must start after besides the cluster (EKS: the ProvisioningRequest CRD)."""
-    build_gpu_runtime(spec, pools, cluster, k8s_provider)
-    build_prepull(spec, pools, cluster, k8s_provider)
-    build_kubeflow_path(spec, pools, cluster, k8s_provider, kueue_after)
-    build_slurm_path(spec, pools, cluster, k8s_provider)
+    build_gpu_runtime(plan, cluster, k8s_provider)
+    build_prepull(plan, cluster, k8s_provider)
+    build_kubeflow_path(plan, cluster, k8s_provider, kueue_after)
+    build_slurm_path(plan, cluster, k8s_provider)

@@ -12,13 +12,12 @@ from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, fabric_summa
 from plan.maintenance import summary as maintenance_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
-from preview.queue_summary import queue_plan
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
 from validation.issues import SpecError, SpecIssue
-from plan.facts import pool_facts
 from plan.pod_start import pod_start_summary
-from validation.load import decode_config, load_spec
+from validation.load import decode_config
+from validation.planned import load_planned
 from validation.secrets import names_in_namespace, secure_keys
 from validation.stack_file import StackFileError
 
@@ -34,15 +33,16 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     # header); after validation they are set from the spec
     report.cloud, report.region = (v if isinstance(v, str) else None for v in (raw.get("cloud"), raw.get("region")))
     cat = load_catalog()
-    try:
-        spec, report.warnings = load_spec(raw, cat, secret_keys=secret)
-        report.warnings += deploy_advice(spec, cat)
+    try:  # the program run below asks for the same config: it gets this spec and plan, not a second validation
+        planned = load_planned(raw, cat, secret_keys=secret)
+        spec, plan = planned.spec, planned.plan
+        report.warnings = list(planned.warnings) + deploy_advice(spec, cat)
     except SpecError as exc:
         report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
         return report  # invalid: the program is never run, so nothing is registered
     report.cloud, report.region = spec.cloud.value, spec.region
     report.resources = run_program(config, stack, main, secret_keys).resources
-    facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
+    facts = list(plan.facts)
     try:
         report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
     except UnpricedCost as exc:  # exit 2 naming the price, never a total that leaves something out
@@ -51,11 +51,11 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
                                    fix="add a dated, sourced row to catalog/data/prices.csv, or pick a priced type")]
         report.resources = []  # like any invalid configuration: nothing is reported as created
         return report
-    report.queues = queue_plan(spec, facts)
-    report.slurm = slurm_summary(spec, facts)
+    report.queues = plan.quota
+    report.slurm = slurm_summary(plan.slurm)
     report.fabric = fabric_summary(spec, facts, report.resources)
     report.maintenance = maintenance_summary(spec)
-    report.pod_start = pod_start_summary(spec)
+    report.pod_start = pod_start_summary(spec, [p.pod_start for p in plan.pools.values()])
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}

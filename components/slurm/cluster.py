@@ -14,7 +14,7 @@ Resources (all on the cluster's Kubernetes provider):
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -25,13 +25,11 @@ from components.slurm.accounts import SlurmAccounts
 from components.slurm.database import SlurmDatabase
 from components.slurm.scaling import SlurmScaling, cloud_records_job
 from components.slurm.secrets import SlurmSecrets
-from render.fabric_pod import pod_fabric
-from plan.slurm import SlurmPlan, plan_slurm
+from plan.slurm import SlurmPlan
+from render.fabric_pod import PodFabric
 from render.slurm_values import (
     OPERATOR_NAMESPACE, RELEASE, SLURM_NAMESPACE, SecretRefs, operator_values, slurm_values,
 )
-from plan.facts import PoolFacts
-from spec.scheduling import SchedulingSpec
 
 BASELINE_PSA = {f"pod-security.kubernetes.io/{m}": "baseline" for m in ("enforce", "audit", "warn")}
 
@@ -50,13 +48,13 @@ class SlurmCluster(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     """``slurm``, where the NodeSets' pods (and so the jobs) run."""
 
-    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts], cluster_name: str,
+    def __init__(self, name: str, plan: SlurmPlan, fabrics: Mapping[str, PodFabric | None], cluster_name: str,
                  protect: bool = True, after: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:slurm:SlurmCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         roots = pulumi.ResourceOptions(parent=self, depends_on=list(after))  # the namespaces wait for ``after``
-        self.plan = plan = plan_slurm(scheduling, pools)
+        self.plan = plan
         refs = SecretRefs()
         operator_ns = k8s.core.v1.Namespace(
             f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE, "labels": {**BASELINE_PSA, **MANAGED_BY}},
@@ -79,7 +77,7 @@ class SlurmCluster(pulumi.ComponentResource):
             scaling = SlurmScaling(f"{name}-scaling", slurm_ns.metadata.name, plan.scaling.resume_script(),
                                    plan.scaling.suspend_script(), opts=child)
             before.append(scaling)
-        values = slurm_values(plan, cluster_name, refs, fabrics={p.name: pod_fabric(p) for p in pools})
+        values = slurm_values(plan, cluster_name, refs, fabrics=fabrics)
         self.release = k8s.helm.v3.Release(
             f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,
             namespace=slurm_ns.metadata.name, create_namespace=False, values=values, timeout=1800,
