@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     # components take plans (never the spec): never compose, validation, policies or preview
     "components": {"catalog", "plan", "render"},
     # the only bridge between the spec and components/
-    "compose": _SPEC_SIDE | {"validation", "components"},
+    "compose": {"catalog", "plan", "render", "validation", "components"},  # reads StackPlan.spec, imports no spec
     # the pack reads concrete resources: never components/compose/preview/validation
     "policies": {"catalog", "spec", "plan"},
     # runs __main__.py by path, so never components/compose
