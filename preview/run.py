@@ -15,7 +15,7 @@ from preview.policy.check import PolicyOptions, apply_policies
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
 from validation.issues import SpecError, SpecIssue
-from plan.pod_start import pod_start_summary
+from plan.start_time import pod_start_rows
 from validation.load import decode_config
 from validation.planned import load_planned
 from validation.secrets import names_in_namespace, secure_keys
@@ -55,7 +55,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.slurm = slurm_summary(plan.slurm)
     report.fabric = fabric_summary(spec, facts, report.resources)
     report.maintenance = maintenance_summary(spec)
-    report.pod_start = pod_start_summary(spec, [p.pod_start for p in plan.pools.values()])
+    report.pod_start = pod_start_rows(spec, [p.pod_start for p in plan.pools.values()])
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}

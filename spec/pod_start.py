@@ -63,6 +63,9 @@ class PodStart(SpecModel):
     fast_image_pull: bool | None = Field(None, description=(
         "EKS only: nodeadm's `FastImagePull` (SOCI parallel pull and unpack; experimental in the EKS AMI) and parallel "
         "kubelet pulls. Omitted: on. nodeadm ignores it on instances under 4 vCPU or 7 GiB."))
+    image_size_gb: float | None = Field(None, gt=0, le=500, description=(
+        "Size of the pool's largest job image in GB, for the time-to-running estimates (the preview's pod start "
+        "table, the what-if). Omitted: the catalog's assumption (15 GB, catalog/data/start-path.csv)."))
     max_parallel_image_pulls: int | None = Field(None, ge=1, le=10, description=(
         "Kubelet image pulls at once: GKE 2-5 (`kubelet_config.max_parallel_image_pulls`); EKS 1-10 (`serializeImagePulls: "
         "false` + `maxParallelImagePulls`). Omitted: GKE's default; on EKS unlimited when fast image pull is on."))

@@ -32,6 +32,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="reclaims per spot node and 30 days (default: the catalog's rate; 0 turns them off)")
     p.add_argument("--no-backfill", action="store_true", help="Slurm: main scheduler only (an experiment)")
     p.add_argument("--horizon-hours", type=float, help="stop the simulation here")
+    p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a start-path factor of catalog/data/start-path.csv (e.g. image_gb=30); repeatable")
     p.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback too")
     args = p.parse_args(argv)
@@ -48,6 +50,25 @@ def _stack(name: str | None, file: Path | None) -> str | Path:
     return name if stack_path(name).exists() else stack_path(name)
 
 
+def _assumptions(items: list[str]) -> tuple[dict[str, float], list[str]]:
+    """--assume NAME=VALUE pairs -> overrides, and every problem at once."""
+    from catalog.start_path import load_start_path
+    known = load_start_path()
+    out, bad = {}, []
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if name not in known or number < 0:
+            bad.append(f"error: --assume {item!r}: expected NAME=VALUE with a known factor and a number >= 0\n"
+                       f"  allowed:  {', '.join(sorted(known))}\n  fix:      e.g. --assume image_gb=30")
+        else:
+            out[name] = number
+    return out, bad
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     from validation.issues import SpecError, format_issues
@@ -56,8 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     from whatif.run import chart, run_whatif
     from whatif.workload.load import WorkloadError
 
+    assume, bad = _assumptions(args.assume)
+    if bad:
+        print("\n".join(bad), file=sys.stderr)
+        return EXIT_INVALID
     bar = LazyProgress("simulating")
-    opts = SimOptions(nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
+    opts = SimOptions(assume=assume, nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
                       spot_interruptions_per_node_month=args.spot_interruptions_per_node_month,
                       horizon_s=args.horizon_hours * 3600 if args.horizon_hours else None, progress=bar)
     try:

@@ -2,8 +2,10 @@
 manager config, the Slurm plan), so nothing is declared twice. Pure: no Pulumi."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from catalog import CapacityType, load_catalog
 from catalog.provisioning import load_provisioning
@@ -15,6 +17,7 @@ from plan.slurm import ALL_NODESETS, SlurmPlan, plan_slurm
 from plan.slurm_topology import default_block_size
 from plan.facts import PoolFacts
 from plan.stack import plan_stack
+from plan.start_time import factors, pool_start
 from spec.scheduling import SchedulingSpec, Workload
 from spec.stack import StackSpec
 
@@ -41,6 +44,10 @@ class PoolModel:
     interruptions_per_node_s: float
     gpu_type: str
     cpus_per_node: int
+    pull_s: float = 0.0
+    """A node without the pool's job image pulls (or streams, or reads) it this long before the pods start."""
+    prepull: bool = False
+    """The pre-pull DaemonSet pulls the image as a node joins (warm by the time the pull is done)."""
 
     @property
     def slices_per_node(self) -> int:
@@ -139,11 +146,15 @@ class ClusterModel:
     kueue: KueueModel | None = None
     slurm: SlurmModel | None = None
     sources: list[str] = field(default_factory=list)
+    start: dict[str, float] = field(default_factory=dict)
+    """Start-path factors (catalog/data/start-path.csv, with the user's --assume overrides)."""
 
 
 def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
-                  interruptions_per_node_month: float | None = None) -> ClusterModel:
+                  interruptions_per_node_month: float | None = None,
+                  assume: Mapping[str, float] | None = None) -> ClusterModel:
     stack_plan = plan_stack(spec, load_catalog())  # the same planner the preview and the program use
+    start = factors(assume)
     facts = list(stack_plan.facts)
     sched = spec.scheduling
     kind = scheduler if scheduler != "auto" else (
@@ -156,8 +167,10 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
     blocks = _blocks(sched, facts, plan, placements)
     prov = load_provisioning()
     pools = {}
-    for f in facts:
+    for f, pool in zip(facts, spec.node_pools):
         p = prov[(f.cloud, f.capacity)]
+        how = pool_start(stack_plan.pools[pool.name].pod_start, p.provision_seconds,
+                         pool.pod_start.image_size_gb if pool.pod_start else None, start)
         rate = p.spot_interruptions_per_node_month if interruptions_per_node_month is None else \
             (interruptions_per_node_month if f.capacity == CapacityType.SPOT else 0.0)
         ns = plan.nodeset(f.name) if plan else None
@@ -167,18 +180,19 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
             exclusive=f.multi_node and kind == "slurm", block_nodes=blocks.get(f.name, (None, False))[0],
             block_required=blocks.get(f.name, (None, False))[1], provision_s=float(p.provision_seconds),
             interruptions_per_node_s=rate / MONTH_S, gpu_type=f.machine.gpu_model.slurm_name,
-            cpus_per_node=ns.cpus if ns else (f.machine.vcpu or f.gpus_per_node))
+            cpus_per_node=ns.cpus if ns else (f.machine.vcpu or f.gpus_per_node), pull_s=how.pull_s,
+            prepull=how.prepull)
     classes = {c.name: c.value for c in sched.priority_classes} if sched else {}
     sources = sorted({prov[(f.cloud, f.capacity)].source for f in facts})
     if sched is None or kind == "kubernetes":
         queue = QueueModel(DEFAULT_QUEUE, 1, {p.name: QuotaModel(p.max_nodes * p.slices_per_node, None, None)
                                               for p in pools.values()})
         return ClusterModel(stack, "kubernetes", pools, {DEFAULT_QUEUE: queue}, {}, None,
-                            kueue=KueueModel(None, False, None), sources=sources)
+                            kueue=KueueModel(None, False, None), sources=sources, start=start)
     if kind == "slurm":
         assert plan is not None
-        return _slurm_cluster(stack, sched, plan, pools, classes, sources)
-    return _kueue_cluster(stack, sched, facts, placements, pools, classes, sources)
+        return dataclasses.replace(_slurm_cluster(stack, sched, plan, pools, classes, sources), start=start)
+    return dataclasses.replace(_kueue_cluster(stack, sched, facts, placements, pools, classes, sources), start=start)
 
 
 def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPlan | None,

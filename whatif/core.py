@@ -18,7 +18,7 @@ PENDING, ADMITTED, RUNNING, DONE, NEVER = range(5)
 class JobState:
     """A job during one run, as the engine sees it (scheduler-specific fields live in subclasses)."""
     __slots__ = ("job", "n", "state", "pool", "alloc", "start", "token", "starts", "preempts", "backfilled",
-                 "never", "eligible", "placed_nodes", "end")
+                 "never", "eligible", "placed_nodes", "end", "running_at")
 
     def __init__(self, job: Job, n: int):
         self.job, self.n = job, n
@@ -36,6 +36,8 @@ class JobState:
         """Not started before this time (Kueue's requeue backoff; Slurm's requeue eligibility)."""
         self.placed_nodes: tuple[str, ...] = ()
         self.end = -1.0
+        self.running_at = -1.0
+        """When all its pods were first running (Kubernetes schedulers; -1: not yet)."""
 
 
 class Host(Protocol):

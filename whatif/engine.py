@@ -8,6 +8,7 @@ import heapq
 import random
 from typing import Any, Sequence
 
+from plan.start_time import overhead_s
 from whatif.autoscale import Autoscaler
 from whatif.cluster import ClusterModel, slices_for
 from whatif.core import (
@@ -156,10 +157,22 @@ class Engine:
         js.alloc = allocate(chosen, js.n, slices, pool.model.exclusive)
         js.pool, js.state, js.start, js.backfilled = pool, RUNNING, self.now, backfilled
         js.placed_nodes = tuple(n.name for n in chosen)
+        if not js.starts and self.cluster.scheduler != "slurm":
+            js.running_at = self.now + self._start_path(pool, chosen, js.job.nodes)
         js.starts.append(self.now)
         js.token += 1
         self.allocated_gpus += self.gpus_held(js)
         self.push(self.now + min(js.job.run_s, js.job.limit_s), END, (js, js.token))
+
+    def _start_path(self, pool: PoolState, chosen: Sequence[Node], pods: int) -> float:
+        """Placement to all pods running: the image pull on nodes that do not have it yet, then admission,
+        scheduling and the pod start (plan/start_time.py). Reported only: the run time starts at placement."""
+        pull = 0.0
+        for n in chosen:
+            if n.image_at is None:
+                n.image_at = self.now + pool.model.pull_s
+            pull = max(pull, n.image_at - self.now)
+        return pull + overhead_s(pods, self.cluster.start)
 
     def gpus_held(self, js: JobState) -> float:
         """Physical GPUs a running job holds (whole nodes on exclusive pools, a share on shared ones)."""
@@ -225,7 +238,8 @@ class Engine:
                 id=js.job.id, start_s=js.starts[0] if js.starts else None,
                 end_s=js.end if done else None, starts=tuple(js.starts),
                 pool=js.pool.model.name if js.pool is not None else None, nodes=js.placed_nodes,
-                preemptions=js.preempts, never_startable=js.never, backfilled=js.backfilled)
+                preemptions=js.preempts, never_startable=js.never, backfilled=js.backfilled,
+                running_s=js.running_at if js.starts and js.running_at >= 0 else None)
         return SimResult(scheduler=self.cluster.scheduler, horizon_s=end, jobs=outcomes,
                          pools={name: p.usage for name, p in self.pools.items()}, samples=self.samples,
                          preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s))

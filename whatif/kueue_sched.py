@@ -15,6 +15,10 @@ from whatif.kueue_preempt import Choice, choose
 from whatif.model import Job
 
 MAX_ADMISSIONS_PER_PASS = 100_000
+EVICTION_S = 30.0
+"""A preempted workload is requeued when its job's pods are gone: Kubernetes' default terminationGracePeriodSeconds
+(30 s, Pod API reference). Without it two workloads can preempt each other for ever at one instant (Kueue's fair
+sharing can loop: kubernetes-sigs/kueue issues 3779, 7101, 14543); with it such a loop costs 30 s per turn."""
 
 
 class KueueJob(JobState):
@@ -154,7 +158,10 @@ class KueueScheduler:
             return parked  # parked heads may uncover the next workload of a BestEffortFIFO queue
         _, cq, js, choice = min(options, key=lambda o: o[0])
         for victim in choice.victims:
-            self.eng.preempt(victim.key, requeue=True)
+            evicted = victim.key
+            self.eng.preempt(evicted, requeue=True)
+            evicted.eligible = now + EVICTION_S  # back in the queue once its pods are gone
+            self.eng.push(evicted.eligible, TICK, ("evicted", evicted, evicted.token))
         self._failed.clear()  # an admission can open preemption for a twin that failed (it may now reclaim from it)
         self._admit(cq, js, choice.pool, now)
         return True

@@ -71,6 +71,8 @@ class SimOptions:
     """Stop here; None: when every job has ended or can never start."""
     backfill: bool = True
     """Slurm only: False runs the main (strict priority) scheduler alone, for 'what does backfill buy' experiments."""
+    assume: dict[str, float] = field(default_factory=dict)
+    """Overrides of the start-path factors (catalog/data/start-path.csv), e.g. {"image_gb": 30}."""
     progress: Any = None
     """Called as progress(sim_time_s, horizon_s) now and then (the CLI's progress bar); None: silent."""
 
@@ -86,11 +88,13 @@ class JobOutcome:
     preemptions: int = 0
     never_startable: str | None = None
     backfilled: bool = False
+    running_s: float | None = None
+    """Kubernetes schedulers: when all its pods were first running (placement + image pull + pod start)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "startS": self.start_s, "endS": self.end_s, "starts": list(self.starts),
                 "pool": self.pool, "nodes": list(self.nodes), "preemptions": self.preemptions,
-                "neverStartable": self.never_startable, "backfilled": self.backfilled}
+                "neverStartable": self.never_startable, "backfilled": self.backfilled, "runningS": self.running_s}
 
 
 @dataclass

@@ -11,7 +11,7 @@ OFF, BOOTING, UP = 0, 1, 2
 
 
 class Node:
-    __slots__ = ("name", "index", "cap", "free", "state", "since", "idle_since", "jobs", "block", "epoch")
+    __slots__ = ("name", "index", "cap", "free", "state", "since", "idle_since", "jobs", "block", "epoch", "image_at")
     # since: when the node was asked for (billing starts there, booting included); idle_since: last time it emptied
 
     def __init__(self, pool: PoolModel, index: int):
@@ -27,6 +27,8 @@ class Node:
         self.block = index // pool.block_nodes if pool.block_nodes else 0
         self.epoch = 0
         """Bumped when the node goes away, so its pending interruption event is ignored."""
+        self.image_at: float | None = None
+        """When the pool's job image is (or will be) on the node; None: not asked for yet."""
 
 
 class PoolState:
@@ -42,6 +44,8 @@ class PoolState:
     def power_on(self, node: Node, now: float, ready: bool) -> None:
         node.state, node.since, node.idle_since = (UP if ready else BOOTING), now, now
         node.free, node.jobs = node.cap, {}
+        joins = now if ready else now + self.model.provision_s
+        node.image_at = joins + self.model.pull_s if self.model.prepull else None
 
     def power_off(self, node: Node, now: float) -> None:
         self.usage.paid_node_s += now - node.since

@@ -29,6 +29,10 @@ def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
                 "|---|---:|---:|---:|---:|---:|---:|"]
         out += [f"| {k} | {v['jobs']} | {v['neverStarted']} | {hours(v['meanS'])} | {hours(v['p50S'])} | "
                 f"{hours(v['p95S'])} | {hours(v['p99S'])} |" for k, v in rows.items()]
+    ttr = (report.get("timeToRunning") or {}).get("bySize")
+    if ttr:
+        out += ["", "| time to all pods running, by job size | jobs | p50 | p95 |", "|---|---:|---:|---:|"]
+        out += [f"| {k} | {v['jobs']} | {hours(v['p50S'])} | {hours(v['p95S'])} |" for k, v in ttr.items()]
     out += ["", "| queue | weight share | used share | deviation |", "|---|---:|---:|---:|"]
     out += [f"| {r['queue']} | {pct(r['weightShare'])} | {pct(r['usedShare'])} | {100 * r['deviation']:+.1f} pts |"
             for r in report["fairShare"]]

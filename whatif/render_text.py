@@ -33,6 +33,15 @@ def wait_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
     return t
 
 
+def running_table(rows: dict[str, dict[str, Any]]) -> Table:
+    t = Table(title="Time to all pods running per job size (queue wait + image pull + pod start)")
+    for col in ("", "jobs", "p50", "p95"):
+        t.add_column(col, justify="left" if not col else "right")
+    for name, r in rows.items():
+        t.add_row(name, str(r["jobs"]), hours(r["p50S"]), hours(r["p95S"]))
+    return t
+
+
 def fair_table(rows: list[dict[str, Any]]) -> Table:
     t = Table(title="Fair share: each queue's share of used GPU-hours vs its weight")
     for col in ("queue", "weight", "weight share", "used share", "used GPU-h", "deviation"):
@@ -60,6 +69,9 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
     console.print(money_table(report))
     console.print(wait_table("Queue wait per queue", {"all": report["waits"]["all"], **report["waits"]["byQueue"]}))
     console.print(wait_table("Queue wait per job size", report["waits"]["bySize"]))
+    ttr = report.get("timeToRunning") or {}
+    if ttr.get("bySize"):
+        console.print(running_table(ttr["bySize"]))
     console.print(fair_table(report["fairShare"]))
     pre = report["preemptions"]
     console.print(f"preemptions and spot interruptions: {pre['count']}, GPU-hours lost: {pre['lostGpuHours']:,.1f}; "

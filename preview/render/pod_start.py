@@ -13,12 +13,25 @@ NO_IMAGES = "no images declared (podStart.images): a new node pulls every job im
 def print_pod_start(console: Console, rows: list[dict[str, Any]]) -> None:
     table = Table(title="Pod start (what a job's pod waits for on a new node)", title_justify="left",
                   header_style="bold")
-    for name in ("pool", "speeds up pod start", "cold start"):
+    for name in ("pool", "speeds up pod start", "cold start", "largest gang to running: cold / warm"):
         table.add_column(name, no_wrap=name == "pool")
     for r in rows:
         accelerators = list(r["accelerators"])
         if r.get("amiReleaseVersion"):
             accelerators.append(f"AMI release {r['amiReleaseVersion']} (pinned)")
         images = "\n".join(f"{i['image']}: {i['coldStart']}" for i in r["images"]) or NO_IMAGES
-        table.add_row(r["pool"], "\n".join(accelerators) or "—", images)
+        table.add_row(r["pool"], "\n".join(accelerators) or "—", images, gang_cell(r.get("largestGang")))
     console.print(table)
+
+
+def gang_cell(g: dict[str, Any] | None) -> str:
+    """``256 pods: 9 min / 6 s`` and what the cold figure is made of (catalog/data/start-path.csv)."""
+    if not g:
+        return "—"
+    return (f"{g['pods']} pod{'s' if g['pods'] != 1 else ''}: {_t(g['coldS'])} / {_t(g['warmS'])}\n"
+            f"(node {_t(g['provisionS'])}, image {_t(g['pullS'])}: {g['image']})")
+
+
+def _t(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+

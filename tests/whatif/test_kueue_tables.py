@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.kueue_tables import load_cases, run_case
+from tests.support.whatif.kueue_tables import load_cases, run_case
 
 CASES, OUT_OF_SCOPE = load_cases()
 
@@ -28,3 +28,5 @@ def test_the_validation_doc_reports_the_counts_the_tables_have():
         left = sum(o["test"] == test for o in OUT_OF_SCOPE)
         assert f"`{test}` | {ported + left} | {ported} | **{ported}** | {left} |" in doc, test
     assert f"**Every in-scope case agrees ({len(CASES)} of {len(CASES)}).**" in doc
+    overview = (Path(__file__).resolve().parents[2] / "docs" / "whatif.md").read_text(encoding="utf-8")
+    assert f"**{len(CASES)} of {len(CASES)} in-scope cases agree**, {len(OUT_OF_SCOPE)} out of scope" in overview

@@ -13,7 +13,7 @@ from whatif.cluster import KueueModel, QueueModel, QuotaModel
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue_preempt import targets
 
-TABLES = Path(__file__).resolve().parents[1] / "whatif" / "kueue_tables"
+TABLES = Path(__file__).resolve().parents[2] / "whatif" / "kueue_tables"
 SCALE = 1000
 """Kueue's tables use fractional CPUs (0.5, 2.5): milli-CPUs keep the quantities whole."""
 
