@@ -1,49 +1,85 @@
-"""Offline preview wall time per example stack and for a synthetic 200-pool stack, as ratios to a floor.
+"""Offline preview time per example stack and per synthetic stack (50/100/200/400 pools), as ratios to floors
+measured in the same run:
 
-The floor is `python -c "import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes"` measured in the same run: these
-machines are noisy, so only ratios within one run mean anything. Each case runs in a fresh interpreter (like a user
-typing the command) and the median of N runs is reported.
+- the **SDK floor** (``bench/sdk_floor.py``): a fresh interpreter that imports exactly the provider classes the stack
+  registers and registers the same resources with the recorded inputs under Pulumi mocks; no validation, planning,
+  rendering, cost or policy. What the project adds is preview / SDK floor.
+- the **import floor**: ``python -c "import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes"``.
 
-    .venv/bin/python bench/preview_bench.py [--runs 3] [--pools 200]
+Each case runs in a fresh interpreter (like a user typing the command), with the policy pack on (the default
+in-process path; ``--pack-subprocess`` times the CLI's path instead). CPU time (user + system, children included) is
+the ratio's measure: on a shared machine the wall clock also counts other people's work; wall times are printed too.
+Peak memory is the preview process's largest resident set.
+
+    .venv/bin/python bench/preview_bench.py [--runs 3] [--pools 50,100,200,400] [--pack-subprocess]
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.timing import wall, write_synthetic_stack  # noqa: E402
+from bench.timing import Measured, measure, write_synthetic_stack  # noqa: E402
 
-FLOOR = [sys.executable, "-c", "import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes"]
+IMPORT_FLOOR = [sys.executable, "-c", "import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes"]
+TARGETS = {"example": 1.25, "synthetic-200": 1.5}
+"""docs/benchmarks.md: preview / SDK floor (CPU) at most this."""
+
+
+def sdk_floor(stack: str, path: Path, tmp: Path, runs: int) -> tuple[Measured, int]:
+    recorded = tmp / f"floor-{stack}.json"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "sdk_floor.py"), "record", stack, str(path), str(recorded)],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    count = len(json.loads(recorded.read_text())["resources"])
+    replay = [sys.executable, str(ROOT / "bench" / "sdk_floor.py"), "replay", str(recorded)]
+    return measure(replay, ROOT, runs, ok_codes=(0,)), count  # a floor that crashed would look fast
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--pools", type=int, default=200)
+    parser.add_argument("--pools", default="50,100,200,400", help="synthetic stack sizes, comma-separated")
+    parser.add_argument("--pack-subprocess", action="store_true", help="boot the pack as the CLI does")
+    parser.add_argument("--only", help="comma-separated example stacks (default: all)")
     args = parser.parse_args()
+    extra = ["--policy-pack-subprocess"] if args.pack_subprocess else []
 
-    with tempfile.TemporaryDirectory() as tmp:
-        synthetic = write_synthetic_stack(Path(tmp), args.pools)
-        floor = wall(FLOOR, ROOT, args.runs)
-        cases = [(p.name[len("Pulumi."):-len(".yaml")], p) for p in sorted(ROOT.glob("Pulumi.*.yaml"))]
-        rows = []
-        for stack, path in cases + [synthetic]:
-            cmd = [sys.executable, "-m", "preview", "--stack", stack, "--stack-file", str(path), "--format", "json"]
-            seconds = wall(cmd, ROOT, args.runs)
-            rows.append({"stack": stack, "seconds": round(seconds, 3), "ratio_to_floor": round(seconds / floor, 2)})
-    print(f"floor (import pulumi + 3 providers): {floor:.3f} s, median of {args.runs}")
-    print(f"{'stack':<24}{'seconds':>10}{'x floor':>10}")
-    for r in rows:
-        print(f"{r['stack']:<24}{r['seconds']:>10.3f}{r['ratio_to_floor']:>10.2f}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        imports = measure(IMPORT_FLOOR, ROOT, args.runs)
+        cases = [(p.name[len("Pulumi."):-len(".yaml")], p) for p in sorted(ROOT.glob("Pulumi.*.yaml"))
+                 if p.name != "Pulumi.yaml"]
+        if args.only:
+            cases = [c for c in cases if c[0] in args.only.split(",")]
+        cases += [write_synthetic_stack(tmp, int(n)) for n in args.pools.split(",") if n]
+        for stack, path in cases:
+            floor, count = sdk_floor(stack, path, tmp, args.runs)
+            preview = measure([sys.executable, "-m", "preview", "--stack", stack, "--stack-file", str(path),
+                               "--format", "json", *extra], ROOT, args.runs)
+            rows.append({"stack": stack, "resources": count,
+                         "preview": preview.__dict__, "sdk_floor": floor.__dict__,
+                         "x_sdk_floor_cpu": round(preview.cpu_s / floor.cpu_s, 2),
+                         "x_sdk_floor_wall": round(preview.wall_s / floor.wall_s, 2),
+                         "x_import_floor_cpu": round(preview.cpu_s / imports.cpu_s, 2)})
+            r = rows[-1]
+            print(f"{stack:<22}{count:>6}{preview.cpu_s:>9.2f}{floor.cpu_s:>9.2f}{r['x_sdk_floor_cpu']:>8.2f}"
+                  f"{preview.wall_s:>9.2f}{floor.wall_s:>9.2f}{r['x_sdk_floor_wall']:>8.2f}"
+                  f"{r['x_import_floor_cpu']:>9.2f}{preview.peak_rss_mib:>9.0f}", flush=True)
+    print(f"(columns: stack, resources, preview CPU s, SDK floor CPU s, x SDK floor (CPU), preview wall s, floor "
+          f"wall s, x SDK floor (wall), x import floor (CPU; {imports.cpu_s:.2f} s), preview peak RSS MiB; "
+          f"median of {args.runs}{', pack as the CLI boots it' if extra else ''})")
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
-    (out / "preview.json").write_text(json.dumps({"floor_seconds": round(floor, 3), "runs": args.runs,
-                                                  "cases": rows}, indent=2))
+    (out / "preview.json").write_text(json.dumps({
+        "date": datetime.date.today().isoformat(), "runs": args.runs, "pack_subprocess": bool(extra),
+        "import_floor": imports.__dict__, "targets": TARGETS, "cases": rows}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,10 @@
 from catalog.loader import Catalog, load_catalog
 from catalog.mig import MigCatalog, MigProfile, load_mig_catalog
 from catalog.models import (
-    AttachableGpu, CapacityType, Cloud, ControlPlaneFee, EksVersion, GpuDirect, GpuModel, HostMachine, MachineType,
-    Price, PriceKind, SoldAs, SpecialOffering, ZoneAvailability,
+    AttachableGpu, CapacityBlockRate, CapacityType, Cloud, ControlPlaneFee, EksVersion, GpuDirect, GpuModel,
+    HostMachine, MachineType, NvlinkDomain, Price, PriceKind, SoldAs, SpecialOffering, UltraServer, ZoneAvailability,
 )
 
-__all__ = ["AttachableGpu", "CapacityType", "Catalog", "Cloud", "ControlPlaneFee", "EksVersion", "GpuDirect",
-           "GpuModel", "HostMachine", "MachineType", "MigCatalog", "MigProfile", "Price", "PriceKind", "SoldAs",
-           "SpecialOffering", "ZoneAvailability", "load_catalog", "load_mig_catalog"]
+__all__ = ["AttachableGpu", "CapacityBlockRate", "CapacityType", "Catalog", "Cloud", "ControlPlaneFee", "EksVersion", "GpuDirect",
+           "GpuModel", "HostMachine", "MachineType", "MigCatalog", "MigProfile", "NvlinkDomain", "Price", "PriceKind", "SoldAs",
+           "SpecialOffering", "UltraServer", "ZoneAvailability", "load_catalog", "load_mig_catalog"]

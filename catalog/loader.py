@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.models import (
-    AttachableGpu, CapacityType, Cloud, ControlPlaneFee, EksVersion, GpuDirect, GpuModel, HostMachine, MachineType,
-    Price, PriceKind, SoldAs, SpecialOffering, ZoneAvailability,
+    AttachableGpu, CapacityBlockRate, CapacityType, Cloud, ControlPlaneFee, EksVersion, GpuDirect, GpuModel,
+    HostMachine, MachineType, NvlinkDomain, Price, PriceKind, SoldAs, SpecialOffering, UltraServer, ZoneAvailability,
 )
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -49,6 +49,12 @@ class Catalog:
     """EKS: the per-cluster fee for a Kubernetes version past its end of standard support."""
     eks_versions: dict[str, EksVersion] = field(default_factory=dict)
     """The EKS release calendar: minor version (``1.34``) -> support dates."""
+    nvlink_domains: dict[tuple[Cloud, str], NvlinkDomain] = field(default_factory=dict)
+    """Rack-scale NVLink machines (GB200 NVL72): (cloud, machine type) -> the domain its nodes form."""
+    ultraservers: dict[str, UltraServer] = field(default_factory=dict)
+    """EC2 UltraServer types (``u-p6e-gb200x72``) -> instances and GPUs."""
+    block_rates: dict[tuple[Cloud, str, str], CapacityBlockRate] = field(default_factory=dict)
+    """(cloud, machine type, region) -> a reference capacity-block rate (third-party scrape; see the source)."""
 
     # -- lookups ---------------------------------------------------------------------------------------------
     def machine_types(self, cloud: Cloud) -> list[str]:
@@ -114,6 +120,14 @@ class Catalog:
         return Price(usd_per_hour=base.usd_per_hour + gpu.usd_per_hour * machine.gpus,
                      as_of=min(base.as_of, gpu.as_of), label=f"{base.label} + {gpu.label}",
                      source=f"{base.source}; {gpu.source}")
+
+    def nvlink_domain(self, machine: MachineType) -> NvlinkDomain | None:
+        """The rack-scale NVLink domain the machine's nodes form, or None (the NVLink domain ends at the node)."""
+        return self.nvlink_domains.get((machine.cloud, machine.machine_type))
+
+    def ultraserver_types(self, cloud: Cloud, machine_type: str) -> list[UltraServer]:
+        return sorted((u for u in self.ultraservers.values() if u.cloud == cloud and u.machine_type == machine_type),
+                      key=lambda u: u.instances)
 
     def control_plane_fee(self, cloud: Cloud, kubernetes_version: str | None = None) -> ControlPlaneFee:
         """The per-cluster fee. EKS bills by the version's support status, judged on the fee's own as-of date (the
@@ -190,6 +204,20 @@ def _parse() -> Catalog:
             version=r["version"], end_of_standard_support=dt.date.fromisoformat(r["end_of_standard_support"]),
             end_of_extended_support=dt.date.fromisoformat(r["end_of_extended_support"]),
             as_of=dt.date.fromisoformat(r["as_of"]), source=r["source"])
+    for r in _rows("nvlink-domains.csv"):
+        cat.nvlink_domains[(Cloud(r["cloud"]), r["machine_type"])] = NvlinkDomain(
+            cloud=Cloud(r["cloud"]), machine_type=r["machine_type"], domain_gpus=int(r["domain_gpus"]),
+            domain_nodes=int(r["domain_nodes"]), accelerator_topology=r["accelerator_topology"],
+            domain_label=r["domain_label"], block_label=r["block_label"], source=r["source"])
+    for r in _rows("ultraservers.csv"):
+        cat.ultraservers[r["ultraserver_type"]] = UltraServer(
+            cloud=Cloud(r["cloud"]), ultraserver_type=r["ultraserver_type"], machine_type=r["machine_type"],
+            instances=int(r["instances"]), gpus=int(r["gpus"]), source=r["source"])
+    for r in _rows("capacity-block-rates.csv"):
+        cat.block_rates[(Cloud(r["cloud"]), r["machine_type"], r["region"])] = CapacityBlockRate(
+            cloud=Cloud(r["cloud"]), machine_type=r["machine_type"], region=r["region"],
+            usd_per_gpu_hour=float(r["usd_per_gpu_hour"]), as_of=dt.date.fromisoformat(r["as_of"]), label=r["label"],
+            source=r["source"])
     return cat
 
 

@@ -36,6 +36,8 @@ class GpuModel(str, Enum):
     H100_80GB = "H100_80GB"
     H200_141GB = "H200_141GB"
     B200 = "B200"
+    GB200 = "GB200"
+    """NVIDIA GB200 Grace Blackwell superchip GPUs (Grace arm64 host): GCP A4X, AWS P6e-GB200; NVL72 racks."""
     RTX_PRO_6000 = "RTX_PRO_6000"
     """NVIDIA RTX PRO 6000 Blackwell Server Edition, 96 GB (GCP G4, AWS G7e)."""
     L4 = "L4"
@@ -139,6 +141,9 @@ class SoldAs(str, Enum):
     """Only as EC2 Capacity Blocks for ML (a reservation pool with ``reservationKind: capacity-block``)."""
     ULTRASERVER = "ultraserver"
     """Only as part of an EC2 UltraServer (bought as an UltraServer Capacity Block); no plain instances."""
+    RESERVATION_BOUND = "reservation-bound"
+    """GCP: only through (future) reservations in AI Hypercomputer; no on-demand, spot or flex-start VMs and no public
+    list price (the pool's cost is unknown unless the policy pack's ``priceOverrides`` gives it)."""
 
 
 @dataclass(frozen=True)
@@ -177,3 +182,49 @@ class EksVersion:
     def extended_on(self, day: dt.date) -> bool:
         """Past standard support on ``day``: the control plane bills at the extended-support rate."""
         return day >= self.end_of_standard_support
+
+
+@dataclass(frozen=True)
+class NvlinkDomain:
+    """A rack-scale NVLink domain (GB200 NVL72): GPUs of several nodes on one NVLink fabric, sharing IMEX channels
+    through an NVIDIA DRA driver ComputeDomain. ``nvlink-domains.csv``."""
+
+    cloud: Cloud
+    machine_type: str
+    domain_gpus: int
+    domain_nodes: int
+    """Nodes per domain (72 GPUs / 4 per node = 18): the Slurm ``topology/block`` block size and the rack."""
+    accelerator_topology: str
+    """GKE workload policy ``accelerator_topology`` (``1x72``); empty on AWS (the UltraServer is the domain)."""
+    domain_label: str
+    """The node label whose value is the same on every node of one domain: GKE's ``gce-topology-subblock``, or
+    GPU Feature Discovery's ``nvidia.com/gpu.clique`` (EKS)."""
+    block_label: str
+    """The label of the level above the domain (GKE ``gce-topology-block``); empty when there is none."""
+    source: str
+
+
+@dataclass(frozen=True)
+class UltraServer:
+    """An EC2 UltraServer type: a fixed number of instances on one NVLink domain, bought as a Capacity Block."""
+
+    cloud: Cloud
+    ultraserver_type: str
+    machine_type: str
+    instances: int
+    gpus: int
+    source: str
+
+
+@dataclass(frozen=True)
+class CapacityBlockRate:
+    """A reference capacity-block rate (no list price exists: blocks are quoted per purchase). Used to estimate a
+    block's fee in messages and to compare a declared fee with; never as the block's price."""
+
+    cloud: Cloud
+    machine_type: str
+    region: str
+    usd_per_gpu_hour: float
+    as_of: dt.date
+    label: str
+    source: str

@@ -36,6 +36,13 @@ AWS_EFA_DEVICE_PLUGIN = ChartPin(
     chart="aws-efa-k8s-device-plugin", version="v0.5.30", repo="https://aws.github.io/eks-charts",
     default_values="eks-charts/v0.0.242/stable/aws-efa-k8s-device-plugin/values.yaml")
 
+NVIDIA_DRA_DRIVER = ChartPin(
+    # kubernetes-sigs/dra-driver-nvidia-gpu v0.4.0 (the renamed nvidia-dra-driver-gpu; 0.4 = NGC 26.4), published as an
+    # OCI chart with a strict-semver version (no "v"); installed for ComputeDomains only (resources.gpus.enabled=false).
+    # Its default values.yaml is staged with the chart in ../shared/charts/dra-driver-nvidia-gpu-v0.4.0.
+    chart="dra-driver-nvidia-gpu", version="0.4.0", repo="oci://registry.k8s.io/dra-driver-nvidia/charts",
+    default_values="../charts/dra-driver-nvidia-gpu-v0.4.0/values.yaml")
+
 GPU_RUNTIME_CHARTS = (NVIDIA_DEVICE_PLUGIN, GPU_OPERATOR, AWS_EFA_DEVICE_PLUGIN)
 """The GPU runtime's charts (the other layers' pins follow, by layer)."""
 

@@ -7,6 +7,7 @@ from typing import Sequence
 import pulumi
 
 from plan.stack import StackPlan
+from render.compute_domain import kueue_device_classes as channel_device_classes
 from render.fabric_claim import claim_templates, kueue_device_classes
 from render.kueue import render_kueue
 from render.kueue_config import kueue_values
@@ -14,13 +15,13 @@ from render.trainer import training_runtimes
 
 
 def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
-                        kueue_after: Sequence[pulumi.Resource] = ()) -> None:
+                        kueue_after: Sequence[pulumi.Resource] = ()) -> dict[str, pulumi.Resource]:
     """Kueue and Kubeflow through the cluster's Kubernetes provider, after the cluster and its system pool exist
     (both controllers run on the untainted system pool), plus the DRA claim templates of GKE-managed fabric pools.
-    Nothing when the stack has no ``workload: kubeflow``."""
+    Nothing when the stack has no ``workload: kubeflow``. Returns the team namespaces (name -> resource)."""
     kueue_plan = plan.kueue
     if kueue_plan is None:
-        return
+        return {}
     from components.k8s.fabric_claims import FabricClaims
     from components.k8s.kubeflow import Kubeflow
     from components.k8s.kueue import Kueue
@@ -31,7 +32,9 @@ def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
     Kubeflow("kubeflow", training_runtimes(facts, kueue_plan.placements), katib=kueue_plan.katib,
              pipelines=kueue_plan.pipelines, after=[cluster], opts=opts)
     kueue = Kueue("kueue", render_kueue(sched, facts, kueue_plan.placements),
-                  kueue_values(sched, kueue_device_classes(facts)), [q.name for q in sched.queues],
+                  # DRA claims Kueue must count: fabric NICs and NVLink ComputeDomain channels
+                  kueue_values(sched, [*kueue_device_classes(facts), *channel_device_classes(facts)]),
+                  [q.name for q in sched.queues],
                   after=[cluster, *kueue_after], opts=opts)
     # GKE-managed fabric pools: the DRA claim template the torch-<pool> runtime names, in each team namespace with
     # quota on the pool (a pod's claim template is looked up in the pod's namespace)
@@ -40,3 +43,4 @@ def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
         namespaces = {c["metadata"]["namespace"] for c in claims}
         FabricClaims("fabric-claims", claims, [r for n, r in kueue.team_namespaces.items() if n in namespaces],
                      opts=opts)
+    return dict(kueue.team_namespaces)

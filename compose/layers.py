@@ -1,5 +1,5 @@
 """What runs on every cluster once its pools exist, in order: the GPU runtime, the pre-pull DaemonSets, then Kueue +
-Kubeflow or Slurm."""
+Kubeflow or Slurm, then the NVIDIA DRA driver and ComputeDomains of rack-scale NVLink pools."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -8,6 +8,7 @@ import pulumi
 
 from compose.gpu_runtime import build_gpu_runtime
 from compose.kubeflow import build_kubeflow_path
+from compose.nvlink import build_nvlink
 from compose.prepull import build_prepull
 from compose.slurm import build_slurm_path
 from plan.stack import StackPlan
@@ -18,5 +19,6 @@ def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider
     """``kueue_after``: what Kueue must start after besides the cluster (EKS: the ProvisioningRequest CRD)."""
     build_gpu_runtime(plan, cluster, k8s_provider)
     build_prepull(plan, cluster, k8s_provider)
-    build_kubeflow_path(plan, cluster, k8s_provider, kueue_after)
-    build_slurm_path(plan, cluster, k8s_provider)
+    namespaces = build_kubeflow_path(plan, cluster, k8s_provider, kueue_after)
+    namespaces.update(build_slurm_path(plan, cluster, k8s_provider))
+    build_nvlink(plan, cluster, k8s_provider, namespaces)

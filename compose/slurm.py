@@ -9,12 +9,13 @@ from render.fabric_pod import pod_fabric
 from render.slurm_values import SLURM_NAMESPACE
 
 
-def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) -> None:
+def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) -> dict[str, pulumi.Resource]:
     """SlurmCluster through the cluster's Kubernetes provider, after the cluster and its system pool exist (the
-    operator, slurmctld, slurmdbd and MariaDB run on the untainted system pool). Nothing unless ``workload: slurm``."""
+    operator, slurmctld, slurmdbd and MariaDB run on the untainted system pool). Nothing unless ``workload: slurm``.
+    Returns the NodeSets' namespace (name -> resource)."""
     slurm_plan = plan.slurm
     if slurm_plan is None:
-        return
+        return {}
     from components.k8s.fabric_claims import FabricClaims
     from components.slurm.cluster import SlurmCluster
 
@@ -26,3 +27,4 @@ def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) ->
     claims = claim_templates(facts, {n.pool: [SLURM_NAMESPACE] for n in slurm_plan.nodesets})
     if claims:
         FabricClaims("fabric-claims", claims, [slurm.namespace], opts=opts)
+    return {SLURM_NAMESPACE: slurm.namespace}

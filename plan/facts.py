@@ -3,17 +3,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog import CapacityType, Catalog, Cloud, MachineType, Price, load_mig_catalog
+from catalog import CapacityType, Catalog, Cloud, MachineType, Price, SoldAs, load_mig_catalog
 from catalog.fabric import load_fabric_catalog
 from plan.capacity_block import block_price, block_window, is_capacity_block
 from plan.fabric import FabricPlan, fabric_plan
 from plan.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack, pool_runtime
+from plan.nvlink import NvlinkPlan, nvlink_plan
 from plan.queued import GKE_QUEUED_TAINT_KEY, QueuedPlan, queued_plan
 from spec.stack import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
 GPU_TAINT_VALUE = "present"
 GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
 GKE_QUEUED_TOLERATION: dict[str, str] = {"key": GKE_QUEUED_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
+GKE_ARM64_TOLERATION: dict[str, str] = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+                                        "effect": "NoSchedule"}
+"""GKE taints every Arm node ``kubernetes.io/arch=arm64:NoSchedule`` (GKE "Prepare an Arm workload for deployment";
+cluster-toolkit's A4X DRA driver values tolerate it), so whatever must run on an arm64 GPU pool tolerates it."""
 
 
 def toleration_for(taint: Taint) -> dict[str, str]:
@@ -35,8 +40,9 @@ class PoolFacts:
     max_nodes: int
     capacity: CapacityType
     multi_node: bool
-    price: Price
-    """$/node-hour at this pool's region and capacity type (validation guarantees one exists)."""
+    price: Price | None
+    """$/node-hour at this pool's region and capacity type; None only for a reservation-bound machine with no public
+    price (GKE A4X): its cost is unknown, never $0 (validation guarantees a price for every other pool)."""
     runtime: PoolRuntime | None = None
     """Who installs the driver and advertises ``nvidia.com/gpu`` here, sharing, advertised GPUs per node."""
     taints: tuple[Taint, ...] = ()
@@ -45,6 +51,18 @@ class PoolFacts:
     """The GPU network between nodes (GPUDirect-TCPX/TCPXO/RDMA, EFA), or None (none, off, or single-node)."""
     queued: QueuedPlan | None = None
     """Queued provisioning: nodes come only through ProvisioningRequests of this class (``plan/queued.py``)."""
+    nvlink: NvlinkPlan | None = None
+    """Rack-scale NVLink (GB200 NVL72): the domain's size and label, and whether jobs get their IMEX channel through
+    a ComputeDomain (``plan/nvlink.py``); None where the NVLink domain ends at the node."""
+
+    @property
+    def arch(self) -> str:
+        """The nodes' CPU architecture (``x86_64`` or ``arm64``, from the catalog): every image scheduled here needs it."""
+        return self.machine.arch
+
+    @property
+    def arm64(self) -> bool:
+        return self.machine.arch == "arm64"
 
     @property
     def resolved_runtime(self) -> PoolRuntime:
@@ -71,11 +89,12 @@ class PoolFacts:
         extra taint of the pool matched exactly (its key, value and effect; ``Exists`` when the value is empty), and on
         a GKE queued-provisioning pool the ``cloud.google.com/gke-queued`` taint GKE puts on its nodes."""
         queued = [GKE_QUEUED_TOLERATION.copy()] if self.queued is not None and self.cloud == Cloud.GCP else []
-        return [GPU_TOLERATION.copy(), *(toleration_for(t) for t in self.taints), *queued]
+        arm = [GKE_ARM64_TOLERATION.copy()] if self.arm64 and self.cloud == Cloud.GCP else []
+        return [GPU_TOLERATION.copy(), *(toleration_for(t) for t in self.taints), *queued, *arm]
 
     @property
-    def usd_per_gpu_hour(self) -> float:
-        return self.price.usd_per_hour / self.machine.gpus
+    def usd_per_gpu_hour(self) -> float | None:
+        return None if self.price is None else self.price.usd_per_hour / self.machine.gpus
 
 
 def _declared_block_price(spec: StackSpec, pool: NodePool, machine: MachineType) -> Price | None:
@@ -95,7 +114,8 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
     if machine is None:
         raise LookupError(f"pool {pool.name}: machine type {pool.machine_type} is not in the catalog (spec not validated?)")
     price = cat.node_price(machine, spec.region, pool.capacity.type) or _declared_block_price(spec, pool, machine)
-    if price is None:
+    special = cat.special.get((spec.cloud, machine.machine_type))
+    if price is None and not (special is not None and special.sold_as == SoldAs.RESERVATION_BOUND):
         raise LookupError(f"pool {pool.name}: no price for {pool.machine_type} in {spec.region} (spec not validated?)")
     index = next(i for i, p in enumerate(spec.node_pools) if p.name == pool.name)  # for error paths only
     eff = effective_runtime(spec.cloud, spec.gpu_runtime, pool, index)
@@ -106,4 +126,4 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
                      multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints),
                      fabric=fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric,
                                         load_fabric_catalog()),
-                     queued=queued_plan(spec.cloud, pool))
+                     queued=queued_plan(spec.cloud, pool), nvlink=nvlink_plan(cat, spec, pool, machine))

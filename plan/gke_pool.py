@@ -12,6 +12,7 @@ from plan.capacity_block import RESERVED_NODES_LABEL, reserved_nodes
 from plan.fabric import GPU_TCP_SYSCTLS
 from plan.facts import GPU_TAINT_VALUE, PoolFacts
 from plan.node_storage import ephemeral_local_ssds
+from plan.nvlink import WORKLOAD_POLICY_TYPE
 from plan.pod_start import BOOT_DISK_MODE, PodStartPlan
 from plan.queued import is_flex_start, is_queued, max_run_duration
 from spec.stack import GPU_TAINT_KEY, NodePool
@@ -20,8 +21,9 @@ RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 DRANET_LABEL = {"cloud.google.com/gke-networking-dra-driver": "true"}
 """Node label with which GKE runs its managed DRANET driver on a pool with ``acceleratorNetworkProfile: auto``
 (cluster-toolkit gke-node-pool: enable_dranet sets the profile and this label)."""
-HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-")
-"""A3 and A4 machines boot from Hyperdisk; the other GPU families use Persistent Disk."""
+HYPERDISK_ONLY_PREFIXES = ("a3-", "a4-", "a4x-")
+"""A3, A4 and A4X machines boot from Hyperdisk (cluster-toolkit's A4X blueprint: hyperdisk-balanced); the other GPU
+families use Persistent Disk."""
 SERVICE_ACCOUNT = "service_account"
 """The node-config key the component fills with its node service account (the plan keeps the key's place)."""
 
@@ -36,6 +38,9 @@ class GkePoolPlan:
     management: dict[str, Any]
     upgrade_settings: dict[str, Any]
     placement_policy: dict[str, Any] | None
+    """Compact placement; with ``workload_policy`` the component names the policy it creates instead."""
+    workload_policy: dict[str, Any] | None
+    """A4X (GB200 NVL72): the Compute Engine workload policy placing nodes in whole NVLink domains, else None."""
     queued_provisioning: dict[str, Any] | None
     delete_before_replace: bool
     """A replacement pool cannot get nodes while the old one holds an exact-size reservation: delete first."""
@@ -58,6 +63,8 @@ def reservation_affinity(pool: NodePool, project: str) -> dict | None:
     if cap.type == CapacityType.RESERVATION:
         owner = cap.reservation_project or project
         value = cap.reservation if owner == project else f"projects/{owner}/reservations/{cap.reservation}"
+        if cap.reservation_block:  # block targeting: every node from this block (cluster-toolkit's A4X blueprint)
+            value = f"{value}/reservationBlocks/{cap.reservation_block}"
         return {"consume_reservation_type": "SPECIFIC_RESERVATION", "key": RESERVATION_KEY, "values": [value]}
     return None  # on-demand: GKE's default (consume any matching reservation, else on-demand)
 
@@ -73,6 +80,16 @@ def pod_start_node_config(plan: PodStartPlan) -> dict:
     if plan.max_parallel_pulls is not None:
         out["kubelet_config"] = {"max_parallel_image_pulls": plan.max_parallel_pulls}
     return out
+
+
+def workload_policy_args(facts: PoolFacts) -> dict | None:
+    """GB200 NVL72 (A4X): the Compute Engine workload policy that places the pool's nodes in whole NVLink domains
+    (``HIGH_THROUGHPUT``, accelerator topology ``1x72``), as cluster-toolkit's ``resource-policy`` module and xpk
+    create it; the node pool names it as its placement policy. None for other pools."""
+    nv = facts.nvlink
+    if nv is None or not nv.accelerator_topology or not facts.multi_node:
+        return None
+    return {"type": WORKLOAD_POLICY_TYPE, "accelerator_topology": nv.accelerator_topology}
 
 
 def compact_placement(pool: NodePool) -> dict | None:
@@ -138,6 +155,7 @@ def gke_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, pro
                           "max_unavailable": pool.upgrade.max_unavailable},
         # GKE refuses compact placement on queued-provisioning GPU pools
         placement_policy=None if queued else compact_placement(pool),
+        workload_policy=workload_policy_args(facts),
         # nodes only through ProvisioningRequests (Kueue's ProvisioningRequest AdmissionCheck)
         queued_provisioning={"enabled": True} if queued else None,
         delete_before_replace=pool.capacity.type == CapacityType.RESERVATION)

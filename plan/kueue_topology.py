@@ -47,6 +47,12 @@ BLOCK_LABEL: dict[Cloud, str] = {
 }
 """What ``level: block`` means per cloud: a GKE block; on EKS the middle network layer (a GKE block's scope)."""
 
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+"""GPU Feature Discovery's label: nodes with the same value share one NVLink (MNNVL) domain."""
+CLIQUE_LEVELS: tuple[str, ...] = (ZONE_LABEL, CLIQUE_LABEL, HOSTNAME_LABEL)
+"""EKS rack-scale pools: AWS labels no UltraServer on plain EKS, so the NVLink domain is GFD's clique."""
+CLIQUE_TOPOLOGY_NAME = "nvlink-clique"
+
 TOPOLOGY_NAMES = {Cloud.GCP: "gke-network", Cloud.AWS: "eks-network"}
 BASIC_TOPOLOGY_NAME = "zone-host"
 
@@ -111,8 +117,9 @@ class Placement:
 
 
 def placement(cloud: Cloud, pool: str, machine_type: str, min_nodes: int, max_nodes: int, mode: str,
-              level: str, queued: bool = False) -> Placement:
-    """Placement of one pool under ``topology: {mode, level}`` (validation rejects the unsatisfiable cases)."""
+              level: str, queued: bool = False, nvlink_label: str | None = None) -> Placement:
+    """Placement of one pool under ``topology: {mode, level}`` (validation rejects the unsatisfiable cases).
+    ``nvlink_label``: on a rack-scale NVLink pool, the node label naming its domain (``level: nvlink``)."""
     if mode == "none":
         return Placement(pool, None, note="topology-aware placement is off (topology.mode: none)")
     if not tas_capable(min_nodes, max_nodes, queued):
@@ -120,6 +127,13 @@ def placement(cloud: Cloud, pool: str, machine_type: str, min_nodes: int, max_no
                                           "existing nodes, so gangs are admitted by quota alone")
     blocks = has_block_labels(cloud, machine_type, queued)
     name, levels = (TOPOLOGY_NAMES[cloud], CLOUD_LEVELS[cloud]) if blocks else (BASIC_TOPOLOGY_NAME, BASIC_LEVELS)
+    if nvlink_label is not None and nvlink_label not in levels:  # EKS GB200: GFD's clique is the domain level
+        name, levels = CLIQUE_TOPOLOGY_NAME, CLIQUE_LEVELS
+    if level == "nvlink":
+        if nvlink_label is None:
+            raise ValueError(f"pool {pool}: nvlink placement on {machine_type}, which has no rack-scale NVLink domain")
+        key = REQUIRED_ANNOTATION if mode == "required" else PREFERRED_ANNOTATION
+        return Placement(pool, name, levels, (key, nvlink_label), f"{mode} nvlink (one NVLink domain per gang)")
     label = level_label(cloud, level, blocks)
     note = f"{mode} {level}"
     if label is None:
@@ -136,7 +150,8 @@ def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[st
     """Pool name -> how its gangs are placed under ``scheduling.topology`` (pools no queue uses get no topology)."""
     used = {q.pool for queue in spec.queues for q in queue.quotas}
     return {p.name: placement(p.cloud, p.name, p.machine.machine_type, p.min_nodes, p.max_nodes,
-                              spec.topology.mode.value, spec.topology.level.value, p.queued is not None)
+                              spec.topology.mode.value, spec.topology.level.value, p.queued is not None,
+                              p.nvlink.domain_label if p.nvlink is not None else None)
             if p.name in used
             else Placement(p.name, None, note="no queue has quota in this pool") for p in pools}
 

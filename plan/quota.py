@@ -20,8 +20,8 @@ class QueueQuota:
     borrowing_limit: int | None
     """None: no limit (with a cohort) or no borrowing at all (without one)."""
     lending_limit: int | None
-    usd_per_hour: float
-    """Nominal GPUs × the pool's $/GPU-hour."""
+    usd_per_hour: float | None
+    """Nominal GPUs × the pool's $/GPU-hour; None when the pool's price is unknown (reservation-bound A4X)."""
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,12 @@ class QuotaPlan:
     quotas: list[QueueQuota] = field(default_factory=list)
     pools: list[PoolPromise] = field(default_factory=list)
 
-    def queue_usd_per_hour(self) -> dict[str, float]:
-        out: dict[str, float] = {}
+    def queue_usd_per_hour(self) -> dict[str, float | None]:
+        """Per queue; None when a quota of it is on a pool of unknown price (unknown is not $0)."""
+        out: dict[str, float | None] = {}
         for q in self.quotas:
-            out[q.queue] = out.get(q.queue, 0.0) + q.usd_per_hour
+            before = out.get(q.queue, 0.0)
+            out[q.queue] = None if before is None or q.usd_per_hour is None else before + q.usd_per_hour
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -67,7 +69,8 @@ class QuotaPlan:
                 "quotas": [asdict(q) for q in self.quotas],
                 "pools": [{**asdict(p), "share": round(p.share, 4), "overcommitted": p.overcommitted}
                           for p in self.pools],
-                "queueUsdPerHour": {k: round(v, 4) for k, v in self.queue_usd_per_hour().items()}}
+                "queueUsdPerHour": {k: None if v is None else round(v, 4)
+                                    for k, v in self.queue_usd_per_hour().items()}}
 
 
 def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dict[str, str] | None = None) -> QuotaPlan:
@@ -85,7 +88,7 @@ def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dic
             plan.quotas.append(QueueQuota(
                 queue=queue.name, namespace=queue.namespace or queue.name, pool=pool.name,
                 gpu_model=pool.machine.gpu_model.value, gpus=quota.gpus, borrowing_limit=quota.borrowing_limit,
-                lending_limit=quota.lending_limit, usd_per_hour=quota.gpus * pool.usd_per_gpu_hour))
+                lending_limit=quota.lending_limit, usd_per_hour=None if (rate := pool.usd_per_gpu_hour) is None else quota.gpus * rate))
             promised[pool.name] = promised.get(pool.name, 0) + quota.gpus
     plan.pools = [PoolPromise(pool=p.name, gpu_model=p.machine.gpu_model.value, capacity_gpus=p.max_gpus,
                               promised_gpus=promised.get(p.name, 0), placement=(placements or {}).get(p.name, ""))

@@ -113,7 +113,7 @@ def plan_topology(sched: SchedulingSpec, nodesets: Sequence[NodeSetPlan], machin
         return TopologyPlan(tree=TreeTopology(ZONE_TOPOLOGY, {z: tuple(p) for z, p in zones.items()})) if zones \
             else TopologyPlan()
     blocks = []
-    for n in multi:
+    for n in multi:  # level block or nvlink: on a GB200 pool the base block is one NVLink domain either way
         size = sched.slurm.block_size or default_block_size(machines[n.pool], n.replicas)
         count = n.replicas // size
         blocks.append(BlockTopology(name=n.pool, pool=n.pool, block_size=size,

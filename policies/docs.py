@@ -37,14 +37,16 @@ enforcement level (`"all"` sets every rule's); an object sets knobs and optional
   "cost-stack-budget": {{"maxUsdPerHour": 2500}},
   "cost-price-age": "disabled",
   "security-gke-secure-boot": {{"waivers": [
-    {{"rule": "security-gke-secure-boot", "resource": "h100-operator",
+    {{"rule": "security-gke-secure-boot", "resource": "h100-mig",
       "reason": "GPU Operator compiles the driver on Ubuntu; unsigned modules are refused under Secure Boot"}}]}}
 }}
 ```
 
 Every rule has a `waivers` knob: each waiver names the rule (`rule`), the pool or resource (`resource`: the pool
 name from the stack config, the Pulumi resource name or the URN) and a `reason` (10+ characters). A waived finding
-is not reported; the offline preview lists it as waived. Price overrides (`priceOverrides`) are read by each cost
+is not reported; the offline preview lists it as waived, and warns about a waiver whose `resource` matches no pool
+or resource of the stack (the pack itself ignores it silently). The example above fits the `gke-operator-mig` stack
+(its pool `h100-mig` runs the GPU Operator). Price overrides (`priceOverrides`) are read by each cost
 rule that prices pools: give the same list to each of them.
 
 Security rules name the Checkov check they re-implement in their metadata (below, in the SARIF rule properties

@@ -20,6 +20,7 @@ from pulumi_policy import (
 
 from catalog import Catalog
 from policies.findings import Finding
+from policies.stack_cache import converted
 from policies.values import plain
 
 DOCS = "policies/RULES.md"
@@ -167,14 +168,21 @@ class Rule:
             args.not_applicable(waiver_note(waived))
 
     def _validate_stack(self, cat: Catalog | None, args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = [Resource(r.resource_type, r.name, r.urn, plain(r.props),
-                              plain(r.provider.props) if r.provider is not None else {},
-                              r.parent.urn if r.parent is not None else None) for r in args.resources]
+        resources = []
+        for r in args.resources:
+            props, provider = converted(r.urn, partial(_plain_props, r))
+            resources.append(Resource(r.resource_type, r.name, r.urn, props, provider,
+                                      r.parent.urn if r.parent is not None else None))
         open_, waived = self.evaluate(resources, args.get_config(), cat)
         for finding in open_:
             report(finding.message, finding.urn)
         if waived and not open_:
             args.not_applicable(waiver_note(waived))
+
+
+def _plain_props(r: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A stack resource's props and its provider's, as plain data."""
+    return plain(r.props), (plain(r.provider.props) if r.provider is not None else {})
 
 
 WAIVED_PREFIX = "waived: "

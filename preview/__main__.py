@@ -7,21 +7,26 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from preview.diff.cli import add_diff_arguments, policy_options, run_diff, wants_diff
-from preview.engine import PROJECT_ROOT, stack_file
 from preview.render.crash import run_guarded
-from preview.render.json_text import strict_dumps
-from preview.report import EXIT_INVALID, PreviewReport
+from validation.environment import require_environment
+
+if TYPE_CHECKING:
+    from preview.report import PreviewReport
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command; an unexpected exception exits EXIT_INTERNAL (4) with one line, never as 0, 1 or 2."""
+    require_environment("preview", "--stack dev")  # before any import that needs the dependencies
     return run_guarded(_main, argv, "python -m preview")
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from preview.diff.cli import add_diff_arguments, policy_options, run_diff, wants_diff
+    from preview.engine import PROJECT_ROOT, stack_file
+    from preview.report import EXIT_INVALID
+
     parser = argparse.ArgumentParser(prog="python -m preview", description=__doc__)
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--stack-file", type=Path, help="read the stack config from this file instead")
@@ -29,11 +34,28 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--policy-pack", type=Path, help="policy pack directory (default: policies/)")
     parser.add_argument("--policy-pack-config", type=Path, metavar="FILE",
                         help="policy pack config JSON, as for pulumi preview --policy-pack-config")
+    parser.add_argument("--policy-pack-subprocess", action="store_true",
+                        help="boot the pack as the Pulumi CLI does (own interpreter, gRPC); default: the same pack "
+                             "in this process, same findings, faster")
     parser.add_argument("--no-policies", action="store_true", help="skip the policy pack")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     parser.add_argument("--debug", action="store_true", help="on an internal error (exit 4), print the traceback")
     add_diff_arguments(parser)
     args = parser.parse_args(argv)
+    from validation.environment import stack_name_problem
+
+    problem = stack_name_problem("--stack", args.stack) if args.stack_file is None else None
+    if problem is None and args.policy_pack is not None and not (args.policy_pack / "PulumiPolicy.yaml").is_file():
+        problem = (f"error: --policy-pack {args.policy_pack}: no PulumiPolicy.yaml there (from {Path.cwd()})\n"
+                   f"  fix:      --policy-pack policies (the pack of this project; a path is relative to the "
+                   f"current folder)")
+    if problem is None and args.fail_on_cost_increase and not wants_diff(args):
+        problem = (f"error: --fail-on-cost-increase {args.fail_on_cost_increase} needs a diff to compare against\n"
+                   f"  fix:      add --base GIT_REF (e.g. --base origin/main) or --base-file OLD/Pulumi."
+                   f"{args.stack}.yaml")
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_INVALID
 
     path = args.stack_file or stack_file(args.stack, PROJECT_ROOT)
     if wants_diff(args):  # before the existence check: a stack deleted in the working tree still has a diff
@@ -51,12 +73,13 @@ def _main(argv: Sequence[str] | None) -> int:
     return report.exit_code
 
 
-def render_report(report: PreviewReport, fmt: str, color: bool | None = None) -> str:
+def render_report(report: "PreviewReport", fmt: str, color: bool | None = None) -> str:
     """The report in one output format, exactly as the command prints it (JSON and SARIF are strict JSON)."""
     if fmt == "sarif":
         from preview.render.sarif import render_sarif_text
         return render_sarif_text(report)
     if fmt == "json":
+        from preview.render.json_text import strict_dumps
         return strict_dumps(report.as_dict(), indent=2) + "\n"
     if fmt == "markdown":
         from preview.render.markdown import render_markdown

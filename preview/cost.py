@@ -123,6 +123,8 @@ def pool_cost(f: PoolFacts, held_at_max: bool = False, pool: NodePool | None = N
     reserved = reserved_nodes(pool) if pool is not None else None
     if pool is not None and f.cloud == Cloud.AWS and is_capacity_block(pool):
         return _block_cost(f, pool, reserved)
+    if f.price is None:
+        return _unpublished_cost(f, reserved)
     node = f.price.usd_per_hour
     floor, ceiling = (f.max_nodes if held_at_max else f.min_nodes), f.max_nodes
     if reserved is not None:  # billed whether used or not
@@ -133,6 +135,19 @@ def pool_cost(f: PoolFacts, held_at_max: bool = False, pool: NodePool | None = N
                     usd_per_hour_min=node * floor, usd_per_hour_max=node * ceiling,
                     usd_per_month_max=node * ceiling * HOURS_PER_MONTH, price_source=f.price.label,
                     price_as_of=f.price.as_of.isoformat(), reserved_nodes=reserved)
+
+
+UNPUBLISHED = "unknown: reservation price not public"
+
+
+def _unpublished_cost(f: PoolFacts, reserved: int | None) -> PoolCost:
+    """A reservation-bound machine without a public list price (GKE A4X): its cost is unknown, not $0; the totals
+    say ``+ unknown`` and the budget and $/GPU-hour policies fail closed unless ``priceOverrides`` gives the price."""
+    return PoolCost(pool=f.name, machine_type=f.machine.machine_type, gpu_model=f.machine.gpu_model.value,
+                    capacity=f.capacity.value, gpus_per_node=f.gpus_per_node, min_nodes=f.min_nodes,
+                    max_nodes=f.max_nodes, usd_per_node_hour=None, usd_per_gpu_hour=None, usd_per_hour_min=None,
+                    usd_per_hour_max=None, usd_per_month_max=None, price_source=UNPUBLISHED, price_as_of="",
+                    reserved_nodes=reserved)
 
 
 def _block_cost(f: PoolFacts, pool: NodePool, reserved: int | None) -> PoolCost:
@@ -207,13 +222,18 @@ def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostRep
 
 
 def _reservation_notes(report: CostReport) -> None:
-    reserved = [f"{p.pool} ({p.reserved_nodes})" for p in report.pools if p.capacity == "reservation"]
+    reserved = [f"{p.pool} ({p.reserved_nodes})" for p in report.pools if p.capacity == "reservation" and p.priced]
     if reserved:
         report.notes.append(f"reservation pools are billed for every reserved node whether used or not, so $/h min "
                             f"counts them: {', '.join(reserved)}; priced at the on-demand list rate (a committed-use "
                             "or savings-plan discount goes in priceOverrides of the policy pack config)")
     for p in report.pools:
-        if p.capacity == "capacity-block" and p.priced and p.block is not None:
+        if p.price_source == UNPUBLISHED:
+            report.notes.append(f"the cost of {p.pool} ({p.machine_type}, reservation-bound) is unknown: the "
+                                "reservation price is not public, so the totals leave it out and the cost-stack-budget "
+                                "and cost-gpu-hour-limit policies fail closed; give your contract price as "
+                                "priceOverrides in the policy pack config")
+        elif p.capacity == "capacity-block" and p.priced and p.block is not None:
             report.notes.append(f"capacity block {p.pool}: ${p.block['usdTotal']:,.2f} paid up front for "
                                 f"{p.block['start']} → {p.block['end']}, whether nodes run or not")
         elif p.capacity == "capacity-block":

@@ -114,11 +114,27 @@ def version_floor(spec: StackSpec, plan: FabricPlan) -> tuple[str | None, str | 
     return shown, f"minMasterVersion {pinned} is below it"  # validation refuses this; kept for completeness
 
 
+def nvlink_summary(p: PoolFacts, resources: Sequence[Registered]) -> dict[str, Any]:
+    """A rack-scale NVLink pool's domains: size, how many whole ones maxNodes makes, the label naming one, the GKE
+    workload policy, and the ComputeDomains (``namespace/name``) its jobs claim IMEX channels from."""
+    nv = p.nvlink
+    assert nv is not None
+    domains = sorted(f"{r.inputs['metadata']['namespace']}/{r.inputs['metadata']['name']}" for r in resources
+                     if r.type.endswith(":ComputeDomain")
+                     and (r.inputs.get("metadata") or {}).get("labels", {}).get("gpu-cluster/pool") == p.name)
+    return {"domainGpus": nv.domain_gpus, "domainNodes": nv.domain_nodes, "domainsAtMax": nv.whole_domains(p.max_nodes),
+            "domainLabel": nv.domain_label, "acceleratorTopology": nv.accelerator_topology or None,
+            "ultraserverType": nv.ultraserver_type or None, "reservationBlock": nv.reservation_block,
+            "computeDomains": domains}
+
+
 def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Sequence[Registered]) -> list[dict]:
     out: list[dict[str, Any]] = []
     for p in pools:
         plan = p.fabric
         entry: dict[str, Any] = {"pool": p.name, "machineType": p.machine.machine_type, "status": _status(spec, p)}
+        if p.nvlink is not None:  # only on GB200 NVL72 pools: other pools' entries keep their keys
+            entry["nvlink"] = nvlink_summary(p, resources)
         if plan is None:
             out.append({**entry, "fabric": None})
             continue

@@ -11,10 +11,11 @@ v1.0.14 / RxDM v1.0.20 release), cluster-toolkit ``gpu-direct-workload/scripts/e
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from render.compute_domain import pod_claim as imex_pod_claim
 from render.fabric_claim import pod_claim
 from plan.facts import PoolFacts
 
@@ -220,7 +221,19 @@ def _efa(pool: PoolFacts) -> PodFabric:
 
 def pod_fabric(pool: PoolFacts) -> PodFabric | None:
     """None when the pool has no fabric, or when on EKS nothing advertises ``vpc.amazonaws.com/efa`` (no EFA device
-    plugin: a request would leave the pods Pending forever)."""
+    plugin: a request would leave the pods Pending forever). On a rack-scale NVLink pool (GB200 NVL72) the pod also
+    claims an IMEX channel of the pool's ComputeDomain (``render/compute_domain.py``)."""
+    network = _network_fabric(pool)
+    channel = imex_pod_claim(pool)
+    if channel is None:
+        return network
+    if network is None:
+        return PodFabric(summary="IMEX channel (ComputeDomain)", resource_claims=(channel,))
+    return replace(network, summary=f"{network.summary}; IMEX channel (ComputeDomain)",
+                   resource_claims=(*network.resource_claims, channel))
+
+
+def _network_fabric(pool: PoolFacts) -> PodFabric | None:
     if pool.fabric is None:
         return None
     kind = pool.fabric.kind

@@ -81,9 +81,11 @@ def _daemonset(name: str, pools: Sequence[str], containers: list[dict], volumes:
     }
 
 
-def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog) -> dict[str, Any]:
-    """The NCCL plugin installer DaemonSet of ``kind`` on ``pools``."""
-    plugin, pause = fab.image(kind, "nccl-plugin").reference, fab.image(kind, "pause").reference
+def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog, arch: str = "x86_64") -> dict[str, Any]:
+    """The NCCL plugin installer DaemonSet of ``kind`` on ``pools`` (all of ``arch``: the gIB plugin has a separate
+    arm64 image, ``nccl-plugin-arm64``, for Grace hosts such as A4X; its DaemonSet is ``<name>-arm64``)."""
+    component = "nccl-plugin-arm64" if arch == "arm64" else "nccl-plugin"
+    plugin, pause = fab.image(kind, component).reference, fab.image(kind, "pause").reference
     privileged = {"privileged": True}
     requests = {"requests": {"cpu": "150m"}}
     if kind == FabricKind.RDMA:
@@ -100,7 +102,8 @@ def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog) -> dic
                          "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib"]}]
         volumes = [_host_path("library-dir-host", LIBRARY_DIR_HOST, "DirectoryOrCreate"),
                    _host_path("gib", GIB_DIR_HOST, "DirectoryOrCreate")]
-        return _daemonset(INSTALLER_NAMES[kind], pools, [_pause(pause)], volumes, init)
+        name = INSTALLER_NAMES[kind] + ("-arm64" if arch == "arm64" else "")
+        return _daemonset(name, pools, [_pause(pause)], volumes, init)
     lib = "tcpx" if kind == FabricKind.TCPX else "tcpxo"
     install = {"name": INSTALLER_NAMES[kind], "image": plugin, "securityContext": privileged, "resources": requests,
                "volumeMounts": [{"name": "var-lib", "mountPath": "/var/lib"},

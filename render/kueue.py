@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from render.compute_domain import KUEUE_RESOURCE as CHANNEL_RESOURCE, channels_for_gpus, uses_compute_domains
 from render.fabric_claim import KUEUE_RESOURCE, device_class, nics_for_gpus
 from render.fabric_pod import pod_fabric
 from render.kueue_provisioning import admission_checks_strategy, provisioning_objects
@@ -169,6 +170,10 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
         covered.append(KUEUE_RESOURCE)  # every flavor of the group lists it: 0 on pools that claim no NICs
         for quota, flavor in zip(queue.quotas, flavors):
             flavor["resources"].append(_nic_quota(pools[quota.pool], quota))
+    if any(uses_compute_domains(pools[q.pool]) for q in queue.quotas):
+        covered.append(CHANNEL_RESOURCE)  # IMEX channel claims: one per node the GPU quota buys, 0 elsewhere
+        for quota, flavor in zip(queue.quotas, flavors):
+            flavor["resources"].append(_channel_quota(pools[quota.pool], quota))
     body: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace_of(queue)}},
         "queueingStrategy": spec.queueing_strategy.value,
@@ -183,6 +188,19 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
         body["preemption"]["reclaimWithinCohort"] = spec.preemption.reclaim_within_cohort.value
         body["fairSharing"] = {"weight": queue.fair_share_weight}
     return _obj("ClusterQueue", queue.name, spec=body)
+
+
+def _channel_quota(pool: PoolFacts, quota: PoolQuota) -> dict[str, Any]:
+    """Quota for the IMEX channel claims of a rack-scale pool's jobs: one per node of the GPU quota (one pod per
+    node), with the same borrowing and lending limits; 0 on other pools."""
+    if not uses_compute_domains(pool):
+        return {"name": CHANNEL_RESOURCE, "nominalQuota": 0}
+    res: dict[str, Any] = {"name": CHANNEL_RESOURCE, "nominalQuota": channels_for_gpus(pool, quota.gpus)}
+    if quota.borrowing_limit is not None:
+        res["borrowingLimit"] = channels_for_gpus(pool, quota.borrowing_limit)
+    if quota.lending_limit is not None:
+        res["lendingLimit"] = channels_for_gpus(pool, quota.lending_limit)
+    return res
 
 
 def _nic_quota(pool: PoolFacts, quota: PoolQuota) -> dict[str, Any]:

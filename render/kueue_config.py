@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from render.compute_domain import CHANNEL_DEVICE_CLASS, KUEUE_RESOURCE as CHANNEL_RESOURCE
 from render.fabric_claim import KUEUE_RESOURCE
 from spec.scheduling import SchedulingSpec
 
@@ -41,9 +42,12 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> 
         "integrations": {"frameworks": list(INTEGRATIONS)},
         "resources": {"excludeResourcePrefixes": list(IGNORED_RESOURCES)},
     }
-    if device_classes:
-        config["resources"]["deviceClassMappings"] = [{"name": KUEUE_RESOURCE,
-                                                       "deviceClassNames": list(device_classes)}]
+    nics = [c for c in device_classes if c != CHANNEL_DEVICE_CLASS]
+    mappings = [{"name": KUEUE_RESOURCE, "deviceClassNames": nics}] if nics else []
+    if CHANNEL_DEVICE_CLASS in device_classes:  # IMEX channels of ComputeDomains (render/compute_domain.py)
+        mappings.append({"name": CHANNEL_RESOURCE, "deviceClassNames": [CHANNEL_DEVICE_CLASS]})
+    if mappings:
+        config["resources"]["deviceClassMappings"] = mappings
     if spec.gang.enabled:
         # All-or-nothing: an admitted gang whose pods are not all ready in time is evicted and requeued with backoff,
         # so two half-started gangs cannot hold each other's GPUs forever.

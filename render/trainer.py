@@ -18,6 +18,9 @@ from plan.facts import PoolFacts
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TORCH_IMAGE = "pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime"
 """The image Trainer v2's own torch-distributed runtime uses; a TrainJob overrides it with ``spec.trainer.image``."""
+TORCH_IMAGE_ARM64 = "nvcr.io/nvidia/pytorch:25.08-py3"
+"""arm64 pools (GB200 on Grace): the pytorch/pytorch CUDA images are amd64 only; NGC's PyTorch image has an arm64
+(SBSA) variant under the same tag (``catalog/data/image-architectures.csv``)."""
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 
@@ -39,7 +42,7 @@ def _runtime(pool: PoolFacts, where: Placement | None) -> dict[str, Any]:
     if where is not None and where.annotation is not None:
         key, label = where.annotation
         pod_meta["annotations"] = {key: label}
-    container = {"name": "node", "image": TORCH_IMAGE,
+    container = {"name": "node", "image": TORCH_IMAGE_ARM64 if pool.arm64 else TORCH_IMAGE,
                  "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}}}
     pod_spec: dict[str, Any] = {"nodeSelector": dict(pool.pool_label),
                                 "tolerations": [dict(t) for t in pool.tolerations], "containers": [container]}

@@ -22,6 +22,9 @@ class TopologyLevel(str, Enum):
     """Where a gang's pods/nodes must (or should) land together."""
 
     HOST = "host"
+    NVLINK = "nvlink"
+    """One rack-scale NVLink domain (GB200 NVL72: 72 GPUs, 18 nodes): GKE ``gce-topology-subblock``, EKS
+    ``nvidia.com/gpu.clique``; Slurm ``topology/block`` with the domain as the block. Rack-scale pools only."""
     BLOCK = "block"
     ZONE = "zone"
 
@@ -91,7 +94,8 @@ class Gang(SpecModel):
 class Topology(SpecModel):
     mode: TopologyMode = Field(TopologyMode.PREFERRED, description=(
         "`required`, `preferred` (default) or `none`: topology-aware placement of gangs."))
-    level: TopologyLevel = Field(TopologyLevel.BLOCK, description="`host`, `block` (default) or `zone`.")
+    level: TopologyLevel = Field(TopologyLevel.BLOCK, description=(
+        "`host`, `nvlink` (one GB200 NVL72 NVLink domain; rack-scale pools only), `block` (default) or `zone`."))
 
 
 class KubeflowSettings(SpecModel):

@@ -73,6 +73,14 @@ class Capacity(SpecModel):
         "GKE only: project that owns a shared reservation. Omitted: the stack's project."))
     reservation_kind: AwsReservationKind | None = Field(None, description=(
         "EKS only: `capacity-reservation` (ODCR, default) or `capacity-block` (EC2 Capacity Blocks for ML)."))
+    reservation_block: str | None = Field(None, description=(
+        "GKE specific reservation only: the reservation block the pool's nodes come from (block targeting: the "
+        "node pool consumes `<reservation>/reservationBlocks/<block>`, so every node lands in that block, e.g. the "
+        "racks of one A4X reservation block). Omitted: any block of the reservation."))
+    ultraserver_type: str | None = Field(None, description=(
+        "EKS capacity blocks of UltraServer-only machines (`p6e-gb200.36xlarge`): the UltraServer type the block "
+        "reserves, `u-p6e-gb200x72` (18 instances, one 72-GPU NVLink domain) or `u-p6e-gb200x36` (9 instances). "
+        "reservedNodes must be whole UltraServers. Required for those machines."))
     placement_group: str | None = Field(None, description=(
         "EKS ODCR only: the existing cluster placement group the capacity reservation was created in (its "
         "instances can only launch there). Omitted: no placement group; reservation pools never get a new one."))

@@ -9,6 +9,7 @@ from spec.stack import GPU_TAINT_KEY, POOL_LABEL_KEY, ClusterSpec, NodePool
 from validation.issues import Issues
 from validation.names import DNS_LABEL, LABEL_KEY_RULE, valid_label_key, valid_label_value
 from validation.pool_capacity import check_capacity, check_multi_node
+from validation.nvlink import check_capacity_fields, check_rack_scale
 from validation.pool_catalog import check_machine, check_price
 from validation.pool_zones import check_zones
 from validation.queued import check_queued
@@ -46,9 +47,12 @@ def check_pool(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, c
         _check_eks_upgrade(scope.at("upgrade"), pool)
     _check_node_labels(scope.at("labels"), pool.labels)
     _check_taints(scope.at("taints"), pool)
-    check_capacity(scope, cloud, pool)
+    check_capacity(scope, cloud, pool, rack_scale=(cloud, pool.machine_type) in cat.nvlink_domains)
+    check_capacity_fields(scope, cat, cloud, pool)
     check_queued(scope, cloud, pool, cluster)
     machine = check_machine(scope, cat, cloud, i, pool)
+    if machine is not None:
+        check_rack_scale(scope, cat, cloud, cluster, pool, machine)
     if region is not None:
         check_zones(scope, cat, cloud, region, cluster, pool, machine)
         if machine is not None:

@@ -18,7 +18,8 @@ EC2_PLACEMENT_GROUP_NAME = re.compile(r"[ -~]{1,255}")
 GCE_RESOURCE_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
-def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
+def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool, rack_scale: bool = False) -> None:
+    """``rack_scale``: a GB200 NVL72 machine, whose GKE pools get gpu-cluster's own workload policy as placement."""
     cap, capacity = spec.capacity, pool.at("capacity")
     if cap.type == CapacityType.RESERVATION and not cap.reservation:
         what = "GKE specific reservation name" if cloud == Cloud.GCP else "capacity reservation ID (cr-…)"
@@ -26,7 +27,7 @@ def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
                        fix="set capacity.reservation")
     if cap.type != CapacityType.RESERVATION and (cap.reservation or cap.reservation_project or cap.reservation_kind
                                                  or cap.placement_group or cap.placement_policy
-                                                 or cap.reserved_nodes is not None):
+                                                 or cap.reserved_nodes is not None or cap.reservation_block):
         capacity.error("type", f"reservation settings are given but capacity.type is {cap.type.value}",
                        cap.type.value, allowed="reservation", fix="set capacity.type: reservation, or drop the "
                        "reservation fields (spot nodes cannot consume a reservation)")
@@ -40,7 +41,8 @@ def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool) -> None:
         _check_placement_group(capacity.at("placementGroup"), cloud, spec, cap.placement_group)
     if cap.placement_policy is not None:
         _check_placement_policy(capacity.at("placementPolicy"), cloud, spec, cap.placement_policy)
-    elif cloud == Cloud.GCP and cap.type == CapacityType.RESERVATION and spec.multi_node and cap.reservation:
+    elif cloud == Cloud.GCP and cap.type == CapacityType.RESERVATION and spec.multi_node and cap.reservation \
+            and not rack_scale:
         capacity.warn("placementPolicy", f"if reservation '{cap.reservation}' was created with a compact placement "
                       "policy, GKE places its VMs by that policy and this pool's request for a new compact placement "
                       "fails (xpk b/487148770: A3 Mega node pools on such reservations); the pool must name it",

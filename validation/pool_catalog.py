@@ -58,9 +58,20 @@ def check_machine(pool: Issues, cat: Catalog, cloud: Cloud, i: int, spec: NodePo
 
 
 def check_sold_as(pool: Issues, cat: Catalog, cloud: Cloud, spec: NodePool) -> None:
-    """A machine sold only as EC2 Capacity Blocks exists in no other form: refuse on-demand, spot and ODCR pools."""
+    """A machine sold only as EC2 Capacity Blocks (or UltraServer blocks, or GCP reservations) exists in no other
+    form: refuse the forms it is not sold in."""
     special = cat.special.get((cloud, spec.machine_type))
     cap = spec.capacity
+    if special is not None and special.sold_as == SoldAs.ULTRASERVER:
+        check_ultraserver(pool, cat, cloud, spec)
+        return
+    if special is not None and special.sold_as == SoldAs.RESERVATION_BOUND:
+        if cap.type != CapacityType.RESERVATION:
+            pool.error(("capacity", "type"), f"{spec.machine_type} is sold only through reservations (reservation-"
+                       f"bound VMs of AI Hypercomputer); there are no {cap.type.value} VMs of it", cap.type.value,
+                       allowed="capacity: {type: reservation, reservation: <name>, reservationBlock: <block>}",
+                       fix="declare the reservation (and its block) you were granted")
+        return
     if special is None or special.sold_as != SoldAs.CAPACITY_BLOCK or (
             cap.type == CapacityType.RESERVATION and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK):
         return
@@ -70,6 +81,38 @@ def check_sold_as(pool: Issues, cat: Catalog, cloud: Cloud, spec: NodePool) -> N
                allowed="capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…}",
                fix="buy a capacity block and declare it, or pick a machine sold on demand (p5en.48xlarge has the "
                "same 8 x H200)")
+
+
+def check_ultraserver(pool: Issues, cat: Catalog, cloud: Cloud, spec: NodePool) -> None:
+    """An UltraServer-only machine: a capacity block of a declared UltraServer type, in whole UltraServers."""
+    cap = spec.capacity
+    types = cat.ultraserver_types(cloud, spec.machine_type)
+    names = [u.ultraserver_type for u in types]
+    if not (cap.type == CapacityType.RESERVATION and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK):
+        form = cap.type.value if cap.type != CapacityType.RESERVATION else "capacity-reservation (ODCR)"
+        pool.error(("capacity", "type"), f"{spec.machine_type} is sold only as part of an EC2 UltraServer, reserved "
+                   f"as an UltraServer Capacity Block; there are no {form} instances of it", cap.type.value,
+                   allowed="capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…, "
+                   f"ultraserverType: {names[-1] if names else '…'}}}",
+                   fix="buy an UltraServer capacity block and declare it")
+        return
+    chosen = next((u for u in types if u.ultraserver_type == cap.ultraserver_type), None)
+    if chosen is None:
+        pool.error(("capacity", "ultraserverType"), f"say which UltraServer type the capacity block of "
+                   f"{spec.machine_type} reserves (it fixes the NVLink domain: instances × GPUs)",
+                   cap.ultraserver_type, allowed=allowed_list(names),
+                   fix=choice_fix("capacity.ultraserverType", cap.ultraserver_type or "", names))
+        return
+    reserved = cap.reserved_nodes or spec.max_nodes
+    if reserved % chosen.instances:
+        pool.error(("capacity", "reservedNodes"), f"an UltraServer capacity block holds whole {chosen.ultraserver_type} "
+                   f"UltraServers of {chosen.instances} instances", reserved,
+                   allowed=f"a multiple of {chosen.instances}",
+                   fix=f"set capacity.reservedNodes (default maxNodes) to {chosen.instances} × the UltraServers bought")
+    if not spec.multi_node:
+        pool.warn("multiNode", f"a pool on an UltraServer ({chosen.instances} nodes on one NVLink domain) runs jobs "
+                  "across nodes: without multiNode it gets no EFA between UltraServers", spec.multi_node,
+                  fix="set multiNode: true")
 
 
 def _report_special(pool: Issues, cat: Catalog, cloud: Cloud, machine_type: str, known: list[str]) -> bool:
@@ -110,10 +153,12 @@ def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: Nod
     if not cat.has_region(cloud, region) or cat.node_price(machine, region, capacity) is not None:
         return
     special = cat.special.get((cloud, machine.machine_type))
+    if special is not None and special.sold_as == SoldAs.RESERVATION_BOUND:
+        return  # no public price: shown as unknown, and the cost policies fail closed unless priceOverrides has it
     if special is not None and spec.capacity.reservation_kind != AwsReservationKind.CAPACITY_BLOCK:
         return  # reported once, as the form it is not sold in
     if is_capacity_block(spec):
-        _check_block_without_list_price(pool, spec, machine)
+        _check_block_without_list_price(pool, cat, region, spec, machine)
         return
     if capacity == CapacityType.FLEX_START and cloud == Cloud.AWS:
         return  # no such capacity on EKS: reported once, at capacity.type
@@ -137,7 +182,8 @@ def check_price(pool: Issues, cat: Catalog, cloud: Cloud, region: str, spec: Nod
                "machine type")
 
 
-def _check_block_without_list_price(pool: Issues, spec: NodePool, machine: MachineType) -> None:
+def _check_block_without_list_price(pool: Issues, cat: Catalog, region: str, spec: NodePool,
+                                    machine: MachineType) -> None:
     """A capacity block of a machine with no list price (p5e.48xlarge is sold only so) costs what was paid for it:
     the declared fee and window are its only price, so both are required here (elsewhere a block without them is
     priced as unknown)."""
@@ -150,4 +196,13 @@ def _check_block_without_list_price(pool: Issues, spec: NodePool, machine: Machi
                allowed="capacity.upfrontFeeUsd (the UpfrontFee of the offering you bought) and capacity.window "
                "({start, durationHours} or {start, end})",
                fix=f"declare {' and '.join('capacity.' + k for k in missing)} from "
-               "`aws ec2 describe-capacity-reservations` / the purchase")
+               "`aws ec2 describe-capacity-reservations` / the purchase" + _reference_rate(cat, region, machine))
+
+
+def _reference_rate(cat: Catalog, region: str, machine: MachineType) -> str:
+    """What the catalog's reference rate (a third-party scrape) says a node-hour of the block costs, for the fix."""
+    rate = cat.block_rates.get((machine.cloud, machine.machine_type, region))
+    if rate is None:
+        return ""
+    return (f"; for scale: {rate.label} ${rate.usd_per_gpu_hour:.3f}/GPU-h as of {rate.as_of} = "
+            f"${rate.usd_per_gpu_hour * machine.gpus:,.2f} per node-hour")

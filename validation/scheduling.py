@@ -72,6 +72,8 @@ def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pool
     scheduling = issues.at("scheduling")
     _check_names(scheduling, sched)
     _check_quotas(scheduling, sched, known, caps)
+    if cloud is not None:
+        _check_nvlink_level(scheduling.at("topology"), cat, cloud, sched, caps)
     if sched.workload == Workload.KUBEFLOW and cloud is not None:
         _check_topology(scheduling.at("topology"), cloud, sched, caps)
         _check_fair_share(scheduling.at("queues"), sched)
@@ -186,6 +188,21 @@ def _check_capacity(scheduling: Issues, used: dict[str, list[QuotaUse]], caps: d
             f"nominal quotas in pool '{pool}' add up to {total} GPUs ({parts}), more than the pool has at maxNodes "
             f"(nodePools[{cap.index}].maxNodes: {cap.max_nodes} × {cap.gpus_per_node} = {cap.max_gpus})", total,
             allowed=f"at most {cap.max_gpus} in total", fix=fix)
+
+
+def _check_nvlink_level(topology: Issues, cat: Catalog, cloud: Cloud, sched: SchedulingSpec,
+                        caps: dict[str, PoolCapacity]) -> None:
+    """``level: nvlink`` names a rack-scale NVLink domain (GB200 NVL72); a pool without one has no such level."""
+    if sched.topology.level != TopologyLevel.NVLINK or sched.topology.mode == TopologyMode.NONE:
+        return
+    used = [caps[p] for p in dict.fromkeys(q.pool for queue in sched.queues for q in queue.quotas) if p in caps]
+    plain = [c for c in used if (cloud, c.machine_type) not in cat.nvlink_domains]
+    if plain:
+        names = ", ".join(f"{c.name} ({c.machine_type})" for c in plain)
+        racks = ", ".join(sorted(m for (c, m) in cat.nvlink_domains if c == cloud))
+        topology.error("level", f"nvlink placement needs rack-scale NVLink pools, and the NVLink domain of {names} "
+                       "ends at the node", "nvlink", allowed=f"host, block or zone; or pools of {racks}",
+                       fix="use level: block (or host), or move those quotas to a GB200 NVL72 pool")
 
 
 # -- Kueue-only: topology and fair sharing ----------------------------------------------------------------------

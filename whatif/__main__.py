@@ -85,6 +85,15 @@ def main(argv: list[str] | None = None) -> int:
     opts = SimOptions(assume=assume, nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
                       spot_interruptions_per_node_month=args.spot_interruptions_per_node_month,
                       horizon_s=args.horizon_hours * 3600 if args.horizon_hours else None, progress=bar)
+    from validation.environment import stack_name_problem
+    problems = [p for p in (stack_name_problem("--stack", args.stack) if args.stack and not args.stack_file else None,
+                            stack_name_problem("--vs", args.vs) if args.vs and not args.vs_stack_file else None) if p]
+    if args.chart and not args.chart.parent.is_dir():
+        problems.append(f"error: --chart {args.chart}: no folder {args.chart.parent} to write it in\n"
+                        f"  fix:      mkdir -p {args.chart.parent}, or pass a path in an existing folder")
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return EXIT_INVALID
     try:
         for name, file in ((args.stack, args.stack_file), (args.vs, args.vs_stack_file)):
             target = _stack(name, file) if (name or file) else None
@@ -92,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: no stack file {target}\n  fix:      pass --stack with an existing stack name "
                       "(Pulumi.<name>.yaml in the project root) or --stack-file", file=sys.stderr)
                 return EXIT_INVALID
+        if (args.vs or args.vs_stack_file) and (refusal := vs_refusal(args, opts)):
+            print(refusal, file=sys.stderr)
+            return EXIT_INVALID
         run = run_whatif(_stack(args.stack, args.stack_file), args.workload, args.seed, opts, args.stack)
         if args.vs or args.vs_stack_file:
             from whatif.compare import compare
@@ -119,9 +131,31 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def vs_refusal(args: argparse.Namespace, opts) -> str | None:
+    """Before any simulation: the workload must name only queues and priority classes the --vs stack has too (the
+    comparison is per queue), else the reason and the fix, followed by each name that does not exist there."""
+    from whatif.api import cluster_of, load_stack_spec
+    from whatif.workload.load import WorkloadError, load_workload
+
+    target = _stack(args.vs, args.vs_stack_file)
+    label = args.vs or Path(target).stem.removeprefix("Pulumi.")
+    try:
+        load_workload(args.workload, cluster_of(load_stack_spec(target), label, opts), args.seed)
+    except WorkloadError as exc:
+        return (f"error: --vs {label}: the workload {args.workload} names queues or priority classes that {label} "
+                f"does not have ({len(exc.issues)} below); --vs runs the SAME workload on both stacks and compares "
+                f"them per queue, so both need the workload's names\n"
+                f"  fix:      compare with a stack that has them (e.g. an edited copy: --vs-stack-file FILE), or run "
+                f"each stack on its own workload (--stack {label} --workload workloads/{label}.yaml)\n{exc}")
+    return None
+
+
 def guarded_main(argv: list[str] | None = None) -> int:
     """``main``, with an unexpected exception reported as a bug: one line, exit EXIT_INTERNAL (the preview's exit-code
     contract, README "Exit codes"), the traceback only with ``--debug``."""
+    from validation.environment import require_environment
+    require_environment("whatif", "--stack gke-kueue --workload workloads/gke-kueue.yaml",
+                        ("yaml", "ruamel.yaml", "pydantic", "rich"))
     args = sys.argv[1:] if argv is None else argv
     try:
         return main(argv)

@@ -33,7 +33,8 @@ class PoolModel:
     slices_per_gpu: int
     min_nodes: int
     max_nodes: int
-    usd_per_node_hour: float
+    usd_per_node_hour: float | None
+    """None: no public price (reservation-bound A4X); the report's $ figures of the pool are None."""
     capacity: str
     exclusive: bool
     """Slurm on a multi-node pool: a job owns whole nodes (the partition's OverSubscribe=EXCLUSIVE)."""
@@ -48,6 +49,11 @@ class PoolModel:
     """A node without the pool's job image pulls (or streams, or reads) it this long before the pods start."""
     prepull: bool = False
     """The pre-pull DaemonSet pulls the image as a node joins (warm by the time the pull is done)."""
+    nvlink_domain_nodes: int | None = None
+    """Rack-scale NVLink (GB200 NVL72): nodes per NVLink domain (a topology block); None elsewhere."""
+    compute_domains: bool = False
+    """Jobs on the pool get their IMEX channel through a ComputeDomain, which starts with the job's pods (its
+    daemons join before the workers run; upstream: ~8 min for 256 pods in one domain, dra-driver-nvidia-gpu#816)."""
 
     @property
     def slices_per_node(self) -> int:
@@ -176,12 +182,14 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
         ns = plan.nodeset(f.name) if plan else None
         pools[f.name] = PoolModel(
             name=f.name, gpus_per_node=f.gpus_per_node, slices_per_gpu=slices_per_gpu(f), min_nodes=f.min_nodes,
-            max_nodes=f.max_nodes, usd_per_node_hour=f.price.usd_per_hour, capacity=f.capacity.value,
+            max_nodes=f.max_nodes, usd_per_node_hour=f.price.usd_per_hour if f.price is not None else None,
+            capacity=f.capacity.value,
             exclusive=f.multi_node and kind == "slurm", block_nodes=blocks.get(f.name, (None, False))[0],
             block_required=blocks.get(f.name, (None, False))[1], provision_s=float(p.provision_seconds),
             interruptions_per_node_s=rate / MONTH_S, gpu_type=f.machine.gpu_model.slurm_name,
             cpus_per_node=ns.cpus if ns else (f.machine.vcpu or f.gpus_per_node), pull_s=how.pull_s,
-            prepull=how.prepull)
+            prepull=how.prepull, nvlink_domain_nodes=f.nvlink.domain_nodes if f.nvlink is not None else None,
+            compute_domains=f.nvlink is not None and f.nvlink.compute_domains)
     classes = {c.name: c.value for c in sched.priority_classes} if sched else {}
     sources = sorted({prov[(f.cloud, f.capacity)].source for f in facts})
     if sched is None or kind == "kubernetes":
@@ -204,8 +212,11 @@ def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPla
         return {b.pool: (b.block_size, True) for b in plan.topology.blocks}
     out = {}
     for name, where in (placements if placements is not None else pool_placements(sched, facts)).items():
-        if where.topology and where.annotation and where.annotation[1].endswith(("block", "layer-2")):
-            f = next(x for x in facts if x.name == name)
+        f = next(x for x in facts if x.name == name)
+        if where.topology and where.annotation and f.nvlink is not None \
+                and where.annotation[1] == f.nvlink.domain_label:  # GB200: one block = one NVLink domain
+            out[name] = (f.nvlink.domain_nodes, where.annotation[0] == REQUIRED_ANNOTATION)
+        elif where.topology and where.annotation and where.annotation[1].endswith(("block", "layer-2")):
             out[name] = (sched.slurm.block_size or default_block_size(f.machine, f.max_nodes),
                          where.annotation[0] == REQUIRED_ANNOTATION)
     return out

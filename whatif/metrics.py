@@ -37,33 +37,47 @@ def wait_stats(waits: Sequence[float], censored: int = 0) -> dict[str, Any]:
             "p95S": r(percentile(waits, 95)), "p99S": r(percentile(waits, 99))}
 
 
-def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float, idle_cost: float) -> dict[str, Any]:
+def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float | None,
+           idle_cost: float | None) -> dict[str, Any]:
+    """``cost`` None: a pool's price is unknown (reservation-bound A4X), so every $ figure is None, never $0."""
     used = alloc_gpu_h - lost_gpu_h
     return {"paidGpuHours": round(paid_gpu_h, 2), "allocatedGpuHours": round(alloc_gpu_h, 2),
             "utilization": round(alloc_gpu_h / paid_gpu_h, 4) if paid_gpu_h else None,
             "idleGpuHours": round(paid_gpu_h - alloc_gpu_h, 2), "lostGpuHours": round(lost_gpu_h, 2),
-            "costUsd": round(cost, 2), "idleCostUsd": round(idle_cost, 2),
-            "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if used > 0 else None}
+            "costUsd": None if cost is None else round(cost, 2),
+            "idleCostUsd": None if idle_cost is None else round(idle_cost, 2),
+            "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if cost is not None and used > 0 else None}
 
 
-def _pool_money(u: PoolUsage) -> tuple[float, float, float, float, float]:
-    """(paid GPU-h, allocated GPU-h, lost GPU-h, cost $, idle $) of one pool, unrounded."""
+def _pool_money(u: PoolUsage) -> tuple[float, float, float, float | None, float | None]:
+    """(paid GPU-h, allocated GPU-h, lost GPU-h, cost $, idle $) of one pool, unrounded; $ None when unpriced."""
     paid = u.paid_node_s * u.gpus_per_node / 3600
     alloc = u.allocated_gpu_s / 3600
+    if u.usd_per_node_hour is None:
+        return paid, alloc, u.lost_gpu_s / 3600, None, None
     cost = u.paid_node_s / 3600 * u.usd_per_node_hour
     idle = cost * (1 - alloc / paid) if paid else 0.0
     return paid, alloc, u.lost_gpu_s / 3600, cost, idle
 
 
 def pool_row(u: PoolUsage) -> dict[str, Any]:
-    return {"pool": u.pool, "listUsdPerGpuHour": round(u.usd_per_node_hour / u.gpus_per_node, 4),
-            **_money(*_pool_money(u)), "interruptions": u.interruptions}
+    price = None if u.usd_per_node_hour is None else round(u.usd_per_node_hour / u.gpus_per_node, 4)
+    return {"pool": u.pool, "listUsdPerGpuHour": price, **_money(*_pool_money(u)), "interruptions": u.interruptions}
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    listed = list(values)
+    return None if any(v is None for v in listed) else sum(v for v in listed if v is not None)
 
 
 def total_row(pools: Iterable[PoolUsage]) -> dict[str, Any]:
-    """Sums of the pools' unrounded figures; idle $ is the sum of each pool's idle $ at its own price."""
-    sums = [sum(col) for col in zip(*(_pool_money(u) for u in pools))] or [0.0] * 5
-    return _money(*sums)
+    """Sums of the pools' unrounded figures; idle $ is the sum of each pool's idle $ at its own price (None when a
+    pool's price is unknown)."""
+    rows = [_pool_money(u) for u in pools]
+    if not rows:
+        return _money(0.0, 0.0, 0.0, 0.0, 0.0)
+    paid, alloc, lost = (sum(r[i] for r in rows) for i in range(3))  # type: ignore[misc]
+    return _money(paid, alloc, lost, _sum(r[3] for r in rows), _sum(r[4] for r in rows))
 
 
 def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed: int) -> dict[str, Any]:

@@ -102,7 +102,8 @@ class PoolUsage:
     """Per-pool totals of one run (GPU-seconds count physical GPUs; a shared slice counts its share)."""
     pool: str
     gpus_per_node: int
-    usd_per_node_hour: float
+    usd_per_node_hour: float | None
+    """None: the pool's price is unknown (reservation-bound A4X); every $ figure of it is then None."""
     paid_node_s: float = 0.0
     allocated_gpu_s: float = 0.0
     lost_gpu_s: float = 0.0

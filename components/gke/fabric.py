@@ -73,9 +73,12 @@ class GkeFabric(pulumi.ComponentResource):
                     custom_resource(f"{name}-{a.plan.k8s_name}-network", network(a.plan.k8s_name), k8s_opts)
                 for p in attached:
                     self.node_network_configs[p.name] = node_network_config(nets.attachments)
-            names = [p.name for p in members]
-            custom_resource(f"{name}-{INSTALLER_NAMES[kind]}", installer(kind, names, fab), k8s_opts)
-            self.daemonsets.append(INSTALLER_NAMES[kind])
+            for arch in dict.fromkeys(p.arch for p in members):  # one installer per CPU architecture
+                names = [p.name for p in members if p.arch == arch]
+                obj = installer(kind, names, fab, arch)
+                suffix = "-arm64" if arch == "arm64" else ""
+                custom_resource(f"{name}-{INSTALLER_NAMES[kind]}{suffix}", obj, k8s_opts)
+                self.daemonsets.append(obj["metadata"]["name"])
             if kind == FabricKind.TCPX:
                 cm = nccl_config()
                 k8s.core.v1.ConfigMap(f"{name}-nccl-config", metadata=cm["metadata"], data=cm["data"], opts=k8s_opts)

@@ -40,6 +40,15 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                                    cluster.project, opts=child)
         node_config = {**shielded_node_config(), **gke.node_config}
         node_config[SERVICE_ACCOUNT] = sa.email  # keeps the key's place in the plan's order
+        placement = gke.placement_policy
+        self.workload_policy: gcp.compute.ResourcePolicy | None = None
+        if gke.workload_policy is not None:
+            self.workload_policy = gcp.compute.ResourcePolicy(
+                f"{name}-workload-policy", project=cluster.project, region=facts.region,
+                description=f"gpu-cluster: {facts.name} in whole {gke.workload_policy['accelerator_topology']} "
+                            "NVLink domains",
+                workload_policy=gke.workload_policy, opts=child)
+            placement = {"type": "COMPACT", "policy_name": self.workload_policy.name}
         self.node_pool = gcp.container.NodePool(
             name,
             cluster=cluster.name, location=cluster.location, project=cluster.project,
@@ -48,7 +57,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             autoscaling=gke.autoscaling,
             management=gke.management,
             upgrade_settings=gke.upgrade_settings,
-            placement_policy=gke.placement_policy,
+            placement_policy=placement,
             queued_provisioning=gke.queued_provisioning,
             network_config=network_config,  # the fabric's extra NICs (components/gke/fabric.py), else None
             node_config=node_config,

@@ -10,12 +10,12 @@ from pulumi_policy import EnforcementLevel, Severity
 from catalog import Catalog, Cloud
 from policies.findings import Finding, listing
 from policies.pools import pool_view
-from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
+from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, HELM_RELEASE
 from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.scheduler_objects import kueue_kind, object_name, selected_pool
 from policies.values import as_dict, as_list, dig
-from plan.kueue_topology import CLOUD_LEVELS, HOSTNAME_LABEL
+from plan.kueue_topology import CLIQUE_LABEL, CLOUD_LEVELS, HOSTNAME_LABEL
 
 ID = "cross-layer-kueue-topology"
 CLOUD_OF_POOL = {GKE_NODE_POOL: Cloud.GCP, EKS_NODE_GROUP: Cloud.AWS}
@@ -31,6 +31,8 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     cloud = next(iter(clouds)) if len(clouds) == 1 else None
     added = {str(k) for r in resources for v in [pool_view(r, cat)] if v is not None for k in v.labels}
     added |= {str(k) for k in as_list(cfg.get("extraLabels"))}
+    if any(_runs_gfd(r) for r in resources):  # GPU Feature Discovery labels each GPU node's NVLink clique
+        added.add(CLIQUE_LABEL)
     topologies = {object_name(r): r for r in resources if kueue_kind(r) == "Topology"}
     flavors = [r for r in resources if kueue_kind(r) == "ResourceFlavor"]
     users: dict[str, list[str]] = {}
@@ -55,6 +57,13 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                               f"its Topology together: re-render both), or waive {ID} for this flavor if another "
                               "stack creates the Topology",
                           keys=tuple(k for k in (flavor, pool, f.name, f.urn) if k), urn=f.urn)
+
+
+def _runs_gfd(r: Resource) -> bool:
+    """The NVIDIA device plugin chart with GPU Feature Discovery on, or the GPU Operator (which runs GFD)."""
+    chart = str(r.props.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
+    return r.type == HELM_RELEASE and (chart == "gpu-operator" or (
+        chart == "nvidia-device-plugin" and dig(r.props, "values", "gfd", "enabled") is True))
 
 
 def _check_topology(name: str, r: Resource, cloud: Cloud | None, added: set[str],

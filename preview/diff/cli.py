@@ -28,7 +28,8 @@ def policy_options(args: argparse.Namespace):
     from preview.policy.check import PolicyOptions
 
     return PolicyOptions(enabled=not getattr(args, "no_policies", False), pack_dir=getattr(args, "policy_pack", None),
-                         config_file=getattr(args, "policy_pack_config", None))
+                         config_file=getattr(args, "policy_pack_config", None),
+                         subprocess=getattr(args, "policy_pack_subprocess", False))
 
 
 def run_diff(args: argparse.Namespace, head_path: Path) -> int:

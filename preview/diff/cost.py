@@ -24,6 +24,9 @@ class CostLine:
     before_gpus: int = 0
     after_gpus: int = 0
     """GPUs at max nodes."""
+    unknown: bool = False
+    """The pool's cost is unknown on a side where it exists (a reservation-bound A4X pool, a capacity block without
+    its fee): its $ figures are left out of the totals, never counted as $0, and shown as ``unknown``."""
 
     @property
     def delta_min(self) -> float:
@@ -46,7 +49,7 @@ class CostLine:
                                   "delta": round(self.delta_max, 4)},
                 "usdPerMonthMin": {"delta": round(self.delta_min * HOURS_PER_MONTH, 2)},
                 "usdPerMonthMax": {"delta": round(self.delta_max * HOURS_PER_MONTH, 2)},
-                "maxGpus": {"before": self.before_gpus, "after": self.after_gpus}}
+                "maxGpus": {"before": self.before_gpus, "after": self.after_gpus}, "unknown": self.unknown}
 
 
 @dataclass
@@ -87,6 +90,11 @@ class CostDiff:
         return sum(line.after_gpus for line in self.lines)
 
     @property
+    def unknown(self) -> list[str]:
+        """Pools whose cost is unknown on either side (the totals leave them out)."""
+        return [line.item for line in self.lines if line.unknown]
+
+    @property
     def changed_lines(self) -> list[CostLine]:
         return [line for line in self.lines if line.changed]
 
@@ -105,6 +113,7 @@ class CostDiff:
                                    "after": round(self.after_max * HOURS_PER_MONTH, 2),
                                    "delta": round(self.delta_max * HOURS_PER_MONTH, 2)},
                 "maxGpus": {"before": self.before_gpus, "after": self.after_gpus},
+                "unpricedPools": self.unknown,
             },
             "notes": self.notes,
         }
@@ -129,7 +138,8 @@ def diff_cost(before: CostReport | None, after: CostReport | None) -> CostDiff:
             after_min=(a.usd_per_hour_min or 0.0) if a else 0.0, after_max=(a.usd_per_hour_max or 0.0) if a else 0.0,
             detail=f"{now.min_nodes}-{now.max_nodes} × {now.machine_type} ({now.capacity})",
             before_gpus=b.gpus_per_node * b.max_nodes if b else 0,
-            after_gpus=a.gpus_per_node * a.max_nodes if a else 0))
+            after_gpus=a.gpus_per_node * a.max_nodes if a else 0,
+            unknown=any(side is not None and not side.priced for side in (b, a))))
     fixed_b = {_fixed_key(f.item): f for f in (before.fixed if before else [])}
     fixed_a = {_fixed_key(f.item): f for f in (after.fixed if after else [])}
     for key in list(fixed_b) + [k for k in fixed_a if k not in fixed_b]:

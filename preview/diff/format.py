@@ -120,11 +120,12 @@ def headline(diff: StackDiff) -> list[str]:
     """The summary items, most important first: cost, GPUs, resources, policy."""
     c = diff.cost
     items: list[str] = []
+    plus = f" + unknown ({', '.join(c.unknown)})" if c.unknown else ""
     if abs(c.delta_max) >= EPSILON_USD:
         items.append(f"{signed_usd(c.delta_max)}/h at max ({usd(c.before_max)} → {usd(c.after_max)}; "
-                     f"{signed_usd(month(c.delta_max), 0)}/month)")
+                     f"{signed_usd(month(c.delta_max), 0)}/month){plus}")
     else:
-        items.append(f"cost at max unchanged ({usd(c.after_max)}/h)")
+        items.append(f"cost at max unchanged ({usd(c.after_max)}/h){plus}")
     if abs(c.delta_min) >= EPSILON_USD:
         items.append(f"{signed_usd(c.delta_min)}/h at min ({usd(c.before_min)} → {usd(c.after_min)})")
     if c.before_gpus != c.after_gpus:

@@ -133,10 +133,14 @@ def _cost(diff: StackDiff) -> list[str]:
     for line in changed:
         name = code(line.item) if line.kind == "pool" else f"_{cell(line.item)}_"
         gpus = f"{line.before_gpus} → {line.after_gpus}" if line.kind == "pool" else ""
+        if line.unknown:  # never shown as $0
+            out.append(f"| {name} | unknown | unknown | unknown | unknown | {gpus} |")
+            continue
         out.append(f"| {name} | {_pair(line.before_min, line.after_min)} | {_pair(line.before_max, line.after_max)} | "
                    f"{signed_usd(line.delta_max)} | {signed_usd(month(line.delta_max), 0)} | {gpus} |")
-    out.append(f"| **total** | {_pair(c.before_min, c.after_min)} | {_pair(c.before_max, c.after_max)} | "
-               f"**{signed_usd(c.delta_max)}** | **{signed_usd(month(c.delta_max), 0)}** | "
+    plus = " + unknown" if c.unknown else ""
+    out.append(f"| **total** | {_pair(c.before_min, c.after_min)}{plus} | {_pair(c.before_max, c.after_max)}{plus} | "
+               f"**{signed_usd(c.delta_max)}{plus}** | **{signed_usd(month(c.delta_max), 0)}{plus}** | "
                f"{c.before_gpus} → {c.after_gpus} |")
     out.append("")
     out += [f"> {n}" for n in c.notes] + ([""] if c.notes else [])

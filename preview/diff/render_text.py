@@ -81,9 +81,14 @@ def _cost(diff: StackDiff) -> list[str]:
                 f"{signed_usd(month(amax - bmax), 0):>14} {g:>12}")
 
     for line in c.changed_lines:
+        if line.unknown:  # never shown as $0
+            out.append(f"  {line.item:<24} {'unknown':>22} {'unknown':>26} {'unknown':>12} {'unknown':>14} "
+                       f"{f'{line.before_gpus} → {line.after_gpus}':>12}")
+            continue
         out.append(row(line.item, line.before_min, line.after_min, line.before_max, line.after_max,
                        line.before_gpus, line.after_gpus, line.kind == "pool"))
-    out.append(row("total", c.before_min, c.after_min, c.before_max, c.after_max, c.before_gpus, c.after_gpus, True))
+    total = row("total", c.before_min, c.after_min, c.before_max, c.after_max, c.before_gpus, c.after_gpus, True)
+    out.append(total + (f"  (+ unknown: {', '.join(c.unknown)})" if c.unknown else ""))
     out += [f"  note: {n}" for n in c.notes]
     return out + [""]
 

@@ -2,7 +2,10 @@
 
 ``SubprocessAnalyzer`` boots the pack the way the CLI's Python shim does (``python -u -m pulumi.policy <engine> .``
 in the pack directory, with the interpreter of the pack's ``virtualenv``) and talks gRPC to it.
-``InProcessAnalyzer`` serves the same pack through the SDK's servicer without sockets, for fast unit tests.
+``InProcessAnalyzer`` serves the same pack through the SDK's servicer without sockets: the offline preview's default
+(the same requests and responses, protobuf and all, without booting an interpreter and the gRPC round trip per
+resource), and the unit tests'. ``python -m preview --policy-pack-subprocess`` (or ``--policy-pack DIR``) takes the
+CLI's path; ``tests/policies/test_policy_paths_agree.py`` holds that both find the same on every example.
 """
 from __future__ import annotations
 
@@ -98,7 +101,8 @@ def pack_python(pack_dir: Path) -> str:
     doc = yaml.safe_load((pack_dir / "PulumiPolicy.yaml").read_text(encoding="utf-8")) or {}
     venv = ((doc.get("runtime") or {}).get("options") or {}).get("virtualenv")
     if venv:
-        candidate = os.path.normpath(pack_dir / venv / "bin" / "python")  # not resolve(): keep the venv's symlink
+        # absolute: the pack starts in its own directory, where a relative `--policy-pack policies` means nothing
+        candidate = os.path.normpath(os.path.abspath(pack_dir / venv / "bin" / "python"))  # not resolve(): keep the venv's symlink
         if os.path.exists(candidate):
             return candidate
     return sys.executable
@@ -106,6 +110,7 @@ def pack_python(pack_dir: Path) -> str:
 
 class SubprocessAnalyzer(Analyzer):
     def __init__(self, pack_dir: Path = PACK_DIR, python: str | None = None):
+        pack_dir = Path(os.path.abspath(pack_dir))  # as given on the command line: relative to the caller's folder
         self.pack_dir = pack_dir
         self.proc = subprocess.Popen(
             [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."], cwd=str(pack_dir),
@@ -143,19 +148,62 @@ class SubprocessAnalyzer(Analyzer):
 
 
 class InProcessAnalyzer(Analyzer):
-    """The SDK's servicer in this process (a private class, through preview/sdk_private.py)."""
+    """The SDK's servicer in this process (a private class, through preview/sdk_private.py).
+
+    With the project's pack (``arguments`` None) it answers ``Analyze`` from a servicer holding only the resource
+    rules that read the resource's type: the SDK converts a resource's props once per resource policy before the
+    policy looks at the type, and every other rule returns at once without a finding, so the answer is the same
+    (same diagnostics, same order) for a fraction of the conversions. ``AnalyzeStack`` runs every stack rule over one
+    plain copy per resource (``policies/stack_cache.py``).
+    """
 
     def __init__(self, arguments: dict[str, Any] | None = None):
+        self._rules_by_type: dict[str, list[Any]] | None = None
         if arguments is None:
-            from policies.pack import pack_arguments
+            from policies.pack import RULES, pack_arguments
             arguments = pack_arguments()
-        args = dict(arguments)
-        self._svc = PolicyAnalyzerServicer(
-            args.pop("name"), "0.0.1", args.pop("policies"), args.pop("enforcement_level"),
-            args.pop("initial_config", None), **args)
+            by_type: dict[str, list[Any]] = {}
+            for rule, policy in zip(RULES, arguments["policies"]):
+                if not rule.stack:
+                    for token in rule.applies_to:
+                        by_type.setdefault(token, []).append(policy)
+            self._rules_by_type = by_type
+        self._args = dict(arguments)
+        self._svc = self._servicer(self._args["policies"])
+        self._by_type: dict[str, Any] = {}
+        self._setup: list[tuple[str, Any]] = []
+        """ConfigureStack and Configure requests, replayed to each per-type servicer."""
+
+    def _servicer(self, policies: list[Any]) -> Any:
+        args = {k: v for k, v in self._args.items() if k not in ("name", "policies", "enforcement_level",
+                                                                  "initial_config")}
+        return PolicyAnalyzerServicer(self._args["name"], "0.0.1", policies, self._args["enforcement_level"],
+                                      self._args.get("initial_config"), **args)
 
     def _call(self, method: str, request: Any) -> Any:
+        if method in ("Configure", "ConfigureStack"):
+            self._setup = [(m, r) for m, r in self._setup if m != method] + [(method, request)]
+            for svc in self._by_type.values():
+                getattr(svc, method)(request, None)
+        if method == "Analyze" and self._rules_by_type is not None:
+            return self._analyze_by_type(request)
+        if method == "AnalyzeStack":
+            from policies.stack_cache import one_conversion
+            with one_conversion():
+                return self._svc.AnalyzeStack(request, None)
         return getattr(self._svc, method)(request, None)
+
+    def _analyze_by_type(self, request: apb.AnalyzeRequest) -> apb.AnalyzeResponse:
+        assert self._rules_by_type is not None
+        policies = self._rules_by_type.get(request.type)
+        if not policies:
+            return apb.AnalyzeResponse()  # no resource rule reads this type: every one would return at once
+        svc = self._by_type.get(request.type)
+        if svc is None:
+            svc = self._by_type[request.type] = self._servicer(policies)
+            for method, setup in self._setup:
+                getattr(svc, method)(setup, None)
+        return svc.Analyze(request, None)
 
 
 _shared: dict[Path, SubprocessAnalyzer] = {}
@@ -168,6 +216,16 @@ def shared_analyzer(pack_dir: Path = PACK_DIR) -> SubprocessAnalyzer:
         analyzer = _shared[pack_dir] = SubprocessAnalyzer(pack_dir)
         atexit.register(analyzer.close)
     return analyzer
+
+
+_in_process: list[InProcessAnalyzer] = []
+
+
+def shared_in_process_analyzer() -> InProcessAnalyzer:
+    """The project's pack served in this process, built once (each check configures it afresh)."""
+    if not _in_process:
+        _in_process.append(InProcessAnalyzer())
+    return _in_process[0]
 
 
 def to_struct(data: dict[str, Any]) -> struct_pb2.Struct:

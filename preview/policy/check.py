@@ -15,6 +15,7 @@ from preview.engine import Registered
 from preview.policy.config import configure_request, load_config_file, reconcile, unknown_key_warnings
 from preview.policy.overrides import override_notes, overrides_in
 from preview.policy.violations import Locator
+from preview.policy.waivers import unmatched_waiver_warnings
 from validation.issues import SpecIssue
 
 WAIVED_PREFIX = "waived: "
@@ -50,6 +51,7 @@ def check_policies(analyzer: Analyzer, stack: str, resources: list[Registered], 
     config = reconcile(info, given, source)
     outcome = PolicyOutcome(rules=rule_metadata(info), warnings=unknown_key_warnings(info, given, source),
                             pack=info.name, price_overrides=overrides_in(config))
+    outcome.warnings += unmatched_waiver_warnings(given, resources, pool_paths, source)
     analyzer.configure_stack(stack)
     analyzer.configure(configure_request(config))
     providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
@@ -110,7 +112,11 @@ class PolicyOptions:
 
     enabled: bool = True
     pack_dir: Path | None = None
-    """Default: the project's ``policies/``."""
+    """Default: the project's ``policies/``. Another pack can only be booted as the CLI boots it (``subprocess``)."""
+    subprocess: bool = False
+    """Boot the pack exactly as the Pulumi CLI does (its own interpreter, gRPC) instead of serving the same rules in
+    this process (the default: the same calls and messages without the boot and the round trips; a test holds that
+    both give identical findings on every example)."""
     config_file: Path | None = None
     """``--policy-pack-config FILE``."""
     analyzer: Analyzer | None = None
@@ -121,11 +127,16 @@ def apply_policies(report, spec, options: PolicyOptions) -> None:
     """Run the pack over ``report.resources`` and fill violations, waivers and rule metadata into ``report``."""
     if not options.enabled:
         return
-    from preview.policy.analyzer import PACK_DIR, shared_analyzer
+    from preview.policy.analyzer import PACK_DIR, shared_analyzer, shared_in_process_analyzer
     from preview.policy.config import PolicyConfigError
     from validation.issues import path_of
 
-    analyzer = options.analyzer or shared_analyzer(options.pack_dir or PACK_DIR)
+    if options.analyzer is not None:
+        analyzer = options.analyzer
+    elif options.subprocess or options.pack_dir is not None:
+        analyzer = shared_analyzer(options.pack_dir or PACK_DIR)
+    else:
+        analyzer = shared_in_process_analyzer()
     pool_paths = {pool.name: path_of("nodePools", i) for i, pool in enumerate(spec.node_pools)}
     try:
         outcome = check_policies(analyzer, report.stack, report.resources, pool_paths, path_of("cluster"),

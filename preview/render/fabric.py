@@ -31,6 +31,15 @@ def print_fabric(console: Console, rows: list[dict[str, Any]]) -> None:
                       f"{r['nominalGbpsPerNode']:,}", ", ".join(wired) or "—")
     console.print(table)
     for r in rows:
+        nv = r.get("nvlink")
+        if nv:
+            where = (f"workload policy {nv['acceleratorTopology']}" if nv["acceleratorTopology"]
+                     else f"UltraServer {nv['ultraserverType']}" if nv["ultraserverType"] else "")
+            cds = ", ".join(nv["computeDomains"]) or "none (no scheduling namespace)"
+            console.print(f"  {r['pool']}: NVLink domains of {nv['domainGpus']} GPUs ({nv['domainNodes']} nodes, one per "
+                          f"{nv['domainLabel']} value), {nv['domainsAtMax']} at maxNodes"
+                          f"{'; ' + where if where else ''}; IMEX channels from ComputeDomain {cds}", highlight=False)
+    for r in rows:
         if r["fabric"] is not None and r.get("gkeVersionCheck"):
             floor = f"GKE ≥ {r['gkeVersionFloor']}: " if r.get("gkeVersionFloor") else ""
             console.print(f"  {r['pool']} ({r['fabricName']}, mode {r['mode']}): {floor}{r['gkeVersionCheck']}",

@@ -67,8 +67,8 @@ def queue_table(plan: QuotaPlan) -> Table:
         first = q.queue not in shown
         shown.add(q.queue)
         cells = [q.queue if first else "", *([] if slurm else [q.namespace if first else ""]), q.pool, q.gpu_model,
-                 str(q.gpus), _borrow(q, plan), *([] if slurm else [_lend(q, plan)]), f"{q.usd_per_hour:,.2f}",
-                 f"{usd[q.queue]:,.2f}" if first else ""]
+                 str(q.gpus), _borrow(q, plan), *([] if slurm else [_lend(q, plan)]), _money(q.usd_per_hour),
+                 _money(usd[q.queue]) if first else ""]
         table.add_row(*cells)
     return table
 
@@ -86,6 +86,11 @@ def pool_table(plan: QuotaPlan) -> Table:
     return table
 
 
+def _money(value: float | None) -> str:
+    """``1,234.57``, or ``unknown`` (a pool without a public price), never 0."""
+    return "unknown" if value is None else f"{value:,.2f}"
+
+
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|")
 
@@ -97,7 +102,7 @@ def markdown_queues(plan: QuotaPlan | None) -> list[str]:
     if _slurm(plan):
         out = [f"**Slurm accounts** · {_cell(summary(plan))}", "",
                "| account | pool | GPU | nominal GPUs | borrow ≤ | $/h |", "|---|---|---|---:|---:|---:|"]
-        out += [f"| {q.queue} | {q.pool} | {q.gpu_model} | {q.gpus} | {_borrow(q, plan)} | {q.usd_per_hour:,.2f} |"
+        out += [f"| {q.queue} | {q.pool} | {q.gpu_model} | {q.gpus} | {_borrow(q, plan)} | {_money(q.usd_per_hour)} |"
                 for q in plan.quotas]
         out += ["", "| account | $/h of nominal quota |", "|---|---:|"]
     else:
@@ -105,9 +110,9 @@ def markdown_queues(plan: QuotaPlan | None) -> list[str]:
                "| queue | namespace | pool | GPU | nominal GPUs | borrow ≤ | lend ≤ | $/h |",
                "|---|---|---|---|---:|---:|---:|---:|"]
         out += [f"| {q.queue} | {q.namespace} | {q.pool} | {q.gpu_model} | {q.gpus} | {_borrow(q, plan)} "
-                f"| {_lend(q, plan)} | {q.usd_per_hour:,.2f} |" for q in plan.quotas]
+                f"| {_lend(q, plan)} | {_money(q.usd_per_hour)} |" for q in plan.quotas]
         out += ["", "| queue | $/h of nominal quota |", "|---|---:|"]
-    out += [f"| {k} | {v:,.2f} |" for k, v in usd.items()]
+    out += [f"| {k} | {_money(v)} |" for k, v in usd.items()]
     out += ["", "| pool | GPU | GPUs at max | promised | share | placement |", "|---|---|---:|---:|---:|---|"]
     out += [f"| {p.pool} | {p.gpu_model} | {p.capacity_gpus} | {p.promised_gpus} | "
             f"{'**' if p.overcommitted else ''}{p.share:.0%}{'**' if p.overcommitted else ''} | {_cell(p.placement)} |"

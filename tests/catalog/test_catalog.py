@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from catalog import CapacityType, Cloud, GpuModel, PriceKind, load_catalog
+from catalog import CapacityType, Cloud, GpuModel, PriceKind, SoldAs, load_catalog
 from validation.issues import SpecError
 from validation.load import load_spec
 
@@ -16,8 +16,13 @@ CAT = load_catalog()
 KNOWN_UNPRICED = {
     (Cloud.GCP, "a3-edgegpu-8g"): "shared facts gpu-catalog.md §5.4: 'a3-edgegpu-8g has no price'",
     (Cloud.AWS, "p5e.48xlarge"): "shared facts prices/SOURCES.md §3: sold only as Capacity Blocks, no list price",
+    (Cloud.AWS, "p6e-gb200.36xlarge"): "sold only as UltraServer Capacity Blocks: the declared fee is the price "
+                                       "(catalog/data/capacity-block-rates.csv has a third-party reference rate)",
+    (Cloud.GCP, "a4x-highgpu-4g"): "reservation-bound, no public list price (fleet-nvl72-podstart-research.md §2.5): "
+                                   "its cost is unknown unless priceOverrides gives it",
 }
-"""Machine types the catalog describes but cannot price anywhere; every pool using them is refused (fail closed)."""
+"""Machine types the catalog describes but cannot price anywhere: a pool of them is refused (fail closed), except a
+capacity block with its declared fee and a reservation-bound machine, whose cost is shown as unknown."""
 
 GKE_ACCELERATORS = {
     "a2-highgpu-": "nvidia-tesla-a100",
@@ -28,6 +33,7 @@ GKE_ACCELERATORS = {
     "a3-megagpu-": "nvidia-h100-mega-80gb",
     "a3-ultragpu-": "nvidia-h200-141gb",
     "a4-highgpu-": "nvidia-b200",
+    "a4x-highgpu-": "nvidia-gb200",
     "g2-standard-": "nvidia-l4",
     "g4-standard-": "nvidia-rtx-pro-6000",
 }
@@ -45,7 +51,11 @@ def test_machine_facts_are_complete(key):
     assert m.gpus > 0
     assert isinstance(m.gpu_model, GpuModel)
     assert m.accelerator.strip()
-    assert 1 <= m.nvlink_domain_gpus <= m.gpus
+    domain = CAT.nvlink_domain(m)
+    if domain is None:
+        assert 1 <= m.nvlink_domain_gpus <= m.gpus
+    else:  # a rack-scale domain: whole nodes of this machine
+        assert m.nvlink_domain_gpus == domain.domain_gpus == domain.domain_nodes * m.gpus
     assert m.gpu_memory_gib > 0 and m.gpu_memory_gib % m.gpus == 0
     assert m.source.strip()
     if m.cloud == Cloud.AWS:
@@ -159,6 +169,11 @@ def _load_errors(cfg: dict[str, Any]) -> list:
     return []
 
 
+def _reservation_bound(cloud: Cloud, machine_type: str, capacity: CapacityType) -> bool:
+    special = CAT.special.get((cloud, machine_type))
+    return special is not None and special.sold_as == SoldAs.RESERVATION_BOUND and capacity == CapacityType.RESERVATION
+
+
 REFUSED_UNPRICED = {"gpu-cluster:nodePools[0].machineType", "gpu-cluster:nodePools[0].zones[0]",
                     "gpu-cluster:nodePools[0].capacity.type"}
 """Where an unpriced pool is refused: no price, not offered in the region's zones, or sold only as capacity blocks."""
@@ -181,6 +196,8 @@ def test_every_accepted_pool_has_machine_facts_and_a_price(cloud, region, capaci
         label = f"{machine_type} {accelerator or ''}x{count or ''}"
         if not errors:
             accepted += 1
+            if machine is not None and price is None and _reservation_bound(cloud, machine_type, capacity):
+                continue  # accepted with its cost unknown (the cost policies fail closed on it)
             if machine is None or price is None or not price.usd_per_hour > 0:
                 problems.append(f"{label}: accepted but machine={machine is not None} price={price}")
             elif machine.gpus < 1:
@@ -224,3 +241,26 @@ def test_flex_start_prices_are_dated_sourced_sums_of_dws_skus_below_on_demand():
     assert CAT.node_price(machine, "us-east4", CapacityType.FLEX_START) is None  # unknown stays unknown
     # 8 H100 + 208 vCPU + 1872 GB + 6000 GiB local SSD at the SKU prices in the row's source
     assert round(8 * 4.200761 + 208 * 0.010934 + 1872 * 0.000952 + 6000 * 0.08 / 730, 6) == 38.320038
+
+
+def test_rack_scale_nvlink_domains_are_whole_nodes_and_sourced():
+    assert set(CAT.nvlink_domains) == {(Cloud.GCP, "a4x-highgpu-4g"), (Cloud.AWS, "p6e-gb200.36xlarge")}
+    for key, domain in CAT.nvlink_domains.items():
+        machine = CAT.machines[key]
+        assert machine.arch == "arm64" and machine.gpu_model == GpuModel.GB200
+        assert (domain.domain_gpus, domain.domain_nodes) == (72, 18)
+        assert domain.domain_label and "cluster-toolkit" in domain.source or "eks-user-guide" in domain.source
+    assert CAT.nvlink_domains[(Cloud.GCP, "a4x-highgpu-4g")].accelerator_topology == "1x72"
+
+
+def test_ultraservers_are_whole_domains_of_their_machine():
+    sizes = {u.ultraserver_type: (u.instances, u.gpus) for u in CAT.ultraservers.values()}
+    assert sizes == {"u-p6e-gb200x36": (9, 36), "u-p6e-gb200x72": (18, 72)}
+    for u in CAT.ultraservers.values():
+        assert u.gpus == u.instances * CAT.machines[(u.cloud, u.machine_type)].gpus
+
+
+def test_capacity_block_reference_rate_says_it_is_third_party():
+    rate = CAT.block_rates[(Cloud.AWS, "p6e-gb200.36xlarge", "us-east-1")]
+    assert rate.usd_per_gpu_hour == 10.582 and "THIRD-PARTY" in rate.source and "third-party" in rate.label
+    assert round(rate.usd_per_gpu_hour * 72, 3) == 761.904  # the tracker's $/h per u-p6e-gb200x72

@@ -14,7 +14,8 @@ FAB = load_fabric_catalog()
 HGX_GPUS = 8
 KIND_OF = {GpuDirect.TCPX: FabricKind.TCPX, GpuDirect.TCPXO: FabricKind.TCPXO, GpuDirect.RDMA: FabricKind.RDMA,
            GpuDirect.EFA_RDMA: FabricKind.EFA}
-FABRIC_CAPABLE = sorted((k for k, m in CAT.machines.items() if m.gpudirect != GpuDirect.NONE and m.gpus >= HGX_GPUS),
+FABRIC_CAPABLE = sorted((k for k, m in CAT.machines.items() if m.gpudirect != GpuDirect.NONE
+                         and (m.gpus >= HGX_GPUS or CAT.nvlink_domain(m) is not None)),  # HGX or GB200 racks
                         key=lambda k: (k[0].value, k[1]))
 
 
@@ -35,7 +36,7 @@ def test_network_counts_per_fabric_follow_the_gke_guides():
     counts = {m.machine_type: (m.gvnic_networks, m.rdma_networks) for m in FAB.machines.values()
               if m.cloud == Cloud.GCP}
     assert counts == {"a3-highgpu-8g": (4, 0), "a3-megagpu-8g": (8, 0), "a3-ultragpu-8g": (1, 8),
-                      "a4-highgpu-8g": (1, 8)}
+                      "a4-highgpu-8g": (1, 8), "a4x-highgpu-4g": (1, 4)}  # A4X: gvnic-1 + rdma-0..3
 
 
 def test_efa_nic_count_is_the_machine_fact_not_a_second_copy():
@@ -78,7 +79,10 @@ def test_local_ssd_rows_are_sourced_catalog_machines():
     assert {m for (c, m) in ssds if c == Cloud.GCP} == {"a3-highgpu-8g", "a3-megagpu-8g"}
     for key, row in ssds.items():
         assert key in CAT.machines and row.source.strip()
-        assert (row.count, row.total_gib) == ((16, 6000) if key[0] == Cloud.GCP else (8, row.gib_each * 8))
+        expected = (16, 6000) if key[0] == Cloud.GCP else (8, row.gib_each * 8)
+        if key == (Cloud.AWS, "p6e-gb200.36xlarge"):
+            expected = (3, 3 * 6984)  # 3 x 7.5 TB (the EKS UltraServer guide)
+        assert (row.count, row.total_gib) == expected
     assert {m for (c, m) in ssds if c == Cloud.AWS} == {
         m for (c, m), fabric in FAB.machines.items() if c == Cloud.AWS}, "every EFA machine has NVMe instance store"
 

@@ -13,6 +13,7 @@ import yaml
 from catalog import Cloud, load_catalog
 from components.k8s.nvidia_gpu_runtime import SHARING_CONFIG_MAP
 from render.nvidia_values import GKE_NVIDIA_HOST_DIR
+from render.fabric_pod import apply_to_container, pod_fabric
 from render.kueue_config import manager_config_yaml
 from plan.slurm import plan_slurm
 from render.slurm_values import LOGFILE_IMAGE
@@ -156,7 +157,10 @@ def test_the_slurm_crs_carry_the_plan(name):
         # a pool that follows the queue starts at minNodes; its ResumeProgram scales the NodeSet up to maxNodes
         assert got["replicas"] == (n.min_nodes if n.scales else n.replicas)
         assert got["template"]["spec"]["nodeSelector"] == dict(n.node_selector)
-        assert got["slurmd"]["resources"] == n.pod_resources()
+        fabric = pod_fabric(next(f for f in facts if f.name == n.pool))  # EFA, IMEX channel: on top of the plan
+        want = n.pod_resources() if fabric is None else \
+            apply_to_container({"resources": n.pod_resources()}, fabric)["resources"]
+        assert got["slurmd"]["resources"] == want
         assert tolerates(got["template"]["spec"]["tolerations"], tuple(f for f in facts if f.name == n.pool)) == []
     if plan.accounting:
         storage = stack.one("Accounting")["spec"]["storageConfig"]

@@ -24,7 +24,7 @@ from tests.support.spec.edit import edit
 CAT, MIG = load_catalog(), load_mig_catalog()
 NON_MIG_GPUS = {GpuModel.L4, GpuModel.L40S, GpuModel.A10G, GpuModel.T4, GpuModel.V100_16GB, GpuModel.V100_32GB}
 """GPU models without MIG (MIG needs Ampere data-center parts or newer: A100/A30, H100, H200, B200)."""
-MIG_PROFILES_NOT_CATALOGUED = {GpuModel.RTX_PRO_6000}
+MIG_PROFILES_NOT_CATALOGUED = {GpuModel.RTX_PRO_6000, GpuModel.GB200}
 """MIG-capable GPUs whose profiles no stored source lists: MIG on them is refused until mig-profiles.csv has them."""
 
 GKE: dict[str, Any] = {"cloud": "gcp", "region": "us-central1", "project": "ml-platform-prod",

@@ -56,7 +56,7 @@ ERRORS = [
                 "nodePools[0].fabric": {"mode": "existing"}}), """
         error: gpu-cluster:nodePools[0].fabric.mode: pool 'mega': g2-standard-24 has no GPU fabric to attach networks for
           received: 'existing'
-          allowed:  a fabric-capable machine type: a3-highgpu-8g, a3-megagpu-8g, a3-ultragpu-8g, a4-highgpu-8g
+          allowed:  a fabric-capable machine type: a3-highgpu-8g, a3-megagpu-8g, a3-ultragpu-8g, a4-highgpu-8g, a4x-highgpu-4g
           fix:      remove fabric from this pool, or pick a fabric-capable machine type""", id="no-fabric-machine"),
     case(edit(GKE, "nodePools[0].fabric", {"mode": "existing", "networks": nets(*((f"n{i}", f"s{i}") for i in range(5)))}), """
         error: gpu-cluster:nodePools[0].fabric.networks: pool 'mega': GPUDirect-TCPXO on a3-megagpu-8g needs 8 extra networks, got 5

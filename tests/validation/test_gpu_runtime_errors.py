@@ -127,7 +127,7 @@ CASES = [
     case(cfg(EKS, pool={"efaDevicePlugin": True}, machineType="g6e.xlarge"), """
         error: gpu-cluster:nodePools[0].gpuRuntime.efaDevicePlugin: pool 'h100': g6e.xlarge has no EFA interface, so the EFA device plugin has nothing to advertise
           received: true
-          allowed:  EFA instance types: g4dn.12xlarge, g4dn.16xlarge, g4dn.8xlarge, g4dn.metal, g5.12xlarge, g5.16xlarge, g5.24xlarge, g5.48xlarge, g5.8xlarge, g6.12xlarge, g6.16xlarge, g6.24xlarge, … (26 in all)
+          allowed:  EFA instance types: g4dn.12xlarge, g4dn.16xlarge, g4dn.8xlarge, g4dn.metal, g5.12xlarge, g5.16xlarge, g5.24xlarge, g5.48xlarge, g5.8xlarge, g6.12xlarge, g6.16xlarge, g6.24xlarge, … (27 in all)
           fix:      remove efaDevicePlugin, or pick an EFA instance type and set multiNode: true
         """, id="efa-plugin-on-non-efa-type"),
     case(cfg(EKS, pool={"efaDevicePlugin": True}, machineType="g6e.48xlarge"), """

@@ -25,8 +25,9 @@ def test_a_mapping_given_a_scalar_names_its_keys_and_shows_an_example():
     assert error.splitlines() == [
         "error: gpu-cluster:nodePools[0].capacity: pool 'h100': must be a mapping of settings, not a single value",
         "  received: 'spot'",
-        "  allowed:  a mapping with the keys type, reservation, reservationProject, reservationKind, placementGroup, "
-            "reservedNodes, window, upfrontFeeUsd, rollNodes, placementPolicy, maxRunHours, queuedProvisioning",
+        "  allowed:  a mapping with the keys type, reservation, reservationProject, reservationKind, reservationBlock, "
+            "ultraserverType, placementGroup, reservedNodes, window, upfrontFeeUsd, rollNodes, placementPolicy, … "
+            "(14 in all)",
         "  fix:      write capacity: {type: spot}"]
     assert "Capacity" not in error  # never the internal class name
 

@@ -122,7 +122,7 @@ CASES = [
     case({(*S, "topology", "level"): "rack"}, """
         error: gpu-cluster:scheduling.topology.level: not one of the allowed values
           received: 'rack'
-          allowed:  host, block, zone
+          allowed:  host, nvlink, block, zone
           fix:      set it to one of the allowed values
         """, id="shape-enum-lists-the-levels"),
     case({(*Q0, "quotas", 1, "gpus"): -1}, """

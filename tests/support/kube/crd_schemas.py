@@ -29,12 +29,16 @@ CRD_FILES = {
         "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml",
     ("trainer.kubeflow.org", "ClusterTrainingRuntime"):
         "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml",
+    ("trainer.kubeflow.org", "TrainingRuntime"):
+        "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml",
 }
 
 
 CHART_CRD_FILES = {
     ("kueue.x-k8s.io", "ProvisioningRequestConfig"):
         "kueue-0.19.2/templates/crd/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
+    ("resource.nvidia.com", "ComputeDomain"):
+        "dra-driver-nvidia-gpu-v0.4.0/crds/resource.nvidia.com_computedomains.yaml",
 }
 """CRDs ``../shared/schemas`` holds no plain copy of: read from the pinned chart, where they are templated only in
 their metadata (a licence comment, labels, a cert-manager annotation), never in the schema."""

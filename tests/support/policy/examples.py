@@ -8,4 +8,6 @@ from __future__ import annotations
 REFUSED_EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "eks-over-budget": [("cost-stack-budget", "stack")],
     "gke-a3-spread": [("topology-multi-node-placement", "pool a3-mega")],
+    # A4X has no public price: the cost rules fail closed until priceOverrides gives the reservation's price
+    "gke-a4x-nvl72": [("cost-gpu-hour-limit", "pool gb200"), ("cost-stack-budget", "stack")],
 }

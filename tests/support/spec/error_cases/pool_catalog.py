@@ -12,19 +12,19 @@ CASES = [
     case("gke", {"nodePools[0].machineType": "a3-highgpu-8"}, """
         error: gpu-cluster:nodePools[0].machineType: pool 'h100': unknown GPU machine type for gcp
           received: 'a3-highgpu-8'
-          allowed:  a2-highgpu-1g, a2-highgpu-2g, a2-highgpu-4g, a2-highgpu-8g, a2-megagpu-16g, a2-ultragpu-1g, a2-ultragpu-2g, a2-ultragpu-4g, a2-ultragpu-8g, a3-edgegpu-8g, a3-highgpu-1g, a3-highgpu-2g, … (30 in all)
+          allowed:  a2-highgpu-1g, a2-highgpu-2g, a2-highgpu-4g, a2-highgpu-8g, a2-megagpu-16g, a2-ultragpu-1g, a2-ultragpu-2g, a2-ultragpu-4g, a2-ultragpu-8g, a3-edgegpu-8g, a3-highgpu-1g, a3-highgpu-2g, … (31 in all)
           fix:      did you mean 'a3-highgpu-8g'?
         """, id="machine-type-unknown-did-you-mean"),
     case("gke", {"nodePools[0].machineType": "p5.48xlarge"}, """
         error: gpu-cluster:nodePools[0].machineType: pool 'h100': p5.48xlarge is an AWS machine type; this stack's cloud is gcp
           received: 'p5.48xlarge'
-          allowed:  a2-highgpu-1g, a2-highgpu-2g, a2-highgpu-4g, a2-highgpu-8g, a2-megagpu-16g, a2-ultragpu-1g, a2-ultragpu-2g, a2-ultragpu-4g, a2-ultragpu-8g, a3-edgegpu-8g, a3-highgpu-1g, a3-highgpu-2g, … (30 in all)
+          allowed:  a2-highgpu-1g, a2-highgpu-2g, a2-highgpu-4g, a2-highgpu-8g, a2-megagpu-16g, a2-ultragpu-1g, a2-ultragpu-2g, a2-ultragpu-4g, a2-ultragpu-8g, a3-edgegpu-8g, a3-highgpu-1g, a3-highgpu-2g, … (31 in all)
           fix:      use a GCP type with the same GPUs (8 × H100_80GB): a3-highgpu-8g, a3-megagpu-8g; or move this pool to an AWS stack
         """, id="machine-type-from-aws-on-gke"),
     case("eks", {"nodePools[0].machineType": "a2-ultragpu-8g"}, """
         error: gpu-cluster:nodePools[0].machineType: pool 'h100': a2-ultragpu-8g is a GCP machine type; this stack's cloud is aws
           received: 'a2-ultragpu-8g'
-          allowed:  g4dn.12xlarge, g4dn.16xlarge, g4dn.2xlarge, g4dn.4xlarge, g4dn.8xlarge, g4dn.metal, g4dn.xlarge, g5.12xlarge, g5.16xlarge, g5.24xlarge, g5.2xlarge, g5.48xlarge, … (50 in all)
+          allowed:  g4dn.12xlarge, g4dn.16xlarge, g4dn.2xlarge, g4dn.4xlarge, g4dn.8xlarge, g4dn.metal, g4dn.xlarge, g5.12xlarge, g5.16xlarge, g5.24xlarge, g5.2xlarge, g5.48xlarge, … (51 in all)
           fix:      use an AWS type with the same GPUs (8 × A100_80GB): p4de.24xlarge; or move this pool to a GCP stack
         """, id="machine-type-from-gcp-on-eks"),
     case("gke", {"nodePools[0].accelerator": {"type": "nvidia-h100-80gb", "count": 4}}, """
@@ -109,12 +109,55 @@ CASES = [
           allowed:  capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…}
           fix:      buy a capacity block and declare it, or pick a machine sold on demand (p5en.48xlarge has the same 8 x H200)
         """, id="capacity-block-only-p5e-on-demand"),
-    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge"}, """
-        error: gpu-cluster:nodePools[0].machineType: pool 'h100': p6e-gb200.36xlarge is sold only as part of an EC2 UltraServer (4 GPUs per instance, reserved as an UltraServer Capacity Block); gpu-cluster does not build UltraServer pools
-          received: 'p6e-gb200.36xlarge'
-          allowed:  g4dn.12xlarge, g4dn.16xlarge, g4dn.2xlarge, g4dn.4xlarge, g4dn.8xlarge, g4dn.metal, g4dn.xlarge, g5.12xlarge, g5.16xlarge, g5.24xlarge, g5.2xlarge, g5.48xlarge, … (50 in all)
-          fix:      pick an 8-GPU machine sold per instance (p6-b200.48xlarge, p5en.48xlarge)
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True}, """
+        error: gpu-cluster:nodePools[0].capacity.type: pool 'h100': p6e-gb200.36xlarge is sold only as part of an EC2 UltraServer, reserved as an UltraServer Capacity Block; there are no on-demand instances of it
+          received: 'on-demand'
+          allowed:  capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…, ultraserverType: u-p6e-gb200x72}
+          fix:      buy an UltraServer capacity block and declare it
         """, id="ultraserver-only-p6e-gb200"),
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True,
+                 "nodePools[0].maxNodes": 18,
+                 "nodePools[0].capacity": {"type": "reservation", "reservationKind": "capacity-block",
+                                           "reservation": "cr-0123456789abcdef0", "ultraserverType": "u-p6e-gb200x63",
+                                           "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336},
+                                           "upfrontFeeUsd": 255997.44}}, """
+        error: gpu-cluster:nodePools[0].capacity.ultraserverType: pool 'h100': say which UltraServer type the capacity block of p6e-gb200.36xlarge reserves (it fixes the NVLink domain: instances × GPUs)
+          received: 'u-p6e-gb200x63'
+          allowed:  u-p6e-gb200x36, u-p6e-gb200x72
+          fix:      did you mean 'u-p6e-gb200x36'?
+        """, id="ultraserver-type-unknown"),
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True,
+                 "nodePools[0].maxNodes": 12,
+                 "nodePools[0].capacity": {"type": "reservation", "reservationKind": "capacity-block",
+                                           "reservation": "cr-0123456789abcdef0", "ultraserverType": "u-p6e-gb200x72",
+                                           "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336}}}, """
+        error: gpu-cluster:nodePools[0].capacity.reservedNodes: pool 'h100': an UltraServer capacity block holds whole u-p6e-gb200x72 UltraServers of 18 instances
+          received: 12
+          allowed:  a multiple of 18
+          fix:      set capacity.reservedNodes (default maxNodes) to 18 × the UltraServers bought
+        """, """
+        error: gpu-cluster:nodePools[0].capacity.upfrontFeeUsd: pool 'h100': p6e-gb200.36xlarge has no list price: a capacity block of it costs only its upfront fee, so the fee and the window are needed to price it (unknown is not $0)
+          allowed:  capacity.upfrontFeeUsd (the UpfrontFee of the offering you bought) and capacity.window ({start, durationHours} or {start, end})
+          fix:      declare capacity.upfrontFeeUsd from `aws ec2 describe-capacity-reservations` / the purchase; for scale: AWS capacity-block rate (third-party scrape) $10.582/GPU-h as of 2026-01-31 = $42.33 per node-hour
+        """, id="ultraserver-partial-and-no-fee"),
+    case("gke", {"nodePools[0].machineType": "a4x-highgpu-4g", "nodePools[0].multiNode": True,
+                 "nodePools[0].maxNodes": 18}, """
+        error: gpu-cluster:nodePools[0].capacity.type: pool 'h100': a4x-highgpu-4g is sold only through reservations (reservation-bound VMs of AI Hypercomputer); there are no on-demand VMs of it
+          received: 'on-demand'
+          allowed:  capacity: {type: reservation, reservation: <name>, reservationBlock: <block>}
+          fix:      declare the reservation (and its block) you were granted
+        """, id="a4x-reservation-only"),
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True,
+                 "nodePools[0].maxNodes": 18, "nodePools[0].amiReleaseVersion": "1.35.0-20251020",
+                 "nodePools[0].capacity": {"type": "reservation", "reservationKind": "capacity-block",
+                                           "reservation": "cr-0123456789abcdef0", "ultraserverType": "u-p6e-gb200x72",
+                                           "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336},
+                                           "upfrontFeeUsd": 255999.74}}, """
+        error: gpu-cluster:nodePools[0].amiReleaseVersion: pool 'h100': p6e-gb200.36xlarge needs the AL2023 ARM NVIDIA AMI from release v20251103 on (NVIDIA driver 580 with CDMM, the EKS UltraServer guide)
+          received: '1.35.0-20251020'
+          allowed:  a release dated 20251103 or later, e.g. 1.35.2-20260304
+          fix:      pin a newer release (`aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/amazon-linux-2023/arm64/nvidia/recommended/release_version`), or remove amiReleaseVersion
+        """, id="p6e-ami-below-the-guide-floor"),
     case("gke", {"region": "us-east4", "nodePools[0].zones": ["us-east4-b"],
                  "nodePools[0].machineType": "a4-highgpu-8g"}, """
         error: gpu-cluster:nodePools[0].machineType: pool 'h100': no on-demand price for a4-highgpu-8g in us-east4; refusing to guess (unknown is not $0)
