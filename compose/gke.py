@@ -9,6 +9,7 @@ from components.gke.cluster import GkeCluster
 from components.gke.fabric import GkeFabric, fabric_kinds
 from components.gke.gpu_node_pool import GkeGpuNodePool
 from components.gke.image_sources import GkeImageSources
+from compose.admission import build_admission
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
 from plan.stack import StackPlan
@@ -24,9 +25,11 @@ def build_gke(plan: StackPlan, cat: Catalog) -> BuiltCluster:
     cluster = GkeCluster(c.name, c, region_zones=cat.zones(Cloud.GCP, c.region), multi_networking=bool(fabric_pools),
                          maintenance_policy=plan.maintenance, opts=opts)
     networks: dict[str, dict] = {}
+    # the admission policies exist before the namespaces and the device injector they guard
+    admission = build_admission(plan, cluster, cluster.ref.k8s_provider)
     if fabric_pools:
         fabric = GkeFabric("fabric", fabric_pools, c.name, c.project, c.region,
-                           after=[cluster], opts=pulumi.ResourceOptions(
+                           after=[cluster, *admission], opts=pulumi.ResourceOptions(
                                providers=[provider, cluster.ref.k8s_provider]))
         networks = fabric.node_network_configs
     streaming = plan.streaming_pools
@@ -36,5 +39,5 @@ def build_gke(plan: StackPlan, cat: Catalog) -> BuiltCluster:
         api = sources.streaming_api if sources is not None and name in streaming else None
         GkeGpuNodePool(name, pool, cluster.ref, network_config=networks.get(name),
                        after=[api] if api is not None else [], opts=opts)
-    build_cluster_layers(plan, cluster, cluster.ref.k8s_provider)
+    build_cluster_layers(plan, cluster, cluster.ref.k8s_provider, kueue_after=admission)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools)

@@ -11,6 +11,8 @@ from render.compute_domain import kueue_device_classes as channel_device_classes
 from render.fabric_claim import claim_templates, kueue_device_classes
 from render.kueue import render_kueue
 from render.kueue_config import kueue_values
+from render.network_policies import kubeflow_policies
+from render.tenancy import access_notes
 from render.trainer import training_runtimes
 
 
@@ -29,8 +31,10 @@ def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
     facts = list(plan.facts)
     sched = kueue_plan.scheduling
+    teams = list(dict.fromkeys(q.namespace or q.name for q in sched.queues))
     Kubeflow("kubeflow", training_runtimes(facts, kueue_plan.placements), katib=kueue_plan.katib,
-             pipelines=kueue_plan.pipelines, after=[cluster], opts=opts)
+             pipelines=kueue_plan.pipelines, policies=kubeflow_policies(teams, katib=kueue_plan.katib),
+             access=access_notes(sched, facts), after=[cluster], opts=opts)
     kueue = Kueue("kueue", render_kueue(sched, facts, kueue_plan.placements),
                   # DRA claims Kueue must count: fabric NICs and NVLink ComputeDomain channels
                   kueue_values(sched, [*kueue_device_classes(facts), *channel_device_classes(facts)]),

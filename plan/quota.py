@@ -54,6 +54,8 @@ class QuotaPlan:
     """None: gang admission is off, or workload slurm (Slurm allocates a job's nodes together)."""
     quotas: list[QueueQuota] = field(default_factory=list)
     pools: list[PoolPromise] = field(default_factory=list)
+    access: list[str] = field(default_factory=list)
+    """What a tenant can reach, one line per control (``render/tenancy.py``)."""
 
     def queue_usd_per_hour(self) -> dict[str, float | None]:
         """Per queue; None when a quota of it is on a pool of unknown price (unknown is not $0)."""
@@ -70,7 +72,8 @@ class QuotaPlan:
                 "pools": [{**asdict(p), "share": round(p.share, 4), "overcommitted": p.overcommitted}
                           for p in self.pools],
                 "queueUsdPerHour": {k: None if v is None else round(v, 4)
-                                    for k, v in self.queue_usd_per_hour().items()}}
+                                    for k, v in self.queue_usd_per_hour().items()},
+                "access": list(self.access)}
 
 
 def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dict[str, str] | None = None) -> QuotaPlan:

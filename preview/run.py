@@ -2,6 +2,7 @@
 here and handed to everything that reads it."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_fil
 from preview.policy.check import PolicyOptions, apply_policies
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
+from render.tenancy import access_notes
 from validation.issues import SpecError, SpecIssue
 from plan.start_time import pod_start_rows
 from validation.load import decode_config
@@ -51,7 +53,9 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
                                    fix="add a dated, sourced row to catalog/data/prices.csv, or pick a priced type")]
         report.resources = []  # like any invalid configuration: nothing is reported as created
         return report
-    report.queues = plan.quota
+    # the plan's queue promises, with what a tenant can reach (rendered here; the plan itself stays unchanged)
+    report.queues = dataclasses.replace(plan.quota, access=access_notes(spec.scheduling, facts)) \
+        if plan.quota is not None and spec.scheduling is not None else plan.quota
     report.slurm = slurm_summary(plan.slurm)
     report.fabric = fabric_summary(spec, facts, report.resources)
     report.maintenance = maintenance_summary(spec)

@@ -119,7 +119,9 @@ class PodFabric:
 
     @property
     def host_access(self) -> bool:
-        """hostPath volumes or added capabilities: the namespace must admit privileged pods (Pod Security)."""
+        """hostPath volumes or added capabilities, which Pod Security baseline refuses: the team namespace gets the
+        fabric admission policy instead (``render/admission.py``). Library mounts are read-only, which that
+        policy then requires."""
         return bool(self.volumes) or bool(self.sidecars)
 
     def env_list(self) -> list[dict[str, str]]:
@@ -157,7 +159,7 @@ def _tcpxo(pool: PoolFacts) -> PodFabric:
                     "exec /fts/entrypoint_rxdm_container.sh --num_hops=2 --num_nics=8"],
         "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
         "env": [{"name": "LD_LIBRARY_PATH", "value": NVIDIA_LIB64}],
-        "volumeMounts": [{"name": "nvtcpxo-libraries", "mountPath": "/usr/local/nvidia"},
+        "volumeMounts": [{"name": "nvtcpxo-libraries", "mountPath": "/usr/local/nvidia", "readOnly": True},
                          {"name": "nvtcpxo-sys", "mountPath": "/hostsysfs"},
                          {"name": "nvtcpxo-proc-sys", "mountPath": "/hostprocsysfs"}]}
     return PodFabric(
@@ -179,7 +181,7 @@ def _tcpx(pool: PoolFacts) -> PodFabric:
                     "--uds_path", "/run/tcpx", "--setup_param", "--verbose 128 2 0 "],
         "securityContext": {"capabilities": {"add": ["NET_ADMIN"]}},
         "env": [{"name": "LD_LIBRARY_PATH", "value": NVIDIA_LIB64}],
-        "volumeMounts": [{"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64},
+        "volumeMounts": [{"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64, "readOnly": True},
                          {"name": "tcpx-socket", "mountPath": "/run/tcpx"},
                          {"name": "tcpx-sys", "mountPath": "/hostsysfs"},
                          {"name": "tcpx-proc-sys", "mountPath": "/hostprocsysfs"}]}
@@ -191,7 +193,7 @@ def _tcpx(pool: PoolFacts) -> PodFabric:
         # the GPU container sees the socket RxDM serves and the TCPX plugin the installer put on the host
         # (container-engine-accelerators gpudirect-tcpx/nccl-test*.yaml; cluster-toolkit enable-tcpx-in-workload.py)
         mounts=({"name": "tcpx-socket", "mountPath": "/run/tcpx"},
-                {"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64}),
+                {"name": "tcpx-libraries", "mountPath": NVIDIA_LIB64, "readOnly": True}),
         volumes=(_host("tcpx-libraries", "/home/kubernetes/bin/nvidia/lib64"), {"name": "tcpx-socket", "emptyDir": {}},
                  _host("tcpx-sys", "/sys"), _host("tcpx-proc-sys", "/proc/sys")))
 
@@ -208,7 +210,8 @@ def _rdma(pool: PoolFacts) -> PodFabric:
         # NCCL_NET=gIB makes a broken fabric fail instead of falling back to TCP; BASH_ENV makes every `bash -c`
         # command source gIB's env script, as the guide's `source set_nccl_env.sh` does
         env={"NCCL_NET": "gIB", "BASH_ENV": GIB_ENV_SCRIPT, "LD_LIBRARY_PATH": f"{GIB_DIR}/lib64:{NVIDIA_LIB64}"},
-        mounts=({"name": "gib", "mountPath": GIB_DIR},), volumes=(_host("gib", "/home/kubernetes/bin/gib"),))
+        mounts=({"name": "gib", "mountPath": GIB_DIR, "readOnly": True},),
+        volumes=(_host("gib", "/home/kubernetes/bin/gib"),))
 
 
 def _efa(pool: PoolFacts) -> PodFabric:

@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from render.compute_domain import KUEUE_RESOURCE as CHANNEL_RESOURCE, channels_for_gpus, uses_compute_domains
 from render.fabric_claim import KUEUE_RESOURCE, device_class, nics_for_gpus
+from render.admission import FABRIC_POLICY
 from render.fabric_pod import pod_fabric
 from render.kueue_provisioning import admission_checks_strategy, provisioning_objects
 from plan.kueue_topology import Placement, namespace_of, pool_placements
@@ -36,7 +37,11 @@ TEAM_NAMESPACE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-sec
 """Team namespaces run user code: baseline enforced (no privileged pods), restricted reported."""
 FABRIC_NAMESPACE_PSS = {**TEAM_NAMESPACE_PSS, "pod-security.kubernetes.io/enforce": "privileged"}
 """A team with quota on a GKE GPUDirect pool: its jobs mount the fabric's host paths (NCCL plugin, aperture devices)
-and TCPX/TCPXO's RxDM sidecar adds NET_ADMIN, which baseline refuses; restricted is still reported."""
+and TCPX/TCPXO's RxDM sidecar adds NET_ADMIN, which Pod Security baseline refuses and cannot make an exception for.
+So Pod Security admission is told ``privileged`` and baseline is enforced by the ValidatingAdmissionPolicy the
+annotation names (``render/admission.py``), which admits exactly the fabric's needs on top; the policy pack
+refuses such a namespace without that policy bound to it."""
+ADMISSION_ANNOTATION = "gpu-cluster/admission-policy"
 REPLACED_FIELDS: dict[str, tuple[str, ...]] = {
     "ResourceFlavor": ("spec.nodeLabels", "spec.nodeTaints", "spec.tolerations", "spec.topologyName"),
     "Topology": ("spec.levels",),
@@ -118,12 +123,21 @@ def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts],
     out.cluster_queues = [_cluster_queue(spec, q, by_name, flavor_names) for q in spec.queues]
     out.local_queues = [_obj("LocalQueue", q.name, namespace=namespace_of(q), spec={"clusterQueue": q.name})
                         for q in spec.queues]
-    host_fabric = {p.name for p in pools if (f := pod_fabric(p)) is not None and f.host_access}
+    fabric_ns = set(host_fabric_namespaces(spec, pools))
     for ns in dict.fromkeys(namespace_of(q) for q in spec.queues):
-        fabric_ns = any(qt.pool in host_fabric for q in spec.queues if namespace_of(q) == ns for qt in q.quotas)
-        out.namespaces.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {
-            **PART_OF, **(FABRIC_NAMESPACE_PSS if fabric_ns else TEAM_NAMESPACE_PSS)}}})
+        meta: dict[str, Any] = {"name": ns, "labels": {
+            **PART_OF, **(FABRIC_NAMESPACE_PSS if ns in fabric_ns else TEAM_NAMESPACE_PSS)}}
+        if ns in fabric_ns:
+            meta["annotations"] = {ADMISSION_ANNOTATION: FABRIC_POLICY}
+        out.namespaces.append({"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
     return out
+
+
+def host_fabric_namespaces(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> list[str]:
+    """Team namespaces whose queues have quota on a pool whose fabric needs host access (GKE GPUDirect), in order."""
+    host_fabric = {p.name for p in pools if (f := pod_fabric(p)) is not None and f.host_access}
+    return [ns for ns in dict.fromkeys(namespace_of(q) for q in spec.queues)
+            if any(qt.pool in host_fabric for q in spec.queues if namespace_of(q) == ns for qt in q.quotas)]
 
 
 def _obj(kind: str, name: str, namespace: str | None = None, **body: Any) -> dict[str, Any]:

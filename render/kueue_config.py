@@ -17,8 +17,11 @@ from render.fabric_claim import KUEUE_RESOURCE
 from spec.scheduling import SchedulingSpec
 
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
-INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob")
-"""Kubeflow Trainer's TrainJob (which runs as a JobSet), JobSet itself, and plain Jobs."""
+INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod")
+"""Kubeflow Trainer's TrainJob (which runs as a JobSet), JobSet itself, plain Jobs, and bare pods (in the team
+namespaces only, see ``managedJobsNamespaceSelector``): with ``manageJobsWithoutQueueName`` a tenant's Job, JobSet
+or pod without a queue name waits instead of running outside quota. Pods a managed job owns are its job's."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 IGNORED_RESOURCES = ("cpu", "memory", "ephemeral-storage", "hugepages-", "vpc.amazonaws.com/efa")
 """Quota is kept in GPUs only; without this Kueue refuses any job that requests a resource no ClusterQueue covers.
 EFA pools' jobs also request ``vpc.amazonaws.com/efa`` and 2 MiB huge pages (render/fabric_pod.py): per-node
@@ -40,6 +43,12 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> 
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "clientConnection": {"qps": 300, "burst": 500},
         "integrations": {"frameworks": list(INTEGRATIONS)},
+        # quota cannot be bypassed: in the team namespaces every job is Kueue's, queue name or not (a job without
+        # one is suspended until it names a queue); elsewhere (system namespaces) Kueue leaves pods alone
+        "manageJobsWithoutQueueName": True,
+        "managedJobsNamespaceSelector": {"matchExpressions": [{
+            "key": NAMESPACE_NAME_LABEL, "operator": "In",
+            "values": list(dict.fromkeys(q.namespace or q.name for q in spec.queues))}]},
         "resources": {"excludeResourcePrefixes": list(IGNORED_RESOURCES)},
     }
     nics = [c for c in device_classes if c != CHANNEL_DEVICE_CLASS]

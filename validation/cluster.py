@@ -67,6 +67,12 @@ def _check_system_pool_price(issues: Issues, cat: Catalog, cloud: Cloud, region:
                  "sourced row for it to catalog/data/prices.csv")
 
 
+AUTHORIZED_MIN_PREFIX = 8
+"""``authorizedNetworks`` wider than a /8 are refused (the policy pack's security-authorized-network-width agrees)."""
+AUTHORIZED_WARN_PREFIX = 16
+"""Wider than a /16 is warned about: more than 65,536 addresses may try the API server's credentials."""
+
+
 def _check_authorized_networks(networks: Issues, cidrs: list[str]) -> None:
     for i, cidr in enumerate(cidrs):
         try:
@@ -79,6 +85,14 @@ def _check_authorized_networks(networks: Issues, cidrs: list[str]) -> None:
             networks.error(i, "the Kubernetes API must not be reachable from the whole internet", cidr,
                            allowed="your office or VPN ranges, e.g. 203.0.113.0/24",
                            fix="list only the ranges that run kubectl/pulumi; leave empty for a private endpoint")
+        elif net.version == 4 and net.prefixlen < AUTHORIZED_MIN_PREFIX:
+            networks.error(i, f"{net.num_addresses:,} addresses may reach the Kubernetes API", cidr,
+                           allowed=f"IPv4 networks of /{AUTHORIZED_MIN_PREFIX} or narrower",
+                           fix="list only the ranges that run kubectl/pulumi; leave empty for a private endpoint")
+        elif net.version == 4 and net.prefixlen < AUTHORIZED_WARN_PREFIX:
+            networks.warn(i, f"{net.num_addresses:,} addresses may reach the Kubernetes API", cidr,
+                          allowed=f"/{AUTHORIZED_WARN_PREFIX} or narrower is what an office or VPN needs",
+                          fix="narrow it to the ranges that run kubectl/pulumi")
 
 
 # -- EKS control plane ---------------------------------------------------------------------------------------------

@@ -44,10 +44,13 @@ class CQ(QueueView):
         """BestEffortFIFO: workloads that did not fit, left aside until something is released."""
         self.cursor = 0
         """Pending before this index are all parked (or in backoff): the next head is searched from here."""
+        self.head: tuple[float, KueueJob | None] | None = None
+        """(time, head) found by the last search, valid until the queue or its parked set changes."""
 
     def unpark(self) -> None:
         self.parked.clear()
         self.cursor = 0
+        self.head = None
 
 
 class KueueScheduler:
@@ -108,6 +111,7 @@ class KueueScheduler:
         js.state = PENDING
         cq = self.cqs[js.job.queue]
         cq.pending.append(js)
+        cq.head = None
         cq.pending.sort(key=lambda j: (-j.value, j.order_ts, j.n))
         cq.cursor = 0
 
@@ -125,6 +129,11 @@ class KueueScheduler:
     def _heads(self, now: float) -> list[tuple[CQ, KueueJob]]:
         out = []
         for cq in self.cqs.values():
+            if cq.head is not None and cq.head[0] == now:
+                if cq.head[1] is not None:
+                    out.append((cq, cq.head[1]))
+                continue
+            cq.head = (now, None)
             pending = cq.pending
             for i in range(cq.cursor, len(pending)):
                 js = pending[i]
@@ -135,6 +144,7 @@ class KueueScheduler:
                         cq.cursor += 1  # parked: never a head again until something is released
                     continue
                 out.append((cq, js))
+                cq.head = (now, js)
                 break
         return out
 
@@ -150,6 +160,7 @@ class KueueScheduler:
             if choice is None:
                 self._failed.add(shape)  # a later twin (same shape, no higher priority) would not fit either
                 cq.parked.add(js.n)
+                cq.head = None
                 parked = True
                 continue
             share = self.view.share(cq, choice.pool, self.need(js, choice.pool)) if self.k.fair_sharing else 0.0
@@ -168,6 +179,7 @@ class KueueScheduler:
 
     def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
         cq.pending.remove(js)
+        cq.head = None
         js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
         cq.add(js.held)
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now

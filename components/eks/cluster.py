@@ -1,6 +1,8 @@
 """An EKS cluster with secure defaults and an untainted system node group, or an existing cluster by name."""
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
@@ -13,6 +15,9 @@ from components.kubeconfig import eks_kubeconfig
 from plan.cluster import ClusterPlan
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]  # CKV_AWS_37
+VPC_CNI_CONFIGURATION = {"enableNetworkPolicy": "true"}
+"""The ``vpc-cni`` add-on's configuration: its network policy agent enforces NetworkPolicies (the default add-on
+ignores them). The add-on takes over the ``aws-node`` DaemonSet EKS installs (``OVERWRITE`` on create)."""
 SYSTEM_NODE_LABELS = {"gpu-cluster/node-role": "system"}
 """On the system node group's nodes; add-ons the stack installs (Cluster Autoscaler) select them."""
 
@@ -20,7 +25,8 @@ SYSTEM_NODE_LABELS = {"gpu-cluster/node-role": "system"}
 class EksCluster(pulumi.ComponentResource):
     """Creates (mode `create`) or references (mode `existing`) the EKS cluster GPU node groups join.
 
-    Created clusters: every control-plane log type, envelope encryption of Secrets with a rotating KMS key,
+    Created clusters: every control-plane log type, envelope encryption of Secrets with a rotating KMS key, the
+    ``vpc-cni`` add-on with NetworkPolicy enforcement,
     access entries (`API` authentication), a private endpoint (public only for `authorizedNetworks`),
     and a system node group for add-ons (labelled ``gpu-cluster/node-role: system``; its Auto Scaling group is tagged
     for Cluster Autoscaler discovery, so it scales between its min and max). Either way the stack owns the node IAM
@@ -77,7 +83,7 @@ class EksCluster(pulumi.ComponentResource):
                           enable_key_rotation=True, deletion_window_in_days=30, tags=tags or None,
                           opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection))
         public = bool(spec.authorized_networks)
-        return aws.eks.Cluster(
+        cluster = aws.eks.Cluster(
             name,
             name=spec.name,  # a cluster is never replaced in place: it is protected instead
             role_arn=role.arn, version=spec.kubernetes_version,
@@ -89,6 +95,11 @@ class EksCluster(pulumi.ComponentResource):
             access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
             tags=tags or None,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection, depends_on=[attach]))
+        # NetworkPolicies are ignored on EKS unless the VPC CNI runs its network policy agent
+        aws.eks.Addon(f"{name}-vpc-cni", cluster_name=cluster.name, addon_name="vpc-cni",
+                      configuration_values=json.dumps(VPC_CNI_CONFIGURATION), resolve_conflicts_on_create="OVERWRITE",
+                      resolve_conflicts_on_update="PRESERVE", tags=tags or None, opts=child)
+        return cluster
 
     def _system_node_group(self, name: str, spec: ClusterPlan, cluster: aws.eks.Cluster, node_role: EksNodeRole,
                            tags: dict[str, str]) -> None:

@@ -95,7 +95,9 @@ class GkeCluster(pulumi.ComponentResource):
             private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": private_endpoint},
             master_authorized_networks_config={
                 "cidr_blocks": [{"cidr_block": c, "display_name": f"authorized-{i}"}
-                                for i, c in enumerate(spec.authorized_networks)]},
+                                for i, c in enumerate(spec.authorized_networks)],
+                # Google Cloud's public IP ranges (any GCP customer's VM) may not reach the API server either
+                "gcp_public_cidrs_access_enabled": False},
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
             release_channel={"channel": spec.release_channel},

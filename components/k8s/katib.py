@@ -8,20 +8,26 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from components.charts import KATIB_MANIFESTS
-from components.k8s.manifest_secrets import ManifestRewrites, SecretOverride, manifest_transform
+from components.k8s.manifest_secrets import BASELINE_PSS, ManifestRewrites, SecretOverride, manifest_transform
 
 PASSWORD_LENGTH = 32
 
 
+UI_DEPLOYMENT = "katib-ui"
+"""The UI authenticates nobody and creates Experiments in any namespace with katib-controller's rights: not run."""
+
+
 def katib_rewrites(mysql_password: pulumi.Input[str]) -> ManifestRewrites:
-    """Both MySQL and the DB manager read the root password from ``katib-mysql-secrets`` (upstream: ``test``)."""
-    return ManifestRewrites(secrets=(SecretOverride("katib-mysql-secrets", {"MYSQL_ROOT_PASSWORD": mysql_password}),))
+    """Both MySQL and the DB manager read the root password from ``katib-mysql-secrets`` (upstream: ``test``); the UI
+    is kept at 0 replicas; ``kubeflow`` gets Pod Security ``baseline``."""
+    return ManifestRewrites(secrets=(SecretOverride("katib-mysql-secrets", {"MYSQL_ROOT_PASSWORD": mysql_password}),),
+                            namespace_labels=BASELINE_PSS, scale_to_zero=(UI_DEPLOYMENT,))
 
 
 class Katib(pulumi.ComponentResource):
     """Applies Katib's standalone kustomization (namespace ``kubeflow``) with the MySQL root password replaced by a
-    generated one: the upstream Secret ``katib-mysql-secrets`` says ``test``, and both MySQL and the DB manager read
-    the password from it."""
+    generated one (the upstream Secret ``katib-mysql-secrets`` says ``test``, and both MySQL and the DB manager read
+    the password from it), the UI at 0 replicas and ``kubeflow`` at Pod Security ``baseline``."""
 
     mysql_password: pulumi.Output[str]
     """Secret: the generated MySQL root password."""

@@ -28,10 +28,15 @@ class Kubeflow(pulumi.ComponentResource):
 
     release: k8s.helm.v3.Release
     runtimes: list[str]
+    access: list[str]
+    """What a tenant can reach, one line per control (``render/tenancy.py``)."""
 
     def __init__(self, name: str, runtimes: Sequence[dict[str, Any]], katib: bool = False, pipelines: bool = False,
+                 policies: Sequence[dict[str, Any]] = (), access: Sequence[str] = (),
                  after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
-        """``runtimes``: the ClusterTrainingRuntimes rendered from the plan (``render/trainer.py``)."""
+        """``runtimes``: the ClusterTrainingRuntimes rendered from the plan (``render/trainer.py``); ``policies``: the
+        NetworkPolicies of Katib/Pipelines (``render/network_policies.py``); ``access``: what a tenant can reach
+        (``render/tenancy.py``)."""
         super().__init__("gpu-cluster:scheduling:Kubeflow", name, None, opts)
         # the roots (namespace, Katib, Pipelines) wait for ``after``: the cluster and its system pool
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
@@ -46,8 +51,15 @@ class Kubeflow(pulumi.ComponentResource):
         for obj in runtimes:
             custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after_release)
         self.runtimes = [r["metadata"]["name"] for r in runtimes]
+        installs: list[pulumi.Resource] = []
         if katib:
-            Katib(f"{name}-katib", after=after, opts=pulumi.ResourceOptions(parent=self))
+            installs.append(Katib(f"{name}-katib", after=after, opts=pulumi.ResourceOptions(parent=self)))
         if pipelines:
-            KubeflowPipelines(f"{name}-pipelines", after=after, opts=pulumi.ResourceOptions(parent=self))
-        self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes})
+            installs.append(KubeflowPipelines(f"{name}-pipelines", after=after,
+                                              opts=pulumi.ResourceOptions(parent=self)))
+        if installs:  # the namespace comes with the manifests; its NetworkPolicies follow them
+            for obj in policies:
+                custom_resource(f"{name}-netpol-{obj['metadata']['name']}", obj,
+                                pulumi.ResourceOptions(parent=self, depends_on=installs))
+        self.access = list(access)
+        self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes, "access": self.access})

@@ -8,10 +8,23 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from components.charts import KUBEFLOW_PIPELINES_MANIFESTS
-from components.k8s.manifest_secrets import EnvOverride, ManifestRewrites, SecretOverride, manifest_transform
+from components.k8s.manifest_secrets import (
+    BASELINE_PSS, EnvOverride, ManifestRewrites, SecretOverride, manifest_transform,
+)
 
 PASSWORD_LENGTH = 32
 MINIO_USER_LENGTH = 20
+
+
+CACHE_DEPLOYMENTS = ("cache-deployer-deployment", "cache-server")
+"""The v1 cache webhook: its deployer may create mutating webhooks and approve CSRs (cluster-admin in effect) and is
+startable through the unauthenticated API; the server needs the certificate only the deployer makes. Not run."""
+CACHE_DEPLOYER_CLUSTER_ROLE = "kubeflow-pipelines-cache-deployer-clusterrole"
+
+
+def cluster_rewrites() -> ManifestRewrites:
+    """The cluster-scoped install: the cache deployer's ClusterRole loses its rules."""
+    return ManifestRewrites(emptied_cluster_roles=(CACHE_DEPLOYER_CLUSTER_ROLE,))
 
 
 def pipelines_rewrites(minio_access_key: pulumi.Input[str], minio_secret_key: pulumi.Input[str],
@@ -23,7 +36,8 @@ def pipelines_rewrites(minio_access_key: pulumi.Input[str], minio_secret_key: pu
                                                               "secretkey": minio_secret_key}),
                  SecretOverride("mysql-secret", {"username": "root", "password": mysql_password})),
         env=(EnvOverride(deployment="mysql", container="mysql", drop="MYSQL_ALLOW_EMPTY_PASSWORD",
-                         name="MYSQL_ROOT_PASSWORD", secret="mysql-secret", key="password"),))
+                         name="MYSQL_ROOT_PASSWORD", secret="mysql-secret", key="password"),),
+        namespace_labels=BASELINE_PSS, scale_to_zero=CACHE_DEPLOYMENTS)
 
 
 class KubeflowPipelines(pulumi.ComponentResource):
@@ -32,6 +46,9 @@ class KubeflowPipelines(pulumi.ComponentResource):
     Upstream ships MinIO with ``minio``/``minio123`` (Secret ``mlpipeline-minio-artifact``, read by MinIO and the
     pipeline servers) and MySQL with an empty root password (``MYSQL_ALLOW_EMPTY_PASSWORD`` and Secret
     ``mysql-secret``). Both Secrets get generated values, and MySQL takes its root password from ``mysql-secret``.
+    The cache deployer and server run at 0 replicas with the deployer's ClusterRole emptied, and ``kubeflow`` gets
+    Pod Security ``baseline``; the API is unauthenticated (single-user mode), so the Kubeflow component's
+    NetworkPolicies keep everything outside ``kubeflow`` away from it.
     The rewrite applies to fresh installs: an existing MySQL volume keeps the password it was initialised with.
     """
 
@@ -48,8 +65,10 @@ class KubeflowPipelines(pulumi.ComponentResource):
         self.minio_secret_key = pulumi.Output.secret(secret.result)
         self.mysql_password = pulumi.Output.secret(mysql.result)
         rewrites = pipelines_rewrites(pulumi.Output.secret(access.result), self.minio_secret_key, self.mysql_password)
-        crds = k8s.kustomize.v2.Directory(f"{name}-cluster-resources", directory=KUBEFLOW_PIPELINES_MANIFESTS["cluster"],
-                                          opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)))
+        crds = k8s.kustomize.v2.Directory(
+            f"{name}-cluster-resources", directory=KUBEFLOW_PIPELINES_MANIFESTS["cluster"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(after),
+                                        transforms=[manifest_transform(cluster_rewrites())]))
         self.manifests = k8s.kustomize.v2.Directory(
             f"{name}-manifests", directory=KUBEFLOW_PIPELINES_MANIFESTS["platform"],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds], transforms=[manifest_transform(rewrites)]))

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 from components.charts import KUEUE
 from components.k8s.custom_resources import custom_resource, namespace
 from render.kueue import KueueObjects, base_name
+from render.network_policies import isolated_namespace
 
 KUEUE_NAMESPACE = "kueue-system"
 RESTRICTED_PSS = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
@@ -49,6 +50,10 @@ class Kueue(pulumi.ComponentResource):
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}
         self.team_namespaces = dict(team_ns)
+        for ns_name, ns in team_ns.items():  # another team's pods cannot reach this team's pods
+            for obj in isolated_namespace(ns_name):
+                custom_resource(f"{name}-netpol-{ns_name}-{obj['metadata']['name']}", obj,
+                                pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         # Each object waits for what it names: a flavor for its Topology, a ClusterQueue for its flavors. When a
         # content-named flavor or topology is replaced, the new one exists before its users are repointed, and the
         # old one is deleted after them (so Kueue's resource-in-use finalizer is gone by then; see render/kueue.py).

@@ -16,6 +16,9 @@ import pulumi
 
 from catalog.known_defaults import upstream_secret_defaults
 
+BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
+                "pod-security.kubernetes.io/audit": "restricted"}
+"""The shared ``kubeflow`` namespace: nothing there needs more than baseline."""
 KNOWN_DEFAULT_CREDENTIALS: dict[str, dict[str, str]] = upstream_secret_defaults()
 """Upstream Secret name -> key -> its published value (what must never be deployed); every Secret named here must be
 overridden by a component's rewrites, key for key (tests check)."""
@@ -48,6 +51,13 @@ class ManifestRewrites:
     env: tuple[EnvOverride, ...] = ()
     shared_namespaces: tuple[str, ...] = field(default=("kubeflow",))
     """Namespaces several installs declare: kept on delete, so removing one install leaves the other running."""
+    namespace_labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels added to the shared namespaces (Pod Security ``baseline``)."""
+    scale_to_zero: tuple[str, ...] = ()
+    """Deployments kept at 0 replicas: components that must not run (an unauthenticated UI, the KFP cache
+    deployer). Pulumi transforms can change an object but not drop it; 0 replicas runs nothing."""
+    emptied_cluster_roles: tuple[str, ...] = ()
+    """ClusterRoles whose rules are removed (the KFP cache deployer's: CSR approval, mutating webhooks)."""
 
 
 def rewrite_secret(props: Mapping[str, Any], overrides: tuple[SecretOverride, ...]) -> dict[str, Any] | None:
@@ -76,22 +86,38 @@ def rewrite_env(props: Mapping[str, Any], overrides: tuple[EnvOverride, ...]) ->
     return out
 
 
+def rewrite_object(type_: str, props: Mapping[str, Any], rewrites: ManifestRewrites) -> dict[str, Any] | None:
+    """The object as gpu-cluster creates it, or None when no rewrite applies. Pure (tests run it over upstream-shaped
+    documents)."""
+    name = (props.get("metadata") or {}).get("name")
+    if type_ == "kubernetes:core/v1:Secret":
+        return rewrite_secret(props, rewrites.secrets)
+    if type_ == "kubernetes:apps/v1:Deployment":
+        new = rewrite_env(props, rewrites.env)
+        if name in rewrites.scale_to_zero:
+            new = copy.deepcopy(dict(new if new is not None else props))
+            new.setdefault("spec", {})["replicas"] = 0
+        return new
+    if type_ == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole" and name in rewrites.emptied_cluster_roles:
+        return {**copy.deepcopy(dict(props)), "rules": []}
+    if type_ == "kubernetes:core/v1:Namespace" and name in rewrites.shared_namespaces and rewrites.namespace_labels:
+        meta = dict(props.get("metadata") or {})
+        meta["labels"] = {**(meta.get("labels") or {}), **rewrites.namespace_labels}
+        return {**dict(props), "metadata": meta}
+    return None
+
+
 def manifest_transform(rewrites: ManifestRewrites) -> Callable[[pulumi.ResourceTransformArgs],
                                                                pulumi.ResourceTransformResult | None]:
     """A Pulumi transform for the kustomize ``Directory``'s children applying ``rewrites``."""
 
     def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         props: Mapping[str, Any] = args.props or {}
-        if args.type_ == "kubernetes:core/v1:Secret":
-            new = rewrite_secret(props, rewrites.secrets)
-            return pulumi.ResourceTransformResult(props=new, opts=args.opts) if new is not None else None
-        if args.type_ == "kubernetes:apps/v1:Deployment":
-            new = rewrite_env(props, rewrites.env)
-            return pulumi.ResourceTransformResult(props=new, opts=args.opts) if new is not None else None
+        new = rewrite_object(args.type_, props, rewrites)
         if args.type_ == "kubernetes:core/v1:Namespace" \
                 and (props.get("metadata") or {}).get("name") in rewrites.shared_namespaces:
             keep = pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(retain_on_delete=True))
-            return pulumi.ResourceTransformResult(props=dict(props), opts=keep)
-        return None
+            return pulumi.ResourceTransformResult(props=new if new is not None else dict(props), opts=keep)
+        return pulumi.ResourceTransformResult(props=new, opts=args.opts) if new is not None else None
 
     return transform

@@ -20,6 +20,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.charts import SLURM, SLURM_OPERATOR
+from components.k8s.custom_resources import custom_resource
 from components.k8s.objects import MANAGED_BY, PRIVILEGED_PSA
 from components.slurm.accounts import SlurmAccounts
 from components.slurm.database import SlurmDatabase
@@ -27,6 +28,7 @@ from components.slurm.scaling import SlurmScaling, cloud_records_job
 from components.slurm.secrets import SlurmSecrets
 from plan.slurm import SlurmPlan
 from render.fabric_pod import PodFabric
+from render.network_policies import isolated_namespace
 from render.slurm_values import (
     OPERATOR_NAMESPACE, RELEASE, SLURM_NAMESPACE, SecretRefs, operator_values, slurm_values,
 )
@@ -60,7 +62,13 @@ class SlurmCluster(pulumi.ComponentResource):
             f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE, "labels": {**BASELINE_PSA, **MANAGED_BY}},
             opts=roots)
         self.namespace = slurm_ns = k8s.core.v1.Namespace(
-            f"{name}-ns", metadata={"name": SLURM_NAMESPACE, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}}, opts=roots)
+            f"{name}-ns", metadata={"name": SLURM_NAMESPACE, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
+            # deleting the namespace deletes the accounting database's volume claim with it
+            opts=pulumi.ResourceOptions.merge(roots, pulumi.ResourceOptions(protect=protect)))
+        # slurmctld, slurmdbd, MariaDB and slurmrestd: reachable from the namespace itself and the operator only
+        for obj in isolated_namespace(SLURM_NAMESPACE, also_from=(OPERATOR_NAMESPACE,)):
+            custom_resource(f"{name}-netpol-{obj['metadata']['name']}", obj,
+                            pulumi.ResourceOptions(parent=self, depends_on=[slurm_ns]))
         self.operator = k8s.helm.v3.Release(
             f"{name}-operator", name=SLURM_OPERATOR.chart, chart=f"{SLURM_OPERATOR.repo}/{SLURM_OPERATOR.chart}",
             version=SLURM_OPERATOR.version, namespace=operator_ns.metadata.name, create_namespace=False,

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 from preview.cost import CostReport
 from preview.diff.resources import join_path
 from plan.gpu_runtime import DEFAULT_MODE
+from spec.fabric import PoolFabric
 from spec.stack import StackSpec
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
@@ -33,6 +34,9 @@ POOL_LABELS = {
     "accelerator.type": "accelerator type", "accelerator.count": "accelerator count",
 }
 POOL_FIELD_ORDER = list(POOL_LABELS)
+ABSENT_MEANS_DEFAULT = {"fabric": PoolFabric}
+"""Optional pool sections whose absence behaves exactly as the section with every default (``fabric:`` omitted is
+``fabric: {mode: auto}``): writing out the default is not a change."""
 RUNTIME_LABELS = {
     "mode": "mode", "advertiser": "advertiser of nvidia.com/gpu", "driver": "driver", "sharing": "sharing",
     "advertisedGpusPerNode": "nvidia.com/gpu per node",
@@ -140,6 +144,9 @@ def _pools(side: SpecSide) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for pool in side.spec.node_pools:
         raw = pool.model_dump(by_alias=True, mode="json")
+        for key, model in ABSENT_MEANS_DEFAULT.items():  # written out as the default: the same pool as unset
+            if raw.get(key) == model().model_dump(by_alias=True, mode="json"):
+                raw[key] = None
         raw.pop("name")
         raw.pop("gpuRuntime", None)  # shown through the derived GPU runtime view
         # one readable value each, as kubectl prints them: "tier=eval", "dedicated=ml:NoSchedule"

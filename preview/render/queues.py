@@ -44,6 +44,8 @@ def summary(plan: QuotaPlan) -> str:
 def print_queues(console: Console, plan: QuotaPlan) -> None:
     console.print(queue_table(plan))
     console.print(Text(summary(plan), style="dim"))
+    for line in plan.access:
+        console.print(Text(f"tenancy: {line}", style="dim"))
     console.print()
     console.print(pool_table(plan))
 
@@ -117,4 +119,6 @@ def markdown_queues(plan: QuotaPlan | None) -> list[str]:
     out += [f"| {p.pool} | {p.gpu_model} | {p.capacity_gpus} | {p.promised_gpus} | "
             f"{'**' if p.overcommitted else ''}{p.share:.0%}{'**' if p.overcommitted else ''} | {_cell(p.placement)} |"
             for p in plan.pools]
+    if plan.access:
+        out += ["", *(f"- tenancy: {_cell(line)}" for line in plan.access)]
     return out + [""]

@@ -60,7 +60,8 @@ def test_cluster_secure_defaults(rec):
     assert c["removeDefaultNodePool"] is True and "nodePools" not in c
     assert c["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": False}
     assert c["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [{"cidrBlock": "203.0.113.0/24",
-                                                                   "displayName": "authorized-0"}]}
+                                                                   "displayName": "authorized-0"}],
+                                                   "gcpPublicCidrsAccessEnabled": False}
     assert c["workloadIdentityConfig"] == {"workloadPool": "test-project-1.svc.id.goog"}
     assert c["releaseChannel"] == {"channel": "REGULAR"}
     assert c["datapathProvider"] == "ADVANCED_DATAPATH"
@@ -90,7 +91,7 @@ def test_private_endpoint_when_no_authorized_networks():
     rec = run_program(edit(GKE, "cluster.authorizedNetworks", []))
     c = one(rec, CLUSTER).inputs
     assert c["privateClusterConfig"]["enablePrivateEndpoint"] is True
-    assert c["masterAuthorizedNetworksConfig"] == {"cidrBlocks": []}
+    assert c["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [], "gcpPublicCidrsAccessEnabled": False}
 
 
 @pytest.mark.parametrize("capacity, expected_spot, expected_affinity", [

@@ -59,7 +59,7 @@ def test_p6e_node_group_runs_the_arm_nvidia_ami_on_the_ultraserver_block():
     assert group.inputs["tags"]["gpu-cluster/reserved-nodes"] == "18"
     template = one(rec, "aws:ec2/launchTemplate:LaunchTemplate", "gb200-lt")
     assert template.inputs["instanceMarketOptions"] == {"marketType": "capacity-block"}
-    assert len(template.inputs["networkInterfaces"]) == 8
+    assert len(template.inputs["networkInterfaces"]) == 17  # one EFA per network card (EC2 user guide)
 
 
 @pytest.mark.parametrize("stack, root", [("gke-a4x-nvl72", "/home/kubernetes/bin/nvidia"), ("eks-p6e-gb200", None)])

@@ -221,6 +221,8 @@ def test_no_generated_key_or_password_is_plaintext_anywhere(gke512):
 def test_accounting_adds_the_database_and_the_accounts_job(gke512):
     sts = one(gke512, "kubernetes:apps/v1:StatefulSet", "slurm-database-statefulset")
     assert sts.protect
+    # deleting the namespace would delete the database's claim with it: protected as the StatefulSet is
+    assert one(gke512, "kubernetes:core/v1:Namespace", "slurm-ns").protect
     spec = sts.inputs["spec"]
     assert spec["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] == "50Gi"
     container = spec["template"]["spec"]["containers"][0]

@@ -26,7 +26,7 @@ def test_every_rule_module_is_in_the_pack_once():
 def test_the_pack_keeps_categories_together_in_the_documented_order():
     cats = [ORDER_BY_CATEGORY.index(r.category) for r in RULES]
     assert cats == sorted(cats)
-    assert RULES[0].id == "cost-gpu-hour-limit" and RULES[-1].id == "security-default-credentials"
+    assert RULES[0].id == "cost-gpu-hour-limit" and RULES[-1].id == "security-authorized-network-width"
 
 
 def _rule_source(rule_id: str, order: int | None) -> str:

@@ -142,6 +142,7 @@ NOT_RUN = {
     "bash scripts/test.sh -q": "the test suite itself",
     "bash scripts/venv.sh": "builds .venv: scripts/test.sh runs it (with requirements-dev.txt) before every suite",
     "bash scripts/venv.sh requirements-dev.txt": "builds .venv: scripts/test.sh runs it before every suite",
+    "bash scripts/venv.sh requirements.txt": "builds .venv: scripts/preview.sh runs it before every preview",
     "bash scripts/fetch-upstream.sh": "downloads from GitHub, which is not reachable here",
     f"{PY} -m preview --stack dev --color never": "run by tests/project/test_docs.py, which compares its output "
                                                  "with README.md and docs/offline-preview.md",

@@ -129,7 +129,7 @@ def test_rdma_runtime_uses_gib_on_gvnic_and_eight_rdma_nics():
     node = pod["spec"]["containers"][0]
     assert _env(node)["NCCL_NET"] == "gIB"
     assert _env(node)["BASH_ENV"] == "/usr/local/gib/scripts/set_nccl_env.sh"
-    assert {"name": "gib", "mountPath": "/usr/local/gib"} in node["volumeMounts"]
+    assert {"name": "gib", "mountPath": "/usr/local/gib", "readOnly": True} in node["volumeMounts"]
     assert {"name": "gib", "hostPath": {"path": "/home/kubernetes/bin/gib"}} in pod["spec"]["volumes"]
 
 

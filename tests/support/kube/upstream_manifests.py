@@ -23,3 +23,29 @@ UPSTREAM: dict[str, list[tuple[str, dict]]] = {
     "pipelines": [(SECRET, MINIO_SECRET), (SECRET, MYSQL_SECRET), (DEPLOYMENT, MYSQL_DEPLOYMENT)],
 }
 """Install -> (type token, document) of every upstream object that carries a known default credential."""
+
+# What issue 25's ways in 3 and 4 go through, same shapes at the pinned tags: Katib's ``components/ui/ui.yaml`` and
+# ``components/namespace/namespace.yaml``; KFP's ``base/cache-deployer/cache-deployer-deployment.yaml``,
+# ``base/cache/cache-deployment.yaml`` and ``base/cache-deployer/cluster-scoped/cache-deployer-clusterrole.yaml``.
+CLUSTER_ROLE, NAMESPACE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "kubernetes:core/v1:Namespace"
+KATIB_UI = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "katib-ui", "namespace": "kubeflow"},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [
+                {"name": "katib-ui", "image": "docker.io/kubeflowkatib/katib-ui",
+                 "ports": [{"name": "ui", "containerPort": 8080}]}]}}}}
+KUBEFLOW_NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kubeflow"}}
+CACHE_DEPLOYER = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cache-deployer-deployment"},
+                  "spec": {"replicas": 1, "template": {"spec": {
+                      "serviceAccountName": "kubeflow-pipelines-cache-deployer-sa",
+                      "containers": [{"name": "main", "image": "ghcr.io/kubeflow/kfp-cache-deployer:2.5.0"}]}}}}
+CACHE_SERVER = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cache-server"},
+                "spec": {"replicas": 1, "template": {"spec": {"containers": [
+                    {"name": "server", "image": "ghcr.io/kubeflow/kfp-cache-server:2.5.0"}]}}}}
+CACHE_DEPLOYER_ROLE = {
+    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+    "metadata": {"name": "kubeflow-pipelines-cache-deployer-clusterrole"},
+    "rules": [{"apiGroups": ["certificates.k8s.io"], "verbs": ["create", "delete", "get", "update"],
+               "resources": ["certificatesigningrequests", "certificatesigningrequests/approval"]},
+              {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],
+               "verbs": ["create", "get"]},
+              {"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "resourceNames": ["kubernetes.io/*"],
+               "verbs": ["approve"]}]}

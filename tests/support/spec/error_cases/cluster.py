@@ -32,6 +32,12 @@ CASES = [
           allowed:  your office or VPN ranges, e.g. 203.0.113.0/24
           fix:      list only the ranges that run kubectl/pulumi; leave empty for a private endpoint
         """, id="authorized-network-whole-internet-v6"),
+    case("gke", {"cluster.authorizedNetworks": ["64.0.0.0/2"]}, """
+        error: gpu-cluster:cluster.authorizedNetworks[0]: 1,073,741,824 addresses may reach the Kubernetes API
+          received: '64.0.0.0/2'
+          allowed:  IPv4 networks of /8 or narrower
+          fix:      list only the ranges that run kubectl/pulumi; leave empty for a private endpoint
+        """, id="authorized-network-wider-than-a-slash-8"),
     case("gke", {"cluster.authorizedNetworks": ["10.0.0.1/24"]}, """
         error: gpu-cluster:cluster.authorizedNetworks[0]: not a valid CIDR (10.0.0.1/24 has host bits set)
           received: '10.0.0.1/24'

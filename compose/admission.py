@@ -1,0 +1,22 @@
+"""The admission policies of a cluster: which namespaces fabric jobs run in, from the scheduling path."""
+from __future__ import annotations
+
+import pulumi
+
+from plan.stack import StackPlan
+from render.admission import admission_objects
+from render.slurm_values import SLURM_NAMESPACE
+
+
+def build_admission(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) -> list[pulumi.Resource]:
+    """The AdmissionPolicies component (or nothing when no pool's fabric needs host access); what it guards (team
+    namespaces, the device injector) must wait for the returned resources."""
+    teams = dict(plan.kueue.namespaces) if plan.kueue is not None else None
+    slurm = SLURM_NAMESPACE if plan.slurm is not None else None
+    objects = admission_objects(list(plan.facts), teams, slurm)
+    if not objects:
+        return []
+    from components.k8s.admission_policies import AdmissionPolicies
+
+    return [AdmissionPolicies("admission", objects, after=[cluster],
+                              opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster]))]

@@ -1,0 +1,63 @@
+"""GB200 NVL72 pools against their rules: whole racks (a partial rack is a warning), Kubernetes 1.34+ for
+ComputeDomains on both clouds, reservationBlock only on GKE reservation pools, no user placement policy on A4X (its
+workload policy is gpu-cluster's), and the nvlink topology level only on rack-scale pools."""
+from __future__ import annotations
+
+import copy
+
+from preview.engine import PROJECT_ROOT, read_stack_file
+from tests.support.spec.cases import errors_of, issues_of
+from tests.support.spec.edit import edit
+
+A4X = {k.removeprefix("gpu-cluster:"): v for k, v in read_stack_file(PROJECT_ROOT / "Pulumi.gke-a4x-nvl72.yaml").items()
+       if k.startswith("gpu-cluster:")}
+P6E = {k.removeprefix("gpu-cluster:"): v for k, v in read_stack_file(PROJECT_ROOT / "Pulumi.eks-p6e-gb200.yaml").items()
+       if k.startswith("gpu-cluster:")}
+
+
+def _messages(cfg):
+    return [str(i) for i in issues_of(cfg)]
+
+
+def test_the_examples_are_valid_with_only_the_known_warnings():
+    assert [i.path for i in issues_of(copy.deepcopy(A4X)) if not i.warning] == []
+    assert [i.path for i in issues_of(copy.deepcopy(P6E)) if not i.warning] == []
+
+
+def test_a_pool_that_does_not_fill_whole_racks_is_warned():
+    cfg = edit(edit(A4X, "nodePools[0].maxNodes", 40), "nodePools[0].minNodes", 40)
+    (warning,) = [m for m in _messages(cfg) if "whole NVLink domains" in m]
+    assert warning.splitlines()[0] == ("warning: gpu-cluster:nodePools[0].maxNodes: pool 'gb200': the pool does not "
+                                       "fill whole NVLink domains (18 nodes each): 4 node(s) of a partial rack, and "
+                                       "jobs that need a whole domain cannot use them")
+    assert "fix:      set maxNodes to 36 or 54" in warning
+
+
+def test_compute_domains_need_kubernetes_1_34():
+    (gke,) = errors_of(edit(A4X, "cluster.minMasterVersion", "1.33"))
+    assert gke.startswith("error: gpu-cluster:nodePools[0].machineType: pool 'gb200': a4x-highgpu-4g jobs need "
+                          "Kubernetes 1.34+ (DRA ComputeDomains, resource.k8s.io/v1)")
+    eks = [e for e in errors_of(edit(P6E, "cluster.kubernetesVersion", "1.33")) if "resource.k8s.io/v1" in e]
+    assert len(eks) == 1 and "the cluster runs 1.33" in eks[0]
+    assert any("cluster.minMasterVersion is omitted" in m for m in _messages(edit(A4X, "cluster.minMasterVersion",
+                                                                                      None)))
+
+
+def test_reservation_block_is_a_gke_reservation_setting_and_a4x_takes_no_placement_policy():
+    assert any("reservationBlock is a GKE setting" in e
+               for e in errors_of(edit(P6E, "nodePools[0].capacity.reservationBlock", "b1")))
+    assert any("give the block's name, not a path" in e
+               for e in errors_of(edit(A4X, "nodePools[0].capacity.reservationBlock", "res/reservationBlocks/b1")))
+    (err,) = errors_of(edit(A4X, "nodePools[0].capacity.placementPolicy", "my-compact"))
+    assert "a4x-highgpu-4g pools get gpu-cluster's own workload policy (HIGH_THROUGHPUT, accelerator topology 1x72)" \
+        in err
+
+
+def test_the_nvlink_level_needs_rack_scale_pools():
+    cfg = copy.deepcopy(A4X)
+    cfg["nodePools"].append({"name": "l4", "machineType": "g2-standard-24", "zones": ["us-central1-a"],
+                             "minNodes": 2, "maxNodes": 2})
+    cfg["scheduling"]["queues"][0]["quotas"].append({"pool": "l4", "gpus": 2})
+    (err,) = errors_of(cfg)
+    assert err.startswith("error: gpu-cluster:scheduling.topology.level: nvlink placement needs rack-scale NVLink "
+                          "pools, and the NVLink domain of l4 (g2-standard-24) ends at the node")
