@@ -27,7 +27,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--scheduler", choices=["auto", "slurm", "kueue"], default="auto",
                    help="auto (default): the stack's scheduling.workload")
     p.add_argument("--nodes-up", choices=["min", "max"], default="min",
-                   help="nodes at the start: min (autoscaled, default) or max (every node up, no scaling)")
+                   help="nodes at the start: min (autoscaled pools and Slurm pools that follow the queue, default) "
+                        "or max (every node up, no scaling)")
     p.add_argument("--spot-interruptions-per-node-month", type=float, metavar="RATE",
                    help="reclaims per spot node and 30 days (default: the catalog's rate; 0 turns them off)")
     p.add_argument("--no-backfill", action="store_true", help="Slurm: main scheduler only (an experiment)")

@@ -71,7 +71,8 @@ class Autoscaler:
         for n in on:
             if n.free != n.cap:
                 continue  # still running a job: the run ended without it finishing
-            idle_from = n.idle_since if n.state == UP else n.since + pool.model.provision_s
+            booted = n.since if n.since is not None else end  # a node that is on is paid for (since is set)
+            idle_from = n.idle_since if n.state == UP else booted + pool.model.provision_s
             tails.append(max(0.0, idle_from + SCALE_DOWN_UNNEEDED_S - end))
         return sum(sorted(tails)[:extra])
 

@@ -109,6 +109,27 @@ class PartitionModel:
 
 
 @dataclass(frozen=True)
+class PowerModel:
+    """Slurm power saving as rendered (``scheduling/slurm_scaling.py``): the pools that follow the queue."""
+    pools: dict[str, int]
+    """Pool -> minNodes (``SuspendExcNodes=<pool>:<min>``: that many nodes stay powered up)."""
+    suspend_time_s: float
+    suspend_timeout_s: float
+    resume_timeout_s: float
+
+
+REQUEUE_DELAY_S = 121.0
+"""A requeued batch job is held (``Reason=BeginTime``) until ``cred_expire`` (120 s by default) + 1 s: measured on
+real Slurm 26.05 (docs/whatif-validation.md)."""
+
+
+BATCH_SCHED_DELAY_S = 3.0
+"""``SchedulerParameters=batch_sched_delay`` (3 s by default, not rendered): the main scheduler may defer a newly
+submitted batch job this long. Only the main scheduler preempts: on real Slurm 26.05 a preemptor submitted at t
+requeued its victim 2.2-4.6 s later (docs/whatif-validation.md), so preemption waits for this delay."""
+
+
+@dataclass(frozen=True)
 class SlurmModel:
     weight_fairshare: int
     weight_age: int
@@ -120,6 +141,11 @@ class SlurmModel:
     bf_max_job_test: int
     preempt: bool
     requeue: bool
+    preempt_type: str
+    """``qos`` (a QOS preempts the QOS it lists), ``partition_prio`` (a higher PriorityTier partition preempts a lower
+    one on shared nodes) or ``none``."""
+    accounting: bool
+    """Without slurmdbd there are no associations: no GrpTRES caps (and no fair-share or age factors)."""
     qos_priority: dict[str, int]
     qos_preempts: dict[str, tuple[str, ...]]
     default_qos: str | None
@@ -127,6 +153,10 @@ class SlurmModel:
     fairshare: dict[str, int]
     gpu_caps: dict[str, dict[str, int]]
     """Account -> GPU type -> GrpTRES cap."""
+    power: PowerModel | None = None
+    """Pools that follow the queue (None: every NodeSet runs maxNodes)."""
+    requeue_delay_s: float = REQUEUE_DELAY_S
+    batch_sched_delay_s: float = BATCH_SCHED_DELAY_S
     sched_interval_s: float = 60.0
     priority_calc_period_s: float = 300.0
     decay_half_life_s: float = 7 * 86400.0
@@ -274,11 +304,22 @@ def _slurm_cluster(stack: str, sched: SchedulingSpec, plan: SlurmPlan, pools: di
         bf_interval_s=float(bf["bf_interval"]), bf_window_s=float(bf["bf_window"]) * 60,
         bf_resolution_s=float(bf["bf_resolution"]), bf_max_job_test=int(bf["bf_max_job_test"]),
         preempt=d["PreemptType"] != "preempt/none", requeue=d["PreemptMode"] == "REQUEUE",
+        preempt_type=d["PreemptType"].split("/", 1)[1], accounting=plan.accounting,
         qos_priority={q.name: q.priority for q in plan.qos}, qos_preempts={q.name: q.preempts for q in plan.qos},
         default_qos=plan.accounts[0].default_qos if plan.accounts else None, partitions=parts,
         fairshare={a.name: a.fairshare for a in plan.accounts},
-        gpu_caps={a.name: dict(a.gpu_caps) for a in plan.accounts})
+        gpu_caps={a.name: dict(a.gpu_caps) for a in plan.accounts} if plan.accounting else {},
+        power=_power(plan))
     return ClusterModel(stack, "slurm", pools, queues, classes, slurm.default_qos, slurm=slurm, sources=sources)
+
+
+def _power(plan: SlurmPlan) -> PowerModel | None:
+    sc = plan.scaling
+    if not sc.pools:
+        return None
+    d = sc.directives()
+    return PowerModel({pool: lo for pool, lo, _ in sc.pools}, float(d["SuspendTime"]), float(d["SuspendTimeout"]),
+                      float(d["ResumeTimeout"]))
 
 
 def slices_for(pool: PoolModel, gpus_per_node: int, share: float | None) -> int:

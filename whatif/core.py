@@ -48,13 +48,15 @@ class Host(Protocol):
     dirty: bool
     """Set to ask for a scheduling pass at the end of the current instant."""
     up_gpus: float
+    power_pools: set[str]
+    """Slurm pools that follow the queue in this run (power saving), empty otherwise."""
 
     def push(self, t: float, kind: int, payload: Any = None) -> None: ...
     def start(self, js: JobState, pool: PoolState, chosen: Sequence[Node], backfilled: bool = False) -> None: ...
     def preempt(self, js: JobState, requeue: bool) -> None: ...
     def gpus_held(self, js: JobState) -> float: ...
     def node_on(self, pool: PoolState, node: Node, ready: bool) -> None: ...
-    def node_off(self, pool: PoolState, node: Node) -> None: ...
+    def node_off(self, pool: PoolState, node: Node, bill: bool = True) -> None: ...
 
 
 J = TypeVar("J", bound=JobState)
@@ -71,6 +73,9 @@ class Scheduler(Protocol, Generic[J]):
     def pending(self) -> int: ...
     def unplaced(self) -> list[J]:
         """Admitted jobs whose pods wait for nodes (the autoscaler's demand); [] where nodes never scale."""
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        """Node-seconds of ``pool`` paid after ``end`` because of scaling the scheduler drives itself (Slurm power
+        saving: idle nodes suspend after SuspendTime, then their Kubernetes nodes go); 0.0 where it drives none."""
 
 
 SchedulerFactory = Callable[[Host], "Scheduler[Any]"]

@@ -43,6 +43,9 @@ class Engine:
         self.preemptions = 0
         self.dirty = False
         self.autoscaled = cluster.scheduler != "slurm" and options.nodes_up == "min"
+        power = cluster.slurm.power if cluster.slurm is not None else None
+        self.power_pools = set(power.pools) if power is not None and options.nodes_up == "min" else set()
+        """Slurm pools that follow the queue (power saving, ``slurm_power.py``): they start at minNodes."""
         self.scheduler: Scheduler[Any] = scheduler(self)
         self.jobs: list[JobState] = [self.scheduler.new_job(j, i) for i, j in
                                      enumerate(sorted(jobs, key=lambda j: (j.submit_s, j.id)))]
@@ -57,7 +60,8 @@ class Engine:
 
     def run(self) -> SimResult:
         for pool in self.pools.values():
-            up = pool.model.max_nodes if not self.autoscaled else pool.model.min_nodes
+            scales = self.autoscaled or pool.model.name in self.power_pools
+            up = pool.model.min_nodes if scales else pool.model.max_nodes
             for node in pool.nodes[:up]:
                 self.node_on(pool, node, ready=True)
         for js in self.jobs:
@@ -135,10 +139,10 @@ class Engine:
         if rate > 0:
             self.push(self.now + self.spot_rng.expovariate(rate), INTERRUPT, (pool, node, node.epoch))
 
-    def node_off(self, pool: PoolState, node: Node) -> None:
+    def node_off(self, pool: PoolState, node: Node, bill: bool = True) -> None:
         if node.state == UP:
             self.up_gpus -= pool.model.gpus_per_node
-        pool.power_off(node, self.now)
+        pool.power_off(node, self.now, bill)
 
     def _interrupt(self, pool: PoolState, node: Node) -> None:
         pool.usage.interruptions += 1
@@ -230,6 +234,8 @@ class Engine:
         for pool in self.pools.values():
             if self.autoscaled and self.options.horizon_s is None:  # the bill runs on until scale-down
                 pool.usage.paid_node_s += self.autoscaler.unbilled_tail(pool, end)
+            elif self.power_pools and self.options.horizon_s is None:  # the same under Slurm power saving
+                pool.usage.paid_node_s += self.scheduler.unbilled_tail(pool, end)
             pool.settle(end)
         outcomes = {}
         for js in self.jobs:

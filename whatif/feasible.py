@@ -9,7 +9,7 @@ def candidate_pools(cluster: ClusterModel, job: Job) -> list[PoolModel]:
     """Pools a job may run on: the Slurm partition's pools, or the Kueue queue's flavors (in quota order)."""
     if cluster.slurm is not None:
         part = cluster.slurm.partition(job.pool)
-        names = [job.pool] if job.pool else list(part.pools) if part else []
+        names = list(part.pools) if part else []  # a pool's own partition, or a partition by name
     else:
         quotas = cluster.queues[job.queue].quotas
         names = [job.pool] if job.pool else list(quotas)

@@ -13,6 +13,7 @@ from whatif.feasible import candidate_pools
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue_preempt import Choice, choose
 from whatif.model import Job
+from whatif.nodes import PoolState
 
 MAX_ADMISSIONS_PER_PASS = 100_000
 EVICTION_S = 30.0
@@ -75,6 +76,9 @@ class KueueScheduler:
 
     def unplaced(self) -> list[KueueJob]:
         return list(self.waiting_pods)
+
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        return 0.0  # Kubernetes pools scale with the node autoscaler (the engine bills its tail)
 
     def submit(self, js: KueueJob, now: float) -> None:
         js.value = self.eng.cluster.class_values.get(js.job.priority or "", 0)

@@ -61,8 +61,8 @@ class Workload:
 class SimOptions:
     nodes_up: Literal["min", "max"] = "min"
     """Nodes running at t = 0: the pools' minNodes (the autoscaler adds nodes, with the catalog's provisioning delay)
-    or maxNodes (every node up and never scaled). Slurm (Slinky) always runs maxNodes: a NodeSet has one slurmd pod
-    per node, so the pool scales to its maximum and stays there."""
+    or maxNodes (every node up and never scaled). Slurm pools that follow the queue (``scheduling.slurm.scaling``)
+    start at minNodes and scale by Slurm power saving (``slurm_power.py``); other Slurm pools run maxNodes."""
     spot_interruptions: bool = True
     spot_interruptions_per_node_month: float | None = None
     """None: the catalog's rate for the pool's cloud and capacity type."""

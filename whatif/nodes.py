@@ -12,7 +12,8 @@ OFF, BOOTING, UP = 0, 1, 2
 
 class Node:
     __slots__ = ("name", "index", "cap", "free", "state", "since", "idle_since", "jobs", "block", "epoch", "image_at")
-    # since: when the node was asked for (billing starts there, booting included); idle_since: last time it emptied
+    # since: when billing started (the node was asked for, booting included), None while not billed (a Slurm node can
+    # be powered down while its Kubernetes node is still paid for); idle_since: last time it emptied
 
     def __init__(self, pool: PoolModel, index: int):
         self.name = f"{pool.name}-{index}"
@@ -20,7 +21,7 @@ class Node:
         self.cap = pool.slices_per_node
         self.free = self.cap
         self.state = OFF
-        self.since = 0.0
+        self.since: float | None = None
         self.idle_since = 0.0
         self.jobs: dict[int, int] = {}
         """Job number -> slices it holds here."""
@@ -42,20 +43,32 @@ class PoolState:
         return sum(1 for n in self.nodes if n.state == state)
 
     def power_on(self, node: Node, now: float, ready: bool) -> None:
-        node.state, node.since, node.idle_since = (UP if ready else BOOTING), now, now
+        node.state, node.idle_since = (UP if ready else BOOTING), now
         node.free, node.jobs = node.cap, {}
+        self.bill_on(node, now)
         joins = now if ready else now + self.model.provision_s
         node.image_at = joins + self.model.pull_s if self.model.prepull else None
 
-    def power_off(self, node: Node, now: float) -> None:
-        self.usage.paid_node_s += now - node.since
+    def power_off(self, node: Node, now: float, bill: bool = True) -> None:
+        """``bill=False``: the node leaves the scheduler but stays paid for (``bill_off`` ends that)."""
+        if bill:
+            self.bill_off(node, now)
         node.state, node.free, node.jobs = OFF, node.cap, {}
         node.epoch += 1
 
+    def bill_on(self, node: Node, now: float) -> None:
+        if node.since is None:
+            node.since = now
+
+    def bill_off(self, node: Node, now: float) -> None:
+        if node.since is not None:
+            self.usage.paid_node_s += now - node.since
+            node.since = None
+
     def settle(self, now: float) -> None:
-        """Bill every node still on at the end of the run."""
+        """Bill every node still paid for at the end of the run."""
         for n in self.nodes:
-            if n.state != OFF:
+            if n.since is not None:
                 self.usage.paid_node_s += now - n.since
                 n.since = now
 

@@ -29,6 +29,7 @@ class SlurmScheduler(Protocol):
     def pools_of(self, js: SlurmJob) -> list[PoolState]: ...
     def over_cap(self, js: SlurmJob, pool: PoolState) -> bool: ...
     def start(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None: ...
+    def holding(self) -> list[SlurmJob]: ...
 
 
 RESERVED_JOBS = 64
@@ -43,16 +44,16 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
     if not _any_fits_now(sched):
         return
     busy: Busy = {}
-    for js in sched.running:
-        end = _up(js.start + js.job.limit_s, now, res)
-        for node, take in js.alloc:
+    for js in sched.running + sched.holding():  # running, and holding nodes that are resuming
+        end = max(now, js.start + js.job.limit_s)  # a running job's end as it is (not on the grid: real Slurm
+        for node, take in js.alloc:                # 26.05 kept a 1-min job out of a hole ending 34 s later)
             busy.setdefault(id(node), []).append((now, end, take))
     failed: dict[tuple, float] = {}
     reserved = tested = 0
     for js in list(sched.queue):
         if tested >= m.bf_max_job_test:
             break
-        if js.state != PENDING:
+        if js.state != PENDING or js.eligible > now:
             continue
         tested += 1
         shape = sched.shape(js)
@@ -162,7 +163,12 @@ def earliest(pool: PoolState, js: SlurmJob, busy: Busy, now: float, limit: float
     if len(starts) < job.nodes:
         return None
     starts.sort(key=lambda x: (x[0], x[1].index))
-    for t in sorted({t for t, _ in starts[job.nodes - 1:]}):
+    first = starts[job.nodes - 1][0]
+    # The joint start is the first time enough nodes are free together for the whole limit: the n-th node's own
+    # earliest start, or a later end of a span on a node that was free earlier but is reserved then (checking only
+    # the nodes' own earliest starts would miss it and leave a multi-node job without its reservation).
+    ends = {e for t, n in starts for _, e, _ in busy.get(id(n), []) if first < e <= limit}
+    for t in sorted({t for t, _ in starts[job.nodes - 1:]} | ends):
         ok = [n for s, n in starts if s <= t and free_over(n, busy.get(id(n), []), t, t + job.limit_s) >= need]
         chosen = _choose(model, ok, job.nodes, need, busy, t, t + job.limit_s)
         if chosen is not None:

@@ -1,7 +1,8 @@
 """Slurm as rendered (plan/slurm.py): multifactor priority (Fair Tree fair-share with decayed usage, age,
 job size, QOS), the main scheduler (priority order; a job that does not fit keeps lower-priority jobs off its
-partition's nodes), QOS preemption (REQUEUE or CANCEL), GrpTRES GPU caps per account, and the backfill pass every
-``bf_interval`` (``slurm_backfill.py``)."""
+partition's nodes), preemption by QOS or by partition PriorityTier (REQUEUE, with Slurm's 121 s hold before the
+requeued job may start again, or CANCEL), GrpTRES GPU caps per account (with accounting only), the backfill pass
+every ``bf_interval`` (``slurm_backfill.py``) and power saving on pools that follow the queue (``slurm_power.py``)."""
 from __future__ import annotations
 
 import bisect
@@ -9,12 +10,15 @@ import math
 from typing import Any
 
 from whatif.cluster import PartitionModel, slices_for
-from whatif.core import DONE, PENDING, RUNNING, TICK, Host
+from whatif.core import ADMITTED, DONE, PENDING, RUNNING, TICK, Host
 from whatif.model import Job
-from whatif.nodes import Node, PoolState
+from whatif.nodes import UP, Node, PoolState
 from whatif.slurm_backfill import backfill
 from whatif.slurm_job import SlurmJob
+from whatif.slurm_power import PowerSaving
 
+CONFIGURING = ADMITTED
+"""Out of the queue, holding nodes that are being resumed (power saving)."""
 DEFAULT_QUEUE_DEPTH = 100
 """Slurm's ``default_queue_depth``: jobs the main scheduler looks at per pass."""
 
@@ -38,16 +42,19 @@ class SlurmScheduler:
         self.total_nodes = sum(p.max_nodes for p in eng.cluster.pools.values()) or 1
         self.total_cpus = sum(p.max_nodes * p.cpus_per_node for p in eng.cluster.pools.values()) or 1
         self.max_qos = max(m.qos_priority.values(), default=0) or 1
+        self._wake: dict[int, float] = {}
+        """Job -> when the main scheduler will consider it for preemption (a wake-up is queued for then)."""
+        self.power = PowerSaving(self, eng, m.power) if m.power is not None and eng.power_pools else None
 
     # -- the scheduler interface -------------------------------------------------------------------------------
     def new_job(self, job: Job, n: int) -> SlurmJob:
         return SlurmJob(job, n)
 
     def unplaced(self) -> list[SlurmJob]:
-        return []  # a started Slurm job has its nodes; NodeSets do not scale
+        return []  # a started Slurm job has its nodes; NodeSets scale by power saving only (slurm_power.py)
 
     def pending(self) -> int:
-        return len(self.queue)
+        return len(self.queue) + (len(self.power.configuring) if self.power else 0)
 
     def submit(self, js: SlurmJob, now: float) -> None:
         js.qos = js.job.priority or self.m.default_qos
@@ -58,18 +65,35 @@ class SlurmScheduler:
         self.running.remove(js)
         self._account(js, -1)
         self._accrue(js, now)
-        if requeue:
-            js.eligible = now  # a requeued job is eligible again at once and its age starts over
+        if self.power is not None and self.power.scales(js.pool):  # type: ignore[arg-type]
+            pool = js.pool
+            assert pool is not None
+            for name in js.placed_nodes:
+                node = pool.nodes[int(name.rsplit("-", 1)[1])]
+                if node.state == UP and not node.jobs:
+                    self.power.node_idle(pool, node, now)
+        if requeue:  # held (BeginTime) for the requeue delay; its age starts over then
+            js.eligible = now + self.m.requeue_delay_s
             self._enqueue(js, now)
+            self.eng.push(js.eligible, TICK, "eligible")
 
     def schedule(self, now: float) -> None:
         self._calc(now)
+        if self.power is not None:
+            self.power.poll(now)
         self._main(now)
         if self.queue and self.m.bf_interval_s > 0 and self.eng.options.backfill and self.bf_at is None:
             self.bf_at = (math.floor(now / self.m.bf_interval_s) + 1) * self.m.bf_interval_s
             self.eng.push(self.bf_at, TICK, "backfill")
 
     def tick(self, now: float, payload: Any) -> None:
+        if payload == "eligible":
+            self.eng.dirty = True
+            return
+        if isinstance(payload, tuple):
+            assert self.power is not None
+            self.power.tick(payload, now)
+            return
         self.bf_at = None
         self._calc(now)
         backfill(self, now)
@@ -145,15 +169,33 @@ class SlurmScheduler:
     def pools_of(self, js: SlurmJob) -> list[PoolState]:
         """The pools of the job's partition (cached on the job: the job list never changes)."""
         if js.pools is None:
-            names = [js.job.pool] if js.job.pool else list(self.partition(js).pools)
-            js.pools = [self.eng.pools[n] for n in names]
+            js.pools = [self.eng.pools[n] for n in self.partition(js).pools]
         return js.pools
 
     def start(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
-        self.queue.remove(js)
+        self.dequeue(js)
         self.eng.start(js, pool, chosen, backfilled)
         self.running.append(js)
         self._account(js, +1)
+
+    def begin(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None:
+        """Start the job, or (nodes to resume among ``chosen``) hold the nodes until they are up."""
+        if self.power is not None and any(n.state != UP for n in chosen):
+            self.power.begin(js, pool, chosen, backfilled, now)
+        else:
+            self.start(js, pool, chosen, backfilled, now)
+
+    def unbilled_tail(self, pool: PoolState, end: float) -> float:
+        return self.power.unbilled_tail(pool, end) if self.power is not None and self.power.scales(pool) else 0.0
+
+    def holding(self) -> list[SlurmJob]:
+        """Jobs out of the queue that hold nodes still resuming (power saving)."""
+        return self.power.holding() if self.power is not None else []
+
+    def dequeue(self, js: SlurmJob) -> None:
+        if js.state == PENDING:
+            self.queue.remove(js)
+            js.state = CONFIGURING
 
     def shape(self, js: SlurmJob) -> tuple:
         """Jobs with the same shape fit, or not, alike (account, pools, nodes, GPUs per node, share)."""
@@ -173,7 +215,7 @@ class SlurmScheduler:
             if shape in capped:
                 continue
             pools = [p for p in self.pools_of(js) if p.model.name not in blocked]
-            if not pools or js.state != PENDING:
+            if not pools or js.state != PENDING or js.eligible > now:
                 continue
             tested += 1
             if all(self.over_cap(js, p) for p in pools):
@@ -189,20 +231,44 @@ class SlurmScheduler:
                 continue
             slices = slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
             chosen = pool.place(js.job.nodes, slices, pool.model.exclusive)
+            if chosen is None and self.power is not None and self.power.scales(pool):
+                chosen = self.power.place(pool, js.job.nodes, slices, pool.model.exclusive, now)
             if chosen is not None:
-                self.start(js, pool, chosen, False, now)
+                self.begin(js, pool, chosen, False, now)
                 return True
         return False
 
+    def victims(self, js: SlurmJob, pool: PoolState) -> list[SlurmJob]:
+        """Running jobs on ``pool`` that ``js`` may preempt, in the order Slurm frees them: preempt/qos by the
+        victim's QOS priority, then job priority; preempt/partition_prio by the victim's partition PriorityTier, then
+        its node count (smaller jobs first); ties in job-list (submit) order."""
+        if self.m.preempt_type == "qos":
+            targets = set(self.m.qos_preempts.get(js.qos or "", ()))
+            if not targets:
+                return []
+            cands = [r for r in self.running if r.pool is pool and r.qos in targets]
+            return sorted(cands, key=lambda r: (self.m.qos_priority.get(r.qos or "", 0), math.floor(r.prio), r.n))
+        if self.m.preempt_type == "partition_prio":
+            tier = self.partition(js).tier
+            cands = [r for r in self.running if r.pool is pool and self.partition(r).tier < tier]
+            return sorted(cands, key=lambda r: (self.partition(r).tier, r.job.nodes, r.n))
+        return []
+
     def _try_preempt(self, js: SlurmJob, pools: list[PoolState], now: float) -> bool:
-        targets = set(self.m.qos_preempts.get(js.qos or "", ()))
-        if not self.m.preempt or not targets:
+        if not self.m.preempt:
+            return False
+        ready = js.eligible + self.m.batch_sched_delay_s
+        if now < ready:  # the main scheduler preempts for a new batch job only after batch_sched_delay
+            if self._wake.get(js.n) != ready:
+                self._wake[js.n] = ready
+                self.eng.push(ready, TICK, "eligible")
             return False
         for pool in pools:
             if self.over_cap(js, pool):
                 continue
-            cands = sorted((r for r in self.running if r.pool is pool and r.qos in targets),
-                           key=lambda r: (self.m.qos_priority.get(r.qos or "", 0), r.prio, -r.start, -r.n))
+            cands = self.victims(js, pool)
+            if not cands:
+                continue
             slices = slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
             freed: list[SlurmJob] = []
             chosen = None

@@ -5,15 +5,15 @@ from __future__ import annotations
 from tests.support.slurm.cluster import chart_values, plan_nodes
 from tests.support.slurm.jobs import ScenarioJob
 from tests.support.whatif.compare import Comparison, Row, plan_of, tolerance_s
-from tests.support.whatif.scenarios import BACKFILL, BLOCKS, FIFO, SCENARIOS
+from tests.support.whatif.scenarios import BACKFILL, BLOCKS, FIFO, SCENARIOS, WIDE
 
 
 def _row(job: str, real: float | None, sim: float | None) -> Row:
     return Row(job, 0.0, real, sim, "", "", 0, 0, None, None)
 
 
-def _comparison(*rows: Row, tol: float = 2.0) -> Comparison:
-    return Comparison(BACKFILL, rows, tol, {r.job: 0 for r in rows})
+def _comparison(*rows: Row, tol: float = 2.0, scenario=BACKFILL) -> Comparison:
+    return Comparison(scenario, rows, tol, {r.job: 0 for r in rows}, {r.job: 8 for r in rows}, 16)
 
 
 def test_time_limits_round_up_to_whole_minutes_as_slurm_keeps_them():
@@ -70,3 +70,30 @@ def test_every_scenario_renders_a_valid_plan():
     for s in SCENARIOS:
         plan = plan_of(s)
         assert plan.nodesets and plan.accounting == s.config["gpu-cluster:scheduling"]["slurm"]["accounting"]
+
+
+def test_a_requeued_jobs_restart_must_match_the_real_eligible_time():
+    row = Row("L", 0.0, 0.2, 0.0, "", "", 1, 1, 125.7, 124.5)
+    assert _comparison(row).restarts_agree  # within one step (2 s) + EligibleTime's 1 s rounding
+    assert not _comparison(Row("L", 0.0, 0.2, 0.0, "", "", 1, 1, 125.7, 3.5)).restarts_agree  # restarted at once
+
+
+def _wide_row(job: str, real: float, sim: float, run: float = 10.0) -> Row:
+    return Row(job, 0.0, real, sim, "", "", 0, 0, None, None, real + run, sim + run)
+
+
+def test_many_job_scenarios_are_judged_on_order_lag_utilization_and_mean_wait():
+    ok = _comparison(_wide_row("A", 1.0, 0.0), _wide_row("B", 12.0, 10.0), _wide_row("C", 45.0, 40.0), tol=31.0,
+                     scenario=WIDE)
+    assert ok.wide_order(31.0) == (1, []) and not ok.wide_late
+    (ru, rw), (su, sw) = ok.aggregates("real"), ok.aggregates("sim")
+    assert (round(rw, 3), round(sw, 3)) == (round(58 / 3, 3), round(50 / 3, 3))
+    assert (round(ru, 4), round(su, 4)) == (round(3 * 10 * 8 / (16 * 55), 4), round(3 * 10 * 8 / (16 * 50), 4))
+    assert ok.agrees  # Δ utilization 3.0 pts, mean wait 13.8 %
+    swapped = _comparison(_wide_row("A", 1.0, 0.0), _wide_row("B", 80.0, 10.0), _wide_row("C", 45.0, 50.0),
+                          tol=31.0, scenario=WIDE)
+    assert swapped.wide_order(31.0) == (2, ["B/C"])  # A/B are within one backfill cycle: not judged
+    assert not swapped.agrees
+    slow = _comparison(_wide_row("A", 1.0, 0.0), _wide_row("B", 12.0, 10.0), _wide_row("C", 60.0, 40.0), tol=31.0,
+                       scenario=WIDE)
+    assert not slow.wide_late and not slow.agrees  # C's lag is allowed, but the mean wait is 28 % off

@@ -1,15 +1,17 @@
-"""The whatif simulator against a REAL Slurm 26.05: nine scenarios (``tests/support/whatif/scenarios.py``) run on a
-small cluster of real slurmctld + slurmd daemons (+ slurmdbd) configured from the project's own rendering
-(``tests/support/slurm/cluster.py``), with second-scale ``sleep`` jobs, and through ``whatif.api.simulate`` with the
-same stack and job list. The report with numbers: docs/whatif-validation.md.
+"""The whatif simulator against a REAL Slurm 26.05: twelve scenarios (``tests/support/whatif/scenarios.py``) run on
+small clusters of real slurmctld + slurmd daemons (+ slurmdbd) configured from the project's own rendering
+(``tests/support/slurm/cluster.py``), with second-scale ``sleep`` jobs, and through the simulator with the same stack
+and job list. The report with numbers: docs/whatif-validation.md.
 
 Two kinds of checks: what real Slurm must do in each scenario (the harness and the rendered config work: backfill
-starts the short job early, FIFO does not, fair-share orders the accounts, QOS preemption requeues, a gang waits for
-a whole block), and whether the simulator agrees (same start order, starts within the scheduler's own intervals).
+starts the short job early, FIFO does not, fair-share orders the accounts, QOS and partition_prio preemption
+requeue, a gang waits for a whole block, power saving resumes and suspends nodes through the rendered programs),
+and whether the simulator agrees (same start order, starts within the scheduler's own intervals, the same
+preemptions, restarts and power-saving calls; the 30-job scenario on order, lag, utilization and mean wait).
 A disagreement explained in ``KNOWN_DIFFERENCES`` is an expected failure (xfail, with the explanation) until the
 simulator models it; any other disagreement fails. Scenarios run in parallel threads (each its own cluster and
-namespaces) so the whole file takes well under a minute. Root with CAP_SYS_ADMIN/SYS_CHROOT/NET_ADMIN is needed:
-skip outside CI without it, failure in CI.
+namespaces); the 30-job scenario on the rendered bf_* settings is the long pole: the file takes about 5 minutes.
+Root with CAP_SYS_ADMIN/SYS_CHROOT/NET_ADMIN is needed: skip outside CI without it, failure in CI.
 """
 from __future__ import annotations
 
@@ -18,39 +20,29 @@ import os
 import re
 import secrets
 from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 import pytest
 
-from tests.support.slurm.cluster import SlurmCluster
-from tests.support.slurm.jobs import RealOutcome, run_phases
+from tests.support.slurm.jobs import RealOutcome
 from tests.support.slurm.netns import missing_netns_privilege
 from tests.support.slurm.real import SlurmDbd
 from tests.support.slurm.root import Chroot, ensure_root, versions
-from tests.support.whatif.compare import compare, markdown, plan_of, simulate
+from tests.support.whatif.compare import compare, markdown, simulate_power
+from tests.support.whatif.real_run import run_real
 from tests.support.whatif.scenarios import SCENARIOS, Scenario
 
-KNOWN_DIFFERENCES: dict[str, str] = {
-    "preemption": "real Slurm makes a requeued job eligible again only 121 s after preemption (cred_expire 120 s + "
-                  "1), the simulator restarts it at once; among equal victims Slurm takes the first in its job list "
-                  "(L1), the simulator the youngest (L2)",
-    "no-accounting-no-cap": "the simulator applies the quota as a GrpTRES cap although accounting is off (no "
-                            "slurmdbd, no associations: real Slurm has no cap), so C and D pass the capped B",
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
+"""Scenario -> why the simulator disagrees (an expected failure until it models it). Empty: the requeue hold (121 s),
+the victim among equals, preemption after batch_sched_delay and no caps without accounting are modelled now."""
 
 
 LOG_PROBLEMS: dict[str, list[str]] = {}
 """Per scenario: unexpected error/warning lines of its daemons (filled by the real runs)."""
 
 
-def _run(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario) -> dict[str, RealOutcome]:
-    plan = plan_of(scenario)
-    cluster = SlurmCluster(chroot, plan, scenario.name, key, dbd if plan.accounting else None)
-    try:
-        outcomes = run_phases(cluster, list(scenario.phases), typed_gres=scenario.typed_gres)
-        LOG_PROBLEMS[scenario.name] = cluster.log_problems()
-        return outcomes
-    finally:
-        cluster.stop()
+POWER_CALLS: dict[str, list[tuple[float, str, str]]] = {}
+"""Per scenario with scaling pools: the Resume/SuspendProgram calls slurmctld made (simulator clock, kind, node)."""
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +57,22 @@ def real_runs() -> dict[str, dict[str, RealOutcome]]:
     print(f"\nreal Slurm: {'; '.join(versions(root))}")
     key = secrets.token_bytes(1024)
     dbd = SlurmDbd(chroot, key, name="dbd-whatif")
+    # Every cluster stays up until all scenarios are done: slurmctld serves auth/slurm tokens on a fixed socket path
+    # of the shared root (/run/slurmctld/sack.socket, the last started controller's), and a client whose
+    # controllers have all stopped gets "failed to connect to any sack sockets".
+    cleanup: list[Callable[[], object]] = []
     try:
         with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
-            futures = {s.name: pool.submit(_run, chroot, key, dbd, s) for s in SCENARIOS}
-            return {name: f.result() for name, f in futures.items()}
+            futures = {s.name: pool.submit(run_real, chroot, key, dbd, s, cleanup) for s in SCENARIOS}
+            runs = {name: f.result() for name, f in futures.items()}
     finally:
+        for stop in reversed(cleanup):
+            stop()
         dbd.stop()
+    for name, run in runs.items():
+        LOG_PROBLEMS[name] = run.problems
+        POWER_CALLS[name] = run.power
+    return {name: run.outcomes for name, run in runs.items()}
 
 
 BY_NAME = {s.name: s for s in SCENARIOS}
@@ -124,8 +126,26 @@ def test_real_grp_tres_cap_holds_the_account_back_but_not_the_other_one(name, re
     assert _start(real_runs, name, "A2") >= (run["A1"].end_s or 0) - 0.1  # until A1 gave back alpha's 8 GPUs
 
 
+def test_real_partition_prio_preempts_a_job_of_the_lower_tier(real_runs):
+    run = real_runs["partition-prio"]
+    assert [j for j in ("A1", "A2") if run[j].preemptions] == ["A1"]  # the first of two equal victims
+    assert run["P"].start_s is not None and run["P"].start_s < (run["A2"].end_s or 0)
+    assert run["A1"].eligible_again_s is not None and 118 <= run["A1"].eligible_again_s - run["P"].start_s <= 124
+
+
 def test_real_slurm_has_no_cap_without_accounting(real_runs):
     assert _start(real_runs, "no-accounting-no-cap", "B") < _start(real_runs, "no-accounting-no-cap", "C")
+
+
+def test_real_power_saving_resumes_nodes_for_pending_jobs_and_suspends_idle_ones(real_runs):
+    """slurmctld runs the rendered ResumeProgram for the nodes it gives pending jobs (the lowest powered-down
+    ordinals) and SuspendProgram for nodes idle for SuspendTime, never for the minNodes it keeps (h100-0)."""
+    calls, run = POWER_CALLS["power-saving"], real_runs["power-saving"]
+    assert [n for _, k, n in calls if k == "resume"] == ["h100-1", "h100-2"]
+    assert sorted(n for _, k, n in calls if k == "suspend") == ["h100-1", "h100-2"]
+    resumed = {n: t for t, k, n in calls if k == "resume"}
+    assert _start(real_runs, "power-saving", "B") >= resumed["h100-1"] + 5  # CONFIGURING while its node boots
+    assert run["B"].nodes == ["h100-1"] and run["A"].nodes == ["h100-0"]
 
 
 def _node_ids(hostlist: str) -> set[int]:
@@ -154,7 +174,8 @@ def test_simulator_agrees_with_real_slurm(name, real_runs):
     if importlib.util.find_spec("whatif") is None:
         pytest.skip("the whatif package is absent (branch without the simulator): real runs only")
     scenario = BY_NAME[name]
-    result = compare(scenario, real_runs[name], simulate(scenario, real_runs[name]))
+    jobs, power = simulate_power(scenario, real_runs[name])
+    result = compare(scenario, real_runs[name], jobs, POWER_CALLS[name], power)
     print("\n" + markdown(result))
     if not result.agrees and name in KNOWN_DIFFERENCES:
         pytest.xfail(KNOWN_DIFFERENCES[name])

@@ -42,10 +42,10 @@ def test_qos_preemption_requeues_the_low_job_and_it_restarts_from_scratch():
     jobs = [Job("low", 0, "a", 8, nodes=2, run_s=1000, priority="low"),
             Job("high", 100, "b", 8, nodes=2, run_s=500, priority="high")]
     res = run(cfg, jobs)
-    assert res.jobs["high"].start_s == 100
-    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 600)
-    assert res.jobs["low"].end_s == 1600
-    assert res.pools["h100"].lost_gpu_s == 16 * 100
+    assert res.jobs["high"].start_s == 103  # the main scheduler preempts after batch_sched_delay (3 s)
+    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 603)
+    assert res.jobs["low"].end_s == 1603
+    assert res.pools["h100"].lost_gpu_s == 16 * 103
 
 
 def test_grptres_caps_an_account_and_lets_the_other_pass():
@@ -70,3 +70,26 @@ def test_fair_tree_ranks_the_account_below_its_share_first():
     assert fair_tree({"a": 3, "b": 1}, {"a": 10.0, "b": 10.0}) == {"a": 1.0, "b": 0.5}
     assert fair_tree({"a": 1, "b": 1}, {"a": 0.0, "b": 5.0}) == {"a": 1.0, "b": 0.5}
     assert fair_tree({"a": 1, "b": 1}, {}) == {"a": 1.0, "b": 1.0}
+
+
+def test_backfill_reserves_a_gang_at_its_joint_start_after_a_reservation_on_a_node_free_now():
+    """Node 0 has 4 GPUs free now but is reserved (8 GPUs) for 100-500; node 1 is busy until 300; 2 and 3 until
+    5000. A 2-node 4-GPU job of 50 s fits node 0 now and node 1 from 300, but together only from 500: Slurm reserves
+    it there. Checking only each node's own earliest start (0 and 300) finds no joint start before 5000."""
+    from whatif.nodes import UP, PoolState
+    from whatif.slurm_backfill import earliest
+
+    c = cluster(slurm_config([h100_pool(4, multi=False)], QUEUES, overcommit=True), FIXED)
+    pool = PoolState(c.pools["h100"])
+    for n in pool.nodes:
+        n.state = UP
+    n0, n1, n2, n3 = pool.nodes
+    busy = {id(n0): [(0.0, 100.0, 4), (100.0, 500.0, 8)], id(n1): [(0.0, 300.0, 8)],
+            id(n2): [(0.0, 5000.0, 8)], id(n3): [(0.0, 5000.0, 8)]}
+
+    class Gang:
+        job = Job("gang", 0, "a", 4, nodes=2, run_s=50, time_limit_s=50)
+
+    found = earliest(pool, Gang, busy, 0.0, 86400.0, 1.0)  # type: ignore[arg-type]
+    assert found is not None
+    assert (found[0], [n.name for n in found[1]]) == (500.0, ["h100-0", "h100-1"])

@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from components.charts import SLURM
+from components.slurm.scaling import cloud_nodes_script
 from plan.slurm import SlurmPlan
 from render.slurm_values import client_slurm_conf, slurm_values
 from tests.conftest import require_shared
@@ -44,6 +45,9 @@ TOLERATED_LOG_LINES = (
     # /etc/slurm); here slurmd reads the very file slurmctld loaded, which leaves the shared root's /etc alone
     "Running with local config file despite slurmctld having been setup for configless operation",
     "DUE TO PREEMPTION ***",  # slurmstepd's notice on a preempted job (the comparison counts preemptions per job)
+    # slurmctld timing its own state save on a loaded test machine (a 2-core runner with a dozen daemons): about the
+    # machine's disk, not the configuration
+    "Saving to StateSaveLocation took",
 )
 
 
@@ -65,6 +69,16 @@ def plan_nodes(values: dict) -> list[Node]:
             for i in range(first, last + 1):
                 conf = f"{extra} Features={pool}" + (f" Topology={topo}" if topo else "")
                 out.append(Node(f"{pool}-{i}", pool, conf))
+    return out
+
+
+def spare_nodes(plan: SlurmPlan, values: dict) -> list[Node]:
+    """The ordinals ``minNodes..maxNodes-1`` of each scaling pool (no pod at deploy: the NodeSet's replicas are
+    ``minNodes``), with the same slurmd ``--conf`` as the pool's pods."""
+    out = []
+    for pool, lo, hi in plan.scaling.pools:
+        extra = values["nodesets"][pool]["extraConf"]
+        out += [Node(f"{pool}-{i}", pool, f"{extra} Features={pool}") for i in range(lo, hi)]
     return out
 
 
@@ -94,7 +108,12 @@ class SlurmCluster:
     cluster: str
     slurm_key: bytes
     dbd: SlurmDbd | None = None
+    programs: dict[str, str] | None = None
+    """The rendered Resume/SuspendProgram (pointed at a stand-in API server, ``tests/support/kube/fake_api.py``) for
+    a plan with scaling pools; their nodes above ``minNodes`` start as the rendered Job's CLOUD records."""
     nodes: list[Node] = field(init=False)
+    spare: list[Node] = field(init=False)
+    """Nodes of scaling pools above ``minNodes``: no slurmd until their NodeSet's replicas reach them."""
     net: NodeNetwork = field(init=False)
     ctl: SlurmController = field(init=False)
     slurmd: dict[str, subprocess.Popen] = field(default_factory=dict)
@@ -102,20 +121,37 @@ class SlurmCluster:
     def __post_init__(self) -> None:
         values = chart_values(self.plan, self.cluster)
         self.nodes = plan_nodes(values)
-        self.net = NodeNetwork(len(self.nodes))
+        self.spare = spare_nodes(self.plan, values)
+        self.net = NodeNetwork(len(self.nodes) + len(self.spare))
         self.ctl = None  # type: ignore[assignment]
         try:
             self.ctl = SlurmController(self.chroot, values, self.slurm_key, self.dbd, name=f"cluster-{self.cluster}",
-                                       extra_conf=self._harness_conf)
+                                       extra_conf=self._harness_conf, programs=self.programs)
             self._fix_files()
             if self.dbd is not None:
                 self._apply_accounts()
             for i, node in enumerate(self.nodes):  # one at a time: registration order is Slurm's node order,
                 self._start_slurmd(i, node)          # which decides placement among equal nodes
                 _wait(f"slurmd {node.name} registered", lambda: self._all_idle(i + 1), log=self._logs, timeout=60)
+            if self.spare:  # the rendered Job: powered-down CLOUD records for the ordinals above minNodes
+                self.ctl.run_script("create-nodes.sh", cloud_nodes_script(self.plan.scaling.cloud_nodes(
+                    self.plan.nodesets)))
         except BaseException:
             self.stop()
             raise
+
+    def start_node(self, name: str) -> None:
+        """A NodeSet pod for ``name`` started on a new node (its slurmd registers as a dynamic node, as Slinky's pods
+        do, and reports a fresh boot)."""
+        every = self.nodes + self.spare
+        i = next(k for k, n in enumerate(every) if n.name == name)
+        self._start_slurmd(i, every[i], fresh_boot=True)
+
+    def stop_node(self, name: str) -> None:
+        """``name``'s pod deleted (its slurmd stops)."""
+        proc = self.slurmd.pop(name, None)
+        if proc is not None:
+            _stop(proc)
 
     def _harness_conf(self, inside: str) -> str:
         return "\n".join([
@@ -132,7 +168,7 @@ class SlurmCluster:
         gres = d.host / "etc" / "gres.conf"
         gres.write_text(_fake_gpus(gres.read_text(), d))
         d.write("etc/cgroup.conf", "CgroupPlugin=disabled\n")
-        for node in self.nodes:
+        for node in self.nodes + self.spare:
             (d.host / "spool" / node.name).mkdir(parents=True, exist_ok=True)
         d.write("out/.keep", "")
         (d.host / "out").chmod(0o777)
@@ -158,19 +194,27 @@ class SlurmCluster:
         shown = self.ctl.run("sshare", "-n", "-P", "-a", "-o", "Account,User").stdout
         return all(f"{a.name}|root" in shown for a in self.plan.accounts)
 
-    def _start_slurmd(self, i: int, node: Node) -> None:
+    def _start_slurmd(self, i: int, node: Node, fresh_boot: bool = False) -> None:
+        """``fresh_boot``: the node reports an uptime of 1 s (a time namespace, ``unshare --boottime``), as a newly
+        provisioned node does: slurmctld completes a resume only for a node booted after the resume was asked for
+        (a slurmd on this long-running machine stays POWERING_UP + NOT_RESPONDING until ResumeTimeout)."""
+        boot: list[str] = []
+        if fresh_boot:
+            uptime = float(Path("/proc/uptime").read_text().split()[0])
+            boot = ["unshare", "--time", f"--boottime={-int(uptime - 1)}", "--fork", "--kill-child"]
         self.slurmd[node.name] = subprocess.Popen(
-            [*self.net.exec_prefix(i), "chroot", str(self.chroot.root), "env", f"SLURM_CONF={self.ctl.conf}",
+            [*self.net.exec_prefix(i), *boot, "chroot", str(self.chroot.root), "env", f"SLURM_CONF={self.ctl.conf}",
              "slurmd", "-D", "-Z", "-N", node.name, "-f", self.ctl.conf, "--conf", node.conf],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def _all_idle(self, count: int | None = None) -> bool:
+        count = count or len(self.nodes) + len(self.spare)
         for name, proc in self.slurmd.items():
             if proc.poll() is not None:
                 raise AssertionError(f"slurmd {name} exited with {proc.returncode}: {self._logs()[-3000:]}")
         states = dict(re.findall(r"NodeName=(\S+) .*?State=(\S+)", self.ctl.run("scontrol", "-o", "show",
                                                                                  "node").stdout))
-        return len(states) == (count or len(self.nodes)) and all(s.startswith("IDLE") for s in states.values())
+        return len(states) == count and all(s.startswith("IDLE") for s in states.values())
 
     def wait_ready(self) -> None:
         """After ``scontrol reconfigure`` (slurmctld 26.05 restarts itself): it answers and every node is idle."""

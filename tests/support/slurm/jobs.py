@@ -84,6 +84,10 @@ class Phase:
     phase may start after a compressed idle gap, e.g. at the next PriorityCalcPeriod)."""
     sim_start_s: float
     jobs: tuple[ScenarioJob, ...]
+    burst: bool = False
+    """Submit every job held (``sbatch -H``), then release them all in one ``scontrol release``: they become
+    eligible together (their ``submit_s`` must be 0). The phase's clock is shifted so that Slurm's first backfill
+    cycle after the release falls on a multiple of ``bf_interval``, where the simulator runs its cycles."""
 
 
 def _eligible_at(cluster: SlurmCluster, job_id: str) -> float:
@@ -101,17 +105,39 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
     later); those are cancelled and their EligibleTime recorded. Times are on the simulator's clock."""
     host_out, inside_out = cluster.out_dir
     accounting = cluster.dbd is not None
-    t0 = time.time()
-    to_sim = lambda epoch: phase.sim_start_s + (epoch - t0)  # noqa: E731
     ids: dict[str, str] = {}
-    for job in sorted(phase.jobs, key=lambda j: j.submit_s):
-        time.sleep(max(0.0, t0 + job.submit_s - phase.sim_start_s - time.time()))
-        submitted = to_sim(time.time())
-        out = cluster.ctl.run("sbatch", "--parsable", "--chdir=/tmp", "-o", "/dev/null",
+
+    def submit(job: ScenarioJob, held: bool) -> None:
+        out = cluster.ctl.run("sbatch", "--parsable", "--chdir=/tmp", "-o", "/dev/null", *(["-H"] if held else []),
                               *job.sbatch_args(accounting, _gpu_type(cluster, job) if typed_gres else None),
                               "--wrap", _script(job, inside_out))
         assert out.returncode == 0, f"sbatch {job.id}: {out.stdout}{out.stderr}"
         ids[out.stdout.strip().split(";")[0]] = job.id
+
+    shift = 0.0
+    if phase.burst:
+        assert all(j.submit_s == 0 for j in phase.jobs), "a burst's jobs are all submitted at its start"
+        for job in phase.jobs:
+            submit(job, held=True)
+        before = _last_backfill_cycle(cluster)
+        t0 = time.time()
+        out = cluster.ctl.run("scontrol", "release", ",".join(ids))
+        assert out.returncode == 0, f"scontrol release: {out.stdout}{out.stderr}"
+        first = _next_backfill_cycle(cluster, before)
+        # the simulator's backfill cycles are at multiples of bf_interval: start the burst where Slurm's first
+        # cycle after the release (whole seconds: the middle of its second) falls on one
+        interval = float(re.search(r"bf_interval=(\d+)", cluster.plan.directives["SchedulerParameters"]).group(1))
+        shift = (-(first + 0.5 - t0)) % interval
+    else:
+        t0 = time.time()
+    to_sim = lambda epoch: phase.sim_start_s + shift + (epoch - t0)  # noqa: E731
+    cluster.clock = to_sim  # type: ignore[attr-defined]  # epoch -> the simulator's clock (power-saving calls)
+    for job in phase.jobs if phase.burst else []:
+        outcomes[job.id] = RealOutcome(job.id, to_sim(t0))
+    for job in [] if phase.burst else sorted(phase.jobs, key=lambda j: j.submit_s):
+        time.sleep(max(0.0, t0 + job.submit_s - phase.sim_start_s - time.time()))
+        submitted = to_sim(time.time())
+        submit(job, held=False)
         outcomes[job.id] = RealOutcome(job.id, submitted)
     deadline = time.monotonic() + timeout_s
     while True:
@@ -138,11 +164,31 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
                 outcomes[job.id].ends.append(to_sim(float(rest[0])))
 
 
+def _last_backfill_cycle(cluster: SlurmCluster) -> int | None:
+    """``sdiag``'s "Last cycle when" of the backfill thread (epoch, whole seconds), None before the first cycle."""
+    found = re.search(r"Backfilling stats.*?Last cycle when: [^(\n]*\((\d+)\)", cluster.ctl.run("sdiag").stdout,
+                      re.S)
+    return int(found.group(1)) if found else None
+
+
+def _next_backfill_cycle(cluster: SlurmCluster, before: int | None, timeout_s: float = 120) -> int:
+    """The epoch second of the first backfill cycle after ``before`` (held jobs alone start no cycle)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        now = _last_backfill_cycle(cluster)
+        if now is not None and now != before:
+            return now
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no backfill cycle in {timeout_s:.0f} s:\n{cluster.ctl.run('sdiag').stdout}")
+        time.sleep(0.1)
+
+
 def _gpu_type(cluster: SlurmCluster, job: ScenarioJob) -> str:
     return cluster.plan.nodeset(job.pool).gpu_type if job.pool else cluster.plan.gpu_types[0]
 
 
-def run_phases(cluster: SlurmCluster, phases: list[Phase], typed_gres: bool = False) -> dict[str, RealOutcome]:
+def run_phases(cluster: SlurmCluster, phases: list[Phase], typed_gres: bool = False,
+               timeout_s: float = 60) -> dict[str, RealOutcome]:
     """Each phase in turn. Between phases ``scontrol reconfigure`` restarts slurmctld's priority calculation (what
     the decay thread does every PriorityCalcPeriod, 5 min by default): the compressed stand-in for the idle gap."""
     outcomes: dict[str, RealOutcome] = {}
@@ -151,5 +197,5 @@ def run_phases(cluster: SlurmCluster, phases: list[Phase], typed_gres: bool = Fa
             out = cluster.ctl.run("scontrol", "reconfigure")
             assert out.returncode == 0, out.stderr
             cluster.wait_ready()
-        run_phase(cluster, phase, outcomes, typed_gres=typed_gres)
+        run_phase(cluster, phase, outcomes, timeout_s=timeout_s, typed_gres=typed_gres)
     return outcomes

@@ -231,7 +231,7 @@ class SlurmController:
         # call the Kubernetes API; each call appends "<program> <hostlist>" to programs/calls.log.
         conf = conf.replace(SCRIPT_DIR, f"{d.inside}/programs")
         for program in ("slurm-resume", "slurm-suspend"):
-            record = f'#!/bin/sh\necho "$(basename "$0") $*" >> {d.inside}/programs/calls.log\n'
+            record = f'#!/bin/sh\necho "$(basename "$0") $* $(date +%s.%N)" >> {d.inside}/programs/calls.log\n'
             if program in self.programs:
                 d.write(f"programs/real/{program}", self.programs[program], 0o755)
                 record += (f'{d.inside}/programs/real/{program} "$@"; rc=$?\n'
@@ -277,7 +277,7 @@ class SlurmController:
         assert out.returncode == 0, f"{name}: {out.stdout}{out.stderr}"
 
     def program_calls(self) -> list[str]:
-        """Resume/SuspendProgram calls so far, in order: ``slurm-resume l4-[0-1]``."""
+        """Resume/SuspendProgram calls so far, in order: ``slurm-resume l4-[0-1] <epoch seconds>``."""
         return (self.dir.host / "programs" / "calls.log").read_text().splitlines()
 
     def program_exits(self) -> list[str]:

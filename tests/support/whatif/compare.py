@@ -10,8 +10,9 @@ or the main scheduler's deferred pass) plus slurmd's launch of the batch script 
 from __future__ import annotations
 
 import importlib
+import re
 from itertools import combinations
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog import load_catalog
@@ -22,6 +23,17 @@ from tests.support.whatif.scenarios import Scenario
 from validation.load import decode_config, load_spec
 
 TIE_S = 0.5
+FINE_ORDER_GAP_S = 4.0
+"""Many-job scenarios report how many pairs the simulator starts more than one main-scheduler step apart
+(``batch_sched_delay`` 3 s + 1 s) start in the same order in reality; pairs more than one backfill cycle apart
+(``tolerance_s``) must."""
+LAG_PER_START_S = 1.0
+"""Real Slurm starts a job 0.2-1 s after the event that lets it (its next pass, slurmd's launch), and a job that
+waits for another inherits that lag: many-job scenarios allow one backfill cycle plus this per earlier start group."""
+UTILIZATION_PTS = 8.0
+MEAN_WAIT_SHARE = 0.15
+"""Many-job scenarios: utilization within 8 points and mean wait within 15 % of reality. The real run is longer by
+the lag above (about 1 s per start along each node's chain of 10-15 jobs of 15-40 s: 5-8 % of the makespan)."""
 
 
 def plan_of(scenario: Scenario) -> SlurmPlan:
@@ -32,6 +44,11 @@ def plan_of(scenario: Scenario) -> SlurmPlan:
     return plan
 
 
+JOB_CHECK_S = 30.0
+"""slurmctld's periodic job pass (PERIODIC_TIMEOUT, 30 s): a job on resumed nodes leaves CONFIGURING there."""
+POWER_SAVE_INTERVAL_S = 10.0
+"""``power_save_interval`` (10 s by default): slurmctld suspends a node at its first power-save pass after
+SuspendTime."""
 BATCH_SCHED_DELAY_S = 3.0
 """Slurm's default ``batch_sched_delay``: the main scheduler may defer a newly submitted batch job this long."""
 
@@ -42,15 +59,42 @@ def tolerance_s(scenario: Scenario) -> float:
     slurmd's launch of the script)."""
     if not scenario.backfill:
         return BATCH_SCHED_DELAY_S + 1.0
-    return float(scenario.config["gpu-cluster:scheduling"]["slurm"]["backfill"]["intervalSeconds"]) + 1.0
+    if scenario.boot_s is not None:  # a start on resumed nodes waits for slurmctld's periodic job pass
+        return _bf_interval(scenario) + 1.0 + JOB_CHECK_S
+    return _bf_interval(scenario) + 1.0
+
+
+def _bf_interval(scenario: Scenario) -> float:
+    params = plan_of(scenario).directives["SchedulerParameters"]  # as rendered (bf_interval=30 unless set)
+    return float(dict(p.split("=") for p in params.split(",") if "=" in p)["bf_interval"])
 
 
 def simulate(scenario: Scenario, real: dict[str, RealOutcome]) -> dict[str, Any]:
     """The simulator's JobOutcome per job id (``whatif.api``; imported here: the package may be absent)."""
+    return simulate_power(scenario, real)[0]
+
+
+def simulate_power(scenario: Scenario, real: dict[str, RealOutcome]) -> tuple[dict[str, Any], list]:
+    """(JobOutcome per job id, the power-saving log: (time, "resume" | "suspend", node)). A scenario with scaling
+    pools runs from minNodes (``nodes_up="min"``) with the harness's node boot time as the provisioning delay."""
     api = importlib.import_module("whatif.api")
+    run = importlib.import_module("whatif.run")
     jobs = [api.Job(**{**job.__dict__, "submit_s": round(real[job.id].submit_s, 3)}) for job in scenario.jobs]
-    options = api.SimOptions(nodes_up="max", spot_interruptions=False, scheduler="slurm", backfill=scenario.backfill)
-    return api.simulate(api.load_stack_spec(scenario.config), jobs, seed=0, options=options).jobs
+    power = scenario.boot_s is not None
+    options = api.SimOptions(nodes_up="min" if power else "max", spot_interruptions=False, scheduler="slurm",
+                             backfill=scenario.backfill)
+    cluster = api.cluster_of(api.load_stack_spec(scenario.config), "scenario", options)
+    if power:
+        cluster = replace(cluster, pools={k: replace(p, provision_s=scenario.boot_s)
+                                          for k, p in cluster.pools.items()})
+    engine = run.Engine(cluster, jobs, 0, options, run.scheduler_for(cluster))
+    result = engine.run()
+    saving = getattr(engine.scheduler, "power", None)
+    if saving is None:
+        return result.jobs, []
+    later = [(t, "suspend", node) for pool in saving.pools.values()
+             for t, node in saving.after_end(pool, result.horizon_s)[0]]  # the idle pool after the last job
+    return result.jobs, sorted(saving.log + later)
 
 
 @dataclass(frozen=True)
@@ -66,6 +110,8 @@ class Row:
     real_restart_s: float | None
     """Real: when the requeued job became eligible again (Slurm's requeue delay); sim: its second start."""
     sim_restart_s: float | None
+    real_end_s: float | None = None
+    sim_end_s: float | None = None
 
     @property
     def delta_s(self) -> float | None:
@@ -80,6 +126,11 @@ class Comparison:
     rows: tuple[Row, ...]
     tolerance_s: float
     phase_of: dict[str, int]
+    gpus_of: dict[str, int]
+    cluster_gpus: int
+    power_real: tuple[tuple[float, str, str], ...] = ()
+    power_sim: tuple[tuple[float, str, str], ...] = ()
+    """(time, "resume" | "suspend", node): Resume/SuspendProgram calls (real) and the simulator's decisions."""
 
     def order(self, which: str) -> list[list[str]]:
         """Job ids in start order, grouped: starts within TIE_S of the group's first are one scheduling pass."""
@@ -129,20 +180,127 @@ class Comparison:
         return sum(1 for r in self.rows if r.delta_s is not None and abs(r.delta_s) <= self.allowed_s(r))
 
     @property
+    def restarts_agree(self) -> bool:
+        """A requeued job's restart: the real EligibleTime (whole seconds) against the simulator's second start,
+        within one scheduling step plus EligibleTime's 1 s rounding."""
+        return all(abs(r.real_restart_s - r.sim_restart_s) <= self.tolerance_s + 1.0 for r in self.rows
+                   if r.real_restart_s is not None and r.sim_restart_s is not None)
+
+    @property
     def agrees(self) -> bool:
-        return self.same_order and self.within_tolerance == len(self.rows) and all(
-            r.real_preempted == r.sim_preempted for r in self.rows)
+        preempted = all(r.real_preempted == r.sim_preempted for r in self.rows)
+        if self.scenario.wide:
+            return self.wide_agrees and preempted
+        return (self.same_order and self.within_tolerance == len(self.rows) and preempted and self.restarts_agree
+                and not self.power_problems())
+
+    # -- power saving: the same nodes resumed (in order) and suspended, each at the right time --------------------
+    def idle_from(self, which: str) -> dict[str, float]:
+        """Node -> the end of the last job that ran on it."""
+        out: dict[str, float] = {}
+        for r in self.rows:
+            end = getattr(r, f"{which}_end_s")
+            for node in hostnames(getattr(r, f"{which}_nodes")) if end is not None else []:
+                out[node] = max(out.get(node, 0.0), end)
+        return out
+
+    def power_problems(self) -> list[str]:
+        if self.scenario.boot_s is None:
+            return []
+        bad = []
+        real_resumes = [(t, n) for t, k, n in self.power_real if k == "resume"]
+        sim_resumes = [(t, n) for t, k, n in self.power_sim if k == "resume"]
+        if [n for _, n in real_resumes] != [n for _, n in sim_resumes]:
+            bad.append(f"resumed {[n for _, n in real_resumes]} (real) vs {[n for _, n in sim_resumes]} (sim)")
+        for (rt, n), (st, _) in zip(real_resumes, sim_resumes):
+            if abs(rt - st) > JOB_CHECK_S:
+                bad.append(f"{n} resumed at {rt:.1f} (real) vs {st:.1f} (sim)")
+        real_susp = {n: t for t, k, n in self.power_real if k == "suspend"}
+        sim_susp = {n: t for t, k, n in self.power_sim if k == "suspend"}
+        if sorted(real_susp) != sorted(sim_susp):
+            bad.append(f"suspended {sorted(real_susp)} (real) vs {sorted(sim_susp)} (sim)")
+        suspend_time = float(plan_of(self.scenario).directives["SuspendTime"])
+        for which, susp in (("real", real_susp), ("sim", sim_susp)):
+            idle = self.idle_from(which)
+            for n, t in susp.items():
+                after = t - idle.get(n, 0.0)
+                if not suspend_time - 1.0 <= after <= suspend_time + POWER_SAVE_INTERVAL_S + 2.0:
+                    bad.append(f"{which}: {n} suspended {after:.1f} s after its last job (SuspendTime "
+                               f"{suspend_time:g} s + the {POWER_SAVE_INTERVAL_S:g} s power-save pass)")
+        return bad
+
+    # -- many-job scenarios: order beyond one scheduler step, every start within one backfill cycle, aggregates --
+    def wide_order(self, gap_s: float) -> tuple[int, list[str]]:
+        """(pairs checked, pairs in the other order): pairs the simulator starts more than ``gap_s`` apart."""
+        pairs, bad = 0, []
+        started = [r for r in self.rows if r.real_start_s is not None and r.sim_start_s is not None]
+        for a, b in combinations(started, 2):
+            ds, dr = b.sim_start_s - a.sim_start_s, b.real_start_s - a.real_start_s  # type: ignore[operator]
+            if abs(ds) <= gap_s:
+                continue
+            pairs += 1
+            if ds * dr <= 0:
+                bad.append(f"{a.job}/{b.job}")
+        return pairs, bad
+
+    def aggregates(self, which: str) -> tuple[float, float]:
+        """(utilization, mean wait s): GPU-seconds of the jobs' runs over the cluster's GPUs from the first submit
+        to the last end, and the mean of start - submit."""
+        runs, waits, last = 0.0, [], 0.0
+        for r in self.rows:
+            start, end = getattr(r, f"{which}_start_s"), getattr(r, f"{which}_end_s")
+            if start is None or end is None:
+                continue
+            runs += (end - start) * self.gpus_of[r.job]
+            waits.append(start - r.submit_s)
+            last = max(last, end)
+        first = min(r.submit_s for r in self.rows)
+        return runs / (self.cluster_gpus * (last - first)), sum(waits) / len(waits)
+
+    def wide_allowed_s(self, row: Row) -> float:
+        groups = self.order("sim")
+        step = next((i for i, g in enumerate(groups) if row.job in g), 0)
+        return self.tolerance_s + LAG_PER_START_S * step
+
+    @property
+    def wide_late(self) -> list[Row]:
+        return [r for r in self.rows if r.delta_s is not None and abs(r.delta_s) > self.wide_allowed_s(r)]
+
+    @property
+    def wide_agrees(self) -> bool:
+        (ru, rw), (su, sw) = self.aggregates("real"), self.aggregates("sim")
+        return (not self.wide_order(self.tolerance_s)[1] and not self.wide_late
+                and all((r.real_start_s is None) == (r.sim_start_s is None) for r in self.rows)
+                and abs(ru - su) <= UTILIZATION_PTS / 100 and abs(rw - sw) <= MEAN_WAIT_SHARE * rw)
 
 
-def compare(scenario: Scenario, real: dict[str, RealOutcome], sim: dict[str, Any]) -> Comparison:
+def hostnames(hosts: str) -> list[str]:
+    """``h100-[0,2]`` / ``h100-[1-2]`` / ``h100-1`` -> node names."""
+    prefix, _, rest = hosts.partition("-[")
+    if not rest:
+        return [hosts] if hosts else []
+    out = []
+    for part in re.findall(r"\d+(?:-\d+)?", rest):
+        first, _, last = part.partition("-")
+        out += [f"{prefix}-{i}" for i in range(int(first), int(last or first) + 1)]
+    return out
+
+
+def compare(scenario: Scenario, real: dict[str, RealOutcome], sim: dict[str, Any],
+            power_real: list | None = None, power_sim: list | None = None) -> Comparison:
     rows = []
     for job in scenario.jobs:
         r, s = real[job.id], sim[job.id]
         rows.append(Row(job.id, r.submit_s, r.start_s, s.start_s, r.nodes[0] if r.nodes else "",
                         _hostlist(s.nodes[:job.nodes]) if s.starts else "", r.preemptions, s.preemptions,
-                        r.eligible_again_s, s.starts[1] if len(s.starts) > 1 else None))
+                        r.eligible_again_s, s.starts[1] if len(s.starts) > 1 else None,
+                        r.end_s if r.preemptions == 0 else None, s.end_s if s.preemptions == 0 else None))
     phase_of = {j.id: i for i, p in enumerate(scenario.phases) for j in p.jobs}
-    return Comparison(scenario, tuple(rows), tolerance_s(scenario), phase_of)
+    plan = plan_of(scenario)
+    return Comparison(scenario, tuple(rows), tolerance_s(scenario), phase_of,
+                      {j.id: j.gpus_per_node * j.nodes for j in scenario.jobs},
+                      sum(n.replicas * n.gpus for n in plan.nodesets),
+                      tuple(power_real or ()), tuple(power_sim or ()))
 
 
 def _hostlist(nodes: tuple[str, ...]) -> str:
@@ -162,6 +320,8 @@ def _f(x: float | None) -> str:
 
 def markdown(c: Comparison) -> str:
     pairs, bad = c.order_pairs()
+    if c.scenario.wide:
+        return _wide_markdown(c)
     lines = [f"**{c.scenario.name}**: {c.scenario.what}. Start order real `{c.order('real')}`, simulated "
              f"`{c.order('sim')}`: **{'same' if c.same_order else 'DIFFERENT'}** ({pairs - len(bad)}/{pairs} pairs "
              f"agree{'; not: ' + ', '.join(bad) if bad else ''}); starts within the allowed lag: "
@@ -170,10 +330,40 @@ def markdown(c: Comparison) -> str:
              "| job | submit s | real start s | sim start s | Δ s | allowed ±s | real nodes | sim nodes | "
              "preempted real/sim | restart real (eligible) / sim s |",
              "|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+    if c.scenario.boot_s is not None:
+        problems = c.power_problems()
+        lines[0] += (f" Power saving: real {[(round(t, 1), k, n) for t, k, n in c.power_real]}, simulated "
+                     f"{[(round(t, 1), k, n) for t, k, n in c.power_sim]}: "
+                     f"**{'agree' if not problems else 'DIFFER: ' + '; '.join(problems)}**.")
     for r in c.rows:
         restart = "—" if r.real_restart_s is None and r.sim_restart_s is None else \
             f"{_f(r.real_restart_s)} / {_f(r.sim_restart_s)}"
         lines.append(f"| {r.job} | {r.submit_s:.2f} | {_f(r.real_start_s)} | {_f(r.sim_start_s)} | {_f(r.delta_s)} | "
                      f"{c.allowed_s(r):.0f} | {r.real_nodes} | {r.sim_nodes} | {r.real_preempted}/{r.sim_preempted} | "
                      f"{restart} |")
+    return "\n".join(lines)
+
+
+def _wide_markdown(c: Comparison) -> str:
+    pairs, bad = c.wide_order(c.tolerance_s)
+    fine, fine_bad = c.wide_order(FINE_ORDER_GAP_S)
+    (ru, rw), (su, sw) = c.aggregates("real"), c.aggregates("sim")
+    late = c.wide_late
+    lines = [f"**{c.scenario.name}**: {c.scenario.what}. Order of pairs more than {c.tolerance_s:g} s apart: "
+             f"**{pairs - len(bad)}/{pairs}** agree{'; not: ' + ', '.join(bad) if bad else ''} (more than "
+             f"{FINE_ORDER_GAP_S:g} s apart: {fine - len(fine_bad)}/{fine}{'; not: ' + ', '.join(fine_bad) if fine_bad else ''}); "
+             f"starts within the allowed lag: **{len(c.rows) - len(late)}/{len(c.rows)}**, max |Δ| "
+             f"{c.max_abs_delta_s:.2f} s; utilization real {ru:.1%} / sim {su:.1%} (Δ {100 * (su - ru):+.1f} pts); "
+             f"mean wait real {rw:.2f} s / sim {sw:.2f} s (Δ {sw - rw:+.2f} s, {(sw - rw) / rw:+.1%}): "
+             f"**{'agrees' if c.agrees else 'DIFFERS'}**.",
+             "",
+             "| job | partition | nodes | submit s | real start s | sim start s | Δ s | allowed ±s | real nodes | "
+             "sim nodes |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    jobs = {j.id: j for j in c.scenario.jobs}
+    for r in sorted(c.rows, key=lambda r: (r.sim_start_s is None, r.sim_start_s or 0.0)):
+        j = jobs[r.job]
+        lines.append(f"| {r.job} | {j.pool} | {j.nodes} | {r.submit_s:.2f} | {_f(r.real_start_s)} | "
+                     f"{_f(r.sim_start_s)} | {_f(r.delta_s)} | {c.wide_allowed_s(r):.0f} | {r.real_nodes} | "
+                     f"{r.sim_nodes} |")
     return "\n".join(lines)

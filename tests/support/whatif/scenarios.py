@@ -12,6 +12,7 @@ priority in real Slurm.
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -51,6 +52,17 @@ class Scenario:
     typed_gres: bool = False
     """Jobs ask for ``--gres=gpu:<type>:N`` (else untyped ``gpu:N``, held only by the untyped ``gres/gpu`` cap)."""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    wide: bool = False
+    """A many-job scenario on the rendered ``bf_*`` settings: judged on start order (pairs a scheduling step or more
+    apart), utilization and mean wait (``whatif_compare.Comparison.agrees``)."""
+    timeout_s: float = 60.0
+    """How long the real run may take after the last submit."""
+    boot_s: float | None = None
+    """Scaling pools (power saving): the real run has slurmctld run the rendered Resume/SuspendProgram against a
+    stand-in API server, and a new NodeSet pod's slurmd starts this long after ``replicas`` reach it
+    (``tests/support/slurm/nodeset_operator.py``); the simulator gets it as the provisioning delay."""
+    settle_s: float = 0.0
+    """How long the real run goes on after its last job (for SuspendTime to pass)."""
 
     @property
     def jobs(self) -> list[ScenarioJob]:
@@ -58,8 +70,8 @@ class Scenario:
 
 
 def _job(id: str, at: float, nodes: int, run: float, limit_min: int, queue: str = "team",
-         qos: str | None = None) -> ScenarioJob:
-    return ScenarioJob(id, at, queue, 8, run, nodes, limit_min * 60.0, qos, "h100")
+         qos: str | None = None, pool: str = "h100") -> ScenarioJob:
+    return ScenarioJob(id, at, queue, 8, run, nodes, limit_min * 60.0, qos, pool)
 
 
 # A holds one node for 8 s with a 2-min limit (B comes 4 s later: sched/builtin may defer A's first pass ~3 s);
@@ -136,5 +148,67 @@ UNCAPPED_WITHOUT_ACCOUNTING = Scenario(
     _stack(2, {"queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": 16}]}]}, NO_ACCOUNTING),
     (Phase(0, BACKFILL_JOBS),), scheduler_type="sched/builtin", backfill=False)
 
+# preempt/partition_prio: jobs in the pool's own partition (PriorityTier 2) preempt jobs that borrowed the pool
+# through `all` (tier 1); the victims are requeued and held 121 s.
+PARTITION_PRIO = Scenario(
+    "partition-prio", "preempt/partition_prio: the pool's own partition (tier 2) preempts jobs of `all` (tier 1)",
+    edits(_stack(2, ONE_QUEUE, {"accounting": True, "priorityWeights": {"fairShare": 0, "age": 0},
+                                "preemptType": "partition_prio"}), {"scheduling.slurm.allPoolsPartition": True}),
+    (Phase(0, (_job("A1", 0, 1, 10, 1, pool="all"), _job("A2", 0.3, 1, 10, 1, pool="all"),
+               _job("P", 1.5, 1, 2, 1, pool="h100"))),))
+
+
+def _wide_stack(slurm: dict[str, Any]) -> dict[str, Any]:
+    """Two pools of a3-highgpu-8g: `train` (3 nodes, multi-node: OverSubscribe=EXCLUSIVE, topology/block) and `dev`
+    (3 nodes); partitions train, dev, `all` (default) and `urgent` over both at PriorityTier 3; two accounts; the
+    rendered backfill settings (bf_interval 30 s, bf_resolution 60 s, bf_window 1 day, bf_max_job_test 1000) and
+    priority weights (age 1000, job size 1000, QOS 2000). Fair-share is 0 here: slurmctld recomputes it every
+    PriorityCalcPeriod from its own start, which a few-minute run cannot line up with (``fairshare`` covers it)."""
+    pools = [{"name": "train", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": 3,
+              "maxNodes": 3, "multiNode": True},
+             {"name": "dev", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": 3,
+              "maxNodes": 3}]
+    queues = [{"name": "research", "quotas": [{"pool": "train", "gpus": 24}]},
+              {"name": "prod", "quotas": [{"pool": "dev", "gpus": 24}]}]
+    return edits(GKE, {"nodePools": pools, "scheduling": {"workload": "slurm", "cohort": "all", "queues": queues,
+                                                          "slurm": {"accounting": True, "partitions": [
+                                                              {"name": "urgent", "pools": ["train", "dev"],
+                                                               "priorityTier": 3}],
+                                                              "priorityWeights": {"fairShare": 0, "age": 1000},
+                                                              **slurm}}})
+
+
+def _wide_jobs(seed: int, count: int) -> tuple[ScenarioJob, ...]:
+    """``count`` whole-node jobs submitted together (a burst: ``Phase.burst``) in partition `all` (1 node), `train`
+    (1-3 nodes), `dev` or `urgent` (1 node); runs of 15-40 s (long against Slurm's 1-3 s per scheduling pass),
+    limits of 1-2 min (Slurm keeps whole minutes), from a seeded stream so the list is fixed."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        part = rng.choices(["all", "train", "dev", "urgent"], [4, 3, 2, 1])[0]
+        nodes = rng.choice([1, 2, 2, 3]) if part == "train" else 1
+        run = float(rng.randint(15, 40))
+        out.append(ScenarioJob(f"J{i:02d}", 0.0, rng.choice(["research", "prod"]), 8, run, nodes,
+                               60.0 * rng.choice([1, 1, 2]), None, part))
+    return tuple(out)
+
+
+# Power saving (scheduling.slurm.scaling): h100 follows the queue from 1 to 3 nodes, idle nodes released after 1 min
+# (SuspendTime=60, the rendered minimum). A fits the one powered-up node; B makes slurmctld resume h100-1 and waits
+# CONFIGURING for its slurmd; C (2 nodes) waits for A's node and resumes h100-2; once idle, the two resumed nodes are
+# suspended after SuspendTime and h100-0 stays up (SuspendExcNodes=h100:1).
+POWER = Scenario(
+    "power-saving", "a pool following the queue (1-3 nodes): the rendered ResumeProgram/SuspendProgram run by "
+    "slurmctld, nodes booting in 5 s, released after SuspendTime (60 s)",
+    edits(_stack(3, ONE_QUEUE, {**NO_ACCOUNTING, "scaling": {"idleMinutes": 1}}),
+          {"nodePools[0].minNodes": 1, "nodePools[0].multiNode": False}),
+    (Phase(0, (_job("A", 0, 1, 20, 1), _job("B", 2, 1, 25, 1), _job("C", 4, 2, 10, 1))),),
+    boot_s=5.0, settle_s=90.0, timeout_s=120.0)
+
+WIDE = Scenario(
+    "wide-tiers", "30 jobs at once on two pools and four partitions (PriorityTier 3 `urgent`), the rendered bf_* "
+    "settings, age weight on", _wide_stack({}), (Phase(0, _wide_jobs(7, 30), burst=True),), wide=True,
+    timeout_s=420)
+
 SCENARIOS = (FIFO, BACKFILL, FAIRSHARE, PREEMPTION, CAPPED, CAPS, CAPS_UNTYPED, BLOCKS,
-             UNCAPPED_WITHOUT_ACCOUNTING)
+             UNCAPPED_WITHOUT_ACCOUNTING, PARTITION_PRIO, POWER, WIDE)
