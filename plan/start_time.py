@@ -5,11 +5,11 @@ pod start itself and, where a ComputeDomain is used, its start. Pure; read by th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from catalog.provisioning import load_provisioning
 from catalog.start_path import load_start_path
-from plan.pod_start import PodStartPlan, pod_start_plan, pod_start_summary, streams
+from plan.pod_start import PodStartPlan, pod_start_summary, streams
 from spec.stack import NodePool, StackSpec
 
 
@@ -55,23 +55,25 @@ def gang_seconds(start: PoolStart, pods: int, cold: bool, f: Mapping[str, float]
     return (start.provision_s + start.pull_s if cold else 0.0) + overhead_s(pods, f, compute_domain)
 
 
-def largest_gang(spec: StackSpec, pool: NodePool, f: Mapping[str, float] | None = None) -> dict[str, Any]:
+def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan,
+                 f: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The preview's estimate for the pool's largest gang (every node of a multi-node pool, else one pod): admission
     to all pods running on new nodes (cold) and on nodes that already hold the image (warm)."""
     f = factors() if f is None else f
     prov = load_provisioning()[(spec.cloud, pool.capacity.type)]
     ps = pool.pod_start
-    start = pool_start(pod_start_plan(spec.cloud, pool), prov.provision_seconds, ps.image_size_gb if ps else None, f)
+    start = pool_start(plan, prov.provision_seconds, ps.image_size_gb if ps else None, f)
     pods = pool.max_nodes if pool.multi_node else 1
     return {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f), 1),
             "warmS": round(gang_seconds(start, pods, False, f), 1), "image": start.pull_how,
             "provisionS": start.provision_s, "pullS": round(start.pull_s, 1)}
 
 
-def pod_start_rows(spec: StackSpec) -> list[dict[str, Any]]:
-    """``pod_start_summary`` with the largest gang's cold and warm estimate on every row."""
-    rows = pod_start_summary(spec)
+def pod_start_rows(spec: StackSpec, plans: Sequence[PodStartPlan]) -> list[dict[str, Any]]:
+    """``pod_start_summary`` with the largest gang's cold and warm estimate on every row (``plans``: the pools'
+    pod-start plans, in spec order)."""
+    rows = pod_start_summary(spec, plans)
     f = factors()
-    for row, pool in zip(rows, spec.node_pools):
-        row["largestGang"] = largest_gang(spec, pool, f)
+    for row, pool, plan in zip(rows, spec.node_pools, plans, strict=True):
+        row["largestGang"] = largest_gang(spec, pool, plan, f)
     return rows
