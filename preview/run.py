@@ -71,7 +71,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.fabric = fabric_summary(spec, facts, report.resources)
     report.warnings += contract_warnings(spec, report.fabric)
     report.maintenance = maintenance_summary(spec)
-    report.pod_start = pod_start_rows(spec, [p.pod_start for p in plan.pools.values()])
+    report.pod_start = pod_start_rows(spec, [p.pod_start for p in plan.pools.values()], facts)
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
     if plan.fleet is not None and plan.fleet.manager:
