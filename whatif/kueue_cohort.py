@@ -109,6 +109,18 @@ class CohortView:
             parent = min(quota.nominal - g - max(0, usage - g) + quota.borrowing_limit, parent)
         return max(0, g - usage) + parent
 
+    def potential(self, q: QueueView, flavor: str) -> int:
+        """Kueue's ``PotentialAvailable``: what the queue could get with nothing admitted anywhere: its nominal quota
+        plus what the rest of the cohort lends, capped by its borrowing limit; without a cohort, nominal."""
+        quota = q.model.quotas[flavor]
+        if not self.in_cohort:
+            return quota.nominal
+        g = self.guaranteed(q, flavor)
+        total = self.lendable.get(flavor, 0)
+        if quota.borrowing_limit is not None:
+            total = min(quota.nominal - g + quota.borrowing_limit, total)
+        return g + total
+
     def borrowing(self, q: QueueView, flavor: str, extra: int = 0) -> bool:
         return self.in_cohort and q.usage[flavor] + extra > q.model.quotas[flavor].nominal
 

@@ -11,6 +11,7 @@ from whatif.cluster import KueueModel, QueueModel, slices_for
 from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
+from whatif.kueue_cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
 from whatif.kueue_preempt import Choice, choose
 from whatif.model import Job
 from whatif.nodes import PoolState
@@ -66,6 +67,8 @@ class KueueScheduler:
         self.waiting_pods: list[KueueJob] = []
         """Admitted workloads whose pods are not all running yet, in admission order."""
         self._up_seen = -1.0
+        self._now = 0.0
+        self._failed: set[tuple] = set()
 
     def new_job(self, job: Job, n: int) -> KueueJob:
         return KueueJob(job, n)
@@ -103,10 +106,10 @@ class KueueScheduler:
             self._up_seen = self.eng.up_gpus
             for c in self.cqs.values():
                 c.unpark()
-        self._failed: set[tuple] = set()
+        self._failed = set()
         self._place(now)
         for _ in range(MAX_ADMISSIONS_PER_PASS):
-            if not self._admit_one(now):
+            if not self._cycle(now):
                 break
         self._place(now)
 
@@ -152,34 +155,53 @@ class KueueScheduler:
                 break
         return out
 
-    def _admit_one(self, now: float) -> bool:
+    def _cycle(self, now: float) -> bool:
+        """One Kueue scheduling cycle (``kueue_cycle``) over the queues' heads; False when it changed nothing."""
         heads = self._heads(now)
         if not heads:
             return False
-        options: list[tuple[tuple, CQ, KueueJob, Choice]] = []
-        parked = False
-        for cq, js in heads:
+        entries: list[Entry] = []
+        shapes: dict[int, tuple] = {}
+        for i, (cq, js) in enumerate(heads):
             shape = (cq.model.name, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share, js.job.pool, js.value)
+            shapes[i] = shape
             choice = None if shape in self._failed else self._choose(cq, js)
-            if choice is None:
-                self._failed.add(shape)  # a later twin (same shape, no higher priority) would not fit either
-                cq.parked.add(js.n)
+            need = {} if choice is None else {choice.pool: self.need(js, choice.pool)}
+            entries.append(Entry(js, Incoming(cq.model.name, js.value, js.order_ts, need), choice, i))
+        self._now = now
+        changed = False
+        for e in Cycle(self.view, self).run(entries):
+            if e.outcome == NO_FIT:
+                cq = self.cqs[e.inc.queue]
+                self._failed.add(shapes[e.n])  # a later twin (same shape, no higher priority) would not fit either
+                cq.parked.add(e.key.n)
                 cq.head = None
-                parked = True
-                continue
-            share = self.view.share(cq, choice.pool, self.need(js, choice.pool)) if self.k.fair_sharing else 0.0
-            options.append(((choice.borrows, share, -js.value, js.order_ts, js.n), cq, js, choice))
-        if not options:
-            return parked  # parked heads may uncover the next workload of a BestEffortFIFO queue
-        _, cq, js, choice = min(options, key=lambda o: o[0])
-        for victim in choice.victims:
+                changed = True  # parked heads may uncover the next workload of a BestEffortFIFO queue
+            elif e.outcome in (FIT, PREEMPTING):
+                changed = True
+        return changed
+
+    # -- kueue_cycle.Apply --------------------------------------------------------------------------------------
+    def focus(self, entry: Entry) -> None:
+        self._placing = entry.key  # topology checks are for this workload
+
+    def admit(self, entry: Entry) -> None:
+        assert entry.choice is not None
+        js = entry.key
+        self._failed.clear()  # an admission can open preemption for a twin that failed (it may now reclaim from it)
+        self._admit(self.cqs[entry.inc.queue], js, entry.choice.pool, self._now)
+
+    def preempt(self, entry: Entry) -> None:
+        """Kueue admits the preemptor once its victims are gone; here their quota is released at once and the
+        preemptor admitted in the same pass (the victims requeue after ``EVICTION_S``)."""
+        assert entry.choice is not None
+        now = self._now
+        for victim in entry.choice.victims:
             evicted = victim.key
             self.eng.preempt(evicted, requeue=True)
             evicted.eligible = now + EVICTION_S  # back in the queue once its pods are gone
             self.eng.push(evicted.eligible, TICK, ("evicted", evicted, evicted.token))
-        self._failed.clear()  # an admission can open preemption for a twin that failed (it may now reclaim from it)
-        self._admit(cq, js, choice.pool, now)
-        return True
+        self.admit(entry)
 
     def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
         cq.pending.remove(js)
