@@ -146,8 +146,8 @@ def _borrows_after(view: CohortView, q: QueueView, pool: str, need: int, victims
 def _classical(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
     q = view.queues[inc.queue]
     model = q.model
-    same = [(w, WITHIN) for w in q.admitted.values()
-            if model.within_queue != "Never" and w.flavor == pool and satisfies(model.within_queue, inc, w)]
+    same = [] if model.within_queue == "Never" else [
+        (w, WITHIN) for w in q.admitted.values() if w.flavor == pool and satisfies(model.within_queue, inc, w)]
     hier: list[tuple[Admitted, str]] = []
     prio: list[tuple[Admitted, str]] = []
     forbidden = model.borrow_within_cohort == "Never"
@@ -202,8 +202,8 @@ def _classical(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Ad
 def _fair(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
     q = view.queues[inc.queue]
     model = q.model
-    cands = [w for w in q.admitted.values()
-             if model.within_queue != "Never" and w.flavor == pool and satisfies(model.within_queue, inc, w)]
+    cands = [] if model.within_queue == "Never" else [
+        w for w in q.admitted.values() if w.flavor == pool and satisfies(model.within_queue, inc, w)]
     if view.in_cohort and model.reclaim != "Never":
         for other in view.queues.values():
             if other is q or pool not in other.model.quotas or not view.borrowing(other, pool):
