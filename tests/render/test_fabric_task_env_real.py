@@ -21,7 +21,7 @@ from plan.slurm import plan_slurm
 from tests.support.spec.edit import edits
 from tests.support.spec.scheduling_fixtures import spec_and_facts
 from tests.support.slurm.cluster import SlurmCluster
-from tests.support.slurm.session import RealSlurm, real_slurm
+from tests.support.slurm.session import real_slurm
 
 STACK = "gke-h100-512"
 FABRIC_POOL, PLAIN_POOL = "h100-mega", "l4-eval"
@@ -47,29 +47,25 @@ def task_envs() -> dict[str, dict[str, str]]:
     assert spec.scheduling is not None
     plan = plan_slurm(spec.scheduling, facts)
     fabrics = {p.name: pod_fabric(p) for p in facts}
-    with real_slurm("dbd-fabric" if plan.accounting else None) as slurm:
-        return _run_envs(slurm, plan, fabrics)
-
-
-def _run_envs(slurm: RealSlurm, plan, fabrics) -> dict[str, dict[str, str]]:
-    cluster = None
-    try:
-        cluster = SlurmCluster(slurm.chroot, plan, "fabric-env", slurm.key, slurm.dbd, fabrics=fabrics)
-        out_host, out_inside = cluster.out_dir
-        envs = {}
-        for pool, account in ((FABRIC_POOL, "pretraining"), (PLAIN_POOL, "research")):
-            args = ["sbatch", "--parsable", "-p", pool, "-N", "1", f"--output={out_inside}/{pool}.out",
-                    "--wrap", "srun env"]
-            if plan.accounting:
-                args[2:2] = ["-A", account]
-            sub = cluster.ctl.run(*args)  # the controller's environment: no NCCL_* (as from a login pod)
-            assert sub.returncode == 0, sub.stdout + sub.stderr
-            envs[pool] = _wait_output(cluster, out_host / f"{pool}.out", sub.stdout.strip())
-        envs["_log_problems"] = {str(i): line for i, line in enumerate(cluster.log_problems())}
-        return envs
-    finally:
-        if cluster is not None:
-            cluster.stop()
+    with real_slurm("dbd-fabric" if plan.accounting else None) as real:
+        cluster = None
+        try:
+            cluster = SlurmCluster(real.chroot, plan, "fabric-env", real.key, real.dbd, fabrics=fabrics)
+            out_host, out_inside = cluster.out_dir
+            envs = {}
+            for pool, account in ((FABRIC_POOL, "pretraining"), (PLAIN_POOL, "research")):
+                args = ["sbatch", "--parsable", "-p", pool, "-N", "1", f"--output={out_inside}/{pool}.out",
+                        "--wrap", "srun env"]
+                if plan.accounting:
+                    args[2:2] = ["-A", account]
+                sub = cluster.ctl.run(*args)  # the controller's environment: no NCCL_* (as from a login pod)
+                assert sub.returncode == 0, sub.stdout + sub.stderr
+                envs[pool] = _wait_output(cluster, out_host / f"{pool}.out", sub.stdout.strip())
+            envs["_log_problems"] = {str(i): line for i, line in enumerate(cluster.log_problems())}
+            return envs
+        finally:
+            if cluster is not None:
+                cluster.stop()
 
 
 def _wait_output(cluster: SlurmCluster, path, job: str) -> dict[str, str]:

@@ -44,17 +44,16 @@ POWER_CALLS: dict[str, list[tuple[float, str, str]]] = {}
 
 @pytest.fixture(scope="module")
 def real_runs() -> dict[str, dict[str, RealOutcome]]:
-    with real_slurm("dbd-whatif") as slurm:
-        print(f"\nreal Slurm: {'; '.join(versions(slurm.root))}")
-        dbd = slurm.dbd
-        assert dbd is not None
+    with real_slurm("dbd-whatif") as real:
+        print(f"\nreal Slurm: {'; '.join(versions(real.root))}")
+        assert real.dbd is not None
         # Every cluster stays up until all scenarios are done: slurmctld serves auth/slurm tokens on a fixed socket
         # path of the shared root (/run/slurmctld/sack.socket, the last started controller's), and a client whose
         # controllers have all stopped gets "failed to connect to any sack sockets".
         cleanup: list[Callable[[], object]] = []
         try:
             with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
-                futures = {s.name: pool.submit(run_real, slurm.chroot, slurm.key, dbd, s, cleanup)
+                futures = {s.name: pool.submit(run_real, real.chroot, real.key, real.dbd, s, cleanup)
                            for s in SCENARIOS}
                 runs = {name: f.result() for name, f in futures.items()}
         finally:
