@@ -16,9 +16,9 @@ LIBRARIES = ("libfabric.so.1", "libnccl-net.so")
 """What NCCL loads: libfabric (EFA provider) and the aws-ofi-nccl plugin under NCCL's default plugin name."""
 
 
-def check_script(build: ImageBuild) -> str:
-    """POSIX sh: exit 0 when the image is the recipe's build with its libraries on the loader's path."""
-    libs = " ".join(LIBRARIES)
+def check_script(build: ImageBuild, libraries: tuple[str, ...] = LIBRARIES) -> str:
+    """POSIX sh: exit 0 when the image is the recipe's build with ``libraries`` on the loader's path."""
+    libs = " ".join(libraries)
     return (f'test "$(sed -n "s/^build=//p" {build.marker} 2>/dev/null)" = "{build.build}" || '
             f'{{ echo "{CHECK_CONTAINER}: this image was not built from {build.dockerfile} (no build={build.build} '
             f'in {build.marker}); NCCL would fall back to TCP" >&2; exit 1; }}; '

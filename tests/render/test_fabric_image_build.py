@@ -172,6 +172,20 @@ def test_the_check_script_passes_only_the_built_image(tmp_path, marker, libs, ok
     assert stderr in run.stderr
 
 
+@pytest.mark.parametrize("libraries,ok", [(("libc.so.6",), True), (("libc.so",), False), (("libnot-here.so.1",), False)])
+def test_the_check_reads_the_real_loader_cache_format(tmp_path, libraries, ok):
+    """This machine's own ``ldconfig -p`` (not a fake): the script finds a library by its exact name only."""
+    ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
+    if ldconfig is None or shutil.which("awk") is None or "\tlibc.so.6 (" not in subprocess.run(
+            [ldconfig, "-p"], capture_output=True, text=True).stdout:
+        pytest.skip("needs a glibc ldconfig whose cache lists libc.so.6")
+    (tmp_path / "image-build").write_text("build=slurmd-efa\n")
+    script = check_script(replace(BUILD, marker=str(tmp_path / "image-build")), libraries)
+    env = {**os.environ, "PATH": f"{Path(ldconfig).parent}:{os.environ['PATH']}"}
+    run = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+    assert (run.returncode == 0) == ok, run.stderr
+
+
 # --- the recipe and its catalog row ----------------------------------------------------------------------------------
 
 DOCKERFILE = PROJECT_ROOT / BUILD.dockerfile
