@@ -19,6 +19,13 @@ RDMA_GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORK_PREFIX = "rdma-"
 """GKE's A3 Ultra/A4 guides: gvnic-1 for the extra gVNIC, rdma-0…rdma-7 for the RoCE subnets."""
 
+EFA_NODE_HUGEPAGES = {"hugepages-2Mi": "10256Mi"}
+"""What an EFA node advertises: the 5,128 pre-allocated 2-MiB pages of the Amazon EKS user guide "Run machine
+learning training on Amazon EKS with Elastic Fabric Adapter" (jobs request 5120Mi: ``render/fabric_pod.py``). The node template of an
+autoscaled EFA group declares it, or Cluster Autoscaler never scales the group up from zero for a pod requesting huge
+pages (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/aws_manager.go builds a template node's allocatable
+from the instance type plus the ``k8s.io/cluster-autoscaler/node-template/resources/<name>`` tags only)."""
+
 
 @dataclass(frozen=True)
 class FabricNetworkPlan:
@@ -44,6 +51,8 @@ class FabricPlan:
     """``fabric.sharedMemoryGiB``: the /dev/shm size of the pool's jobs; None: sized from the machine's RAM."""
     runtime_image: str | None = None
     """``fabric.runtimeImage``: the ``torch-<pool>`` runtime's image; None: the fabric's default."""
+    runtime_image_build: str | None = None
+    """``fabric.runtimeImageBuild``: the recipe (``catalog/data/image-builds.csv``) ``runtime_image`` was built from."""
 
     @property
     def creates_networks(self) -> bool:
@@ -99,4 +108,6 @@ def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: Pool
                                           subnetwork=own.subnetwork if own else None))
     return FabricPlan(kind=machine.kind, machine=machine, mode=mode, networks=tuple(networks),
                       shm_gib=setting.shared_memory_gib if setting is not None else None,
-                      runtime_image=setting.runtime_image if setting is not None else None)
+                      runtime_image=setting.runtime_image if setting is not None else None,
+                      runtime_image_build=setting.runtime_image_build.value
+                      if setting is not None and setting.runtime_image_build is not None else None)

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from render.fabric_pod import PodFabric, apply_to_container
 from plan.slurm import SlurmPlan
-from plan.slurm_scaling import SCRIPT_DIR
+from plan.slurm_scaling import SCRIPT_DIR, SLURMD_BOOT_ARGS
 from plan.slurm_task_env import MOUNT as TASK_ENV_MOUNT, TASK_PROLOG, volume as task_env_volume
 from render.slurm_login import login_values
 from render.slurm_task_env import config_map_data, wired
@@ -75,7 +75,7 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
             "replicas": n.pods_at_deploy,
             "extraConf": n.node_conf,
             "partition": {"enabled": False},  # partitions come from `partitions` below, one per pool
-            "slurmd": {"resources": n.pod_resources()},
+            "slurmd": {"resources": n.pod_resources(), **({"args": list(SLURMD_BOOT_ARGS)} if n.scales else {})},
             "podSpec": {"nodeSelector": dict(n.node_selector), "tolerations": [dict(t) for t in n.tolerations]},
         } for n in plan.nodesets},
         # The chart's example `all` partition is replaced by ours (or switched off).
@@ -108,15 +108,26 @@ def _wire_scaling(controller: dict[str, Any]) -> None:
         {"name": "scaling-programs", "mountPath": SCRIPT_DIR, "readOnly": True}]}
 
 
+def chart_image(image: str) -> dict[str, str]:
+    """The chart's image object (``slurm.format-image``): ``{repository, digest}`` for ``repo@sha256:…`` (a tag
+    before the digest is dropped: the digest decides), else ``{repository, tag}``."""
+    if "@" in image:
+        named, _, digest = image.partition("@")
+        last = named.rsplit("/", 1)[-1]
+        return {"repository": named.rpartition(":")[0] if ":" in last else named, "digest": digest}
+    if ":" in image.rsplit("/", 1)[-1]:
+        repository, _, tag = image.rpartition(":")
+        return {"repository": repository, "tag": tag}
+    return {"repository": image}
+
+
 def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
     """The NodeSet's pod gets the fabric's annotations, sidecars, volumes and DRA claims; slurmd (where job steps
     run) its env, mounts, extra requests (EFA) and the claims' names. Keys of the chart's nodeset values: metadata,
     podSpec, slurmd."""
     slurmd = apply_to_container(nodeset["slurmd"], fabric)
     if fabric.image:  # tasks run in slurmd's container: on EFA it needs libfabric + aws-ofi-nccl too
-        repository, _, tag = fabric.image.rpartition(":") if ":" in fabric.image.rsplit("/", 1)[-1] else \
-            (fabric.image, "", "")
-        slurmd["image"] = {"repository": repository, **({"tag": tag} if tag else {})}
+        slurmd["image"] = chart_image(fabric.image)
     nodeset["slurmd"] = slurmd
     if fabric.annotations:
         nodeset["metadata"] = {"annotations": dict(fabric.annotations)}
