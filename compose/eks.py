@@ -38,6 +38,7 @@ def build_eks(plan: StackPlan, account_id_secret: bool = False) -> BuiltCluster:
                 providers=[provider, cluster.ref.k8s_provider], depends_on=[cluster]))
         if autoscaler.provisioning_request_crd is not None:  # Kueue checks for the CRD when it starts
             kueue_after.append(autoscaler.provisioning_request_crd)
-    fleet = build_cluster_layers(plan, cluster, cluster.ref.k8s_provider, kueue_after=kueue_after)
+    fleet = build_cluster_layers(plan, cluster, cluster.ref.k8s_provider, kueue_after=kueue_after,
+                                 cloud_provider=provider, cluster_name=cluster.name)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig,
                         pools={name: p.facts for name, p in plan.pools.items()}, fleet_outputs=fleet.outputs)

@@ -39,6 +39,7 @@ def build_gke(plan: StackPlan, cat: Catalog) -> BuiltCluster:
         api = sources.streaming_api if sources is not None and name in streaming else None
         GkeGpuNodePool(name, pool, cluster.ref, network_config=networks.get(name),
                        after=[api] if api is not None else [], opts=opts)
-    fleet = build_cluster_layers(plan, cluster, cluster.ref.k8s_provider, kueue_after=admission)
+    fleet = build_cluster_layers(plan, cluster, cluster.ref.k8s_provider, kueue_after=admission,
+                                 cloud_provider=provider, cluster_name=cluster.name)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools,
                         fleet_outputs=fleet.outputs)

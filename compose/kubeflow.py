@@ -45,7 +45,7 @@ def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
     teams = list(dict.fromkeys(q.namespace or q.name for q in sched.queues))
     kubeflow = Kubeflow("kubeflow", training_runtimes(facts, kueue_plan.placements), katib=kueue_plan.katib,
                         pipelines=kueue_plan.pipelines, policies=kubeflow_policies(teams, katib=kueue_plan.katib),
-                        access=access_notes(sched, facts), after=[cluster], opts=opts)
+                        access=access_notes(sched, facts), team_namespaces=teams, after=[cluster], opts=opts)
     kueue = Kueue("kueue", render_kueue(sched, facts, kueue_plan.placements),
                   # DRA claims Kueue must count: fabric NICs and NVLink ComputeDomain channels
                   kueue_values(sched, [*kueue_device_classes(facts), *channel_device_classes(facts)]),

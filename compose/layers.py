@@ -16,13 +16,14 @@ from plan.stack import StackPlan
 
 
 def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
-                         kueue_after: Sequence[pulumi.Resource] = ()) -> FleetExports:
+                         kueue_after: Sequence[pulumi.Resource] = (), cloud_provider: pulumi.ProviderResource | None = None,
+                         cluster_name: pulumi.Input[str] | None = None) -> FleetExports:
     """``kueue_after``: what Kueue must start after besides the cluster (EKS: the ProvisioningRequest CRD). Returns
     the fleet outputs to export (none for a standalone cluster)."""
     build_gpu_runtime(plan, cluster, k8s_provider)
     build_prepull(plan, cluster, k8s_provider)
     kubeflow = build_kubeflow_path(plan, cluster, k8s_provider, kueue_after)
     namespaces = dict(kubeflow.namespaces)
-    namespaces.update(build_slurm_path(plan, cluster, k8s_provider))
+    namespaces.update(build_slurm_path(plan, cluster, k8s_provider, cloud_provider, cluster_name))
     build_nvlink(plan, cluster, k8s_provider, namespaces)
     return build_fleet(plan, cluster, k8s_provider, kubeflow.kueue, kubeflow.trainer)

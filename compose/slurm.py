@@ -9,7 +9,9 @@ from render.fabric_pod import pod_fabric
 from render.slurm_values import SLURM_NAMESPACE
 
 
-def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) -> dict[str, pulumi.Resource]:
+def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+                     cloud_provider: pulumi.ProviderResource | None = None,
+                     cluster_name: pulumi.Input[str] | None = None) -> dict[str, pulumi.Resource]:
     """SlurmCluster through the cluster's Kubernetes provider, after the cluster and its system pool exist (the
     operator, slurmctld, slurmdbd and MariaDB run on the untainted system pool). Nothing unless ``workload: slurm``.
     Returns the NodeSets' namespace (name -> resource)."""
@@ -27,4 +29,14 @@ def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) ->
     claims = claim_templates(facts, {n.pool: [SLURM_NAMESPACE] for n in slurm_plan.nodesets})
     if claims:
         FabricClaims("fabric-claims", claims, [slurm.namespace], opts=opts)
+    if slurm_plan.backup_retention_days is not None and cloud_provider is not None:
+        from components.slurm.backup import SlurmBackup
+        from render.slurm_values import SecretRefs
+
+        # daily dumps of the accounting database to the stack's bucket, through the cloud's workload identity
+        SlurmBackup("slurm-backup", plan.cloud, slurm.namespace.metadata.name, plan.cluster.name, SecretRefs(),
+                    slurm_plan.backup_retention_days, protect=plan.cluster.deletion_protection,
+                    project=plan.spec.project, region=plan.spec.region, eks_cluster=cluster_name,
+                    opts=pulumi.ResourceOptions(providers=[cloud_provider, k8s_provider],
+                                                depends_on=[slurm.namespace]))
     return {SLURM_NAMESPACE: slurm.namespace}

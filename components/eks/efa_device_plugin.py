@@ -6,6 +6,7 @@ from typing import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.k8s.network_policies import system_network_policies
 from components.charts import AWS_EFA_DEVICE_PLUGIN
 from components.k8s.objects import privileged_namespace
 from render.nvidia_values import efa_device_plugin_values
@@ -25,6 +26,7 @@ class AwsEfaDevicePlugin(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:aws:AwsEfaDevicePlugin", name, None, opts)
         ns = privileged_namespace(f"{name}-ns", EFA_NAMESPACE, parent=self, after=after)
+        system_network_policies(name, EFA_NAMESPACE, ns, self)
         pin = AWS_EFA_DEVICE_PLUGIN
         self.release = k8s.helm.v3.Release(
             name, name=pin.chart, chart=pin.chart, version=pin.version, repository_opts={"repo": pin.repo},

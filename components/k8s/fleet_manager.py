@@ -9,6 +9,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from catalog import GpuModel
+from components.k8s.network_policies import system_network_policies
+from render.network_policies import isolated_namespace
 from components.charts import KUBEFLOW_TRAINER, KUEUE
 from components.k8s.custom_resources import custom_resource, kubernetes_provider_version, namespace
 from components.k8s.kubeflow import BASELINE_PSS, TRAINER_NAMESPACE
@@ -54,6 +56,12 @@ class FleetManager(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[trainer_ns]))
         team_ns = {o["metadata"]["name"]: namespace(f"{name}-ns-{o['metadata']['name']}", o, child)
                    for o in objects.namespaces}
+        system_network_policies(f"{name}-kueue", KUEUE_NAMESPACE, kueue_ns, self)
+        system_network_policies(f"{name}-trainer", TRAINER_NAMESPACE, trainer_ns, self, list(team_ns))
+        for ns_name, ns in team_ns.items():  # the manager's queues' namespaces: closed like a worker's
+            for obj in isolated_namespace(ns_name):
+                custom_resource(f"{name}-netpol-{ns_name}-{obj['metadata']['name']}", obj,
+                                pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         secrets = {w: k8s.core.v1.Secret(
             f"{name}-kubeconfig-{w}", type="Opaque",
             metadata={"name": kubeconfig_secret_name(w), "namespace": KUEUE_NAMESPACE, "labels": FLEET_PART_OF},

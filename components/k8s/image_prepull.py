@@ -5,6 +5,7 @@ from typing import Sequence
 
 import pulumi
 
+from components.k8s.network_policies import system_network_policies
 from components.k8s.custom_resources import custom_resource, namespace
 from render.image_prepull import daemonset_name, prepull_daemonset, prepull_namespace
 from plan.facts import PoolFacts
@@ -20,6 +21,7 @@ class ImagePrepull(pulumi.ComponentResource):
         super().__init__("gpu-cluster:k8s:ImagePrepull", name, None, opts)
         ns_obj = prepull_namespace()
         ns = namespace(f"{name}-namespace", ns_obj, pulumi.ResourceOptions(parent=self))
+        system_network_policies(name, ns_obj["metadata"]["name"], ns, self)
         child = pulumi.ResourceOptions(parent=self, depends_on=[ns])
         self.daemonsets = []
         for facts, images in pools:

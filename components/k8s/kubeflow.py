@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.k8s.network_policies import system_network_policies
 from components.charts import KUBEFLOW_TRAINER
 from components.k8s.custom_resources import custom_resource
 from components.k8s.katib import Katib
@@ -33,6 +34,7 @@ class Kubeflow(pulumi.ComponentResource):
 
     def __init__(self, name: str, runtimes: Sequence[dict[str, Any]], katib: bool = False, pipelines: bool = False,
                  policies: Sequence[dict[str, Any]] = (), access: Sequence[str] = (),
+                 team_namespaces: Sequence[str] = (),
                  after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         """``runtimes``: the ClusterTrainingRuntimes rendered from the plan (``render/trainer.py``); ``policies``: the
         NetworkPolicies of Katib/Pipelines (``render/network_policies.py``); ``access``: what a tenant can reach
@@ -47,6 +49,8 @@ class Kubeflow(pulumi.ComponentResource):
             f"{name}-trainer", name="kubeflow-trainer", chart=f"{KUBEFLOW_TRAINER.repo}/{KUBEFLOW_TRAINER.chart}",
             version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
+        # webhooks from the API server, TrainJob status from the team namespaces, metrics from scrapers only
+        system_network_policies(name, TRAINER_NAMESPACE, ns, self, team_namespaces)
         after_release = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
         for obj in runtimes:
             custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after_release)

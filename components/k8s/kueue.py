@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.k8s.network_policies import system_network_policies
 from components.charts import KUEUE
 from components.k8s.custom_resources import custom_resource, namespace
 from render.kueue import KueueObjects, base_name
@@ -47,6 +48,7 @@ class Kueue(pulumi.ComponentResource):
             f"{name}-chart", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
             namespace=KUEUE_NAMESPACE, values=values, timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
+        system_network_policies(name, KUEUE_NAMESPACE, system_ns, self)  # webhooks, visibility API, metrics only
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}
         self.team_namespaces = dict(team_ns)

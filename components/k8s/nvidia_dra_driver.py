@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from catalog import Cloud
+from components.k8s.network_policies import system_network_policies
 from components.charts import NVIDIA_DRA_DRIVER
 from components.k8s.custom_resources import custom_resource
 from components.k8s.objects import critical_pods_quota, privileged_namespace
@@ -31,6 +32,7 @@ class NvidiaDraDriver(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:k8s:NvidiaDraDriver", name, None, opts)
         ns = privileged_namespace(f"{name}-ns", NAMESPACE, parent=self, after=list(after))
+        system_network_policies(name, NAMESPACE, ns, self)
         before: list[pulumi.Resource] = [ns]
         if cloud == Cloud.GCP:
             before.append(critical_pods_quota(f"{name}-quota", ns, critical_pods_budget(pools), parent=self))

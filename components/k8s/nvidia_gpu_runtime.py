@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from catalog import Cloud
+from components.k8s.network_policies import system_network_policies
 from components.charts import COS_DRIVER_INSTALLER, GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN, ChartPin
 from components.k8s.objects import config_map, critical_pods_quota, privileged_namespace
 from render.nvidia_values import (
@@ -64,6 +65,7 @@ class NvidiaGpuRuntime(pulumi.ComponentResource):
     def _install(self, prefix: str, pin: ChartPin, namespace: str, plan: GpuRuntimePlan,
                  pools: tuple[PoolFacts, ...], config_data: dict[str, str], values: dict) -> k8s.helm.v3.Release:
         ns = privileged_namespace(f"{prefix}-ns", namespace, parent=self, after=self._after)
+        system_network_policies(prefix, namespace, ns, self)
         before: list[pulumi.Resource] = [ns]
         if plan.cloud == Cloud.GCP:
             before.append(critical_pods_quota(f"{prefix}-quota", ns, critical_pods_budget(pools), parent=self))

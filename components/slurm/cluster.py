@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.k8s.network_policies import system_network_policies
 from components.charts import SLURM, SLURM_OPERATOR
 from components.k8s.custom_resources import custom_resource
 from components.k8s.objects import MANAGED_BY, PRIVILEGED_PSA, config_map
@@ -30,6 +31,7 @@ from components.slurm.scaling import SlurmScaling, cloud_records_job
 from components.slurm.secrets import SlurmSecrets
 from plan.slurm import SlurmPlan
 from plan.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
+from render.slurm_backup import storage_class
 from render.fabric_pod import PodFabric
 from render.network_policies import isolated_namespace
 from render.slurm_values import (
@@ -76,13 +78,15 @@ class SlurmCluster(pulumi.ComponentResource):
             f"{name}-operator", name=SLURM_OPERATOR.chart, chart=f"{SLURM_OPERATOR.repo}/{SLURM_OPERATOR.chart}",
             version=SLURM_OPERATOR.version, namespace=operator_ns.metadata.name, create_namespace=False,
             values=operator_values(), timeout=900, opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]))
+        system_network_policies(f"{name}-operator", OPERATOR_NAMESPACE, operator_ns, self)  # its webhook, metrics
         secrets = SlurmSecrets(f"{name}-secrets", slurm_ns.metadata.name, plan.accounting, protect, refs,
                                opts=pulumi.ResourceOptions(parent=self, depends_on=[slurm_ns]))
         before: list[pulumi.Resource] = [self.operator, secrets]
         if plan.accounting:
             passwords = [s for s in (secrets.db_password, secrets.db_root_password) if s is not None]  # both set
             before.append(SlurmDatabase(f"{name}-database", slurm_ns.metadata.name, refs, protect=protect,
-                                        after=passwords, opts=child))
+                                        after=passwords, storage_class=storage_class(plan.cloud) if plan.cloud
+                                        else None, opts=child))
         scaling = None
         if plan.scaling.pools:  # the programs and the ServiceAccount slurmctld's pod uses exist before it starts
             scaling = SlurmScaling(f"{name}-scaling", slurm_ns.metadata.name, plan.scaling.resume_script(),

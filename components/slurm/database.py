@@ -11,10 +11,13 @@ retained on delete, so job history survives a ``pulumi destroy`` of the Slurm la
 """
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.charts import MARIADB_IMAGE
+from components.k8s.custom_resources import custom_resource
 from components.k8s.objects import MANAGED_BY
 from render.slurm_values import DATABASE, DATABASE_USER, MARIADB_PORT, SecretRefs
 
@@ -34,9 +37,14 @@ class SlurmDatabase(pulumi.ComponentResource):
 
     def __init__(self, name: str, namespace: pulumi.Input[str], refs: SecretRefs, storage_gib: int = 50,
                  protect: bool = True, after: list[pulumi.Resource] | None = None,
-                 opts: pulumi.ResourceOptions | None = None):
-        """``after``: what must exist first (the password Secrets); the StatefulSet waits for them."""
+                 storage_class: dict[str, Any] | None = None, opts: pulumi.ResourceOptions | None = None):
+        """``after``: what must exist first (the password Secrets); the StatefulSet waits for them.
+        ``storage_class``: the rendered ``Retain`` StorageClass of the volume (``render/slurm_backup.py``)."""
         super().__init__("gpu-cluster:slurm:SlurmDatabase", name, None, opts)
+        after = list(after or [])
+        if storage_class is not None:
+            after.append(custom_resource(f"{name}-storage-class", storage_class,
+                                         pulumi.ResourceOptions(parent=self, protect=protect)))
         self.service_name = refs.db_host
         meta = {"name": refs.db_host, "namespace": namespace, "labels": LABELS}
         k8s.core.v1.Service(
@@ -77,8 +85,12 @@ class SlurmDatabase(pulumi.ComponentResource):
                 },
                 "volume_claim_templates": [{
                     "metadata": {"name": "data", "labels": LABELS},
-                    "spec": {"access_modes": ["ReadWriteOnce"], "resources": {"requests": {"storage": f"{storage_gib}Gi"}}},
+                    "spec": {"access_modes": ["ReadWriteOnce"],
+                             **({"storage_class_name": storage_class["metadata"]["name"]} if storage_class else {}),
+                             "resources": {"requests": {"storage": f"{storage_gib}Gi"}}},
                 }],
             },
-            opts=pulumi.ResourceOptions(parent=self, protect=protect, retain_on_delete=True, depends_on=after or []))
+            # a claim template cannot change: a database made before the StorageClass keeps its volume as it is
+            opts=pulumi.ResourceOptions(parent=self, protect=protect, retain_on_delete=True, depends_on=after,
+                                        ignore_changes=["spec.volumeClaimTemplates"]))
         self.register_outputs({"service": refs.db_host})
