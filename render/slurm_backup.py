@@ -50,8 +50,8 @@ def dump_script(host: str, port: int, user: str, database: str, out_dir: str = D
     A failed dump fails the script (``pipefail``) and leaves no file."""
     file = f'{out_dir}/{database}-$(date -u +%Y%m%dT%H%M%SZ).sql.gz'
     dump = shlex.join(["mariadb-dump", *DUMP_FLAGS, database, "-h", host, "-P", str(port), "-u", user])
-    return "\n".join(["set -euo pipefail", f'out="{file}"', f'{dump} | gzip -c > "$out.part"',
-                      'mv "$out.part" "$out"', 'ls -l "$out"']) + "\n"
+    return "\n".join(["set -euo pipefail", f'out="{file}"', """trap 'rm -f "$out.part"' EXIT""",
+                      f'{dump} | gzip -c > "$out.part"', 'mv "$out.part" "$out"', 'ls -l "$out"']) + "\n"
 
 
 def restore_script(dump_file: str, root_socket_or_host: str = "") -> str:
