@@ -50,7 +50,7 @@ class Kubeflow(pulumi.ComponentResource):
             version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         # webhooks from the API server, TrainJob status from the team namespaces, metrics from scrapers only
-        system_network_policies(name, TRAINER_NAMESPACE, ns, self, team_namespaces)
+        system_network_policies(f"{name}-trainer", TRAINER_NAMESPACE, ns, self, team_namespaces)
         after_release = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
         for obj in runtimes:
             custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after_release)
