@@ -55,7 +55,7 @@ def test_the_tcpxo_installer_names_its_tag_pinned_image_and_not_the_pinned_ones(
     assert ours(pack.resource(installer, rs), DIGESTS) == [(DIGESTS, "advisory", (
         "DaemonSet 'nccl-tcpxo-installer': host-level containers run images pinned by tag only, so whoever can move "
         "the tag runs code as root on the node · observed: spec.template.spec nccl-tcpxo-installer "
-        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14 (hostPID, hostNetwork, "
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14 (hostPID, "
         "privileged, writes host path /var/lib, writes host path /home/kubernetes/bin, writes host path "
         "/home/kubernetes/bin/gpu-cluster) · required: every privileged or host-level container's image as "
         "<repository>[:tag]@sha256:<digest>\nFix: pin us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/"
@@ -73,7 +73,7 @@ def test_an_ubuntu_tag_in_the_hosts_namespaces_is_reported(pack):
     broken = with_props(installer, edit(props, f"spec.template.spec.initContainers[{setup}].image",
                                         "docker.io/library/ubuntu:24.04"))
     message = ours(pack.resource(broken, rs), DIGESTS)[0][2]
-    assert f"{inits[setup]['name']} docker.io/library/ubuntu:24.04 (hostPID, hostNetwork, privileged)" in message
+    assert f"{inits[setup]['name']} docker.io/library/ubuntu:24.04 (hostPID, privileged)" in message
 
 
 def test_slurmd_and_the_rxdm_sidecar_of_a_nodeset_are_read_from_the_release_values(pack):
