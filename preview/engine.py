@@ -272,11 +272,29 @@ def fleet_workers(config: dict[str, Any]) -> list[tuple[str, str]]:
             and isinstance(w.get("stack"), str)]
 
 
+def fleet_manager_of(config: dict[str, Any]) -> str | None:
+    """A worker's ``fleet.manager`` (``<org>/<project>/<stack>``) as written; None for any other stack."""
+    raw = config.get(f"{PROJECT}:fleet")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(raw, dict) or raw.get("role") != "worker" or not isinstance(raw.get("manager"), str):
+        return None
+    return raw["manager"]
+
+
 def referenced_outputs(config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, dict[str, Any]]:
     """Offline, a StackReference reads the referenced stack's outputs by running that stack's file (the last
     segment of ``<org>/<project>/<stack>``, next to ``main``) through this same engine. A worker's own references
-    are not followed (a worker that is itself a manager is refused by the preview before this runs)."""
+    are not followed (a worker that is itself a manager is refused by the preview before this runs). A worker's
+    reference to its manager has no outputs offline: the manager's egress addresses are made at its deploy, so they
+    are unknown here (``plan/fleet_egress.py``), and the worker admits none of them in the recording."""
     out: dict[str, dict[str, Any]] = {}
+    manager = fleet_manager_of(config)
+    if manager is not None:
+        out[manager] = {}
     for _, ref in fleet_workers(config):
         name = ref.rsplit("/", 1)[-1]
         path = stack_file(name, main.parent)
