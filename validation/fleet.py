@@ -57,7 +57,7 @@ def _check_reference(at: Issues, key: str, reference: str, own_stack: str | None
 
 def _check_egress(at: Issues, fleet: Fleet, cloud: Cloud, cluster: ClusterSpec) -> None:
     """Where the manager's egress addresses come from: reserved for gpu-cluster's Cloud NAT (GKE), the NAT gateways
-    of its subnets (EKS), or declared (``egressCidrs``) when the NAT is not gpu-cluster's (``plan/fleet.py``)."""
+    of its subnets (EKS), or declared (``egressCidrs``) when the NAT is not gpu-cluster's (``plan/fleet_egress.py``)."""
     for i, cidr in enumerate(fleet.egress_cidrs):
         try:
             ipaddress.ip_network(cidr, strict=True)
