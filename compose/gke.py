@@ -11,6 +11,7 @@ from components.gke.gpu_node_pool import GkeGpuNodePool
 from components.gke.image_sources import GkeImageSources
 from compose.admission import build_admission
 from compose.built import BuiltCluster
+from compose.fleet import admitted_manager_egress
 from compose.layers import build_cluster_layers
 from plan.stack import StackPlan
 
@@ -23,7 +24,7 @@ def build_gke(plan: StackPlan, cat: Catalog) -> BuiltCluster:
     pools = {name: p.facts for name, p in plan.pools.items()}
     fabric_pools = [f for f in pools.values() if fabric_kinds([f])]
     cluster = GkeCluster(c.name, c, region_zones=cat.zones(Cloud.GCP, c.region), multi_networking=bool(fabric_pools),
-                         maintenance_policy=plan.maintenance, opts=opts)
+                         maintenance_policy=plan.maintenance, admitted_egress=admitted_manager_egress(plan), opts=opts)
     networks: dict[str, dict] = {}
     # the admission policies exist before the namespaces and the device injector they guard
     admission = build_admission(plan, cluster, cluster.ref.k8s_provider)

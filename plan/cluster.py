@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plan.fleet_egress import EgressPlan, EgressSource
+from spec.fleet import FleetRole
 from spec.stack import ClusterMode, StackSpec
 
 
@@ -32,10 +34,23 @@ class ClusterPlan:
     cluster_autoscaler: bool
     labels: dict[str, str]
     """The stack's labels (GCP resource labels, AWS tags)."""
+    static_nat_addresses: int = 0
+    """GKE: static external addresses reserved for the Cloud NAT, which then uses only them (a fleet manager's
+    egress, ``plan/fleet_egress.py``); 0: the NAT picks its own (``AUTO_ONLY``)."""
+    fleet_manager: str | None = None
+    """A fleet worker's manager stack (``<org>/<project>/<stack>``): the API also admits that stack's
+    ``fleetEgressAddresses`` (a StackReference, resolved at deploy)."""
+
+    @property
+    def private_endpoint(self) -> bool:
+        """No public API endpoint: nothing to admit (no authorized networks, no fleet manager)."""
+        return not self.authorized_networks and self.fleet_manager is None
 
 
-def plan_cluster(spec: StackSpec) -> ClusterPlan:
+def plan_cluster(spec: StackSpec, egress: EgressPlan | None = None) -> ClusterPlan:
+    """``egress``: a fleet manager's egress plan (``plan/fleet_egress.py``), None otherwise."""
     c = spec.cluster
+    worker = spec.fleet is not None and spec.fleet.role == FleetRole.WORKER
     return ClusterPlan(
         name=c.name, create=c.mode == ClusterMode.CREATE, project=spec.project or "", region=spec.region,
         location=c.location or spec.region, network=c.network, subnetwork=c.subnetwork,
@@ -44,4 +59,6 @@ def plan_cluster(spec: StackSpec) -> ClusterPlan:
         min_master_version=c.min_master_version, kubernetes_version=c.kubernetes_version, subnets=dict(c.subnets),
         deletion_protection=c.deletion_protection, system_machine_type=c.system_pool.machine_type_for(spec.cloud),
         system_min_nodes=c.system_pool.min_nodes, system_max_nodes=c.system_pool.max_nodes,
-        cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels))
+        cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels),
+        static_nat_addresses=egress.count if egress is not None and egress.source == EgressSource.RESERVED else 0,
+        fleet_manager=spec.fleet.manager if worker and spec.fleet is not None else None)

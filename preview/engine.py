@@ -300,7 +300,9 @@ def referenced_outputs(config: dict[str, Any], main: Path = PROJECT_ROOT / "__ma
         path = stack_file(name, main.parent)
         if not path.exists():
             raise MissingStackReference(ref, path)
-        out[ref] = run_program(read_stack_file(path), name, main, stack_references={}).outputs
+        worker = read_stack_file(path)
+        back = fleet_manager_of(worker)  # the worker's reference to its manager: no outputs offline (see above)
+        out[ref] = run_program(worker, name, main, stack_references={back: {}} if back else {}).outputs
     return out
 
 

@@ -35,6 +35,12 @@ def check_fleet(issues: Issues, fleet: Fleet, pools: Sequence[tuple[int, NodePoo
         _check_worker(at, scheduling)
         if fleet.manager is not None:
             _check_reference(at, "manager", fleet.manager, own_stack, "the worker names itself as its manager")
+            if cluster is not None and cluster.mode.value == "existing":
+                at.error("manager", "an existing cluster's authorized networks are not gpu-cluster's to change, so it "
+                         "cannot add the manager's egress addresses to them", fleet.manager,
+                         allowed="fleet.manager on a cluster of mode create",
+                         fix="remove fleet.manager and add the manager's fleetEgressAddresses to the cluster's "
+                             "authorized networks yourself (the manager must then declare them in egressCidrs)")
     else:
         _check_manager(at, fleet, pools, scheduling, own_stack)
         if cloud is not None and cluster is not None:

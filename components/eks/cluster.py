@@ -38,8 +38,12 @@ class EksCluster(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
 
-    def __init__(self, name: str, spec: ClusterPlan, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, spec: ClusterPlan, admitted_egress: pulumi.Input[list[str]] | None = None,
+                 opts: pulumi.ResourceOptions | None = None):
+        """``admitted_egress``: a fleet worker's manager's egress addresses (a StackReference output), admitted by the
+        public endpoint besides ``authorized_networks``."""
         super().__init__("gpu-cluster:aws:EksCluster", name, None, opts)
+        self.admitted_egress = admitted_egress
         child = pulumi.ResourceOptions(parent=self)
         region, tags = spec.region, spec.labels
         node_role = EksNodeRole(f"{name}-nodes", tags, opts=child)
@@ -82,14 +86,20 @@ class EksCluster(pulumi.ComponentResource):
         key = aws.kms.Key(f"{name}-secrets-key", description=f"EKS Secrets envelope encryption for {spec.name}",
                           enable_key_rotation=True, deletion_window_in_days=30, tags=tags or None,
                           opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection))
-        public = bool(spec.authorized_networks)
+        literal = list(spec.authorized_networks)
+        public: pulumi.Input[bool] = bool(literal)
+        public_cidrs: pulumi.Input[list[str] | None] = literal or None
+        if self.admitted_egress is not None:  # a fleet worker: + the manager's addresses, known at deploy
+            admitted = pulumi.Output.from_input(self.admitted_egress).apply(lambda e: literal + list(e or []))
+            # EKS reads an empty publicAccessCidrs as 0.0.0.0/0: with nothing to admit yet the endpoint stays private
+            public, public_cidrs = admitted.apply(bool), admitted.apply(lambda c: c or None)
         cluster = aws.eks.Cluster(
             name,
             name=spec.name,  # a cluster is never replaced in place: it is protected instead
             role_arn=role.arn, version=spec.kubernetes_version,
             vpc_config={"subnet_ids": list(spec.subnets.values()), "endpoint_private_access": True,
                         "endpoint_public_access": public,
-                        "public_access_cidrs": list(spec.authorized_networks) if public else None},
+                        "public_access_cidrs": public_cidrs},
             enabled_cluster_log_types=CONTROL_PLANE_LOGS,
             encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
             access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},

@@ -46,14 +46,20 @@ class GkeCluster(pulumi.ComponentResource):
     name: pulumi.Output[str]
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
+    egress_addresses: pulumi.Output[list[str]]
+    """The reserved static addresses of the Cloud NAT as /32 CIDRs (a fleet manager's ``fleetEgressAddresses``)."""
 
     def __init__(self, name: str, spec: ClusterPlan, region_zones: Sequence[str], multi_networking: bool = False,
-                 maintenance_policy: dict | None = None, opts: pulumi.ResourceOptions | None = None):
+                 maintenance_policy: dict | None = None, admitted_egress: pulumi.Input[list[str]] | None = None,
+                 opts: pulumi.ResourceOptions | None = None):
         """``region_zones``: the region's zones from the catalog (compose passes them); the system pool starts in
-        the first ``minNodes`` of them."""
+        the first ``minNodes`` of them. ``admitted_egress``: a fleet worker's manager's egress addresses (a
+        StackReference output), admitted by the API besides ``authorized_networks``."""
         super().__init__("gpu-cluster:gcp:GkeCluster", name, None, opts)
         self.multi_networking = multi_networking
         self.maintenance_policy = maintenance_policy
+        self.admitted_egress = admitted_egress
+        self.egress_addresses = pulumi.Output.from_input([])
         child = pulumi.ResourceOptions(parent=self)
         project, region, labels = spec.project, spec.region, spec.labels
         if spec.create:
@@ -79,8 +85,14 @@ class GkeCluster(pulumi.ComponentResource):
         system_sa = GkeNodeServiceAccount(f"{name}-system", service_account_id(spec.name, "system"), project,
                                           opts=child)
         if spec.cloud_nat:
-            GkeCloudNat(f"{name}-egress", spec.network or "default", region, project, opts=child)
-        private_endpoint = not spec.authorized_networks
+            nat = GkeCloudNat(f"{name}-egress", spec.network or "default", region, project,
+                              static_addresses=spec.static_nat_addresses, opts=child)
+            self.egress_addresses = nat.addresses
+        private_endpoint = spec.private_endpoint
+        literal = [{"cidr_block": c, "display_name": f"authorized-{i}"} for i, c in enumerate(spec.authorized_networks)]
+        cidr_blocks: pulumi.Input[list] = literal if self.admitted_egress is None else pulumi.Output.from_input(
+            self.admitted_egress).apply(lambda egress: literal + [
+                {"cidr_block": c, "display_name": f"fleet-manager-{i}"} for i, c in enumerate(egress or [])])
         cluster = gcp.container.Cluster(
             name,
             name=spec.name,  # a cluster is never replaced in place: it is protected instead
@@ -94,8 +106,7 @@ class GkeCluster(pulumi.ComponentResource):
             enable_multi_networking=True if self.multi_networking else None,
             private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": private_endpoint},
             master_authorized_networks_config={
-                "cidr_blocks": [{"cidr_block": c, "display_name": f"authorized-{i}"}
-                                for i, c in enumerate(spec.authorized_networks)],
+                "cidr_blocks": cidr_blocks,  # + a fleet worker's manager's egress addresses, known at deploy
                 # Google Cloud's public IP ranges (any GCP customer's VM) may not reach the API server either
                 "gcp_public_cidrs_access_enabled": False},
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
