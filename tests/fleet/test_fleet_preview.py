@@ -110,3 +110,14 @@ def test_cli_exit_codes(capsys):
     assert main(["--stack", "fleet", "--format", "json", "--no-policies"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["fleet"]["workers"] == ["gke", "eks"] and OFFLINE_TOKEN_PREFIX not in json.dumps(doc)
+
+
+def test_the_fleet_section_says_the_egress_addresses_are_unknown_until_deploy():
+    rep = report("fleet")
+    assert rep.fleet["egress"] == {"source": "reserved", "reserved": 1, "addresses": None,
+                                   "byReference": ["gke", "eks"], "listed": []}
+    for fmt in ("text", "markdown"):
+        text = " ".join(render_report(rep, fmt).split())
+        assert "1 static NAT address reserved (Cloud NAT MANUAL_ONLY), fleetEgressAddresses known after the " \
+               "manager's pulumi up; workers admit them by reference (fleet.manager): gke, eks" in text, fmt
+    assert json.loads(render_report(rep, "json"))["fleet"]["egress"]["addresses"] is None
