@@ -9,7 +9,8 @@ from typing import Sequence
 from catalog import Cloud
 from spec.fleet import MAX_EGRESS_ADDRESSES, MAX_WORKERS, Fleet, FleetRole
 from spec.scheduling import SchedulingSpec, Workload
-from spec.stack import ClusterSpec, NodePool
+from plan.fleet_egress import uses_own_cloud_nat
+from spec.stack import ClusterMode, ClusterSpec, NodePool
 from validation.issues import Issues
 from validation.names import DNS_LABEL
 
@@ -35,7 +36,7 @@ def check_fleet(issues: Issues, fleet: Fleet, pools: Sequence[tuple[int, NodePoo
         _check_worker(at, scheduling)
         if fleet.manager is not None:
             _check_reference(at, "manager", fleet.manager, own_stack, "the worker names itself as its manager")
-            if cluster is not None and cluster.mode.value == "existing":
+            if cluster is not None and cluster.mode == ClusterMode.EXISTING:
                 at.error("manager", "an existing cluster's authorized networks are not gpu-cluster's to change, so it "
                          "cannot add the manager's egress addresses to them", fleet.manager,
                          allowed="fleet.manager on a cluster of mode create",
@@ -84,8 +85,13 @@ def _check_egress(at: Issues, fleet: Fleet, cloud: Cloud, cluster: ClusterSpec) 
                      fix="set cluster.subnets (the manager's private subnets), or list its egress addresses in "
                          "fleet.egressCidrs")
         return
-    own_nat = cluster.cloud_nat if cluster.cloud_nat is not None else cluster.network is None
-    if reserved and fleet.egress_cidrs:
+    own_nat = uses_own_cloud_nat(cluster)
+    if cluster.mode == ClusterMode.EXISTING and not fleet.egress_cidrs:
+        at.error("egressCidrs", "the manager is an existing cluster: gpu-cluster makes no Cloud NAT for it, so it "
+                 "cannot reserve the NAT addresses", reserved if reserved is not None else [],
+                 allowed="the existing NAT's addresses as /32 CIDRs in egressCidrs",
+                 fix="list the NAT's external addresses in fleet.egressCidrs (and remove egressAddresses)")
+    elif reserved and fleet.egress_cidrs:
         at.error("egressAddresses", "both reserved NAT addresses and declared egressCidrs: the manager leaves through "
                  "one NAT, so its addresses come from one place", reserved, allowed="egressAddresses or egressCidrs",
                  fix="remove egressCidrs (gpu-cluster reserves the addresses) or egressAddresses (your NAT's)")

@@ -192,3 +192,12 @@ def test_worker_manager_reference_is_checked():
         "names itself as its manager", stack="fleet-gke")
     one(edits(raw("fleet"), {("fleet", "manager"): "acme/gpu-cluster/fleet"}), "fleet.manager",
         "only a fleet worker has this setting")
+
+
+def test_existing_clusters_cannot_reserve_or_admit():
+    one(edits(raw("fleet"), {("cluster", "mode"): "existing"}), "fleet.egressCidrs",
+        "the manager is an existing cluster")
+    load_spec(edits(raw("fleet"), {("cluster", "mode"): "existing", ("fleet", "egressAddresses"): DELETE,
+                                   ("fleet", "egressCidrs"): ["203.0.113.7/32"]}), stack_name="fleet")
+    one(edits(raw("fleet-gke"), {("cluster", "mode"): "existing"}), "fleet.manager",
+        "an existing cluster's authorized networks are not gpu-cluster's to change", stack="fleet-gke")
