@@ -80,9 +80,8 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
 
 RULE = register(Rule(
     id=ID, title="Fleet workers are reachable from the manager", category=Category.CROSS_LAYER,
-    description=("Every fleet worker's API endpoint admits the manager's egress addresses: through a reference to "
-                 "the manager's fleetEgressAddresses output (fleet.manager), or, for addresses declared in "
-                 "egressCidrs, by listing them."),
+    description=("Every fleet worker's API admits the manager's egress addresses: by reference (fleet.manager) or, "
+                 "for declared egressCidrs, by listing them."),
     why=("MultiKueue connects from the manager's Kueue pod to each worker's API server; a private endpoint or "
          "authorized networks without the manager's NAT addresses leave the MultiKueueCluster inactive and jobs "
          "dispatched nowhere."),
