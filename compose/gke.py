@@ -4,7 +4,6 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from catalog import Catalog, Cloud
 from components.gke.cluster import GkeCluster
 from components.gke.fabric import GkeFabric
 from components.gke.gpu_node_pool import GkeGpuNodePool
@@ -15,13 +14,13 @@ from compose.layers import build_cluster_layers
 from plan.stack import StackPlan
 
 
-def build_gke(plan: StackPlan, cat: Catalog) -> BuiltCluster:
+def build_gke(plan: StackPlan) -> BuiltCluster:
     spec, c = plan.spec, plan.cluster
     provider = gcp.Provider("gcp", project=spec.project, region=spec.region,
                             default_labels={**spec.labels, "managed-by": "gpu-cluster"})
     opts = pulumi.ResourceOptions(providers=[provider])
     pools = {name: p.facts for name, p in plan.pools.items()}
-    cluster = GkeCluster(c.name, c, region_zones=cat.zones(Cloud.GCP, c.region), multi_networking=bool(plan.gke_fabric),
+    cluster = GkeCluster(c.name, c, multi_networking=bool(plan.gke_fabric),
                          maintenance_policy=plan.maintenance, opts=opts)
     networks: dict[str, dict] = {}
     # the admission policies exist before the namespaces and the device injector they guard

@@ -115,7 +115,7 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     """The one planner. ``now``: the moment a capacity block's scheduled actions are planned from (default: the
     clock, UTC; actions already past are left out)."""
     now = now or dt.datetime.now(dt.timezone.utc)
-    cluster = plan_cluster(spec)
+    cluster = plan_cluster(spec, cat.zones(Cloud.GCP, spec.region) if spec.cloud == Cloud.GCP else ())
     pools: dict[str, PoolPlan] = {}
     for pool in spec.node_pools:
         facts = pool_facts(spec, pool, cat)
