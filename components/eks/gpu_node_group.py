@@ -21,25 +21,22 @@ from plan.capacity_block import (
 )
 from spec.eks_node import repair_config, root_volume_performance
 from render.nodeadm import nodeadm_user_data
+from plan.efa_layout import efa_layout
 from plan.fabric import fabric_mode
 from spec.fabric import FabricMode
 from plan.facts import GPU_TAINT_VALUE, PoolFacts
 from spec.stack import GPU_TAINT_KEY, AwsReservationKind, NodePool
 
 NVIDIA_AMI = {"x86_64": "AL2023_x86_64_NVIDIA", "arm64": "AL2023_ARM_64_NVIDIA"}
-UNCONFIRMED_EFA_INTERFACES = 1
 HELD_AT_BLOCK = ("launchTemplate.version", "releaseVersion", "version")
 """Node group inputs whose change rolls every node; held on a capacity block until ``capacity.rollNodes``."""
 
 
 def efa_interfaces(pool: NodePool, facts: PoolFacts, security_groups: list) -> list[dict]:
-    """One EFA per network card: card 0 is the primary interface (device 0, ``efa``: EFA + ENA, it takes the node's
-    subnet IP), the rest are device 1 and ``efa-only`` (no IP address: a 96-node p5en group would otherwise burn
-    ~1,500 subnet IPs on GPU-traffic NICs that never use IP; AWS EFA user guide, "EFA-only interfaces")."""
-    count = efa_count(facts)
-    return [{"network_card_index": i, "device_index": 0 if i == 0 else 1,
-             "interface_type": "efa" if i == 0 else "efa-only",
-             "delete_on_termination": "true", "security_groups": security_groups} for i in range(count)]
+    """One EFA per network card, laid out per card by ``plan/efa_layout.py`` (P6e-GB200 follows its catalog rows)."""
+    return [{"network_card_index": a.network_card_index, "device_index": a.device_index,
+             "interface_type": a.interface_type, "delete_on_termination": "true", "security_groups": security_groups}
+            for a in efa_layout(facts.machine)]
 
 
 def has_efa(pool: NodePool) -> bool:
@@ -48,7 +45,7 @@ def has_efa(pool: NodePool) -> bool:
 
 
 def efa_count(facts: PoolFacts) -> int:
-    return facts.machine.efa_interfaces or UNCONFIRMED_EFA_INTERFACES
+    return len(efa_layout(facts.machine))
 
 
 def capacity_type(pool: NodePool) -> str:
