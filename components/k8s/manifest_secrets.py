@@ -46,9 +46,19 @@ class EnvOverride:
 
 
 @dataclass(frozen=True)
+class ImageOverride:
+    """Replace the image of one Deployment's container (an outdated or moving upstream image)."""
+
+    deployment: str
+    container: str
+    image: str
+
+
+@dataclass(frozen=True)
 class ManifestRewrites:
     secrets: tuple[SecretOverride, ...] = ()
     env: tuple[EnvOverride, ...] = ()
+    images: tuple[ImageOverride, ...] = ()
     shared_namespaces: tuple[str, ...] = field(default=("kubeflow",))
     """Namespaces several installs declare: kept on delete, so removing one install leaves the other running."""
     namespace_labels: Mapping[str, str] = field(default_factory=dict)
@@ -86,6 +96,19 @@ def rewrite_env(props: Mapping[str, Any], overrides: tuple[EnvOverride, ...]) ->
     return out
 
 
+def rewrite_images(props: Mapping[str, Any], overrides: tuple[ImageOverride, ...]) -> dict[str, Any] | None:
+    """The Deployment with the overridden containers' images replaced, or None when none apply."""
+    name = (props.get("metadata") or {}).get("name")
+    todo = {o.container: o.image for o in overrides if o.deployment == name}
+    if not todo:
+        return None
+    out = copy.deepcopy(dict(props))
+    for container in out.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
+        if container.get("name") in todo:
+            container["image"] = todo[container["name"]]
+    return out
+
+
 def rewrite_object(type_: str, props: Mapping[str, Any], rewrites: ManifestRewrites) -> dict[str, Any] | None:
     """The object as gpu-cluster creates it, or None when no rewrite applies. Pure (tests run it over upstream-shaped
     documents)."""
@@ -94,6 +117,7 @@ def rewrite_object(type_: str, props: Mapping[str, Any], rewrites: ManifestRewri
         return rewrite_secret(props, rewrites.secrets)
     if type_ == "kubernetes:apps/v1:Deployment":
         new = rewrite_env(props, rewrites.env)
+        new = rewrite_images(new if new is not None else props, rewrites.images) or new
         if name in rewrites.scale_to_zero:
             new = copy.deepcopy(dict(new if new is not None else props))
             new.setdefault("spec", {})["replicas"] = 0
