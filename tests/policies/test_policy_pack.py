@@ -203,8 +203,7 @@ def test_the_pack_hands_the_catalog_it_loaded_to_the_rules_that_read_it():
 
 
 def test_only_entry_points_load_the_catalog():
-    """The pack (when it assembles), the preview run, the preview's job-objects command and the Pulumi program load
-    it; everything else receives it."""
+    """The pack (when it assembles), the preview run and the Pulumi program load it; everything else receives it."""
     calls = sorted(str(f.relative_to(PROJECT_ROOT)) for layer in ("components", "compose", "policies", "preview")
                    for f in (PROJECT_ROOT / layer).rglob("*.py") if "load_catalog()" in f.read_text(encoding="utf-8"))
-    assert calls == ["policies/pack.py", "preview/jobs/cli.py", "preview/run.py"]
+    assert calls == ["policies/pack.py", "preview/run.py"]
