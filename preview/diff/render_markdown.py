@@ -90,6 +90,9 @@ def _changes(diff: StackDiff) -> list[str]:
     for c in diff.resources.changes:
         if c.action == REPLACE and c.name not in replaced_names:
             lines.append(f"- **replaces** {code(c.type)} {code(c.name)}: {replace_reason(c, code)}")
+        elif c.refused:
+            lines.append(f"- **refused update** {code(c.type)} {code(c.name)}: "
+                         f"{'; '.join(sorted(set(c.refused.values())))}")
     if not lines:
         return []
     return ["**Changes**", "", *lines, ""]
@@ -160,13 +163,15 @@ def _pair(before: float, after: float) -> str:
 def _resource_row(c: ResourceChange, with_paths: bool) -> str:
     detail = ""
     if with_paths and c.paths:
-        shown = [f"{code(p)}{' (replace)' if p in c.replace_reasons else ''}" for p in c.paths[:12]]
+        shown = [f"{code(p)}{' (replace)' if p in c.replace_reasons else ' (refused)' if p in c.refused else ''}"
+                 for p in c.paths[:12]]
         detail = ", ".join(shown) + (f" (+{len(c.paths) - 12} more)" if len(c.paths) > 12 else "")
     notes = [detail] if detail else []
     if c.unassessed:
         notes.append("replacement not assessed for " + ", ".join(code(p) for p in c.unassessed))
     if c.ignored:
         notes.append("ignored (autoscaler-owned): " + ", ".join(code(p) for p in c.ignored))
+    notes += [cell(why) for why in sorted(set(c.refused.values()))]
     if c.note and c.action in ("update", "replace"):
         notes.append(cell(c.note))
     detail = " · ".join(notes)

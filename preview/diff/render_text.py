@@ -107,7 +107,8 @@ def _resources(diff: StackDiff) -> list[str]:
         where = f" in {c.where}" if c.where else ""
         out.append(f"  {c.action:<8} {c.type} {c.name}{where}")
         for path in c.paths:
-            why = f"  (forces replacement: {c.replace_reasons[path]})" if path in c.replace_reasons else ""
+            why = f"  (forces replacement: {c.replace_reasons[path]})" if path in c.replace_reasons else \
+                f"  (REFUSED: {c.refused[path]})" if path in c.refused else ""
             out.append(f"             {path}{why}")
         if c.unassessed:
             out.append(f"             replacement not assessed for: {', '.join(c.unassessed)}")
