@@ -99,9 +99,8 @@ class K8sVerdict:
 def classify_k8s(resource_type: str, changed: list[str], old_inputs: dict, new_inputs: dict) -> K8sVerdict | None:
     """None for a type that is no Kubernetes object."""
     if resource_type == HELM_RELEASE:
-        replaces = {p: f"{p} changed: the Kubernetes provider replaces a Helm release whose {p} changes"
-                    for p in changed if any(matches(f, p) for f in HELM_FORCE_NEW)}
-        return K8sVerdict(replaces=replaces)  # helm_release.go: DeleteBeforeReplace false
+        return K8sVerdict(replaces={p: f"{p} changed: the Kubernetes provider replaces a Helm release whose {p} "
+                                       "changes" for p in changed if any(matches(f, p) for f in HELM_FORCE_NEW)})  # helm_release.go: DeleteBeforeReplace false
     gk = group_kind(resource_type)
     if gk is None:
         return None

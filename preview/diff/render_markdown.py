@@ -59,7 +59,7 @@ def _render(diff: StackDiff, level: int, heading: str) -> str:
     out += [" · ".join(items), ""]
     out += _changes(diff)
     out += _policy(diff, level)
-    out += _cost(diff)
+    out += _cost(diff, level)
     if level >= NO_PATHS:
         out += _resources(diff, with_paths=level == FULL)
         out += _settings(diff)
@@ -125,7 +125,7 @@ def _policy(diff: StackDiff, level: int) -> list[str]:
     return out
 
 
-def _cost(diff: StackDiff) -> list[str]:
+def _cost(diff: StackDiff, level: int) -> list[str]:
     c = diff.cost
     changed = c.changed_lines
     if not changed:
@@ -153,6 +153,9 @@ def _cost(diff: StackDiff) -> list[str]:
                 f"{signed_usd(f['usdPerMonthMax']['delta'], 0)} $/month); GPUs at max "
                 f"{f['maxGpus']['before']} → {f['maxGpus']['after']}", ""]
     out += [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
+    if c.conventions and level >= NO_PATHS:  # reference, not news: folded, and the first thing cut to fit
+        out += ["<details><summary>How the cost is counted</summary>", "", *[f"- {n}" for n in c.conventions], "",
+                "</details>", ""]
     return out
 
 

@@ -94,7 +94,7 @@ def _cost(diff: StackDiff) -> list[str]:
         out.append(row("fleet total", f["usdPerHourMin"]["before"], f["usdPerHourMin"]["after"],
                        f["usdPerHourMax"]["before"], f["usdPerHourMax"]["after"], f["maxGpus"]["before"],
                        f["maxGpus"]["after"], True))
-    out += [f"  note: {n}" for n in c.notes]
+    out += [f"  note: {n}" for n in [*c.notes, *c.conventions]]
     return out + [""]
 
 
