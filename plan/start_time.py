@@ -7,9 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from catalog import load_catalog
 from catalog.provisioning import load_provisioning
 from catalog.start_path import load_start_path
+from plan.nvlink import starts_compute_domain
 from plan.pod_start import PodStartPlan, pod_start_plan, pod_start_summary, streams
+from spec.scheduling import Workload
 from spec.stack import NodePool, StackSpec
 
 
@@ -55,17 +58,34 @@ def gang_seconds(start: PoolStart, pods: int, cold: bool, f: Mapping[str, float]
     return (start.provision_s + start.pull_s if cold else 0.0) + overhead_s(pods, f, compute_domain)
 
 
+def compute_domain_on_path(spec: StackSpec, pool: NodePool) -> tuple[bool, bool]:
+    """(cold, warm): whether a ComputeDomain start is on the largest gang's path. A job's pods start only once every
+    IMEX daemon of their ComputeDomain is Ready (the kubelet plugin's PrepareResourceClaims waits for them:
+    dra-driver-nvidia-gpu#1107), so on a rack-scale pool every TrainJob's start includes it, on new nodes or not. A
+    Slinky NodeSet's slurmd pods claim the channel once, as the nodes join: cold only."""
+    if not starts_compute_domain(load_catalog(), spec, pool):
+        return False, False
+    slurm = spec.scheduling is not None and spec.scheduling.workload == Workload.SLURM
+    return True, not slurm
+
+
 def largest_gang(spec: StackSpec, pool: NodePool, f: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The preview's estimate for the pool's largest gang (every node of a multi-node pool, else one pod): admission
-    to all pods running on new nodes (cold) and on nodes that already hold the image (warm)."""
+    to all pods running on new nodes (cold) and on nodes that already hold the image (warm); on rack-scale NVLink
+    pools with the ComputeDomain start (``computeDomainS``, the ``compute_domain_s_per_pod`` factor)."""
     f = factors() if f is None else f
     prov = load_provisioning()[(spec.cloud, pool.capacity.type)]
     ps = pool.pod_start
     start = pool_start(pod_start_plan(spec.cloud, pool), prov.provision_seconds, ps.image_size_gb if ps else None, f)
     pods = pool.max_nodes if pool.multi_node else 1
-    return {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f), 1),
-            "warmS": round(gang_seconds(start, pods, False, f), 1), "image": start.pull_how,
-            "provisionS": start.provision_s, "pullS": round(start.pull_s, 1)}
+    cd_cold, cd_warm = compute_domain_on_path(spec, pool)
+    out = {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
+           "warmS": round(gang_seconds(start, pods, False, f, cd_warm), 1), "image": start.pull_how,
+           "provisionS": start.provision_s, "pullS": round(start.pull_s, 1)}
+    if cd_cold:
+        out["computeDomainS"] = round(pods * f["compute_domain_s_per_pod"], 1)
+        out["computeDomainWarm"] = cd_warm
+    return out
 
 
 def pod_start_rows(spec: StackSpec) -> list[dict[str, Any]]:

@@ -1,6 +1,8 @@
 """python -m preview --stack NAME [--format text|json|markdown|sarif] [--policy-pack-config FILE]: the offline preview
 (no cloud credentials), with the policy pack run as `pulumi preview --policy-pack policies` runs it.
-With --base GIT_REF or --base-file FILE: the diff of the stack against that version (see preview/diff/compare.py)."""
+With --base GIT_REF or --base-file FILE: the diff of the stack against that version (see preview/diff/compare.py).
+python -m preview job-objects --stack NAME --job JOB [--pool POOL] [--queue QUEUE] [--nodes N]: one TrainJob's own
+NVLink domain on a GB200 pool, as YAML (see preview/jobs/cli.py)."""
 from __future__ import annotations
 
 import argparse
@@ -23,6 +25,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    if argv and argv[0] == "job-objects":  # python -m preview job-objects ...: one TrainJob's own NVLink domain
+        from preview.jobs.cli import run as job_objects
+        return job_objects(argv[1:])
     from preview.diff.cli import add_diff_arguments, policy_options, run_diff, wants_diff
     from preview.engine import PROJECT_ROOT, stack_file
     from preview.report import EXIT_INVALID

@@ -170,13 +170,14 @@ class Engine:
 
     def _start_path(self, pool: PoolState, chosen: Sequence[Node], pods: int) -> float:
         """Placement to all pods running: the image pull on nodes that do not have it yet, then admission,
-        scheduling and the pod start (plan/start_time.py). Reported only: the run time starts at placement."""
+        scheduling, the pod start and, on rack-scale NVLink pools, the job's ComputeDomain start (every IMEX daemon
+        Ready before a pod starts) (plan/start_time.py). Reported only: the run time starts at placement."""
         pull = 0.0
         for n in chosen:
             if n.image_at is None:
                 n.image_at = self.now + pool.model.pull_s
             pull = max(pull, n.image_at - self.now)
-        return pull + overhead_s(pods, self.cluster.start)
+        return pull + overhead_s(pods, self.cluster.start, pool.model.compute_domains)
 
     def gpus_held(self, js: JobState) -> float:
         """Physical GPUs a running job holds (whole nodes on exclusive pools, a share on shared ones)."""

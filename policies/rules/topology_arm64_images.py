@@ -3,7 +3,10 @@ variant, by the image table ``catalog/data/image-architectures.csv`` (an image t
 
 What runs on a pool is read from the concrete resources: Kubernetes objects (DaemonSets, training runtimes, …) and
 Helm release values whose node selector or node affinity names the pool (by the ``gpu-cluster/pool`` label or the
-pool's instance type); for a release, the chart's default images on GPU nodes come from the table's ``chart`` column."""
+pool's instance type); for a release, the chart's default images on GPU nodes come from the table's ``chart`` column.
+A GPU Operator release runs its operands on every GPU pool not labelled ``nvidia.com/gpu.deploy.operands=false`` (its
+values name no pool): each operand its values turn on (``catalog/data/chart-operands.csv``, with the release's image
+overrides) must be in the table with arm64."""
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -11,7 +14,7 @@ from typing import Any, Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from catalog import Catalog
-from catalog.images import ImageTable, load_image_table
+from catalog.images import ImageTable, chart_operands, load_image_table
 from policies.findings import Finding, listing
 from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, HELM_RELEASE
@@ -20,6 +23,10 @@ from policies.rule import Category, Config, Resource, Rule
 from spec.stack import POOL_LABEL_KEY
 
 ID = "topology-arm64-images"
+OPERATOR_CHART = "gpu-operator"
+OPERANDS_OPT_OUT = "nvidia.com/gpu.deploy.operands"
+"""Node label (value "false") that keeps every GPU Operator operand off a pool (gpu-cluster sets it on the pools of
+other runtimes)."""
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 SELECTOR_KEYS = (POOL_LABEL_KEY, INSTANCE_TYPE_LABEL)
 
@@ -81,9 +88,31 @@ def _scopes(value: Any, arm: dict[str, PoolView]) -> list[dict]:
     return out
 
 
+def _chart(r: Resource) -> str:
+    return str(r.props.get("chart", "")).rstrip("/").rsplit("/", 1)[-1] if r.type == HELM_RELEASE else ""
+
+
+def _operator_pools(arm: dict[str, PoolView]) -> list[str]:
+    """The arm64 pools a GPU Operator release deploys its operands onto: those that do not opt out."""
+    return sorted({v.name for v in arm.values() if str(v.labels.get(OPERANDS_OPT_OUT)).lower() != "false"})
+
+
+def _operator_images(r: Resource) -> set[str]:
+    """The operand images the release's values turn on (an operand of an unknown chart version: every image it
+    names is unknown, as no operand list exists for it)."""
+    raw = r.props.get("values")
+    values: dict = raw if isinstance(raw, dict) else {}
+    operands = chart_operands(OPERATOR_CHART, str(r.props.get("version", "")))
+    if not operands:
+        return {f"{OPERATOR_CHART}@{r.props.get('version', '')} operands (no operand list for this version)"}
+    return {o.image_in(values) for o in operands if o.enabled(values)}
+
+
 def _workload_images(r: Resource, table: ImageTable, arm: dict[str, PoolView]) -> set[str]:
+    if _chart(r) == OPERATOR_CHART:
+        return _operator_images(r)
     if r.type == HELM_RELEASE:
-        chart = str(r.props.get("chart", "")).rstrip("/").rsplit("/", 1)[-1]
+        chart = _chart(r)
         defaults = {i.image for i in table.chart_images(chart, str(r.props.get("version", "")))}
         return {i for scope in _scopes(r.props.get("values"), arm) for i in _images(scope)} | defaults
     return _images(r.props)
@@ -108,7 +137,8 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     for r in resources:
         if r.type in (GKE_NODE_POOL, EKS_NODE_GROUP) or not r.type.startswith("kubernetes:"):
             continue
-        pools = sorted({arm[t].name for t in _targets(r.props) if t in arm})
+        pools = _operator_pools(arm) if _chart(r) == OPERATOR_CHART else \
+            sorted({arm[t].name for t in _targets(r.props) if t in arm})
         if not pools:
             continue
         missing, unknown = [], []
@@ -147,7 +177,7 @@ RULE = register(Rule(
          "Several GPU images differ per architecture (the gIB NCCL plugin has a separate -arm64 image; the "
          "pytorch/pytorch CUDA images are amd64 only)."),
     remediation=("1. Use the image's arm64 or multi-arch build (catalog/data/image-architectures.csv lists the ones "
-                 "gpu-cluster pins, with sources). 2. For an image of your own, check its index (`crane manifest`) "
+                 "gpu-cluster pins, with sources; catalog/data/chart-operands.csv the GPU Operator's operands). 2. For an image of your own, check its index (`crane manifest`) "
                  "and add a row. 3. Or keep the workload off arm64 pools."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
     applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, HELM_RELEASE), check=check, reads_catalog=True, stack=True,

@@ -25,11 +25,15 @@ def print_pod_start(console: Console, rows: list[dict[str, Any]]) -> None:
 
 
 def gang_cell(g: dict[str, Any] | None) -> str:
-    """``256 pods: 9 min / 6 s`` and what the cold figure is made of (catalog/data/start-path.csv)."""
+    """``256 pods: 9 min / 6 s`` and what the cold figure is made of (catalog/data/start-path.csv); on rack-scale
+    NVLink pools the ComputeDomain start, on the warm path too unless only a NodeSet's nodes join it."""
     if not g:
         return "—"
+    cd = ""
+    if g.get("computeDomainS") is not None:  # rack-scale NVLink: every IMEX daemon of the domain Ready first
+        cd = f", ComputeDomain {_t(g['computeDomainS'])}{'' if g.get('computeDomainWarm') else ' (cold only)'}"
     return (f"{g['pods']} pod{'s' if g['pods'] != 1 else ''}: {_t(g['coldS'])} / {_t(g['warmS'])}\n"
-            f"(node {_t(g['provisionS'])}, image {_t(g['pullS'])}: {g['image']})")
+            f"(node {_t(g['provisionS'])}, image {_t(g['pullS'])}: {g['image']}{cd})")
 
 
 def _t(seconds: float) -> str:

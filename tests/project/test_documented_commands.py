@@ -110,6 +110,11 @@ RUNS = [
         "[--vs STACK-WITH-THE-SAME-QUEUES]",
         (PY, "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--format", "json",
          "--vs", "eks-kueue"), 2, stderr_has=("--vs eks-kueue: the workload", "no queue 'research' in stack eks-kueue")),
+    Run(f"{PY} -m preview job-objects --stack gke-a4x-nvl72 --job llama-70b [--pool gb200] [--queue pretraining] "
+        "[--nodes 18]",
+        (PY, "-m", "preview", "job-objects", "--stack", "gke-a4x-nvl72", "--job", "llama-70b", "--pool", "gb200",
+         "--queue", "pretraining", "--nodes", "18"), 0,
+        ("kind: ComputeDomain", "name: llama-70b-imex", "kind: TrainingRuntime", "kind: TrainJob", "numNodes: 18")),
     Run("python -m preview --stack fleet", (PY, "-m", "preview", "--stack", "fleet", "--color", "never"), 0,
         ("Fleet (MultiKueue", "fleet-gke", "fleet-eks", "· exit 0")),
     Run("python -m whatif --stack fleet --workload workloads/fleet.yaml --vs gke",

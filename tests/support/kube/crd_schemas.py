@@ -35,6 +35,8 @@ CRD_FILES = {
         "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml",
     ("trainer.kubeflow.org", "TrainingRuntime"):
         "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml",
+    ("trainer.kubeflow.org", "TrainJob"):
+        "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml",
 }
 
 

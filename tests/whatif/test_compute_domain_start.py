@@ -1,0 +1,73 @@
+"""The ComputeDomain start on a rack-scale NVLink pool's start path (issue 23): a job's pods start only once every IMEX
+daemon of their ComputeDomain is Ready (dra-driver-nvidia-gpu#1107), ~8 min for 256 pods upstream (#816), so the
+what-if's time to running and the preview's largest gang include ``compute_domain_s_per_pod`` per pod on GB200 pools
+(every Kueue job, cold or warm; a Slinky NodeSet only as its nodes join), and ``--assume`` overrides it."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from catalog.start_path import load_start_path
+from plan.start_time import factors, overhead_s
+from preview.run import preview_stack
+from tests.support.whatif.stacks import cluster, kueue_config
+from whatif.model import Job, SimOptions
+from whatif.run import simulate_jobs
+
+F = factors()
+FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
+PER_POD = F["compute_domain_s_per_pod"]
+
+
+def gb200_pool(nodes: int = 18) -> dict:
+    return {"name": "gb200", "machineType": "a4x-highgpu-4g", "zones": ["us-central1-a"],
+            "zoneAvailabilityOverride": {"zones": ["us-central1-a"], "reason": "test reservation"},
+            "minNodes": nodes, "maxNodes": nodes, "multiNode": True,
+            "capacity": {"type": "reservation", "reservation": "r", "reservationBlock": "b"}}
+
+
+def gb200_cluster(assume: dict[str, float] | None = None):
+    cfg = kueue_config([gb200_pool()], [{"name": "a", "quotas": [{"pool": "gb200", "gpus": 72}]}])
+    cfg["cluster"]["minMasterVersion"] = "1.35"
+    return cluster(cfg, dataclasses.replace(FIXED, assume=assume or {}))
+
+
+def test_the_factor_is_the_upstream_figure_per_pod_and_overridable():
+    f = load_start_path()["compute_domain_s_per_pod"]
+    assert f.kind == "derived" and "816" in f.source
+    assert 256 * f.value == pytest.approx(8 * 60)  # ~8 min for 256 pods in one ComputeDomain
+    assert factors({"compute_domain_s_per_pod": 0})["compute_domain_s_per_pod"] == 0
+
+
+def test_a_gb200_gang_waits_for_its_compute_domain_cold_and_warm():
+    c = gb200_cluster()
+    assert c.pools["gb200"].compute_domains
+    jobs = [Job("cold", 0, "a", 4, nodes=18, run_s=1000), Job("warm", 2000, "a", 4, nodes=18, run_s=100)]
+    res = simulate_jobs(c, jobs, 0, FIXED)
+    pull = c.pools["gb200"].pull_s
+    cd = 18 * PER_POD  # 33.75 s for one rack
+    assert res.jobs["cold"].running_s == pytest.approx(pull + overhead_s(18, F) + cd)
+    assert res.jobs["warm"].running_s == pytest.approx(2000 + overhead_s(18, F) + cd)  # image there, domain not
+
+
+def test_assume_zero_removes_the_compute_domain_start():
+    c = gb200_cluster({"compute_domain_s_per_pod": 0})
+    res = simulate_jobs(c, [Job("j", 0, "a", 4, nodes=9, run_s=100)], 0, FIXED)
+    assert res.jobs["j"].running_s == pytest.approx(c.pools["gb200"].pull_s + overhead_s(9, F))
+
+
+@pytest.mark.parametrize("stack, warm_cd", [("gke-a4x-nvl72", True), ("eks-p6e-gb200", False)])
+def test_the_preview_largest_gang_includes_the_compute_domain(stack, warm_cd):
+    rows = {r["pool"]: r for r in preview_stack(stack).as_dict()["podStart"]}
+    g = rows["gb200"]["largestGang"]
+    pods = g["pods"]
+    assert g["computeDomainS"] == pytest.approx(pods * PER_POD, abs=0.1) and g["computeDomainWarm"] is warm_cd
+    cold = g["provisionS"] + g["pullS"] + overhead_s(pods, F) + pods * PER_POD
+    assert g["coldS"] == pytest.approx(cold, abs=0.2)
+    assert g["warmS"] == pytest.approx(overhead_s(pods, F) + (pods * PER_POD if warm_cd else 0), abs=0.1)
+
+
+def test_pools_without_a_compute_domain_show_none():
+    rows = preview_stack("gke-kueue").as_dict()["podStart"]
+    assert rows and all("computeDomainS" not in r["largestGang"] for r in rows)
