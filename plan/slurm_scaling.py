@@ -28,6 +28,12 @@ API_ADDRESS = f"{API_NAME}:443"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 NODESET_PREFIX = "slurm-worker-"
 """The slurm chart names each NodeSet ``<release>-worker-<key>`` (templates/nodeset/nodeset-cr.yaml)."""
+SLURMD_BOOT_ARGS = ("-b",)
+"""slurmd of a pool that follows the queue reports its start as the node's boot. slurmctld completes a resume only
+for a node that booted after the resume was asked for (``waiting_for_node_boot``, src/slurmctld/node_mgr.c, 26.05);
+a pod restarted on the Kubernetes node it ran on (the ResumeProgram restarts a kept pod) reports that machine's old
+boot, so without ``-b`` the node would stay POWERING_UP until ResumeTimeout. Slurm's power saving guide names ``-b``
+for nodes that are resumed without a real reboot (doc/html/power_save.shtml)."""
 
 
 def scales(settings: SlurmScaling, min_nodes: int, max_nodes: int) -> bool:

@@ -11,6 +11,7 @@ from preview.advice import deploy_advice
 from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, contract_warnings, fabric_summary
 from plan.maintenance import summary as maintenance_summary
 from preview.fleet.resolve import Member, preview_workers
+from preview.fleet.stack_files import FolderStackFiles, StackFiles
 from preview.fleet.summary import fleet_summary
 from spec.fleet import FleetRole
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
@@ -27,9 +28,11 @@ from validation.stack_file import StackFileError
 
 
 def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py",
-                   policies: PolicyOptions | None = None, secret_keys: list[str] | None = None) -> PreviewReport:
+                   policies: PolicyOptions | None = None, secret_keys: list[str] | None = None,
+                   stack_files: StackFiles | None = None) -> PreviewReport:
     """``secret_keys``: None for a stack file (its ``secure:`` values are the secrets); a list when ``config`` is
-    already decrypted, as the CLI hands it to the program."""
+    already decrypted, as the CLI hands it to the program. ``stack_files``: where a fleet manager's worker stack
+    files are read (default: next to ``main``; a diff's base side reads them at its git ref)."""
     report = PreviewReport(stack=stack)
     raw = decode_config(config)
     secret = names_in_namespace(secure_keys(config) if secret_keys is None else secret_keys)
@@ -47,7 +50,8 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     members: list[Member] = []
     references: dict[str, dict] | None = None
     if spec.fleet is not None and spec.fleet.role == FleetRole.MANAGER:  # StackReferences: preview the workers first
-        members, report.errors = preview_workers(spec.fleet, main.parent,
+        files = stack_files or FolderStackFiles(main.parent)
+        members, report.errors = preview_workers(spec.fleet, files,
                                                  lambda name, cfg: preview_config(name, cfg, main, policies))
         if report.errors:
             return report

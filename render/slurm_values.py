@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from render.fabric_pod import PodFabric, apply_to_container
 from plan.slurm import SlurmPlan
-from plan.slurm_scaling import SCRIPT_DIR
+from plan.slurm_scaling import SCRIPT_DIR, SLURMD_BOOT_ARGS
 from plan.slurm_task_env import MOUNT as TASK_ENV_MOUNT, TASK_PROLOG, volume as task_env_volume
 from render.slurm_task_env import config_map_data, wired
 
@@ -74,7 +74,7 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
             "replicas": n.pods_at_deploy,
             "extraConf": n.node_conf,
             "partition": {"enabled": False},  # partitions come from `partitions` below, one per pool
-            "slurmd": {"resources": n.pod_resources()},
+            "slurmd": {"resources": n.pod_resources(), **({"args": list(SLURMD_BOOT_ARGS)} if n.scales else {})},
             "podSpec": {"nodeSelector": dict(n.node_selector), "tolerations": [dict(t) for t in n.tolerations]},
         } for n in plan.nodesets},
         # The chart's example `all` partition is replaced by ours (or switched off).

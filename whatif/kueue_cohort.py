@@ -47,6 +47,10 @@ class QueueView:
         self.usage: dict[str, int] = {p: 0 for p in model.quotas}
         self.admitted: dict[Any, Admitted] = {}
         """key -> admitted workload, in admission order."""
+        self.nominal: dict[str, int] = {p: q.nominal for p, q in model.quotas.items()}
+        self.guarantee: dict[str, int] = {p: 0 if q.lending_limit is None else max(0, q.nominal - q.lending_limit)
+                                          for p, q in model.quotas.items()}
+        """Per flavor: nominal minus the lending limit (0 without one), what the queue keeps for itself."""
 
     def add(self, w: Admitted) -> None:
         self.admitted[w.key] = w
@@ -70,30 +74,31 @@ class CohortView:
     cohort_quota: dict[str, int] = field(default_factory=dict)
     """Quota the Cohort object itself provides per flavor (none in rendered stacks; some of Kueue's tables)."""
     lendable: dict[str, int] = field(default_factory=dict)
+    in_cohort: bool = field(init=False, default=False)
+    _members: dict[str, list[QueueView]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         flavors = {p for q in self.queues.values() for p in q.model.quotas}
         self.lendable = {p: sum(_lend(q.model, p) for q in self.queues.values() if p in q.model.quotas)
                          + self.cohort_quota.get(p, 0) for p in flavors}
-
-    @property
-    def in_cohort(self) -> bool:
-        return self.kueue.cohort is not None
+        self.in_cohort = self.kueue.cohort is not None
+        self._members = {p: [c for c in self.queues.values() if p in c.nominal] for p in flavors}
+        """Per flavor, the queues that quota it (the view's queues are fixed)."""
 
     # -- Kueue's quota arithmetic for a ClusterQueue in a one-level cohort (pkg/cache/scheduler resource nodes) --
     def guaranteed(self, q: QueueView, flavor: str) -> int:
         """What ``q`` keeps for itself: nominal minus its lending limit (0 without one)."""
-        quota = q.model.quotas[flavor]
-        return 0 if quota.lending_limit is None else max(0, quota.nominal - quota.lending_limit)
+        return q.guarantee[flavor]
 
     def cohort_free(self, flavor: str) -> int:
         """The cohort's subtree quota (what its queues lend, plus its own) minus what they use of it."""
         total, used = self.cohort_quota.get(flavor, 0), 0
-        for c in self.queues.values():
-            if flavor in c.model.quotas:
-                g = self.guaranteed(c, flavor)
-                total += c.model.quotas[flavor].nominal - g
-                used += max(0, c.usage[flavor] - g)
+        for c in self._members.get(flavor, ()):
+            g = c.guarantee[flavor]
+            total += c.nominal[flavor] - g
+            over = c.usage[flavor] - g
+            if over > 0:
+                used += over
         return total - used
 
     def available(self, q: QueueView, flavor: str) -> int:
@@ -109,8 +114,20 @@ class CohortView:
             parent = min(quota.nominal - g - max(0, usage - g) + quota.borrowing_limit, parent)
         return max(0, g - usage) + parent
 
+    def potential(self, q: QueueView, flavor: str) -> int:
+        """Kueue's ``PotentialAvailable``: what the queue could get with nothing admitted anywhere: its nominal quota
+        plus what the rest of the cohort lends, capped by its borrowing limit; without a cohort, nominal."""
+        quota = q.model.quotas[flavor]
+        if not self.in_cohort:
+            return quota.nominal
+        g = self.guaranteed(q, flavor)
+        total = self.lendable.get(flavor, 0)
+        if quota.borrowing_limit is not None:
+            total = min(quota.nominal - g + quota.borrowing_limit, total)
+        return g + total
+
     def borrowing(self, q: QueueView, flavor: str, extra: int = 0) -> bool:
-        return self.in_cohort and q.usage[flavor] + extra > q.model.quotas[flavor].nominal
+        return self.in_cohort and q.usage[flavor] + extra > q.nominal[flavor]
 
     def fits_quota(self, q: QueueView, flavor: str, need: int) -> tuple[bool, bool]:
         """(fits, borrows): the request fits what is available to the queue; it borrows when it goes above nominal."""
@@ -124,16 +141,19 @@ class CohortView:
         share; two of them compare by the unweighted share (Kueue's CompareDRS)."""
         best = 0.0
         borrowing = False
-        for name, quota in q.model.quotas.items():
-            over = q.usage[name] + (extra if name == flavor else 0) - quota.nominal
-            lendable = self.lendable.get(name, 0)
-            if over > 0 and self.in_cohort:
-                borrowing = True
-                if lendable:
-                    best = max(best, over * 1000 / lendable)
-        if q.model.weight == 0:
+        if self.in_cohort:
+            usage, lendable = q.usage, self.lendable
+            for name, nominal in q.nominal.items():
+                over = usage[name] + (extra if name == flavor else 0) - nominal
+                if over > 0:
+                    borrowing = True
+                    lend = lendable.get(name, 0)
+                    if lend:
+                        best = max(best, over * 1000 / lend)
+        weight = q.model.weight
+        if weight == 0:
             return (math.inf, best) if borrowing else (0.0, 0.0)
-        return best / q.model.weight, 0.0
+        return best / weight, 0.0
 
 
 def _lend(q: QueueModel, flavor: str) -> int:

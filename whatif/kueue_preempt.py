@@ -30,23 +30,51 @@ class Choice:
     pool: str
     borrows: bool
     victims: list[Admitted] = field(default_factory=list)
+    mode: str = "fit"
+    """``fit``, ``reclaim`` (victims only in other queues), ``preempt`` (some in its own queue) or ``no-candidates``
+    (preemption could make room but finds no victim: not admissible, see ``kueue_cycle``)."""
+
+
+_RANK = {"fit": 3, "reclaim": 2, "preempt": 1, "no-candidates": 0}
 
 
 def choose(view: CohortView, inc: Incoming, nodes_fit: Callable[[str], bool]) -> Choice | None:
-    """``nodes_fit(flavor)``: can the flavor's nodes ever hold the workload (node size, node count)?"""
+    """Kueue's flavor assignment (flavorassigner.go, default fungibility: ``whenCanBorrow: MayStopSearch``,
+    ``whenCanPreempt: TryNextFlavor``): the first flavor where the workload fits (borrowing or not) ends the search;
+    otherwise the best preemption flavor: victims before none, reclaim before priority preemption, less borrowing,
+    then flavor order. Preemption is tried on a flavor only where it could make room: the request within the
+    queue's nominal quota, or ``borrowWithinCohort`` (fair sharing: ``reclaimWithinCohort``) allowing it while
+    borrowing, and never above what the queue could ever get. ``nodes_fit(flavor)``: can the flavor's nodes ever
+    hold the workload (node size, node count)? None: no flavor (NoFit)."""
     q = view.queues[inc.queue]
-    fallback: Choice | None = None
+    best: Choice | None = None
     for pool, need in inc.need.items():
         if not nodes_fit(pool):
             continue
         fits, borrows = view.fits_quota(q, pool, need)
         if fits and _topology_ok(view, pool, need, []):
             return Choice(pool, borrows)
-        if fallback is None:
-            victims = targets(view, inc, pool, need)
-            if victims:
-                fallback = Choice(pool, _borrows_after(view, q, pool, need, victims), victims)
-    return fallback
+        if not _may_preempt(view, q, pool, need):
+            continue
+        victims = targets(view, inc, pool, need)
+        if victims:
+            mode = "preempt" if any(w.queue == inc.queue for w in victims) else "reclaim"
+            option = Choice(pool, _borrows_after(view, q, pool, need, victims), victims, mode)
+        else:
+            option = Choice(pool, view.borrowing(q, pool, need), [], "no-candidates")
+        if best is None or (_RANK[option.mode], not option.borrows) > (_RANK[best.mode], not best.borrows):
+            best = option
+    return best
+
+
+def _may_preempt(view: CohortView, q: QueueView, pool: str, need: int) -> bool:
+    """flavorassigner.fitsResourceQuota: within ``PotentialAvailable``, and the request within nominal quota or
+    preemption while borrowing allowed (in a one-level cohort ``mayReclaimInHierarchy`` adds nothing)."""
+    if need > view.potential(q, pool):
+        return False
+    model = q.model
+    return need <= model.quotas[pool].nominal or model.borrow_within_cohort != "Never" or (
+        view.kueue.fair_sharing and model.reclaim != "Never")
 
 
 def targets(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
@@ -118,8 +146,8 @@ def _borrows_after(view: CohortView, q: QueueView, pool: str, need: int, victims
 def _classical(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
     q = view.queues[inc.queue]
     model = q.model
-    same = [(w, WITHIN) for w in q.admitted.values()
-            if model.within_queue != "Never" and w.flavor == pool and satisfies(model.within_queue, inc, w)]
+    same = [] if model.within_queue == "Never" else [
+        (w, WITHIN) for w in q.admitted.values() if w.flavor == pool and satisfies(model.within_queue, inc, w)]
     hier: list[tuple[Admitted, str]] = []
     prio: list[tuple[Admitted, str]] = []
     forbidden = model.borrow_within_cohort == "Never"
@@ -174,8 +202,8 @@ def _classical(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Ad
 def _fair(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
     q = view.queues[inc.queue]
     model = q.model
-    cands = [w for w in q.admitted.values()
-             if model.within_queue != "Never" and w.flavor == pool and satisfies(model.within_queue, inc, w)]
+    cands = [] if model.within_queue == "Never" else [
+        w for w in q.admitted.values() if w.flavor == pool and satisfies(model.within_queue, inc, w)]
     if view.in_cohort and model.reclaim != "Never":
         for other in view.queues.values():
             if other is q or pool not in other.model.quotas or not view.borrowing(other, pool):

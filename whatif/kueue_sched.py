@@ -11,6 +11,7 @@ from whatif.cluster import KueueModel, QueueModel, slices_for
 from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
+from whatif.kueue_cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
 from whatif.kueue_preempt import Choice, choose
 from whatif.model import Job
 from whatif.nodes import PoolState
@@ -23,7 +24,7 @@ sharing can loop: kubernetes-sigs/kueue issues 3779, 7101, 14543); with it such 
 
 
 class KueueJob(JobState):
-    __slots__ = ("value", "order_ts", "admitted_at", "requeues", "held")
+    __slots__ = ("value", "order_ts", "admitted_at", "requeues", "held", "shape", "needs")
 
     def __init__(self, job: Job, n: int):
         super().__init__(job, n)
@@ -35,6 +36,10 @@ class KueueJob(JobState):
         self.requeues = 0
         self.held: Admitted | None = None
         """Its quota reservation in the cohort view while admitted."""
+        self.shape: tuple = ()
+        """(queue, nodes, GPUs per node, share, pool, priority): twins decide alike (set at submit)."""
+        self.needs: dict[str, int] | None = None
+        """Candidate pool -> slices, for the pools whose nodes can hold it (fixed: computed once)."""
 
 
 class CQ(QueueView):
@@ -47,11 +52,15 @@ class CQ(QueueView):
         """Pending before this index are all parked (or in backoff): the next head is searched from here."""
         self.head: tuple[float, KueueJob | None] | None = None
         """(time, head) found by the last search, valid until the queue or its parked set changes."""
+        self.scan: tuple[float, int] = (-1.0, 0)
+        """(time, index): at that time every pending workload before the index is in backoff or parked, so the
+        next search starts there; valid until the pending list changes or the parked set is cleared."""
 
     def unpark(self) -> None:
         self.parked.clear()
         self.cursor = 0
         self.head = None
+        self.scan = (-1.0, 0)
 
 
 class KueueScheduler:
@@ -66,6 +75,8 @@ class KueueScheduler:
         self.waiting_pods: list[KueueJob] = []
         """Admitted workloads whose pods are not all running yet, in admission order."""
         self._up_seen = -1.0
+        self._now = 0.0
+        self._failed: set[tuple] = set()
 
     def new_job(self, job: Job, n: int) -> KueueJob:
         return KueueJob(job, n)
@@ -82,6 +93,8 @@ class KueueScheduler:
 
     def submit(self, js: KueueJob, now: float) -> None:
         js.value = self.eng.cluster.class_values.get(js.job.priority or "", 0)
+        j = js.job
+        js.shape = (j.queue, j.nodes, j.gpus_per_node, j.gpu_share, j.pool, js.value)
         self._enqueue(js)
 
     def released(self, js: KueueJob, now: float, requeue: bool) -> None:
@@ -103,10 +116,10 @@ class KueueScheduler:
             self._up_seen = self.eng.up_gpus
             for c in self.cqs.values():
                 c.unpark()
-        self._failed: set[tuple] = set()
+        self._failed = set()
         self._place(now)
         for _ in range(MAX_ADMISSIONS_PER_PASS):
-            if not self._admit_one(now):
+            if not self._cycle(now):
                 break
         self._place(now)
 
@@ -118,6 +131,7 @@ class KueueScheduler:
         cq.head = None
         cq.pending.sort(key=lambda j: (-j.value, j.order_ts, j.n))
         cq.cursor = 0
+        cq.scan = (-1.0, 0)
 
     def _unadmit(self, cq: CQ, js: KueueJob) -> None:
         if js.held is not None:
@@ -133,57 +147,106 @@ class KueueScheduler:
     def _heads(self, now: float) -> list[tuple[CQ, KueueJob]]:
         out = []
         for cq in self.cqs.values():
-            if cq.head is not None and cq.head[0] == now:
-                if cq.head[1] is not None:
-                    out.append((cq, cq.head[1]))
+            head = cq.head
+            if head is not None and head[0] == now:
+                if head[1] is not None:
+                    out.append((cq, head[1]))
                 continue
             cq.head = (now, None)
-            pending = cq.pending
-            for i in range(cq.cursor, len(pending)):
+            pending, parked = cq.pending, cq.parked
+            start = cq.cursor
+            scan_at, scan_i = cq.scan
+            if scan_at == now and scan_i > start:
+                start = scan_i
+            for i in range(start, len(pending)):
                 js = pending[i]
-                if js.eligible > now or js.n in cq.parked:
-                    if cq.model.strict_fifo and js.eligible <= now:
-                        break  # StrictFIFO: a head that does not fit blocks the queue
-                    if js.eligible <= now and i == cq.cursor:
-                        cq.cursor += 1  # parked: never a head again until something is released
+                waiting = js.eligible > now
+                if waiting or js.n in parked:
+                    if not waiting:
+                        if cq.model.strict_fifo:
+                            break  # StrictFIFO: a head that does not fit blocks the queue
+                        if i == cq.cursor:
+                            cq.cursor += 1  # parked: never a head again until something is released
                     continue
                 out.append((cq, js))
                 cq.head = (now, js)
+                cq.scan = (now, i)
                 break
         return out
 
-    def _admit_one(self, now: float) -> bool:
-        heads = self._heads(now)
-        if not heads:
-            return False
-        options: list[tuple[tuple, CQ, KueueJob, Choice]] = []
+    def _cycle(self, now: float) -> bool:
+        """One Kueue scheduling cycle (``kueue_cycle``) over the queues' heads; False when it changed nothing."""
+        failed = self._failed
         parked = False
-        for cq, js in heads:
-            shape = (cq.model.name, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share, js.job.pool, js.value)
-            choice = None if shape in self._failed else self._choose(cq, js)
-            if choice is None:
-                self._failed.add(shape)  # a later twin (same shape, no higher priority) would not fit either
-                cq.parked.add(js.n)
-                cq.head = None
+        while True:  # heads that are all twins of heads that found no flavor: park them, take the next ones
+            heads = self._heads(now)
+            if not heads:
+                return parked
+            for _, js in heads:
+                if js.shape not in failed:
+                    break
+            else:
+                for cq, js in heads:
+                    failed.add(js.shape)
+                    cq.parked.add(js.n)
+                    cq.head = None
                 parked = True
                 continue
-            share = self.view.share(cq, choice.pool, self.need(js, choice.pool)) if self.k.fair_sharing else 0.0
-            options.append(((choice.borrows, share, -js.value, js.order_ts, js.n), cq, js, choice))
-        if not options:
-            return parked  # parked heads may uncover the next workload of a BestEffortFIFO queue
-        _, cq, js, choice = min(options, key=lambda o: o[0])
-        for victim in choice.victims:
+            break
+        entries: list[Entry] = []
+        no_fit: list[tuple[CQ, KueueJob]] = []
+        for i, (cq, js) in enumerate(heads):
+            choice = None if js.shape in failed else self._choose(cq, js)
+            if choice is None:  # NoFit: inadmissible whatever the cycle does, and nothing to decide for the others
+                no_fit.append((cq, js))
+                continue
+            need = {choice.pool: self.need(js, choice.pool)}
+            entries.append(Entry(js, Incoming(cq.model.name, js.value, js.order_ts, need), choice, i))
+        changed = parked or bool(no_fit)
+        if entries:
+            self._now = now
+            for e in Cycle(self.view, self).run(entries):
+                if e.outcome == NO_FIT:
+                    no_fit.append((self.cqs[e.inc.queue], e.key))
+                elif e.outcome in (FIT, PREEMPTING):
+                    changed = True
+        for cq, js in no_fit:
+            self._park(cq, js)
+        return changed or bool(no_fit)
+
+    def _park(self, cq: CQ, js: KueueJob) -> None:
+        """Inadmissible until something is released; parked heads may uncover the next workload of a BestEffortFIFO
+        queue. A later twin (same shape, no higher priority) would not fit either."""
+        self._failed.add(js.shape)
+        cq.parked.add(js.n)
+        cq.head = None
+
+    # -- kueue_cycle.Apply --------------------------------------------------------------------------------------
+    def focus(self, entry: Entry) -> None:
+        self._placing = entry.key  # topology checks are for this workload
+
+    def admit(self, entry: Entry) -> None:
+        assert entry.choice is not None
+        js = entry.key
+        self._failed.clear()  # an admission can open preemption for a twin that failed (it may now reclaim from it)
+        self._admit(self.cqs[entry.inc.queue], js, entry.choice.pool, self._now)
+
+    def preempt(self, entry: Entry) -> None:
+        """Kueue admits the preemptor once its victims are gone; here their quota is released at once and the
+        preemptor admitted in the same pass (the victims requeue after ``EVICTION_S``)."""
+        assert entry.choice is not None
+        now = self._now
+        for victim in entry.choice.victims:
             evicted = victim.key
             self.eng.preempt(evicted, requeue=True)
             evicted.eligible = now + EVICTION_S  # back in the queue once its pods are gone
             self.eng.push(evicted.eligible, TICK, ("evicted", evicted, evicted.token))
-        self._failed.clear()  # an admission can open preemption for a twin that failed (it may now reclaim from it)
-        self._admit(cq, js, choice.pool, now)
-        return True
+        self.admit(entry)
 
     def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
         cq.pending.remove(js)
         cq.head = None
+        cq.scan = (-1.0, 0)
         js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
         cq.add(js.held)
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now
@@ -227,9 +290,11 @@ class KueueScheduler:
 
     # -- flavor assignment ------------------------------------------------------------------------------------
     def _choose(self, cq: CQ, js: KueueJob) -> Choice | None:
-        need = {p: self.need(js, p) for p in self.pools_for(js)}
+        needs = js.needs
+        if needs is None:  # the job and the pools never change: its candidate flavors are computed once
+            needs = js.needs = {p: self.need(js, p) for p in self.pools_for(js) if self._nodes_fit(js, p)}
         self._placing = js
-        return choose(self.view, Incoming(cq.model.name, js.value, js.order_ts, need), lambda p: self._nodes_fit(js, p))
+        return choose(self.view, Incoming(cq.model.name, js.value, js.order_ts, needs), _any_pool)
 
     def _nodes_fit(self, js: KueueJob, pool: str) -> bool:
         """Kueue counts quota only, but a flavor whose nodes are too small never runs the pods (its node selector
@@ -257,6 +322,10 @@ class KueueScheduler:
 
     def pools_for(self, js: JobState) -> list[str]:
         return [p.name for p in candidate_pools(self.eng.cluster, js.job)]
+
+
+def _any_pool(pool: str) -> bool:
+    return True  # KueueJob.needs holds only the pools whose nodes can hold the job
 
 
 __all__ = ["KueueScheduler", "KueueJob", "CQ", "RUNNING"]

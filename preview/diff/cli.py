@@ -35,6 +35,7 @@ def policy_options(args: argparse.Namespace):
 def run_diff(args: argparse.Namespace, head_path: Path) -> int:
     from preview.diff.compare import CostThreshold, default_previewer, diff_configs, exit_code
     from preview.diff.sources import BaseSourceError, base_from_file, base_from_git, head_config
+    from preview.fleet.stack_files import FolderStackFiles
 
     try:
         threshold = CostThreshold.parse(args.fail_on_cost_increase) if args.fail_on_cost_increase else None
@@ -55,8 +56,8 @@ def run_diff(args: argparse.Namespace, head_path: Path) -> int:
         print(f"error: {head_path.name} exists neither in the working tree nor at {base.label}\n"
               f"  fix: check the stack name (--stack) or the ref", file=sys.stderr)
         return EXIT_INVALID
-    diff = diff_configs(args.stack, base.config, head, base.label,
-                        previewer=default_previewer(policy_options(args)))
+    diff = diff_configs(args.stack, base.config, head, base.label, previewer=default_previewer(policy_options(args)),
+                        base_files=base.stack_files, head_files=FolderStackFiles(head_path.parent))
     code = exit_code(diff, threshold)
     if args.format == "json":
         doc = diff.as_dict()

@@ -43,12 +43,36 @@ def changed_stacks(root: Path, ref: str) -> list[str]:
     return sorted({m.group("stack") for m in names if m})
 
 
-def compose(sections: list[str], base_label: str) -> str:
+def fleet_managers(root: Path, changed: list[str]) -> list[str]:
+    """Fleet managers in ``root`` whose stack file did not change but that list a worker whose file did: their fleet
+    totals change with it, so the comment diffs them too (each side reads the workers at its own revision)."""
+    from preview.engine import fleet_workers
+    from validation.stack_file import StackFileError, read_stack_file
+
+    out = []
+    for path in sorted(root.glob("Pulumi.*.yaml")):
+        match = STACK_FILE.match(path.name)
+        if match is None or match.group("stack") in changed:
+            continue
+        try:
+            config = read_stack_file(path)
+        except StackFileError:
+            continue  # an unchanged broken file is not this pull request's news
+        if any(ref.rsplit("/", 1)[-1] in changed for _, ref in fleet_workers(config)):
+            out.append(match.group("stack"))
+    return out
+
+
+def compose(sections: list[str], base_label: str, managers: Sequence[str] = ()) -> str:
+    """``managers``: the fleet managers among the sections that are there only because a worker changed."""
     head = [COMMENT_MARKER, "## gpu-cluster: offline stack diff", ""]
     if not sections:
         return "\n".join([COMMENT_MARKER, NO_CHANGE_MARKER, "## gpu-cluster: offline stack diff", "",
                           f"No stack file (`Pulumi.<stack>.yaml`) changed against `{base_label}`.", ""])
-    head += [f"{len(sections)} stack file{'s' if len(sections) != 1 else ''} changed against `{base_label}`.", ""]
+    files = len(sections) - len(managers)
+    also = (f", and {len(managers)} fleet manager{'s' if len(managers) != 1 else ''} whose workers changed "
+            f"({', '.join(f'`{m}`' for m in managers)})" if managers else "")
+    head += [f"{files} stack file{'s' if files != 1 else ''} changed against `{base_label}`{also}.", ""]
     return "\n".join(head) + "\n" + "\n".join(sections)
 
 
@@ -79,11 +103,14 @@ def _main(argv: Sequence[str] | None) -> int:
     from preview.diff.cli import policy_options
     from preview.diff.render_markdown import GITHUB_COMMENT_LIMIT, render_diff_markdown
     from preview.diff.sources import BaseSourceError, base_from_git, head_config
+    from preview.fleet.stack_files import FolderStackFiles
 
     label = args.base_label or args.base
     try:
         threshold = CostThreshold.parse(args.fail_on_cost_increase) if args.fail_on_cost_increase else None
         stacks = changed_stacks(args.root, args.base)
+        managers = fleet_managers(args.root, stacks)  # a changed worker changes its manager's fleet totals
+        stacks += managers
         bases = {s: base_from_git(args.root / f"Pulumi.{s}.yaml", args.base) for s in stacks}
     except (BaseSourceError, ValueError) as exc:
         print(exc, file=sys.stderr)
@@ -94,12 +121,13 @@ def _main(argv: Sequence[str] | None) -> int:
     for stack in stacks:
         path = args.root / f"Pulumi.{stack}.yaml"
         head = head_config(path)
-        diff = diff_configs(stack, bases[stack].config, head, label, previewer=previewer)
+        diff = diff_configs(stack, bases[stack].config, head, label, previewer=previewer,
+                            base_files=bases[stack].stack_files, head_files=FolderStackFiles(args.root))
         sections.append(render_diff_markdown(diff, max_chars=budget))
         codes.append(exit_code(diff, threshold))
         print(f"{stack}: exit {codes[-1]}, {diff.cost.delta_max:+,.2f} $/h at max, "
               f"{len(diff.policy.new)} new violation(s)", file=sys.stderr)
-    body = compose(sections, label)
+    body = compose(sections, label, managers)
     if args.output:
         args.output.write_text(body, encoding="utf-8")
     else:

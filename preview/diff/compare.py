@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from preview.diff.cost import CostDiff, diff_cost
+from preview.diff.fleet import fleet_delta
 from preview.diff.policy import PolicyDiff, diff_violations
 from preview.diff.resources import ResourceDiff, diff_resources
 from preview.diff.sources import StackConfig
+from preview.fleet.stack_files import StackFiles
 from preview.diff.spec import EntityDiff, SpecSide, diff_specs
 from preview.engine import PROJECT_ROOT
 from preview.report import EXIT_INVALID, EXIT_OK, PreviewReport
@@ -28,7 +30,9 @@ EXIT_COST = 3
 """The total $/hour at max grew by more than ``--fail-on-cost-increase`` allows (and nothing worse happened)."""
 OK, ABSENT, INVALID = "ok", "absent", "invalid"
 
-Previewer = Callable[[str, dict[str, Any], Path], PreviewReport]
+Previewer = Callable[..., PreviewReport]
+"""``previewer(stack, config, main, stack_files=None)``: one side's preview; ``stack_files``: where a fleet manager's
+workers are read on that side (None: next to ``main``)."""
 
 
 @dataclass
@@ -57,18 +61,18 @@ def default_previewer(policies: Any = None) -> Previewer:
     """``preview_config`` with the policy pack options of the command line (pack on by default)."""
     from preview.run import preview_config
 
-    def run(stack: str, config: dict[str, Any], main: Path) -> PreviewReport:
-        return preview_config(stack, config, main, policies)
+    def run(stack: str, config: dict[str, Any], main: Path, stack_files: StackFiles | None = None) -> PreviewReport:
+        return preview_config(stack, config, main, policies, stack_files=stack_files)
     return run
 
 
 def build_side(stack: str, config: StackConfig, label: str, previewer: Previewer,
-               main: Path = PROJECT_ROOT / "__main__.py") -> Side:
+               main: Path = PROJECT_ROOT / "__main__.py", stack_files: StackFiles | None = None) -> Side:
     if config is None:
         return Side(label, ABSENT)
     if isinstance(config, StackFileError):  # no stack file at all: invalid, with where and why
         return Side(label, INVALID, PreviewReport(stack=stack, errors=[config.issue]))
-    report = previewer(stack, config, main)
+    report = previewer(stack, config, main, stack_files=stack_files)
     if report.errors:
         return Side(label, INVALID, report)
     try:
@@ -105,22 +109,15 @@ class StackDiff:
 
     @property
     def fleet(self) -> dict[str, Any] | None:
-        """A fleet manager: the fleet's totals (manager and workers) on both sides and the change. The workers are
-        previewed from the stack files of the working tree on both sides; a worker's own change shows in its diff."""
-        sides = [s.report.fleet["totals"] if s.state == OK and s.report and s.report.fleet else None
-                 for s in (self.base, self.head)]
-        if sides == [None, None]:
-            return None
-        out: dict[str, Any] = {}
-        for key in ("usdPerHourMin", "usdPerHourMax", "usdPerMonthMax", "maxGpus"):
-            before, after = (t[key] if t else 0 for t in sides)
-            out[key] = {"before": before, "after": after, "delta": round(after - before, 4)}
-        return out
+        """A fleet manager: the fleet's totals (manager and workers) on both sides, the change, and each cluster that
+        changed. Each side's workers are previewed from the stack files of its own revision (``preview/diff/fleet.py``)."""
+        return fleet_delta(*(s.report.fleet if s.state == OK and s.report else None for s in (self.base, self.head)))
 
     @property
     def has_changes(self) -> bool:
+        fleet = self.fleet
         return bool(self.entities or self.resources.changes or self.cost.changed_lines or self.policy.new
-                    or self.policy.resolved or self.base.state != self.head.state)
+                    or self.policy.resolved or self.base.state != self.head.state or (fleet and fleet["changed"]))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -152,10 +149,13 @@ def diff_sides(stack: str, base: Side, head: Side) -> StackDiff:
 
 def diff_configs(stack: str, base_config: StackConfig, head_config: StackConfig,
                  base_label: str, head_label: str = "working tree", previewer: Previewer | None = None,
-                 main: Path = PROJECT_ROOT / "__main__.py") -> StackDiff:
+                 main: Path = PROJECT_ROOT / "__main__.py", base_files: StackFiles | None = None,
+                 head_files: StackFiles | None = None) -> StackDiff:
+    """``base_files``/``head_files``: where a fleet manager's worker stack files are read on each side, the same
+    revision as its own file (``BaseConfig.stack_files``); None: the working tree next to ``main``."""
     run = previewer or default_previewer()
-    return diff_sides(stack, build_side(stack, base_config, base_label, run, main),
-                      build_side(stack, head_config, head_label, run, main))
+    return diff_sides(stack, build_side(stack, base_config, base_label, run, main, base_files),
+                      build_side(stack, head_config, head_label, run, main, head_files))
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,11 @@ def headline(diff: StackDiff) -> list[str]:
         items.append(f"{signed_usd(c.delta_min)}/h at min ({usd(c.before_min)} → {usd(c.after_min)})")
     if c.before_gpus != c.after_gpus:
         items.append(f"GPUs at max {c.before_gpus} → {c.after_gpus}")
+    fleet = diff.fleet
+    if fleet is not None and fleet["changed"]:  # a manager: the fleet changes with its workers' stack files too
+        f = fleet["usdPerHourMax"]
+        items.append(f"fleet {signed_usd(f['delta'])}/h at max ({usd(f['before'])} → {usd(f['after'])}; "
+                     f"{len(fleet['clusters'])} cluster{'s' if len(fleet['clusters']) != 1 else ''} changed)")
     r = diff.resources
     counts = [f"{r.count(a)} to {a}" for a in ("replace", "remove", "add", "update") if r.count(a)]
     refused = sum(1 for ch in r.changes if ch.refused)

@@ -129,7 +129,7 @@ def _cost(diff: StackDiff, level: int) -> list[str]:
     c = diff.cost
     changed = c.changed_lines
     if not changed:
-        return []
+        return _fleet(diff)
     out = ["**Cost** (USD, catalog list prices)", "",
            "| item | $/h at min | $/h at max | Δ $/h at max | Δ $/month at max | GPUs at max |",
            "|---|---:|---:|---:|---:|---:|"]
@@ -146,16 +146,34 @@ def _cost(diff: StackDiff, level: int) -> list[str]:
                f"**{signed_usd(c.delta_max)}{plus}** | **{signed_usd(month(c.delta_max), 0)}{plus}** | "
                f"{c.before_gpus} → {c.after_gpus} |")
     out.append("")
-    if diff.fleet is not None:  # a fleet manager: what the whole fleet costs now
-        f = diff.fleet
-        out += [f"**Fleet total** (manager + workers): {_pair(f['usdPerHourMax']['before'], f['usdPerHourMax']['after'])}"
-                f" $/h at max (**{signed_usd(f['usdPerHourMax']['delta'])}**, "
-                f"{signed_usd(f['usdPerMonthMax']['delta'], 0)} $/month); GPUs at max "
-                f"{f['maxGpus']['before']} → {f['maxGpus']['after']}", ""]
     out += [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
     if c.conventions and level >= NO_PATHS:  # reference, not news: folded, and the first thing cut to fit
         out += ["<details><summary>How the cost is counted</summary>", "", *[f"- {n}" for n in c.conventions], "",
                 "</details>", ""]
+    return out + _fleet(diff, always=True)
+
+
+def _fleet(diff: StackDiff, always: bool = False) -> list[str]:
+    """A fleet manager: what the whole fleet costs now, and which clusters changed (a worker's stack file, a worker
+    added or dropped). Shown when the fleet changed, or with the manager's own cost change (``always``)."""
+    f = diff.fleet
+    if f is None or not (f["changed"] or always):
+        return []
+    out = [f"**Fleet total** (manager + workers): {_pair(f['usdPerHourMax']['before'], f['usdPerHourMax']['after'])}"
+           f" $/h at max (**{signed_usd(f['usdPerHourMax']['delta'])}**, "
+           f"{signed_usd(f['usdPerMonthMax']['delta'], 0)} $/month); GPUs at max "
+           f"{f['maxGpus']['before']} → {f['maxGpus']['after']}", ""]
+    if f["clusters"]:
+        out += ["| fleet cluster | stack | $/h at min | $/h at max | Δ $/h at max | GPUs at max |",
+                "|---|---|---:|---:|---:|---:|"]
+        for c in f["clusters"]:
+            status = "" if c["status"] == "changed" else f" ({c['status']})"
+            out.append(f"| {code(c['name'])}{status} | {code(c['stack'])} | "
+                       f"{_pair(c['usdPerHourMin']['before'], c['usdPerHourMin']['after'])} | "
+                       f"{_pair(c['usdPerHourMax']['before'], c['usdPerHourMax']['after'])} | "
+                       f"{signed_usd(c['usdPerHourMax']['delta'])} | "
+                       f"{c['maxGpus']['before']} → {c['maxGpus']['after']} |")
+        out.append("")
     return out
 
 
@@ -215,8 +233,9 @@ def _more(total: int) -> list[str]:
 
 
 def _footer(diff: StackDiff) -> list[str]:
+    workers = " (a fleet manager's worker stack files too, each side at its own revision)" if diff.fleet else ""
     return [f"<sub>Both sides rendered offline by this branch's program (no cloud credentials): the stack file at "
-            f"`{diff.base.label}` against the {diff.head.label}. The diff compares configurations, not code. "
+            f"`{diff.base.label}` against the {diff.head.label}{workers}. The diff compares configurations, not code. "
             f"Replacement per the providers' ForceNew fields.</sub>"]
 
 

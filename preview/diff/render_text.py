@@ -68,7 +68,7 @@ def _policy(diff: StackDiff) -> list[str]:
 def _cost(diff: StackDiff) -> list[str]:
     c = diff.cost
     if not c.changed_lines:
-        return []
+        return _fleet(diff)
     out = ["Cost (USD, catalog list prices)",
            f"  {'item':<24} {'$/h at min':>22} {'$/h at max':>26} {'Δ $/h max':>12} {'Δ $/month max':>14} "
            f"{'GPUs max':>12}"]
@@ -89,12 +89,28 @@ def _cost(diff: StackDiff) -> list[str]:
                        line.before_gpus, line.after_gpus, line.kind == "pool"))
     total = row("total", c.before_min, c.after_min, c.before_max, c.after_max, c.before_gpus, c.after_gpus, True)
     out.append(total + (f"  (+ unknown: {', '.join(c.unknown)})" if c.unknown else ""))
-    if diff.fleet is not None:
-        f = diff.fleet
-        out.append(row("fleet total", f["usdPerHourMin"]["before"], f["usdPerHourMin"]["after"],
-                       f["usdPerHourMax"]["before"], f["usdPerHourMax"]["after"], f["maxGpus"]["before"],
-                       f["maxGpus"]["after"], True))
     out += [f"  note: {n}" for n in [*c.notes, *c.conventions]]
+    return out + [""] + _fleet(diff, always=True)
+
+
+def _fleet(diff: StackDiff, always: bool = False) -> list[str]:
+    """A fleet manager: the fleet total and each cluster that changed, each side's workers at its own revision."""
+    f = diff.fleet
+    if f is None or not (f["changed"] or always):
+        return []
+
+    def pair(entry: dict[str, Any]) -> str:
+        b, a = entry["before"], entry["after"]
+        return usd(a) if abs(a - b) < 0.005 else f"{usd(b)} → {usd(a)}"
+
+    out = ["Fleet (manager + workers, USD)",
+           f"  {'cluster':<24} {'$/h at min':>22} {'$/h at max':>26} {'Δ $/h max':>12} {'GPUs max':>12}"]
+    rows = [({**c, "name": c["name"] + ("" if c["status"] == "changed" else f" ({c['status']})")})
+            for c in f["clusters"]] + [{"name": "fleet total", **f}]
+    for r in rows:
+        gpus = f"{r['maxGpus']['before']} → {r['maxGpus']['after']}"
+        out.append(f"  {r['name']:<24} {pair(r['usdPerHourMin']):>22} {pair(r['usdPerHourMax']):>26} "
+                   f"{signed_usd(r['usdPerHourMax']['delta']):>12} {gpus:>12}")
     return out + [""]
 
 

@@ -1,13 +1,13 @@
 """Offline, a manager's ``pulumi.StackReference`` to ``<org>/<project>/<stack>`` is answered by previewing
-``Pulumi.<stack>.yaml`` of this repository through the same engine; problems that make the fleet impossible (a missing
-stack file, a worker that is not a worker, a worker that is itself a manager) are configuration errors (exit 2)."""
+``Pulumi.<stack>.yaml`` through the same engine, read where the manager's own stack file came from (the working tree,
+or the diff's base ref: ``stack_files.py``); problems that make the fleet impossible (a missing stack file, a worker
+that is not a worker, a worker that is itself a manager) are configuration errors (exit 2)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
-from preview.engine import read_stack_file, stack_file
+from preview.fleet.stack_files import StackFiles, file_name
 from spec.fleet import Fleet
 from validation.issues import SpecIssue, path_of
 from validation.load import decode_config
@@ -23,26 +23,25 @@ class Member:
     """The worker's PreviewReport (resources, cost, outputs)."""
 
 
-def preview_workers(fleet: Fleet, root: Path, preview: Callable[[str, dict[str, Any]], Any]
+def preview_workers(fleet: Fleet, files: StackFiles, preview: Callable[[str, dict[str, Any]], Any]
                     ) -> tuple[list[Member], list[SpecIssue]]:
-    """``preview(stack, config)``: the preview of one stack config (``preview.run.preview_config``)."""
+    """``preview(stack, config)``: the preview of one stack config (``preview.run.preview_config``); ``files``: where
+    the workers' stack files are read (the manager file's revision)."""
     members: list[Member] = []
     errors: list[SpecIssue] = []
     for i, worker in enumerate(fleet.workers):
         at = path_of("fleet", "workers", i, "stack")
         name = worker.stack.rsplit("/", 1)[-1]
-        path = stack_file(name, root)
-        if not path.exists():
-            errors.append(SpecIssue(at, f"worker '{worker.name}': no stack file {path.name} in {root}; the offline "
-                                    "preview reads each worker's outputs from its stack file", worker.stack,
+        config = files.read(name)
+        if config is None:
+            errors.append(SpecIssue(at, f"worker '{worker.name}': no stack file {file_name(name)} in {files.where}; "
+                                    "the offline preview reads each worker's outputs from its stack file", worker.stack,
                                     allowed="a stack whose Pulumi.<stack>.yaml is in this repository",
-                                    fix=f"add {path.name} (the worker's stack config, `pulumi config` of {worker.stack})"
-                                        " to the repository, or correct the stack name"))
+                                    fix=f"{files.how_to_add(name)} (the worker's stack config, `pulumi config` of "
+                                        f"{worker.stack}), or correct the stack name"))
             continue
-        try:
-            config = read_stack_file(path)
-        except StackFileError as exc:
-            errors.append(exc.issue)
+        if isinstance(config, StackFileError):
+            errors.append(config.issue)
             continue
         role = _role(config)
         if role != "worker":
@@ -52,7 +51,7 @@ def preview_workers(fleet: Fleet, root: Path, preview: Callable[[str, dict[str, 
                        "manager")
             errors.append(SpecIssue(at, f"worker '{worker.name}': stack {name} {problem}", worker.stack,
                                     allowed="a stack with fleet: {role: worker}",
-                                    fix=f"set gpu-cluster:fleet: {{role: worker}} in {path.name}, or list another stack"))
+                                    fix=f"set gpu-cluster:fleet: {{role: worker}} in {file_name(name)}, or list another stack"))
             continue
         report = preview(name, config)
         if report.errors:

@@ -66,7 +66,7 @@ def synthetic_previewer(violations: dict[str, list[dict[str, Any]]]):
     """Real spec, facts and prices; one recorded node pool per pool; the violations named by the config's tag."""
     cat = load_catalog()
 
-    def run(stack: str, config: dict[str, Any], main: Path) -> PreviewReport:
+    def run(stack: str, config: dict[str, Any], main: Path, stack_files: Any = None) -> PreviewReport:
         report = PreviewReport(stack=stack)
         try:
             spec, report.warnings = load_spec(decode_config({k: v for k, v in config.items() if k != "tag"}), cat)

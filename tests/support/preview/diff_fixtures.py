@@ -93,10 +93,13 @@ def write_head(repo: Path, stack: str, config: dict[str, Any] | None, commit: bo
 _CACHE: dict[str, PreviewReport] = {}
 
 
-def cached_previewer(stack: str, config: dict[str, Any], main: Path) -> PreviewReport:
-    """The real preview (policy pack included), run once per distinct config in a test session."""
+def cached_previewer(stack: str, config: dict[str, Any], main: Path, stack_files: Any = None) -> PreviewReport:
+    """The real preview (policy pack included), run once per distinct config in a test session (``stack_files``:
+    where a fleet manager's workers are read; not cached)."""
     from preview.run import preview_config
 
+    if stack_files is not None:
+        return preview_config(stack, config, main, stack_files=stack_files)
     key = json.dumps([stack, config, str(main)], sort_keys=True)
     if key not in _CACHE:
         _CACHE[key] = preview_config(stack, config, main)

@@ -152,6 +152,14 @@ class SlurmCluster:
         i = next(k for k, n in enumerate(every) if n.name == name)
         self._start_slurmd(i, every[i], fresh_boot=True)
 
+    def restart_node(self, name: str) -> None:
+        """``name``'s pod deleted and started again on the same Kubernetes node (a kept pod the ResumeProgram
+        restarts): its slurmd starts again on a machine that did not reboot, so the machine's boot time is old."""
+        every = self.nodes + self.spare
+        i = next(k for k, n in enumerate(every) if n.name == name)
+        self.stop_node(name)
+        self._start_slurmd(i, every[i], fresh_boot=False)
+
     def stop_node(self, name: str) -> None:
         """``name``'s pod deleted (its slurmd stops)."""
         proc = self.slurmd.pop(name, None)
@@ -211,6 +219,10 @@ class SlurmCluster:
         prefix, _ = mount_prefix(source, self.chroot.root)
         return prefix
 
+    def _args(self, node: Node) -> list[str]:
+        """The NodeSet's rendered ``slurmd.args`` (Slinky appends them to slurmd's command line)."""
+        return [str(a) for a in self.values["nodesets"][node.pool]["slurmd"].get("args") or []]
+
     def _start_slurmd(self, i: int, node: Node, fresh_boot: bool = False) -> None:
         """``fresh_boot``: the node reports an uptime of 1 s (a time namespace, ``unshare --boottime``), as a newly
         provisioned node does: slurmctld completes a resume only for a node booted after the resume was asked for
@@ -221,7 +233,7 @@ class SlurmCluster:
             boot = ["unshare", "--time", f"--boottime={-int(uptime - 1)}", "--fork", "--kill-child"]
         self.slurmd[node.name] = subprocess.Popen(
             [*self.net.exec_prefix(i), *boot, *self._volumes(node), "chroot", str(self.chroot.root), "env", f"SLURM_CONF={self.ctl.conf}",
-             "slurmd", "-D", "-Z", "-N", node.name, "-f", self.ctl.conf, "--conf", node.conf],
+             "slurmd", "-D", "-Z", "-N", node.name, "-f", self.ctl.conf, "--conf", node.conf, *self._args(node)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def _all_idle(self, count: int | None = None) -> bool:

@@ -5,7 +5,7 @@ runs the rendered Resume/SuspendProgram against the stand-in API server (``tests
 The programs set ``replicas`` through the API; this thread turns it into slurmd processes: an ordinal below
 ``replicas`` without a pod gets its slurmd ``boot_s`` later (the node's provisioning, compressed), an ordinal at or
 above ``replicas`` loses its slurmd at once (the pod deleted), and a pod DELETE (ResumeProgram restarting a kept
-node's pod) restarts that slurmd. Each change is recorded with its time.
+node's pod) restarts that slurmd on the same machine (its boot time unchanged). Each change is recorded with its time.
 """
 from __future__ import annotations
 
@@ -51,10 +51,9 @@ class NodeSetOperator:
             replicas = {pool: self.api.replicas[f"{NODESET_PREFIX}{pool}"] for pool in self.pools}
         for method, path, _ in calls:
             pod = POD.match(path)
-            if method == "DELETE" and pod:  # the pod restarts on its node: its slurmd registers again
+            if method == "DELETE" and pod:  # the pod restarts on its node (no reboot): its slurmd registers again
                 name = pod.group(2).removeprefix(NODESET_PREFIX)
-                self.cluster.stop_node(name)
-                self.cluster.start_node(name)
+                self.cluster.restart_node(name)
                 self.events.append((now, "restart", name))
         for pool, want in replicas.items():
             running = self.running[pool]

@@ -39,7 +39,7 @@ def _units(v: float) -> int:
 
 def load_cases() -> tuple[list[Case], list[dict[str, str]]]:
     cases, out = [], []
-    for path in sorted(TABLES.glob("*.yaml")):
+    for path in sorted(TABLES.glob("preemption_*.yaml")):
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
         for c in doc["cases"]:
             cases.append(Case(path.name, doc["source"], doc["test"], c["name"], c, doc.get("fairSharing", False),
@@ -54,7 +54,8 @@ def _queue(q: dict[str, Any]) -> QueueModel:
                             else _units(q["borrowingLimit"][f]),
                             None if q.get("lendingLimit", {}).get(f) is None else _units(q["lendingLimit"][f]))
               for f, v in q["quotas"].items()}
-    return QueueModel(q["name"], q.get("weight", 1), quotas, within_queue=q.get("within", "Never"),
+    return QueueModel(q["name"], q.get("weight", 1), quotas, strict_fifo=q.get("strictFifo", False),
+                      within_queue=q.get("within", "Never"),
                       reclaim=q.get("reclaim", "Never"), borrow_within_cohort=bwc.get("policy", "Never"),
                       borrow_threshold=bwc.get("maxPriorityThreshold"))
 
