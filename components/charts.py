@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.gpu_runtime import DriverVersion
 
 
 @dataclass(frozen=True)
@@ -79,8 +78,9 @@ COS_DRIVER_INSTALLER = {
     # Both install DaemonSet kube-system/nvidia-driver-installer, skip nodes labelled
     # cloud.google.com/gke-gpu-driver-version (i.e. pools where GKE installs the driver itself), and differ only in
     # the driver they install: the COS release's default, or its latest.
-    DriverVersion.DEFAULT: _COS_BASE + "daemonset-preloaded.yaml",
-    DriverVersion.LATEST: _COS_BASE + "daemonset-preloaded-latest.yaml",
+    # keyed by the GPU runtime plan's driver version (``gpuRuntime.driverVersion``: default | latest)
+    "default": _COS_BASE + "daemonset-preloaded.yaml",
+    "latest": _COS_BASE + "daemonset-preloaded-latest.yaml",
 }
 
 # -- scheduling: Kueue and Kubeflow (OCI charts: Helm takes the full oci:// reference as the chart, with no repo) ----
@@ -105,6 +105,17 @@ KUBEFLOW_PIPELINES_MANIFESTS = {
                  f"{KUBEFLOW_PIPELINES_VERSION}/manifests/kustomize/env/platform-agnostic"),
 }
 """Kubeflow Pipelines standalone: cluster-scoped resources (CRDs) first, then the platform-agnostic install."""
+MANIFEST_MYSQL_IMAGE = ("docker.io/library/mysql:8.4"
+                        "@sha256:85b9bf2e29cf836ecb8c2a15a935d4ba0c606631dff1dd79531a11983c638f2a")
+"""Replaces the MySQL images of the Katib (``mysql:8.0``, a moving tag on a release line out of support since April
+2026) and Kubeflow Pipelines manifests: MySQL 8.4 LTS (8.4.11), pinned by the digest of its multi-arch index that
+docker-library/repo-info@0f0c69aaf7d3 repos/mysql/remote/8.4.md records (no registry here: not re-resolved). 8.0 data
+upgrades in place to 8.4."""
+KFP_MINIO_IMAGE = "quay.io/minio/minio:RELEASE.2025-09-07T16-13-09Z"
+"""Replaces Kubeflow Pipelines 2.5.0's MinIO (``RELEASE.2019-08-14T20-37-41Z``: seven years of fixed CVEs). MinIO
+publishes no digest gpu-cluster can cite offline, and MinIO is not host-level, so a release tag. MinIO dropped the
+single-drive ``fs`` format of 2019 (RELEASE.2022-10-24): for fresh installs; an existing bucket must be copied out
+with ``mc mirror`` first. It reads ``MINIO_ROOT_USER``/``MINIO_ROOT_PASSWORD`` (the 2019 names are gone)."""
 
 # -- scheduling: Slurm on Kubernetes (SchedMD Slinky; OCI charts) ---------------------------------------------------
 SLURM_OPERATOR = ChartPin(
@@ -122,5 +133,8 @@ SLURM_CHARTS = (SLURM_OPERATOR, SLURM)
 SLURM_RELEASE = "26.05"
 SLURM_CLIENT_IMAGE = "ghcr.io/slinkyproject/login:26.05-ubuntu26.04"
 """Slinky's login image: Slurm 26.05 client commands (sacctmgr) for the accounts Job."""
-MARIADB_IMAGE = "docker.io/library/mariadb:11.8"
-"""MariaDB 11.8 LTS for slurmdbd's database (the slurm chart expects an external database)."""
+MARIADB_IMAGE = ("docker.io/library/mariadb:11.8"
+                 "@sha256:1fe78d53850250aa2560aa0059e3088b4cd230a5db2230f530c70e4b87bcc30c")
+"""MariaDB 11.8 LTS for slurmdbd's database (the slurm chart expects an external database), pinned by the digest of
+the 11.8 multi-arch index (11.8.8) that docker-library/repo-info@026819ee054b repos/mariadb/remote/11.8.md records (no
+registry here: not re-resolved). It holds the accounting data: the bytes must not change under a moved tag."""

@@ -7,20 +7,24 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.charts import KATIB_MANIFESTS
-from components.k8s.manifest_secrets import BASELINE_PSS, ManifestRewrites, SecretOverride, manifest_transform
+from components.charts import KATIB_MANIFESTS, MANIFEST_MYSQL_IMAGE
+from components.k8s.manifest_secrets import (
+    BASELINE_PSS, ImageOverride, ManifestRewrites, SecretOverride, manifest_transform,
+)
 
 PASSWORD_LENGTH = 32
 
 
+MYSQL_DEPLOYMENT = "katib-mysql"
 UI_DEPLOYMENT = "katib-ui"
 """The UI authenticates nobody and creates Experiments in any namespace with katib-controller's rights: not run."""
 
 
 def katib_rewrites(mysql_password: pulumi.Input[str]) -> ManifestRewrites:
     """Both MySQL and the DB manager read the root password from ``katib-mysql-secrets`` (upstream: ``test``); the UI
-    is kept at 0 replicas; ``kubeflow`` gets Pod Security ``baseline``."""
+    is kept at 0 replicas; ``kubeflow`` gets Pod Security ``baseline``; MySQL runs the pinned 8.4 LTS image."""
     return ManifestRewrites(secrets=(SecretOverride("katib-mysql-secrets", {"MYSQL_ROOT_PASSWORD": mysql_password}),),
+                            images=(ImageOverride(MYSQL_DEPLOYMENT, MYSQL_DEPLOYMENT, MANIFEST_MYSQL_IMAGE),),
                             namespace_labels=BASELINE_PSS, scale_to_zero=(UI_DEPLOYMENT,))
 
 

@@ -7,9 +7,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.charts import KUBEFLOW_PIPELINES_MANIFESTS
+from components.charts import KFP_MINIO_IMAGE, KUBEFLOW_PIPELINES_MANIFESTS, MANIFEST_MYSQL_IMAGE
 from components.k8s.manifest_secrets import (
-    BASELINE_PSS, EnvOverride, ManifestRewrites, SecretOverride, manifest_transform,
+    BASELINE_PSS, EnvOverride, ImageOverride, ManifestRewrites, SecretOverride, manifest_transform,
 )
 
 PASSWORD_LENGTH = 32
@@ -30,13 +30,20 @@ def cluster_rewrites() -> ManifestRewrites:
 def pipelines_rewrites(minio_access_key: pulumi.Input[str], minio_secret_key: pulumi.Input[str],
                        mysql_password: pulumi.Input[str]) -> ManifestRewrites:
     """MinIO and the pipeline servers read ``mlpipeline-minio-artifact``; the API, cache and metadata servers read
-    ``mysql-secret``, and MySQL itself now takes its root password from there too."""
+    ``mysql-secret``, and MySQL itself now takes its root password from there too. MySQL and MinIO run current pinned
+    images (``components/charts.py``); MinIO reads the same Secret under the variable names current releases use."""
     return ManifestRewrites(
         secrets=(SecretOverride("mlpipeline-minio-artifact", {"accesskey": minio_access_key,
                                                               "secretkey": minio_secret_key}),
                  SecretOverride("mysql-secret", {"username": "root", "password": mysql_password})),
         env=(EnvOverride(deployment="mysql", container="mysql", drop="MYSQL_ALLOW_EMPTY_PASSWORD",
-                         name="MYSQL_ROOT_PASSWORD", secret="mysql-secret", key="password"),),
+                         name="MYSQL_ROOT_PASSWORD", secret="mysql-secret", key="password"),
+             EnvOverride(deployment="minio", container="minio", drop="MINIO_ACCESS_KEY", name="MINIO_ROOT_USER",
+                         secret="mlpipeline-minio-artifact", key="accesskey"),
+             EnvOverride(deployment="minio", container="minio", drop="MINIO_SECRET_KEY", name="MINIO_ROOT_PASSWORD",
+                         secret="mlpipeline-minio-artifact", key="secretkey")),
+        images=(ImageOverride("mysql", "mysql", MANIFEST_MYSQL_IMAGE),
+                ImageOverride("minio", "minio", KFP_MINIO_IMAGE)),
         namespace_labels=BASELINE_PSS, scale_to_zero=CACHE_DEPLOYMENTS)
 
 

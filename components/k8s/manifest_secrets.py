@@ -4,7 +4,7 @@ Katib and Kubeflow Pipelines ship no Helm chart; their kustomizations carry fixe
 (Katib's MySQL root password ``test``; KFP's MinIO ``minio``/``minio123`` and a MySQL root user with an empty
 password). A Pulumi transform on the kustomize ``Directory`` rewrites those objects before they are created, so the
 defaults never reach the cluster or the state. The rewrites are plain functions of the object, tested without Pulumi.
-The defaults themselves are listed once, in ``spec/known_defaults.py``, which the policy pack reads too.
+The defaults themselves are listed once, in ``catalog/known_defaults.py``, which the policy pack reads too.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import pulumi
 
-from spec.known_defaults import upstream_secret_defaults
+from catalog.known_defaults import upstream_secret_defaults
 
 BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
                 "pod-security.kubernetes.io/audit": "restricted"}
@@ -46,9 +46,19 @@ class EnvOverride:
 
 
 @dataclass(frozen=True)
+class ImageOverride:
+    """Replace the image of one Deployment's container (an outdated or moving upstream image)."""
+
+    deployment: str
+    container: str
+    image: str
+
+
+@dataclass(frozen=True)
 class ManifestRewrites:
     secrets: tuple[SecretOverride, ...] = ()
     env: tuple[EnvOverride, ...] = ()
+    images: tuple[ImageOverride, ...] = ()
     shared_namespaces: tuple[str, ...] = field(default=("kubeflow",))
     """Namespaces several installs declare: kept on delete, so removing one install leaves the other running."""
     namespace_labels: Mapping[str, str] = field(default_factory=dict)
@@ -86,6 +96,19 @@ def rewrite_env(props: Mapping[str, Any], overrides: tuple[EnvOverride, ...]) ->
     return out
 
 
+def rewrite_images(props: Mapping[str, Any], overrides: tuple[ImageOverride, ...]) -> dict[str, Any] | None:
+    """The Deployment with the overridden containers' images replaced, or None when none apply."""
+    name = (props.get("metadata") or {}).get("name")
+    todo = {o.container: o.image for o in overrides if o.deployment == name}
+    if not todo:
+        return None
+    out = copy.deepcopy(dict(props))
+    for container in out.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
+        if container.get("name") in todo:
+            container["image"] = todo[container["name"]]
+    return out
+
+
 def rewrite_object(type_: str, props: Mapping[str, Any], rewrites: ManifestRewrites) -> dict[str, Any] | None:
     """The object as gpu-cluster creates it, or None when no rewrite applies. Pure (tests run it over upstream-shaped
     documents)."""
@@ -94,6 +117,7 @@ def rewrite_object(type_: str, props: Mapping[str, Any], rewrites: ManifestRewri
         return rewrite_secret(props, rewrites.secrets)
     if type_ == "kubernetes:apps/v1:Deployment":
         new = rewrite_env(props, rewrites.env)
+        new = rewrite_images(new if new is not None else props, rewrites.images) or new
         if name in rewrites.scale_to_zero:
             new = copy.deepcopy(dict(new if new is not None else props))
             new.setdefault("spec", {})["replicas"] = 0

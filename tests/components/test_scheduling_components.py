@@ -10,7 +10,7 @@ import pulumi
 import pytest
 import yaml
 
-from components.charts import KATIB_MANIFESTS, KUBEFLOW_PIPELINES_MANIFESTS
+from components.charts import KATIB_MANIFESTS, KFP_MINIO_IMAGE, KUBEFLOW_PIPELINES_MANIFESTS, MANIFEST_MYSQL_IMAGE
 from components.k8s.manifest_secrets import KNOWN_DEFAULT_CREDENTIALS
 from policies.rule import Resource
 from policies.rules import security_default_credentials as default_credentials
@@ -19,9 +19,9 @@ from render.kueue import render_kueue
 from render.trainer import training_runtimes
 from tests.support.spec.edit import DELETE, edit, edits
 from tests.support.preview.recorded import of_type, one, parent_of
-from spec.known_defaults import KNOWN_DEFAULTS
+from catalog.known_defaults import KNOWN_DEFAULTS
 from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config, spec_and_facts
-from tests.support.kube.upstream_manifests import UPSTREAM
+from tests.support.kube.upstream_manifests import KATIB_MYSQL_DEPLOYMENT, MINIO_DEPLOYMENT, MYSQL_DEPLOYMENT, UPSTREAM
 
 KUEUE_TYPES = ("kubernetes:kueue.x-k8s.io/v1beta2:", "kubernetes:trainer.kubeflow.org/v1alpha1:")
 
@@ -193,6 +193,18 @@ def test_the_manifest_transform_on_the_directory_replaces_every_upstream_default
             assert is_secret and value != default and value in generated, (name, key)
         plain = {k: (v[0] if isinstance(v, tuple) else v) for k, v in new["stringData"].items()}
         assert _default_findings({**new, "stringData": plain}) == [], name
+
+
+@pytest.mark.parametrize("directory, doc", [("kubeflow-katib-manifests", KATIB_MYSQL_DEPLOYMENT),
+                                            ("kubeflow-pipelines-manifests", MYSQL_DEPLOYMENT),
+                                            ("kubeflow-pipelines-manifests", MINIO_DEPLOYMENT)],
+                         ids=["katib-mysql", "kfp-mysql", "kfp-minio"])
+def test_the_directory_transform_replaces_the_old_database_and_storage_images(gke, directory, doc):
+    _, rec = gke
+    new = _transformed(one(rec, "kubernetes:kustomize/v2:Directory", directory), "kubernetes:apps/v1:Deployment", doc)
+    image = new["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image in (MANIFEST_MYSQL_IMAGE, KFP_MINIO_IMAGE) and image != doc["spec"]["template"]["spec"][
+        "containers"][0]["image"]
 
 
 def test_katib_and_pipelines_are_off_by_default():

@@ -18,6 +18,24 @@ MYSQL_DEPLOYMENT = {
     "spec": {"template": {"spec": {"containers": [{
         "name": "mysql", "image": "mysql:8.4", "env": [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}]}]}}}}
 
+# The images gpu-cluster replaces (issue 25): Katib v0.18.0 ``components/mysql/mysql.yaml`` (``mysql:8.0``, a moving
+# tag); KFP 2.5.0 ``third-party/minio/base/minio-deployment.yaml`` (MinIO of 2019, credentials in the 2019 variables).
+KATIB_MYSQL_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "katib-mysql", "namespace": "kubeflow"},
+    "spec": {"template": {"spec": {"containers": [{
+        "name": "katib-mysql", "image": "mysql:8.0",
+        "env": [{"name": "MYSQL_ROOT_PASSWORD",
+                 "valueFrom": {"secretKeyRef": {"name": "katib-mysql-secrets", "key": "MYSQL_ROOT_PASSWORD"}}}]}]}}}}
+MINIO_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "minio"},
+    "spec": {"template": {"spec": {"containers": [{
+        "name": "minio", "image": "gcr.io/ml-pipeline/minio:RELEASE.2019-08-14T20-37-41Z-license-compliance",
+        "args": ["server", "/data"],
+        "env": [{"name": "MINIO_ACCESS_KEY",
+                 "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "accesskey"}}},
+                {"name": "MINIO_SECRET_KEY",
+                 "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "secretkey"}}}]}]}}}}
+
 UPSTREAM: dict[str, list[tuple[str, dict]]] = {
     "katib": [(SECRET, KATIB_SECRET)],
     "pipelines": [(SECRET, MINIO_SECRET), (SECRET, MYSQL_SECRET), (DEPLOYMENT, MYSQL_DEPLOYMENT)],

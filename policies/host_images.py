@@ -1,0 +1,118 @@
+"""The host-level containers a resource runs, as the policy pack can see them: pod templates of the Kubernetes
+objects the program creates, and for Helm releases the images the chart runs host-level (``catalog/host_images.py``)
+with the release's values over the chart's defaults, plus the pod specs the values carry (Slinky NodeSets)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from catalog.host_images import ChartHostImage, chart_host_images
+from plan.host_access import HostContainer, host_containers, pod_specs
+from policies.resources import HELM_RELEASE
+from policies.values import UNKNOWN, as_dict
+
+WORKLOAD_TYPES = (
+    "kubernetes:core/v1:Pod", "kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:DaemonSet",
+    "kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:ReplicaSet", "kubernetes:batch/v1:Job",
+    "kubernetes:batch/v1:CronJob", "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime",
+    "kubernetes:trainer.kubeflow.org/v1alpha1:TrainingRuntime",
+)
+SLURM_CHART = "slurm"
+SLURMD_PRIVILEGED = {"privileged": True}
+"""Slinky's operator runs slurmd privileged whatever the values say (the NodeSet has no securityContext for it)."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    where: str
+    """Where the image is set: ``spec.template.spec`` of an object, or a values path of a release."""
+    container: HostContainer
+
+
+def image_text(value: Any) -> str | None:
+    """An image value as a reference: a string, ``repository``/``tag``/``digest`` or ``repository``/``image``/
+    ``version`` (a digest as the version gives ``repo@sha256:…``); None when unset or not known until deploy."""
+    if isinstance(value, str):
+        return value or None
+    value = as_dict(value)
+    repo = value.get("repository")
+    if not isinstance(repo, str) or not repo or UNKNOWN in value.values():
+        return None
+    if isinstance(value.get("image"), str):
+        repo = f"{repo}/{value['image']}"
+    tag = value.get("tag", value.get("version"))
+    ref = repo
+    if isinstance(tag, str) and tag:
+        ref += f"@{tag}" if tag.startswith("sha256:") else f":{tag}"
+    if isinstance(value.get("digest"), str) and value["digest"]:
+        ref += f"@{value['digest']}"
+    return ref
+
+
+def _dig(values: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(values, dict):
+            return None
+        values = values.get(key)
+    return values
+
+
+def _condition_holds(values: dict, row: ChartHostImage) -> bool:
+    for path in row.condition:  # Helm: the first condition path set in the values decides
+        value = _dig(values, path)
+        if isinstance(value, bool):
+            return value
+    return row.condition_default
+
+
+def _expanded(values: dict, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(concrete path, value) for a path whose ``*`` matches every key of a map."""
+    if "*" not in path:
+        yield path, _dig(values, path)
+        return
+    star = path.index("*")
+    for key, _ in as_dict(_dig(values, path[:star])).items():
+        yield from ((p, v) for p, v in _expanded(values, (*path[:star], str(key), *path[star + 1:])))
+
+
+def release_containers(chart: str, version: str, values: dict) -> list[Seen]:
+    out = []
+    for row in chart_host_images(chart, version):
+        if not _condition_holds(values, row):
+            continue
+        for path, value in _expanded(values, row.values_path):
+            image = image_text(value) or image_text(_dig(values, row.defaults_path)) or row.default_image
+            if chart.rsplit("/", 1)[-1] == SLURM_CHART:
+                out += _nodeset(values, path, image)
+            else:
+                out.append(Seen(".".join(path), HostContainer(row.component, image, (row.host_access,))))
+    return out
+
+
+def _nodeset(values: dict, image_path: tuple[str, ...], slurmd_image: str) -> list[Seen]:
+    """A Slinky NodeSet as the pod it makes: its ``podSpec`` (sidecars, volumes) plus slurmd, privileged."""
+    nodeset = image_path[:-2]  # nodesets.<name>
+    entry = as_dict(_dig(values, nodeset))
+    if entry.get("enabled") is False:
+        return []
+    spec = dict(as_dict(entry.get("podSpec")))
+    slurmd = {"name": "slurmd", "image": slurmd_image, "securityContext": SLURMD_PRIVILEGED,
+              "volumeMounts": as_dict(entry.get("slurmd")).get("volumeMounts") or []}
+    spec["containers"] = [*(spec.get("containers") or []), slurmd]
+    where = ".".join(nodeset)
+    return [Seen(f"{where}.slurmd.image" if c.container == "slurmd" else f"{where}.podSpec", c)
+            for c in host_containers(spec)]
+
+
+def seen_host_containers(type_: str, props: dict) -> list[Seen]:
+    """Every host-level container a resource runs, as far as its inputs say."""
+    if type_ == HELM_RELEASE:
+        chart, version = props.get("chart"), props.get("version")
+        if not isinstance(chart, str) or not isinstance(version, str):
+            return []
+        return release_containers(chart, version, as_dict(props.get("values")))
+    if type_ not in WORKLOAD_TYPES:
+        return []
+    kind = type_.rsplit(":", 1)[-1]
+    return [Seen(path, c) for path, spec in pod_specs({"kind": kind, "spec": as_dict(props.get("spec"))})
+            for c in host_containers(spec)]

@@ -1,0 +1,60 @@
+"""security-privileged-images-by-digest: every privileged or host-level container (privileged, host namespaces, a
+capability beyond baseline, a writable host path) runs an image pinned by digest (Checkov CKV_K8S_43 asks it of every
+container; this rule asks it where a moved tag means root on the node, and reads Helm charts' defaults too)."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from pulumi_policy import EnforcementLevel, Severity
+
+from policies.findings import Finding, listing
+from policies.helm_values import subject_of
+from policies.host_images import WORKLOAD_TYPES, seen_host_containers
+from policies.resources import HELM_RELEASE
+from policies.registry import register
+from policies.rule import Category, Config, Resource, Rule
+from policies.values import as_dict
+
+ID = "security-privileged-images-by-digest"
+
+
+def _subject(r: Resource) -> tuple[str, tuple[str, ...]]:
+    if r.type == HELM_RELEASE:
+        return subject_of(r)
+    meta = as_dict(r.props.get("metadata"))
+    name: str = meta["name"] if isinstance(meta.get("name"), str) else r.name
+    return f"{r.type.rsplit(':', 1)[-1]} '{name}'", (name, r.name, r.urn)
+
+
+def check(r: Resource, cfg: Config) -> Iterable[Finding]:
+    tagged = [s for s in seen_host_containers(r.type, r.props) if not s.container.by_digest]
+    if not tagged:
+        return
+    subject, keys = _subject(r)
+    shown = [f"{s.where} {s.container.container} {s.container.image} ({', '.join(s.container.reasons)})"
+             for s in tagged]
+    images = sorted({s.container.image for s in tagged})
+    yield Finding(subject, "host-level containers run images pinned by tag only, so whoever can move the tag "
+                  "runs code as root on the node", observed=listing(shown, 6),
+                  required="every privileged or host-level container's image as <repository>[:tag]@sha256:<digest>",
+                  fix=f"pin {listing(images, 4)} by digest (crane digest <image>, or a digest an upstream manifest "
+                      "at a commit pins) and record the source in catalog/data",
+                  keys=keys)
+
+
+RULE = register(Rule(
+    id=ID, title="Privileged images by digest", category=Category.SECURITY, checkov="CKV_K8S_43",
+    description=("Containers that run privileged, share a host namespace, add a capability beyond Pod Security "
+                 "baseline or write a host path run images pinned by sha256 digest."),
+    why=("Such a container is root on the node: it loads kernel modules, rewrites containerd's configuration, "
+         "reads every pod's volumes. A tag can be moved to other bytes by anyone who can push to the repository or "
+         "compromises it; a digest cannot. Advisory, not mandatory: the GPU vendors' images (Google's GPUDirect "
+         "installers and RxDM, NVIDIA's device plugin and operands, Slinky's slurmd, the EFA plugin) publish no "
+         "digest gpu-cluster can cite offline, and blocking every GPU stack on that would make the pack useless; "
+         "the preview lists each tag-pinned image so an operator with registry access pins it."),
+    remediation=("1. Resolve the tag to its digest where you have registry access (crane digest, docker buildx "
+                 "imagetools inspect) or take the digest an upstream manifest pins at a commit. 2. Write "
+                 "<repository>:<tag>@sha256:<digest> (Helm: the chart's digest or version value)."),
+    severity=Severity.HIGH, enforcement=EnforcementLevel.ADVISORY, applies_to=(*WORKLOAD_TYPES, HELM_RELEASE),
+    check=check,
+), order=4185)
