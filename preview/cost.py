@@ -7,7 +7,7 @@ from catalog import Catalog, Cloud
 from plan.capacity_block import block_price, block_window, iso, is_capacity_block, reserved_nodes
 from plan.facts import PoolFacts
 from plan.slurm_scaling import scales
-from preview.cost_notes import add_conventions
+from preview.cost_notes import conventions
 from spec.scheduling import Workload
 from spec.stack import ClusterMode, NodePool, StackSpec
 
@@ -231,7 +231,9 @@ def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostRep
     _reservation_notes(report)
     if any(p.capacity == "spot" for p in report.pools):
         report.notes.append("spot prices move daily; the catalog date says how old each one is")
-    add_conventions(report, spec, pools, cat)
+    said = conventions(report.pools, spec, pools, cat)
+    report.pools = [replace(p, notes=said.pool_notes.get(p.pool, ())) for p in report.pools]
+    report.conventions, report.not_counted = said.stack, said.not_counted
     return report
 
 

@@ -7,15 +7,25 @@ notes and in the JSON totals (``notCounted``), so no total reads as more complet
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
 
 from catalog import Catalog, CapacityType, Cloud
 from plan.facts import PoolFacts
 from spec.stack import ClusterMode, StackSpec
 
-if TYPE_CHECKING:
-    from preview.cost import CostReport  # preview.cost calls add_conventions
+
+class PricedPool(Protocol):
+    """What the conventions read of a pool's cost line (``preview.cost.PoolCost``)."""
+
+    @property
+    def pool(self) -> str: ...
+
+    @property
+    def capacity(self) -> str: ...
+
+    @property
+    def priced(self) -> bool: ...
 
 DEFAULT_MAX_RUN_HOURS = 168  # GKE's maxRunDuration cap for flex-start nodes (spec.stack: max_run_hours)
 AWS_SPOT_MIN = re.compile(r"spot_min = min across AZs \(avg (?P<avg>[\d.]+), max (?P<max>[\d.]+)\)")
@@ -98,25 +108,34 @@ def _creates_cloud_nat(spec: StackSpec) -> bool:
     return nat if nat is not None else spec.cluster.network is None
 
 
-def add_conventions(report: "CostReport", spec: StackSpec, facts: list[PoolFacts], cat: Catalog) -> None:
-    """Set each pool's notes and add one stack-level convention note per convention, naming its pools."""
+@dataclass
+class Conventions:
+    pool_notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Pool -> the conventions its figures rest on."""
+    stack: list[str] = field(default_factory=list)
+    """One note per convention, naming its pools (and each pool's own figures where they differ)."""
+    not_counted: list[str] = field(default_factory=list)
+
+
+def conventions(pools: Sequence[PricedPool], spec: StackSpec, facts: list[PoolFacts], cat: Catalog) -> Conventions:
+    """Each pool's conventions and one stack-level note per convention, naming its pools."""
     by_name = {f.name: f for f in facts}
+    out = Conventions()
     touched: dict[str, list[str]] = {}
-    pool_notes_by_key: dict[str, list[tuple[str, str]]] = {}
-    pools = []
-    for p in report.pools:
+    keyed: dict[str, list[tuple[str, str]]] = {}
+    for p in pools:
         f = by_name.get(p.pool)
         notes = pool_notes(f, spec, cat, p.capacity, p.priced) if f is not None else []
-        pool_notes_by_key[p.pool] = notes
+        keyed[p.pool] = notes
         for key, _ in notes:
             touched.setdefault(key, []).append(p.pool)
-        pools.append(replace(p, notes=tuple(n for _, n in notes)))
-    report.pools = pools
+        out.pool_notes[p.pool] = tuple(n for _, n in notes)
     for key, make in STACK_NOTE.items():
         if key in touched:
-            report.conventions.append(make(", ".join(touched[key])))
+            out.stack.append(make(", ".join(touched[key])))
             if key in DETAILED:
-                report.conventions += [f"{p.pool}: {n}" for p in pools for k, n in pool_notes_by_key[p.pool] if k == key]
-    report.not_counted = not_counted(spec)
-    if report.not_counted:
-        report.conventions.append("not counted: " + "; ".join(report.not_counted))
+                out.stack += [f"{p.pool}: {n}" for p in pools for k, n in keyed[p.pool] if k == key]
+    out.not_counted = not_counted(spec)
+    if out.not_counted:
+        out.stack.append("not counted: " + "; ".join(out.not_counted))
+    return out
