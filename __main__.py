@@ -1,4 +1,4 @@
-"""gpu-cluster: one typed stack spec -> GPU node pools on GKE or EKS. Load, validate, compose, export."""
+"""gpu-cluster: one typed stack spec -> GPU node pools on GKE or EKS. Load, validate, plan, compose, export."""
 import pulumi
 
 from catalog import load_catalog
@@ -6,18 +6,20 @@ from compose.config import raw_config_from_pulumi, secret_config_keys
 from compose.outputs import pool_exports
 from compose.stack import build_stack
 from validation.issues import SpecError, format_issues
-from validation.load import load_spec
+from validation.planned import load_planned
 
 secret_keys = secret_config_keys()
-try:
-    spec, warnings = load_spec(raw_config_from_pulumi(), secret_keys=secret_keys, stack_name=pulumi.get_stack())
+catalog = load_catalog()
+try:  # validated and planned once (the offline preview has done both already for this config: kept, not redone)
+    planned = load_planned(raw_config_from_pulumi(), catalog, secret_keys=secret_keys,
+                           stack_name=pulumi.get_stack())
 except SpecError as exc:
     raise pulumi.RunError(format_issues(exc.issues)) from None  # RunError: message only, no traceback
-for warning in warnings:
+for warning in planned.warnings:
     pulumi.log.warn(str(warning))
 
-stack = build_stack(spec, load_catalog(), secret_keys)
-pulumi.export("cloud", spec.cloud.value)
+stack = build_stack(planned.plan, catalog, secret_keys)
+pulumi.export("cloud", planned.spec.cloud.value)
 pulumi.export("clusterName", stack.cluster_name)
 pulumi.export("kubeconfig", stack.kubeconfig)
 pulumi.export("pools", pool_exports(stack.pools))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.gpu_runtime import DriverVersion
 
 
 @dataclass(frozen=True)
@@ -79,8 +78,9 @@ COS_DRIVER_INSTALLER = {
     # Both install DaemonSet kube-system/nvidia-driver-installer, skip nodes labelled
     # cloud.google.com/gke-gpu-driver-version (i.e. pools where GKE installs the driver itself), and differ only in
     # the driver they install: the COS release's default, or its latest.
-    DriverVersion.DEFAULT: _COS_BASE + "daemonset-preloaded.yaml",
-    DriverVersion.LATEST: _COS_BASE + "daemonset-preloaded-latest.yaml",
+    # keyed by the GPU runtime plan's driver version (``gpuRuntime.driverVersion``: default | latest)
+    "default": _COS_BASE + "daemonset-preloaded.yaml",
+    "latest": _COS_BASE + "daemonset-preloaded-latest.yaml",
 }
 
 # -- scheduling: Kueue and Kubeflow (OCI charts: Helm takes the full oci:// reference as the chart, with no repo) ----

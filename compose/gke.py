@@ -12,38 +12,33 @@ from components.gke.image_sources import GkeImageSources
 from compose.admission import build_admission
 from compose.built import BuiltCluster
 from compose.layers import build_cluster_layers
-from plan.facts import pool_facts
-from plan.maintenance import maintenance_policy
-from plan.pod_start import pod_start_plan
-from spec.stack import StackSpec
+from plan.stack import StackPlan
 
 
-def build_gke(spec: StackSpec, cat: Catalog) -> BuiltCluster:
+def build_gke(plan: StackPlan, cat: Catalog) -> BuiltCluster:
+    spec, c = plan.spec, plan.cluster
     provider = gcp.Provider("gcp", project=spec.project, region=spec.region,
                             default_labels={**spec.labels, "managed-by": "gpu-cluster"})
     opts = pulumi.ResourceOptions(providers=[provider])
-    pools = {pool.name: pool_facts(spec, pool, cat) for pool in spec.node_pools}
+    pools = {name: p.facts for name, p in plan.pools.items()}
     fabric_pools = [f for f in pools.values() if fabric_kinds([f])]
-    cluster = GkeCluster(spec.cluster.name, spec.cluster, spec.project or "", spec.region, spec.labels,
-                         region_zones=cat.zones(Cloud.GCP, spec.region), multi_networking=bool(fabric_pools),
-                         maintenance_policy=maintenance_policy(spec), opts=opts)
+    cluster = GkeCluster(c.name, c, region_zones=cat.zones(Cloud.GCP, c.region), multi_networking=bool(fabric_pools),
+                         maintenance_policy=plan.maintenance, opts=opts)
     networks: dict[str, dict] = {}
     # the admission policies exist before the namespaces and the device injector they guard
-    admission = build_admission(spec, pools, cluster, cluster.ref.k8s_provider)
+    admission = build_admission(plan, cluster, cluster.ref.k8s_provider)
     if fabric_pools:
-        fabric = GkeFabric("fabric", fabric_pools, spec.cluster.name, spec.project or "", spec.region,
+        fabric = GkeFabric("fabric", fabric_pools, c.name, c.project, c.region,
                            after=[cluster, *admission], opts=pulumi.ResourceOptions(
                                providers=[provider, cluster.ref.k8s_provider]))
         networks = fabric.node_network_configs
-    streaming = {p.name for p in spec.node_pools if pod_start_plan(spec.cloud, p).streaming}
-    sources = GkeImageSources("images", spec.project or "", spec.region, bool(streaming), spec.cluster.image_mirrors,
-                              spec.labels, opts=opts) if streaming or spec.cluster.image_mirrors else None
-    for pool in spec.node_pools:
-        facts = pools[pool.name]
-        api = sources.streaming_api if sources is not None and pool.name in streaming else None
-        GkeGpuNodePool(pool.name, pool, facts, cluster.ref, spec.labels,
-                       gpu_driver_version=facts.resolved_runtime.gke_driver_installation,
-                       network_config=networks.get(pool.name), after=[api] if api is not None else [], opts=opts)
-    fleet = build_cluster_layers(spec, pools, cluster, cluster.ref.k8s_provider, kueue_after=admission)
+    streaming = plan.streaming_pools
+    sources = GkeImageSources("images", c.project, c.region, bool(streaming), plan.mirrors,
+                              spec.labels, opts=opts) if streaming or plan.mirrors else None
+    for name, pool in plan.pools.items():
+        api = sources.streaming_api if sources is not None and name in streaming else None
+        GkeGpuNodePool(name, pool, cluster.ref, network_config=networks.get(name),
+                       after=[api] if api is not None else [], opts=opts)
+    fleet = build_cluster_layers(plan, cluster, cluster.ref.k8s_provider, kueue_after=admission)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools,
                         fleet_outputs=fleet.outputs)

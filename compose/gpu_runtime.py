@@ -5,13 +5,11 @@ import pulumi
 
 from components.eks.efa_device_plugin import AwsEfaDevicePlugin
 from components.k8s.nvidia_gpu_runtime import NvidiaGpuRuntime
-from plan.facts import PoolFacts
-from plan.gpu_runtime_plan import runtime_plan
-from spec.stack import StackSpec
+from plan.stack import StackPlan
 
 
-def build_gpu_runtime(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource, k8s_provider) -> None:
-    plan = runtime_plan(spec, list(pools.values()))
+def build_gpu_runtime(stack: StackPlan, cluster: pulumi.Resource, k8s_provider) -> None:
+    plan = stack.runtime
     # after the cluster (and its system pool, where the operator runs); through the cluster's Kubernetes provider
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
     if plan.device_plugin_pools or plan.operator_pools or plan.cos_driver_installer:

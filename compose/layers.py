@@ -8,22 +8,21 @@ import pulumi
 
 from compose.fleet import FleetExports, build_fleet
 from compose.gpu_runtime import build_gpu_runtime
-from compose.prepull import build_prepull
 from compose.kubeflow import build_kubeflow_path
 from compose.nvlink import build_nvlink
+from compose.prepull import build_prepull
 from compose.slurm import build_slurm_path
-from plan.facts import PoolFacts
-from spec.stack import StackSpec
+from plan.stack import StackPlan
 
 
-def build_cluster_layers(spec: StackSpec, pools: dict[str, PoolFacts], cluster: pulumi.Resource,
-                         k8s_provider, kueue_after: Sequence[pulumi.Resource] = ()) -> FleetExports:
+def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+                         kueue_after: Sequence[pulumi.Resource] = ()) -> FleetExports:
     """``kueue_after``: what Kueue must start after besides the cluster (EKS: the ProvisioningRequest CRD). Returns
     the fleet outputs to export (none for a standalone cluster)."""
-    build_gpu_runtime(spec, pools, cluster, k8s_provider)
-    build_prepull(spec, pools, cluster, k8s_provider)
-    kubeflow = build_kubeflow_path(spec, pools, cluster, k8s_provider, kueue_after)
+    build_gpu_runtime(plan, cluster, k8s_provider)
+    build_prepull(plan, cluster, k8s_provider)
+    kubeflow = build_kubeflow_path(plan, cluster, k8s_provider, kueue_after)
     namespaces = dict(kubeflow.namespaces)
-    namespaces.update(build_slurm_path(spec, pools, cluster, k8s_provider))
-    build_nvlink(spec, pools, cluster, k8s_provider, namespaces)
-    return build_fleet(spec, pools, cluster, k8s_provider, kubeflow.kueue, kubeflow.trainer)
+    namespaces.update(build_slurm_path(plan, cluster, k8s_provider))
+    build_nvlink(plan, cluster, k8s_provider, namespaces)
+    return build_fleet(plan, cluster, k8s_provider, kubeflow.kueue, kubeflow.trainer)

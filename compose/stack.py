@@ -1,17 +1,17 @@
-"""Compose the components a StackSpec asks for: the cluster and pools of its cloud, then the layers on top."""
+"""Compose the components a StackPlan asks for: the cluster and pools of its cloud, then the layers on top."""
 from __future__ import annotations
 
 from catalog import Catalog, Cloud
 from compose.built import BuiltCluster
-from spec.stack import StackSpec
+from plan.stack import StackPlan
 
 
-def build_stack(spec: StackSpec, cat: Catalog, secret_keys: frozenset[str] = frozenset()) -> BuiltCluster:
+def build_stack(plan: StackPlan, cat: Catalog, secret_keys: frozenset[str] = frozenset()) -> BuiltCluster:
     """``secret_keys``: settings set with ``pulumi config set --secret`` (validation allows only ``accountId``); each
     reaches its resource as a Pulumi secret."""
     # one cloud's SDK only: pulumi_aws and pulumi_gcp each take about a second to import
-    if spec.cloud == Cloud.GCP:
+    if plan.cloud == Cloud.GCP:
         from compose.gke import build_gke
-        return build_gke(spec, cat)
+        return build_gke(plan, cat)
     from compose.eks import build_eks
-    return build_eks(spec, cat, account_id_secret="accountId" in secret_keys)
+    return build_eks(plan, account_id_secret="accountId" in secret_keys)

@@ -132,6 +132,11 @@ class ScheduledSize:
     max_size: int
     desired: int
 
+    @property
+    def at_iso(self) -> str:
+        """``at`` as Auto Scaling's ``start_time`` wants it (UTC, ``Z``)."""
+        return iso(self.at)
+
     def as_dict(self) -> dict[str, object]:
         return {"action": self.role, "at": iso(self.at), "minSize": self.min_size, "maxSize": self.max_size,
                 "desiredCapacity": self.desired}

@@ -19,6 +19,13 @@ RDMA_GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORK_PREFIX = "rdma-"
 """GKE's A3 Ultra/A4 guides: gvnic-1 for the extra gVNIC, rdma-0…rdma-7 for the RoCE subnets."""
 
+EFA_NODE_HUGEPAGES = {"hugepages-2Mi": "10256Mi"}
+"""What an EFA node advertises: the 5,128 pre-allocated 2-MiB pages of the Amazon EKS user guide "Run machine
+learning training on Amazon EKS with Elastic Fabric Adapter" (jobs request 5120Mi: ``render/fabric_pod.py``). The node template of an
+autoscaled EFA group declares it, or Cluster Autoscaler never scales the group up from zero for a pod requesting huge
+pages (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/aws_manager.go builds a template node's allocatable
+from the instance type plus the ``k8s.io/cluster-autoscaler/node-template/resources/<name>`` tags only)."""
+
 
 @dataclass(frozen=True)
 class FabricNetworkPlan:

@@ -21,8 +21,11 @@ Pure data and functions (no Pulumi). Facts and their sources:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from catalog import Cloud
+from plan.facts import PoolFacts
+from spec.scheduling import Queue, SchedulingSpec
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -141,3 +144,28 @@ def placement(cloud: Cloud, pool: str, machine_type: str, min_nodes: int, max_no
     if queued and not is_fixed_size(min_nodes, max_nodes):
         note += " on nodes provisioned per workload (ProvisioningRequest)"
     return Placement(pool, name, levels, (key, label), note)
+
+
+def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[str, Placement]:
+    """Pool name -> how its gangs are placed under ``scheduling.topology`` (pools no queue uses get no topology)."""
+    used = {q.pool for queue in spec.queues for q in queue.quotas}
+    return {p.name: placement(p.cloud, p.name, p.machine.machine_type, p.min_nodes, p.max_nodes,
+                              spec.topology.mode.value, spec.topology.level.value, p.queued is not None,
+                              p.nvlink.domain_label if p.nvlink is not None else None)
+            if p.name in used
+            else Placement(p.name, None, note="no queue has quota in this pool") for p in pools}
+
+
+def namespace_of(queue: Queue) -> str:
+    return queue.namespace or queue.name
+
+
+def pool_namespaces(spec: SchedulingSpec) -> dict[str, list[str]]:
+    """Pool name -> the team namespaces whose queues have quota on it (where its jobs run), in spec order."""
+    out: dict[str, list[str]] = {}
+    for queue in spec.queues:
+        for quota in queue.quotas:
+            names = out.setdefault(quota.pool, [])
+            if namespace_of(queue) not in names:
+                names.append(namespace_of(queue))
+    return out

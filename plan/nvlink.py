@@ -42,14 +42,6 @@ class NvlinkPlan:
         return nodes // self.domain_nodes
 
 
-def starts_compute_domain(cat: Catalog, spec: StackSpec, pool: NodePool) -> bool:
-    """Whether the pool's jobs get their IMEX channel through a ComputeDomain (``NvlinkPlan.compute_domains``)."""
-    acc = pool.accelerator
-    machine = cat.resolve(spec.cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
-    plan = nvlink_plan(cat, spec, pool, machine) if machine is not None else None
-    return plan is not None and plan.compute_domains
-
-
 def nvlink_plan(cat: Catalog, spec: StackSpec, pool: NodePool, machine: MachineType) -> NvlinkPlan | None:
     domain = cat.nvlink_domain(machine)
     if domain is None:

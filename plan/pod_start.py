@@ -3,7 +3,7 @@ and the preview's per-pool account of what speeds up a pod's start and what a co
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from catalog import Cloud
 from spec.eks_node import root_volume_performance
@@ -128,11 +128,11 @@ def accelerators(spec: StackSpec, pool: NodePool, plan: PodStartPlan) -> list[st
     return out
 
 
-def pod_start_summary(spec: StackSpec) -> list[dict[str, Any]]:
-    """The preview's ``podStart`` rows: per pool what accelerates pod start and what a cold start pulls."""
+def pod_start_summary(spec: StackSpec, plans: Sequence[PodStartPlan]) -> list[dict[str, Any]]:
+    """The preview's ``podStart`` rows: per pool (with its plan, in spec order) what accelerates pod start and what a
+    cold start pulls."""
     rows = []
-    for pool in spec.node_pools:
-        plan = pod_start_plan(spec.cloud, pool)
+    for pool, plan in zip(spec.node_pools, plans, strict=True):
         rows.append({"pool": pool.name, "accelerators": accelerators(spec, pool, plan),
                      "images": cold_start(spec, plan),
                      "amiReleaseVersion": pool.ami_release_version if spec.cloud == Cloud.AWS else None})

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 from plan.facts import PoolFacts
+from plan.slurm import SlurmPlan
 from spec.scheduling import SchedulingSpec, Workload
 
 
@@ -96,3 +97,19 @@ def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dic
                               promised_gpus=promised.get(p.name, 0), placement=(placements or {}).get(p.name, ""))
                   for p in pools]
     return plan
+
+
+def slurm_placements(plan: SlurmPlan) -> dict[str, str]:
+    """pool -> ``partition <pool> · <topology>``: where Slurm places a job that asks for the pool's partition."""
+    out = {}
+    for n in plan.nodesets:
+        block = next((b for b in plan.topology.blocks if b.pool == n.pool), None)
+        if block is not None:
+            where = f"topology {block.name}: {len(block.blocks)} blocks of {block.block_size} nodes"
+        elif plan.topology.for_pool(n.pool) is not None and (tree := plan.topology.tree) is not None:
+            zone = next(z for z, leaves in tree.zones.items() if n.pool in leaves)
+            where = f"topology {tree.name}: switch {n.pool} in {zone}"
+        else:
+            where = "flat (no topology)"
+        out[n.pool] = f"partition {n.pool} · {where}"
+    return out

@@ -5,13 +5,12 @@ pod start itself and, where a ComputeDomain is used, its start. Pure; read by th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from catalog import load_catalog
 from catalog.provisioning import load_provisioning
 from catalog.start_path import load_start_path
-from plan.nvlink import starts_compute_domain
-from plan.pod_start import PodStartPlan, pod_start_plan, pod_start_summary, streams
+from plan.facts import PoolFacts
+from plan.pod_start import PodStartPlan, pod_start_summary, streams
 from spec.scheduling import Workload
 from spec.stack import NodePool, StackSpec
 
@@ -58,27 +57,29 @@ def gang_seconds(start: PoolStart, pods: int, cold: bool, f: Mapping[str, float]
     return (start.provision_s + start.pull_s if cold else 0.0) + overhead_s(pods, f, compute_domain)
 
 
-def compute_domain_on_path(spec: StackSpec, pool: NodePool) -> tuple[bool, bool]:
-    """(cold, warm): whether a ComputeDomain start is on the largest gang's path. A job's pods start only once every
-    IMEX daemon of their ComputeDomain is Ready (the kubelet plugin's PrepareResourceClaims waits for them:
-    dra-driver-nvidia-gpu#1107), so on a rack-scale pool every TrainJob's start includes it, on new nodes or not. A
-    Slinky NodeSet's slurmd pods claim the channel once, as the nodes join: cold only."""
-    if not starts_compute_domain(load_catalog(), spec, pool):
+def compute_domain_on_path(spec: StackSpec, facts: PoolFacts) -> tuple[bool, bool]:
+    """(cold, warm): whether a ComputeDomain start is on the largest gang's path (the plan's
+    ``NvlinkPlan.compute_domains``). A job's pods start only once every IMEX daemon of their ComputeDomain is Ready
+    (the kubelet plugin's PrepareResourceClaims waits for them: dra-driver-nvidia-gpu#1107), so on a rack-scale pool
+    every TrainJob's start includes it, on new nodes or not. A Slinky NodeSet's slurmd pods claim the channel once, as
+    the nodes join: cold only."""
+    if facts.nvlink is None or not facts.nvlink.compute_domains:
         return False, False
     slurm = spec.scheduling is not None and spec.scheduling.workload == Workload.SLURM
     return True, not slurm
 
 
-def largest_gang(spec: StackSpec, pool: NodePool, f: Mapping[str, float] | None = None) -> dict[str, Any]:
+def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: PoolFacts,
+                 f: Mapping[str, float] | None = None) -> dict[str, Any]:
     """The preview's estimate for the pool's largest gang (every node of a multi-node pool, else one pod): admission
     to all pods running on new nodes (cold) and on nodes that already hold the image (warm); on rack-scale NVLink
     pools with the ComputeDomain start (``computeDomainS``, the ``compute_domain_s_per_pod`` factor)."""
     f = factors() if f is None else f
     prov = load_provisioning()[(spec.cloud, pool.capacity.type)]
     ps = pool.pod_start
-    start = pool_start(pod_start_plan(spec.cloud, pool), prov.provision_seconds, ps.image_size_gb if ps else None, f)
+    start = pool_start(plan, prov.provision_seconds, ps.image_size_gb if ps else None, f)
     pods = pool.max_nodes if pool.multi_node else 1
-    cd_cold, cd_warm = compute_domain_on_path(spec, pool)
+    cd_cold, cd_warm = compute_domain_on_path(spec, facts)
     out = {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
            "warmS": round(gang_seconds(start, pods, False, f, cd_warm), 1), "image": start.pull_how,
            "provisionS": start.provision_s, "pullS": round(start.pull_s, 1)}
@@ -88,10 +89,11 @@ def largest_gang(spec: StackSpec, pool: NodePool, f: Mapping[str, float] | None 
     return out
 
 
-def pod_start_rows(spec: StackSpec) -> list[dict[str, Any]]:
-    """``pod_start_summary`` with the largest gang's cold and warm estimate on every row."""
-    rows = pod_start_summary(spec)
+def pod_start_rows(spec: StackSpec, plans: Sequence[PodStartPlan], facts: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+    """``pod_start_summary`` with the largest gang's cold and warm estimate on every row (``plans`` and ``facts``: the
+    pools' pod-start plans and facts from the StackPlan, in spec order)."""
+    rows = pod_start_summary(spec, plans)
     f = factors()
-    for row, pool in zip(rows, spec.node_pools):
-        row["largestGang"] = largest_gang(spec, pool, f)
+    for row, pool, plan, pool_facts in zip(rows, spec.node_pools, plans, facts, strict=True):
+        row["largestGang"] = largest_gang(spec, pool, plan, pool_facts, f)
     return rows

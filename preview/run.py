@@ -2,6 +2,7 @@
 here and handed to everything that reads it."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +14,15 @@ from plan.maintenance import summary as maintenance_summary
 from preview.fleet.resolve import Member, preview_workers
 from preview.fleet.stack_files import FolderStackFiles, StackFiles
 from preview.fleet.summary import fleet_summary
-from spec.fleet import FleetRole
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
-from preview.queue_summary import queue_plan
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
+from render.tenancy import access_notes
 from validation.issues import SpecError, SpecIssue
-from plan.facts import pool_facts
 from plan.start_time import pod_start_rows
-from validation.load import decode_config, load_spec
+from validation.load import decode_config
+from validation.planned import load_planned
 from validation.secrets import names_in_namespace, secure_keys
 from validation.stack_file import StackFileError
 
@@ -40,25 +40,26 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     # header); after validation they are set from the spec
     report.cloud, report.region = (v if isinstance(v, str) else None for v in (raw.get("cloud"), raw.get("region")))
     cat = load_catalog()
-    try:
-        spec, report.warnings = load_spec(raw, cat, secret_keys=secret, stack_name=stack)
-        report.warnings += deploy_advice(spec, cat)
+    try:  # the program run below asks for the same config: it gets this spec and plan, not a second validation
+        planned = load_planned(raw, cat, secret_keys=secret, stack_name=stack)
+        spec, plan = planned.spec, planned.plan
+        report.warnings = list(planned.warnings) + deploy_advice(spec, cat)
     except SpecError as exc:
         report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
         return report  # invalid: the program is never run, so nothing is registered
     report.cloud, report.region = spec.cloud.value, spec.region
     members: list[Member] = []
     references: dict[str, dict] | None = None
-    if spec.fleet is not None and spec.fleet.role == FleetRole.MANAGER:  # StackReferences: preview the workers first
+    if plan.fleet is not None and plan.fleet.manager:  # StackReferences: preview the workers first (each planned once)
         files = stack_files or FolderStackFiles(main.parent)
-        members, report.errors = preview_workers(spec.fleet, files,
+        members, report.errors = preview_workers(plan.fleet.section, files,
                                                  lambda name, cfg: preview_config(name, cfg, main, policies))
         if report.errors:
             return report
         references = {m.reference: m.report.outputs for m in members}
     recording = run_program(config, stack, main, secret_keys, stack_references=references)
     report.resources, report.outputs = recording.resources, recording.outputs
-    facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
+    facts = list(plan.facts)
     try:
         report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
     except UnpricedCost as exc:  # exit 2 naming the price, never a total that leaves something out
@@ -67,15 +68,17 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
                                    fix="add a dated, sourced row to catalog/data/prices.csv, or pick a priced type")]
         report.resources = []  # like any invalid configuration: nothing is reported as created
         return report
-    report.queues = queue_plan(spec, facts)
-    report.slurm = slurm_summary(spec, facts)
+    # the plan's queue promises, with what a tenant can reach (rendered here; the plan itself stays unchanged)
+    report.queues = dataclasses.replace(plan.quota, access=access_notes(spec.scheduling, facts)) \
+        if plan.quota is not None and spec.scheduling is not None else plan.quota
+    report.slurm = slurm_summary(plan.slurm)
     report.fabric = fabric_summary(spec, facts, report.resources)
     report.warnings += contract_warnings(spec, report.fabric)
     report.maintenance = maintenance_summary(spec)
-    report.pod_start = pod_start_rows(spec)
+    report.pod_start = pod_start_rows(spec, [p.pod_start for p in plan.pools.values()], facts)
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
-    if spec.fleet is not None and spec.fleet.role == FleetRole.MANAGER:
+    if plan.fleet is not None and plan.fleet.manager:
         report.fleet = fleet_summary(spec, stack, report.cost, members)
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]

@@ -2,18 +2,15 @@
 (JSON key ``slurm``): partitions, NodeSets with their GRES, topology blocks, QOS, accounts and priority weights."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
-from plan.slurm import ALL_NODESETS, plan_slurm
-from plan.facts import PoolFacts
-from spec.scheduling import Workload
-from spec.stack import StackSpec
+from plan.slurm import ALL_NODESETS, SlurmPlan
 
 
-def slurm_summary(spec: StackSpec, pools: Sequence[PoolFacts]) -> dict[str, Any] | None:
-    if spec.scheduling is None or spec.scheduling.workload != Workload.SLURM:
+def slurm_summary(plan: SlurmPlan | None) -> dict[str, Any] | None:
+    """``plan``: the stack's Slurm plan (``StackPlan.slurm``), None unless ``workload: slurm``."""
+    if plan is None:
         return None
-    plan = plan_slurm(spec.scheduling, pools)
     nodes = {n.pool: n for n in plan.nodesets}
     d = plan.directives
     partitions = []

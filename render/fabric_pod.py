@@ -17,6 +17,7 @@ from typing import Any
 from catalog.fabric import FabricKind, load_fabric_catalog
 from render.compute_domain import pod_claim as imex_pod_claim
 from render.fabric_claim import pod_claim
+from plan.fabric import EFA_NODE_HUGEPAGES  # noqa: F401  (what an EFA node advertises: planned)
 from plan.facts import PoolFacts
 
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
@@ -25,11 +26,6 @@ EFA_HUGEPAGES = {"hugepages-2Mi": "5120Mi"}
 (docs.aws.amazon.com/eks/latest/userguide/node-efa.html): EFA nodes pre-allocate 5,128 2-MiB huge pages and the
 guide's EFA pods request ``hugepages-2Mi: 5120Mi`` next to ``vpc.amazonaws.com/efa``; libfabric's EFA provider
 takes its buffers from that pool."""
-EFA_NODE_HUGEPAGES = {"hugepages-2Mi": "10256Mi"}
-"""What an EFA node advertises: the 5,128 pre-allocated 2-MiB pages of the same guide. The node template of an
-autoscaled EFA group declares it, or Cluster Autoscaler never scales the group up from zero for a pod requesting huge
-pages (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/aws_manager.go builds a template node's allocatable
-from the instance type plus the ``k8s.io/cluster-autoscaler/node-template/resources/<name>`` tags only)."""
 HUGEPAGES_MEMORY_REQUEST = {"memory": "8000Mi"}
 """Kubernetes refuses a container that requests huge pages but neither cpu nor memory ("HugePages require cpu or
 memory"); the same AWS guide's pods request ``memory: 8000Mi``. Only a request (no limit), and only where the

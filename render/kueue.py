@@ -18,14 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from render.compute_domain import KUEUE_RESOURCE as CHANNEL_RESOURCE, channels_for_gpus, uses_compute_domains
 from render.fabric_claim import KUEUE_RESOURCE, device_class, nics_for_gpus
 from render.admission import FABRIC_POLICY
 from render.fabric_pod import pod_fabric
 from render.kueue_provisioning import admission_checks_strategy, provisioning_objects
-from plan.kueue_topology import Placement, placement
+from plan.kueue_topology import Placement, namespace_of, pool_placements
 from plan.facts import PoolFacts
 from spec.scheduling import PoolQuota, Queue, SchedulingSpec
 
@@ -85,31 +85,6 @@ def slices_per_gpu(pool: PoolFacts) -> int:
     return pool.runtime.advertised_per_gpu if pool.runtime is not None else 1
 
 
-def namespace_of(queue: Queue) -> str:
-    return queue.namespace or queue.name
-
-
-def pool_namespaces(spec: SchedulingSpec) -> dict[str, list[str]]:
-    """Pool name -> the team namespaces whose queues have quota on it (where its jobs run), in spec order."""
-    out: dict[str, list[str]] = {}
-    for queue in spec.queues:
-        for quota in queue.quotas:
-            names = out.setdefault(quota.pool, [])
-            if namespace_of(queue) not in names:
-                names.append(namespace_of(queue))
-    return out
-
-
-def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[str, Placement]:
-    """Pool name -> how its gangs are placed under ``scheduling.topology`` (pools no queue uses get no topology)."""
-    used = {q.pool for queue in spec.queues for q in queue.quotas}
-    return {p.name: placement(p.cloud, p.name, p.machine.machine_type, p.min_nodes, p.max_nodes,
-                              spec.topology.mode.value, spec.topology.level.value, p.queued is not None,
-                              p.nvlink.domain_label if p.nvlink is not None else None)
-            if p.name in used
-            else Placement(p.name, None, note="no queue has quota in this pool") for p in pools}
-
-
 def content_name(base: str, kind: str, body: dict[str, Any]) -> str:
     """``<base>-<hash>``: the hash covers exactly the fields of ``REPLACED_FIELDS[kind]`` (absent ones as null), so
     changing one of them renames the object and anything else keeps the name."""
@@ -129,10 +104,12 @@ def base_name(obj: dict[str, Any]) -> str:
     return name.rsplit("-", 1)[0] if obj["kind"] in REPLACED_FIELDS else name
 
 
-def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> KueueObjects:
+def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts],
+                 placements: Mapping[str, Placement] | None = None) -> KueueObjects:
+    """``placements``: the plan's (``StackPlan.kueue.placements``); computed here only when a caller has none."""
     out = KueueObjects()
     by_name = {p.name: p for p in pools}
-    out.placements = pool_placements(spec, pools)
+    out.placements = dict(placements) if placements is not None else pool_placements(spec, pools)
     out.topologies = _topologies(out.placements.values())
     topology_names = {base_name(t): t["metadata"]["name"] for t in out.topologies}
     out.flavors = [_flavor(p, out.placements[p.name], topology_names) for p in pools]

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog import Cloud
-from plan.node_storage import instance_store_raid
-from plan.pod_start import pod_start_plan
-from spec.stack import NodePool
+from plan.pod_start import PodStartPlan
 
 _HEAD = """\
 MIME-Version: 1.0
@@ -24,14 +21,14 @@ kind: NodeConfig
 _TAIL = "\n--GPUCLUSTER--\n"
 
 
-def node_config_spec(pool: NodePool) -> dict[str, Any]:
-    """The NodeConfig ``spec`` of an EKS pool (empty: no user data). Key order is fixed so the same spec always
-    yields the same bytes: a changed user data is a new launch-template version, which rolls the nodes."""
+def node_config_spec(plan: PodStartPlan, raid: bool) -> dict[str, Any]:
+    """The NodeConfig ``spec`` of an EKS pool from its pod-start plan and whether its instance-store NVMe disks form a
+    RAID0 (empty: no user data). Key order is fixed so the same spec always yields the same bytes: a changed user data
+    is a new launch-template version, which rolls the nodes."""
     spec: dict[str, Any] = {}
-    plan = pod_start_plan(Cloud.AWS, pool)
     if plan.fast_image_pull:
         spec["featureGates"] = {"FastImagePull": True}
-    if instance_store_raid(Cloud.AWS, pool):
+    if raid:
         spec["instance"] = {"localStorage": {"strategy": "RAID0"}}
     kubelet: dict[str, Any] = {}
     if plan.fast_image_pull or plan.max_parallel_pulls is not None:
@@ -55,9 +52,9 @@ def _yaml(value: dict[str, Any], indent: int) -> str:
     return "\n".join(lines)
 
 
-def nodeadm_user_data(pool: NodePool) -> str | None:
+def nodeadm_user_data(plan: PodStartPlan, raid: bool) -> str | None:
     """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing."""
-    spec = node_config_spec(pool)
+    spec = node_config_spec(plan, raid)
     if not spec:
         return None
     return f"{_HEAD}spec:\n{_yaml(spec, 2)}\n{_TAIL}"

@@ -12,10 +12,11 @@ from catalog.provisioning import load_provisioning
 from render.kueue import render_kueue, slices_per_gpu
 from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
 from plan.kueue_topology import REQUIRED_ANNOTATION
+from plan.kueue_topology import Placement, pool_placements
 from plan.slurm import ALL_NODESETS, SlurmPlan, plan_slurm
 from plan.slurm_topology import default_block_size
-from plan.facts import PoolFacts, pool_facts
-from plan.pod_start import pod_start_plan
+from plan.facts import PoolFacts
+from plan.stack import plan_stack
 from plan.start_time import factors, pool_start
 from spec.scheduling import SchedulingSpec, Workload
 from spec.stack import StackSpec
@@ -188,21 +189,23 @@ class ClusterModel:
 def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
                   interruptions_per_node_month: float | None = None,
                   assume: Mapping[str, float] | None = None) -> ClusterModel:
-    cat = load_catalog()
+    stack_plan = plan_stack(spec, load_catalog())  # the same planner the preview and the program use
     start = factors(assume)
-    facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
+    facts = list(stack_plan.facts)
     sched = spec.scheduling
     kind = scheduler if scheduler != "auto" else (
         "kubernetes" if sched is None else "slurm" if sched.workload == Workload.SLURM else "kueue")
     if sched is None and kind != "kubernetes":
         raise ValueError(f"stack {stack} has no scheduling section: --scheduler {kind} needs one")
-    plan = plan_slurm(sched, facts) if sched is not None and kind == "slurm" else None
-    blocks = _blocks(sched, facts, plan)
+    # the plan's Slurm plan, or (``--scheduler slurm`` on a Kueue stack) one made for the experiment
+    plan = (stack_plan.slurm or plan_slurm(sched, facts)) if sched is not None and kind == "slurm" else None
+    placements = stack_plan.kueue.placements if stack_plan.kueue is not None else None
+    blocks = _blocks(sched, facts, plan, placements)
     prov = load_provisioning()
     pools = {}
     for f, pool in zip(facts, spec.node_pools):
         p = prov[(f.cloud, f.capacity)]
-        how = pool_start(pod_start_plan(spec.cloud, pool), p.provision_seconds,
+        how = pool_start(stack_plan.pools[pool.name].pod_start, p.provision_seconds,
                          pool.pod_start.image_size_gb if pool.pod_start else None, start)
         rate = p.spot_interruptions_per_node_month if interruptions_per_node_month is None else \
             (interruptions_per_node_month if f.capacity == CapacityType.SPOT else 0.0)
@@ -227,17 +230,18 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
     if kind == "slurm":
         assert plan is not None
         return dataclasses.replace(_slurm_cluster(stack, sched, plan, pools, classes, sources), start=start)
-    return dataclasses.replace(_kueue_cluster(stack, sched, facts, pools, classes, sources), start=start)
+    return dataclasses.replace(_kueue_cluster(stack, sched, facts, placements, pools, classes, sources), start=start)
 
 
-def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPlan | None) -> dict[str, tuple[int, bool]]:
+def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPlan | None,
+            placements: dict[str, Placement] | None) -> dict[str, tuple[int, bool]]:
     """Pool -> (nodes per block, required) where gangs are placed by block."""
     if sched is None:
         return {}
     if plan is not None:  # Slurm's topology/block keeps a job inside the smallest block level that holds it
         return {b.pool: (b.block_size, True) for b in plan.topology.blocks}
     out = {}
-    for name, where in render_kueue(sched, facts).placements.items():
+    for name, where in (placements if placements is not None else pool_placements(sched, facts)).items():
         f = next(x for x in facts if x.name == name)
         if where.topology and where.annotation and f.nvlink is not None \
                 and where.annotation[1] == f.nvlink.domain_label:  # GB200: one block = one NVLink domain
@@ -248,9 +252,10 @@ def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPla
     return out
 
 
-def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts], pools: dict[str, PoolModel],
+def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
+                   placements: dict[str, Placement] | None, pools: dict[str, PoolModel],
                    classes: dict[str, int], sources: list[str]) -> ClusterModel:
-    objects = render_kueue(sched, facts)
+    objects = render_kueue(sched, facts, placements)
     pool_of_flavor = {v: k for k, v in objects.flavor_names().items()}
     queues = {}
     for cq in objects.cluster_queues:

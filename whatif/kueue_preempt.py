@@ -254,11 +254,12 @@ class _Targets:
         for name, c in self.view.queues.items():
             if name in self.pruned:
                 continue
-            share = self.view.share(c)
-            borrowing = any(self.view.borrowing(c, f) for f in c.model.quotas)
-            if (not borrowing and c is not self.q) or not self.by_queue.get(name):
+            if not self.by_queue.get(name) or (c is not self.q and not any(
+                    self.view.borrowing(c, f) for f in c.nominal)):
                 self.pruned.add(name)
-            elif best is None or share > best_share:
+                continue
+            share = self.view.share(c)
+            if best is None or share > best_share:
                 best, best_share = c, share
             elif share == best_share and self.key(self.by_queue[name][0]) < self.key(self.by_queue[best.model.name][0]):
                 best = c

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.eks.cluster_autoscaler import node_group_asg_name
-from plan.capacity_block import ScheduledSize, iso
+from plan.capacity_block import ScheduledSize
 
 
 def block_schedules(name: str, node_group: aws.eks.NodeGroup, actions: list[ScheduledSize],
@@ -17,5 +17,5 @@ def block_schedules(name: str, node_group: aws.eks.NodeGroup, actions: list[Sche
     asg = node_group_asg_name(node_group)
     return [aws.autoscaling.Schedule(
         f"{name}-{a.role}", autoscaling_group_name=asg, scheduled_action_name=f"gpu-cluster-{name}-{a.role}",
-        start_time=iso(a.at), min_size=a.min_size, max_size=a.max_size, desired_capacity=a.desired,
+        start_time=a.at_iso, min_size=a.min_size, max_size=a.max_size, desired_capacity=a.desired,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[node_group])) for a in actions]

@@ -8,14 +8,13 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from catalog import Cloud
 from components.eks.node_defaults import metadata_options, root_volume
 from components.eks.cluster_autoscaler import discovery_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
 from components.eks.node_role import EksNodeRole, assume_role_policy
 from components.kubeconfig import eks_kubeconfig
+from plan.cluster import ClusterPlan
 from plan.eks_access import ADMIN_POLICY_ARN
-from spec.stack import ClusterMode, ClusterSpec
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]  # CKV_AWS_37
 VPC_CNI_CONFIGURATION = {"enableNetworkPolicy": "true"}
@@ -43,13 +42,13 @@ class EksCluster(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
 
-    def __init__(self, name: str, spec: ClusterSpec, region: str, tags: dict[str, str],
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, spec: ClusterPlan, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:aws:EksCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        region, tags = spec.region, spec.labels
         node_role = EksNodeRole(f"{name}-nodes", tags, region, opts=child)
         admins: list[aws.eks.AccessPolicyAssociation] = []
-        if spec.mode == ClusterMode.CREATE:
+        if spec.create:
             cluster = self._create(name, spec, tags, child)
             admins = self._admins(name, spec, cluster, tags)
             cluster_name, endpoint, arn = cluster.name, cluster.endpoint, cluster.arn
@@ -78,7 +77,7 @@ class EksCluster(pulumi.ComponentResource):
                                  system_node_selector=system_selector, arn=arn)
         self.register_outputs({"name": self.name, "endpoint": self.endpoint})
 
-    def _create(self, name: str, spec: ClusterSpec, tags: dict[str, str],
+    def _create(self, name: str, spec: ClusterPlan, tags: dict[str, str],
                 child: pulumi.ResourceOptions) -> aws.eks.Cluster:
         role = aws.iam.Role(f"{name}-cluster-role",
                             assume_role_policy=assume_role_policy("eks.amazonaws.com",
@@ -112,7 +111,7 @@ class EksCluster(pulumi.ComponentResource):
                       resolve_conflicts_on_update="PRESERVE", tags=tags or None, opts=child)
         return cluster
 
-    def _admins(self, name: str, spec: ClusterSpec, cluster: aws.eks.Cluster,
+    def _admins(self, name: str, spec: ClusterPlan, cluster: aws.eks.Cluster,
                 tags: dict[str, str]) -> list[aws.eks.AccessPolicyAssociation]:
         """An access entry with AmazonEKSClusterAdminPolicy (cluster scope) per admin: ``adminPrincipalArns``, or the
         IAM role (or user) running ``pulumi up`` when none is configured, so the same run can install the add-ons."""
@@ -131,18 +130,18 @@ class EksCluster(pulumi.ComponentResource):
                 access_scope={"type": "cluster"}, opts=pulumi.ResourceOptions(parent=self, depends_on=[entry])))
         return out
 
-    def _system_node_group(self, name: str, spec: ClusterSpec, cluster: aws.eks.Cluster, node_role: EksNodeRole,
+    def _system_node_group(self, name: str, spec: ClusterPlan, cluster: aws.eks.Cluster, node_role: EksNodeRole,
                            tags: dict[str, str]) -> None:
         child = pulumi.ResourceOptions(parent=self)
-        sp = spec.system_pool
         lt = aws.ec2.LaunchTemplate(f"{name}-system-lt", metadata_options=metadata_options(),
                                     block_device_mappings=root_volume(100), update_default_version=True,
                                     tags=tags or None, opts=child)
         group = aws.eks.NodeGroup(
             f"{name}-system", cluster_name=cluster.name, node_role_arn=node_role.arn,
             subnet_ids=list(spec.subnets.values()), ami_type="AL2023_x86_64_STANDARD",
-            instance_types=[sp.machine_type_for(Cloud.AWS)], capacity_type="ON_DEMAND",
-            scaling_config={"min_size": sp.min_nodes, "desired_size": sp.min_nodes, "max_size": sp.max_nodes},
+            instance_types=[spec.system_machine_type], capacity_type="ON_DEMAND",
+            scaling_config={"min_size": spec.system_min_nodes, "desired_size": spec.system_min_nodes,
+                            "max_size": spec.system_max_nodes},
             launch_template={"id": lt.id, "version": lt.latest_version.apply(str)}, labels=dict(SYSTEM_NODE_LABELS),
             update_config={"max_unavailable": 1}, tags=tags or None,
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]))

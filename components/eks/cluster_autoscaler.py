@@ -28,10 +28,6 @@ EXPANDER = "least-waste"
 TAG_PREFIX = "k8s.io/cluster-autoscaler/"
 ENABLED_TAG = TAG_PREFIX + "enabled"
 NODE_TEMPLATE = TAG_PREFIX + "node-template/"
-GPU_LABEL = "k8s.amazonaws.com/accelerator"
-"""The node label Cluster Autoscaler's AWS provider reads to know a node has GPUs still to be advertised by the
-device plugin, so it does not add a second node meanwhile (cluster-autoscaler AWS README, "Special note on GPU
-instances")."""
 
 READ_ACTIONS = (
     "autoscaling:DescribeAutoScalingGroups",

@@ -7,13 +7,12 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from catalog import Cloud
 from components.cluster_refs import GkeClusterRef
 from components.gke.cloud_nat import GkeCloudNat
 from components.gke.node_service_account import GkeNodeServiceAccount, service_account_id
 from components.gke.secrets_key import GkeSecretsKey
 from components.kubeconfig import gke_kubeconfig
-from spec.stack import ClusterMode, ClusterSpec
+from plan.cluster import ClusterPlan
 
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]  # IAM, not scopes, limits access
 
@@ -49,8 +48,7 @@ class GkeCluster(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
 
-    def __init__(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
-                 region_zones: Sequence[str], multi_networking: bool = False,
+    def __init__(self, name: str, spec: ClusterPlan, region_zones: Sequence[str], multi_networking: bool = False,
                  maintenance_policy: dict | None = None, opts: pulumi.ResourceOptions | None = None):
         """``region_zones``: the region's zones from the catalog (compose passes them); the system pool starts in
         the first ``minNodes`` of them."""
@@ -58,13 +56,14 @@ class GkeCluster(pulumi.ComponentResource):
         self.multi_networking = multi_networking
         self.maintenance_policy = maintenance_policy
         child = pulumi.ResourceOptions(parent=self)
-        if spec.mode == ClusterMode.CREATE:
+        project, region, labels = spec.project, spec.region, spec.labels
+        if spec.create:
             location = region
             cluster = self._create(name, spec, project, region, labels, region_zones, child)
             cluster_name, endpoint = cluster.name, cluster.endpoint
             ca = cluster.master_auth.apply(lambda m: m.cluster_ca_certificate if m else "")
         else:
-            location = spec.location or region
+            location = spec.location
             found = gcp.container.get_cluster_output(name=spec.name, location=location, project=project,
                                                      opts=pulumi.InvokeOptions(parent=self))
             cluster_name, endpoint = pulumi.Output.from_input(spec.name), found.endpoint
@@ -76,11 +75,11 @@ class GkeCluster(pulumi.ComponentResource):
         self.ref = GkeClusterRef(spec_name=spec.name, name=cluster_name, location=location, project=project, k8s_provider=provider)
         self.register_outputs({"name": self.name, "endpoint": self.endpoint})
 
-    def _create(self, name: str, spec: ClusterSpec, project: str, region: str, labels: dict[str, str],
+    def _create(self, name: str, spec: ClusterPlan, project: str, region: str, labels: dict[str, str],
                 region_zones: Sequence[str], child: pulumi.ResourceOptions) -> gcp.container.Cluster:
         system_sa = GkeNodeServiceAccount(f"{name}-system", service_account_id(spec.name, "system"), project,
                                           opts=child)
-        if spec.cloud_nat if spec.cloud_nat is not None else spec.network is None:
+        if spec.cloud_nat:
             GkeCloudNat(f"{name}-egress", spec.network or "default", region, project, opts=child)
         private_endpoint = not spec.authorized_networks
         secrets_key = GkeSecretsKey(f"{name}-secrets", project, region, spec.deletion_protection, labels, opts=child)
@@ -105,7 +104,7 @@ class GkeCluster(pulumi.ComponentResource):
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
             # application-layer Secrets encryption (security-gke-secrets-encryption), as EKS envelope-encrypts them
             database_encryption={"state": "ENCRYPTED", "key_name": secrets_key.key_name},
-            release_channel={"channel": spec.release_channel.value},
+            release_channel={"channel": spec.release_channel},
             # pinned: validation checked it against the GPU fabric's version floor (validation/fabric_version.py)
             min_master_version=spec.min_master_version,
             maintenance_policy=self.maintenance_policy,  # plan/maintenance.py: window and exclusions, or None
@@ -114,17 +113,16 @@ class GkeCluster(pulumi.ComponentResource):
             resource_labels=labels or None,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection, depends_on=[secrets_key],
                                         ignore_changes=["nodeConfig", "initialNodeCount", "nodePools"]))
-        sp = spec.system_pool
         gcp.container.NodePool(
             f"{name}-system", cluster=cluster.name, location=region, project=project,
             # initialNodeCount is per zone: spread over as many zones as minNodes, so the pool starts at minNodes
-            node_locations=system_pool_zones(region_zones, sp.min_nodes),
+            node_locations=system_pool_zones(region_zones, spec.system_min_nodes),
             initial_node_count=1,
-            autoscaling={"total_min_node_count": sp.min_nodes, "total_max_node_count": sp.max_nodes,
+            autoscaling={"total_min_node_count": spec.system_min_nodes, "total_max_node_count": spec.system_max_nodes,
                          "location_policy": "BALANCED"},
             management={"auto_repair": True, "auto_upgrade": True},
             upgrade_settings={"strategy": "SURGE", "max_surge": 1, "max_unavailable": 0},
-            node_config={**shielded_node_config(), "machine_type": sp.machine_type_for(Cloud.GCP),
+            node_config={**shielded_node_config(), "machine_type": spec.system_machine_type,
                          "disk_size_gb": 100, "disk_type": "pd-balanced", "service_account": system_sa.email,
                          "resource_labels": labels or None,
                          # fabric clusters: gVNIC on the system pool too, as on the GPU pools (cluster-toolkit's A3/A4

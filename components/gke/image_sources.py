@@ -8,20 +8,19 @@ from typing import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
-from plan.pod_start import mirror_repository
-from spec.pod_start import ImageMirror
+from plan.stack import MirrorPlan
 
 STREAMING_API = "containerfilesystem.googleapis.com"
 """GKE image streaming requires the Container File System API (GKE docs, "Use Image streaming")."""
 REGISTRY_API = "artifactregistry.googleapis.com"
 
 
-def remote_repository_config(mirror: ImageMirror) -> dict:
+def remote_repository_config(mirror: MirrorPlan) -> dict:
     """A Docker remote repository on a custom upstream (``common_repository.uri``; the older
     ``docker_repository.custom_repository`` is deprecated in pulumi-gcp 10.2.0), with upstream credentials from
     Secret Manager when given."""
-    config: dict = {"description": f"{mirror.upstream.value}, mirrored by gpu-cluster",
-                    "common_repository": {"uri": f"https://{mirror.upstream.value}"}}
+    config: dict = {"description": f"{mirror.upstream}, mirrored by gpu-cluster",
+                    "common_repository": {"uri": f"https://{mirror.upstream}"}}
     if mirror.username is not None:
         config["upstream_credentials"] = {"username_password_credentials": {
             "username": mirror.username, "password_secret_version": mirror.password_secret_version}}
@@ -35,7 +34,7 @@ class GkeImageSources(pulumi.ComponentResource):
     streaming_api: gcp.projects.Service | None
     repositories: dict[str, gcp.artifactregistry.Repository]
 
-    def __init__(self, name: str, project: str, region: str, streaming: bool, mirrors: Sequence[ImageMirror],
+    def __init__(self, name: str, project: str, region: str, streaming: bool, mirrors: Sequence[MirrorPlan],
                  labels: dict[str, str], opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:gcp:GkeImageSources", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -47,11 +46,11 @@ class GkeImageSources(pulumi.ComponentResource):
             api = gcp.projects.Service(f"{name}-artifactregistry", project=project, service=REGISTRY_API,
                                        disable_on_destroy=False, opts=child)
             for mirror in mirrors:
-                repo_id = mirror_repository(mirror)
-                self.repositories[mirror.upstream.value] = gcp.artifactregistry.Repository(
+                repo_id = mirror.repository
+                self.repositories[mirror.upstream] = gcp.artifactregistry.Repository(
                     f"{name}-{repo_id}", project=project, location=region, repository_id=repo_id,
                     format="DOCKER", mode="REMOTE_REPOSITORY",
-                    description=f"Remote repository for {mirror.upstream.value} (GPU images), managed by gpu-cluster",
+                    description=f"Remote repository for {mirror.upstream} (GPU images), managed by gpu-cluster",
                     remote_repository_config=remote_repository_config(mirror), labels=labels or None,
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[api]))
         self.register_outputs({"mirrors": {u: r.name for u, r in self.repositories.items()}})

@@ -14,11 +14,8 @@ from components.k8s.custom_resources import custom_resource, kubernetes_provider
 from components.k8s.kubeflow import BASELINE_PSS, TRAINER_NAMESPACE
 from components.k8s.kueue import KUEUE_NAMESPACE, RESTRICTED_PSS
 from render.fleet import FLEET_PART_OF, fleet_runtimes
-from render.fleet_manager import (KUBECONFIG_KEY, WORKER_FACTS_ANNOTATION, kubeconfig_secret_name,
-                                      multikueue_config, queue_namespace, render_manager)
-from render.kueue_config import fleet_manager_values
+from render.fleet_manager import KUBECONFIG_KEY, WORKER_FACTS_ANNOTATION, ManagerObjects, kubeconfig_secret_name
 from render.trainer import trainer_values
-from spec.fleet import Fleet, gpu_slug
 
 
 class FleetManager(pulumi.ComponentResource):
@@ -31,19 +28,22 @@ class FleetManager(pulumi.ComponentResource):
     runtime on the manager.
     """
 
-    def __init__(self, name: str, fleet: Fleet, kubeconfigs: Mapping[str, pulumi.Output[str]],
-                 worker_facts: Mapping[str, pulumi.Output[Any]], manager_facts: dict[str, Any] | None = None,
-                 after: Sequence[pulumi.Resource] = (),
+    def __init__(self, name: str, objects: ManagerObjects, kueue_values: dict[str, Any],
+                 models: Mapping[str, GpuModel], kubeconfigs: Mapping[str, pulumi.Output[str]],
+                 worker_facts: Mapping[str, pulumi.Output[Any]], after: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None):
+        """``objects``: the rendered MultiKueue objects (``render/fleet_manager.py``); ``kueue_values``: the Kueue
+        chart's values with the ``multiKueue`` block; ``models``: the fleet's GPU models by slug (one runtime each);
+        ``kubeconfigs`` / ``worker_facts``: each worker's stack outputs, by worker name."""
         super().__init__("gpu-cluster:fleet:FleetManager", name, None, opts)
-        objects = render_manager(fleet, manager_facts)
+        workers = [c["metadata"]["name"] for c in objects.clusters]
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         kueue_ns = k8s.core.v1.Namespace(f"{name}-kueue-namespace", metadata={"name": KUEUE_NAMESPACE, "labels": {
             **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
         kueue = k8s.helm.v3.Release(
             f"{name}-kueue", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
             namespace=KUEUE_NAMESPACE, timeout=900,
-            values=fleet_manager_values(multikueue_config(fleet), [queue_namespace(q) for q in fleet.queues]),
+            values=kueue_values,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[kueue_ns]))
         trainer_ns = k8s.core.v1.Namespace(f"{name}-trainer-namespace", metadata={
             "name": TRAINER_NAMESPACE, "labels": {**BASELINE_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}},
@@ -54,11 +54,11 @@ class FleetManager(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[trainer_ns]))
         team_ns = {o["metadata"]["name"]: namespace(f"{name}-ns-{o['metadata']['name']}", o, child)
                    for o in objects.namespaces}
-        secrets = {w.name: k8s.core.v1.Secret(
-            f"{name}-kubeconfig-{w.name}", type="Opaque",
-            metadata={"name": kubeconfig_secret_name(w.name), "namespace": KUEUE_NAMESPACE, "labels": FLEET_PART_OF},
-            string_data={KUBECONFIG_KEY: pulumi.Output.secret(kubeconfigs[w.name])},  # type: ignore[arg-type]
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[kueue_ns])) for w in fleet.workers}
+        secrets = {w: k8s.core.v1.Secret(
+            f"{name}-kubeconfig-{w}", type="Opaque",
+            metadata={"name": kubeconfig_secret_name(w), "namespace": KUEUE_NAMESPACE, "labels": FLEET_PART_OF},
+            string_data={KUBECONFIG_KEY: pulumi.Output.secret(kubeconfigs[w])},  # type: ignore[arg-type]
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[kueue_ns])) for w in workers}
         created: dict[tuple[str, str], pulumi.Resource] = {}
         for obj in objects.custom_resources():
             kind, obj_name = obj["kind"], obj["metadata"]["name"]
@@ -79,12 +79,12 @@ class FleetManager(pulumi.ComponentResource):
                 waits += [team_ns[obj["metadata"]["namespace"]], created[("ClusterQueue", obj["spec"]["clusterQueue"])]]
             created[(kind, obj_name)] = custom_resource(f"{name}-{kind.lower()}-{obj_name}", obj,
                                                         pulumi.ResourceOptions(parent=self, depends_on=waits))
-        models = sorted({q.gpu_model for queue in fleet.queues for q in queue.quotas}, key=lambda m: m.value)
-        per_node = pulumi.Output.all(*worker_facts.values()).apply(lambda facts: _gpus_per_node(facts, models))
-        for model in models:
-            _runtime(f"{name}-runtime-fleet-{gpu_slug(model)}", model, per_node,
+        per_node = pulumi.Output.all(*worker_facts.values()).apply(
+            lambda facts: _gpus_per_node(facts, list(models.values())))
+        for slug, model in models.items():
+            _runtime(f"{name}-runtime-fleet-{slug}", model, per_node,
                      pulumi.ResourceOptions(parent=self, depends_on=[trainer]))
-        self.register_outputs({"workers": [w.name for w in fleet.workers]})
+        self.register_outputs({"workers": workers})
 
 
 def _gpus_per_node(facts: Sequence[Any], models: Sequence[GpuModel]) -> dict[GpuModel, int]:

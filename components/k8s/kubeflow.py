@@ -2,7 +2,7 @@
 optionally Katib and Kubeflow Pipelines."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -11,12 +11,7 @@ from components.charts import KUBEFLOW_TRAINER
 from components.k8s.custom_resources import custom_resource
 from components.k8s.katib import Katib
 from components.k8s.kubeflow_pipelines import KubeflowPipelines
-from render.kueue import pool_placements
-from render.network_policies import kubeflow_policies
-from render.tenancy import access_notes
-from render.trainer import trainer_values, training_runtimes
-from plan.facts import PoolFacts
-from spec.scheduling import SchedulingSpec
+from render.trainer import trainer_values
 
 TRAINER_NAMESPACE = "kubeflow-system"
 BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
@@ -36,8 +31,12 @@ class Kubeflow(pulumi.ComponentResource):
     access: list[str]
     """What a tenant can reach, one line per control (``render/tenancy.py``)."""
 
-    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
+    def __init__(self, name: str, runtimes: Sequence[dict[str, Any]], katib: bool = False, pipelines: bool = False,
+                 policies: Sequence[dict[str, Any]] = (), access: Sequence[str] = (),
                  after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
+        """``runtimes``: the ClusterTrainingRuntimes rendered from the plan (``render/trainer.py``); ``policies``: the
+        NetworkPolicies of Katib/Pipelines (``render/network_policies.py``); ``access``: what a tenant can reach
+        (``render/tenancy.py``)."""
         super().__init__("gpu-cluster:scheduling:Kubeflow", name, None, opts)
         # the roots (namespace, Katib, Pipelines) wait for ``after``: the cluster and its system pool
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
@@ -49,20 +48,18 @@ class Kubeflow(pulumi.ComponentResource):
             version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         after_release = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
-        runtimes = training_runtimes(pools, pool_placements(scheduling, pools))
         for obj in runtimes:
             custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj, after_release)
         self.runtimes = [r["metadata"]["name"] for r in runtimes]
         installs: list[pulumi.Resource] = []
-        if scheduling.kubeflow.katib:
+        if katib:
             installs.append(Katib(f"{name}-katib", after=after, opts=pulumi.ResourceOptions(parent=self)))
-        if scheduling.kubeflow.pipelines:
+        if pipelines:
             installs.append(KubeflowPipelines(f"{name}-pipelines", after=after,
                                               opts=pulumi.ResourceOptions(parent=self)))
         if installs:  # the namespace comes with the manifests; its NetworkPolicies follow them
-            teams = list(dict.fromkeys(q.namespace or q.name for q in scheduling.queues))
-            for obj in kubeflow_policies(teams, katib=scheduling.kubeflow.katib):
+            for obj in policies:
                 custom_resource(f"{name}-netpol-{obj['metadata']['name']}", obj,
                                 pulumi.ResourceOptions(parent=self, depends_on=installs))
-        self.access = access_notes(scheduling, pools)
+        self.access = list(access)
         self.register_outputs({"namespace": TRAINER_NAMESPACE, "runtimes": self.runtimes, "access": self.access})

@@ -2,20 +2,15 @@
 match the stack's pools, rendered by ``render/kueue.py``."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.charts import KUEUE
 from components.k8s.custom_resources import custom_resource, namespace
-from render.compute_domain import kueue_device_classes as channel_device_classes
-from render.fabric_claim import kueue_device_classes
-from render.kueue import base_name, render_kueue
-from render.kueue_config import kueue_values
+from render.kueue import KueueObjects, base_name
 from render.network_policies import isolated_namespace
-from plan.facts import PoolFacts
-from spec.scheduling import SchedulingSpec
 
 KUEUE_NAMESPACE = "kueue-system"
 RESTRICTED_PSS = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
@@ -38,19 +33,19 @@ class Kueue(pulumi.ComponentResource):
     team_namespaces: dict[str, pulumi.Resource]
     """Namespace name -> the Namespace created for its teams' jobs."""
 
-    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts],
+    def __init__(self, name: str, objects: KueueObjects, values: dict[str, Any], cluster_queues: Sequence[str],
                  after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
+        """``objects`` and ``values``: rendered from the plan (``render/kueue.py``, ``render/kueue_config.py``);
+        ``cluster_queues``: the queue names in spec order."""
         super().__init__("gpu-cluster:scheduling:Kueue", name, None, opts)
-        objects = render_kueue(scheduling, pools)
         # the namespaces are the roots: they (and so all the rest) wait for ``after`` (the cluster, its system pool)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         system_ns = k8s.core.v1.Namespace(
             f"{name}-namespace", metadata={"name": KUEUE_NAMESPACE, "labels": {
                 **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
-        classes = [*kueue_device_classes(pools), *channel_device_classes(pools)]  # DRA claims Kueue must count
         self.release = k8s.helm.v3.Release(
             f"{name}-chart", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
-            namespace=KUEUE_NAMESPACE, values=kueue_values(scheduling, classes), timeout=900,
+            namespace=KUEUE_NAMESPACE, values=values, timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)
                    for obj in objects.namespaces}
@@ -80,7 +75,7 @@ class Kueue(pulumi.ComponentResource):
             created[(kind, obj["metadata"]["name"])] = custom_resource(
                 f"{name}-{_ROLE[kind]}-{base_name(obj)}", obj,
                 pulumi.ResourceOptions(parent=self, depends_on=waits_for))
-        self.cluster_queues = [q.name for q in scheduling.queues]
+        self.cluster_queues = list(cluster_queues)
         self.local_queues = {lq["metadata"]["name"]: lq["metadata"]["namespace"] for lq in objects.local_queues}
         self.register_outputs({"namespace": KUEUE_NAMESPACE, "clusterQueues": self.cluster_queues,
                                "localQueues": self.local_queues})

@@ -4,7 +4,7 @@ Katib and Kubeflow Pipelines ship no Helm chart; their kustomizations carry fixe
 (Katib's MySQL root password ``test``; KFP's MinIO ``minio``/``minio123`` and a MySQL root user with an empty
 password). A Pulumi transform on the kustomize ``Directory`` rewrites those objects before they are created, so the
 defaults never reach the cluster or the state. The rewrites are plain functions of the object, tested without Pulumi.
-The defaults themselves are listed once, in ``spec/known_defaults.py``, which the policy pack reads too.
+The defaults themselves are listed once, in ``catalog/known_defaults.py``, which the policy pack reads too.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import pulumi
 
-from spec.known_defaults import upstream_secret_defaults
+from catalog.known_defaults import upstream_secret_defaults
 
 BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
                 "pod-security.kubernetes.io/audit": "restricted"}

@@ -16,7 +16,7 @@ Resources (all on the cluster's Kubernetes provider):
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -28,15 +28,13 @@ from components.slurm.accounts import SlurmAccounts
 from components.slurm.database import SlurmDatabase
 from components.slurm.scaling import SlurmScaling, cloud_records_job
 from components.slurm.secrets import SlurmSecrets
-from render.fabric_pod import pod_fabric
+from plan.slurm import SlurmPlan
+from plan.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
+from render.fabric_pod import PodFabric
 from render.network_policies import isolated_namespace
-from plan.slurm import SlurmPlan, plan_slurm
 from render.slurm_values import (
     OPERATOR_NAMESPACE, RELEASE, SLURM_NAMESPACE, SecretRefs, operator_values, slurm_values, task_env_config_map_data,
 )
-from plan.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
-from plan.facts import PoolFacts
-from spec.scheduling import SchedulingSpec
 
 BASELINE_PSA = {f"pod-security.kubernetes.io/{m}": "baseline" for m in ("enforce", "audit", "warn")}
 
@@ -55,13 +53,13 @@ class SlurmCluster(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     """``slurm``, where the NodeSets' pods (and so the jobs) run."""
 
-    def __init__(self, name: str, scheduling: SchedulingSpec, pools: Sequence[PoolFacts], cluster_name: str,
+    def __init__(self, name: str, plan: SlurmPlan, fabrics: Mapping[str, PodFabric | None], cluster_name: str,
                  protect: bool = True, after: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:slurm:SlurmCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         roots = pulumi.ResourceOptions(parent=self, depends_on=list(after))  # the namespaces wait for ``after``
-        self.plan = plan = plan_slurm(scheduling, pools)
+        self.plan = plan
         refs = SecretRefs()
         operator_ns = k8s.core.v1.Namespace(
             f"{name}-operator-ns", metadata={"name": OPERATOR_NAMESPACE, "labels": {**BASELINE_PSA, **MANAGED_BY}},
@@ -90,7 +88,6 @@ class SlurmCluster(pulumi.ComponentResource):
             scaling = SlurmScaling(f"{name}-scaling", slurm_ns.metadata.name, plan.scaling.resume_script(),
                                    plan.scaling.suspend_script(), opts=child)
             before.append(scaling)
-        fabrics = {p.name: pod_fabric(p) for p in pools}
         task_env = task_env_config_map_data(plan, fabrics)
         if task_env is not None:  # the TaskProlog + fabric env files every NodeSet pod mounts (before they start)
             before.append(config_map(f"{name}-task-env", TASK_ENV_CONFIG_MAP, slurm_ns, task_env, parent=self))

@@ -12,7 +12,7 @@ from policies.resources import CONFIG_MAP, SECRET
 from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.values import as_dict
-from spec.known_defaults import KNOWN_DEFAULTS
+from catalog.known_defaults import KNOWN_DEFAULTS
 
 ID = "security-default-credentials"
 SUBSTRING_MIN = 16

@@ -21,7 +21,8 @@ from preview.diff.spec import EntityDiff, SpecSide, diff_specs
 from preview.engine import PROJECT_ROOT
 from preview.report import EXIT_INVALID, EXIT_OK, PreviewReport
 from validation.issues import SpecError
-from validation.load import decode_config, load_spec
+from validation.load import decode_config
+from validation.planned import load_planned
 from validation.secrets import names_in_namespace, secure_keys
 from validation.stack_file import StackFileError
 from spec.stack import StackSpec
@@ -75,8 +76,9 @@ def build_side(stack: str, config: StackConfig, label: str, previewer: Previewer
     report = previewer(stack, config, main, stack_files=stack_files)
     if report.errors:
         return Side(label, INVALID, report)
-    try:
-        spec, _ = load_spec(decode_config(config), secret_keys=names_in_namespace(secure_keys(config)))
+    try:  # the previewer validated this config already: load_planned hands back that spec, not a second validation
+        spec = load_planned(decode_config(config), secret_keys=names_in_namespace(secure_keys(config)),
+                            stack_name=stack).spec
     except SpecError:  # the preview accepted it, so this cannot happen unless the two drift apart
         return Side(label, INVALID, report)
     return Side(label, OK, report, spec)

@@ -13,18 +13,20 @@ from typing import Any, Sequence
 import yaml
 
 from catalog import load_catalog
-from plan.facts import PoolFacts, pool_facts
+from plan.facts import PoolFacts
+from plan.kueue_topology import Placement
 from preview.engine import PROJECT_ROOT, read_stack_file, stack_file
 from preview.report import EXIT_INVALID
 from render.compute_domain import compute_domain_name, uses_compute_domains
 from render.job_domain import JOB_NAME_MAX, JOB_NAME_PATTERN, job_domain_objects
-from render.kueue import namespace_of, pool_placements
+from render.kueue import namespace_of
 from render.trainer import runtime_name, training_runtimes
 from spec.scheduling import Workload
 from spec.stack import StackSpec
 from validation.environment import stack_name_problem
 from validation.issues import SpecError, SpecIssue
-from validation.load import decode_config, load_spec
+from validation.load import decode_config
+from validation.planned import load_planned
 from validation.stack_file import StackFileError
 
 PROG = "python -m preview job-objects"
@@ -57,13 +59,14 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_INVALID
     cat = load_catalog()
     try:
-        spec, _warnings = load_spec(decode_config(read_stack_file(path)), cat, stack_name=args.stack)
+        planned = load_planned(decode_config(read_stack_file(path)), cat, stack_name=args.stack)
     except StackFileError as exc:
         return _refuse([exc.issue])
     except SpecError as exc:
         return _refuse(exc.errors)
-    facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
-    objects, issues = job_objects_for(spec, facts, args.job, args.pool, args.queue, args.nodes)
+    plan = planned.plan  # the runtime as deployed: the plan's facts and Kueue placements, as the program uses them
+    objects, issues = job_objects_for(planned.spec, list(plan.facts), args.job, args.pool, args.queue, args.nodes,
+                                      plan.kueue.placements if plan.kueue is not None else {})
     if issues:
         return _refuse(issues)
     print(f"# {args.job}: its own NVLink IMEX domain on pool {objects[1]['metadata']['labels'].get('gpu-cluster/pool', '')}"
@@ -79,8 +82,10 @@ def _refuse(issues: list[SpecIssue]) -> int:
 
 
 def job_objects_for(spec: StackSpec, facts: list[PoolFacts], job: str, pool_name: str | None, queue_name: str | None,
-                    nodes: int | None) -> tuple[list[dict[str, Any]], list[SpecIssue]]:
-    """The job's objects, or every problem with the arguments against this stack."""
+                    nodes: int | None, placements: dict[str, Placement]
+                    ) -> tuple[list[dict[str, Any]], list[SpecIssue]]:
+    """The job's objects, or every problem with the arguments against this stack (``facts`` and ``placements``: the
+    StackPlan's)."""
     issues: list[SpecIssue] = []
     if not re.fullmatch(JOB_NAME_PATTERN, job) or len(job) > JOB_NAME_MAX:
         issues.append(SpecIssue("--job", "is not a TrainJob name", job,
@@ -120,7 +125,7 @@ def job_objects_for(spec: StackSpec, facts: list[PoolFacts], job: str, pool_name
                                 "domain the pool's jobs share in the namespace", job, "any other name",
                                 f"--job {job}-run"))
     wanted = min(pool.nvlink.domain_nodes, pool.max_nodes) if nodes is None else nodes
-    runtime = {r["metadata"]["name"]: r for r in training_runtimes(facts, pool_placements(sched, facts))}[
+    runtime = {r["metadata"]["name"]: r for r in training_runtimes(facts, placements)}[
         runtime_name(pool.name)]
     required = _required_level(runtime)
     if not 1 <= wanted <= pool.max_nodes:

@@ -19,7 +19,7 @@ from render.kueue import render_kueue
 from render.trainer import training_runtimes
 from tests.support.spec.edit import DELETE, edit, edits
 from tests.support.preview.recorded import of_type, one, parent_of
-from spec.known_defaults import KNOWN_DEFAULTS
+from catalog.known_defaults import KNOWN_DEFAULTS
 from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config, spec_and_facts
 from tests.support.kube.upstream_manifests import KATIB_MYSQL_DEPLOYMENT, MINIO_DEPLOYMENT, MYSQL_DEPLOYMENT, UPSTREAM
 

@@ -7,9 +7,19 @@ import pytest
 from catalog import Cloud
 from plan.images import parse_image
 from tests.support.spec.nodeadm_pinned import NODEADM_RAID0
-from render.nodeadm import node_config_spec, nodeadm_user_data
+from render.nodeadm import node_config_spec as _node_config_spec, nodeadm_user_data as _nodeadm_user_data
+from plan.node_storage import instance_store_raid
 from plan.pod_start import pod_start_plan
 from spec.stack import NodePool
+
+
+def node_config_spec(p: NodePool) -> dict:
+    """nodeadm's NodeConfig spec from the pool's plan, as the EKS component renders it."""
+    return _node_config_spec(pod_start_plan(Cloud.AWS, p), instance_store_raid(Cloud.AWS, p))
+
+
+def nodeadm_user_data(p: NodePool) -> str | None:
+    return _nodeadm_user_data(pod_start_plan(Cloud.AWS, p), instance_store_raid(Cloud.AWS, p))
 
 DIGEST = "sha256:" + "0" * 64
 

@@ -219,7 +219,7 @@ SECRET_T = "kubernetes:core/v1:Secret"
 
 
 def test_the_katib_and_pipelines_defaults_are_refused_in_their_upstream_secrets(pack):
-    """The credentials the Katib/Pipelines rewrites replace are the pack's too (one list, spec/known_defaults.py):
+    """The credentials the Katib/Pipelines rewrites replace are the pack's too (one list, catalog/known_defaults.py):
     under the CLI each Secret of the kustomize Directory is analysed, so a rewrite that stops matching is refused."""
     from tests.support.kube.upstream_manifests import KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET
     seen = [(d[2].split(":")[0], observed(d[2])) for doc in (KATIB_SECRET, MINIO_SECRET, MYSQL_SECRET)
@@ -239,7 +239,7 @@ def test_the_katib_and_pipelines_defaults_are_refused_in_their_upstream_secrets(
 def test_the_pack_and_the_manifest_rewrites_read_one_list_of_defaults():
     from components.k8s.manifest_secrets import KNOWN_DEFAULT_CREDENTIALS
     from policies.rules.security_default_credentials import RULE
-    from spec.known_defaults import KNOWN_DEFAULTS
+    from catalog.known_defaults import KNOWN_DEFAULTS
     assert RULE.defaults()["knownDefaults"] == [d.as_config() for d in KNOWN_DEFAULTS]
     assert KNOWN_DEFAULT_CREDENTIALS == {"katib-mysql-secrets": {"MYSQL_ROOT_PASSWORD": "test"},
                                          "mlpipeline-minio-artifact": {"accesskey": "minio", "secretkey": "minio123"},

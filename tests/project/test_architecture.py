@@ -7,12 +7,15 @@ a checker that silently accepts everything would be caught.
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 from pathlib import Path
 
 import pytest
 
 from tests.support.project.import_graph import (
-    Import, find_cycle, imports_in, package_of, project_files, refused_imports, top_level_units, unit_graph, unit_of,
+    Import, find_cycle, imported_names, imports_in, module_graph, module_name, package_of, project_files,
+    refused_imports, top_level_units, unit_graph, unit_of,
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -28,10 +31,10 @@ ALLOWED: dict[str, set[str]] = {
     "render": {"catalog", "spec", "plan"},
     "validation": {"catalog", "spec", "plan"},
     "whatif": _SPEC_SIDE | {"validation"},  # loads stack files as the preview does; never compose or components
-    # components take typed spec facts; never compose, validation, policies or preview
-    "components": _SPEC_SIDE,
+    # components take plans (never the spec): never compose, validation, policies or preview
+    "components": {"catalog", "plan", "render"},
     # the only bridge between the spec and components/
-    "compose": _SPEC_SIDE | {"validation", "components"},
+    "compose": {"catalog", "plan", "render", "validation", "components"},  # reads StackPlan.spec, imports no spec
     # the pack reads concrete resources: never components/compose/preview/validation
     "policies": {"catalog", "spec", "plan"},
     # runs __main__.py by path, so never components/compose
@@ -128,3 +131,66 @@ def test_the_cycle_finder_sees_a_synthetic_cycle():
     assert find_cycle(graph) == ["render", "spec", "render"]
     assert find_cycle(unit_graph([("a", "b"), ("b", "c"), ("c", "a")])) == ["a", "b", "c", "a"]
     assert find_cycle(unit_graph([("a", "b"), ("a", "c"), ("b", "c")])) is None
+
+
+# Plan once, render many (issue 20): no import circle between modules, components take plans only.
+
+def _module_sources() -> dict[str, tuple[str, list[str]]]:
+    return {module_name(p, PROJECT_ROOT): (p.read_text(encoding="utf-8"), package_of(p, PROJECT_ROOT)) for p in FILES}
+
+
+def test_no_import_circle_between_modules_anywhere_module_level_or_lazy():
+    graph = module_graph(_module_sources())
+    assert {"plan.stack", "compose.stack", "whatif.engine"} <= set(graph)  # the real tree, not an empty stand-in
+    assert "plan.facts" in graph["plan.stack"]
+    cycle = find_cycle(graph)
+    assert cycle is None, f"import circle: {' -> '.join(cycle or [])}"
+
+
+def test_the_module_graph_sees_a_lazy_circle_and_a_submodule_import():
+    sources = {"pkg": ("", ["pkg"]), "pkg.a": ("def f():\n    from pkg import b\n", ["pkg"]),
+               "pkg.b": ("from .a import f\n", ["pkg"])}
+    graph = module_graph(sources)
+    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.a"}
+    assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.a"]
+
+
+def plan_only_refusals(source: str) -> list[str]:
+    """What a component may not import: any spec module (components read plans, never the spec) and any planning
+    function (a plan's types and constants are fine: ``PoolPlan``, ``SlurmPlan``, ``CA_PROVISIONING_ARGS``)."""
+    refused = []
+    for imp in imports_in(source, ["components"]):
+        top = imp.module.split(".")[0]
+        if top == "spec":
+            refused.append(f"line {imp.line}: {imp.module} (a spec module)")
+    for module, name, line in imported_names(source):
+        if module.split(".")[0] != "plan":
+            continue
+        value = getattr(importlib.import_module(module), name, None)
+        if value is None or inspect.isroutine(value) or inspect.ismodule(value):
+            refused.append(f"line {line}: {module}.{name} (a planning function: take it from the plan instead)")
+    return refused
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if unit_of(p, PROJECT_ROOT) == "components"], ids=_rel)
+def test_components_take_plans_only(path: Path):
+    source = path.read_text(encoding="utf-8")
+    assert not [i for i in imports_in(source, ["components"]) if i.module.split(".")[0] == "plan"
+                and not i.module.startswith("plan.")], "import plan types by name (from plan.x import T)"
+    refused = plan_only_refusals(source)
+    assert not refused, f"{_rel(path)}: " + "; ".join(refused)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from spec.stack import NodePool\n", "spec.stack (a spec module)"),
+    ("def f():\n    import spec.scheduling\n", "spec.scheduling (a spec module)"),
+    ("from plan.pod_start import pod_start_plan\n", "plan.pod_start.pod_start_plan (a planning function"),
+    ("from plan.slurm import SlurmPlan, plan_slurm\n", "plan.slurm.plan_slurm (a planning function"),
+])
+def test_the_plans_only_checker_refuses_spec_and_planning_functions(source, expected):
+    refused = plan_only_refusals(source)
+    assert len(refused) == 1 and expected in refused[0], refused
+
+
+def test_the_plans_only_checker_accepts_plan_types_and_constants():
+    assert plan_only_refusals("from plan.stack import PoolPlan\nfrom plan.queued import CA_PROVISIONING_ARGS\n") == []

@@ -11,8 +11,6 @@ without it, failure in CI.
 """
 from __future__ import annotations
 
-import os
-import secrets
 import time
 
 import pytest
@@ -23,9 +21,7 @@ from plan.slurm import plan_slurm
 from tests.support.spec.edit import edits
 from tests.support.spec.scheduling_fixtures import spec_and_facts
 from tests.support.slurm.cluster import SlurmCluster
-from tests.support.slurm.netns import missing_netns_privilege
-from tests.support.slurm.real import SlurmDbd
-from tests.support.slurm.root import Chroot, ensure_root
+from tests.support.slurm.session import real_slurm
 
 STACK = "gke-h100-512"
 FABRIC_POOL, PLAIN_POOL = "h100-mega", "l4-eval"
@@ -47,38 +43,29 @@ def _raw() -> dict:
 
 @pytest.fixture(scope="module")
 def task_envs() -> dict[str, dict[str, str]]:
-    root = ensure_root()
-    reason = missing_netns_privilege()
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
-        pytest.skip(reason)
     spec, facts = spec_and_facts(_raw())
     assert spec.scheduling is not None
     plan = plan_slurm(spec.scheduling, facts)
     fabrics = {p.name: pod_fabric(p) for p in facts}
-    chroot, key = Chroot(root), secrets.token_bytes(1024)
-    dbd = SlurmDbd(chroot, key, name="dbd-fabric") if plan.accounting else None
-    cluster = None
-    try:
-        cluster = SlurmCluster(chroot, plan, "fabric-env", key, dbd, fabrics=fabrics)
-        out_host, out_inside = cluster.out_dir
-        envs = {}
-        for pool, account in ((FABRIC_POOL, "pretraining"), (PLAIN_POOL, "research")):
-            args = ["sbatch", "--parsable", "-p", pool, "-N", "1", f"--output={out_inside}/{pool}.out",
-                    "--wrap", "srun env"]
-            if plan.accounting:
-                args[2:2] = ["-A", account]
-            sub = cluster.ctl.run(*args)  # the controller's environment: no NCCL_* (as from a login pod)
-            assert sub.returncode == 0, sub.stdout + sub.stderr
-            envs[pool] = _wait_output(cluster, out_host / f"{pool}.out", sub.stdout.strip())
-        envs["_log_problems"] = {str(i): line for i, line in enumerate(cluster.log_problems())}
-        return envs
-    finally:
-        if cluster is not None:
-            cluster.stop()
-        if dbd is not None:
-            dbd.stop()
+    with real_slurm("dbd-fabric" if plan.accounting else None) as real:
+        cluster = None
+        try:
+            cluster = SlurmCluster(real.chroot, plan, "fabric-env", real.key, real.dbd, fabrics=fabrics)
+            out_host, out_inside = cluster.out_dir
+            envs = {}
+            for pool, account in ((FABRIC_POOL, "pretraining"), (PLAIN_POOL, "research")):
+                args = ["sbatch", "--parsable", "-p", pool, "-N", "1", f"--output={out_inside}/{pool}.out",
+                        "--wrap", "srun env"]
+                if plan.accounting:
+                    args[2:2] = ["-A", account]
+                sub = cluster.ctl.run(*args)  # the controller's environment: no NCCL_* (as from a login pod)
+                assert sub.returncode == 0, sub.stdout + sub.stderr
+                envs[pool] = _wait_output(cluster, out_host / f"{pool}.out", sub.stdout.strip())
+            envs["_log_problems"] = {str(i): line for i, line in enumerate(cluster.log_problems())}
+            return envs
+        finally:
+            if cluster is not None:
+                cluster.stop()
 
 
 def _wait_output(cluster: SlurmCluster, path, job: str) -> dict[str, str]:

@@ -105,3 +105,23 @@ def test_a_node_stays_billed_after_the_last_job_until_scale_down():
     res = run(cfg, [Job("j", 0, "a", 2, run_s=3600)], opts)
     assert res.jobs["j"].start_s == 300
     assert res.pools["l4"].paid_node_s == 300 + 3600 + 600  # before: 3900, the node was free after the last job
+
+
+def reclaim_or_preempt() -> dict:
+    pools = [l4_pool(1, name="p1", min_nodes=1), l4_pool(1, name="p2", min_nodes=1)]
+    queues = [{"name": "a", "quotas": [{"pool": "p1", "gpus": 2}, {"pool": "p2", "gpus": 2}]},
+              {"name": "b", "quotas": [{"pool": "p2", "gpus": 0}]}]
+    return kueue_config(pools, queues, cohort="c", priorityClasses=CLASSES,
+                        preemption={"withinQueue": "LowerPriority", "reclaimWithinCohort": "LowerPriority"})
+
+
+def test_the_flavor_where_the_workload_reclaims_wins_over_one_where_it_preempts_its_own_queue():
+    # Kueue's flavor assigner (scheduler_test.go "prefer reclamation over cq priority based preemption"): p1 needs
+    # a's own low job preempted, p2 only reclaims what b borrows; p2 wins although p1 comes first
+    jobs = [Job("own-low", 0, "a", 2, run_s=9000, priority="low"), Job("b-borrow", 1, "b", 2, run_s=9000, priority="low"),
+            Job("high", 100, "a", 2, run_s=100, priority="high")]
+    res = run(reclaim_or_preempt(), jobs)
+    assert res.jobs["high"].start_s == 100
+    assert res.jobs["b-borrow"].preemptions == 1
+    assert res.jobs["own-low"].preemptions == 0  # before: the first flavor with victims, p1, evicted own-low
+

@@ -16,18 +16,15 @@ Root with CAP_SYS_ADMIN/SYS_CHROOT/NET_ADMIN is needed: skip outside CI without 
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import secrets
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import pytest
 
 from tests.support.slurm.jobs import RealOutcome
-from tests.support.slurm.netns import missing_netns_privilege
-from tests.support.slurm.real import SlurmDbd
-from tests.support.slurm.root import Chroot, ensure_root, versions
+from tests.support.slurm.root import versions
+from tests.support.slurm.session import real_slurm
 from tests.support.whatif.compare import compare, markdown, simulate_power
 from tests.support.whatif.real_run import run_real
 from tests.support.whatif.scenarios import SCENARIOS, Scenario
@@ -47,28 +44,21 @@ POWER_CALLS: dict[str, list[tuple[float, str, str]]] = {}
 
 @pytest.fixture(scope="module")
 def real_runs() -> dict[str, dict[str, RealOutcome]]:
-    root = ensure_root()
-    reason = missing_netns_privilege()
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
-        pytest.skip(reason)
-    chroot = Chroot(root)
-    print(f"\nreal Slurm: {'; '.join(versions(root))}")
-    key = secrets.token_bytes(1024)
-    dbd = SlurmDbd(chroot, key, name="dbd-whatif")
-    # Every cluster stays up until all scenarios are done: slurmctld serves auth/slurm tokens on a fixed socket path
-    # of the shared root (/run/slurmctld/sack.socket, the last started controller's), and a client whose
-    # controllers have all stopped gets "failed to connect to any sack sockets".
-    cleanup: list[Callable[[], object]] = []
-    try:
-        with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
-            futures = {s.name: pool.submit(run_real, chroot, key, dbd, s, cleanup) for s in SCENARIOS}
-            runs = {name: f.result() for name, f in futures.items()}
-    finally:
-        for stop in reversed(cleanup):
-            stop()
-        dbd.stop()
+    with real_slurm("dbd-whatif") as real:
+        print(f"\nreal Slurm: {'; '.join(versions(real.root))}")
+        assert real.dbd is not None
+        # Every cluster stays up until all scenarios are done: slurmctld serves auth/slurm tokens on a fixed socket
+        # path of the shared root (/run/slurmctld/sack.socket, the last started controller's), and a client whose
+        # controllers have all stopped gets "failed to connect to any sack sockets".
+        cleanup: list[Callable[[], object]] = []
+        try:
+            with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
+                futures = {s.name: pool.submit(run_real, real.chroot, real.key, real.dbd, s, cleanup)
+                           for s in SCENARIOS}
+                runs = {name: f.result() for name, f in futures.items()}
+        finally:
+            for stop in reversed(cleanup):
+                stop()
     for name, run in runs.items():
         LOG_PROBLEMS[name] = run.problems
         POWER_CALLS[name] = run.power

@@ -121,3 +121,40 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
             if cycle:
                 return cycle
     return None
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``plan/stack.py`` -> ``plan.stack``; a package's ``__init__.py`` is the package."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_graph(sources: Mapping[str, tuple[str, list[str]]]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports, module level or inside a function (a lazy import closes a circle
+    just the same once both run). ``sources``: module name -> (source text, package for relative imports). ``from
+    pkg import sub`` counts as an import of ``pkg.sub`` when that is a module, else of ``pkg``."""
+    graph: dict[str, set[str]] = {name: set() for name in sources}
+    for name, (text, package) in sources.items():
+        for node in ast.walk(ast.parse(text)):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[:len(package) - (node.level - 1)] if node.level > 1 else list(package)
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in sources else module for a in node.names]
+            for target in targets:
+                while target and target not in sources:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def imported_names(source: str) -> list[tuple[str, str, int]]:
+    """``(module, name, line)`` of every absolute ``from module import name`` (module level or in a function)."""
+    return [(node.module or "", alias.name, node.lineno) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and not node.level for alias in node.names]

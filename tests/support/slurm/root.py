@@ -11,6 +11,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -44,10 +45,16 @@ def ensure_root() -> Path:
         if out.returncode != 0:  # idempotent: milliseconds when the root is ready
             reason = f"scripts/slurm-root.sh failed: {out.stderr.strip()[-800:]}"
     if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
-        pytest.skip(reason)
+        skip_or_fail(reason)
     return root
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """A real-Slurm test that cannot run here: skip with the reason, or fail under ``CI=true`` (in CI a real-peer test
+    must never vanish silently)."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; CI=true, so this is a failure, not a skip", pytrace=False)
+    pytest.skip(reason)
 
 
 def versions(root: Path) -> list[str]:

@@ -1,0 +1,50 @@
+"""The cluster as the cluster components need it: every field resolved from ``cluster`` (and the stack's cloud,
+region, project, labels), so ``components/gke/cluster.py`` and ``components/eks/cluster.py`` read no spec. Pure."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spec.stack import ClusterMode, StackSpec
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    name: str
+    create: bool
+    """``mode: create`` (else the cluster exists and is only read)."""
+    project: str
+    region: str
+    location: str
+    """GKE: where an existing cluster lives (``cluster.location`` or the region); created clusters use the region."""
+    network: str | None
+    subnetwork: str | None
+    cloud_nat: bool
+    """GKE: create Cloud NAT for the nodes' egress (default: when the cluster uses the default network)."""
+    authorized_networks: tuple[str, ...]
+    release_channel: str
+    min_master_version: str | None
+    kubernetes_version: str
+    subnets: dict[str, str]
+    deletion_protection: bool
+    system_machine_type: str
+    system_min_nodes: int
+    system_max_nodes: int
+    cluster_autoscaler: bool
+    labels: dict[str, str]
+    """The stack's labels (GCP resource labels, AWS tags)."""
+    admin_principal_arns: tuple[str, ...] = ()
+    """EKS: the principals given an admin access entry; empty: the identity running ``pulumi up``."""
+
+
+def plan_cluster(spec: StackSpec) -> ClusterPlan:
+    c = spec.cluster
+    return ClusterPlan(
+        name=c.name, create=c.mode == ClusterMode.CREATE, project=spec.project or "", region=spec.region,
+        location=c.location or spec.region, network=c.network, subnetwork=c.subnetwork,
+        cloud_nat=c.cloud_nat if c.cloud_nat is not None else c.network is None,
+        authorized_networks=tuple(c.authorized_networks), release_channel=c.release_channel.value,
+        min_master_version=c.min_master_version, kubernetes_version=c.kubernetes_version, subnets=dict(c.subnets),
+        deletion_protection=c.deletion_protection, system_machine_type=c.system_pool.machine_type_for(spec.cloud),
+        system_min_nodes=c.system_pool.min_nodes, system_max_nodes=c.system_pool.max_nodes,
+        cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels),
+        admin_principal_arns=tuple(c.admin_principal_arns))
