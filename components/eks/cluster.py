@@ -14,7 +14,7 @@ from components.cluster_refs import EksClusterRef
 from components.eks.node_role import EksNodeRole, assume_role_policy
 from components.kubeconfig import eks_kubeconfig
 from plan.cluster import ClusterPlan
-from plan.eks_access import ADMIN_POLICY_ARN
+from components.eks.access import ADMIN_POLICY_ARN
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]  # CKV_AWS_37
 VPC_CNI_CONFIGURATION = {"enableNetworkPolicy": "true"}

@@ -1,5 +1,5 @@
 """The IAM role EKS nodes assume: the worker and CNI policies EKS documents, and image pulls only from the ECR
-repositories the nodes use (plan/eks_access.py) instead of AmazonEC2ContainerRegistryReadOnly, which reads every
+repositories the nodes use (components/eks/access.py) instead of AmazonEC2ContainerRegistryReadOnly, which reads every
 repository of every account that lets it."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from plan.eks_access import DLC_REPOSITORY, EKS_ADDON_REPOSITORIES, ecr_pull_policy
+from components.eks.access import DLC_REPOSITORY, EKS_ADDON_REPOSITORIES, ecr_pull_policy
 
 NODE_POLICIES = (
     "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from plan.eks_access import ADMIN_POLICY_ARN, EKS_ADDON_REPOSITORIES
+from components.eks.access import ADMIN_POLICY_ARN, EKS_ADDON_REPOSITORIES
 from preview.engine import FAKE_ACCOUNT, FAKE_DEPLOYER_ROLE, FAKE_PROJECT_NUMBER, run_program
 from tests.support.preview.recorded import of_type, one
 from tests.support.spec.edit import edit

@@ -1,5 +1,6 @@
 """Who may do what on an EKS cluster the stack creates, as IAM documents: the admin access entries, the Cluster
-Autoscaler role's Pod Identity trust, the nodes' image-pull permissions. Pure: JSON-shaped dicts, no Pulumi.
+Autoscaler role's Pod Identity trust, the nodes' image-pull permissions. Pure: JSON-shaped dicts, no Pulumi (they
+take values known only at deploy, the account and the cluster's ARN, so the components build them in an ``apply``).
 
 - Admins: the cluster is created with ``bootstrapClusterCreatorAdminPermissions: false``, so nobody is admin by
   having created it; each admin is an explicit access entry with AmazonEKSClusterAdminPolicy (visible in the stack,

@@ -1,13 +1,14 @@
-"""The IAM documents of plan/eks_access.py: the Pod Identity trust names this cluster, account and ServiceAccount; the
-node pull policy names repositories, not every repository of every account; session ARNs map to their role."""
+"""The IAM documents of components/eks/access.py: the Pod Identity trust names this cluster, account and
+ServiceAccount; the node pull policy names repositories, not every repository of every account; session ARNs map to
+their role."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from plan.eks_access import (DLC_REPOSITORY, ECR_PULL_ACTIONS, EKS_ADDON_REPOSITORIES, ecr_pull_policy,
-                             pod_identity_trust, session_role_arn)
+from components.eks.access import (DLC_REPOSITORY, ECR_PULL_ACTIONS, EKS_ADDON_REPOSITORIES, ecr_pull_policy,
+                                   pod_identity_trust, session_role_arn)
 
 CLUSTER = "arn:aws:eks:us-east-1:123456789012:cluster/ml"
 
