@@ -94,6 +94,27 @@ class ImageGap:
 
 
 @dataclass(frozen=True)
+class Entrypoint:
+    """How upstream starts a fabric image's entry script (``fabric-entrypoints.csv``): the command, and whether its
+    manifests of the pinned release ``chmod 755`` the script first (the image may ship it without the exec bit)."""
+    fabric: FabricKind
+    component: str
+    version: str
+    """The image version the row was read for; must equal the pinned one (``fabric-images.csv``)."""
+    entry: str
+    chmod: bool
+    source: str
+
+    @property
+    def script(self) -> str:
+        return self.entry.split()[0]
+
+    def command(self, then: str = "; ") -> str:
+        """The entry command, after ``chmod 755 <script>`` where upstream runs one (``then`` joins the two)."""
+        return f"chmod 755 {self.script}{then}{self.entry}" if self.chmod else self.entry
+
+
+@dataclass(frozen=True)
 class GkeVersionFloor:
     fabric: FabricKind
     managed: bool
@@ -109,6 +130,7 @@ class FabricCatalog:
     images: dict[tuple[FabricKind, str], FabricImage] = field(default_factory=dict)
     floors: dict[tuple[FabricKind, bool, str], GkeVersionFloor] = field(default_factory=dict)
     image_gaps: list[ImageGap] = field(default_factory=list)
+    entrypoints: dict[tuple[FabricKind, str], Entrypoint] = field(default_factory=dict)
 
     def image_gap(self, kind: FabricKind, image: str) -> ImageGap | None:
         """What ``image`` is known to lack for ``kind`` (None: nothing known)."""
@@ -119,6 +141,9 @@ class FabricCatalog:
 
     def image(self, kind: FabricKind, component: str) -> FabricImage:
         return self.images[(kind, component)]
+
+    def entrypoint(self, kind: FabricKind, component: str) -> Entrypoint:
+        return self.entrypoints[(kind, component)]
 
     def version_floors(self, kind: FabricKind, managed: bool = False) -> list[GkeVersionFloor]:
         """Per GKE minor the first version the fabric works on, oldest minor first; empty: no sourced floor."""
@@ -164,6 +189,11 @@ def _parse(cat: Catalog) -> FabricCatalog:
         kind, managed = FabricKind(r["fabric"]), {"networks": False, "managed": True}[r["networking"]]
         out.floors[(kind, managed, r["gke_minor"])] = GkeVersionFloor(
             fabric=kind, managed=managed, minor=r["gke_minor"], min_version=r["min_gke_version"], source=r["source"])
+    for r in _rows("fabric-entrypoints.csv"):
+        kind = FabricKind(r["fabric"])
+        out.entrypoints[(kind, r["component"])] = Entrypoint(
+            fabric=kind, component=r["component"], version=r["version"], entry=r["entry"],
+            chmod={"yes": True, "no": False}[r["chmod"]], source=r["source"])
     for r in _rows("fabric-image-gaps.csv"):
         out.image_gaps.append(ImageGap(fabric=FabricKind(r["fabric"]), image_prefix=r["image_prefix"],
                                        lacks=r["lacks"], source=r["source"]))

@@ -31,7 +31,9 @@ class Aspect(str, Enum):
     SHM = "shm"
     """``/dev/shm`` is a Memory emptyDir of at least ``expected``."""
     IMAGE = "image"
-    """The training container's image is not one known to lack the fabric's libraries."""
+    """A catalog row vouches that the training container's image has the fabric's libraries: a published image
+    (``fabric-image-capabilities.csv``), or a recipe's build named by digest and checked at pod start
+    (``image-builds.csv``); an image known to lack them (``fabric-image-gaps.csv``) or unknown is unmet."""
     GATE = "gate"
     """An init container that runs before the job and its sidecars reads host directory ``expected`` (where the NCCL
     plugin installer writes its ready marker): the job cannot start before the plugin is on the node."""

@@ -51,6 +51,8 @@ class FabricPlan:
     """``fabric.sharedMemoryGiB``: the /dev/shm size of the pool's jobs; None: sized from the machine's RAM."""
     runtime_image: str | None = None
     """``fabric.runtimeImage``: the ``torch-<pool>`` runtime's image; None: the fabric's default."""
+    runtime_image_build: str | None = None
+    """``fabric.runtimeImageBuild``: the recipe (``catalog/data/image-builds.csv``) ``runtime_image`` was built from."""
 
     @property
     def creates_networks(self) -> bool:
@@ -106,4 +108,6 @@ def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: Pool
                                           subnetwork=own.subnetwork if own else None))
     return FabricPlan(kind=machine.kind, machine=machine, mode=mode, networks=tuple(networks),
                       shm_gib=setting.shared_memory_gib if setting is not None else None,
-                      runtime_image=setting.runtime_image if setting is not None else None)
+                      runtime_image=setting.runtime_image if setting is not None else None,
+                      runtime_image_build=setting.runtime_image_build.value
+                      if setting is not None and setting.runtime_image_build is not None else None)

@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from catalog.fabric_images import BUILD_ANNOTATION, CHECK_CONTAINER, by_digest, load_fabric_image_tables
 from catalog.fabric_requirements import Aspect, Requirement, WithoutIt, requirements_for
 from plan.slurm_task_env import CONFIG_MAP, ENV_NAME, TASK_DIR, parse_env_file
 from spec.stack import POOL_LABEL_KEY
 
 SHM_PATH = "/dev/shm"
-SLINKY_SLURMD_IMAGE = "ghcr.io/slinkyproject/slurmd"
-"""The slurm chart's default ``nodesets.*.slurmd.image.repository`` (slurm 1.2.1 values.yaml)."""
+SLINKY_SLURMD_IMAGE = "ghcr.io/slinkyproject/slurmd:26.05-ubuntu26.04"
+"""The slurm chart's default ``nodesets.*.slurmd.image`` (slurm 1.2.1 values.yaml: repository and tag)."""
 INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
 NON_GPU_NETWORKS = ("default", "gvnic-")
 """Interfaces that carry no GPU traffic: the primary network and RDMA's extra gVNIC (``gvnic-1``)."""
@@ -53,6 +54,10 @@ class ProcessView:
     sidecars: tuple[str, ...] = ()
     gated_on: tuple[str, ...] = ()
     """Host directories an init container mounts that runs to completion before every sidecar and the job."""
+    build: str | None = None
+    """The recipe the pod says its job image was built from (annotation ``gpu-cluster/image-build``)."""
+    checked_images: tuple[str, ...] = ()
+    """Images the ``fabric-image-check`` init container verified before anything else starts."""
 
     @property
     def ld_path(self) -> list[str]:
@@ -129,6 +134,12 @@ def _gated_on(pod: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _checked_images(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """The image of a ``fabric-image-check`` init container that runs first (before every other container)."""
+    first = next(iter(pod.get("initContainers") or []), None)
+    return (str(first.get("image")),) if isinstance(first, dict) and first.get("name") == CHECK_CONTAINER else ()
+
+
 def _view(workload: str, pool: str | None, env: dict[str, str], origin: str, image: str,
           container: Mapping[str, Any], pod: Mapping[str, Any], annotations: Mapping[str, Any],
           claims: Mapping[str, int]) -> ProcessView:
@@ -140,7 +151,8 @@ def _view(workload: str, pool: str | None, env: dict[str, str], origin: str, ima
                 if isinstance(m, dict)},
         volumes={str(v.get("name")): v for v in pod.get("volumes") or [] if isinstance(v, dict)},
         interfaces=_interfaces(annotations), claimed_nics=_claimed(pod, claims), sidecars=_sidecars(pod),
-        gated_on=_gated_on(pod))
+        gated_on=_gated_on(pod), build=str(annotations[BUILD_ANNOTATION]) if BUILD_ANNOTATION in annotations else None,
+        checked_images=_checked_images(pod))
 
 
 def runtime_views(runtime: Mapping[str, Any], claims: Mapping[str, int] = {}) -> list[ProcessView]:
@@ -180,10 +192,13 @@ def _prolog_env(prolog: str | None, slurmd: Mapping[str, Any], pod: Mapping[str,
 
 
 def _slurmd_image(slurmd: Mapping[str, Any]) -> str:
+    """As the chart formats it (``slurm.format-image``): a string, ``repository@digest`` or ``repository:tag``."""
     image = slurmd.get("image")
     if isinstance(image, str):
         return image
     if isinstance(image, dict) and image.get("repository"):
+        if image.get("digest"):
+            return f"{image['repository']}@{image['digest']}"
         return f"{image['repository']}:{image.get('tag', '')}".rstrip(":")
     return SLINKY_SLURMD_IMAGE
 
@@ -253,8 +268,31 @@ def _outcome(req: Requirement, view: ProcessView, kind: FabricKind, gpu_nics: in
     if a == Aspect.GATE:
         return Outcome(req, want in view.gated_on, "init containers before the job mount "
                        + (", ".join(view.gated_on) or "no host directory"))
-    gap = load_fabric_catalog().image_gap(kind, view.image)  # Aspect.IMAGE
-    return Outcome(req, gap is None, f"image {view.image}" + (f" has no {gap.lacks}" if gap else ""))
+    return _image_outcome(req, view, kind)  # Aspect.IMAGE
+
+
+def _image_outcome(req: Requirement, view: ProcessView, kind: FabricKind) -> Outcome:
+    """Met only when a catalog row vouches for the image: a published image known to carry the fabric's libraries,
+    or the build of a recipe of this repository named by digest and checked from the image at pod start. An image
+    known to lack them, or one nobody checked, is unmet."""
+    gap = load_fabric_catalog().image_gap(kind, view.image)
+    if gap is not None:
+        return Outcome(req, False, f"image {view.image} has no {gap.lacks}")
+    tables = load_fabric_image_tables()
+    if (known := tables.capability(kind, view.image)) is not None:
+        return Outcome(req, True, f"image {view.image}: {known.provides} (fabric-image-capabilities.csv)")
+    build = tables.build(view.build or "")
+    if build is not None and build.fabric == kind:
+        if not by_digest(view.image):
+            return Outcome(req, False, f"image {view.image} is said to be built from {build.dockerfile} but is not "
+                           "pinned by digest")
+        if view.image not in view.checked_images:
+            return Outcome(req, False, f"image {view.image} is said to be built from {build.dockerfile} but no "
+                           f"{CHECK_CONTAINER} init container checks it first")
+        return Outcome(req, True, f"image {view.image}: built from {build.dockerfile} ({build.provides}), checked "
+                       f"at start by {CHECK_CONTAINER}")
+    return Outcome(req, False, f"image {view.image}: no catalog row says it has {req.name} (neither "
+                   "fabric-image-capabilities.csv nor a recipe of image-builds.csv by digest)")
 
 
 def check(view: ProcessView, kind: FabricKind, machine_type: str, gpu_nics: int) -> ContractResult:

@@ -166,6 +166,7 @@ def contract(pool: PoolFacts, resources: Sequence[Registered]) -> list[dict[str,
             continue
         result = check_contract(view, plan.kind, pool.machine.machine_type, plan.gpu_nics)
         out.append({"workload": view.workload, "summary": result.summary, "envFrom": view.env_origin,
+                    "image": view.image, "imagePin": "digest" if "@sha256:" in view.image else "tag",
                     "met": len(result.outcomes) - len(result.unmet), "total": len(result.outcomes),
                     "unmet": [{"id": o.requirement.id, "requirement": o.requirement.name,
                                "expected": o.requirement.expected_for(plan.gpu_nics), "observed": o.observed,

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from catalog.fabric_images import load_fabric_image_tables
 from render.compute_domain import pod_claim as imex_pod_claim
+from render.fabric_image_check import image_check
 from render.fabric_claim import pod_claim
 from plan.fabric import EFA_NODE_HUGEPAGES  # noqa: F401  (what an EFA node advertises: planned)
 from plan.facts import PoolFacts
@@ -236,8 +238,8 @@ def _tcpxo(pool: PoolFacts) -> PodFabric:
     sidecar = {
         "name": SIDECAR[FabricKind.TCPXO], "image": fab.image(FabricKind.TCPXO, "rxdm").reference,
         "restartPolicy": "Always",
-        "command": ["/bin/sh", "-c", "chmod 755 /fts/entrypoint_rxdm_container.sh && "
-                    "exec /fts/entrypoint_rxdm_container.sh --num_hops=2 --num_nics=8"],
+        # upstream's manifests of this release chmod the entry script first (catalog/data/fabric-entrypoints.csv)
+        "command": ["/bin/sh", "-c", fab.entrypoint(FabricKind.TCPXO, "rxdm").command(" && exec ")],
         "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
         "env": [{"name": "LD_LIBRARY_PATH", "value": NVIDIA_LIB64}],
         "volumeMounts": [{"name": "nvtcpxo-libraries", "mountPath": "/usr/local/nvidia", "readOnly": True},
@@ -333,7 +335,13 @@ def _network_fabric(pool: PoolFacts) -> PodFabric | None:
     if kind != FabricKind.EFA:  # EFA: the device plugin advertises the devices only once they work
         gate, volume = _ready_gate(kind, pool.arm64)
         made = replace(made, init=(gate,), volumes=(*made.volumes, volume))
-    return replace(made, image=pool.fabric.runtime_image) if pool.fabric.runtime_image else made
+    if pool.fabric.runtime_image:
+        made = replace(made, image=pool.fabric.runtime_image)
+    build = load_fabric_image_tables().build(pool.fabric.runtime_image_build or "")
+    if build is not None and pool.fabric.runtime_image:  # first: nothing starts from an image that is not the build
+        note, check = image_check(build, pool.fabric.runtime_image)
+        made = replace(made, annotations={**made.annotations, **note}, init=(check, *made.init))
+    return made
 
 
 def apply_to_container(container: dict[str, Any], fabric: PodFabric) -> dict[str, Any]:

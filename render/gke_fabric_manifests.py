@@ -103,7 +103,7 @@ def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog, arch: 
             {"name": "nccl-rdma-installer", "image": plugin, "securityContext": privileged, "resources": requests,
              "volumeMounts": [{"name": "library-dir-host", "mountPath": "/usr/local/home/kubernetes/bin/nvidia/lib64"},
                               {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"}, READY_MOUNT],
-             "command": ["/bin/sh", "-c", "set -ex; /scripts/container_entry.sh install --install-nccl; "
+             "command": ["/bin/sh", "-c", f"set -ex; {fab.entrypoint(kind, 'nccl-plugin').command()}; "
                          "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64; "
                          "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib; " + ready_marker_command(kind, arch == "arm64")]}]
         volumes = [_host_path("library-dir-host", LIBRARY_DIR_HOST, "DirectoryOrCreate"),
@@ -114,7 +114,7 @@ def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog, arch: 
     install = {"name": INSTALLER_NAMES[kind], "image": plugin, "securityContext": privileged, "resources": requests,
                "volumeMounts": [{"name": "var-lib", "mountPath": "/var/lib"},
                                 {"name": "library-dir-host", "mountPath": "/usr/local"}, READY_MOUNT],
-               "command": ["/bin/sh", "-c", "set -ex; /scripts/container_entry.sh install --install-nccl; "
+               "command": ["/bin/sh", "-c", f"set -ex; {fab.entrypoint(kind, 'nccl-plugin').command()}; "
                            f"mkdir -p /usr/local/nvidia/lib64; cp -r /var/lib/{lib}/lib64/. /usr/local/nvidia/lib64; "
                            + ready_marker_command(kind)]}
     init = [install]

@@ -107,15 +107,26 @@ def _wire_scaling(controller: dict[str, Any]) -> None:
         {"name": "scaling-programs", "mountPath": SCRIPT_DIR, "readOnly": True}]}
 
 
+def chart_image(image: str) -> dict[str, str]:
+    """The chart's image object (``slurm.format-image``): ``{repository, digest}`` for ``repo@sha256:…`` (a tag
+    before the digest is dropped: the digest decides), else ``{repository, tag}``."""
+    if "@" in image:
+        named, _, digest = image.partition("@")
+        last = named.rsplit("/", 1)[-1]
+        return {"repository": named.rpartition(":")[0] if ":" in last else named, "digest": digest}
+    if ":" in image.rsplit("/", 1)[-1]:
+        repository, _, tag = image.rpartition(":")
+        return {"repository": repository, "tag": tag}
+    return {"repository": image}
+
+
 def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
     """The NodeSet's pod gets the fabric's annotations, sidecars, volumes and DRA claims; slurmd (where job steps
     run) its env, mounts, extra requests (EFA) and the claims' names. Keys of the chart's nodeset values: metadata,
     podSpec, slurmd."""
     slurmd = apply_to_container(nodeset["slurmd"], fabric)
     if fabric.image:  # tasks run in slurmd's container: on EFA it needs libfabric + aws-ofi-nccl too
-        repository, _, tag = fabric.image.rpartition(":") if ":" in fabric.image.rsplit("/", 1)[-1] else \
-            (fabric.image, "", "")
-        slurmd["image"] = {"repository": repository, **({"tag": tag} if tag else {})}
+        slurmd["image"] = chart_image(fabric.image)
     nodeset["slurmd"] = slurmd
     if fabric.annotations:
         nodeset["metadata"] = {"annotations": dict(fabric.annotations)}

@@ -31,13 +31,14 @@ def runtime_name(pool: str) -> str:
 
 
 def runtime_image(pool: PoolFacts) -> str:
-    """``fabric.runtimeImage``, else on an EFA pool the catalog's EFA-capable image in the pool's region (the
-    PyTorch image has no libfabric/aws-ofi-nccl: NCCL would use sockets; x86_64 only), else Trainer's PyTorch image
-    (NGC's on arm64)."""
+    """``fabric.runtimeImage``, else on an EFA pool the catalog's EFA-capable image for the pool's architecture (the
+    PyTorch images have no libfabric/aws-ofi-nccl: NCCL would use sockets): the x86 Deep Learning Container in the
+    pool's region, on arm64 (GB200) its ARM64 build; else Trainer's PyTorch image (NGC's on arm64)."""
     if pool.fabric is not None and pool.fabric.runtime_image:
         return pool.fabric.runtime_image
-    if pool.fabric is not None and pool.fabric.kind == FabricKind.EFA and not pool.arm64:
-        return load_fabric_catalog().image(FabricKind.EFA, "training-image").reference_in(pool.region)
+    if pool.fabric is not None and pool.fabric.kind == FabricKind.EFA:
+        component = "training-image-arm64" if pool.arm64 else "training-image"
+        return load_fabric_catalog().image(FabricKind.EFA, component).reference_in(pool.region)
     return TORCH_IMAGE_ARM64 if pool.arm64 else TORCH_IMAGE
 
 

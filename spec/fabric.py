@@ -25,6 +25,12 @@ class FabricMode(str, Enum):
     its jobs claim the NICs through a DRA ResourceClaimTemplate (``render/fabric_claim.py``)."""
 
 
+class ImageBuild(str, Enum):
+    """A job-image recipe shipped in this repository (``images/<name>/Dockerfile``, ``catalog/data/image-builds.csv``)."""
+    SLURMD_EFA = "slurmd-efa"
+    """Slinky's slurmd + the EFA installer (libfabric's EFA provider, aws-ofi-nccl), linux/amd64 and linux/arm64."""
+
+
 class FabricNetwork(SpecModel):
     network: str = Field(description="Name of an existing VPC network in the stack's project.")
     subnetwork: str = Field(description="Name of its subnetwork in the pool's region.")
@@ -51,9 +57,17 @@ class PoolFabric(SpecModel):
     runtime_image: str | None = Field(None, alias="runtimeImage", min_length=1, description=(
         "The image of the pool's `torch-<pool>` training runtime (a TrainJob can still override it). Default: the "
         "PyTorch image of Kubeflow Trainer, and on EFA pools an image with libfabric's EFA provider and aws-ofi-nccl "
-        "(the AWS Deep Learning Container `pytorch-training`, `catalog/data/fabric-images.csv`): without that plugin "
-        "NCCL uses TCP sockets despite the EFA devices. With `workload: slurm` it is the NodeSet's slurmd image "
-        "(tasks run in slurmd's container): Slinky's slurmd image has no EFA libraries, so an EFA pool needs one "
-        "built with them (e.g. on the Deep Learning Container, as awsome-distributed-training's "
-        "`dlc-slurmd.Dockerfile` does), else the policy `cross-layer-fabric-contract` reports it. Naming an image "
-        "known to lack the plugin on an EFA pool is a warning."))
+        "(the AWS Deep Learning Container `pytorch-training`, on arm64 pools `pytorch-training-arm64`, "
+        "`catalog/data/fabric-images.csv`): without that plugin NCCL uses TCP sockets despite the EFA devices. With "
+        "`workload: slurm` it is the NodeSet's slurmd image (tasks run in slurmd's container): Slinky's slurmd image "
+        "has no EFA libraries, so an EFA pool needs one built with them (`images/slurmd-efa`, named by digest with "
+        "`runtimeImageBuild`), else the policy `cross-layer-fabric-contract` reports it. On an EFA pool an image "
+        "known to lack the plugin is a warning, and the contract counts only images the catalog vouches for."))
+    runtime_image_build: ImageBuild | None = Field(None, alias="runtimeImageBuild", description=(
+        "The recipe in this repository that `runtimeImage` was built from: `slurmd-efa` (`images/slurmd-efa/"
+        "Dockerfile`: the pinned Slinky slurmd image + the pinned EFA installer, linux/amd64 and linux/arm64), for "
+        "an EFA pool with `workload: slurm`. `runtimeImage` must then name the pushed image by digest "
+        "(`<registry>/<repo>@sha256:<64 hex>`); the fabric contract takes the image's libraries and architectures "
+        "from the recipe's catalog row, and the NodeSet's pod starts only if the image holds the recipe's marker "
+        "and the EFA libraries (init container `fabric-image-check`). Default: none (the image must be one the "
+        "catalog knows, `catalog/data/fabric-image-capabilities.csv`)."))

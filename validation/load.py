@@ -13,6 +13,7 @@ from spec.stack import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 from validation.capacity_block import check_capacity_blocks
 from validation.cluster import check_cluster
 from validation.fabric import check_fabric
+from validation.fabric_image import check_fabric_images
 from validation.fabric_version import check_fabric_versions
 from validation.fleet import check_fleet
 from validation.maintenance import check_maintenance
@@ -112,6 +113,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here
             check_gpu_runtime(issues, cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
         check_fabric(issues, cloud, pools)
+        check_fabric_images(issues, cloud, pools, parts.get("scheduling"))
         if cluster is not None:
             check_fabric_versions(issues.at("cluster"), cloud, cluster, pools)
         check_local_ssd(issues, cloud, pools)

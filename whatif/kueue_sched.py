@@ -17,6 +17,7 @@ from whatif.model import Job
 from whatif.nodes import PoolState
 
 MAX_ADMISSIONS_PER_PASS = 100_000
+_NEVER = float("-inf")
 EVICTION_S = 30.0
 """A preempted workload is requeued when its job's pods are gone: Kubernetes' default terminationGracePeriodSeconds
 (30 s, Pod API reference). Without it two workloads can preempt each other for ever at one instant (Kueue's fair
@@ -50,17 +51,18 @@ class CQ(QueueView):
         """BestEffortFIFO: workloads that did not fit, left aside until something is released."""
         self.cursor = 0
         """Pending before this index are all parked (or in backoff): the next head is searched from here."""
-        self.head: tuple[float, KueueJob | None] | None = None
-        """(time, head) found by the last search, valid until the queue or its parked set changes."""
-        self.scan: tuple[float, int] = (-1.0, 0)
-        """(time, index): at that time every pending workload before the index is in backoff or parked, so the
-        next search starts there; valid until the pending list changes or the parked set is cleared."""
+        self.head_at = _NEVER
+        self.head_js: KueueJob | None = None
+        """The head the last search found at ``head_at`` (None: no head then), valid until the queue or its parked
+        set changes (``head_at`` reset)."""
+        self.scan_at, self.scan_i = _NEVER, 0
+        """At ``scan_at`` every pending workload before ``scan_i`` is in backoff or parked, so the next search
+        starts there; valid until the pending list changes or the parked set is cleared."""
 
     def unpark(self) -> None:
         self.parked.clear()
         self.cursor = 0
-        self.head = None
-        self.scan = (-1.0, 0)
+        self.head_at = self.scan_at = _NEVER
 
 
 class KueueScheduler:
@@ -128,10 +130,10 @@ class KueueScheduler:
         js.state = PENDING
         cq = self.cqs[js.job.queue]
         cq.pending.append(js)
-        cq.head = None
+        cq.head_at = _NEVER
         cq.pending.sort(key=lambda j: (-j.value, j.order_ts, j.n))
         cq.cursor = 0
-        cq.scan = (-1.0, 0)
+        cq.scan_at = _NEVER
 
     def _unadmit(self, cq: CQ, js: KueueJob) -> None:
         if js.held is not None:
@@ -147,17 +149,16 @@ class KueueScheduler:
     def _heads(self, now: float) -> list[tuple[CQ, KueueJob]]:
         out = []
         for cq in self.cqs.values():
-            head = cq.head
-            if head is not None and head[0] == now:
-                if head[1] is not None:
-                    out.append((cq, head[1]))
+            if cq.head_at == now:
+                head = cq.head_js
+                if head is not None:
+                    out.append((cq, head))
                 continue
-            cq.head = (now, None)
+            cq.head_at, cq.head_js = now, None
             pending, parked = cq.pending, cq.parked
             start = cq.cursor
-            scan_at, scan_i = cq.scan
-            if scan_at == now and scan_i > start:
-                start = scan_i
+            if cq.scan_at == now and cq.scan_i > start:
+                start = cq.scan_i
             for i in range(start, len(pending)):
                 js = pending[i]
                 waiting = js.eligible > now
@@ -169,8 +170,8 @@ class KueueScheduler:
                             cq.cursor += 1  # parked: never a head again until something is released
                     continue
                 out.append((cq, js))
-                cq.head = (now, js)
-                cq.scan = (now, i)
+                cq.head_js = js
+                cq.scan_at, cq.scan_i = now, i
                 break
         return out
 
@@ -189,7 +190,7 @@ class KueueScheduler:
                 for cq, js in heads:
                     failed.add(js.shape)
                     cq.parked.add(js.n)
-                    cq.head = None
+                    cq.head_at = _NEVER
                 parked = True
                 continue
             break
@@ -219,7 +220,7 @@ class KueueScheduler:
         queue. A later twin (same shape, no higher priority) would not fit either."""
         self._failed.add(js.shape)
         cq.parked.add(js.n)
-        cq.head = None
+        cq.head_at = _NEVER
 
     # -- kueue_cycle.Apply --------------------------------------------------------------------------------------
     def focus(self, entry: Entry) -> None:
@@ -245,8 +246,7 @@ class KueueScheduler:
 
     def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
         cq.pending.remove(js)
-        cq.head = None
-        cq.scan = (-1.0, 0)
+        cq.head_at = cq.scan_at = _NEVER
         js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
         cq.add(js.held)
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now

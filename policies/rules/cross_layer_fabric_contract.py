@@ -70,8 +70,9 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                 observed=f"{o.observed} (env from {view.env_origin})",
                 required=f"{req.name}: {req.expected_for(machine.gpu_nics)} (source: {req.source})",
                 fix="keep the pool's runtime/NodeSet as gpu-cluster renders it (it wires the fabric); for Slurm the "
-                    "env reaches tasks only through the TaskProlog (slurm-task-env); for EFA use an image with "
-                    "libfabric and aws-ofi-nccl (fabric.runtimeImage)",
+                    "env reaches tasks only through the TaskProlog (slurm-task-env); for EFA use an image a catalog "
+                    "row vouches for (the default; on Slurm build images/slurmd-efa and name it by digest with "
+                    "fabric.runtimeImageBuild), or add a sourced row to catalog/data/fabric-image-capabilities.csv",
                 keys=(view.pool or "", view.workload.split(" ")[-1], *((owner.name,) if owner else ())),
                 urn=owner.urn if owner else None)
 
@@ -93,7 +94,9 @@ RULE = register(Rule(
          "NIC instead of ≈340 GB/s with TCPXO), and nothing reports it. The requirements and their sources are "
          "catalog data."),
     remediation=("1. For a gpu-cluster stack, keep the rendered runtime/NodeSet (TaskProlog for Slurm; the "
-                 "EFA-capable default image on EKS or an equivalent fabric.runtimeImage). 2. Otherwise give the "
+                 "EFA-capable default image on EKS, or for Slurm the images/slurmd-efa build named by digest with "
+                 "fabric.runtimeImageBuild; an image of your own needs a sourced row in "
+                 "catalog/data/fabric-image-capabilities.csv). 2. Otherwise give the "
                  "training container the listed variable, library path, mount, interfaces or devices. 3. Waive "
                  "only for a pool that never runs jobs across nodes."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(RUNTIME_TYPE, HELM_RELEASE),

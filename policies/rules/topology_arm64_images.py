@@ -14,7 +14,8 @@ from typing import Any, Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from catalog import Catalog
-from catalog.images import ImageTable, chart_operands, load_image_table
+from catalog.fabric_images import BUILD_ANNOTATION, CHECK_CONTAINER, load_fabric_image_tables
+from catalog.images import ImageArchitectures, ImageTable, chart_operands, load_image_table
 from policies.findings import Finding, listing
 from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, HELM_RELEASE
@@ -58,8 +59,10 @@ def _images(value: Any) -> set[str]:
         image = value.get("image")
         if isinstance(image, str) and image:
             out.add(image)
-        repo, tag = value.get("repository"), value.get("tag")
-        if isinstance(repo, str) and repo and isinstance(tag, str) and tag:
+        repo, tag, digest = value.get("repository"), value.get("tag"), value.get("digest")
+        if isinstance(repo, str) and repo and isinstance(digest, str) and digest:
+            out.add(f"{repo}@{digest}")  # the slurm chart's {repository, digest} form wins over a tag
+        elif isinstance(repo, str) and repo and isinstance(tag, str) and tag:
             out.add(f"{repo}:{tag}")
         for v in value.values():
             out |= _images(v)
@@ -85,6 +88,27 @@ def _scopes(value: Any, arm: dict[str, PoolView]) -> list[dict]:
     elif isinstance(value, list):
         for v in value:
             out += _scopes(v, arm)
+    return out
+
+
+def _built(value: Any) -> dict[str, ImageArchitectures]:
+    """Images a pod declares built from a recipe of this repository (annotation ``gpu-cluster/image-build``) and
+    checks first from the image itself (``fabric-image-check``): their architectures are the recipe's row
+    (``catalog/data/image-builds.csv``). Found in every pod-shaped dict of ``value`` (a NodeSet's values)."""
+    out: dict[str, ImageArchitectures] = {}
+    if isinstance(value, dict):
+        build = load_fabric_image_tables().build(
+            str(((value.get("metadata") or {}).get("annotations") or {}).get(BUILD_ANNOTATION) or ""))
+        first = next(iter(((value.get("podSpec") or {}).get("initContainers") or [])), None)
+        if build is not None and isinstance(first, dict) and first.get("name") == CHECK_CONTAINER:
+            out[str(first.get("image"))] = ImageArchitectures(
+                image=str(first.get("image")), architectures=build.architectures, chart="", basis="documented",
+                source=f"built from {build.dockerfile} (catalog/data/image-builds.csv)")
+        for v in value.values():
+            out.update(_built(v))
+    elif isinstance(value, list):
+        for v in value:
+            out.update(_built(v))
     return out
 
 
@@ -142,8 +166,9 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
         if not pools:
             continue
         missing, unknown = [], []
+        built = _built(r.props.get("values") if r.type == HELM_RELEASE else r.props)
         for image in sorted(_workload_images(r, table, arm)):
-            row = table.lookup(image)
+            row = table.lookup(image) or built.get(image)
             if row is None:
                 unknown.append(image)
             elif not row.supports("arm64"):

@@ -41,8 +41,8 @@ def print_fabric(console: Console, rows: list[dict[str, Any]]) -> None:
                           f"{'; ' + where if where else ''}; IMEX channels from ComputeDomain {cds}", highlight=False)
         for c in r.get("contract") or []:
             unmet = f" (unmet: {', '.join(u['id'] for u in c['unmet'])})" if c["unmet"] else ""
-            console.print(f"  {r['pool']}: {c['workload']}: {c['summary']}{unmet}; env from {c['envFrom']}",
-                          highlight=False)
+            console.print(f"  {r['pool']}: {c['workload']}: {c['summary']}{unmet}; env from {c['envFrom']}; "
+                          f"image {c['image']} (pinned by {c['imagePin']})", highlight=False)
     for r in rows:
         if r["fabric"] is not None and r.get("gkeVersionCheck"):
             floor = f"GKE ≥ {r['gkeVersionFloor']}: " if r.get("gkeVersionFloor") else ""

@@ -45,8 +45,6 @@ def _fabric_pools(stack: str) -> dict[str, tuple[FabricKind, str, int]]:
 
 
 FABRIC_EXAMPLES = [s for s in EXAMPLES if _fabric_pools(s)]
-REFUSED = {("eks-p6e-gb200", "Slinky NodeSet gb200"): {"efa-image"}}
-"""Examples refused on purpose (tests/support/policy/examples.py): Slinky's slurmd image has no EFA libraries."""
 
 
 @pytest.fixture(scope="module", params=FABRIC_EXAMPLES)
@@ -73,7 +71,7 @@ def test_every_workload_on_a_fabric_pool_meets_its_contract(example):
     for view in views:
         kind, machine, nics = pools[view.pool]
         result = check(view, kind, machine, nics)
-        assert {o.requirement.id for o in result.unmet} == REFUSED.get((stack, view.workload), set()), \
+        assert {o.requirement.id for o in result.unmet} == set(), \
             f"{stack} {view.workload}: " + "; ".join(f"{o.requirement.id}: {o.observed}" for o in result.unmet)
         assert len(result.outcomes) >= 6
 

@@ -125,6 +125,7 @@ def test_a4x_cost_rules_pass_with_a_contract_price(pack, a4x):
 def _eks_kueue(gfd: bool):
     cfg = read_stack_file(PROJECT_ROOT / "Pulumi.eks-p6e-gb200.yaml")
     cfg["gpu-cluster:nodePools"][0]["minNodes"] = 18  # Kueue TAS counts only nodes that exist
+    cfg["gpu-cluster:nodePools"][0].pop("fabric")  # the slurmd-efa image is the Slurm form's; runtimes get the DLC
     cfg["gpu-cluster:scheduling"] = {"workload": "kubeflow", "queues": [
         {"name": "pretraining", "quotas": [{"pool": "gb200", "gpus": 72}]}],
         "topology": {"mode": "required", "level": "nvlink"}}

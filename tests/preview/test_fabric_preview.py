@@ -71,3 +71,16 @@ def test_an_existing_cluster_is_told_to_have_multi_networking_on():
     assert [w.problem for w in report.warnings if w.path == "gpu-cluster:nodePools[0].fabric"] == [
         "pool 'h100' attaches GPUDirect-TCPX networks to the existing cluster 'ml', which gpu-cluster does not "
         "modify: multi-networking (enable_multi_networking, Dataplane V2) must already be on"]
+
+
+def test_each_workloads_image_says_whether_it_is_pinned_by_tag_or_digest(h100):
+    """The slurmd image of gke-h100-512 is Slinky's tag; the built slurmd-efa image of eks-p6e-gb200 is a digest."""
+    slinky = next(c for f in h100.as_dict()["fabric"] for c in f.get("contract") or [])
+    assert (slinky["imagePin"], slinky["image"].startswith("ghcr.io/slinkyproject/slurmd:")) == ("tag", True)
+    text = render_text(h100, color=False, width=400)
+    assert f"image {slinky['image']} (pinned by tag)" in text
+    gb200 = preview_stack("eks-p6e-gb200")
+    assert gb200.exit_code == 0
+    built = next(c for f in gb200.as_dict()["fabric"] for c in f.get("contract") or [])
+    assert built["imagePin"] == "digest" and built["summary"] == "contract: 6/6 requirements met"
+    assert "(pinned by digest)" in render_text(gb200, color=False, width=400)

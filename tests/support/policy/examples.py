@@ -10,7 +10,4 @@ REFUSED_EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "gke-a3-spread": [("topology-multi-node-placement", "pool a3-mega")],
     # A4X has no public price: the cost rules fail closed until priceOverrides gives the reservation's price
     "gke-a4x-nvl72": [("cost-gpu-hour-limit", "pool gb200"), ("cost-stack-budget", "stack")],
-    # Slurm tasks run in slurmd's container, and Slinky's slurmd image has no libfabric/aws-ofi-nccl: NCCL would use
-    # TCP beside the EFA devices until fabric.runtimeImage names a slurmd image built with them (docs/fabric.md)
-    "eks-p6e-gb200": [("cross-layer-fabric-contract", "resource slurm-slurm")],
 }
