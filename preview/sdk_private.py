@@ -8,7 +8,11 @@ or renames one fails loudly, naming it, instead of silently changing what the pr
   itself starts a server and blocks, so ``InProcessAnalyzer`` (``preview/policy/analyzer.py``) builds the servicer
   directly to run the pack without a subprocess in unit tests. ``SubprocessAnalyzer`` needs no private name.
 
-``tests/project/test_sdk_private.py`` checks both still resolve and still work, and that no other module of the
+- ``pulumi_policy.policy``'s own ``json_format``, ``deserialize_properties`` and ``unknown_checking_proxy``: the
+  servicer converts each resource of an ``AnalyzeStack`` request once per stack policy through these names; ``preview/policy/shared_props.py``
+  swaps them for memoized ones during one in-process call, so the conversion happens once per resource.
+
+``tests/project/test_sdk_private.py`` checks all of them still resolve and still work, and that no other module of the
 project reaches for a private or internal SDK name.
 """
 from __future__ import annotations
@@ -39,3 +43,14 @@ MockMonitor: Any = private_name(
 PolicyAnalyzerServicer: Any = private_name(
     "pulumi_policy.policy", "_PolicyAnalyzerServicer",
     "to run the policy pack in-process (preview/policy/analyzer.py InProcessAnalyzer)")
+
+
+def _policy_module() -> Any:
+    module = importlib.import_module("pulumi_policy.policy")
+    for name in ("json_format", "deserialize_properties", "unknown_checking_proxy"):
+        private_name("pulumi_policy.policy", name, "to convert each resource once per in-process AnalyzeStack "
+                     "(preview/policy/shared_props.py)")
+    return module
+
+
+POLICY_MODULE: Any = _policy_module()

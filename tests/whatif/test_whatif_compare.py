@@ -58,6 +58,14 @@ def test_one_pass_in_the_simulator_may_spread_over_the_tolerance_in_reality():
     assert late.order_pairs() == (1, ["A/B"])
 
 
+def test_a_pair_reality_starts_in_one_pass_has_no_order_to_disagree_with():
+    # partition-prio under load: real A1 at 1.12 s, A2 at 1.09 s (one slurmctld pass); the simulator 1 s apart
+    one_pass = _comparison(_row("A1", 1.12, 0.0), _row("A2", 1.09, 1.0))
+    assert one_pass.order_pairs() == (1, [])
+    swapped = _comparison(_row("A1", 1.70, 0.0), _row("A2", 1.09, 1.0))  # 0.61 s apart: two passes, swapped
+    assert swapped.order_pairs() == (1, ["A1/A2"])
+
+
 def test_allowed_lag_grows_with_each_scheduling_step_and_a_missing_start_disagrees():
     c = _comparison(_row("A", 0.5, 0.0), _row("B", 5.9, 2.0), _row("C", 11.0, 4.0))
     assert [c.allowed_s(r) for r in c.rows] == [2.0, 4.0, 6.0]

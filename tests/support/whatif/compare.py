@@ -155,13 +155,15 @@ class Comparison:
 
     def order_pairs(self) -> tuple[int, list[str]]:
         """(pairs checked, pairs that disagree). A pair the simulator starts in one pass (within TIE_S) must start
-        within ``tolerance_s`` of each other in reality; any other pair must start in the same order."""
+        within ``tolerance_s`` of each other in reality; any other pair must start in the same order, unless reality
+        starts the two within TIE_S (one scheduling pass of slurmctld: their order inside a pass is not a decision,
+        and under load real starts 0.03 s apart came out swapped)."""
         pairs, bad = 0, []
         started = [r for r in self.rows if r.real_start_s is not None and r.sim_start_s is not None]
         for a, b in combinations(started, 2):
             pairs += 1
             ds, dr = b.sim_start_s - a.sim_start_s, b.real_start_s - a.real_start_s  # type: ignore[operator]
-            ok = abs(dr) <= self.tolerance_s if abs(ds) <= TIE_S else ds * dr > 0
+            ok = abs(dr) <= self.tolerance_s if abs(ds) <= TIE_S else (ds * dr > 0 or abs(dr) <= TIE_S)
             if not ok:
                 bad.append(f"{a.job}/{b.job}")
         return pairs, bad
