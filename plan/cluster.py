@@ -38,6 +38,8 @@ class ClusterPlan:
     system_zones: list[str] | None = None
     """GKE: the zones the system pool starts in (the region's first ``minNodes``, at least one); None when the catalog
     does not know the region's zones (GKE then picks them)."""
+    admin_principal_arns: tuple[str, ...] = ()
+    """EKS: the principals given an admin access entry; empty: the identity running ``pulumi up``."""
     static_nat_addresses: int = 0
     """GKE: static external addresses reserved for the Cloud NAT, which then uses only them (a fleet manager's
     egress, ``plan/fleet_egress.py``); 0: the NAT picks its own (``AUTO_ONLY``)."""
@@ -73,5 +75,6 @@ def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = (), egress: Egre
         system_min_nodes=c.system_pool.min_nodes, system_max_nodes=c.system_pool.max_nodes,
         cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels),
         system_zones=system_pool_zones(region_zones, c.system_pool.min_nodes),
+        admin_principal_arns=tuple(c.admin_principal_arns),
         static_nat_addresses=egress.count if egress is not None and egress.source == EgressSource.RESERVED else 0,
         fleet_manager=spec.fleet.manager if worker and spec.fleet is not None else None)
