@@ -3,6 +3,7 @@ region, project, labels), so ``components/gke/cluster.py`` and ``components/eks/
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from spec.stack import ClusterMode, StackSpec
 
@@ -32,9 +33,20 @@ class ClusterPlan:
     cluster_autoscaler: bool
     labels: dict[str, str]
     """The stack's labels (GCP resource labels, AWS tags)."""
+    system_zones: list[str] | None = None
+    """GKE: the zones the system pool starts in (the region's first ``minNodes``, at least one); None when the catalog
+    does not know the region's zones (GKE then picks them)."""
 
 
-def plan_cluster(spec: StackSpec) -> ClusterPlan:
+def system_pool_zones(region_zones: Sequence[str], min_nodes: int) -> list[str] | None:
+    """The first ``min_nodes`` zones of the region (at least one); None when the catalog does not know the region
+    (``region_zones`` empty: GKE then picks the zones)."""
+    zones = list(region_zones)
+    return zones[:max(1, min(min_nodes, len(zones)))] if zones else None
+
+
+def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = ()) -> ClusterPlan:
+    """``region_zones``: the region's zones from the catalog (GKE's system pool starts in the first of them)."""
     c = spec.cluster
     return ClusterPlan(
         name=c.name, create=c.mode == ClusterMode.CREATE, project=spec.project or "", region=spec.region,
@@ -44,4 +56,5 @@ def plan_cluster(spec: StackSpec) -> ClusterPlan:
         min_master_version=c.min_master_version, kubernetes_version=c.kubernetes_version, subnets=dict(c.subnets),
         deletion_protection=c.deletion_protection, system_machine_type=c.system_pool.machine_type_for(spec.cloud),
         system_min_nodes=c.system_pool.min_nodes, system_max_nodes=c.system_pool.max_nodes,
-        cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels))
+        cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels),
+        system_zones=system_pool_zones(region_zones, c.system_pool.min_nodes))

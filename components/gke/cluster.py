@@ -1,7 +1,6 @@
 """A GKE Standard cluster with secure defaults and an untainted system pool, or an existing cluster found by name."""
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
@@ -14,13 +13,6 @@ from components.kubeconfig import gke_kubeconfig
 from plan.cluster import ClusterPlan
 
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]  # IAM, not scopes, limits access
-
-
-def system_pool_zones(region_zones: Sequence[str], min_nodes: int) -> list[str] | None:
-    """The first ``min_nodes`` zones of the region (at least one); None when the catalog does not know the region
-    (``region_zones`` empty: GKE then picks the zones)."""
-    zones = list(region_zones)
-    return zones[:max(1, min(min_nodes, len(zones)))] if zones else None
 
 
 def shielded_node_config() -> dict:
@@ -47,10 +39,9 @@ class GkeCluster(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
 
-    def __init__(self, name: str, spec: ClusterPlan, region_zones: Sequence[str], multi_networking: bool = False,
+    def __init__(self, name: str, spec: ClusterPlan, multi_networking: bool = False,
                  maintenance_policy: dict | None = None, opts: pulumi.ResourceOptions | None = None):
-        """``region_zones``: the region's zones from the catalog (compose passes them); the system pool starts in
-        the first ``minNodes`` of them."""
+        """The system pool starts in the plan's ``system_zones`` (the region's first ``minNodes``)."""
         super().__init__("gpu-cluster:gcp:GkeCluster", name, None, opts)
         self.multi_networking = multi_networking
         self.maintenance_policy = maintenance_policy
@@ -58,7 +49,7 @@ class GkeCluster(pulumi.ComponentResource):
         project, region, labels = spec.project, spec.region, spec.labels
         if spec.create:
             location = region
-            cluster = self._create(name, spec, project, region, labels, region_zones, child)
+            cluster = self._create(name, spec, project, region, labels, child)
             cluster_name, endpoint = cluster.name, cluster.endpoint
             ca = cluster.master_auth.apply(lambda m: m.cluster_ca_certificate if m else "")
         else:
@@ -75,7 +66,7 @@ class GkeCluster(pulumi.ComponentResource):
         self.register_outputs({"name": self.name, "endpoint": self.endpoint})
 
     def _create(self, name: str, spec: ClusterPlan, project: str, region: str, labels: dict[str, str],
-                region_zones: Sequence[str], child: pulumi.ResourceOptions) -> gcp.container.Cluster:
+                child: pulumi.ResourceOptions) -> gcp.container.Cluster:
         system_sa = GkeNodeServiceAccount(f"{name}-system", service_account_id(spec.name, "system"), project,
                                           opts=child)
         if spec.cloud_nat:
@@ -112,7 +103,7 @@ class GkeCluster(pulumi.ComponentResource):
         gcp.container.NodePool(
             f"{name}-system", cluster=cluster.name, location=region, project=project,
             # initialNodeCount is per zone: spread over as many zones as minNodes, so the pool starts at minNodes
-            node_locations=system_pool_zones(region_zones, spec.system_min_nodes),
+            node_locations=spec.system_zones,
             initial_node_count=1,
             autoscaling={"total_min_node_count": spec.system_min_nodes, "total_max_node_count": spec.system_max_nodes,
                          "location_policy": "BALANCED"},
