@@ -36,6 +36,8 @@ class ClusterPlan:
     system_zones: list[str] | None = None
     """GKE: the zones the system pool starts in (the region's first ``minNodes``, at least one); None when the catalog
     does not know the region's zones (GKE then picks them)."""
+    admin_principal_arns: tuple[str, ...] = ()
+    """EKS: the principals given an admin access entry; empty: the identity running ``pulumi up``."""
 
 
 def system_pool_zones(region_zones: Sequence[str], min_nodes: int) -> list[str] | None:
@@ -57,4 +59,5 @@ def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = ()) -> ClusterPl
         deletion_protection=c.deletion_protection, system_machine_type=c.system_pool.machine_type_for(spec.cloud),
         system_min_nodes=c.system_pool.min_nodes, system_max_nodes=c.system_pool.max_nodes,
         cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels),
-        system_zones=system_pool_zones(region_zones, c.system_pool.min_nodes))
+        system_zones=system_pool_zones(region_zones, c.system_pool.min_nodes),
+        admin_principal_arns=tuple(c.admin_principal_arns))

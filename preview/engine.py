@@ -35,6 +35,10 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-cluster"
 SECRET = "[secret]"
 FAKE_ACCOUNT = "123456789012"
+FAKE_PROJECT_NUMBER = "123456789012"
+"""What ``gcp.organizations.get_project`` answers offline (the GKE service agent's address embeds it)."""
+FAKE_DEPLOYER_ROLE = f"arn:aws:iam::{FAKE_ACCOUNT}:role/offline-deployer"
+"""The IAM role the offline preview pretends runs ``pulumi up`` (EKS admin access entry by default)."""
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcHJldmlldwotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
 
 
@@ -154,8 +158,17 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if args.token == "gcp:container/getCluster:getCluster":
             return {"name": args.args.get("name"), "location": args.args.get("location"), "endpoint": "203.0.113.20",
                     "masterAuths": [{"clusterCaCertificate": FAKE_CA}]}
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"projectId": args.args.get("projectId"), "number": FAKE_PROJECT_NUMBER}
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": FAKE_ACCOUNT, "id": FAKE_ACCOUNT, "userId": "AROAOFFLINE:offline",
+                    "arn": f"arn:aws:sts::{FAKE_ACCOUNT}:assumed-role/offline-deployer/offline"}
+        if args.token == "aws:iam/getSessionContext:getSessionContext":
+            return {"arn": args.args.get("arn"), "issuerArn": FAKE_DEPLOYER_ROLE, "issuerId": "AROAOFFLINE",
+                    "issuerName": "offline-deployer", "sessionName": "offline"}
         if args.token == "aws:eks/getCluster:getCluster":
             return {"name": args.args.get("name"), "endpoint": "https://existing.offline.eks.amazonaws.com",
+                    "arn": f"arn:aws:eks:offline:{FAKE_ACCOUNT}:cluster/{args.args.get('name')}",
                     "certificateAuthorities": [{"data": FAKE_CA}],
                     "vpcConfig": {"clusterSecurityGroupId": "sg-0offline0existing", "vpcId": "vpc-0offline0existing"}}
         return {}

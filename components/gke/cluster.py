@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 from components.cluster_refs import GkeClusterRef
 from components.gke.cloud_nat import GkeCloudNat
 from components.gke.node_service_account import GkeNodeServiceAccount, service_account_id
+from components.gke.secrets_key import GkeSecretsKey
 from components.kubeconfig import gke_kubeconfig
 from plan.cluster import ClusterPlan
 
@@ -30,7 +31,7 @@ class GkeCluster(pulumi.ComponentResource):
     """Creates (mode `create`) or references (mode `existing`) the GKE cluster GPU pools join.
 
     Created clusters: private nodes, Workload Identity, a release channel, Dataplane V2, Shielded Nodes, no
-    client certificate, deletion protection, and no inline default pool (the default pool is removed; add-ons
+    client certificate, Secrets encrypted with a rotating Cloud KMS key, deletion protection, and no inline default pool (the default pool is removed; add-ons
     run on a separate autoscaled system pool with its own least-privilege service account).
     """
 
@@ -72,6 +73,7 @@ class GkeCluster(pulumi.ComponentResource):
         if spec.cloud_nat:
             GkeCloudNat(f"{name}-egress", spec.network or "default", region, project, opts=child)
         private_endpoint = not spec.authorized_networks
+        secrets_key = GkeSecretsKey(f"{name}-secrets", project, region, spec.deletion_protection, labels, opts=child)
         cluster = gcp.container.Cluster(
             name,
             name=spec.name,  # a cluster is never replaced in place: it is protected instead
@@ -91,6 +93,8 @@ class GkeCluster(pulumi.ComponentResource):
                 "gcp_public_cidrs_access_enabled": False},
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
+            # application-layer Secrets encryption (security-gke-secrets-encryption), as EKS envelope-encrypts them
+            database_encryption={"state": "ENCRYPTED", "key_name": secrets_key.key_name},
             release_channel={"channel": spec.release_channel},
             # pinned: validation checked it against the GPU fabric's version floor (validation/fabric_version.py)
             min_master_version=spec.min_master_version,
@@ -98,7 +102,7 @@ class GkeCluster(pulumi.ComponentResource):
             enable_shielded_nodes=True, enable_legacy_abac=False,
             deletion_protection=spec.deletion_protection,
             resource_labels=labels or None,
-            opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection,
+            opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection, depends_on=[secrets_key],
                                         ignore_changes=["nodeConfig", "initialNodeCount", "nodePools"]))
         gcp.container.NodePool(
             f"{name}-system", cluster=cluster.name, location=region, project=project,
