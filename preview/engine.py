@@ -24,8 +24,9 @@ from typing import Any, Iterator
 import pulumi
 from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
+from pulumi.runtime.proto import source_pb2
 
-from preview.sdk_private import MockMonitor
+from preview.sdk_private import RESOURCE_MODULE, MockMonitor
 from spec.fleet import KUBECONFIG_OUTPUT
 from validation.secrets import secure_keys
 from validation.stack_file import read_stack_file as read_stack_file  # the one reader, re-exported
@@ -334,7 +335,25 @@ def execute_program(main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, Any]
     cwd = os.getcwd()
     try:
         os.chdir(main.parent)
-        _run()
+        with no_stack_traces():
+            _run()
     finally:
         os.chdir(cwd)
     return outputs
+
+
+@contextmanager
+def no_stack_traces() -> Iterator[None]:
+    """The SDK captures the Python stack of every registration (``traceback.extract_stack``, a ``stat`` per frame's
+    file) for the engine's stack trace and source position; the mocks drop both, so the offline run skips the
+    capture. Restored afterwards (``pulumi preview`` under the CLI never runs this)."""
+    saved = RESOURCE_MODULE._get_stack_trace
+    RESOURCE_MODULE._get_stack_trace = _empty_stack_trace
+    try:
+        yield
+    finally:
+        RESOURCE_MODULE._get_stack_trace = saved
+
+
+def _empty_stack_trace() -> source_pb2.StackTrace:
+    return source_pb2.StackTrace()
