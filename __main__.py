@@ -18,7 +18,7 @@ except SpecError as exc:
 for warning in planned.warnings:
     pulumi.log.warn(str(warning))
 
-stack = build_stack(planned.plan, catalog, secret_keys)
+stack = build_stack(planned.plan, secret_keys)
 pulumi.export("cloud", planned.spec.cloud.value)
 pulumi.export("clusterName", stack.cluster_name)
 pulumi.export("kubeconfig", stack.kubeconfig)

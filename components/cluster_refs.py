@@ -34,3 +34,5 @@ class EksClusterRef:
     system_node_selector: dict[str, str] | None = None
     """Node labels of the system node group the stack created; None for existing clusters (their add-on nodes are
     not ours to label: add-ons stay off GPU nodes by not tolerating the GPU taint)."""
+    arn: pulumi.Input[str] | None = None
+    """``arn:aws:eks:<region>:<account>:cluster/<name>`` (Pod Identity trust policies name it)."""

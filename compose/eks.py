@@ -9,6 +9,7 @@ from components.eks.cluster_autoscaler import ClusterAutoscaler
 from components.eks.gpu_node_group import EksGpuNodeGroup
 from components.eks.node_monitoring import EksNodeMonitoring
 from compose.built import BuiltCluster
+from compose.fleet import admitted_manager_egress
 from compose.layers import build_cluster_layers
 from plan.stack import StackPlan
 
@@ -22,7 +23,7 @@ def build_eks(plan: StackPlan, account_id_secret: bool = False) -> BuiltCluster:
                             allowed_account_ids=[account] if spec.account_id else None,
                             default_tags={"tags": {**spec.labels, "managed-by": "gpu-cluster"}})
     opts = pulumi.ResourceOptions(providers=[provider])
-    cluster = EksCluster(c.name, c, opts=opts)
+    cluster = EksCluster(c.name, c, admitted_egress=admitted_manager_egress(plan), opts=opts)
     for name, pool in plan.pools.items():
         EksGpuNodeGroup(name, pool, cluster.ref, opts=opts)
     if c.create:  # node repair is on for every GPU group: the agent reports GPU faults

@@ -9,6 +9,7 @@ import pulumi
 
 from components.charts import KUEUE
 from plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetPlan
+from plan.fleet_egress import EgressSource
 from plan.stack import StackPlan
 from render.fleet_manager import multikueue_config, queue_namespace, render_manager
 from render.kueue_config import INTEGRATIONS, fleet_manager_values
@@ -40,7 +41,31 @@ def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
                  fleet.model_slugs,
                  {n: r.require_output(KUBECONFIG_OUTPUT) for n, r in refs.items()},
                  {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()}, after=[cluster], opts=opts)
-    return FleetExports({EGRESS_OUTPUT: list(section.egress_cidrs), FACTS_OUTPUT: manager_facts(plan, fleet)})
+    return FleetExports({EGRESS_OUTPUT: manager_egress(fleet, cluster), FACTS_OUTPUT: manager_facts(plan, fleet)})
+
+
+def manager_egress(fleet: FleetPlan, cluster: pulumi.Resource) -> pulumi.Input[list[str]]:
+    """The manager's ``fleetEgressAddresses``: its Cloud NAT's reserved addresses (GKE), its subnets' NAT gateways'
+    Elastic IPs (EKS), or the declared ``egressCidrs``; known at deploy except the last (``plan/fleet_egress.py``)."""
+    egress = fleet.egress
+    assert egress is not None  # planned for every manager
+    if egress.source == EgressSource.DECLARED:
+        return list(egress.declared)
+    if egress.source == EgressSource.RESERVED:
+        return getattr(cluster, "egress_addresses")  # GkeCluster: its GkeCloudNat's addresses
+    from components.eks.nat_egress import nat_egress_addresses
+    return nat_egress_addresses(egress.subnets, parent=cluster)  # invokes with the cluster's AWS provider
+
+
+def admitted_manager_egress(plan: StackPlan) -> pulumi.Output[list[str]] | None:
+    """A worker with ``fleet.manager``: the manager's ``fleetEgressAddresses``, read through a StackReference, for
+    the cluster's authorized networks (``get_output``: before the manager's first ``pulumi up`` there are none, and
+    the worker admits only its own networks until its next ``pulumi up``). Offline the reference has no outputs."""
+    reference = plan.cluster.fleet_manager
+    if reference is None:
+        return None
+    manager = pulumi.StackReference("fleet-manager", stack_name=reference)
+    return manager.get_output(EGRESS_OUTPUT).apply(lambda v: [str(c) for c in v] if isinstance(v, list) else [])
 
 
 def worker_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
@@ -51,7 +76,8 @@ def worker_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
             "queues": [dict(q, gpus=dict(q["gpus"])) for q in fleet.queues],
             "gpus": [dict(m, pools=list(m["pools"])) for m in fleet.gpu_models],
             "authorizedNetworks": list(spec.cluster.authorized_networks),
-            "privateEndpoint": not spec.cluster.authorized_networks}
+            "managerEgressFrom": plan.cluster.fleet_manager,  # admits that stack's fleetEgressAddresses
+            "privateEndpoint": plan.cluster.private_endpoint}
 
 
 def manager_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
@@ -59,4 +85,7 @@ def manager_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
     return {"role": "manager", "cluster": spec.cluster.name, "cloud": spec.cloud.value, "region": spec.region,
             "kueueVersion": KUEUE.version, "integrations": list(INTEGRATIONS),
             "workers": [{"name": w.name, "stack": w.stack} for w in fleet.section.workers],
-            "egressCidrs": list(fleet.section.egress_cidrs)}
+            "egressSource": fleet.egress.source.value if fleet.egress is not None else None,
+            "egressCidrs": list(fleet.section.egress_cidrs),
+            # a worker's fleet.manager (<org>/<project>/<stack>) must name these; the organization is not known offline
+            "project": pulumi.get_project(), "stack": pulumi.get_stack()}

@@ -4,31 +4,30 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from catalog import Catalog, Cloud
 from components.gke.cluster import GkeCluster
-from components.gke.fabric import GkeFabric, fabric_kinds
+from components.gke.fabric import GkeFabric
 from components.gke.gpu_node_pool import GkeGpuNodePool
 from components.gke.image_sources import GkeImageSources
 from compose.admission import build_admission
 from compose.built import BuiltCluster
+from compose.fleet import admitted_manager_egress
 from compose.layers import build_cluster_layers
 from plan.stack import StackPlan
 
 
-def build_gke(plan: StackPlan, cat: Catalog) -> BuiltCluster:
+def build_gke(plan: StackPlan) -> BuiltCluster:
     spec, c = plan.spec, plan.cluster
     provider = gcp.Provider("gcp", project=spec.project, region=spec.region,
                             default_labels={**spec.labels, "managed-by": "gpu-cluster"})
     opts = pulumi.ResourceOptions(providers=[provider])
     pools = {name: p.facts for name, p in plan.pools.items()}
-    fabric_pools = [f for f in pools.values() if fabric_kinds([f])]
-    cluster = GkeCluster(c.name, c, region_zones=cat.zones(Cloud.GCP, c.region), multi_networking=bool(fabric_pools),
-                         maintenance_policy=plan.maintenance, opts=opts)
+    cluster = GkeCluster(c.name, c, multi_networking=bool(plan.gke_fabric),
+                         maintenance_policy=plan.maintenance, admitted_egress=admitted_manager_egress(plan), opts=opts)
     networks: dict[str, dict] = {}
     # the admission policies exist before the namespaces and the device injector they guard
     admission = build_admission(plan, cluster, cluster.ref.k8s_provider)
-    if fabric_pools:
-        fabric = GkeFabric("fabric", fabric_pools, c.name, c.project, c.region,
+    if plan.gke_fabric:
+        fabric = GkeFabric("fabric", plan.gke_fabric, c.name, c.project, c.region,
                            after=[cluster, *admission], opts=pulumi.ResourceOptions(
                                providers=[provider, cluster.ref.k8s_provider]))
         networks = fabric.node_network_configs

@@ -13,6 +13,7 @@ from plan.capacity_block import (
     BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, RESERVED_NODES_TAG, ScheduledSize, block_schedule, block_window,
     is_capacity_block, iso, reserved_nodes,
 )
+from plan.efa_layout import EfaAttachment, efa_layout
 from plan.fabric import EFA_NODE_HUGEPAGES, fabric_mode
 from plan.facts import GPU_TAINT_VALUE, PoolFacts
 from plan.node_storage import instance_store_raid
@@ -23,7 +24,6 @@ from spec.fabric import FabricMode
 from spec.stack import GPU_TAINT_KEY, AwsReservationKind, NodePool
 
 NVIDIA_AMI = {"x86_64": "AL2023_x86_64_NVIDIA", "arm64": "AL2023_ARM_64_NVIDIA"}
-UNCONFIRMED_EFA_INTERFACES = 1
 HELD_AT_BLOCK = ("launchTemplate.version", "releaseVersion", "version")
 """Node group inputs whose change rolls every node; held on a capacity block until ``capacity.rollNodes``."""
 GPU_LABEL = "k8s.amazonaws.com/accelerator"
@@ -49,6 +49,8 @@ class EksPoolPlan:
     multi_node: bool
     efa_interfaces: int
     """EFA network cards to attach (0: none)."""
+    efa_cards: tuple[EfaAttachment, ...]
+    """The EFA interface on each card (``plan/efa_layout.py``; empty: none)."""
     own_placement_group: bool
     """A cluster placement group of its own (multi-node, not on a reservation, which brings its own placement)."""
     reservation_id: str | None
@@ -74,7 +76,7 @@ def has_efa(pool: NodePool) -> bool:
 
 
 def efa_count(facts: PoolFacts) -> int:
-    return facts.machine.efa_interfaces or UNCONFIRMED_EFA_INTERFACES
+    return len(efa_layout(facts.machine))
 
 
 def capacity_type(pool: NodePool) -> str:
@@ -151,7 +153,7 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         release_version=pool.ami_release_version, pool_tags=pool_tags, disk_size_gib=pool.disk_size_gib,
         root_throughput=throughput, root_iops=iops, pod_start=pod_start,
         instance_store_raid=instance_store_raid(Cloud.AWS, pool), multi_node=pool.multi_node,
-        efa_interfaces=efa_count(facts) if efa else 0,
+        efa_interfaces=efa_count(facts) if efa else 0, efa_cards=efa_layout(facts.machine) if efa else (),
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,
         reservation_placement_group=cap.placement_group if reservation else None,

@@ -18,6 +18,11 @@ modules/compute/gke-node-pool/main.tf). It sets no ``net.core.rmem_max``/``wmem_
 RDMA_GVNIC_NETWORK = "gvnic-1"
 RDMA_NETWORK_PREFIX = "rdma-"
 """GKE's A3 Ultra/A4 guides: gvnic-1 for the extra gVNIC, rdma-0…rdma-7 for the RoCE subnets."""
+GVNIC_RANGE = "192.168.{third}.0/20"
+"""gVNIC subnet i (1-based) of TCPX/TCPXO: 192.168.(16·(i-1)).0/20, inside cluster-toolkit's 192.168.0.0/16."""
+RDMA_GVNIC_RANGE = "192.168.64.0/18"
+RDMA_SUBNET_RANGE = "192.168.{third}.0/21"
+"""RDMA subnet j: 192.168.(128 + 8·j).0/21, the 192.168.128.0/18 block split in 8 (cluster-toolkit A3 Ultra / A4)."""
 
 EFA_NODE_HUGEPAGES = {"hugepages-2Mi": "10256Mi"}
 """What an EFA node advertises: the 5,128 pre-allocated 2-MiB pages of the Amazon EKS user guide "Run machine
@@ -38,6 +43,8 @@ class FabricNetworkPlan:
     network: str | None = None
     """The existing VPC network (mode ``existing``); None: gpu-cluster creates it."""
     subnetwork: str | None = None
+    cidr: str | None = None
+    """The subnet range of a network gpu-cluster creates (mode ``auto``); None where the network is given or GKE's."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,12 @@ def network_layout(machine: MachineFabric) -> list[tuple[str, str]]:
     return [(f"{TCPX_NETWORK_PREFIX}{i}", "NetDevice") for i in range(1, machine.gvnic_networks + 1)]
 
 
+def _cidr(kind: FabricKind, device_mode: str, nth: int) -> str:
+    if device_mode == "RDMA":
+        return RDMA_SUBNET_RANGE.format(third=128 + 8 * nth)
+    return RDMA_GVNIC_RANGE if kind == FabricKind.RDMA else GVNIC_RANGE.format(third=16 * nth)
+
+
 def fabric_mode(setting: PoolFabric | None) -> FabricMode:
     return setting.mode if setting is not None else FabricMode.AUTO
 
@@ -101,11 +114,16 @@ def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: Pool
     given = setting.networks if setting is not None and mode == FabricMode.EXISTING else []
     networks = []
     attached = cloud == Cloud.GCP and mode != FabricMode.MANAGED  # managed: GKE names and attaches them
+    counts = {"NetDevice": 0, "RDMA": 0}  # the i-th gVNIC / j-th RDMA network: its subnet range when created
     for i, (name, device_mode) in enumerate(network_layout(machine) if attached else []):
         own = given[i] if i < len(given) else None
+        nth = counts[device_mode]
+        counts[device_mode] += 1
         networks.append(FabricNetworkPlan(k8s_name=name, interface=f"eth{i + 1}", device_mode=device_mode,
                                           network=own.network if own else None,
-                                          subnetwork=own.subnetwork if own else None))
+                                          subnetwork=own.subnetwork if own else None,
+                                          cidr=_cidr(machine.kind, device_mode, nth) if mode == FabricMode.AUTO
+                                          else None))
     return FabricPlan(kind=machine.kind, machine=machine, mode=mode, networks=tuple(networks),
                       shm_gib=setting.shared_memory_gib if setting is not None else None,
                       runtime_image=setting.runtime_image if setting is not None else None,

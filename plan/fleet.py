@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from catalog import GpuModel
 from plan.facts import PoolFacts
+from plan.fleet_egress import EgressPlan
 from plan.kueue_topology import namespace_of
 from spec.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, Fleet, FleetRole, gpu_slug
 from spec.scheduling import SchedulingSpec
@@ -28,13 +29,17 @@ class FleetPlan:
     """A worker's queues: ``{"name", "namespace", "gpus": {model: GPUs}}``."""
     model_slugs: dict[str, GpuModel]
     """A manager's fleet-quota GPU models by slug (``h100-80gb``), sorted: one fleet runtime each."""
+    egress: EgressPlan | None = None
+    """A manager's egress addresses: reserved (GKE), read from NAT gateways (EKS) or declared
+    (``plan/fleet_egress.py``); None on a worker."""
 
     @property
     def manager(self) -> bool:
         return not self.worker
 
 
-def fleet_plan(section: Fleet | None, sched: SchedulingSpec | None, facts: Sequence[PoolFacts]) -> FleetPlan | None:
+def fleet_plan(section: Fleet | None, sched: SchedulingSpec | None, facts: Sequence[PoolFacts],
+               egress: EgressPlan | None = None) -> FleetPlan | None:
     if section is None:
         return None
     by_name = {f.name: f for f in facts}
@@ -56,4 +61,4 @@ def fleet_plan(section: Fleet | None, sched: SchedulingSpec | None, facts: Seque
     slugs = sorted({q.gpu_model for queue in section.queues for q in queue.quotas}, key=lambda m: m.value)
     return FleetPlan(section=section, worker=section.role == FleetRole.WORKER, gpus_per_node=per_node,
                      gpu_models=tuple(models.values()), queues=tuple(queues),
-                     model_slugs={gpu_slug(m): m for m in slugs})
+                     model_slugs={gpu_slug(m): m for m in slugs}, egress=egress)

@@ -13,6 +13,8 @@ from plan.cluster import ClusterPlan, plan_cluster
 from plan.eks_pool import EksPoolPlan, eks_pool_plan
 from plan.facts import PoolFacts, pool_facts
 from plan.fleet import FleetPlan, fleet_plan
+from plan.fleet_egress import egress_plan
+from plan.gke_fabric import FabricKindPlan, gke_fabric_plan
 from plan.gke_pool import GkePoolPlan, gke_pool_plan
 from plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
 from plan.kueue_topology import Placement, pool_namespaces, pool_placements
@@ -76,6 +78,8 @@ class StackPlan:
     slurm: SlurmPlan | None = None
     quota: QuotaPlan | None = None
     """What each queue is promised, per pool, with its placement note (the preview's queue section)."""
+    gke_fabric: tuple[FabricKindPlan, ...] = ()
+    """GKE only: the GPUDirect fabric grouped by kind (networks, managed profiles, installers); empty on EKS."""
     fleet: FleetPlan | None = None
     """The stack's fleet role (MultiKueue manager or worker), or None for a standalone cluster."""
     facts: tuple[PoolFacts, ...] = field(init=False)
@@ -112,7 +116,8 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     """The one planner. ``now``: the moment a capacity block's scheduled actions are planned from (default: the
     clock, UTC; actions already past are left out)."""
     now = now or dt.datetime.now(dt.timezone.utc)
-    cluster = plan_cluster(spec)
+    egress = egress_plan(spec.fleet, spec.cloud, spec.cluster)  # a fleet manager's NAT addresses, else None
+    cluster = plan_cluster(spec, cat.zones(Cloud.GCP, spec.region) if spec.cloud == Cloud.GCP else (), egress)
     pools: dict[str, PoolPlan] = {}
     for pool in spec.node_pools:
         facts = pool_facts(spec, pool, cat)
@@ -133,4 +138,6 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
         streaming_pools=frozenset(p.name for p in pools.values() if p.pod_start.streaming),
         mirrors=tuple(MirrorPlan(m.upstream.value, mirror_repository(m), m.username, m.password_secret_version)
                       for m in spec.cluster.image_mirrors),
-        kueue=kueue, slurm=slurm, quota=quota, fleet=fleet_plan(spec.fleet, spec.scheduling, facts_list))
+        kueue=kueue, slurm=slurm, quota=quota,
+        gke_fabric=gke_fabric_plan(facts_list) if spec.cloud == Cloud.GCP else (),
+        fleet=fleet_plan(spec.fleet, spec.scheduling, facts_list, egress))

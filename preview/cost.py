@@ -7,6 +7,7 @@ from catalog import Catalog, Cloud
 from plan.capacity_block import block_price, block_window, iso, is_capacity_block, reserved_nodes
 from plan.facts import PoolFacts
 from plan.slurm_scaling import scales
+from preview.cost_notes import conventions
 from spec.scheduling import Workload
 from spec.stack import ClusterMode, NodePool, StackSpec
 
@@ -35,6 +36,9 @@ class PoolCost:
     block: dict | None = None
     """Capacity blocks: the window (start, end, hours, scale-up and scale-down times) and, when declared, the upfront
     fee (``usdTotal``)."""
+    notes: tuple[str, ...] = ()
+    """The conventions this pool's figures rest on (``preview/cost_notes.py``): the 730-hour month, AWS spot = the
+    cheapest AZ, a capacity block's fee over its window, a flex-start price's source and age, SkyPilot dates."""
 
     @property
     def priced(self) -> bool:
@@ -63,6 +67,11 @@ class CostReport:
     pools: list[PoolCost]
     fixed: list[FixedCost]
     notes: list[str] = field(default_factory=list)
+    conventions: list[str] = field(default_factory=list)
+    """How the figures are counted, each naming the pools it affects (``preview/cost_notes.py``); shown after
+    ``notes``, and folded in a pull-request diff comment."""
+    not_counted: list[str] = field(default_factory=list)
+    """What the stack pays for that no figure includes (boot disks, Cloud NAT)."""
 
     @property
     def usd_per_hour_min(self) -> float:
@@ -89,11 +98,15 @@ class CostReport:
 
     def as_dict(self) -> dict:
         return {"pools": [asdict(p) for p in self.pools], "fixed": [asdict(f) for f in self.fixed],
-                "notes": self.notes,
+                "notes": self.notes, "conventions": self.conventions,
                 "totals": {"usdPerHourMin": round(self.usd_per_hour_min, 4),
+                           "usdPerHourMinExcludes": self.unpriced,
                            "usdPerHourMax": round(self.usd_per_hour_max, 4),
-                           "usdPerMonthMax": round(self.usd_per_month_max, 2), "maxGpus": self.max_gpus,
-                           "complete": not self.unpriced, "unpricedPools": self.unpriced}}
+                           "usdPerHourMaxExcludes": self.unpriced,
+                           "usdPerMonthMax": round(self.usd_per_month_max, 2),
+                           "usdPerMonthMaxExcludes": self.unpriced, "maxGpus": self.max_gpus,
+                           "complete": not self.unpriced, "unpricedPools": self.unpriced,
+                           "notCounted": self.not_counted}}
 
 
 def usd(value: float | None, digits: int = 2) -> str:
@@ -218,6 +231,9 @@ def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostRep
     _reservation_notes(report)
     if any(p.capacity == "spot" for p in report.pools):
         report.notes.append("spot prices move daily; the catalog date says how old each one is")
+    said = conventions(report.pools, spec, pools, cat)
+    report.pools = [replace(p, notes=said.pool_notes.get(p.pool, ())) for p in report.pools]
+    report.conventions, report.not_counted = said.stack, said.not_counted
     return report
 
 

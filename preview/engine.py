@@ -24,8 +24,9 @@ from typing import Any, Iterator
 import pulumi
 from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
+from pulumi.runtime.proto import source_pb2
 
-from preview.sdk_private import MockMonitor
+from preview.sdk_private import RESOURCE_MODULE, MockMonitor
 from spec.fleet import KUBECONFIG_OUTPUT
 from validation.secrets import secure_keys
 from validation.stack_file import read_stack_file as read_stack_file  # the one reader, re-exported
@@ -34,6 +35,10 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-cluster"
 SECRET = "[secret]"
 FAKE_ACCOUNT = "123456789012"
+FAKE_PROJECT_NUMBER = "123456789012"
+"""What ``gcp.organizations.get_project`` answers offline (the GKE service agent's address embeds it)."""
+FAKE_DEPLOYER_ROLE = f"arn:aws:iam::{FAKE_ACCOUNT}:role/offline-deployer"
+"""The IAM role the offline preview pretends runs ``pulumi up`` (EKS admin access entry by default)."""
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcHJldmlldwotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
 
 
@@ -153,8 +158,17 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if args.token == "gcp:container/getCluster:getCluster":
             return {"name": args.args.get("name"), "location": args.args.get("location"), "endpoint": "203.0.113.20",
                     "masterAuths": [{"clusterCaCertificate": FAKE_CA}]}
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"projectId": args.args.get("projectId"), "number": FAKE_PROJECT_NUMBER}
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": FAKE_ACCOUNT, "id": FAKE_ACCOUNT, "userId": "AROAOFFLINE:offline",
+                    "arn": f"arn:aws:sts::{FAKE_ACCOUNT}:assumed-role/offline-deployer/offline"}
+        if args.token == "aws:iam/getSessionContext:getSessionContext":
+            return {"arn": args.args.get("arn"), "issuerArn": FAKE_DEPLOYER_ROLE, "issuerId": "AROAOFFLINE",
+                    "issuerName": "offline-deployer", "sessionName": "offline"}
         if args.token == "aws:eks/getCluster:getCluster":
             return {"name": args.args.get("name"), "endpoint": "https://existing.offline.eks.amazonaws.com",
+                    "arn": f"arn:aws:eks:offline:{FAKE_ACCOUNT}:cluster/{args.args.get('name')}",
                     "certificateAuthorities": [{"data": FAKE_CA}],
                     "vpcConfig": {"clusterSecurityGroupId": "sg-0offline0existing", "vpcId": "vpc-0offline0existing"}}
         return {}
@@ -272,17 +286,37 @@ def fleet_workers(config: dict[str, Any]) -> list[tuple[str, str]]:
             and isinstance(w.get("stack"), str)]
 
 
+def fleet_manager_of(config: dict[str, Any]) -> str | None:
+    """A worker's ``fleet.manager`` (``<org>/<project>/<stack>``) as written; None for any other stack."""
+    raw = config.get(f"{PROJECT}:fleet")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(raw, dict) or raw.get("role") != "worker" or not isinstance(raw.get("manager"), str):
+        return None
+    return raw["manager"]
+
+
 def referenced_outputs(config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, dict[str, Any]]:
     """Offline, a StackReference reads the referenced stack's outputs by running that stack's file (the last
     segment of ``<org>/<project>/<stack>``, next to ``main``) through this same engine. A worker's own references
-    are not followed (a worker that is itself a manager is refused by the preview before this runs)."""
+    are not followed (a worker that is itself a manager is refused by the preview before this runs). A worker's
+    reference to its manager has no outputs offline: the manager's egress addresses are made at its deploy, so they
+    are unknown here (``plan/fleet_egress.py``), and the worker admits none of them in the recording."""
     out: dict[str, dict[str, Any]] = {}
+    manager = fleet_manager_of(config)
+    if manager is not None:
+        out[manager] = {}
     for _, ref in fleet_workers(config):
         name = ref.rsplit("/", 1)[-1]
         path = stack_file(name, main.parent)
         if not path.exists():
             raise MissingStackReference(ref, path)
-        out[ref] = run_program(read_stack_file(path), name, main, stack_references={}).outputs
+        worker = read_stack_file(path)
+        back = fleet_manager_of(worker)  # the worker's reference to its manager: no outputs offline (see above)
+        out[ref] = run_program(worker, name, main, stack_references={back: {}} if back else {}).outputs
     return out
 
 
@@ -301,7 +335,25 @@ def execute_program(main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, Any]
     cwd = os.getcwd()
     try:
         os.chdir(main.parent)
-        _run()
+        with no_stack_traces():
+            _run()
     finally:
         os.chdir(cwd)
     return outputs
+
+
+@contextmanager
+def no_stack_traces() -> Iterator[None]:
+    """The SDK captures the Python stack of every registration (``traceback.extract_stack``, a ``stat`` per frame's
+    file) for the engine's stack trace and source position; the mocks drop both, so the offline run skips the
+    capture. Restored afterwards (``pulumi preview`` under the CLI never runs this)."""
+    saved = RESOURCE_MODULE._get_stack_trace
+    RESOURCE_MODULE._get_stack_trace = _empty_stack_trace
+    try:
+        yield
+    finally:
+        RESOURCE_MODULE._get_stack_trace = saved
+
+
+def _empty_stack_trace() -> source_pb2.StackTrace:
+    return source_pb2.StackTrace()

@@ -9,11 +9,13 @@ from typing import Any, Sequence
 from catalog import Cloud
 from catalog.fabric import load_fabric_catalog
 from catalog.gke_version import FloorCheck, check_floor
+from catalog.network_cards import network_cards
 from preview.engine import Registered
 from render.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
 from plan.fabric_contract import check as check_contract, workload_views
 from render.fabric_pod import pod_fabric
 from render.trainer import runtime_name
+from plan.efa_layout import efa_layout, efa_summary
 from plan.fabric import FabricPlan
 from spec.fabric import FabricMode
 from plan.facts import PoolFacts
@@ -151,6 +153,8 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
             "gkeVersionFloor": floor, "gkeVersionCheck": checked,
             "daemonSets": _daemonsets_on(p.name, resources), "wired": _wired(p, resources),
             "draClaim": dra_claim(p, resources), "contract": contract(p, resources)})
+        if network_cards(p.machine.cloud, p.machine.machine_type):  # cards that differ (P6e-GB200): say which carry EFA
+            entry["efaCards"] = efa_summary(efa_layout(p.machine))
         out.append(entry)
     return out
 

@@ -79,7 +79,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
     if plan.fleet is not None and plan.fleet.manager:
-        report.fleet = fleet_summary(spec, stack, report.cost, members)
+        report.fleet = fleet_summary(spec, stack, report.cost, members, plan.fleet.egress)
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack

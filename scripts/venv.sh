@@ -5,6 +5,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
 REQ="${1:-requirements.txt}"
+# One builder at a time: a second scripts/test.sh or preview.sh started while the first still builds .venv waits for
+# it (then finds the stamp) instead of deleting or installing into the same folder. flock comes with util-linux.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$ROOT/.venv.lock"
+  flock 9
+fi
 # A venv is usable only if its pip runs: a failed `python3 -m venv` (no python3-venv on Debian) leaves a bin/python
 # behind without pip, which must not be mistaken for a working environment.
 if ! "$ROOT/.venv/bin/python" -m pip --version >/dev/null 2>&1; then

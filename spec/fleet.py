@@ -19,8 +19,12 @@ KUBECONFIG_OUTPUT = "fleetKubeconfig"
 """The worker's stack output (a Pulumi secret) the manager reads through its StackReference."""
 FACTS_OUTPUT = "fleet"
 """A fleet stack's non-secret facts output (role, queues, GPUs, Kueue version, API access)."""
-EGRESS_OUTPUT = "fleetEgress"
-"""The manager's egress CIDRs output."""
+EGRESS_OUTPUT = "fleetEgressAddresses"
+"""The manager's egress addresses output (a list of CIDRs, /32 for a NAT address): reserved by gpu-cluster (GKE),
+read from the manager's NAT gateways (EKS), or as declared in ``egressCidrs``. A worker with ``fleet.manager`` admits
+them through a StackReference; known only once the manager is deployed."""
+MAX_EGRESS_ADDRESSES = 16
+"""Static NAT addresses a manager may reserve (one address gives 64,512 ports per protocol: a small manager needs one)."""
 MAX_WORKERS = 20
 """A MultiKueueConfig lists 1-20 clusters (Kueue 0.16+, #8614)."""
 
@@ -63,6 +67,12 @@ class Fleet(SpecModel):
     role: FleetRole = Field(description=(
         "`manager` (runs MultiKueue and the fleet's queues; may have no GPU pool) or `worker` (runs the jobs; "
         "needs `scheduling.workload: kubeflow`)."))
+    manager: str | None = Field(None, description=(
+        "Worker only: the fleet manager's stack, `<org>/<project>/<stack>`. This cluster's API then admits the "
+        "addresses in the manager's `fleetEgressAddresses` output, read through a `pulumi.StackReference` at deploy "
+        "(unknown offline; the reachability rule checks that this reference is there), besides "
+        "`cluster.authorizedNetworks`. Omitted: only `cluster.authorizedNetworks`, which must then list the "
+        "manager's `egressCidrs`."))
     token_generation: int = Field(1, ge=1, description=(
         "Worker only: the generation of the static ServiceAccount token the manager uses. Raise it to rotate the "
         "token: this stack's `pulumi up` replaces the token Secret (the old token stops working), then the "
@@ -76,10 +86,18 @@ class Fleet(SpecModel):
         "Manager only, `Incremental`: workers nominated per round. Default 3 (Kueue's default)."))
     queues: list[FleetQueue] = Field(default_factory=list, description=(
         "Manager only: the fleet's queues with their fleet-wide GPU quota per model."))
+    egress_addresses: int | None = Field(None, ge=0, le=MAX_EGRESS_ADDRESSES, description=(
+        "Manager only, GKE: static external IPv4 addresses (`gcp.compute.Address`) gpu-cluster reserves for the "
+        "manager's Cloud NAT, which then uses only them (`MANUAL_ONLY`); exported as `fleetEgressAddresses` (/32 "
+        "each). Needs gpu-cluster's Cloud NAT (`cluster.cloudNat`, on by default with the default network). Omitted: "
+        "1 when gpu-cluster makes the Cloud NAT and `egressCidrs` is empty, else 0. On EKS gpu-cluster reads the "
+        "Elastic IPs of the NAT gateways the manager's subnets route through instead (it does not build the VPC)."))
     egress_cidrs: list[str] = Field(default_factory=list, description=(
-        "Manager only: the addresses the manager's traffic leaves from (its static NAT addresses, as CIDRs). "
-        "Exported as `fleetEgress`; every worker's `cluster.authorizedNetworks` must admit them. Empty (default): "
-        "unknown, and a worker with authorized networks is reported as possibly unreachable."))
+        "Manager only: the manager's egress addresses when its NAT is not gpu-cluster's: a network you bring with "
+        "its own Cloud NAT, an EKS VPC whose egress leaves through a transit gateway or a corporate NAT. Exported "
+        "as `fleetEgressAddresses` instead of reserved or looked-up addresses; workers admit them through "
+        "`fleet.manager` or by listing them in `cluster.authorizedNetworks`. Empty (default): gpu-cluster reserves "
+        "(GKE) or looks up (EKS) the addresses."))
     gc_interval_seconds: int = Field(60, ge=0, description=(
         "Manager only: how often MultiKueue deletes orphaned copies on the workers (`multiKueue.gcInterval`). "
         "0 turns the collector off. Default 60."))

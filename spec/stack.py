@@ -238,6 +238,12 @@ class ClusterSpec(SpecModel):
         "EKS only: install the Kubernetes Cluster Autoscaler (kube-system, on the system pool, EKS Pod Identity) so "
         "node groups scale between minNodes and maxNodes, from zero too. Default true. Set false only when an "
         "`existing` cluster already runs one (or Karpenter); GKE scales pools itself."))
+    admin_principal_arns: list[str] = Field(default_factory=list, description=(
+        "EKS only, created clusters: IAM role or user ARNs (`arn:aws:iam::<account>:role/<name>`) that get cluster "
+        "admin through an EKS access entry (AmazonEKSClusterAdminPolicy, cluster scope), e.g. your SSO admin role "
+        "and the CI role; list the identity that runs `pulumi up` too, or the run cannot install the add-ons. Nobody "
+        "else is admin: the cluster is created with `bootstrapClusterCreatorAdminPermissions: false`. Empty "
+        "(default): one entry for the IAM role (or user) running `pulumi up`, read from its session."))
     image_mirrors: list[ImageMirror] = Field(default_factory=list, description=(
         "GKE only: Artifact Registry remote repositories (in the stack's project and region) that mirror nvcr.io or "
         "ghcr.io, so GPU images come from Artifact Registry, stay in the region and can be streamed. Empty "

@@ -14,7 +14,10 @@ from validation.names import DNS_LABEL
 CLUSTER_NAME_MAX = {Cloud.GCP: 40, Cloud.AWS: 100}
 EKS_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
 AWS_SUBNET = re.compile(r"subnet-[0-9a-f]{8,17}")
-OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "cluster_autoscaler"),
+IAM_PRINCIPAL = re.compile(r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]+")
+"""What an EKS access entry accepts as principal: an IAM role or user ARN (a role path is allowed)."""
+STS_SESSION = re.compile(r"arn:aws(-cn|-us-gov)?:sts::([0-9]{12}):assumed-role/([^/]+)/.+")
+OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "cluster_autoscaler", "admin_principal_arns"),
                       Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat",
                                   "min_master_version")}
 """Cluster settings that only the other cloud reads, by model field name."""
@@ -117,6 +120,30 @@ def _check_eks_cluster(issues: Issues, cat: Catalog, region: str | None, cluster
                      fix="add a private subnet for a second Availability Zone")
     if cluster.mode == ClusterMode.CREATE and cluster.kubernetes_version in EKS_VERSIONS:
         _check_eks_support(issues, cat, cluster.kubernetes_version)
+    _check_admin_principals(issues, cluster)
+
+
+def _check_admin_principals(issues: Issues, cluster: ClusterSpec) -> None:
+    """Access entries take IAM role or user ARNs; an STS session ARN (what `aws sts get-caller-identity` prints for an
+    assumed role) is refused with the role ARN it stands for."""
+    if cluster.admin_principal_arns and cluster.mode == ClusterMode.EXISTING:
+        issues.error("adminPrincipalArns", "an existing cluster's access entries are not managed by this stack",
+                     cluster.admin_principal_arns, allowed="adminPrincipalArns only with mode: create",
+                     fix="remove cluster.adminPrincipalArns, or add the access entries where the cluster is managed")
+        return
+    principals = issues.at("adminPrincipalArns")
+    for i, arn in enumerate(cluster.admin_principal_arns):
+        session = STS_SESSION.fullmatch(arn)
+        if session:
+            partition = arn.split(":")[1]
+            principals.error(i, "an STS session ARN cannot be an access entry's principal", arn,
+                             allowed="an IAM role or user ARN",
+                             fix=f"use the role itself: arn:{partition}:iam::{session[2]}:role/{session[3]} (add the "
+                                 "role's path if it has one)")
+        elif not IAM_PRINCIPAL.fullmatch(arn):
+            principals.error(i, "not an IAM role or user ARN", arn,
+                             allowed="arn:aws:iam::<12-digit account>:role/<name> or …:user/<name>",
+                             fix="copy the ARN from `aws iam get-role --role-name <name>`")
 
 
 def _check_eks_support(issues: Issues, cat: Catalog, version: str) -> None:

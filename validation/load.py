@@ -125,7 +125,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     check_resource_labels(issues.at("labels"), parts.get("labels", {}))
     check_pool_names(issues, pools)
     if parts.get("fleet") is not None:
-        check_fleet(issues, parts["fleet"], pools, parts.get("scheduling"), stack_name)
+        check_fleet(issues, parts["fleet"], pools, parts.get("scheduling"), stack_name, cloud, cluster)
     if parts.get("scheduling") is not None:
         check_scheduling(issues, cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
         check_slurm(issues, cat, cloud, pools, parts["scheduling"],

@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 
 from components.charts import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_APP_VERSION, CLUSTER_AUTOSCALER_IMAGE_TAGS
 from components.cluster_refs import EksClusterRef
-from components.eks.node_role import assume_role_policy
+from components.eks.access import pod_identity_trust
 from plan.queued import CA_PROVISIONING_ARGS
 
 NAMESPACE = "kube-system"
@@ -179,9 +179,11 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:aws:ClusterAutoscaler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        # only this cluster's cluster-autoscaler ServiceAccount may assume it (Pod Identity session tags)
+        trust = pulumi.Output.from_input(cluster.arn).apply(
+            lambda arn: json.dumps(pod_identity_trust(str(arn), NAMESPACE, SERVICE_ACCOUNT)))
         self.role = aws.iam.Role(
-            f"{name}-role", assume_role_policy=assume_role_policy("pods.eks.amazonaws.com",
-                                                                  ("sts:AssumeRole", "sts:TagSession")),
+            f"{name}-role", assume_role_policy=trust,
             description=f"Cluster Autoscaler of EKS cluster {cluster.spec_name}, managed by gpu-cluster",
             tags=tags or None, opts=child)
         policy = aws.iam.RolePolicy(f"{name}-policy", role=self.role.id,

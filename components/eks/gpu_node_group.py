@@ -4,6 +4,7 @@ resolved in its plan (``plan/eks_pool.py``); this component wires it to the laun
 from __future__ import annotations
 
 import base64
+from typing import Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -12,18 +13,18 @@ from components.cluster_refs import EksClusterRef
 from components.eks.capacity_block_schedule import block_schedules
 from components.eks.cluster_autoscaler import discovery_tags, node_template_tags, tag_node_group_asg
 from components.eks.node_defaults import metadata_options, root_volume
+from plan.efa_layout import EfaAttachment
 from plan.facts import PoolFacts
 from plan.stack import PoolPlan
 from render.nodeadm import nodeadm_user_data
 
 
-def efa_interfaces(count: int, security_groups: list) -> list[dict]:
-    """One EFA per network card: card 0 is the primary interface (device 0, ``efa``: EFA + ENA, it takes the node's
-    subnet IP), the rest are device 1 and ``efa-only`` (no IP address: a 96-node p5en group would otherwise burn
-    ~1,500 subnet IPs on GPU-traffic NICs that never use IP; AWS EFA user guide, "EFA-only interfaces")."""
-    return [{"network_card_index": i, "device_index": 0 if i == 0 else 1,
-             "interface_type": "efa" if i == 0 else "efa-only",
-             "delete_on_termination": "true", "security_groups": security_groups} for i in range(count)]
+def efa_interfaces(cards: Sequence[EfaAttachment], security_groups: list) -> list[dict]:
+    """The launch template's network interfaces: one EFA per card as the plan lays them out (``plan/efa_layout.py``:
+    card 0 the primary ``efa``, the rest ``efa-only`` at device 1, or the catalog's per-card layout on P6e-GB200)."""
+    return [{"network_card_index": a.network_card_index, "device_index": a.device_index,
+             "interface_type": a.interface_type, "delete_on_termination": "true", "security_groups": security_groups}
+            for a in cards]
 
 
 class EksGpuNodeGroup(pulumi.ComponentResource):
@@ -74,7 +75,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                          "description": "outbound (images, cloud APIs)"}],
                 tags=pool_tags, opts=child)
             if eks.efa_interfaces:
-                lt_args["network_interfaces"] = efa_interfaces(eks.efa_interfaces,
+                lt_args["network_interfaces"] = efa_interfaces(eks.efa_cards,
                                                                [cluster.cluster_security_group_id, efa_sg.id])
             if eks.own_placement_group:  # a reservation brings its own placement (see above)
                 placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=pool_tags, opts=child)

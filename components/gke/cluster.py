@@ -1,7 +1,6 @@
 """A GKE Standard cluster with secure defaults and an untainted system pool, or an existing cluster found by name."""
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
@@ -10,17 +9,11 @@ import pulumi_kubernetes as k8s
 from components.cluster_refs import GkeClusterRef
 from components.gke.cloud_nat import GkeCloudNat
 from components.gke.node_service_account import GkeNodeServiceAccount, service_account_id
+from components.gke.secrets_key import GkeSecretsKey
 from components.kubeconfig import gke_kubeconfig
 from plan.cluster import ClusterPlan
 
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]  # IAM, not scopes, limits access
-
-
-def system_pool_zones(region_zones: Sequence[str], min_nodes: int) -> list[str] | None:
-    """The first ``min_nodes`` zones of the region (at least one); None when the catalog does not know the region
-    (``region_zones`` empty: GKE then picks the zones)."""
-    zones = list(region_zones)
-    return zones[:max(1, min(min_nodes, len(zones)))] if zones else None
 
 
 def shielded_node_config() -> dict:
@@ -38,7 +31,7 @@ class GkeCluster(pulumi.ComponentResource):
     """Creates (mode `create`) or references (mode `existing`) the GKE cluster GPU pools join.
 
     Created clusters: private nodes, Workload Identity, a release channel, Dataplane V2, Shielded Nodes, no
-    client certificate, deletion protection, and no inline default pool (the default pool is removed; add-ons
+    client certificate, Secrets encrypted with a rotating Cloud KMS key, deletion protection, and no inline default pool (the default pool is removed; add-ons
     run on a separate autoscaled system pool with its own least-privilege service account).
     """
 
@@ -46,19 +39,25 @@ class GkeCluster(pulumi.ComponentResource):
     name: pulumi.Output[str]
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
+    egress_addresses: pulumi.Output[list[str]]
+    """The reserved static addresses of the Cloud NAT as /32 CIDRs (a fleet manager's ``fleetEgressAddresses``)."""
 
-    def __init__(self, name: str, spec: ClusterPlan, region_zones: Sequence[str], multi_networking: bool = False,
-                 maintenance_policy: dict | None = None, opts: pulumi.ResourceOptions | None = None):
-        """``region_zones``: the region's zones from the catalog (compose passes them); the system pool starts in
-        the first ``minNodes`` of them."""
+    def __init__(self, name: str, spec: ClusterPlan, multi_networking: bool = False,
+                 maintenance_policy: dict | None = None, admitted_egress: pulumi.Input[list[str]] | None = None,
+                 opts: pulumi.ResourceOptions | None = None):
+        """The system pool starts in the plan's ``system_zones`` (the region's first ``minNodes``).
+        ``admitted_egress``: a fleet worker's manager's egress addresses (a StackReference output), admitted by the
+        API besides ``authorized_networks``."""
         super().__init__("gpu-cluster:gcp:GkeCluster", name, None, opts)
         self.multi_networking = multi_networking
         self.maintenance_policy = maintenance_policy
+        self.admitted_egress = admitted_egress
+        self.egress_addresses = pulumi.Output.from_input([])
         child = pulumi.ResourceOptions(parent=self)
         project, region, labels = spec.project, spec.region, spec.labels
         if spec.create:
             location = region
-            cluster = self._create(name, spec, project, region, labels, region_zones, child)
+            cluster = self._create(name, spec, project, region, labels, child)
             cluster_name, endpoint = cluster.name, cluster.endpoint
             ca = cluster.master_auth.apply(lambda m: m.cluster_ca_certificate if m else "")
         else:
@@ -75,12 +74,19 @@ class GkeCluster(pulumi.ComponentResource):
         self.register_outputs({"name": self.name, "endpoint": self.endpoint})
 
     def _create(self, name: str, spec: ClusterPlan, project: str, region: str, labels: dict[str, str],
-                region_zones: Sequence[str], child: pulumi.ResourceOptions) -> gcp.container.Cluster:
+                child: pulumi.ResourceOptions) -> gcp.container.Cluster:
         system_sa = GkeNodeServiceAccount(f"{name}-system", service_account_id(spec.name, "system"), project,
                                           opts=child)
         if spec.cloud_nat:
-            GkeCloudNat(f"{name}-egress", spec.network or "default", region, project, opts=child)
-        private_endpoint = not spec.authorized_networks
+            nat = GkeCloudNat(f"{name}-egress", spec.network or "default", region, project,
+                              static_addresses=spec.static_nat_addresses, opts=child)
+            self.egress_addresses = nat.addresses
+        private_endpoint = spec.private_endpoint
+        literal = [{"cidr_block": c, "display_name": f"authorized-{i}"} for i, c in enumerate(spec.authorized_networks)]
+        cidr_blocks: pulumi.Input[list] = literal if self.admitted_egress is None else pulumi.Output.from_input(
+            self.admitted_egress).apply(lambda egress: literal + [
+                {"cidr_block": c, "display_name": f"fleet-manager-{i}"} for i, c in enumerate(egress or [])])
+        secrets_key = GkeSecretsKey(f"{name}-secrets", project, region, spec.deletion_protection, labels, opts=child)
         cluster = gcp.container.Cluster(
             name,
             name=spec.name,  # a cluster is never replaced in place: it is protected instead
@@ -94,12 +100,13 @@ class GkeCluster(pulumi.ComponentResource):
             enable_multi_networking=True if self.multi_networking else None,
             private_cluster_config={"enable_private_nodes": True, "enable_private_endpoint": private_endpoint},
             master_authorized_networks_config={
-                "cidr_blocks": [{"cidr_block": c, "display_name": f"authorized-{i}"}
-                                for i, c in enumerate(spec.authorized_networks)],
+                "cidr_blocks": cidr_blocks,  # + a fleet worker's manager's egress addresses, known at deploy
                 # Google Cloud's public IP ranges (any GCP customer's VM) may not reach the API server either
                 "gcp_public_cidrs_access_enabled": False},
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
+            # application-layer Secrets encryption (security-gke-secrets-encryption), as EKS envelope-encrypts them
+            database_encryption={"state": "ENCRYPTED", "key_name": secrets_key.key_name},
             release_channel={"channel": spec.release_channel},
             # pinned: validation checked it against the GPU fabric's version floor (validation/fabric_version.py)
             min_master_version=spec.min_master_version,
@@ -107,12 +114,12 @@ class GkeCluster(pulumi.ComponentResource):
             enable_shielded_nodes=True, enable_legacy_abac=False,
             deletion_protection=spec.deletion_protection,
             resource_labels=labels or None,
-            opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection,
+            opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection, depends_on=[secrets_key],
                                         ignore_changes=["nodeConfig", "initialNodeCount", "nodePools"]))
         gcp.container.NodePool(
             f"{name}-system", cluster=cluster.name, location=region, project=project,
             # initialNodeCount is per zone: spread over as many zones as minNodes, so the pool starts at minNodes
-            node_locations=system_pool_zones(region_zones, spec.system_min_nodes),
+            node_locations=spec.system_zones,
             initial_node_count=1,
             autoscaling={"total_min_node_count": spec.system_min_nodes, "total_max_node_count": spec.system_max_nodes,
                          "location_policy": "BALANCED"},

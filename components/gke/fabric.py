@@ -17,7 +17,7 @@ from render.gke_fabric_manifests import (
     INJECTOR_NAME, INSTALLER_NAMES, NEEDS_INJECTOR, device_injector, installer, nccl_config, network, param_set,
 )
 from components.gke.fabric_networks import Attachment, GkeFabricNetworks
-from plan.facts import PoolFacts
+from plan.gke_fabric import FabricKindPlan
 
 
 def node_network_config(attachments: Sequence[Attachment]) -> dict:
@@ -32,15 +32,6 @@ def managed_network_config(profile: str) -> dict:
     return {"accelerator_network_profile": profile}
 
 
-def fabric_kinds(pools: Sequence[PoolFacts]) -> dict[FabricKind, list[PoolFacts]]:
-    """GKE fabric pools by kind, in spec order (EFA is EKS's, handled by the node group)."""
-    out: dict[FabricKind, list[PoolFacts]] = {}
-    for p in pools:
-        if p.fabric is not None and p.fabric.kind != FabricKind.EFA:
-            out.setdefault(p.fabric.kind, []).append(p)
-    return out
-
-
 class GkeFabric(pulumi.ComponentResource):
     """Everything the cluster's fabric pools share. ``opts`` carries the GCP and the cluster's Kubernetes providers;
     Kubernetes objects wait for ``after`` (the cluster)."""
@@ -49,40 +40,37 @@ class GkeFabric(pulumi.ComponentResource):
     """Pool name -> its node pool ``network_config``."""
     daemonsets: list[str]
 
-    def __init__(self, name: str, pools: Sequence[PoolFacts], cluster_name: str, project: str, region: str,
+    def __init__(self, name: str, kinds: Sequence[FabricKindPlan], cluster_name: str, project: str, region: str,
                  after: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None):
+        """``kinds``: the plan's GKE fabric, grouped by kind (``plan/gke_fabric.py``)."""
         super().__init__("gpu-cluster:gcp:GkeFabric", name, None, opts)
         fab = load_fabric_catalog()
         child = pulumi.ResourceOptions(parent=self)
         k8s_opts = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         self.node_network_configs, self.daemonsets = {}, []
-        by_kind = fabric_kinds(pools)
-        for kind, members in by_kind.items():
-            attached = [p for p in members if p.fabric is not None and not p.fabric.managed]
-            for p in members:
-                if p.fabric is not None and p.fabric.managed:
-                    self.node_network_configs[p.name] = managed_network_config(p.fabric.machine.gke_managed_profile)
-            if attached:
-                plan = attached[0].fabric
-                assert plan is not None
-                nets = GkeFabricNetworks(f"{name}-{kind.value}", plan, cluster_name, project, region,
-                                         attached[0].zones[0], opts=child)
+        for group in kinds:
+            kind = group.kind
+            for pool, profile in group.managed.items():
+                self.node_network_configs[pool] = managed_network_config(profile)
+            if group.networks is not None and group.zone is not None:
+                nets = GkeFabricNetworks(f"{name}-{kind.value}", group.networks, cluster_name, project, region,
+                                         group.zone, opts=child)
                 for a in nets.attachments:
                     custom_resource(f"{name}-{a.plan.k8s_name}-params",
                                     param_set(a.plan.k8s_name, a.network, a.subnetwork, a.plan.device_mode), k8s_opts)
                     custom_resource(f"{name}-{a.plan.k8s_name}-network", network(a.plan.k8s_name), k8s_opts)
-                for p in attached:
-                    self.node_network_configs[p.name] = node_network_config(nets.attachments)
-            for arch in dict.fromkeys(p.arch for p in members):  # one installer per CPU architecture
-                names = [p.name for p in members if p.arch == arch]
-                obj = installer(kind, names, fab, arch)
+                for pool in group.attached:
+                    self.node_network_configs[pool] = node_network_config(nets.attachments)
+            for arch, names in group.installers:  # one installer per CPU architecture
+                obj = installer(kind, list(names), fab, arch)
                 suffix = "-arm64" if arch == "arm64" else ""
                 custom_resource(f"{name}-{INSTALLER_NAMES[kind]}{suffix}", obj, k8s_opts)
                 self.daemonsets.append(obj["metadata"]["name"])
             if kind == FabricKind.TCPX:
                 cm = nccl_config()
                 k8s.core.v1.ConfigMap(f"{name}-nccl-config", metadata=cm["metadata"], data=cm["data"], opts=k8s_opts)
-        injected = sorted(p.name for k in NEEDS_INJECTOR for p in by_kind.get(k, []))
+        by_kind = {g.kind: g for g in kinds}
+        injected = sorted(p for k in NEEDS_INJECTOR if k in by_kind for p in by_kind[k].pools)
         if injected:
             kind = next(k for k in NEEDS_INJECTOR if k in by_kind)
             custom_resource(f"{name}-{INJECTOR_NAME}", device_injector(injected, fab, kind), k8s_opts)

@@ -10,21 +10,15 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from catalog.fabric import FabricKind
 from plan.fabric import FabricNetworkPlan, FabricPlan
 
 GVNIC_MTU = 8244
 """GKE's GPUDirect-TCPX/TCPXO guides and cluster-toolkit's multivpc: jumbo frames on the GPU NIC networks."""
-GVNIC_RANGE = "192.168.{third}.0/20"
-"""gVNIC subnet i (1-based) of TCPX/TCPXO: 192.168.(16·(i-1)).0/20, inside cluster-toolkit's 192.168.0.0/16."""
 ROCE_MTU = 8896
 ROCE_MTU_ALLOWED = (1300, 8896)
 """The RoCE VPC's MTU: GoogleCloudPlatform/cluster-toolkit@10470803 modules/network/gpu-rdma-vpc/variables.tf
 (``mtu`` default 8896, "Allowed are all values in the range 1300 to 8896, inclusively" for the RDMA profile). Left
 unset, GCE gives 1460, which caps the RoCEv2 path MTU of every GPU NIC."""
-RDMA_GVNIC_RANGE = "192.168.64.0/18"
-RDMA_SUBNET_RANGE = "192.168.{third}.0/21"
-"""RDMA subnet j: 192.168.(128 + 8·j).0/21, the 192.168.128.0/18 block split in 8 (cluster-toolkit A3 Ultra / A4)."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +48,8 @@ class GkeFabricNetworks(pulumi.ComponentResource):
             self.register_outputs({"networks": [n.k8s_name for n in plan.networks]})
             return
         prefix = f"{cluster_name}-{plan.kind.value}"
-        for i, n in enumerate(plan.gvnic):
-            cidr = RDMA_GVNIC_RANGE if plan.kind == FabricKind.RDMA else GVNIC_RANGE.format(third=16 * i)
+        for n in plan.gvnic:
+            cidr = n.cidr or ""  # planned (plan/fabric.py): set on every network gpu-cluster creates
             vpc = gcp.compute.Network(
                 f"{name}-{n.k8s_name}", name=f"{prefix}-{n.k8s_name}", project=project,
                 auto_create_subnetworks=False, mtu=GVNIC_MTU,
@@ -76,9 +70,9 @@ class GkeFabricNetworks(pulumi.ComponentResource):
                 network_profile=roce_profile(project, zone), routing_mode="REGIONAL", mtu=ROCE_MTU,
                 description=f"RoCE network of the {plan.kind.display_name} pools of {cluster_name} ({zone})",
                 opts=child)
-            for j, n in enumerate(plan.rdma):
+            for n in plan.rdma:
                 sub = gcp.compute.Subnetwork(
                     f"{name}-{n.k8s_name}-subnet", name=f"{prefix}-{n.k8s_name}", project=project, region=region,
-                    network=roce.id, ip_cidr_range=RDMA_SUBNET_RANGE.format(third=128 + 8 * j), opts=child)
+                    network=roce.id, ip_cidr_range=n.cidr or "", opts=child)
                 self.attachments.append(Attachment(n, roce.name, sub.name))
         self.register_outputs({"networks": [a.plan.k8s_name for a in self.attachments]})

@@ -1,5 +1,6 @@
-"""topology-efa-interfaces: multi-node p4d/p5/p5e/p5en/p6 node groups attach every EFA interface the instance
-type has, one per network card."""
+"""topology-efa-interfaces: multi-node p4d/p5/p5e/p5en/p6/p6e node groups attach every EFA interface the instance
+type has, one per network card (per-card types and device indices where the catalog lays the cards out:
+``catalog/data/network-cards.csv``)."""
 from __future__ import annotations
 
 from typing import Iterable
@@ -15,9 +16,24 @@ from policies.resources import EKS_NODE_GROUP, LAUNCH_TEMPLATE
 from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.values import as_int
+from plan.efa_layout import efa_layout
 
 ID = "topology-efa-interfaces"
-DEFAULT_PREFIXES = ["p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-"]
+DEFAULT_PREFIXES = ["p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-", "p6e-"]
+
+
+def _fix(machine) -> str:
+    layout = efa_layout(machine)
+    if not any(a.efa_gbps for a in layout):
+        return (f"attach one EFA interface per network card: networkCardIndex 0–{len(layout) - 1}, deviceIndex 0 on "
+                "card 0 and 1 on the others (gpu-cluster does this for multiNode: true pools)")
+    groups: dict[tuple[str, int], list[str]] = {}
+    for a in layout:
+        groups.setdefault((a.interface_type, a.device_index), []).append(str(a.network_card_index))
+    parts = "; ".join(f"{kind} at deviceIndex {dev} on cards {', '.join(cards)}"
+                      for (kind, dev), cards in groups.items())
+    return (f"attach one EFA interface per network card as catalog/data/network-cards.csv lays out "
+            f"{machine.machine_type}: {parts} (gpu-cluster does this for multiNode: true pools)")
 
 
 def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
@@ -35,8 +51,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             want = machine.efa_interfaces
             efas = efa_interfaces(template)
             cards = sorted(c for c in (as_int(n.get("networkCardIndex", 0)) for n in efas) if isinstance(c, int))
-            fix = (f"attach one EFA interface per network card: networkCardIndex 0–{want - 1}, deviceIndex 0 on "
-                   "card 0 and 1 on the others (gpu-cluster does this for multiNode: true pools)")
+            fix = _fix(machine)
             if template is None:
                 yield Finding(view.subject, f"multi-node {instance_type} pool has no EFA interfaces",
                               observed="no launch template",
@@ -64,7 +79,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
 
 RULE = register(Rule(
     id=ID, title="Multi-node EFA pools have every EFA interface", category=Category.TOPOLOGY,
-    description="Multi-node p4d/p5/p5e/p5en/p6 node groups attach one EFA interface per network card of the "
+    description="Multi-node p4d/p5/p5e/p5en/p6/p6e node groups attach one EFA interface per network card of the "
                 "instance type.",
     why=("A p5.48xlarge has 32 network cards and 3,200 Gbps of EFA only when every card carries an EFA "
          "interface; with one interface NCCL runs at a fraction of the fabric and multi-node jobs slow down "
@@ -72,7 +87,9 @@ RULE = register(Rule(
     remediation=("1. For a gpu-cluster stack, set multiNode: true on the pool: the component writes one EFA "
                  "interface per network card. 2. Otherwise add launch-template network interfaces with "
                  "interfaceType efa, networkCardIndex 0..N-1 (deviceIndex 0 on card 0, 1 on the rest) and the "
-                 "EFA security group."),
+                 "EFA security group; where the catalog lays out the cards (P6e-GB200: efa-only at deviceIndex 0 "
+                 "on the odd 400 Gbps cards, efa at deviceIndex 1 on the even ones), follow "
+                 "catalog/data/network-cards.csv."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(EKS_NODE_GROUP, LAUNCH_TEMPLATE),
     check=check, reads_catalog=True, stack=True,
     config={

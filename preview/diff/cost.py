@@ -1,7 +1,7 @@
 """Cost delta between two cost reports: per pool and fixed item, and in total, at min and at max nodes."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from preview.cost import HOURS_PER_MONTH, CostReport
@@ -56,6 +56,8 @@ class CostLine:
 class CostDiff:
     lines: list[CostLine]
     notes: list[str]
+    conventions: list[str] = field(default_factory=list)
+    """How the figures are counted (the 730-hour month, AWS spot, …): said once per stack, naming the pools."""
 
     @property
     def before_min(self) -> float:
@@ -115,7 +117,7 @@ class CostDiff:
                 "maxGpus": {"before": self.before_gpus, "after": self.after_gpus},
                 "unpricedPools": self.unknown,
             },
-            "notes": self.notes,
+            "notes": self.notes, "conventions": self.conventions,
         }
 
 
@@ -151,4 +153,5 @@ def diff_cost(before: CostReport | None, after: CostReport | None) -> CostDiff:
             before_min=fb.usd_per_hour_min if fb else 0.0, before_max=fb.usd_per_hour_max if fb else 0.0,
             after_min=fa.usd_per_hour_min if fa else 0.0, after_max=fa.usd_per_hour_max if fa else 0.0))
     current = after or before  # the caveats of the prices shown (spot dates, reservations)
-    return CostDiff(lines=lines, notes=list(current.notes) if current else [])
+    return CostDiff(lines=lines, notes=list(current.notes) if current else [],
+                    conventions=list(current.conventions) if current else [])

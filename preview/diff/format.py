@@ -111,6 +111,8 @@ def entity_line(diff: StackDiff, e: EntityDiff, code=lambda s: f"`{s}`") -> str:
 
 def replace_reason(c: ResourceChange, code=lambda s: f"`{s}`") -> str:
     fields = sorted(set(c.replace_reasons.values()))
+    if all(" changed: " in f for f in fields):  # Kubernetes objects: each reason is a sentence already
+        return "; ".join(fields)
     paths = ", ".join(code(p) for p in list(c.replace_reasons)[:4])
     more = f" (+{len(c.replace_reasons) - 4} more)" if len(c.replace_reasons) > 4 else ""
     return f"{paths}{more} changed, and the provider replaces on {', '.join(fields)}"
@@ -137,6 +139,9 @@ def headline(diff: StackDiff) -> list[str]:
                      f"{len(fleet['clusters'])} cluster{'s' if len(fleet['clusters']) != 1 else ''} changed)")
     r = diff.resources
     counts = [f"{r.count(a)} to {a}" for a in ("replace", "remove", "add", "update") if r.count(a)]
+    refused = sum(1 for ch in r.changes if ch.refused)
+    if refused:
+        counts.append(f"{refused} update{'s' if refused != 1 else ''} the API server refuses")
     items.append("resources: " + (", ".join(counts) if counts else "no change"))
     p = diff.policy
     policy = []

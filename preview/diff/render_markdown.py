@@ -59,7 +59,7 @@ def _render(diff: StackDiff, level: int, heading: str) -> str:
     out += [" · ".join(items), ""]
     out += _changes(diff)
     out += _policy(diff, level)
-    out += _cost(diff)
+    out += _cost(diff, level)
     if level >= NO_PATHS:
         out += _resources(diff, with_paths=level == FULL)
         out += _settings(diff)
@@ -90,6 +90,9 @@ def _changes(diff: StackDiff) -> list[str]:
     for c in diff.resources.changes:
         if c.action == REPLACE and c.name not in replaced_names:
             lines.append(f"- **replaces** {code(c.type)} {code(c.name)}: {replace_reason(c, code)}")
+        elif c.refused:
+            lines.append(f"- **refused update** {code(c.type)} {code(c.name)}: "
+                         f"{'; '.join(sorted(set(c.refused.values())))}")
     if not lines:
         return []
     return ["**Changes**", "", *lines, ""]
@@ -122,7 +125,7 @@ def _policy(diff: StackDiff, level: int) -> list[str]:
     return out
 
 
-def _cost(diff: StackDiff) -> list[str]:
+def _cost(diff: StackDiff, level: int) -> list[str]:
     c = diff.cost
     changed = c.changed_lines
     if not changed:
@@ -144,6 +147,9 @@ def _cost(diff: StackDiff) -> list[str]:
                f"{c.before_gpus} → {c.after_gpus} |")
     out.append("")
     out += [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
+    if c.conventions and level >= NO_PATHS:  # reference, not news: folded, and the first thing cut to fit
+        out += ["<details><summary>How the cost is counted</summary>", "", *[f"- {n}" for n in c.conventions], "",
+                "</details>", ""]
     return out + _fleet(diff, always=True)
 
 
@@ -178,13 +184,15 @@ def _pair(before: float, after: float) -> str:
 def _resource_row(c: ResourceChange, with_paths: bool) -> str:
     detail = ""
     if with_paths and c.paths:
-        shown = [f"{code(p)}{' (replace)' if p in c.replace_reasons else ''}" for p in c.paths[:12]]
+        shown = [f"{code(p)}{' (replace)' if p in c.replace_reasons else ' (refused)' if p in c.refused else ''}"
+                 for p in c.paths[:12]]
         detail = ", ".join(shown) + (f" (+{len(c.paths) - 12} more)" if len(c.paths) > 12 else "")
     notes = [detail] if detail else []
     if c.unassessed:
         notes.append("replacement not assessed for " + ", ".join(code(p) for p in c.unassessed))
     if c.ignored:
         notes.append("ignored (autoscaler-owned): " + ", ".join(code(p) for p in c.ignored))
+    notes += [cell(why) for why in sorted(set(c.refused.values()))]
     if c.note and c.action in ("update", "replace"):
         notes.append(cell(c.note))
     detail = " · ".join(notes)

@@ -89,7 +89,7 @@ def _cost(diff: StackDiff) -> list[str]:
                        line.before_gpus, line.after_gpus, line.kind == "pool"))
     total = row("total", c.before_min, c.after_min, c.before_max, c.after_max, c.before_gpus, c.after_gpus, True)
     out.append(total + (f"  (+ unknown: {', '.join(c.unknown)})" if c.unknown else ""))
-    out += [f"  note: {n}" for n in c.notes]
+    out += [f"  note: {n}" for n in [*c.notes, *c.conventions]]
     return out + [""] + _fleet(diff, always=True)
 
 
@@ -123,7 +123,8 @@ def _resources(diff: StackDiff) -> list[str]:
         where = f" in {c.where}" if c.where else ""
         out.append(f"  {c.action:<8} {c.type} {c.name}{where}")
         for path in c.paths:
-            why = f"  (forces replacement: {c.replace_reasons[path]})" if path in c.replace_reasons else ""
+            why = f"  (forces replacement: {c.replace_reasons[path]})" if path in c.replace_reasons else \
+                f"  (REFUSED: {c.refused[path]})" if path in c.refused else ""
             out.append(f"             {path}{why}")
         if c.unassessed:
             out.append(f"             replacement not assessed for: {', '.join(c.unassessed)}")

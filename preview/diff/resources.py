@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from preview.engine import Registered
+from preview.diff.k8s_replacement import classify_k8s
 from preview.diff.replacement import RULES, UPDATE_NOTES, classify, covers
 
 Key = tuple[tuple[str, str], ...]
@@ -36,6 +37,8 @@ class ResourceChange:
     unassessed: tuple[str, ...] = ()
     """Changed paths the replacement table does not classify (reported as updates)."""
     note: str = ""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Changed path -> why the API server will refuse this in-place update (a CRD's immutable field)."""
 
     @property
     def where(self) -> str:
@@ -45,7 +48,7 @@ class ResourceChange:
         return {"action": self.action, "type": self.type, "name": self.name, "parents": list(self.parents),
                 "changedInputs": list(self.paths), "replaceBecause": dict(self.replace_reasons),
                 "ignoredChanges": list(self.ignored), "replacementNotAssessed": list(self.unassessed),
-                "note": self.note}
+                "refusedBecause": dict(self.refused), "note": self.note}
 
 
 @dataclass
@@ -134,7 +137,16 @@ def _compare(key: Key, old: Registered, new: Registered) -> ResourceChange | Non
         acted.append(PROTECT_PATH)
     if not acted:
         return None  # nothing changed, or only what Pulumi is told to ignore
-    verdict = classify(new.type, [p for p in acted if p != PROTECT_PATH])
+    inputs = [p for p in acted if p != PROTECT_PATH]
+    k8s = classify_k8s(new.type, inputs, old.redacted_inputs, new.redacted_inputs) if new.custom else None
+    if k8s is not None:
+        if k8s.replaces:
+            return ResourceChange(REPLACE, new.type, new.name, _parents(key), tuple(acted), k8s.replaces, ignored,
+                                  note=_k8s_replace_note(k8s.delete_first))
+        note = "the API server refuses this update: see the paths marked refused" if k8s.refused else ""
+        return ResourceChange(UPDATE, new.type, new.name, _parents(key), tuple(acted), {}, ignored, note=note,
+                              refused=k8s.refused)
+    verdict = classify(new.type, inputs)
     rules = RULES.get(new.type)
     if verdict.replaces:
         return ResourceChange(REPLACE, new.type, new.name, _parents(key), tuple(acted), verdict.replaces, ignored,
@@ -143,6 +155,13 @@ def _compare(key: Key, old: Registered, new: Registered) -> ResourceChange | Non
     note = (rules.note if rolls else "") if rules else UPDATE_NOTES.get(new.type, "")
     return ResourceChange(UPDATE, new.type, new.name, _parents(key), tuple(acted), {}, ignored, verdict.unassessed,
                           note=note)
+
+
+def _k8s_replace_note(delete_first: bool) -> str:
+    if delete_first:
+        return ("same name: the provider deletes the old object before creating the new one, so it is absent for a "
+                "while")
+    return ("the provider creates the new object, repoints what references it, then deletes the old one")
 
 
 def _replace_note(r: Registered) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from preview.cost import CostReport
+from plan.fleet_egress import EgressPlan
 from preview.fleet.resolve import Member
 from render.fleet import fleet_runtime_name
 from render.fleet_manager import queue_namespace
@@ -23,7 +24,18 @@ def cluster_row(name: str, role: str, stack: str, cloud: str | None, region: str
             "complete": not cost.unpriced}
 
 
-def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequence[Member]) -> dict[str, Any]:
+def egress_summary(egress: EgressPlan | None, facts: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """Where the manager's ``fleetEgressAddresses`` come from, whether they are known before deploy (only declared
+    ones are), and which workers admit them by reference (``fleet.manager``) or by listing them."""
+    if egress is None:
+        return None
+    return {"source": egress.source.value, "reserved": egress.count, "addresses": list(egress.declared)
+            if egress.known_offline else None, "byReference": [w for w, f in facts.items() if f.get("managerEgressFrom")],
+            "listed": [w for w, f in facts.items() if not f.get("managerEgressFrom")]}
+
+
+def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequence[Member],
+                  egress: EgressPlan | None = None) -> dict[str, Any]:
     fleet = spec.fleet
     assert fleet is not None
     clusters = [cluster_row("manager", "manager", stack, spec.cloud.value, spec.region, cost,
@@ -62,7 +74,8 @@ def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequen
               "complete": complete}
     return {"dispatcher": fleet.dispatcher.value,
             "stepSize": fleet.incremental_step_size if fleet.dispatcher.value == "Incremental" else None,
-            "workers": [w.name for w in fleet.workers], "clusters": clusters, "queues": queues, "totals": totals}
+            "workers": [w.name for w in fleet.workers], "clusters": clusters, "queues": queues, "totals": totals,
+            "egress": egress_summary(egress, facts)}
 
 
 def _gpus(cost: CostReport) -> dict[str, int]:

@@ -12,7 +12,6 @@ from typing import Any, Sequence
 
 import yaml
 
-from catalog import load_catalog
 from plan.facts import PoolFacts
 from plan.kueue_topology import Placement
 from preview.engine import PROJECT_ROOT, read_stack_file, stack_file
@@ -57,9 +56,8 @@ def run(argv: Sequence[str]) -> int:
         print(f"error: no stack file {path.name} in {PROJECT_ROOT}\n  allowed:  {', '.join(stacks)}\n"
               f"  fix:      pass --stack with one of the allowed names, or create {path.name}", file=sys.stderr)
         return EXIT_INVALID
-    cat = load_catalog()
-    try:
-        planned = load_planned(decode_config(read_stack_file(path)), cat, stack_name=args.stack)
+    try:  # load_planned loads the catalog (once per process) and keeps the plan
+        planned = load_planned(decode_config(read_stack_file(path)), stack_name=args.stack)
     except StackFileError as exc:
         return _refuse([exc.issue])
     except SpecError as exc:

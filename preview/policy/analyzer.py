@@ -154,7 +154,9 @@ class InProcessAnalyzer(Analyzer):
     rules that read the resource's type: the SDK converts a resource's props once per resource policy before the
     policy looks at the type, and every other rule returns at once without a finding, so the answer is the same
     (same diagnostics, same order) for a fraction of the conversions. ``AnalyzeStack`` runs every stack rule over one
-    plain copy per resource (``policies/stack_cache.py``).
+    plain copy per resource (``policies/stack_cache.py``), with the stack's resources built once for all
+    stack rules (``preview/policy/stack_once.py``); ``Analyze`` converts a resource once for all its type's rules
+    (``preview/policy/shared_props.py``).
     """
 
     def __init__(self, arguments: dict[str, Any] | None = None):
@@ -189,8 +191,9 @@ class InProcessAnalyzer(Analyzer):
             return self._analyze_by_type(request)
         if method == "AnalyzeStack":
             from policies.stack_cache import one_conversion
+            from preview.policy.stack_once import analyze_stack
             with one_conversion():
-                return self._svc.AnalyzeStack(request, None)
+                return analyze_stack(self._svc, request)
         return getattr(self._svc, method)(request, None)
 
     def _analyze_by_type(self, request: apb.AnalyzeRequest) -> apb.AnalyzeResponse:
@@ -203,7 +206,9 @@ class InProcessAnalyzer(Analyzer):
             svc = self._by_type[request.type] = self._servicer(policies)
             for method, setup in self._setup:
                 getattr(svc, method)(setup, None)
-        return svc.Analyze(request, None)
+        from preview.policy.shared_props import shared_conversions
+        with shared_conversions():  # one conversion for all the type's rules
+            return svc.Analyze(request, None)
 
 
 _shared: dict[Path, SubprocessAnalyzer] = {}

@@ -39,6 +39,8 @@ def print_fabric(console: Console, rows: list[dict[str, Any]]) -> None:
             console.print(f"  {r['pool']}: NVLink domains of {nv['domainGpus']} GPUs ({nv['domainNodes']} nodes, one per "
                           f"{nv['domainLabel']} value), {nv['domainsAtMax']} at maxNodes"
                           f"{'; ' + where if where else ''}; IMEX channels from ComputeDomain {cds}", highlight=False)
+        if r.get("efaCards"):
+            console.print(f"  {r['pool']}: {r['efaCards']}", highlight=False)
         for c in r.get("contract") or []:
             unmet = f" (unmet: {', '.join(u['id'] for u in c['unmet'])})" if c["unmet"] else ""
             console.print(f"  {r['pool']}: {c['workload']}: {c['summary']}{unmet}; env from {c['envFrom']}; "

@@ -23,6 +23,21 @@ def _dispatch(fleet: dict[str, Any]) -> str:
     return f"dispatcher {fleet['dispatcher']}{step} · workers {', '.join(fleet['workers'])}"
 
 
+def egress_line(fleet: dict[str, Any]) -> str | None:
+    """The manager's egress addresses: reserved or read at deploy (unknown until then), or declared."""
+    e = fleet.get("egress")
+    if not e:
+        return None
+    where = {"reserved": f"{e['reserved']} static NAT address{'es' if e['reserved'] != 1 else ''} reserved (Cloud NAT "
+                         "MANUAL_ONLY)", "natGateways": "the Elastic IPs of the subnets' NAT gateways",
+             "declared": "declared (egressCidrs)"}.get(e["source"], e["source"])
+    known = ", ".join(e["addresses"]) if e["addresses"] is not None else "known after the manager's pulumi up"
+    admitted = [f"by reference (fleet.manager): {', '.join(e['byReference'])}" if e["byReference"] else "",
+                f"by listing: {', '.join(e['listed'])}" if e["listed"] else ""]
+    return (f"manager egress: {where}, fleetEgressAddresses {known}; workers admit them "
+            + "; ".join(a for a in admitted if a))
+
+
 def print_fleet(console: Console, fleet: dict[str, Any]) -> None:
     table = Table(title="Fleet (MultiKueue: this manager queues, the first worker whose Kueue admits a job runs it)",
                   title_justify="left", header_style="bold", show_footer=True, footer_style="bold")
@@ -42,6 +57,8 @@ def print_fleet(console: Console, fleet: dict[str, Any]) -> None:
     console.print(Text(f"{_dispatch(fleet)} · {totals['maxGpus']} GPUs at max"
                        + (f" · blended ${blended:,.3f}/GPU-h (GPU pools' $/h max over GPUs at max)" if blended else ""),
                        style="dim"))
+    if egress_line(fleet):
+        console.print(Text(egress_line(fleet) or "", style="dim"))
     queues = Table(title="Fleet queues (manager quota per GPU model; where each can run)", title_justify="left",
                    header_style="bold")
     for name in ("queue", "namespace", "quota", "runs on (runtime: workers)"):
@@ -64,6 +81,8 @@ def fleet_markdown(fleet: dict[str, Any]) -> list[str]:
                  f"**{totals['usdPerHourMax']:,.2f}** | **{totals['usdPerMonthMax']:,.0f}** |")
     if totals["blendedUsdPerGpuHour"]:
         lines += ["", f"Blended ${totals['blendedUsdPerGpuHour']:,.3f}/GPU-h over {totals['maxGpus']} GPUs at max."]
+    if egress_line(fleet):
+        lines += ["", f"{egress_line(fleet)}."]
     lines += ["", "| queue | namespace | quota | runs on |", "|---|---|---|---|"]
     lines += [f"| {q['name']} | {q['namespace']} | {_gpus(q['quotas'])} | {_runs_on(q)} |" for q in fleet["queues"]]
     return lines + [""]

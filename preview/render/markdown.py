@@ -39,7 +39,8 @@ def render_markdown(report: PreviewReport) -> str:
                        f"| ({f.as_of}) |")
         out.append(f"| **total** | | | | | {c.max_gpus} max | | **{usd_total(c, c.usd_per_hour_min)}** | "
                    f"**{usd_total(c, c.usd_per_hour_max)}** | **{usd_total(c, c.usd_per_month_max, 0)}** | |")
-        out += [""] + [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
+        notes = [*c.notes, *c.conventions]
+        out += [""] + [f"> {n}" for n in notes] + ([""] if notes else [])
         out += markdown_capacity_blocks(report)
     if report.fleet:
         out += fleet_markdown(report.fleet)

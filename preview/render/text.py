@@ -43,7 +43,7 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
         console.print(cost_table(report))
         for p in report.cost.pools:
             console.print(Text(f"price of {p.pool}: {p.price_source}, as of {p.price_as_of}", style="dim"))
-        for note in report.cost.notes:
+        for note in [*report.cost.notes, *report.cost.conventions]:
             console.print(Text(f"note: {note}", style="dim"))
         print_capacity_blocks(console, report)
     if report.fleet:

@@ -84,9 +84,11 @@ def test_pod_identity_binds_the_role_to_the_charts_service_account_before_the_po
     agent = one(rec, "aws:eks/addon:Addon", "cluster-autoscaler-pod-identity-agent")
     assert agent.inputs["addonName"] == "eks-pod-identity-agent" and agent.urn in assoc.dependencies
     role = one(rec, "aws:iam/role:Role", "cluster-autoscaler-role")
-    trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
-    assert trust == [{"Effect": "Allow", "Principal": {"Service": "pods.eks.amazonaws.com"},
-                      "Action": ["sts:AssumeRole", "sts:TagSession"]}]
+    (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert trust["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    assert trust["Condition"]["StringEquals"]["aws:RequestTag/kubernetes-service-account"] == \
+        rel.inputs["values"]["rbac"]["serviceAccount"]["name"]  # the whole condition: test_cluster_access.py
 
 
 def test_iam_policy_is_least_privilege(rec):

@@ -79,9 +79,8 @@ def test_cluster_secure_defaults(rec):
 def test_node_role_has_only_the_documented_policies(rec):
     arns = sorted(r.inputs["policyArn"] for r in of_type(rec, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
                   if r.name.startswith("ml-nodes"))
-    assert arns == ["arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
-                    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-                    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"]
+    assert arns == ["arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+                    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"]  # image pulls: test_cluster_access.py
     trust = json.loads(one(rec, "aws:iam/role:Role", "ml-nodes-role").inputs["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
 

@@ -11,7 +11,8 @@ import pytest
 from pulumi.runtime import rpc
 
 from preview.__main__ import main, render_report
-from preview.engine import OFFLINE_TOKEN_PREFIX
+from preview.engine import OFFLINE_TOKEN_PREFIX, SECRET_STACK_OUTPUTS
+from spec.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT
 from preview.report import PreviewReport
 from preview.run import preview_config, preview_stack
 from tests.fleet.fleet_configs import encoded, raw
@@ -67,6 +68,13 @@ def test_no_token_in_any_output_or_recorded_input(stack):
         assert OFFLINE_TOKEN_PREFIX not in render_report(rep, fmt), fmt
     for r in rep.resources:
         assert _canary_outside_secrets(r.inputs) == [], r.name
+    # every stack output but the ones exported as Pulumi secrets (fleetKubeconfig, kubeconfig): the manager's
+    # fleetEgressAddresses and the fleet facts included
+    plain = {k: v for k, v in rep.outputs.items() if k not in SECRET_STACK_OUTPUTS}
+    assert FACTS_OUTPUT in plain and (EGRESS_OUTPUT in plain) == (stack == "fleet"), sorted(plain)
+    assert OFFLINE_TOKEN_PREFIX not in json.dumps(plain, default=str)
+    if stack != "fleet":  # proves the output check can see a token: the worker's secret kubeconfig holds one
+        assert OFFLINE_TOKEN_PREFIX in json.dumps(rep.outputs[KUBECONFIG_OUTPUT], default=str)
     if stack == "fleet":  # the canary does reach the manager: inside the kubeconfig Secrets, as Pulumi secrets
         secrets = [r for r in rep.resources if r.type == "kubernetes:core/v1:Secret"]
         assert len(secrets) == 2 and all(rpc.is_rpc_secret(s.inputs["stringData"]) for s in secrets)
@@ -102,3 +110,14 @@ def test_cli_exit_codes(capsys):
     assert main(["--stack", "fleet", "--format", "json", "--no-policies"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["fleet"]["workers"] == ["gke", "eks"] and OFFLINE_TOKEN_PREFIX not in json.dumps(doc)
+
+
+def test_the_fleet_section_says_the_egress_addresses_are_unknown_until_deploy():
+    rep = report("fleet")
+    assert rep.fleet["egress"] == {"source": "reserved", "reserved": 1, "addresses": None,
+                                   "byReference": ["gke", "eks"], "listed": []}
+    for fmt in ("text", "markdown"):
+        text = " ".join(render_report(rep, fmt).split())
+        assert "1 static NAT address reserved (Cloud NAT MANUAL_ONLY), fleetEgressAddresses known after the " \
+               "manager's pulumi up; workers admit them by reference (fleet.manager): gke, eks" in text, fmt
+    assert json.loads(render_report(rep, "json"))["fleet"]["egress"]["addresses"] is None

@@ -108,7 +108,7 @@ def test_manager_only_settings_on_a_worker():
 
 
 def test_bad_egress_cidr_and_duplicate_queue():
-    config = edits(raw("fleet"), {("fleet", "egressCidrs"): ["203.0.113.7"],
+    config = edits(raw("fleet"), {("fleet", "egressCidrs"): ["203.0.113.7"], ("fleet", "egressAddresses"): DELETE,
                                   ("fleet", "queues", 1, "name"): "research"})
     config["fleet"]["egressCidrs"] = ["203.0.113.7/33"]
     found = errors(config)
@@ -119,3 +119,85 @@ def test_bad_egress_cidr_and_duplicate_queue():
 def test_unknown_dispatcher_names_the_allowed_values():
     found = errors(edits(raw("fleet"), {("fleet", "dispatcher"): "RoundRobin"}))
     assert any("fleet.dispatcher" in e and "AllAtOnce" in e and "Incremental" in e for e in found), found
+
+
+# ---- the manager's egress addresses: reserved (GKE), read from NAT gateways (EKS) or declared ----
+
+EKS_MANAGER = {"cloud": "aws", "region": "us-east-1", "accountId": "123456789012", "project": DELETE,
+               ("cluster", "kubernetesVersion"): "1.35",
+               ("cluster", "subnets"): {"us-east-1a": "subnet-0a1b2c3d4e5f60011",
+                                        "us-east-1b": "subnet-0a1b2c3d4e5f60012"}}
+
+
+def test_the_example_manager_reserves_one_address_and_its_workers_reference_it():
+    from plan.fleet_egress import EgressSource, egress_plan
+    spec, _ = load_spec(raw("fleet"), stack_name="fleet")
+    plan = egress_plan(spec.fleet, spec.cloud, spec.cluster)
+    assert plan is not None and (plan.source, plan.count, plan.known_offline) == (EgressSource.RESERVED, 1, False)
+    for worker in ("fleet-gke", "fleet-eks"):
+        spec, _ = load_spec(raw(worker), stack_name=worker)
+        assert spec.fleet.manager == "acme/gpu-cluster/fleet" and egress_plan(spec.fleet, spec.cloud, spec.cluster) is None
+
+
+def test_egress_plan_per_cloud_and_declared():
+    from plan.fleet_egress import EgressSource, egress_plan
+    spec, _ = load_spec(edits(raw("fleet"), {**EKS_MANAGER, ("fleet", "egressAddresses"): DELETE}), stack_name="fleet")
+    plan = egress_plan(spec.fleet, spec.cloud, spec.cluster)
+    assert (plan.source, plan.subnets) == (EgressSource.NAT_GATEWAYS, ("subnet-0a1b2c3d4e5f60011",
+                                                                        "subnet-0a1b2c3d4e5f60012"))
+    spec, _ = load_spec(edits(raw("fleet"), {("fleet", "egressCidrs"): ["203.0.113.7/32"],
+                                             ("fleet", "egressAddresses"): DELETE}), stack_name="fleet")
+    plan = egress_plan(spec.fleet, spec.cloud, spec.cluster)
+    assert (plan.source, plan.declared, plan.count, plan.known_offline) == (EgressSource.DECLARED,
+                                                                             ("203.0.113.7/32",), 0, True)
+    spec, _ = load_spec(edits(raw("fleet"), {("fleet", "egressAddresses"): 3}), stack_name="fleet")
+    assert egress_plan(spec.fleet, spec.cloud, spec.cluster).count == 3
+
+
+def test_reserved_and_declared_addresses_are_exclusive():
+    one(edits(raw("fleet"), {("fleet", "egressCidrs"): ["203.0.113.7/32"]}), "fleet.egressAddresses",
+        "both reserved NAT addresses and declared egressCidrs")
+
+
+def test_reserved_addresses_need_gpu_clusters_cloud_nat():
+    own_network = {("cluster", "network"): "corp-vpc", ("cluster", "subnetwork"): "gke"}
+    one(edits(raw("fleet"), own_network), "fleet.egressAddresses", "this cluster has none",
+        "cluster.cloudNat: true")
+    one(edits(raw("fleet"), {**own_network, ("fleet", "egressAddresses"): DELETE}), "fleet.egressCidrs",
+        "its egress addresses are unknown", "cluster.cloudNat: true")
+    load_spec(edits(raw("fleet"), {**own_network, ("cluster", "cloudNat"): True}), stack_name="fleet")
+    load_spec(edits(raw("fleet"), {**own_network, ("fleet", "egressAddresses"): DELETE,
+                                   ("fleet", "egressCidrs"): ["203.0.113.7/32"]}), stack_name="fleet")
+
+
+def test_zero_reserved_addresses_and_none_declared_is_refused():
+    one(edits(raw("fleet"), {("fleet", "egressAddresses"): 0}), "fleet.egressAddresses",
+        "ephemeral addresses no worker can admit")
+    found = errors(edits(raw("fleet"), {("fleet", "egressAddresses"): 17}))
+    assert any(e.startswith("error: gpu-cluster:fleet.egressAddresses:") and "16" in e for e in found), found
+
+
+def test_eks_manager_reads_nat_gateways_and_reserves_nothing():
+    one(edits(raw("fleet"), EKS_MANAGER), "fleet.egressAddresses", "GKE only", "omitted (or 0) on EKS")
+    eks = {**EKS_MANAGER, ("fleet", "egressAddresses"): DELETE}
+    load_spec(edits(raw("fleet"), eks), stack_name="fleet")
+    one(edits(raw("fleet"), {**eks, ("cluster", "mode"): "existing", ("cluster", "subnets"): {}}),
+        "fleet.egressCidrs", "cluster.subnets is empty")
+
+
+def test_worker_manager_reference_is_checked():
+    one(edits(raw("fleet-gke"), {("fleet", "manager"): "fleet"}), "fleet.manager",
+        "not a fully qualified stack name", stack="fleet-gke")
+    one(edits(raw("fleet-gke"), {("fleet", "manager"): "acme/gpu-cluster/fleet-gke"}), "fleet.manager",
+        "names itself as its manager", stack="fleet-gke")
+    one(edits(raw("fleet"), {("fleet", "manager"): "acme/gpu-cluster/fleet"}), "fleet.manager",
+        "only a fleet worker has this setting")
+
+
+def test_existing_clusters_cannot_reserve_or_admit():
+    one(edits(raw("fleet"), {("cluster", "mode"): "existing"}), "fleet.egressCidrs",
+        "the manager is an existing cluster")
+    load_spec(edits(raw("fleet"), {("cluster", "mode"): "existing", ("fleet", "egressAddresses"): DELETE,
+                                   ("fleet", "egressCidrs"): ["203.0.113.7/32"]}), stack_name="fleet")
+    one(edits(raw("fleet-gke"), {("cluster", "mode"): "existing"}), "fleet.manager",
+        "an existing cluster's authorized networks are not gpu-cluster's to change", stack="fleet-gke")

@@ -47,6 +47,39 @@ def worker_facts(name: str, change: Callable[[dict[str, Any]], None]) -> list:
     return edited("MultiKueueCluster", name, apply)
 
 
+def declared(egress: list[str], worker: str, networks: list[str], reference: str | None = None) -> list:
+    """The manager declares ``egress`` (egressCidrs, a NAT that is not gpu-cluster's); ``worker`` lists ``networks``
+    and references ``reference`` (None: no fleet.manager)."""
+    out = worker_facts(worker, lambda f: f.update(authorizedNetworks=networks, managerEgressFrom=reference))
+    for i, r in enumerate(out):
+        if r.type.endswith(":MultiKueueConfig"):
+            props = wire(r)
+            facts = json.loads(props["metadata"]["annotations"][MANAGER_FACTS])
+            facts.update(egressSource="declared", egressCidrs=egress)
+            props["metadata"]["annotations"][MANAGER_FACTS] = json.dumps(facts)
+            out[i] = with_props(r, props)
+    return out
+
+
+def test_reachable_passes_by_reference_or_by_a_declared_listed_address(pack):
+    pack.configure()
+    reachable = "cross-layer-fleet-reachable"
+    for res in (declared(["203.0.113.7/32"], "eks", ["198.51.100.0/24", "203.0.113.0/28"]),  # listed (inside a /28)
+                declared(["203.0.113.7/32"], "eks", ["198.51.100.0/24"], "acme/gpu-cluster/fleet"),  # by reference
+                worker_facts("gke", lambda f: f.update(authorizedNetworks=[], privateEndpoint=False))):  # only the ref
+        assert [d for d in fleet_findings(pack, res) if d[0] == reachable] == []
+
+
+def test_the_example_workers_admit_the_manager_by_reference():
+    facts = {r.inputs["metadata"]["name"]: json.loads(r.inputs["metadata"]["annotations"][WORKER_FACTS])
+             for r in recording("fleet").resources if r.type.endswith(":MultiKueueCluster")}
+    assert {n: f["managerEgressFrom"] for n, f in facts.items()} == {"gke": "acme/gpu-cluster/fleet",
+                                                                      "eks": "acme/gpu-cluster/fleet"}
+    manager = next(json.loads(r.inputs["metadata"]["annotations"][MANAGER_FACTS])
+                   for r in recording("fleet").resources if r.type.endswith(":MultiKueueConfig"))
+    assert (manager["egressSource"], manager["project"], manager["stack"]) == ("reserved", "gpu-cluster", "fleet")
+
+
 def fleet_findings(pack: Pack, res: list) -> list[tuple[str, str, str]]:
     return [d for d in pack.stack(res) if d[0] in FLEET_RULES]
 
@@ -95,12 +128,19 @@ CASES = [  # (rule, resources, enforcement, waiver resource, words in the messag
      ["workers gke 24 + eks 12 = 36", "dispatched jobs wait on the workers"]),
     ("cross-layer-fleet-kueue-version", lambda: worker_facts("eks", lambda f: f.update(kueueVersion="0.18.0")),
      "mandatory", "eks", ["observed: Kueue 0.18.0 on the worker, 0.19.2 on the manager"]),
-    ("cross-layer-fleet-reachable", lambda: worker_facts("gke", lambda f: f.update(privateEndpoint=True,
-                                                                               authorizedNetworks=[])),
+    ("cross-layer-fleet-reachable", lambda: worker_facts("gke", lambda f: f.update(
+        privateEndpoint=True, authorizedNetworks=[], managerEgressFrom=None)),
      "mandatory", "gke", ["worker 'gke': its Kubernetes API has a private endpoint only"]),
-    ("cross-layer-fleet-reachable", lambda: worker_facts("eks", lambda f: f.update(
-        authorizedNetworks=["198.51.100.0/24"])), "mandatory", "eks",
-     ["egress 203.0.113.7/32; authorizedNetworks 198.51.100.0/24", "Fix: add 203.0.113.7/32"]),
+    # the example's manager reserves its NAT address at deploy: a worker without the reference cannot admit it
+    ("cross-layer-fleet-reachable", lambda: worker_facts("eks", lambda f: f.update(managerEgressFrom=None)),
+     "mandatory", "eks", ["reserved static NAT addresses, unknown offline", "a literal list without a reference",
+                          "observed: authorizedNetworks 198.51.100.0/24; no fleet.manager",
+                          "set fleet.manager: <org>/gpu-cluster/fleet on the worker"]),
+    ("cross-layer-fleet-reachable", lambda: worker_facts("gke", lambda f: f.update(
+        managerEgressFrom="acme/gpu-cluster/fleet-other")), "mandatory", "gke",
+     ["its fleet.manager names another stack", "observed: fleet.manager acme/gpu-cluster/fleet-other"]),
+    ("cross-layer-fleet-reachable", lambda: declared(["203.0.113.7/32"], "eks", ["198.51.100.0/24"]), "mandatory",
+     "eks", ["egress 203.0.113.7/32; authorizedNetworks 198.51.100.0/24", "Fix: add 203.0.113.7/32"]),
     ("cross-layer-fleet-workers", lambda: worker_facts("eks", lambda f: f.update(role="manager")), "mandatory", "eks",
      ["worker 'eks': the manager cannot be its own worker"]),
     ("cross-layer-fleet-workers", lambda: worker_facts("gke", lambda f: f.update(

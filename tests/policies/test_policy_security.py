@@ -91,6 +91,13 @@ CASES = [
         "what cannot be investigated · observed: enabledClusterLogTypes [api, audit] · required: all of api, "
         "audit, authenticator, controllerManager, scheduler, from requiredLogTypes\nFix: add the missing types "
         "to enabledClusterLogTypes (gpu-cluster enables all five)")]),
+    ("gcp", GC, "ml", "databaseEncryption", DELETE, [(
+        "security-gke-secrets-encryption", M,
+        "cluster 'ml': Kubernetes Secrets are stored with only Google's default encryption at rest, not encrypted "
+        "with a key you control · observed: databaseEncryption.state unset · required: databaseEncryption.state "
+        "ENCRYPTED with a Cloud KMS keyName\nFix: set databaseEncryption {state: ENCRYPTED, keyName: <CryptoKey in "
+        "the cluster's region>} and grant the GKE service agent roles/cloudkms.cryptoKeyEncrypterDecrypter on it "
+        "(gpu-cluster creates the key ring, a rotating key and the grant)")]),
     ("aws", EC, "ml", "encryptionConfig", DELETE, [(
         "security-eks-secrets-encryption", M,
         "cluster 'ml': Kubernetes Secrets are not envelope-encrypted with a KMS key · observed: "

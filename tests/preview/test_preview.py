@@ -80,7 +80,7 @@ def test_text_and_markdown_render_the_cost_table():
     md = render_markdown(report)
     assert md.startswith("### gpu-cluster preview: `dev`")
     assert "| l4 | `g2-standard-8` | L4 | spot | 0-2 | 1 | 0.480 |" in md
-    assert "<details><summary>18 resources</summary>" in md  # cluster, NAT, system + GPU pool, identities
+    assert "<details><summary>22 resources</summary>" in md  # cluster, NAT, KMS key, system + GPU pool, identities
 
 
 def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):

@@ -115,7 +115,8 @@ def test_no_module_outside_the_shim_uses_a_private_or_internal_sdk_name(path):
 def test_the_shim_is_what_the_scan_would_refuse():
     shim = (PROJECT_ROOT / "preview" / "sdk_private.py").read_text(encoding="utf-8")
     assert [use.split(": ")[1] for use in private_sdk_uses(shim)] == [
-        "pulumi.runtime.mocks.MockMonitor", "pulumi_policy.policy._PolicyAnalyzerServicer"]
+        "pulumi.runtime.mocks.MockMonitor", "pulumi_policy.policy._PolicyAnalyzerServicer",
+        "pulumi_policy.policy._NotApplicableError", "pulumi.runtime.resource._get_stack_trace"]
 
 
 @pytest.mark.parametrize("source, expected", [

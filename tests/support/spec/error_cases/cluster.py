@@ -78,6 +78,25 @@ CASES = [
           allowed:  us-east-1 followed by one letter (us-east-1a, us-east-1b, …; which AZ a letter names depends on the account: aws ec2 describe-availability-zones --region us-east-1)
           fix:      write the zone's name, not its AZ ID: aws ec2 describe-availability-zones --region us-east-1 --zone-ids use1-az4 prints it
         """, id="eks-subnet-keyed-by-az-id"),
+    case("eks", {"cluster.adminPrincipalArns": [
+            "arn:aws:iam::123456789012:role/platform-admin",
+            "arn:aws:sts::123456789012:assumed-role/Admin/jane@example.com",
+            "platform-admin"]}, """
+        error: gpu-cluster:cluster.adminPrincipalArns[1]: an STS session ARN cannot be an access entry's principal
+          received: 'arn:aws:sts::123456789012:assumed-role/Admin/jane@example.com'
+          allowed:  an IAM role or user ARN
+          fix:      use the role itself: arn:aws:iam::123456789012:role/Admin (add the role's path if it has one)
+        """, """
+        error: gpu-cluster:cluster.adminPrincipalArns[2]: not an IAM role or user ARN
+          received: 'platform-admin'
+          allowed:  arn:aws:iam::<12-digit account>:role/<name> or …:user/<name>
+          fix:      copy the ARN from `aws iam get-role --role-name <name>`
+        """, id="eks-admin-principal-not-an-iam-arn"),
+    case("gke", {"cluster.adminPrincipalArns": ["arn:aws:iam::123456789012:role/platform-admin"]}, """
+        error: gpu-cluster:cluster.adminPrincipalArns: adminPrincipalArns is an EKS setting; this stack's cloud is gcp
+          received: ["arn:aws:iam::123456789012:role/platform-admin"]
+          fix:      remove cluster.adminPrincipalArns
+        """, id="eks-admin-principals-on-gcp"),
     case("eks", {"cluster.kubernetesVersion": "1.24"}, """
         error: gpu-cluster:cluster.kubernetesVersion: EKS version not in the supported set
           received: '1.24'

@@ -1,0 +1,48 @@
+"""Per-network-card layout of EFA machines whose cards differ (``catalog/data/network-cards.csv``): which interface
+type each card takes, at which device index, and which cards carry the EFA bandwidth. Machines without rows get
+gpu-cluster's uniform layout (one EFA per card). Pure data; no Pulumi imports.
+
+P6e-GB200 is the first such machine: its 17 cards alternate between cards that take two interfaces (even: ENA +
+EFA) and cards that take one (odd: EFA-only, the 8 x 400 Gbps GPU network)."""
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass
+
+from catalog.loader import DATA_DIR
+from catalog.models import Cloud
+
+INTERFACE_TYPES = ("efa", "efa-only")
+
+
+@dataclass(frozen=True)
+class NetworkCard:
+    index: int
+    max_interfaces: int
+    efa_interface: str
+    """``efa`` (EFA with ENA: takes a subnet IP) or ``efa-only``."""
+    device_index: int
+    efa_gbps: int | None
+    """The card's EFA bandwidth where a source gives it; None: not published."""
+    source: str
+
+
+@functools.cache
+def load_network_cards() -> dict[tuple[Cloud, str], tuple[NetworkCard, ...]]:
+    with open(DATA_DIR / "network-cards.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    out: dict[tuple[Cloud, str], list[NetworkCard]] = {}
+    for r in rows:
+        if r["efa_interface"] not in INTERFACE_TYPES:
+            raise ValueError(f"network-cards.csv: {r['machine_type']} card {r['card']}: interface "
+                             f"{r['efa_interface']!r} not in {INTERFACE_TYPES}")
+        out.setdefault((Cloud(r["cloud"]), r["machine_type"]), []).append(NetworkCard(
+            index=int(r["card"]), max_interfaces=int(r["max_interfaces"]), efa_interface=r["efa_interface"],
+            device_index=int(r["device_index"]), efa_gbps=int(r["efa_gbps"]) if r["efa_gbps"] else None,
+            source=r["source"]))
+    return {k: tuple(sorted(v, key=lambda c: c.index)) for k, v in out.items()}
+
+
+def network_cards(cloud: Cloud, machine_type: str) -> tuple[NetworkCard, ...] | None:
+    return load_network_cards().get((cloud, machine_type))

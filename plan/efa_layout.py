@@ -1,0 +1,44 @@
+"""Which EFA interface an EKS GPU node gets on each network card: the launch template's ``network_interfaces``. Pure.
+
+By default one EFA per card: card 0 is the primary interface (device 0, ``efa``: EFA + ENA, it takes the node's
+subnet IP), the rest are device 1 and ``efa-only`` (no IP address: a 96-node p5en group would otherwise burn ~1,500
+subnet IPs on GPU-traffic NICs that never use IP; AWS EFA user guide, "EFA-only interfaces"). Machines whose cards
+differ follow ``catalog/data/network-cards.csv``: on P6e-GB200 the odd cards take one interface (``efa-only`` at
+device 0: the 8 x 400 Gbps EFA) and the even cards two (``efa`` at device 1), as AWS ParallelCluster lays them out."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog.models import MachineType
+from catalog.network_cards import network_cards
+
+UNCONFIRMED_EFA_INTERFACES = 1
+"""A machine whose EFA count no source confirms gets one (the primary)."""
+
+
+@dataclass(frozen=True)
+class EfaAttachment:
+    network_card_index: int
+    device_index: int
+    interface_type: str
+    efa_gbps: int | None = None
+    """The card's EFA bandwidth where the catalog has it."""
+
+
+def efa_layout(machine: MachineType) -> tuple[EfaAttachment, ...]:
+    cards = network_cards(machine.cloud, machine.machine_type)
+    if cards:
+        return tuple(EfaAttachment(c.index, c.device_index, c.efa_interface, c.efa_gbps) for c in cards)
+    count = machine.efa_interfaces or UNCONFIRMED_EFA_INTERFACES
+    return tuple(EfaAttachment(i, 0 if i == 0 else 1, "efa" if i == 0 else "efa-only") for i in range(count))
+
+
+def efa_summary(layout: tuple[EfaAttachment, ...]) -> str:
+    """``17 EFA interfaces (8 x 400 Gbps EFA-only on cards 1, 3, …, 15)``: the preview's account of the layout."""
+    fast = [a for a in layout if a.efa_gbps]
+    if not fast:
+        return f"{len(layout)} EFA interface{'s' if len(layout) != 1 else ''}"
+    speeds = sorted({a.efa_gbps for a in fast if a.efa_gbps})
+    cards = ", ".join(str(a.network_card_index) for a in fast)
+    return (f"{len(layout)} EFA interfaces ({len(fast)} x {'/'.join(map(str, speeds))} Gbps on cards {cards}; "
+            f"{sum(a.efa_gbps or 0 for a in fast):,} Gbps)")
