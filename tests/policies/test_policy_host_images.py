@@ -2,13 +2,9 @@
 message, and a waiver naming the resource. Against every example's real render: test_host_images_rendered.py."""
 from __future__ import annotations
 
-import copy
-import functools
-
 import pytest
 
-from preview.engine import PROJECT_ROOT, Registered, read_stack_file, run_program
-from tests.support.policy.harness import Pack, fake, find, wire, with_props
+from tests.support.policy.harness import Pack, example as recorded, fake, find, wire, with_props
 from tests.support.spec.edit import edit
 
 DIGESTS = "security-privileged-images-by-digest"
@@ -19,15 +15,6 @@ UBUNTU_DIGEST = "sha256:69cecf4bbf72d2d44a9eef1b71fb98c7fb973d78af11399deccef19b
 @pytest.fixture(scope="module")
 def pack() -> Pack:
     return Pack()
-
-
-@functools.cache
-def _recorded(stack: str) -> tuple[Registered, ...]:
-    return tuple(run_program(read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml"), stack).resources)
-
-
-def recorded(stack: str) -> list[Registered]:
-    return [copy.deepcopy(r) for r in _recorded(stack)]
 
 
 def ours(diags, rule):

@@ -2,15 +2,12 @@
 the control it guards is a mandatory violation with the exact message, and a waiver naming it silences it."""
 from __future__ import annotations
 
-import copy
-import functools
 import json
 
 import pytest
 import yaml
 
-from preview.engine import PROJECT_ROOT, Registered, read_stack_file, run_program
-from tests.support.policy.harness import Pack, with_props, wire
+from tests.support.policy.harness import Pack, example as recorded, with_props, wire
 
 M = "mandatory"
 
@@ -18,15 +15,6 @@ M = "mandatory"
 @pytest.fixture(scope="module")
 def pack() -> Pack:
     return Pack()
-
-
-@functools.cache
-def _recorded(stack: str) -> tuple[Registered, ...]:
-    return tuple(run_program(read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml"), stack).resources)
-
-
-def recorded(stack: str) -> list[Registered]:
-    return [copy.deepcopy(r) for r in _recorded(stack)]
 
 
 def without(resources, predicate):

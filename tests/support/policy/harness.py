@@ -11,7 +11,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from preview.policy.analyzer import LEVELS, InProcessAnalyzer, to_struct
-from preview.engine import Registered, run_program
+from preview.engine import PROJECT_ROOT, Registered, read_stack_file, run_program
 from preview.policy.config import configure_request, parse_config_text, reconcile
 from tests.support.spec.stack_configs import EKS, GKE
 
@@ -27,6 +27,17 @@ def _recording(cloud: str) -> tuple[Registered, ...]:
 def baseline(cloud: str) -> list[Registered]:
     """The resources the real components create for tests.support.spec.stack_configs.GKE / EKS (copies: safe to change)."""
     return [copy.deepcopy(r) for r in _recording(cloud)]
+
+
+@functools.cache
+def _example_recording(stack: str) -> tuple[Registered, ...]:
+    return tuple(run_program(read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml"), stack).resources)
+
+
+def example(stack: str) -> list[Registered]:
+    """The resources an example stack file (``Pulumi.<stack>.yaml``) creates, run once per test session (copies:
+    safe to change)."""
+    return [copy.deepcopy(r) for r in _example_recording(stack)]
 
 
 def find(resources: list[Registered], type_: str, name: str) -> Registered:
