@@ -62,14 +62,14 @@ def test_a_privileged_team_namespace_without_its_binding_is_a_violation(pack):
     resources = without(recorded("gke-flex-start-tas"),
                         lambda r: r.type == BINDING and r.name == "admission-binding-gpu-cluster-fabric-pods")
     found = ours(pack.stack(resources), TEAM)
-    assert found[0] == (TEAM, M, (
+    assert found[1] == (TEAM, M, (
         "team namespace 'research': anyone who may create pods there can run a privileged, hostPID or hostNetwork "
         "pod and become root on any node it tolerates · observed: pod-security.kubernetes.io/enforce: privileged, "
         "and no ValidatingAdmissionPolicy enforcing baseline is bound to it with Deny · required: Pod Security "
         "baseline or restricted, or a Deny-bound ValidatingAdmissionPolicy that enforces baseline "
         "(gpu-cluster-fabric-pods)\nFix: label the namespace pod-security.kubernetes.io/enforce: baseline; on a "
         "GPUDirect pool gpu-cluster binds gpu-cluster-fabric-pods to it (render/admission.py)"))
-    assert [d[2].split(":")[0] for d in found] == ["team namespace 'research'", "team namespace 'product-ml'"]
+    assert [d[2].split(":")[0] for d in found] == ["team namespace 'product-ml'", "team namespace 'research'"]
     assert waived(pack, TEAM, "research", resources) != []  # product-ml is still reported
     pack.configure({TEAM: {"waivers": [{"rule": TEAM, "resource": n, "reason": "tested on purpose here"}
                                        for n in ("research", "product-ml")]}})

@@ -82,8 +82,21 @@ def test_every_scenario_renders_a_valid_plan():
 
 def test_a_requeued_jobs_restart_must_match_the_real_eligible_time():
     row = Row("L", 0.0, 0.2, 0.0, "", "", 1, 1, 125.7, 124.5)
-    assert _comparison(row).restarts_agree  # within one step (2 s) + EligibleTime's 1 s rounding
+    assert _comparison(row).restart_allowed_s(row) == 5.0  # the step after its own start (2 x 2 s) + 1 s rounding
+    assert _comparison(row).restarts_agree
     assert not _comparison(Row("L", 0.0, 0.2, 0.0, "", "", 1, 1, 125.7, 3.5)).restarts_agree  # restarted at once
+    assert not _comparison(Row("L", 0.0, 0.2, 0.0, "", "", 1, 1, 125.7, 131.0)).restarts_agree  # 5.3 s late
+
+
+def test_a_restart_inherits_the_lag_of_the_start_that_preempted_it():
+    # CI under load: H started 2.46 s later in the simulator than in reality, so L1's requeue delay began later too
+    victim = Row("L1", 0.0, 0.5, 0.0, "", "", 1, 1, 122.44, 125.5)
+    rows = (victim, Row("L2", 0.3, 0.5, 0.3, "", "", 0, 0, None, None), Row("H", 1.5, 2.04, 4.5, "", "", 0, 0, None,
+                                                                             None))
+    c = _comparison(*rows)
+    assert c.restart_allowed_s(victim) == 7.0 and c.restarts_agree  # groups [L1 L2], [H] before it: 3 steps + 1 s
+    late = (Row("L1", 0.0, 0.5, 0.0, "", "", 1, 1, 122.44, 130.0),) + rows[1:]
+    assert not _comparison(*late).restarts_agree
 
 
 def _wide_row(job: str, real: float, sim: float, run: float = 10.0) -> Row:
