@@ -26,6 +26,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import source_pb2
 
+from preview.gc_pause import paused_gc
 from preview.sdk_private import RESOURCE_MODULE, MockMonitor
 from spec.fleet import KUBECONFIG_OUTPUT
 from validation.secrets import secure_keys
@@ -335,7 +336,7 @@ def execute_program(main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, Any]
     cwd = os.getcwd()
     try:
         os.chdir(main.parent)
-        with no_stack_traces():
+        with no_stack_traces(), paused_gc():
             _run()
     finally:
         os.chdir(cwd)
