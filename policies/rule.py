@@ -160,8 +160,8 @@ class Rule:
     def _validate_resource(self, cat: Catalog | None, args: ResourceValidationArgs, report: ReportViolation) -> None:
         if args.resource_type not in self.applies_to:
             return
-        provider = plain(args.provider.props) if args.provider is not None else {}
-        resource = Resource(args.resource_type, args.name, args.urn, plain(args.props), provider or {},
+        props, provider = converted(args.urn, partial(_plain_props, args))  # once for all of the type's rules
+        resource = Resource(args.resource_type, args.name, args.urn, props, provider or {},
                             args.opts.parent if args.opts is not None else None)
         open_, waived = self.evaluate(resource, args.get_config(), cat)
         for finding in open_:
@@ -170,11 +170,7 @@ class Rule:
             args.not_applicable(waiver_note(waived))
 
     def _validate_stack(self, cat: Catalog | None, args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = []
-        for r in args.resources:
-            props, provider = converted(r.urn, partial(_plain_props, r))
-            resources.append(Resource(r.resource_type, r.name, r.urn, props, provider,
-                                      r.parent.urn if r.parent is not None else None))
+        resources = list(converted(_STACK_KEY + str(id(args.resources)), partial(_stack_resources, args.resources)))
         open_, waived = self.evaluate(resources, args.get_config(), cat)
         for finding in open_:
             report(finding.message, finding.urn)
@@ -183,8 +179,22 @@ class Rule:
 
 
 def _plain_props(r: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A stack resource's props and its provider's, as plain data."""
+    """A resource's props and its provider's, as plain data."""
     return plain(r.props), (plain(r.provider.props) if r.provider is not None else {})
+
+
+_STACK_KEY = "stack-resources:"
+"""Key prefix of a whole stack's resources in ``converted`` (never a URN, which starts with ``urn:``)."""
+
+
+def _stack_resources(resources: Any) -> tuple[Resource, ...]:
+    """What a stack rule sees of the stack: every resource, plain (each converted once per URN)."""
+    out = []
+    for r in resources:
+        props, provider = converted(r.urn, partial(_plain_props, r))
+        out.append(Resource(r.resource_type, r.name, r.urn, props, provider,
+                            r.parent.urn if r.parent is not None else None))
+    return tuple(out)
 
 
 WAIVED_PREFIX = "waived: "

@@ -206,8 +206,9 @@ class InProcessAnalyzer(Analyzer):
             svc = self._by_type[request.type] = self._servicer(policies)
             for method, setup in self._setup:
                 getattr(svc, method)(setup, None)
+        from policies.stack_cache import one_conversion
         from preview.policy.shared_props import shared_conversions
-        with shared_conversions():  # one conversion for all the type's rules
+        with shared_conversions(), one_conversion():  # one conversion (the SDK's, then plain data) for all its rules
             return svc.Analyze(request, None)
 
 

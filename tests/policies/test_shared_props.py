@@ -47,3 +47,34 @@ def test_a_preview_builds_one_proxy_per_distinct_value(monkeypatch):
     # without sharing, AnalyzeStack alone builds one per resource and stack rule (31 of them), and as many for the
     # resources' providers: over 30 per resource; shared, at most one per distinct props and provider props
     assert len(built) <= 2 * resources, (len(built), resources)
+
+
+
+def test_each_resource_turns_into_plain_data_once_per_request_not_once_per_rule(monkeypatch):
+    """Every conversion of the SDK's proxies into plain data goes through the per-request cache, and a resource is
+    converted at most twice: in its Analyze request (for all of its type's rules, a dozen on a node pool) and in the
+    AnalyzeStack request (for all stack rules)."""
+    from collections import Counter
+
+    import policies.rule as rule
+
+    proxies: list[str] = []
+    by_urn: Counter[str] = Counter()
+    real_plain, real_props = rule.plain, rule._plain_props
+
+    def plain(value):
+        if not isinstance(value, dict):  # the settings are a dict; props and provider props are the SDK's proxies
+            proxies.append(type(value).__name__)
+        return real_plain(value)
+
+    def plain_props(r):
+        by_urn[r.urn] += 1
+        return real_props(r)
+
+    monkeypatch.setattr(rule, "plain", plain)
+    monkeypatch.setattr(rule, "_plain_props", plain_props)
+    report = preview_config("gke-h100-512", read_stack_file(PROJECT_ROOT / "Pulumi.gke-h100-512.yaml"))
+    assert by_urn and len(by_urn) == len(report.resources), "the pack ran over every resource"
+    converted = sum(by_urn.values())  # props, and provider props where there is a provider: only through the cache
+    assert converted <= len(proxies) <= 2 * converted
+    assert max(by_urn.values()) <= 2, by_urn.most_common(3)
