@@ -115,7 +115,10 @@ def _declared_block_price(spec: StackSpec, pool: NodePool, machine: MachineType)
                  source=f"capacity.upfrontFeeUsd ${block.fee_usd:,.2f} over {block.hours:g} h × {block.nodes} nodes")
 
 
-def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
+def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog, index: int | None = None,
+               operator_used: bool | None = None) -> PoolFacts:
+    """``index`` (the pool's place in ``spec.node_pools``) and ``operator_used`` (``operator_in_stack(spec)``): a
+    caller planning every pool passes them, so the facts of n pools cost n, not n x n (default: looked up here)."""
     acc = pool.accelerator
     machine = cat.resolve(spec.cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
     if machine is None:
@@ -124,10 +127,11 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog) -> PoolFacts:
     special = cat.special.get((spec.cloud, machine.machine_type))
     if price is None and not (special is not None and special.sold_as == SoldAs.RESERVATION_BOUND):
         raise LookupError(f"pool {pool.name}: no price for {pool.machine_type} in {spec.region} (spec not validated?)")
-    index = next(i for i, p in enumerate(spec.node_pools) if p.name == pool.name)  # for error paths only
+    if index is None:
+        index = next(i for i, p in enumerate(spec.node_pools) if p.name == pool.name)  # for error paths only
     eff = effective_runtime(spec.cloud, spec.gpu_runtime, pool, index)
     runtime = pool_runtime(spec.cloud, eff, pool, machine, load_mig_catalog(),
-                           operator_in_stack=operator_in_stack(spec))
+                           operator_in_stack=operator_in_stack(spec) if operator_used is None else operator_used)
     return PoolFacts(name=pool.name, cloud=spec.cloud, region=spec.region, machine=machine, zones=tuple(pool.zones),
                      min_nodes=pool.min_nodes, max_nodes=pool.max_nodes, capacity=pool.capacity.type,
                      multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints),

@@ -12,6 +12,7 @@ from catalog import Catalog, Cloud
 from plan.cluster import ClusterPlan, plan_cluster
 from plan.eks_pool import EksPoolPlan, eks_pool_plan
 from plan.facts import PoolFacts, pool_facts
+from plan.gpu_runtime import operator_in_stack
 from plan.fleet import FleetPlan, fleet_plan
 from plan.fleet_egress import egress_plan
 from plan.gke_fabric import FabricKindPlan, gke_fabric_plan
@@ -119,8 +120,9 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     egress = egress_plan(spec.fleet, spec.cloud, spec.cluster)  # a fleet manager's NAT addresses, else None
     cluster = plan_cluster(spec, cat.zones(Cloud.GCP, spec.region) if spec.cloud == Cloud.GCP else (), egress)
     pools: dict[str, PoolPlan] = {}
-    for pool in spec.node_pools:
-        facts = pool_facts(spec, pool, cat)
+    operator_used = operator_in_stack(spec)  # a stack-wide fact: once, not once per pool
+    for index, pool in enumerate(spec.node_pools):
+        facts = pool_facts(spec, pool, cat, index, operator_used)
         pod_start = pod_start_plan(spec.cloud, pool)
         if spec.cloud == Cloud.GCP:
             pools[pool.name] = PoolPlan(pool.name, facts, pod_start,

@@ -4,6 +4,7 @@ with its source), and what was wired: the installer/injector DaemonSets, trainin
 program registered with the fabric on them, and on GKE-managed pools the DRA claim their jobs get the NICs through. Read from the pool facts and the recorded resources."""
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, Sequence
 
 from catalog import Cloud
@@ -12,14 +13,14 @@ from catalog.gke_version import FloorCheck, check_floor
 from catalog.network_cards import network_cards
 from preview.engine import Registered
 from render.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
-from plan.fabric_contract import check as check_contract, workload_views
+from plan.fabric_contract import ProcessView, check as check_contract, workload_views
 from render.fabric_pod import pod_fabric
 from render.trainer import runtime_name
 from plan.efa_layout import efa_layout, efa_summary
 from plan.fabric import FabricPlan
 from spec.fabric import FabricMode
 from plan.facts import PoolFacts
-from spec.stack import POOL_LABEL_KEY, StackSpec
+from spec.stack import POOL_LABEL_KEY, NodePool, StackSpec
 from validation.issues import SpecIssue
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -34,11 +35,49 @@ COST_NOTES = {
 }
 
 
-def _daemonsets_on(pool: str, resources: Sequence[Registered]) -> list[str]:
+class _Wiring:
+    """The recorded resources the fabric section reads, each kind sorted out once, when first asked for (a pass over
+    every resource per pool made the section grow with pools x resources: 200 pools, 1,240 resources)."""
+
+    def __init__(self, resources: Sequence[Registered]):
+        self.resources = resources
+
+    def _of_type(self, *types: str) -> list[Registered]:
+        return [r for r in self.resources if r.type in types]
+
+    @cached_property
+    def daemonsets(self) -> list[Registered]:
+        return self._of_type(DAEMONSET)
+
+    @cached_property
+    def runtime_names(self) -> set[Any]:
+        return {r.inputs.get("metadata", {}).get("name") for r in self._of_type(RUNTIME)}
+
+    @cached_property
+    def releases(self) -> list[Registered]:
+        return self._of_type(RELEASE)
+
+    @cached_property
+    def claim_namespaces(self) -> dict[Any, list[str]]:
+        """ResourceClaimTemplate name -> the namespaces it was registered in, in registration order."""
+        out: dict[Any, list[str]] = {}
+        for r in self._of_type(CLAIM_TEMPLATE):
+            meta = r.inputs.get("metadata", {})
+            out.setdefault(meta.get("name"), []).append(meta.get("namespace", ""))
+        return out
+
+    @cached_property
+    def compute_domains(self) -> list[Registered]:
+        return [r for r in self.resources if r.type.endswith(":ComputeDomain")]
+
+    @cached_property
+    def views(self) -> list[ProcessView]:
+        return workload_views((r.type, r.inputs) for r in self.resources)
+
+
+def _daemonsets_on(pool: str, wiring: _Wiring) -> list[str]:
     out = []
-    for r in resources:
-        if r.type != DAEMONSET:
-            continue
+    for r in wiring.daemonsets:
         terms = (r.inputs.get("spec", {}).get("template", {}).get("spec", {}).get("affinity", {})
                  .get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution", {})
                  .get("nodeSelectorTerms", []))
@@ -48,16 +87,15 @@ def _daemonsets_on(pool: str, resources: Sequence[Registered]) -> list[str]:
     return sorted(out)
 
 
-def _wired(pool: PoolFacts, resources: Sequence[Registered]) -> list[str]:
+def _wired(pool: PoolFacts, wiring: _Wiring) -> list[str]:
     if pod_fabric(pool) is None:
         return []
     out = []
-    if any(r.type == RUNTIME and r.inputs.get("metadata", {}).get("name") == runtime_name(pool.name)
-           for r in resources):
+    if runtime_name(pool.name) in wiring.runtime_names:
         out.append(f"ClusterTrainingRuntime {runtime_name(pool.name)}")
-    if any(r.type == RELEASE and pool.name in (r.inputs.get("values") or {}).get("nodesets", {}) for r in resources):
+    if any(pool.name in (r.inputs.get("values") or {}).get("nodesets", {}) for r in wiring.releases):
         out.append(f"Slinky NodeSet {pool.name}")
-    claim = dra_claim(pool, resources)
+    claim = dra_claim(pool, wiring)
     if claim is not None and out:
         where = ", ".join(claim["namespaces"]) or "no namespace (no queue or NodeSet runs jobs there)"
         out.append(f"DRA claim {claim['podClaim']}: ResourceClaimTemplate {claim['template']} "
@@ -65,22 +103,20 @@ def _wired(pool: PoolFacts, resources: Sequence[Registered]) -> list[str]:
     return out
 
 
-def dra_claim(pool: PoolFacts, resources: Sequence[Registered]) -> dict[str, Any] | None:
+def dra_claim(pool: PoolFacts, wiring: _Wiring) -> dict[str, Any] | None:
     """How a job on a GKE-managed pool gets the RDMA NICs: the pod's claim, its template and the namespaces the
     program registered it in (None: the pool's jobs claim nothing)."""
     cls = device_class(pool)
     if cls is None:
         return None
     name = claim_template_name(pool.name)
-    namespaces = sorted(r.inputs["metadata"].get("namespace", "") for r in resources
-                        if r.type == CLAIM_TEMPLATE and r.inputs.get("metadata", {}).get("name") == name)
+    namespaces = sorted(wiring.claim_namespaces.get(name, []))
     assert pool.fabric is not None
     return {"podClaim": POD_CLAIM, "template": name, "deviceClass": cls, "allocationMode": ALLOCATION_MODE,
             "count": pool.fabric.gpu_nics, "namespaces": namespaces}
 
 
-def _status(spec: StackSpec, pool: PoolFacts) -> str:
-    node_pool = next(p for p in spec.node_pools if p.name == pool.name)
+def _status(node_pool: NodePool, pool: PoolFacts) -> str:
     if pool.fabric is not None:
         return pool.fabric.mode.value
     if load_fabric_catalog().for_machine(pool.cloud, pool.machine.machine_type) is None:
@@ -118,14 +154,14 @@ def version_floor(spec: StackSpec, plan: FabricPlan) -> tuple[str | None, str | 
     return shown, f"minMasterVersion {pinned} is below it"  # validation refuses this; kept for completeness
 
 
-def nvlink_summary(p: PoolFacts, resources: Sequence[Registered]) -> dict[str, Any]:
+def nvlink_summary(p: PoolFacts, wiring: _Wiring) -> dict[str, Any]:
     """A rack-scale NVLink pool's domains: size, how many whole ones maxNodes makes, the label naming one, the GKE
     workload policy, and the ComputeDomains (``namespace/name``) its jobs claim IMEX channels from."""
     nv = p.nvlink
     assert nv is not None
-    domains = sorted(f"{r.inputs['metadata']['namespace']}/{r.inputs['metadata']['name']}" for r in resources
-                     if r.type.endswith(":ComputeDomain")
-                     and (r.inputs.get("metadata") or {}).get("labels", {}).get("gpu-cluster/pool") == p.name)
+    domains = sorted(f"{r.inputs['metadata']['namespace']}/{r.inputs['metadata']['name']}"
+                     for r in wiring.compute_domains
+                     if (r.inputs.get("metadata") or {}).get("labels", {}).get("gpu-cluster/pool") == p.name)
     return {"domainGpus": nv.domain_gpus, "domainNodes": nv.domain_nodes, "domainsAtMax": nv.whole_domains(p.max_nodes),
             "domainLabel": nv.domain_label, "acceleratorTopology": nv.accelerator_topology or None,
             "ultraserverType": nv.ultraserver_type or None, "reservationBlock": nv.reservation_block,
@@ -134,11 +170,16 @@ def nvlink_summary(p: PoolFacts, resources: Sequence[Registered]) -> dict[str, A
 
 def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Sequence[Registered]) -> list[dict]:
     out: list[dict[str, Any]] = []
+    wiring = _Wiring(resources)
+    node_pools: dict[str, NodePool] = {}
+    for node_pool in spec.node_pools:
+        node_pools.setdefault(node_pool.name, node_pool)
     for p in pools:
         plan = p.fabric
-        entry: dict[str, Any] = {"pool": p.name, "machineType": p.machine.machine_type, "status": _status(spec, p)}
+        entry: dict[str, Any] = {"pool": p.name, "machineType": p.machine.machine_type,
+                                 "status": _status(node_pools[p.name], p)}
         if p.nvlink is not None:  # only on GB200 NVL72 pools: other pools' entries keep their keys
-            entry["nvlink"] = nvlink_summary(p, resources)
+            entry["nvlink"] = nvlink_summary(p, wiring)
         if plan is None:
             out.append({**entry, "fabric": None})
             continue
@@ -151,21 +192,22 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
             "nicsPerNode": plan.gpu_nics, "ncclTransport": plan.machine.nccl_transport,
             "nominalGbpsPerNode": plan.machine.nominal_gbps_per_node, "bandwidthSource": plan.machine.bandwidth_source,
             "gkeVersionFloor": floor, "gkeVersionCheck": checked,
-            "daemonSets": _daemonsets_on(p.name, resources), "wired": _wired(p, resources),
-            "draClaim": dra_claim(p, resources), "contract": contract(p, resources)})
+            "daemonSets": _daemonsets_on(p.name, wiring), "wired": _wired(p, wiring),
+            "draClaim": dra_claim(p, wiring), "contract": contract(p, wiring.views)})
         if network_cards(p.machine.cloud, p.machine.machine_type):  # cards that differ (P6e-GB200): say which carry EFA
             entry["efaCards"] = efa_summary(efa_layout(p.machine))
         out.append(entry)
     return out
 
 
-def contract(pool: PoolFacts, resources: Sequence[Registered]) -> list[dict[str, Any]]:
+def contract(pool: PoolFacts, views: Sequence[ProcessView]) -> list[dict[str, Any]]:
     """Per workload on the pool, the fabric contract (``plan/fabric_contract.py``): what its training process
-    sees against the catalog's sourced requirements; unmet ones name what was observed and what happens without."""
+    sees against the catalog's sourced requirements; unmet ones name what was observed and what happens without.
+    ``views``: every workload's view of the recorded resources (``workload_views``)."""
     plan = pool.fabric
     assert plan is not None
     out = []
-    for view in workload_views((r.type, r.inputs) for r in resources):
+    for view in views:
         if view.pool != pool.name:
             continue
         result = check_contract(view, plan.kind, pool.machine.machine_type, plan.gpu_nics)

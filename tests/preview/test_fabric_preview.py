@@ -84,3 +84,23 @@ def test_each_workloads_image_says_whether_it_is_pinned_by_tag_or_digest(h100):
     built = next(c for f in gb200.as_dict()["fabric"] for c in f.get("contract") or [])
     assert built["imagePin"] == "digest" and built["summary"] == "contract: 6/6 requirements met"
     assert "(pinned by digest)" in render_text(gb200, color=False, width=400)
+
+
+def test_the_fabric_section_reads_the_recording_once_not_once_per_pool(monkeypatch):
+    """Many fabric pools: the workloads' views of the recorded resources are built once for the whole section (a
+    pass per pool grew with pools x resources), and every fabric pool still gets its installer DaemonSets."""
+    import preview.fabric_summary as fabric_summary
+    from bench.synthetic import synthetic_gke_config
+
+    built: list[int] = []
+    real = fabric_summary.workload_views
+
+    def counting(objects):
+        built.append(1)
+        return real(objects)
+
+    monkeypatch.setattr(fabric_summary, "workload_views", counting)
+    report = preview_config("synthetic-24", synthetic_gke_config(24))
+    fabric = [f for f in report.as_dict()["fabric"] if f["fabric"] is not None]
+    assert len(fabric) >= 3 and all(f["daemonSets"] for f in fabric), fabric
+    assert len(built) == 1

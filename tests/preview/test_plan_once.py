@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plan import facts, fleet, gpu_runtime_plan, kueue_topology, maintenance, pod_start, quota, slurm, stack
+from plan import facts, fleet, gpu_runtime, gpu_runtime_plan, kueue_topology, maintenance, pod_start, quota, slurm, stack
 from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.run import preview_stack
 from validation import load, planned
@@ -23,6 +23,7 @@ COUNTED = {
     "pool_placements": kueue_topology.pool_placements, "runtime_plan": gpu_runtime_plan.runtime_plan,
     "quota_plan": quota.quota_plan, "maintenance_policy": maintenance.maintenance_policy,
     "plan_stack": stack.plan_stack, "load_spec": load.load_spec, "fleet_plan": fleet.fleet_plan,
+    "operator_in_stack": gpu_runtime.operator_in_stack,
 }
 PER_POOL = {"pool_facts", "pod_start_plan"}
 
@@ -74,7 +75,7 @@ def test_each_planning_function_runs_once_per_preview(calls, stack_name, schedul
     assert outside[("plan_stack", "")] == 1
     for name in PER_POOL:
         assert {pool: outside.get((name, pool), 0) for pool in pools} == dict.fromkeys(pools, 1), name
-    for name in ("runtime_plan", "maintenance_policy"):
+    for name in ("runtime_plan", "maintenance_policy", "operator_in_stack"):  # stack-wide: never once per pool
         assert outside[(name, "")] == 1, name
     assert outside.get(("quota_plan", ""), 0) == (1 if scheduler else 0)
     assert outside.get(("plan_slurm", ""), 0) == (1 if scheduler == "slurm" else 0)
