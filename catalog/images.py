@@ -15,6 +15,7 @@ import csv
 import functools
 from dataclasses import dataclass
 
+from catalog.image_digests import digest_row
 from catalog.loader import DATA_DIR
 
 ARCH_OF_MACHINE = {"x86_64": "amd64", "arm64": "arm64"}
@@ -44,6 +45,10 @@ class ImageTable:
         for ref in (image, f"docker.io/{image}", f"docker.io/library/{image}"):
             if ref in self.images:
                 return self.images[ref]
+        named, sep, digest = image.partition("@")
+        row = digest_row(named) if sep else None
+        if row is not None and (digest == row.digest or row.at_deploy):
+            return self.lookup(named)  # gpu-cluster's own digest pin of the tag (catalog/image_digests.py)
         return None
 
     def chart_images(self, chart: str, version: str) -> list[ImageArchitectures]:
