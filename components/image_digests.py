@@ -40,11 +40,11 @@ class _Resolver:
         ecr = ECR_HOST.match(registry)
         key = registry if ecr else ""
         if key not in self.providers:
-            auth = []
+            auth: list[docker.ProviderRegistryAuthArgs] = []
             if ecr:  # the registry's own region: an ECR token is valid for the region it was issued in
                 token = aws.ecr.get_authorization_token_output(registry_id=ecr["account"], region=ecr["region"])
-                auth.append({"address": registry, "username": token.user_name,
-                             "password": pulumi.Output.secret(token.password)})
+                auth.append(docker.ProviderRegistryAuthArgs(
+                    address=registry, username=token.user_name, password=pulumi.Output.secret(token.password)))
             name = f"{PROVIDER_NAME}-ecr-{ecr['account']}-{ecr['region']}" if ecr else PROVIDER_NAME
             self.providers[key] = docker.Provider(name, disable_docker_daemon_check=True, registry_auth=auth)
         return self.providers[key]
@@ -114,7 +114,7 @@ def pin_images(obj: Any) -> Any:
 def _default_used(values: dict[str, Any], path: tuple[str, ...]) -> bool:
     """Some entry of ``a.*.b`` sets no image of its own, so the chart's default level (``nodesetDefaults``) runs."""
     star = path.index("*")
-    entries = values
+    entries: Any = values
     for key in path[:star]:
         entries = entries.get(key) if isinstance(entries, dict) else None
     for entry in (entries or {}).values() if isinstance(entries, dict) else ():
