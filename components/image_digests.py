@@ -91,24 +91,38 @@ def _quoted_images() -> re.Pattern[str]:
 
 
 def _pin_text(text: str) -> pulumi.Input[str]:
-    """A string naming listed images in single quotes (admission CEL ``c.image == '<image>'``, the installer's
-    ready marker and the gate that waits for it) with each one pinned, so the comparisons hold for what runs."""
+    """An admission policy's CEL naming listed images in single quotes (``c.image == '<image>'``) with each one
+    pinned, so the policy admits exactly what runs."""
     parts = _quoted_images().split(text)
     if len(parts) == 1:
         return text
     return pulumi.Output.concat(*(pinned(p) if i % 2 else p for i, p in enumerate(parts)))
 
 
-def pin_images(obj: Any) -> Any:
-    """A copy of a rendered object (or Helm values) with every ``image: <listed tag>`` pinned by digest, and every
-    ``'<listed tag>'`` quoted in a string (see ``_pin_text``)."""
+def pin_images(obj: Any, quoted: bool = False) -> Any:
+    """A copy of a rendered object (or Helm values) with every ``image: <listed tag>`` pinned by digest; ``quoted``:
+    also every ``'<listed tag>'`` in a string (an admission policy's CEL, see ``_pin_text``). The NCCL plugin
+    installers' ready marker and the gate that waits for it keep naming the tag: a job's own runtime printed offline
+    (``python -m preview job-objects``) must match the marker the deployed installer writes."""
     if isinstance(obj, dict):
-        return {k: (pinned(v) if k == "image" and isinstance(v, str) else pin_images(v)) for k, v in obj.items()}
+        return {k: (pinned(v) if k == "image" and isinstance(v, str) else pin_images(v, quoted))
+                for k, v in obj.items()}
     if isinstance(obj, list):
-        return [pin_images(v) for v in obj]
-    if isinstance(obj, str):
+        return [pin_images(v, quoted) for v in obj]
+    if quoted and isinstance(obj, str):
         return _pin_text(obj)
     return obj
+
+
+def _renders(values: dict[str, Any], condition: tuple[tuple[str, ...], ...], default: bool) -> bool:
+    """Helm's ``condition``: the first path set to a boolean in the values decides, else the chart's default."""
+    for path in condition:
+        node: Any = values
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, bool):
+            return node
+    return default
 
 
 def _default_used(values: dict[str, Any], path: tuple[str, ...]) -> bool:
@@ -138,10 +152,11 @@ def pinned_chart_values(chart: str, version: str, values: dict[str, Any]) -> dic
     ``repository/image:version``), ``{repository, digest}`` (Slinky's ``slurm.format-image``, which drops the tag)."""
     out = pin_images(values)
     spots = [(row.defaults_path or row.values_path, row.default_image) for row in chart_host_images(chart, version)
-             if not row.defaults_path or _default_used(out, row.values_path)]
-    # the GPU Operator's other operands: the ClusterPolicy names them whether or not they run (catalog/images.py)
+             if _renders(values, row.condition, row.condition_default)
+             and (not row.defaults_path or _default_used(out, row.values_path))]
+    # the GPU Operator's other operands it runs (catalog/images.py)
     spots += [(tuple(o.component.split(".")), o.image) for o in chart_operands(chart, version)
-              if "image" not in o.component.split(".")]
+              if "image" not in o.component.split(".") and o.enabled(values)]
     for path, default_image in spots:
         if "*" in path:
             continue

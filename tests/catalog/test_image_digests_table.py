@@ -8,7 +8,7 @@ import re
 from catalog.fabric import load_fabric_catalog
 from catalog.host_images import load_chart_host_images
 from catalog.image_digests import DEPLOY_DIGEST, digest_row, load_image_digests, resolved_at_deploy
-from catalog.images import load_chart_operands
+from catalog.images import load_chart_operands, load_image_table
 from plan.host_access import by_digest
 
 SHA256 = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -58,3 +58,15 @@ def test_the_stand_in_counts_only_for_rows_resolved_at_deploy():
     assert not resolved_at_deploy(slurmd.image)
     assert by_digest(f"{plugin.image}@{plugin.digest}") and not by_digest(f"{plugin.image}@{DEPLOY_DIGEST}")
     assert slurmd.pin_text() == "digest resolved from ghcr.io at deploy"
+
+
+def test_architectures_of_a_digest_pinned_tag_are_the_tags():
+    """topology-arm64-images looks the pinned form up by its tag: the cited digest, or any digest on a tag resolved
+    at deploy (what the registry returned for it; the Slinky chart drops the tag); another digest is unknown."""
+    table = load_image_table()
+    plugin = digest_row("nvcr.io/nvidia/k8s-device-plugin:v0.20.0")
+    assert plugin is not None and table.lookup(f"{plugin.image}@{plugin.digest}") == table.lookup(plugin.image)
+    assert table.lookup(f"{plugin.image}@sha256:{'a' * 64}") is None
+    slurmd = table.lookup("ghcr.io/slinkyproject/slurmd:26.05-ubuntu26.04")
+    assert slurmd is not None and table.lookup(f"ghcr.io/slinkyproject/slurmd@sha256:{'a' * 64}") == slurmd
+    assert table.lookup(f"ghcr.io/slinkyproject/slurmd@{DEPLOY_DIGEST}") == slurmd

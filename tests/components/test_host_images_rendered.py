@@ -84,8 +84,16 @@ def test_the_examples_pin_by_cited_digests_and_by_deploy_time_resolution():
 
 def test_the_gpu_operators_host_level_operands_are_pinned():
     """The operator makes its operands' pods from the ClusterPolicy: each host-level operand the release enables
-    carries a digest there (device plugin, GFD, toolkit, DCGM exporter, MIG manager: cited; validator: at deploy)."""
+    carries a digest there (device plugin, GFD, toolkit, DCGM exporter, MIG manager: cited; validator: at deploy).
+    Operands the release leaves off (driver and its manager, the sandbox operands) keep the chart's tags: they never
+    run."""
     operands = operand_images("gke-operator-mig")
-    assert operands and all(by_digest(i) for i in operands), sorted(i for i in operands if not by_digest(i))
+    host_level = ("nvcr.io/nvidia/k8s-device-plugin:", "nvcr.io/nvidia/k8s/container-toolkit:",
+                  "nvcr.io/nvidia/k8s/dcgm-exporter:", "nvcr.io/nvidia/cloud-native/k8s-mig-manager:",
+                  "nvcr.io/nvidia/gpu-operator:")
+    running = {i for i in operands if i.startswith(host_level)}
+    assert {i.partition(":")[0] for i in running} == {p.rstrip(":") for p in host_level}
+    assert all(by_digest(i) for i in running), sorted(i for i in running if not by_digest(i))
     assert "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:" \
-           "a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312" in operands
+           "a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312" in running
+    assert f"nvcr.io/nvidia/gpu-operator:v26.7.0@{DEPLOY_DIGEST}" in running

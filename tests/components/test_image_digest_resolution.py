@@ -2,8 +2,7 @@
 recording engine, the Docker provider's getRegistryImage invoke is called once per image the catalog resolves at
 deploy, through a provider that needs no Docker daemon (and an ECR login for the EKS registry), and the digest it
 answers lands in the objects and Helm values: in the installers, RxDM sidecars, the admission policy that admits
-them, the installers' ready marker and the gate that waits for it, slurmd, the device and DRA plugins and the GPU
-Operator's operands.
+them, slurmd, the device and DRA plugins and the GPU Operator's operands.
 
 The mocked invoke answers a per-image value made up here (``fake_digest``) so each image's answer can be traced;
 the offline preview answers ``DEPLOY_DIGEST`` instead (preview/engine.py) and never shows a made-up digest."""
@@ -113,9 +112,10 @@ def test_the_answer_lands_in_every_host_level_container_and_nothing_is_left_on_a
     assert not [i for i in images if i.endswith(DEPLOY_DIGEST)], f"{stack}: the offline stand-in leaked"
 
 
-def test_the_admission_policy_and_the_ready_gate_name_the_pinned_images(runs):
-    """Sidecar capabilities are admitted for the pinned RxDM image, and the gate waits for the marker naming the
-    pinned NCCL plugin that the installer writes: both sides carry the same answer, or jobs would never start."""
+def test_the_admission_policy_names_the_pinned_sidecar_and_the_ready_gate_keeps_the_tag(runs):
+    """Sidecar capabilities are admitted for exactly the pinned RxDM image. The installer's ready marker and the gate
+    that waits for it both name the plugin's tag (the installer itself runs pinned): a job's runtime printed offline
+    by ``preview job-objects`` has to match the marker too."""
     resources, _ = runs["gke-h100-512"]
     rxdm = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.20"
     plugin = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14"
@@ -123,5 +123,5 @@ def test_the_admission_policy_and_the_ready_gate_name_the_pinned_images(runs):
     assert f"'{rxdm}@{fake_digest(rxdm)}'" in policies and f"'{rxdm}'" not in policies
     installer = json.dumps([plain(r.inputs) for r in resources if r.name == "fabric-nccl-tcpxo-installer"])
     slurm = json.dumps([plain(r.inputs) for r in resources if r.name == "slurm-slurm"])
-    marker = f"'{plugin}@{fake_digest(plugin)}'"
-    assert f"echo {marker} >" in installer and f"= {marker} ]" in slurm
+    assert f"echo '{plugin}' >" in installer and f"= '{plugin}' ]" in slurm
+    assert f'"{plugin}@{fake_digest(plugin)}"' in installer  # the installer container itself: pinned
