@@ -25,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.sdk_floor import resource_count  # noqa: E402
 from bench.timing import Measured, measure, write_synthetic_stack  # noqa: E402
 
 IMPORT_FLOOR = [sys.executable, "-c", "import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes"]
@@ -36,7 +37,7 @@ def sdk_floor(stack: str, path: Path, tmp: Path, runs: int) -> tuple[Measured, i
     recorded = tmp / f"floor-{stack}.json"
     subprocess.run([sys.executable, str(ROOT / "bench" / "sdk_floor.py"), "record", stack, str(path), str(recorded)],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    count = len(json.loads(recorded.read_text())["resources"])
+    count = resource_count(json.loads(recorded.read_text()))  # a fleet manager's: its workers' too
     replay = [sys.executable, str(ROOT / "bench" / "sdk_floor.py"), "replay", str(recorded)]
     return measure(replay, ROOT, runs, ok_codes=(0,)), count  # a floor that crashed would look fast
 
