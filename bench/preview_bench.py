@@ -8,7 +8,8 @@ measured in the same run:
 
 Each case runs in a fresh interpreter (like a user typing the command), with the policy pack on (the default
 in-process path; ``--pack-subprocess`` times the CLI's path instead), with Python's bytecode cache on as on a user's
-machine (``timing.cached_bytecode_env``), the floor and the preview run alternately after one warm-up run each. CPU time (user + system, children included) is
+machine (``timing.cached_bytecode_env``), the floor and the preview run alternately (one warm-up run of each before the
+first case). CPU time (user + system, children included) is
 the ratio's measure: on a shared machine the wall clock also counts other people's work; wall times are printed too.
 Peak memory is the preview process's largest resident set.
 
@@ -35,10 +36,12 @@ TARGETS = {"example": 1.25, "synthetic-200": 1.5}
 """docs/benchmarks.md: preview / SDK floor (CPU) at most this."""
 
 
-def floor_and_preview(stack: str, path: Path, tmp: Path, runs: int, extra: list[str]
+def floor_and_preview(stack: str, path: Path, tmp: Path, runs: int, extra: list[str], warm_up: bool
                       ) -> tuple[Measured, Measured, int]:
     """The SDK floor and the preview of one stack, run alternately (``measure_interleaved``), both with the
-    bytecode cache a user's machine keeps (``cached_bytecode_env``)."""
+    bytecode cache a user's machine keeps (``cached_bytecode_env``; ``warm_up``: one unmeasured run of each first,
+    needed once per bench run: the floor imports no project module and the provider modules' bytecode is
+    installed with them)."""
     recorded = tmp / f"floor-{stack}.json"
     subprocess.run([sys.executable, str(ROOT / "bench" / "sdk_floor.py"), "record", stack, str(path), str(recorded)],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
@@ -46,7 +49,7 @@ def floor_and_preview(stack: str, path: Path, tmp: Path, runs: int, extra: list[
     replay = [sys.executable, str(ROOT / "bench" / "sdk_floor.py"), "replay", str(recorded)]
     preview = [sys.executable, "-m", "preview", "--stack", stack, "--stack-file", str(path), "--format", "json",
                *extra]
-    floor_m, preview_m = measure_interleaved([(replay, (0,)), (preview, (0, 1))], ROOT, runs,
+    floor_m, preview_m = measure_interleaved([(replay, (0,)), (preview, (0, 1))], ROOT, runs, warm_up=warm_up,
                                              env=cached_bytecode_env())  # a floor that crashed would look fast
     return floor_m, preview_m, count
 
@@ -71,8 +74,8 @@ def main() -> None:
         if args.only:
             cases = [c for c in cases if c[0] in args.only.split(",")]
         cases += [write_synthetic_stack(tmp, int(n)) for n in args.pools.split(",") if n]
-        for stack, path in cases:
-            floor, preview, count = floor_and_preview(stack, path, tmp, args.runs, extra)
+        for i, (stack, path) in enumerate(cases):
+            floor, preview, count = floor_and_preview(stack, path, tmp, args.runs, extra, warm_up=i == 0)
             rows.append({"stack": stack, "resources": count,
                          "preview": preview.__dict__, "sdk_floor": floor.__dict__,
                          "x_sdk_floor_cpu": round(preview.cpu_s / floor.cpu_s, 2),

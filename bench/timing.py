@@ -6,12 +6,9 @@ machine shared with other work: the wall clock also counts the time other proces
 """
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,17 +29,11 @@ class Measured:
 
 
 def cached_bytecode_env() -> dict[str, str]:
-    """The environment of a user's machine: Python keeps compiled bytecode (a user's second run of a command reads
-    it). A sandbox may set ``PYTHONDONTWRITEBYTECODE`` (this development machine does): then every run compiles every
-    project module from source again (about 0.4 s CPU for a preview), which the SDK floor, importing no project
-    module, never pays. The bytecode goes to a private folder (``PYTHONPYCACHEPREFIX``), not into the tree."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = _PYCACHE
-    return env
-
-
-_PYCACHE = tempfile.mkdtemp(prefix="bench-pycache-")
-atexit.register(shutil.rmtree, _PYCACHE, ignore_errors=True)
+    """The environment of a user's machine: Python keeps compiled bytecode next to the sources (``__pycache__``, which
+    git ignores), so a user's second run of a command reads it. A sandbox may set ``PYTHONDONTWRITEBYTECODE`` (this
+    development machine does): then every run compiles every project module from source again (about 0.4 s CPU for
+    a preview), which the SDK floor, importing no project module, never pays."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run_once(cmd: list[str], cwd: Path, ok_codes: tuple[int, ...] | None = (0, 1),
