@@ -85,11 +85,11 @@ def record(stack: str, stack_file: Path, out: Path) -> None:
         programs.append((name, rec))
         return rec
 
-    engine.run_program = recorded  # the worker programs run through the module's own name (referenced_outputs)
+    setattr(engine, "run_program", recorded)  # the worker programs run through the module's name (referenced_outputs)
     try:
         recorded(engine.read_stack_file(stack_file), stack)
     finally:
-        engine.run_program = run_program
+        setattr(engine, "run_program", run_program)
     *workers, (_, rec) = programs
     out.write_text(json.dumps({"stack": stack, "resources": rows_of(rec.resources),
                                "workers": [{"stack": name, "resources": rows_of(w.resources)} for name, w in workers]}))
