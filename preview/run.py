@@ -13,6 +13,7 @@ from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, contract_war
 from plan.maintenance import summary as maintenance_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
+from preview.policy.image_pins import host_image_pins
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
 from render.tenancy import access_notes
@@ -86,6 +87,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         from preview.fleet.summary import fleet_summary
 
         report.fleet = fleet_summary(spec, stack, report.cost, members, plan.fleet.egress)
+    report.host_images = host_image_pins(report.resources)
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack
