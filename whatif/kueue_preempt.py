@@ -209,7 +209,7 @@ def _fair(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitte
             if other is q or pool not in other.model.quotas or not view.borrowing(other, pool):
                 continue
             cands += [w for w in other.admitted.values() if w.flavor == pool and satisfies(model.reclaim, inc, w)]
-    if not cands:
+    if not cands or not _could_fit(view, q, pool, need, cands):
         return []
     cands.sort(key=ordering(inc))
     q.usage[pool] += need  # shares are computed with the incoming workload admitted
@@ -226,6 +226,18 @@ def _fair(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitte
     victims = _fill_back(view, q, pool, need, removed, True)
     _restore(view, victims)
     return victims
+
+
+def _could_fit(view: CohortView, q: QueueView, pool: str, need: int, cands: list[Admitted]) -> bool:
+    """Does the request fit the quota with every candidate gone? If not, no victim set makes it fit (``available``
+    only grows as usage falls), so the strategies need not run: a shortcut that decides nothing (most heads on a full
+    cohort end here, bench/whatif_bench.py)."""
+    for w in cands:
+        view.queues[w.queue].usage[w.flavor] -= w.slices
+    try:
+        return need <= view.available(q, pool)
+    finally:
+        _restore(view, cands)
 
 
 def _fits_fair(view: CohortView, q: QueueView, pool: str, need: int, removed: list[Admitted]) -> bool:

@@ -12,7 +12,7 @@ from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue_cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
-from whatif.kueue_preempt import Choice, choose
+from whatif.kueue_preempt import choose
 from whatif.model import Job
 from whatif.nodes import PoolState
 
@@ -197,12 +197,15 @@ class KueueScheduler:
         entries: list[Entry] = []
         no_fit: list[tuple[CQ, KueueJob]] = []
         for i, (cq, js) in enumerate(heads):
-            choice = None if js.shape in failed else self._choose(cq, js)
+            if js.shape in failed:
+                no_fit.append((cq, js))
+                continue
+            inc = self._incoming(cq, js)
+            choice = choose(self.view, inc, _any_pool)
             if choice is None:  # NoFit: inadmissible whatever the cycle does, and nothing to decide for the others
                 no_fit.append((cq, js))
                 continue
-            need = {choice.pool: self.need(js, choice.pool)}
-            entries.append(Entry(js, Incoming(cq.model.name, js.value, js.order_ts, need), choice, i))
+            entries.append(Entry(js, inc, choice, i))  # the cycle reads inc.need[choice.pool] only
         changed = parked or bool(no_fit)
         if entries:
             self._now = now
@@ -289,12 +292,13 @@ class KueueScheduler:
             c.unpark()
 
     # -- flavor assignment ------------------------------------------------------------------------------------
-    def _choose(self, cq: CQ, js: KueueJob) -> Choice | None:
+    def _incoming(self, cq: CQ, js: KueueJob) -> Incoming:
+        """The head as the flavor assigner sees it (and the workload topology checks are for, from now on)."""
         needs = js.needs
         if needs is None:  # the job and the pools never change: its candidate flavors are computed once
             needs = js.needs = {p: self.need(js, p) for p in self.pools_for(js) if self._nodes_fit(js, p)}
         self._placing = js
-        return choose(self.view, Incoming(cq.model.name, js.value, js.order_ts, needs), _any_pool)
+        return Incoming(cq.model.name, js.value, js.order_ts, needs)
 
     def _nodes_fit(self, js: KueueJob, pool: str) -> bool:
         """Kueue counts quota only, but a flavor whose nodes are too small never runs the pods (its node selector
