@@ -178,22 +178,18 @@ class KueueScheduler:
     def _cycle(self, now: float) -> bool:
         """One Kueue scheduling cycle (``kueue_cycle``) over the queues' heads; False when it changed nothing."""
         failed = self._failed
+        heads = self._heads(now)
+        if not heads:
+            return False
         parked = False
-        while True:  # heads that are all twins of heads that found no flavor: park them, take the next ones
-            heads = self._heads(now)
+        for _, js in heads:
+            if js.shape not in failed:
+                break
+        else:  # heads that are all twins of heads that found no flavor: park them, take the next ones
+            parked = True
+            heads = self._park_twins(now, heads)
             if not heads:
                 return parked
-            for _, js in heads:
-                if js.shape not in failed:
-                    break
-            else:
-                for cq, js in heads:
-                    failed.add(js.shape)
-                    cq.parked.add(js.n)
-                    cq.head_at = _NEVER
-                parked = True
-                continue
-            break
         entries: list[Entry] = []
         no_fit: list[tuple[CQ, KueueJob]] = []
         for i, (cq, js) in enumerate(heads):
@@ -217,6 +213,40 @@ class KueueScheduler:
         for cq, js in no_fit:
             self._park(cq, js)
         return changed or bool(no_fit)
+
+    def _park_twins(self, now: float, heads: list[tuple[CQ, KueueJob]]) -> list[tuple[CQ, KueueJob]]:
+        """The queues' heads are all twins of heads that found no flavor: park them and take each queue's next head,
+        all queues in step, until some head is not such a twin or no queue has a head left; return those heads (in
+        queue order, as ``_heads``). The same as parking the heads and calling ``_heads`` again and again (which
+        was one round per parked workload, most of the Kueue model's time on a long backlog, bench/), with the
+        scan of each queue picking up where its last head was."""
+        failed = self._failed
+        at = []
+        for cq, js in heads:
+            i = cq.scan_i if cq.scan_at == now and cq.scan_i < len(cq.pending) and cq.pending[cq.scan_i] is js \
+                else cq.pending.index(js)
+            at.append((cq, i))
+        while True:
+            nxt: list[tuple[CQ, int]] = []
+            done = False
+            for cq, i in at:
+                pending, parked_set = cq.pending, cq.parked
+                parked_set.add(pending[i].n)
+                cq.head_at, cq.head_js, cq.scan_at, cq.scan_i = now, None, now, i  # no head unless found below
+                if cq.model.strict_fifo:
+                    continue  # StrictFIFO: the parked head blocks the queue
+                for j in range(i + 1, len(pending)):
+                    js = pending[j]
+                    if js.eligible > now or js.n in parked_set:
+                        continue
+                    cq.head_js, cq.scan_i = js, j
+                    nxt.append((cq, j))
+                    if js.shape not in failed:
+                        done = True
+                    break
+            if done or not nxt:
+                return [(cq, cq.pending[j]) for cq, j in nxt]
+            at = nxt
 
     def _park(self, cq: CQ, js: KueueJob) -> None:
         """Inadmissible until something is released; parked heads may uncover the next workload of a BestEffortFIFO
