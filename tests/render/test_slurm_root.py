@@ -105,9 +105,12 @@ def test_release_check_accepts_the_pinned_release_reports_a_newer_one_and_refuse
 
 
 def test_the_root_path_is_versioned_by_what_it_builds(tmp_path):
-    default = _script("--path", env={"SLURM_ROOT": ""}).stdout.strip()
+    unset = {"SLURM_ROOT": "", "SLURM_ROOT_BASE": ""}  # this very run may use its own base (a cold-machine check)
+    default = _script("--path", env=unset).stdout.strip()
     assert re.fullmatch(r"/var/tmp/gpu-cluster/slurm-root-[0-9a-f]{12}", default), default
-    other = _script("--path", env={"SLURM_ROOT": "", "SLURM_ROOT_SUITES": "testing"}).stdout.strip()
+    based = _script("--path", env={"SLURM_ROOT": "", "SLURM_ROOT_BASE": str(tmp_path)}).stdout.strip()
+    assert based == str(tmp_path / default.rsplit("/", 1)[1])
+    other = _script("--path", env={**unset, "SLURM_ROOT_SUITES": "testing"}).stdout.strip()
     assert other != default and other.startswith("/var/tmp/gpu-cluster/slurm-root-")
     want = _script("--want").stdout.strip()
     assert want.startswith("release=26.05 suites=sid,testing packages=slurmctld,")
