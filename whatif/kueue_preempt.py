@@ -35,7 +35,8 @@ class Choice:
     (preemption could make room but finds no victim: not admissible, see ``kueue_cycle``)."""
 
 
-_RANK = {"fit": 3, "reclaim": 2, "preempt": 1, "no-candidates": 0}
+NO_CANDIDATES = "no-candidates"
+_RANK = {"fit": 3, "reclaim": 2, "preempt": 1, NO_CANDIDATES: 0}
 
 
 def choose(view: CohortView, inc: Incoming, nodes_fit: Callable[[str], bool]) -> Choice | None:
@@ -61,7 +62,7 @@ def choose(view: CohortView, inc: Incoming, nodes_fit: Callable[[str], bool]) ->
             mode = "preempt" if any(w.queue == inc.queue for w in victims) else "reclaim"
             option = Choice(pool, _borrows_after(view, q, pool, need, victims), victims, mode)
         else:
-            option = Choice(pool, view.borrowing(q, pool, need), [], "no-candidates")
+            option = Choice(pool, view.borrowing(q, pool, need), [], NO_CANDIDATES)
         if best is None or (_RANK[option.mode], not option.borrows) > (_RANK[best.mode], not best.borrows):
             best = option
     return best
