@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 
@@ -93,6 +93,20 @@ def satisfies(policy: str, inc: Incoming, w: Admitted) -> bool:
     if policy == "LowerOrNewerEqualPriority":
         return w.priority < inc.priority or (w.priority == inc.priority and inc.order_ts < w.order_ts)
     return policy == "Any"
+
+
+def _eligible(ws: Iterable[Admitted], pool: str, policy: str, inc: Incoming) -> list[Admitted]:
+    """The workloads of ``ws`` on ``pool`` that ``policy`` lets ``inc`` preempt: ``satisfies`` for a whole list, one
+    comparison per workload (the fair-sharing search builds these lists for every head)."""
+    if policy == "LowerPriority":
+        p = inc.priority
+        return [w for w in ws if w.flavor == pool and w.priority < p]
+    if policy == "LowerOrNewerEqualPriority":
+        p, ts = inc.priority, inc.order_ts
+        return [w for w in ws if w.flavor == pool and (w.priority < p or (w.priority == p and ts < w.order_ts))]
+    if policy == "Any":
+        return [w for w in ws if w.flavor == pool]
+    return []
 
 
 def ordering(inc: Incoming) -> Callable[[Admitted], tuple]:
@@ -203,13 +217,12 @@ def _classical(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Ad
 def _fair(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
     q = view.queues[inc.queue]
     model = q.model
-    cands = [] if model.within_queue == "Never" else [
-        w for w in q.admitted.values() if w.flavor == pool and satisfies(model.within_queue, inc, w)]
+    cands = _eligible(q.admitted.values(), pool, model.within_queue, inc)
     if view.in_cohort and model.reclaim != "Never":
         for other in view.queues.values():
             if other is q or pool not in other.model.quotas or not view.borrowing(other, pool):
                 continue
-            cands += [w for w in other.admitted.values() if w.flavor == pool and satisfies(model.reclaim, inc, w)]
+            cands += _eligible(other.admitted.values(), pool, model.reclaim, inc)
     if not cands or not _could_fit(view, q, pool, need, cands):
         return []
     cands.sort(key=ordering(inc))
