@@ -9,6 +9,10 @@ adds on top of the Pulumi SDK.
     .venv/bin/python bench/sdk_floor.py replay OUT.json                    # the floor itself (time this)
 
 ``replay`` imports nothing of gpu-cluster (only the recorded file), so its time is the SDK's alone.
+
+A fleet manager's preview also runs each worker's program (its StackReferences are answered by previewing the
+worker stack files, ``preview/fleet/resolve.py``), so its floor registers the workers' resources too: one program
+per worker stack, then the manager's, in one interpreter, each under its own stack name, as the preview runs them.
 """
 from __future__ import annotations
 
@@ -60,27 +64,59 @@ def unwrap(value: Any) -> Any:
     return value
 
 
-def record(stack: str, stack_file: Path, out: Path) -> None:
-    """The resources the program registers for this stack, in registration order, as the floor replays them."""
-    sys.path.insert(0, str(ROOT))
-    from preview.engine import read_stack_file, run_program
-
-    rec = run_program(read_stack_file(stack_file), stack)
-    index = {r.urn: i for i, r in enumerate(rec.resources)}
-    rows = [{"type": r.type, "name": r.name, "custom": r.custom, "parent": index.get(r.parent_urn),
+def rows_of(resources: list[Any]) -> list[dict[str, Any]]:
+    index = {r.urn: i for i, r in enumerate(resources)}
+    return [{"type": r.type, "name": r.name, "custom": r.custom, "parent": index.get(r.parent_urn),
              "provider": index.get(r.provider.rsplit("::", 1)[0]) if r.provider else None,
-             "inputs": unwrap(r.inputs)} for r in rec.resources]
-    out.write_text(json.dumps({"stack": stack, "resources": rows}))
+             "inputs": unwrap(r.inputs)} for r in resources]
+
+
+def record(stack: str, stack_file: Path, out: Path) -> None:
+    """The resources the program registers for this stack, in registration order, as the floor replays them; for a
+    fleet manager also those of each worker program the preview runs to answer its StackReferences (``workers``)."""
+    sys.path.insert(0, str(ROOT))
+    from preview import engine
+
+    programs: list[tuple[str, Any]] = []
+    run_program = engine.run_program
+
+    def recorded(config: dict[str, Any], name: str = "dev", *args: Any, **kwargs: Any) -> Any:
+        rec = run_program(config, name, *args, **kwargs)
+        programs.append((name, rec))
+        return rec
+
+    setattr(engine, "run_program", recorded)  # the worker programs run through the module's name (referenced_outputs)
+    try:
+        recorded(engine.read_stack_file(stack_file), stack)
+    finally:
+        setattr(engine, "run_program", run_program)
+    *workers, (_, rec) = programs
+    out.write_text(json.dumps({"stack": stack, "resources": rows_of(rec.resources),
+                               "workers": [{"stack": name, "resources": rows_of(w.resources)} for name, w in workers]}))
+
+
+def resource_count(recorded: dict[str, Any]) -> int:
+    """Every resource the floor registers: the stack's and, for a fleet manager, its workers'."""
+    return len(recorded["resources"]) + sum(len(w["resources"]) for w in recorded.get("workers", []))
 
 
 def replay(recorded: Path) -> int:
     import pulumi
 
-    rows = json.loads(recorded.read_text())["resources"]
+    data = json.loads(recorded.read_text())
+    programs = [(w["stack"], w["resources"]) for w in data.get("workers", [])] + [(data["stack"], data["resources"])]
     classes = {}
-    for row in rows:  # exactly the classes the stack registers, imported as the program would
-        if row["custom"] and row["type"] not in classes:
-            classes[row["type"]] = provider_class(row["type"])
+    for _, rows in programs:  # exactly the classes the stacks register, imported as the programs would
+        for row in rows:
+            if row["custom"] and row["type"] not in classes:
+                classes[row["type"]] = provider_class(row["type"])
+    for stack, rows in programs:  # the workers first, as the manager's preview runs them
+        replay_program(stack, rows, classes)
+    return resource_count(data)
+
+
+def replay_program(stack: str, rows: list[dict[str, Any]], classes: dict[str, Any]) -> None:
+    import pulumi
 
     class Echo(pulumi.runtime.Mocks):
         def new_resource(self, args):
@@ -89,7 +125,7 @@ def replay(recorded: Path) -> int:
         def call(self, args):
             return {}
 
-    pulumi.runtime.set_mocks(Echo(), project="gpu-cluster", stack="floor", preview=False)
+    pulumi.runtime.set_mocks(Echo(), project="gpu-cluster", stack=stack, preview=False)
 
     @pulumi.runtime.test
     def program():
@@ -110,7 +146,6 @@ def replay(recorded: Path) -> int:
         return pulumi.Output.all(*[m.urn for m in made])
 
     program()
-    return len(rows)
 
 
 def main(argv: list[str]) -> None:

@@ -28,20 +28,45 @@ class Measured:
     """Largest resident set of the process (or of a child it waited for), over the runs."""
 
 
+def cached_bytecode_env() -> dict[str, str]:
+    """The environment of a user's machine: Python keeps compiled bytecode next to the sources (``__pycache__``, which
+    git ignores), so a user's second run of a command reads it. A sandbox may set ``PYTHONDONTWRITEBYTECODE`` (this
+    development machine does): then every run compiles every project module from source again (about 0.4 s CPU for
+    a preview), which the SDK floor, importing no project module, never pays."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run_once(cmd: list[str], cwd: Path, ok_codes: tuple[int, ...] | None = (0, 1),
+             env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """One fresh run: ``(wall s, CPU s, peak RSS MiB)``; exit codes outside ``ok_codes`` abort (None: any)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall_s = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if ok_codes is not None and code not in ok_codes:  # 1 = policy violations, expected for examples
+        raise SystemExit(f"{' '.join(cmd)} exited {code}")
+    return wall_s, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # KiB on Linux
+
+
 def measure(cmd: list[str], cwd: Path, runs: int, ok_codes: tuple[int, ...] | None = (0, 1)) -> Measured:
     """``runs`` fresh runs; exit codes outside ``ok_codes`` abort (None: any code is fine)."""
-    walls, cpus, rss = [], [], 0.0
+    return measure_interleaved([(cmd, ok_codes)], cwd, runs, warm_up=False, env=None)[0]
+
+
+def measure_interleaved(cases: list[tuple[list[str], tuple[int, ...] | None]], cwd: Path, runs: int,
+                        warm_up: bool = True, env: dict[str, str] | None = None) -> list[Measured]:
+    """``runs`` rounds, each running every command once in turn (so a load change hits all of them alike), after
+    one unmeasured round that fills the bytecode cache (``warm_up``); one ``Measured`` per command."""
+    if warm_up:
+        for cmd, ok_codes in cases:
+            run_once(cmd, cwd, ok_codes, env)
+    samples: list[list[tuple[float, float, float]]] = [[] for _ in cases]
     for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        walls.append(time.perf_counter() - start)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        cpus.append(usage.ru_utime + usage.ru_stime)
-        rss = max(rss, usage.ru_maxrss / 1024)  # KiB on Linux
-        if ok_codes is not None and proc.returncode not in ok_codes:  # 1 = policy violations, expected for examples
-            raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}")
-    return Measured(statistics.median(walls), statistics.median(cpus), rss)
+        for i, (cmd, ok_codes) in enumerate(cases):
+            samples[i].append(run_once(cmd, cwd, ok_codes, env))
+    return [Measured(statistics.median(s[0] for s in got), statistics.median(s[1] for s in got),
+                     max(s[2] for s in got)) for got in samples]
 
 
 def wall(cmd: list[str], cwd: Path, runs: int, ok_codes: tuple[int, ...] | None = (0, 1)) -> float:

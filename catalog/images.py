@@ -15,6 +15,7 @@ import csv
 import functools
 from dataclasses import dataclass
 
+from catalog.image_digests import load_image_digests
 from catalog.loader import DATA_DIR
 
 ARCH_OF_MACHINE = {"x86_64": "amd64", "arm64": "arm64"}
@@ -44,6 +45,13 @@ class ImageTable:
         for ref in (image, f"docker.io/{image}", f"docker.io/library/{image}"):
             if ref in self.images:
                 return self.images[ref]
+        named, sep, digest = image.partition("@")
+        if not sep:
+            return None
+        rows = [r for r in load_image_digests().values() if named in (r.image, r.repository if r.at_deploy else "")]
+        if len(rows) == 1 and (digest == rows[0].digest or rows[0].at_deploy):
+            # gpu-cluster's own digest pin of the tag (catalog/image_digests.py; the Slinky chart drops the tag)
+            return self.lookup(rows[0].image)
         return None
 
     def chart_images(self, chart: str, version: str) -> list[ImageArchitectures]:

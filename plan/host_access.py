@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from catalog.image_digests import DEPLOY_DIGEST, resolved_at_deploy
 from plan.images import parse_image
 
 BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
@@ -35,9 +36,12 @@ class HostContainer:
 
 
 def by_digest(image: str) -> bool:
-    """The reference names a sha256 digest (``repo@sha256:…`` or ``repo:tag@sha256:…``)."""
+    """The reference names a sha256 digest (``repo@sha256:…`` or ``repo:tag@sha256:…``), or stands for the digest
+    the registry returns at deploy for an image ``catalog/data/image-digests.csv`` resolves then (offline only)."""
     ref = parse_image(image)
-    return ref is not None and ref.digest is not None
+    if ref is None or ref.digest is None:
+        return False
+    return ref.digest != DEPLOY_DIGEST or resolved_at_deploy(image)
 
 
 def _containers(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from catalog.image_digests import DEPLOY_DIGEST
+
 DOCKER_HUB = "docker.io"
 AR_HOST = re.compile(r"[a-z0-9-]+-docker\.pkg\.dev")
 """Artifact Registry Docker hosts (``us-central1-docker.pkg.dev``, ``us-docker.pkg.dev``): GKE streams only these."""
@@ -12,8 +14,9 @@ _COMPONENT = r"[a-z0-9]+(?:[._-]+[a-z0-9]+)*"
 _REFERENCE = re.compile(
     r"^(?:(?P<host>[A-Za-z0-9.-]+:[0-9]+|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost)/)?"
     rf"(?P<path>{_COMPONENT}(?:/{_COMPONENT})*)"
-    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[a-f0-9]{64}))?$")
-"""The distribution reference grammar, simplified: lower-case path components, an optional tag, an optional digest."""
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[a-f0-9]{64}|" + re.escape(DEPLOY_DIGEST) + "))?$")
+"""The distribution reference grammar, simplified: lower-case path components, an optional tag, an optional digest
+(or ``DEPLOY_DIGEST``, which stands for the digest the registry returns at deploy, offline)."""
 UNPINNED_TAGS = frozenset({"latest"})
 
 

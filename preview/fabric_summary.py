@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from catalog import Cloud
 from catalog.fabric import load_fabric_catalog
 from catalog.gke_version import FloorCheck, check_floor
+from catalog.image_digests import DEPLOY_DIGEST, digest_row
 from catalog.network_cards import network_cards
 from preview.engine import Registered
 from render.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
@@ -159,6 +160,16 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
     return out
 
 
+def image_pin(image: str) -> str:
+    """``digest``, ``digest resolved from <registry> at deploy`` (a tag gpu-cluster resolves when it deploys:
+    ``catalog/data/image-digests.csv``) or ``tag``."""
+    named, _, digest = image.partition("@")
+    if digest and digest != DEPLOY_DIGEST:
+        return "digest"
+    row = digest_row(named)
+    return row.pin_text() if row is not None and row.at_deploy else "digest" if row is not None else "tag"
+
+
 def contract(pool: PoolFacts, resources: Sequence[Registered]) -> list[dict[str, Any]]:
     """Per workload on the pool, the fabric contract (``plan/fabric_contract.py``): what its training process
     sees against the catalog's sourced requirements; unmet ones name what was observed and what happens without."""
@@ -170,7 +181,7 @@ def contract(pool: PoolFacts, resources: Sequence[Registered]) -> list[dict[str,
             continue
         result = check_contract(view, plan.kind, pool.machine.machine_type, plan.gpu_nics)
         out.append({"workload": view.workload, "summary": result.summary, "envFrom": view.env_origin,
-                    "image": view.image, "imagePin": "digest" if "@sha256:" in view.image else "tag",
+                    "image": view.image, "imagePin": image_pin(view.image),
                     "met": len(result.outcomes) - len(result.unmet), "total": len(result.outcomes),
                     "unmet": [{"id": o.requirement.id, "requirement": o.requirement.name,
                                "expected": o.requirement.expected_for(plan.gpu_nics), "observed": o.observed,

@@ -40,6 +40,9 @@ class PreviewReport:
     """Per pool: GPU fabric, networks, NICs per node, NCCL transport, nominal bandwidth, what was wired."""
     pod_start: list[dict[str, Any]] = field(default_factory=list)
     """Per pool: what shortens a pod's start on a new node, and how a cold node gets each declared image."""
+    host_images: list[dict[str, Any]] = field(default_factory=list)
+    """Per host-level image: how it is pinned (digest, digest resolved from its registry at deploy, tag only) and
+    where it runs (``preview/policy/image_pins.py``)."""
     fleet: dict[str, Any] | None = None
     """A fleet manager: its workers (previewed from their stack files), queues, GPUs and cost (preview/fleet/)."""
     outputs: dict[str, Any] = field(default_factory=dict)
@@ -72,4 +75,5 @@ class PreviewReport:
             "podStart": self.pod_start,
             "maintenance": self.maintenance,
             "fleet": self.fleet,
+            "hostImages": self.host_images,
         }

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog import load_catalog
 from preview.cost import UnpricedCost, stack_cost
 from preview.advice import deploy_advice
 from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, contract_warnings, fabric_summary
 from plan.maintenance import summary as maintenance_summary
-from preview.fleet.resolve import Member, preview_workers
-from preview.fleet.stack_files import FolderStackFiles, StackFiles
-from preview.fleet.summary import fleet_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
+from preview.policy.image_pins import host_image_pins
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
 from render.tenancy import access_notes
@@ -25,6 +23,10 @@ from validation.load import decode_config
 from validation.planned import load_planned
 from validation.secrets import names_in_namespace, secure_keys
 from validation.stack_file import StackFileError
+
+if TYPE_CHECKING:  # the fleet machinery is imported only by a fleet manager's preview (below)
+    from preview.fleet.resolve import Member
+    from preview.fleet.stack_files import StackFiles
 
 
 def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py",
@@ -51,6 +53,9 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     members: list[Member] = []
     references: dict[str, dict] | None = None
     if plan.fleet is not None and plan.fleet.manager:  # StackReferences: preview the workers first (each planned once)
+        from preview.fleet.resolve import preview_workers
+        from preview.fleet.stack_files import FolderStackFiles
+
         files = stack_files or FolderStackFiles(main.parent)
         members, report.errors = preview_workers(plan.fleet.section, files,
                                                  lambda name, cfg: preview_config(name, cfg, main, policies))
@@ -79,7 +84,10 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
     if plan.fleet is not None and plan.fleet.manager:
+        from preview.fleet.summary import fleet_summary
+
         report.fleet = fleet_summary(spec, stack, report.cost, members, plan.fleet.egress)
+    report.host_images = host_image_pins(report.resources)
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack

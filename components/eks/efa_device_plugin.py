@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 from components.k8s.network_policies import system_network_policies
 from components.charts import AWS_EFA_DEVICE_PLUGIN
 from components.k8s.objects import privileged_namespace
+from components.image_digests import pinned_chart_values
 from render.nvidia_values import efa_device_plugin_values
 from plan.gpu_runtime_plan import GpuRuntimePlan
 
@@ -30,6 +31,6 @@ class AwsEfaDevicePlugin(pulumi.ComponentResource):
         pin = AWS_EFA_DEVICE_PLUGIN
         self.release = k8s.helm.v3.Release(
             name, name=pin.chart, chart=pin.chart, version=pin.version, repository_opts={"repo": pin.repo},
-            namespace=ns.metadata.name, create_namespace=False, values=efa_device_plugin_values(plan),
+            namespace=ns.metadata.name, create_namespace=False, values=pinned_chart_values(pin.chart, pin.version, efa_device_plugin_values(plan)),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         self.register_outputs({"efaPools": [p.name for p in plan.efa_pools]})

@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from components.image_digests import pin_images
 
 from render.kueue import REPLACED_FIELDS
 
@@ -47,7 +48,7 @@ def custom_resource(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions
     elif kind in CONTENT_NAMED_FIELDS:
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(replace_on_changes=CONTENT_NAMED_FIELDS[kind]))
     opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=kubernetes_provider_version()))
-    return pulumi.CustomResource(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, dict(obj), opts)
+    return pulumi.CustomResource(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, pin_images(dict(obj), quoted=kind == "ValidatingAdmissionPolicy"), opts)
 
 
 def namespace(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:

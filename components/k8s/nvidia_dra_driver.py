@@ -12,6 +12,7 @@ from components.k8s.network_policies import system_network_policies
 from components.charts import NVIDIA_DRA_DRIVER
 from components.k8s.custom_resources import custom_resource
 from components.k8s.objects import critical_pods_quota, privileged_namespace
+from components.image_digests import pinned_chart_values
 from render.nvidia_dra_values import NAMESPACE, dra_driver_values
 from render.nvidia_values import critical_pods_budget
 from plan.facts import PoolFacts
@@ -39,7 +40,8 @@ class NvidiaDraDriver(pulumi.ComponentResource):
         pin = NVIDIA_DRA_DRIVER
         self.release = k8s.helm.v3.Release(
             name, name=pin.chart, chart=f"{pin.repo}/{pin.chart}", version=pin.version, namespace=ns.metadata.name,
-            create_namespace=False, values=dra_driver_values(cloud, pools), timeout=900,
+            create_namespace=False, values=pinned_chart_values(pin.chart, pin.version, dra_driver_values(cloud, pools)),
+            timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=before))
         self.compute_domains = []
         for obj in domains:

@@ -11,6 +11,7 @@ from catalog import Cloud
 from components.k8s.network_policies import system_network_policies
 from components.charts import COS_DRIVER_INSTALLER, GPU_OPERATOR, NVIDIA_DEVICE_PLUGIN, ChartPin
 from components.k8s.objects import config_map, critical_pods_quota, privileged_namespace
+from components.image_digests import pinned_chart_values
 from render.nvidia_values import (
     OPERATOR_MIG_STRATEGY, critical_pods_budget, device_plugin_values, gpu_operator_values, sharing_config_data,
 )
@@ -73,5 +74,6 @@ class NvidiaGpuRuntime(pulumi.ComponentResource):
             before.append(config_map(f"{prefix}-config", SHARING_CONFIG_MAP, ns, config_data, parent=self))
         return k8s.helm.v3.Release(
             prefix, name=pin.chart, chart=pin.chart, version=pin.version, repository_opts={"repo": pin.repo},
-            namespace=ns.metadata.name, create_namespace=False, values=values,
+            namespace=ns.metadata.name, create_namespace=False,
+            values=pinned_chart_values(pin.chart, pin.version, values),
             opts=pulumi.ResourceOptions(parent=self, depends_on=before))

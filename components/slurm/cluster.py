@@ -29,6 +29,7 @@ from components.slurm.accounts import SlurmAccounts
 from components.slurm.database import SlurmDatabase
 from components.slurm.scaling import SlurmScaling, cloud_records_job
 from components.slurm.secrets import SlurmSecrets
+from components.image_digests import pinned_chart_values
 from plan.slurm import SlurmPlan
 from plan.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
 from render.slurm_backup import storage_class
@@ -98,7 +99,8 @@ class SlurmCluster(pulumi.ComponentResource):
         values = slurm_values(plan, cluster_name, refs, fabrics=fabrics)
         self.release = k8s.helm.v3.Release(
             f"{name}-slurm", name=RELEASE, chart=f"{SLURM.repo}/{SLURM.chart}", version=SLURM.version,
-            namespace=slurm_ns.metadata.name, create_namespace=False, values=values, timeout=1800,
+            namespace=slurm_ns.metadata.name, create_namespace=False,
+            values=pinned_chart_values(SLURM.chart, SLURM.version, values), timeout=1800,
             opts=pulumi.ResourceOptions(parent=self, depends_on=before))
         if scaling is not None:
             cloud_records_job(f"{name}-cloud-nodes", slurm_ns.metadata.name, cluster_name,

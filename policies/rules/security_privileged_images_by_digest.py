@@ -1,6 +1,10 @@
 """security-privileged-images-by-digest: every privileged or host-level container (privileged, host namespaces, a
 capability beyond baseline, a writable host path) runs an image pinned by digest (Checkov CKV_K8S_43 asks it of every
-container; this rule asks it where a moved tag means root on the node, and reads Helm charts' defaults too)."""
+container; this rule asks it where a moved tag means root on the node, and reads Helm charts' defaults too).
+
+A digest is a literal ``@sha256:<64 hex>``, or, offline only, ``DEPLOY_DIGEST`` on exactly an image
+``catalog/data/image-digests.csv`` resolves from its registry at deploy (the offline preview cannot know that digest;
+a real ``pulumi preview``/``up`` sees the one the registry returned)."""
 from __future__ import annotations
 
 from typing import Iterable
@@ -37,8 +41,10 @@ def check(r: Resource, cfg: Config) -> Iterable[Finding]:
     yield Finding(subject, "host-level containers run images pinned by tag only, so whoever can move the tag "
                   "runs code as root on the node", observed=listing(shown, 6),
                   required="every privileged or host-level container's image as <repository>[:tag]@sha256:<digest>",
-                  fix=f"pin {listing(images, 4)} by digest (crane digest <image>, or a digest an upstream manifest "
-                      "at a commit pins) and record the source in catalog/data",
+                  fix=f"pin {listing(images, 4)} by digest: write <repository>:<tag>@sha256:<digest> (crane digest "
+                      "<image>), or list the image in catalog/data/image-digests.csv with a digest an upstream "
+                      "manifest pins at a commit, or with none to have gpu-cluster resolve it from the registry at "
+                      "deploy",
                   keys=keys)
 
 
@@ -48,13 +54,14 @@ RULE = register(Rule(
                  "baseline or write a host path run images pinned by sha256 digest."),
     why=("Such a container is root on the node: it loads kernel modules, rewrites containerd's configuration, "
          "reads every pod's volumes. A tag can be moved to other bytes by anyone who can push to the repository or "
-         "compromises it; a digest cannot. Advisory, not mandatory: the GPU vendors' images (Google's GPUDirect "
-         "installers and RxDM, NVIDIA's device plugin and operands, Slinky's slurmd, the EFA plugin) publish no "
-         "digest gpu-cluster can cite offline, and blocking every GPU stack on that would make the pack useless; "
-         "the preview lists each tag-pinned image so an operator with registry access pins it."),
-    remediation=("1. Resolve the tag to its digest where you have registry access (crane digest, docker buildx "
-                 "imagetools inspect) or take the digest an upstream manifest pins at a commit. 2. Write "
-                 "<repository>:<tag>@sha256:<digest> (Helm: the chart's digest or version value)."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.ADVISORY, applies_to=(*WORKLOAD_TYPES, HELM_RELEASE),
+         "compromises it; a digest cannot. gpu-cluster pins the vendor images it runs host-level itself "
+         "(catalog/data/image-digests.csv): a digest an upstream manifest cites, or the digest the registry returns "
+         "for the pinned tag at deploy (the Docker provider's getRegistryImage during pulumi preview/up); the offline "
+         "preview shows the latter as 'digest resolved from <registry> at deploy'."),
+    remediation=("1. Write <repository>:<tag>@sha256:<digest> (Helm: the chart's digest, tag or version value; "
+                 "resolve it with crane digest or docker buildx imagetools inspect), or 2. add the image to "
+                 "catalog/data/image-digests.csv with a cited digest, or with none so that gpu-cluster resolves the "
+                 "tag from the registry at deploy."),
+    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(*WORKLOAD_TYPES, HELM_RELEASE),
     check=check,
 ), order=4185)

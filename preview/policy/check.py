@@ -42,13 +42,15 @@ def rule_metadata(info: apb.AnalyzerInfo) -> list[dict[str, Any]]:
 
 
 def check_policies(analyzer: Analyzer, stack: str, resources: list[Registered], pool_paths: dict[str, str],
-                   cluster_path: str | None = None, config_file: Path | None = None) -> PolicyOutcome:
+                   cluster_path: str | None = None, config_file: Path | None = None,
+                   own_pack: bool = False) -> PolicyOutcome:
     """GetAnalyzerInfo, ConfigureStack, Configure (CLI reconciliation), Analyze per resource, AnalyzeStack.
-    Raises PolicyConfigError when the config file is invalid."""
+    Raises PolicyConfigError when the config file is invalid. ``own_pack``: the project's pack served in this
+    process, whose defaults are known valid (``reconcile``)."""
     info = analyzer.info()
     given = load_config_file(config_file) if config_file else {}
     source = str(config_file) if config_file else "policy pack config"
-    config = reconcile(info, given, source)
+    config = reconcile(info, given, source, defaults_known_valid=own_pack)
     outcome = PolicyOutcome(rules=rule_metadata(info), warnings=unknown_key_warnings(info, given, source),
                             pack=info.name, price_overrides=overrides_in(config))
     outcome.warnings += unmatched_waiver_warnings(given, resources, pool_paths, source)
@@ -131,16 +133,17 @@ def apply_policies(report, spec, options: PolicyOptions) -> None:
     from preview.policy.config import PolicyConfigError
     from validation.issues import path_of
 
+    own_pack = False
     if options.analyzer is not None:
         analyzer = options.analyzer
     elif options.subprocess or options.pack_dir is not None:
         analyzer = shared_analyzer(options.pack_dir or PACK_DIR)
     else:
-        analyzer = shared_in_process_analyzer()
+        analyzer, own_pack = shared_in_process_analyzer(), True
     pool_paths = {pool.name: path_of("nodePools", i) for i, pool in enumerate(spec.node_pools)}
     try:
         outcome = check_policies(analyzer, report.stack, report.resources, pool_paths, path_of("cluster"),
-                                 options.config_file)
+                                 options.config_file, own_pack=own_pack)
     except PolicyConfigError as exc:
         report.errors = list(exc.issues)
         return

@@ -12,6 +12,7 @@ from preview.cost import usd, usd_total
 from preview.render.capacity import print_capacity_blocks
 from preview.render.fabric import print_fabric
 from preview.render.fleet import print_fleet
+from preview.render.image_pins import print_host_images
 from preview.render.maintenance import print_maintenance
 from preview.render.pod_start import print_pod_start
 from preview.render.violations import print_violations
@@ -58,6 +59,9 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
     if any(r["fabric"] is not None for r in report.fabric):
         console.print()
         print_fabric(console, report.fabric)
+    if report.host_images:
+        console.print()
+        print_host_images(console, report.host_images)
     if report.pod_start:
         console.print()
         print_pod_start(console, report.pod_start)

@@ -10,6 +10,7 @@ import kubernetes_validate
 import pytest
 
 from catalog.fabric import FabricKind, load_fabric_catalog
+from catalog.image_digests import DEPLOY_DIGEST
 from components.gke.fabric_networks import ROCE_MTU_ALLOWED
 from preview.engine import run_program
 from tests.support.kube.schema import K8S_VERSION
@@ -123,8 +124,10 @@ def test_tcpx_installer_injector_and_nccl_config_are_pinned_and_valid(tcpx):
     ds = _daemonsets(tcpx)
     assert sorted(ds) == ["device-injector", "nccl-tcpx-installer"]
     installer = ds["nccl-tcpx-installer"]
-    assert FAB.image(FabricKind.TCPX, "nccl-plugin").reference in _images(installer)
-    assert "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9" in _images(installer)
+    # no public digest for this tag: resolved from the registry at deploy (DEPLOY_DIGEST offline)
+    assert f"{FAB.image(FabricKind.TCPX, 'nccl-plugin').reference}@{DEPLOY_DIGEST}" in _images(installer)
+    assert f"us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9@{DEPLOY_DIGEST}" \
+        in _images(installer)
     assert _images(ds["device-injector"]) == ["gcr.io/gke-release/nri-device-injector@sha256:"
                                               "6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970"]
     for obj in ds.values():
@@ -157,7 +160,8 @@ def test_rdma_pool_gets_a_roce_vpc_from_the_zones_profile_with_eight_subnets(rdm
     assert modes == {"gvnic-1": "NetDevice", **{f"rdma-{i}": "RDMA" for i in range(8)}}
     ds = _daemonsets(rdma)
     assert sorted(ds) == ["nccl-rdma-installer"], "gIB needs no device injector"
-    assert "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.0" in _images(ds["nccl-rdma-installer"])
+    assert f"us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.0@{DEPLOY_DIGEST}" \
+        in _images(ds["nccl-rdma-installer"])
     kubernetes_validate.validate(ds["nccl-rdma-installer"], K8S_VERSION, strict=True)
 
 

@@ -17,6 +17,16 @@ QUOTA = "kubernetes:core/v1:ResourceQuota"
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 GPU_TAINT_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 DEDICATED_TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}
+PIN_KEYS = ("repository", "image", "version", "tag")
+"""Where components/image_digests.py pins an operand's or plugin's image by digest (tests/components/
+test_image_digest_resolution.py checks the pins themselves)."""
+
+
+def unpinned(section: dict) -> dict:
+    """A values section without the image pin gpu-cluster adds, which must carry a digest when present."""
+    if "version" in section or "tag" in section:
+        assert "@sha256:" in section.get("version", section.get("tag", "")), section
+    return {k: v for k, v in section.items() if k not in PIN_KEYS}
 
 
 def accelerator(rec, pool: str) -> dict:
@@ -97,16 +107,17 @@ def test_gke_operator_values():
     values = release(recording("gke-operator"), "gpu-operator").inputs["values"]
     assert values["driver"] == {"enabled": False}
     assert values["hostPaths"] == {"driverInstallDir": "/home/kubernetes/bin/nvidia"}
-    assert values["toolkit"] == {"installDir": "/home/kubernetes/bin/nvidia"}
+    assert unpinned(values["toolkit"]) == {"installDir": "/home/kubernetes/bin/nvidia"}
     assert values["cdi"] == {"enabled": True}
-    assert values["mig"] == {"strategy": "single"} and values["migManager"] == {"enabled": True}
-    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
-    assert values["gfd"] == {"enabled": True}
+    assert values["mig"] == {"strategy": "single"} and unpinned(values["migManager"]) == {"enabled": True}
+    assert unpinned(values["dcgmExporter"]) == {"enabled": True, "serviceMonitor": {"enabled": False}}
+    assert unpinned(values["gfd"]) == {"enabled": True}
+    assert values["toolkit"]["version"].startswith("v1.20.0@sha256:f8c647d5")  # cited (GPU Operator bundle)
     # operands tolerate exactly the served pools' taints (a100-ts is tainted dedicated=inference)
     assert values["daemonsets"]["tolerations"] == [GPU_TAINT_TOLERATION, DEDICATED_TOLERATION]
     assert values["node-feature-discovery"]["worker"]["tolerations"] == [GPU_TAINT_TOLERATION, DEDICATED_TOLERATION]
-    assert values["devicePlugin"] == {"config": {"create": False, "name": "gpu-cluster-device-plugin-config",
-                                                 "default": "default"}}
+    assert unpinned(values["devicePlugin"]) == {"config": {"create": False, "name": "gpu-cluster-device-plugin-config",
+                                                           "default": "default"}}
 
 
 def test_gke_operator_sharing_config_map_has_one_entry_per_shared_pool():
@@ -194,8 +205,10 @@ def test_eks_efa_plugin_only_on_the_multi_node_pool():
     rel = release(rec, "aws-efa-k8s-device-plugin")
     assert rel.inputs["version"] == "v0.5.30" and rel.inputs["repositoryOpts"] == {"repo": "https://aws.github.io/eks-charts"}
     assert rel.inputs["namespace"] == "aws-efa-device-plugin"
-    assert rel.inputs["values"] == {"supportedInstanceLabels": {"keys": ["gpu-cluster/pool"], "values": ["p5"]},
-                                    "tolerations": [GPU_TAINT_TOLERATION]}
+    values = rel.inputs["values"]
+    assert {k: v for k, v in values.items() if k != "image"} == {
+        "supportedInstanceLabels": {"keys": ["gpu-cluster/pool"], "values": ["p5"]}, "tolerations": [GPU_TAINT_TOLERATION]}
+    assert unpinned(values["image"]) == {} and values["image"]["tag"].startswith("v0.5.20@")  # resolved at deploy
     assert parent_of(rec, rel).type == "gpu-cluster:aws:AwsEfaDevicePlugin"
 
 
@@ -204,10 +217,10 @@ def test_eks_operator_uses_the_ami_driver_and_toolkit():
     rec = recording("eks-operator")
     values = release(rec, "gpu-operator").inputs["values"]
     assert values["driver"] == {"enabled": False}
-    assert values["toolkit"] == {"enabled": False} and values["cdi"] == {"enabled": False}
+    assert values["toolkit"] == {"enabled": False} and values["cdi"] == {"enabled": False}  # off: not pinned
     assert "hostPaths" not in values, "GKE's COS paths do not apply on EKS"
-    assert values["migManager"] == {"enabled": True} and values["gfd"] == {"enabled": False}
-    assert "devicePlugin" not in values, "no pool shares through the plugin config: no config map"
+    assert unpinned(values["migManager"]) == {"enabled": True} and values["gfd"] == {"enabled": False}
+    assert "config" not in values["devicePlugin"], "no pool shares through the plugin config: no config map"
     assert of_type(rec, CONFIG_MAP) == []
 
 

@@ -1,14 +1,16 @@
 """security-privileged-images-by-digest against the real render: every example's Helm releases rendered by Helm 3
 (and the objects the program creates) give the host-level containers that really run; the rule, which sees only the
 releases' values and the program's objects (catalog/data/host-level-images.csv for the charts' defaults), must see
-each of them, report each one not pinned by digest and no image the charts do not render."""
+each of them and no image the charts do not render; since the rule is mandatory, every one of them is pinned by
+digest (cited, or resolved from the registry at deploy: ``DEPLOY_DIGEST`` offline)."""
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
 
-from plan.host_access import HostContainer, host_containers, pod_specs
+from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
+from plan.host_access import HostContainer, by_digest, host_containers, pod_specs
 from policies.host_images import seen_host_containers
 from policies.rule import Resource
 from policies.rules.security_privileged_images_by_digest import RULE
@@ -54,17 +56,44 @@ def test_the_rule_sees_every_host_level_container_the_example_renders(stack):
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
-def test_every_rendered_host_level_image_not_pinned_by_digest_is_reported(stack):
-    messages = " ".join(f.message for r in resources(stack) for f in RULE.evaluate(r)[0])
+def test_every_rendered_host_level_image_is_pinned_by_digest_and_the_mandatory_rule_passes(stack):
     containers = rendered_host_containers(stack)
-    for c in containers:
-        assert (f" {c.image} (" in messages) is not c.by_digest, (stack, c)
+    unpinned = [c for c in containers if not c.by_digest]
+    assert not unpinned, f"{stack}: host-level containers pinned by tag only: {unpinned}"
+    findings = [f for r in resources(stack) for f in RULE.evaluate(r)[0]]
+    assert not findings, f"{stack}: {[f.message for f in findings]}"
     assert all(c.by_digest for c in containers if c.image.startswith("docker.io/library/ubuntu")), \
         f"{stack}: an ubuntu tag runs in the host's namespaces"
 
 
-def test_the_examples_have_host_level_containers_pinned_and_unpinned():
-    """The checks above ran on something: both kinds occur across the examples."""
+def test_the_examples_pin_by_cited_digests_and_by_deploy_time_resolution():
+    """The checks above ran on something: cited digests and deploy-time resolutions both occur, every catalog row
+    resolved at deploy appears in some example exactly as ``<image>@DEPLOY_DIGEST`` (the Slinky chart drops the tag),
+    and no example carries a made-up digest for one."""
     everything = [c for s in EXAMPLE_STACKS for c in rendered_host_containers(s)]
-    assert {c.by_digest for c in everything} == {True, False}
     assert {"privileged", "hostPID"} <= {reason for c in everything for reason in c.reasons}
+    images = {c.image for c in everything} | {i for s in EXAMPLE_STACKS for i in operand_images(s)}
+    deploy = [r for r in load_image_digests().values() if r.at_deploy]
+    for row in deploy:
+        forms = {f"{row.image}@{DEPLOY_DIGEST}", f"{row.repository}@{DEPLOY_DIGEST}"}
+        assert forms & images, f"{row.image}: resolved at deploy but no example runs it"
+        assert not [i for i in images if i.startswith(row.image + "@sha256:") and not i.endswith(DEPLOY_DIGEST)]
+    cited = [r for r in load_image_digests().values() if not r.at_deploy]
+    assert any(f"{r.image}@{r.digest}" in images for r in cited)
+
+
+def test_the_gpu_operators_host_level_operands_are_pinned():
+    """The operator makes its operands' pods from the ClusterPolicy: each host-level operand the release enables
+    carries a digest there (device plugin, GFD, toolkit, DCGM exporter, MIG manager: cited; validator: at deploy).
+    Operands the release leaves off (driver and its manager, the sandbox operands) keep the chart's tags: they never
+    run."""
+    operands = operand_images("gke-operator-mig")
+    host_level = ("nvcr.io/nvidia/k8s-device-plugin:", "nvcr.io/nvidia/k8s/container-toolkit:",
+                  "nvcr.io/nvidia/k8s/dcgm-exporter:", "nvcr.io/nvidia/cloud-native/k8s-mig-manager:",
+                  "nvcr.io/nvidia/gpu-operator:")
+    running = {i for i in operands if i.startswith(host_level)}
+    assert {i.partition(":")[0] for i in running} == {p.rstrip(":") for p in host_level}
+    assert all(by_digest(i) for i in running), sorted(i for i in running if not by_digest(i))
+    assert "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:" \
+           "a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312" in running
+    assert f"nvcr.io/nvidia/gpu-operator:v26.7.0@{DEPLOY_DIGEST}" in running

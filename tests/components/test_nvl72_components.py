@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from catalog.image_digests import DEPLOY_DIGEST
 from tests.support.kube.crd_schemas import schema_errors
 from tests.support.spec.edit import edit
 from tests.support.spec.gpu_runtime_matrix import config
@@ -40,7 +41,7 @@ def test_a4x_gets_the_rdma_multi_networks_and_the_arm64_gib_installer():
     images = [c["image"] for r in rec.resources if r.type == "kubernetes:apps/v1:DaemonSet"
               for c in r.inputs["spec"]["template"]["spec"].get("initContainers", [])
               if "nccl-plugin-gib" in c["image"]]
-    assert images == ["us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"]
+    assert images == [f"us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0@{DEPLOY_DIGEST}"]
 
 
 def test_a4x_pool_without_nvl72_multi_node_gets_no_workload_policy():

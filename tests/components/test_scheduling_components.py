@@ -18,7 +18,7 @@ from preview.engine import fake_random_bytes, run_program
 from render.kueue import render_kueue
 from render.trainer import training_runtimes
 from tests.support.spec.edit import DELETE, edit, edits
-from tests.support.preview.recorded import of_type, one, parent_of
+from tests.support.preview.recorded import offline_pinned, of_type, one, parent_of
 from catalog.known_defaults import KNOWN_DEFAULTS
 from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, flat_config, spec_and_facts
 from tests.support.kube.upstream_manifests import KATIB_MYSQL_DEPLOYMENT, MINIO_DEPLOYMENT, MYSQL_DEPLOYMENT, UPSTREAM
@@ -102,7 +102,7 @@ def test_trainer_chart_and_one_runtime_per_pool(gke):
     expected = training_runtimes(facts, render_kueue(spec.scheduling, facts).placements)
     runtimes = of_type(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")
     by_name = {r.redacted_inputs["metadata"]["name"]: r.redacted_inputs for r in runtimes}  # registration is async
-    assert by_name == {e["metadata"]["name"]: e for e in expected}
+    assert by_name == {e["metadata"]["name"]: offline_pinned(e) for e in expected}  # host-level images by digest
     assert all(release.urn in r.dependencies for r in runtimes)
 
 

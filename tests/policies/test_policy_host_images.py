@@ -1,9 +1,10 @@
-"""security-privileged-images-by-digest (advisory) through the pack: a passing case, the violating change with the exact
+"""security-privileged-images-by-digest (mandatory) through the pack: a passing case, the violating change with the exact
 message, and a waiver naming the resource. Against every example's real render: test_host_images_rendered.py."""
 from __future__ import annotations
 
 import pytest
 
+from catalog.image_digests import DEPLOY_DIGEST
 from tests.support.policy.harness import Pack, example as recorded, fake, find, wire, with_props
 from tests.support.spec.edit import edit
 
@@ -36,18 +37,55 @@ def test_a_host_level_daemonset_pinned_by_digest_passes(pack):
     assert ours(pack.resource(injector, rs), DIGESTS) == []
 
 
-def test_the_tcpxo_installer_names_its_tag_pinned_image_and_not_the_pinned_ones(pack):
+TCPXO_PLUGIN = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14"
+
+
+def installer_container(props):
+    containers = props["spec"]["template"]["spec"]["initContainers"]
+    return next(i for i, c in enumerate(containers) if c["image"].startswith(TCPXO_PLUGIN))
+
+
+def test_the_tcpxo_installer_passes_with_its_image_resolved_at_deploy(pack):
     rs = recorded("gke-h100-512")
     installer = find(rs, DAEMONSET, "fabric-nccl-tcpxo-installer")
-    assert ours(pack.resource(installer, rs), DIGESTS) == [(DIGESTS, "advisory", (
+    props = wire(installer)
+    # no public digest for this tag: offline, the registry's answer at deploy stands in (never a made-up digest)
+    assert props["spec"]["template"]["spec"]["initContainers"][installer_container(props)]["image"] == \
+        f"{TCPXO_PLUGIN}@{DEPLOY_DIGEST}"
+    assert ours(pack.resource(installer, rs), DIGESTS) == []
+
+
+def test_the_tcpxo_installer_by_tag_alone_is_a_mandatory_violation_with_the_exact_message(pack):
+    rs = recorded("gke-h100-512")
+    installer = find(rs, DAEMONSET, "fabric-nccl-tcpxo-installer")
+    props = wire(installer)
+    broken = with_props(installer, edit(props, f"spec.template.spec.initContainers[{installer_container(props)}].image",
+                                        TCPXO_PLUGIN))
+    assert ours(pack.resource(broken, rs), DIGESTS) == [(DIGESTS, "mandatory", (
         "DaemonSet 'nccl-tcpxo-installer': host-level containers run images pinned by tag only, so whoever can move "
         "the tag runs code as root on the node · observed: spec.template.spec nccl-tcpxo-installer "
         "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14 (hostPID, "
         "privileged, writes host path /var/lib, writes host path /home/kubernetes/bin, writes host path "
         "/home/kubernetes/bin/gpu-cluster) · required: every privileged or host-level container's image as "
         "<repository>[:tag]@sha256:<digest>\nFix: pin us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/"
-        "nccl-plugin-gpudirecttcpx-dev:v1.0.14 by digest (crane digest <image>, or a digest an upstream manifest at a "
-        "commit pins) and record the source in catalog/data"))]
+        "nccl-plugin-gpudirecttcpx-dev:v1.0.14 by digest: write <repository>:<tag>@sha256:<digest> (crane digest "
+        "<image>), or list the image in catalog/data/image-digests.csv with a digest an upstream manifest pins at a "
+        "commit, or with none to have gpu-cluster resolve it from the registry at deploy"))]
+
+
+def test_the_deploy_time_stand_in_counts_only_for_images_the_catalog_resolves_at_deploy(pack):
+    """``DEPLOY_DIGEST`` is accepted for exactly the rows resolved at deploy: not for another tag of the same image,
+    not for an image the catalog does not list, not for a row with a cited digest; a literal digest always is."""
+    rs = recorded("gke-h100-512")
+    installer = find(rs, DAEMONSET, "fabric-nccl-tcpxo-installer")
+    props = wire(installer)
+    at = f"spec.template.spec.initContainers[{installer_container(props)}].image"
+    for image in (TCPXO_PLUGIN.replace("v1.0.14", "v1.0.13"), "ghcr.io/example/installer:1.0",
+                  "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"):
+        broken = with_props(installer, edit(props, at, f"{image}@{DEPLOY_DIGEST}"))
+        assert [d[1] for d in ours(pack.resource(broken, rs), DIGESTS)] == ["mandatory"], image
+    literal = with_props(installer, edit(props, at, f"{TCPXO_PLUGIN}@sha256:{'d' * 64}"))
+    assert ours(pack.resource(literal, rs), DIGESTS) == []
 
 
 def test_an_ubuntu_tag_in_the_hosts_namespaces_is_reported(pack):
@@ -66,17 +104,22 @@ def test_an_ubuntu_tag_in_the_hosts_namespaces_is_reported(pack):
 def test_slurmd_and_the_rxdm_sidecar_of_a_nodeset_are_read_from_the_release_values(pack):
     rs = recorded("gke-h100-512")
     release = find(rs, RELEASE, "slurm-slurm")
-    message = ours(pack.resource(release, rs), DIGESTS)[0][2]
+    props = wire(release)
+    assert props["values"]["nodesetDefaults"]["slurmd"]["image"] == {
+        "repository": "ghcr.io/slinkyproject/slurmd", "digest": DEPLOY_DIGEST}
+    assert ours(pack.resource(release, rs), DIGESTS) == []
+    # the same release with slurmd and the RxDM sidecar back on their tags: both reported, from the values
+    unpinned = edit(props, "values.nodesetDefaults.slurmd.image",
+                    {"repository": "ghcr.io/slinkyproject/slurmd", "tag": "26.05-ubuntu26.04"})
+    inits = unpinned["values"]["nodesets"]["h100-mega"]["podSpec"]["initContainers"]
+    rxdm = next(i for i, c in enumerate(inits) if c["name"] == "tcpxo-daemon")
+    unpinned = edit(unpinned, f"values.nodesets.h100-mega.podSpec.initContainers[{rxdm}].image",
+                    inits[rxdm]["image"].partition("@")[0])
+    message = ours(pack.resource(with_props(release, unpinned), rs), DIGESTS)[0][2]
     assert "nodesets.h100-mega.slurmd.image slurmd ghcr.io/slinkyproject/slurmd:26.05-ubuntu26.04 (privileged, " \
            "writes host path /dev/aperture_devices)" in message
     assert "nodesets.h100-mega.podSpec tcpxo-daemon us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/" \
            "tcpgpudmarxd-dev:v1.0.20 (adds NET_ADMIN, writes host path /sys, writes host path /proc/sys)" in message
-    # the chart's own digest value pins slurmd for every NodeSet that does not set an image
-    pinned = with_props(release, edit(wire(release), "values.nodesetDefaults.slurmd.image",
-                                      {"repository": "ghcr.io/slinkyproject/slurmd", "tag": "26.05-ubuntu26.04",
-                                       "digest": "sha256:" + "b" * 64}))
-    message = ours(pack.resource(pinned, rs), DIGESTS)[0][2]
-    assert "slurmd ghcr.io" not in message and "tcpxo-daemon" in message
 
 
 def test_chart_defaults_count_when_the_values_set_no_image(pack):
@@ -92,4 +135,8 @@ def test_chart_defaults_count_when_the_values_set_no_image(pack):
 def test_a_waiver_naming_the_daemonset_silences_it(pack):
     rs = recorded("gke-h100-512")
     installer = find(rs, DAEMONSET, "fabric-nccl-tcpxo-installer")
-    assert waived(pack, DIGESTS, "nccl-tcpxo-installer", installer, rs) == []
+    props = wire(installer)
+    broken = with_props(installer, edit(props, f"spec.template.spec.initContainers[{installer_container(props)}].image",
+                                        TCPXO_PLUGIN))
+    assert ours(pack.resource(broken, rs), DIGESTS)  # violates without the waiver
+    assert waived(pack, DIGESTS, "nccl-tcpxo-installer", broken, rs) == []

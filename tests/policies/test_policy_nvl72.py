@@ -8,6 +8,7 @@ import copy
 
 import pytest
 
+from catalog.image_digests import DEPLOY_DIGEST
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
 from tests.support.policy.harness import Pack, with_props, wire
 
@@ -106,7 +107,8 @@ def test_the_x86_gib_installer_on_the_arm64_pool_is_caught(pack, a4x):
     for c in props["spec"]["template"]["spec"]["initContainers"]:
         c["image"] = c["image"].replace("nccl-plugin-gib-arm64", "nccl-plugin-gib")
     (finding,) = _ours(pack.stack([with_props(r, props) if r is ds else r for r in out]), ARM)
-    assert "nccl-plugin-gib:v1.1.0 (amd64 only" in finding[2]
+    # pinned by the digest the registry returns at deploy: the tag's architectures are the catalog's
+    assert f"nccl-plugin-gib:v1.1.0@{DEPLOY_DIGEST} (amd64 only" in finding[2]
 
 
 def test_a4x_cost_rules_pass_with_a_contract_price(pack, a4x):

@@ -131,6 +131,23 @@ def test_reconciliation_matches_the_cli_defaults_initial_config_file_and_all():
     assert merged["cost-stack-budget"].properties["priceOverrides"] == []           # shallow merge keeps defaults
 
 
+def test_the_packs_own_defaults_validate_so_the_offline_preview_may_skip_the_schema_check():
+    """The in-process preview skips the JSON-schema check when no config file is given (``defaults_known_valid``):
+    that is only the same result because every rule's defaults and initialConfig pass its schema, checked here as
+    the CLI checks them; and a given config is still validated on that path."""
+    from preview.policy import config as config_module
+
+    info = InProcessAnalyzer().info()
+    checked = reconcile(info, {})  # raises PolicyConfigError if any default broke its rule's schema
+    skipped = reconcile(info, {}, defaults_known_valid=True)
+    assert {k: (v.level, v.properties) for k, v in checked.items()} == \
+        {k: (v.level, v.properties) for k, v in skipped.items()}
+    assert len(checked) == len(info.policies) > 50
+    bad = parse_config_text('{"cost-gpu-hour-limit": {"maxUsdPerGpuHour": "cheap"}}', "org.json")
+    with pytest.raises(PolicyConfigError, match="cheap"):
+        config_module.reconcile(info, bad, "org.json", defaults_known_valid=True)
+
+
 def test_invalid_config_is_refused_with_the_key_and_unknown_keys_warn():
     info = InProcessAnalyzer().info()
     with pytest.raises(PolicyConfigError) as exc:

@@ -73,12 +73,14 @@ def test_an_existing_cluster_is_told_to_have_multi_networking_on():
         "modify: multi-networking (enable_multi_networking, Dataplane V2) must already be on"]
 
 
-def test_each_workloads_image_says_whether_it_is_pinned_by_tag_or_digest(h100):
-    """The slurmd image of gke-h100-512 is Slinky's tag; the built slurmd-efa image of eks-p6e-gb200 is a digest."""
+def test_each_workloads_image_says_how_it_is_pinned(h100):
+    """The slurmd image of gke-h100-512 is Slinky's tag, resolved to its digest at deploy (no public source pins it;
+    offline the preview says so and shows no digest); the built slurmd-efa image of eks-p6e-gb200 is a digest."""
     slinky = next(c for f in h100.as_dict()["fabric"] for c in f.get("contract") or [])
-    assert (slinky["imagePin"], slinky["image"].startswith("ghcr.io/slinkyproject/slurmd:")) == ("tag", True)
+    assert slinky["image"] == "ghcr.io/slinkyproject/slurmd:26.05-ubuntu26.04"
+    assert slinky["imagePin"] == "digest resolved from ghcr.io at deploy"
     text = render_text(h100, color=False, width=400)
-    assert f"image {slinky['image']} (pinned by tag)" in text
+    assert f"image {slinky['image']} (pinned by digest resolved from ghcr.io at deploy)" in text
     gb200 = preview_stack("eks-p6e-gb200")
     assert gb200.exit_code == 0
     built = next(c for f in gb200.as_dict()["fabric"] for c in f.get("contract") or [])

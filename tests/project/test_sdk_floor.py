@@ -30,3 +30,21 @@ def test_every_registered_type_resolves_to_the_class_the_program_used(stack):
             assert isinstance(provider_class(r.type), type), r.type
     crds = {r.type for r in rec.resources if r.type == "kubernetes:networking.gke.io/v1:Network"}
     assert stack != "gke-h100-512" or [provider_class(t).__name__ for t in crds] == ["CustomResource"]
+
+
+def test_a_fleet_managers_floor_registers_its_workers_programs_too(tmp_path):
+    """The manager's preview runs each worker's program to answer its StackReferences, so the floor registers the
+    workers' resources as well (each under its own stack name, before the manager's), not only the manager's."""
+    from bench.sdk_floor import record, replay, resource_count
+    import json
+
+    out = tmp_path / "fleet.json"
+    record("fleet", PROJECT_ROOT / "Pulumi.fleet.yaml", out)
+    data = json.loads(out.read_text())
+    workers = {w["stack"]: len(w["resources"]) for w in data["workers"]}
+    assert sorted(workers) == ["fleet-eks", "fleet-gke"]
+    for name, count in workers.items():  # the same program the worker's own preview runs
+        config = read_stack_file(PROJECT_ROOT / f"Pulumi.{name}.yaml")
+        assert count == len(run_program(config, name).resources) > 0
+    assert resource_count(data) == len(data["resources"]) + sum(workers.values())
+    assert replay(out) == resource_count(data)

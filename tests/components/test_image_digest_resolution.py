@@ -1,0 +1,127 @@
+"""The deploy-time digest resolution is wired (components/image_digests.py): running the real program under the
+recording engine, the Docker provider's getRegistryImage invoke is called once per image the catalog resolves at
+deploy, through a provider that needs no Docker daemon (and an ECR login for the EKS registry), and the digest it
+answers lands in the objects and Helm values: in the installers, RxDM sidecars, the admission policy that admits
+them, slurmd, the device and DRA plugins and the GPU Operator's operands.
+
+The mocked invoke answers a per-image value made up here (``fake_digest``) so each image's answer can be traced;
+the offline preview answers ``DEPLOY_DIGEST`` instead (preview/engine.py) and never shows a made-up digest."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+
+from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
+from plan.host_access import host_containers, pod_specs
+from policies.host_images import seen_host_containers
+from preview.engine import RecordingMocks, run_program
+from tests.support.helm.render import plain
+from tests.support.spec.gpu_runtime_matrix import config
+
+TOKEN = "docker:index/getRegistryImage:getRegistryImage"
+ECR_TOKEN = "aws:ecr/getAuthorizationToken:getAuthorizationToken"
+STACKS = ("gke-h100-512", "gke-kueue", "gke-a3-ultra-rdma", "gke-a4x-nvl72", "eks-p6e-gb200", "gke-operator-mig")
+"""Together they run every image the catalog resolves at deploy (checked below)."""
+
+
+def fake_digest(image: str) -> str:
+    """A test-only stand-in, distinct per image, so the test can follow each answer into the objects."""
+    return "sha256:" + hashlib.sha256(f"test-only {image}".encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, tuple[list[Any], list[dict[str, Any]]]]:
+    """stack -> (its recorded resources, the invokes the program made), with the Docker lookup answering
+    ``fake_digest``."""
+    out = {}
+    original = RecordingMocks.call
+    for stack in STACKS:
+        calls: list[dict[str, Any]] = []
+
+        def call(self, args, calls=calls):
+            calls.append({"token": args.token, "args": dict(args.args), "provider": args.provider})
+            if args.token == TOKEN:
+                return {"name": args.args["name"], "sha256Digest": fake_digest(args.args["name"])}
+            return original(self, args)
+
+        RecordingMocks.call = call  # type: ignore[method-assign]
+        try:
+            out[stack] = (run_program(config(stack)).resources, calls)
+        finally:
+            RecordingMocks.call = original  # type: ignore[method-assign]
+    return out
+
+
+def deploy_rows():
+    return [r for r in load_image_digests().values() if r.at_deploy]
+
+
+def test_each_image_resolved_at_deploy_is_looked_up_once_per_stack_and_every_one_by_some_example(runs):
+    looked_up: set[str] = set()
+    for stack, (_, calls) in runs.items():
+        names = [c["args"]["name"] for c in calls if c["token"] == TOKEN]
+        assert len(names) == len(set(names)), f"{stack}: an image was looked up twice: {sorted(names)}"
+        assert set(names) <= {r.image for r in deploy_rows()}, stack
+        looked_up |= set(names)
+    assert looked_up == {r.image for r in deploy_rows()}
+
+
+def test_the_lookups_go_through_a_provider_that_needs_no_docker_daemon(runs):
+    resources, calls = runs["eks-p6e-gb200"]
+    providers = {r.name: r for r in resources if r.type == "pulumi:providers:docker"}
+    assert set(providers) == {"image-digests", "image-digests-ecr-602401143452-us-west-2"}
+    for p in providers.values():
+        assert plain(p.inputs)["disableDockerDaemonCheck"] in (True, "true")
+    ecr = plain(providers["image-digests-ecr-602401143452-us-west-2"].inputs)["registryAuth"]
+    ecr = json.loads(ecr) if isinstance(ecr, str) else ecr
+    assert [a["address"] for a in ecr] == ["602401143452.dkr.ecr.us-west-2.amazonaws.com"]
+    assert [c["args"] for c in calls if c["token"] == ECR_TOKEN] == [
+        {"registryId": "602401143452", "region": "us-west-2"}]
+    efa = [c for c in calls if c["token"] == TOKEN and "aws-efa-k8s-device-plugin" in c["args"]["name"]]
+    assert efa and all(c["provider"].split("::")[-1].startswith("image-digests-ecr-") for c in efa)
+    _, gke_calls = runs["gke-kueue"]
+    assert not [c for c in gke_calls if c["token"] == ECR_TOKEN], "a GKE stack must not need AWS credentials"
+
+
+def _host_images(resources) -> set[str]:
+    images = set()
+    for r in resources:
+        props = plain(r.inputs)
+        images |= {s.container.image for s in seen_host_containers(r.type, props)}
+        if r.type.startswith("kubernetes:") and isinstance(props.get("spec"), dict):
+            kind = r.type.rsplit(":", 1)[-1]
+            images |= {c.image for _, spec in pod_specs({"kind": kind, "spec": props["spec"]})
+                       for c in host_containers(spec)}
+    return images
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_answer_lands_in_every_host_level_container_and_nothing_is_left_on_a_tag(stack, runs):
+    resources, calls = runs[stack]
+    answered = {c["args"]["name"] for c in calls if c["token"] == TOKEN}
+    images = _host_images(resources)
+    assert answered
+    for image in answered:
+        digest = fake_digest(image)
+        repository = image.rpartition(":")[0]
+        assert {f"{image}@{digest}", f"{repository}@{digest}"} & images, f"{stack}: {image} not pinned"
+    assert not [i for i in images if "@" not in i], f"{stack}: host-level images on a tag"
+    assert not [i for i in images if i.endswith(DEPLOY_DIGEST)], f"{stack}: the offline stand-in leaked"
+
+
+def test_the_admission_policy_names_the_pinned_sidecar_and_the_ready_gate_keeps_the_tag(runs):
+    """Sidecar capabilities are admitted for exactly the pinned RxDM image. The installer's ready marker and the gate
+    that waits for it both name the plugin's tag (the installer itself runs pinned): a job's runtime printed offline
+    by ``preview job-objects`` has to match the marker too."""
+    resources, _ = runs["gke-h100-512"]
+    rxdm = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.20"
+    plugin = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.14"
+    policies = json.dumps([plain(r.inputs) for r in resources if r.type.endswith(":ValidatingAdmissionPolicy")])
+    assert f"'{rxdm}@{fake_digest(rxdm)}'" in policies and f"'{rxdm}'" not in policies
+    installer = json.dumps([plain(r.inputs) for r in resources if r.name == "fabric-nccl-tcpxo-installer"])
+    slurm = json.dumps([plain(r.inputs) for r in resources if r.name == "slurm-slurm"])
+    assert f"echo '{plugin}' >" in installer and f"= '{plugin}' ]" in slurm
+    assert f'"{plugin}@{fake_digest(plugin)}"' in installer  # the installer container itself: pinned
