@@ -3,11 +3,13 @@ $/hour of each team's nominal quota at the pool's catalog price. Pure: read by t
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from plan.facts import PoolFacts
-from plan.slurm import SlurmPlan
 from spec.scheduling import SchedulingSpec, Workload
+
+if TYPE_CHECKING:  # a type only: Kueue stacks never load the Slurm planner (the what-if's import floor)
+    from plan.slurm import SlurmPlan
 
 
 @dataclass(frozen=True)

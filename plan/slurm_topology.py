@@ -9,13 +9,15 @@ Partitions of multi-node pools name their topology; everything else uses the fla
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import yaml
 
 from catalog import MachineType
-from plan.slurm_nodes import NodeSetPlan
 from spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode
+
+if TYPE_CHECKING:  # a type only: Kueue stacks read default_block_size without the Slurm node planner
+    from plan.slurm_nodes import NodeSetPlan
 
 DEFAULT_TOPOLOGY = "default"
 ZONE_TOPOLOGY = "zones"

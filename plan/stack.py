@@ -7,24 +7,27 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from catalog import Catalog, Cloud
 from plan.cluster import ClusterPlan, plan_cluster
-from plan.eks_pool import EksPoolPlan, eks_pool_plan
 from plan.facts import PoolFacts, pool_facts
 from plan.gpu_runtime import operator_in_stack
 from plan.fleet import FleetPlan, fleet_plan
 from plan.fleet_egress import egress_plan
 from plan.gke_fabric import FabricKindPlan, gke_fabric_plan
-from plan.gke_pool import GkePoolPlan, gke_pool_plan
 from plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
 from plan.kueue_topology import Placement, pool_namespaces, pool_placements
 from plan.maintenance import maintenance_policy
 from plan.pod_start import PodStartPlan, mirror_repository, pod_start_plan
 from plan.quota import QuotaPlan, quota_plan, slurm_placements
-from plan.slurm import SlurmPlan, plan_slurm
 from spec.scheduling import SchedulingSpec, Workload
 from spec.stack import StackSpec
+
+if TYPE_CHECKING:  # planned below only for the stacks that have them: each cloud's pool planner, the Slurm planner
+    from plan.eks_pool import EksPoolPlan
+    from plan.gke_pool import GkePoolPlan
+    from plan.slurm import SlurmPlan
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ def _scheduler_plans(sched: SchedulingSpec | None, facts: list[PoolFacts]
                           katib=sched.kubeflow.katib, pipelines=sched.kubeflow.pipelines)
         return kueue, None, quota_plan(sched, facts, notes)
     if sched.workload == Workload.SLURM:
+        from plan.slurm import plan_slurm  # lazy: a Kueue stack's run (preview, what-if) never loads it
         slurm = plan_slurm(sched, facts)
         return None, slurm, quota_plan(sched, facts, slurm_placements(slurm))
     return None, None, quota_plan(sched, facts, {})
@@ -120,6 +124,11 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     egress = egress_plan(spec.fleet, spec.cloud, spec.cluster)  # a fleet manager's NAT addresses, else None
     cluster = plan_cluster(spec, cat.zones(Cloud.GCP, spec.region) if spec.cloud == Cloud.GCP else (), egress)
     pools: dict[str, PoolPlan] = {}
+    # lazy: one cloud's pool planner per run (the what-if's import floor, bench/whatif_bench.py)
+    if spec.cloud == Cloud.GCP:
+        from plan.gke_pool import gke_pool_plan
+    else:
+        from plan.eks_pool import eks_pool_plan
     operator_used = operator_in_stack(spec)  # a stack-wide fact: once, not once per pool
     for index, pool in enumerate(spec.node_pools):
         facts = pool_facts(spec, pool, cat, index, operator_used)

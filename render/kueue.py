@@ -22,8 +22,6 @@ from typing import Any, Mapping, Sequence
 
 from render.compute_domain import KUEUE_RESOURCE as CHANNEL_RESOURCE, channels_for_gpus, uses_compute_domains
 from render.fabric_claim import KUEUE_RESOURCE, device_class, nics_for_gpus
-from render.admission import FABRIC_POLICY
-from render.fabric_pod import pod_fabric
 from render.kueue_provisioning import admission_checks_strategy, provisioning_objects
 from plan.kueue_topology import Placement, namespace_of, pool_placements
 from plan.facts import PoolFacts
@@ -105,8 +103,10 @@ def base_name(obj: dict[str, Any]) -> str:
 
 
 def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts],
-                 placements: Mapping[str, Placement] | None = None) -> KueueObjects:
-    """``placements``: the plan's (``StackPlan.kueue.placements``); computed here only when a caller has none."""
+                 placements: Mapping[str, Placement] | None = None, namespaces: bool = True) -> KueueObjects:
+    """``placements``: the plan's (``StackPlan.kueue.placements``); computed here only when a caller has none.
+    ``namespaces=False``: no team Namespaces (the what-if reads the queues and flavors only, and skips the pods'
+    fabric and the admission policy modules the Namespaces need)."""
     out = KueueObjects()
     by_name = {p.name: p for p in pools}
     out.placements = dict(placements) if placements is not None else pool_placements(spec, pools)
@@ -123,6 +123,9 @@ def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts],
     out.cluster_queues = [_cluster_queue(spec, q, by_name, flavor_names) for q in spec.queues]
     out.local_queues = [_obj("LocalQueue", q.name, namespace=namespace_of(q), spec={"clusterQueue": q.name})
                         for q in spec.queues]
+    if not namespaces:
+        return out
+    from render.admission import FABRIC_POLICY  # lazy: see ``namespaces``
     fabric_ns = set(host_fabric_namespaces(spec, pools))
     for ns in dict.fromkeys(namespace_of(q) for q in spec.queues):
         meta: dict[str, Any] = {"name": ns, "labels": {
@@ -135,6 +138,7 @@ def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts],
 
 def host_fabric_namespaces(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> list[str]:
     """Team namespaces whose queues have quota on a pool whose fabric needs host access (GKE GPUDirect), in order."""
+    from render.fabric_pod import pod_fabric  # lazy: only the Namespaces need the pods' fabric
     host_fabric = {p.name for p in pools if (f := pod_fabric(p)) is not None and f.host_access}
     return [ns for ns in dict.fromkeys(namespace_of(q) for q in spec.queues)
             if any(qt.pool in host_fabric for q in spec.queues if namespace_of(q) == ns for qt in q.quotas)]

@@ -11,11 +11,8 @@ from typing import Iterable
 from catalog import Catalog, Cloud, MachineType
 from plan.gpu_runtime import effective_runtime
 from spec.gpu_runtime import GpuRuntime, GpuSharing, SharingMode
-from plan.slurm_nodes import default_cpus, default_real_memory_mib, gres_of
-from plan.slurm import ALL_PARTITION, SLINKY_MAX_NODE_COUNT, accounting_on
 from plan.slurm_topology import default_block_size, nodes_per_nvlink_domain
 from validation.issues import Issues, allowed_list, choice_fix, pool_subject
-from validation.slurm_access import check_slurm_access
 from spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, WithinQueuePreemption, Workload
 from spec.slurm import SlurmPreemptType
 from spec.stack import NodePool
@@ -40,6 +37,9 @@ def check_slurm(issues: Issues, cat: Catalog, cloud: Cloud | None, pools: list[t
                         sched.slurm.model_dump(by_alias=True, mode="json", exclude_defaults=True),
                         allowed="workload: slurm", fix="remove scheduling.slurm, or set scheduling.workload: slurm")
         return
+    # the Slurm planner's names are imported in the functions that use them, past the line above: a Kueue stack's
+    # validation (every preview, every what-if) never loads the Slurm planner
+    from validation.slurm_access import check_slurm_access
     machines: dict[str, tuple[int, NodePool, MachineType]] = {}
     if cloud is not None:
         for i, pool in pools:
@@ -153,6 +153,7 @@ def _check_pool_names(issues: Issues, pools: list[tuple[int, NodePool]]) -> None
 
 
 def _check_partitions(slurm: Issues, sched: SchedulingSpec, pool_names: list[str]) -> None:
+    from plan.slurm import ALL_PARTITION
     taken = {n.lower() for n in pool_names} | ({ALL_PARTITION} if sched.slurm.all_pools_partition else set())
     seen: set[str] = set()
     for j, part in enumerate(sched.slurm.partitions):
@@ -182,6 +183,7 @@ def _check_partitions(slurm: Issues, sched: SchedulingSpec, pool_names: list[str
 # -- NodeSets: GRES, CPUs, memory -------------------------------------------------------------------------------
 def _check_node_sets(issues: Issues, sched: SchedulingSpec, pool_names: list[str],
                      machines: dict[str, tuple[int, NodePool, MachineType]]) -> None:
+    from plan.slurm_nodes import default_cpus, default_real_memory_mib, gres_of
     overrides = {}
     for j, ns in enumerate(sched.slurm.node_sets):
         where = issues.at("scheduling", "slurm", "nodeSets", j)
@@ -317,6 +319,7 @@ def _check_preemption(scheduling: Issues, sched: SchedulingSpec) -> None:
 
 
 def _check_accounts(scheduling: Issues, sched: SchedulingSpec) -> None:
+    from plan.slurm import accounting_on
     for j, q in enumerate(sched.queues):
         if q.name.lower() in RESERVED_ACCOUNTS:
             scheduling.error(("queues", j, "name"), "Slurm's root account already exists and holds every other "
@@ -327,6 +330,7 @@ def _check_accounts(scheduling: Issues, sched: SchedulingSpec) -> None:
 
 
 def _check_sizes(issues: Issues, pools: Iterable[tuple[int, NodePool]], scaling: bool) -> None:
+    from plan.slurm import SLINKY_MAX_NODE_COUNT
     pools = list(pools)
     total = sum(p.max_nodes for _, p in pools)
     if total > SLINKY_MAX_NODE_COUNT:

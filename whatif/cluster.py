@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from catalog import CapacityType, load_catalog
 from catalog.provisioning import load_provisioning
@@ -13,13 +13,15 @@ from render.kueue import render_kueue, slices_per_gpu
 from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
 from plan.kueue_topology import REQUIRED_ANNOTATION
 from plan.kueue_topology import Placement, pool_placements
-from plan.slurm import ALL_NODESETS, SlurmPlan, plan_slurm
 from plan.slurm_topology import default_block_size
 from plan.facts import PoolFacts
 from plan.stack import plan_stack
 from plan.start_time import factors, pool_start
 from spec.scheduling import SchedulingSpec, Workload
 from spec.stack import StackSpec
+
+if TYPE_CHECKING:  # Slurm stacks only: plan.slurm is imported where a Slurm model is built (the import floor)
+    from plan.slurm import SlurmPlan
 
 DEFAULT_QUEUE = "default"
 """The one queue of a stack without ``scheduling`` (the plain Kubernetes scheduler, first come first served)."""
@@ -198,7 +200,7 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
     if sched is None and kind != "kubernetes":
         raise ValueError(f"stack {stack} has no scheduling section: --scheduler {kind} needs one")
     # the plan's Slurm plan, or (``--scheduler slurm`` on a Kueue stack) one made for the experiment
-    plan = (stack_plan.slurm or plan_slurm(sched, facts)) if sched is not None and kind == "slurm" else None
+    plan = (stack_plan.slurm or _plan_slurm(sched, facts)) if sched is not None and kind == "slurm" else None
     placements = stack_plan.kueue.placements if stack_plan.kueue is not None else None
     blocks = _blocks(sched, facts, plan, placements)
     prov = load_provisioning()
@@ -233,6 +235,11 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
     return dataclasses.replace(_kueue_cluster(stack, sched, facts, placements, pools, classes, sources), start=start)
 
 
+def _plan_slurm(sched: SchedulingSpec, facts: list[PoolFacts]) -> SlurmPlan:
+    from plan.slurm import plan_slurm
+    return plan_slurm(sched, facts)
+
+
 def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPlan | None,
             placements: dict[str, Placement] | None) -> dict[str, tuple[int, bool]]:
     """Pool -> (nodes per block, required) where gangs are placed by block."""
@@ -255,7 +262,7 @@ def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPla
 def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
                    placements: dict[str, Placement] | None, pools: dict[str, PoolModel],
                    classes: dict[str, int], sources: list[str]) -> ClusterModel:
-    objects = render_kueue(sched, facts, placements)
+    objects = render_kueue(sched, facts, placements, namespaces=False)
     pool_of_flavor = {v: k for k, v in objects.flavor_names().items()}
     queues = {}
     for cq in objects.cluster_queues:
@@ -288,6 +295,7 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
 
 def _slurm_cluster(stack: str, sched: SchedulingSpec, plan: SlurmPlan, pools: dict[str, PoolModel],
                    classes: dict[str, int], sources: list[str]) -> ClusterModel:
+    from plan.slurm import ALL_NODESETS
     d = plan.directives
     bf = dict(item.split("=") for item in d["SchedulerParameters"].split(",") if "=" in item)
     every = tuple(pools)

@@ -64,7 +64,7 @@ class Cycle:
             if self.view.kueue.fair_sharing and self.view.in_cohort:
                 pending = list(entries)
                 while pending:
-                    e = min(pending, key=self._fair_key)
+                    e = min(pending, key=self._fair_key) if len(pending) > 1 else pending[0]
                     pending.remove(e)
                     self._process(e)
                     done.append(e)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 
@@ -35,7 +35,8 @@ class Choice:
     (preemption could make room but finds no victim: not admissible, see ``kueue_cycle``)."""
 
 
-_RANK = {"fit": 3, "reclaim": 2, "preempt": 1, "no-candidates": 0}
+NO_CANDIDATES = "no-candidates"
+_RANK = {"fit": 3, "reclaim": 2, "preempt": 1, NO_CANDIDATES: 0}
 
 
 def choose(view: CohortView, inc: Incoming, nodes_fit: Callable[[str], bool]) -> Choice | None:
@@ -61,7 +62,7 @@ def choose(view: CohortView, inc: Incoming, nodes_fit: Callable[[str], bool]) ->
             mode = "preempt" if any(w.queue == inc.queue for w in victims) else "reclaim"
             option = Choice(pool, _borrows_after(view, q, pool, need, victims), victims, mode)
         else:
-            option = Choice(pool, view.borrowing(q, pool, need), [], "no-candidates")
+            option = Choice(pool, view.borrowing(q, pool, need), [], NO_CANDIDATES)
         if best is None or (_RANK[option.mode], not option.borrows) > (_RANK[best.mode], not best.borrows):
             best = option
     return best
@@ -92,6 +93,20 @@ def satisfies(policy: str, inc: Incoming, w: Admitted) -> bool:
     if policy == "LowerOrNewerEqualPriority":
         return w.priority < inc.priority or (w.priority == inc.priority and inc.order_ts < w.order_ts)
     return policy == "Any"
+
+
+def _eligible(ws: Iterable[Admitted], pool: str, policy: str, inc: Incoming) -> list[Admitted]:
+    """The workloads of ``ws`` on ``pool`` that ``policy`` lets ``inc`` preempt: ``satisfies`` for a whole list, one
+    comparison per workload (the fair-sharing search builds these lists for every head)."""
+    if policy == "LowerPriority":
+        p = inc.priority
+        return [w for w in ws if w.flavor == pool and w.priority < p]
+    if policy == "LowerOrNewerEqualPriority":
+        p, ts = inc.priority, inc.order_ts
+        return [w for w in ws if w.flavor == pool and (w.priority < p or (w.priority == p and ts < w.order_ts))]
+    if policy == "Any":
+        return [w for w in ws if w.flavor == pool]
+    return []
 
 
 def ordering(inc: Incoming) -> Callable[[Admitted], tuple]:
@@ -202,14 +217,13 @@ def _classical(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Ad
 def _fair(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
     q = view.queues[inc.queue]
     model = q.model
-    cands = [] if model.within_queue == "Never" else [
-        w for w in q.admitted.values() if w.flavor == pool and satisfies(model.within_queue, inc, w)]
+    cands = _eligible(q.admitted.values(), pool, model.within_queue, inc)
     if view.in_cohort and model.reclaim != "Never":
         for other in view.queues.values():
             if other is q or pool not in other.model.quotas or not view.borrowing(other, pool):
                 continue
-            cands += [w for w in other.admitted.values() if w.flavor == pool and satisfies(model.reclaim, inc, w)]
-    if not cands:
+            cands += _eligible(other.admitted.values(), pool, model.reclaim, inc)
+    if not cands or not _could_fit(view, q, pool, need, cands):
         return []
     cands.sort(key=ordering(inc))
     q.usage[pool] += need  # shares are computed with the incoming workload admitted
@@ -226,6 +240,18 @@ def _fair(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitte
     victims = _fill_back(view, q, pool, need, removed, True)
     _restore(view, victims)
     return victims
+
+
+def _could_fit(view: CohortView, q: QueueView, pool: str, need: int, cands: list[Admitted]) -> bool:
+    """Does the request fit the quota with every candidate gone? If not, no victim set makes it fit (``available``
+    only grows as usage falls), so the strategies need not run: a shortcut that decides nothing (most heads on a full
+    cohort end here, bench/whatif_bench.py)."""
+    for w in cands:
+        view.queues[w.queue].usage[w.flavor] -= w.slices
+    try:
+        return need <= view.available(q, pool)
+    finally:
+        _restore(view, cands)
 
 
 def _fits_fair(view: CohortView, q: QueueView, pool: str, need: int, removed: list[Admitted]) -> bool:

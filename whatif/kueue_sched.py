@@ -5,6 +5,7 @@ requeue with backoff), and topology-aware placement by block on fixed-size pools
 kube-scheduler places them (best fit) and the autoscaler adds nodes (``autoscale.py``)."""
 from __future__ import annotations
 
+from bisect import insort
 from typing import Any, Sequence
 
 from whatif.cluster import KueueModel, QueueModel, slices_for
@@ -12,7 +13,7 @@ from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
 from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue_cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
-from whatif.kueue_preempt import Choice, choose
+from whatif.kueue_preempt import NO_CANDIDATES, choose
 from whatif.model import Job
 from whatif.nodes import PoolState
 
@@ -129,9 +130,8 @@ class KueueScheduler:
     def _enqueue(self, js: KueueJob) -> None:
         js.state = PENDING
         cq = self.cqs[js.job.queue]
-        cq.pending.append(js)
         cq.head_at = _NEVER
-        cq.pending.sort(key=lambda j: (-j.value, j.order_ts, j.n))
+        insort(cq.pending, js, key=_queue_order)  # the list is kept in this order (keys are unique: n)
         cq.cursor = 0
         cq.scan_at = _NEVER
 
@@ -178,33 +178,36 @@ class KueueScheduler:
     def _cycle(self, now: float) -> bool:
         """One Kueue scheduling cycle (``kueue_cycle``) over the queues' heads; False when it changed nothing."""
         failed = self._failed
+        heads = self._heads(now)
+        if not heads:
+            return False
         parked = False
-        while True:  # heads that are all twins of heads that found no flavor: park them, take the next ones
-            heads = self._heads(now)
+        for _, js in heads:
+            if js.shape not in failed:
+                break
+        else:  # heads that are all twins of heads that found no flavor: park them, take the next ones
+            parked = True
+            heads = self._park_twins(now, heads)
             if not heads:
                 return parked
-            for _, js in heads:
-                if js.shape not in failed:
-                    break
-            else:
-                for cq, js in heads:
-                    failed.add(js.shape)
-                    cq.parked.add(js.n)
-                    cq.head_at = _NEVER
-                parked = True
-                continue
-            break
         entries: list[Entry] = []
         no_fit: list[tuple[CQ, KueueJob]] = []
         for i, (cq, js) in enumerate(heads):
-            choice = None if js.shape in failed else self._choose(cq, js)
+            if js.shape in failed:
+                no_fit.append((cq, js))
+                continue
+            inc = self._incoming(cq, js)
+            choice = choose(self.view, inc, _any_pool)
             if choice is None:  # NoFit: inadmissible whatever the cycle does, and nothing to decide for the others
                 no_fit.append((cq, js))
                 continue
-            need = {choice.pool: self.need(js, choice.pool)}
-            entries.append(Entry(js, Incoming(cq.model.name, js.value, js.order_ts, need), choice, i))
+            entries.append(Entry(js, inc, choice, i))  # the cycle reads inc.need[choice.pool] only
         changed = parked or bool(no_fit)
-        if entries:
+        if entries and all(e.choice is not None and e.choice.mode == NO_CANDIDATES for e in entries):
+            # every entry is a preemption without candidates: each is inadmissible whatever the others do (the
+            # quota such an entry reserves only holds off entries that could be admitted), so no cycle to run
+            no_fit.extend((self.cqs[e.inc.queue], e.key) for e in entries)
+        elif entries:
             self._now = now
             for e in Cycle(self.view, self).run(entries):
                 if e.outcome == NO_FIT:
@@ -214,6 +217,62 @@ class KueueScheduler:
         for cq, js in no_fit:
             self._park(cq, js)
         return changed or bool(no_fit)
+
+    def _park_twins(self, now: float, heads: list[tuple[CQ, KueueJob]]) -> list[tuple[CQ, KueueJob]]:
+        """The queues' heads are all twins of heads that found no flavor: park them and take each queue's next head,
+        all queues in step, until some head is not such a twin or no queue has a head left; return those heads (in
+        queue order, as ``_heads``). The same as parking the heads and calling ``_heads`` again and again (which
+        was one round per parked workload, most of the Kueue model's time on a long backlog, bench/), with the
+        scan of each queue picking up where its last head was."""
+        failed = self._failed
+        at = []
+        for cq, js in heads:
+            i = cq.scan_i if cq.scan_at == now and cq.scan_i < len(cq.pending) and cq.pending[cq.scan_i] is js \
+                else cq.pending.index(js)
+            at.append((cq, i))
+        if len(at) == 1:  # one queue with a head (the common case): its run of twins in one tight loop
+            return self._park_run(now, *at[0])
+        while True:
+            nxt: list[tuple[CQ, int]] = []
+            done = False
+            for cq, i in at:
+                pending, parked_set = cq.pending, cq.parked
+                parked_set.add(pending[i].n)
+                cq.head_at, cq.head_js, cq.scan_at, cq.scan_i = now, None, now, i  # no head unless found below
+                if cq.model.strict_fifo:
+                    continue  # StrictFIFO: the parked head blocks the queue
+                for j in range(i + 1, len(pending)):
+                    js = pending[j]
+                    if js.eligible > now or js.n in parked_set:
+                        continue
+                    cq.head_js, cq.scan_i = js, j
+                    nxt.append((cq, j))
+                    if js.shape not in failed:
+                        done = True
+                    break
+            if done or not nxt:
+                return [(cq, cq.pending[j]) for cq, j in nxt]
+            at = nxt
+
+    def _park_run(self, now: float, cq: CQ, i: int) -> list[tuple[CQ, KueueJob]]:
+        """``_park_twins`` for a single queue: park its head at ``i`` and the twins after it, up to its next head
+        that is not such a twin (returned) or the end of the queue."""
+        failed, pending, parked_set = self._failed, cq.pending, cq.parked
+        parked_set.add(pending[i].n)
+        cq.head_at, cq.head_js, cq.scan_at, cq.scan_i = now, None, now, i
+        if cq.model.strict_fifo:
+            return []  # StrictFIFO: the parked head blocks the queue
+        for j in range(i + 1, len(pending)):
+            js = pending[j]
+            if js.eligible > now or js.n in parked_set:
+                continue
+            if js.shape in failed:
+                parked_set.add(js.n)
+                cq.scan_i = j
+                continue
+            cq.head_js, cq.scan_i = js, j
+            return [(cq, js)]
+        return []
 
     def _park(self, cq: CQ, js: KueueJob) -> None:
         """Inadmissible until something is released; parked heads may uncover the next workload of a BestEffortFIFO
@@ -289,12 +348,13 @@ class KueueScheduler:
             c.unpark()
 
     # -- flavor assignment ------------------------------------------------------------------------------------
-    def _choose(self, cq: CQ, js: KueueJob) -> Choice | None:
+    def _incoming(self, cq: CQ, js: KueueJob) -> Incoming:
+        """The head as the flavor assigner sees it (and the workload topology checks are for, from now on)."""
         needs = js.needs
         if needs is None:  # the job and the pools never change: its candidate flavors are computed once
             needs = js.needs = {p: self.need(js, p) for p in self.pools_for(js) if self._nodes_fit(js, p)}
         self._placing = js
-        return choose(self.view, Incoming(cq.model.name, js.value, js.order_ts, needs), _any_pool)
+        return Incoming(cq.model.name, js.value, js.order_ts, needs)
 
     def _nodes_fit(self, js: KueueJob, pool: str) -> bool:
         """Kueue counts quota only, but a flavor whose nodes are too small never runs the pods (its node selector
@@ -322,6 +382,11 @@ class KueueScheduler:
 
     def pools_for(self, js: JobState) -> list[str]:
         return [p.name for p in candidate_pools(self.eng.cluster, js.job)]
+
+
+def _queue_order(js: KueueJob) -> tuple:
+    """Kueue's queue order within a ClusterQueue: higher priority, then the older queue-order timestamp."""
+    return (-js.value, js.order_ts, js.n)
 
 
 def _any_pool(pool: str) -> bool:

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from whatif.cluster import ClusterModel
 from whatif.core import SchedulerFactory
 from whatif.engine import Engine
-from whatif.kueue_sched import KueueScheduler
 from whatif.metrics import summarize, waits_of
 from whatif.model import Job, SimOptions, SimResult, Workload
-from whatif.slurm_sched import SlurmScheduler
-from whatif.fleet_cluster import is_manager
-from whatif.fleet_run import simulate_fleet
 from whatif.stack import cluster_of, load_stack_spec, stack_path
 from whatif.workload.load import load_workload
+
+if TYPE_CHECKING:
+    from spec.stack import StackSpec
 
 
 @dataclass
@@ -34,7 +33,8 @@ def run_whatif(stack: str | Path | dict[str, Any], workload: Path, seed: int = 0
     label = name or (stack if isinstance(stack, str) else "stack" if isinstance(stack, dict)
                      else stack.stem.removeprefix("Pulumi."))
     spec = load_stack_spec(stack)
-    if is_manager(spec):  # a MultiKueue fleet: the workers' stacks, dispatched by the manager
+    if _is_manager(spec):  # a MultiKueue fleet: the workers' stacks, dispatched by the manager
+        from whatif.fleet_run import simulate_fleet  # lazy: only a fleet manager's run loads the fleet model
         root = stack.parent if isinstance(stack, Path) else stack_path(stack if isinstance(stack, str) else "x").parent
         cluster, wl, result, fleet = simulate_fleet(spec, label, root, load_stack_spec,
                                                     lambda s, n: cluster_of(s, n, opts), load_workload, workload,
@@ -47,9 +47,21 @@ def run_whatif(stack: str | Path | dict[str, Any], workload: Path, seed: int = 0
     return run_cluster(cluster, wl, seed, opts)
 
 
+def _is_manager(spec: StackSpec) -> bool:
+    if spec.fleet is None:
+        return False
+    from whatif.fleet_cluster import is_manager  # lazy: the fleet model is for fleet stacks only (import floor)
+    return is_manager(spec)
+
+
 def scheduler_for(cluster: ClusterModel) -> SchedulerFactory:
-    """The scheduler family the stack renders: Slurm, or Kueue (also a stack without scheduling: one FIFO queue)."""
-    return SlurmScheduler if cluster.scheduler == "slurm" else KueueScheduler
+    """The scheduler family the stack renders: Slurm, or Kueue (also a stack without scheduling: one FIFO queue).
+    Imported here, not at the top: a run loads only its own scheduler's modules (the import floor, bench/)."""
+    if cluster.scheduler == "slurm":
+        from whatif.slurm_sched import SlurmScheduler
+        return SlurmScheduler
+    from whatif.kueue_sched import KueueScheduler
+    return KueueScheduler
 
 
 def simulate_jobs(cluster: ClusterModel, jobs: Sequence[Job], seed: int, options: SimOptions) -> SimResult:

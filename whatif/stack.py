@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from spec.stack import StackSpec
 from validation.load import decode_config, load_spec
 from whatif.cluster import ClusterModel, build_cluster
 from whatif.model import SimOptions
+from whatif.yaml_read import safe_load
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,7 +20,7 @@ def stack_path(name: str, root: Path = PROJECT_ROOT) -> Path:
 
 def read_stack_config(path: Path) -> dict[str, Any]:
     """The ``config:`` map of a ``Pulumi.<stack>.yaml`` (the preview reads it the same way)."""
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    doc = safe_load(path.read_text(encoding="utf-8")) or {}
     return dict(doc.get("config") or {})
 
 

@@ -13,8 +13,8 @@ from validation.issues import NAMESPACE, Issues, SpecIssue, allowed_list, choice
 from validation.shape import parse_part
 from whatif.cluster import ClusterModel
 from whatif.model import Job, Workload
-from whatif.traces.replay import load_trace
 from whatif.workload.spec import JobList, Profile, Trace
+from whatif.yaml_read import safe_load
 
 __all__ = ["Workload", "WorkloadError", "load_workload", "parse_workload", "check_names"]
 
@@ -39,7 +39,7 @@ def _relabel(issues: list[SpecIssue], path: Path) -> list[SpecIssue]:
 def parse_workload(path: Path) -> AnyWorkload:
     issues = Issues()
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise WorkloadError(path, [SpecIssue(str(path), f"cannot read the file: {exc.strerror}", fix=(
             "pass --workload with an existing file, e.g. workloads/gke-kueue.yaml"))]) from None
@@ -136,6 +136,7 @@ def load_workload(path: Path, cluster: ClusterModel, seed: int) -> Workload:
             raise WorkloadError(path, [SpecIssue(f"{path.name}: jobs", "job ids must be unique", dup,
                                                  fix="rename the repeated ids")])
         return Workload(path.stem, "jobs", jobs, parsed.description)
+    from whatif.traces.replay import load_trace  # lazy: the trace readers are for trace workloads only
     try:
         return load_trace(parsed, path, cluster)
     except (OSError, ValueError, KeyError) as exc:

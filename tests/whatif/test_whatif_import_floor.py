@@ -1,0 +1,74 @@
+"""The what-if's import floor (bench/whatif_bench.py): a run loads the modules its own stack needs and not the rest.
+Each case runs ``python -m whatif`` in a fresh interpreter and reads ``sys.modules`` at the end: a Kueue stack never
+loads the Slurm model or planner, the other cloud's pool planner, the fleet model, the trace readers or the pods'
+fabric and admission renderers; a Slurm stack never loads the Kueue model; nothing loads Pulumi, the components, the
+policy pack, the preview, jsonschema or the Kubernetes client. Each case also names modules that must be there, so a
+run that loaded nothing (or a broken probe) cannot pass."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = """
+import json, runpy, sys
+sys.argv = ["whatif", *sys.argv[1:]]
+try:
+    runpy.run_module("whatif", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+NEVER = ("pulumi", "pulumi_gcp", "pulumi_aws", "pulumi_kubernetes", "components", "compose", "policies", "preview",
+         "jsonschema", "kubernetes", "matplotlib")
+"""Never in a what-if run (the chart's matplotlib only with --chart)."""
+SLURM_ONLY = ("whatif.slurm_sched", "whatif.slurm_backfill", "whatif.slurm_power", "whatif.slurm_job", "plan.slurm",
+              "plan.slurm_accounts", "plan.slurm_nodes", "plan.slurm_scaling", "plan.slurm_login")
+KUEUE_ONLY = ("whatif.kueue_sched", "whatif.kueue_preempt", "whatif.kueue_cycle", "whatif.kueue_cohort")
+FLEET_AND_TRACES = ("whatif.fleet_cluster", "whatif.fleet_run", "whatif.fleet_sched", "whatif.traces.replay",
+                    "whatif.traces.alibaba")
+NOT_FOR_QUEUES = ("render.fabric_pod", "render.admission", "render.pod_security_cel")
+"""The team Namespaces' fabric and admission policy: the what-if reads the queues and flavors only."""
+
+
+def modules_of(*args: str) -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args, "--format", "json", "--horizon-hours", "2"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["stack"]  # the run reported
+    return set(report["modules"])
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if n in modules or any(m.startswith(n + ".") for m in modules))
+
+
+@pytest.mark.parametrize("args, must, never", [
+    (("--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml"),
+     ("whatif.kueue_sched", "plan.gke_pool", "render.kueue", "validation.load"),
+     NEVER + SLURM_ONLY + FLEET_AND_TRACES + NOT_FOR_QUEUES + ("plan.eks_pool",)),
+    (("--stack", "eks-kueue", "--workload", "workloads/eks-kueue.yaml"),
+     ("whatif.kueue_sched", "plan.eks_pool"), NEVER + SLURM_ONLY + FLEET_AND_TRACES + ("plan.gke_pool",)),
+    (("--stack", "gke-h100-512", "--workload", "workloads/gke-h100-512.yaml"),
+     ("whatif.slurm_sched", "plan.slurm"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.eks_pool",)),
+    (("--stack-file", "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml", "--workload", "workloads/alibaba-openb.yaml"),
+     ("whatif.kueue_sched", "whatif.traces.alibaba"), NEVER + SLURM_ONLY + ("whatif.fleet_run",)),
+], ids=["gke-kueue", "eks-kueue", "gke-h100-512 (slurm)", "alibaba trace"])
+def test_a_run_loads_only_what_its_stack_needs(args, must, never):
+    if "alibaba" in args[1] and not (ROOT.parent / "shared" / "traces").exists():
+        pytest.skip("needs ../shared/traces")
+    modules = modules_of(*args)
+    assert not [m for m in must if m not in modules], "the probe saw too little: the run did not load its own model"
+    assert not _loaded(modules, never), f"loaded but not needed for {args[1]}"
+
+
+def test_the_deny_check_sees_a_loaded_module():
+    assert _loaded({"plan.slurm", "pulumi_gcp.compute", "whatif.run"}, ("plan.slurm", "pulumi_gcp", "compose")) == \
+        ["plan.slurm", "pulumi_gcp"]
