@@ -68,6 +68,9 @@ def check_policies(analyzer: Analyzer, stack: str, resources: list[Registered], 
         _add(outcome, d, d.urn, by_urn.get(d.urn), locator, rules)
     for na in stack_response.not_applicable:
         _waived(outcome, na, "", None, locator)
+    # resources arrive in registration order, which varies run to run (the SDK registers from a thread pool):
+    # sorted, the same stack gives the same JSON every time
+    outcome.violations.sort(key=lambda v: (v["urn"], v["policy"], v["message"]))
     return outcome
 
 
