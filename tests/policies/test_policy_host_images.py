@@ -55,12 +55,17 @@ def test_the_tcpxo_installer_passes_with_its_image_resolved_at_deploy(pack):
     assert ours(pack.resource(installer, rs), DIGESTS) == []
 
 
-def test_the_tcpxo_installer_by_tag_alone_is_a_mandatory_violation_with_the_exact_message(pack):
-    rs = recorded("gke-h100-512")
+def _tcpxo_installer_by_tag(rs):
+    """gke-h100-512's TCPXO installer with its plugin image named by tag alone."""
     installer = find(rs, DAEMONSET, "fabric-nccl-tcpxo-installer")
     props = wire(installer)
-    broken = with_props(installer, edit(props, f"spec.template.spec.initContainers[{installer_container(props)}].image",
-                                        TCPXO_PLUGIN))
+    return with_props(installer, edit(props, f"spec.template.spec.initContainers[{installer_container(props)}].image",
+                                      TCPXO_PLUGIN))
+
+
+def test_the_tcpxo_installer_by_tag_alone_is_a_mandatory_violation_with_the_exact_message(pack):
+    rs = recorded("gke-h100-512")
+    broken = _tcpxo_installer_by_tag(rs)
     assert ours(pack.resource(broken, rs), DIGESTS) == [(DIGESTS, "mandatory", (
         "DaemonSet 'nccl-tcpxo-installer': host-level containers run images pinned by tag only, so whoever can move "
         "the tag runs code as root on the node · observed: spec.template.spec nccl-tcpxo-installer "
@@ -134,9 +139,6 @@ def test_chart_defaults_count_when_the_values_set_no_image(pack):
 
 def test_a_waiver_naming_the_daemonset_silences_it(pack):
     rs = recorded("gke-h100-512")
-    installer = find(rs, DAEMONSET, "fabric-nccl-tcpxo-installer")
-    props = wire(installer)
-    broken = with_props(installer, edit(props, f"spec.template.spec.initContainers[{installer_container(props)}].image",
-                                        TCPXO_PLUGIN))
+    broken = _tcpxo_installer_by_tag(rs)
     assert ours(pack.resource(broken, rs), DIGESTS)  # violates without the waiver
     assert waived(pack, DIGESTS, "nccl-tcpxo-installer", broken, rs) == []
