@@ -15,7 +15,7 @@ from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue_cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
 from whatif.kueue_preempt import NO_CANDIDATES, choose
 from whatif.model import Job
-from whatif.nodes import PoolState
+from whatif.nodes import UP, PoolState
 
 MAX_ADMISSIONS_PER_PASS = 100_000
 _NEVER = float("-inf")
@@ -77,6 +77,8 @@ class KueueScheduler:
         self._placing: KueueJob | None = None
         self.waiting_pods: list[KueueJob] = []
         """Admitted workloads whose pods are not all running yet, in admission order."""
+        self._tas = [p for p in eng.pools.values() if p.model.block_nodes]
+        self._tas_seen: tuple = ()
         self._up_seen = -1.0
         self._now = 0.0
         self._failed: set[tuple] = set()
@@ -115,16 +117,24 @@ class KueueScheduler:
         self.eng.dirty = True
 
     def schedule(self, now: float) -> None:
-        if self.eng.up_gpus != self._up_seen:  # nodes came or went: topology-placed workloads may fit now
+        if self.eng.up_gpus != self._up_seen and self._tas:
+            # nodes came or went; those of a topology-placed (TAS) pool may let its workloads fit now: Kueue's TAS
+            # flavor controller retries inadmissible workloads on their node events, other pools' nodes do not
             self._up_seen = self.eng.up_gpus
-            for c in self.cqs.values():
-                c.unpark()
+            tas_up = self._tas_nodes_up()
+            if tas_up != self._tas_seen:
+                self._tas_seen = tas_up
+                for c in self.cqs.values():
+                    c.unpark()
         self._failed = set()
         self._place(now)
         for _ in range(MAX_ADMISSIONS_PER_PASS):
             if not self._cycle(now):
                 break
         self._place(now)
+
+    def _tas_nodes_up(self) -> tuple:
+        return tuple(tuple(n.index for n in p.nodes if n.state == UP) for p in self._tas)
 
     # -- queues -----------------------------------------------------------------------------------------------
     def _enqueue(self, js: KueueJob) -> None:
