@@ -13,8 +13,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from catalog import CapacityType, Cloud
-from spec.stack import AwsReservationKind, NodePool
+from catalog import Cloud
+from plan.reservation import is_capacity_block, reserved_nodes
+from spec.stack import NodePool
 
 SCALE_DOWN_LEAD = dt.timedelta(minutes=30)
 """How long before the block's end the node group is scaled to zero (AWS: more than 30 minutes)."""
@@ -25,10 +26,6 @@ MIN_BLOCK_HOURS = 24
 MAX_BLOCK_INSTANCES = 64
 """EC2: each Capacity Block holds up to 64 instances."""
 
-RESERVED_NODES_TAG = "gpu-cluster/reserved-nodes"
-"""EKS node group tag: nodes the reservation bills whether they run or not (read by the cost policies)."""
-RESERVED_NODES_LABEL = "gpu-cluster-reserved-nodes"
-"""The same on a GKE node pool, as a GCE resource label (keys allow no `/`)."""
 BLOCK_FEE_TAG = "gpu-cluster/capacity-block-usd"
 """EKS node group tag: the capacity block's declared upfront fee in USD; absent means unknown."""
 BLOCK_START_TAG = "gpu-cluster/capacity-block-start"
@@ -60,19 +57,6 @@ class BlockWindow:
 def iso(moment: dt.datetime) -> str:
     """``2027-01-04T11:30:00Z``: UTC, as Auto Scaling scheduled actions take their times."""
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def is_capacity_block(pool: NodePool) -> bool:
-    cap = pool.capacity
-    return cap.type == CapacityType.RESERVATION and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK
-
-
-def reserved_nodes(pool: NodePool) -> int | None:
-    """Nodes the reservation bills whether they run or not: ``capacity.reservedNodes``, else maxNodes; None when the
-    pool does not consume a reservation."""
-    if pool.capacity.type != CapacityType.RESERVATION:
-        return None
-    return pool.capacity.reserved_nodes or pool.max_nodes
 
 
 def block_window(pool: NodePool) -> BlockWindow | None:

@@ -10,8 +10,7 @@ from typing import Any
 
 from catalog import CapacityType, Cloud
 from plan.capacity_block import (
-    BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, RESERVED_NODES_TAG, ScheduledSize, block_schedule, block_window,
-    is_capacity_block, iso, reserved_nodes,
+    BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, ScheduledSize, block_schedule, block_window, iso,
 )
 from plan.efa_layout import EfaAttachment, efa_layout
 from plan.fabric import EFA_NODE_HUGEPAGES, fabric_mode
@@ -19,6 +18,7 @@ from plan.facts import GPU_TAINT_VALUE, PoolFacts
 from plan.node_storage import instance_store_raid
 from plan.pod_start import PodStartPlan
 from plan.queued import QUEUED_TAG
+from plan.reservation import RESERVED_NODES_TAG, is_capacity_block, reserved_nodes
 from spec.eks_node import repair_config, root_volume_performance
 from spec.fabric import FabricMode
 from spec.stack import GPU_TAINT_KEY, AwsReservationKind, NodePool

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 
 from catalog import CapacityType, Catalog, Cloud, MachineType, Price, SoldAs, load_mig_catalog
 from catalog.fabric import load_fabric_catalog
-from plan.capacity_block import block_price, block_window, is_capacity_block
 from plan.fabric import FabricPlan, fabric_plan
 from plan.gpu_runtime import PoolRuntime, effective_runtime, operator_in_stack, pool_runtime
 from plan.nvlink import NvlinkPlan, nvlink_plan
 from plan.queued import GKE_QUEUED_TAINT_KEY, QueuedPlan, queued_plan
+from plan.reservation import is_capacity_block
 from spec.fleet import FLEET_GPU_LABEL, FleetRole, gpu_slug
 from spec.stack import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec, Taint
 
@@ -107,7 +107,11 @@ class PoolFacts:
 def _declared_block_price(spec: StackSpec, pool: NodePool, machine: MachineType) -> Price | None:
     """A machine sold only as capacity blocks has no list price: its $/node-hour is the block's declared upfront fee
     over its window and nodes (validation requires both for such a machine)."""
-    block = block_price(spec.cloud, pool, machine.gpus) if is_capacity_block(pool) else None
+    if not is_capacity_block(pool):
+        return None
+    # lazy: the block's window and price load only for a capacity-block pool (the what-if/preview import floor)
+    from plan.capacity_block import block_price, block_window
+    block = block_price(spec.cloud, pool, machine.gpus)
     window = block_window(pool)
     if block is None or window is None:
         return None

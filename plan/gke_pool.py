@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog import CapacityType
-from plan.capacity_block import RESERVED_NODES_LABEL, reserved_nodes
+from plan.reservation import RESERVED_NODES_LABEL, reserved_nodes
 from plan.fabric import GPU_TCP_SYSCTLS
 from plan.facts import GPU_TAINT_VALUE, PoolFacts
 from plan.node_storage import ephemeral_local_ssds

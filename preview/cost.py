@@ -4,8 +4,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from catalog import Catalog, Cloud
-from plan.capacity_block import block_price, block_window, iso, is_capacity_block, reserved_nodes
+from plan.capacity_block import block_price, block_window, iso
 from plan.facts import PoolFacts
+from plan.reservation import is_capacity_block, reserved_nodes
 from plan.slurm_scaling import scales
 from preview.cost_notes import conventions
 from spec.scheduling import Workload

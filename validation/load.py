@@ -14,8 +14,6 @@ from spec.stack import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 from validation.capacity_block import check_capacity_blocks
 from validation.cluster import check_cluster
 from validation.fabric import check_fabric
-from validation.fabric_image import check_fabric_images
-from validation.fabric_version import check_fabric_versions
 from validation.maintenance import check_maintenance
 from validation.node_repair import check_node_repair
 from validation.node_storage import check_local_ssd
@@ -112,8 +110,13 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         if "gpu_runtime" not in unparsed:  # a section that failed its shape check would only add noise here
             check_gpu_runtime(issues, cat, load_mig_catalog(), cloud, parts.get("gpu_runtime") or GpuRuntime(), pools)
         check_fabric(issues, cloud, pools)
-        check_fabric_images(issues, cloud, pools, parts.get("scheduling"))
-        if cluster is not None:
+        # the image-recipe and GKE-version-floor rules (and their catalogs) load only for stacks that set
+        # runtimeImageBuild or minMasterVersion: nothing for them to check otherwise (the what-if's import floor)
+        if any(pool.fabric is not None and pool.fabric.runtime_image_build is not None for _, pool in pools):
+            from validation.fabric_image import check_fabric_images
+            check_fabric_images(issues, cloud, pools, parts.get("scheduling"))
+        if cluster is not None and cluster.min_master_version is not None:
+            from validation.fabric_version import check_fabric_versions
             check_fabric_versions(issues.at("cluster"), cloud, cluster, pools)
         check_local_ssd(issues, cloud, pools)
         check_node_repair(issues, cloud, pools)

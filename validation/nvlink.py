@@ -6,7 +6,6 @@ block targeting and UltraServer types in the right place, whole racks, the Kuber
 from __future__ import annotations
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
-from catalog.gke_version import parse
 from spec.stack import ClusterSpec, NodePool
 from validation.issues import Issues
 
@@ -82,6 +81,8 @@ def _domain_nodes(cat: Catalog, spec: NodePool, default: int) -> int:
 
 
 def _check_version(pool: Issues, cloud: Cloud, cluster: ClusterSpec, machine_type: str) -> None:
+    # lazy: rack-scale pools only need the GKE version grammar (the what-if/preview import floor)
+    from catalog.gke_version import parse
     floor = ".".join(map(str, DRA_V1_MINOR))
     if cloud == Cloud.AWS:
         version = parse(cluster.kubernetes_version)

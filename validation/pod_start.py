@@ -8,7 +8,6 @@ import re
 from typing import Iterable
 
 from catalog import Catalog, Cloud
-from catalog.gke_version import parse as parse_gke_version
 from spec.eks_node import root_volume_performance
 from plan.images import UNPINNED_TAGS, parse_image
 from plan.node_storage import instance_store_raid
@@ -136,6 +135,8 @@ def _check_gke(scope: Issues, pool: NodePool) -> None:
 
 
 def _below_boot_disk_floor(version: str) -> bool:
+    # lazy: only a pinned minMasterVersion needs the GKE version grammar (the what-if/preview import floor)
+    from catalog.gke_version import parse as parse_gke_version
     parsed = parse_gke_version(version)
     if parsed is None:
         return False  # latest, or malformed (validation/fabric_version.py reports it)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from catalog import CapacityType, Catalog, Cloud, MachineType, SoldAs
-from plan.capacity_block import is_capacity_block
+from plan.reservation import is_capacity_block
 from spec.stack import AwsReservationKind, NodePool
 from validation.issues import Issues, allowed_list, choice_fix
 from validation.names import CLOUD_NAME, other_cloud

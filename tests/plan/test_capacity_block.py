@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 
 from catalog import Cloud
-from plan.capacity_block import block_price, block_schedule, block_window, reserved_nodes
+from plan.capacity_block import block_price, block_schedule, block_window
+from plan.reservation import reserved_nodes
 from spec.stack import NodePool
 
 UTC = dt.timezone.utc

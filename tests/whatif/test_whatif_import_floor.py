@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
@@ -36,6 +37,12 @@ FLEET_AND_TRACES = ("whatif.fleet_cluster", "whatif.fleet_run", "whatif.fleet_sc
                     "whatif.traces.alibaba", "plan.fleet", "plan.fleet_egress", "validation.fleet")
 NOT_FOR_QUEUES = ("render.fabric_pod", "render.admission", "render.pod_security_cel")
 """The team Namespaces' fabric and admission policy: the what-if reads the queues and flavors only."""
+SETTING_RULES = ("validation.fabric_image", "catalog.fabric_images", "catalog.images", "validation.fabric_version",
+                 "catalog.gke_version", "plan.capacity_block", "validation.capacity_block_window")
+"""Rules and planners that load only for a stack with the setting they are about: an image built from a recipe
+(``runtimeImageBuild``), a pinned GKE version (``minMasterVersion``) or a rack-scale pool, an EC2 Capacity Block.
+gke-kueue has none of them (eks-p6e-gb200 has the first and last, ``test_a_pinned_gke_version_loads_its_floors``
+the second)."""
 
 
 def modules_of(*args: str) -> set[str]:
@@ -54,20 +61,34 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
 @pytest.mark.parametrize("args, must, never", [
     (("--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml"),
      ("whatif.kueue_sched", "plan.gke_pool", "render.kueue", "validation.load"),
-     NEVER + SLURM_ONLY + FLEET_AND_TRACES + NOT_FOR_QUEUES + ("plan.eks_pool",)),
+     NEVER + SLURM_ONLY + FLEET_AND_TRACES + NOT_FOR_QUEUES + SETTING_RULES + ("plan.eks_pool",)),
     (("--stack", "eks-kueue", "--workload", "workloads/eks-kueue.yaml"),
      ("whatif.kueue_sched", "plan.eks_pool"), NEVER + SLURM_ONLY + FLEET_AND_TRACES + ("plan.gke_pool",)),
     (("--stack", "gke-h100-512", "--workload", "workloads/gke-h100-512.yaml"),
      ("whatif.slurm_sched", "plan.slurm", "validation.slurm", "plan.slurm_topology"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.eks_pool",)),
     (("--stack-file", "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml", "--workload", "workloads/alibaba-openb.yaml"),
      ("whatif.kueue_sched", "whatif.traces.alibaba"), NEVER + SLURM_ONLY + ("whatif.fleet_run", "plan.fleet")),
-], ids=["gke-kueue", "eks-kueue", "gke-h100-512 (slurm)", "alibaba trace"])
+    (("--stack", "eks-p6e-gb200", "--workload", "workloads/eks-p6e-gb200.yaml"),
+     ("validation.fabric_image", "catalog.fabric_images", "catalog.images", "catalog.gke_version", "plan.capacity_block",
+      "validation.capacity_block_window"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.gke_pool",)),
+], ids=["gke-kueue", "eks-kueue", "gke-h100-512 (slurm)", "alibaba trace", "eks-p6e-gb200 (recipe image, block)"])
 def test_a_run_loads_only_what_its_stack_needs(args, must, never):
     if "alibaba" in args[1] and not (ROOT.parent / "shared" / "traces").exists():
         pytest.skip("needs ../shared/traces")
     modules = modules_of(*args)
     assert not [m for m in must if m not in modules], "the probe saw too little: the run did not load its own model"
     assert not _loaded(modules, never), f"loaded but not needed for {args[1]}"
+
+
+def test_a_pinned_gke_version_loads_its_floors(tmp_path):
+    """gke-kueue with ``cluster.minMasterVersion``: the version-floor rule loads (and gke-kueue without it does not)."""
+    doc = yaml.safe_load((ROOT / "Pulumi.gke-kueue.yaml").read_text(encoding="utf-8"))
+    doc["config"]["gpu-cluster:cluster"]["minMasterVersion"] = "1.33.5-gke.1080000"
+    stack = tmp_path / "Pulumi.gke-kueue-pinned.yaml"
+    stack.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    modules = modules_of("--stack-file", str(stack), "--workload", "workloads/gke-kueue.yaml")
+    assert {"validation.fabric_version", "catalog.gke_version"} <= modules
+    assert not _loaded(modules, ("validation.fabric_image", "plan.capacity_block"))
 
 
 def test_the_deny_check_sees_a_loaded_module():
