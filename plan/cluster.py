@@ -3,11 +3,13 @@ region, project, labels), so ``components/gke/cluster.py`` and ``components/eks/
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from plan.fleet_egress import EgressPlan, EgressSource
 from spec.fleet import FleetRole
 from spec.stack import ClusterMode, StackSpec
+
+if TYPE_CHECKING:  # fleet managers only (plan_stack imports it for them)
+    from plan.fleet_egress import EgressPlan
 
 
 @dataclass(frozen=True)
@@ -76,5 +78,5 @@ def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = (), egress: Egre
         cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels),
         system_zones=system_pool_zones(region_zones, c.system_pool.min_nodes),
         admin_principal_arns=tuple(c.admin_principal_arns),
-        static_nat_addresses=egress.count if egress is not None and egress.source == EgressSource.RESERVED else 0,
+        static_nat_addresses=egress.count if egress is not None else 0,  # 0 unless reserved (EgressPlan.count)
         fleet_manager=spec.fleet.manager if worker and spec.fleet is not None else None)

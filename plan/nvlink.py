@@ -19,6 +19,18 @@ WORKLOAD_POLICY_TYPE = "HIGH_THROUGHPUT"
 ``gcloud beta compute resource-policies create workload-policy --type=HIGH_THROUGHPUT --accelerator-topology=1x72``)."""
 
 
+def nodes_per_nvlink_domain(machine: MachineType) -> int:
+    """Nodes that share one NVLink domain (1 on every HGX 8-GPU machine; 18 on a GB200 NVL72 rack of 4-GPU nodes)."""
+    return max(1, machine.nvlink_domain_gpus // machine.gpus) if machine.gpus else 1
+
+
+def default_block_size(machine: MachineType, max_nodes: int) -> int:
+    """Slurm topology/block and Kueue TAS block size: nodes per NVLink domain when a domain spans nodes; else the
+    whole compact placement group (the pool)."""
+    per_domain = nodes_per_nvlink_domain(machine)
+    return per_domain if per_domain > 1 else max_nodes
+
+
 @dataclass(frozen=True)
 class NvlinkPlan:
     domain_gpus: int

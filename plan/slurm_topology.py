@@ -14,25 +14,15 @@ from typing import TYPE_CHECKING, Sequence
 import yaml
 
 from catalog import MachineType
+from plan.nvlink import default_block_size
 from spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode
 
-if TYPE_CHECKING:  # a type only: Kueue stacks read default_block_size without the Slurm node planner
+if TYPE_CHECKING:  # a type only
     from plan.slurm_nodes import NodeSetPlan
 
 DEFAULT_TOPOLOGY = "default"
 ZONE_TOPOLOGY = "zones"
 ROOT_SWITCH = "root"
-
-
-def nodes_per_nvlink_domain(machine: MachineType) -> int:
-    """Nodes that share one NVLink domain (1 on every HGX 8-GPU machine; 18 on a GB200 NVL72 rack of 4-GPU nodes)."""
-    return max(1, machine.nvlink_domain_gpus // machine.gpus) if machine.gpus else 1
-
-
-def default_block_size(machine: MachineType, max_nodes: int) -> int:
-    """Nodes per NVLink domain when a domain spans nodes; else the whole compact placement group (the pool)."""
-    per_domain = nodes_per_nvlink_domain(machine)
-    return per_domain if per_domain > 1 else max_nodes
 
 
 def block_sizes(block_size: int, nodes: int) -> list[int]:

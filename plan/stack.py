@@ -13,8 +13,6 @@ from catalog import Catalog, Cloud
 from plan.cluster import ClusterPlan, plan_cluster
 from plan.facts import PoolFacts, pool_facts
 from plan.gpu_runtime import operator_in_stack
-from plan.fleet import FleetPlan, fleet_plan
-from plan.fleet_egress import egress_plan
 from plan.gke_fabric import FabricKindPlan, gke_fabric_plan
 from plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
 from plan.kueue_topology import Placement, pool_namespaces, pool_placements
@@ -24,8 +22,11 @@ from plan.quota import QuotaPlan, quota_plan, slurm_placements
 from spec.scheduling import SchedulingSpec, Workload
 from spec.stack import StackSpec
 
-if TYPE_CHECKING:  # planned below only for the stacks that have them: each cloud's pool planner, the Slurm planner
+if TYPE_CHECKING:  # planned below only for the stacks that have them: each cloud's pool planner, the Slurm planner,
+    # the fleet
     from plan.eks_pool import EksPoolPlan
+    from plan.fleet import FleetPlan
+    from plan.fleet_egress import EgressPlan
     from plan.gke_pool import GkePoolPlan
     from plan.slurm import SlurmPlan
 
@@ -121,7 +122,11 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     """The one planner. ``now``: the moment a capacity block's scheduled actions are planned from (default: the
     clock, UTC; actions already past are left out)."""
     now = now or dt.datetime.now(dt.timezone.utc)
-    egress = egress_plan(spec.fleet, spec.cloud, spec.cluster)  # a fleet manager's NAT addresses, else None
+    egress: EgressPlan | None = None
+    if spec.fleet is not None:  # lazy: the fleet planners load for fleet stacks only (the what-if's import floor)
+        from plan.fleet import fleet_plan
+        from plan.fleet_egress import egress_plan
+        egress = egress_plan(spec.fleet, spec.cloud, spec.cluster)  # a fleet manager's NAT addresses, else None
     cluster = plan_cluster(spec, cat.zones(Cloud.GCP, spec.region) if spec.cloud == Cloud.GCP else (), egress)
     pools: dict[str, PoolPlan] = {}
     # lazy: one cloud's pool planner per run (the what-if's import floor, bench/whatif_bench.py)
@@ -151,4 +156,11 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
                       for m in spec.cluster.image_mirrors),
         kueue=kueue, slurm=slurm, quota=quota,
         gke_fabric=gke_fabric_plan(facts_list) if spec.cloud == Cloud.GCP else (),
-        fleet=fleet_plan(spec.fleet, spec.scheduling, facts_list, egress))
+        fleet=_fleet(spec, facts_list, egress))
+
+
+def _fleet(spec: StackSpec, facts: list[PoolFacts], egress: EgressPlan | None) -> FleetPlan | None:
+    if spec.fleet is None:
+        return None
+    from plan.fleet import fleet_plan  # lazy: fleet stacks only
+    return fleet_plan(spec.fleet, spec.scheduling, facts, egress)

@@ -9,13 +9,13 @@ from pydantic import ValidationError
 
 from catalog import Catalog, Cloud, load_catalog, load_mig_catalog
 from spec.gpu_runtime import GpuRuntime
+from spec.scheduling import Workload
 from spec.stack import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
 from validation.capacity_block import check_capacity_blocks
 from validation.cluster import check_cluster
 from validation.fabric import check_fabric
 from validation.fabric_image import check_fabric_images
 from validation.fabric_version import check_fabric_versions
-from validation.fleet import check_fleet
 from validation.maintenance import check_maintenance
 from validation.node_repair import check_node_repair
 from validation.node_storage import check_local_ssd
@@ -26,7 +26,6 @@ from validation.pod_start import check_image_mirrors, check_pod_start, warn_unst
 from validation.pool import check_pool
 from validation.scheduling import check_scheduling
 from validation.shape import describe, optional_model, parse_part
-from validation.slurm import check_slurm
 from validation.credentials import check_credentials
 from validation.secrets import SECRET_PLACEHOLDER, check_secret_keys, masked, secret_format_unknown, with_placeholders
 from validation.text import check_control_characters
@@ -124,12 +123,18 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         check_capacity_blocks(issues, cloud, pools, now or dt.datetime.now(dt.timezone.utc))
     check_resource_labels(issues.at("labels"), parts.get("labels", {}))
     check_pool_names(issues, pools)
+    # the fleet and Slurm rules load only for stacks that have such settings: a Kueue stack's validation (every
+    # what-if, every preview) skips their modules (the what-if's import floor, tests/whatif/test_whatif_import_floor.py)
     if parts.get("fleet") is not None:
+        from validation.fleet import check_fleet
         check_fleet(issues, parts["fleet"], pools, parts.get("scheduling"), stack_name, cloud, cluster)
     if parts.get("scheduling") is not None:
         check_scheduling(issues, cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
-        check_slurm(issues, cat, cloud, pools, parts["scheduling"],
-                    None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime())
+        sched = parts["scheduling"]
+        if sched.workload == Workload.SLURM or "slurm" in sched.model_fields_set:
+            from validation.slurm import check_slurm
+            check_slurm(issues, cat, cloud, pools, sched,
+                        None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime())
 
     found = sorted(masked(_one_per_cause(issues.found, causes), raw, secret), key=sort_key)
     if any(not i.warning for i in found):

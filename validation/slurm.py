@@ -11,7 +11,7 @@ from typing import Iterable
 from catalog import Catalog, Cloud, MachineType
 from plan.gpu_runtime import effective_runtime
 from spec.gpu_runtime import GpuRuntime, GpuSharing, SharingMode
-from plan.slurm_topology import default_block_size, nodes_per_nvlink_domain
+from plan.nvlink import default_block_size, nodes_per_nvlink_domain
 from validation.issues import Issues, allowed_list, choice_fix, pool_subject
 from spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, WithinQueuePreemption, Workload
 from spec.slurm import SlurmPreemptType

@@ -13,7 +13,7 @@ from render.kueue import render_kueue, slices_per_gpu
 from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
 from plan.kueue_topology import REQUIRED_ANNOTATION
 from plan.kueue_topology import Placement, pool_placements
-from plan.slurm_topology import default_block_size
+from plan.nvlink import default_block_size
 from plan.facts import PoolFacts
 from plan.stack import plan_stack
 from plan.start_time import factors, pool_start

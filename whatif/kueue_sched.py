@@ -8,62 +8,21 @@ from __future__ import annotations
 from bisect import insort
 from typing import Any, Sequence
 
-from whatif.cluster import KueueModel, QueueModel, slices_for
+from whatif.cluster import KueueModel, slices_for
 from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
-from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
+from whatif.kueue_cohort import Admitted, CohortView, Incoming
 from whatif.kueue_cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
 from whatif.kueue_preempt import NO_CANDIDATES, choose
+from whatif.kueue_queue import NEVER, CQ, KueueJob, queue_order
 from whatif.model import Job
-from whatif.nodes import PoolState
+from whatif.nodes import UP, PoolState
 
 MAX_ADMISSIONS_PER_PASS = 100_000
-_NEVER = float("-inf")
 EVICTION_S = 30.0
 """A preempted workload is requeued when its job's pods are gone: Kubernetes' default terminationGracePeriodSeconds
 (30 s, Pod API reference). Without it two workloads can preempt each other for ever at one instant (Kueue's fair
 sharing can loop: kubernetes-sigs/kueue issues 3779, 7101, 14543); with it such a loop costs 30 s per turn."""
-
-
-class KueueJob(JobState):
-    __slots__ = ("value", "order_ts", "admitted_at", "requeues", "held", "shape", "needs")
-
-    def __init__(self, job: Job, n: int):
-        super().__init__(job, n)
-        self.value = 0
-        """Priority (the priority class's value; 0 without one)."""
-        self.order_ts = job.submit_s
-        """Queue-order timestamp."""
-        self.admitted_at = -1.0
-        self.requeues = 0
-        self.held: Admitted | None = None
-        """Its quota reservation in the cohort view while admitted."""
-        self.shape: tuple = ()
-        """(queue, nodes, GPUs per node, share, pool, priority): twins decide alike (set at submit)."""
-        self.needs: dict[str, int] | None = None
-        """Candidate pool -> slices, for the pools whose nodes can hold it (fixed: computed once)."""
-
-
-class CQ(QueueView):
-    def __init__(self, model: QueueModel):
-        super().__init__(model)
-        self.pending: list[KueueJob] = []
-        self.parked: set[int] = set()
-        """BestEffortFIFO: workloads that did not fit, left aside until something is released."""
-        self.cursor = 0
-        """Pending before this index are all parked (or in backoff): the next head is searched from here."""
-        self.head_at = _NEVER
-        self.head_js: KueueJob | None = None
-        """The head the last search found at ``head_at`` (None: no head then), valid until the queue or its parked
-        set changes (``head_at`` reset)."""
-        self.scan_at, self.scan_i = _NEVER, 0
-        """At ``scan_at`` every pending workload before ``scan_i`` is in backoff or parked, so the next search
-        starts there; valid until the pending list changes or the parked set is cleared."""
-
-    def unpark(self) -> None:
-        self.parked.clear()
-        self.cursor = 0
-        self.head_at = self.scan_at = _NEVER
 
 
 class KueueScheduler:
@@ -77,6 +36,8 @@ class KueueScheduler:
         self._placing: KueueJob | None = None
         self.waiting_pods: list[KueueJob] = []
         """Admitted workloads whose pods are not all running yet, in admission order."""
+        self._tas = [p for p in eng.pools.values() if p.model.block_nodes]
+        self._tas_seen: tuple = ()
         self._up_seen = -1.0
         self._now = 0.0
         self._failed: set[tuple] = set()
@@ -115,10 +76,15 @@ class KueueScheduler:
         self.eng.dirty = True
 
     def schedule(self, now: float) -> None:
-        if self.eng.up_gpus != self._up_seen:  # nodes came or went: topology-placed workloads may fit now
+        if self.eng.up_gpus != self._up_seen and self._tas:
+            # nodes came or went; those of a topology-placed (TAS) pool may let its workloads fit now: Kueue's TAS
+            # flavor controller retries inadmissible workloads on their node events, other pools' nodes do not
             self._up_seen = self.eng.up_gpus
-            for c in self.cqs.values():
-                c.unpark()
+            tas_up = self._tas_nodes_up()
+            if tas_up != self._tas_seen:
+                self._tas_seen = tas_up
+                for c in self.cqs.values():
+                    c.unpark()
         self._failed = set()
         self._place(now)
         for _ in range(MAX_ADMISSIONS_PER_PASS):
@@ -126,14 +92,17 @@ class KueueScheduler:
                 break
         self._place(now)
 
+    def _tas_nodes_up(self) -> tuple:
+        return tuple(tuple(n.index for n in p.nodes if n.state == UP) for p in self._tas)
+
     # -- queues -----------------------------------------------------------------------------------------------
     def _enqueue(self, js: KueueJob) -> None:
         js.state = PENDING
         cq = self.cqs[js.job.queue]
-        cq.head_at = _NEVER
-        insort(cq.pending, js, key=_queue_order)  # the list is kept in this order (keys are unique: n)
+        cq.head_at = NEVER
+        insort(cq.pending, js, key=queue_order)  # the list is kept in this order (keys are unique: n)
         cq.cursor = 0
-        cq.scan_at = _NEVER
+        cq.scan_at = NEVER
 
     def _unadmit(self, cq: CQ, js: KueueJob) -> None:
         if js.held is not None:
@@ -279,7 +248,7 @@ class KueueScheduler:
         queue. A later twin (same shape, no higher priority) would not fit either."""
         self._failed.add(js.shape)
         cq.parked.add(js.n)
-        cq.head_at = _NEVER
+        cq.head_at = NEVER
 
     # -- kueue_cycle.Apply --------------------------------------------------------------------------------------
     def focus(self, entry: Entry) -> None:
@@ -305,7 +274,7 @@ class KueueScheduler:
 
     def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
         cq.pending.remove(js)
-        cq.head_at = cq.scan_at = _NEVER
+        cq.head_at = cq.scan_at = NEVER
         js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
         cq.add(js.held)
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now
@@ -382,11 +351,6 @@ class KueueScheduler:
 
     def pools_for(self, js: JobState) -> list[str]:
         return [p.name for p in candidate_pools(self.eng.cluster, js.job)]
-
-
-def _queue_order(js: KueueJob) -> tuple:
-    """Kueue's queue order within a ClusterQueue: higher priority, then the older queue-order timestamp."""
-    return (-js.value, js.order_ts, js.n)
 
 
 def _any_pool(pool: str) -> bool:

@@ -29,10 +29,11 @@ NEVER = ("pulumi", "pulumi_gcp", "pulumi_aws", "pulumi_kubernetes", "components"
          "jsonschema", "kubernetes", "matplotlib")
 """Never in a what-if run (the chart's matplotlib only with --chart)."""
 SLURM_ONLY = ("whatif.slurm_sched", "whatif.slurm_backfill", "whatif.slurm_power", "whatif.slurm_job", "plan.slurm",
-              "plan.slurm_accounts", "plan.slurm_nodes", "plan.slurm_scaling", "plan.slurm_login")
-KUEUE_ONLY = ("whatif.kueue_sched", "whatif.kueue_preempt", "whatif.kueue_cycle", "whatif.kueue_cohort")
+              "plan.slurm_accounts", "plan.slurm_nodes", "plan.slurm_scaling", "plan.slurm_login", "plan.slurm_topology",
+              "validation.slurm", "validation.slurm_access")
+KUEUE_ONLY = ("whatif.kueue_sched", "whatif.kueue_preempt", "whatif.kueue_cycle", "whatif.kueue_cohort", "whatif.kueue_queue")
 FLEET_AND_TRACES = ("whatif.fleet_cluster", "whatif.fleet_run", "whatif.fleet_sched", "whatif.traces.replay",
-                    "whatif.traces.alibaba")
+                    "whatif.traces.alibaba", "plan.fleet", "plan.fleet_egress", "validation.fleet")
 NOT_FOR_QUEUES = ("render.fabric_pod", "render.admission", "render.pod_security_cel")
 """The team Namespaces' fabric and admission policy: the what-if reads the queues and flavors only."""
 
@@ -57,9 +58,9 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     (("--stack", "eks-kueue", "--workload", "workloads/eks-kueue.yaml"),
      ("whatif.kueue_sched", "plan.eks_pool"), NEVER + SLURM_ONLY + FLEET_AND_TRACES + ("plan.gke_pool",)),
     (("--stack", "gke-h100-512", "--workload", "workloads/gke-h100-512.yaml"),
-     ("whatif.slurm_sched", "plan.slurm"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.eks_pool",)),
+     ("whatif.slurm_sched", "plan.slurm", "validation.slurm", "plan.slurm_topology"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.eks_pool",)),
     (("--stack-file", "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml", "--workload", "workloads/alibaba-openb.yaml"),
-     ("whatif.kueue_sched", "whatif.traces.alibaba"), NEVER + SLURM_ONLY + ("whatif.fleet_run",)),
+     ("whatif.kueue_sched", "whatif.traces.alibaba"), NEVER + SLURM_ONLY + ("whatif.fleet_run", "plan.fleet")),
 ], ids=["gke-kueue", "eks-kueue", "gke-h100-512 (slurm)", "alibaba trace"])
 def test_a_run_loads_only_what_its_stack_needs(args, must, never):
     if "alibaba" in args[1] and not (ROOT.parent / "shared" / "traces").exists():

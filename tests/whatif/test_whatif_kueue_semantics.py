@@ -125,3 +125,30 @@ def test_the_flavor_where_the_workload_reclaims_wins_over_one_where_it_preempts_
     assert res.jobs["b-borrow"].preemptions == 1
     assert res.jobs["own-low"].preemptions == 0  # before: the first flavor with victims, p1, evicted own-low
 
+
+
+def test_only_nodes_of_topology_placed_pools_retry_inadmissible_workloads(monkeypatch):
+    # "wait" cannot be admitted while "hold" runs (quota full, no lower-priority victim) and is parked. Kueue retries
+    # inadmissible workloads on a release, and on node events only for TAS flavors (v0.19.2
+    # pkg/controller/tas/resource_flavor.go): the L4 node that boots for "small" must not retry it (before: it did)
+    import whatif.kueue_sched as sched
+
+    decided: list[str] = []
+    real = sched.choose
+    monkeypatch.setattr(sched, "choose", lambda view, inc, nodes_fit: (
+        decided.append(names[inc.order_ts]), real(view, inc, nodes_fit))[1])
+    cfg = kueue_config([h100_pool(2), l4_pool(2)],
+                       [{"name": "a", "quotas": [{"pool": "h100", "gpus": 16}, {"pool": "l4", "gpus": 4}]}],
+                       topology={"mode": "preferred", "level": "block"})
+    options = SimOptions(spot_interruptions=False)
+    model = cluster(cfg, options)
+    assert model.pools["h100"].block_nodes and not model.pools["l4"].block_nodes
+    jobs = [Job("hold", 0, "a", 8, nodes=2, run_s=10_000, pool="h100"),
+            Job("wait", 10, "a", 8, nodes=1, run_s=100, pool="h100"),
+            Job("small", 20, "a", 2, run_s=100, pool="l4")]
+    names = {j.submit_s: j.id for j in jobs}
+    res = simulate_jobs(model, jobs, 0, options)
+    assert res.jobs["small"].start_s > 20  # its L4 node booted while "wait" was parked
+    # decided at submission, after small's release (420 s), after hold's (10,000 s): not when the L4 node came up
+    assert decided.count("wait") == 3
+    assert res.jobs["wait"].start_s == 10_000
