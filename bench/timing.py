@@ -7,9 +7,11 @@ machine shared with other work: the wall clock also counts the time other proces
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,8 @@ class Measured:
     """Median user + system time, children included."""
     peak_rss_mib: float
     """Largest resident set of the process (or of a child it waited for), over the runs."""
+    cpu_samples_s: tuple[float, ...] = ()
+    """CPU time of each run, in order (one per round of ``measure_interleaved``)."""
 
 
 def cached_bytecode_env() -> dict[str, str]:
@@ -34,6 +38,19 @@ def cached_bytecode_env() -> dict[str, str]:
     development machine does): then every run compiles every project module from source again (about 0.4 s CPU for
     a preview), which the SDK floor, importing no project module, never pays."""
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def uncached_bytecode_env(*trees: Path) -> dict[str, str]:
+    """The environment of CI and of this sandbox: ``PYTHONDONTWRITEBYTECODE=1`` and no ``__pycache__`` in the project
+    ``trees`` (removed here: Python would still read bytecode an earlier cached run left), so every run compiles
+    every project module from source. The installed packages keep the bytecode pip compiled at install time."""
+    for tree in trees:
+        for folder, subdirs, _ in os.walk(tree):  # symlinks (.venv) are not followed
+            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+            if "__pycache__" in subdirs:
+                subdirs.remove("__pycache__")
+                shutil.rmtree(Path(folder) / "__pycache__")
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def run_once(cmd: list[str], cwd: Path, ok_codes: tuple[int, ...] | None = (0, 1),
@@ -55,18 +72,26 @@ def measure(cmd: list[str], cwd: Path, runs: int, ok_codes: tuple[int, ...] | No
 
 
 def measure_interleaved(cases: list[tuple[list[str], tuple[int, ...] | None]], cwd: Path, runs: int,
-                        warm_up: bool = True, env: dict[str, str] | None = None) -> list[Measured]:
+                        warm_up: bool = True, env: dict[str, str] | None = None, cwds: list[Path] | None = None,
+                        progress: Callable[[str], None] | None = None) -> list[Measured]:
     """``runs`` rounds, each running every command once in turn (so a load change hits all of them alike), after
-    one unmeasured round that fills the bytecode cache (``warm_up``); one ``Measured`` per command."""
+    one unmeasured round that fills the bytecode cache (``warm_up``); one ``Measured`` per command. ``cwds``: one
+    working directory per command instead of ``cwd``; ``progress`` gets a line after each round."""
+    dirs = cwds if cwds is not None else [cwd] * len(cases)
+    assert len(dirs) == len(cases), "one working directory per command"
     if warm_up:
-        for cmd, ok_codes in cases:
-            run_once(cmd, cwd, ok_codes, env)
+        for (cmd, ok_codes), where in zip(cases, dirs):
+            run_once(cmd, where, ok_codes, env)
+        if progress:
+            progress("warm-up round done")
     samples: list[list[tuple[float, float, float]]] = [[] for _ in cases]
-    for _ in range(runs):
-        for i, (cmd, ok_codes) in enumerate(cases):
-            samples[i].append(run_once(cmd, cwd, ok_codes, env))
+    for n in range(runs):
+        for i, ((cmd, ok_codes), where) in enumerate(zip(cases, dirs)):
+            samples[i].append(run_once(cmd, where, ok_codes, env))
+        if progress:
+            progress(f"round {n + 1}/{runs} done")
     return [Measured(statistics.median(s[0] for s in got), statistics.median(s[1] for s in got),
-                     max(s[2] for s in got)) for got in samples]
+                     max(s[2] for s in got), tuple(s[1] for s in got)) for got in samples]
 
 
 def wall(cmd: list[str], cwd: Path, runs: int, ok_codes: tuple[int, ...] | None = (0, 1)) -> float:

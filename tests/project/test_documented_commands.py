@@ -151,7 +151,8 @@ NOT_RUN = {
     f"{PY} bench/preview_bench.py [--runs 3] [--pools 50,100,200,400] [--pack-subprocess]":
         "a benchmark: never timed in tests",
     f"{PY} bench/policy_bench.py [--runs 3] [--pools 200]": "a benchmark: never timed in tests",
-    f"{PY} bench/whatif_bench.py [--runs 3]": "a benchmark: never timed in tests",
+    f"{PY} bench/whatif_bench.py [--runs 3] [--baseline REF] [--no-bytecode-cache]":
+        "a benchmark: never timed in tests (tests/project/test_bench_baseline.py checks its untimed parts)",
     "bash scripts/test.sh -q": "the test suite itself",
     "bash scripts/venv.sh": "builds .venv: scripts/test.sh runs it (with requirements-dev.txt) before every suite",
     "bash scripts/venv.sh requirements-dev.txt": "builds .venv: scripts/test.sh runs it before every suite",
