@@ -2,6 +2,7 @@
 (path as written, the allowed values or range, 'did you mean', the fix)."""
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Annotated, Any, get_args, get_origin
 
@@ -12,6 +13,9 @@ from pydantic_core import ErrorDetails
 from spec.scalars import read_scalar
 
 from validation.issues import NULL, Issues, Key, allowed_list, choice_fix
+
+_TAG = re.compile(r"(function-[a-z]+|union)\[")
+"""How pydantic names a validator or a union in an error location (``function-before[_strict_scalars(), int]``)."""
 
 
 def parse_part(where: Issues, annotation: Any, value: Any, field: FieldInfo | None = None,
@@ -30,9 +34,17 @@ def parse_part(where: Issues, annotation: Any, value: Any, field: FieldInfo | No
         return None
 
 
+def _is_tag(part: Any) -> bool:
+    return isinstance(part, str) and _TAG.match(part) is not None
+
+
 def _report(where: Issues, root: Any, err: ErrorDetails) -> None:
     root = get_args(root)[0] if get_origin(root) is Annotated else root
-    loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "union[")))]
+    # pydantic puts its validators' and unions' tags ("function-before[...]", "union[...]") between the keys; the
+    # last part of a missing or unknown key is always the user's own key, whatever it looks like
+    parts = list(err["loc"])
+    keep_last = err["type"] in ("missing", "extra_forbidden") and bool(parts)
+    loc = [p for p in (parts[:-1] if keep_last else parts) if not _is_tag(p)] + (parts[-1:] if keep_last else [])
     field: tuple[Key, ...] = tuple(loc)
     kind, value = err["type"], err.get("input")
     if kind == "missing":

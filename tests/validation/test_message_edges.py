@@ -2,6 +2,7 @@
 with an example, ``received: null``, NaN with its range, pools named, reservation pools never told to grow."""
 from __future__ import annotations
 
+import copy
 import json
 
 from tests.support.spec.edit import edits
@@ -102,3 +103,13 @@ def test_a_scalar_as_a_list_entry_names_the_entry_keys_not_a_crash():
     (error,) = errors_of(edits(GKE_BASELINE, {"cluster.imageMirrors": [False]}))
     assert error.splitlines()[0] == ("error: gpu-cluster:cluster.imageMirrors[0]: must be a mapping of settings, "
                                      "not a single value")
+
+
+def test_a_key_that_looks_like_a_pydantic_location_tag_is_reported_as_the_users_key():
+    # found by the totality property (tests/spec/test_spec_property.py): `function-` and `union[` were dropped from the
+    # location as if pydantic had put them there, and the report then failed with an IndexError
+    for key in ("function-", "function-before[x]", "union[a]"):
+        config = copy.deepcopy(GKE_BASELINE)
+        config["cluster"][key] = None
+        (error,) = errors_of(config)
+        assert error.startswith(f"error: gpu-cluster:cluster.{key}: unknown setting"), error
