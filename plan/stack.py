@@ -13,7 +13,6 @@ from catalog import Catalog, Cloud
 from plan.cluster import ClusterPlan, plan_cluster
 from plan.facts import PoolFacts, pool_facts
 from plan.gpu_runtime import operator_in_stack
-from plan.gke_fabric import FabricKindPlan, gke_fabric_plan
 from plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
 from plan.kueue_topology import Placement, pool_namespaces, pool_placements
 from plan.maintenance import maintenance_policy
@@ -23,10 +22,11 @@ from spec.scheduling import SchedulingSpec, Workload
 from spec.stack import StackSpec
 
 if TYPE_CHECKING:  # planned below only for the stacks that have them: each cloud's pool planner, the Slurm planner,
-    # the fleet
+    # the fleet, the GKE fabric
     from plan.eks_pool import EksPoolPlan
     from plan.fleet import FleetPlan
     from plan.fleet_egress import EgressPlan
+    from plan.gke_fabric import FabricKindPlan
     from plan.gke_pool import GkePoolPlan
     from plan.slurm import SlurmPlan
 
@@ -155,8 +155,15 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
         mirrors=tuple(MirrorPlan(m.upstream.value, mirror_repository(m), m.username, m.password_secret_version)
                       for m in spec.cluster.image_mirrors),
         kueue=kueue, slurm=slurm, quota=quota,
-        gke_fabric=gke_fabric_plan(facts_list) if spec.cloud == Cloud.GCP else (),
+        gke_fabric=_gke_fabric(spec, facts_list),
         fleet=_fleet(spec, facts_list, egress))
+
+
+def _gke_fabric(spec: StackSpec, facts: list[PoolFacts]) -> tuple[FabricKindPlan, ...]:
+    if spec.cloud != Cloud.GCP or all(f.fabric is None for f in facts):
+        return ()  # EKS (EFA is the node group's), or no pool with a fabric
+    from plan.gke_fabric import gke_fabric_plan  # lazy: GKE stacks with a fabric pool only (the import floor)
+    return gke_fabric_plan(facts)
 
 
 def _fleet(spec: StackSpec, facts: list[PoolFacts], egress: EgressPlan | None) -> FleetPlan | None:

@@ -60,14 +60,15 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize("args, must, never", [
     (("--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml"),
-     ("whatif.kueue_sched", "plan.gke_pool", "render.kueue", "validation.load"),
+     ("whatif.kueue_sched", "plan.gke_pool", "render.kueue", "validation.load", "plan.gke_fabric"),
      NEVER + SLURM_ONLY + FLEET_AND_TRACES + NOT_FOR_QUEUES + SETTING_RULES + ("plan.eks_pool",)),
     (("--stack", "eks-kueue", "--workload", "workloads/eks-kueue.yaml"),
-     ("whatif.kueue_sched", "plan.eks_pool"), NEVER + SLURM_ONLY + FLEET_AND_TRACES + ("plan.gke_pool",)),
+     ("whatif.kueue_sched", "plan.eks_pool"), NEVER + SLURM_ONLY + FLEET_AND_TRACES + ("plan.gke_pool", "plan.gke_fabric")),
     (("--stack", "gke-h100-512", "--workload", "workloads/gke-h100-512.yaml"),
      ("whatif.slurm_sched", "plan.slurm", "validation.slurm", "plan.slurm_topology"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.eks_pool",)),
     (("--stack-file", "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml", "--workload", "workloads/alibaba-openb.yaml"),
-     ("whatif.kueue_sched", "whatif.traces.alibaba"), NEVER + SLURM_ONLY + ("whatif.fleet_run", "plan.fleet")),
+     ("whatif.kueue_sched", "whatif.traces.alibaba"),
+     NEVER + SLURM_ONLY + ("whatif.fleet_run", "plan.fleet", "plan.gke_fabric")),  # GKE without a fabric pool
     (("--stack", "eks-p6e-gb200", "--workload", "workloads/eks-p6e-gb200.yaml"),
      ("validation.fabric_image", "catalog.fabric_images", "catalog.images", "catalog.gke_version", "plan.capacity_block",
       "validation.capacity_block_window"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.gke_pool",)),
