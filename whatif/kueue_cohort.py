@@ -110,14 +110,7 @@ class CohortView:
         if not self.in_cohort:
             return quota.nominal - usage
         g = q.guarantee[flavor]
-        parent, used = self.cohort_quota.get(flavor, 0), 0  # cohort_free, inlined (the Kueue model's hottest path)
-        for c in self._members.get(flavor, ()):
-            cg = c.guarantee[flavor]
-            parent += c.nominal[flavor] - cg
-            over = c.usage[flavor] - cg
-            if over > 0:
-                used += over
-        parent -= used
+        parent = self.cohort_free(flavor)
         if quota.borrowing_limit is not None:
             parent = min(quota.nominal - g - max(0, usage - g) + quota.borrowing_limit, parent)
         return max(0, g - usage) + parent
