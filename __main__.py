@@ -5,8 +5,8 @@ from catalog import load_catalog
 from compose.config import raw_config_from_pulumi, secret_config_keys
 from compose.outputs import pool_exports
 from compose.stack import build_stack
-from validation.issues import SpecError, format_issues
-from validation.planned import load_planned
+from stacks.validate.issues import SpecError, format_issues
+from stacks.validate.planned import load_planned
 
 secret_keys = secret_config_keys()
 catalog = load_catalog()

@@ -47,7 +47,7 @@ CASES = [
     ("Alibaba openb 14 days (Kueue)", ["--stack-file", "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml",
                                        "--workload", "workloads/alibaba-openb.yaml"]),
 ]
-FLOOR_MODULES = ["whatif.run", "whatif.render_text", "whatif.workload.profile"]
+FLOOR_MODULES = ["whatif.run", "whatif.report.text", "whatif.workload.profile"]
 FLOOR = "import " + ", ".join(FLOOR_MODULES)
 FLOOR_NAME = "import floor"
 STARTED = time.monotonic()

@@ -1,7 +1,7 @@
 """What an NCCL process needs to use each fabric, one sourced row per requirement (``catalog/data/
 fabric-requirements.csv``): the environment, library path, mounts, devices/resources, ``/dev/shm``, interfaces,
 sidecar and image a training process on that fabric must see, and what happens without it. The fabric contract
-(``plan/fabric_contract.py``) compares a rendered workload with these rows. Pure data; no Pulumi."""
+(``stacks/plan/fabric_contract.py``) compares a rendered workload with these rows. Pure data; no Pulumi."""
 from __future__ import annotations
 
 import csv

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pulumi
 
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 from render.admission import admission_objects
 from render.slurm_values import SLURM_NAMESPACE
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pulumi
 
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 
 
 @dataclass

@@ -14,8 +14,8 @@ from typing import Any
 
 import pulumi
 
-from validation.load import decode_config
-from validation.secrets import names_in_namespace
+from stacks.validate.load import decode_config
+from stacks.validate.secrets import names_in_namespace
 
 
 def raw_config_from_pulumi() -> dict[str, Any]:

@@ -11,7 +11,7 @@ from components.eks.node_monitoring import EksNodeMonitoring
 from compose.built import BuiltCluster
 from compose.fleet import admitted_manager_egress
 from compose.layers import build_cluster_layers
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 
 
 def build_eks(plan: StackPlan, account_id_secret: bool = False) -> BuiltCluster:

@@ -8,9 +8,9 @@ from typing import Any
 import pulumi
 
 from components.charts import KUEUE
-from plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetPlan
-from plan.fleet_egress import EgressSource
-from plan.stack import StackPlan
+from stacks.plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetPlan
+from stacks.plan.fleet_egress import EgressSource
+from stacks.plan.stack import StackPlan
 from render.fleet_manager import multikueue_config, queue_namespace, render_manager
 from render.kueue_config import INTEGRATIONS, fleet_manager_values
 
@@ -46,7 +46,7 @@ def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
 
 def manager_egress(fleet: FleetPlan, cluster: pulumi.Resource) -> pulumi.Input[list[str]]:
     """The manager's ``fleetEgressAddresses``: its Cloud NAT's reserved addresses (GKE), its subnets' NAT gateways'
-    Elastic IPs (EKS), or the declared ``egressCidrs``; known at deploy except the last (``plan/fleet_egress.py``)."""
+    Elastic IPs (EKS), or the declared ``egressCidrs``; known at deploy except the last (``stacks/plan/fleet_egress.py``)."""
     egress = fleet.egress
     assert egress is not None  # planned for every manager
     if egress.source == EgressSource.DECLARED:

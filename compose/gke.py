@@ -12,7 +12,7 @@ from compose.admission import build_admission
 from compose.built import BuiltCluster
 from compose.fleet import admitted_manager_egress
 from compose.layers import build_cluster_layers
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 
 
 def build_gke(plan: StackPlan) -> BuiltCluster:

@@ -5,7 +5,7 @@ import pulumi
 
 from components.eks.efa_device_plugin import AwsEfaDevicePlugin
 from components.k8s.nvidia_gpu_runtime import NvidiaGpuRuntime
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 
 
 def build_gpu_runtime(stack: StackPlan, cluster: pulumi.Resource, k8s_provider) -> None:

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import pulumi
 
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 from render.compute_domain import kueue_device_classes as channel_device_classes
 from render.fabric_claim import claim_templates, kueue_device_classes
 from render.kueue import render_kueue

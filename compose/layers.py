@@ -12,7 +12,7 @@ from compose.kubeflow import build_kubeflow_path
 from compose.nvlink import build_nvlink
 from compose.prepull import build_prepull
 from compose.slurm import build_slurm_path
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 
 
 def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pulumi
 
-from plan.facts import PoolFacts
-from plan.stack import StackPlan
+from stacks.plan.facts import PoolFacts
+from stacks.plan.stack import StackPlan
 from render.compute_domain import compute_domains, uses_compute_domains
 from render.slurm_values import SLURM_NAMESPACE
 

@@ -1,7 +1,7 @@
 """Stack outputs: derived facts per pool, for scripts and dashboards."""
 from __future__ import annotations
 
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 
 
 def pool_exports(pools: dict[str, PoolFacts]) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pulumi
 
 from components.k8s.image_prepull import ImagePrepull
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 
 
 def build_prepull(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pulumi
 
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 from render.fabric_claim import claim_templates
 from render.fabric_pod import pod_fabric
 from render.slurm_values import SLURM_NAMESPACE

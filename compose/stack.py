@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from catalog import Cloud
 from compose.built import BuiltCluster
-from plan.stack import StackPlan
+from stacks.plan.stack import StackPlan
 
 
 def build_stack(plan: StackPlan, secret_keys: frozenset[str] = frozenset()) -> BuiltCluster:

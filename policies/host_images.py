@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from catalog.host_images import ChartHostImage, chart_host_images
-from plan.host_access import HostContainer, host_containers, pod_specs
+from stacks.plan.host_access import HostContainer, host_containers, pod_specs
 from policies.resources import HELM_RELEASE
 from policies.values import UNKNOWN, as_dict
 

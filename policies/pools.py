@@ -14,8 +14,8 @@ from policies.resources import (
     EKS_NODE_GROUP, GKE_NODE_POOL, POOL_LABEL_KEY, gcp_region_of, is_gcp_zone,
 )
 from policies.rule import Resource
-from plan.capacity_block import BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG
-from plan.reservation import RESERVED_NODES_LABEL, RESERVED_NODES_TAG
+from stacks.plan.capacity_block import BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG
+from stacks.plan.reservation import RESERVED_NODES_LABEL, RESERVED_NODES_TAG
 from policies.values import UNKNOWN, as_dict, as_int, as_list, dig
 
 NVIDIA_AMI_MARKERS = ("NVIDIA", "_GPU")

@@ -5,7 +5,7 @@ import re
 from typing import Any
 
 from policies.values import as_dict, dig
-from spec.stack import GPU_TAINT_KEY, POOL_LABEL_KEY  # noqa: F401 (re-exported to the rules)
+from stacks.spec.stack import GPU_TAINT_KEY, POOL_LABEL_KEY  # noqa: F401 (re-exported to the rules)
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from preview.render.crash import run_guarded
-from validation.environment import require_environment
+from stacks.validate.environment import require_environment
 
 if TYPE_CHECKING:
     from preview.report import PreviewReport
@@ -48,7 +48,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--debug", action="store_true", help="on an internal error (exit 4), print the traceback")
     add_diff_arguments(parser)
     args = parser.parse_args(argv)
-    from validation.environment import stack_name_problem
+    from stacks.validate.environment import stack_name_problem
 
     problem = stack_name_problem("--stack", args.stack) if args.stack_file is None else None
     if problem is None and args.policy_pack is not None and not (args.policy_pack / "PulumiPolicy.yaml").is_file():

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from catalog import Catalog, Cloud
 from catalog.fabric import load_fabric_catalog
-from plan.fabric import fabric_plan
-from validation.issues import SpecIssue, path_of
-from validation.pod_start import unpinned_ami_advice
-from validation.pool_zones import OFFERINGS_COMMAND
-from spec.stack import ClusterMode, StackSpec
+from stacks.plan.fabric import fabric_plan
+from stacks.validate.issues import SpecIssue, path_of
+from stacks.validate.pod_start import unpinned_ami_advice
+from stacks.validate.pool_zones import OFFERINGS_COMMAND
+from stacks.spec.stack import ClusterMode, StackSpec
 
 
 AWS_NAMES = ", and which AZ a zone's letter names differs per account"

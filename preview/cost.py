@@ -4,13 +4,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from catalog import Catalog, Cloud
-from plan.capacity_block import block_price, block_window, iso
-from plan.facts import PoolFacts
-from plan.reservation import is_capacity_block, reserved_nodes
-from plan.slurm_scaling import scales
+from stacks.plan.capacity_block import block_price, block_window, iso
+from stacks.plan.facts import PoolFacts
+from stacks.plan.reservation import is_capacity_block, reserved_nodes
+from stacks.plan.slurm_scaling import scales
 from preview.cost_notes import conventions
-from spec.scheduling import Workload
-from spec.stack import ClusterMode, NodePool, StackSpec
+from stacks.spec.scheduling import Workload
+from stacks.spec.stack import ClusterMode, NodePool, StackSpec
 
 HOURS_PER_MONTH = 730  # the convention cloud price lists use (8,760 h / 12)
 
@@ -122,7 +122,7 @@ def usd_total(report: CostReport, value: float, digits: int = 2) -> str:
 
 def pools_held_at_max(spec: StackSpec) -> set[str]:
     """Pools that never run below maxNodes: with ``workload: slurm`` and ``slurm.scaling.enabled: false`` every pool's
-    Slinky NodeSet has ``replicas = maxNodes`` (``plan/slurm_nodes.py``), whose slurmd pods keep the
+    Slinky NodeSet has ``replicas = maxNodes`` (``stacks/plan/slurm_nodes.py``), whose slurmd pods keep the
     autoscaler at maxNodes. With scaling on (the default) a pool with ``minNodes < maxNodes`` follows the queue."""
     if spec.scheduling is None or spec.scheduling.workload != Workload.SLURM:
         return set()

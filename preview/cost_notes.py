@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 from catalog import Catalog, CapacityType, Cloud
-from plan.facts import PoolFacts
-from spec.stack import ClusterMode, StackSpec
+from stacks.plan.facts import PoolFacts
+from stacks.spec.stack import ClusterMode, StackSpec
 
 
 class PricedPool(Protocol):
@@ -27,7 +27,7 @@ class PricedPool(Protocol):
     @property
     def priced(self) -> bool: ...
 
-DEFAULT_MAX_RUN_HOURS = 168  # GKE's maxRunDuration cap for flex-start nodes (spec.stack: max_run_hours)
+DEFAULT_MAX_RUN_HOURS = 168  # GKE's maxRunDuration cap for flex-start nodes (stacks.spec.stack: max_run_hours)
 AWS_SPOT_MIN = re.compile(r"spot_min = min across AZs \(avg (?P<avg>[\d.]+), max (?P<max>[\d.]+)\)")
 SKYPILOT_DATE_NOTE = ("the SkyPilot v9 catalog snapshot is undated; its date is an inferred lower bound (matching "
                       "weekly price snapshots date it no earlier)")

@@ -29,9 +29,9 @@ from pulumi.runtime.proto import source_pb2
 from catalog.image_digests import DEPLOY_DIGEST
 from preview.gc_pause import paused_gc
 from preview.sdk_private import RESOURCE_MODULE, MockMonitor
-from spec.fleet import KUBECONFIG_OUTPUT
-from validation.secrets import secure_keys
-from validation.stack_file import read_stack_file as read_stack_file  # the one reader, re-exported
+from stacks.spec.fleet import KUBECONFIG_OUTPUT
+from stacks.validate.secrets import secure_keys
+from stacks.validate.stack_file import read_stack_file as read_stack_file  # the one reader, re-exported
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "gpu-cluster"
@@ -313,7 +313,7 @@ def referenced_outputs(config: dict[str, Any], main: Path = PROJECT_ROOT / "__ma
     segment of ``<org>/<project>/<stack>``, next to ``main``) through this same engine. A worker's own references
     are not followed (a worker that is itself a manager is refused by the preview before this runs). A worker's
     reference to its manager has no outputs offline: the manager's egress addresses are made at its deploy, so they
-    are unknown here (``plan/fleet_egress.py``), and the worker admits none of them in the recording."""
+    are unknown here (``stacks/plan/fleet_egress.py``), and the worker admits none of them in the recording."""
     out: dict[str, dict[str, Any]] = {}
     manager = fleet_manager_of(config)
     if manager is not None:

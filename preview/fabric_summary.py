@@ -14,15 +14,15 @@ from catalog.image_digests import DEPLOY_DIGEST, digest_row
 from catalog.network_cards import network_cards
 from preview.engine import Registered
 from render.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
-from plan.fabric_contract import ProcessView, check as check_contract, workload_views
+from stacks.plan.fabric_contract import ProcessView, check as check_contract, workload_views
 from render.fabric_pod import pod_fabric
 from render.trainer import runtime_name
-from plan.efa_layout import efa_layout, efa_summary
-from plan.fabric import FabricPlan
-from spec.fabric import FabricMode
-from plan.facts import PoolFacts
-from spec.stack import POOL_LABEL_KEY, NodePool, StackSpec
-from validation.issues import SpecIssue
+from stacks.plan.efa_layout import efa_layout, efa_summary
+from stacks.plan.fabric import FabricPlan
+from stacks.spec.fabric import FabricMode
+from stacks.plan.facts import PoolFacts
+from stacks.spec.stack import POOL_LABEL_KEY, NodePool, StackSpec
+from stacks.validate.issues import SpecIssue
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
@@ -212,7 +212,7 @@ def image_pin(image: str) -> str:
 
 
 def contract(pool: PoolFacts, views: Sequence[ProcessView]) -> list[dict[str, Any]]:
-    """Per workload on the pool, the fabric contract (``plan/fabric_contract.py``): what its training process
+    """Per workload on the pool, the fabric contract (``stacks/plan/fabric_contract.py``): what its training process
     sees against the catalog's sourced requirements; unmet ones name what was observed and what happens without.
     ``views``: every workload's view of the recorded resources (``workload_views``)."""
     plan = pool.fabric

@@ -7,8 +7,8 @@ from typing import Any
 
 from preview.cost import CostReport
 from preview.engine import Registered
-from plan.quota import QuotaPlan
-from validation.issues import SpecIssue
+from stacks.plan.quota import QuotaPlan
+from stacks.validate.issues import SpecIssue
 
 EXIT_OK, EXIT_VIOLATION, EXIT_INVALID = 0, 1, 2
 

@@ -10,19 +10,19 @@ from catalog import load_catalog
 from preview.cost import UnpricedCost, stack_cost
 from preview.advice import deploy_advice
 from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, contract_warnings, fabric_summary
-from plan.maintenance import summary as maintenance_summary
+from stacks.plan.maintenance import summary as maintenance_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
 from preview.policy.image_pins import host_image_pins
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
 from render.tenancy import access_notes
-from validation.issues import SpecError, SpecIssue
-from plan.start_time import pod_start_rows
-from validation.load import decode_config
-from validation.planned import load_planned
-from validation.secrets import names_in_namespace, secure_keys
-from validation.stack_file import StackFileError
+from stacks.validate.issues import SpecError, SpecIssue
+from stacks.plan.start_time import pod_start_rows
+from stacks.validate.load import decode_config
+from stacks.validate.planned import load_planned
+from stacks.validate.secrets import names_in_namespace, secure_keys
+from stacks.validate.stack_file import StackFileError
 
 if TYPE_CHECKING:  # the fleet machinery is imported only by a fleet manager's preview (below)
     from preview.fleet.resolve import Member

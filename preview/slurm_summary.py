@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plan.slurm import ALL_NODESETS, SlurmPlan
+from stacks.plan.slurm import ALL_NODESETS, SlurmPlan
 
 
 def slurm_summary(plan: SlurmPlan | None) -> dict[str, Any] | None:

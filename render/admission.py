@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from render.fabric_pod import DEVICES_ANNOTATION, PodFabric, pod_fabric
 from render.pod_security_cel import CONTAINER_VARIABLES, cel_list, validations
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 FABRIC_POLICY = "gpu-cluster-fabric-pods"

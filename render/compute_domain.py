@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping, Sequence
 
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 
 API_VERSION = "resource.nvidia.com/v1beta1"
 KIND = "ComputeDomain"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 
 API_VERSION = "resource.k8s.io/v1"
 """Served since Kubernetes 1.34 (kubernetes-validate ships it for 1.34 and 1.35); GKE's guides use it for GPU node

@@ -19,8 +19,8 @@ from catalog.fabric_images import load_fabric_image_tables
 from render.compute_domain import pod_claim as imex_pod_claim
 from render.fabric_image_check import image_check
 from render.fabric_claim import pod_claim
-from plan.fabric import EFA_NODE_HUGEPAGES  # noqa: F401  (what an EFA node advertises: planned)
-from plan.facts import PoolFacts
+from stacks.plan.fabric import EFA_NODE_HUGEPAGES  # noqa: F401  (what an EFA node advertises: planned)
+from stacks.plan.facts import PoolFacts
 
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 EFA_HUGEPAGES = {"hugepages-2Mi": "5120Mi"}

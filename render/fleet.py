@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from catalog import GpuModel
-from spec.fleet import FLEET_GPU_LABEL, gpu_slug
+from stacks.spec.fleet import FLEET_GPU_LABEL, gpu_slug
 from render.trainer import ANCESTOR_LABEL, API_VERSION as TRAINER_API_VERSION, FRAMEWORK_LABEL, TORCH_IMAGE
 
 FLEET_PART_OF = {"app.kubernetes.io/part-of": "gpu-cluster", "gpu-cluster/fleet": "true"}

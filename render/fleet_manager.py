@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from render.fleet import FLEET_PART_OF
-from spec.fleet import FLEET_GPU_LABEL, gpu_slug
+from stacks.spec.fleet import FLEET_GPU_LABEL, gpu_slug
 from render.kueue import API_VERSION, GPU_RESOURCE, TEAM_NAMESPACE_PSS
-from spec.fleet import Dispatcher, Fleet, FleetQueue
+from stacks.spec.fleet import Dispatcher, Fleet, FleetQueue
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_CONFIG_NAME = "fleet"

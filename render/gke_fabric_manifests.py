@@ -15,7 +15,7 @@ from catalog.fabric import FabricCatalog, FabricKind
 from render.fabric_pod import (  # one copy: the nccl-config ConfigMap carries what runtimes set
     READY_DIR, READY_DIR_HOST, TCPX_NCCL_ENV, ready_marker_command,
 )
-from spec.stack import POOL_LABEL_KEY
+from stacks.spec.stack import POOL_LABEL_KEY
 
 NETWORK_API = "networking.gke.io/v1"
 NAMESPACE = "kube-system"

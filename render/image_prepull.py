@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from plan.facts import PoolFacts
-from plan.pod_start import PREPULL_NAMESPACE
+from stacks.plan.facts import PoolFacts
+from stacks.plan.pod_start import PREPULL_NAMESPACE
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 """Keeps the pod Running once the pulls are done (Kubernetes' own pause image, pinned)."""

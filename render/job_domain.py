@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 from render.compute_domain import job_objects
 from render.trainer import API_VERSION as TRAINER_API_VERSION
 

@@ -23,9 +23,9 @@ from typing import Any, Mapping, Sequence
 from render.compute_domain import KUEUE_RESOURCE as CHANNEL_RESOURCE, channels_for_gpus, uses_compute_domains
 from render.fabric_claim import KUEUE_RESOURCE, device_class, nics_for_gpus
 from render.kueue_provisioning import admission_checks_strategy, provisioning_objects
-from plan.kueue_topology import Placement, namespace_of, pool_placements
-from plan.facts import PoolFacts
-from spec.scheduling import PoolQuota, Queue, SchedulingSpec
+from stacks.plan.kueue_topology import Placement, namespace_of, pool_placements
+from stacks.plan.facts import PoolFacts
+from stacks.spec.scheduling import PoolQuota, Queue, SchedulingSpec
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 GPU_RESOURCE = "nvidia.com/gpu"

@@ -14,7 +14,7 @@ import yaml
 
 from render.compute_domain import CHANNEL_DEVICE_CLASS, KUEUE_RESOURCE as CHANNEL_RESOURCE
 from render.fabric_claim import KUEUE_RESOURCE
-from spec.scheduling import SchedulingSpec
+from stacks.spec.scheduling import SchedulingSpec
 
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod")

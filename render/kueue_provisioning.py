@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from plan.facts import PoolFacts
-from spec.scheduling import Queue
+from stacks.plan.facts import PoolFacts
+from stacks.spec.scheduling import Queue
 
 CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 """The controllerName of Kueue's built-in Provisioning AdmissionCheck controller."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plan.pod_start import PodStartPlan
+from stacks.plan.pod_start import PodStartPlan
 
 _HEAD = """\
 MIME-Version: 1.0

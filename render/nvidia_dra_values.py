@@ -15,7 +15,7 @@ from typing import Sequence
 
 from catalog import Cloud
 from render.nvidia_values import GKE_NVIDIA_HOST_DIR, daemon_tolerations, pool_affinity
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 
 NAMESPACE = "dra-driver-nvidia-gpu"
 """The namespace of the driver's install guide."""

@@ -11,10 +11,10 @@ from typing import Iterable
 import yaml
 
 from catalog import Cloud
-from plan.facts import PoolFacts
-from plan.gpu_runtime_plan import GpuRuntimePlan
-from spec.gpu_runtime import SharingMode
-from spec.stack import POOL_LABEL_KEY
+from stacks.plan.facts import PoolFacts
+from stacks.plan.gpu_runtime_plan import GpuRuntimePlan
+from stacks.spec.gpu_runtime import SharingMode
+from stacks.spec.stack import POOL_LABEL_KEY
 
 GKE_NVIDIA_HOST_DIR = "/home/kubernetes/bin/nvidia"
 """Where Google's COS driver installer puts the driver; the GPU Operator installs its toolkit there too on GKE."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plan.host_access import BASELINE_CAPABILITIES  # one list for the CEL and the policy pack
+from stacks.plan.host_access import BASELINE_CAPABILITIES  # one list for the CEL and the policy pack
 
 SAFE_SYSCTLS = ("kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
                 "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from catalog import Cloud
-from plan.slurm_login import LoginPlan
+from stacks.plan.slurm_login import LoginPlan
 
 LOGINSET = "login"
 """The LoginSet's key: the chart names it ``slurm-login-login`` (``<release>-login-<key>``)."""

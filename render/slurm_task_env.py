@@ -1,10 +1,10 @@
 """The ``slurm-task-env`` ConfigMap's data from the pools' fabrics: the TaskProlog script and one ``<pool>.env`` per
-fabric NodeSet (``plan/slurm_task_env.py`` says why and where it is mounted). Pure."""
+fabric NodeSet (``stacks/plan/slurm_task_env.py`` says why and where it is mounted). Pure."""
 from __future__ import annotations
 
 from typing import Mapping
 
-from plan.slurm_task_env import PROLOG_NAME, PROLOG_SCRIPT, env_key
+from stacks.plan.slurm_task_env import PROLOG_NAME, PROLOG_SCRIPT, env_key
 from render.fabric_pod import PodFabric
 
 

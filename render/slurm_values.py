@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from render.fabric_pod import PodFabric, apply_to_container
-from plan.slurm import SlurmPlan
-from plan.slurm_scaling import SCRIPT_DIR, SLURMD_BOOT_ARGS
-from plan.slurm_task_env import MOUNT as TASK_ENV_MOUNT, TASK_PROLOG, volume as task_env_volume
+from stacks.plan.slurm import SlurmPlan
+from stacks.plan.slurm_scaling import SCRIPT_DIR, SLURMD_BOOT_ARGS
+from stacks.plan.slurm_task_env import MOUNT as TASK_ENV_MOUNT, TASK_PROLOG, volume as task_env_volume
 from render.slurm_login import login_values
 from render.slurm_task_env import config_map_data, wired
 
@@ -140,7 +140,7 @@ def _wire_fabric(nodeset: dict[str, Any], fabric: PodFabric) -> None:
 
 
 def _wire_task_env(values: dict[str, Any], task_env: Mapping[str, PodFabric]) -> None:
-    """Jobs get the fabric's env through a TaskProlog (``plan/slurm_task_env.py``): slurm.conf names it, every
+    """Jobs get the fabric's env through a TaskProlog (``stacks/plan/slurm_task_env.py``): slurm.conf names it, every
     NodeSet mounts the ConfigMap with the script, fabric NodeSets also their env file."""
     extra = values["controller"]["extraConf"]
     values["controller"]["extraConf"] = f"{extra}\nTaskProlog={TASK_PROLOG}" if extra else \

@@ -7,8 +7,8 @@ from typing import Sequence
 
 from render.admission import FABRIC_POLICY
 from render.kueue import host_fabric_namespaces
-from plan.facts import PoolFacts
-from spec.scheduling import SchedulingSpec, Workload
+from stacks.plan.facts import PoolFacts
+from stacks.spec.scheduling import SchedulingSpec, Workload
 
 PIPELINES_MODE = ("Kubeflow Pipelines: single-user mode, no authentication; its API is reachable only from pods in "
                   "namespace kubeflow (NetworkPolicy) and through kubectl port-forward (operators); the cache "

@@ -13,8 +13,8 @@ from typing import Any, Mapping, Sequence
 
 from catalog.fabric import FabricKind, load_fabric_catalog
 from render.fabric_pod import apply_to_container, apply_to_pod_spec, pod_fabric
-from plan.kueue_topology import Placement
-from plan.facts import PoolFacts
+from stacks.plan.kueue_topology import Placement
+from stacks.plan.facts import PoolFacts
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 TORCH_IMAGE = "pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime"

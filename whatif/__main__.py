@@ -88,7 +88,7 @@ def _assumptions(items: list[str]) -> tuple[dict[str, float], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    from validation.issues import SpecError, format_issues
+    from stacks.validate.issues import SpecError, format_issues
     from whatif.model import SimOptions
     from whatif.progress import LazyProgress
     from whatif.run import chart, run_whatif
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = SimOptions(assume=assume, nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
                       spot_interruptions_per_node_month=args.spot_interruptions_per_node_month,
                       horizon_s=args.horizon_hours * 3600 if args.horizon_hours else None, progress=bar)
-    from validation.environment import stack_name_problem
+    from stacks.validate.environment import stack_name_problem
     problems = [p for p in (stack_name_problem("--stack", args.stack) if args.stack and not args.stack_file else None,
                             stack_name_problem("--vs", args.vs) if args.vs and not args.vs_stack_file else None) if p]
     if args.chart and not args.chart.parent.is_dir():
@@ -141,10 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.format == "json":
         print(json.dumps(run.report, indent=2, allow_nan=False))
     elif args.format == "markdown":
-        from whatif.render_markdown import render_markdown
+        from whatif.report.markdown import render_markdown
         print(render_markdown(run.report, str(args.chart) if args.chart else None), end="")
     else:
-        from whatif.render_text import render_text
+        from whatif.report.text import render_text
         color = {"auto": sys.stdout.isatty(), "always": True, "never": False}[args.color]
         print(render_text(run.report, color=color), end="")
     return 0
@@ -172,7 +172,7 @@ def vs_refusal(args: argparse.Namespace, opts) -> str | None:
 def guarded_main(argv: list[str] | None = None) -> int:
     """``main``, with an unexpected exception reported as a bug: one line, exit EXIT_INTERNAL (the preview's exit-code
     contract, README "Exit codes"), the traceback only with ``--debug``."""
-    from validation.environment import require_environment
+    from stacks.validate.environment import require_environment
     require_environment("whatif", "--stack gke-kueue --workload workloads/gke-kueue.yaml",
                         ("yaml", "ruamel.yaml", "pydantic", "rich"))
     args = sys.argv[1:] if argv is None else argv

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from spec.stack import StackSpec
+from stacks.spec.stack import StackSpec
 from whatif.cluster import ClusterModel
 from whatif.model import Job, JobOutcome, SimOptions, SimResult
 from whatif.run import simulate_jobs

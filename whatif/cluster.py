@@ -11,17 +11,17 @@ from catalog import CapacityType, load_catalog
 from catalog.provisioning import load_provisioning
 from render.kueue import render_kueue, slices_per_gpu
 from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
-from plan.kueue_topology import REQUIRED_ANNOTATION
-from plan.kueue_topology import Placement, pool_placements
-from plan.nvlink import default_block_size
-from plan.facts import PoolFacts
-from plan.stack import plan_stack
-from plan.start_time import factors, pool_start
-from spec.scheduling import SchedulingSpec, Workload
-from spec.stack import StackSpec
+from stacks.plan.kueue_topology import REQUIRED_ANNOTATION
+from stacks.plan.kueue_topology import Placement, pool_placements
+from stacks.plan.nvlink import default_block_size
+from stacks.plan.facts import PoolFacts
+from stacks.plan.stack import plan_stack
+from stacks.plan.start_time import factors, pool_start
+from stacks.spec.scheduling import SchedulingSpec, Workload
+from stacks.spec.stack import StackSpec
 
-if TYPE_CHECKING:  # Slurm stacks only: plan.slurm is imported where a Slurm model is built (the import floor)
-    from plan.slurm import SlurmPlan
+if TYPE_CHECKING:  # Slurm stacks only: stacks.plan.slurm is imported where a Slurm model is built (the import floor)
+    from stacks.plan.slurm import SlurmPlan
 
 DEFAULT_QUEUE = "default"
 """The one queue of a stack without ``scheduling`` (the plain Kubernetes scheduler, first come first served)."""
@@ -236,7 +236,7 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
 
 
 def _plan_slurm(sched: SchedulingSpec, facts: list[PoolFacts]) -> SlurmPlan:
-    from plan.slurm import plan_slurm
+    from stacks.plan.slurm import plan_slurm
     return plan_slurm(sched, facts)
 
 
@@ -295,7 +295,7 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
 
 def _slurm_cluster(stack: str, sched: SchedulingSpec, plan: SlurmPlan, pools: dict[str, PoolModel],
                    classes: dict[str, int], sources: list[str]) -> ClusterModel:
-    from plan.slurm import ALL_NODESETS
+    from stacks.plan.slurm import ALL_NODESETS
     d = plan.directives
     bf = dict(item.split("=") for item in d["SchedulerParameters"].split(",") if "=" in item)
     every = tuple(pools)

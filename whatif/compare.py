@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
-from whatif.formatting import show
+from whatif.report.formatting import show
 
 
 def compare(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import heapq
 import random
 from typing import Any, Sequence
 
-from plan.start_time import overhead_s
+from stacks.plan.start_time import overhead_s
 from whatif.autoscale import Autoscaler
 from whatif.cluster import ClusterModel, slices_for
 from whatif.core import (
@@ -171,7 +171,7 @@ class Engine:
     def _start_path(self, pool: PoolState, chosen: Sequence[Node], pods: int) -> float:
         """Placement to all pods running: the image pull on nodes that do not have it yet, then admission,
         scheduling, the pod start and, on rack-scale NVLink pools, the job's ComputeDomain start (every IMEX daemon
-        Ready before a pod starts) (plan/start_time.py). Reported only: the run time starts at placement."""
+        Ready before a pod starts) (stacks/plan/start_time.py). Reported only: the run time starts at placement."""
         pull = 0.0
         for n in chosen:
             if n.image_at is None:

@@ -15,7 +15,7 @@ from whatif.stack import cluster_of, load_stack_spec, stack_path
 from whatif.workload.load import load_workload
 
 if TYPE_CHECKING:
-    from spec.stack import StackSpec
+    from stacks.spec.stack import StackSpec
 
 
 @dataclass
@@ -34,7 +34,7 @@ def run_whatif(stack: str | Path | dict[str, Any], workload: Path, seed: int = 0
                      else stack.stem.removeprefix("Pulumi."))
     spec = load_stack_spec(stack)
     if _is_manager(spec):  # a MultiKueue fleet: the workers' stacks, dispatched by the manager
-        from whatif.fleet_run import simulate_fleet  # lazy: only a fleet manager's run loads the fleet model
+        from whatif.fleet.run import simulate_fleet  # lazy: only a fleet manager's run loads the fleet model
         root = stack.parent if isinstance(stack, Path) else stack_path(stack if isinstance(stack, str) else "x").parent
         cluster, wl, result, fleet = simulate_fleet(spec, label, root, load_stack_spec,
                                                     lambda s, n: cluster_of(s, n, opts), load_workload, workload,
@@ -50,7 +50,7 @@ def run_whatif(stack: str | Path | dict[str, Any], workload: Path, seed: int = 0
 def _is_manager(spec: StackSpec) -> bool:
     if spec.fleet is None:
         return False
-    from whatif.fleet_cluster import is_manager  # lazy: the fleet model is for fleet stacks only (import floor)
+    from whatif.fleet.cluster import is_manager  # lazy: the fleet model is for fleet stacks only (import floor)
     return is_manager(spec)
 
 
@@ -58,9 +58,9 @@ def scheduler_for(cluster: ClusterModel) -> SchedulerFactory:
     """The scheduler family the stack renders: Slurm, or Kueue (also a stack without scheduling: one FIFO queue).
     Imported here, not at the top: a run loads only its own scheduler's modules (the import floor, bench/)."""
     if cluster.scheduler == "slurm":
-        from whatif.slurm_sched import SlurmScheduler
+        from whatif.slurm.sched import SlurmScheduler
         return SlurmScheduler
-    from whatif.kueue_sched import KueueScheduler
+    from whatif.kueue.sched import KueueScheduler
     return KueueScheduler
 
 
@@ -74,7 +74,7 @@ def run_cluster(cluster: ClusterModel, wl: Workload, seed: int, options: SimOpti
 
 
 def chart(run: Run, path: Path) -> None:
-    from whatif.chart import write_chart
+    from whatif.report.chart import write_chart
     title = (f"{run.cluster.stack} ({run.cluster.scheduler}) — {run.workload.name}: "
              f"utilization {100 * (run.report['total']['utilization'] or 0):.0f} %, "
              f"$ {run.report['total']['effectiveUsdPerUsedGpuHour'] or 0:.2f} per used GPU-hour")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from spec.stack import StackSpec
-from validation.load import decode_config, load_spec
+from stacks.spec.stack import StackSpec
+from stacks.validate.load import decode_config, load_spec
 from whatif.cluster import ClusterModel, build_cluster
 from whatif.model import SimOptions
 from whatif.yaml_read import safe_load

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.eks.cluster_autoscaler import node_group_asg_name
-from plan.capacity_block import ScheduledSize
+from stacks.plan.capacity_block import ScheduledSize
 
 
 def block_schedules(name: str, node_group: aws.eks.NodeGroup, actions: list[ScheduledSize],

@@ -13,7 +13,7 @@ from components.eks.cluster_autoscaler import discovery_tags, tag_node_group_asg
 from components.cluster_refs import EksClusterRef
 from components.eks.node_role import EksNodeRole, assume_role_policy
 from components.kubeconfig import eks_kubeconfig
-from plan.cluster import ClusterPlan
+from stacks.plan.cluster import ClusterPlan
 from components.eks.access import ADMIN_POLICY_ARN
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]  # CKV_AWS_37

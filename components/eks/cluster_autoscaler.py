@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from components.charts import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_APP_VERSION, CLUSTER_AUTOSCALER_IMAGE_TAGS
 from components.cluster_refs import EksClusterRef
 from components.eks.access import pod_identity_trust
-from plan.queued import CA_PROVISIONING_ARGS
+from stacks.plan.queued import CA_PROVISIONING_ARGS
 
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"

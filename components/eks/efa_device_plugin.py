@@ -11,7 +11,7 @@ from components.charts import AWS_EFA_DEVICE_PLUGIN
 from components.k8s.objects import privileged_namespace
 from components.image_digests import pinned_chart_values
 from render.nvidia_values import efa_device_plugin_values
-from plan.gpu_runtime_plan import GpuRuntimePlan
+from stacks.plan.gpu_runtime_plan import GpuRuntimePlan
 
 EFA_NAMESPACE = "aws-efa-device-plugin"
 

@@ -1,6 +1,6 @@
 """One EKS GPU managed node group: NVIDIA AMI, GPU taint, pool label, IMDSv2, EFA + placement group when multi-node,
 and the Auto Scaling group tags Cluster Autoscaler needs to find the group and scale it up from zero. Everything is
-resolved in its plan (``plan/eks_pool.py``); this component wires it to the launch template and the cluster."""
+resolved in its plan (``stacks/plan/eks_pool.py``); this component wires it to the launch template and the cluster."""
 from __future__ import annotations
 
 import base64
@@ -13,14 +13,14 @@ from components.cluster_refs import EksClusterRef
 from components.eks.capacity_block_schedule import block_schedules
 from components.eks.cluster_autoscaler import discovery_tags, node_template_tags, tag_node_group_asg
 from components.eks.node_defaults import metadata_options, root_volume
-from plan.efa_layout import EfaAttachment
-from plan.facts import PoolFacts
-from plan.stack import PoolPlan
+from stacks.plan.efa_layout import EfaAttachment
+from stacks.plan.facts import PoolFacts
+from stacks.plan.stack import PoolPlan
 from render.nodeadm import nodeadm_user_data
 
 
 def efa_interfaces(cards: Sequence[EfaAttachment], security_groups: list) -> list[dict]:
-    """The launch template's network interfaces: one EFA per card as the plan lays them out (``plan/efa_layout.py``:
+    """The launch template's network interfaces: one EFA per card as the plan lays them out (``stacks/plan/efa_layout.py``:
     card 0 the primary ``efa``, the rest ``efa-only`` at device 1, or the catalog's per-card layout on P6e-GB200)."""
     return [{"network_card_index": a.network_card_index, "device_index": a.device_index,
              "interface_type": a.interface_type, "delete_on_termination": "true", "security_groups": security_groups}

@@ -1,5 +1,5 @@
 """The public addresses an EKS cluster's private subnets leave through: the Elastic IPs of the NAT gateways their route
-tables send the default route to (a fleet manager's ``fleetEgressAddresses``, ``plan/fleet_egress.py``).
+tables send the default route to (a fleet manager's ``fleetEgressAddresses``, ``stacks/plan/fleet_egress.py``).
 
 gpu-cluster takes the subnets as given and builds no VPC, so the NAT gateways are the user's: their addresses are
 read (``aws.ec2.get_route_table`` by subnet, then ``aws.ec2.get_nat_gateway``), never made. Read at every preview and

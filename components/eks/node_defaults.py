@@ -1,5 +1,5 @@
 """Launch-template settings every EKS node shares: IMDSv2 only, encrypted gp3 root volume (GPU nodes add throughput
-and IOPS for multi-GB images: ``spec.eks_node.root_volume_performance``)."""
+and IOPS for multi-GB images: ``stacks.spec.eks_node.root_volume_performance``)."""
 from __future__ import annotations
 
 IMDS_HOP_LIMIT = 1

@@ -9,7 +9,7 @@ class GkeCloudNat(pulumi.ComponentResource):
     """NAT for every subnetwork of ``network`` in ``region``. Private nodes have no external IP, so without it
     every image outside Google's registries fails to pull and the GPU runtime never starts.
 
-    ``static_addresses`` > 0 (a fleet manager, ``plan/fleet_egress.py``): that many reserved static external
+    ``static_addresses`` > 0 (a fleet manager, ``stacks/plan/fleet_egress.py``): that many reserved static external
     addresses (``<name>-ip-<i>``), and the NAT uses only them (``MANUAL_ONLY``), so the workers' API servers can
     admit the manager's traffic by address. ``addresses``: those addresses as /32 CIDRs (known once created)."""
 

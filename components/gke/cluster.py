@@ -11,7 +11,7 @@ from components.gke.cloud_nat import GkeCloudNat
 from components.gke.node_service_account import GkeNodeServiceAccount, service_account_id
 from components.gke.secrets_key import GkeSecretsKey
 from components.kubeconfig import gke_kubeconfig
-from plan.cluster import ClusterPlan
+from stacks.plan.cluster import ClusterPlan
 
 NODE_OAUTH_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]  # IAM, not scopes, limits access
 
@@ -108,9 +108,9 @@ class GkeCluster(pulumi.ComponentResource):
             # application-layer Secrets encryption (security-gke-secrets-encryption), as EKS envelope-encrypts them
             database_encryption={"state": "ENCRYPTED", "key_name": secrets_key.key_name},
             release_channel={"channel": spec.release_channel},
-            # pinned: validation checked it against the GPU fabric's version floor (validation/fabric_version.py)
+            # pinned: validation checked it against the GPU fabric's version floor (stacks/validate/fabric_version.py)
             min_master_version=spec.min_master_version,
-            maintenance_policy=self.maintenance_policy,  # plan/maintenance.py: window and exclusions, or None
+            maintenance_policy=self.maintenance_policy,  # stacks/plan/maintenance.py: window and exclusions, or None
             enable_shielded_nodes=True, enable_legacy_abac=False,
             deletion_protection=spec.deletion_protection,
             resource_labels=labels or None,

@@ -17,7 +17,7 @@ from render.gke_fabric_manifests import (
     INJECTOR_NAME, INSTALLER_NAMES, NEEDS_INJECTOR, device_injector, installer, nccl_config, network, param_set,
 )
 from components.gke.fabric_networks import Attachment, GkeFabricNetworks
-from plan.gke_fabric import FabricKindPlan
+from stacks.plan.gke_fabric import FabricKindPlan
 
 
 def node_network_config(attachments: Sequence[Attachment]) -> dict:
@@ -42,7 +42,7 @@ class GkeFabric(pulumi.ComponentResource):
 
     def __init__(self, name: str, kinds: Sequence[FabricKindPlan], cluster_name: str, project: str, region: str,
                  after: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None):
-        """``kinds``: the plan's GKE fabric, grouped by kind (``plan/gke_fabric.py``)."""
+        """``kinds``: the plan's GKE fabric, grouped by kind (``stacks/plan/gke_fabric.py``)."""
         super().__init__("gpu-cluster:gcp:GkeFabric", name, None, opts)
         fab = load_fabric_catalog()
         child = pulumi.ResourceOptions(parent=self)

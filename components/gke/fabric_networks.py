@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from plan.fabric import FabricNetworkPlan, FabricPlan
+from stacks.plan.fabric import FabricNetworkPlan, FabricPlan
 
 GVNIC_MTU = 8244
 """GKE's GPUDirect-TCPX/TCPXO guides and cluster-toolkit's multivpc: jumbo frames on the GPU NIC networks."""
@@ -49,7 +49,7 @@ class GkeFabricNetworks(pulumi.ComponentResource):
             return
         prefix = f"{cluster_name}-{plan.kind.value}"
         for n in plan.gvnic:
-            cidr = n.cidr or ""  # planned (plan/fabric.py): set on every network gpu-cluster creates
+            cidr = n.cidr or ""  # planned (stacks/plan/fabric.py): set on every network gpu-cluster creates
             vpc = gcp.compute.Network(
                 f"{name}-{n.k8s_name}", name=f"{prefix}-{n.k8s_name}", project=project,
                 auto_create_subnetworks=False, mtu=GVNIC_MTU,

@@ -1,5 +1,5 @@
 """One GKE GPU node pool: exact accelerators from the catalog, GPU taint, pool label, safe autoscaling. Everything is
-resolved in its plan (``plan/gke_pool.py``); this component wires it to a node service account and the fabric."""
+resolved in its plan (``stacks/plan/gke_pool.py``); this component wires it to a node service account and the fabric."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -10,9 +10,9 @@ import pulumi_gcp as gcp
 from components.cluster_refs import GkeClusterRef
 from components.gke.cluster import shielded_node_config
 from components.gke.node_service_account import GkeNodeServiceAccount, service_account_id
-from plan.gke_pool import SERVICE_ACCOUNT
-from plan.facts import PoolFacts
-from plan.stack import PoolPlan
+from stacks.plan.gke_pool import SERVICE_ACCOUNT
+from stacks.plan.facts import PoolFacts
+from stacks.plan.stack import PoolPlan
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):

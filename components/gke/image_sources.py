@@ -8,7 +8,7 @@ from typing import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
-from plan.stack import MirrorPlan
+from stacks.plan.stack import MirrorPlan
 
 STREAMING_API = "containerfilesystem.googleapis.com"
 """GKE image streaming requires the Container File System API (GKE docs, "Use Image streaming")."""

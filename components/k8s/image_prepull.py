@@ -8,7 +8,7 @@ import pulumi
 from components.k8s.network_policies import system_network_policies
 from components.k8s.custom_resources import custom_resource, namespace
 from render.image_prepull import daemonset_name, prepull_daemonset, prepull_namespace
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 
 
 class ImagePrepull(pulumi.ComponentResource):

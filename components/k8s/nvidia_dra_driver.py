@@ -15,7 +15,7 @@ from components.k8s.objects import critical_pods_quota, privileged_namespace
 from components.image_digests import pinned_chart_values
 from render.nvidia_dra_values import NAMESPACE, dra_driver_values
 from render.nvidia_values import critical_pods_budget
-from plan.facts import PoolFacts
+from stacks.plan.facts import PoolFacts
 
 
 class NvidiaDraDriver(pulumi.ComponentResource):

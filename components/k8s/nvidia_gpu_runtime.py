@@ -15,8 +15,8 @@ from components.image_digests import pinned_chart_values
 from render.nvidia_values import (
     OPERATOR_MIG_STRATEGY, critical_pods_budget, device_plugin_values, gpu_operator_values, sharing_config_data,
 )
-from plan.facts import PoolFacts
-from plan.gpu_runtime_plan import GpuRuntimePlan
+from stacks.plan.facts import PoolFacts
+from stacks.plan.gpu_runtime_plan import GpuRuntimePlan
 
 DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"

@@ -1,6 +1,6 @@
 """Apply the spec's Slurm QOS and accounts to slurmdbd after deploy: a Kubernetes Job running ``sacctmgr -i``.
 
-The script (``plan/slurm_accounts.py``) waits for slurmdbd, then adds what is missing and sets every declared
+The script (``stacks/plan/slurm_accounts.py``) waits for slurmdbd, then adds what is missing and sets every declared
 value, so re-running it changes nothing. The Job is auto-named: a changed script or client config replaces it, which
 re-applies the accounts; an unchanged one is left alone. The slurm.key Secret is mounted read-only (auth/slurm);
 the script and the client slurm.conf hold no secret.

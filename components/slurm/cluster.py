@@ -9,7 +9,7 @@ Resources (all on the cluster's Kubernetes provider):
   pool by its ``gpu-cluster/pool`` label, tolerating the GPU taint, requesting the pool's GPUs per node) and one
   partition per pool (+ ``all`` and the spec's extra partitions) - values a policy can read;
 - on a stack with a fabric NodeSet, the ``slurm-task-env`` ConfigMap: the TaskProlog that gives every task the
-  fabric's env (``plan/slurm_task_env.py``);
+  fabric's env (``stacks/plan/slurm_task_env.py``);
 - the keys and the database passwords as Pulumi-generated secrets (``SlurmSecrets``); with accounting, MariaDB on
   a persistent volume (``SlurmDatabase``) and the ``sacctmgr`` Job that creates the spec's QOS and accounts
   (``SlurmAccounts``).
@@ -30,8 +30,8 @@ from components.slurm.database import SlurmDatabase
 from components.slurm.scaling import SlurmScaling, cloud_records_job
 from components.slurm.secrets import SlurmSecrets
 from components.image_digests import pinned_chart_values
-from plan.slurm import SlurmPlan
-from plan.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
+from stacks.plan.slurm import SlurmPlan
+from stacks.plan.slurm_task_env import CONFIG_MAP as TASK_ENV_CONFIG_MAP
 from render.slurm_backup import storage_class
 from render.fabric_pod import PodFabric
 from render.network_policies import isolated_namespace

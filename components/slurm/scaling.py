@@ -1,4 +1,4 @@
-"""What Slurm power saving needs on Kubernetes to scale the pools' NodeSets (``plan/slurm_scaling.py``).
+"""What Slurm power saving needs on Kubernetes to scale the pools' NodeSets (``stacks/plan/slurm_scaling.py``).
 
 - the ConfigMap with ResumeProgram/SuspendProgram, mounted executable into slurmctld (``slurm_values._wire_scaling``);
 - the controller pod's ServiceAccount, allowed to read and patch the NodeSets' ``scale`` subresource and to delete

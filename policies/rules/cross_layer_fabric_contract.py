@@ -1,5 +1,5 @@
 """cross-layer-fabric-contract: the training process of every runtime and Slurm NodeSet on a pool with a GPU fabric
-sees what NCCL needs to use that fabric, not TCP. The fabric contract (``plan/fabric_contract.py``) derives the
+sees what NCCL needs to use that fabric, not TCP. The fabric contract (``stacks/plan/fabric_contract.py``) derives the
 process's environment (for Slurm: the TaskProlog's exports, since tasks never inherit slurmd's env), library path,
 mounts, devices, interfaces, sidecar and image from the concrete resources, and compares them with the catalog's
 sourced requirements (``catalog/data/fabric-requirements.csv``); this rule reports the unmet ones whose absence makes
@@ -20,7 +20,7 @@ from policies.resources import HELM_RELEASE
 from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.values import as_list, dig
-from plan.fabric_contract import (
+from stacks.plan.fabric_contract import (
     CLAIM_TEMPLATE_TYPE, CONFIG_MAP_TYPE, RUNTIME_TYPE, check as check_contract, workload_views,
 )
 

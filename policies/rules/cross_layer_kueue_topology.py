@@ -15,7 +15,7 @@ from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.scheduler_objects import kueue_kind, object_name, selected_pool
 from policies.values import as_dict, as_list, dig
-from plan.kueue_topology import CLIQUE_LABEL, CLOUD_LEVELS, HOSTNAME_LABEL
+from stacks.plan.kueue_topology import CLIQUE_LABEL, CLOUD_LEVELS, HOSTNAME_LABEL
 
 ID = "cross-layer-kueue-topology"
 CLOUD_OF_POOL = {GKE_NODE_POOL: Cloud.GCP, EKS_NODE_GROUP: Cloud.AWS}

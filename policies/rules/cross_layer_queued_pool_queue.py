@@ -19,7 +19,7 @@ from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.scheduler_objects import flavor_quotas, kueue_kind, object_name, selected_pool
 from policies.values import as_dict, as_list, dig
-from plan.queued import GKE_QUEUED_CLASS, QUEUED_TAG
+from stacks.plan.queued import GKE_QUEUED_CLASS, QUEUED_TAG
 
 ID = "cross-layer-queued-pool-queue"
 CONTROLLER = "kueue.x-k8s.io/provisioning-request"

@@ -17,7 +17,7 @@ from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.scheduler_objects import NodeSet, conf_pairs, is_slurm_release, nodesets, selected_pool
 from policies.values import as_dict, as_int, as_list, dig
-from plan.nvlink import nodes_per_nvlink_domain
+from stacks.plan.nvlink import nodes_per_nvlink_domain
 
 ID = "cross-layer-slurm-block-size"
 ALL_NODESETS = "ALL"

@@ -21,7 +21,7 @@ from policies.pools import PoolView, gpu_pools
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL, HELM_RELEASE
 from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
-from spec.stack import POOL_LABEL_KEY
+from stacks.spec.stack import POOL_LABEL_KEY
 
 ID = "topology-arm64-images"
 OPERATOR_CHART = "gpu-operator"

@@ -16,7 +16,7 @@ from policies.resources import EKS_NODE_GROUP, LAUNCH_TEMPLATE
 from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.values import as_int
-from plan.efa_layout import efa_layout
+from stacks.plan.efa_layout import efa_layout
 
 ID = "topology-efa-interfaces"
 DEFAULT_PREFIXES = ["p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-", "p6e-"]

@@ -16,7 +16,7 @@ from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.scheduler_objects import object_name, selected_pool
 from policies.values import as_dict, as_int, as_list, dig
-from plan.kueue_topology import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION
+from stacks.plan.kueue_topology import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION
 
 ID = "topology-nvlink-domain"
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")

@@ -47,7 +47,7 @@ def fleet_managers(root: Path, changed: list[str]) -> list[str]:
     """Fleet managers in ``root`` whose stack file did not change but that list a worker whose file did: their fleet
     totals change with it, so the comment diffs them too (each side reads the workers at its own revision)."""
     from preview.engine import fleet_workers
-    from validation.stack_file import StackFileError, read_stack_file
+    from stacks.validate.stack_file import StackFileError, read_stack_file
 
     out = []
     for path in sorted(root.glob("Pulumi.*.yaml")):

@@ -20,12 +20,12 @@ from preview.fleet.stack_files import StackFiles
 from preview.diff.spec import EntityDiff, SpecSide, diff_specs
 from preview.engine import PROJECT_ROOT
 from preview.report import EXIT_INVALID, EXIT_OK, PreviewReport
-from validation.issues import SpecError
-from validation.load import decode_config
-from validation.planned import load_planned
-from validation.secrets import names_in_namespace, secure_keys
-from validation.stack_file import StackFileError
-from spec.stack import StackSpec
+from stacks.validate.issues import SpecError
+from stacks.validate.load import decode_config
+from stacks.validate.planned import load_planned
+from stacks.validate.secrets import names_in_namespace, secure_keys
+from stacks.validate.stack_file import StackFileError
+from stacks.spec.stack import StackSpec
 
 EXIT_COST = 3
 """The total $/hour at max grew by more than ``--fail-on-cost-increase`` allows (and nothing worse happened)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from preview.fleet.stack_files import FolderStackFiles, GitStackFiles, StackConfig, StackFiles
-from validation.stack_file import StackFileError, parse_stack_bytes, read_stack_file
+from stacks.validate.stack_file import StackFileError, parse_stack_bytes, read_stack_file
 
 
 class BaseSourceError(Exception):

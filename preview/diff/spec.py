@@ -12,9 +12,9 @@ from typing import Any, Iterable
 
 from preview.cost import CostReport
 from preview.diff.resources import join_path
-from plan.gpu_runtime import DEFAULT_MODE
-from spec.fabric import PoolFabric
-from spec.stack import StackSpec
+from stacks.plan.gpu_runtime import DEFAULT_MODE
+from stacks.spec.fabric import PoolFabric
+from stacks.spec.stack import StackSpec
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 ID_KEYS = ("name", "pool", "key")

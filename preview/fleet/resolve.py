@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from preview.fleet.stack_files import StackFiles, file_name
-from spec.fleet import Fleet
-from validation.issues import SpecIssue, path_of
-from validation.load import decode_config
-from validation.stack_file import StackFileError
+from stacks.spec.fleet import Fleet
+from stacks.validate.issues import SpecIssue, path_of
+from stacks.validate.load import decode_config
+from stacks.validate.stack_file import StackFileError
 
 
 @dataclass

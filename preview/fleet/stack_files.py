@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from validation.stack_file import StackFileError, parse_stack_bytes, read_stack_file
+from stacks.validate.stack_file import StackFileError, parse_stack_bytes, read_stack_file
 
 StackConfig = dict[str, Any] | StackFileError | None
 """One stack file's ``config:`` map as read, why it could not be read, or None (there is no such file)."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from preview.cost import CostReport
-from plan.fleet_egress import EgressPlan
+from stacks.plan.fleet_egress import EgressPlan
 from preview.fleet.resolve import Member
 from render.fleet import fleet_runtime_name
 from render.fleet_manager import queue_namespace
-from spec.fleet import FACTS_OUTPUT
-from spec.stack import StackSpec
+from stacks.spec.fleet import FACTS_OUTPUT
+from stacks.spec.stack import StackSpec
 
 ROUND = 4
 

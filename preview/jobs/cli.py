@@ -12,21 +12,21 @@ from typing import Any, Sequence
 
 import yaml
 
-from plan.facts import PoolFacts
-from plan.kueue_topology import Placement
+from stacks.plan.facts import PoolFacts
+from stacks.plan.kueue_topology import Placement
 from preview.engine import PROJECT_ROOT, read_stack_file, stack_file
 from preview.report import EXIT_INVALID
 from render.compute_domain import compute_domain_name, uses_compute_domains
 from render.job_domain import JOB_NAME_MAX, JOB_NAME_PATTERN, job_domain_objects
 from render.kueue import namespace_of
 from render.trainer import runtime_name, training_runtimes
-from spec.scheduling import Workload
-from spec.stack import StackSpec
-from validation.environment import stack_name_problem
-from validation.issues import SpecError, SpecIssue
-from validation.load import decode_config
-from validation.planned import load_planned
-from validation.stack_file import StackFileError
+from stacks.spec.scheduling import Workload
+from stacks.spec.stack import StackSpec
+from stacks.validate.environment import stack_name_problem
+from stacks.validate.issues import SpecError, SpecIssue
+from stacks.validate.load import decode_config
+from stacks.validate.planned import load_planned
+from stacks.validate.stack_file import StackFileError
 
 PROG = "python -m preview job-objects"
 COMMAND = "job-objects"

@@ -16,7 +16,7 @@ from preview.policy.config import configure_request, load_config_file, reconcile
 from preview.policy.overrides import override_notes, overrides_in
 from preview.policy.violations import Locator
 from preview.policy.waivers import unmatched_waiver_warnings
-from validation.issues import SpecIssue
+from stacks.validate.issues import SpecIssue
 
 WAIVED_PREFIX = "waived: "
 POOL_SUBJECT = re.compile(r"^pool '([^']+)'")
@@ -134,7 +134,7 @@ def apply_policies(report, spec, options: PolicyOptions) -> None:
         return
     from preview.policy.analyzer import PACK_DIR, shared_analyzer, shared_in_process_analyzer
     from preview.policy.config import PolicyConfigError
-    from validation.issues import path_of
+    from stacks.validate.issues import path_of
 
     own_pack = False
     if options.analyzer is not None:

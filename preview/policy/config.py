@@ -19,7 +19,7 @@ from google.protobuf import json_format
 from pulumi.runtime.proto import analyzer_pb2 as apb
 
 from preview.policy.analyzer import LEVEL_ENUM, LEVELS, to_struct
-from validation.issues import SpecIssue
+from stacks.validate.issues import SpecIssue
 
 ALL = "all"
 VALID_LEVELS = tuple(LEVEL_ENUM)

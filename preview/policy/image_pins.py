@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from catalog.image_digests import DEPLOY_DIGEST, digest_row, load_image_digests, resolved_at_deploy
-from plan.host_access import by_digest
+from stacks.plan.host_access import by_digest
 from policies.host_images import WORKLOAD_TYPES, seen_host_containers
 from policies.resources import HELM_RELEASE
 from preview.engine import Registered

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from preview.engine import Registered
-from spec.stack import POOL_LABEL_KEY
+from stacks.spec.stack import POOL_LABEL_KEY
 
 CLUSTER_TYPES = ("gcp:container/cluster:Cluster", "aws:eks/cluster:Cluster")
 STACK_GROUP = "stack"

@@ -7,7 +7,7 @@ import difflib
 from typing import Any, Iterable
 
 from preview.engine import Registered
-from validation.issues import SpecIssue
+from stacks.validate.issues import SpecIssue
 
 
 def unmatched_waiver_warnings(config: dict[str, Any], resources: Iterable[Registered], pools: Iterable[str],

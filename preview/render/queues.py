@@ -10,7 +10,7 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
-from plan.quota import QueueQuota, QuotaPlan
+from stacks.plan.quota import QueueQuota, QuotaPlan
 
 
 def _borrow(q: QueueQuota, plan: QuotaPlan) -> str:

@@ -11,7 +11,7 @@ from preview.engine import PROJECT_ROOT
 from preview.report import PreviewReport
 from preview.render.json_text import strict_dumps
 from preview.render.yaml_lines import line_of
-from validation.stack_file import StackFileError, decode_stack_bytes
+from stacks.validate.stack_file import StackFileError, decode_stack_bytes
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -6,7 +6,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from validation.issues import SpecIssue, sort_key
+from stacks.validate.issues import SpecIssue, sort_key
 
 LEVEL_ORDER = {"mandatory": 0, "remediate": 0, "advisory": 1}
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from catalog import CapacityType, Cloud, GpuModel, PriceKind, SoldAs, load_catalog
-from validation.issues import SpecError
-from validation.load import load_spec
+from stacks.validate.issues import SpecError
+from stacks.validate.load import load_spec
 
 CAT = load_catalog()
 

@@ -73,7 +73,7 @@ def test_the_subchart_row_is_the_nfd_subcharts_image():
 @pytest.mark.parametrize("cloud", ["gcp", "aws"])
 def test_every_operand_gpu_cluster_runs_has_an_arm64_build(cloud):
     from catalog import Cloud
-    from plan.gpu_runtime_plan import GpuRuntimePlan
+    from stacks.plan.gpu_runtime_plan import GpuRuntimePlan
 
     plan = GpuRuntimePlan(cloud=Cloud(cloud), device_plugin_pools=(), operator_pools=(), efa_pools=(),
                           cos_driver_installer=None, gpu_feature_discovery=True, dcgm_exporter=True)

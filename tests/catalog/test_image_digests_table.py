@@ -9,7 +9,7 @@ from catalog.fabric import load_fabric_catalog
 from catalog.host_images import load_chart_host_images
 from catalog.image_digests import DEPLOY_DIGEST, digest_row, load_image_digests, resolved_at_deploy
 from catalog.images import load_chart_operands, load_image_table
-from plan.host_access import by_digest
+from stacks.plan.host_access import by_digest
 
 SHA256 = re.compile(r"^sha256:[0-9a-f]{64}$")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
-from plan.fabric_contract import quantity, workload_views
+from stacks.plan.fabric_contract import quantity, workload_views
 from tests.support.spec.edit import edits
 from tests.support.spec.scheduling_fixtures import EKS_TEAMS, flat_config
 from tests.support.slurm.configs import EKS_ZONES

@@ -9,7 +9,7 @@ import pytest
 from components.charts import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_IMAGE_TAGS
 from components.eks.cluster_autoscaler import image_tag
 from preview.engine import run_program
-from validation.cluster import EKS_VERSIONS
+from stacks.validate.cluster import EKS_VERSIONS
 from tests.support.spec.edit import edit, edits
 from tests.support.helm.values import unknown_keys
 from tests.support.preview.recorded import of_type, one, parent_of

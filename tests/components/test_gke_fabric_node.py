@@ -4,7 +4,7 @@ that names the placement policy a specific reservation was created with."""
 from __future__ import annotations
 
 from preview.engine import run_program
-from plan.fabric import GPU_TCP_SYSCTLS
+from stacks.plan.fabric import GPU_TCP_SYSCTLS
 from tests.support.spec.edit import edits
 from tests.support.preview.recorded import one
 from tests.support.spec.stack_configs import GKE

@@ -11,8 +11,8 @@ from preview.engine import run_program
 from tests.support.spec.edit import edits
 from tests.support.preview.recorded import one
 from tests.support.spec.stack_configs import GKE
-from validation.issues import SpecError
-from validation.load import decode_config, load_spec
+from stacks.validate.issues import SpecError
+from stacks.validate.load import decode_config, load_spec
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 

@@ -13,8 +13,8 @@ from preview.run import preview_config
 from tests.support.spec.edit import edits
 from tests.support.preview.recorded import one
 from tests.support.spec.stack_configs import EKS, GKE
-from validation.issues import SpecError
-from validation.load import decode_config, load_spec
+from stacks.validate.issues import SpecError
+from stacks.validate.load import decode_config, load_spec
 
 CLUSTER = "gcp:container/cluster:Cluster"
 

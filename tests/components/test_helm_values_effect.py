@@ -15,16 +15,16 @@ from components.k8s.nvidia_gpu_runtime import SHARING_CONFIG_MAP
 from render.nvidia_values import GKE_NVIDIA_HOST_DIR
 from render.fabric_pod import apply_to_container, pod_fabric
 from render.kueue_config import manager_config_yaml
-from plan.slurm import plan_slurm
+from stacks.plan.slurm import plan_slurm
 from render.slurm_values import LOGFILE_IMAGE
-from plan.facts import PoolFacts, pool_facts
-from plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
-from spec.stack import POOL_LABEL_KEY, StackSpec
+from stacks.plan.facts import PoolFacts, pool_facts
+from stacks.plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
+from stacks.spec.stack import POOL_LABEL_KEY, StackSpec
 from tests.support.spec.gpu_runtime_matrix import ALL_CONFIGS, config
 from tests.support.helm.checks import program_objects
 from tests.support.helm.examples import recording, rendered
 from tests.support.helm.render import RELEASE
-from validation.load import decode_config, load_spec
+from stacks.validate.load import decode_config, load_spec
 
 CAT = load_catalog()
 ALL = sorted(set(ALL_CONFIGS))

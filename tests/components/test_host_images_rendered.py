@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
-from plan.host_access import HostContainer, by_digest, host_containers, pod_specs
+from stacks.plan.host_access import HostContainer, by_digest, host_containers, pod_specs
 from policies.host_images import seen_host_containers
 from policies.rule import Resource
 from policies.rules.security_privileged_images_by_digest import RULE

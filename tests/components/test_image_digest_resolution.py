@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
-from plan.host_access import host_containers, pod_specs
+from stacks.plan.host_access import host_containers, pod_specs
 from policies.host_images import seen_host_containers
 from preview.engine import RecordingMocks, run_program
 from tests.support.helm.render import plain

@@ -10,7 +10,7 @@ from components.charts import KFP_MINIO_IMAGE, MANIFEST_MYSQL_IMAGE
 from components.k8s.katib import katib_rewrites
 from components.k8s.kubeflow_pipelines import pipelines_rewrites
 from components.k8s.manifest_secrets import rewrite_object
-from plan.host_access import by_digest
+from stacks.plan.host_access import by_digest
 from tests.support.kube.upstream_manifests import KATIB_MYSQL_DEPLOYMENT, MINIO_DEPLOYMENT, MYSQL_DEPLOYMENT
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"

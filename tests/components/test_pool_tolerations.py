@@ -12,9 +12,9 @@ from catalog import Cloud, load_catalog
 from policies.pools import Taint
 from policies.rules.cross_layer_scheduler_tolerations import tolerates
 from preview.engine import run_program
-from plan.slurm import plan_slurm
-from plan.facts import pool_facts
-from validation.load import load_spec
+from stacks.plan.slurm import plan_slurm
+from stacks.plan.facts import pool_facts
+from stacks.validate.load import load_spec
 from tests.support.spec.edit import edit
 from tests.support.policy.harness import Pack, find, wire, with_props
 from tests.support.preview.recorded import of_type, one

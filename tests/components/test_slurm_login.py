@@ -17,7 +17,7 @@ from tests.support.preview.recorded import one
 from tests.support.slurm.configs import EKS_ZONES, GKE_NO_ACCOUNTING
 from tests.support.spec.cases import errors_of
 from tests.support.spec.edit import edits
-from tests.validation.test_slurm_errors import BASE
+from tests.stacks.validate.test_slurm_errors import BASE
 
 LOGIN = ("scheduling", "slurm", "access", "login")
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@example"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
-from validation.load import decode_config
+from stacks.validate.load import decode_config
 from tests.support.preview.recorded import of_type
 
 KUBEFLOW_STACKS = sorted(

@@ -5,7 +5,7 @@ import functools
 from typing import Any
 
 from preview.engine import PROJECT_ROOT, read_stack_file
-from validation.load import decode_config
+from stacks.validate.load import decode_config
 
 
 def stack_config(stack: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from preview.engine import run_program
-from spec.fleet import EGRESS_OUTPUT
+from stacks.spec.fleet import EGRESS_OUTPUT
 from tests.fleet.fleet_configs import encoded, raw, stack_config
 from tests.support.helm.examples import recording
 from tests.support.spec.edit import DELETE, edits

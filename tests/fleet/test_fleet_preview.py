@@ -12,7 +12,7 @@ from pulumi.runtime import rpc
 
 from preview.__main__ import main, render_report
 from preview.engine import OFFLINE_TOKEN_PREFIX, SECRET_STACK_OUTPUTS
-from spec.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT
+from stacks.spec.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT
 from preview.report import PreviewReport
 from preview.run import preview_config, preview_stack
 from tests.fleet.fleet_configs import encoded, raw

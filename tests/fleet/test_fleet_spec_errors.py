@@ -8,8 +8,8 @@ import pytest
 
 from tests.fleet.fleet_configs import raw
 from tests.support.spec.edit import DELETE, edits
-from validation.issues import SpecError
-from validation.load import load_spec
+from stacks.validate.issues import SpecError
+from stacks.validate.load import load_spec
 
 
 def errors(config: dict[str, Any], stack: str = "fleet") -> list[str]:
@@ -130,7 +130,7 @@ EKS_MANAGER = {"cloud": "aws", "region": "us-east-1", "accountId": "123456789012
 
 
 def test_the_example_manager_reserves_one_address_and_its_workers_reference_it():
-    from plan.fleet_egress import EgressSource, egress_plan
+    from stacks.plan.fleet_egress import EgressSource, egress_plan
     spec, _ = load_spec(raw("fleet"), stack_name="fleet")
     plan = egress_plan(spec.fleet, spec.cloud, spec.cluster)
     assert plan is not None and (plan.source, plan.count, plan.known_offline) == (EgressSource.RESERVED, 1, False)
@@ -140,7 +140,7 @@ def test_the_example_manager_reserves_one_address_and_its_workers_reference_it()
 
 
 def test_egress_plan_per_cloud_and_declared():
-    from plan.fleet_egress import EgressSource, egress_plan
+    from stacks.plan.fleet_egress import EgressSource, egress_plan
     spec, _ = load_spec(edits(raw("fleet"), {**EKS_MANAGER, ("fleet", "egressAddresses"): DELETE}), stack_name="fleet")
     plan = egress_plan(spec.fleet, spec.cloud, spec.cluster)
     assert (plan.source, plan.subnets) == (EgressSource.NAT_GATEWAYS, ("subnet-0a1b2c3d4e5f60011",

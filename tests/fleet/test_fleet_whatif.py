@@ -13,7 +13,7 @@ import yaml
 from tests.fleet.fleet_configs import encoded, raw
 from tests.support.spec.edit import edits
 from whatif.__main__ import main
-from whatif.fleet_cluster import INCREMENTAL_WIDEN_S
+from whatif.fleet.cluster import INCREMENTAL_WIDEN_S
 from whatif.model import SimOptions
 from whatif.run import run_whatif
 

@@ -23,7 +23,7 @@ from preview.engine import PROJECT_ROOT
 from preview.policy.config import (
     PolicyConfigError, configure_request, parse_config_text, reconcile, unknown_key_warnings,
 )
-from spec.stack import POOL_LABEL_KEY as SPEC_POOL_LABEL_KEY
+from stacks.spec.stack import POOL_LABEL_KEY as SPEC_POOL_LABEL_KEY
 from tests.support.spec.edit import edit
 from tests.support.policy.harness import baseline, find, wire, with_props
 
@@ -87,7 +87,7 @@ def test_pool_label_key_is_the_specs_and_defined_once():
                 for t in targets:
                     if isinstance(t, ast.Name) and t.id in ("POOL_LABEL_KEY", "GPU_TAINT_KEY"):
                         defined.append((t.id, str(path.relative_to(PROJECT_ROOT))))
-    assert sorted(defined) == [("GPU_TAINT_KEY", "spec/stack.py"), ("POOL_LABEL_KEY", "spec/stack.py")]
+    assert sorted(defined) == [("GPU_TAINT_KEY", "stacks/spec/stack.py"), ("POOL_LABEL_KEY", "stacks/spec/stack.py")]
 
 
 def test_pack_boots_exactly_like_the_cli_and_answers_over_grpc():

@@ -15,7 +15,7 @@ from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.policy.check import PolicyOptions, apply_policies
 from preview.report import PreviewReport
 from preview.run import preview_stack
-from validation.load import decode_config, load_spec
+from stacks.validate.load import decode_config, load_spec
 
 EXAMPLES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
                   if p.name != "Pulumi.yaml")

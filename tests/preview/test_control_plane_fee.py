@@ -8,7 +8,7 @@ import pytest
 
 from catalog import Cloud, load_catalog
 from preview.run import preview_config
-from validation.cluster import EKS_VERSIONS
+from stacks.validate.cluster import EKS_VERSIONS
 from tests.support.spec.edit import edit
 from tests.support.spec.stack_configs import EKS, GKE
 

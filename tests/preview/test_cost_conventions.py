@@ -10,12 +10,12 @@ import json
 import pytest
 
 from catalog import CapacityType, Cloud, load_catalog
-from plan.facts import pool_facts
+from stacks.plan.facts import pool_facts
 from preview.cost import CostReport, stack_cost
 from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.render.text import render_text
 from preview.run import preview_config
-from validation.load import decode_config, load_spec
+from stacks.validate.load import decode_config, load_spec
 
 
 @pytest.fixture(scope="module")

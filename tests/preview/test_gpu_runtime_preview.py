@@ -11,9 +11,9 @@ from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.render.markdown import render_markdown
 from preview.render.text import render_text
 from preview.run import preview_stack
-from plan.facts import pool_facts
-from spec.gpu_runtime import GpuRuntimeMode, SharingMode
-from validation.load import decode_config, load_spec
+from stacks.plan.facts import pool_facts
+from stacks.spec.gpu_runtime import GpuRuntimeMode, SharingMode
+from stacks.validate.load import decode_config, load_spec
 from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS
 
 

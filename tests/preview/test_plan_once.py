@@ -3,7 +3,7 @@
 diff's second look all read the plan. Counted by wrapping the real functions wherever a module bound them.
 
 Validation checks ``podStart`` with the same ``pod_start_plan`` before any plan exists (a validation rule, not
-planning); calls made from ``validation/`` are counted apart and not held to once."""
+planning); calls made from ``stacks/validate/`` are counted apart and not held to once."""
 from __future__ import annotations
 
 import sys
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from plan import facts, fleet, gpu_runtime, gpu_runtime_plan, kueue_topology, maintenance, pod_start, quota, slurm, stack
+from stacks.plan import facts, fleet, gpu_runtime, gpu_runtime_plan, kueue_topology, maintenance, pod_start, quota, slurm, stack
 from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.run import preview_stack
-from validation import load, planned
+from stacks.validate import load, planned
 
 VALIDATION_DIR = str(Path(load.__file__).parent)
 COUNTED = {
@@ -38,7 +38,7 @@ def _pool_of(name: str, args: tuple) -> str:
 
 @pytest.fixture
 def calls(monkeypatch):
-    """(function, pool) -> calls from outside validation/; ('validation', function) -> calls from validation/."""
+    """(function, pool) -> calls from outside stacks/validate/; ('validation', function) -> calls from stacks/validate/."""
     counted: Counter = Counter()
 
     def wrap(name, original):

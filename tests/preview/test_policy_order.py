@@ -9,7 +9,7 @@ from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.policy.check import PolicyOptions, apply_policies
 from preview.run import preview_stack
 from tests.support.policy.harness import wire, with_props
-from validation.load import decode_config, load_spec
+from stacks.validate.load import decode_config, load_spec
 
 STACK = "eks-over-budget"  # node groups h200-team-a, h200-team-b and the system one, each with a launch template
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -11,12 +11,12 @@ import pytest
 from catalog import Cloud, PriceKind, load_catalog
 from preview.cost import UnpricedCost, stack_cost
 from preview.run import preview_config
-from plan.facts import pool_facts
+from stacks.plan.facts import pool_facts
 from tests.conftest import require_shared
 from tests.support.spec.edit import edits
 from tests.support.spec.stack_configs import EKS, GKE
-from validation.issues import SpecError
-from validation.load import load_spec
+from stacks.validate.issues import SpecError
+from stacks.validate.load import load_spec
 
 CAT = load_catalog()
 

@@ -1,7 +1,7 @@
 """The architecture, proven by the suite: one allowed-imports table for every top-level package, no Pulumi in the pure
 packages, no import cycle between packages, a flat-enough ``preview/`` and small source files.
 
-Data flow (ARCHITECTURE.md): catalog <- spec <- plan <- render <- validation; compose is the only bridge to components;
+Data flow (ARCHITECTURE.md): catalog <- stacks (spec <- plan <- validate) <- render / whatif; compose is the only bridge to components;
 policies and preview read resources and the catalog. Every check below has a synthetic counterpart that must fail, so
 a checker that silently accepts everything would be caught.
 """
@@ -15,31 +15,33 @@ import pytest
 
 from tests.support.project.import_graph import (
     Import, find_cycle, imported_names, imports_in, module_graph, module_name, package_of, project_files,
-    refused_imports, top_level_units, unit_graph, unit_of,
+    refused_imports, top_level_units, unit_graph, unit_of, unit_of_module,
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
-PURE = {"catalog", "spec", "plan", "render", "validation", "whatif"}
+PURE = {"catalog", "stacks", "stacks.spec", "stacks.plan", "stacks.validate", "render", "whatif"}
 """No ``pulumi``/``pulumi_*`` import anywhere in these: they run without the Pulumi runtime."""
 
-_SPEC_SIDE = {"catalog", "spec", "plan", "render"}
+SPEC, PLAN, VALIDATE = "stacks.spec", "stacks.plan", "stacks.validate"
+_SPEC_SIDE = {"catalog", SPEC, PLAN, "render"}
 ALLOWED: dict[str, set[str]] = {
     "catalog": set(),
-    "spec": {"catalog"},
-    "plan": {"catalog", "spec"},
-    "render": {"catalog", "spec", "plan"},
-    "validation": {"catalog", "spec", "plan"},
-    "whatif": _SPEC_SIDE | {"validation"},  # loads stack files as the preview does; never compose or components
+    "stacks": set(),  # stacks/__init__.py: the docstring that says what a stack is
+    SPEC: {"catalog"},
+    PLAN: {"catalog", SPEC},
+    "render": {"catalog", SPEC, PLAN},
+    VALIDATE: {"catalog", SPEC, PLAN},  # checks read the plan's derived facts (validate/ refuses what plan/ derives)
+    "whatif": _SPEC_SIDE | {VALIDATE},  # loads stack files as the preview does; never compose or components
     # components take plans (never the spec): never compose, validation, policies or preview
-    "components": {"catalog", "plan", "render"},
+    "components": {"catalog", PLAN, "render"},
     # the only bridge between the spec and components/
-    "compose": {"catalog", "plan", "render", "validation", "components"},  # reads StackPlan.spec, imports no spec
+    "compose": {"catalog", PLAN, "render", VALIDATE, "components"},  # reads StackPlan.spec, imports no spec
     # the pack reads concrete resources: never components/compose/preview/validation
-    "policies": {"catalog", "spec", "plan"},
+    "policies": {"catalog", SPEC, PLAN},
     # runs __main__.py by path, so never components/compose
-    "preview": _SPEC_SIDE | {"validation", "policies"},
-    "__main__.py": {"catalog", "compose", "validation"},
+    "preview": _SPEC_SIDE | {VALIDATE, "policies"},
+    "__main__.py": {"catalog", "compose", VALIDATE},
 }
 PROJECT_UNITS = set(ALLOWED) | {"bench", "tests"}
 ALLOWED["bench"] = PROJECT_UNITS - {"bench", "tests"}  # benchmarks drive anything, never the tests
@@ -69,7 +71,7 @@ def test_every_top_level_package_is_in_the_table():
 def test_the_table_names_only_known_units_and_the_core_packages_exist():
     assert all(allowed <= PROJECT_UNITS for allowed in ALLOWED.values())
     present = top_level_units(PROJECT_ROOT)
-    assert present >= {"catalog", "spec", "plan", "render", "validation", "components", "compose", "policies",
+    assert present >= {"catalog", SPEC, PLAN, "render", VALIDATE, "components", "compose", "policies",
                        "preview", "__main__.py", "tests"}  # whatif (and bench) may be absent; these may not
 
 
@@ -80,9 +82,9 @@ def test_every_import_is_allowed_by_the_table(path: Path):
 
 
 def test_the_real_import_graph_between_packages_is_acyclic():
-    edges = [(unit_of(p, PROJECT_ROOT), imp.module.split(".")[0]) for p in FILES for imp in _imports(p)]
+    edges = [(unit_of(p, PROJECT_ROOT), unit_of_module(imp.module)) for p in FILES for imp in _imports(p)]
     graph = unit_graph((src, dst) for src, dst in edges if dst in PROJECT_UNITS)
-    assert graph["compose"] >= {"components", "validation"}  # the graph is the real one, not an empty stand-in
+    assert graph["compose"] >= {"components", VALIDATE}  # the graph is the real one, not an empty stand-in
     assert find_cycle(graph) is None, f"import cycle: {' -> '.join(find_cycle(graph) or [])}"
 
 
@@ -106,13 +108,15 @@ def test_the_long_file_allow_list_is_exact():
 # The checkers refuse what they must: synthetic bad code, never written to disk.
 
 @pytest.mark.parametrize("unit, source, package, expected", [
-    ("catalog", "import spec.stack\n", ["catalog"], "line 1: spec.stack"),
+    ("catalog", "import stacks.spec.stack\n", ["catalog"], "line 1: stacks.spec.stack"),
     ("components", "def f():\n    from compose import gke\n", ["components"], "line 2: compose"),
     ("policies", "from ..pools import x\nfrom preview.engine import run\n", ["policies", "rules"], "line 2: preview."),
     ("preview", "import importlib\nimportlib.import_module('compose.gke')\n", ["preview"], "line 2: compose.gke"),
     ("render", "from pulumi.runtime import rpc\n", ["render"], "pure: no Pulumi SDK"),
-    ("validation", "import pulumi_kubernetes as k8s\n", ["validation"], "pure: no Pulumi SDK"),
+    (VALIDATE, "import pulumi_kubernetes as k8s\n", ["stacks", "validate"], "pure: no Pulumi SDK"),
     ("bench", "from tests.support import edit\n", ["bench"], "line 1: tests.support"),
+    (PLAN, "from stacks.validate.load import load_stack\n", ["stacks", "plan"], "line 1: stacks.validate.load"),
+    (SPEC, "from ..plan.stack import StackPlan\n", ["stacks", "spec"], "line 1: stacks.plan.stack"),
 ])
 def test_the_import_checker_refuses_a_bad_import(unit, source, package, expected):
     refused = refused_imports(unit, imports_in(source, package), ALLOWED, PROJECT_UNITS, PURE)
@@ -141,8 +145,8 @@ def _module_sources() -> dict[str, tuple[str, list[str]]]:
 
 def test_no_import_circle_between_modules_anywhere_module_level_or_lazy():
     graph = module_graph(_module_sources())
-    assert {"plan.stack", "compose.stack", "whatif.engine"} <= set(graph)  # the real tree, not an empty stand-in
-    assert "plan.facts" in graph["plan.stack"]
+    assert {"stacks.plan.stack", "compose.stack", "whatif.engine"} <= set(graph)  # the real tree, not an empty stand-in
+    assert "stacks.plan.facts" in graph["stacks.plan.stack"]
     cycle = find_cycle(graph)
     assert cycle is None, f"import circle: {' -> '.join(cycle or [])}"
 
@@ -160,11 +164,10 @@ def plan_only_refusals(source: str) -> list[str]:
     function (a plan's types and constants are fine: ``PoolPlan``, ``SlurmPlan``, ``CA_PROVISIONING_ARGS``)."""
     refused = []
     for imp in imports_in(source, ["components"]):
-        top = imp.module.split(".")[0]
-        if top == "spec":
+        if unit_of_module(imp.module) == SPEC:
             refused.append(f"line {imp.line}: {imp.module} (a spec module)")
     for module, name, line in imported_names(source):
-        if module.split(".")[0] != "plan":
+        if unit_of_module(module) != PLAN:
             continue
         value = getattr(importlib.import_module(module), name, None)
         if value is None or inspect.isroutine(value) or inspect.ismodule(value):
@@ -175,17 +178,16 @@ def plan_only_refusals(source: str) -> list[str]:
 @pytest.mark.parametrize("path", [p for p in FILES if unit_of(p, PROJECT_ROOT) == "components"], ids=_rel)
 def test_components_take_plans_only(path: Path):
     source = path.read_text(encoding="utf-8")
-    assert not [i for i in imports_in(source, ["components"]) if i.module.split(".")[0] == "plan"
-                and not i.module.startswith("plan.")], "import plan types by name (from plan.x import T)"
+    assert not [i for i in imports_in(source, ["components"]) if i.module == PLAN], "import plan types by name (from stacks.plan.x import T)"
     refused = plan_only_refusals(source)
     assert not refused, f"{_rel(path)}: " + "; ".join(refused)
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from spec.stack import NodePool\n", "spec.stack (a spec module)"),
-    ("def f():\n    import spec.scheduling\n", "spec.scheduling (a spec module)"),
-    ("from plan.pod_start import pod_start_plan\n", "plan.pod_start.pod_start_plan (a planning function"),
-    ("from plan.slurm import SlurmPlan, plan_slurm\n", "plan.slurm.plan_slurm (a planning function"),
+    ("from stacks.spec.stack import NodePool\n", "stacks.spec.stack (a spec module)"),
+    ("def f():\n    import stacks.spec.scheduling\n", "stacks.spec.scheduling (a spec module)"),
+    ("from stacks.plan.pod_start import pod_start_plan\n", "stacks.plan.pod_start.pod_start_plan (a planning function"),
+    ("from stacks.plan.slurm import SlurmPlan, plan_slurm\n", "stacks.plan.slurm.plan_slurm (a planning function"),
 ])
 def test_the_plans_only_checker_refuses_spec_and_planning_functions(source, expected):
     refused = plan_only_refusals(source)
@@ -193,4 +195,4 @@ def test_the_plans_only_checker_refuses_spec_and_planning_functions(source, expe
 
 
 def test_the_plans_only_checker_accepts_plan_types_and_constants():
-    assert plan_only_refusals("from plan.stack import PoolPlan\nfrom plan.queued import CA_PROVISIONING_ARGS\n") == []
+    assert plan_only_refusals("from stacks.plan.stack import PoolPlan\nfrom stacks.plan.queued import CA_PROVISIONING_ARGS\n") == []

@@ -107,7 +107,7 @@ def test_a_case_whose_files_the_baseline_lacks_is_found(tmp_path):
     assert missing_in(tmp_path, kueue) == ["Pulumi.gke-kueue.yaml", "workloads/gke-kueue.yaml"]
     assert missing_in(tmp_path, alibaba) == ["workloads/stacks/Pulumi.alibaba-replay-kueue.yaml",
                                              "workloads/alibaba-openb.yaml"]
-    assert missing_in(tmp_path, None) == ["whatif/render_text.py"]  # the floor's modules
+    assert missing_in(tmp_path, None) == ["whatif/report/text.py"]  # the floor's modules
 
 
 def test_interleaved_commands_run_in_their_own_folders_round_by_round(tmp_path):

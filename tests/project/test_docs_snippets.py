@@ -11,7 +11,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from spec.stack import NodePool, StackSpec
+from stacks.spec.stack import NodePool, StackSpec
 from tests.conftest import PROJECT_ROOT
 
 PAGES = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]

@@ -160,7 +160,7 @@ NOT_RUN = {
     "bash scripts/fetch-upstream.sh": "downloads from GitHub, which is not reachable here",
     f"{PY} -m preview --stack dev --color never": "run by tests/project/test_docs.py, which compares its output "
                                                  "with README.md and docs/offline-preview.md",
-    f"{PY} -m spec.docs --write": "rewrites docs/configuration.md; a test checks that it is current",
+    f"{PY} -m stacks.spec.docs --write": "rewrites docs/configuration.md; a test checks that it is current",
     "python -m policies.docs --write": "rewrites policies/RULES.md; a test checks that it is current",
     "python -m catalog refresh": "asks the clouds' price APIs (not reachable here); tests/catalog/test_refresh.py "
                                  "runs it against recorded responses on loopback",

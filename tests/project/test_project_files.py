@@ -4,7 +4,7 @@ from __future__ import annotations
 import yaml
 
 from preview.engine import PROJECT_ROOT
-from spec import docs
+from stacks.spec import docs
 
 ALLOWED_CONFIG_TYPES = {"string", "integer", "boolean", "array", "object"}  # Pulumi.yaml has no "number"
 KNOWN_NAMESPACES = {"gpu-cluster", "gcp", "aws", "kubernetes", "random", "pulumi"}
@@ -28,7 +28,7 @@ def test_stack_files_only_use_known_namespaces():
 def test_config_reference_page_is_current():
     page = docs.PAGE.read_text(encoding="utf-8")
     assert docs.PAGE == PROJECT_ROOT / "docs" / "configuration.md"
-    assert docs.reference() in page, "run: .venv/bin/python -m spec.docs --write"
+    assert docs.reference() in page, "run: .venv/bin/python -m stacks.spec.docs --write"
 
 
 def test_readme_names_the_commands_ci_runs():

@@ -75,7 +75,7 @@ def test_the_program_reads_config_through_the_language_hosts_channel():
     before = {name: os.environ.get(name) for name in CONFIG_VARIABLES}
     with restored_config_environment():
         install_mocks(config)
-        # offline nothing decrypts a secure: value: the program reads a placeholder (validation/secrets.py)
+        # offline nothing decrypts a secure: value: the program reads a placeholder (stacks/validate/secrets.py)
         assert raw_config_from_pulumi() == {"cloud": "gcp", "nodePools": [{"name": "a"}], "token": "[secret]"}
         assert secret_config_keys() == {"token"}
         assert pulumi.Config("gcp").get("project") == "p"  # the SDK's public API sees the same config

@@ -14,10 +14,10 @@ from render.compute_domain import (
     CHANNEL_DEVICE_CLASS, KUEUE_RESOURCE, POD_CLAIM, compute_domain, compute_domains, job_objects, pod_claim,
     uses_compute_domains,
 )
-from plan.kueue_topology import pool_namespaces
+from stacks.plan.kueue_topology import pool_namespaces
 from render.kueue import render_kueue
 from render.kueue_config import manager_config
-from plan.slurm import plan_slurm
+from stacks.plan.slurm import plan_slurm
 from render.slurm_values import slurm_values
 from render.fabric_pod import pod_fabric
 from render.trainer import training_runtimes

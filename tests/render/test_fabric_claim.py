@@ -14,7 +14,7 @@ from render.fabric_claim import (
     KUEUE_RESOURCE, claim_template, claim_templates, device_class, kueue_device_classes, pod_claim,
 )
 from render.fabric_pod import pod_fabric
-from plan.kueue_topology import pool_namespaces
+from stacks.plan.kueue_topology import pool_namespaces
 from render.kueue import render_kueue
 from render.kueue_config import manager_config
 from render.trainer import training_runtimes

@@ -22,8 +22,8 @@ import pytest
 from catalog.fabric import FabricKind, load_fabric_catalog
 from catalog.fabric_images import BUILD_ANNOTATION, CHECK_CONTAINER, load_fabric_image_tables
 from catalog.images import load_image_table
-from plan.fabric_contract import check, nodeset_views, runtime_views
-from plan.slurm import plan_slurm
+from stacks.plan.fabric_contract import check, nodeset_views, runtime_views
+from stacks.plan.slurm import plan_slurm
 from preview.engine import PROJECT_ROOT, read_stack_file
 from render.fabric_image_check import check_script
 from render.fabric_pod import pod_fabric
@@ -32,8 +32,8 @@ from render.slurm_values import chart_image, slurm_values
 from render.trainer import training_runtimes
 from tests.support.spec.edit import edit
 from tests.support.spec.scheduling_fixtures import EKS_TEAMS, spec_and_facts
-from validation.issues import SpecError
-from validation.load import load_spec
+from stacks.validate.issues import SpecError
+from stacks.validate.load import load_spec
 
 BUILD = load_fabric_image_tables().build("slurmd-efa")
 REPO = "123456789012.dkr.ecr.us-east-1.amazonaws.com/slurmd-efa"
@@ -242,7 +242,7 @@ def test_an_arm64_efa_runtime_defaults_to_the_arm64_deep_learning_container():
 
 
 def test_the_contracts_default_slurmd_image_is_the_pinned_charts():
-    from plan.fabric_contract import SLINKY_SLURMD_IMAGE
+    from stacks.plan.fabric_contract import SLINKY_SLURMD_IMAGE
     from tests.conftest import require_shared
     import yaml
     values = yaml.safe_load(require_shared("charts", "slurm-1.2.1", "values.yaml").read_text())

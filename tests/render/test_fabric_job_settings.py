@@ -10,14 +10,14 @@ import textwrap
 import pytest
 
 from render.fabric_pod import pod_fabric, shm_gib
-from plan.slurm import plan_slurm
+from stacks.plan.slurm import plan_slurm
 from render.slurm_values import slurm_values
 from render.trainer import TORCH_IMAGE, runtime_image, training_runtimes
 from render.kueue import render_kueue
 from tests.support.spec.edit import edit
 from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts
-from validation.issues import SpecError
-from validation.load import load_spec
+from stacks.validate.issues import SpecError
+from stacks.validate.load import load_spec
 
 DLC = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.6.0-gpu-py312-cu126-ubuntu22.04-ec2"
 

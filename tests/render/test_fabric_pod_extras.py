@@ -12,7 +12,7 @@ from render.fabric_pod import (
     EFA_RESOURCE, NVIDIA_LIB64, PodFabric, TCPX_NCCL_ENV, apply_to_container, pod_fabric,
 )
 from render.kueue import render_kueue
-from plan.slurm import plan_slurm
+from stacks.plan.slurm import plan_slurm
 from render.slurm_values import slurm_values
 from render.trainer import training_runtimes
 from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts

@@ -17,7 +17,7 @@ import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file
 from render.fabric_pod import NVIDIA_LIB64, pod_fabric
-from plan.slurm import plan_slurm
+from stacks.plan.slurm import plan_slurm
 from tests.support.spec.edit import edits
 from tests.support.spec.scheduling_fixtures import spec_and_facts
 from tests.support.slurm.cluster import SlurmCluster

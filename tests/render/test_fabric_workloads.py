@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from catalog.fabric import FabricKind, load_fabric_catalog
-from plan import slurm_task_env
+from stacks.plan import slurm_task_env
 from render.fabric_pod import EFA_RESOURCE, pod_fabric
 from render.kueue import render_kueue
-from plan.slurm import plan_slurm
+from stacks.plan.slurm import plan_slurm
 from render.slurm_values import slurm_values
 from render.trainer import training_runtimes
 from tests.conftest import require_shared
@@ -184,7 +184,7 @@ def test_slinky_nodeset_gets_the_same_fabric_as_the_runtime(fabric):
     assert nodeset.get("metadata", {}).get("annotations", {}) == {
         k: v for k, v in runtime_pod["metadata"].get("annotations", {}).items() if not k.startswith("kueue")}
     assert nodeset["podSpec"].get("initContainers", []) == runtime_pod["spec"].get("initContainers", [])
-    # plus the TaskProlog's ConfigMap (the fabric env of every Slurm task: plan/slurm_task_env.py)
+    # plus the TaskProlog's ConfigMap (the fabric env of every Slurm task: stacks/plan/slurm_task_env.py)
     assert nodeset["podSpec"].get("volumes", []) == [*runtime_pod["spec"].get("volumes", []),
                                                      slurm_task_env.volume(pool, True)]
     assert nodeset["podSpec"].get("resourceClaims", []) == runtime_pod["spec"].get("resourceClaims", [])

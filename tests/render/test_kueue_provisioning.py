@@ -10,7 +10,7 @@ from render.trainer import training_runtimes
 from tests.support.kube.crd_schemas import schema_errors
 from tests.support.spec.edit import DELETE, edit
 from tests.support.spec.scheduling_fixtures import EKS_QUEUED, GKE_TEAMS, spec_and_facts
-from validation.load import decode_config
+from stacks.validate.load import decode_config
 
 QUEUED_TOLERATION = {"key": "cloud.google.com/gke-queued", "operator": "Exists", "effect": "NoSchedule"}
 

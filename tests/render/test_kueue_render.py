@@ -14,7 +14,7 @@ import yaml
 
 from render.kueue import REPLACED_FIELDS, base_name, content_name, render_kueue
 from render.kueue_config import manager_config, manager_config_yaml
-from plan.kueue_topology import has_block_labels, placement
+from stacks.plan.kueue_topology import has_block_labels, placement
 from render.trainer import training_runtimes
 from catalog import Cloud
 from tests.support.spec.edit import edit, edits

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from render.kueue import render_kueue
-from validation.issues import SpecError
-from plan.facts import pool_facts
-from validation.load import load_spec
+from stacks.validate.issues import SpecError
+from stacks.plan.facts import pool_facts
+from stacks.validate.load import load_spec
 from tests.support.spec.scheduling_fixtures import CAT
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

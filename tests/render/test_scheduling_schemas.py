@@ -13,7 +13,7 @@ from preview.engine import PROJECT_ROOT, read_stack_file
 from render.kueue import render_kueue
 from render.kueue_config import manager_config, kueue_values
 from render.trainer import trainer_values, training_runtimes
-from validation.load import decode_config
+from stacks.validate.load import decode_config
 from tests.conftest import require_shared
 from tests.support.kube.crd_schemas import cel_errors, schema_errors
 from tests.support.spec.edit import DELETE, edit

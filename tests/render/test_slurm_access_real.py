@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from plan.slurm import PRIVATE_DATA
+from stacks.plan.slurm import PRIVATE_DATA
 from tests.render.test_slurm_real import CONFIGS, _bad_log_lines, _plan_and_values, chroot, slurm_key  # noqa: F401
 from tests.support.spec.edit import edit
 from tests.support.slurm.real import SlurmController

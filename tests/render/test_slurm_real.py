@@ -23,11 +23,11 @@ import yaml
 from components.charts import SLURM
 from components.slurm.scaling import cloud_nodes_script
 from preview.engine import run_program
-from plan.slurm import ALL_NODESETS, SlurmPlan, plan_slurm
+from stacks.plan.slurm import ALL_NODESETS, SlurmPlan, plan_slurm
 from render.slurm_jobs import KEY_FILE_MODE
 from render.slurm_values import client_slurm_conf
-from plan.facts import pool_facts
-from validation.load import decode_config, load_spec
+from stacks.plan.facts import pool_facts
+from stacks.validate.load import decode_config, load_spec
 from tests.conftest import require_shared
 from tests.support.helm.values import helm_merge
 from tests.support.preview.recorded import one

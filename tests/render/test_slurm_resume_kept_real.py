@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from plan.slurm_scaling import NODESET_PREFIX, SLURMD_BOOT_ARGS
+from stacks.plan.slurm_scaling import NODESET_PREFIX, SLURMD_BOOT_ARGS
 from tests.support.kube.fake_api import NAMESPACE, FakeKubeApi, make_pki, programs_for, service_account
 from tests.support.slurm.cluster import SlurmCluster
 from tests.support.slurm.netns import missing_netns_privilege

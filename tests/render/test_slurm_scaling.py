@@ -1,4 +1,4 @@
-"""Slurm pools that follow the queue (plan/slurm_scaling.py): which pools scale, the power-saving directives,
+"""Slurm pools that follow the queue (stacks/plan/slurm_scaling.py): which pools scale, the power-saving directives,
 the CLOUD records, the NodeSet replicas at deploy and the rendered Resume/SuspendProgram."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from components.slurm.scaling import cloud_nodes_script
 from render.slurm_values import slurm_values
-from tests.plan.test_slurm_plan import plan_of
+from tests.stacks.plan.test_slurm_plan import plan_of
 from tests.support.spec.edit import edits
 from tests.support.slurm.configs import GKE_NO_ACCOUNTING, slurm_configs
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from plan.slurm_scaling import NODESET_PREFIX
-from tests.plan.test_slurm_plan import plan_of
+from stacks.plan.slurm_scaling import NODESET_PREFIX
+from tests.stacks.plan.test_slurm_plan import plan_of
 from tests.render.test_slurm_real import chroot  # noqa: F401 (fixture)
 from tests.render.test_slurm_scaling_real import SCALING
 from tests.support.kube.fake_api import L4, NAMESPACE, FakeKubeApi, make_pki, programs_for, service_account

@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from catalog.start_path import load_start_path
-from plan.start_time import factors, overhead_s
+from stacks.plan.start_time import factors, overhead_s
 from preview.run import preview_stack
 from tests.support.whatif.stacks import cluster, kueue_config
 from whatif.model import Job, SimOptions

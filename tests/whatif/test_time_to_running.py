@@ -8,8 +8,8 @@ import json
 import pytest
 
 from catalog.start_path import load_start_path
-from plan.pod_start import PodStartPlan
-from plan.start_time import factors, gang_seconds, overhead_s, pool_start
+from stacks.plan.pod_start import PodStartPlan
+from stacks.plan.start_time import factors, gang_seconds, overhead_s, pool_start
 from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
 from whatif.__main__ import main
 from whatif.metrics import summarize

@@ -29,16 +29,16 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stder
 NEVER = ("pulumi", "pulumi_gcp", "pulumi_aws", "pulumi_kubernetes", "components", "compose", "policies", "preview",
          "jsonschema", "kubernetes", "matplotlib")
 """Never in a what-if run (the chart's matplotlib only with --chart)."""
-SLURM_ONLY = ("whatif.slurm_sched", "whatif.slurm_backfill", "whatif.slurm_power", "whatif.slurm_job", "plan.slurm",
-              "plan.slurm_accounts", "plan.slurm_nodes", "plan.slurm_scaling", "plan.slurm_login", "plan.slurm_topology",
-              "validation.slurm", "validation.slurm_access")
-KUEUE_ONLY = ("whatif.kueue_sched", "whatif.kueue_preempt", "whatif.kueue_cycle", "whatif.kueue_cohort", "whatif.kueue_queue")
-FLEET_AND_TRACES = ("whatif.fleet_cluster", "whatif.fleet_run", "whatif.fleet_sched", "whatif.traces.replay",
-                    "whatif.traces.alibaba", "plan.fleet", "plan.fleet_egress", "validation.fleet")
+SLURM_ONLY = ("whatif.slurm.sched", "whatif.slurm.backfill", "whatif.slurm.power", "whatif.slurm.job", "stacks.plan.slurm",
+              "stacks.plan.slurm_accounts", "stacks.plan.slurm_nodes", "stacks.plan.slurm_scaling", "stacks.plan.slurm_login", "stacks.plan.slurm_topology",
+              "stacks.validate.slurm", "stacks.validate.slurm_access")
+KUEUE_ONLY = ("whatif.kueue.sched", "whatif.kueue.preempt", "whatif.kueue.cycle", "whatif.kueue.cohort", "whatif.kueue.queue")
+FLEET_AND_TRACES = ("whatif.fleet.cluster", "whatif.fleet.run", "whatif.fleet.sched", "whatif.traces.replay",
+                    "whatif.traces.alibaba", "stacks.plan.fleet", "stacks.plan.fleet_egress", "stacks.validate.fleet")
 NOT_FOR_QUEUES = ("render.fabric_pod", "render.admission", "render.pod_security_cel")
 """The team Namespaces' fabric and admission policy: the what-if reads the queues and flavors only."""
-SETTING_RULES = ("validation.fabric_image", "catalog.fabric_images", "catalog.images", "validation.fabric_version",
-                 "catalog.gke_version", "plan.capacity_block", "validation.capacity_block_window")
+SETTING_RULES = ("stacks.validate.fabric_image", "catalog.fabric_images", "catalog.images", "stacks.validate.fabric_version",
+                 "catalog.gke_version", "stacks.plan.capacity_block", "stacks.validate.capacity_block_window")
 """Rules and planners that load only for a stack with the setting they are about: an image built from a recipe
 (``runtimeImageBuild``), a pinned GKE version (``minMasterVersion``) or a rack-scale pool, an EC2 Capacity Block.
 gke-kueue has none of them (eks-p6e-gb200 has the first and last, ``test_a_pinned_gke_version_loads_its_floors``
@@ -60,18 +60,18 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize("args, must, never", [
     (("--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml"),
-     ("whatif.kueue_sched", "plan.gke_pool", "render.kueue", "validation.load", "plan.gke_fabric"),
-     NEVER + SLURM_ONLY + FLEET_AND_TRACES + NOT_FOR_QUEUES + SETTING_RULES + ("plan.eks_pool",)),
+     ("whatif.kueue.sched", "stacks.plan.gke_pool", "render.kueue", "stacks.validate.load", "stacks.plan.gke_fabric"),
+     NEVER + SLURM_ONLY + FLEET_AND_TRACES + NOT_FOR_QUEUES + SETTING_RULES + ("stacks.plan.eks_pool",)),
     (("--stack", "eks-kueue", "--workload", "workloads/eks-kueue.yaml"),
-     ("whatif.kueue_sched", "plan.eks_pool"), NEVER + SLURM_ONLY + FLEET_AND_TRACES + ("plan.gke_pool", "plan.gke_fabric")),
+     ("whatif.kueue.sched", "stacks.plan.eks_pool"), NEVER + SLURM_ONLY + FLEET_AND_TRACES + ("stacks.plan.gke_pool", "stacks.plan.gke_fabric")),
     (("--stack", "gke-h100-512", "--workload", "workloads/gke-h100-512.yaml"),
-     ("whatif.slurm_sched", "plan.slurm", "validation.slurm", "plan.slurm_topology"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.eks_pool",)),
+     ("whatif.slurm.sched", "stacks.plan.slurm", "stacks.validate.slurm", "stacks.plan.slurm_topology"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("stacks.plan.eks_pool",)),
     (("--stack-file", "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml", "--workload", "workloads/alibaba-openb.yaml"),
-     ("whatif.kueue_sched", "whatif.traces.alibaba"),
-     NEVER + SLURM_ONLY + ("whatif.fleet_run", "plan.fleet", "plan.gke_fabric")),  # GKE without a fabric pool
+     ("whatif.kueue.sched", "whatif.traces.alibaba"),
+     NEVER + SLURM_ONLY + ("whatif.fleet.run", "stacks.plan.fleet", "stacks.plan.gke_fabric")),  # GKE without a fabric pool
     (("--stack", "eks-p6e-gb200", "--workload", "workloads/eks-p6e-gb200.yaml"),
-     ("validation.fabric_image", "catalog.fabric_images", "catalog.images", "catalog.gke_version", "plan.capacity_block",
-      "validation.capacity_block_window"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("plan.gke_pool",)),
+     ("stacks.validate.fabric_image", "catalog.fabric_images", "catalog.images", "catalog.gke_version", "stacks.plan.capacity_block",
+      "stacks.validate.capacity_block_window"), NEVER + KUEUE_ONLY + FLEET_AND_TRACES + ("stacks.plan.gke_pool",)),
 ], ids=["gke-kueue", "eks-kueue", "gke-h100-512 (slurm)", "alibaba trace", "eks-p6e-gb200 (recipe image, block)"])
 def test_a_run_loads_only_what_its_stack_needs(args, must, never):
     if "alibaba" in args[1] and not (ROOT.parent / "shared" / "traces").exists():
@@ -88,10 +88,10 @@ def test_a_pinned_gke_version_loads_its_floors(tmp_path):
     stack = tmp_path / "Pulumi.gke-kueue-pinned.yaml"
     stack.write_text(yaml.safe_dump(doc), encoding="utf-8")
     modules = modules_of("--stack-file", str(stack), "--workload", "workloads/gke-kueue.yaml")
-    assert {"validation.fabric_version", "catalog.gke_version"} <= modules
-    assert not _loaded(modules, ("validation.fabric_image", "plan.capacity_block"))
+    assert {"stacks.validate.fabric_version", "catalog.gke_version"} <= modules
+    assert not _loaded(modules, ("stacks.validate.fabric_image", "stacks.plan.capacity_block"))
 
 
 def test_the_deny_check_sees_a_loaded_module():
-    assert _loaded({"plan.slurm", "pulumi_gcp.compute", "whatif.run"}, ("plan.slurm", "pulumi_gcp", "compose")) == \
-        ["plan.slurm", "pulumi_gcp"]
+    assert _loaded({"stacks.plan.slurm", "pulumi_gcp.compute", "whatif.run"}, ("stacks.plan.slurm", "pulumi_gcp", "compose")) == \
+        ["stacks.plan.slurm", "pulumi_gcp"]

@@ -34,13 +34,13 @@ def test_whatif_modules_import_each_other_without_a_circle():
 
 def test_the_engine_and_the_schedulers_meet_only_in_core_and_run():
     graph = whatif_graph()
-    schedulers = {"whatif.kueue_sched", "whatif.slurm_sched", "whatif.kueue_preempt", "whatif.slurm_backfill"}
+    schedulers = {"whatif.kueue.sched", "whatif.slurm.sched", "whatif.kueue.preempt", "whatif.slurm.backfill"}
     assert not graph["whatif.engine"] & schedulers
     assert all("whatif.engine" not in graph[s] for s in schedulers)
-    assert {"whatif.kueue_sched", "whatif.slurm_sched"} <= graph["whatif.run"]
+    assert {"whatif.kueue.sched", "whatif.slurm.sched"} <= graph["whatif.run"]
 
 
 def test_kueue_preemption_needs_no_engine():
     graph = whatif_graph()
-    assert graph["whatif.kueue_preempt"] <= {"whatif.kueue_cohort", "whatif.cluster", "whatif.model"}, \
-        graph["whatif.kueue_preempt"]
+    assert graph["whatif.kueue.preempt"] <= {"whatif.kueue.cohort", "whatif.cluster", "whatif.model"}, \
+        graph["whatif.kueue.preempt"]

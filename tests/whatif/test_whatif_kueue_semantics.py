@@ -131,7 +131,7 @@ def test_only_nodes_of_topology_placed_pools_retry_inadmissible_workloads(monkey
     # "wait" cannot be admitted while "hold" runs (quota full, no lower-priority victim) and is parked. Kueue retries
     # inadmissible workloads on a release, and on node events only for TAS flavors (v0.19.2
     # pkg/controller/tas/resource_flavor.go): the L4 node that boots for "small" must not retry it (before: it did)
-    import whatif.kueue_sched as sched
+    import whatif.kueue.sched as sched
 
     decided: list[str] = []
     real = sched.choose

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.support.whatif.stacks import cluster, h100_pool, slurm_config
 from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
-from whatif.slurm_sched import fair_tree
+from whatif.slurm.sched import fair_tree
 
 FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
 QUEUES = [{"name": "a", "quotas": [{"pool": "h100", "gpus": 32}]}, {"name": "b", "quotas": [{"pool": "h100", "gpus": 32}]}]
@@ -77,7 +77,7 @@ def test_backfill_reserves_a_gang_at_its_joint_start_after_a_reservation_on_a_no
     5000. A 2-node 4-GPU job of 50 s fits node 0 now and node 1 from 300, but together only from 500: Slurm reserves
     it there. Checking only each node's own earliest start (0 and 300) finds no joint start before 5000."""
     from whatif.nodes import UP, PoolState
-    from whatif.slurm_backfill import earliest
+    from whatif.slurm.backfill import earliest
 
     c = cluster(slurm_config([h100_pool(4, multi=False)], QUEUES, overcommit=True), FIXED)
     pool = PoolState(c.pools["h100"])

@@ -9,8 +9,8 @@ from typing import Any, Union
 
 import yaml
 
-from validation.issues import NAMESPACE, Issues, SpecIssue, allowed_list, choice_fix
-from validation.shape import parse_part
+from stacks.validate.issues import NAMESPACE, Issues, SpecIssue, allowed_list, choice_fix
+from stacks.validate.shape import parse_part
 from whatif.cluster import ClusterModel
 from whatif.model import Job, Workload
 from whatif.workload.spec import JobList, Profile, Trace

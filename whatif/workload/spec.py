@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from spec.model_base import SpecModel
+from stacks.spec.model_base import SpecModel
 
 
 class DurationKind(str, Enum):

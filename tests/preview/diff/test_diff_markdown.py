@@ -23,9 +23,9 @@ from preview.diff.render_text import render_diff_text
 from preview.engine import Registered
 from preview.report import PreviewReport
 from preview.diff.replacement import GKE_NODE_POOL
-from validation.issues import SpecError
-from plan.facts import pool_facts
-from validation.load import decode_config, load_spec
+from stacks.validate.issues import SpecError
+from stacks.plan.facts import pool_facts
+from stacks.validate.load import decode_config, load_spec
 from tests.support.spec.edit import edit, edits
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -1,4 +1,4 @@
-"""A stand-in for the Kubernetes API server, for the rendered Resume/SuspendProgram (``plan/slurm_scaling.py``):
+"""A stand-in for the Kubernetes API server, for the rendered Resume/SuspendProgram (``stacks/plan/slurm_scaling.py``):
 HTTPS with a certificate for ``kubernetes.default.svc`` signed by a throwaway CA, a bearer token, and the three calls
 the programs make (GET and merge-PATCH a NodeSet's ``scale`` subresource, DELETE a pod), answered as the API server
 does (compact JSON; a Scale's ``spec.replicas`` is omitted at 0, as ``autoscaling/v1`` has it ``omitempty``).
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from plan.slurm_scaling import API_ADDRESS, NODESET_PREFIX, SERVICE_ACCOUNT_DIR, ScalingPlan
+from stacks.plan.slurm_scaling import API_ADDRESS, NODESET_PREFIX, SERVICE_ACCOUNT_DIR, ScalingPlan
 from tests.support.slurm.real import Workdir
 from tests.support.slurm.root import Chroot
 

@@ -15,8 +15,8 @@ from catalog import load_catalog
 from preview.cost import stack_cost
 from preview.diff.spec import SpecSide
 from preview.report import PreviewReport
-from plan.facts import pool_facts
-from validation.load import decode_config, load_spec
+from stacks.plan.facts import pool_facts
+from stacks.validate.load import decode_config, load_spec
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null",

@@ -27,9 +27,24 @@ def project_files(root: Path) -> list[Path]:
                   if not any(part.startswith(".") or part in SKIPPED_DIRS for part in p.relative_to(root).parts))
 
 
+GROUPS = {"stacks"}
+"""Folders whose subpackages are units of their own (``stacks/spec`` is ``stacks.spec``): one stack's parse, validate
+and plan steps each have their own row in the allowed-imports table."""
+
+
 def unit_of(path: Path, root: Path) -> str:
-    """The top-level unit a file belongs to: its first folder (``preview``), or the file name at the root."""
-    return path.relative_to(root).parts[0]
+    """The unit a file belongs to: its first folder (``preview``), a grouped subpackage (``stacks.plan``), or the file
+    name at the root."""
+    parts = path.relative_to(root).parts
+    if parts[0] in GROUPS and len(parts) > 2:
+        return f"{parts[0]}.{parts[1]}"
+    return parts[0]
+
+
+def unit_of_module(module: str) -> str:
+    """The unit of a dotted module: ``stacks.plan.stack`` -> ``stacks.plan``, ``preview.engine`` -> ``preview``."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in GROUPS and len(parts) > 1 else parts[0]
 
 
 def top_level_units(root: Path) -> set[str]:
@@ -81,7 +96,7 @@ def refused_imports(unit: str, imports: Iterable[Import], allowed: Mapping[str, 
     import itself; a module outside the project is refused only when ``unit`` is pure and the module is Pulumi."""
     refused = []
     for imp in imports:
-        top = imp.module.split(".")[0]
+        top = unit_of_module(imp.module)
         if top in units and top != unit and top not in allowed[unit]:
             refused.append(f"line {imp.line}: {imp.module} ({unit} may import only {sorted(allowed[unit])})")
         elif unit in pure and is_pulumi(imp.module):
@@ -124,7 +139,7 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
 
 
 def module_name(path: Path, root: Path) -> str:
-    """``plan/stack.py`` -> ``plan.stack``; a package's ``__init__.py`` is the package."""
+    """``stacks/plan/stack.py`` -> ``stacks.plan.stack``; a package's ``__init__.py`` is the package."""
     parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 

@@ -1,6 +1,6 @@
 """A small cluster of REAL Slurm 26.05 daemons: slurmctld (+ slurmdbd when the plan has accounting) and one real
 ``slurmd`` per node, each in its own network namespace (``tests/support/slurm/netns.py``), all in the Debian root of
-``scripts/slurm-root.sh``. The configuration is what the project renders (``plan/slurm.py`` ->
+``scripts/slurm-root.sh``. The configuration is what the project renders (``stacks/plan/slurm.py`` ->
 ``slurm_values.py`` -> what Slinky writes, ``slinky_emulation.py``); nodes join as Slinky's do, as dynamic nodes
 ``slurmd -Z --conf "<NodeSet extraConf> Features=<pool> [Topology=<pool>:<block>]"``.
 
@@ -29,7 +29,7 @@ import yaml
 
 from components.charts import SLURM
 from components.slurm.scaling import cloud_nodes_script
-from plan.slurm import SlurmPlan
+from stacks.plan.slurm import SlurmPlan
 from render.fabric_pod import PodFabric
 from render.slurm_values import client_slurm_conf, slurm_values, task_env_config_map_data
 from tests.conftest import require_shared

@@ -34,7 +34,7 @@ class ScenarioJob:
     def sbatch_args(self, accounting: bool, gpu_type: str | None = None) -> list[str]:
         """``gpu_type``: ask for ``gpu:<type>:N`` (typed GRES), else ``gpu:N``. Slurm holds a typed cap
         (``GrpTRES=gres/gpu:h100=8``) only to jobs that name the type, an untyped one (``gres/gpu=8``) to every GPU
-        job: the rendered caps have both (``plan/slurm_accounts.py``)."""
+        job: the rendered caps have both (``stacks/plan/slurm_accounts.py``)."""
         # Slurm keeps time limits in whole minutes (`--time=0:30` becomes 1 min): round up, as Slurm does
         minutes = max(1, math.ceil((self.time_limit_s or self.run_s) / 60))
         gres = f"gpu:{gpu_type}:{self.gpus_per_node}" if gpu_type else f"gpu:{self.gpus_per_node}"

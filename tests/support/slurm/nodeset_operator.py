@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from plan.slurm_scaling import NODESET_PREFIX
+from stacks.plan.slurm_scaling import NODESET_PREFIX
 from tests.support.kube.fake_api import POD, FakeKubeApi
 from tests.support.slurm.cluster import SlurmCluster
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from components.slurm.database import MARIADB_ARGS
-from plan.slurm_scaling import SCRIPT_DIR
+from stacks.plan.slurm_scaling import SCRIPT_DIR
 from render.slurm_values import client_slurm_conf
 from tests.support.slurm import ports
 from tests.support.slurm.slinky_emulation import Paths, create_node_commands, operator_slurm_conf

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from plan.slurm_task_env import MOUNT, VOLUME
+from stacks.plan.slurm_task_env import MOUNT, VOLUME
 
 
 def task_env_volume(nodeset: dict[str, Any]) -> dict[str, Any] | None:

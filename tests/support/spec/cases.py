@@ -12,10 +12,10 @@ from typing import Any, Mapping
 
 import pytest
 
-from spec.stack import TOP_LEVEL_KEYS, NodePool
+from stacks.spec.stack import TOP_LEVEL_KEYS, NodePool
 from tests.support.spec.edit import edits
-from validation.issues import SpecError, SpecIssue, allowed_list
-from validation.load import load_spec
+from stacks.validate.issues import SpecError, SpecIssue, allowed_list
+from stacks.validate.load import load_spec
 
 GKE_BASELINE: dict[str, Any] = {
     "cloud": "gcp",

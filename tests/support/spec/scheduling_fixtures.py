@@ -5,9 +5,9 @@ import copy
 from typing import Any
 
 from catalog import load_catalog
-from plan.facts import PoolFacts, pool_facts
-from validation.load import load_spec
-from spec.stack import StackSpec
+from stacks.plan.facts import PoolFacts, pool_facts
+from stacks.validate.load import load_spec
+from stacks.spec.stack import StackSpec
 
 GKE_TEAMS: dict[str, Any] = {
     "cloud": "gcp", "region": "us-central1", "project": "ml-platform-prod", "cluster": {"name": "ml-train"},

@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog import load_catalog
-from plan.slurm import SlurmPlan, plan_slurm
-from plan.facts import pool_facts
+from stacks.plan.slurm import SlurmPlan, plan_slurm
+from stacks.plan.facts import pool_facts
 from tests.support.slurm.jobs import RealOutcome
 from tests.support.whatif.scenarios import Scenario
-from validation.load import decode_config, load_spec
+from stacks.validate.load import decode_config, load_spec
 
 TIE_S = 0.5
 FINE_ORDER_GAP_S = 4.0

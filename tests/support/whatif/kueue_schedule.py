@@ -1,7 +1,7 @@
 """Kueue's own scheduler test table (pkg/scheduler/scheduler_test.go, TestSchedule), ported as data
 (tests/whatif/kueue_tables/schedule.yaml), run through the simulator's Kueue model: one scheduling cycle
-(``whatif.kueue_cycle``) over every cohort of the case, each ClusterQueue's head assigned a flavor and victims by
-``whatif.kueue_preempt.choose``. The result is compared with what Kueue's test expects: the workloads admitted this
+(``whatif.kueue.cycle``) over every cohort of the case, each ClusterQueue's head assigned a flavor and victims by
+``whatif.kueue.preempt.choose``. The result is compared with what Kueue's test expects: the workloads admitted this
 cycle with their flavor, the workloads preempted, and the pending ones left in the active queues (``wantLeft``) or
 set aside as inadmissible (``wantInadmissibleLeft``)."""
 from __future__ import annotations
@@ -14,9 +14,9 @@ import yaml
 
 from tests.support.whatif.kueue_tables import _queue, _units
 from whatif.cluster import KueueModel
-from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
-from whatif.kueue_cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
-from whatif.kueue_preempt import choose
+from whatif.kueue.cohort import Admitted, CohortView, Incoming, QueueView
+from whatif.kueue.cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
+from whatif.kueue.preempt import choose
 
 TABLE = Path(__file__).resolve().parents[2] / "whatif" / "kueue_tables" / "schedule.yaml"
 

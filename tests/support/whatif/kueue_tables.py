@@ -1,6 +1,6 @@
 """Kueue's own preemption test tables, ported as data (tests/whatif/kueue_tables/*.yaml), run through the
-simulator's Kueue model: each case becomes a cohort snapshot (``whatif.kueue_cohort``) and the preemptor
-(``whatif.kueue_preempt.targets``) names the victims, compared with what Kueue v0.19.2's test expects."""
+simulator's Kueue model: each case becomes a cohort snapshot (``whatif.kueue.cohort``) and the preemptor
+(``whatif.kueue.preempt.targets``) names the victims, compared with what Kueue v0.19.2's test expects."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 
 from whatif.cluster import KueueModel, QueueModel, QuotaModel
-from whatif.kueue_cohort import Admitted, CohortView, Incoming, QueueView
-from whatif.kueue_preempt import targets
+from whatif.kueue.cohort import Admitted, CohortView, Incoming, QueueView
+from whatif.kueue.preempt import targets
 
 TABLES = Path(__file__).resolve().parents[2] / "whatif" / "kueue_tables"
 SCALE = 1000

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from plan.slurm_scaling import NODESET_PREFIX
+from stacks.plan.slurm_scaling import NODESET_PREFIX
 from tests.support.kube.fake_api import NAMESPACE, FakeKubeApi, make_pki, programs_for, service_account
 from tests.support.slurm.cluster import SlurmCluster
 from tests.support.slurm.jobs import RealOutcome, run_phases

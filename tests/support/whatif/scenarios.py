@@ -34,7 +34,7 @@ def _stack(nodes: int, scheduling: dict[str, Any], slurm: dict[str, Any], multi_
 
 
 ONE_QUEUE = {"cohort": "all", "queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": 16}]}]}
-"""In a cohort with unlimited borrowing the account gets no GrpTRES cap (``plan/slurm_accounts.py``): these
+"""In a cohort with unlimited borrowing the account gets no GrpTRES cap (``stacks/plan/slurm_accounts.py``): these
 scenarios test the scheduler, not a cap (a cap equal to the pool would hold the big job back in the simulator)."""
 NO_ACCOUNTING = {"accounting": False, "priorityWeights": {"fairShare": 0, "age": 0}}
 

@@ -1,5 +1,5 @@
 """Spec errors in ``cluster``: name, settings of the other cloud, API access, EKS version and subnets, the
-system pool (``validation/cluster.py``).
+system pool (``stacks/validate/cluster.py``).
 
 Each row edits a baseline of ``tests/support/spec/cases.py`` and pins every error a user reads, exactly.
 """

@@ -1,5 +1,5 @@
 """Spec errors in a pool's shape: keys, names, node range, upgrade settings, node labels and taints
-(``validation/pool.py``, the shape checks and the pool-name rule).
+(``stacks/validate/pool.py``, the shape checks and the pool-name rule).
 
 Each row edits a baseline of ``tests/support/spec/cases.py`` and pins every error a user reads, exactly.
 """

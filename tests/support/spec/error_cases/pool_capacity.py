@@ -1,5 +1,5 @@
 """Spec errors in how a pool gets its nodes: reservations, the EKS placement group, multi-node placement and EFA
-(``validation/pool_capacity.py``).
+(``stacks/validate/pool_capacity.py``).
 
 Each row edits a baseline of ``tests/support/spec/cases.py`` and pins every error a user reads, exactly.
 """

@@ -1,5 +1,5 @@
 """Spec errors of a pool against the catalog: machine type and GPUs, zones, prices
-(``validation/pool_catalog.py``).
+(``stacks/validate/pool_catalog.py``).
 
 Each row edits a baseline of ``tests/support/spec/cases.py`` and pins every error a user reads, exactly.
 """

@@ -1,5 +1,5 @@
-"""Spec errors of flex-start and queued provisioning (``validation/queued.py``, the flex-start price in
-``validation/pool_catalog.py``). Each row edits a baseline of ``tests/support/spec/cases.py`` and pins every error a
+"""Spec errors of flex-start and queued provisioning (``stacks/validate/queued.py``, the flex-start price in
+``stacks/validate/pool_catalog.py``). Each row edits a baseline of ``tests/support/spec/cases.py`` and pins every error a
 user reads, exactly."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Spec errors in top-level settings: unknown keys, cloud, region, project or account, resource labels
-(``validation/top_level.py`` and the shape checks).
+(``stacks/validate/top_level.py`` and the shape checks).
 
 Each row edits a baseline of ``tests/support/spec/cases.py`` and pins every error a user reads, exactly.
 """

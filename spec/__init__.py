@@ -1,3 +1,0 @@
-"""The typed stack spec: pydantic models of ``Pulumi.<stack>.yaml`` (cluster, pools, GPU runtime, fabric, pod start,
-capacity, maintenance, scheduling, Slurm), how one scalar is read, and the generator of docs/configuration.md.
-Pure: no Pulumi. ``validation/`` builds it; ``plan/`` derives everything else from it."""

@@ -1,0 +1,138 @@
+"""Derived facts of reserved pools: how many nodes are billed, and an EC2 Capacity Block's window, scaling times and
+price per hour. Pure: read by validation, components (the Auto Scaling schedules), the preview's cost and its
+summary.
+
+AWS rules used here (EC2 user guide, "Find and purchase Capacity Blocks" and "Work with Capacity Blocks"; EKS user
+guide, "Create self-managed nodes with Capacity Blocks for ML" and "Create a managed node group with Capacity
+Blocks for ML"): blocks last 1-14 days in 1-day steps, then 7-day steps up to 182 days; every block ends at
+11:30 UTC; thirty minutes before the end EC2 starts terminating the block's instances, so the group should scale
+to zero more than 30 minutes before the end; a managed node group on a block is upgraded only at desired size 0.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from catalog import Cloud
+from stacks.plan.reservation import is_capacity_block, reserved_nodes
+from stacks.spec.stack import NodePool
+
+SCALE_DOWN_LEAD = dt.timedelta(minutes=30)
+"""How long before the block's end the node group is scaled to zero (AWS: more than 30 minutes)."""
+BLOCK_END_UTC = dt.time(11, 30)
+"""Every capacity block ends at 11:30 UTC."""
+MAX_BLOCK_HOURS = 182 * 24
+MIN_BLOCK_HOURS = 24
+MAX_BLOCK_INSTANCES = 64
+"""EC2: each Capacity Block holds up to 64 instances."""
+
+BLOCK_FEE_TAG = "gpu-cluster/capacity-block-usd"
+"""EKS node group tag: the capacity block's declared upfront fee in USD; absent means unknown."""
+BLOCK_START_TAG = "gpu-cluster/capacity-block-start"
+BLOCK_END_TAG = "gpu-cluster/capacity-block-end"
+
+
+@dataclass(frozen=True)
+class BlockWindow:
+    start: dt.datetime
+    end: dt.datetime
+
+    @property
+    def hours(self) -> float:
+        return (self.end - self.start).total_seconds() / 3600
+
+    @property
+    def scale_up_at(self) -> dt.datetime:
+        return self.start
+
+    @property
+    def scale_down_at(self) -> dt.datetime:
+        return self.end - SCALE_DOWN_LEAD
+
+    def as_dict(self) -> dict[str, object]:
+        return {"start": iso(self.start), "end": iso(self.end), "hours": round(self.hours, 4),
+                "scaleUpAt": iso(self.scale_up_at), "scaleDownAt": iso(self.scale_down_at)}
+
+
+def iso(moment: dt.datetime) -> str:
+    """``2027-01-04T11:30:00Z``: UTC, as Auto Scaling scheduled actions take their times."""
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def block_window(pool: NodePool) -> BlockWindow | None:
+    """The declared window of a capacity-block pool (None without one, or when its times lack a time zone, which
+    validation refuses)."""
+    window = pool.capacity.window
+    if window is None or not is_capacity_block(pool) or window.start.tzinfo is None:
+        return None
+    if window.end is not None:
+        return None if window.end.tzinfo is None else BlockWindow(window.start, window.end)
+    if window.duration_hours is None:
+        return None
+    try:
+        return BlockWindow(window.start, window.start + dt.timedelta(hours=window.duration_hours))
+    except OverflowError:  # past year 9999: validation refuses it (the length, or the calendar)
+        return None
+
+
+@dataclass(frozen=True)
+class BlockPrice:
+    """A capacity block's upfront fee spread over its window and its nodes: paid whether nodes run or not."""
+    fee_usd: float
+    hours: float
+    nodes: int
+    gpus_per_node: int
+
+    @property
+    def usd_per_hour(self) -> float:
+        return self.fee_usd / self.hours
+
+    @property
+    def usd_per_node_hour(self) -> float:
+        return self.usd_per_hour / self.nodes
+
+    @property
+    def usd_per_gpu_hour(self) -> float:
+        return self.usd_per_node_hour / self.gpus_per_node
+
+
+def block_price(cloud: Cloud, pool: NodePool, gpus_per_node: int) -> BlockPrice | None:
+    """The block's price when both its window and its fee are declared; None otherwise (the cost is unknown)."""
+    window = block_window(pool)
+    fee = pool.capacity.upfront_fee_usd
+    nodes = reserved_nodes(pool)
+    if cloud != Cloud.AWS or window is None or fee is None or nodes is None or window.hours <= 0:
+        return None
+    return BlockPrice(fee_usd=fee, hours=window.hours, nodes=nodes, gpus_per_node=gpus_per_node)
+
+
+@dataclass(frozen=True)
+class ScheduledSize:
+    """One Auto Scaling scheduled action on the block's node group: the sizes it sets, and when."""
+    role: str
+    """``scale-up`` (the window's start) or ``scale-down`` (30 minutes before its end)."""
+    at: dt.datetime
+    min_size: int
+    max_size: int
+    desired: int
+
+    @property
+    def at_iso(self) -> str:
+        """``at`` as Auto Scaling's ``start_time`` wants it (UTC, ``Z``)."""
+        return iso(self.at)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"action": self.role, "at": iso(self.at), "minSize": self.min_size, "maxSize": self.max_size,
+                "desiredCapacity": self.desired}
+
+
+def block_schedule(pool: NodePool, now: dt.datetime) -> list[ScheduledSize]:
+    """Scale up to the pool's sizes at the start, to zero (max 0 too, so nothing launches into an ending block) 30
+    minutes before the end. An action whose time has passed is left out: Auto Scaling refuses times in the past
+    (validation warns about a started block and refuses one past its scale-down time)."""
+    window = block_window(pool)
+    if window is None or window.end <= window.start:
+        return []
+    actions = [ScheduledSize("scale-up", window.scale_up_at, pool.min_nodes, pool.max_nodes, pool.min_nodes),
+               ScheduledSize("scale-down", window.scale_down_at, 0, 0, 0)]
+    return [a for a in actions if a.at > now]

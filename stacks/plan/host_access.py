@@ -1,0 +1,95 @@
+"""Which containers of a pod reach the node (host-level containers), and whether their images are pinned by digest.
+Pure: reads pod specs as plain dicts, the way the API server receives them.
+
+A host-level container is one a tampered image turns into root on the node: it runs privileged, adds a capability
+beyond Pod Security baseline, writes a host path, or shares the node's PID, network or IPC namespace. Such a container
+must run exactly the bytes that were reviewed, so its image is pinned by digest (a tag can be moved to other bytes by
+whoever controls the registry or the tag). Read-only host paths (the NCCL plugin libraries a job loads) do not make a
+container host-level: it can read, not change, the node.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from catalog.image_digests import DEPLOY_DIGEST, resolved_at_deploy
+from stacks.plan.images import parse_image
+
+BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                         "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
+"""Capabilities Pod Security baseline lets any container add."""
+HOST_NAMESPACES = ("hostPID", "hostNetwork", "hostIPC")
+WORKLOAD_KINDS = ("Pod", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "CronJob")
+"""Kinds whose pod template sits at a known place (besides the custom resources in ``pod_specs``)."""
+
+
+@dataclass(frozen=True)
+class HostContainer:
+    container: str
+    image: str
+    reasons: tuple[str, ...]
+    """Why it reaches the node: ``privileged``, ``hostPID``, ``adds NET_ADMIN``, ``writes host path /sys``."""
+
+    @property
+    def by_digest(self) -> bool:
+        return by_digest(self.image)
+
+
+def by_digest(image: str) -> bool:
+    """The reference names a sha256 digest (``repo@sha256:…`` or ``repo:tag@sha256:…``), or stands for the digest
+    the registry returns at deploy for an image ``catalog/data/image-digests.csv`` resolves then (offline only)."""
+    ref = parse_image(image)
+    if ref is None or ref.digest is None:
+        return False
+    return ref.digest != DEPLOY_DIGEST or resolved_at_deploy(image)
+
+
+def _containers(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict):
+                yield c
+
+
+def host_containers(spec: dict[str, Any]) -> list[HostContainer]:
+    """The host-level containers of a pod spec, each with why."""
+    pod_reasons = tuple(k for k in HOST_NAMESPACES if spec.get(k) is True)
+    host_volumes = {v.get("name"): (v.get("hostPath") or {}).get("path", "")
+                    for v in spec.get("volumes") or [] if isinstance(v, dict) and "hostPath" in v}
+    out = []
+    for c in _containers(spec):
+        sc = c.get("securityContext") or {}
+        reasons = list(pod_reasons)
+        if sc.get("privileged") is True:
+            reasons.append("privileged")
+        extra = sorted(set((sc.get("capabilities") or {}).get("add") or []) - set(BASELINE_CAPABILITIES))
+        reasons += [f"adds {cap}" for cap in extra]
+        reasons += [f"writes host path {host_volumes[m.get('name')]}" for m in c.get("volumeMounts") or []
+                    if isinstance(m, dict) and m.get("name") in host_volumes and m.get("readOnly") is not True]
+        if reasons:
+            out.append(HostContainer(str(c.get("name", "")), str(c.get("image", "")), tuple(reasons)))
+    return out
+
+
+def pod_specs(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(path, pod spec) of every pod an object makes: workloads, CronJobs, Trainer runtimes (each replicated job)."""
+    kind, spec = obj.get("kind"), obj.get("spec") or {}
+    if not isinstance(spec, dict):
+        return []
+    if kind == "Pod":
+        return [("spec", spec)]
+    if kind == "CronJob":
+        inner = (((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        return [("spec.jobTemplate.spec.template.spec", inner)] if isinstance(inner, dict) else []
+    if kind in WORKLOAD_KINDS:
+        inner = (spec.get("template") or {}).get("spec")
+        return [("spec.template.spec", inner)] if isinstance(inner, dict) else []
+    if kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
+        jobs = (((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs")) or []
+        out = []
+        for i, job in enumerate(jobs):
+            inner = ((((job.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec"))
+            if isinstance(inner, dict):
+                out.append((f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec", inner))
+        return out
+    return []

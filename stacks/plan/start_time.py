@@ -1,0 +1,99 @@
+"""How long a gang takes from admission to all pods running on a pool, from the catalog's start-path factors
+(``catalog/start_path.py``) and the pool's pod-start settings (``pod_start.py``): node provisioning (cold only), the
+image pull (full, SOCI parallel, streamed or preloaded; cold nodes only), Kueue admission, scheduling the pods, the
+pod start itself and, where a ComputeDomain is used, its start. Pure; read by the preview and the what-if."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from catalog.provisioning import load_provisioning
+from catalog.start_path import load_start_path
+from stacks.plan.facts import PoolFacts
+from stacks.plan.pod_start import PodStartPlan, pod_start_summary, streams
+from stacks.spec.scheduling import Workload
+from stacks.spec.stack import NodePool, StackSpec
+
+
+@dataclass(frozen=True)
+class PoolStart:
+    provision_s: float
+    pull_s: float
+    """A node that never had the image: pull (or stream, or read from the boot disk) before the pod starts."""
+    pull_how: str
+    prepull: bool
+
+
+def factors(overrides: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The catalog's factor values, with the user's overrides (names must exist)."""
+    out = {name: f.value for name, f in load_start_path().items()}
+    unknown = sorted(set(overrides or {}) - set(out))
+    if unknown:
+        raise KeyError(f"unknown start-path factors {unknown}; allowed: {', '.join(sorted(out))}")
+    out.update(overrides or {})
+    return out
+
+
+def pool_start(plan: PodStartPlan, provision_s: float, image_gb: float | None, f: Mapping[str, float]) -> PoolStart:
+    size = image_gb if image_gb is not None else f["image_gb"]
+    if plan.boot_disk_image:
+        return PoolStart(provision_s, f["boot_disk_pull_s"], "preloaded from the secondary boot disk", plan.prepull)
+    if streams(plan):
+        return PoolStart(provision_s, f["streaming_s"], "streamed (image streaming)", plan.prepull)
+    full = size / f["pull_gb_per_s"]
+    if plan.fast_image_pull:
+        return PoolStart(provision_s, full / f["soci_speedup"], f"{size:g} GB, SOCI parallel pull", plan.prepull)
+    return PoolStart(provision_s, full, f"{size:g} GB, full pull", plan.prepull)
+
+
+def overhead_s(pods: int, f: Mapping[str, float], compute_domain: bool = False) -> float:
+    """Admission, scheduling ``pods`` pods, the pod start, and the ComputeDomain where one is used."""
+    cd = pods * f["compute_domain_s_per_pod"] if compute_domain else 0.0
+    return 1 / f["admit_workloads_per_s"] + pods / f["schedule_pods_per_s"] + f["pod_start_s"] + cd
+
+
+def gang_seconds(start: PoolStart, pods: int, cold: bool, f: Mapping[str, float], compute_domain: bool = False) -> float:
+    """Admission to all ``pods`` running: on new nodes (cold: provisioning and pull) or on nodes that have the image."""
+    return (start.provision_s + start.pull_s if cold else 0.0) + overhead_s(pods, f, compute_domain)
+
+
+def compute_domain_on_path(spec: StackSpec, facts: PoolFacts) -> tuple[bool, bool]:
+    """(cold, warm): whether a ComputeDomain start is on the largest gang's path (the plan's
+    ``NvlinkPlan.compute_domains``). A job's pods start only once every IMEX daemon of their ComputeDomain is Ready
+    (the kubelet plugin's PrepareResourceClaims waits for them: dra-driver-nvidia-gpu#1107), so on a rack-scale pool
+    every TrainJob's start includes it, on new nodes or not. A Slinky NodeSet's slurmd pods claim the channel once, as
+    the nodes join: cold only."""
+    if facts.nvlink is None or not facts.nvlink.compute_domains:
+        return False, False
+    slurm = spec.scheduling is not None and spec.scheduling.workload == Workload.SLURM
+    return True, not slurm
+
+
+def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: PoolFacts,
+                 f: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """The preview's estimate for the pool's largest gang (every node of a multi-node pool, else one pod): admission
+    to all pods running on new nodes (cold) and on nodes that already hold the image (warm); on rack-scale NVLink
+    pools with the ComputeDomain start (``computeDomainS``, the ``compute_domain_s_per_pod`` factor)."""
+    f = factors() if f is None else f
+    prov = load_provisioning()[(spec.cloud, pool.capacity.type)]
+    ps = pool.pod_start
+    start = pool_start(plan, prov.provision_seconds, ps.image_size_gb if ps else None, f)
+    pods = pool.max_nodes if pool.multi_node else 1
+    cd_cold, cd_warm = compute_domain_on_path(spec, facts)
+    out = {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
+           "warmS": round(gang_seconds(start, pods, False, f, cd_warm), 1), "image": start.pull_how,
+           "provisionS": start.provision_s, "pullS": round(start.pull_s, 1)}
+    if cd_cold:
+        out["computeDomainS"] = round(pods * f["compute_domain_s_per_pod"], 1)
+        out["computeDomainWarm"] = cd_warm
+    return out
+
+
+def pod_start_rows(spec: StackSpec, plans: Sequence[PodStartPlan], facts: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+    """``pod_start_summary`` with the largest gang's cold and warm estimate on every row (``plans`` and ``facts``: the
+    pools' pod-start plans and facts from the StackPlan, in spec order)."""
+    rows = pod_start_summary(spec, plans)
+    f = factors()
+    for row, pool, plan, pool_facts in zip(rows, spec.node_pools, plans, facts, strict=True):
+        row["largestGang"] = largest_gang(spec, pool, plan, pool_facts, f)
+    return rows

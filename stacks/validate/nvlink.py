@@ -1,0 +1,104 @@
+"""Pools on rack-scale NVLink machines (GB200 NVL72: GKE ``a4x-highgpu-4g``, EKS ``p6e-gb200.36xlarge``): reservation
+block targeting and UltraServer types in the right place, whole racks, the Kubernetes version DRA ComputeDomains need.
+
+``pool`` is the pool's scope, so each message names the pool.
+"""
+from __future__ import annotations
+
+from catalog import CapacityType, Catalog, Cloud, MachineType
+from stacks.spec.stack import ClusterSpec, NodePool
+from stacks.validate.issues import Issues
+
+AL2023_ARM_NVIDIA_MIN_RELEASE = "20251103"
+"""The EKS UltraServer guide: P6e-GB200 nodes need the AL2023 ARM NVIDIA AMI release v20251103 or later (driver 580,
+CDMM; awsdocs/amazon-eks-user-guide@00e3293d ml-eks-nvidia-ultraserver.adoc, shared facts §2.4)."""
+DRA_V1_MINOR = (1, 34)
+"""A job gets its IMEX channel through a ``resource.k8s.io/v1`` ResourceClaim (the ComputeDomain controller's
+template), served from Kubernetes 1.34 on; the NVIDIA DRA driver's prerequisites ask for v1.34.2+
+(kubernetes-sigs/dra-driver-nvidia-gpu ``docs/prerequisites.md``; GKE DRA docs: 1.34+; shared facts
+fleet-nvl72-podstart-research.md §2.1, §2.4)."""
+
+
+def check_capacity_fields(pool: Issues, cat: Catalog, cloud: Cloud, spec: NodePool) -> None:
+    """``reservationBlock`` (GKE specific reservations) and ``ultraserverType`` (EKS UltraServer machines) only where
+    they mean something."""
+    cap = spec.capacity
+    if cap.reservation_block is not None:
+        if cloud != Cloud.GCP:
+            pool.error(("capacity", "reservationBlock"), "reservationBlock is a GKE setting (block targeting of a "
+                       "specific reservation)", cap.reservation_block, fix="remove capacity.reservationBlock")
+        elif cap.type != CapacityType.RESERVATION:
+            pool.error(("capacity", "reservationBlock"), "a reservation block is targeted only by a reservation pool",
+                       cap.reservation_block, allowed="capacity.type: reservation",
+                       fix="set capacity.type: reservation and capacity.reservation, or remove reservationBlock")
+        elif "/" in cap.reservation_block or not cap.reservation_block.strip():
+            pool.error(("capacity", "reservationBlock"), "give the block's name, not a path", cap.reservation_block,
+                       allowed="the name in `gcloud beta compute reservations blocks list <reservation>`",
+                       fix="keep only the last part of …/reservationBlocks/<block>")
+    if cap.ultraserver_type is not None and not cat.ultraserver_types(cloud, spec.machine_type):
+        pool.error(("capacity", "ultraserverType"), f"{spec.machine_type} is not sold as an UltraServer",
+                   cap.ultraserver_type, allowed=", ".join(sorted({u.machine_type for u in cat.ultraservers.values()})),
+                   fix="remove capacity.ultraserverType")
+
+
+def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterSpec | None, spec: NodePool,
+                     machine: MachineType) -> None:
+    domain = cat.nvlink_domain(machine)
+    if domain is None:
+        return
+    if not spec.multi_node:
+        pool.warn("multiNode", f"{machine.machine_type} nodes form {domain.domain_gpus}-GPU NVLink domains of "
+                  f"{domain.domain_nodes} nodes; a pool without multiNode gets no placement, fabric or "
+                  "ComputeDomain for jobs across nodes", False, fix="set multiNode: true")
+    nodes = _domain_nodes(cat, spec, domain.domain_nodes)
+    if spec.max_nodes % nodes:
+        pool.warn("maxNodes", f"the pool does not fill whole NVLink domains ({nodes} nodes each): "
+                  f"{spec.max_nodes % nodes} node(s) of a partial rack, and jobs that need a whole domain cannot use "
+                  "them", spec.max_nodes, allowed=f"a multiple of {nodes}",
+                  fix=f"set maxNodes to {max(nodes, spec.max_nodes - spec.max_nodes % nodes)} or "
+                  f"{spec.max_nodes + nodes - spec.max_nodes % nodes}")
+    if cloud == Cloud.GCP and spec.capacity.placement_policy is not None:
+        pool.error(("capacity", "placementPolicy"), f"{machine.machine_type} pools get gpu-cluster's own workload "
+                   f"policy (HIGH_THROUGHPUT, accelerator topology {domain.accelerator_topology}) as their placement "
+                   "policy", spec.capacity.placement_policy,
+                   fix="remove capacity.placementPolicy (target the racks with capacity.reservationBlock)")
+    if cluster is not None:
+        _check_version(pool, cloud, cluster, machine.machine_type)
+    release = spec.ami_release_version
+    if cloud == Cloud.AWS and release and "-" in release \
+            and release.rsplit("-", 1)[1][:8] < AL2023_ARM_NVIDIA_MIN_RELEASE:
+        pool.error("amiReleaseVersion", f"{machine.machine_type} needs the AL2023 ARM NVIDIA AMI from release "
+                   f"v{AL2023_ARM_NVIDIA_MIN_RELEASE} on (NVIDIA driver 580 with CDMM, the EKS UltraServer guide)",
+                   release, allowed=f"a release dated {AL2023_ARM_NVIDIA_MIN_RELEASE} or later, e.g. 1.35.2-20260304",
+                   fix="pin a newer release (`aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/"
+                   "amazon-linux-2023/arm64/nvidia/recommended/release_version`), or remove amiReleaseVersion")
+
+
+def _domain_nodes(cat: Catalog, spec: NodePool, default: int) -> int:
+    """Nodes of one NVLink domain for this pool: the UltraServer's instances on EKS, else the catalog's rack."""
+    chosen = cat.ultraservers.get(spec.capacity.ultraserver_type or "")
+    return chosen.instances if chosen is not None else default
+
+
+def _check_version(pool: Issues, cloud: Cloud, cluster: ClusterSpec, machine_type: str) -> None:
+    # lazy: rack-scale pools only need the GKE version grammar (the what-if/preview import floor)
+    from catalog.gke_version import parse
+    floor = ".".join(map(str, DRA_V1_MINOR))
+    if cloud == Cloud.AWS:
+        version = parse(cluster.kubernetes_version)
+        if version is not None and version[0] < DRA_V1_MINOR:
+            pool.error("machineType", f"{machine_type} jobs get their IMEX channel through resource.k8s.io/v1 "
+                       f"claims (NVIDIA DRA driver ComputeDomains), which need Kubernetes {floor}+; the cluster runs "
+                       f"{cluster.kubernetes_version}", machine_type, allowed=f"cluster.kubernetesVersion ≥ {floor}",
+                       fix=f"set cluster.kubernetesVersion: \"{floor}\" or later")
+        return
+    if cluster.min_master_version is None:
+        pool.warn("machineType", f"{machine_type} jobs need Kubernetes {floor}+ (DRA ComputeDomains, resource.k8s.io/v1); "
+                  "cluster.minMasterVersion is omitted, so the channel's default version is not checked", machine_type,
+                  allowed=f"cluster.minMasterVersion ≥ {floor}", fix=f"set cluster.minMasterVersion: \"1.35\"")
+        return
+    version = parse(cluster.min_master_version) if cluster.min_master_version != "latest" else None
+    if version is not None and version[0] < DRA_V1_MINOR:
+        pool.error("machineType", f"{machine_type} jobs need Kubernetes {floor}+ (DRA ComputeDomains, "
+                   f"resource.k8s.io/v1)", cluster.min_master_version, allowed=f"cluster.minMasterVersion ≥ {floor}",
+                   fix="set cluster.minMasterVersion: \"1.35\" (cluster-toolkit's A4X blueprint pins 1.35)")

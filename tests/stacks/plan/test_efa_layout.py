@@ -1,0 +1,87 @@
+"""EFA per network card (issue 23): P6e-GB200's 17 cards as the catalog lays them out (catalog/data/network-cards.csv:
+odd cards EFA-only at device 0, the 8 x 400 Gbps GPU network; even cards EFA + ENA at device 1; card 0 the primary),
+rendered into the node group's launch template and enforced by topology-efa-interfaces; other EFA machines keep
+one EFA per card (card 0 ``efa``, the rest ``efa-only`` at device 1)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from catalog import Cloud, load_catalog
+from catalog.fabric import FabricKind, load_fabric_catalog
+from catalog.network_cards import load_network_cards
+from stacks.plan.efa_layout import efa_layout, efa_summary
+from preview.engine import PROJECT_ROOT, read_stack_file, run_program
+from tests.support.policy.harness import Pack, with_props, wire
+
+CAT = load_catalog()
+P6E = CAT.machines[(Cloud.AWS, "p6e-gb200.36xlarge")]
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+
+
+def test_p6e_cards_follow_the_catalog():
+    layout = efa_layout(P6E)
+    assert [(a.network_card_index, a.device_index, a.interface_type) for a in layout] == [
+        (0, 0, "efa"), *((i, 0, "efa-only") if i % 2 else (i, 1, "efa") for i in range(1, 17))]
+    fast = [a.network_card_index for a in layout if a.efa_gbps == 400]
+    assert fast == [1, 3, 5, 7, 9, 11, 13, 15]
+    assert efa_summary(layout) == ("17 EFA interfaces (8 x 400 Gbps on cards 1, 3, 5, 7, 9, 11, 13, 15; "
+                                   "3,200 Gbps)")
+
+
+def test_every_laid_out_machine_is_consistent_with_the_catalog():
+    for (cloud, machine_type), cards in load_network_cards().items():
+        machine = CAT.machines[(cloud, machine_type)]
+        assert [c.index for c in cards] == list(range(machine.efa_interfaces or 0)), machine_type
+        for c in cards:  # a card that takes one interface has it at device 0; a second one goes to device 1
+            assert c.device_index == (0 if c.max_interfaces == 1 or c.index == 0 else 1), (machine_type, c.index)
+            assert len(c.source) > 80
+        gbps = sum(c.efa_gbps or 0 for c in cards)
+        fabric = load_fabric_catalog().for_machine(cloud, machine_type)
+        assert fabric is not None and fabric.kind == FabricKind.EFA and gbps == fabric.nominal_gbps_per_node, machine_type
+
+
+def test_other_efa_machines_keep_one_efa_per_card():
+    p5 = CAT.machines[(Cloud.AWS, "p5.48xlarge")]
+    assert [(a.network_card_index, a.device_index, a.interface_type) for a in efa_layout(p5)] == [
+        (0, 0, "efa"), *((i, 1, "efa-only") for i in range(1, 32))]
+    assert efa_summary(efa_layout(p5)) == "32 EFA interfaces"
+
+
+@pytest.fixture(scope="module")
+def p6e():
+    return tuple(run_program(read_stack_file(PROJECT_ROOT / "Pulumi.eks-p6e-gb200.yaml"), "eks-p6e-gb200").resources)
+
+
+def _template(resources):
+    (lt,) = [r for r in resources if r.type == LT and r.inputs.get("networkInterfaces")]
+    return lt
+
+
+def test_the_p6e_launch_template_carries_the_layout(p6e):
+    nics = _template(p6e).inputs["networkInterfaces"]
+    assert [(n["networkCardIndex"], n["deviceIndex"], n["interfaceType"]) for n in nics] == [
+        (a.network_card_index, a.device_index, a.interface_type) for a in efa_layout(P6E)]
+
+
+def test_the_rule_wants_every_card_on_p6e(p6e):
+    pack = Pack()
+    rule = "topology-efa-interfaces"
+    assert [d for d in pack.stack(list(copy.deepcopy(p6e))) if d[0] == rule] == []
+    out = [copy.deepcopy(r) for r in p6e]
+    lt = _template(out)
+    props = wire(lt)
+    props["networkInterfaces"] = [n for n in props["networkInterfaces"] if n["networkCardIndex"] != 3]
+    (finding,) = [d for d in pack.stack([with_props(r, props) if r is lt else r for r in out]) if d[0] == rule]
+    assert "multi-node p6e-gb200.36xlarge pool leaves network cards without EFA, so NCCL traffic uses 16 of its 17" \
+        in finding[2]
+    assert ("efa-only at deviceIndex 0 on cards 1, 3, 5, 7, 9, 11, 13, 15; efa at deviceIndex 1 on cards 2, 4, 6, 8, "
+            "10, 12, 14, 16") in finding[2]
+
+
+def test_the_preview_says_which_cards_carry_the_efa():
+    from preview.run import preview_stack
+    (p6e,) = [f for f in preview_stack("eks-p6e-gb200").as_dict()["fabric"] if f["pool"] == "gb200"]
+    assert p6e["efaCards"].startswith("17 EFA interfaces (8 x 400 Gbps on cards 1, 3,")
+    assert all("efaCards" not in f for f in preview_stack("eks-p5-efa").as_dict()["fabric"])  # uniform cards: no line

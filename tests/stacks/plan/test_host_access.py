@@ -1,0 +1,62 @@
+"""Which containers reach the node (stacks/plan/host_access.py): privileged, host namespaces, capabilities beyond baseline,
+writable host paths; read-only host paths and baseline capabilities do not."""
+from __future__ import annotations
+
+import pytest
+
+from stacks.plan.host_access import by_digest, host_containers, pod_specs
+
+DIGEST = "sha256:" + "a" * 64
+
+
+def pod(**spec) -> dict:
+    return {"containers": [{"name": "c", "image": "img:1"}], **spec}
+
+
+@pytest.mark.parametrize("spec, reasons", [
+    (pod(), None),
+    (pod(hostPID=True), ("hostPID",)),
+    (pod(hostNetwork=True, hostIPC=True), ("hostNetwork", "hostIPC")),
+    ({"containers": [{"name": "c", "image": "i", "securityContext": {"privileged": True}}]}, ("privileged",)),
+    ({"containers": [{"name": "c", "image": "i", "securityContext": {"capabilities": {"add": ["NET_ADMIN", "CHOWN"]}}}]},
+     ("adds NET_ADMIN",)),
+    ({"containers": [{"name": "c", "image": "i", "securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE"]}}}]},
+     None),  # baseline allows it
+    ({"volumes": [{"name": "lib", "hostPath": {"path": "/home/kubernetes/bin/nvidia"}}],
+      "containers": [{"name": "c", "image": "i", "volumeMounts": [{"name": "lib", "mountPath": "/l", "readOnly": True}]}]},
+     None),  # reads the node, cannot change it
+    ({"volumes": [{"name": "sys", "hostPath": {"path": "/sys"}}],
+      "containers": [{"name": "c", "image": "i", "volumeMounts": [{"name": "sys", "mountPath": "/hs"}]}]},
+     ("writes host path /sys",)),
+    ({"volumes": [{"name": "sys", "hostPath": {"path": "/sys"}}],
+      "initContainers": [{"name": "c", "image": "i", "volumeMounts": [{"name": "sys", "mountPath": "/hs"}]}],
+      "containers": [{"name": "main", "image": "j"}]},
+     ("writes host path /sys",)),  # init containers count
+], ids=["plain", "hostPID", "hostNetwork+IPC", "privileged", "NET_ADMIN", "baseline-cap", "ro-hostPath",
+        "rw-hostPath", "init-container"])
+def test_host_level_reasons(spec, reasons):
+    found = host_containers(spec)
+    assert (found[0].reasons if found else None) == reasons
+
+
+def test_every_container_of_a_host_namespace_pod_is_host_level():
+    spec = {"hostNetwork": True, "containers": [{"name": "a", "image": "x:1"}, {"name": "b", "image": "y:1"}]}
+    assert [c.container for c in host_containers(spec)] == ["a", "b"]
+
+
+@pytest.mark.parametrize("image, pinned", [
+    ("ubuntu:24.04", False), ("docker.io/library/ubuntu:24.04", False), (f"ubuntu@{DIGEST}", True),
+    (f"gke.gcr.io/pause:3.8@{DIGEST}", True), ("repo@sha256:short", False), ("", False)])
+def test_by_digest(image, pinned):
+    assert by_digest(image) is pinned
+
+
+def test_pod_specs_of_workloads_cronjobs_and_trainer_runtimes():
+    inner = {"containers": [{"name": "c", "image": "i"}]}
+    assert pod_specs({"kind": "DaemonSet", "spec": {"template": {"spec": inner}}}) == [("spec.template.spec", inner)]
+    assert pod_specs({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": inner}}}}}) == [
+        ("spec.jobTemplate.spec.template.spec", inner)]
+    runtime = {"kind": "ClusterTrainingRuntime", "spec": {"template": {"spec": {"replicatedJobs": [
+        {"template": {"spec": {"template": {"spec": inner}}}}]}}}}
+    assert pod_specs(runtime) == [("spec.template.spec.replicatedJobs[0].template.spec.template.spec", inner)]
+    assert pod_specs({"kind": "ConfigMap", "data": {}}) == []

@@ -1,0 +1,1 @@
+"""A MultiKueue fleet in the simulator: the manager dispatching to worker clusters."""

@@ -1,0 +1,86 @@
+"""A fleet for the simulator: each worker's own cluster model (its pools, queues, Kueue settings as rendered), with
+its pools and queues renamed ``<worker>/<name>`` so one engine can run them side by side, and the manager's view (the
+fleet queues over every worker's pools, and its quota per queue). Pure: no Pulumi."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from stacks.spec.fleet import Dispatcher, FleetRole
+from stacks.spec.stack import StackSpec
+from whatif.cluster import ClusterModel, KueueModel, QueueModel, QuotaModel
+from whatif.feasible import borrowable
+
+INCREMENTAL_WIDEN_S = 300.0
+"""MultiKueue's Incremental dispatcher nominates more workers after 5 minutes without admission."""
+
+
+@dataclass(frozen=True)
+class FleetModel:
+    dispatcher: str
+    """``AllAtOnce`` or ``Incremental``."""
+    step_size: int
+    workers: tuple[str, ...]
+    """In ``fleet.workers`` order (the Incremental dispatcher's order)."""
+    stacks: dict[str, str]
+    """Worker -> its stack name."""
+    clusters: dict[str, ClusterModel]
+    """Worker -> its cluster model, pools and queues prefixed with ``<worker>/``."""
+    manager_quota: dict[str, int]
+    """Fleet queue -> GPUs the manager may have dispatched at once (all models)."""
+
+
+def prefixed(cluster: ClusterModel, worker: str) -> ClusterModel:
+    pools = {f"{worker}/{n}": replace(p, name=f"{worker}/{n}") for n, p in cluster.pools.items()}
+    queues = {f"{worker}/{n}": replace(q, name=f"{worker}/{n}", quotas={f"{worker}/{p}": v for p, v in q.quotas.items()})
+              for n, q in cluster.queues.items()}
+    kueue = cluster.kueue
+    if kueue is not None and kueue.cohort:
+        kueue = replace(kueue, cohort=f"{worker}/{kueue.cohort}")
+    return replace(cluster, stack=worker, pools=pools, queues=queues, kueue=kueue)
+
+
+def is_manager(spec: StackSpec) -> bool:
+    return spec.fleet is not None and spec.fleet.role == FleetRole.MANAGER
+
+
+def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel]) -> FleetModel:
+    """``cluster_of_stack(stack name)``: a worker's cluster model (the worker's stack file, validated)."""
+    fleet = spec.fleet
+    assert fleet is not None
+    clusters, stacks = {}, {}
+    for w in fleet.workers:
+        stacks[w.name] = w.stack.rsplit("/", 1)[-1]
+        clusters[w.name] = prefixed(cluster_of_stack(stacks[w.name]), w.name)
+    quota = {q.name: sum(x.gpus for x in q.quotas) for q in fleet.queues}
+    return FleetModel(fleet.dispatcher.value, fleet.incremental_step_size if fleet.dispatcher == Dispatcher.INCREMENTAL
+                      else len(fleet.workers), tuple(w.name for w in fleet.workers), stacks, clusters, quota)
+
+
+def composite(name: str, fleet: FleetModel) -> ClusterModel:
+    """The engine's cluster: every worker's pools; the fleet queues, each over the pools its mirrored queues have
+    quota in on any worker, up to what they can reach there (what 'can this job ever start somewhere' is judged
+    against; the workers' own Kueue models decide the rest)."""
+    pools = {n: p for c in fleet.clusters.values() for n, p in c.pools.items()}
+    queues = {}
+    for q in fleet.manager_quota:
+        quotas = {}
+        for w, c in fleet.clusters.items():
+            mirrored = c.queues.get(f"{w}/{q}")
+            if mirrored is not None:  # what the worker's queue can reach there, borrowing included
+                quotas.update({p: QuotaModel(v.nominal + borrowable(c, mirrored, p, v.borrowing_limit), 0, 0)
+                               for p, v in mirrored.quotas.items()})
+        queues[q] = QueueModel(q, 1, quotas)
+    classes: dict[str, int] = {}
+    for c in fleet.clusters.values():
+        for k, v in c.class_values.items():
+            classes.setdefault(k, v)
+    sources = sorted({s for c in fleet.clusters.values() for s in c.sources})
+    start = next(iter(fleet.clusters.values())).start  # the same factors for every worker (catalog + --assume)
+    return ClusterModel(name, "kueue", pools, queues, classes, None, kueue=KueueModel(None, False, None),
+                        sources=sources, start=start)
+
+
+def worker_stack_path(root: Path, stack: str) -> Path:
+    return root / f"Pulumi.{stack}.yaml"

@@ -1,0 +1,202 @@
+"""MultiKueue over the workers' own Kueue: the manager holds a job against its queue's quota, then offers copies to
+workers (AllAtOnce: every worker; Incremental: ``stepSize`` at a time in ``fleet.workers`` order, more every 5
+minutes). Each worker runs its own ``KueueScheduler`` over its own pools and queues; the first worker whose Kueue
+admits a copy wins and the other copies are withdrawn. A copy evicted on its worker (preemption, spot, gang timeout)
+goes back to the manager and is offered again. Within one instant the workers are asked in ``fleet.workers`` order,
+which stands in for the race between them."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Sequence
+
+from whatif.cluster import ClusterModel
+from whatif.core import ADMITTED, DONE, PENDING, RUNNING, TICK, Host, JobState
+from whatif.fleet.cluster import INCREMENTAL_WIDEN_S, FleetModel
+from whatif.kueue.sched import KueueJob, KueueScheduler
+from whatif.model import Job
+from whatif.nodes import Node, PoolState
+
+
+class FleetJob(JobState):
+    """A job as the manager sees it; ``copies`` are its offers, one per nominated worker."""
+    __slots__ = ("copies", "nominated", "reserved", "winner")
+
+    def __init__(self, job: Job, n: int):
+        super().__init__(job, n)
+        self.copies: dict[str, "Copy"] = {}
+        self.nominated = 0
+        self.reserved = False
+        """Holds manager quota (from dispatch to the end of the job)."""
+        self.winner: str | None = None
+
+
+class Copy(KueueJob):
+    __slots__ = ("worker", "parent")
+
+    def __init__(self, job: Job, n: int, worker: str, parent: FleetJob):
+        super().__init__(job, n)
+        self.worker, self.parent = worker, parent
+
+
+class WorkerHost:
+    """The engine as one worker's Kueue sees it: that worker's cluster model and pools; the rest goes through."""
+
+    def __init__(self, eng: Host, cluster: ClusterModel, fleet: "FleetScheduler"):
+        self.eng, self.cluster, self.fleet = eng, cluster, fleet
+        self.options = eng.options
+        self.pools = {n: eng.pools[n] for n in cluster.pools}
+
+    @property
+    def dirty(self) -> bool:
+        return self.eng.dirty
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        self.eng.dirty = value
+
+    @property
+    def up_gpus(self) -> float:
+        return self.eng.up_gpus
+
+    def push(self, t: float, kind: int, payload: Any = None) -> None:
+        self.eng.push(t, kind, payload)
+
+    def start(self, js: JobState, pool: PoolState, chosen: Sequence[Node], backfilled: bool = False) -> None:
+        self.fleet.running(js)
+        self.eng.start(js, pool, chosen, backfilled)
+
+    def preempt(self, js: JobState, requeue: bool) -> None:
+        self.eng.preempt(js, requeue)
+
+    def gpus_held(self, js: JobState) -> float:
+        return self.eng.gpus_held(js)
+
+    def node_on(self, pool: PoolState, node: Node, ready: bool) -> None:
+        self.eng.node_on(pool, node, ready)
+
+    def node_off(self, pool: PoolState, node: Node) -> None:
+        self.eng.node_off(pool, node)
+
+
+class FleetScheduler:
+    def __init__(self, eng: Host, fleet: FleetModel):
+        self.eng, self.fleet = eng, fleet
+        self.workers = {w: KueueScheduler(WorkerHost(eng, fleet.clusters[w], self)) for w in fleet.workers}  # type: ignore[arg-type]
+        self.used = {q: 0.0 for q in fleet.manager_quota}
+        self.waiting: list[FleetJob] = []
+        """At the manager: not dispatched yet (its queue's quota is full), in submit order."""
+        self.dispatched: list[FleetJob] = []
+        self.won: dict[str, int] = {w: 0 for w in fleet.workers}
+        """Worker -> copies it admitted (a job preempted and readmitted counts again)."""
+
+    @staticmethod
+    def factory(fleet: FleetModel):
+        return lambda eng: FleetScheduler(eng, fleet)
+
+    def new_job(self, job: Job, n: int) -> FleetJob:
+        return FleetJob(job, n)
+
+    # -- the manager ------------------------------------------------------------------------------------------
+    def submit(self, js: FleetJob, now: float) -> None:
+        self.waiting.append(js)
+
+    def _dispatch(self, now: float) -> None:
+        for fj in list(self.waiting):
+            quota = self.fleet.manager_quota.get(fj.job.queue, 0)
+            if self.used[fj.job.queue] + fj.job.gpus > quota:
+                continue  # BestEffortFIFO at the manager: a smaller job behind it may still fit
+            self.waiting.remove(fj)
+            self.used[fj.job.queue] += fj.job.gpus
+            fj.reserved, fj.nominated = True, 0
+            self.dispatched.append(fj)
+            self._nominate(fj, now)
+
+    def _nominate(self, fj: FleetJob, now: float) -> None:
+        names = self.fleet.workers[fj.nominated:fj.nominated + self.fleet.step_size]
+        fj.nominated += len(names)
+        for w in names:
+            if f"{w}/{fj.job.queue}" not in self.fleet.clusters[w].queues:
+                continue  # no mirrored queue there: the copy would never be admitted
+            copy = Copy(replace(fj.job, queue=f"{w}/{fj.job.queue}"), fj.n, w, fj)
+            copy.starts, copy.preempts = fj.starts, fj.preempts  # one history per job across its copies
+            fj.copies[w] = copy
+            self.workers[w].submit(copy, now)
+        if fj.nominated < len(self.fleet.workers):
+            self.eng.push(now + INCREMENTAL_WIDEN_S, TICK, ("widen", fj, fj.token))
+
+    def _withdraw(self, fj: FleetJob, keep: str | None) -> None:
+        for w, copy in list(fj.copies.items()):
+            if w == keep:
+                continue
+            sched = self.workers[w]
+            cq = sched.cqs[copy.job.queue]
+            if copy in cq.pending:
+                cq.pending.remove(copy)
+                cq.unpark()  # the queue changed: its head is searched again from the start
+            sched._unadmit(cq, copy)  # noqa: SLF001 - the fleet withdraws its own copies
+            copy.state, copy.token = PENDING, copy.token + 1  # its pending ticks (gang timeout) become stale
+            del fj.copies[w]
+
+    def _admitted(self) -> None:
+        """After a worker's pass: a copy it admitted wins; its siblings are withdrawn before the next worker asks."""
+        for fj in self.dispatched:
+            if fj.winner is None:
+                for w, copy in fj.copies.items():
+                    if copy.state in (ADMITTED, RUNNING):
+                        fj.winner = w
+                        self.won[w] += 1
+                        self._withdraw(fj, keep=w)
+                        break
+
+    def running(self, js: JobState) -> None:
+        """A copy's pods start: the engine tracks it under the fleet job's index from now on."""
+        self.eng.jobs[js.n] = js  # type: ignore[attr-defined]
+
+    def released(self, js: JobState, now: float, requeue: bool) -> None:
+        assert isinstance(js, Copy)
+        fj = js.parent
+        sched = self.workers[js.worker]
+        sched.released(js, now, requeue=False)
+        fj.preempts = js.preempts
+        self.eng.jobs[js.n] = fj if requeue else js  # type: ignore[attr-defined]
+        if requeue:  # evicted on the worker: the manager offers the job again
+            fj.copies.clear()
+            fj.winner, fj.nominated, fj.state = None, 0, PENDING
+            fj.token += 1
+            self._nominate(fj, now)
+        else:
+            fj.state = DONE
+            self.used[fj.job.queue] -= fj.job.gpus
+            self.dispatched.remove(fj)
+        self.eng.dirty = True
+
+    def tick(self, now: float, payload: Any) -> None:
+        kind, js, token = payload
+        if kind == "widen":
+            if js.winner is None and js.token == token and js.state == PENDING and js in self.dispatched:
+                self._nominate(js, now)
+            self.eng.dirty = True
+            return
+        assert isinstance(js, Copy)
+        self.workers[js.worker].tick(now, payload)
+        fj = js.parent
+        if fj.copies.get(js.worker) is js and fj.winner == js.worker and js.state == PENDING:
+            self._back_to_manager(fj, now)  # the winning copy's gang timed out on its worker: offered again
+
+    def _back_to_manager(self, fj: FleetJob, now: float) -> None:
+        self._withdraw(fj, keep=None)  # out of the worker's queue (and its waiting pods), quota released there
+        fj.winner, fj.nominated = None, 0
+        fj.token += 1
+        self._nominate(fj, now)
+
+    def schedule(self, now: float) -> None:
+        self._dispatch(now)
+        for sched in self.workers.values():
+            sched.schedule(now)
+            self._admitted()
+
+    def pending(self) -> int:
+        return len(self.waiting) + sum(1 for fj in self.dispatched if fj.winner is None)
+
+    def unplaced(self) -> list[Any]:
+        return [js for s in self.workers.values() for js in s.unplaced()]

@@ -1,0 +1,1 @@
+"""The Kueue scheduler of the simulator: queues, cohorts, flavor assignment, preemption, the scheduling cycle."""

@@ -1,0 +1,1 @@
+"""What the simulator reports: text, Markdown, the fleet view, number formats and the chart."""

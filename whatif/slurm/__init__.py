@@ -1,0 +1,1 @@
+"""The Slurm scheduler of the simulator: jobs, multifactor priority, backfill, power saving."""
