@@ -63,6 +63,8 @@ def render_markdown(report: PreviewReport) -> str:
     out += [f"<details><summary>{len(report.resources)} resources</summary>", "", "| type | name | parent |",
             "|---|---|---|"]
     names = {r.urn: r.name for r in report.resources}
-    out += [f"| `{r.type}` | {r.name} | {names.get(r.parent_urn, 'stack')} |" for r in report.resources]
+    # registration order varies run to run under the mocks: sort as the JSON does, so the same stack gives the same page
+    out += [f"| `{r.type}` | {r.name} | {names.get(r.parent_urn, 'stack')} |"
+            for r in sorted(report.resources, key=lambda r: r.urn)]
     out += ["", "</details>", ""]
     return "\n".join(out)

@@ -41,3 +41,14 @@ def test_violations_come_out_in_one_order_whatever_the_registration_order():
     assert len([v for v in forward if v["policy"] == "security-eks-imdsv2"]) == 3  # one per template: an order
     assert forward == backward
 
+
+
+def test_the_markdown_resource_table_does_not_depend_on_the_registration_order():
+    from preview.render.markdown import render_markdown
+
+    recorded = preview_stack("dev", policies=PolicyOptions(enabled=False))
+    backward = copy.copy(recorded)
+    backward.resources = list(reversed(recorded.resources))
+    forward_page, backward_page = render_markdown(recorded), render_markdown(backward)
+    assert "| `gpu-cluster:gcp:GkeGpuNodePool` | l4 | stack |" in forward_page  # the table is there
+    assert forward_page == backward_page
