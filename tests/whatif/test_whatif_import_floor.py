@@ -93,5 +93,5 @@ def test_a_pinned_gke_version_loads_its_floors(tmp_path):
 
 
 def test_the_deny_check_sees_a_loaded_module():
-    assert _loaded({"stacks.plan.slurm", "pulumi_gcp.compute", "whatif.run"}, ("stacks.plan.slurm", "pulumi_gcp", "compose")) == \
-        ["stacks.plan.slurm", "pulumi_gcp"]
+    loaded = {"stacks.plan.slurm", "pulumi_gcp.compute", "whatif.run"}
+    assert _loaded(loaded, ("stacks.plan.slurm", "pulumi_gcp", "compose")) == ["pulumi_gcp", "stacks.plan.slurm"]

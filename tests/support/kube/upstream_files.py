@@ -16,7 +16,10 @@ RAW = "https://raw.githubusercontent.com"
 SCHEMA_REPOS = {
     "kueue": "kubernetes-sigs/kueue", "slurm-operator": "SlinkyProject/slurm-operator",
     "kubeflow-trainer": "kubeflow/trainer", "k8s-device-plugin": "NVIDIA/k8s-device-plugin",
-    "gpu-operator": "NVIDIA/gpu-operator", "eks-charts": "aws/eks-charts",
+    "gpu-operator": "NVIDIA/gpu-operator", "eks-charts": "aws/eks-charts", "lws": "kubernetes-sigs/lws",
+    "gateway-api-inference-extension": "kubernetes-sigs/gateway-api-inference-extension",
+    "llm-d-router": "llm-d/llm-d-router", "keda": "kedacore/keda", "kedacore-charts": "kedacore/charts",
+    "gateway-api": "kubernetes-sigs/gateway-api",
 }
 """``schemas/<name>/<tag>/<path in the repository>``: the repository of each ``<name>``."""
 
@@ -40,6 +43,13 @@ CHART_SOURCES: dict[str, list[tuple[str, str, str, str]]] = {
                                        "deployments/helm/nvidia-dra-driver-gpu")],
     "dra-driver-nvidia-gpu-v0.4.0": [("", "kubernetes-sigs/dra-driver-nvidia-gpu", "v0.4.0",
                                       "deployments/helm/dra-driver-nvidia-gpu")],
+    "lws-v0.10.0": [("", "kubernetes-sigs/lws", "v0.10.0", "charts/lws")],
+    "inferencepool-v1.5.0": [("", "kubernetes-sigs/gateway-api-inference-extension", "v1.5.0", "config/charts/inferencepool"),
+                             ("charts/inference-extension", "kubernetes-sigs/gateway-api-inference-extension", "v1.5.0",
+                              "config/charts/epplib")],
+    "llm-d-router-gateway-v0.10.0": [("", "llm-d/llm-d-router", "v0.10.0", "config/charts/llm-d-router-gateway"),
+                                     ("charts/router", "llm-d/llm-d-router", "v0.10.0", "config/charts/routerlib")],
+    "keda-2.20.2": [("", "kedacore/charts", "v2.20.2", "keda")],
 }
 
 EDITS = {
@@ -54,6 +64,20 @@ EDITS = {
         "s#^  repository: .*/jobset$#  repository: registry.k8s.io/jobset/jobset#;s/^  tag: .*/  tag: v0.12.0/",
     "charts/kubeflow-trainer-2.3.0/charts/lws/Chart.yaml": "s/^version: .*/version: 0.8.0/",
     "charts/kubeflow-trainer-2.3.0/charts/lws/values.yaml": "s/^    tag: .*/    tag: v0.8.0/",
+    "charts/lws-v0.10.0/Chart.yaml": "s/^version: .*/version: v0.10.0/",
+    "charts/lws-v0.10.0/values.yaml": "s/^    tag: main$/    tag: v0.10.0/;s/^    pullPolicy: Always$/    pullPolicy: IfNotPresent/",
+    "charts/inferencepool-v1.5.0/Chart.yaml": 's/^version: .*/version: v1.5.0/;s/^appVersion: .*/appVersion: "v1.5.0"/',
+    "charts/llm-d-router-gateway-v0.10.0/Chart.yaml":
+        's/^version: .*/version: v0.10.0/;s/^appVersion: .*/appVersion: "v0.10.0"/',
+    # hack/push-chart.sh adds the release images with yq; the same lines after line 4 (checked offline: equal bytes)
+    "charts/llm-d-router-gateway-v0.10.0/values.yaml": "4a\\" + "\\n".join((
+        "  # Added as hack/push-chart.sh does for a release tag (EXTRA_TAG=v0.10.0, LATENCY_PREDICTOR_TAG=v0.10.0).",
+        "  epp:", "    image:", "      registry: ghcr.io/llm-d", "      repository: llm-d-router-endpoint-picker",
+        "      tag: v0.10.0", "      pullPolicy: IfNotPresent", "  latencyPredictor:", "    trainingServer:", "      image:",
+        "        registry: ghcr.io/llm-d", "        repository: llm-d-latency-predictor-training-server",
+        "        tag: v0.10.0", "        pullPolicy: IfNotPresent", "    predictionServers:", "      image:",
+        "        registry: ghcr.io/llm-d", "        repository: llm-d-latency-predictor-prediction-server",
+        "        tag: v0.10.0", "        pullPolicy: IfNotPresent")),
 }
 """Verified offline where ``../shared/schemas`` holds the untouched upstream file (GPU Operator Chart.yaml, Kueue
 values.yaml); the jobset and lws edits follow PROVENANCE.md and are checked by the sha256 on the first fetch."""
