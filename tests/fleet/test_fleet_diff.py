@@ -39,7 +39,7 @@ def test_a_standalone_stack_has_no_fleet_delta():
     assert diff_configs("dev", stack_config("dev"), stack_config("dev"), "main").fleet is None
 
 
-# ---- a worker that changed: each side reads its workers at its own revision (a stale worker is never shown as changed) ----
+# ---- a worker that changed: each side reads its workers at its own revision (never a stale worker shown as changed)
 
 FLEET_FILES = ("fleet", "fleet-gke", "fleet-eks")
 LARGER_L4 = 12

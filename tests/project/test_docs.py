@@ -99,7 +99,7 @@ def test_readme_links_every_docs_page():
 
 
 def test_the_readme_points_contributors_to_contributing_which_links_every_contributor_note():
-    assert CONTRIBUTING.resolve() in _linked_from(README), "README.md: link CONTRIBUTING.md from its Contributing section"
+    assert CONTRIBUTING.resolve() in _linked_from(README), "README.md: link CONTRIBUTING.md (its Contributing section)"
     notes = sorted((PROJECT_ROOT / "docs" / "contributing").iterdir())
     assert CONTRIBUTOR_DOCS, "docs/contributing/ holds the contributor notes"
     assert [p.name for p in notes if p.resolve() not in _linked_from(CONTRIBUTING)] == []

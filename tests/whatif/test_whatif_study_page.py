@@ -15,7 +15,7 @@ def _block(text: str) -> str:
 
 
 def test_the_trace_tables_in_the_page_are_what_the_study_computes_today():
-    require_shared("traces", "alibaba_gpu_v2023_openb", "openb_pods_14d_window.csv")  # a skip without ../shared; CI fails
+    require_shared("traces", "alibaba_gpu_v2023_openb", "openb_pods_14d_window.csv")  # skip or fail as for ../shared
     shown = _block(study.PAGE.read_text(encoding="utf-8"))
     assert shown == study.tables(), "stale: run .venv/bin/python -m whatif.study --write, then reread the conclusions"
 
