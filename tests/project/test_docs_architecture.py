@@ -1,7 +1,7 @@
 """docs/architecture.md names every package of the tree, and only those: a package (a folder with ``__init__.py``)
 added, moved or removed without the page following it fails here, so the page a newcomer reads first stays the map
-of the code as it is. ``tests/`` counts with its first level of folders (deeper ones are helpers the page describes
-as a group)."""
+of the code as it is. Under ``tests/`` only ``tests`` itself counts: its folders mirror the packages, which the page
+states as a rule, and its helpers are described as a group."""
 from __future__ import annotations
 
 import re
