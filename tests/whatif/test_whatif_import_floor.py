@@ -94,4 +94,4 @@ def test_a_pinned_gke_version_loads_its_floors(tmp_path):
 
 def test_the_deny_check_sees_a_loaded_module():
     assert _loaded({"stacks.plan.slurm", "pulumi_gcp.compute", "whatif.run"}, ("stacks.plan.slurm", "pulumi_gcp", "compose")) == \
-        ["stacks.plan.slurm", "pulumi_gcp"]
+        ["pulumi_gcp", "stacks.plan.slurm"]
