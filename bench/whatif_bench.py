@@ -1,6 +1,6 @@
 """Time of a what-if simulation, as a ratio to the import floor (a fresh interpreter importing the simulator, the spec
 and validation packages, pydantic, PyYAML and rich without simulating anything), and with ``--baseline REF`` as a
-ratio to the same command on the code at REF (issue 24: "no slowdown beyond x1.2 on its three cases" against 4e7ba44).
+ratio to the same command on the code at REF (the budget: no slowdown beyond x1.2 on its three cases against 4e7ba44).
 
 Cases: a week of the 512-GPU example (gke-h100-512, Slurm, ~9,600 jobs from workloads/gke-h100-512.yaml), three days
 of gke-kueue (Kueue, autoscaled spot pool), and the 14-day Alibaba openb window on the Kueue replay stack (when

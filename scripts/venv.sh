@@ -27,7 +27,7 @@ if ! "$ROOT/.venv/bin/python" -m pip --version >/dev/null 2>&1; then
   fi
 fi
 # uv (from PyPI, pinned here) installs the same pinned requirements several times faster than pip from an empty
-# cache (docs/testing.md "First run"); pip stays the fallback when uv cannot be installed or fails
+# cache (docs/benchmarks.md "First run"); pip stays the fallback when uv cannot be installed or fails
 # (GPU_CLUSTER_NO_UV=1 skips it). uv does not read pip's configuration: the index and CA file pip uses are passed on.
 UV_VERSION="0.13.9"
 install_with_uv() {

@@ -122,13 +122,13 @@ class PowerModel:
 
 REQUEUE_DELAY_S = 121.0
 """A requeued batch job is held (``Reason=BeginTime``) until ``cred_expire`` (120 s by default) + 1 s: measured on
-real Slurm 26.05 (docs/whatif-validation.md)."""
+real Slurm 26.05 (docs/contributing/whatif-validation.md)."""
 
 
 BATCH_SCHED_DELAY_S = 3.0
 """``SchedulerParameters=batch_sched_delay`` (3 s by default, not rendered): the main scheduler may defer a newly
 submitted batch job this long. Only the main scheduler preempts: on real Slurm 26.05 a preemptor submitted at t
-requeued its victim 2.2-4.6 s later (docs/whatif-validation.md), so preemption waits for this delay."""
+requeued its victim 2.2-4.6 s later (docs/contributing/whatif-validation.md), so preemption waits for this delay."""
 
 
 @dataclass(frozen=True)

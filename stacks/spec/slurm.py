@@ -54,7 +54,7 @@ class SlurmNodeSet(SpecModel):
     pool: str = Field(description="Pool (from `nodePools`) this NodeSet runs on.")
     gres: str | None = Field(None, description=(
         "Expected GRES, e.g. `gpu:h100:8`. Omitted: from the catalog. Set, it must equal the catalog's GPU model and "
-        "count (a mismatch leaves GPUs unschedulable, Slinky issues #57/#101)."))
+        "count (a mismatch leaves GPUs unschedulable, Slinky slurm-operator#57, #101)."))
     cpus: int | None = Field(None, ge=1, description=(
         "CPUs Slurm may allocate per node. Omitted: the machine's vCPUs minus the system reserve "
         "(6 %, at least 2). At most the vCPUs minus 1."))

@@ -1,7 +1,7 @@
 """The GPU Operator's operands (catalog/data/chart-operands.csv) against the pinned chart's own values.yaml
 (../shared/charts/gpu-operator-v26.7.0): every operand image block of the values is listed (or excused with the
 reason), with the chart's default image and enabled flags; every operand a GPU Operator release of gpu-cluster runs is
-in the image table with arm64 and a source (issue 23: the GPU Operator on an arm64 pool)."""
+in the image table with arm64 and a source (so the GPU Operator on an arm64 pool never pulls an amd64-only image)."""
 from __future__ import annotations
 
 from typing import Any, Iterator

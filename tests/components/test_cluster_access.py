@@ -1,7 +1,7 @@
-"""Who administers the clusters and how their Secrets are encrypted (issue 25), as the program registers them:
-EKS without the creator's implicit admin but with explicit access entries; GKE Secrets encrypted with a rotating
-Cloud KMS key the GKE service agent may use; the Cluster Autoscaler's role trusted only for its ServiceAccount on this
-cluster; EKS nodes reading only the ECR repositories they pull from."""
+"""Who administers the clusters and how their Secrets are encrypted (tenants never reach cluster admin or plaintext
+Secrets), as the program registers them: EKS without the creator's implicit admin but with explicit access entries; GKE
+Secrets encrypted with a rotating Cloud KMS key the GKE service agent may use; the Cluster Autoscaler's role trusted
+only for its ServiceAccount on this cluster; EKS nodes reading only the ECR repositories they pull from."""
 from __future__ import annotations
 
 import json

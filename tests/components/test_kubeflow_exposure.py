@@ -1,7 +1,8 @@
-"""Issue 25, ways in 3 and 4, on the example stacks as recorded: the Katib UI (``gke-kueue``) and the Kubeflow
-Pipelines API (``eks-kueue``) authenticate nobody and act with cluster-wide rights. What the recorded kustomize
-transforms make of the upstream objects (UI and cache deployer at 0 replicas, the deployer's ClusterRole emptied,
-``kubeflow`` at Pod Security baseline), and what the stack's NetworkPolicies let a tenant's pod reach."""
+"""Two ways a tenant could escape its lane through Kubeflow, on the example stacks as recorded: the Katib UI
+(``gke-kueue``) and the Kubeflow Pipelines API (``eks-kueue``) authenticate nobody and act with cluster-wide rights.
+What the recorded kustomize transforms make of the upstream objects (UI and cache deployer at 0 replicas, the deployer's
+ClusterRole emptied, ``kubeflow`` at Pod Security baseline), and what the stack's NetworkPolicies let a tenant's pod
+reach."""
 from __future__ import annotations
 
 import pulumi

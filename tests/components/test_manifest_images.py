@@ -1,7 +1,8 @@
-"""The outdated or moving images of the Katib and Kubeflow Pipelines manifests are replaced (issue 25): MySQL by the
-pinned 8.4 LTS digest in both, MinIO of 2019 by a current release reading the same Secret under today's variable
-names. The documents have the shape of the upstream manifests at the pinned tags (tests/support/kube/upstream_manifests.py);
-that the components attach these rewrites to their kustomize Directory is checked in test_scheduling_components.py."""
+"""The outdated or moving images of the Katib and Kubeflow Pipelines manifests are replaced (no unpatched or moving
+image in a tenant's path): MySQL by the pinned 8.4 LTS digest in both, MinIO of 2019 by a current release reading the
+same Secret under today's variable names. The documents have the shape of the upstream manifests at the pinned tags
+(tests/support/kube/upstream_manifests.py); that the components attach these rewrites to their kustomize Directory is
+checked in test_scheduling_components.py."""
 from __future__ import annotations
 
 import copy

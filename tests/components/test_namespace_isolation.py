@@ -1,5 +1,6 @@
-"""Team namespaces and ``slurm`` are closed to other namespaces (issue 25, defense in depth): what the stack's
-NetworkPolicies let in, judged by the NetworkPolicy model of ``tests/support/kube/network_policy.py``."""
+"""Team namespaces and ``slurm`` are closed to other namespaces (tenants never escape their lane; defense in depth):
+what the stack's NetworkPolicies let in, judged by the NetworkPolicy model of ``tests/support/kube/network_policy.py``.
+"""
 from __future__ import annotations
 
 from tests.support.helm.examples import recording

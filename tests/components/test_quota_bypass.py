@@ -1,5 +1,6 @@
-"""Quota cannot be bypassed (issue 25): in the team namespaces Kueue manages jobs and pods that name no queue, as the
-pinned Kueue chart renders our manager configuration with real Helm; system namespaces stay outside its pod webhook."""
+"""Quota cannot be bypassed (a tenant's job that names no queue would run outside its quota): in the team namespaces
+Kueue manages jobs and pods that name no queue, as the pinned Kueue chart renders our manager configuration with real
+Helm; system namespaces stay outside its pod webhook."""
 from __future__ import annotations
 
 import yaml

@@ -1,6 +1,6 @@
-"""The four-ways-in of issue 25, way 1 and 2, on the example stacks as recorded: what the admission chain (Pod
-Security + the bound ValidatingAdmissionPolicies, their CEL run by cel-python) decides for the pods the stack's own
-runtimes make, and for a tenant's pod that tries to become root on a node or take a host device."""
+"""Two ways a tenant could escape its lane (root on a node, a host device), on the example stacks as recorded: what the
+admission chain (Pod Security + the bound ValidatingAdmissionPolicies, their CEL run by cel-python) decides for the pods
+the stack's own runtimes make, and for a tenant's pod that tries to become root on a node or take a host device."""
 from __future__ import annotations
 
 import copy

@@ -39,7 +39,7 @@ def test_a_standalone_stack_has_no_fleet_delta():
     assert diff_configs("dev", stack_config("dev"), stack_config("dev"), "main").fleet is None
 
 
-# ---- a worker that changed: each side reads its workers at its own revision (issue 22, follow-up item 2) ----
+# ---- a worker that changed: each side reads its workers at its own revision (never a stale worker shown as changed)
 
 FLEET_FILES = ("fleet", "fleet-gke", "fleet-eks")
 LARGER_L4 = 12

@@ -1,8 +1,9 @@
-"""topology-arm64-images sees the GPU Operator's operands (issue 23): a GPU Operator release names no pool, so its
-operands run on every GPU pool not labelled nvidia.com/gpu.deploy.operands=false; each operand its values turn on
-(catalog/data/chart-operands.csv, with the release's image overrides) must be in the image table with arm64. Both
-GB200 examples with gpuRuntime.mode: gpu-operator pass; an operand image overridden to an amd64-only or unknown one, or
-a default-off operand turned on, is a violation on the arm64 pool; a pool that opts out is not checked."""
+"""topology-arm64-images sees the GPU Operator's operands (an amd64-only operand on an arm64 pool never starts): a GPU
+Operator release names no pool, so its operands run on every GPU pool not labelled nvidia.com/gpu.deploy.operands=false;
+each operand its values turn on (catalog/data/chart-operands.csv, with the release's image overrides) must be in the
+image table with arm64. Both GB200 examples with gpuRuntime.mode: gpu-operator pass; an operand image overridden to an
+amd64-only or unknown one, or a default-off operand turned on, is a violation on the arm64 pool; a pool that opts out is
+not checked."""
 from __future__ import annotations
 
 import copy

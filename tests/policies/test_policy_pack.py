@@ -34,9 +34,9 @@ NO_CHECKOV = {"security-team-namespace-admission", "security-device-annotation-p
               "security-unauthenticated-components", "security-network-policy-enforcement",
               "security-kueue-unqueued-jobs", "security-authorized-network-width", "security-gke-secrets-encryption",
               "security-namespace-default-deny"}
-"""Tenancy rules (issue 25): they join several resources (namespaces, admission policies, NetworkPolicies, Kueue's
-configuration), which no single Checkov resource check does; CKV_GCP_18 only refuses 0.0.0.0/0. OSS Checkov has no
-check on GKE's databaseEncryption (shared facts, security-and-reliability.md)."""
+"""Tenancy rules (tenants never escape their lane): they join several resources (namespaces, admission policies,
+NetworkPolicies, Kueue's configuration), which no single Checkov resource check does; CKV_GCP_18 only refuses
+0.0.0.0/0. OSS Checkov has no check on GKE's databaseEncryption (shared facts, security-and-reliability.md)."""
 
 def test_every_rule_has_id_name_severity_remediation_and_docs():
     ids = [r.id for r in RULES]

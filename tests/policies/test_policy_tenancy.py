@@ -1,5 +1,6 @@
-"""The tenancy rules (issue 25) through the pack, on example stacks as recorded: each passes, a one-change removal of
-the control it guards is a mandatory violation with the exact message, and a waiver naming it silences it."""
+"""The tenancy rules (tenants never escape their lane) through the pack, on example stacks as recorded: each passes, a
+one-change removal of the control it guards is a mandatory violation with the exact message, and a waiver naming it
+silences it."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 16, part A, through the command as CI runs it: a stack file that is no stack file is exit 2 with file, line
+"""A broken stack file, through the command as CI runs it: a stack file that is no stack file is exit 2 with file, line
 and column in every format (JSON strict), never a traceback, nothing registered; a crash is exit 4, said in one line."""
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", list(BROKEN))
-def test_defects_1_2_4_6_a_broken_stack_file_is_exit_2_with_file_line_and_column(tmp_path, capsys, case):
+def test_a_broken_stack_file_is_exit_2_with_file_line_and_column(tmp_path, capsys, case):
     text, line = BROKEN[case]
     path = write(tmp_path, text)
     code, out, _ = run(capsys, "--stack", "t", "--stack-file", str(path), "--format", "json")
@@ -69,20 +69,20 @@ def test_defects_1_2_4_6_a_broken_stack_file_is_exit_2_with_file_line_and_column
 
 
 @pytest.mark.parametrize("where", ["directory", "missing"])
-def test_defect_1_stack_file_that_is_a_directory_or_missing_is_exit_2(tmp_path, capsys, where):
+def test_stack_file_that_is_a_directory_or_missing_is_exit_2(tmp_path, capsys, where):
     path = tmp_path if where == "directory" else tmp_path / "Pulumi.none.yaml"
     code, out, _ = run(capsys, "--stack", "t", "--stack-file", str(path), "--format", "json")
     assert code == 2 and strict(out)["errors"][0]["path"] == str(path)
 
 
 @pytest.mark.parametrize("where", ["directory", "missing"])
-def test_defect_1_base_file_that_is_a_directory_or_missing_is_exit_2(tmp_path, capsys, where):
+def test_base_file_that_is_a_directory_or_missing_is_exit_2(tmp_path, capsys, where):
     path = tmp_path if where == "directory" else tmp_path / "Pulumi.none.yaml"
     code, _, err = run(capsys, "--stack", "dev", "--base-file", str(path), "--format", "json")
     assert code == 2 and str(path) in err and "fix:" in err
 
 
-def test_defects_1_2_5_a_broken_base_file_is_an_invalid_base_in_the_diff(tmp_path, capsys):
+def test_a_broken_base_file_is_an_invalid_base_in_the_diff(tmp_path, capsys):
     """The diff reads both sides through the same reader: a broken base is shown invalid; the head is diffed."""
     base = write(tmp_path, DEV.replace("  gpu-cluster:labels:\n    env: dev\n", "  gpu-cluster:labels:\n    1: dev\n"))
     code, out, _ = run(capsys, "--stack", "dev", "--base-file", str(base), "--format", "json", "--no-policies")
@@ -91,7 +91,7 @@ def test_defects_1_2_5_a_broken_base_file_is_an_invalid_base_in_the_diff(tmp_pat
     assert doc["base"]["errors"][0]["path"].startswith(f"{base}:9:")
 
 
-def test_defect_5_a_nan_in_the_head_is_strict_json_in_the_diff(tmp_path, capsys):
+def test_a_nan_in_the_head_is_strict_json_in_the_diff(tmp_path, capsys):
     head = write(tmp_path, DEV.replace("      maxNodes: 2\n      capacity", "      maxNodes: .nan\n      capacity"))
     code, out, _ = run(capsys, "--stack", "dev", "--stack-file", str(head), "--base-file", str(head),
                        "--format", "json")
@@ -101,7 +101,7 @@ def test_defect_5_a_nan_in_the_head_is_strict_json_in_the_diff(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
-def test_defect_5_nan_and_infinity_are_strict_json_in_every_format(tmp_path, capsys, value):
+def test_nan_and_infinity_are_strict_json_in_every_format(tmp_path, capsys, value):
     path = write(tmp_path, DEV.replace("      maxNodes: 2\n      capacity", f"      maxNodes: {value}\n      capacity"))
     for fmt in ("json", "sarif"):
         code, out, _ = run(capsys, "--stack", "t", "--stack-file", str(path), "--format", fmt)
@@ -112,7 +112,7 @@ def test_defect_5_nan_and_infinity_are_strict_json_in_every_format(tmp_path, cap
         assert run(capsys, "--stack", "t", "--stack-file", str(path), "--format", fmt)[0] == 2
 
 
-def test_defect_3_a_list_for_cloud_is_an_error_not_a_crash_of_the_text_renderer(tmp_path, capsys):
+def test_a_list_for_cloud_is_an_error_not_a_crash_of_the_text_renderer(tmp_path, capsys):
     path = write(tmp_path, DEV.replace("gpu-cluster:cloud: gcp", "gpu-cluster:cloud: [gcp]"))
     code, out, _ = run(capsys, "--stack", "t", "--stack-file", str(path))
     assert code == 2 and "gpu-cluster:cloud" in out
@@ -120,13 +120,13 @@ def test_defect_3_a_list_for_cloud_is_an_error_not_a_crash_of_the_text_renderer(
     assert code == 2 and "gpu-cluster:cloud" in out
 
 
-def test_defect_7_a_date_under_another_namespace_previews(tmp_path, capsys):
+def test_a_date_under_another_namespace_previews(tmp_path, capsys):
     path = write(tmp_path, DEV + "  myorg:reviewed: 2024-01-01\n  myorg:review: {on: 2024-01-01, by: [ops]}\n")
     code, out, _ = run(capsys, "--stack", "t", "--stack-file", str(path), "--format", "json", "--no-policies")
     assert code == 0 and strict(out)["resources"]
 
 
-def test_defect_15_an_internal_error_is_exit_4_with_one_line_and_the_traceback_only_with_debug(capsys, monkeypatch):
+def test_an_internal_error_is_exit_4_with_one_line_and_the_traceback_only_with_debug(capsys, monkeypatch):
     def boom(*_: Any, **__: Any) -> Any:
         raise ValueError("unexpected")
 
@@ -139,7 +139,7 @@ def test_defect_15_an_internal_error_is_exit_4_with_one_line_and_the_traceback_o
     assert "Traceback" in capsys.readouterr().err
 
 
-def test_defect_15_an_internal_error_in_the_diff_is_exit_4(capsys, monkeypatch):
+def test_an_internal_error_in_the_diff_is_exit_4(capsys, monkeypatch):
     import preview.diff.compare
 
     def boom(*_: Any, **__: Any) -> Any:
@@ -150,7 +150,7 @@ def test_defect_15_an_internal_error_in_the_diff_is_exit_4(capsys, monkeypatch):
     assert code == EXIT_INTERNAL and "internal error" in err and len(err.splitlines()) == 1
 
 
-def test_defect_15_an_internal_error_in_the_pr_comment_is_exit_4(capsys, monkeypatch):
+def test_an_internal_error_in_the_pr_comment_is_exit_4(capsys, monkeypatch):
     import preview.diff.comment
 
     def boom(*_: Any, **__: Any) -> Any:

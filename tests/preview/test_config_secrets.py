@@ -1,4 +1,4 @@
-"""Issue 16, defect 12: secrets set in config (`pulumi config set --secret`) stay secret all the way, or are refused
+"""Secrets set in config (`pulumi config set --secret`) stay secret all the way, or are refused
 where a cloud cannot hold them; the offline preview reads `secure:` values as `[secret]` placeholders.
 
 Two ways in, as in real life: a stack file with `secure:` values (the offline preview: nothing to decrypt with), and

@@ -1,5 +1,5 @@
-"""Fuzz the preview with mutated example stack files (issue 16): every outcome is exit 0, 1 or 2 with a message, never
-a traceback; exit 2 registers nothing; the JSON output is strict JSON.
+"""Fuzz the preview with mutated example stack files (no input crashes the command): every outcome is exit 0, 1 or 2
+with a message, never a traceback; exit 2 registers nothing; the JSON output is strict JSON.
 
 The in-suite run has a fixed, derandomized budget (seconds) and skips the policy pack. The long run (random seeds, the
 policy pack on, so exit 1 happens too) is marked ``slow`` and excluded by default:

@@ -1,4 +1,4 @@
-"""``python -m preview job-objects``: one TrainJob's own NVLink IMEX domain on a GB200 pool (issue 23, "one
+"""``python -m preview job-objects``: one TrainJob's own NVLink IMEX domain on a GB200 pool ("one
 ComputeDomain per job is the documented practice"). The printed ComputeDomain, TrainingRuntime and TrainJob validate
 against the driver chart's CRD, the Trainer v2.3.0 CRDs (schemas and CEL rules) and Kubernetes 1.35; they are wired
 to each other (channel claim, runtimeRef, namespace, the stack's LocalQueue), the job's pod is admitted in its

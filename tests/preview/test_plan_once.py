@@ -1,6 +1,7 @@
-"""Plan once, render many (issue 20): one offline preview validates a stack once and runs every planning function once
-(per pool where it is per pool), although the preview, the program it runs in-process, the preview's summaries and a
-diff's second look all read the plan. Counted by wrapping the real functions wherever a module bound them.
+"""Plan once, render many (the plan is the one truth every output reads): one offline preview validates a stack once and
+runs every planning function once (per pool where it is per pool), although the preview, the program it runs in-process,
+the preview's summaries and a diff's second look all read the plan. Counted by wrapping the real functions wherever a
+module bound them.
 
 Validation checks ``podStart`` with the same ``pod_start_plan`` before any plan exists (a validation rule, not
 planning); calls made from ``stacks/validate/`` are counted apart and not held to once."""

@@ -1,5 +1,5 @@
 """Every output format of every example stack, as the command prints it: JSON and SARIF parse as strict JSON (no
-NaN or Infinity, issue 16 defect 5); Markdown and text render and carry no non-finite number either."""
+NaN or Infinity, which strict JSON readers refuse); Markdown and text render and carry no non-finite number either."""
 from __future__ import annotations
 
 import json

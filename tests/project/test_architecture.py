@@ -137,7 +137,8 @@ def test_the_cycle_finder_sees_a_synthetic_cycle():
     assert find_cycle(unit_graph([("a", "b"), ("a", "c"), ("b", "c")])) is None
 
 
-# Plan once, render many (issue 20): no import circle between modules, components take plans only.
+# Plan once, render many (the plan is the one truth every output reads): no import circle between modules,
+# components take plans only.
 
 def _module_sources() -> dict[str, tuple[str, list[str]]]:
     return {module_name(p, PROJECT_ROOT): (p.read_text(encoding="utf-8"), package_of(p, PROJECT_ROOT)) for p in FILES}

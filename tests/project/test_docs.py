@@ -14,8 +14,11 @@ from preview.render.text import render_text
 from preview.run import preview_stack
 
 README = PROJECT_ROOT / "README.md"
+CONTRIBUTING = PROJECT_ROOT / "CONTRIBUTING.md"
 DOCS = sorted((PROJECT_ROOT / "docs").glob("*.md"))
-PAGES = [README, *DOCS]
+CONTRIBUTOR_DOCS = sorted((PROJECT_ROOT / "docs" / "contributing").glob("*.md"))
+"""Notes for contributors, linked from CONTRIBUTING.md rather than the README."""
+PAGES = [README, CONTRIBUTING, *DOCS, *CONTRIBUTOR_DOCS]
 README_LINE_LIMIT = 300
 
 FENCE = re.compile(r"^```.*?^```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -86,9 +89,26 @@ def test_every_named_path_and_module_exists(page: Path):
     assert missing == [], "stale names: fix the page (files moved in the architecture redesign?)"
 
 
+def _linked_from(page: Path) -> set[Path]:
+    return {(page.parent / t.partition("#")[0]).resolve() for t in LINK.findall(page.read_text(encoding="utf-8"))}
+
+
 def test_readme_links_every_docs_page():
-    linked = {(PROJECT_ROOT / t.partition("#")[0]).resolve() for t in LINK.findall(README.read_text(encoding="utf-8"))}
+    linked = _linked_from(README)
     assert [p.name for p in DOCS if p.resolve() not in linked] == []
+
+
+def test_the_readme_points_contributors_to_contributing_which_links_every_contributor_note():
+    assert CONTRIBUTING.resolve() in _linked_from(README), "README.md: link CONTRIBUTING.md (its Contributing section)"
+    notes = sorted((PROJECT_ROOT / "docs" / "contributing").iterdir())
+    assert CONTRIBUTOR_DOCS, "docs/contributing/ holds the contributor notes"
+    assert [p.name for p in notes if p.resolve() not in _linked_from(CONTRIBUTING)] == []
+
+
+def test_user_pages_do_not_link_the_readme_table_to_contributor_notes():
+    """The README's documentation table is for users; contributor notes are reached through CONTRIBUTING.md."""
+    table = [line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| [")]
+    assert [line for line in table if "docs/contributing/" in line] == []
 
 
 def _code_block_with(page: Path, needle: str) -> str:

@@ -14,7 +14,8 @@ from pydantic import BaseModel
 from stacks.spec.stack import NodePool, StackSpec
 from tests.conftest import PROJECT_ROOT
 
-PAGES = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
+PAGES = [PROJECT_ROOT / "README.md", PROJECT_ROOT / "CONTRIBUTING.md", *sorted((PROJECT_ROOT / "docs").glob("*.md")),
+         *sorted((PROJECT_ROOT / "docs" / "contributing").glob("*.md"))]
 YAML_FENCE = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
 NAMESPACE = "gpu-cluster:"
 ELIDED = {"…", "..."}

@@ -20,7 +20,8 @@ import pytest
 from tests.conftest import PROJECT_ROOT
 
 PY = ".venv/bin/python"
-PAGES = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md")), PROJECT_ROOT / "policies" / "RULES.md"]
+PAGES = [PROJECT_ROOT / "README.md", PROJECT_ROOT / "CONTRIBUTING.md", *sorted((PROJECT_ROOT / "docs").glob("*.md")),
+         *sorted((PROJECT_ROOT / "docs" / "contributing").glob("*.md")), PROJECT_ROOT / "policies" / "RULES.md"]
 COMMENTED = [*sorted(PROJECT_ROOT.glob("Pulumi.*.yaml")), PROJECT_ROOT / "policies" / "PulumiPolicy.yaml"]
 FENCE = re.compile(r"^```(?:bash|sh)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 COMMAND = re.compile(r"((?:sudo )?(?:\.venv/bin/python|python3?|bash scripts/|pulumi )[^#\n]*?)\s*(?:#.*)?$")
@@ -172,6 +173,8 @@ NOT_RUN = {
     "python -m whatif --stack gke-h100-512 --workload workloads/gke-h100-512.yaml --format markdown --chart "
     "docs/img/whatif-gke-h100-512.png": "the same command as in the fenced block (run, its tables compared)",
     "python -m whatif.study": "about 10 s of simulation over ../shared/traces; prints the tables of docs/whatif.md",
+    "python -m whatif.study --write": "rewrites the trace tables of docs/whatif.md; "
+                                      "tests/whatif/test_whatif_study_page.py checks that they are current",
 }
 
 

@@ -1,4 +1,5 @@
-"""A kept node resumed on a real slurmctld + slurmd 26.05 (docs/slurm.md, docs/whatif-validation.md finding 11).
+"""A kept node resumed on a real slurmctld + slurmd 26.05 (docs/slurm.md, docs/contributing/whatif-validation.md finding
+11).
 
 A pool that follows the queue releases its nodes out of order: when a lower ordinal goes idle while a higher one
 runs a job, SuspendProgram cannot lower the NodeSet's replicas past it, so that node's pod (and slurmd) stays while

@@ -1,7 +1,8 @@
-"""The ComputeDomain start on a rack-scale NVLink pool's start path (issue 23): a job's pods start only once every IMEX
-daemon of their ComputeDomain is Ready (dra-driver-nvidia-gpu#1107), ~8 min for 256 pods upstream (#816), so the
-what-if's time to running and the preview's largest gang include ``compute_domain_s_per_pod`` per pod on GB200 pools
-(every Kueue job, cold or warm; a Slinky NodeSet only as its nodes join), and ``--assume`` overrides it."""
+"""The ComputeDomain start on a rack-scale NVLink pool's start path (so GB200 start times are not under-estimated): a
+job's pods start only once every IMEX daemon of their ComputeDomain is Ready (dra-driver-nvidia-gpu#1107), ~8 min for
+256 pods upstream (#816), so the what-if's time to running and the preview's largest gang include
+``compute_domain_s_per_pod`` per pod on GB200 pools (every Kueue job, cold or warm; a Slinky NodeSet only as its nodes
+join), and ``--assume`` overrides it."""
 from __future__ import annotations
 
 import dataclasses

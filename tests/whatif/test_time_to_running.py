@@ -1,6 +1,7 @@
-"""Time to all pods running (issue 24): the catalog's start-path factors with their sources, the per-pool cold pull
-(full, SOCI, streamed, preloaded), the what-if's per-job figure (cold node: pull; warm node: none; pre-pull warms
-idle nodes), its p50/p95 per job size, the preview's largest-gang estimate, and the user's overrides."""
+"""Time to all pods running (what a user waits for, not only admission): the catalog's start-path factors with their
+sources, the per-pool cold pull (full, SOCI, streamed, preloaded), the what-if's per-job figure (cold node: pull; warm
+node: none; pre-pull warms idle nodes), its p50/p95 per job size, the preview's largest-gang estimate, and the user's
+overrides."""
 from __future__ import annotations
 
 import json
@@ -45,7 +46,7 @@ def test_a_gang_cold_adds_the_node_and_the_pull_and_a_compute_domain_scales_with
     warm = gang_seconds(start, 64, False, F)
     assert warm == pytest.approx(1 / 43 + 64 / 333 + 5)
     assert gang_seconds(start, 64, True, F) == pytest.approx(300 + start.pull_s + warm)
-    assert overhead_s(256, F, compute_domain=True) - overhead_s(256, F) == pytest.approx(480)  # ~8 min, issue 816
+    assert overhead_s(256, F, compute_domain=True) - overhead_s(256, F) == pytest.approx(480)  # ~8 min, upstream #816
 
 
 def test_overrides_replace_factors_and_unknown_names_are_refused():

@@ -1,6 +1,6 @@
 """whatif/ has no import circle between its modules, counting every import (module level, inside functions and
 under TYPE_CHECKING): the engine knows schedulers only by the ``core.Scheduler`` protocol, the schedulers know the
-engine only by ``core.Host``, and the run picks the scheduler (issue 20)."""
+engine only by ``core.Host``, and the run picks the scheduler (so a scheduler can be added or changed alone)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,5 @@
-"""Issue 24's Kueue and cost semantics on small hand-computed cases, each of which the simulator before the fix got
-wrong: preemption on topology-placed (TAS) pools, reclaimWithinCohort with fair sharing, the minimal victim set
+"""Kueue and cost semantics on small hand-computed cases, each of which an earlier simulator got wrong (so a regression
+shows): preemption on topology-placed (TAS) pools, reclaimWithinCohort with fair sharing, the minimal victim set
 (Kueue's fill-back), the queue position of a preempted workload, the configured fair-sharing strategies, and the cost
 arithmetic (total idle $, unrounded totals, nodes billed until scale-down)."""
 from __future__ import annotations

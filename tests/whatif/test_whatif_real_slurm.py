@@ -1,7 +1,7 @@
 """The whatif simulator against a REAL Slurm 26.05: twelve scenarios (``tests/support/whatif/scenarios.py``) run on
 small clusters of real slurmctld + slurmd daemons (+ slurmdbd) configured from the project's own rendering
 (``tests/support/slurm/cluster.py``), with second-scale ``sleep`` jobs, and through the simulator with the same stack
-and job list. The report with numbers: docs/whatif-validation.md.
+and job list. The report with numbers: docs/contributing/whatif-validation.md.
 
 Two kinds of checks: what real Slurm must do in each scenario (the harness and the rendered config work: backfill
 starts the short job early, FIFO does not, fair-share orders the accounts, QOS and partition_prio preemption

@@ -9,7 +9,7 @@ from whatif.model import Job, SimOptions
 
 FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
 QUEUES = [{"name": "a", "quotas": [{"pool": "h100", "gpus": 16}]}]
-REQUEUE_DELAY_S = 121  # cred_expire 120 s + 1, measured on real Slurm 26.05 (docs/whatif-validation.md)
+REQUEUE_DELAY_S = 121  # cred_expire 120 s + 1, measured on real Slurm 26.05 (docs/contributing/whatif-validation.md)
 CLASSES = [{"name": "high", "value": 100}, {"name": "low", "value": 1}]
 
 

@@ -22,7 +22,7 @@ MAX_ADMISSIONS_PER_PASS = 100_000
 EVICTION_S = 30.0
 """A preempted workload is requeued when its job's pods are gone: Kubernetes' default terminationGracePeriodSeconds
 (30 s, Pod API reference). Without it two workloads can preempt each other for ever at one instant (Kueue's fair
-sharing can loop: kubernetes-sigs/kueue issues 3779, 7101, 14543); with it such a loop costs 30 s per turn."""
+sharing can loop: kubernetes-sigs/kueue#3779, #7101, #14543); with it such a loop costs 30 s per turn."""
 
 
 class KueueScheduler:

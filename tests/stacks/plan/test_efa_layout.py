@@ -1,7 +1,7 @@
-"""EFA per network card (issue 23): P6e-GB200's 17 cards as the catalog lays them out (catalog/data/network-cards.csv:
-odd cards EFA-only at device 0, the 8 x 400 Gbps GPU network; even cards EFA + ENA at device 1; card 0 the primary),
-rendered into the node group's launch template and enforced by topology-efa-interfaces; other EFA machines keep
-one EFA per card (card 0 ``efa``, the rest ``efa-only`` at device 1)."""
+"""EFA per network card (a GB200 job gets its full GPU network): P6e-GB200's 17 cards as the catalog lays them out
+(catalog/data/network-cards.csv: odd cards EFA-only at device 0, the 8 x 400 Gbps GPU network; even cards EFA + ENA at
+device 1; card 0 the primary), rendered into the node group's launch template and enforced by topology-efa-interfaces;
+other EFA machines keep one EFA per card (card 0 ``efa``, the rest ``efa-only`` at device 1)."""
 from __future__ import annotations
 
 import copy

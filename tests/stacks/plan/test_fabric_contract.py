@@ -1,8 +1,8 @@
 """The fabric contract (``stacks/plan/fabric_contract.py``) over what the program really registers: every example stack
 with a fabric pool runs under Pulumi mocks, and each training runtime / Slinky NodeSet on a fabric pool meets every
 sourced requirement of its fabric (env, library path, mounts, interfaces, sidecar, devices, /dev/shm, image). Then the
-contract is shown to fail where a job would not use the fabric: the workloads as they were rendered before the fixes of
-issue 21 (TCPX env, no /dev/shm, gIB tuning only in BASH_ENV, the PyTorch image on EFA, slurmd's env instead of a
+contract is shown to fail where a job would not use the fabric: the workloads as they were rendered before the fabric
+fixes (TCPX env, no /dev/shm, gIB tuning only in BASH_ENV, the PyTorch image on EFA, slurmd's env instead of a
 TaskProlog), each built by undoing one fix on the rendered objects."""
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def test_a_runtime_without_the_fabric_interfaces_or_sidecar_falls_back_to_tcp():
     runtime = _runtime("gke-kueue", "torch-h100")
     template = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     template["metadata"]["annotations"].pop("networking.gke.io/interfaces")
-    _pod(runtime)["initContainers"] = []  # no RxDM, and no ready gate (as before issue 21's defect 8)
+    _pod(runtime)["initContainers"] = []  # no RxDM, and no ready gate (as before the ready gate existed)
     result = check(runtime_views(runtime)[0], FabricKind.TCPX, "a3-highgpu-8g", 4)
     assert {o.requirement.id for o in result.tcp_fallbacks} == {"tcpx-nics", "tcpx-rxdm", "tcpx-ready-gate"}
 

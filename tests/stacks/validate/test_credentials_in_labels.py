@@ -1,4 +1,4 @@
-"""Issue 16, defect 13: credentials in labels and taints are refused, and the message never repeats them."""
+"""Credentials in labels and taints are refused, and the message never repeats them."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 16, defect 14: messages stay readable at the edges: long values shortened, a mapping given a scalar explained
+"""Messages stay readable at the edges: long values shortened, a mapping given a scalar explained
 with an example, ``received: null``, NaN with its range, pools named, reservation pools never told to grow."""
 from __future__ import annotations
 

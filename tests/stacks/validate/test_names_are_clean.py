@@ -1,4 +1,4 @@
-"""Issue 16, defect 8: names are matched whole (``fullmatch``, not ``re.match`` with ``$``, which matches before a
+"""Names are matched whole (``fullmatch``, not ``re.match`` with ``$``, which matches before a
 trailing newline) and no string of the config may carry a control character, whatever field it sits in."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 16, defects 9 and 10: numbers are read strictly (no boolean, no fraction, int32 at most, the clouds' own node
+"""Numbers are read strictly (no boolean, no fraction, int32 at most, the clouds' own node
 limits) and what the Pulumi CLI writes is accepted where its meaning is plain.
 
 `pulumi config set --path` stores `true`/`false` as booleans and integers as numbers; top-level values always as

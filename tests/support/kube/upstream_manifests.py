@@ -18,8 +18,9 @@ MYSQL_DEPLOYMENT = {
     "spec": {"template": {"spec": {"containers": [{
         "name": "mysql", "image": "mysql:8.4", "env": [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}]}]}}}}
 
-# The images gpu-cluster replaces (issue 25): Katib v0.18.0 ``components/mysql/mysql.yaml`` (``mysql:8.0``, a moving
-# tag); KFP 2.5.0 ``third-party/minio/base/minio-deployment.yaml`` (MinIO of 2019, credentials in the 2019 variables).
+# The images gpu-cluster replaces (outdated or moving images in a tenant's path): Katib v0.18.0
+# ``components/mysql/mysql.yaml`` (``mysql:8.0``, a moving tag); KFP 2.5.0
+# ``third-party/minio/base/minio-deployment.yaml`` (MinIO of 2019, credentials in the 2019 variables).
 KATIB_MYSQL_DEPLOYMENT = {
     "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "katib-mysql", "namespace": "kubeflow"},
     "spec": {"template": {"spec": {"containers": [{
@@ -42,9 +43,10 @@ UPSTREAM: dict[str, list[tuple[str, dict]]] = {
 }
 """Install -> (type token, document) of every upstream object that carries a known default credential."""
 
-# What issue 25's ways in 3 and 4 go through, same shapes at the pinned tags: Katib's ``components/ui/ui.yaml`` and
-# ``components/namespace/namespace.yaml``; KFP's ``base/cache-deployer/cache-deployer-deployment.yaml``,
-# ``base/cache/cache-deployment.yaml`` and ``base/cache-deployer/cluster-scoped/cache-deployer-clusterrole.yaml``.
+# What a tenant's ways in through Katib's UI and the Pipelines API go through, same shapes at the pinned tags: Katib's
+# ``components/ui/ui.yaml`` and ``components/namespace/namespace.yaml``; KFP's
+# ``base/cache-deployer/cache-deployer-deployment.yaml``, ``base/cache/cache-deployment.yaml`` and
+# ``base/cache-deployer/cluster-scoped/cache-deployer-clusterrole.yaml``.
 CLUSTER_ROLE, NAMESPACE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "kubernetes:core/v1:Namespace"
 KATIB_UI = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "katib-ui", "namespace": "kubeflow"},
             "spec": {"replicas": 1, "template": {"spec": {"containers": [
