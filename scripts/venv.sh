@@ -37,14 +37,16 @@ install_with_uv() {
   local pass_on=()
   if [ -z "${SSL_CERT_FILE:-}" ] && [ -n "${PIP_CERT:-}" ]; then pass_on+=("SSL_CERT_FILE=$PIP_CERT"); fi
   if [ -z "${UV_INDEX_URL:-}" ] && [ -n "${PIP_INDEX_URL:-}" ]; then pass_on+=("UV_INDEX_URL=$PIP_INDEX_URL"); fi
-  env "${pass_on[@]}" "$ROOT/.venv/bin/python" -m uv pip install --quiet --python "$ROOT/.venv/bin/python" \
-    -r "$ROOT/$REQ"
+  # --compile-bytecode: uv writes no .pyc by default, and CI (like this project's machines) sets
+  # PYTHONDONTWRITEBYTECODE, so every run would compile the provider SDKs from source again (3x a preview's time)
+  env "${pass_on[@]}" "$ROOT/.venv/bin/python" -m uv pip install --quiet --compile-bytecode \
+    --python "$ROOT/.venv/bin/python" -r "$ROOT/$REQ"
 }
 STAMP="$ROOT/.venv/.installed-$(cat "$ROOT/requirements.txt" "$ROOT/$REQ" | sha256sum | cut -c1-16)"
 if [ ! -f "$STAMP" ]; then
   if ! install_with_uv; then
     [ -n "${GPU_CLUSTER_NO_UV:-}" ] || echo "note: uv $UV_VERSION unavailable or failed; installing with pip" >&2
-    "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$ROOT/$REQ"
+    "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check --compile -r "$ROOT/$REQ"
   fi
   touch "$STAMP"
 fi
