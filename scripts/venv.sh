@@ -42,7 +42,10 @@ install_with_uv() {
   env "${pass_on[@]}" "$ROOT/.venv/bin/python" -m uv pip install --quiet --compile-bytecode \
     --python "$ROOT/.venv/bin/python" -r "$ROOT/$REQ"
 }
-STAMP="$ROOT/.venv/.installed-$(cat "$ROOT/requirements.txt" "$ROOT/$REQ" | sha256sum | cut -c1-16)"
+# The stamp also names the install mode: a .venv built before installs compiled bytecode installs once more (uv's
+# --compile-bytecode then compiles all of site-packages, the packages already there too)
+INSTALL_MODE="compile-bytecode"
+STAMP="$ROOT/.venv/.installed-$( (cat "$ROOT/requirements.txt" "$ROOT/$REQ"; echo "$INSTALL_MODE") | sha256sum | cut -c1-16)"
 if [ ! -f "$STAMP" ]; then
   if ! install_with_uv; then
     [ -n "${GPU_CLUSTER_NO_UV:-}" ] || echo "note: uv $UV_VERSION unavailable or failed; installing with pip" >&2
