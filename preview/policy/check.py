@@ -128,7 +128,7 @@ class PolicyOptions:
     """A running pack to reuse (tests); default: the pack booted once per process as the CLI boots it."""
 
 
-def apply_policies(report, spec, options: PolicyOptions) -> None:
+def apply_policies(report: Any, spec: Any, options: PolicyOptions) -> None:
     """Run the pack over ``report.resources`` and fill violations, waivers and rule metadata into ``report``."""
     if not options.enabled:
         return
