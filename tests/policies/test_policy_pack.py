@@ -76,10 +76,11 @@ def test_pack_main_only_assembles_the_pack():
     assert "PolicyPack(**pack_arguments())" in main
 
 
+@pytest.mark.slow
 def test_pool_label_key_is_the_specs_and_defined_once():
     assert POOL_LABEL_KEY is SPEC_POOL_LABEL_KEY
     defined = []
-    for layer in ("catalog", "components", "policies", "preview", "spec", "plan", "render"):
+    for layer in ("catalog", "components", "policies", "preview", "stacks", "render"):
         for path in sorted((PROJECT_ROOT / layer).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 targets = node.targets if isinstance(node, ast.Assign) else \

@@ -202,6 +202,7 @@ def test_each_stack_file_comment_previews_that_stack():
         assert f"bash scripts/preview.sh {name}" in head, path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", RUNS + SLOW_RUNS, ids=lambda r: " ".join(r.argv[1:5]))
 def test_documented_command_runs_as_documented(case: Run, tmp_path):
     proc = run(case.argv, tmp_path)
@@ -215,6 +216,7 @@ def test_documented_command_runs_as_documented(case: Run, tmp_path):
         json.loads(proc.stdout, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
 
 
+@pytest.mark.slow
 def test_the_documented_pack_config_runs_as_documented(tmp_path):
     """RULES.md's example config, on the stack its waiver is written for: the pool limits bite (the H100 limit of 10
     $/GPU-h is below the list price: exit 1), every key is known and the waiver matches a pool (no warning)."""
@@ -244,6 +246,7 @@ MISTAKES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv, hint", MISTAKES, ids=lambda v: " ".join(v[2:5]) if isinstance(v, list) else "")
 def test_a_mistake_gets_the_fix_and_exit_2(argv, hint):
     proc = run(argv)
@@ -252,6 +255,7 @@ def test_a_mistake_gets_the_fix_and_exit_2(argv, hint):
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_relative_policy_pack_path_boots_the_pack_from_any_spelling():
     """`--policy-pack ./policies` and `policies` (as documented) used to exit 4: the pack's interpreter path was
     resolved against the pack's folder."""
