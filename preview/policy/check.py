@@ -131,6 +131,7 @@ class PolicyOptions:
 def apply_policies(report: Any, spec: Any, options: PolicyOptions) -> None:
     """Run the pack over ``report.resources`` and fill violations, waivers and rule metadata into ``report``."""
     if not options.enabled:
+        report.policies_skipped = True
         return
     from preview.policy.analyzer import PACK_DIR, shared_analyzer, shared_in_process_analyzer
     from preview.policy.config import PolicyConfigError
