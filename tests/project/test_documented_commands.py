@@ -154,6 +154,10 @@ NOT_RUN = {
     f"{PY} bench/whatif_bench.py [--runs 3] [--baseline REF] [--no-bytecode-cache]":
         "a benchmark: never timed in tests (tests/project/test_bench_baseline.py checks its untimed parts)",
     "bash scripts/test.sh -q": "the test suite itself",
+    "bash scripts/test.sh --quick": "the unit part of the test suite itself (its selection: tests/project/test_quick_loop.py)",
+    "bash scripts/test.sh --quick tests/stacks": "the quick loop narrowed to a folder",
+    f"{PY} -m pytest -m real_slurm": "the real-Slurm part of the test suite itself",
+    f"{PY} -m ruff check . && {PY} -m mypy": "run by tests/project/test_lint.py and tests/project/test_typecheck.py",
     "bash scripts/venv.sh": "builds .venv: scripts/test.sh runs it (with requirements-dev.txt) before every suite",
     "bash scripts/venv.sh requirements-dev.txt": "builds .venv: scripts/test.sh runs it before every suite",
     "bash scripts/venv.sh requirements.txt": "builds .venv: scripts/preview.sh runs it before every preview",
