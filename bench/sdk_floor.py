@@ -101,8 +101,6 @@ def resource_count(recorded: dict[str, Any]) -> int:
 
 
 def replay(recorded: Path) -> int:
-    import pulumi
-
     data = json.loads(recorded.read_text())
     programs = [(w["stack"], w["resources"]) for w in data.get("workers", [])] + [(data["stack"], data["resources"])]
     classes = {}
@@ -119,16 +117,16 @@ def replay_program(stack: str, rows: list[dict[str, Any]], classes: dict[str, An
     import pulumi
 
     class Echo(pulumi.runtime.Mocks):
-        def new_resource(self, args):
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
             return f"{args.name}-id", dict(args.inputs)
 
-        def call(self, args):
+        def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
             return {}
 
     pulumi.runtime.set_mocks(Echo(), project="gpu-cluster", stack=stack, preview=False)
 
     @pulumi.runtime.test
-    def program():
+    def program() -> Any:
         made: list[Any] = []
         for row in rows:
             parent = made[row["parent"]] if row["parent"] is not None else None

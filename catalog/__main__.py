@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from catalog.refresh.cli import main
+from catalog.environment import require_environment
 
 if __name__ == "__main__":
+    require_environment("catalog", "import-facts")  # before cli.py imports rich
+    from catalog.refresh.cli import main
     sys.exit(main(sys.argv[1:]))

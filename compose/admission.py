@@ -8,7 +8,7 @@ from render.admission import admission_objects
 from render.slurm_values import SLURM_NAMESPACE
 
 
-def build_admission(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) -> list[pulumi.Resource]:
+def build_admission(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource) -> list[pulumi.Resource]:
     """The AdmissionPolicies component (or nothing when no pool's fabric needs host access); what it guards (team
     namespaces, the device injector) must wait for the returned resources."""
     teams = dict(plan.kueue.namespaces) if plan.kueue is not None else None

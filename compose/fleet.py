@@ -21,7 +21,7 @@ class FleetExports:
     """Stack outputs to export (name -> value or Output)."""
 
 
-def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
                 kueue: pulumi.Resource | None, trainer: pulumi.Resource | None) -> FleetExports:
     fleet = plan.fleet
     if fleet is None:

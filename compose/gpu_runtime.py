@@ -8,7 +8,7 @@ from components.k8s.nvidia_gpu_runtime import NvidiaGpuRuntime
 from stacks.plan.stack import StackPlan
 
 
-def build_gpu_runtime(stack: StackPlan, cluster: pulumi.Resource, k8s_provider) -> None:
+def build_gpu_runtime(stack: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource) -> None:
     plan = stack.runtime
     # after the cluster (and its system pool, where the operator runs); through the cluster's Kubernetes provider
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])

@@ -26,7 +26,7 @@ class KubeflowPath:
     """The Kubeflow Trainer release (its CRDs): a fleet worker's runtimes wait for it."""
 
 
-def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
                         kueue_after: Sequence[pulumi.Resource] = ()) -> KubeflowPath:
     """Kueue and Kubeflow through the cluster's Kubernetes provider, after the cluster and its system pool exist
     (both controllers run on the untainted system pool), plus the DRA claim templates of GKE-managed fabric pools.

@@ -15,7 +15,7 @@ from compose.slurm import build_slurm_path
 from stacks.plan.stack import StackPlan
 
 
-def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
                          kueue_after: Sequence[pulumi.Resource] = (), cloud_provider: pulumi.ProviderResource | None = None,
                          cluster_name: pulumi.Input[str] | None = None) -> FleetExports:
     """``kueue_after``: what Kueue must start after besides the cluster (EKS: the ProvisioningRequest CRD). Returns

@@ -17,7 +17,7 @@ def job_namespaces(plan: StackPlan, pools: list[PoolFacts]) -> dict[str, list[st
     return dict(plan.kueue.namespaces) if plan.kueue is not None else {}
 
 
-def build_nvlink(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+def build_nvlink(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
                  namespaces: dict[str, pulumi.Resource]) -> None:
     racks = [p for p in plan.facts if uses_compute_domains(p)]
     if not racks:

@@ -9,7 +9,7 @@ from render.fabric_pod import pod_fabric
 from render.slurm_values import SLURM_NAMESPACE
 
 
-def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
                      cloud_provider: pulumi.ProviderResource | None = None,
                      cluster_name: pulumi.Input[str] | None = None) -> dict[str, pulumi.Resource]:
     """SlurmCluster through the cluster's Kubernetes provider, after the cluster and its system pool exist (the

@@ -5,6 +5,10 @@
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # before any import that needs the dependencies: a bare python gets the fix, exit 2
+    from catalog.environment import require_environment
+    require_environment("policies.docs", "--check")
+
 import argparse
 import json
 import sys

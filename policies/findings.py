@@ -12,7 +12,7 @@ the fix on its own line (the renderers show the first line as the violation and 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
-from typing import Any
+from typing import Any, Iterable
 
 SEPARATOR = " · "
 FIX_PREFIX = "Fix: "
@@ -61,8 +61,8 @@ def money(usd: float) -> str:
     return f"${usd:,.2f}"
 
 
-def listing(items, limit: int = 6) -> str:
-    items = [str(i) for i in items]
-    if len(items) <= limit:
-        return ", ".join(items)
-    return ", ".join(items[:limit]) + f", … ({len(items)} in all)"
+def listing(items: Iterable[object], limit: int = 6) -> str:
+    texts = [str(i) for i in items]
+    if len(texts) <= limit:
+        return ", ".join(texts)
+    return ", ".join(texts[:limit]) + f", … ({len(texts)} in all)"

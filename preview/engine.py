@@ -115,7 +115,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.last = threading.local()
         """Per registering thread: the transforms of the resource being registered (read by the monitor)."""
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.last.transforms = list(args.transforms)
         out = dict(args.inputs)
         name, typ = args.name, args.typ
@@ -156,7 +156,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
             out.setdefault("name", name)  # provider auto-naming does not run under mocks
         return f"{name}-id", out
 
-    def call(self, args: pulumi.runtime.MockCallArgs):
+    def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
         if args.token == "gcp:container/getCluster:getCluster":
             return {"name": args.args.get("name"), "location": args.args.get("location"), "endpoint": "203.0.113.20",
                     "masterAuths": [{"clusterCaCertificate": FAKE_CA}]}
@@ -188,7 +188,7 @@ class RecordingMonitor(MockMonitor):
         super().__init__(mocks)
         self.registered: list[Registered] = []
 
-    def RegisterResource(self, request):
+    def RegisterResource(self, request: Any) -> Any:
         resp = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             copy = struct_pb2.Struct()
@@ -336,7 +336,7 @@ def execute_program(main: Path = PROJECT_ROOT / "__main__.py") -> dict[str, Any]
     outputs: dict[str, Any] = {}
 
     @pulumi.runtime.test
-    def _run():
+    def _run() -> Any:
         runpy.run_path(str(main), run_name="__main__")
         exported = getattr(pulumi.runtime.get_root_resource(), "outputs", None)  # the root Stack's exports
         return pulumi.Output.all(**exported).apply(outputs.update) if exported else None

@@ -29,6 +29,8 @@ class PreviewReport:
     """Policy findings a waiver in the policy pack config covered (rule, resource, reason)."""
     policy_rules: list[dict[str, Any]] = field(default_factory=list)
     """Metadata of every rule of the policy pack that ran (for SARIF); empty when no pack ran."""
+    policies_skipped: bool = False
+    """``--no-policies``: the pack did not run, which the text and markdown say (no violations is not a pass)."""
     stack_file: Path | None = None
     queues: QuotaPlan | None = None
     """The scheduling section: quota per queue and pool, promised share of each pool, $/h per team."""

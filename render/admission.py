@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from render.fabric_pod import DEVICES_ANNOTATION, PodFabric, pod_fabric
+from render.fabric_pod import PodFabric, pod_fabric
 from render.pod_security_cel import CONTAINER_VARIABLES, cel_list, validations
 from stacks.plan.facts import PoolFacts
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from render.compute_domain import KUEUE_RESOURCE as CHANNEL_RESOURCE, channels_for_gpus, uses_compute_domains
 from render.fabric_claim import KUEUE_RESOURCE, device_class, nics_for_gpus
@@ -151,7 +151,7 @@ def _obj(kind: str, name: str, namespace: str | None = None, **body: Any) -> dic
     return {"apiVersion": API_VERSION, "kind": kind, "metadata": meta, **body}
 
 
-def _topologies(placements) -> list[dict[str, Any]]:
+def _topologies(placements: Iterable[Any]) -> list[dict[str, Any]]:
     seen: dict[str, tuple[str, ...]] = {}
     for p in placements:
         if p.topology:

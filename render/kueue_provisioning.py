@@ -10,7 +10,7 @@ waits until the nodes are provisioned, then admits it, and assigns its topology 
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from stacks.plan.facts import PoolFacts
 from stacks.spec.scheduling import Queue
@@ -28,7 +28,7 @@ def check_name(pool: str) -> str:
     return f"{pool}-provisioning"
 
 
-def provisioning_objects(pools: Sequence[PoolFacts], obj) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def provisioning_objects(pools: Sequence[PoolFacts], obj: Callable[..., dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(ProvisioningRequestConfigs, AdmissionChecks) of the queued pools, in pool order. ``obj`` builds a Kueue object
     (``render/kueue.py``'s ``_obj``), so labels and apiVersion match the rest."""
     configs, checks = [], []

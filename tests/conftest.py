@@ -82,3 +82,15 @@ def _restore_language_host_config():
 
     with restored_config_environment():
         yield
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark the tests that start a real peer (``real_slurm``, ``real_helm``) from what they call, so a new test gets
+    its marker without anyone remembering it; the quick loop (``scripts/test.sh --quick``) deselects them."""
+    from tests.support.peers import peer_markers
+
+    modules = dict(sys.modules)
+    for item in items:
+        for marker in peer_markers(item, modules):
+            if marker not in item.keywords:
+                item.add_marker(marker)

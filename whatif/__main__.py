@@ -10,6 +10,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 EXIT_INVALID = 2
 EXIT_INTERNAL = 4
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def vs_refusal(args: argparse.Namespace, opts) -> str | None:
+def vs_refusal(args: argparse.Namespace, opts: Any) -> str | None:
     """Before any simulation: the workload must name only queues and priority classes the --vs stack has too (the
     comparison is per queue), else the reason and the fix, followed by each name that does not exist there."""
     from whatif.api import cluster_of, load_stack_spec

@@ -6,7 +6,7 @@ resource here, and its fee is not caused by this stack). An EKS cluster is price
 support status on the catalog's price date, as the offline preview does (``Catalog.control_plane_fee``)."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
@@ -74,7 +74,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                   keys=keys)
 
 
-def _control_plane_fee(cat, cloud: Cloud, cluster: Resource):
+def _control_plane_fee(cat: Catalog, cloud: Cloud, cluster: Resource) -> Any:
     """EKS: by ``version`` (omitted: the provider default, a version in standard support; unknown until deploy:
     priced as extended support, the higher fee)."""
     if cloud != Cloud.AWS:
@@ -85,7 +85,7 @@ def _control_plane_fee(cat, cloud: Cloud, cluster: Resource):
     return cat.control_plane_fee(cloud, version if isinstance(version, str) and version else None)
 
 
-def _pool_cost(view: PoolView, cat, overrides) -> tuple[tuple[str, float] | None, str]:
+def _pool_cost(view: PoolView, cat: Catalog, overrides: Any) -> tuple[tuple[str, float] | None, str]:
     """((label, $/hour at max), "") or (None, why it cannot be priced). A capacity block costs its declared fee over
     its window; a reservation bills every reserved node, so a pool counts max(maxNodes, reserved nodes)."""
     if view.capacity_block:

@@ -5,7 +5,7 @@ from typing import Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
-from policies.findings import Finding, listing
+from policies.findings import Finding
 from policies.fleet import fleet_of, queue_namespace, queue_quotas, slug
 from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule

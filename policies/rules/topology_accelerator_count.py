@@ -27,7 +27,7 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
         yield from _eks(view, cat)
 
 
-def _gke(view: PoolView, cat) -> Iterable[Finding]:
+def _gke(view: PoolView, cat: Catalog) -> Iterable[Finding]:
     machine_type = view.machine_types[0] if view.machine_types else None
     fixed = cat.machines.get((Cloud.GCP, machine_type)) if machine_type else None
     accs = view.accelerators
@@ -62,7 +62,7 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
     if host is None or not accs:
         return
     acc = accs[0]
-    gpu = cat.attachable.get((Cloud.GCP, acc.get("type")))
+    gpu = cat.attachable.get((Cloud.GCP, str(acc.get("type"))))  # no type: no key matches
     count = as_int(acc.get("count"))
     if gpu is not None and isinstance(count, int) and count not in gpu.allowed_counts:
         yield Finding(view.subject, f"the accelerator count cannot be attached to {machine_type}",
@@ -72,7 +72,7 @@ def _gke(view: PoolView, cat) -> Iterable[Finding]:
                       keys=view.keys)
 
 
-def _eks(view: PoolView, cat) -> Iterable[Finding]:
+def _eks(view: PoolView, cat: Catalog) -> Iterable[Finding]:
     shapes: dict[tuple[int, str], list[str]] = {}
     for t in view.machine_types:
         m = cat.machines.get((Cloud.AWS, t))

@@ -3,7 +3,7 @@ type has, one per network card (per-card types and device indices where the cata
 ``catalog/data/network-cards.csv``)."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from pulumi_policy import EnforcementLevel, Severity
 
@@ -22,7 +22,7 @@ ID = "topology-efa-interfaces"
 DEFAULT_PREFIXES = ["p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-", "p6e-"]
 
 
-def _fix(machine) -> str:
+def _fix(machine: Any) -> str:
     layout = efa_layout(machine)
     if not any(a.efa_gbps for a in layout):
         return (f"attach one EFA interface per network card: networkCardIndex 0–{len(layout) - 1}, deviceIndex 0 on "

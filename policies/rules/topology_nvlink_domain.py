@@ -55,11 +55,11 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     for r in resources:
         if r.type.rsplit(":", 1)[-1] not in RUNTIME_KINDS or not r.type.startswith("kubernetes:trainer."):
             continue
-        for pool, gpus, annotations in _gangs(r):
+        for pool, gpus, gang_annotations in _gangs(r):
             if pool not in racks or gpus is None:
                 continue
             domain_gpus, domain_label, view = racks[pool]
-            level = annotations.get(REQUIRED_ANNOTATION) or annotations.get(PREFERRED_ANNOTATION)
+            level = gang_annotations.get(REQUIRED_ANNOTATION) or gang_annotations.get(PREFERRED_ANNOTATION)
             subject = f"training runtime '{object_name(r)}'"
             keys = (object_name(r), pool, r.name, r.urn)
             where = f"pool '{pool}' ({domain_gpus}-GPU NVLink domains, one per {domain_label} value)"
@@ -74,7 +74,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                               fix="set scheduling.topology (gpu-cluster renders the annotation), or split the job "
                                   f"into gangs of at most {domain_gpus} GPUs",
                               keys=keys, urn=r.urn)
-            elif gpus > domain_gpus and annotations.get(REQUIRED_ANNOTATION) == domain_label:
+            elif gpus > domain_gpus and gang_annotations.get(REQUIRED_ANNOTATION) == domain_label:
                 yield Finding(subject, f"a {gpus}-GPU gang is required inside one {domain_gpus}-GPU NVLink domain of "
                               f"{where}, so Kueue can never admit it", observed=f"{gpus} GPUs, required level "
                               f"{domain_label}", required=f"at most {domain_gpus} GPUs per gang at this level",

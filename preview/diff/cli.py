@@ -4,9 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from preview.render.json_text import strict_dumps
 from preview.report import EXIT_INVALID
+
+if TYPE_CHECKING:
+    from preview.policy.check import PolicyOptions
 
 
 def add_diff_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +27,7 @@ def wants_diff(args: argparse.Namespace) -> bool:
     return bool(args.base or args.base_file)
 
 
-def policy_options(args: argparse.Namespace):
+def policy_options(args: argparse.Namespace) -> PolicyOptions:
     """The policy pack flags of the preview command."""
     from preview.policy.check import PolicyOptions
 

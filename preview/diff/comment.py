@@ -8,6 +8,10 @@ finds again by ``COMMENT_MARKER`` to update it on the next push. Exit code: the 
 """
 from __future__ import annotations
 
+if __name__ == "__main__":  # before any import that needs the dependencies: a bare python gets the fix, exit 2
+    from catalog.environment import require_environment
+    require_environment("preview.diff.comment", "--base origin/main")
+
 import argparse
 import re
 import subprocess

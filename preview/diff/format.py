@@ -1,7 +1,7 @@
 """Wording shared by the text and Markdown diff renderers: values, money deltas, one line per changed thing."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from preview.cost import HOURS_PER_MONTH
 from preview.diff.compare import ABSENT, INVALID, StackDiff
@@ -91,7 +91,7 @@ def replacement_of(diff: StackDiff, e: EntityDiff) -> ResourceChange | None:
                  if c.action == REPLACE and c.type in RULES and c.name == e.name), None)
 
 
-def entity_line(diff: StackDiff, e: EntityDiff, code=lambda s: f"`{s}`") -> str:
+def entity_line(diff: StackDiff, e: EntityDiff, code: Callable[[str], str] = lambda s: f"`{s}`") -> str:
     """``pool `h100`: max nodes 8 → 16, max GPUs 64 → 128 · +$707.92/h at max``."""
     head = f"{e.kind} {code(e.name)}"
     what = facts(e)
@@ -109,7 +109,7 @@ def entity_line(diff: StackDiff, e: EntityDiff, code=lambda s: f"`{s}`") -> str:
     return text
 
 
-def replace_reason(c: ResourceChange, code=lambda s: f"`{s}`") -> str:
+def replace_reason(c: ResourceChange, code: Callable[[str], str] = lambda s: f"`{s}`") -> str:
     fields = sorted(set(c.replace_reasons.values()))
     if all(" changed: " in f for f in fields):  # Kubernetes objects: each reason is a sentence already
         return "; ".join(fields)

@@ -58,7 +58,7 @@ class Analyzer(ABC):
     def __enter__(self) -> "Analyzer":
         return self
 
-    def __exit__(self, *_exc) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()
 
     def info(self) -> apb.AnalyzerInfo:

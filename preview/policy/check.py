@@ -128,9 +128,10 @@ class PolicyOptions:
     """A running pack to reuse (tests); default: the pack booted once per process as the CLI boots it."""
 
 
-def apply_policies(report, spec, options: PolicyOptions) -> None:
+def apply_policies(report: Any, spec: Any, options: PolicyOptions) -> None:
     """Run the pack over ``report.resources`` and fill violations, waivers and rule metadata into ``report``."""
     if not options.enabled:
+        report.policies_skipped = True
         return
     from preview.policy.analyzer import PACK_DIR, shared_analyzer, shared_in_process_analyzer
     from preview.policy.config import PolicyConfigError

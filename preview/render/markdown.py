@@ -56,6 +56,8 @@ def render_markdown(report: PreviewReport) -> str:
     out += markdown_violations(report.violations, report.waived)
     if report.policy_rules and not (report.violations or report.waived):
         out += [f"**Policy pack:** {len(report.policy_rules)} rules, no violations.", ""]
+    elif report.policies_skipped:
+        out += ["**Policy pack:** skipped (`--no-policies`); no rule was checked.", ""]
     if report.warnings:
         out += [f"<details><summary>{len(report.warnings)} warning(s)</summary>", ""]
         out += [f"- `{w.path}`: {_cell(w.problem)}; fix: {_cell(w.fix or '-')}" for w in report.warnings]

@@ -77,6 +77,9 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
     elif report.policy_rules:  # the pack ran and found nothing: say so, silence would read as "not checked"
         console.print()
         console.print(Text(f"policy pack: {len(report.policy_rules)} rules, no violations", style="green"))
+    elif report.policies_skipped:  # exit 0 here says nothing about the rules: say they were not run
+        console.print()
+        console.print(Text("policy pack: skipped (--no-policies); no rule was checked", style="yellow"))
     if report.warnings:
         console.print()
         _issues(console, report, errors=False)

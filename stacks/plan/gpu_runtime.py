@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from catalog import Cloud, MachineType, MigCatalog, MigProfile
 from stacks.spec.gpu_runtime import DriverVersion, GpuRuntime, GpuRuntimeMode, GpuSharing, SharingMode
@@ -59,7 +60,7 @@ def effective_runtime(cloud: Cloud, stack: GpuRuntime, pool: NodePool, index: in
     over = pool.gpu_runtime
     origin: dict[str, tuple] = {}
 
-    def pick(name: str, alias: str, stack_value):
+    def pick(name: str, alias: str, stack_value: Any) -> Any:
         value = getattr(over, name) if over is not None else None
         if value is not None:
             origin[name] = ("nodePools", index, "gpuRuntime", alias)

@@ -9,7 +9,7 @@ from catalog import Cloud
 from stacks.spec.eks_node import root_volume_performance
 from stacks.plan.images import ImageRef, parse_image
 from stacks.plan.node_storage import ephemeral_local_ssds, instance_store_raid
-from stacks.spec.pod_start import ImageMirror, MirrorUpstream
+from stacks.spec.pod_start import ImageMirror
 from stacks.spec.stack import NodePool, StackSpec
 
 BOOT_DISK_MODE = "CONTAINER_IMAGE_CACHE"

@@ -138,7 +138,7 @@ def sacctmgr_script(cluster: str, qos: Sequence[QosPlan], accounts: Sequence[Acc
         "# here ACCOUNT: has ACCOUNT an association on this cluster (accounts are global, associations per cluster)",
         "here() { sacctmgr -n -P show assoc where cluster=\"$CLUSTER\" account=\"$1\" format=account | grep -qx \"$1\";"
         " }",
-        f"i=0; until sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1; do",
+        "i=0; until sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1; do",
         f"  i=$((i+5)); [ \"$i\" -le {wait_seconds} ] || {{ echo 'slurmdbd did not answer' >&2; exit 1; }}; sleep 5",
         "done",
         "sacctmgr -n -P show cluster format=cluster | grep -qx \"$CLUSTER\" || $S add cluster \"$CLUSTER\"",

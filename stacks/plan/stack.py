@@ -124,7 +124,6 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     now = now or dt.datetime.now(dt.timezone.utc)
     egress: EgressPlan | None = None
     if spec.fleet is not None:  # lazy: the fleet planners load for fleet stacks only (the what-if's import floor)
-        from stacks.plan.fleet import fleet_plan
         from stacks.plan.fleet_egress import egress_plan
         egress = egress_plan(spec.fleet, spec.cloud, spec.cluster)  # a fleet manager's NAT addresses, else None
     cluster = plan_cluster(spec, cat.zones(Cloud.GCP, spec.region) if spec.cloud == Cloud.GCP else (), egress)

@@ -6,7 +6,6 @@ in the ``stacks/validate/`` package; every check reports through its ``Issues`` 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
 
 from pydantic import Field
 

@@ -95,7 +95,7 @@ def _check_version(pool: Issues, cloud: Cloud, cluster: ClusterSpec, machine_typ
     if cluster.min_master_version is None:
         pool.warn("machineType", f"{machine_type} jobs need Kubernetes {floor}+ (DRA ComputeDomains, resource.k8s.io/v1); "
                   "cluster.minMasterVersion is omitted, so the channel's default version is not checked", machine_type,
-                  allowed=f"cluster.minMasterVersion ≥ {floor}", fix=f"set cluster.minMasterVersion: \"1.35\"")
+                  allowed=f"cluster.minMasterVersion ≥ {floor}", fix="set cluster.minMasterVersion: \"1.35\"")
         return
     version = parse(cluster.min_master_version) if cluster.min_master_version != "latest" else None
     if version is not None and version[0] < DRA_V1_MINOR:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stacks.validate.issues import SpecIssue
+from stacks.validate.issues import NAMESPACE, SpecIssue, did_you_mean
 from stacks.validate.yaml12 import YamlProblem, parse_document
 
 MAX_BYTES = 1 << 20
@@ -19,6 +19,11 @@ MAX_BYTES = 1 << 20
 the PR-diff workflow."""
 SHAPE = "one YAML 1.2 document: a mapping with config: <namespace>:<key>: value"
 _BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+STACK_FILE_KEYS = ("config", "environment", "secretsprovider", "encryptedkey", "encryptionsalt")
+"""The top-level keys of a Pulumi stack settings file (Pulumi docs, "Pulumi.<stack-name>.yaml" reference)."""
+KNOWN_NAMESPACES = (NAMESPACE, "gcp", "aws", "kubernetes")
+"""The config namespaces the program reads; any other provider's namespace is fine, one a letter or two away from
+these is a misspelling whose settings would otherwise be dropped and reported as missing."""
 
 
 class StackFileError(Exception):
@@ -93,6 +98,7 @@ def parse_stack_text(text: str, where: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise _error(where, 1, 1, f"the document is {_kind(doc)}, not a stack file", _short(doc),
                      fix="write the stack settings under a top-level config: mapping")
+    _refuse_misspelled_top_level_key(doc, where, positions)
     config = doc.get("config")
     if config is None:
         return {}
@@ -106,7 +112,39 @@ def parse_stack_text(text: str, where: str) -> dict[str, Any]:
             raise _error(where, at_line, at_column, f"the config key {key!r} has no namespace", key,
                          allowed="<namespace>:<key>, e.g. gpu-cluster:region (the Pulumi CLI refuses other keys)",
                          fix=f"write gpu-cluster:{key} (or the namespace of the provider it configures)")
+    _refuse_misspelled_namespaces(config, where, positions, (line, column))
     return dict(config)
+
+
+def _refuse_misspelled_top_level_key(doc: dict[str, Any], where: str,
+                                     positions: dict[tuple[str, ...], tuple[int, int]]) -> None:
+    """``confg:`` would read as a file without settings: every setting then reported missing, the typo never named."""
+    for key in doc:
+        near = did_you_mean(str(key), STACK_FILE_KEYS) if key not in STACK_FILE_KEYS else None
+        if near is not None and near not in doc:
+            line, column = positions.get((str(key),), (1, 1))
+            raise _error(where, line, column, f"unknown key {key!r} (did you mean {near!r}?)", key,
+                         allowed=", ".join(STACK_FILE_KEYS), fix=f"rename {key}: to {near}:")
+
+
+def _refuse_misspelled_namespaces(config: dict[str, Any], where: str,
+                                  positions: dict[tuple[str, ...], tuple[int, int]], at: tuple[int, int]) -> None:
+    """``gpu-clustr:cloud`` is another namespace to Pulumi: the setting would be dropped, then reported missing."""
+    typos: dict[str, list[str]] = {}
+    for key in config:
+        namespace = key.split(":", 1)[0]
+        near = did_you_mean(namespace, KNOWN_NAMESPACES) if namespace not in KNOWN_NAMESPACES else None
+        if near is not None:
+            typos.setdefault(near, []).append(key)
+    if typos:
+        near, keys = next(iter(typos.items()))
+        line, column = positions.get(("config", keys[0]), at)
+        namespace = keys[0].split(":", 1)[0]
+        others = "".join(f"; also {', '.join(k)} (did you mean {n!r}?)" for n, k in list(typos.items())[1:])
+        raise _error(where, line, column, f"unknown key {keys[0]!r}: unknown namespace {namespace!r} "
+                     f"(did you mean {near!r}?){others}", ", ".join(keys),
+                     allowed=f"{NAMESPACE}:<key> for this program's settings, or a provider's namespace",
+                     fix=f"write {', '.join(near + ':' + k.split(':', 1)[1] for k in keys)}")
 
 
 def _kind(value: Any) -> str:

@@ -36,6 +36,7 @@ def releases(config: str):
     return [r for r in recording(config).resources if r.type == RELEASE and r.inputs["chart"] in CHART_PINS]
 
 
+@pytest.mark.slow
 def test_the_matrix_installs_every_pinned_chart():
     installed = {r.inputs["chart"] for c in ALL_CONFIGS for r in releases(c)}
     assert installed == set(CHART_PINS)
@@ -97,6 +98,7 @@ def test_pins_match_the_upstream_chart_files(pin):
         assert chart_yaml["version"] == pin.version
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", ALL_CONFIGS)
 def test_every_kubernetes_object_validates(config):
     objects = [r for r in recording(config).resources if r.type.startswith("kubernetes:core/v1:")]

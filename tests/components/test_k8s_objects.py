@@ -28,6 +28,7 @@ def _built_in(rec: Recording) -> list:
             and any(r.type.startswith(f"kubernetes:{group}:") for group in BUILT_IN_GROUPS)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_built_in_object_validates(stack):
     for obj in _built_in(_recording(stack)):

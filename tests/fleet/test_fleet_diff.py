@@ -72,6 +72,7 @@ def worker_change(tmp_path_factory):
     return repo, diff, worker
 
 
+@pytest.mark.slow
 def test_the_base_side_reads_the_worker_at_the_base_ref(worker_change):
     _, diff, worker = worker_change
     assert isinstance(diff.base.report.fleet, dict) and isinstance(diff.head.report.fleet, dict)
@@ -118,6 +119,7 @@ def test_a_base_file_reads_its_workers_next_to_it(tmp_path, capsys):
     assert any("no stack file Pulumi.fleet-gke.yaml in " + str(old) in e["problem"] for e in doc["base"]["errors"])
 
 
+@pytest.mark.slow
 def test_the_pr_comment_diffs_the_manager_of_a_changed_worker(worker_change, tmp_path):
     repo, _, worker = worker_change
     assert fleet_managers(repo, ["fleet-gke"]) == ["fleet"] and fleet_managers(repo, ["fleet", "fleet-gke"]) == []

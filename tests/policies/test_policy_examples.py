@@ -49,6 +49,7 @@ def test_topology_example_points_at_the_pool_config_path():
     assert fix.startswith("Fix: first keep one zone (gpu-cluster: zones: [us-east4-a]), then set multiNode: true")
 
 
+@pytest.mark.slow
 def test_cli_text_groups_by_pool_and_exits_1(tmp_path):
     out = subprocess.run([sys.executable, "-m", "preview", "--stack", "gke-a3-spread", "--color", "never"],
                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
@@ -58,6 +59,7 @@ def test_cli_text_groups_by_pool_and_exits_1(tmp_path):
     assert "✗ [mandatory] topology-multi-node-placement: pool 'a3-mega':" in out.stdout
 
 
+@pytest.mark.slow
 def test_cli_policy_pack_config_file_raises_a_limit_and_waives(tmp_path):
     config = tmp_path / "org.json"
     config.write_text(json.dumps({
@@ -76,6 +78,7 @@ def test_cli_policy_pack_config_file_raises_a_limit_and_waives(tmp_path):
                               "reason": "pool 'a3-mega' (eval fleet: single-node jobs only)"}]
 
 
+@pytest.mark.slow
 def test_cli_invalid_policy_pack_config_exits_2_naming_the_key(tmp_path):
     config = tmp_path / "bad.json"
     config.write_text(json.dumps({"cost-stack-budget": {"maxUsdPerHour": "lots"}, "cost-gpu-hour-limt": "advisory"}))

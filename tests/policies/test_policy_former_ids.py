@@ -87,6 +87,7 @@ def test_former_ids_warn_and_name_the_current_id(pack):
          "this rule has no such setting, so it is ignored", "did you mean 'maxHopLimit'?", True)]
 
 
+@pytest.mark.slow
 def test_the_preview_applies_a_former_id_and_shows_the_deprecation(tmp_path):
     config = tmp_path / "org.json"
     config.write_text(json.dumps({"security-gke-secure-boot-ckv-gcp-68": "advisory"}))

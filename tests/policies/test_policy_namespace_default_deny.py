@@ -17,6 +17,7 @@ def pack() -> Pack:
     return Pack()
 
 
+@pytest.mark.slow
 def test_every_example_passes(pack):
     for stack in EXAMPLE_STACKS:
         assert ours(pack.stack(recorded(stack)), RULE) == [], stack

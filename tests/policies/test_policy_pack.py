@@ -76,6 +76,7 @@ def test_pack_main_only_assembles_the_pack():
     assert "PolicyPack(**pack_arguments())" in main
 
 
+@pytest.mark.slow
 def test_pool_label_key_is_the_specs_and_defined_once():
     assert POOL_LABEL_KEY is SPEC_POOL_LABEL_KEY
     defined = []

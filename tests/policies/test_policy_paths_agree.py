@@ -41,6 +41,7 @@ def _both_paths(stack: str, config_file: Path | None = None) -> tuple[dict, dict
     return results[0], results[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", EXAMPLES)
 def test_in_process_and_cli_paths_find_the_same(stack):
     in_process, cli = _both_paths(stack)
@@ -64,6 +65,7 @@ def test_the_paths_agree_under_a_pack_config_with_limits_levels_and_a_waiver(tmp
     assert any("waives nothing" in w for w in in_process["warnings"])
 
 
+@pytest.mark.slow
 def test_the_preview_takes_the_in_process_path_unless_asked(monkeypatch):
     from preview.policy import analyzer
 

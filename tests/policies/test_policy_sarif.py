@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import jsonschema
+import pytest
 
 from policies.pack import RULES
 from preview.engine import PROJECT_ROOT
@@ -37,6 +38,7 @@ SARIF_SUBSET = {
 }
 
 
+@pytest.mark.slow
 def test_sarif_for_the_topology_example():
     out = subprocess.run([sys.executable, "-m", "preview", "--stack", "gke-a3-spread", "--format", "sarif"],
                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)

@@ -2,9 +2,9 @@
 with a message, never a traceback; exit 2 registers nothing; the JSON output is strict JSON.
 
 The in-suite run has a fixed, derandomized budget (seconds) and skips the policy pack. The long run (random seeds, the
-policy pack on, so exit 1 happens too) is marked ``slow`` and excluded by default:
+policy pack on, so exit 1 happens too) is marked ``fuzz`` and excluded by default:
 
-    FUZZ_EXAMPLES=2000 .venv/bin/python -m pytest -m slow -p no:cacheprovider tests/preview/test_fuzz_stack_files.py
+    FUZZ_EXAMPLES=2000 .venv/bin/python -m pytest -m fuzz -p no:cacheprovider tests/preview/test_fuzz_stack_files.py
 """
 from __future__ import annotations
 
@@ -55,14 +55,14 @@ def test_structural_mutations_of_the_examples_end_in_exit_0_1_or_2(data):
     check(data)
 
 
-@pytest.mark.slow
+@pytest.mark.fuzz
 @LONG
 @given(text_mutation())
 def test_long_text_fuzz(data):
     check(data, policies=True)
 
 
-@pytest.mark.slow
+@pytest.mark.fuzz
 @LONG
 @given(structural_mutation())
 def test_long_structural_fuzz(data):

@@ -39,6 +39,7 @@ def test_the_collector_is_off_while_the_program_registers_and_on_again_after(mon
     assert _seen(paused) == _seen(collected)
 
 
+@pytest.mark.slow
 def test_survivors_go_to_the_oldest_generation_and_stay_collectable():
     class Node:
         pass
@@ -74,6 +75,7 @@ def test_nesting_and_errors_restore_the_previous_state():
         gc.enable()
 
 
+@pytest.mark.slow
 def test_objects_someone_else_froze_stay_frozen():
     gc.freeze()
     frozen = gc.get_freeze_count()

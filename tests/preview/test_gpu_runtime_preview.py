@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from catalog import load_catalog
 from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.render.markdown import render_markdown
@@ -40,6 +42,7 @@ def test_runtime_examples_write_a_gpu_runtime_section():
         assert "gpu-cluster:gpuRuntime" in read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml"), stack
 
 
+@pytest.mark.slow
 def test_json_runtime_rows_and_physical_cost():
     out = subprocess.run([sys.executable, "-m", "preview", "--stack", "gke-operator-mig", "--format", "json"],
                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)

@@ -37,6 +37,7 @@ def printed() -> tuple[int, list[dict], str]:
     return proc.returncode, [d for d in yaml.safe_load_all(proc.stdout) if d], proc.stderr
 
 
+@pytest.mark.slow
 def test_it_prints_the_domain_the_runtime_and_the_trainjob(printed):
     code, docs, err = printed
     assert code == 0, err
@@ -64,6 +65,7 @@ def test_the_objects_are_wired_to_each_other_and_to_the_stack(printed):
     assert pod["metadata"] == shared["metadata"]
 
 
+@pytest.mark.slow
 def test_every_object_validates_against_its_crd_and_kubernetes(printed):
     _, docs, _ = printed
     for doc in docs:
@@ -73,6 +75,7 @@ def test_every_object_validates_against_its_crd_and_kubernetes(printed):
     kubernetes_validate.validate(runtime_pod(docs[1]), "1.35.0", strict=True)
 
 
+@pytest.mark.slow
 def test_the_jobs_pod_is_admitted_in_its_namespace():
     code = subprocess.run([sys.executable, "-m", "preview", *A4X, "--job", "j1", "--nodes", "4"], cwd=PROJECT_ROOT,
                           capture_output=True, text=True, timeout=300)

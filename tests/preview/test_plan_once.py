@@ -98,6 +98,7 @@ def _pool_names(stack_name: str) -> list[str]:
     return [p["name"] for p in config.get("gpu-cluster:nodePools") or []]
 
 
+@pytest.mark.slow
 def test_a_fleet_manager_preview_plans_itself_and_each_worker_once(calls):
     """The manager's preview previews its workers' stack files first (their outputs feed its StackReferences), each
     through the same path: three stacks, each validated once and planned once, the program of each reading its plan.

@@ -60,6 +60,7 @@ def test_cost_math_for_one_pool():
     assert report.cost.usd_per_hour_max == pytest.approx(4 * 88.49 + 0.10 + 3 * 0.134023)
 
 
+@pytest.mark.slow
 def test_json_contract_keys_and_no_secret_values():
     out = subprocess.run([sys.executable, "-m", "preview", "--stack", "eks-p5-efa", "--format", "json"],
                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
@@ -83,6 +84,7 @@ def test_text_and_markdown_render_the_cost_table():
     assert "<details><summary>22 resources</summary>" in md  # cluster, NAT, KMS key, system + GPU pool, identities
 
 
+@pytest.mark.slow
 def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):
     bad = tmp_path / "Pulumi.broken.yaml"
     bad.write_text("config:\n  gpu-cluster:cloud: gcp\n  gpu-cluster:region: us-centrl1\n"
@@ -98,6 +100,7 @@ def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):
     assert "Nothing was created" in out.stdout
 
 
+@pytest.mark.slow
 def test_cli_unknown_stack_lists_the_stacks():
     out = subprocess.run([sys.executable, "-m", "preview", "--stack", "nope"], cwd=PROJECT_ROOT, capture_output=True,
                          text=True, timeout=60)

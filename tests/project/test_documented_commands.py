@@ -155,6 +155,10 @@ NOT_RUN = {
     f"{PY} bench/whatif_bench.py [--runs 3] [--baseline REF] [--no-bytecode-cache]":
         "a benchmark: never timed in tests (tests/project/test_bench_baseline.py checks its untimed parts)",
     "bash scripts/test.sh -q": "the test suite itself",
+    "bash scripts/test.sh --quick": "the unit part of the test suite itself (its selection: tests/project/test_quick_loop.py)",
+    "bash scripts/test.sh --quick tests/stacks": "the quick loop narrowed to a folder",
+    f"{PY} -m pytest -m real_slurm": "the real-Slurm part of the test suite itself",
+    f"{PY} -m ruff check . && {PY} -m mypy": "run by tests/project/test_lint.py and tests/project/test_typecheck.py",
     "bash scripts/venv.sh": "builds .venv: scripts/test.sh runs it (with requirements-dev.txt) before every suite",
     "bash scripts/venv.sh requirements-dev.txt": "builds .venv: scripts/test.sh runs it before every suite",
     "bash scripts/venv.sh requirements.txt": "builds .venv: scripts/preview.sh runs it before every preview",
@@ -205,6 +209,7 @@ def test_each_stack_file_comment_previews_that_stack():
         assert f"bash scripts/preview.sh {name}" in head, path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", RUNS + SLOW_RUNS, ids=lambda r: " ".join(r.argv[1:5]))
 def test_documented_command_runs_as_documented(case: Run, tmp_path):
     proc = run(case.argv, tmp_path)
@@ -218,6 +223,7 @@ def test_documented_command_runs_as_documented(case: Run, tmp_path):
         json.loads(proc.stdout, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
 
 
+@pytest.mark.slow
 def test_the_documented_pack_config_runs_as_documented(tmp_path):
     """RULES.md's example config, on the stack its waiver is written for: the pool limits bite (the H100 limit of 10
     $/GPU-h is below the list price: exit 1), every key is known and the waiver matches a pool (no warning)."""
@@ -247,6 +253,7 @@ MISTAKES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv, hint", MISTAKES, ids=lambda v: " ".join(v[2:5]) if isinstance(v, list) else "")
 def test_a_mistake_gets_the_fix_and_exit_2(argv, hint):
     proc = run(argv)
@@ -255,6 +262,7 @@ def test_a_mistake_gets_the_fix_and_exit_2(argv, hint):
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_relative_policy_pack_path_boots_the_pack_from_any_spelling():
     """`--policy-pack ./policies` and `policies` (as documented) used to exit 4: the pack's interpreter path was
     resolved against the pack's folder."""

@@ -32,6 +32,7 @@ def test_every_registered_type_resolves_to_the_class_the_program_used(stack):
     assert stack != "gke-h100-512" or [provider_class(t).__name__ for t in crds] == ["CustomResource"]
 
 
+@pytest.mark.slow
 def test_a_fleet_managers_floor_registers_its_workers_programs_too(tmp_path):
     """The manager's preview runs each worker's program to answer its StackReferences, so the floor registers the
     workers' resources as well (each under its own stack name, before the manager's), not only the manager's."""

@@ -88,3 +88,16 @@ def test_tests_read_the_fetched_cache_when_shared_is_absent(monkeypatch, tmp_pat
     assert conftest.require_shared("charts", "kueue-0.19.2") == tmp_path / "cache" / "charts" / "kueue-0.19.2"
     with pytest.raises(pytest.skip.Exception, match="exist only in the shared folder"):
         conftest.require_shared("facts", "gpu-catalog-aws.csv")
+
+
+def test_without_a_network_the_fetch_stops_at_the_first_file_with_a_clear_message(tmp_path):
+    """No network used to cost every file its own connect timeouts and retries (73 minutes for the list); the first
+    file that cannot connect now ends the run, naming the host and what to do."""
+    refused = "http://127.0.0.1:9"  # the discard port: nothing listens, so connecting fails at once
+    sha = hashlib.sha256(b"a: 1\n").hexdigest()
+    (tmp_path / "list").write_text("".join(f"{sha} schemas/x/{n}.yaml {refused}/{n}.yaml\n" for n in "abc"))
+    result = _run(tmp_path / "list", tmp_path / "cache")
+    assert result.returncode == 1
+    assert result.stderr.count("cannot reach 127.0.0.1:9") == 1, result.stderr
+    assert "schemas/x/a.yaml: cannot reach 127.0.0.1:9 (curl exit 7)" in result.stderr
+    assert "schemas/x/b.yaml" not in result.stderr and "fix: run it where 127.0.0.1:9 is reachable" in result.stderr

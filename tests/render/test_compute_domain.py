@@ -75,6 +75,7 @@ def test_the_crd_check_can_fail():
     assert len(schema_errors(bad)) == 2
 
 
+@pytest.mark.slow
 def test_the_runtime_pod_claims_the_channel_and_validates_against_kubernetes_and_trainer():
     runtime = _runtime(A4X)
     template = _pod_template(runtime)

@@ -10,7 +10,6 @@ import secrets
 
 import pytest
 
-from stacks.plan.slurm import plan_slurm
 from render.slurm_backup import dump_script, restore_script
 from render.slurm_values import DATABASE, DATABASE_USER, client_slurm_conf
 from tests.render.test_slurm_real import CONFIGS, _plan_and_values, chroot  # noqa: F401

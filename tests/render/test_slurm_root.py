@@ -44,7 +44,7 @@ def _fake_mirror(tmp_path: Path, slurmctld: dict[str, str]):
     for suite, version in slurmctld.items():
         d = tmp_path / "debian" / "dists" / suite / "main" / f"binary-{arch}"
         d.mkdir(parents=True)
-        stanzas = [f"Package: slurm-client\nVersion: 99.99.9-1\n", f"Package: slurmctld\nVersion: {version}\n",
+        stanzas = ["Package: slurm-client\nVersion: 99.99.9-1\n", f"Package: slurmctld\nVersion: {version}\n",
                    "Package: zzz\nVersion: 1.0\n"]
         (d / "Packages.xz").write_bytes(lzma.compress("\n".join(stanzas).encode(), format=lzma.FORMAT_XZ))
     handler = functools.partial(QuietHandler, directory=str(tmp_path))
@@ -174,6 +174,7 @@ def test_a_missing_privilege_is_named_up_front_with_the_fix(drop, tmp_path):
     assert _script("--check").returncode == 0
 
 
+@pytest.mark.slow
 def test_ci_reports_the_missing_privilege_as_a_failure_not_a_skip():
     prefix = _drop(DROPS["no-cap-sys-admin"][0])
     out = subprocess.run([*prefix, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

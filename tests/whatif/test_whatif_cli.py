@@ -29,6 +29,7 @@ def test_json_is_strict_and_has_the_documented_keys(stack, capsys):
     assert total["effectiveUsdPerUsedGpuHour"] is None or total["effectiveUsdPerUsedGpuHour"] > 0
 
 
+@pytest.mark.slow
 def test_markdown_chart_and_vs(tmp_path, capsys):
     png = tmp_path / "chart.png"
     assert main(["--stack", "gke-kueue", "--workload", str(ROOT / "workloads/gke-kueue.yaml"), "--format", "markdown",

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import whatif.__main__ as cli
 import whatif.engine as engine
 
@@ -31,6 +33,7 @@ except SystemExit as exc:
 """
 
 
+@pytest.mark.slow
 def test_the_command_simulates_with_the_collector_off():
     proc = subprocess.run([sys.executable, "-c", PROBE, *ARGS], cwd=ROOT, capture_output=True, text=True, timeout=300)
     report = json.loads(proc.stderr.strip().splitlines()[-1])

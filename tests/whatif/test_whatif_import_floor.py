@@ -58,6 +58,7 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(n for n in names if n in modules or any(m.startswith(n + ".") for m in modules))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, must, never", [
     (("--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml"),
      ("whatif.kueue.sched", "stacks.plan.gke_pool", "render.kueue", "stacks.validate.load", "stacks.plan.gke_fabric"),
@@ -81,6 +82,7 @@ def test_a_run_loads_only_what_its_stack_needs(args, must, never):
     assert not _loaded(modules, never), f"loaded but not needed for {args[1]}"
 
 
+@pytest.mark.slow
 def test_a_pinned_gke_version_loads_its_floors(tmp_path):
     """gke-kueue with ``cluster.minMasterVersion``: the version-floor rule loads (and gke-kueue without it does not)."""
     doc = yaml.safe_load((ROOT / "Pulumi.gke-kueue.yaml").read_text(encoding="utf-8"))

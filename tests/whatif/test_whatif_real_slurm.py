@@ -27,7 +27,7 @@ from tests.support.slurm.root import versions
 from tests.support.slurm.session import real_slurm
 from tests.support.whatif.compare import compare, markdown, simulate_power
 from tests.support.whatif.real_run import run_real
-from tests.support.whatif.scenarios import SCENARIOS, Scenario
+from tests.support.whatif.scenarios import SCENARIOS
 
 KNOWN_DIFFERENCES: dict[str, str] = {}
 """Scenario -> why the simulator disagrees (an expected failure until it models it). Empty: the requeue hold (121 s),

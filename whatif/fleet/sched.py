@@ -7,7 +7,7 @@ which stands in for the race between them."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from whatif.cluster import ClusterModel
 from whatif.core import ADMITTED, DONE, PENDING, RUNNING, TICK, Host, JobState
@@ -90,7 +90,7 @@ class FleetScheduler:
         """Worker -> copies it admitted (a job preempted and readmitted counts again)."""
 
     @staticmethod
-    def factory(fleet: FleetModel):
+    def factory(fleet: FleetModel) -> Callable[[Any], Any]:
         return lambda eng: FleetScheduler(eng, fleet)
 
     def new_job(self, job: Job, n: int) -> FleetJob:

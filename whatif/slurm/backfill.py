@@ -10,7 +10,7 @@ a job is not tested again in a pass once a job on the same pools with no larger 
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import Any, Protocol
 
 from whatif.cluster import SlurmModel, slices_for
 from whatif.core import PENDING, Host
@@ -176,7 +176,7 @@ def earliest(pool: PoolState, js: SlurmJob, busy: Busy, now: float, limit: float
     return None
 
 
-def _choose(model, ok: list[Node], nodes: int, need: int, busy: Busy, a: float, b: float) -> list[Node] | None:
+def _choose(model: Any, ok: list[Node], nodes: int, need: int, busy: Busy, a: float, b: float) -> list[Node] | None:
     if len(ok) < nodes:
         return None
     if model.block_nodes and nodes > 1:

@@ -119,6 +119,7 @@ def stacks(draw):
     return raw
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stacks())
 def test_every_valid_stack_has_exactly_one_advertiser_per_pool(raw):

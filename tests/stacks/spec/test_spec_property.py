@@ -5,6 +5,7 @@ import copy
 import ipaddress
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +84,7 @@ def _assert_total(raw: dict[str, Any]) -> None:
 
 
 # -- (a) totality ------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @SETTINGS
 @given(st.dictionaries(st.sampled_from(TOP_LEVEL_KEYS) | st.text(max_size=10), json_like, max_size=8))
 @example(raw={"cluster": {"function-": None}})  # found by this test: a key shaped like pydantic's location tags
@@ -125,6 +127,7 @@ def mutated_baseline(draw) -> dict[str, Any]:
     return cfg
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(mutated_baseline())
 def test_mutated_baselines_only_raise_spec_error(raw):
@@ -239,6 +242,7 @@ def valid_config(draw) -> dict[str, Any]:
     return cfg
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(valid_config())
 def test_valid_by_construction_configs_pass(raw):
@@ -254,6 +258,7 @@ def test_valid_by_construction_configs_pass(raw):
         assert facts.gpus_per_node >= 1
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(valid_config(), st.data())
 def test_one_mutation_of_a_valid_config_names_its_path(raw, data):

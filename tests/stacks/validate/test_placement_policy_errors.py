@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.spec.edit import edit, edits
+from tests.support.spec.edit import edit
 from stacks.validate.issues import SpecError
 from stacks.validate.load import load_spec
 

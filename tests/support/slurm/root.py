@@ -16,6 +16,7 @@ from typing import NoReturn
 import pytest
 
 from components.charts import SLURM_RELEASE
+from tests.support.peers import refuse_in_quick_loop
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = PROJECT_ROOT / "scripts" / "slurm-root.sh"
@@ -38,6 +39,7 @@ def missing_privileges() -> str | None:
 
 def ensure_root() -> Path:
     """The prepared root, building it when needed; skip (outside CI) or fail (CI) with the reason."""
+    refuse_in_quick_loop("real_slurm", "real Slurm (scripts/slurm-root.sh and the Debian root)")
     root = root_path()
     reason = missing_privileges()  # the tests mount /proc and chroot even when the root is built
     if reason is None:
@@ -98,6 +100,7 @@ class Chroot:
     mounted_proc: bool = False
 
     def __post_init__(self) -> None:
+        refuse_in_quick_loop("real_slurm", "real Slurm daemons (a chroot into the Debian root)")
         proc = self.root / "proc"
         if subprocess.run(["mountpoint", "-q", str(proc)]).returncode != 0:
             subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)
