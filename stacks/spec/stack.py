@@ -148,6 +148,10 @@ class NodePool(SpecModel):
     min_nodes: int = Field(0, ge=0, description="Autoscaler minimum, total over the zones. Default 0 (scale to zero).")
     max_nodes: int = Field(ge=1, description="Autoscaler maximum, total over the zones. Cost at max uses it.")
     capacity: Capacity = Field(default_factory=Capacity, description="How nodes are bought.")
+    racks: int | None = Field(None, ge=1, le=64, description=(
+        "GKE rack-scale machines (A4X, GB200 NVL72) only: how many racks the pool spans. gpu-cluster creates one GKE "
+        "node pool per rack (each one sub-block of at most 18 nodes under the `1x72` workload policy); "
+        "`minNodes`/`maxNodes` stay totals over the racks and split evenly. Omitted: 1."))
     multi_node: bool = Field(False, description=(
         "The pool runs jobs spanning nodes: GKE compact placement in one zone; EKS cluster placement group in "
         "one AZ with every EFA interface the instance type has."))

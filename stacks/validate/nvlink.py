@@ -6,6 +6,7 @@ block targeting and UltraServer types in the right place, whole racks, the Kuber
 from __future__ import annotations
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
+from catalog.cloud_limits import cloud_limit
 from stacks.spec.stack import ClusterSpec, NodePool
 from stacks.validate.issues import Issues
 
@@ -45,6 +46,9 @@ def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterS
                      machine: MachineType) -> None:
     domain = cat.nvlink_domain(machine)
     if domain is None:
+        if spec.racks is not None:
+            pool.error("racks", f"racks is for rack-scale NVLink machines (A4X); the NVLink domain of "
+                       f"{machine.machine_type} ends at the node", spec.racks, fix="remove racks")
         return
     if not spec.multi_node:
         pool.warn("multiNode", f"{machine.machine_type} nodes form {domain.domain_gpus}-GPU NVLink domains of "
@@ -57,6 +61,7 @@ def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterS
                   "them", spec.max_nodes, allowed=f"a multiple of {nodes}",
                   fix=f"set maxNodes to {max(nodes, spec.max_nodes - spec.max_nodes % nodes)} or "
                   f"{spec.max_nodes + nodes - spec.max_nodes % nodes}")
+    _check_racks(pool, cloud, spec, machine, domain.accelerator_topology)
     if cloud == Cloud.GCP and spec.capacity.placement_policy is not None:
         pool.error(("capacity", "placementPolicy"), f"{machine.machine_type} pools get gpu-cluster's own workload "
                    f"policy (HIGH_THROUGHPUT, accelerator topology {domain.accelerator_topology}) as their placement "
@@ -72,6 +77,37 @@ def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterS
                    release, allowed=f"a release dated {AL2023_ARM_NVIDIA_MIN_RELEASE} or later, e.g. 1.35.2-20260304",
                    fix="pin a newer release (`aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/"
                    "amazon-linux-2023/arm64/nvidia/recommended/release_version`), or remove amiReleaseVersion")
+
+
+def _check_racks(pool: Issues, cloud: Cloud, spec: NodePool, machine: MachineType, topology: str) -> None:
+    """GKE gives a pool under a ``1x72`` workload policy one sub-block (one rack): more nodes never come up. A pool
+    of several racks is written as ``racks: N`` and becomes N GKE node pools of ``maxNodes / N`` nodes each."""
+    placed = cloud == Cloud.GCP and bool(topology) and spec.multi_node
+    if spec.racks is not None and not placed:
+        pool.error("racks", f"racks splits a GKE pool of rack-scale machines under a workload policy into one node "
+                   f"pool per rack; {machine.machine_type} on {cloud.value}"
+                   f"{'' if spec.multi_node else ' without multiNode'} gets no such policy", spec.racks,
+                   fix="remove racks" + ("" if spec.multi_node or cloud != Cloud.GCP else ", or set multiNode: true"))
+        return
+    if not placed:
+        return
+    racks = spec.racks or 1
+    uneven = [(f, n) for f, n in (("minNodes", spec.min_nodes), ("maxNodes", spec.max_nodes)) if n % racks]
+    for field, nodes in uneven:
+        pool.error(field, f"{field} is the total over the pool's {racks} racks and must split evenly between them",
+                   nodes, allowed=f"a multiple of {racks}",
+                   fix=f"set {field} to {nodes - nodes % racks or racks} or {nodes + racks - nodes % racks}")
+    if uneven:
+        return
+    limit = cloud_limit("gke-a4x-workload-policy-pool-nodes")
+    per_rack, most = spec.max_nodes // racks, int(limit.value)
+    if per_rack > most:
+        needed = -(-spec.max_nodes // most)
+        pool.error("racks" if spec.racks else "maxNodes",
+                   f"{per_rack} nodes per GKE node pool under the {topology} workload policy: {limit.cite()}",
+                   spec.racks if spec.racks else spec.max_nodes, allowed=f"at most {most} nodes per rack",
+                   fix=f"set racks: {needed} (gpu-cluster creates one node pool per rack; minNodes/maxNodes stay "
+                   "totals)")
 
 
 def _domain_nodes(cat: Catalog, spec: NodePool, default: int) -> int:

@@ -24,8 +24,33 @@ def test_the_examples_are_valid_with_only_the_known_warnings():
     assert [i.path for i in issues_of(copy.deepcopy(P6E)) if not i.warning] == []
 
 
+def test_a_36_node_a4x_pool_in_one_node_pool_is_refused_citing_the_sub_block_limit():
+    # GKE gives a 1x72 workload-policy node pool one 18-node sub-block: the other 18 nodes never come up
+    (err,) = errors_of(edit(A4X, "nodePools[0].racks", None))
+    assert err.startswith("error: gpu-cluster:nodePools[0].maxNodes: pool 'gb200': 36 nodes per GKE node pool under "
+                          "the 1x72 workload policy: a node pool placed by a 1x72 workload policy gets one "
+                          "18-instance sub-block (one GB200 NVL72 rack): it must be 18 nodes or less (source: GKE A4X "
+                          "guide, cloud.google.com/kubernetes-engine/docs/how-to/gpu-a4x")
+    assert "fix:      set racks: 2 (gpu-cluster creates one node pool per rack" in err
+    (err,) = errors_of(edit(edit(edit(A4X, "nodePools[0].maxNodes", 54), "nodePools[0].minNodes", 54),
+                            "nodePools[0].racks", 2))
+    assert "27 nodes per GKE node pool" in err and "set racks: 3" in err
+
+
+def test_racks_split_min_and_max_nodes_evenly_and_only_on_a4x_workload_policy_pools():
+    err = errors_of(edit(A4X, "nodePools[0].minNodes", 35))[0]
+    assert err.startswith("error: gpu-cluster:nodePools[0].minNodes: pool 'gb200': minNodes is the total over the "
+                          "pool's 2 racks and must split evenly between them")
+    assert any("racks splits a GKE pool of rack-scale machines" in e for e in errors_of(edit(P6E, "nodePools[0].racks",
+                                                                                             2)))
+    cfg = copy.deepcopy(A4X)
+    cfg["nodePools"].append({"name": "l4", "machineType": "g2-standard-24", "zones": ["us-central1-a"],
+                             "minNodes": 2, "maxNodes": 2, "racks": 2})
+    assert any("racks is for rack-scale NVLink machines" in e for e in errors_of(cfg))
+
+
 def test_a_pool_that_does_not_fill_whole_racks_is_warned():
-    cfg = edit(edit(A4X, "nodePools[0].maxNodes", 40), "nodePools[0].minNodes", 40)
+    cfg = edit(edit(edit(A4X, "nodePools[0].maxNodes", 40), "nodePools[0].minNodes", 40), "nodePools[0].racks", 4)
     (warning,) = [m for m in _messages(cfg) if "whole NVLink domains" in m]
     assert warning.splitlines()[0] == ("warning: gpu-cluster:nodePools[0].maxNodes: pool 'gb200': the pool does not "
                                        "fill whole NVLink domains (18 nodes each): 4 node(s) of a partial rack, and "
