@@ -6,7 +6,7 @@ block targeting and UltraServer types in the right place, whole racks, the Kuber
 from __future__ import annotations
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
-from catalog.cloud_limits import cloud_limit
+from catalog.cloud_limits import cloud_limit, sold_zones
 from stacks.spec.stack import ClusterSpec, NodePool
 from stacks.validate.issues import Issues
 
@@ -62,6 +62,7 @@ def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterS
                   fix=f"set maxNodes to {max(nodes, spec.max_nodes - spec.max_nodes % nodes)} or "
                   f"{spec.max_nodes + nodes - spec.max_nodes % nodes}")
     _check_racks(pool, cloud, spec, machine, domain.accelerator_topology)
+    _check_sold_where(pool, cloud, spec, machine)
     if cloud == Cloud.GCP and spec.capacity.placement_policy is not None:
         pool.error(("capacity", "placementPolicy"), f"{machine.machine_type} pools get gpu-cluster's own workload "
                    f"policy (HIGH_THROUGHPUT, accelerator topology {domain.accelerator_topology}) as their placement "
@@ -77,6 +78,19 @@ def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterS
                    release, allowed=f"a release dated {AL2023_ARM_NVIDIA_MIN_RELEASE} or later, e.g. 1.35.2-20260304",
                    fix="pin a newer release (`aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/"
                    "amazon-linux-2023/arm64/nvidia/recommended/release_version`), or remove amiReleaseVersion")
+
+
+def _check_sold_where(pool: Issues, cloud: Cloud, spec: NodePool, machine: MachineType) -> None:
+    """A machine sold in named zones only (P6e-GB200: the Dallas Local Zone) never launches elsewhere."""
+    limit = sold_zones(cloud.value, machine.machine_type)
+    if limit is None:
+        return
+    sold = limit.value.split()
+    for j, zone in enumerate(spec.zones):
+        if zone not in sold:
+            pool.error(("zones", j), f"{machine.machine_type} is not sold in {zone}: {limit.cite()}", zone,
+                       allowed=", ".join(sold),
+                       fix=f"set zones: [{sold[0]}] and give its subnet in cluster.nodeSubnets.{sold[0]}")
 
 
 def _check_racks(pool: Issues, cloud: Cloud, spec: NodePool, machine: MachineType, topology: str) -> None:

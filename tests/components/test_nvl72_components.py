@@ -112,3 +112,11 @@ def test_compute_domains_wait_for_the_driver_and_validate_against_its_crd(stack,
     release = one(rec, RELEASE, "nvidia-dra-driver")
     assert release.urn in domain.dependencies
     assert schema_errors(domain.inputs) == []
+
+
+def test_p6e_nodes_launch_in_the_local_zone_subnet_the_control_plane_never_gets():
+    rec = recording("eks-p6e-gb200")
+    group = one(rec, NODE_GROUP, "gb200")
+    assert group.inputs["subnetIds"] == ["subnet-0a1b2c3d4e5f60003"]  # us-east-1-dfw-2a, cluster.nodeSubnets
+    (cluster,) = of_type(rec, "aws:eks/cluster:Cluster")
+    assert sorted(cluster.inputs["vpcConfig"]["subnetIds"]) == ["subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002"]

@@ -86,3 +86,25 @@ def test_the_nvlink_level_needs_rack_scale_pools():
     (err,) = errors_of(cfg)
     assert err.startswith("error: gpu-cluster:scheduling.topology.level: nvlink placement needs rack-scale NVLink "
                           "pools, and the NVLink domain of l4 (g2-standard-24) ends at the node")
+
+
+def test_a_p6e_pool_outside_the_dallas_local_zone_is_refused_citing_where_it_is_sold():
+    cfg = edit(P6E, "nodePools[0].zones", ["us-east-1a"])
+    (err,) = errors_of(cfg)
+    assert err.startswith("error: gpu-cluster:nodePools[0].zones[0]: pool 'gb200': p6e-gb200.36xlarge is not sold in "
+                          "us-east-1a: P6e-GB200 UltraServer Capacity Blocks are sold only in the Dallas Local Zone, "
+                          "and instances launch only in the block's zone (source: aws.amazon.com/ec2/capacityblocks/")
+    assert "allowed:  us-east-1-dfw-2a" in err and "cluster.nodeSubnets.us-east-1-dfw-2a" in err
+
+
+def test_a_local_zone_subnet_never_goes_to_the_control_plane():
+    cfg = edit(P6E, "cluster.subnets", {"us-east-1a": "subnet-0a1b2c3d4e5f60001", "us-east-1b": "subnet-0a1b2c3d4e5f60002",
+                                        "us-east-1-dfw-2a": "subnet-0a1b2c3d4e5f60003"})
+    del cfg["cluster"]["nodeSubnets"]
+    err, pool_err = errors_of(cfg)
+    assert err.startswith("error: gpu-cluster:cluster.subnets.us-east-1-dfw-2a: a Local Zone subnet, and every "
+                          "cluster.subnets entry goes to the control plane: the EKS control plane runs only in the "
+                          "Region's Availability Zones")
+    assert "fix:      move it to cluster.nodeSubnets.us-east-1-dfw-2a (node groups only)" in err
+    assert pool_err.startswith("error: gpu-cluster:nodePools[0].zones[0]: pool 'gb200': a Local Zone needs a node subnet "
+                          "there")
