@@ -12,7 +12,7 @@ from catalog import CapacityType, Cloud
 from stacks.plan.capacity_block import (
     BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, ScheduledSize, block_schedule, block_window, iso,
 )
-from stacks.plan.efa_layout import EfaAttachment, efa_layout
+from stacks.plan.efa_layout import EfaAttachment, efa_count as layout_efa_count, efa_layout
 from stacks.plan.fabric import EFA_NODE_HUGEPAGES, fabric_mode
 from stacks.plan.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.plan.node_storage import instance_store_raid
@@ -76,7 +76,7 @@ def has_efa(pool: NodePool) -> bool:
 
 
 def efa_count(facts: PoolFacts) -> int:
-    return len(efa_layout(facts.machine))
+    return layout_efa_count(efa_layout(facts.machine))
 
 
 def capacity_type(pool: NodePool) -> str:
