@@ -79,6 +79,11 @@ def efa_count(facts: PoolFacts) -> int:
     return layout_efa_count(efa_layout(facts.machine))
 
 
+def claims_dra(facts: PoolFacts) -> bool:
+    """The pool's job pods claim a DRA device (the IMEX channel of a ComputeDomain on rack-scale pools)."""
+    return facts.nvlink is not None and facts.nvlink.compute_domains
+
+
 def capacity_type(pool: NodePool) -> str:
     cap = pool.capacity
     if cap.type == CapacityType.SPOT:
@@ -170,4 +175,5 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         autoscaler_taints=[(GPU_TAINT_KEY, GPU_TAINT_VALUE, "NoSchedule")]
         + [(t.key, t.value, t.effect.value) for t in pool.taints],
         autoscaler_resources=resources,
-        schedule=tuple(block_schedule(pool, now)))
+        # pods claiming an IMEX channel never trigger a scale-from-zero: the block's start brings the nodes up
+        schedule=tuple(block_schedule(pool, now, fill=claims_dra(facts))))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
 from catalog.cloud_limits import cloud_limit, sold_zones
+from stacks.plan.reservation import is_capacity_block
 from stacks.spec.stack import ClusterSpec, NodePool
 from stacks.validate.issues import Issues
 
@@ -63,6 +64,7 @@ def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterS
                   f"{spec.max_nodes + nodes - spec.max_nodes % nodes}")
     _check_racks(pool, cloud, spec, machine, domain.accelerator_topology)
     _check_sold_where(pool, cloud, spec, machine)
+    _check_start_without_scale_from_zero(pool, cloud, spec, machine)
     if cloud == Cloud.GCP and spec.capacity.placement_policy is not None:
         pool.error(("capacity", "placementPolicy"), f"{machine.machine_type} pools get gpu-cluster's own workload "
                    f"policy (HIGH_THROUGHPUT, accelerator topology {domain.accelerator_topology}) as their placement "
@@ -78,6 +80,22 @@ def check_rack_scale(pool: Issues, cat: Catalog, cloud: Cloud, cluster: ClusterS
                    release, allowed=f"a release dated {AL2023_ARM_NVIDIA_MIN_RELEASE} or later, e.g. 1.35.2-20260304",
                    fix="pin a newer release (`aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/"
                    "amazon-linux-2023/arm64/nvidia/recommended/release_version`), or remove amiReleaseVersion")
+
+
+def _check_start_without_scale_from_zero(pool: Issues, cloud: Cloud, spec: NodePool, machine: MachineType) -> None:
+    """EKS: the pool's pods claim an IMEX channel (DRA), and the Cluster Autoscaler's AWS scale-from-zero template
+    has no ResourceSlices, so a group at 0 nodes never grows. Its nodes must come up without the autoscaler: a
+    capacity block's scheduled scale-up (which brings the block's nodes up for the window), or minNodes > 0."""
+    if cloud != Cloud.AWS or not spec.multi_node or spec.min_nodes > 0:
+        return
+    window = spec.capacity.window
+    if is_capacity_block(spec) and window is not None:
+        return
+    limit = cloud_limit("autoscaler-aws-scale-from-zero-dra")
+    pool.error("minNodes", f"{machine.machine_type} jobs claim an IMEX channel (DRA ComputeDomain), and the pool can "
+               f"only start by scale-from-zero: {limit.cite()}", spec.min_nodes,
+               allowed="a capacity block with its window (its scheduled scale-up brings the nodes up), or "
+               "minNodes > 0", fix=f"declare capacity.window of the capacity block, or set minNodes: {spec.max_nodes}")
 
 
 def _check_sold_where(pool: Issues, cloud: Cloud, spec: NodePool, machine: MachineType) -> None:

@@ -120,3 +120,13 @@ def test_p6e_nodes_launch_in_the_local_zone_subnet_the_control_plane_never_gets(
     assert group.inputs["subnetIds"] == ["subnet-0a1b2c3d4e5f60003"]  # us-east-1-dfw-2a, cluster.nodeSubnets
     (cluster,) = of_type(rec, "aws:eks/cluster:Cluster")
     assert sorted(cluster.inputs["vpcConfig"]["subnetIds"]) == ["subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002"]
+
+
+def test_p6e_block_start_brings_up_the_block_nodes_without_the_autoscaler():
+    # the slurmd pods claim an IMEX channel; the autoscaler's AWS scale-from-zero template has no ResourceSlices
+    rec = recording("eks-p6e-gb200")
+    up = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-up")
+    assert (up.inputs["minSize"], up.inputs["desiredCapacity"], up.inputs["maxSize"]) == (18, 18, 18)
+    assert up.inputs["startTime"] == "2030-06-03T11:30:00Z"
+    down = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-down")
+    assert (down.inputs["minSize"], down.inputs["desiredCapacity"], down.inputs["maxSize"]) == (0, 0, 0)

@@ -108,3 +108,18 @@ def test_a_local_zone_subnet_never_goes_to_the_control_plane():
     assert "fix:      move it to cluster.nodeSubnets.us-east-1-dfw-2a (node groups only)" in err
     assert pool_err.startswith("error: gpu-cluster:nodePools[0].zones[0]: pool 'gb200': a Local Zone needs a node subnet "
                           "there")
+
+
+def test_a_dra_pool_that_can_only_start_by_scale_from_zero_is_refused_naming_the_autoscaler_limit():
+    cfg = copy.deepcopy(P6E)
+    del cfg["nodePools"][0]["capacity"]["window"]
+    del cfg["nodePools"][0]["capacity"]["upfrontFeeUsd"]
+    errors = errors_of(cfg)
+    (err,) = [e for e in errors if "scale-from-zero" in e]
+    assert err.startswith("error: gpu-cluster:nodePools[0].minNodes: pool 'gb200': p6e-gb200.36xlarge jobs claim an "
+                          "IMEX channel (DRA ComputeDomain), and the pool can only start by scale-from-zero: the "
+                          "Cluster Autoscaler's AWS scale-from-zero node template carries no ResourceSlices")
+    assert "kubernetes/autoscaler#10277" in err and "fix:      declare capacity.window" in err
+    # nodes that exist from the start need no scale-up
+    cfg["nodePools"][0]["minNodes"] = 18
+    assert not [e for e in errors_of(cfg) if "scale-from-zero" in e]

@@ -113,7 +113,8 @@ CASES = [
           allowed:  capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…}
           fix:      buy a capacity block and declare it, or pick a machine sold on demand (p5en.48xlarge has the same 8 x H200)
         """, id="capacity-block-only-p5e-on-demand"),
-    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True, **P6E_ZONE}, """
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True, **P6E_ZONE,
+                 "nodePools[0].minNodes": 1}, """
         error: gpu-cluster:nodePools[0].capacity.type: pool 'h100': p6e-gb200.36xlarge is sold only as part of an EC2 UltraServer, reserved as an UltraServer Capacity Block; there are no on-demand instances of it
           received: 'on-demand'
           allowed:  capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…, ultraserverType: u-p6e-gb200x72}
