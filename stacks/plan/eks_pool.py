@@ -68,6 +68,9 @@ class EksPoolPlan:
     autoscaler_resources: dict[str, int | str]
     schedule: tuple[ScheduledSize, ...]
     """Capacity blocks with a window: the scale-up and scale-down actions still ahead."""
+    reservation_group: str | None = None
+    """The Capacity Reservation Resource Group ARN the launch template targets instead of one reservation (several
+    UltraServer capacity blocks)."""
 
 
 def has_efa(pool: NodePool) -> bool:
@@ -162,6 +165,7 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,
         reservation_placement_group=cap.placement_group if reservation else None,
+        reservation_group=cap.reservation_group if reservation else None,
         capacity_block=reservation and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK,
         capacity_type=capacity_type(pool), scaling_config=scaling_config(pool), labels=node_labels(pool, facts),
         taints=[{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]

@@ -114,7 +114,11 @@ class Capacity(SpecModel):
         "(GKE: queued provisioning on flex-start pools, class `queued-provisioning.gke.io`; EKS: the Cluster "
         "Autoscaler's `best-effort-atomic-scale-up.autoscaling.x-k8s.io`). Lets topology-aware placement use the "
         "autoscaled pool. Needs minNodes 0 and `workload: kubeflow`. Omitted: true on flex-start pools, else false."))
-
+    reservation_group: str | None = Field(None, description=(
+        "EKS capacity blocks of more than one UltraServer: the ARN of the Capacity Reservation Resource Group that "
+        "holds the blocks (each UltraServer block is its own reservation); the launch template targets the group "
+        "instead of one `reservation` ID, which may then be omitted. Required when reservedNodes spans several "
+        "UltraServers."))
 
 class UpgradeSettings(SpecModel):
     max_surge: int = Field(0, ge=0, description=(

@@ -130,3 +130,18 @@ def test_p6e_block_start_brings_up_the_block_nodes_without_the_autoscaler():
     assert up.inputs["startTime"] == "2030-06-03T11:30:00Z"
     down = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-down")
     assert (down.inputs["minSize"], down.inputs["desiredCapacity"], down.inputs["maxSize"]) == (0, 0, 0)
+
+
+def test_a_two_ultraserver_p6e_group_targets_the_capacity_reservation_resource_group():
+    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
+    cfg = edit(config("eks-p6e-gb200"), "gpu-cluster:nodePools[0].maxNodes", 36)
+    cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.upfrontFeeUsd", 511999.48)
+    cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.reservationGroup", arn)
+    cfg["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 144
+    del cfg["gpu-cluster:nodePools"][0]["capacity"]["reservation"]
+    rec = run_program(cfg, "eks-p6e-gb200")
+    (lt,) = [r for r in of_type(rec, "aws:ec2/launchTemplate:LaunchTemplate") if r.inputs.get("networkInterfaces")]
+    assert lt.inputs["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationResourceGroupArn": arn}}
+    up = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-up")
+    assert (up.inputs["minSize"], up.inputs["desiredCapacity"]) == (36, 36)

@@ -123,3 +123,22 @@ def test_a_dra_pool_that_can_only_start_by_scale_from_zero_is_refused_naming_the
     # nodes that exist from the start need no scale-up
     cfg["nodePools"][0]["minNodes"] = 18
     assert not [e for e in errors_of(cfg) if "scale-from-zero" in e]
+
+
+def _two_ultraservers(cfg):
+    cfg = edit(edit(cfg, "nodePools[0].maxNodes", 36), "nodePools[0].capacity.upfrontFeeUsd", 511999.48)
+    cfg["scheduling"]["queues"][0]["quotas"][0]["gpus"] = 144
+    return cfg
+
+
+def test_a_pool_of_two_ultraservers_targets_their_reservation_group_not_one_block():
+    (err,) = errors_of(_two_ultraservers(P6E))
+    assert err.startswith("error: gpu-cluster:nodePools[0].capacity.reservation: pool 'gb200': 36 reserved nodes are 2 "
+                          "u-p6e-gb200x72 UltraServers, and one reservation ID names one of their blocks: each "
+                          "UltraServer Capacity Block is its own capacity reservation")
+    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
+    cfg = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
+    del cfg["nodePools"][0]["capacity"]["reservation"]  # the group names the blocks
+    assert [i.path for i in issues_of(cfg) if not i.warning] == []
+    assert any("not a resource group ARN" in e
+               for e in errors_of(edit(cfg, "nodePools[0].capacity.reservationGroup", "gb200-blocks")))
