@@ -16,12 +16,14 @@ from policies.resources import EKS_NODE_GROUP, LAUNCH_TEMPLATE
 from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.values import as_int
-from catalog.cloud_limits import load_cloud_limits
+from catalog.cloud_limits import cloud_limit
 from catalog.network_cards import EFA_TYPES
 from stacks.plan.efa_layout import efa_layout
 
 ID = "topology-efa-interfaces"
 DEFAULT_PREFIXES = ["p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-", "p6e-"]
+ENA_CARD_LIMITS = {"p6e-gb200.36xlarge": "eks-p6e-gb200-network-card-0"}
+"""Machines whose catalog layout has a plain ENA card, and the cloud-limits row that says why."""
 
 
 def _fix(machine) -> str:
@@ -58,8 +60,8 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             ena_only = sorted(set(cards) - set(efa_cards) & {a.network_card_index for a in layout})
             fix = _fix(machine)
             if template is not None and ena_only:
-                limit = next((r for r in load_cloud_limits().values() if r.applies_to == instance_type
-                              and r.value == "interface"), None)
+                row = ENA_CARD_LIMITS.get(instance_type)
+                limit = cloud_limit(row) if row is not None else None
                 yield Finding(view.subject, f"{instance_type} takes a plain ENA interface on network card "
                               f"{', '.join(map(str, ena_only))}, not EFA",
                               observed=f"EFA on card {', '.join(map(str, ena_only))} in launch template "
