@@ -10,6 +10,7 @@ import re
 from catalog import CapacityType, Catalog, Cloud, MachineType
 from catalog.cloud_limits import cloud_limit, sold_zones
 from stacks.plan.reservation import is_capacity_block, reserved_nodes
+from stacks.spec.scheduling import Workload
 from stacks.spec.stack import ClusterSpec, NodePool
 from stacks.validate.issues import Issues
 
@@ -199,3 +200,27 @@ def _check_version(pool: Issues, cloud: Cloud, cluster: ClusterSpec, machine_typ
         pool.error("machineType", f"{machine_type} jobs need Kubernetes {floor}+ (DRA ComputeDomains, "
                    f"resource.k8s.io/v1)", cluster.min_master_version, allowed=f"cluster.minMasterVersion ≥ {floor}",
                    fix="set cluster.minMasterVersion: \"1.35\" (cluster-toolkit's A4X blueprint pins 1.35)")
+
+
+def check_shared_cliques(issues: Issues, cat: Catalog, cloud: Cloud, pools: list[tuple[int, NodePool]],
+                         sched) -> None:
+    """A Kubeflow stack gives each team namespace on a rack-scale pool its own ComputeDomain, and two domains' daemons
+    can then share one NVLink clique, which upstream advises against: intermittent CUDA_ERROR_NOT_SUPPORTED with
+    several domains in a clique (kubernetes-sigs/dra-driver-nvidia-gpu#892) and the churn bugs #1162/#1418/#1447.
+    One namespace per rack pool keeps one domain per clique; more is warned, naming the namespaces."""
+    if sched.workload != Workload.KUBEFLOW:
+        return
+    for i, pool in pools:
+        machine = cat.machines.get((cloud, pool.machine_type))
+        if machine is None or cat.nvlink_domain(machine) is None or not pool.multi_node:
+            continue
+        namespaces = list(dict.fromkeys(q.namespace or q.name for q in sched.queues
+                                        if any(quota.pool == pool.name for quota in q.quotas)))
+        if len(namespaces) > 1:
+            issues.pool(i, pool.name).warn(
+                "multiNode", f"{len(namespaces)} ComputeDomains (one per team namespace: "
+                f"{', '.join(namespaces)}) can put IMEX daemons of two domains in one NVLink clique, which upstream "
+                "advises against (dra-driver-nvidia-gpu#892: intermittent CUDA_ERROR_NOT_SUPPORTED; churn bugs "
+                "#1162, #1418, #1447)", namespaces, allowed="one team namespace per rack pool",
+                fix="give each team its own rack pool, or keep the teams' jobs on separate racks (one job's own "
+                "domain: `python -m preview job-objects`)")

@@ -142,3 +142,15 @@ def test_a_pool_of_two_ultraservers_targets_their_reservation_group_not_one_bloc
     assert [i.path for i in issues_of(cfg) if not i.warning] == []
     assert any("not a resource group ARN" in e
                for e in errors_of(edit(cfg, "nodePools[0].capacity.reservationGroup", "gb200-blocks")))
+
+
+def test_two_team_namespaces_on_one_rack_pool_are_warned_about_sharing_a_clique():
+    cfg = copy.deepcopy(A4X)
+    assert not [m for m in _messages(cfg) if "ComputeDomains (one per team namespace" in m]  # one team: one domain
+    cfg["scheduling"]["queues"][0]["quotas"][0]["gpus"] = 72
+    cfg["scheduling"]["queues"].append({"name": "research", "quotas": [{"pool": "gb200", "gpus": 72}]})
+    (warning,) = [m for m in _messages(cfg) if "ComputeDomains (one per team namespace" in m]
+    assert warning.startswith("warning: gpu-cluster:nodePools[0].multiNode: pool 'gb200': 2 ComputeDomains (one per "
+                              "team namespace: pretraining, research) can put IMEX daemons of two domains in one "
+                              "NVLink clique")
+    assert "dra-driver-nvidia-gpu#892" in warning
