@@ -154,3 +154,11 @@ def test_two_team_namespaces_on_one_rack_pool_are_warned_about_sharing_a_clique(
                               "team namespace: pretraining, research) can put IMEX daemons of two domains in one "
                               "NVLink clique")
     assert "dra-driver-nvidia-gpu#892" in warning
+
+
+def test_slurm_nvlink_blocks_warn_that_nodes_need_the_slinky_topology_annotation():
+    (warning,) = [m for m in _messages(copy.deepcopy(P6E)) if "topology.slinky.slurm.net/spec" in m]
+    assert warning.startswith("warning: gpu-cluster:scheduling.topology.level: Slurm's topology/block has one block per "
+                              "NVLink domain, but the Slinky operator puts a node in a block only from the node "
+                              "annotation topology.slinky.slurm.net/spec")
+    assert not [m for m in _messages(copy.deepcopy(A4X)) if "topology.slinky.slurm.net/spec" in m]  # Kueue: labels
