@@ -110,9 +110,8 @@ def _owns(r: Resource, workload: str) -> bool:
 
 RULE = register(Rule(
     id=ID, title="Fabric jobs see what NCCL needs to use the fabric", category=Category.CROSS_LAYER,
-    description="Every training runtime and Slurm NodeSet on a pool with a GPU fabric meets the fabric contract's "
-                "requirements without which NCCL runs over TCP, and no node DaemonSet there names an RDMA NIC the "
-                "machine lacks.",
+    description="Training runtimes and Slurm NodeSets on a GPU fabric pool meet the fabric contract (else NCCL "
+                "runs over TCP), and no node DaemonSet there names an RDMA NIC the machine lacks.",
     why=("The fabric's objects can all exist while the job's process never sees them: Slurm tasks start with the "
          "submitter's environment, not slurmd's, so NCCL never loads the TCPXO plugin; an EKS runtime image without "
          "aws-ofi-nccl uses sockets beside 32 EFA devices. The job runs, many times slower (≈4 GB/s on the primary "
