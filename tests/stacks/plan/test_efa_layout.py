@@ -1,8 +1,7 @@
-"""EFA per network card: P6e-GB200's 17 cards as the catalog lays them out (catalog/data/network-cards.csv:
-odd cards EFA-only at device 0, the 8 x 400 Gbps GPU network; even cards EFA + ENA at device 1; card 0 the primary,
-a plain ENA ``interface`` as the EKS P6e guide requires: 16 EFA devices),
-rendered into the node group's launch template and enforced by topology-efa-interfaces; other EFA machines keep
-one EFA per card (card 0 ``efa``, the rest ``efa-only`` at device 1)."""
+"""EFA per network card (a GB200 job gets its full GPU network): P6e-GB200's 17 cards as the catalog lays them out
+(catalog/data/network-cards.csv: odd cards EFA-only at device 0, the 8 x 400 Gbps GPU network; even cards EFA + ENA at
+device 1; card 0 the primary), rendered into the node group's launch template and enforced by topology-efa-interfaces;
+other EFA machines keep one EFA per card (card 0 ``efa``, the rest ``efa-only`` at device 1)."""
 from __future__ import annotations
 
 import copy
@@ -22,6 +21,7 @@ LT = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
 def test_p6e_cards_follow_the_catalog():
+    # card 0 is the plain ENA primary (the EKS P6e guide: "must be of type interface"), so a node has 16 EFA devices
     layout = efa_layout(P6E)
     assert [(a.network_card_index, a.device_index, a.interface_type) for a in layout] == [
         (0, 0, "interface"), *((i, 0, "efa-only") if i % 2 else (i, 1, "efa") for i in range(1, 17))]
