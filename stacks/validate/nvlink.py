@@ -154,11 +154,16 @@ def _check_racks(pool: Issues, cloud: Cloud, spec: NodePool, machine: MachineTyp
     if not placed:
         return
     racks = spec.racks or 1
-    uneven = [(f, n) for f, n in (("minNodes", spec.min_nodes), ("maxNodes", spec.max_nodes)) if n % racks]
+    # each rack node pool carries its share of the reserved nodes too (the cost policies sum the shares)
+    counts: list[tuple[str | tuple[str, str], int]] = [("minNodes", spec.min_nodes), ("maxNodes", spec.max_nodes)]
+    if spec.capacity.reserved_nodes:
+        counts.append((("capacity", "reservedNodes"), spec.capacity.reserved_nodes))
+    uneven = [(f, n) for f, n in counts if n % racks]
     for field, nodes in uneven:
-        pool.error(field, f"{field} is the total over the pool's {racks} racks and must split evenly between them",
+        name = field if isinstance(field, str) else ".".join(field)
+        pool.error(field, f"{name} is the total over the pool's {racks} racks and must split evenly between them",
                    nodes, allowed=f"a multiple of {racks}",
-                   fix=f"set {field} to {nodes - nodes % racks or racks} or {nodes + racks - nodes % racks}")
+                   fix=f"set {name} to {nodes - nodes % racks or racks} or {nodes + racks - nodes % racks}")
     if uneven:
         return
     limit = cloud_limit("gke-a4x-workload-policy-pool-nodes")

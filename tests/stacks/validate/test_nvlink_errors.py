@@ -41,6 +41,9 @@ def test_racks_split_min_and_max_nodes_evenly_and_only_on_a4x_workload_policy_po
     err = errors_of(edit(A4X, "nodePools[0].minNodes", 35))[0]
     assert err.startswith("error: gpu-cluster:nodePools[0].minNodes: pool 'gb200': minNodes is the total over the "
                           "pool's 2 racks and must split evenly between them")
+    (err,) = errors_of(edit(A4X, "nodePools[0].capacity.reservedNodes", 35))
+    assert err.startswith("error: gpu-cluster:nodePools[0].capacity.reservedNodes: pool 'gb200': "
+                          "capacity.reservedNodes is the total over the pool's 2 racks")
     assert any("racks splits a GKE pool of rack-scale machines" in e for e in errors_of(edit(P6E, "nodePools[0].racks",
                                                                                              2)))
     cfg = copy.deepcopy(A4X)
