@@ -56,3 +56,10 @@ def cloud_limit(limit_id: str) -> CloudLimit:
         return load_cloud_limits()[limit_id]
     except KeyError:
         raise KeyError(f"catalog/data/cloud-limits.csv has no row {limit_id!r}") from None
+
+
+def sold_zones(cloud: str, machine_type: str) -> CloudLimit | None:
+    """The row naming the only zones a machine type is sold in (id ``…-zones``, value: the zones, space-separated),
+    or None where no such limit is written."""
+    return next((r for r in load_cloud_limits().values()
+                 if r.cloud == cloud and r.applies_to == machine_type and r.id.endswith("-zones")), None)

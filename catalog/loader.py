@@ -84,6 +84,12 @@ class Catalog:
             return self.has_region(cloud, region) and re.fullmatch(re.escape(region) + "[a-z]", zone) is not None
         return zone in self.zones(cloud, region)
 
+    def is_local_zone(self, cloud: Cloud, region: str, zone: str) -> bool:
+        """AWS: a Local Zone of a catalog region by its name (``us-east-1-dfw-2a``: region, metro code, number and
+        letter; EC2 "Local Zones" naming). Nodes may run there; the EKS control plane never does."""
+        return cloud == Cloud.AWS and self.has_region(cloud, region) \
+            and re.fullmatch(re.escape(region) + r"-[a-z]{3}-\d+[a-z]", zone) is not None
+
     def offered_zones(self, cloud: Cloud, machine: MachineType) -> ZoneAvailability | None:
         """Where a source saw this machine offered (an N1 pool: where its GPU is), or None when nothing is known."""
         key = machine.accelerator if machine.attachable else machine.machine_type

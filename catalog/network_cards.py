@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from catalog.loader import DATA_DIR
 from catalog.models import Cloud
 
-INTERFACE_TYPES = ("efa", "efa-only")
+INTERFACE_TYPES = ("interface", "efa", "efa-only")
+EFA_TYPES = ("efa", "efa-only")
+"""``interface`` is a plain ENA interface (no EFA device): P6e-GB200's card 0."""
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,7 @@ class NetworkCard:
     index: int
     max_interfaces: int
     efa_interface: str
-    """``efa`` (EFA with ENA: takes a subnet IP) or ``efa-only``."""
+    """``efa`` (EFA with ENA: takes a subnet IP), ``efa-only``, or ``interface`` (ENA only, no EFA device)."""
     device_index: int
     efa_gbps: int | None
     """The card's EFA bandwidth where a source gives it; None: not published."""

@@ -6,7 +6,7 @@ the Pulumi resource name for pools another program created.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
@@ -117,8 +117,27 @@ def pool_view(resource: Resource, cat: Catalog) -> PoolView | None:
 
 
 def gpu_pools(resources: list[Resource], cat: Catalog) -> list[PoolView]:
-    views = [pool_view(r, cat) for r in resources]
-    return [v for v in views if v is not None and v.is_gpu(cat)]
+    """One view per pool: a GKE pool of several racks (one node pool per rack, same pool label) is read as one pool
+    whose maximum and reserved nodes are the racks' sums."""
+    views = [v for v in (pool_view(r, cat) for r in resources) if v is not None and v.is_gpu(cat)]
+    merged: dict[tuple[Cloud, str], PoolView] = {}
+    out: list[PoolView] = []
+    for v in views:
+        first = merged.get((v.cloud, v.name)) if v.cloud == Cloud.GCP else None
+        if first is None:
+            merged[(v.cloud, v.name)] = v
+            out.append(v)
+            continue
+        whole = replace(first, max_nodes=_sum(first.max_nodes, v.max_nodes),
+                        reserved_nodes=_sum(first.reserved_nodes, v.reserved_nodes))
+        merged[(v.cloud, v.name)] = whole
+        out[out.index(first)] = whole
+    return out
+
+
+def _sum(a: Any, b: Any) -> Any:
+    """Node counts of two rack node pools: unknown or missing on either side stays so."""
+    return a + b if isinstance(a, int) and isinstance(b, int) else (a if not isinstance(a, int) else b)
 
 
 def _label(labels: Any, fallback: str) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from catalog import Catalog, Cloud
+from catalog.cloud_limits import sold_zones
 from catalog.fabric import load_fabric_catalog
 from stacks.plan.fabric import fabric_plan
 from stacks.validate.issues import SpecIssue, path_of
@@ -22,6 +23,9 @@ def unknown_zone_availability(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
         if machine is None or cat.offered_zones(spec.cloud, machine) is not None:
             continue
         declared = set(pool.zone_availability_override.zones) if pool.zone_availability_override else set()
+        sold = sold_zones(spec.cloud.value, pool.machine_type)
+        if sold is not None:  # a sourced limit names where it is sold; validation refuses the other zones
+            declared |= set(sold.value.split())
         unchecked = [z for z in pool.zones if z not in declared]
         if unchecked:
             command = OFFERINGS_COMMAND[spec.cloud].format(machine=pool.machine_type, region=spec.region,

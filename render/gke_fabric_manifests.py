@@ -30,7 +30,7 @@ INJECTOR_NAME = "device-injector"
 NEEDS_INJECTOR = (FabricKind.TCPX, FabricKind.TCPXO)
 """The RxDM sidecar of TCPX/TCPXO gets the GPU devices through the NRI device injector (pod annotation
 ``devices.gke.io/container.<name>``); gIB needs no sidecar."""
-RDMA_NICS = 8
+MARTIANS_STEP = "disable-log-martians"
 READY_MOUNT = {"name": "fabric-ready", "mountPath": READY_DIR}
 READY_VOLUME = {"name": "fabric-ready", "hostPath": {"path": READY_DIR_HOST, "type": "DirectoryOrCreate"}}
 """Where the installer writes its ready marker, last, once the plugin is on the node (``render/fabric_pod.py``
@@ -112,19 +112,28 @@ def _daemonset(name: str, pools: Sequence[str], containers: list[dict], volumes:
     }
 
 
-def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog, arch: str = "x86_64") -> dict[str, Any]:
+def martians_command(rdma_nics: int) -> str:
+    """Turn off martian-packet logging on each RDMA NIC the machine has (``gpu<i>rdma0``, i < ``rdma_nics``). Writing
+    a NIC the machine lacks fails the init container and the plugin is never installed (A4X has 4, not 8)."""
+    return "; ".join(f"echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians" for i in range(rdma_nics))
+
+
+def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog, arch: str = "x86_64",
+              rdma_nics: int = 0) -> dict[str, Any]:
     """The NCCL plugin installer DaemonSet of ``kind`` on ``pools`` (all of ``arch``: the gIB plugin has a separate
-    arm64 image, ``nccl-plugin-arm64``, for Grace hosts such as A4X; its DaemonSet is ``<name>-arm64``)."""
+    arm64 image, ``nccl-plugin-arm64``, for Grace hosts such as A4X; its DaemonSet is ``<name>-arm64``).
+    ``rdma_nics``: the RDMA NICs of the pools' machine type (gIB only; from the fabric catalog)."""
     component = "nccl-plugin-arm64" if arch == "arm64" else "nccl-plugin"
     plugin, pause = fab.image(kind, component).reference, fab.image(kind, "pause").reference
     privileged = {"privileged": True}
     requests = {"requests": {"cpu": "150m"}}
     if kind == FabricKind.RDMA:
-        martians = "; ".join(f"echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians" for i in range(RDMA_NICS))
+        if rdma_nics < 1:
+            raise ValueError(f"the gIB installer on {sorted(pools)} needs the machine's RDMA NIC count")
         init: list[dict[str, Any]] = [
             # gIB's guide turns off martian-packet logging on the RDMA NICs (RoCE traffic trips it)
-            {"name": "disable-log-martians", "image": fab.image(kind, "host-setup").reference,
-             "securityContext": privileged, "command": ["/bin/sh", "-c", martians]},
+            {"name": MARTIANS_STEP, "image": fab.image(kind, "host-setup").reference,
+             "securityContext": privileged, "command": ["/bin/sh", "-c", martians_command(rdma_nics)]},
             {"name": "nccl-rdma-installer", "image": plugin, "securityContext": privileged, "resources": requests,
              "volumeMounts": [{"name": "library-dir-host", "mountPath": "/usr/local/home/kubernetes/bin/nvidia/lib64"},
                               {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"}, READY_MOUNT],

@@ -76,7 +76,7 @@ class EksCluster(pulumi.ComponentResource):
             lambda a: eks_kubeconfig(spec.name, region, a[0] or "", a[1] or ""))
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
         self.ref = EksClusterRef(spec_name=spec.name, name=cluster_name, region=region, node_role_arn=node_role.arn,
-                                 cluster_security_group_id=sg, vpc_id=vpc_id, subnets=dict(spec.subnets),
+                                 cluster_security_group_id=sg, vpc_id=vpc_id, subnets={**spec.subnets, **spec.node_subnets},
                                  k8s_provider=provider, kubernetes_version=version,
                                  system_node_selector=system_selector, arn=arn)
         self.register_outputs({"name": self.name, "endpoint": self.endpoint})

@@ -80,11 +80,13 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             if eks.own_placement_group:  # a reservation brings its own placement (see above)
                 placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=pool_tags, opts=child)
                 lt_args["placement"] = {"group_name": placement.name}
-        if eks.reservation_id is not None:
+        if eks.reservation_id is not None or eks.reservation_group is not None:
             if eks.reservation_placement_group:
                 lt_args["placement"] = {"group_name": eks.reservation_placement_group}
-            lt_args["capacity_reservation_specification"] = {
-                "capacity_reservation_target": {"capacity_reservation_id": eks.reservation_id}}
+            # several UltraServer blocks: target their resource group, not one block's reservation
+            target = ({"capacity_reservation_resource_group_arn": eks.reservation_group} if eks.reservation_group
+                      else {"capacity_reservation_id": eks.reservation_id})
+            lt_args["capacity_reservation_specification"] = {"capacity_reservation_target": target}
             if eks.capacity_block:
                 lt_args["instance_market_options"] = {"market_type": "capacity-block"}
         self.launch_template = aws.ec2.LaunchTemplate(f"{name}-lt", **lt_args, opts=child)

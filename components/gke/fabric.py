@@ -61,8 +61,8 @@ class GkeFabric(pulumi.ComponentResource):
                     custom_resource(f"{name}-{a.plan.k8s_name}-network", network(a.plan.k8s_name), k8s_opts)
                 for pool in group.attached:
                     self.node_network_configs[pool] = node_network_config(nets.attachments)
-            for arch, names in group.installers:  # one installer per CPU architecture
-                obj = installer(kind, list(names), fab, arch)
+            for arch, names, nics in group.installers:  # one installer per CPU architecture
+                obj = installer(kind, list(names), fab, arch, rdma_nics=nics)
                 suffix = "-arm64" if arch == "arm64" else ""
                 custom_resource(f"{name}-{INSTALLER_NAMES[kind]}{suffix}", obj, k8s_opts)
                 self.daemonsets.append(obj["metadata"]["name"])

@@ -27,6 +27,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
 
     facts: PoolFacts
     node_pool: gcp.container.NodePool
+    """The first rack's node pool (the only one unless the pool spans several racks)."""
+    node_pools: list[gcp.container.NodePool]
     node_pool_name: pulumi.Output[str]
 
     def __init__(self, name: str, plan: PoolPlan, cluster: GkeClusterRef, network_config: dict | None = None,
@@ -49,8 +51,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                             "NVLink domains",
                 workload_policy=gke.workload_policy, opts=child)
             placement = {"type": "COMPACT", "policy_name": self.workload_policy.name}
-        self.node_pool = gcp.container.NodePool(
-            name,
+        # one GKE node pool per rack under the shared workload policy (Compute Engine places each on its own)
+        self.node_pools = [gcp.container.NodePool(
+            rack,
             cluster=cluster.name, location=cluster.location, project=cluster.project,
             node_locations=gke.node_locations,
             initial_node_count=gke.initial_node_count,
@@ -63,7 +66,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             node_config=node_config,
             opts=pulumi.ResourceOptions(
                 parent=self, ignore_changes=["initialNodeCount", "nodeCount"], depends_on=list(after),
-                delete_before_replace=gke.delete_before_replace))
+                delete_before_replace=gke.delete_before_replace)) for rack in gke.rack_names(name)]
+        self.node_pool = self.node_pools[0]
         self.node_pool_name = self.node_pool.name
         self.register_outputs({"nodePoolName": self.node_pool_name, "gpusPerNode": facts.gpus_per_node,
                                "maxGpus": facts.max_gpus})

@@ -51,7 +51,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     keys = ("stack",)
     if unpriced_gpu:
         yield Finding("stack", "the budget cannot be checked",
-                      observed=f"unpriced GPU pools: {listing(unpriced_gpu)}",
+                      observed=f"unpriced GPU pools: {listing(list(dict.fromkeys(unpriced_gpu)))}",
                       required="a known price and autoscaler maximum for every GPU pool (unknown is not $0), to "
                                f"compare with the budget of {money(budget)}/hour",
                       fix="give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "

@@ -20,8 +20,10 @@ from policies.resources import HELM_RELEASE
 from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
 from policies.values import as_list, dig
+from catalog.cloud_limits import cloud_limit
 from stacks.plan.fabric_contract import (
-    CLAIM_TEMPLATE_TYPE, CONFIG_MAP_TYPE, RUNTIME_TYPE, check as check_contract, workload_views,
+    CLAIM_TEMPLATE_TYPE, CONFIG_MAP_TYPE, DAEMONSET_TYPE, RUNTIME_TYPE, check as check_contract, daemonset_pools,
+    missing_nics, workload_views,
 )
 
 ID = "cross-layer-fabric-contract"
@@ -53,6 +55,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     pools = _fabric_pools(resources, cat)
     if not pools:
         return
+    yield from _missing_nics(resources, pools)
     types = (RUNTIME_TYPE, HELM_RELEASE, CONFIG_MAP_TYPE, CLAIM_TEMPLATE_TYPE)
     for view in workload_views((r.type, r.props) for r in resources if r.type in types):
         machine = pools.get(view.pool or "")
@@ -77,6 +80,27 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                 urn=owner.urn if owner else None)
 
 
+def _missing_nics(resources: list[Resource], pools: dict[str, MachineFabric]) -> Iterable[Finding]:
+    """A node DaemonSet on a fabric pool that names an RDMA NIC the machine lacks fails on every node (the gIB
+    installer's martians step writing gpu7rdma0 on a 4-NIC A4X never installed the plugin)."""
+    limit = cloud_limit("gke-rdma-nics-per-machine")
+    for r in resources:
+        if r.type != DAEMONSET_TYPE:
+            continue
+        for pool in sorted(daemonset_pools(r.props) & set(pools)):
+            machine = pools[pool]
+            extra = missing_nics(r.props, machine.rdma_networks) if machine.rdma_networks else []
+            if extra:
+                name = dig(r.props, "metadata", "name") or r.name
+                yield Finding(
+                    f"DaemonSet {name}", f"its containers name RDMA NICs that {machine.machine_type} on pool "
+                    f"'{pool}' does not have, so the step fails on every node",
+                    observed=", ".join(f"gpu{i}rdma0" for i in extra),
+                    required=f"NICs gpu0rdma0 … gpu{machine.rdma_networks - 1}rdma0: {limit.cite()}",
+                    fix="render the step from the machine's RDMA NIC count (catalog/data/fabrics.csv rdma_networks)",
+                    keys=(pool, str(name)), urn=r.urn)
+
+
 def _owns(r: Resource, workload: str) -> bool:
     name = workload.split(" ")[-1]
     if r.type == RUNTIME_TYPE:
@@ -86,8 +110,8 @@ def _owns(r: Resource, workload: str) -> bool:
 
 RULE = register(Rule(
     id=ID, title="Fabric jobs see what NCCL needs to use the fabric", category=Category.CROSS_LAYER,
-    description="Every training runtime and Slurm NodeSet on a pool with a GPU fabric meets the fabric contract's "
-                "requirements without which NCCL runs over TCP.",
+    description="Training runtimes and Slurm NodeSets on a GPU fabric pool meet the fabric contract (else NCCL "
+                "runs over TCP), and no node DaemonSet there names an RDMA NIC the machine lacks.",
     why=("The fabric's objects can all exist while the job's process never sees them: Slurm tasks start with the "
          "submitter's environment, not slurmd's, so NCCL never loads the TCPXO plugin; an EKS runtime image without "
          "aws-ofi-nccl uses sockets beside 32 EFA devices. The job runs, many times slower (≈4 GB/s on the primary "
@@ -99,6 +123,6 @@ RULE = register(Rule(
                  "catalog/data/fabric-image-capabilities.csv). 2. Otherwise give the "
                  "training container the listed variable, library path, mount, interfaces or devices. 3. Waive "
                  "only for a pool that never runs jobs across nodes."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(RUNTIME_TYPE, HELM_RELEASE),
+    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(RUNTIME_TYPE, HELM_RELEASE, DAEMONSET_TYPE),
     check=check, reads_catalog=True, stack=True,
 ), order=3125)

@@ -16,10 +16,14 @@ from policies.resources import EKS_NODE_GROUP, LAUNCH_TEMPLATE
 from policies.rule import Category, Config, Resource, Rule
 from policies.registry import register
 from policies.values import as_int
+from catalog.cloud_limits import cloud_limit
+from catalog.network_cards import EFA_TYPES
 from stacks.plan.efa_layout import efa_layout
 
 ID = "topology-efa-interfaces"
 DEFAULT_PREFIXES = ["p4d.", "p4de.", "p5.", "p5e.", "p5en.", "p6-", "p6e-"]
+ENA_CARD_LIMITS = {"p6e-gb200.36xlarge": "eks-p6e-gb200-network-card-0"}
+"""Machines whose catalog layout has a plain ENA card, and the cloud-limits row that says why."""
 
 
 def _fix(machine: Any) -> str:
@@ -28,7 +32,7 @@ def _fix(machine: Any) -> str:
         return (f"attach one EFA interface per network card: networkCardIndex 0–{len(layout) - 1}, deviceIndex 0 on "
                 "card 0 and 1 on the others (gpu-cluster does this for multiNode: true pools)")
     groups: dict[tuple[str, int], list[str]] = {}
-    for a in layout:
+    for a in layout:  # the ENA-only card too: the layout is the launch template's whole list
         groups.setdefault((a.interface_type, a.device_index), []).append(str(a.network_card_index))
     parts = "; ".join(f"{kind} at deviceIndex {dev} on cards {', '.join(cards)}"
                       for (kind, dev), cards in groups.items())
@@ -51,8 +55,20 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             want = machine.efa_interfaces
             efas = efa_interfaces(template)
             cards = sorted(c for c in (as_int(n.get("networkCardIndex", 0)) for n in efas) if isinstance(c, int))
+            layout = efa_layout(machine)
+            efa_cards = [a.network_card_index for a in layout if a.interface_type in EFA_TYPES]
+            ena_only = sorted(set(cards) - set(efa_cards) & {a.network_card_index for a in layout})
             fix = _fix(machine)
-            if template is None:
+            if template is not None and ena_only:
+                row = ENA_CARD_LIMITS.get(instance_type)
+                limit = cloud_limit(row) if row is not None else None
+                yield Finding(view.subject, f"{instance_type} takes a plain ENA interface on network card "
+                              f"{', '.join(map(str, ena_only))}, not EFA",
+                              observed=f"EFA on card {', '.join(map(str, ena_only))} in launch template "
+                                       f"'{template.name}'",
+                              required=(limit.cite() if limit is not None else "the catalog's layout"),
+                              fix=fix, keys=view.keys, urn=view.resource.urn)
+            elif template is None:
                 yield Finding(view.subject, f"multi-node {instance_type} pool has no EFA interfaces",
                               observed="no launch template",
                               required=f"{want} EFA interfaces, one per network card",
@@ -66,13 +82,14 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                               required=f"{want} EFA interfaces, one per network card",
                               fix=fix,
                               keys=view.keys, urn=view.resource.urn)
-            elif cards != list(range(want)):
+            elif cards != (efa_cards if len(efa_cards) == want else list(range(want))):
+                expected = efa_cards if len(efa_cards) == want else list(range(want))
                 twice = sorted({c for c in cards if cards.count(c) > 1})
-                missing = sorted(set(range(want)) - set(cards))
+                missing = sorted(set(expected) - set(cards))
                 yield Finding(view.subject, f"the {want} EFA interfaces of {instance_type} share network cards",
                               observed=f"networkCardIndex in launch template '{template.name}': cards {twice} have "
                                        f"two interfaces, cards {missing} none",
-                              required=f"cards 0–{want - 1}, one interface each",
+                              required=f"cards {expected[0]}–{expected[-1]}, one interface each",
                               fix=fix,
                               keys=view.keys, urn=view.resource.urn)
 
@@ -88,7 +105,8 @@ RULE = register(Rule(
                  "interface per network card. 2. Otherwise add launch-template network interfaces with "
                  "interfaceType efa, networkCardIndex 0..N-1 (deviceIndex 0 on card 0, 1 on the rest) and the "
                  "EFA security group; where the catalog lays out the cards (P6e-GB200: efa-only at deviceIndex 0 "
-                 "on the odd 400 Gbps cards, efa at deviceIndex 1 on the even ones), follow "
+                 "on the odd 400 Gbps cards, efa at deviceIndex 1 on the even ones, card 0 a plain ENA interface), "
+                 "follow "
                  "catalog/data/network-cards.csv."),
     severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(EKS_NODE_GROUP, LAUNCH_TEMPLATE),
     check=check, reads_catalog=True, stack=True,

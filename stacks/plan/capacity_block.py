@@ -126,13 +126,19 @@ class ScheduledSize:
                 "desiredCapacity": self.desired}
 
 
-def block_schedule(pool: NodePool, now: dt.datetime) -> list[ScheduledSize]:
+def block_schedule(pool: NodePool, now: dt.datetime, fill: bool = False) -> list[ScheduledSize]:
     """Scale up to the pool's sizes at the start, to zero (max 0 too, so nothing launches into an ending block) 30
     minutes before the end. An action whose time has passed is left out: Auto Scaling refuses times in the past
-    (validation warns about a started block and refuses one past its scale-down time)."""
+    (validation warns about a started block and refuses one past its scale-down time).
+
+    ``fill``: the pool's pods claim DRA devices (an IMEX channel), which the Cluster Autoscaler's AWS scale-from-zero
+    template cannot show, so it would never scale the group up: the scale-up action itself brings up the block's
+    nodes (min = desired = the reserved nodes) for the whole window."""
     window = block_window(pool)
     if window is None or window.end <= window.start:
         return []
-    actions = [ScheduledSize("scale-up", window.scale_up_at, pool.min_nodes, pool.max_nodes, pool.min_nodes),
+    block = min(reserved_nodes(pool) or pool.max_nodes, pool.max_nodes)
+    floor = block if fill else pool.min_nodes
+    actions = [ScheduledSize("scale-up", window.scale_up_at, floor, pool.max_nodes, floor),
                ScheduledSize("scale-down", window.scale_down_at, 0, 0, 0)]
     return [a for a in actions if a.at > now]

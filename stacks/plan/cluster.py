@@ -2,7 +2,7 @@
 region, project, labels), so ``components/gke/cluster.py`` and ``components/eks/cluster.py`` read no spec. Pure."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 from stacks.spec.fleet import FleetRole
@@ -30,6 +30,7 @@ class ClusterPlan:
     min_master_version: str | None
     kubernetes_version: str
     subnets: dict[str, str]
+    """EKS: the control plane's subnets (Availability Zones only)."""
     deletion_protection: bool
     system_machine_type: str
     system_min_nodes: int
@@ -45,6 +46,8 @@ class ClusterPlan:
     static_nat_addresses: int = 0
     """GKE: static external addresses reserved for the Cloud NAT, which then uses only them (a fleet manager's
     egress, ``stacks/plan/fleet_egress.py``); 0: the NAT picks its own (``AUTO_ONLY``)."""
+    node_subnets: dict[str, str] = field(default_factory=dict)
+    """EKS: subnets only node groups use (a Local Zone's); the control plane never gets them."""
     fleet_manager: str | None = None
     """A fleet worker's manager stack (``<org>/<project>/<stack>``): the API also admits that stack's
     ``fleetEgressAddresses`` (a StackReference, resolved at deploy)."""
@@ -73,6 +76,7 @@ def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = (), egress: Egre
         cloud_nat=c.cloud_nat if c.cloud_nat is not None else c.network is None,
         authorized_networks=tuple(c.authorized_networks), release_channel=c.release_channel.value,
         min_master_version=c.min_master_version, kubernetes_version=c.kubernetes_version, subnets=dict(c.subnets),
+        node_subnets=dict(c.node_subnets),
         deletion_protection=c.deletion_protection, system_machine_type=c.system_pool.machine_type_for(spec.cloud),
         system_min_nodes=c.system_pool.min_nodes, system_max_nodes=c.system_pool.max_nodes,
         cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels),

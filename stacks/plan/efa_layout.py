@@ -4,13 +4,14 @@ By default one EFA per card: card 0 is the primary interface (device 0, ``efa``:
 subnet IP), the rest are device 1 and ``efa-only`` (no IP address: a 96-node p5en group would otherwise burn ~1,500
 subnet IPs on GPU-traffic NICs that never use IP; AWS EFA user guide, "EFA-only interfaces"). Machines whose cards
 differ follow ``catalog/data/network-cards.csv``: on P6e-GB200 the odd cards take one interface (``efa-only`` at
-device 0: the 8 x 400 Gbps EFA) and the even cards two (``efa`` at device 1), as AWS ParallelCluster lays them out."""
+device 0: the 8 x 400 Gbps EFA) and the even cards two (``efa`` at device 1), as AWS ParallelCluster lays them out,
+while card 0 is a plain ENA ``interface`` (the EKS P6e guide: card 0 "must be of type interface")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from catalog.models import MachineType
-from catalog.network_cards import network_cards
+from catalog.network_cards import EFA_TYPES, network_cards
 
 UNCONFIRMED_EFA_INTERFACES = 1
 """A machine whose EFA count no source confirms gets one (the primary)."""
@@ -33,12 +34,20 @@ def efa_layout(machine: MachineType) -> tuple[EfaAttachment, ...]:
     return tuple(EfaAttachment(i, 0 if i == 0 else 1, "efa" if i == 0 else "efa-only") for i in range(count))
 
 
+def efa_count(layout: tuple[EfaAttachment, ...]) -> int:
+    """EFA devices the layout gives a node (a plain ENA ``interface`` carries none)."""
+    return sum(a.interface_type in EFA_TYPES for a in layout)
+
+
 def efa_summary(layout: tuple[EfaAttachment, ...]) -> str:
-    """``17 EFA interfaces (8 x 400 Gbps EFA-only on cards 1, 3, …, 15)``: the preview's account of the layout."""
+    """``16 EFA interfaces (8 x 400 Gbps EFA-only on cards 1, 3, …, 15; …), card 0 ENA``: the preview's account."""
     fast = [a for a in layout if a.efa_gbps]
+    count = efa_count(layout)
+    ena = [a.network_card_index for a in layout if a.interface_type not in EFA_TYPES]
+    tail = f"; card {', '.join(map(str, ena))} ENA only" if ena else ""
     if not fast:
-        return f"{len(layout)} EFA interface{'s' if len(layout) != 1 else ''}"
+        return f"{count} EFA interface{'s' if count != 1 else ''}{tail}"
     speeds = sorted({a.efa_gbps for a in fast if a.efa_gbps})
     cards = ", ".join(str(a.network_card_index) for a in fast)
-    return (f"{len(layout)} EFA interfaces ({len(fast)} x {'/'.join(map(str, speeds))} Gbps on cards {cards}; "
-            f"{sum(a.efa_gbps or 0 for a in fast):,} Gbps)")
+    return (f"{count} EFA interfaces ({len(fast)} x {'/'.join(map(str, speeds))} Gbps on cards {cards}; "
+            f"{sum(a.efa_gbps or 0 for a in fast):,} Gbps){tail}")

@@ -12,7 +12,7 @@ from catalog import CapacityType, Cloud
 from stacks.plan.capacity_block import (
     BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, ScheduledSize, block_schedule, block_window, iso,
 )
-from stacks.plan.efa_layout import EfaAttachment, efa_layout
+from stacks.plan.efa_layout import EfaAttachment, efa_count as layout_efa_count, efa_layout
 from stacks.plan.fabric import EFA_NODE_HUGEPAGES, fabric_mode
 from stacks.plan.facts import GPU_TAINT_VALUE, PoolFacts
 from stacks.plan.node_storage import instance_store_raid
@@ -68,6 +68,9 @@ class EksPoolPlan:
     autoscaler_resources: dict[str, int | str]
     schedule: tuple[ScheduledSize, ...]
     """Capacity blocks with a window: the scale-up and scale-down actions still ahead."""
+    reservation_group: str | None = None
+    """The Capacity Reservation Resource Group ARN the launch template targets instead of one reservation (several
+    UltraServer capacity blocks)."""
 
 
 def has_efa(pool: NodePool) -> bool:
@@ -76,7 +79,12 @@ def has_efa(pool: NodePool) -> bool:
 
 
 def efa_count(facts: PoolFacts) -> int:
-    return len(efa_layout(facts.machine))
+    return layout_efa_count(efa_layout(facts.machine))
+
+
+def claims_dra(facts: PoolFacts) -> bool:
+    """The pool's job pods claim a DRA device (the IMEX channel of a ComputeDomain on rack-scale pools)."""
+    return facts.nvlink is not None and facts.nvlink.compute_domains
 
 
 def capacity_type(pool: NodePool) -> str:
@@ -157,6 +165,7 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,
         reservation_placement_group=cap.placement_group if reservation else None,
+        reservation_group=cap.reservation_group if reservation else None,
         capacity_block=reservation and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK,
         capacity_type=capacity_type(pool), scaling_config=scaling_config(pool), labels=node_labels(pool, facts),
         taints=[{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
@@ -170,4 +179,5 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         autoscaler_taints=[(GPU_TAINT_KEY, GPU_TAINT_VALUE, "NoSchedule")]
         + [(t.key, t.value, t.effect.value) for t in pool.taints],
         autoscaler_resources=resources,
-        schedule=tuple(block_schedule(pool, now)))
+        # pods claiming an IMEX channel never trigger a scale-from-zero: the block's start brings the nodes up
+        schedule=tuple(block_schedule(pool, now, fill=claims_dra(facts))))

@@ -330,3 +330,32 @@ def workload_views(objects: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Pro
                 and str(props.get("chart", "")).rstrip("/").endswith("/slurm"):
             views += nodeset_views(props["values"], task_env, claims)
     return views
+
+
+DAEMONSET_TYPE = "kubernetes:apps/v1:DaemonSet"
+RDMA_NIC_NAME = re.compile(r"\bgpu(\d+)rdma\d+\b")
+"""GKE's name of a GPU RDMA NIC in the host network namespace (``gpu<i>rdma0``, i = 0 … NICs-1)."""
+
+
+def named_rdma_nics(daemonset: Mapping[str, Any]) -> set[int]:
+    """Indexes of the RDMA NICs the containers of a DaemonSet name (in commands, args and env)."""
+    pod = ((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}
+    containers = [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]
+    text = json.dumps([{k: c.get(k) for k in ("command", "args", "env")} for c in containers if isinstance(c, dict)])
+    return {int(i) for i in RDMA_NIC_NAME.findall(text)}
+
+
+def daemonset_pools(daemonset: Mapping[str, Any]) -> set[str]:
+    """Pools a DaemonSet runs on by its required node affinity on the pool label (empty: not pinned to pools)."""
+    pod = ((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}
+    terms = ((((pod.get("affinity") or {}).get("nodeAffinity") or {})
+              .get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or [])
+    return {str(v) for t in terms if isinstance(t, dict) for e in t.get("matchExpressions") or []
+            if isinstance(e, dict) and e.get("key") == POOL_LABEL_KEY and e.get("operator") == "In"
+            for v in e.get("values") or []}
+
+
+def missing_nics(daemonset: Mapping[str, Any], rdma_nics: int) -> list[int]:
+    """NICs a DaemonSet names that a machine of ``rdma_nics`` RDMA NICs does not have: writing one fails on the node
+    (the gIB installer's martians step on A4X wrote gpu4rdma0 … gpu7rdma0 and crash-looped)."""
+    return sorted(i for i in named_rdma_nics(daemonset) if i >= rdma_nics)

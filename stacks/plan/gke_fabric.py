@@ -25,8 +25,21 @@ class FabricKindPlan:
     """The first attached pool's fabric plan: the networks every attached pool of the kind shares (None: all managed)."""
     zone: str | None
     """The first attached pool's first zone (the RoCE network profile is per zone)."""
-    installers: tuple[tuple[str, tuple[str, ...]], ...]
-    """(CPU architecture, pool names): one NCCL plugin installer DaemonSet each, in order of first appearance."""
+    installers: tuple[tuple[str, tuple[str, ...], int], ...]
+    """(CPU architecture, pool names, RDMA NICs per node): one NCCL plugin installer DaemonSet each, in order of first
+    appearance. The NIC count is the machine's (``catalog/data/fabrics.csv`` rdma_networks: 4 on A4X, 8 on A3 Ultra
+    and A4): the installer's host steps name exactly those NICs."""
+
+
+def _installers(members: Sequence[PoolFacts]) -> tuple[tuple[str, tuple[str, ...], int], ...]:
+    def nics(p: PoolFacts) -> int:
+        return p.fabric.machine.rdma_networks if p.fabric is not None else 0
+    groups = dict.fromkeys((p.arch, nics(p)) for p in members)
+    # one DaemonSet name per architecture: two NIC counts on one architecture would need a second name
+    arches = [arch for arch, _ in groups]
+    if len(arches) != len(set(arches)):
+        raise ValueError(f"fabric pools of one architecture with different RDMA NIC counts: {sorted(groups)}")
+    return tuple((arch, tuple(p.name for p in members if (p.arch, nics(p)) == (arch, n)), n) for arch, n in groups)
 
 
 def gke_fabric_plan(facts: Sequence[PoolFacts]) -> tuple[FabricKindPlan, ...]:
@@ -43,6 +56,5 @@ def gke_fabric_plan(facts: Sequence[PoolFacts]) -> tuple[FabricKindPlan, ...]:
                      if p.fabric is not None and p.fabric.managed},
             attached=tuple(p.name for p in attached),
             networks=attached[0].fabric if attached else None, zone=attached[0].zones[0] if attached else None,
-            installers=tuple((arch, tuple(p.name for p in members if p.arch == arch))
-                             for arch in dict.fromkeys(p.arch for p in members))))
+            installers=_installers(members)))
     return tuple(out)

@@ -44,15 +44,24 @@ class GkePoolPlan:
     queued_provisioning: dict[str, Any] | None
     delete_before_replace: bool
     """A replacement pool cannot get nodes while the old one holds an exact-size reservation: delete first."""
+    racks: int = 1
+    """GKE node pools the spec pool becomes: one per rack under a workload policy (GKE gives each such node pool one
+    18-node sub-block), each with ``initial_node_count`` and ``autoscaling`` already divided per rack."""
+
+    def rack_names(self, name: str) -> list[str]:
+        """``gb200`` for one rack; ``gb200-rack-0`` … for several (the Pulumi names of the rack node pools)."""
+        return [name] if self.racks == 1 else [f"{name}-rack-{i}" for i in range(self.racks)]
 
 
 def boot_disk_type(machine_type: str) -> str:
     return "hyperdisk-balanced" if machine_type.startswith(HYPERDISK_ONLY_PREFIXES) else "pd-balanced"
 
 
-def reserved_label(pool: NodePool) -> dict[str, str]:
+def reserved_label(pool: NodePool, racks: int = 1) -> dict[str, str]:
+    """Per GKE node pool: a pool of several racks labels each rack node pool with its share, so the policies' sums
+    over node pools bill the reservation once."""
     reserved = reserved_nodes(pool)
-    return {} if reserved is None else {RESERVED_NODES_LABEL: str(reserved)}
+    return {} if reserved is None else {RESERVED_NODES_LABEL: str(reserved // racks)}
 
 
 def reservation_affinity(pool: NodePool, project: str) -> dict | None:
@@ -105,6 +114,10 @@ def gke_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, pro
                   labels: dict[str, str]) -> GkePoolPlan:
     """``labels``: the stack's labels (GCP resource labels on the nodes)."""
     machine, runtime = facts.machine, facts.resolved_runtime
+    policy = workload_policy_args(facts)
+    # each rack is its own node pool: the totals split evenly (validation refuses an uneven split)
+    racks = (pool.racks or 1) if policy is not None else 1
+    min_nodes, max_nodes = pool.min_nodes // racks, pool.max_nodes // racks
     taints = [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
     taints += [{"key": t.key, "value": t.value, "effect": t.effect.provider_value} for t in pool.taints]
     node_config: dict[str, Any] = {
@@ -126,7 +139,7 @@ def gke_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, pro
         SERVICE_ACCOUNT: None,
         "gvnic": {"enabled": True},
         # a reservation pool names its reserved nodes (billed whether used or not) for the cost policies
-        "resource_labels": {**labels, **reserved_label(pool)} or None,
+        "resource_labels": {**labels, **reserved_label(pool, racks)} or None,
     }
     ssds = ephemeral_local_ssds(facts.cloud, pool)
     if ssds:  # images, emptyDir and scratch on the machine's NVMe RAID instead of the boot disk
@@ -145,8 +158,8 @@ def gke_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, pro
     return GkePoolPlan(
         node_config=node_config,
         node_locations=list(pool.zones),
-        initial_node_count=math.ceil(pool.min_nodes / len(pool.zones)),  # per zone
-        autoscaling={"total_min_node_count": pool.min_nodes, "total_max_node_count": pool.max_nodes,
+        initial_node_count=math.ceil(min_nodes / len(pool.zones)),  # per zone
+        autoscaling={"total_min_node_count": min_nodes, "total_max_node_count": max_nodes,
                      # ANY finds capacity wherever it exists (spot, reservations, compact groups)
                      "location_policy": "ANY" if spread else "BALANCED"},
         # flex-start nodes are not repaired (GKE's flex-start node pools run with auto-repair off)
@@ -155,7 +168,8 @@ def gke_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, pro
                           "max_unavailable": pool.upgrade.max_unavailable},
         # GKE refuses compact placement on queued-provisioning GPU pools
         placement_policy=None if queued else compact_placement(pool),
-        workload_policy=workload_policy_args(facts),
+        workload_policy=policy,
         # nodes only through ProvisioningRequests (Kueue's ProvisioningRequest AdmissionCheck)
         queued_provisioning={"enabled": True} if queued else None,
-        delete_before_replace=pool.capacity.type == CapacityType.RESERVATION)
+        delete_before_replace=pool.capacity.type == CapacityType.RESERVATION,
+        racks=racks)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from catalog import Cloud
+from catalog.fabric import FabricKind
 from stacks.plan.slurm_accounts import (
     PREEMPT_PLUGINS, AccountPlan, QosPlan, plan_accounts, plan_qos, preempt_type, sacctmgr_script,
 )
@@ -102,6 +103,10 @@ def plan_slurm(sched: SchedulingSpec, pools: Sequence[PoolFacts]) -> SlurmPlan:
     if plan.accounting and s.backup.enabled:
         plan.backup_retention_days = s.backup.retention_days
     plan.directives = _directives(sched, plan)
+    if any(p.fabric is not None and p.fabric.kind == FabricKind.EFA for p in pools):
+        # tasks otherwise inherit the submitter's `ulimit -l` (64 KiB in a login pod), and libfabric cannot pin the
+        # memory EFA registers: slurm.conf(5) PropagateResourceLimitsExcept, as AWS ParallelCluster sets it
+        plan.directives["PropagateResourceLimitsExcept"] = "MEMLOCK"
     return plan
 
 

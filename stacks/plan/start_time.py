@@ -11,7 +11,7 @@ from catalog.provisioning import load_provisioning
 from catalog.start_path import load_start_path
 from stacks.plan.facts import PoolFacts
 from stacks.plan.pod_start import PodStartPlan, pod_start_summary, streams
-from stacks.spec.scheduling import Workload
+from stacks.spec.scheduling import TopologyLevel, TopologyMode, Workload
 from stacks.spec.stack import NodePool, StackSpec
 
 
@@ -78,7 +78,7 @@ def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: Poo
     prov = load_provisioning()[(spec.cloud, pool.capacity.type)]
     ps = pool.pod_start
     start = pool_start(plan, prov.provision_seconds, ps.image_size_gb if ps else None, f)
-    pods = pool.max_nodes if pool.multi_node else 1
+    pods = gang_pods(spec, pool, facts)
     cd_cold, cd_warm = compute_domain_on_path(spec, facts)
     out = {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
            "warmS": round(gang_seconds(start, pods, False, f, cd_warm), 1), "image": start.pull_how,
@@ -86,7 +86,31 @@ def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: Poo
     if cd_cold:
         out["computeDomainS"] = round(pods * f["compute_domain_s_per_pod"], 1)
         out["computeDomainWarm"] = cd_warm
+    timeout = pods_ready_timeout(spec)
+    if timeout is not None and pods > 1 and out["coldS"] > timeout:
+        # Kueue evicts a gang not all Ready by then and requeues it: on new nodes this one never starts
+        out["overPodsReadyTimeoutS"] = timeout
     return out
+
+
+def gang_pods(spec: StackSpec, pool: NodePool, facts: PoolFacts) -> int:
+    """Pods of the largest gang the placement allows: every node of a multi-node pool, but no more than one NVLink
+    domain when the stack requires gangs inside one (``topology: {mode: required, level: nvlink}``)."""
+    if not pool.multi_node:
+        return 1
+    topo = spec.scheduling.topology if spec.scheduling is not None else None
+    if facts.nvlink is not None and topo is not None and topo.mode == TopologyMode.REQUIRED \
+            and topo.level == TopologyLevel.NVLINK:
+        return min(pool.max_nodes, facts.nvlink.domain_nodes)
+    return pool.max_nodes
+
+
+def pods_ready_timeout(spec: StackSpec) -> int | None:
+    """Kueue's ``waitForPodsReady`` timeout where gangs are admitted all-or-nothing (Kubeflow with gang on)."""
+    s = spec.scheduling
+    if s is None or s.workload != Workload.KUBEFLOW or not s.gang.enabled:
+        return None
+    return s.gang.timeout_seconds
 
 
 def pod_start_rows(spec: StackSpec, plans: Sequence[PodStartPlan], facts: Sequence[PoolFacts]) -> list[dict[str, Any]]:

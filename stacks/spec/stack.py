@@ -113,7 +113,11 @@ class Capacity(SpecModel):
         "(GKE: queued provisioning on flex-start pools, class `queued-provisioning.gke.io`; EKS: the Cluster "
         "Autoscaler's `best-effort-atomic-scale-up.autoscaling.x-k8s.io`). Lets topology-aware placement use the "
         "autoscaled pool. Needs minNodes 0 and `workload: kubeflow`. Omitted: true on flex-start pools, else false."))
-
+    reservation_group: str | None = Field(None, description=(
+        "EKS capacity blocks of more than one UltraServer: the ARN of the Capacity Reservation Resource Group that "
+        "holds the blocks (each UltraServer block is its own reservation); the launch template targets the group "
+        "instead of one `reservation` ID, which may then be omitted. Required when reservedNodes spans several "
+        "UltraServers."))
 
 class UpgradeSettings(SpecModel):
     max_surge: int = Field(0, ge=0, description=(
@@ -150,6 +154,10 @@ class NodePool(SpecModel):
     multi_node: bool = Field(False, description=(
         "The pool runs jobs spanning nodes: GKE compact placement in one zone; EKS cluster placement group in "
         "one AZ with every EFA interface the instance type has."))
+    racks: int | None = Field(None, ge=1, le=64, description=(
+        "GKE rack-scale machines (A4X, GB200 NVL72) only: how many racks the pool spans. gpu-cluster creates one GKE "
+        "node pool per rack (each one sub-block of at most 18 nodes under the `1x72` workload policy); "
+        "`minNodes`/`maxNodes` stay totals over the racks and split evenly. Omitted: 1."))
     labels: dict[str, str] = Field(default_factory=dict, description="Extra Kubernetes node labels.")
     taints: list[Taint] = Field(default_factory=list, description=(
         "Extra taints. Every GPU pool already carries `nvidia.com/gpu=present:NoSchedule`."))
@@ -219,7 +227,12 @@ class ClusterSpec(SpecModel):
     subnetwork: str | None = Field(None, description="GKE subnetwork name. Omitted: the network's subnetwork in the region.")
     subnets: dict[str, str] = Field(default_factory=dict, description=(
         "EKS: private subnet ID per Availability Zone, e.g. `{us-east-1a: subnet-0abc…}`. Pools use the subnets "
-        "of their zones; a new cluster needs at least two zones."))
+        "of their zones; a new cluster needs at least two zones. Every entry also goes to the control plane, so no "
+        "Local Zone subnet here (use `nodeSubnets`)."))
+    node_subnets: dict[str, str] = Field(default_factory=dict, description=(
+        "EKS: subnets for GPU node groups only, by zone, e.g. a Local Zone `{us-east-1-dfw-2a: subnet-0abc…}` "
+        "(P6e-GB200 Capacity Blocks are sold only there). The control plane never gets them (it runs only in the "
+        "Region's Availability Zones). A pool's zone takes its subnet from here first, then from `subnets`."))
     authorized_networks: list[str] = Field(default_factory=list, description=(
         "CIDRs allowed to reach the Kubernetes API. Empty (default): private endpoint only. Never 0.0.0.0/0."))
     deletion_protection: bool = Field(True, description=(

@@ -6,6 +6,7 @@ import ipaddress
 import re
 
 from catalog import Catalog, Cloud
+from catalog.cloud_limits import cloud_limit
 from stacks.spec.stack import ClusterMode, ClusterSpec
 from stacks.validate.issues import Issues, allowed_list
 from stacks.validate.pool_zones import aws_zone_fix, zone_choices
@@ -17,7 +18,8 @@ AWS_SUBNET = re.compile(r"subnet-[0-9a-f]{8,17}")
 IAM_PRINCIPAL = re.compile(r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]+")
 """What an EKS access entry accepts as principal: an IAM role or user ARN (a role path is allowed)."""
 STS_SESSION = re.compile(r"arn:aws(-cn|-us-gov)?:sts::([0-9]{12}):assumed-role/([^/]+)/.+")
-OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "cluster_autoscaler", "admin_principal_arns"),
+OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "node_subnets", "cluster_autoscaler",
+                                  "admin_principal_arns"),
                       Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat",
                                   "min_master_version")}
 """Cluster settings that only the other cloud reads, by model field name."""
@@ -107,13 +109,27 @@ def _check_eks_cluster(issues: Issues, cat: Catalog, region: str | None, cluster
     known = region is not None and cat.has_region(Cloud.AWS, region)
     subnets = issues.at("subnets")
     for zone, subnet in cluster.subnets.items():
-        if known and region and not cat.is_zone(Cloud.AWS, region, zone):
+        if known and region and cat.is_local_zone(Cloud.AWS, region, zone):
+            limit = cloud_limit("eks-control-plane-no-local-zone")
+            subnets.error(zone, f"a Local Zone subnet, and every cluster.subnets entry goes to the control plane: "
+                          f"{limit.cite()}", zone, allowed="Availability Zones of the region",
+                          fix=f"move it to cluster.nodeSubnets.{zone} (node groups only)")
+        elif known and region and not cat.is_zone(Cloud.AWS, region, zone):
             subnets.error(zone, f"not an Availability Zone of {region}", zone,
                           allowed=zone_choices(cat, Cloud.AWS, region),
                           fix=aws_zone_fix(region, zone))
         if not AWS_SUBNET.fullmatch(str(subnet)):
             subnets.error(zone, "not an EC2 subnet ID", subnet, allowed="subnet- followed by 8 or 17 hex digits",
                           fix="copy the ID from `aws ec2 describe-subnets`")
+    node_subnets = issues.at("nodeSubnets")
+    for zone, subnet in cluster.node_subnets.items():
+        if known and region and not (cat.is_zone(Cloud.AWS, region, zone) or cat.is_local_zone(Cloud.AWS, region, zone)):
+            node_subnets.error(zone, f"not an Availability Zone or Local Zone of {region}", zone,
+                               allowed=f"{zone_choices(cat, Cloud.AWS, region)}; or a Local Zone such as "
+                               f"{region}-dfw-2a", fix=aws_zone_fix(region, zone))
+        if not AWS_SUBNET.fullmatch(str(subnet)):
+            node_subnets.error(zone, "not an EC2 subnet ID", subnet, allowed="subnet- followed by 8 or 17 hex digits",
+                               fix="copy the ID from `aws ec2 describe-subnets`")
     if cluster.mode == ClusterMode.CREATE and len(cluster.subnets) < 2:
         issues.error("subnets", "a new EKS cluster needs subnets in at least two zones", cluster.subnets or None,
                      allowed="two or more {zone: subnet-id} entries",

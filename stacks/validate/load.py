@@ -23,6 +23,7 @@ from stacks.validate.issues import (NAMESPACE, Issues, SpecError, SpecIssue, all
 from stacks.validate.pod_start import check_image_mirrors, check_pod_start, warn_unstreamed
 from stacks.validate.pool import check_pool
 from stacks.validate.scheduling import check_scheduling
+from stacks.validate.nvlink import check_shared_cliques
 from stacks.validate.shape import describe, optional_model, parse_part
 from stacks.validate.credentials import check_credentials
 from stacks.validate.secrets import SECRET_PLACEHOLDER, check_secret_keys, masked, secret_format_unknown, with_placeholders
@@ -134,6 +135,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     if parts.get("scheduling") is not None:
         check_scheduling(issues, cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
         sched = parts["scheduling"]
+        check_shared_cliques(issues, cat, cloud, pools, sched)
         if sched.workload == Workload.SLURM or "slurm" in sched.model_fields_set:
             from stacks.validate.slurm import check_slurm
             check_slurm(issues, cat, cloud, pools, sched,

@@ -21,13 +21,14 @@ GCE_RESOURCE_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool, rack_scale: bool = False) -> None:
     """``rack_scale``: a GB200 NVL72 machine, whose GKE pools get gpu-cluster's own workload policy as placement."""
     cap, capacity = spec.capacity, pool.at("capacity")
-    if cap.type == CapacityType.RESERVATION and not cap.reservation:
+    if cap.type == CapacityType.RESERVATION and not cap.reservation and not cap.reservation_group:
         what = "GKE specific reservation name" if cloud == Cloud.GCP else "capacity reservation ID (cr-…)"
         capacity.error("reservation", "a reservation pool needs the reservation to consume", allowed=f"the {what}",
                        fix="set capacity.reservation")
     if cap.type != CapacityType.RESERVATION and (cap.reservation or cap.reservation_project or cap.reservation_kind
                                                  or cap.placement_group or cap.placement_policy
-                                                 or cap.reserved_nodes is not None or cap.reservation_block):
+                                                 or cap.reserved_nodes is not None or cap.reservation_block
+                                                 or cap.reservation_group):
         capacity.error("type", f"reservation settings are given but capacity.type is {cap.type.value}",
                        cap.type.value, allowed="reservation", fix="set capacity.type: reservation, or drop the "
                        "reservation fields (spot nodes cannot consume a reservation)")

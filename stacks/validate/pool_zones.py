@@ -45,21 +45,28 @@ def check_zones(pool: Issues, cat: Catalog, cloud: Cloud, region: str, cluster: 
                 spec: NodePool, machine: MachineType | None) -> None:
     if not cat.has_region(cloud, region):
         return  # unknown region is reported once, at gpu-cluster:region
+    node_subnets = cluster.node_subnets if cluster is not None else {}
     for j, zone in enumerate(spec.zones):
-        if not cat.is_zone(cloud, region, zone):
+        if cat.is_local_zone(cloud, region, zone):
+            if cluster is not None and zone not in node_subnets:
+                pool.error(("zones", j), "a Local Zone needs a node subnet there (the control plane never gets it)",
+                           zone, allowed=allowed_list(sorted(node_subnets)) or "none declared",
+                           fix=f"add cluster.nodeSubnets.{zone}: <subnet-id>")
+        elif not cat.is_zone(cloud, region, zone):
             fix = (aws_zone_fix(region, zone) if cloud == Cloud.AWS
                    else choice_fix("the zone", zone, cat.zones(cloud, region)))
             pool.error(("zones", j), f"not a zone of region {region}", zone, allowed=zone_choices(cat, cloud, region),
                        fix=fix)
-        elif cloud == Cloud.AWS and cluster is not None and zone not in cluster.subnets:
+        elif cloud == Cloud.AWS and cluster is not None and zone not in {**cluster.subnets, **node_subnets}:
             pool.error(("zones", j), "no subnet is declared for this Availability Zone", zone,
-                       allowed=allowed_list(sorted(cluster.subnets)) or "none declared",
-                       fix=f"add cluster.subnets.{zone}: <subnet-id>, or use a zone that has one")
+                       allowed=allowed_list(sorted({**cluster.subnets, **node_subnets})) or "none declared",
+                       fix=f"add cluster.subnets.{zone} or cluster.nodeSubnets.{zone}: <subnet-id>, or use a zone "
+                       "that has one")
     if len(set(spec.zones)) != len(spec.zones):
         pool.error("zones", "a zone is listed twice", spec.zones, allowed="each zone once", fix="remove the duplicate")
     declared = _check_override(pool, spec)
     if machine is not None:
-        zones = [z for z in spec.zones if cat.is_zone(cloud, region, z)]
+        zones = [z for z in spec.zones if cat.is_zone(cloud, region, z) or cat.is_local_zone(cloud, region, z)]
         _check_availability(pool, cat, cloud, region, spec, machine, zones, declared)
 
 

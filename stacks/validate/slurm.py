@@ -228,6 +228,11 @@ def _check_node_sets(issues: Issues, sched: SchedulingSpec, pool_names: list[str
 
 
 # -- topology blocks --------------------------------------------------------------------------------------------
+SLINKY_TOPOLOGY_ANNOTATION = "topology.slinky.slurm.net/spec"
+"""The node annotation Slinky reads a slurmd node's topology from (``topo-block:<block>``; shared facts
+anchors-and-gaps.md, SlinkyProject/slurm-operator docs/usage/topology.md)."""
+
+
 def _check_topology(issues: Issues, sched: SchedulingSpec,
                     machines: dict[str, tuple[int, NodePool, MachineType]]) -> None:
     slurm = issues.at("scheduling", "slurm")
@@ -243,6 +248,17 @@ def _check_topology(issues: Issues, sched: SchedulingSpec,
         slurm.error("blockSize", "no multi-node pool to split into blocks", size, allowed="a pool with multiNode: true",
                     fix="remove blockSize, or set multiNode: true on a pool")
         return
+    if topo.mode != TopologyMode.NONE and topo.level == TopologyLevel.NVLINK and multi:
+        # Slinky gives a slurmd node its block only from its Kubernetes node's annotation, which nothing here sets
+        issues.at("scheduling", "topology").warn(
+            "level", "Slurm's topology/block has one block per NVLink domain, but the Slinky operator puts a node in "
+            f"a block only from the node annotation {SLINKY_TOPOLOGY_ANNOTATION} (slurm-operator docs/usage/"
+            "topology.md: set manually or by an external tool), which gpu-cluster does not set: until every GPU node "
+            "carries it, Slurm places jobs as if there were no blocks", topo.level.value,
+            allowed=f"each node annotated {SLINKY_TOPOLOGY_ANNOTATION}=topo-block:<pool>-b<i> for the nodes of one "
+            "NVLink domain (nvidia.com/gpu.clique)",
+            fix="annotate the nodes after they join (kubectl annotate node <node> "
+            f"{SLINKY_TOPOLOGY_ANNOTATION}=topo-block:<pool>-b0), or run NVIDIA Topograph to do it")
     if not blocks_on:
         return
     for name, i, pool, m in multi:

@@ -22,16 +22,27 @@ COMPUTE_DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
 ARM64 = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}
 
 
-def test_a4x_pool_is_placed_by_its_workload_policy_on_the_reservation_block():
+def test_each_a4x_rack_is_its_own_node_pool_of_18_placed_by_the_workload_policy_on_the_reservation_block():
     rec = recording("gke-a4x-nvl72")
     policy = one(rec, POLICY, "gb200-workload-policy")
     assert policy.inputs["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "1x72"}
-    pool = one(rec, NODE_POOL, "gb200")
-    assert pool.inputs["placementPolicy"] == {"type": "COMPACT", "policyName": "gb200-workload-policy"}
-    assert policy.urn in pool.dependencies
-    node = pool.inputs["nodeConfig"]
-    assert node["reservationAffinity"]["values"] == ["gb200-us-central1-a/reservationBlocks/gb200-block-1"]
-    assert node["guestAccelerators"][0]["type"] == "nvidia-gb200" and node["diskType"] == "hyperdisk-balanced"
+    pools = [p for p in of_type(rec, NODE_POOL) if p.name.startswith("gb200-rack")]
+    # GKE gives a 1x72 workload-policy node pool one 18-node sub-block: two racks are two node pools
+    assert sorted(p.name for p in pools) == ["gb200-rack-0", "gb200-rack-1"]
+    assert all(p.name != "gb200" for p in of_type(rec, NODE_POOL))
+    for pool in pools:
+        assert pool.inputs["autoscaling"]["totalMaxNodeCount"] == 18
+        assert pool.inputs["autoscaling"]["totalMinNodeCount"] == 18
+        assert pool.inputs["placementPolicy"] == {"type": "COMPACT", "policyName": "gb200-workload-policy"}
+        assert policy.urn in pool.dependencies
+        node = pool.inputs["nodeConfig"]
+        # one pool label over the racks: one Kueue flavor, queue and runtime span both
+        assert node["labels"]["gpu-cluster/pool"] == "gb200"
+        assert node["resourceLabels"]["gpu-cluster-reserved-nodes"] == "18"
+        assert node["reservationAffinity"]["values"] == ["gb200-us-central1-a/reservationBlocks/gb200-block-1"]
+        assert node["guestAccelerators"][0]["type"] == "nvidia-gb200" and node["diskType"] == "hyperdisk-balanced"
+    flavors = of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
+    assert [f.inputs["spec"]["nodeLabels"] for f in flavors] == [{"gpu-cluster/pool": "gb200"}]
 
 
 def test_a4x_gets_the_rdma_multi_networks_and_the_arm64_gib_installer():
@@ -46,6 +57,7 @@ def test_a4x_gets_the_rdma_multi_networks_and_the_arm64_gib_installer():
 
 def test_a4x_pool_without_nvl72_multi_node_gets_no_workload_policy():
     cfg = edit(config("gke-a4x-nvl72"), "gpu-cluster:nodePools[0].multiNode", False)
+    cfg = edit(cfg, "gpu-cluster:nodePools[0].racks", None)  # racks split only a workload-policy pool
     cfg = edit(cfg, "gpu-cluster:scheduling.topology", {"mode": "preferred", "level": "block"})
     rec = run_program(cfg, "gke-a4x-nvl72")
     assert of_type(rec, POLICY) == [] and of_type(rec, COMPUTE_DOMAIN) == []
@@ -100,3 +112,36 @@ def test_compute_domains_wait_for_the_driver_and_validate_against_its_crd(stack,
     release = one(rec, RELEASE, "nvidia-dra-driver")
     assert release.urn in domain.dependencies
     assert schema_errors(domain.inputs) == []
+
+
+def test_p6e_nodes_launch_in_the_local_zone_subnet_the_control_plane_never_gets():
+    rec = recording("eks-p6e-gb200")
+    group = one(rec, NODE_GROUP, "gb200")
+    assert group.inputs["subnetIds"] == ["subnet-0a1b2c3d4e5f60003"]  # us-east-1-dfw-2a, cluster.nodeSubnets
+    (cluster,) = of_type(rec, "aws:eks/cluster:Cluster")
+    assert sorted(cluster.inputs["vpcConfig"]["subnetIds"]) == ["subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002"]
+
+
+def test_p6e_block_start_brings_up_the_block_nodes_without_the_autoscaler():
+    # the slurmd pods claim an IMEX channel; the autoscaler's AWS scale-from-zero template has no ResourceSlices
+    rec = recording("eks-p6e-gb200")
+    up = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-up")
+    assert (up.inputs["minSize"], up.inputs["desiredCapacity"], up.inputs["maxSize"]) == (18, 18, 18)
+    assert up.inputs["startTime"] == "2030-06-03T11:30:00Z"
+    down = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-down")
+    assert (down.inputs["minSize"], down.inputs["desiredCapacity"], down.inputs["maxSize"]) == (0, 0, 0)
+
+
+def test_a_two_ultraserver_p6e_group_targets_the_capacity_reservation_resource_group():
+    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
+    cfg = edit(config("eks-p6e-gb200"), "gpu-cluster:nodePools[0].maxNodes", 36)
+    cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.upfrontFeeUsd", 511999.48)
+    cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.reservationGroup", arn)
+    cfg["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 144
+    del cfg["gpu-cluster:nodePools"][0]["capacity"]["reservation"]
+    rec = run_program(cfg, "eks-p6e-gb200")
+    (lt,) = [r for r in of_type(rec, "aws:ec2/launchTemplate:LaunchTemplate") if r.inputs.get("networkInterfaces")]
+    assert lt.inputs["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationResourceGroupArn": arn}}
+    up = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-up")
+    assert (up.inputs["minSize"], up.inputs["desiredCapacity"]) == (36, 36)

@@ -89,8 +89,9 @@ def test_an_operator_for_another_pool_leaves_the_opted_out_arm64_pool_alone(pack
     l4 = {"name": "l4", "machineType": "g2-standard-24", "zones": ["us-central1-a"], "maxNodes": 2,
           "gpuRuntime": {"mode": "gpu-operator"}}
     recorded = _operator_stack("gke-a4x-nvl72", [l4], stack_mode=None)  # A4X stays gke-managed: operands=false
-    (pool,) = [r for r in recorded if r.type == "gcp:container/nodePool:NodePool" and r.name == "gb200"]
-    assert pool.inputs["nodeConfig"]["labels"]["nvidia.com/gpu.deploy.operands"] == "false"
+    racks = [r for r in recorded if r.type == "gcp:container/nodePool:NodePool" and r.name.startswith("gb200-rack-")]
+    assert len(racks) == 2  # one node pool per rack
+    assert all(p.inputs["nodeConfig"]["labels"]["nvidia.com/gpu.deploy.operands"] == "false" for p in racks)
 
     def edit(values):
         values["dcgmExporter"]["version"] = "9.9.9-distroless"

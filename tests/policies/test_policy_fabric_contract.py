@@ -93,3 +93,24 @@ def test_a_waiver_for_the_pool_silences_it(pack, slurm):
         assert _ours(pack.stack(_without_task_prolog(slurm))) == []
     finally:
         pack.configure()
+
+
+def _with_martians(resources, nics):
+    out = [copy.deepcopy(r) for r in resources]
+    (ds,) = [r for r in out if r.type == "kubernetes:apps/v1:DaemonSet"
+             and r.inputs["metadata"]["name"] == "nccl-rdma-installer-arm64"]
+    props = wire(ds)
+    step = next(c for c in props["spec"]["template"]["spec"]["initContainers"] if c["name"] == "disable-log-martians")
+    step["command"][2] = "; ".join(f"echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians" for i in range(nics))
+    return [with_props(r, props) if r is ds else r for r in out]
+
+
+def test_a_node_daemonset_naming_an_rdma_nic_the_machine_lacks_is_a_violation(pack):
+    a4x = _record("gke-a4x-nvl72")
+    assert _ours(pack.stack(_with_martians(a4x, 4))) == []
+    (finding,) = _ours(pack.stack(_with_martians(a4x, 8)))
+    assert finding[1] == "mandatory"
+    assert finding[2].startswith("DaemonSet nccl-rdma-installer-arm64: its containers name RDMA NICs that "
+                                 "a4x-highgpu-4g on pool 'gb200' does not have, so the step fails on every node · "
+                                 "observed: gpu4rdma0, gpu5rdma0, gpu6rdma0, gpu7rdma0")
+    assert "(source: catalog/data/fabrics.csv rdma_networks" in finding[2]

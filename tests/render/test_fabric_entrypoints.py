@@ -29,7 +29,7 @@ def test_every_row_is_read_for_the_pinned_version_at_a_commit(kind, component):
 
 
 def _installer_command(kind: FabricKind) -> str:
-    ds = installer(kind, ["pool"], FAB)
+    ds = installer(kind, ["pool"], FAB, rdma_nics=8)
     init = ds["spec"]["template"]["spec"]["initContainers"]
     return next(c for c in init if c["image"] == FAB.image(kind, "nccl-plugin").reference)["command"][2]
 

@@ -31,7 +31,7 @@ def _gate(fabric: str) -> dict:
 
 
 def _marker_step(kind: FabricKind) -> str:
-    ds = installer(kind, ["pool"], FAB)
+    ds = installer(kind, ["pool"], FAB, rdma_nics=8)
     install = ds["spec"]["template"]["spec"]["initContainers"][-1]
     volumes = {v["name"]: v for v in ds["spec"]["template"]["spec"]["volumes"]}
     mount = next(m for m in install["volumeMounts"] if m["mountPath"] == READY_DIR)

@@ -72,3 +72,28 @@ def test_the_preview_largest_gang_includes_the_compute_domain(stack, warm_cd):
 def test_pools_without_a_compute_domain_show_none():
     rows = preview_stack("gke-kueue").as_dict()["podStart"]
     assert rows and all("computeDomainS" not in r["largestGang"] for r in rows)
+
+
+def test_the_largest_gang_stays_inside_one_nvlink_domain_when_the_topology_requires_it():
+    # gke-a4x-nvl72 requires every gang inside one NVLink domain: 18 pods, never the pool's 36
+    rows = {r["pool"]: r for r in preview_stack("gke-a4x-nvl72").as_dict()["podStart"]}
+    assert rows["gb200"]["largestGang"]["pods"] == 18
+    assert "overPodsReadyTimeoutS" not in rows["gb200"]["largestGang"]  # 594 s < the 600 s waitForPodsReady
+
+
+def test_a_cold_start_over_the_pods_ready_timeout_is_flagged():
+    from preview.engine import PROJECT_ROOT, read_stack_file
+    from preview.render.pod_start import gang_cell
+    from stacks.plan.pod_start import pod_start_plan
+    from stacks.plan.start_time import largest_gang
+    from stacks.validate.load import decode_config, load_spec
+    from catalog import load_catalog
+    from stacks.plan.facts import pool_facts
+
+    cfg = read_stack_file(PROJECT_ROOT / "Pulumi.gke-a4x-nvl72.yaml")
+    cfg["gpu-cluster:scheduling"]["gang"] = {"timeoutSeconds": 300}
+    spec, _ = load_spec(decode_config(cfg))
+    pool = spec.node_pools[0]
+    g = largest_gang(spec, pool, pod_start_plan(spec.cloud, pool), pool_facts(spec, pool, load_catalog()))
+    assert g["coldS"] > 300 and g["overPodsReadyTimeoutS"] == 300
+    assert "! cold start over waitForPodsReady (300 s): the gang is evicted and requeued" in gang_cell(g)

@@ -10,7 +10,7 @@ import pytest
 
 from catalog import Cloud, load_catalog
 from catalog.fabric import FabricKind, load_fabric_catalog
-from catalog.network_cards import load_network_cards
+from catalog.network_cards import EFA_TYPES, load_network_cards
 from stacks.plan.efa_layout import efa_layout, efa_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
 from tests.support.policy.harness import Pack, with_props, wire
@@ -21,19 +21,22 @@ LT = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
 def test_p6e_cards_follow_the_catalog():
+    # card 0 is the plain ENA primary (the EKS P6e guide: "must be of type interface"), so a node has 16 EFA devices
     layout = efa_layout(P6E)
     assert [(a.network_card_index, a.device_index, a.interface_type) for a in layout] == [
-        (0, 0, "efa"), *((i, 0, "efa-only") if i % 2 else (i, 1, "efa") for i in range(1, 17))]
+        (0, 0, "interface"), *((i, 0, "efa-only") if i % 2 else (i, 1, "efa") for i in range(1, 17))]
     fast = [a.network_card_index for a in layout if a.efa_gbps == 400]
     assert fast == [1, 3, 5, 7, 9, 11, 13, 15]
-    assert efa_summary(layout) == ("17 EFA interfaces (8 x 400 Gbps on cards 1, 3, 5, 7, 9, 11, 13, 15; "
-                                   "3,200 Gbps)")
+    assert efa_summary(layout) == ("16 EFA interfaces (8 x 400 Gbps on cards 1, 3, 5, 7, 9, 11, 13, 15; "
+                                   "3,200 Gbps); card 0 ENA only")
 
 
 def test_every_laid_out_machine_is_consistent_with_the_catalog():
     for (cloud, machine_type), cards in load_network_cards().items():
         machine = CAT.machines[(cloud, machine_type)]
-        assert [c.index for c in cards] == list(range(machine.efa_interfaces or 0)), machine_type
+        efa = [c.index for c in cards if c.efa_interface in EFA_TYPES]
+        assert len(efa) == machine.efa_interfaces and [c.index for c in cards] == list(range(len(cards))), \
+            machine_type
         for c in cards:  # a card that takes one interface has it at device 0; a second one goes to device 1
             assert c.device_index == (0 if c.max_interfaces == 1 or c.index == 0 else 1), (machine_type, c.index)
             assert len(c.source) > 80
@@ -74,14 +77,30 @@ def test_the_rule_wants_every_card_on_p6e(p6e):
     props = wire(lt)
     props["networkInterfaces"] = [n for n in props["networkInterfaces"] if n["networkCardIndex"] != 3]
     (finding,) = [d for d in pack.stack([with_props(r, props) if r is lt else r for r in out]) if d[0] == rule]
-    assert "multi-node p6e-gb200.36xlarge pool leaves network cards without EFA, so NCCL traffic uses 16 of its 17" \
+    assert "multi-node p6e-gb200.36xlarge pool leaves network cards without EFA, so NCCL traffic uses 15 of its 16" \
         in finding[2]
-    assert ("efa-only at deviceIndex 0 on cards 1, 3, 5, 7, 9, 11, 13, 15; efa at deviceIndex 1 on cards 2, 4, 6, 8, "
-            "10, 12, 14, 16") in finding[2]
+    assert ("interface at deviceIndex 0 on cards 0; efa-only at deviceIndex 0 on cards 1, 3, 5, 7, 9, 11, 13, 15; "
+            "efa at deviceIndex 1 on cards 2, 4, 6, 8, 10, 12, 14, 16") in finding[2]
+
+
+def test_card_0_as_efa_on_p6e_is_a_violation_citing_the_eks_guide(p6e):
+    pack = Pack()
+    out = [copy.deepcopy(r) for r in p6e]
+    lt = _template(out)
+    props = wire(lt)
+    assert props["networkInterfaces"][0]["interfaceType"] == "interface"
+    props["networkInterfaces"][0]["interfaceType"] = "efa"  # what the launch template said before
+    (finding,) = [d for d in pack.stack([with_props(r, props) if r is lt else r for r in out])
+                  if d[0] == "topology-efa-interfaces"]
+    assert finding[2].startswith("pool 'gb200': p6e-gb200.36xlarge takes a plain ENA interface on network card 0, "
+                                 "not EFA · observed: EFA on card 0 in launch template")
+    assert "network card 0 (device 0, the primary interface) must be of type interface (ENA)" in finding[2]
+    assert "ml-eks-nvidia-ultraserver" in finding[2]
 
 
 def test_the_preview_says_which_cards_carry_the_efa():
     from preview.run import preview_stack
     (p6e,) = [f for f in preview_stack("eks-p6e-gb200").as_dict()["fabric"] if f["pool"] == "gb200"]
-    assert p6e["efaCards"].startswith("17 EFA interfaces (8 x 400 Gbps on cards 1, 3,")
+    assert p6e["efaCards"].startswith("16 EFA interfaces (8 x 400 Gbps on cards 1, 3,")
+    assert p6e["efaCards"].endswith("; card 0 ENA only")
     assert all("efaCards" not in f for f in preview_stack("eks-p5-efa").as_dict()["fabric"])  # uniform cards: no line

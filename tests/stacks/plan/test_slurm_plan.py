@@ -178,3 +178,20 @@ def test_slurm_renderers_never_import_pulumi():
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         assert not [m for m in names if m.split(".")[0].startswith("pulumi")], path.name
+
+
+def test_slurm_on_efa_keeps_slurmds_locked_memory_limit_for_tasks():
+    # a task otherwise inherits the submitter's `ulimit -l` and libfabric cannot register EFA memory
+    from preview.engine import PROJECT_ROOT, read_stack_file
+    from catalog import load_catalog
+    from stacks.plan.facts import pool_facts
+    from stacks.plan.slurm import plan_slurm
+    from stacks.validate.load import decode_config, load_spec
+
+    def directives(stack):
+        spec, _ = load_spec(decode_config(read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml")))
+        cat = load_catalog()
+        return plan_slurm(spec.scheduling, [pool_facts(spec, p, cat) for p in spec.node_pools]).directives
+
+    assert directives("eks-p6e-gb200")["PropagateResourceLimitsExcept"] == "MEMLOCK"
+    assert "PropagateResourceLimitsExcept" not in directives("gke-h100-512")  # TCPXO: no RDMA memory registration

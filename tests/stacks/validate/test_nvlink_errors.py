@@ -24,8 +24,36 @@ def test_the_examples_are_valid_with_only_the_known_warnings():
     assert [i.path for i in issues_of(copy.deepcopy(P6E)) if not i.warning] == []
 
 
+def test_a_36_node_a4x_pool_in_one_node_pool_is_refused_citing_the_sub_block_limit():
+    # GKE gives a 1x72 workload-policy node pool one 18-node sub-block: the other 18 nodes never come up
+    (err,) = errors_of(edit(A4X, "nodePools[0].racks", None))
+    assert err.startswith("error: gpu-cluster:nodePools[0].maxNodes: pool 'gb200': 36 nodes per GKE node pool under "
+                          "the 1x72 workload policy: a node pool placed by a 1x72 workload policy gets one "
+                          "18-instance sub-block (one GB200 NVL72 rack): it must be 18 nodes or less (source: GKE A4X "
+                          "guide, cloud.google.com/kubernetes-engine/docs/how-to/gpu-a4x")
+    assert "fix:      set racks: 2 (gpu-cluster creates one node pool per rack" in err
+    (err,) = errors_of(edit(edit(edit(A4X, "nodePools[0].maxNodes", 54), "nodePools[0].minNodes", 54),
+                            "nodePools[0].racks", 2))
+    assert "27 nodes per GKE node pool" in err and "set racks: 3" in err
+
+
+def test_racks_split_min_and_max_nodes_evenly_and_only_on_a4x_workload_policy_pools():
+    err = errors_of(edit(A4X, "nodePools[0].minNodes", 35))[0]
+    assert err.startswith("error: gpu-cluster:nodePools[0].minNodes: pool 'gb200': minNodes is the total over the "
+                          "pool's 2 racks and must split evenly between them")
+    (err,) = errors_of(edit(A4X, "nodePools[0].capacity.reservedNodes", 35))
+    assert err.startswith("error: gpu-cluster:nodePools[0].capacity.reservedNodes: pool 'gb200': "
+                          "capacity.reservedNodes is the total over the pool's 2 racks")
+    assert any("racks splits a GKE pool of rack-scale machines" in e for e in errors_of(edit(P6E, "nodePools[0].racks",
+                                                                                             2)))
+    cfg = copy.deepcopy(A4X)
+    cfg["nodePools"].append({"name": "l4", "machineType": "g2-standard-24", "zones": ["us-central1-a"],
+                             "minNodes": 2, "maxNodes": 2, "racks": 2})
+    assert any("racks is for rack-scale NVLink machines" in e for e in errors_of(cfg))
+
+
 def test_a_pool_that_does_not_fill_whole_racks_is_warned():
-    cfg = edit(edit(A4X, "nodePools[0].maxNodes", 40), "nodePools[0].minNodes", 40)
+    cfg = edit(edit(edit(A4X, "nodePools[0].maxNodes", 40), "nodePools[0].minNodes", 40), "nodePools[0].racks", 4)
     (warning,) = [m for m in _messages(cfg) if "whole NVLink domains" in m]
     assert warning.splitlines()[0] == ("warning: gpu-cluster:nodePools[0].maxNodes: pool 'gb200': the pool does not "
                                        "fill whole NVLink domains (18 nodes each): 4 node(s) of a partial rack, and "
@@ -61,3 +89,79 @@ def test_the_nvlink_level_needs_rack_scale_pools():
     (err,) = errors_of(cfg)
     assert err.startswith("error: gpu-cluster:scheduling.topology.level: nvlink placement needs rack-scale NVLink "
                           "pools, and the NVLink domain of l4 (g2-standard-24) ends at the node")
+
+
+def test_a_p6e_pool_outside_the_dallas_local_zone_is_refused_citing_where_it_is_sold():
+    cfg = edit(P6E, "nodePools[0].zones", ["us-east-1a"])
+    (err,) = errors_of(cfg)
+    assert err.startswith("error: gpu-cluster:nodePools[0].zones[0]: pool 'gb200': p6e-gb200.36xlarge is not sold in "
+                          "us-east-1a: P6e-GB200 UltraServer Capacity Blocks are sold only in the Dallas Local Zone, "
+                          "and instances launch only in the block's zone (source: aws.amazon.com/ec2/capacityblocks/")
+    assert "allowed:  us-east-1-dfw-2a" in err and "cluster.nodeSubnets.us-east-1-dfw-2a" in err
+
+
+def test_a_local_zone_subnet_never_goes_to_the_control_plane():
+    cfg = edit(P6E, "cluster.subnets", {"us-east-1a": "subnet-0a1b2c3d4e5f60001", "us-east-1b": "subnet-0a1b2c3d4e5f60002",
+                                        "us-east-1-dfw-2a": "subnet-0a1b2c3d4e5f60003"})
+    del cfg["cluster"]["nodeSubnets"]
+    err, pool_err = errors_of(cfg)
+    assert err.startswith("error: gpu-cluster:cluster.subnets.us-east-1-dfw-2a: a Local Zone subnet, and every "
+                          "cluster.subnets entry goes to the control plane: the EKS control plane runs only in the "
+                          "Region's Availability Zones")
+    assert "fix:      move it to cluster.nodeSubnets.us-east-1-dfw-2a (node groups only)" in err
+    assert pool_err.startswith("error: gpu-cluster:nodePools[0].zones[0]: pool 'gb200': a Local Zone needs a node subnet "
+                          "there")
+
+
+def test_a_dra_pool_that_can_only_start_by_scale_from_zero_is_refused_naming_the_autoscaler_limit():
+    cfg = copy.deepcopy(P6E)
+    del cfg["nodePools"][0]["capacity"]["window"]
+    del cfg["nodePools"][0]["capacity"]["upfrontFeeUsd"]
+    errors = errors_of(cfg)
+    (err,) = [e for e in errors if "scale-from-zero" in e]
+    assert err.startswith("error: gpu-cluster:nodePools[0].minNodes: pool 'gb200': p6e-gb200.36xlarge jobs claim an "
+                          "IMEX channel (DRA ComputeDomain), and the pool can only start by scale-from-zero: the "
+                          "Cluster Autoscaler's AWS scale-from-zero node template carries no ResourceSlices")
+    assert "kubernetes/autoscaler#10277" in err and "fix:      declare capacity.window" in err
+    # nodes that exist from the start need no scale-up
+    cfg["nodePools"][0]["minNodes"] = 18
+    assert not [e for e in errors_of(cfg) if "scale-from-zero" in e]
+
+
+def _two_ultraservers(cfg):
+    cfg = edit(edit(cfg, "nodePools[0].maxNodes", 36), "nodePools[0].capacity.upfrontFeeUsd", 511999.48)
+    cfg["scheduling"]["queues"][0]["quotas"][0]["gpus"] = 144
+    return cfg
+
+
+def test_a_pool_of_two_ultraservers_targets_their_reservation_group_not_one_block():
+    (err,) = errors_of(_two_ultraservers(P6E))
+    assert err.startswith("error: gpu-cluster:nodePools[0].capacity.reservation: pool 'gb200': 36 reserved nodes are 2 "
+                          "u-p6e-gb200x72 UltraServers, and one reservation ID names one of their blocks: each "
+                          "UltraServer Capacity Block is its own capacity reservation")
+    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
+    cfg = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
+    del cfg["nodePools"][0]["capacity"]["reservation"]  # the group names the blocks
+    assert [i.path for i in issues_of(cfg) if not i.warning] == []
+    assert any("not a resource group ARN" in e
+               for e in errors_of(edit(cfg, "nodePools[0].capacity.reservationGroup", "gb200-blocks")))
+
+
+def test_two_team_namespaces_on_one_rack_pool_are_warned_about_sharing_a_clique():
+    cfg = copy.deepcopy(A4X)
+    assert not [m for m in _messages(cfg) if "ComputeDomains (one per team namespace" in m]  # one team: one domain
+    cfg["scheduling"]["queues"][0]["quotas"][0]["gpus"] = 72
+    cfg["scheduling"]["queues"].append({"name": "research", "quotas": [{"pool": "gb200", "gpus": 72}]})
+    (warning,) = [m for m in _messages(cfg) if "ComputeDomains (one per team namespace" in m]
+    assert warning.startswith("warning: gpu-cluster:nodePools[0].multiNode: pool 'gb200': 2 ComputeDomains (one per "
+                              "team namespace: pretraining, research) can put IMEX daemons of two domains in one "
+                              "NVLink clique")
+    assert "dra-driver-nvidia-gpu#892" in warning
+
+
+def test_slurm_nvlink_blocks_warn_that_nodes_need_the_slinky_topology_annotation():
+    (warning,) = [m for m in _messages(copy.deepcopy(P6E)) if "topology.slinky.slurm.net/spec" in m]
+    assert warning.startswith("warning: gpu-cluster:scheduling.topology.level: Slurm's topology/block has one block per "
+                              "NVLink domain, but the Slinky operator puts a node in a block only from the node "
+                              "annotation topology.slinky.slurm.net/spec")
+    assert not [m for m in _messages(copy.deepcopy(A4X)) if "topology.slinky.slurm.net/spec" in m]  # Kueue: labels

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from tests.support.spec.cases import SUBNETS_AB, case
 
+P6E_ZONE = {"nodePools[0].zones": ["us-east-1-dfw-2a"],
+            "cluster.nodeSubnets": {"us-east-1-dfw-2a": "subnet-0a1b2c3d4e5f60003"}}
+"""Where P6e-GB200 is sold (the Dallas Local Zone, a node-only subnet); other zones are refused in their own test."""
+
 CASES = [
     # -- machine type and GPUs -------------------------------------------------------------------------------------
     case("gke", {"nodePools[0].machineType": "a3-highgpu-8"}, """
@@ -94,7 +98,7 @@ CASES = [
         error: gpu-cluster:nodePools[0].zones[0]: pool 'h100': no subnet is declared for this Availability Zone
           received: 'us-east-1c'
           allowed:  {SUBNETS_AB}
-          fix:      add cluster.subnets.us-east-1c: <subnet-id>, or use a zone that has one
+          fix:      add cluster.subnets.us-east-1c or cluster.nodeSubnets.us-east-1c: <subnet-id>, or use a zone that has one
         """, id="eks-pool-zone-without-subnet"),
     # -- price -----------------------------------------------------------------------------------------------------
     case("eks", {"nodePools[0].machineType": "g7e.48xlarge", "nodePools[0].capacity": {"type": "spot"}}, """
@@ -109,13 +113,14 @@ CASES = [
           allowed:  capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…}
           fix:      buy a capacity block and declare it, or pick a machine sold on demand (p5en.48xlarge has the same 8 x H200)
         """, id="capacity-block-only-p5e-on-demand"),
-    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True}, """
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True, **P6E_ZONE,
+                 "nodePools[0].minNodes": 1}, """
         error: gpu-cluster:nodePools[0].capacity.type: pool 'h100': p6e-gb200.36xlarge is sold only as part of an EC2 UltraServer, reserved as an UltraServer Capacity Block; there are no on-demand instances of it
           received: 'on-demand'
           allowed:  capacity: {type: reservation, reservationKind: capacity-block, reservation: cr-…, ultraserverType: u-p6e-gb200x72}
           fix:      buy an UltraServer capacity block and declare it
         """, id="ultraserver-only-p6e-gb200"),
-    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True,
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True, **P6E_ZONE,
                  "nodePools[0].maxNodes": 18,
                  "nodePools[0].capacity": {"type": "reservation", "reservationKind": "capacity-block",
                                            "reservation": "cr-0123456789abcdef0", "ultraserverType": "u-p6e-gb200x63",
@@ -126,7 +131,7 @@ CASES = [
           allowed:  u-p6e-gb200x36, u-p6e-gb200x72
           fix:      did you mean 'u-p6e-gb200x36'?
         """, id="ultraserver-type-unknown"),
-    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True,
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True, **P6E_ZONE,
                  "nodePools[0].maxNodes": 12,
                  "nodePools[0].capacity": {"type": "reservation", "reservationKind": "capacity-block",
                                            "reservation": "cr-0123456789abcdef0", "ultraserverType": "u-p6e-gb200x72",
@@ -147,7 +152,7 @@ CASES = [
           allowed:  capacity: {type: reservation, reservation: <name>, reservationBlock: <block>}
           fix:      declare the reservation (and its block) you were granted
         """, id="a4x-reservation-only"),
-    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True,
+    case("eks", {"nodePools[0].machineType": "p6e-gb200.36xlarge", "nodePools[0].multiNode": True, **P6E_ZONE,
                  "nodePools[0].maxNodes": 18, "nodePools[0].amiReleaseVersion": "1.35.0-20251020",
                  "nodePools[0].capacity": {"type": "reservation", "reservationKind": "capacity-block",
                                            "reservation": "cr-0123456789abcdef0", "ultraserverType": "u-p6e-gb200x72",
