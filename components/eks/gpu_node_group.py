@@ -84,7 +84,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             if eks.reservation_placement_group:
                 lt_args["placement"] = {"group_name": eks.reservation_placement_group}
             # several UltraServer blocks: target their resource group, not one block's reservation
-            target = ({"capacity_reservation_resource_group_arn": eks.reservation_group} if eks.reservation_group
+            target: dict[str, str | None] = ({"capacity_reservation_resource_group_arn": eks.reservation_group} if eks.reservation_group
                       else {"capacity_reservation_id": eks.reservation_id})
             lt_args["capacity_reservation_specification"] = {"capacity_reservation_target": target}
             if eks.capacity_block:

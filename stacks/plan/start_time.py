@@ -80,7 +80,7 @@ def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: Poo
     start = pool_start(plan, prov.provision_seconds, ps.image_size_gb if ps else None, f)
     pods = gang_pods(spec, pool, facts)
     cd_cold, cd_warm = compute_domain_on_path(spec, facts)
-    out = {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
+    out: dict[str, Any] = {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
            "warmS": round(gang_seconds(start, pods, False, f, cd_warm), 1), "image": start.pull_how,
            "provisionS": start.provision_s, "pullS": round(start.pull_s, 1)}
     if cd_cold:

@@ -135,7 +135,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     if parts.get("scheduling") is not None:
         check_scheduling(issues, cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
         sched = parts["scheduling"]
-        check_shared_cliques(issues, cat, cloud, pools, sched)
+        if cloud is not None:
+            check_shared_cliques(issues, cat, cloud, pools, sched)
         if sched.workload == Workload.SLURM or "slurm" in sched.model_fields_set:
             from stacks.validate.slurm import check_slurm
             check_slurm(issues, cat, cloud, pools, sched,

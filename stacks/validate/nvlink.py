@@ -10,7 +10,7 @@ import re
 from catalog import CapacityType, Catalog, Cloud, MachineType
 from catalog.cloud_limits import cloud_limit, sold_zones
 from stacks.plan.reservation import is_capacity_block, reserved_nodes
-from stacks.spec.scheduling import Workload
+from stacks.spec.scheduling import SchedulingSpec, Workload
 from stacks.spec.stack import ClusterSpec, NodePool
 from stacks.validate.issues import Issues
 
@@ -208,7 +208,7 @@ def _check_version(pool: Issues, cloud: Cloud, cluster: ClusterSpec, machine_typ
 
 
 def check_shared_cliques(issues: Issues, cat: Catalog, cloud: Cloud, pools: list[tuple[int, NodePool]],
-                         sched) -> None:
+                         sched: SchedulingSpec) -> None:
     """A Kubeflow stack gives each team namespace on a rack-scale pool its own ComputeDomain, and two domains' daemons
     can then share one NVLink clique, which upstream advises against: intermittent CUDA_ERROR_NOT_SUPPORTED with
     several domains in a clique (kubernetes-sigs/dra-driver-nvidia-gpu#892) and the churn bugs #1162/#1418/#1447.
