@@ -56,6 +56,9 @@ SLINKY_OPERATOR = {"app.kubernetes.io/name": "slurm-operator"}
 NFD = {"app.kubernetes.io/name": "node-feature-discovery"}
 GPU_OPERATOR = {"app": "gpu-operator"}
 DCGM_EXPORTER = {"app": "nvidia-dcgm-exporter"}
+KEDA_WEBHOOKS = {"app": "keda-admission-webhooks"}
+KEDA_METRICS_API = {"app": "keda-operator-metrics-apiserver"}
+LWS = {"app.kubernetes.io/name": "lws", "control-plane": "controller-manager"}
 
 SYSTEM_NAMESPACES = {ns.namespace: ns for ns in (
     SystemNamespace("kueue-system", (
@@ -86,6 +89,15 @@ SYSTEM_NAMESPACES = {ns.namespace: ns for ns in (
     SystemNamespace("dra-driver-nvidia-gpu"),
     SystemNamespace("aws-efa-device-plugin"),
     SystemNamespace("gpu-cluster-prepull"),  # pre-pull DaemonSets: nothing calls in
+    SystemNamespace("keda", (  # serving's autoscaler; the operator's gRPC (9666) is called from its own namespace
+        Allow("webhook-from-api-server", KEDA_WEBHOOKS, (9443,), Source.API_SERVER, "ScaledObject webhooks"),
+        Allow("metrics-api-from-api-server", KEDA_METRICS_API, (6443,), Source.API_SERVER,
+              "external metrics API (APIService) the HPA reads"),
+        Allow("metrics-from-scrapers", KEDA_METRICS_API, (8080,), Source.SCRAPERS),
+    )),
+    SystemNamespace("lws-system", (
+        Allow("webhook-from-api-server", LWS, (9443,), Source.API_SERVER, "LeaderWorkerSet webhooks"),
+    )),
 )}
 
 

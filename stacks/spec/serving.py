@@ -67,6 +67,11 @@ class Autoscaling(SpecModel):
     polling_interval_seconds: int = Field(15, ge=1, description="How often KEDA reads the metrics. Default 15.")
     cooldown_seconds: int = Field(300, ge=0, description=(
         "Scale-down stabilization: replicas are removed only after the load stayed low this long. Default 300."))
+    prometheus_url: str | None = Field(None, description=(
+        "PromQL endpoint KEDA queries for vLLM's metrics. Omitted on GKE: Managed Service for Prometheus "
+        "(`https://monitoring.googleapis.com/v1/projects/<project>/location/global/prometheus`). Required on EKS: the "
+        "Amazon Managed Service for Prometheus workspace URL (`https://aps-workspaces.<region>.amazonaws.com/"
+        "workspaces/<id>`), queried with SigV4."))
 
 
 class Service(SpecModel):

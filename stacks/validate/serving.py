@@ -73,6 +73,16 @@ def check_serving(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: 
             _check_slo(at, svc, machine.gpu_model)
             _check_cold_start(at, cloud, svc, card, pool, machine.gpu_model)
         _check_protected(at, svc, pool, cap.index)
+    if cloud == Cloud.AWS and serving.autoscaling.prometheus_url is None:
+        where.error(("autoscaling", "prometheusUrl"), "EKS has no Prometheus KEDA can query by default, so the "
+                    "services could not scale on vLLM's queue depth", None,
+                    allowed="https://aps-workspaces.<region>.amazonaws.com/workspaces/<id> (or any PromQL URL)",
+                    fix="create an Amazon Managed Service for Prometheus workspace scraping the serving namespace "
+                    "and give its URL")
+    elif serving.autoscaling.prometheus_url is not None \
+            and not serving.autoscaling.prometheus_url.startswith("https://"):
+        where.error(("autoscaling", "prometheusUrl"), "not an https URL", serving.autoscaling.prometheus_url,
+                    allowed="https://…", fix="give the PromQL endpoint's https URL")
     _check_priority(where, serving, sched)
     if sched is not None:
         _check_queue(where, serving, sched, caps)
