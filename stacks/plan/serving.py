@@ -27,7 +27,7 @@ def model_card(svc: Service) -> ModelCard | None:
     """The catalog's card, or one made of the user's numbers (``customModel``); None for an unknown name."""
     if svc.custom_model is not None:
         c = svc.custom_model
-        return ModelCard(f"custom ({svc.name})", c.parameters, c.layers, c.kv_heads, c.head_dim, "user-declared",
+        return ModelCard(f"custom ({svc.name})", round(c.parameters_billions * 1e9), c.layers, c.kv_heads, c.head_dim, "user-declared",
                          "customModel in the stack file")
     return load_models().get(svc.model or "")
 

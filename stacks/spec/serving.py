@@ -26,7 +26,8 @@ class Server(str, Enum):
 class CustomModel(SpecModel):
     """A model the catalog does not list: the numbers the fit check needs, from the model's own config."""
 
-    parameters: int = Field(ge=1, description="Parameter count, e.g. 8030261248.")
+    parameters_billions: float = Field(gt=0, allow_inf_nan=False, description=(
+        "Parameter count in billions, e.g. 8.03 (a count past 2^31 cannot be a config integer)."))
     layers: int = Field(ge=1, description="Transformer layers (`num_hidden_layers`).")
     kv_heads: int = Field(ge=1, description="Key/value heads (`num_key_value_heads`; under GQA fewer than query heads).")
     head_dim: int = Field(ge=1, description="Dimension per attention head (`head_dim`, or hidden size / heads).")
