@@ -153,3 +153,7 @@ INFERENCE_POOL = ChartPin(
     # the last gateway-api-inference-extension release with charts (the EPP moved to llm-d/llm-d-router after it)
     chart="inferencepool", version="v1.5.0", repo="oci://registry.k8s.io/gateway-api-inference-extension/charts",
     default_values="gateway-api-inference-extension/v1.5.0/config/charts/inferencepool/values.yaml")
+
+INFERENCE_POOL_CRD_URL = ("https://raw.githubusercontent.com/kubernetes-sigs/gateway-api-inference-extension/v1.6.0/"
+                          "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml")
+"""The InferencePool v1 CRD at the pinned GIE tag (the inferencepool chart renders the object, not its CRD)."""

@@ -262,15 +262,16 @@ def _route(svc: Service, ns: str) -> dict[str, Any]:
                                 "timeouts": {"request": "300s"}}]}}
 
 
-def _policies(ns: str, gke: bool) -> list[dict[str, Any]]:
-    """Only the server port (and the endpoint picker's) is reachable: default-deny ingress, then those ports."""
+def _policies(ns: str, gke: bool, kueue: bool) -> list[dict[str, Any]]:
+    """Only the server port (and the endpoint picker's) is reachable from outside the namespace: default-deny
+    ingress (Kueue's team-namespace isolation already renders it there), then those ports."""
     ports = [{"protocol": "TCP", "port": PORT}] + ([{"protocol": "TCP", "port": EPP_PORT},
                                                     {"protocol": "TCP", "port": EPP_HEALTH_PORT}] if gke else [])
 
     def pol(name: str, ingress: list[dict[str, Any]]) -> dict[str, Any]:
         return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(name, ns),
                 "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": ingress}}
-    return [pol("default-deny-ingress", []), pol("allow-serving-ports", [{"ports": ports}])]
+    return ([] if kueue else [pol("default-deny-ingress", [])]) + [pol("allow-serving-ports", [{"ports": ports}])]
 
 
 def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Cloud, region: str,
@@ -283,7 +284,7 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
           "value": serving.priority, "preemptionPolicy": "PreemptLowerPriority", "globalDefault": False,
           "description": "Inference serving: above every training priority; training never preempts it."}
     address = prometheus_address(cloud, project, serving.autoscaling.prometheus_url)
-    out = ServingObjects(namespace, pc, _policies(ns, gke), _gateway(ns) if gke else None, _trigger_auth(ns, cloud))
+    out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud))
     for svc in serving.services:
         pool = pools[svc.pool]
         workload = _leader_worker_set(svc, pool, ns, kueue) if svc.nodes_per_replica > 1 else \

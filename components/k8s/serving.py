@@ -9,7 +9,7 @@ from typing import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.charts import INFERENCE_POOL, KEDA, LWS
+from components.charts import INFERENCE_POOL, INFERENCE_POOL_CRD_URL, KEDA, LWS
 from components.k8s.custom_resources import custom_resource, namespace
 from components.k8s.network_policies import system_network_policies
 from render.serving import ServingObjects
@@ -50,6 +50,9 @@ class Serving(pulumi.ComponentResource):
             first.append(namespace(f"{name}-namespace", objects.namespace, child))
         base = pulumi.ResourceOptions(parent=self, depends_on=first)
         pools: dict[str, pulumi.Resource] = {}
+        if any(svc.inference_pool_values is not None for svc in objects.services):
+            first.append(k8s.yaml.v2.ConfigFile(f"{name}-inferencepool-crd", file=INFERENCE_POOL_CRD_URL, opts=child))
+            base = pulumi.ResourceOptions(parent=self, depends_on=first)
         for svc in objects.services:
             if svc.inference_pool_values is not None:
                 pools[svc.name] = k8s.helm.v3.Release(
