@@ -253,7 +253,7 @@ def _gateway(ns: str) -> dict[str, Any]:
 def _route(svc: Service, ns: str) -> dict[str, Any]:
     """``/<service>/v1/...`` on the gateway -> ``/v1/...`` on the InferencePool (the endpoint picker chooses a pod)."""
     return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": _meta(svc.name, ns),
-            "spec": {"parentRefs": [{"name": GATEWAY_NAME}],
+            "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": GATEWAY_NAME}],
                      "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": f"/{svc.name}"}}],
                                 "filters": [{"type": "URLRewrite", "urlRewrite": {
                                     "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
