@@ -7,12 +7,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from catalog import CapacityType, GpuModel
+from catalog import CapacityType, Cloud, GpuModel
+from catalog.provisioning import load_provisioning
 from catalog.serving import (RUNAI_STREAMER_LOAD, VLLM_IMAGE, ModelCard, ThroughputRow, load_models,
                              load_throughput)
 from stacks.plan.facts import PoolFacts
+from stacks.plan.pod_start import pod_start_plan
+from stacks.plan.start_time import factors, overhead_s, pool_start
 from stacks.spec.scheduling import PoolQuota, PriorityClass, Queue, SchedulingSpec
 from stacks.spec.serving import Precision, Service, ServingSpec
+from stacks.spec.stack import NodePool
 
 GIB = 1024 ** 3
 SERVING_QUEUE = "serving"
@@ -118,6 +122,35 @@ def weights_load_s(card: ModelCard, svc: Service) -> float:
     ref = RUNAI_STREAMER_LOAD
     per_node_gb = card.weights_bytes(svc.precision.value) / 1e9 / svc.nodes_per_replica
     return ref.to_gpu_s * per_node_gb / ref.weights_gb + (ref.ready_s - ref.to_gpu_s)
+
+
+@dataclass(frozen=True)
+class ReplicaStart:
+    """What a new replica waits for, in seconds: a node (when none is running), the image, the pod start, the weights
+    and the server start. Read by validation (against the traffic's ramp) and the what-if (replica start)."""
+
+    node_s: float
+    pull_s: float
+    pull_how: str
+    pod_s: float
+    load_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.node_s + self.pull_s + self.pod_s + self.load_s
+
+
+def replica_start(cloud: Cloud, pool: NodePool, svc: Service, card: ModelCard, node_running: bool) -> ReplicaStart:
+    """``node_running``: the replica lands on a node that already runs (a fixed-size pool, or GPUs reclaimed from
+    training): no provisioning; its image is pulled unless the pool pre-pulls it."""
+    f = factors()
+    prov = load_provisioning().get((cloud, pool.capacity.type))
+    plan = pod_start_plan(cloud, pool)
+    start = pool_start(plan, 0.0 if node_running or prov is None else prov.provision_seconds,
+                       pool.pod_start.image_size_gb if pool.pod_start else None, f)
+    pull_s, how = (0.0, "pre-pulled") if node_running and plan.prepull else (start.pull_s, start.pull_how)
+    return ReplicaStart(start.provision_s, pull_s, how, overhead_s(svc.nodes_per_replica, f),
+                        weights_load_s(card, svc))
 
 
 def image(svc: Service) -> str:

@@ -5,18 +5,14 @@ ramp is over, and serving is protected from training (not on spot, priority abov
 training may borrow but never take, never inside Slurm's NodeSets). Reports through ``Issues``; never raises."""
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from typing import Any
 
 from catalog import CapacityType, Catalog, Cloud
-from catalog.provisioning import load_provisioning
 from catalog.serving import load_models
-from stacks.plan.pod_start import pod_start_plan
-from stacks.plan.serving import (SERVING_QUEUE, concurrency, evidence, fit, model_card, serving_gpus,
-                                 weights_load_s)
-from stacks.plan.start_time import factors, gang_seconds, pool_start
+from stacks.plan.serving import (SERVING_QUEUE, concurrency, evidence, fit, model_card, replica_start,
+                                 serving_gpus)
 from stacks.validate.issues import Issues, allowed_list, choice_fix
 from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, pool_capacities
 from stacks.spec.scheduling import SchedulingSpec, Workload
@@ -208,25 +204,15 @@ def _check_cold_start(at: Issues, cloud: Cloud, svc: Service, card, pool: NodePo
     ev = evidence(svc, gpu)
     if ev is not None and svc.replicas.min * ev.requests_per_s_per_replica >= svc.traffic.peak_requests_per_second:
         return
-    f = factors()
-    prov = load_provisioning().get((cloud, pool.capacity.type))
-    if prov is None:
-        return
-    plan = pod_start_plan(cloud, pool)
-    fixed = pool.min_nodes == pool.max_nodes  # every node already runs: no provisioning, only the image (if new)
-    start = pool_start(plan, 0 if fixed else prov.provision_seconds,
-                       pool.pod_start.image_size_gb if pool.pod_start else None, f)
-    if fixed and plan.prepull:
-        start = dataclasses.replace(start, pull_s=0.0, pull_how="pre-pulled")
-    node_s = gang_seconds(start, svc.nodes_per_replica, True, f)
-    load_s = weights_load_s(card, svc)
-    total = node_s + load_s + 2 * 15  # + up to two KEDA polls (15 s default) before the scale-up is seen
+    rs = replica_start(cloud, pool, svc, card, node_running=pool.min_nodes == pool.max_nodes)
+    polls = 2 * 15  # up to two KEDA polls (15 s default) before the scale-up is seen
+    total = rs.total_s + polls
     if total > svc.traffic.ramp_seconds:
         source = "" if svc.model_uri.startswith(("gs://", "s3://")) else \
-            " (weights from a bucket; a Hugging Face download is slower and not measured)"
-        at.warn(("traffic", "rampSeconds"), f"a new replica serves after ≈{total:.0f} s (node {start.provision_s:.0f} s "
-                f"+ image {start.pull_s:.0f} s ({start.pull_how}) + pod start {node_s - start.provision_s - start.pull_s:.0f} s "
-                f"+ weights and server start {load_s:.0f} s{source} + metric polls 30 s), longer than the "
+            " (measured streaming from a bucket; a Hugging Face download is slower and not measured)"
+        at.warn(("traffic", "rampSeconds"), f"a new replica serves after ≈{total:.0f} s (node {rs.node_s:.0f} s "
+                f"+ image {rs.pull_s:.0f} s ({rs.pull_how}) + pod start {rs.pod_s:.0f} s "
+                f"+ weights and server start {rs.load_s:.0f} s{source} + metric polls {polls} s), longer than the "
                 f"{svc.traffic.ramp_seconds} s ramp to peak: requests queue past the SLO until it is up",
                 svc.traffic.ramp_seconds, allowed=f"a ramp of at least {total:.0f} s, or replicas.min carrying the peak",
                 fix="raise replicas.min, keep warm nodes (pool minNodes), or shorten the start (podStart image "
