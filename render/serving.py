@@ -15,7 +15,8 @@ from typing import Any
 
 from catalog import Cloud
 from stacks.plan.facts import PoolFacts
-from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, concurrency, image, kv_precision)
+from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, concurrency, evidence, image,
+                                 kv_precision, running_target)
 from stacks.spec.serving import Service, ServingSpec
 
 MANAGED = {"app.kubernetes.io/part-of": "gpu-cluster", "app.kubernetes.io/managed-by": "pulumi"}
@@ -189,7 +190,7 @@ def prometheus_address(cloud: Cloud, project: str | None, override: str | None) 
 
 
 def _scaled_object(svc: Service, serving: ServingSpec, ns: str, address: str | None,
-                   aws_region: str | None) -> dict[str, Any]:
+                   aws_region: str | None, running: int | None) -> dict[str, Any]:
     a = serving.autoscaling
     kind = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet") if svc.nodes_per_replica > 1 else ("apps/v1",
                                                                                                   "Deployment")
@@ -214,7 +215,15 @@ def _scaled_object(svc: Service, serving: ServingSpec, ns: str, address: str | N
                          trigger("waiting", f"sum(vllm:num_requests_waiting{{{match}}})",
                                  str(a.waiting_requests_per_replica), "AverageValue"),
                          trigger("kv-cache", f"avg(vllm:kv_cache_usage_perc{{{match}}})",
-                                 f"{a.kv_cache_usage:g}", "Value")]}}
+                                 f"{a.kv_cache_usage:g}", "Value"),
+                         # requests in flight: grows with the load below saturation (the evidence row's Little's law)
+                         *([trigger("running", f"sum(vllm:num_requests_running{{{match}}})", str(running),
+                                    "AverageValue")] if running else [])]}}
+
+
+def _running(svc: Service, pool: PoolFacts) -> int | None:
+    ev = evidence(svc, pool.machine.gpu_model)
+    return None if ev is None else running_target(svc, ev)
 
 
 def _trigger_auth(ns: str, cloud: Cloud) -> dict[str, Any]:
@@ -291,7 +300,7 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
             _deployment(svc, pool, ns, kueue)
         out.services.append(ServiceObjects(
             svc.name, workload, _service(svc, ns), _pdb(svc, ns),
-            _scaled_object(svc, serving, ns, address, None if gke else region),
+            _scaled_object(svc, serving, ns, address, None if gke else region, _running(svc, pool)),
             _pod_monitoring(svc, ns) if gke else None, inference_pool_values(svc) if gke else None,
             _route(svc, ns) if gke else None))
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 from catalog import CapacityType, Cloud, GpuModel
 from catalog.provisioning import load_provisioning
@@ -16,7 +17,7 @@ from stacks.plan.pod_start import pod_start_plan
 from stacks.plan.start_time import factors, overhead_s, pool_start
 from stacks.spec.scheduling import PoolQuota, PriorityClass, Queue, SchedulingSpec
 from stacks.spec.serving import Precision, Service, ServingSpec
-from stacks.spec.stack import NodePool
+from stacks.spec.stack import NodePool, StackSpec
 
 GIB = 1024 ** 3
 SERVING_QUEUE = "serving"
@@ -107,6 +108,19 @@ def evidence(svc: Service, gpu: GpuModel, rows: tuple[ThroughputRow, ...] | None
     best = max(ok, key=lambda r: (r.software == svc.server.value, r.output_tokens_per_s_per_gpu))
     rps = best.output_tokens_per_s_per_gpu * svc.gpus_per_replica / svc.traffic.output_tokens
     return Evidence(best, rps, best.software == svc.server.value)
+
+
+RUNNING_HEADROOM = 0.8
+"""Scale out when requests in flight reach this share of what a replica held in its measured run."""
+
+
+def running_target(svc: Service, ev: Evidence) -> int:
+    """Requests in flight per replica the autoscaler aims at: Little's law on the measured run (req/s per replica ×
+    the run's time in the server: p99 TTFT + output tokens × p99 TPOT), times the headroom. Unlike the waiting
+    queue, which stays empty until a replica saturates, this grows with the load, so replicas come before the SLO
+    breaks."""
+    in_server_s = (ev.row.p99_ttft_ms + svc.traffic.output_tokens * ev.row.p99_tpot_ms) / 1000
+    return max(1, math.floor(RUNNING_HEADROOM * ev.requests_per_s_per_replica * in_server_s))
 
 
 def replicas_at(svc: Service, ev: Evidence | None, requests_per_s: float) -> int:
@@ -214,3 +228,37 @@ def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec) -> Schedulin
 
 def spot_only(pool: PoolFacts) -> bool:
     return pool.capacity == CapacityType.SPOT
+
+
+def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+    """Per service what a reviewer checks before deploy, in numbers (the preview's serving table): the fit (GiB
+    needed vs the server's budget), the evidence behind the SLO, capacity at max replicas vs the peak, and the price:
+    $/h at min and max replicas, $ per million output tokens at peak, next to the pool's $/GPU-h training pays."""
+    if spec.serving is None:
+        return []
+    pools = {f.name: f for f in facts}
+    rows = []
+    for svc in spec.serving.services:
+        pool = pools[svc.pool]
+        card = model_card(svc)
+        f = fit(svc, card, pool.machine.gpu_memory_gib_per_gpu) if card else None
+        ev = evidence(svc, pool.machine.gpu_model)
+        cost = service_cost(svc, pool)
+        rows.append({
+            "service": svc.name, "model": card.model if card else svc.model, "precision": svc.precision.value,
+            "pool": svc.pool, "gpu": pool.machine.gpu_model.value,
+            "workload": "LeaderWorkerSet" if svc.nodes_per_replica > 1 else "Deployment",
+            "gpusPerReplica": svc.gpus_per_replica, "nodesPerReplica": svc.nodes_per_replica,
+            "replicasMin": svc.replicas.min, "replicasMax": svc.replicas.max,
+            "neededGib": round(f.needed_gib, 1) if f else None, "budgetGib": round(f.budget_gib, 1) if f else None,
+            "peakRequestsPerSecond": svc.traffic.peak_requests_per_second,
+            "requestsPerSecondPerReplica": round(ev.requests_per_s_per_replica, 2) if ev else None,
+            "capacityAtMax": round(ev.requests_per_s_per_replica * svc.replicas.max, 1) if ev else None,
+            "evidence": ev.row.cite() if ev else "no evidence",
+            "replicasAtPeak": cost.replicas_at_peak,
+            "usdPerGpuHour": None if cost.usd_per_gpu_hour is None else round(cost.usd_per_gpu_hour, 4),
+            "usdPerHourMin": None if cost.usd_per_hour_min is None else round(cost.usd_per_hour_min, 2),
+            "usdPerHourMax": None if cost.usd_per_hour_max is None else round(cost.usd_per_hour_max, 2),
+            "usdPerMillionOutputTokens": cost.usd_per_million_output_tokens,
+        })
+    return rows
