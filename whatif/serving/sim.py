@@ -44,6 +44,18 @@ class _Replica:
 
 
 @dataclass
+class _State:
+    replicas: list[_Replica]
+    warm_s: float
+    """Replica start on a running node (GPUs reclaimed from training, or a fixed-size pool)."""
+    cold_s: float
+    kv_tokens: float
+    """KV-cache tokens one replica holds (memory budget − weights)."""
+    backlog: float = 0.0
+    history: list[int] = field(default_factory=list)
+
+
+@dataclass
 class ServiceResult:
     name: str
     evidence: str
@@ -159,17 +171,20 @@ def _simulate_pool(spec, pool, f: PoolFacts, pool_gpus: int, sims, load: Trainin
     fixed = pool.min_nodes == pool.max_nodes
     jobs: list[_Job] = []
     grace_min = math.ceil(load.termination_grace_seconds / 60) if load else 0
-    state = {}
+    state: dict[str, _State] = {}
     last_reclaim = -1
+    cloud = Cloud(spec.cloud)
     for svc, ev, r in sims:
         card = model_card(svc)
-        warm = replica_start(Cloud(spec.cloud), pool, svc, card, node_running=True)
-        cold = replica_start(Cloud(spec.cloud), pool, svc, card, node_running=fixed)
+        assert card is not None  # a service with evidence names a catalog model
+        warm = replica_start(cloud, pool, svc, card, node_running=True)
+        cold = replica_start(cloud, pool, svc, card, node_running=fixed)
         r.replica_start_s = (load.termination_grace_seconds if load else 0) + warm.total_s
         f_ = fit(svc, card, f.machine.gpu_memory_gib_per_gpu)
         kv_tokens = max(1.0, (f_.budget_gib - f_.weights_gib) * 1024 * 1024 / f_.kv_kib_per_token)
-        state[svc.name] = {"replicas": [_Replica(0) for _ in range(svc.replicas.min)], "backlog": 0.0,
-                           "history": [], "warm": warm.total_s, "cold": cold.total_s, "kv_tokens": kv_tokens}
+        state[svc.name] = _State([_Replica(0) for _ in range(svc.replicas.min)], warm.total_s, cold.total_s,
+                                 kv_tokens)
+    cooldown_s = spec.serving.autoscaling.cooldown_seconds if spec.serving else 0
     for t in range(minutes):
         hour = (t // 60) % 24
         # serving: arrivals, latency, autoscaling
@@ -177,20 +192,20 @@ def _simulate_pool(spec, pool, f: PoolFacts, pool_gpus: int, sims, load: Trainin
             st = state[svc.name]
             share = svc.traffic.daily_profile[hour] if svc.traffic.daily_profile else 1.0
             lam = svc.traffic.peak_requests_per_second * share
-            ready = sum(1 for x in st["replicas"] if x.ready_at <= t)
-            m = step(st["backlog"], lam, ready * ev.requests_per_s_per_replica,
+            ready = sum(1 for x in st.replicas if x.ready_at <= t)
+            m = step(st.backlog, lam, ready * ev.requests_per_s_per_replica,
                      ev.row.p99_ttft_ms / 1000, ev.row.p99_tpot_ms / 1000)
-            st["backlog"] = m.backlog
+            st.backlog = m.backlog
             r.minutes += 1
             r.requests += lam * 60
             r.served += m.served
             r.ttft_ok += m.ttft_p99_s * 1000 <= svc.slo.ttft_p99_ms
             r.tpot_ok += m.tpot_p99_s * 1000 <= svc.slo.tpot_p99_ms
             r.worst_ttft_s = max(r.worst_ttft_s, m.ttft_p99_s)
-            desired = _desired(svc, ev, spec, m.backlog, m.served / 60, ready, st["kv_tokens"])
-            st["history"].append(desired)
-            window = max(1, math.ceil(spec.serving.autoscaling.cooldown_seconds / 60))
-            current = len(st["replicas"])
+            desired = _desired(svc, ev, spec, m.backlog, m.served / 60, ready, st.kv_tokens)
+            st.history.append(desired)
+            window = max(1, math.ceil(cooldown_s / 60))
+            current = len(st.replicas)
             if desired > current:
                 for _ in range(desired - current):
                     reclaimed = _make_room(res, jobs, load, pool_gpus, svc.gpus_per_replica, t,
@@ -199,18 +214,18 @@ def _simulate_pool(spec, pool, f: PoolFacts, pool_gpus: int, sims, load: Trainin
                     reclaimed = reclaimed or last_reclaim == t
                     last_reclaim = t if reclaimed else last_reclaim
                     delay = (grace_min if reclaimed else 0) + math.ceil(
-                        (st["warm"] if reclaimed or fixed else st["cold"]) / 60)
-                    st["replicas"].append(_Replica(t + delay))
+                        (st.warm_s if reclaimed or fixed else st.cold_s) / 60)
+                    st.replicas.append(_Replica(t + delay))
                     r.scale_up_events.append((t, t + delay, reclaimed))
                     r.scale_ups += 1
                     r.reclaims += reclaimed
             else:
-                keep = max(st["history"][-window:])  # scale down only after the stabilization window
+                keep = max(st.history[-window:])  # scale down only after the stabilization window
                 if keep < current:
-                    st["replicas"].sort(key=lambda x: x.ready_at)
-                    del st["replicas"][keep:]
-            r.replicas_max_seen = max(r.replicas_max_seen, len(st["replicas"]))
-            r.gpu_minutes += len(st["replicas"]) * svc.gpus_per_replica
+                    st.replicas.sort(key=lambda x: x.ready_at)
+                    del st.replicas[keep:]
+            r.replicas_max_seen = max(r.replicas_max_seen, len(st.replicas))
+            r.gpu_minutes += len(st.replicas) * svc.gpus_per_replica
         used = _serving_used(state, sims)
         res.serving_gpu_minutes += used
         # training: fill what its quota and borrowing allow
@@ -226,8 +241,8 @@ def _simulate_pool(spec, pool, f: PoolFacts, pool_gpus: int, sims, load: Trainin
     return res
 
 
-def _serving_used(state, sims) -> int:
-    return sum(len(state[s.name]["replicas"]) * s.gpus_per_replica for s, _, _ in sims)
+def _serving_used(state: dict[str, _State], sims) -> int:
+    return sum(len(state[s.name].replicas) * s.gpus_per_replica for s, _, _ in sims)
 
 
 def _desired(svc: Service, ev: Evidence, spec: StackSpec, backlog: float, served_per_s: float, ready: int,
@@ -236,6 +251,7 @@ def _desired(svc: Service, ev: Evidence, spec: StackSpec, backlog: float, served
     ceil(ready × KV usage / target) (Value). KV usage = tokens of the requests in flight (Little's law: served/s ×
     their time in the server, each holding its prompt and half its output on average) ÷ the KV-cache tokens the ready
     replicas hold (memory budget − weights, ``stacks/plan/serving.py``)."""
+    assert spec.serving is not None
     a = spec.serving.autoscaling
     by_wait = math.ceil(backlog / a.waiting_requests_per_replica)
     in_flight = served_per_s * (ev.row.p99_ttft_ms + svc.traffic.output_tokens * ev.row.p99_tpot_ms) / 1000
