@@ -120,12 +120,12 @@ def test_serving_queue_lends_idle_gpus_to_the_training_cohort_and_never_borrows(
     cq = next(o for o in kueue.custom_resources() if o["kind"] == "ClusterQueue" and
               o["metadata"]["name"] == SERVING_QUEUE)
     assert cq["spec"]["cohortName"] == plan.spec.scheduling.cohort
-    svc = plan.spec.serving.services[0]
+    svcs = plan.spec.serving.services  # all on one pool in both examples
     gpu = next(r for g in cq["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]
                if r["name"] == "nvidia.com/gpu")
-    assert gpu["nominalQuota"] == svc.replicas.max * svc.gpus_per_replica
+    assert gpu["nominalQuota"] == sum(s.replicas.max * s.gpus_per_replica for s in svcs)  # gke: 8 + 16
     assert gpu["borrowingLimit"] == 0  # nothing borrowed, so no reclaim can ever preempt serving
-    assert gpu["lendingLimit"] == (svc.replicas.max - svc.replicas.min) * svc.gpus_per_replica
+    assert gpu["lendingLimit"] == sum((s.replicas.max - s.replicas.min) * s.gpus_per_replica for s in svcs)  # gke: 6
     assert cq["spec"]["preemption"]["reclaimWithinCohort"] == "Any"
     wpc = next(o for o in kueue.custom_resources() if o["kind"] == "WorkloadPriorityClass"
                and o["metadata"]["name"] == SERVING_PRIORITY_CLASS)

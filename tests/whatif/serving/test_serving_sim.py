@@ -14,7 +14,7 @@ from tests.support.spec.edit import edits
 from whatif.serving.__main__ import main
 from whatif.serving.queue import step
 from whatif.serving.report import verdict
-from whatif.serving.sim import TrainingLoad, simulate
+from whatif.serving.sim import SimResult, TrainingLoad, simulate
 from whatif.stack import load_stack_spec, read_stack_config, stack_path
 
 TTFT, TPOT = 1.911, 0.0251  # RedHat 5.1-0083, llama3.1-8b on one H100, p99 at 5,104 output tok/s
@@ -56,28 +56,30 @@ def test_a_reclaim_follows_kueue_timing_and_loses_work_since_the_last_checkpoint
     spec, facts = _step_day_stack()
     load = TrainingLoad("h100", gpus_per_job=2, checkpoint_minutes=7, termination_grace_seconds=30)
     result = simulate(spec, facts, [load], hours=24)
-    (svc,), (pool,) = result.services, result.pools
+    svc = next(s for s in result.services if s.name == "chat")
+    (pool,) = result.pools
     ups = [e for e in svc.scale_up_events if e[0] == 720]  # the step at 12:00
     assert len(ups) == 6  # 150 req/s waiting on 2 replicas: the waiting trigger asks for max (8)
     svc_spec = spec.serving.services[0]
     start = replica_start(spec.cloud, spec.node_pools[0], svc_spec, model_card(svc_spec), node_running=True)
     expected_ready = 720 + math.ceil(30 / 60) + math.ceil(start.total_s / 60)
     assert {ready for _, ready, reclaimed in ups if reclaimed} == {expected_ready}
-    # training filled its 24 nominal GPUs and borrowed 6 (serving's lendingLimit: 8 max - 2 min) at minute 0; the
+    # training filled its 24 nominal GPUs and borrowed 6 (serving's lendingLimit: 24 max - 18 min) at minute 0; the
     # 6 new replicas take those 6 GPUs back: 3 borrowing 2-GPU jobs preempted, each 720 mod 7 = 6 minutes past its
     # last checkpoint: 3 × 2 GPUs × 6 min = 36 GPU-minutes lost
     assert pool.preempted_jobs == 3
     assert pool.lost_gpu_minutes == 36
 
 
-def test_without_evidence_nothing_is_simulated_and_the_answer_says_so():
+def test_a_service_without_evidence_is_not_simulated_and_the_answer_names_it():
     cfg = edits(read_stack_config(stack_path("gke-serving")),
                 {("serving", "services", 0, "slo"): {"ttftP99Ms": 300, "tpotP99Ms": 20}})
     spec = load_stack_spec(cfg)
     result = simulate(spec, {f.name: f for f in plan_stack(spec, load_catalog()).facts}, [], hours=1)
-    assert result.services == [] and result.no_evidence == ["chat"]
-    assert verdict(result) == (None, "no service could be simulated: no measured throughput for its model, GPU and "
-                                     "SLO (no evidence)")
+    assert [s.name for s in result.services] == ["long-context"] and result.no_evidence == ["chat"]
+    assert verdict(result)[1].endswith("; not simulated (no evidence): chat")
+    assert verdict(SimResult(1, no_evidence=["chat"])) == (
+        None, "no service could be simulated: no measured throughput for its model, GPU and SLO (no evidence)")
 
 
 @pytest.mark.parametrize("stack", ["gke-serving", "eks-serving"])
