@@ -1,4 +1,4 @@
-"""``python -m whatif.serving --stack gke-serving --workload workloads/gke-serving.yaml [--format json]``: a day (or
+"""``python -m whatif.serving --stack gke-serving --workload workloads/serving/gke-serving.yaml [--format json]``: a day (or
 ``hours``) of the stack's serving traffic beside backlogged training, and the answer to "does serving hold its SLO
 while the cluster runs at ≥ 80 % utilization?". Exit 0 with the answer, 2 on bad input."""
 from __future__ import annotations
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         training = load_training(doc)
         hours = int(doc.get("hours", 24))
     except (OSError, KeyError, TypeError, ValueError) as exc:
-        print(f"error: {args.workload}: {exc}\n  fix: see workloads/gke-serving.yaml for the shape "
+        print(f"error: {args.workload}: {exc}\n  fix: see workloads/serving/gke-serving.yaml for the shape "
               "(hours; training: [{pool, gpusPerJob, checkpointMinutes, terminationGraceSeconds}])", file=sys.stderr)
         return 2
     pools = {p.name for p in spec.node_pools}

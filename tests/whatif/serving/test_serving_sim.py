@@ -85,7 +85,7 @@ def test_a_service_without_evidence_is_not_simulated_and_the_answer_names_it():
 @pytest.mark.parametrize("stack", ["gke-serving", "eks-serving"])
 def test_examples_report_attainment_and_training_utilization(stack, capsys):
     import json
-    assert main(["--stack", stack, "--workload", f"workloads/{stack}.yaml", "--format", "json"]) == 0
+    assert main(["--stack", stack, "--workload", f"workloads/serving/{stack}.yaml", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["services"] and all(0 < s["ttftAttainment"] <= 1 for s in out["services"])
     assert all("trainingUtilization" in p for p in out["pools"])
