@@ -138,3 +138,22 @@ MARIADB_IMAGE = ("docker.io/library/mariadb:11.8"
 """MariaDB 11.8 LTS for slurmdbd's database (the slurm chart expects an external database), pinned by the digest of
 the 11.8 multi-arch index (11.8.8) that docker-library/repo-info@026819ee054b repos/mariadb/remote/11.8.md records (no
 registry here: not re-resolved). It holds the accounting data: the bytes must not change under a moved tag."""
+
+# -- serving: KEDA (autoscaling on vLLM's metrics), LeaderWorkerSet (multi-node replicas), InferencePool + EPP (GKE) --
+KEDA = ChartPin(
+    chart="keda", version="2.20.2", repo="https://kedacore.github.io/charts",
+    default_values="kedacore-charts/v2.20.2/keda/values.yaml")
+
+LWS = ChartPin(
+    # published with the git tag as its version, "v" included (shared/charts/PROVENANCE.md)
+    chart="lws", version="v0.10.0", repo="oci://registry.k8s.io/lws/charts",
+    default_values="lws/v0.10.0/charts/lws/values.yaml")
+
+INFERENCE_POOL = ChartPin(
+    # the last gateway-api-inference-extension release with charts (the EPP moved to llm-d/llm-d-router after it)
+    chart="inferencepool", version="v1.5.0", repo="oci://registry.k8s.io/gateway-api-inference-extension/charts",
+    default_values="gateway-api-inference-extension/v1.5.0/config/charts/inferencepool/values.yaml")
+
+INFERENCE_POOL_CRD_URL = ("https://raw.githubusercontent.com/kubernetes-sigs/gateway-api-inference-extension/v1.6.0/"
+                          "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml")
+"""The InferencePool v1 CRD at the pinned GIE tag (the inferencepool chart renders the object, not its CRD)."""

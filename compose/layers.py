@@ -11,6 +11,7 @@ from compose.gpu_runtime import build_gpu_runtime
 from compose.kubeflow import build_kubeflow_path
 from compose.nvlink import build_nvlink
 from compose.prepull import build_prepull
+from compose.serving import build_serving
 from compose.slurm import build_slurm_path
 from stacks.plan.stack import StackPlan
 
@@ -26,4 +27,7 @@ def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider
     namespaces = dict(kubeflow.namespaces)
     namespaces.update(build_slurm_path(plan, cluster, k8s_provider, cloud_provider, cluster_name))
     build_nvlink(plan, cluster, k8s_provider, namespaces)
+    serving_ns = plan.spec.serving.namespace if plan.spec.serving is not None else None
+    build_serving(plan, cluster, k8s_provider,
+                  [r for r in (kubeflow.kueue, namespaces.get(serving_ns or "")) if r is not None])
     return build_fleet(plan, cluster, k8s_provider, kubeflow.kueue, kubeflow.trainer)

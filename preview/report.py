@@ -47,6 +47,8 @@ class PreviewReport:
     where it runs (``preview/policy/image_pins.py``)."""
     fleet: dict[str, Any] | None = None
     """A fleet manager: its workers (previewed from their stack files), queues, GPUs and cost (preview/fleet/)."""
+    serving: list[dict[str, Any]] = field(default_factory=list)
+    """Per inference service: fit, SLO evidence, capacity at peak, $/h and $/M tokens (``preview/serving_summary.py``)."""
     outputs: dict[str, Any] = field(default_factory=dict)
     """The stack outputs, resolved (secrets included, so never rendered: a StackReference reads them offline)."""
 
@@ -59,7 +61,8 @@ class PreviewReport:
         return EXIT_OK
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        serving = {"serving": self.serving} if self.serving else {}  # other stacks' JSON stays as it was
+        return {**serving,
             "stack": self.stack, "cloud": self.cloud, "region": self.region, "exitCode": self.exit_code,
             "resources": [{"type": r.type, "name": r.name, "parent": r.parent_urn, "urn": r.urn, "custom": r.custom,
                            "protect": r.protect, "ignoreChanges": r.ignore_changes,

@@ -87,6 +87,9 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         from preview.fleet.summary import fleet_summary
 
         report.fleet = fleet_summary(spec, stack, report.cost, members, plan.fleet.egress)
+    if spec.serving is not None:  # lazy: the serving tables load only for stacks that serve
+        from stacks.plan.serving import serving_rows
+        report.serving = serving_rows(spec, facts)
     report.host_images = host_image_pins(report.resources)
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]

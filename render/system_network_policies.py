@@ -29,6 +29,8 @@ class Source(str, Enum):
     API_SERVER = "api-server"
     TEAMS = "teams"
     SCRAPERS = "scrapers"
+    NAMESPACE = "namespace"
+    """The namespace's own pods (one component calling another, e.g. KEDA's metrics API server and its operator)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,10 @@ SLINKY_OPERATOR = {"app.kubernetes.io/name": "slurm-operator"}
 NFD = {"app.kubernetes.io/name": "node-feature-discovery"}
 GPU_OPERATOR = {"app": "gpu-operator"}
 DCGM_EXPORTER = {"app": "nvidia-dcgm-exporter"}
+KEDA_WEBHOOKS = {"app": "keda-admission-webhooks"}
+KEDA_OPERATOR = {"app": "keda-operator"}
+KEDA_METRICS_API = {"app": "keda-operator-metrics-apiserver"}
+LWS = {"app.kubernetes.io/name": "lws", "control-plane": "controller-manager"}
 
 SYSTEM_NAMESPACES = {ns.namespace: ns for ns in (
     SystemNamespace("kueue-system", (
@@ -86,6 +92,17 @@ SYSTEM_NAMESPACES = {ns.namespace: ns for ns in (
     SystemNamespace("dra-driver-nvidia-gpu"),
     SystemNamespace("aws-efa-device-plugin"),
     SystemNamespace("gpu-cluster-prepull"),  # pre-pull DaemonSets: nothing calls in
+    SystemNamespace("keda", (  # serving's autoscaler
+        Allow("webhook-from-api-server", KEDA_WEBHOOKS, (9443,), Source.API_SERVER, "ScaledObject webhooks"),
+        Allow("metrics-api-from-api-server", KEDA_METRICS_API, (6443,), Source.API_SERVER,
+              "external metrics API (APIService) the HPA reads"),
+        Allow("metrics-from-scrapers", KEDA_METRICS_API, (8080,), Source.SCRAPERS),
+        Allow("operator-from-metrics-api", KEDA_OPERATOR, (9666,), Source.NAMESPACE,
+              "the metrics API server reads scaler metrics from the operator (gRPC)"),
+    )),
+    SystemNamespace("lws-system", (
+        Allow("webhook-from-api-server", LWS, (9443,), Source.API_SERVER, "LeaderWorkerSet webhooks"),
+    )),
 )}
 
 
@@ -101,6 +118,8 @@ def _peers(source: Source, team_namespaces: Sequence[str]) -> list[dict[str, Any
     """``None``: any source (the rule names ports only); ``[]``: nobody (the rule is left out)."""
     if source == Source.API_SERVER:
         return None
+    if source == Source.NAMESPACE:
+        return [{"podSelector": {}}]
     if source == Source.TEAMS:
         return [{"namespaceSelector": {"matchExpressions": [{
             "key": "kubernetes.io/metadata.name", "operator": "In", "values": sorted(team_namespaces)}]}}] \

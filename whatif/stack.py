@@ -38,4 +38,9 @@ def load_stack_spec(stack: str | Path | dict[str, Any]) -> StackSpec:
 
 def cluster_of(spec: StackSpec, name: str = "stack", options: SimOptions | None = None) -> ClusterModel:
     opts = options or SimOptions()
+    if spec.serving is not None and spec.scheduling is not None and spec.scheduling.workload.value == "kubeflow":
+        # serving's ClusterQueue joins the cohort as rendered; here its quota is idle (training may borrow it): the
+        # serving traffic itself is simulated by python -m whatif.serving
+        from stacks.plan.serving import with_serving_queue
+        spec = spec.model_copy(update={"scheduling": with_serving_queue(spec.scheduling, spec.serving)})
     return build_cluster(spec, name, opts.scheduler, opts.spot_interruptions_per_node_month, opts.assume)

@@ -105,6 +105,8 @@ class GkeCluster(pulumi.ComponentResource):
                 "gcp_public_cidrs_access_enabled": False},
             master_auth={"client_certificate_config": {"issue_client_certificate": False}},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
+            # serving's inference Gateway (GKE Gateway controller + InferencePool); None keeps other clusters as they were
+            gateway_api_config={"channel": "CHANNEL_STANDARD"} if spec.gateway_api else None,
             # application-layer Secrets encryption (security-gke-secrets-encryption), as EKS envelope-encrypts them
             database_encryption={"state": "ENCRYPTED", "key_name": secrets_key.key_name},
             release_channel={"channel": spec.release_channel},

@@ -71,6 +71,10 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
     if report.slurm:
         console.print()
         print_slurm(console, report.slurm)
+    if report.serving:
+        from preview.render.serving import print_serving
+        console.print()
+        print_serving(console, report.serving)
     if report.violations or report.waived:
         console.print()
         print_violations(console, report.violations, report.waived)

@@ -51,6 +51,9 @@ class ClusterPlan:
     fleet_manager: str | None = None
     """A fleet worker's manager stack (``<org>/<project>/<stack>``): the API also admits that stack's
     ``fleetEgressAddresses`` (a StackReference, resolved at deploy)."""
+    gateway_api: bool = False
+    """GKE: turn on the Gateway API controller (standard channel: Gateway API and GKE policy CRDs), which the
+    inference Gateway of ``serving`` needs; False leaves the field out."""
 
     @property
     def private_endpoint(self) -> bool:
@@ -83,4 +86,5 @@ def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = (), egress: Egre
         system_zones=system_pool_zones(region_zones, c.system_pool.min_nodes),
         admin_principal_arns=tuple(c.admin_principal_arns),
         static_nat_addresses=egress.count if egress is not None else 0,  # 0 unless reserved (EgressPlan.count)
-        fleet_manager=spec.fleet.manager if worker and spec.fleet is not None else None)
+        fleet_manager=spec.fleet.manager if worker and spec.fleet is not None else None,
+        gateway_api=spec.serving is not None)

@@ -144,7 +144,11 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
             pools[pool.name] = PoolPlan(pool.name, facts, pod_start,
                                         eks=eks_pool_plan(pool, facts, pod_start, spec.labels, now))
     facts_list = [p.facts for p in pools.values()]
-    kueue, slurm, quota = _scheduler_plans(spec.scheduling, facts_list)
+    sched = spec.scheduling
+    if spec.serving is not None and sched is not None and sched.workload == Workload.KUBEFLOW:
+        from stacks.plan.serving import with_serving_queue  # serving's ClusterQueue joins the training cohort
+        sched = with_serving_queue(sched, spec.serving)
+    kueue, slurm, quota = _scheduler_plans(sched, facts_list)
     return StackPlan(
         spec=spec, cluster=cluster, pools=pools, runtime=runtime_plan(spec, facts_list),
         maintenance=maintenance_policy(spec),

@@ -19,6 +19,7 @@ from stacks.spec.gpu_runtime import GpuRuntime, PoolGpuRuntime
 from stacks.spec.pod_start import ImageMirror, PodStart
 from stacks.spec.model_base import SpecModel
 from stacks.spec.scheduling import SchedulingSpec
+from stacks.spec.serving import ServingSpec
 
 POOL_LABEL_KEY = "gpu-cluster/pool"
 """Node label naming the pool on every GPU node; Kueue flavors and Slurm NodeSets select by it."""
@@ -285,6 +286,10 @@ class StackSpec(SpecModel):
         "This stack's part in a MultiKueue fleet across clusters and clouds: `manager` (queues, dispatch to the "
         "workers through StackReferences) or `worker` (runs the jobs). See docs/fleet.md. Omitted: a standalone "
         "cluster."))
+    serving: ServingSpec | None = Field(None, description=(
+        "Inference services with p99 latency SLOs beside training: checked before deploy (fits, SLO evidence, cold "
+        "start, protection), rendered (vLLM Deployment or LeaderWorkerSet, KEDA, routing, a Kueue serving queue), "
+        "priced and simulated. See docs/serving.md. Omitted: no serving."))
 
 
 TOP_LEVEL_KEYS = [StackSpec.model_fields[name].alias or name for name in StackSpec.model_fields]

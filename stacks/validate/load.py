@@ -142,6 +142,10 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
             check_slurm(issues, cat, cloud, pools, sched,
                         None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime())
 
+    if parts.get("serving") is not None:  # loads only for stacks that serve (the what-if's import floor)
+        from stacks.validate.serving import check_serving
+        check_serving(issues, cat, cloud, raw.get("nodePools"), pools, parts["serving"], parts.get("scheduling"))
+
     found = sorted(masked(_one_per_cause(issues.found, causes), raw, secret), key=sort_key)
     if any(not i.warning for i in found):
         raise SpecError(found)

@@ -111,6 +111,9 @@ RUNS = [
         "[--vs STACK-WITH-THE-SAME-QUEUES]",
         (PY, "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--format", "json",
          "--vs", "eks-kueue"), 2, stderr_has=("--vs eks-kueue: the workload", "no queue 'research' in stack eks-kueue")),
+    Run(f"{PY} -m whatif.serving --stack gke-serving --workload workloads/serving/gke-serving.yaml [--format json]",
+        (PY, "-m", "whatif.serving", "--stack", "gke-serving", "--workload", "workloads/serving/gke-serving.yaml"), 0,
+        ("Does serving hold its SLO while the cluster runs at ≥ 80 % utilization? yes",)),
     Run(f"{PY} -m preview job-objects --stack gke-a4x-nvl72 --job llama-70b [--pool gb200] [--queue pretraining] "
         "[--nodes 18]",
         (PY, "-m", "preview", "job-objects", "--stack", "gke-a4x-nvl72", "--job", "llama-70b", "--pool", "gb200",

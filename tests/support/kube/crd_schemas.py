@@ -38,6 +38,16 @@ CRD_FILES = {
     ("trainer.kubeflow.org", "TrainJob"):
         "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml",
     ("slinky.slurm.net", "LoginSet"): "slurm-operator/v1.2.1/config/crd/bases/slinky.slurm.net_loginsets.yaml",
+    # serving
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"):
+        "lws/v0.10.0/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+    ("keda.sh", "ScaledObject"): "keda/v2.20.2/config/crd/bases/keda.sh_scaledobjects.yaml",
+    ("keda.sh", "TriggerAuthentication"): "keda/v2.20.2/config/crd/bases/keda.sh_triggerauthentications.yaml",
+    ("gateway.networking.k8s.io", "Gateway"): "gateway-api/v1.6.1/config/crd/standard/gateway.networking.k8s.io_gateways.yaml",
+    ("gateway.networking.k8s.io", "HTTPRoute"):
+        "gateway-api/v1.6.1/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml",
+    ("inference.networking.k8s.io", "InferencePool"):
+        "gateway-api-inference-extension/v1.6.0/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml",
 }
 
 

@@ -1,0 +1,72 @@
+"""Serving: the KEDA and (for multi-node replicas) LeaderWorkerSet controllers, and per inference service its vLLM
+workload, Service, PodDisruptionBudget and ScaledObject; on GKE the InferencePool + endpoint picker (the pinned
+``inferencepool`` chart), the inference Gateway and each service's HTTPRoute. Objects come rendered from the plan
+(``render/serving.py``); this component only orders them."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.charts import INFERENCE_POOL, INFERENCE_POOL_CRD_URL, KEDA, LWS
+from components.k8s.custom_resources import custom_resource, namespace
+from components.k8s.network_policies import system_network_policies
+from render.serving import ServingObjects
+
+KEDA_NAMESPACE = "keda"
+LWS_NAMESPACE = "lws-system"
+NEEDS = {"ScaledObject": "keda", "TriggerAuthentication": "keda", "LeaderWorkerSet": "lws"}
+"""Kinds whose CRD a release here installs: created after it."""
+
+
+class Serving(pulumi.ComponentResource):
+    """Installs KEDA (``keda``), LeaderWorkerSet (``lws-system``, only when a replica spans nodes) and, on GKE, one
+    ``inferencepool`` release per service; then the rendered serving objects, each after the release that serves its
+    kind. ``after``: what must exist first (the cluster; with Kueue, its release and the serving namespace)."""
+
+    def __init__(self, name: str, objects: ServingObjects, lws: bool, after: Sequence[pulumi.Resource] = (),
+                 opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-cluster:serving:Serving", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
+        releases: dict[str, pulumi.Resource] = {}
+        keda_ns = k8s.core.v1.Namespace(f"{name}-keda-namespace", metadata={"name": KEDA_NAMESPACE, "labels": {
+            "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
+        releases["keda"] = k8s.helm.v3.Release(
+            f"{name}-keda", name="keda", chart=KEDA.chart, version=KEDA.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA.repo), namespace=KEDA_NAMESPACE,
+            values={}, timeout=600, opts=pulumi.ResourceOptions(parent=self, depends_on=[keda_ns]))
+        system_network_policies(f"{name}-keda", KEDA_NAMESPACE, keda_ns, self)  # webhooks, metrics API only
+        if lws:
+            lws_ns = k8s.core.v1.Namespace(f"{name}-lws-namespace", metadata={"name": LWS_NAMESPACE, "labels": {
+                "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
+            releases["lws"] = k8s.helm.v3.Release(
+                f"{name}-lws", name="lws", chart=f"{LWS.repo}/{LWS.chart}", version=LWS.version,
+                namespace=LWS_NAMESPACE, values={}, timeout=600,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[lws_ns]))
+            system_network_policies(f"{name}-lws", LWS_NAMESPACE, lws_ns, self)
+        first: list[pulumi.Resource] = list(after)
+        if objects.namespace is not None:
+            first.append(namespace(f"{name}-namespace", objects.namespace, child))
+        base = pulumi.ResourceOptions(parent=self, depends_on=first)
+        pools: dict[str, pulumi.Resource] = {}
+        if any(svc.inference_pool_values is not None for svc in objects.services):
+            first.append(k8s.yaml.v2.ConfigFile(f"{name}-inferencepool-crd", file=INFERENCE_POOL_CRD_URL, opts=child))
+            base = pulumi.ResourceOptions(parent=self, depends_on=first)
+        for svc in objects.services:
+            if svc.inference_pool_values is not None:
+                pools[svc.name] = k8s.helm.v3.Release(
+                    f"{name}-{svc.name}-pool", name=svc.name, chart=f"{INFERENCE_POOL.repo}/{INFERENCE_POOL.chart}",
+                    version=INFERENCE_POOL.version, namespace=svc.service["metadata"]["namespace"], values=svc.inference_pool_values, timeout=600, opts=base)
+        for obj in objects.objects():
+            if obj["kind"] == "Namespace":
+                continue
+            waits = [*first]
+            if obj["kind"] in NEEDS:
+                waits.append(releases[NEEDS[obj["kind"]]])
+            if obj["kind"] == "HTTPRoute":
+                waits += [pools[b["name"]] for rule in obj["spec"]["rules"] for b in rule["backendRefs"]]
+            meta = obj["metadata"]
+            custom_resource(f"{name}-{obj['kind'].lower()}-{meta['name']}", obj,
+                            pulumi.ResourceOptions(parent=self, depends_on=waits))
+        self.register_outputs({})

@@ -1,0 +1,306 @@
+"""Serving spec + pool facts -> the Kubernetes objects of each inference service (plain dicts, as applied). Pure.
+
+Per service: the vLLM server as a Deployment (one node per replica) or a LeaderWorkerSet (a group of nodes per
+replica), a ClusterIP Service, a PodDisruptionBudget, and a KEDA ScaledObject that scales on vLLM's own signals
+(``vllm:num_requests_waiting`` per replica and ``vllm:kv_cache_usage_perc``). On GKE also a PodMonitoring (Managed
+Service for Prometheus scrapes vLLM), the values of the ``inferencepool`` chart (InferencePool + endpoint picker) and an
+HTTPRoute from the stack's inference Gateway to the pool. Stack-wide: the PriorityClass above training and the
+namespace's NetworkPolicies. With Kueue, pods carry the serving LocalQueue and priority labels so every replica is
+admitted against serving's own quota (``stacks/plan/serving.py``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalog import Cloud
+from stacks.plan.facts import PoolFacts
+from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, concurrency, evidence, image,
+                                 kv_precision, running_target)
+from stacks.spec.serving import Service, ServingSpec
+
+MANAGED = {"app.kubernetes.io/part-of": "gpu-cluster", "app.kubernetes.io/managed-by": "pulumi"}
+EPP_PORT = 9002
+"""The endpoint picker's ext-proc port (inferencepool chart v1.5.0 values ``inferenceExtension.extProcPort``)."""
+EPP_HEALTH_PORT = 9003
+GATEWAY_NAME = "inference-gateway"
+GKE_GATEWAY_CLASS = "gke-l7-rilb"
+"""GKE's regional internal Application Load Balancer class, which GKE Inference Gateway supports for InferencePools."""
+MULTI_NODE_SCRIPT = "/vllm-workspace/examples/online_serving/multi-node-serving.sh"
+"""vLLM's helper that starts a Ray head (waiting for ``--ray_cluster_size`` nodes) or joins one
+(vllm-project/vllm examples/online_serving/multi-node-serving.sh; https://docs.vllm.ai/en/stable/examples/online_serving/multi-node-serving/)."""
+TRIGGER_AUTH = "prometheus"
+DRAIN_SECONDS = 60
+"""Grace period on scale-down: requests in flight finish (a decode of 200 tokens at 100 ms/token takes 20 s)."""
+
+
+@dataclass
+class ServiceObjects:
+    name: str
+    workload: dict[str, Any]
+    service: dict[str, Any]
+    pdb: dict[str, Any]
+    scaled_object: dict[str, Any]
+    pod_monitoring: dict[str, Any] | None = None
+    inference_pool_values: dict[str, Any] | None = None
+    """GKE: values of the ``inferencepool`` chart (release named after the service: InferencePool ``<name>``)."""
+    route: dict[str, Any] | None = None
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [o for o in (self.workload, self.service, self.pdb, self.scaled_object,
+                            self.pod_monitoring, self.route) if o is not None]
+
+
+@dataclass
+class ServingObjects:
+    namespace: dict[str, Any] | None
+    """None when Kueue creates the namespace (it holds serving's LocalQueue)."""
+    priority_class: dict[str, Any]
+    policies: list[dict[str, Any]]
+    gateway: dict[str, Any] | None
+    trigger_auth: dict[str, Any]
+    services: list[ServiceObjects] = field(default_factory=list)
+
+    def objects(self) -> list[dict[str, Any]]:
+        head = [o for o in (self.namespace, self.priority_class, self.trigger_auth) if o is not None]
+        return [*head, *self.policies, *([self.gateway] if self.gateway else []),
+                *(o for s in self.services for o in s.objects())]
+
+
+def _meta(name: str, namespace: str | None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {**MANAGED, **(labels or {})}}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return meta
+
+
+def app_labels(svc: Service) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": svc.name}
+
+
+def _vllm_args(svc: Service, served_model: str) -> list[str]:
+    tp = svc.gpus_per_replica // svc.nodes_per_replica
+    args = ["vllm", "serve", served_model, "--port", str(PORT), "--served-model-name", svc.name,
+            "--tensor-parallel-size", str(tp), "--max-model-len", str(svc.max_context_tokens),
+            "--max-num-seqs", str(concurrency(svc)), "--gpu-memory-utilization", f"{svc.gpu_memory_utilization:g}"]
+    if svc.nodes_per_replica > 1:
+        args += ["--pipeline-parallel-size", str(svc.nodes_per_replica), "--distributed-executor-backend", "ray"]
+    if kv_precision(svc).value == "fp8":
+        args += ["--kv-cache-dtype", "fp8"]
+    if svc.model_uri.startswith(("gs://", "s3://")):
+        args += ["--load-format", "runai_streamer"]  # streams safetensors from the bucket straight to GPU memory
+    return args
+
+
+def _container(svc: Service, command: list[str], gpus: int, serving: bool) -> dict[str, Any]:
+    c: dict[str, Any] = {
+        "name": "vllm", "image": image(svc), "command": ["/bin/sh", "-c", " ".join(command)],
+        "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],  # NCCL and the engine's workers share memory
+        "securityContext": {"allowPrivilegeEscalation": False},
+    }
+    if serving:
+        c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
+        c["readinessProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 5}
+        c["startupProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 10,
+                             "failureThreshold": 90}  # weights load for minutes on a cold node
+        c["lifecycle"] = {"preStop": {"sleep": {"seconds": 10}}}  # leave the endpoints before the server stops
+    if not svc.model_uri.startswith(("gs://", "s3://")):
+        c["env"] = [{"name": "HF_HUB_OFFLINE", "value": "0"}]
+    return c
+
+
+def _pod_spec(svc: Service, pool: PoolFacts, container: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "priorityClassName": SERVING_PRIORITY_CLASS,
+        "nodeSelector": dict(pool.pool_label),
+        "tolerations": [dict(t) for t in pool.tolerations],
+        "terminationGracePeriodSeconds": DRAIN_SECONDS,
+        "containers": [container],
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+    }
+
+
+def _pod_labels(svc: Service, kueue: bool) -> dict[str, str]:
+    labels = app_labels(svc)
+    if kueue:  # admitted against serving's ClusterQueue, at serving's priority
+        labels |= {"kueue.x-k8s.io/queue-name": SERVING_QUEUE, "kueue.x-k8s.io/priority-class": SERVING_PRIORITY_CLASS}
+    return labels
+
+
+def _served_model(svc: Service) -> str:
+    return svc.model_uri
+
+
+def _deployment(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str, Any]:
+    labels = _pod_labels(svc, kueue)
+    container = _container(svc, _vllm_args(svc, _served_model(svc)), svc.gpus_per_replica, True)
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(svc.name, ns, labels),
+            "spec": {"replicas": svc.replicas.min, "selector": {"matchLabels": app_labels(svc)},
+                     # one replica at a time: a surge replica needs GPUs that may be lent to training
+                     "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+                     "template": {"metadata": {"labels": labels}, "spec": _pod_spec(svc, pool, container)}}}
+
+
+def _leader_worker_set(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str, Any]:
+    labels = _pod_labels(svc, kueue)
+    per_node = svc.gpus_per_replica // svc.nodes_per_replica
+    leader_cmd = ["bash", MULTI_NODE_SCRIPT, "leader", "--ray_cluster_size=$(LWS_GROUP_SIZE);",
+                  *_vllm_args(svc, _served_model(svc))]
+    worker_cmd = ["bash", MULTI_NODE_SCRIPT, "worker", "--ray_address=$(LWS_LEADER_ADDRESS)"]
+    leader = {"metadata": {"labels": labels},
+              "spec": _pod_spec(svc, pool, _container(svc, leader_cmd, per_node, True))}
+    worker = {"metadata": {"labels": labels},
+              "spec": _pod_spec(svc, pool, _container(svc, worker_cmd, per_node, False))}
+    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+            "metadata": _meta(svc.name, ns, labels),
+            "spec": {"replicas": svc.replicas.min, "startupPolicy": "LeaderCreated",
+                     "rolloutStrategy": {"type": "RollingUpdate",
+                                         "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0}},
+                     "leaderWorkerTemplate": {
+                         "size": svc.nodes_per_replica,
+                         # a worker lost mid-decode leaves the Ray group broken: restart the whole group, but only
+                         # once every pod has started (slow image pulls would otherwise loop the group)
+                         "restartPolicy": "RecreateGroupAfterStart",
+                         "leaderTemplate": leader, "workerTemplate": worker}}}
+
+
+def _service(svc: Service, ns: str) -> dict[str, Any]:
+    selector = app_labels(svc)
+    if svc.nodes_per_replica > 1:
+        selector = {**selector, "leaderworkerset.sigs.k8s.io/worker-index": "0"}  # only leaders serve HTTP
+    return {"apiVersion": "v1", "kind": "Service", "metadata": _meta(svc.name, ns, app_labels(svc)),
+            "spec": {"type": "ClusterIP", "selector": selector,
+                     "ports": [{"name": "http", "port": PORT, "targetPort": PORT, "protocol": "TCP"}]}}
+
+
+def _pdb(svc: Service, ns: str) -> dict[str, Any]:
+    """Voluntary disruptions (node drains, upgrades) never take serving below its minimum replicas."""
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(svc.name, ns),
+            "spec": {"minAvailable": svc.replicas.min * svc.nodes_per_replica,
+                     "selector": {"matchLabels": app_labels(svc)}}}
+
+
+def prometheus_address(cloud: Cloud, project: str | None, override: str | None) -> str | None:
+    if override:
+        return override
+    if cloud == Cloud.GCP and project:  # Managed Service for Prometheus' query API (PromQL over HTTP)
+        return f"https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus"
+    return None
+
+
+def _scaled_object(svc: Service, serving: ServingSpec, ns: str, address: str | None,
+                   aws_region: str | None, running: int | None) -> dict[str, Any]:
+    a = serving.autoscaling
+    kind = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet") if svc.nodes_per_replica > 1 else ("apps/v1",
+                                                                                                  "Deployment")
+    match = f'namespace="{ns}",model_name="{svc.name}"'
+
+    def trigger(name: str, query: str, threshold: str, metric_type: str) -> dict[str, Any]:
+        t: dict[str, Any] = {"type": "prometheus", "name": name, "metricType": metric_type,
+                             "metadata": {"serverAddress": address or "", "query": query, "threshold": threshold},
+                             "authenticationRef": {"name": TRIGGER_AUTH}}
+        if aws_region:
+            t["metadata"]["awsRegion"] = aws_region  # SigV4 to Amazon Managed Service for Prometheus
+        return t
+
+    return {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": _meta(svc.name, ns),
+            "spec": {"scaleTargetRef": {"apiVersion": kind[0], "kind": kind[1], "name": svc.name},
+                     "minReplicaCount": svc.replicas.min, "maxReplicaCount": svc.replicas.max,
+                     "pollingInterval": a.polling_interval_seconds, "cooldownPeriod": a.cooldown_seconds,
+                     "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": {
+                         "stabilizationWindowSeconds": a.cooldown_seconds}}}},
+                     "triggers": [
+                         # requests waiting summed over replicas, divided by replicas by the HPA (AverageValue)
+                         trigger("waiting", f"sum(vllm:num_requests_waiting{{{match}}})",
+                                 str(a.waiting_requests_per_replica), "AverageValue"),
+                         trigger("kv-cache", f"avg(vllm:kv_cache_usage_perc{{{match}}})",
+                                 f"{a.kv_cache_usage:g}", "Value"),
+                         # requests in flight: grows with the load below saturation (the evidence row's Little's law)
+                         *([trigger("running", f"sum(vllm:num_requests_running{{{match}}})", str(running),
+                                    "AverageValue")] if running else [])]}}
+
+
+def _running(svc: Service, pool: PoolFacts) -> int | None:
+    ev = evidence(svc, pool.machine.gpu_model)
+    return None if ev is None else running_target(svc, ev)
+
+
+def _trigger_auth(ns: str, cloud: Cloud) -> dict[str, Any]:
+    """KEDA reads the metrics with its own workload identity (GCP) or EKS Pod Identity (AWS SigV4 to AMP)."""
+    provider = "gcp" if cloud == Cloud.GCP else "aws"
+    return {"apiVersion": "keda.sh/v1alpha1", "kind": "TriggerAuthentication", "metadata": _meta(TRIGGER_AUTH, ns),
+            "spec": {"podIdentity": {"provider": provider}}}
+
+
+def _pod_monitoring(svc: Service, ns: str) -> dict[str, Any]:
+    return {"apiVersion": "monitoring.googleapis.com/v1", "kind": "PodMonitoring", "metadata": _meta(svc.name, ns),
+            "spec": {"selector": {"matchLabels": app_labels(svc)},
+                     "endpoints": [{"port": PORT, "path": "/metrics", "interval": "15s"}]}}
+
+
+def inference_pool_values(svc: Service) -> dict[str, Any]:
+    """The ``inferencepool`` chart's values: the pool selects the service's serving pods; the endpoint picker runs
+    on the system pool with a request sized for it (the chart asks 4 CPUs, a whole default system node)."""
+    selector = app_labels(svc) if svc.nodes_per_replica == 1 else \
+        {**app_labels(svc), "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+    return {"inferencePool": {"targetPorts": [{"number": PORT}], "modelServerType": "vllm",
+                              "modelServers": {"matchLabels": selector}},
+            "inferenceExtension": {"replicas": 1, "image": {"pullPolicy": "IfNotPresent"},
+                                   "resources": {"requests": {"cpu": "1", "memory": "2Gi"},
+                                                 "limits": {"memory": "4Gi"}}},
+            "provider": {"name": "gke"}}
+
+
+def _gateway(ns: str) -> dict[str, Any]:
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": _meta(GATEWAY_NAME, ns),
+            "spec": {"gatewayClassName": GKE_GATEWAY_CLASS,
+                     "listeners": [{"name": "http", "protocol": "HTTP", "port": 80,
+                                    "allowedRoutes": {"namespaces": {"from": "Same"}}}]}}
+
+
+def _route(svc: Service, ns: str) -> dict[str, Any]:
+    """``/<service>/v1/...`` on the gateway -> ``/v1/...`` on the InferencePool (the endpoint picker chooses a pod)."""
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": _meta(svc.name, ns),
+            "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": GATEWAY_NAME}],
+                     "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": f"/{svc.name}"}}],
+                                "filters": [{"type": "URLRewrite", "urlRewrite": {
+                                    "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
+                                "backendRefs": [{"group": "inference.networking.k8s.io", "kind": "InferencePool",
+                                                 "name": svc.name}],
+                                "timeouts": {"request": "300s"}}]}}
+
+
+def _policies(ns: str, gke: bool, kueue: bool) -> list[dict[str, Any]]:
+    """Only the server port (and the endpoint picker's) is reachable from outside the namespace: default-deny
+    ingress (Kueue's team-namespace isolation already renders it there), then those ports."""
+    ports = [{"protocol": "TCP", "port": PORT}] + ([{"protocol": "TCP", "port": EPP_PORT},
+                                                    {"protocol": "TCP", "port": EPP_HEALTH_PORT}] if gke else [])
+
+    def pol(name: str, ingress: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(name, ns),
+                "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": ingress}}
+    return ([] if kueue else [pol("default-deny-ingress", [])]) + [pol("allow-serving-ports", [{"ports": ports}])]
+
+
+def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Cloud, region: str,
+                   project: str | None, kueue: bool) -> ServingObjects:
+    ns = serving.namespace
+    gke = cloud == Cloud.GCP
+    namespace = None if kueue else {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None, {
+        "pod-security.kubernetes.io/enforce": "baseline"})}
+    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": _meta(SERVING_PRIORITY_CLASS, None),
+          "value": serving.priority, "preemptionPolicy": "PreemptLowerPriority", "globalDefault": False,
+          "description": "Inference serving: above every training priority; training never preempts it."}
+    address = prometheus_address(cloud, project, serving.autoscaling.prometheus_url)
+    out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud))
+    for svc in serving.services:
+        pool = pools[svc.pool]
+        workload = _leader_worker_set(svc, pool, ns, kueue) if svc.nodes_per_replica > 1 else \
+            _deployment(svc, pool, ns, kueue)
+        out.services.append(ServiceObjects(
+            svc.name, workload, _service(svc, ns), _pdb(svc, ns),
+            _scaled_object(svc, serving, ns, address, None if gke else region, _running(svc, pool)),
+            _pod_monitoring(svc, ns) if gke else None, inference_pool_values(svc) if gke else None,
+            _route(svc, ns) if gke else None))
+    return out

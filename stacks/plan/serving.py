@@ -1,0 +1,264 @@
+"""Serving arithmetic shared by validation, the preview's cost table, the renderer and the what-if: does a replica fit
+(weights + KV cache ≤ GPU memory × GPUs × the server's share), what one replica carries at the SLO (from a measured
+throughput row, never guessed), how long a new replica takes to start, what a service costs, and the Kueue queue that
+holds serving's GPUs in the training cohort. Pure: no Pulumi, no rendering."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from catalog import CapacityType, Cloud, GpuModel
+from catalog.provisioning import load_provisioning
+from catalog.serving import (RUNAI_STREAMER_LOAD, VLLM_IMAGE, ModelCard, ThroughputRow, load_models,
+                             load_throughput)
+from stacks.plan.facts import PoolFacts
+from stacks.plan.pod_start import pod_start_plan
+from stacks.plan.start_time import factors, overhead_s, pool_start
+from stacks.spec.scheduling import PoolQuota, PriorityClass, Queue, SchedulingSpec
+from stacks.spec.serving import Precision, Service, ServingSpec
+from stacks.spec.stack import NodePool, StackSpec
+
+GIB = 1024 ** 3
+SERVING_QUEUE = "serving"
+"""The Kueue ClusterQueue (and LocalQueue) every service's pods are admitted through."""
+SERVING_PRIORITY_CLASS = "gpu-cluster-serving"
+"""The Kubernetes PriorityClass and Kueue WorkloadPriorityClass of serving pods."""
+PORT = 8000
+"""vLLM's OpenAI-compatible server port (`vllm serve` default)."""
+
+
+def model_card(svc: Service) -> ModelCard | None:
+    """The catalog's card, or one made of the user's numbers (``customModel``); None for an unknown name."""
+    if svc.custom_model is not None:
+        c = svc.custom_model
+        return ModelCard(f"custom ({svc.name})", round(c.parameters_billions * 1e9), c.layers, c.kv_heads, c.head_dim, "user-declared",
+                         "customModel in the stack file")
+    return load_models().get(svc.model or "")
+
+
+def kv_precision(svc: Service) -> Precision:
+    if svc.kv_cache_precision is not None:
+        return svc.kv_cache_precision
+    return Precision.FP8 if svc.precision in (Precision.FP8, Precision.FP4) else Precision.BF16
+
+
+def concurrency(svc: Service) -> int:
+    """Requests a replica holds at once: declared, or Little's law at peak with each request taking its SLO latency
+    (L = λW, W = TTFT + output tokens × TPOT)."""
+    if svc.max_concurrency is not None:
+        return svc.max_concurrency
+    per_replica = svc.traffic.peak_requests_per_second / svc.replicas.max
+    latency_s = (svc.slo.ttft_p99_ms + svc.traffic.output_tokens * svc.slo.tpot_p99_ms) / 1000
+    return max(1, math.ceil(per_replica * latency_s))
+
+
+@dataclass(frozen=True)
+class Fit:
+    gpu_gib: float
+    """Memory of one GPU."""
+    budget_gib: float
+    """GPU memory × GPUs per replica × the server's memory share."""
+    weights_gib: float
+    kv_gib: float
+    """KV cache needed: the larger of one full context and the concurrency at the mean request length."""
+    kv_tokens: int
+    kv_kib_per_token: float
+
+    @property
+    def needed_gib(self) -> float:
+        return self.weights_gib + self.kv_gib
+
+    @property
+    def missing_gib(self) -> float:
+        return max(0.0, self.needed_gib - self.budget_gib)
+
+    @property
+    def fits(self) -> bool:
+        return self.missing_gib == 0.0
+
+
+def fit(svc: Service, card: ModelCard, gpu_memory_gib: float) -> Fit:
+    kv_bytes = card.kv_bytes_per_token(kv_precision(svc).value)
+    tokens = max(svc.max_context_tokens, concurrency(svc) * (svc.traffic.input_tokens + svc.traffic.output_tokens))
+    return Fit(gpu_memory_gib, gpu_memory_gib * svc.gpus_per_replica * svc.gpu_memory_utilization,
+               card.weights_bytes(svc.precision.value) / GIB, tokens * kv_bytes / GIB, tokens, kv_bytes / 1024)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    row: ThroughputRow
+    requests_per_s_per_replica: float
+    """Output tokens/s per GPU × GPUs per replica ÷ the service's output tokens per request."""
+    same_server: bool
+    """The row was measured with the service's server (vLLM); else it is another engine's number."""
+
+
+def evidence(svc: Service, gpu: GpuModel, rows: tuple[ThroughputRow, ...] | None = None) -> Evidence | None:
+    """The best measured run of this model, GPU and precision whose measured p99 TTFT and TPOT are both within the
+    service's SLO (a run at a looser latency says nothing about this SLO). Runs with the service's own server win
+    over other engines'. None: no source measured it, and nothing is guessed."""
+    if svc.custom_model is not None or svc.model is None:
+        return None
+    rows = load_throughput() if rows is None else rows
+    ok = [r for r in rows if r.model == svc.model and r.gpu_model == gpu and r.precision == svc.precision.value
+          and r.p99_ttft_ms <= svc.slo.ttft_p99_ms and r.p99_tpot_ms <= svc.slo.tpot_p99_ms]
+    if not ok:
+        return None
+    best = max(ok, key=lambda r: (r.software == svc.server.value, r.output_tokens_per_s_per_gpu))
+    rps = best.output_tokens_per_s_per_gpu * svc.gpus_per_replica / svc.traffic.output_tokens
+    return Evidence(best, rps, best.software == svc.server.value)
+
+
+RUNNING_HEADROOM = 0.8
+"""Scale out when requests in flight reach this share of what a replica held in its measured run."""
+
+
+def running_target(svc: Service, ev: Evidence) -> int:
+    """Requests in flight per replica the autoscaler aims at: Little's law on the measured run (req/s per replica ×
+    the run's time in the server: p99 TTFT + output tokens × p99 TPOT), times the headroom. Unlike the waiting
+    queue, which stays empty until a replica saturates, this grows with the load, so replicas come before the SLO
+    breaks."""
+    in_server_s = (ev.row.p99_ttft_ms + svc.traffic.output_tokens * ev.row.p99_tpot_ms) / 1000
+    return max(1, math.floor(RUNNING_HEADROOM * ev.requests_per_s_per_replica * in_server_s))
+
+
+def replicas_at(svc: Service, ev: Evidence | None, requests_per_s: float) -> int:
+    """Replicas the load needs (within min … max); max when there is no evidence of what one carries."""
+    if ev is None:
+        return svc.replicas.max
+    return min(svc.replicas.max, max(svc.replicas.min, math.ceil(requests_per_s / ev.requests_per_s_per_replica)))
+
+
+def weights_load_s(card: ModelCard, svc: Service) -> float:
+    """Weights to GPU and the server ready on one node, scaled from the Run:ai streamer measurement: the bytes part
+    grows with the bytes each node loads, the engine start stays."""
+    ref = RUNAI_STREAMER_LOAD
+    per_node_gb = card.weights_bytes(svc.precision.value) / 1e9 / svc.nodes_per_replica
+    return ref.to_gpu_s * per_node_gb / ref.weights_gb + (ref.ready_s - ref.to_gpu_s)
+
+
+@dataclass(frozen=True)
+class ReplicaStart:
+    """What a new replica waits for, in seconds: a node (when none is running), the image, the pod start, the weights
+    and the server start. Read by validation (against the traffic's ramp) and the what-if (replica start)."""
+
+    node_s: float
+    pull_s: float
+    pull_how: str
+    pod_s: float
+    load_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.node_s + self.pull_s + self.pod_s + self.load_s
+
+
+def replica_start(cloud: Cloud, pool: NodePool, svc: Service, card: ModelCard, node_running: bool) -> ReplicaStart:
+    """``node_running``: the replica lands on a node that already runs (a fixed-size pool, or GPUs reclaimed from
+    training): no provisioning; its image is pulled unless the pool pre-pulls it."""
+    f = factors()
+    prov = load_provisioning().get((cloud, pool.capacity.type))
+    plan = pod_start_plan(cloud, pool)
+    start = pool_start(plan, 0.0 if node_running or prov is None else prov.provision_seconds,
+                       pool.pod_start.image_size_gb if pool.pod_start else None, f)
+    pull_s, how = (0.0, "pre-pulled") if node_running and plan.prepull else (start.pull_s, start.pull_how)
+    return ReplicaStart(start.provision_s, pull_s, how, overhead_s(svc.nodes_per_replica, f),
+                        weights_load_s(card, svc))
+
+
+def image(svc: Service) -> str:
+    return svc.image or VLLM_IMAGE
+
+
+@dataclass(frozen=True)
+class ServiceCost:
+    service: str
+    pool: str
+    usd_per_gpu_hour: float | None
+    usd_per_hour_min: float | None
+    usd_per_hour_max: float | None
+    replicas_at_peak: int
+    usd_per_million_output_tokens: float | None
+    """At peak, with the replicas the peak needs; None without evidence or a price."""
+    evidence: str
+
+
+def service_cost(svc: Service, pool: PoolFacts) -> ServiceCost:
+    per_gpu = pool.price.usd_per_hour / pool.machine.gpus if pool.price is not None and pool.machine.gpus else None
+    ev = evidence(svc, pool.machine.gpu_model)
+    at_peak = replicas_at(svc, ev, svc.traffic.peak_requests_per_second)
+    per_m = None
+    if per_gpu is not None and ev is not None:
+        tokens_per_h = svc.traffic.peak_requests_per_second * svc.traffic.output_tokens * 3600
+        per_m = at_peak * svc.gpus_per_replica * per_gpu / tokens_per_h * 1e6
+    gpus = svc.gpus_per_replica
+    return ServiceCost(
+        svc.name, svc.pool, per_gpu, None if per_gpu is None else svc.replicas.min * gpus * per_gpu,
+        None if per_gpu is None else svc.replicas.max * gpus * per_gpu, at_peak,
+        None if per_m is None else round(per_m, 4), ev.row.cite() if ev else "no evidence")
+
+
+def serving_gpus(serving: ServingSpec) -> dict[str, tuple[int, int]]:
+    """Pool -> (GPUs at min replicas, GPUs at max replicas) over every service."""
+    out: dict[str, tuple[int, int]] = {}
+    for svc in serving.services:
+        lo, hi = out.get(svc.pool, (0, 0))
+        out[svc.pool] = (lo + svc.replicas.min * svc.gpus_per_replica, hi + svc.replicas.max * svc.gpus_per_replica)
+    return out
+
+
+def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec) -> SchedulingSpec:
+    """The scheduling section plus serving's ClusterQueue and priority: nominal quota = GPUs at max replicas, never
+    borrowing (so no reclaim can ever preempt serving), lending all but the GPUs of ``replicas.min`` to the cohort
+    (training borrows them while serving is idle; ``reclaimWithinCohort`` takes them back when serving scales up).
+    Without a cohort there is no one to lend to: plain quota."""
+    quotas = []
+    for pool, (lo, hi) in serving_gpus(serving).items():
+        if sched.cohort is None:
+            quotas.append(PoolQuota(pool=pool, gpus=hi))
+        else:
+            quotas.append(PoolQuota(pool=pool, gpus=hi, borrowing_limit=0, lending_limit=hi - lo))
+    queue = Queue(name=SERVING_QUEUE, namespace=serving.namespace, quotas=quotas)
+    pc = PriorityClass(name=SERVING_PRIORITY_CLASS, value=serving.priority,
+                       description="Inference serving: above every training class, never preempted by training.")
+    return sched.model_copy(update={"queues": [*sched.queues, queue],
+                                    "priority_classes": [*sched.priority_classes, pc]})
+
+
+def spot_only(pool: PoolFacts) -> bool:
+    return pool.capacity == CapacityType.SPOT
+
+
+def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+    """Per service what a reviewer checks before deploy, in numbers (the preview's serving table): the fit (GiB
+    needed vs the server's budget), the evidence behind the SLO, capacity at max replicas vs the peak, and the price:
+    $/h at min and max replicas, $ per million output tokens at peak, next to the pool's $/GPU-h training pays."""
+    if spec.serving is None:
+        return []
+    pools = {f.name: f for f in facts}
+    rows = []
+    for svc in spec.serving.services:
+        pool = pools[svc.pool]
+        card = model_card(svc)
+        f = fit(svc, card, pool.machine.gpu_memory_gib_per_gpu) if card else None
+        ev = evidence(svc, pool.machine.gpu_model)
+        cost = service_cost(svc, pool)
+        rows.append({
+            "service": svc.name, "model": card.model if card else svc.model, "precision": svc.precision.value,
+            "pool": svc.pool, "gpu": pool.machine.gpu_model.value,
+            "workload": "LeaderWorkerSet" if svc.nodes_per_replica > 1 else "Deployment",
+            "gpusPerReplica": svc.gpus_per_replica, "nodesPerReplica": svc.nodes_per_replica,
+            "replicasMin": svc.replicas.min, "replicasMax": svc.replicas.max,
+            "neededGib": round(f.needed_gib, 1) if f else None, "budgetGib": round(f.budget_gib, 1) if f else None,
+            "peakRequestsPerSecond": svc.traffic.peak_requests_per_second,
+            "requestsPerSecondPerReplica": round(ev.requests_per_s_per_replica, 2) if ev else None,
+            "capacityAtMax": round(ev.requests_per_s_per_replica * svc.replicas.max, 1) if ev else None,
+            "evidence": ev.row.cite() if ev else "no evidence",
+            "replicasAtPeak": cost.replicas_at_peak,
+            "usdPerGpuHour": None if cost.usd_per_gpu_hour is None else round(cost.usd_per_gpu_hour, 4),
+            "usdPerHourMin": None if cost.usd_per_hour_min is None else round(cost.usd_per_hour_min, 2),
+            "usdPerHourMax": None if cost.usd_per_hour_max is None else round(cost.usd_per_hour_max, 2),
+            "usdPerMillionOutputTokens": cost.usd_per_million_output_tokens,
+        })
+    return rows

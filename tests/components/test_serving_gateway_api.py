@@ -1,0 +1,18 @@
+"""GKE clusters that serve turn on the Gateway controller (the inference Gateway needs it); other clusters keep the
+field out, so their recorded inputs do not change."""
+from __future__ import annotations
+
+from tests.support.helm.examples import recording
+
+
+def _cluster_inputs(stack: str) -> dict:
+    (cluster,) = [r for r in recording(stack).resources if r.type == "gcp:container/cluster:Cluster"]
+    return cluster.inputs
+
+
+def test_a_serving_gke_cluster_enables_the_gateway_api():
+    assert _cluster_inputs("gke-serving")["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
+
+
+def test_a_gke_cluster_without_serving_leaves_it_out():
+    assert "gatewayApiConfig" not in _cluster_inputs("gke-kueue")
