@@ -154,8 +154,8 @@ def fabric_policy(needs: FabricNeeds) -> dict[str, Any]:
                                                        "has(v.hostPath)).map(v, v.name) : []"},
                  {"name": "sidecarOnly", "expression": _volumes_with(needs.sidecar_only_paths)},
                  {"name": "readOnly", "expression": _volumes_with(needs.read_only_paths)}]
-    return _policy(FABRIC_POLICY, variables, validations(_is_sidecar("c", needs)) + _sidecar_validations(needs)
-                   + _host_path_validations(needs))
+    return validating_policy(FABRIC_POLICY, variables, validations(_is_sidecar("c", needs))
+                             + _sidecar_validations(needs) + _host_path_validations(needs))
 
 
 def device_regex(paths: Sequence[str]) -> str:
@@ -194,7 +194,7 @@ def device_policy(needs: FabricNeeds, namespaces: Sequence[str] | None) -> dict[
          "message": f"a pod with device annotations must hold the node's GPUs ({GPU_RESOURCE} limit "
                     f"{' or '.join(str(n) for n in needs.gpus_per_node)})"},
     ]
-    return _policy(DEVICE_POLICY, variables, checks)
+    return validating_policy(DEVICE_POLICY, variables, checks)
 
 
 def exec_policy(needs: FabricNeeds) -> dict[str, Any]:
@@ -203,7 +203,7 @@ def exec_policy(needs: FabricNeeds) -> dict[str, Any]:
     rendered command use. Without a container name the API server picks one for the caller, so that is refused too
     (the PodExecOptions do not say which pod's containers are there to pick from)."""
     names = [s.name for s in needs.sidecars]
-    policy = _policy(EXEC_POLICY, [], [{
+    policy = validating_policy(EXEC_POLICY, [], [{
         "expression": f"has(object.container) && object.container != '' && !(object.container in {cel_list(names)})",
         "message": f"exec and attach must name the container (kubectl exec -c <container>), and never the GPU "
                    f"fabric's sidecar ({', '.join(names)}): it holds NET_ADMIN and the host's /sys"}], rule=EXEC_RULE)
@@ -211,7 +211,7 @@ def exec_policy(needs: FabricNeeds) -> dict[str, Any]:
     return policy
 
 
-def _policy(name: str, variables: list[dict[str, str]], checks: list[dict[str, str]],
+def validating_policy(name: str, variables: list[dict[str, str]], checks: list[dict[str, str]],
             rule: dict[str, Any] = POD_RULE) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy",
             "metadata": {"name": name, "labels": dict(LABELS)},
