@@ -98,8 +98,9 @@ def stack_needs(pools: Sequence[PoolFacts]) -> FabricNeeds:
 
 
 def _is_sidecar(c: str, needs: FabricNeeds) -> str:
-    """CEL: container ``c`` is one of the fabric's sidecars exactly as rendered (``render/sidecar_cel.py``)."""
-    return is_sidecar(c, needs.sidecars)
+    """CEL: container ``c`` is one of the fabric's sidecars exactly as rendered (``render/sidecar_cel.py``), by
+    name from ``variables.exactSidecars`` (container names are unique in a pod; the long match runs once)."""
+    return f"({c}.name in variables.exactSidecars)" if needs.sidecars else "false"
 
 
 def _sidecar_validations(needs: FabricNeeds) -> list[dict[str, str]]:
@@ -153,6 +154,9 @@ def fabric_policy(needs: FabricNeeds) -> dict[str, Any]:
                  {"name": "hostVolumes", "expression": "has(object.spec.volumes) ? object.spec.volumes.filter(v, "
                                                        "has(v.hostPath)).map(v, v.name) : []"},
                  {"name": "sidecarOnly", "expression": _volumes_with(needs.sidecar_only_paths)},
+                 {"name": "exactSidecars", "expression": "variables.containers.filter(c, c.name in "
+                                                         f"{cel_list(s.name for s in needs.sidecars)}).filter(c, "
+                                                         f"{is_sidecar('c', needs.sidecars)}).map(c, c.name)"},
                  {"name": "readOnly", "expression": _volumes_with(needs.read_only_paths)}]
     return validating_policy(FABRIC_POLICY, variables, validations(_is_sidecar("c", needs))
                              + _sidecar_validations(needs) + _host_path_validations(needs))
