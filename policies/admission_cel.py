@@ -95,8 +95,10 @@ def policy_refusals(policy: dict[str, Any], req: Request, first: bool = False) -
 
 def _matches(policy: dict[str, Any], req: Request) -> bool:
     rules = as_list(dig(policy, "spec", "matchConstraints", "resourceRules"))
+    wildcards = ("*/*",) if "/" in req.resource else ("*", "*/*")  # "*/*" also matches subresources
     return any(req.operation in as_list(as_dict(r).get("operations")) and
-               (req.resource in as_list(as_dict(r).get("resources")) or "*" in as_list(as_dict(r).get("resources")))
+               (req.resource in as_list(as_dict(r).get("resources"))
+                or any(w in as_list(as_dict(r).get("resources")) for w in wildcards))
                for r in rules)
 
 

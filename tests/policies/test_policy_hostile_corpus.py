@@ -87,3 +87,24 @@ def test_a_policy_that_only_names_the_fields_is_a_violation(pack):
                                                        "== 4", "message": "baseline"}]
     text = _admitted(pack, changed(recorded("gke-flex-start-tas"), VAP, FABRIC, keywords))
     assert "privileged container; host PID namespace; host network namespace" in text
+
+
+# -- security-fleet-worker-token ----------------------------------------------------------------------------------
+TOKEN = "security-fleet-worker-token"
+CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
+
+
+@pytest.mark.parametrize("stack", ["fleet-gke", "fleet-eks"])
+def test_the_worker_token_rule_passes_on_the_workers(pack, stack):
+    assert ours(pack.stack(recorded(stack)), TOKEN) == []
+
+
+def test_a_worker_token_that_may_create_pods_in_kube_system_is_a_violation(pack):
+    """The token as it was: the sample's ClusterRole (create, delete ...) and no worker-side policy."""
+    resources = without(recorded("fleet-gke"), lambda r: r.type == BINDING and r.name.startswith(
+        "fleet-worker-token-policy"))
+    resources = changed(resources, CLUSTER_ROLE, "fleet-worker-role",
+                        lambda p: p["rules"][0]["verbs"].extend(["create", "delete"]))
+    (found,) = ours(pack.stack(resources), TOKEN)
+    assert "observed: ClusterRole multikueue-sa-role grants create, delete cluster-wide; a pod created with the token " \
+           "in kube-system is admitted" in found[2]

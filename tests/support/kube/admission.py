@@ -99,7 +99,9 @@ def psa_baseline_failures(pod: dict[str, Any]) -> list[str]:
 
 
 def _matches(policy: dict[str, Any], operation: str, resource: str) -> bool:
-    return any(operation in r["operations"] and resource in r["resources"]
+    wildcard = "*/*" if "/" in resource else "*"  # "*": every resource, "*/*": every subresource too
+    return any(operation in r["operations"] and (resource in r["resources"] or wildcard in r["resources"]
+                                                 or "*/*" in r["resources"])
                for r in policy["spec"]["matchConstraints"]["resourceRules"])
 
 
