@@ -7,6 +7,7 @@ import pulumi
 from stacks.plan.kueue_topology import namespace_of
 from stacks.plan.stack import StackPlan
 from render.admission import admission_objects
+from render.fleet_manager import queue_namespace
 from render.quota_admission import quota_objects
 from render.slurm_values import SLURM_NAMESPACE
 
@@ -15,12 +16,13 @@ def build_admission(plan: StackPlan, cluster: pulumi.Resource, k8s_provider) -> 
     """The AdmissionPolicies component (or nothing when no pool's fabric needs host access and no team namespace
     has a queue); what it guards (team namespaces, the device injector, Kueue) must wait for the returned
     resources."""
-    teams = dict(plan.kueue.namespaces) if plan.kueue is not None else None
+    by_pool = dict(plan.kueue.namespaces) if plan.kueue is not None else None
     slurm = SLURM_NAMESPACE if plan.slurm is not None else None
-    objects = admission_objects(list(plan.facts), teams, slurm)
-    if plan.kueue is not None:
-        queues = plan.kueue.scheduling.queues
-        objects += quota_objects([namespace_of(q) for q in queues], katib=plan.kueue.katib)
+    objects = admission_objects(list(plan.facts), by_pool, slurm)
+    teams = [namespace_of(q) for q in plan.kueue.scheduling.queues] if plan.kueue is not None else []
+    if plan.fleet is not None and not plan.fleet.worker:  # a manager's tenants submit to the fleet queues
+        teams += [queue_namespace(q) for q in plan.fleet.section.queues]
+    objects += quota_objects(teams, katib=plan.kueue.katib if plan.kueue is not None else False)
     if not objects:
         return []
     from components.k8s.admission_policies import AdmissionPolicies

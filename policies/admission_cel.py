@@ -81,7 +81,7 @@ def policy_refusals(policy: dict[str, Any], req: Request, first: bool = False) -
         value = _eval(str(as_dict(var).get("expression")), activation)
         if value is None:
             return [f"variable {as_dict(var).get('name')} fails to evaluate"]
-        variables[celpy.celtypes.StringType(as_dict(var).get("name"))] = value
+        variables[celpy.celtypes.StringType(str(as_dict(var).get("name")))] = value
     activation["variables"] = celpy.celtypes.MapType(variables)
     out = []
     for check in (as_dict(c) for c in as_list(spec.get("validations"))):

@@ -1,14 +1,16 @@
 """Pool facts + the namespaces jobs run in -> the ValidatingAdmissionPolicies that keep tenants in their lane. Pure.
 
-Two policies, each with its binding, both derived from what the renderers put into pods (``render/fabric_pod.py``
+Three policies, each with its binding, all derived from what the renderers put into pods (``render/fabric_pod.py``
 through the Trainer runtimes and the Slinky NodeSets), so a change to the fabric's pods changes what is admitted:
 
 - ``gpu-cluster-fabric-pods``, bound to the team namespaces whose queues have quota on a GKE GPUDirect pool (their
   Pod Security label must say ``privileged``, because Pod Security admission cannot make an exception for one
   container): Pod Security ``baseline`` in CEL (``render/pod_security_cel.py``) plus exactly the fabric's needs:
   the fabric's hostPath volumes (exact paths; read-only where every rendered mount is; ``/sys``-like paths only in
-  the sidecar), and capabilities beyond baseline only on the RxDM sidecar with the catalog's pinned image and the
-  rendered command.
+  the sidecar), and capabilities beyond baseline only on the RxDM sidecar exactly as rendered
+  (``render/sidecar_cel.py``), which no ephemeral container may target.
+- ``gpu-cluster-fabric-exec``, bound where the fabric policy is: exec and attach only into a named container that is
+  not the sidecar.
 - ``gpu-cluster-device-annotations``, cluster-wide (``kube-system`` aside): the NRI device injector adds any host
   device a pod names in a ``devices.gke.io/*`` annotation, after admission. Only ``devices.gke.io/container.<sidecar>``
   is admitted, only in the namespaces fabric jobs run in, only naming the GPU devices the renderer lists, only for the

@@ -74,7 +74,7 @@ def sidecar_of(container: Mapping[str, Any], volumes: Mapping[str, Mapping[str, 
                    env=tuple((e["name"], e["value"]) for e in container.get("env", ())),
                    mounts=mounts, sources=tuple(sources))
     cel_list([out.name, out.image, *out.command, *(x for pair in out.env for x in pair), *(x for m in mounts
-              for x in m[:2]), *(s[2] for s in out.sources)])  # raises on a value CEL cannot quote as is
+              for x in m[:2]), *(src[2] for src in out.sources)])  # raises on a value CEL cannot quote as is
     return out
 
 

@@ -52,3 +52,14 @@ def test_the_cluster_role_only_reads_and_roles_write_only_in_team_namespaces(wor
     writers = sorted(o["metadata"]["namespace"] for o in objects if o["kind"] == "RoleBinding"
                      and any(s.get("name") == "multikueue-sa" for s in o["subjects"]))
     assert writers == teams
+
+
+@pytest.mark.parametrize("stack", ["fleet-gke", "fleet-eks", "eks-kueue"])
+def test_the_new_admission_objects_are_valid_kubernetes_objects(stack):
+    import kubernetes_validate
+
+    from tests.support.kube.schema import K8S_VERSION
+    objects = [o for o in k8s_objects(recording(stack)) if o["apiVersion"].startswith("admissionregistration")]
+    assert {o["metadata"]["name"] for o in objects} >= {"gpu-cluster-quota"}
+    for obj in objects:
+        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
