@@ -8,6 +8,7 @@ from components.eks.cluster import EksCluster
 from components.eks.cluster_autoscaler import ClusterAutoscaler
 from components.eks.gpu_node_group import EksGpuNodeGroup
 from components.eks.node_monitoring import EksNodeMonitoring
+from compose.admission import build_admission
 from compose.built import BuiltCluster
 from compose.fleet import admitted_manager_egress
 from compose.layers import build_cluster_layers
@@ -31,7 +32,7 @@ def build_eks(plan: StackPlan, account_id_secret: bool = False) -> BuiltCluster:
                           opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cluster]))
     assert cluster.ref.k8s_provider is not None  # EksCluster always sets it (the field is optional for other refs)
     queued = any(f.queued is not None for f in plan.facts)
-    kueue_after: list[pulumi.Resource] = []
+    kueue_after: list[pulumi.Resource] = build_admission(plan, cluster, cluster.ref.k8s_provider)
     if c.cluster_autoscaler:  # EKS node groups scale only when something in the cluster resizes them
         autoscaler = ClusterAutoscaler(
             "cluster-autoscaler", cluster.ref, c.create, spec.labels, after=[cluster],

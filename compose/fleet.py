@@ -10,6 +10,7 @@ import pulumi
 from components.charts import KUEUE
 from stacks.plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetPlan
 from stacks.plan.fleet_egress import EgressSource
+from stacks.plan.kueue_topology import namespace_of
 from stacks.plan.stack import StackPlan
 from render.fleet_manager import multikueue_config, queue_namespace, render_manager
 from render.kueue_config import INTEGRATIONS, fleet_manager_values
@@ -32,7 +33,8 @@ def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.
         from components.k8s.fleet_worker import FleetWorker
         worker = FleetWorker("fleet-worker", plan.cluster.name, getattr(cluster, "endpoint"),
                              section.token_generation, fleet.gpus_per_node, after=[k for k in (kueue,) if k is not None],
-                             runtimes_after=[t for t in (trainer,) if t is not None], opts=opts)
+                             runtimes_after=[t for t in (trainer,) if t is not None], opts=opts,
+                             namespaces=[namespace_of(q) for q in plan.kueue.scheduling.queues] if plan.kueue else [])
         return FleetExports({KUBECONFIG_OUTPUT: worker.kubeconfig, FACTS_OUTPUT: worker_facts(plan, fleet)})
     from components.k8s.fleet_manager import FleetManager
     refs = {w.name: pulumi.StackReference(f"fleet-{w.name}", stack_name=w.stack) for w in section.workers}

@@ -1,14 +1,16 @@
 """Pool facts + the namespaces jobs run in -> the ValidatingAdmissionPolicies that keep tenants in their lane. Pure.
 
-Two policies, each with its binding, both derived from what the renderers put into pods (``render/fabric_pod.py``
+Three policies, each with its binding, all derived from what the renderers put into pods (``render/fabric_pod.py``
 through the Trainer runtimes and the Slinky NodeSets), so a change to the fabric's pods changes what is admitted:
 
 - ``gpu-cluster-fabric-pods``, bound to the team namespaces whose queues have quota on a GKE GPUDirect pool (their
   Pod Security label must say ``privileged``, because Pod Security admission cannot make an exception for one
   container): Pod Security ``baseline`` in CEL (``render/pod_security_cel.py``) plus exactly the fabric's needs:
   the fabric's hostPath volumes (exact paths; read-only where every rendered mount is; ``/sys``-like paths only in
-  the sidecar), and capabilities beyond baseline only on the RxDM sidecar with the catalog's pinned image and the
-  rendered command.
+  the sidecar), and capabilities beyond baseline only on the RxDM sidecar exactly as rendered
+  (``render/sidecar_cel.py``), which no ephemeral container may target.
+- ``gpu-cluster-fabric-exec``, bound where the fabric policy is: exec and attach only into a named container that is
+  not the sidecar.
 - ``gpu-cluster-device-annotations``, cluster-wide (``kube-system`` aside): the NRI device injector adds any host
   device a pod names in a ``devices.gke.io/*`` annotation, after admission. Only ``devices.gke.io/container.<sidecar>``
   is admitted, only in the namespaces fabric jobs run in, only naming the GPU devices the renderer lists, only for the
@@ -21,6 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from render.fabric_pod import PodFabric, pod_fabric
 from render.pod_security_cel import CONTAINER_VARIABLES, cel_list, validations
+from render.sidecar_cel import Sidecar, is_sidecar, sidecar_of
 from stacks.plan.facts import PoolFacts
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -40,14 +43,6 @@ EXEC_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CONNECT"]
 """``kubectl exec`` / ``attach`` is a CONNECT request whose ``object`` is the PodExecOptions / PodAttachOptions."""
 POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
             "resources": ["pods", "pods/ephemeralcontainers"]}
-
-
-@dataclass(frozen=True)
-class Sidecar:
-    name: str
-    image: str
-    command: tuple[str, ...]
-    capabilities: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -77,8 +72,7 @@ def fabric_needs(fabrics: Iterable[PodFabric | None], gpus: Iterable[int] = ()) 
         for path in by_volume.values():
             paths.setdefault(path, {"main": False, "rw": False})
         for s in f.sidecars:
-            caps = tuple(s.get("securityContext", {}).get("capabilities", {}).get("add", ()))
-            sidecars[s["name"]] = Sidecar(s["name"], s["image"], tuple(s.get("command", ())), caps)
+            sidecars[s["name"]] = sidecar_of(s, {v["name"]: v for v in f.volumes})
             for m in s.get("volumeMounts", ()):
                 if m["name"] in by_volume and not m.get("readOnly"):
                     paths[by_volume[m["name"]]]["rw"] = True
@@ -106,23 +100,31 @@ def stack_needs(pools: Sequence[PoolFacts]) -> FabricNeeds:
 
 
 def _is_sidecar(c: str, needs: FabricNeeds) -> str:
-    """CEL: container ``c`` is one of the fabric's sidecars, as rendered (name, pinned image, command, no args)."""
-    if not needs.sidecars:
-        return "false"
-    return "(" + " || ".join(
-        f"({c}.name == '{s.name}' && {c}.image == '{s.image}' && has({c}.command) && "
-        f"{c}.command == {cel_list(s.command)} && !has({c}.args))" for s in needs.sidecars) + ")"
+    """CEL: container ``c`` is one of the fabric's sidecars exactly as rendered (``render/sidecar_cel.py``), by
+    name from ``variables.exactSidecars`` (container names are unique in a pod; the long match runs once)."""
+    return f"({c}.name in variables.exactSidecars)" if needs.sidecars else "false"
 
 
-def _sidecar_caps(c: str, needs: FabricNeeds) -> str:
-    """CEL: ``c`` is a sidecar adding no capability beyond what the renderer gives that sidecar."""
+def _sidecar_validations(needs: FabricNeeds) -> list[dict[str, str]]:
+    """A container named like the sidecar is the rendered sidecar; nothing else reaches into it."""
     if not needs.sidecars:
-        return "false"
-    return "(" + " || ".join(
-        f"({c}.name == '{s.name}' && {c}.image == '{s.image}' && has({c}.command) && "
-        f"{c}.command == {cel_list(s.command)} && !has({c}.args) && "
-        f"{c}.securityContext.capabilities.add.all(cap, cap in {cel_list(s.capabilities)}))"
-        for s in needs.sidecars) + ")"
+        return []
+    names = cel_list(s.name for s in needs.sidecars)
+    listed = ", ".join(s.name for s in needs.sidecars)
+    return [
+        {"expression": f"variables.containers.all(c, !(c.name in {names}) || {_is_sidecar('c', needs)})",
+         "message": f"a container named {listed} must be the GPU fabric's sidecar exactly as rendered: the pinned "
+                    "image and command, the rendered env, volume mounts (no subPath, the rendered volumes), "
+                    "securityContext and restartPolicy, and no args, workingDir, envFrom, probes, lifecycle hooks, "
+                    "ports or tty; remove the container and let the training runtime add it"},
+        {"expression": "variables.ephemeral.all(c, !has(c.targetContainerName) || "
+                       f"!(c.targetContainerName in {names}))",
+         "message": f"ephemeral containers may not target the GPU fabric's sidecar ({listed}): they would share its "
+                    "processes, which hold NET_ADMIN and the host's /sys"},
+        {"expression": "!(has(object.spec.shareProcessNamespace) && object.spec.shareProcessNamespace) || "
+                       f"!variables.containers.exists(c, c.name in {names})",
+         "message": f"a pod with the GPU fabric's sidecar ({listed}) may not share its process namespace"},
+    ]
 
 
 def _host_path_validations(needs: FabricNeeds) -> list[dict[str, str]]:
@@ -154,9 +156,12 @@ def fabric_policy(needs: FabricNeeds) -> dict[str, Any]:
                  {"name": "hostVolumes", "expression": "has(object.spec.volumes) ? object.spec.volumes.filter(v, "
                                                        "has(v.hostPath)).map(v, v.name) : []"},
                  {"name": "sidecarOnly", "expression": _volumes_with(needs.sidecar_only_paths)},
+                 {"name": "exactSidecars", "expression": "variables.containers.filter(c, c.name in "
+                                                         f"{cel_list(s.name for s in needs.sidecars)}).filter(c, "
+                                                         f"{is_sidecar('c', needs.sidecars)}).map(c, c.name)"},
                  {"name": "readOnly", "expression": _volumes_with(needs.read_only_paths)}]
-    return _policy(FABRIC_POLICY, variables,
-                   validations(_sidecar_caps("c", needs)) + _host_path_validations(needs))
+    return validating_policy(FABRIC_POLICY, variables, validations(_is_sidecar("c", needs))
+                             + _sidecar_validations(needs) + _host_path_validations(needs))
 
 
 def device_regex(paths: Sequence[str]) -> str:
@@ -195,22 +200,24 @@ def device_policy(needs: FabricNeeds, namespaces: Sequence[str] | None) -> dict[
          "message": f"a pod with device annotations must hold the node's GPUs ({GPU_RESOURCE} limit "
                     f"{' or '.join(str(n) for n in needs.gpus_per_node)})"},
     ]
-    return _policy(DEVICE_POLICY, variables, checks)
+    return validating_policy(DEVICE_POLICY, variables, checks)
 
 
 def exec_policy(needs: FabricNeeds) -> dict[str, Any]:
-    """No ``kubectl exec``/``attach`` into the fabric's sidecar: inside it a tenant would hold ``NET_ADMIN`` and a
-    writable host ``/sys`` and ``/proc/sys``, which the admission policies let only the rendered command use."""
+    """``kubectl exec``/``attach`` only into a named container that is not the fabric's sidecar: inside it a tenant
+    would hold ``NET_ADMIN`` and a writable host ``/sys`` and ``/proc/sys``, which the admission policies let only the
+    rendered command use. Without a container name the API server picks one for the caller, so that is refused too
+    (the PodExecOptions do not say which pod's containers are there to pick from)."""
     names = [s.name for s in needs.sidecars]
-    policy = _policy(EXEC_POLICY, [], [{
-        "expression": f"!has(object.container) || !(object.container in {cel_list(names)})",
-        "message": f"exec and attach into the GPU fabric's sidecar ({', '.join(names)}) are refused: it holds "
-                   "NET_ADMIN and the host's /sys"}], rule=EXEC_RULE)
+    policy = validating_policy(EXEC_POLICY, [], [{
+        "expression": f"has(object.container) && object.container != '' && !(object.container in {cel_list(names)})",
+        "message": f"exec and attach must name the container (kubectl exec -c <container>), and never the GPU "
+                   f"fabric's sidecar ({', '.join(names)}): it holds NET_ADMIN and the host's /sys"}], rule=EXEC_RULE)
     del policy["spec"]["variables"]
     return policy
 
 
-def _policy(name: str, variables: list[dict[str, str]], checks: list[dict[str, str]],
+def validating_policy(name: str, variables: list[dict[str, str]], checks: list[dict[str, str]],
             rule: dict[str, Any] = POD_RULE) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy",
             "metadata": {"name": name, "labels": dict(LABELS)},

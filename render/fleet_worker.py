@@ -11,21 +11,30 @@ states those rules; a test parses the result with the Kubernetes Python client).
 The sample role has no rule for Kubeflow Trainer's TrainJob, which the fleet dispatches: MultiKueue's TrainJob adapter
 creates, reads, watches and deletes the copy on the worker with this identity, so the rule is added here (and the
 sample's kinds the fleet does not dispatch, Ray, AppWrapper, Kubeflow v1 jobs, pods, are left out).
+
+Least privilege (the sample grants everything cluster-wide, ``kube-system`` included): the ClusterRole only reads
+(MultiKueue watches the worker's Workloads across namespaces), and the writes (create, delete; update and patch of
+Workloads) come from a Role in each mirrored team namespace. A worker-side admission policy, bound to every namespace,
+refuses the token any write outside them (:func:`token_admission_objects`), should RBAC ever grow.
 """
 from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any
+from typing import Any, Sequence
 
 import yaml
 
+from render.admission import API_VERSION, LABELS, validating_policy
 from render.fleet import FLEET_PART_OF
 from render.kueue_config import INTEGRATIONS
+from render.pod_security_cel import cel_list
 
 NAMESPACE = "kueue-system"
 SERVICE_ACCOUNT = "multikueue-sa"
 JOB_VERBS = ["create", "delete", "get", "list", "watch"]
+READ_VERBS = ["get", "list", "watch"]
+TOKEN_POLICY = "gpu-cluster-fleet-token"
 KIND_OF_INTEGRATION = {"batch/job": ("batch", "jobs"), "jobset.x-k8s.io/jobset": ("jobset.x-k8s.io", "jobsets"),
                        "trainer.kubeflow.org/trainjob": ("trainer.kubeflow.org", "trainjobs"), "pod": ("", "pods")}
 """API group and resource of each Kueue integration gpu-cluster enables (``render/kueue_config.INTEGRATIONS``): the
@@ -38,24 +47,41 @@ def token_secret_name(generation: int) -> str:
     return f"{SERVICE_ACCOUNT}-token-{generation}"
 
 
+def username() -> str:
+    return f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
+
+
 def cluster_role_rules() -> list[dict[str, Any]]:
+    """Cluster-wide, read only."""
     rules: list[dict[str, Any]] = []
     for group, resource in DISPATCHED_KINDS:
-        rules.append({"apiGroups": [group], "resources": [resource], "verbs": list(JOB_VERBS)})
+        rules.append({"apiGroups": [group], "resources": [resource], "verbs": list(READ_VERBS)})
         rules.append({"apiGroups": [group], "resources": [f"{resource}/status"], "verbs": ["get"]})
     rules += [
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": [*JOB_VERBS, "update", "patch"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues"],
-         "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": list(READ_VERBS)},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues"], "verbs": list(READ_VERBS)},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get"]},
     ]
     return rules
 
 
-def worker_access_objects(generation: int) -> list[dict[str, Any]]:
-    """ServiceAccount, ClusterRole, ClusterRoleBinding and the token Secret, in creation order."""
+def namespace_role_rules() -> list[dict[str, Any]]:
+    """In each mirrored namespace: the writes MultiKueue makes there."""
+    rules: list[dict[str, Any]] = [{"apiGroups": [group], "resources": [resource], "verbs": ["create", "delete"]}
+                                   for group, resource in DISPATCHED_KINDS]
+    rules += [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["create", "delete", "update", "patch"]},
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["patch", "update"]},
+    ]
+    return rules
+
+
+def worker_access_objects(generation: int, namespaces: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """ServiceAccount, ClusterRole (read), its binding, a Role and RoleBinding per mirrored namespace (write), and the
+    token Secret, in creation order."""
     meta = {"labels": dict(FLEET_PART_OF)}
-    return [
+    subject = {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}
+    out: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "ServiceAccount",
          "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE, **meta}},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
@@ -63,11 +89,39 @@ def worker_access_objects(generation: int) -> list[dict[str, Any]]:
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
          "metadata": {"name": f"{SERVICE_ACCOUNT}-crb", **meta},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{SERVICE_ACCOUNT}-role"},
-         "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}]},
-        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
-         "metadata": {"name": token_secret_name(generation), "namespace": NAMESPACE,
-                      "annotations": {"kubernetes.io/service-account.name": SERVICE_ACCOUNT}, **meta}},
+         "subjects": [subject]},
     ]
+    for ns in dict.fromkeys(namespaces):
+        out += [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": f"{SERVICE_ACCOUNT}-writer", "namespace": ns, **meta},
+             "rules": namespace_role_rules()},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": f"{SERVICE_ACCOUNT}-writer", "namespace": ns, **meta},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{SERVICE_ACCOUNT}-writer"},
+             "subjects": [subject]},
+        ]
+    out.append({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                "metadata": {"name": token_secret_name(generation), "namespace": NAMESPACE,
+                             "annotations": {"kubernetes.io/service-account.name": SERVICE_ACCOUNT}, **meta}})
+    return out
+
+
+def token_admission_objects(namespaces: Sequence[str]) -> list[dict[str, Any]]:
+    """The policy refusing the manager's token any write outside the mirrored namespaces, and its binding to every
+    namespace (``kube-system`` included: no namespaceSelector)."""
+    policy = validating_policy(TOKEN_POLICY, [], [{
+        "expression": f"request.userInfo.username != '{username()}' || "
+                      f"request.namespace in {cel_list(list(dict.fromkeys(namespaces)))}",
+        "message": "the fleet manager's token may only write in the mirrored namespaces: "
+                   + (", ".join(dict.fromkeys(namespaces)) or "none")}],
+        rule={"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE", "DELETE", "CONNECT"],
+              "resources": ["*", "*/*"]})
+    del policy["spec"]["variables"]
+    binding = {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
+               "metadata": {"name": TOKEN_POLICY, "labels": dict(LABELS)},
+               "spec": {"policyName": TOKEN_POLICY, "validationActions": ["Deny"]}}
+    return [policy, binding]
 
 
 def server_url(endpoint: str) -> str:

@@ -1,6 +1,7 @@
-"""The ValidatingAdmissionPolicies (and bindings) that keep tenants in their lane, rendered by
-``render/admission.py``: Pod Security baseline plus exactly the GPU fabric's needs in fabric team namespaces, and
-the cluster-wide limits on ``devices.gke.io`` annotations (the NRI device injector's input)."""
+"""The ValidatingAdmissionPolicies (and bindings) that keep tenants in their lane: ``render/admission.py`` (Pod
+Security baseline plus exactly the GPU fabric's needs in fabric team namespaces, the cluster-wide limits on
+``devices.gke.io`` annotations) and ``render/quota_admission.py`` (no side doors round Kueue's quota in every team
+namespace)."""
 from __future__ import annotations
 
 from typing import Any, Sequence

@@ -9,12 +9,13 @@ import pulumi_kubernetes as k8s
 
 from components.k8s.custom_resources import custom_resource
 from render.fleet import fleet_runtimes
-from render.fleet_worker import worker_access_objects, worker_kubeconfig
+from render.fleet_worker import token_admission_objects, worker_access_objects, worker_kubeconfig
 
 
 class FleetWorker(pulumi.ComponentResource):
-    """In ``kueue-system``: the ServiceAccount ``multikueue-sa``, a ClusterRole for the dispatched job kinds and its
-    binding, and a ``kubernetes.io/service-account-token`` Secret named after ``token_generation`` (raising the
+    """In ``kueue-system``: the ServiceAccount ``multikueue-sa``, a read-only ClusterRole for the dispatched job kinds
+    and its binding, a Role writing them in each mirrored namespace (``namespaces``), the admission policy refusing
+    the token any write elsewhere, and a ``kubernetes.io/service-account-token`` Secret named after ``token_generation`` (raising the
     generation replaces it, which revokes the old token). ``kubeconfig`` (a Pulumi secret) holds the API endpoint, the
     cluster CA and that static token, as MultiKueue accepts it. Once Trainer is ready, the fleet runtimes
     ``fleet-<gpu model>`` of this cluster's GPU models.
@@ -24,16 +25,30 @@ class FleetWorker(pulumi.ComponentResource):
 
     def __init__(self, name: str, cluster_name: str, endpoint: pulumi.Input[str], token_generation: int,
                  gpus_per_node: dict, after: Sequence[pulumi.Resource] = (), runtimes_after: Sequence[pulumi.Resource] = (),
-                 opts: pulumi.ResourceOptions | None = None):
+                 opts: pulumi.ResourceOptions | None = None, namespaces: Sequence[str] = ()):
         """``after``: Kueue (its ``kueue-system`` namespace); ``runtimes_after``: the Trainer release (its CRDs)."""
         super().__init__("gpu-cluster:fleet:FleetWorker", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
-        sa, role, binding, token = worker_access_objects(token_generation)
-        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=sa["metadata"], opts=child)
+        # the token is refused anything outside the mirrored namespaces before it exists
+        policy, policy_binding = token_admission_objects(namespaces)
+        vap = custom_resource(f"{name}-token-policy", policy, child)
+        guard = custom_resource(f"{name}-token-policy-binding", policy_binding,
+                                pulumi.ResourceOptions(parent=self, depends_on=[*after, vap]))
+        objects = worker_access_objects(token_generation, namespaces)
+        sa, role, binding, token = objects[0], objects[1], objects[2], objects[-1]
+        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=sa["metadata"], opts=pulumi.ResourceOptions(
+            parent=self, depends_on=[*after, guard]))
         cluster_role = k8s.rbac.v1.ClusterRole(f"{name}-role", metadata=role["metadata"], rules=role["rules"], opts=child)
         k8s.rbac.v1.ClusterRoleBinding(f"{name}-binding", metadata=binding["metadata"], role_ref=binding["roleRef"],
                                        subjects=binding["subjects"], opts=pulumi.ResourceOptions(
                                            parent=self, depends_on=[account, cluster_role]))
+        for i in range(3, len(objects) - 1, 2):  # Role and RoleBinding per mirrored namespace
+            r, rb = objects[i], objects[i + 1]
+            ns = r["metadata"]["namespace"]
+            writer = k8s.rbac.v1.Role(f"{name}-writer-{ns}", metadata=r["metadata"], rules=r["rules"], opts=child)
+            k8s.rbac.v1.RoleBinding(f"{name}-writer-{ns}", metadata=rb["metadata"], role_ref=rb["roleRef"],
+                                    subjects=rb["subjects"], opts=pulumi.ResourceOptions(
+                                        parent=self, depends_on=[account, writer]))
         # The provider waits until the token controller has filled in data.token (pulumi-kubernetes#2048).
         secret = k8s.core.v1.Secret(f"{name}-token", metadata=token["metadata"], type=token["type"],
                                     opts=pulumi.ResourceOptions(parent=self, depends_on=[account]))

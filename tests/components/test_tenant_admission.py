@@ -120,8 +120,9 @@ def test_no_exec_into_the_fabric_sidecar(stack):
     sidecar = next(c["name"] for c in pod["spec"]["initContainers"] if c.get("restartPolicy") == "Always")
     into_sidecar = {"kind": "PodExecOptions", "container": sidecar, "command": ["sh"], "stdin": True}
     refusals = admission_failures(objects, into_sidecar, ns, "CONNECT", "pods/exec")
-    assert refusals == [f"gpu-cluster-fabric-exec: exec and attach into the GPU fabric's sidecar ({sidecar}) are "
-                        "refused: it holds NET_ADMIN and the host's /sys"]
+    assert refusals == ["gpu-cluster-fabric-exec: exec and attach must name the container (kubectl exec -c "
+                        f"<container>), and never the GPU fabric's sidecar ({sidecar}): it holds NET_ADMIN and the "
+                        "host's /sys"]
     into_main = {**into_sidecar, "container": pod["spec"]["containers"][0]["name"]}
     assert admission_failures(objects, into_main, ns, "CONNECT", "pods/exec") == []
     assert admission_failures(objects, into_sidecar, "default", "CONNECT", "pods/exec") == []  # not bound there

@@ -111,8 +111,14 @@ def test_worker_rbac_covers_the_dispatched_kinds(worker):
     res = {r.type.split(":")[-1]: redact(r.inputs) for r in recording(worker).resources
            if r.type in ("kubernetes:core/v1:ServiceAccount", "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
                          "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")}
-    rules = {(g, r): set(rule["verbs"]) for rule in res["ClusterRole"]["rules"] for g in rule["apiGroups"]
-             for r in rule["resources"]}
+    rules: dict[tuple[str, str], set[str]] = {}  # in a mirrored namespace: the ClusterRole's reads + the Role's writes
+    roles = [redact(r.inputs) for r in recording(worker).resources
+             if r.type == "kubernetes:rbac.authorization.k8s.io/v1:Role" and r.name.startswith("fleet-worker-writer")]
+    assert roles, "no Role writing in the mirrored namespaces"
+    for rule in [*res["ClusterRole"]["rules"], *roles[0]["rules"]]:
+        for g in rule["apiGroups"]:
+            for r in rule["resources"]:
+                rules.setdefault((g, r), set()).update(rule["verbs"])
     for kind in (("trainer.kubeflow.org", "trainjobs"), ("jobset.x-k8s.io", "jobsets"), ("batch", "jobs"), ("", "pods")):
         assert {"create", "delete", "get", "list", "watch"} <= rules[kind], kind
     assert {"get", "patch", "update"} <= rules[("kueue.x-k8s.io", "workloads/status")]

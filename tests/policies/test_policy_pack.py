@@ -30,7 +30,7 @@ from tests.support.policy.harness import baseline, find, wire, with_props
 RULE_FILES = sorted((PROJECT_ROOT / "policies" / "rules").glob("[a-z]*.py"))
 
 
-NO_CHECKOV = {"security-team-namespace-admission", "security-device-annotation-policy",
+NO_CHECKOV = {"security-team-namespace-admission", "security-device-annotation-policy", "security-fleet-worker-token",
               "security-unauthenticated-components", "security-network-policy-enforcement",
               "security-kueue-unqueued-jobs", "security-authorized-network-width", "security-gke-secrets-encryption",
               "security-namespace-default-deny"}

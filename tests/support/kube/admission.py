@@ -32,12 +32,21 @@ def _eval(expr: str, activation: dict[str, Any]) -> Any:
     return result
 
 
+TENANT = "alice@example.com"
+"""A team member: what a request is made as unless a test says otherwise."""
+
+
 def policy_failures(policy: dict[str, Any], pod: dict[str, Any], namespace: str,
-                    operation: str = "CREATE") -> list[str]:
-    """Messages of the policy's validations that refuse ``pod`` created in ``namespace``."""
+                    operation: str = "CREATE", resource: str = "pods", user: str = TENANT,
+                    old: dict[str, Any] | None = None) -> list[str]:
+    """Messages of the policy's validations that refuse ``pod`` (any object) in ``namespace``, requested by ``user``;
+    ``old``: the object before an UPDATE (``oldObject``; null otherwise, as the API server passes it)."""
     obj = {**pod, "metadata": {**pod.get("metadata", {}), "namespace": namespace}}
-    activation: dict[str, Any] = {"object": celpy.json_to_cel(obj),
-                                  "request": celpy.json_to_cel({"namespace": namespace, "operation": operation})}
+    request = {"namespace": namespace, "operation": operation, "userInfo": {"username": user},
+               "resource": {"resource": resource.split("/")[0]},
+               **({"subResource": resource.split("/")[1]} if "/" in resource else {})}
+    activation: dict[str, Any] = {"object": celpy.json_to_cel(obj), "request": celpy.json_to_cel(request),
+                                  "oldObject": celpy.json_to_cel(old)}
     variables: dict[Any, Any] = {}
     for var in policy["spec"].get("variables", []):
         activation["variables"] = celpy.celtypes.MapType(variables)
@@ -90,12 +99,15 @@ def psa_baseline_failures(pod: dict[str, Any]) -> list[str]:
 
 
 def _matches(policy: dict[str, Any], operation: str, resource: str) -> bool:
-    return any(operation in r["operations"] and resource in r["resources"]
+    wildcard = "*/*" if "/" in resource else "*"  # "*": every resource, "*/*": every subresource too
+    return any(operation in r["operations"] and (resource in r["resources"] or wildcard in r["resources"]
+                                                 or "*/*" in r["resources"])
                for r in policy["spec"]["matchConstraints"]["resourceRules"])
 
 
 def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], namespace: str,
-                       operation: str = "CREATE", resource: str = "pods") -> list[str]:
+                       operation: str = "CREATE", resource: str = "pods", user: str = TENANT,
+                       old: dict[str, Any] | None = None) -> list[str]:
     """Why the admission chain refuses ``pod`` in ``namespace`` (empty: admitted), given the stack's Namespace,
     ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects. A namespace the stack does not create
     has no Pod Security label (privileged)."""
@@ -112,7 +124,8 @@ def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], n
         policy = policies.get(b["spec"]["policyName"])
         assert policy is not None, f"binding {b['metadata']['name']} names a policy the stack does not create"
         if _matches(policy, operation, resource):
-            out += [f"{policy['metadata']['name']}: {m}" for m in policy_failures(policy, pod, namespace, operation)]
+            refused = policy_failures(policy, pod, namespace, operation, resource, user, old)
+            out += [f"{policy['metadata']['name']}: {m}" for m in refused]
     return out
 
 

@@ -1,0 +1,114 @@
+"""Team namespaces -> the ValidatingAdmissionPolicy that closes Kueue's side doors there. Pure: no Pulumi.
+
+Kueue (v0.19.2) holds a team's GPUs to its quota by gating pods and suspending jobs until it admits their Workload.
+Read in its source at that tag, four ways round that are open to anyone who may create pods and jobs in the
+namespace; ``gpu-cluster-quota`` refuses each of them to everyone but the controllers that legitimately do them:
+
+- **a forged owner:** Kueue's pod webhook leaves alone a pod whose controller ``ownerReference`` names a job Kueue
+  manages ("same-namespace ownership spoofing is out of scope" upstream), so a pod claiming to be a child of the
+  team's own admitted Job is never gated. Pods, Jobs and JobSets with ``ownerReferences`` (created, or changed on
+  update) are only admitted from the controllers that make children (:data:`CHILD_MAKERS`).
+- **the gate removed:** deleting the ``kueue.x-k8s.io/admission`` scheduling gate from a pod starts it on the GPUs;
+  only Kueue may.
+- **``suspend`` flipped:** unsuspending a Job, JobSet or TrainJob starts its pods; only Kueue, and the controllers
+  that pass Kueue's decision down to children (Trainer to the JobSet, JobSet to its Jobs), may.
+- **elastic Jobs** (``kueue.x-k8s.io/elastic-job``, Beta, on by default): scaled up without being re-suspended;
+  refused.
+
+And when Kueue does reclaim the GPUs (preemption, a gate removed by mistake), the pod keeps them for its own
+``terminationGracePeriodSeconds``: capped at :data:`MAX_GRACE_SECONDS`.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from render.admission import binding, validating_policy
+from render.pod_security_cel import cel_list
+
+QUOTA_POLICY = "gpu-cluster-quota"
+GATE = "kueue.x-k8s.io/admission"
+ELASTIC_ANNOTATION = "kueue.x-k8s.io/elastic-job"
+MAX_GRACE_SECONDS = 60
+"""Twice the Kubernetes default (30 s): room for a job to write a last checkpoint on SIGTERM, short enough that a
+preempted or reclaimed pod frees its GPUs within a minute."""
+
+
+def sa(namespace: str, name: str) -> str:
+    return f"system:serviceaccount:{namespace}:{name}"
+
+
+KUEUE = sa("kueue-system", "kueue-controller-manager")
+"""The pinned Kueue chart (kueue-0.19.2), installed in ``kueue-system``."""
+TRAINER = sa("kubeflow-system", "kubeflow-trainer-controller-manager")
+JOBSET = sa("kubeflow-system", "jobset-controller")
+"""The pinned Trainer chart (kubeflow-trainer-2.3.0, JobSet as its dependency), installed in ``kubeflow-system``."""
+KATIB = sa("kubeflow", "katib-controller")
+"""Katib v0.18.0 manifests (``manifests/v1beta1/components/controller``): its Trials create the trial Jobs."""
+KUBE_CONTROLLERS = tuple(sa("kube-system", c) for c in (
+    "cronjob-controller", "daemonset-controller", "job-controller", "replicaset-controller",
+    "statefulset-controller"))
+"""kube-controller-manager's per-controller identities (``--use-service-account-credentials``, on GKE and EKS)."""
+GARBAGE_COLLECTOR = sa("kube-system", "generic-garbage-collector")
+"""Removes ``ownerReferences`` when children are orphaned."""
+
+OWNED_RULE = {"apiGroups": ["", "batch", "jobset.x-k8s.io"], "apiVersions": ["v1", "v1alpha2"],
+              "operations": ["CREATE", "UPDATE"], "resources": ["pods", "jobs", "jobsets"]}
+SUSPEND_RULE = {"apiGroups": ["batch", "jobset.x-k8s.io", "trainer.kubeflow.org"],
+                "apiVersions": ["v1", "v1alpha2", "v1alpha1"], "operations": ["CREATE", "UPDATE"],
+                "resources": ["jobs", "jobsets", "trainjobs"]}
+
+
+def child_makers(katib: bool) -> tuple[str, ...]:
+    """Who may create pods, Jobs and JobSets with an owner in a team namespace."""
+    return (*KUBE_CONTROLLERS, GARBAGE_COLLECTOR, JOBSET, TRAINER, KUEUE, *((KATIB,) if katib else ()))
+
+
+def quota_policy(katib: bool = False) -> dict[str, Any]:
+    makers = cel_list(child_makers(katib))
+    resumers = cel_list([KUEUE, TRAINER, JOBSET])
+    user = "request.userInfo.username"
+    update = "request.operation == 'UPDATE'"
+    variables = [
+        {"name": "owners", "expression": "has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []"},
+        {"name": "oldOwners", "expression": f"{update} && has(oldObject.metadata.ownerReferences) ? "
+                                            "oldObject.metadata.ownerReferences : []"},
+        {"name": "isPod", "expression": "request.resource.resource == 'pods'"},
+        {"name": "gated", "expression": "has(object.spec.schedulingGates) && "
+                                        f"object.spec.schedulingGates.exists(g, g.name == '{GATE}')"},
+        {"name": "wasGated", "expression": f"{update} && has(oldObject.spec.schedulingGates) && "
+                                           f"oldObject.spec.schedulingGates.exists(g, g.name == '{GATE}')"},
+    ]
+    checks = [
+        {"expression": f"variables.owners.size() == 0 || ({update} && variables.owners == variables.oldOwners) || "
+                       f"{user} in {makers}",
+         "message": "pods, Jobs and JobSets with ownerReferences are only created by the controllers that make "
+                    "children (Kueue skips a pod that claims an owner, so a forged owner runs outside quota); "
+                    "submit the job itself and let its controller create the pods"},
+        {"expression": f"!variables.isPod || !variables.wasGated || variables.gated || {user} == '{KUEUE}'",
+         "message": f"only Kueue removes the {GATE} scheduling gate: it does so when the workload fits the queue's "
+                    "quota"},
+        {"expression": f"!variables.isPod || !has(object.spec.terminationGracePeriodSeconds) || "
+                       f"object.spec.terminationGracePeriodSeconds <= {MAX_GRACE_SECONDS}",
+         "message": f"terminationGracePeriodSeconds is at most {MAX_GRACE_SECONDS} in team namespaces: a "
+                    "preempted pod keeps its GPUs for that long"},
+    ]
+    policy = validating_policy(QUOTA_POLICY, variables, checks, rule=OWNED_RULE)
+    policy["spec"]["matchConstraints"]["resourceRules"] = [OWNED_RULE, SUSPEND_RULE]
+    policy["spec"]["validations"] += [
+        {"expression": f"request.resource.resource == 'pods' || !({update}) || !has(oldObject.spec.suspend) || "
+                       "!oldObject.spec.suspend || (has(object.spec.suspend) && object.spec.suspend) || "
+                       f"{user} in {resumers}",
+         "message": "only Kueue unsuspends a job (and Trainer and JobSet pass its decision to their children): "
+                    "an unsuspended job runs outside quota"},
+        {"expression": "request.resource.resource == 'pods' || !has(object.metadata.annotations) || "
+                       f"!('{ELASTIC_ANNOTATION}' in object.metadata.annotations)",
+         "message": f"elastic Jobs ({ELASTIC_ANNOTATION}) are refused: Kueue does not suspend them again when they "
+                    "scale up"},
+    ]
+    return policy
+
+
+def quota_objects(team_namespaces: Sequence[str], katib: bool = False) -> list[dict[str, Any]]:
+    """The policy and its binding to the team namespaces (by their immutable name label); none without teams."""
+    teams = list(dict.fromkeys(team_namespaces))
+    return [quota_policy(katib), binding(QUOTA_POLICY, teams)] if teams else []

@@ -1,0 +1,65 @@
+"""The fleet manager's token on a worker reaches only the mirrored team namespaces: its cluster-wide role only reads,
+Roles in those namespaces carry the writes, and the worker's admission policy (CEL run by cel-python on the recorded
+objects) refuses the token a pod or a Job in kube-system or any other namespace, whatever RBAC says."""
+from __future__ import annotations
+
+import pytest
+
+from render.fleet_worker import TOKEN_POLICY, username
+from tests.support.helm.examples import recording
+from tests.support.kube.admission import admission_failures, k8s_objects
+
+WORKERS = ["fleet-gke", "fleet-eks"]
+WRITES = {"create", "delete", "update", "patch", "*"}
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
+       "spec": {"containers": [{"name": "x", "image": "busybox:1.37"}]}}
+
+
+@pytest.fixture(scope="module", params=WORKERS)
+def worker(request):
+    objects = k8s_objects(recording(request.param))
+    teams = sorted({o["metadata"]["namespace"] for o in objects if o["kind"] == "LocalQueue"})
+    assert teams
+    return objects, teams
+
+
+def _token(objects, obj, ns, **kw):
+    return [r for r in admission_failures(objects, obj, ns, user=username(), **kw) if r.startswith(TOKEN_POLICY)]
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "default", "kueue-system"])
+def test_the_token_may_not_create_a_pod_or_a_job_outside_the_mirrored_namespaces(worker, namespace):
+    objects, teams = worker
+    assert _token(objects, POD, namespace), namespace
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": {}}
+    assert _token(objects, job, namespace, resource="jobs")
+    assert _token(objects, POD, namespace, operation="CONNECT", resource="pods/exec")
+
+
+def test_the_token_writes_in_the_mirrored_namespaces_and_others_are_untouched(worker):
+    objects, teams = worker
+    for ns in teams:
+        assert _token(objects, POD, ns) == []
+    assert [r for r in admission_failures(objects, POD, "kube-system") if r.startswith(TOKEN_POLICY)] == []
+
+
+def test_the_cluster_role_only_reads_and_roles_write_only_in_team_namespaces(worker):
+    objects, teams = worker
+    bound = {b["roleRef"]["name"]: b for b in objects if b["kind"] in ("ClusterRoleBinding", "RoleBinding")
+             and any(s.get("name") == "multikueue-sa" for s in b.get("subjects", []))}
+    cluster_roles = [o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] in bound]
+    assert cluster_roles and all(not WRITES & set(r["verbs"]) for c in cluster_roles for r in c["rules"])
+    writers = sorted(o["metadata"]["namespace"] for o in objects if o["kind"] == "RoleBinding"
+                     and any(s.get("name") == "multikueue-sa" for s in o["subjects"]))
+    assert writers == teams
+
+
+@pytest.mark.parametrize("stack", ["fleet-gke", "fleet-eks", "eks-kueue"])
+def test_the_new_admission_objects_are_valid_kubernetes_objects(stack):
+    import kubernetes_validate
+
+    from tests.support.kube.schema import K8S_VERSION
+    objects = [o for o in k8s_objects(recording(stack)) if o["apiVersion"].startswith("admissionregistration")]
+    assert {o["metadata"]["name"] for o in objects} >= {"gpu-cluster-quota"}
+    for obj in objects:
+        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
