@@ -105,6 +105,7 @@ class PoolUsage:
     usd_per_node_hour: float | None
     """None: the pool's price is unknown (reservation-bound A4X); every $ figure of it is then None."""
     paid_node_s: float = 0.0
+    """Node-seconds paid for (``stacks/plan/billing.py``): committed nodes for the whole run, the rest while up."""
     allocated_gpu_s: float = 0.0
     lost_gpu_s: float = 0.0
     """GPU-seconds of work thrown away by preemption or spot interruption (the job restarts from the beginning)."""
