@@ -254,11 +254,15 @@ def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog, overrides:
 
 
 def _reservation_notes(report: CostReport) -> None:
-    reserved = [f"{p.pool} ({p.reserved_nodes})" for p in report.pools if p.capacity == "reservation" and p.priced]
+    pools = [p for p in report.pools if p.capacity == "reservation" and p.priced]
+    reserved = [f"{p.pool} ({p.reserved_nodes})" for p in pools]
+    negotiated = all(p.price_source.startswith("negotiated") for p in pools)
+    how = ("priced at the negotiated price of priceOverrides" if negotiated
+           else "priced at the on-demand list rate (a committed-use or savings-plan discount goes in priceOverrides "
+                "of the policy pack config)")
     if reserved:
         report.notes.append(f"reservation pools are billed for every reserved node whether used or not, so $/h min "
-                            f"counts them: {', '.join(reserved)}; priced at the on-demand list rate (a committed-use "
-                            "or savings-plan discount goes in priceOverrides of the policy pack config)")
+                            f"counts them: {', '.join(reserved)}; {how}")
     for p in report.pools:
         if p.price_source == UNPUBLISHED:
             report.notes.append(f"the cost of {p.pool} ({p.machine_type}, reservation-bound) is unknown: the "

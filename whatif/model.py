@@ -75,6 +75,8 @@ class SimOptions:
     """Overrides of the start-path factors (catalog/data/start-path.csv), e.g. {"image_gb": 30}."""
     progress: Any = None
     """Called as progress(sim_time_s, horizon_s) now and then (the CLI's progress bar); None: silent."""
+    price_overrides: tuple[dict, ...] = ()
+    """Negotiated prices in the policy pack's priceOverrides form (``--policy-pack-config``): the preview's lookup."""
 
 
 @dataclass(frozen=True)

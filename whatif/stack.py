@@ -38,4 +38,5 @@ def load_stack_spec(stack: str | Path | dict[str, Any]) -> StackSpec:
 
 def cluster_of(spec: StackSpec, name: str = "stack", options: SimOptions | None = None) -> ClusterModel:
     opts = options or SimOptions()
-    return build_cluster(spec, name, opts.scheduler, opts.spot_interruptions_per_node_month, opts.assume)
+    return build_cluster(spec, name, opts.scheduler, opts.spot_interruptions_per_node_month, opts.assume,
+                         opts.price_overrides)

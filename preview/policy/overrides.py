@@ -8,10 +8,11 @@ from typing import Any
 
 from catalog import CapacityType
 from policies.prices import matching_override
+from stacks.plan.billing import PACK_RULES_IN_TABLE_ORDER
 
 PRICED_RULES = ("cost-gpu-hour-limit", "cost-stack-budget")
 """The rules whose config holds priceOverrides."""
-TABLE_ORDER = ("cost-stack-budget", "cost-gpu-hour-limit")
+TABLE_ORDER = PACK_RULES_IN_TABLE_ORDER
 """Whose overrides the cost table reads first (the budget rule prices the stack as the table does)."""
 
 

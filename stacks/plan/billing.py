@@ -65,6 +65,24 @@ def match_override(overrides: Iterable[dict], machine_type: str, region: str | N
     return Override(float(best["usdPerNodeHour"]), as_of, str(best.get("source", "")))
 
 
+PACK_RULES_IN_TABLE_ORDER = ("cost-stack-budget", "cost-gpu-hour-limit")
+"""The policy pack rules whose config holds priceOverrides, in the order a cost figure reads them (the budget rule
+prices the stack as the cost table does)."""
+
+
+def pack_config_overrides(config: object) -> list[dict]:
+    """The priceOverrides of a parsed ``--policy-pack-config`` file (``{rule: {priceOverrides: [...]}}``), the budget
+    rule's first; anything else in the file is the pack's to judge."""
+    if not isinstance(config, dict):
+        return []
+    out: list[dict] = []
+    for rule in PACK_RULES_IN_TABLE_ORDER:
+        entry = config.get(rule)
+        items = entry.get("priceOverrides") if isinstance(entry, dict) else None
+        out += [o for o in items or [] if isinstance(o, dict)]
+    return out
+
+
 @dataclass(frozen=True)
 class PoolBilling:
     """How one pool is billed: its rate and the nodes paid for whether they run or not."""

@@ -93,3 +93,20 @@ def test_the_most_specific_price_override_wins():
     assert match_override(items, "m", "r", CapacityType.ON_DEMAND).usd_per_node_hour == 2
     assert match_override(items, "m", "x", CapacityType.ON_DEMAND).usd_per_node_hour == 3
     assert match_override(items, "other", "r", CapacityType.SPOT) is None
+
+
+def test_the_what_if_cli_reads_price_overrides_from_the_policy_pack_config(tmp_path, capsys):
+    """``--policy-pack-config``: the file the preview takes; its priceOverrides price the what-if's pools too."""
+    import json
+    from whatif.__main__ import main
+    config = tmp_path / "pack.json"
+    config.write_text(json.dumps({"cost-stack-budget": {"priceOverrides": [
+        {"machineType": "g2-standard-24", "capacity": "spot", "usdPerNodeHour": 0.5, "asOf": "2026-10-01",
+         "source": "CUD"}]}}))
+    args = ["--stack", "gke-kueue", "--workload", str(PROJECT_ROOT / "workloads" / "gke-kueue.yaml"), "--format",
+            "json", "--horizon-hours", "2"]
+    assert main(args + ["--policy-pack-config", str(config)]) == 0
+    l4 = next(p for p in json.loads(capsys.readouterr().out)["pools"] if p["pool"] == "l4")
+    assert l4["listUsdPerGpuHour"] == 0.25  # $0.50 per 2-GPU node-hour
+    assert main(args + ["--policy-pack-config", str(tmp_path / "missing.json")]) == 2
+    assert "--policy-pack-config" in capsys.readouterr().err
