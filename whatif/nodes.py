@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from whatif.cluster import PoolModel
-from stacks.plan.billing import above_committed
+from stacks.plan.billing import paid_node_seconds
 from whatif.model import PoolUsage
 
 OFF, BOOTING, UP = 0, 1, 2
@@ -84,8 +84,7 @@ class PoolState:
         """Reservations and capacity blocks: the committed nodes are paid for the whole run whether they ran or not,
         the nodes above them while up (the billing model of ``stacks/plan/billing.py``)."""
         if self.model.committed_nodes:
-            self.usage.paid_node_s = self.model.committed_nodes * end + \
-                above_committed(self.billed, self.model.committed_nodes, end)
+            self.usage.paid_node_s = paid_node_seconds(self.billed, self.model.committed_nodes, end)
 
     def up_slices(self) -> int:
         return sum(n.cap for n in self.nodes if n.state == UP)

@@ -101,20 +101,13 @@ class PoolBilling:
     list_usd_per_node_hour: float | None = None
     """The catalog's list rate when an override replaces it (for the note that says so)."""
 
-    def usd_per_hour(self, nodes_up: float) -> float | None:
-        """$/h with ``nodes_up`` nodes running: the committed nodes are paid for even when fewer run."""
-        rate = self.usd_per_node_hour
-        return None if rate is None else rate * max(nodes_up, self.committed_nodes)
 
-    def paid_node_seconds(self, billed: Sequence[tuple[float, float]], end_s: float) -> float:
-        """Node-seconds paid over ``[0, end_s]`` given the intervals each node was billed while up (asked for to
-        gone): the committed nodes for the whole span, plus the nodes above them while they were up."""
-        if not self.committed_nodes:
-            return sum(b - a for a, b in billed)
-        return self.committed_nodes * end_s + above_committed(billed, self.committed_nodes, end_s)
-
-    def usd(self, paid_node_seconds: float) -> float | None:
-        return None if self.usd_per_node_hour is None else paid_node_seconds / 3600 * self.usd_per_node_hour
+def paid_node_seconds(billed: Sequence[tuple[float, float]], committed: int, end_s: float) -> float:
+    """Node-seconds paid over ``[0, end_s]`` given the stretches each node was billed while up (asked for to gone):
+    the committed nodes for the whole span whether up or not, plus the nodes above them while up."""
+    if not committed:
+        return sum(min(b, end_s) - a for a, b in billed if a < end_s)
+    return committed * end_s + above_committed(billed, committed, end_s)
 
 
 def above_committed(billed: Sequence[tuple[float, float]], committed: int, end_s: float) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from stacks.plan.billing import above_committed, match_override
+from stacks.plan.billing import match_override, paid_node_seconds
 from catalog import CapacityType
 from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
 from whatif.api import PROJECT_ROOT, load_stack_spec
@@ -80,8 +80,9 @@ def test_the_what_if_prices_a_pool_at_its_policy_pack_override():
 def test_nodes_above_the_reservation_are_billed_while_up():
     # 2 committed; 3 nodes up over [0, 10) and 4 over [5, 10): 2 × 20 + (1 × 5 + 2 × 5) = 55 node-seconds
     billed = [(0, 10), (0, 10), (0, 10), (5, 10)]
-    assert 2 * 20 + above_committed(billed, 2, 20) == 55
-    assert above_committed([(0, 30)], 0, 20) == 20  # a stretch past the end counts up to the end only
+    assert paid_node_seconds(billed, 2, 20) == 55
+    assert paid_node_seconds([(0, 30)], 1, 20) == 20  # a stretch past the end counts up to the end only
+    assert paid_node_seconds([(0, 10), (5, 30)], 0, 20) == 25  # nothing committed: while up
 
 
 def test_the_most_specific_price_override_wins():
