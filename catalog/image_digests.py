@@ -34,7 +34,9 @@ class ImageDigest:
 
     @property
     def registry(self) -> str:
-        return self.image.split("/", 1)[0]
+        """The registry host; a name without one (``pytorch/pytorch:…``) is on Docker Hub, as the runtime reads it."""
+        first, sep, _ = self.image.partition("/")
+        return first if sep and ("." in first or ":" in first or first == "localhost") else "docker.io"
 
     @property
     def repository(self) -> str:

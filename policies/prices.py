@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
+from stacks.plan.billing import match_override
 
 CAPACITY_VALUES = [c.value for c in CapacityType]
 
@@ -47,22 +48,9 @@ class Quote:
 
 
 def _override(overrides: Iterable[dict], machine_type: str, region: str | None, capacity: CapacityType) -> Quote | None:
-    best, best_score = None, -1
-    for o in overrides:
-        if o.get("machineType") != machine_type:
-            continue
-        if o.get("region") not in (None, region) or o.get("capacity") not in (None, capacity.value):
-            continue
-        score = (o.get("region") is not None) + (o.get("capacity") is not None)
-        if score > best_score:
-            best, best_score = o, score
-    if best is None:
-        return None
-    try:
-        as_of = dt.date.fromisoformat(best["asOf"]) if best.get("asOf") else None
-    except ValueError:
-        as_of = None
-    return Quote(float(best["usdPerNodeHour"]), as_of, str(best.get("source", "")), overridden=True)
+    # the one lookup the preview's cost table and the what-if share (stacks/plan/billing.py)
+    hit = match_override(overrides, machine_type, region, capacity)
+    return None if hit is None else Quote(hit.usd_per_node_hour, hit.as_of, hit.source, overridden=True)
 
 
 def matching_override(overrides: Iterable[dict], machine_type: str, region: str | None,

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from typing import Iterable
 
 from catalog import Catalog, Cloud
+from stacks.plan.billing import pool_billing
 from stacks.plan.capacity_block import block_price, block_window, iso
 from stacks.plan.facts import PoolFacts
 from stacks.plan.reservation import is_capacity_block, reserved_nodes
@@ -37,6 +39,8 @@ class PoolCost:
     block: dict | None = None
     """Capacity blocks: the window (start, end, hours, scale-up and scale-down times) and, when declared, the upfront
     fee (``usdTotal``)."""
+    list_usd_per_node_hour: float | None = None
+    """Set when a negotiated price (priceOverrides) replaces the catalog's list price: the list price it replaces."""
     notes: tuple[str, ...] = ()
     """The conventions this pool's figures rest on (``preview/cost_notes.py``): the 730-hour month, AWS spot = the
     cheapest AZ, a capacity block's fee over its window, a flex-start price's source and age, SkyPilot dates."""
@@ -130,16 +134,23 @@ def pools_held_at_max(spec: StackSpec) -> set[str]:
     return {p.name for p in spec.node_pools if not scales(scaling, p.min_nodes, p.max_nodes)}
 
 
-def pool_cost(f: PoolFacts, held_at_max: bool = False, pool: NodePool | None = None) -> PoolCost:
+def pool_cost(f: PoolFacts, held_at_max: bool = False, pool: NodePool | None = None,
+              overrides: Iterable[dict] = ()) -> PoolCost:
     """``held_at_max``: the pool's floor is maxNodes (a Slurm NodeSet), so $/h at min is priced at maxNodes.
     ``pool``: the spec, for reservations (every reserved node is billed) and capacity blocks (the upfront fee over
-    the window, whether nodes run or not)."""
+    the window, whether nodes run or not). ``overrides``: the policy pack's priceOverrides, which replace list
+    prices here as in the cost rules and the what-if (``stacks/plan/billing.py``, the one lookup)."""
     reserved = reserved_nodes(pool) if pool is not None else None
     if pool is not None and f.cloud == Cloud.AWS and is_capacity_block(pool):
         return _block_cost(f, pool, reserved)
-    if f.price is None:
+    bill = pool_billing(f, pool, overrides) if pool is not None else None
+    if bill is not None and bill.usd_per_node_hour is not None:
+        node, label = bill.usd_per_node_hour, bill.label
+        as_of = bill.as_of.isoformat() if bill.as_of else ""
+    elif f.price is not None and bill is None:
+        node, label, as_of = f.price.usd_per_hour, f.price.label, f.price.as_of.isoformat()
+    else:
         return _unpublished_cost(f, reserved)
-    node = f.price.usd_per_hour
     floor, ceiling = (f.max_nodes if held_at_max else f.min_nodes), f.max_nodes
     if reserved is not None:  # billed whether used or not
         floor, ceiling = max(floor, reserved), max(ceiling, reserved)
@@ -147,8 +158,9 @@ def pool_cost(f: PoolFacts, held_at_max: bool = False, pool: NodePool | None = N
                     capacity=f.capacity.value, gpus_per_node=f.gpus_per_node, min_nodes=f.min_nodes,
                     max_nodes=f.max_nodes, usd_per_node_hour=node, usd_per_gpu_hour=node / f.gpus_per_node,
                     usd_per_hour_min=node * floor, usd_per_hour_max=node * ceiling,
-                    usd_per_month_max=node * ceiling * HOURS_PER_MONTH, price_source=f.price.label,
-                    price_as_of=f.price.as_of.isoformat(), reserved_nodes=reserved)
+                    usd_per_month_max=node * ceiling * HOURS_PER_MONTH, price_source=label,
+                    price_as_of=as_of, reserved_nodes=reserved,
+                    list_usd_per_node_hour=bill.list_usd_per_node_hour if bill is not None and bill.overridden else None)
 
 
 UNPUBLISHED = "unknown: reservation price not public"
@@ -208,10 +220,13 @@ def _control_plane(spec: StackSpec, cat: Catalog, report: CostReport) -> None:
                             f"${standard:.2f}/h; a version in standard support costs less")
 
 
-def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostReport:
+def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog, overrides: Iterable[dict] = ()) -> CostReport:
+    """``overrides``: the policy pack's priceOverrides (negotiated prices), applied to the GPU pools as the cost rules
+    apply them."""
     held = pools_held_at_max(spec)
     by_name = {p.name: p for p in spec.node_pools}
-    report = CostReport(pools=[pool_cost(f, f.name in held, by_name.get(f.name)) for f in pools], fixed=[])
+    listed = list(overrides)
+    report = CostReport(pools=[pool_cost(f, f.name in held, by_name.get(f.name), listed) for f in pools], fixed=[])
     raised = [f"{f.name} ({f.min_nodes} → {f.max_nodes})" for f in pools if f.name in held and f.min_nodes < f.max_nodes]
     if raised:
         report.notes.append(f"$/h min of {', '.join(raised)} is priced at maxNodes, not minNodes: with workload slurm "
@@ -239,11 +254,15 @@ def stack_cost(spec: StackSpec, pools: list[PoolFacts], cat: Catalog) -> CostRep
 
 
 def _reservation_notes(report: CostReport) -> None:
-    reserved = [f"{p.pool} ({p.reserved_nodes})" for p in report.pools if p.capacity == "reservation" and p.priced]
+    pools = [p for p in report.pools if p.capacity == "reservation" and p.priced]
+    reserved = [f"{p.pool} ({p.reserved_nodes})" for p in pools]
+    negotiated = all(p.price_source.startswith("negotiated") for p in pools)
+    how = ("priced at the negotiated price of priceOverrides" if negotiated
+           else "priced at the on-demand list rate (a committed-use or savings-plan discount goes in priceOverrides "
+                "of the policy pack config)")
     if reserved:
         report.notes.append(f"reservation pools are billed for every reserved node whether used or not, so $/h min "
-                            f"counts them: {', '.join(reserved)}; priced at the on-demand list rate (a committed-use "
-                            "or savings-plan discount goes in priceOverrides of the policy pack config)")
+                            f"counts them: {', '.join(reserved)}; {how}")
     for p in report.pools:
         if p.price_source == UNPUBLISHED:
             report.notes.append(f"the cost of {p.pool} ({p.machine_type}, reservation-bound) is unknown: the "

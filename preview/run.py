@@ -13,6 +13,7 @@ from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, contract_war
 from stacks.plan.maintenance import summary as maintenance_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
 from preview.policy.check import PolicyOptions, apply_policies
+from preview.policy.overrides import configured_overrides
 from preview.policy.image_pins import host_image_pins
 from preview.report import PreviewReport
 from preview.slurm_summary import slurm_summary
@@ -66,7 +67,8 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.resources, report.outputs = recording.resources, recording.outputs
     facts = list(plan.facts)
     try:
-        report.cost = stack_cost(spec, facts, cat)  # per physical GPU, whatever the sharing
+        overrides = configured_overrides((policies or PolicyOptions()).config_file)
+        report.cost = stack_cost(spec, facts, cat, overrides)  # per physical GPU, whatever the sharing
     except UnpricedCost as exc:  # exit 2 naming the price, never a total that leaves something out
         report.errors = [SpecIssue(path=exc.path, problem=f"no on-demand price for {exc.item} in {exc.region}; "
                                    "refusing to print a total without it", value=exc.item,

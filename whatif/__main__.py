@@ -37,6 +37,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--horizon-hours", type=float, help="stop the simulation here")
     p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
                    help="override a start-path factor of catalog/data/start-path.csv (e.g. image_gb=30); repeatable")
+    p.add_argument("--policy-pack-config", type=Path, metavar="FILE",
+                   help="price pools at the negotiated prices of this policy pack config's priceOverrides, as the "
+                        "preview's cost table does")
     p.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     p.add_argument("--debug", action="store_true", help="on an internal error, print the traceback too")
     args = p.parse_args(argv)
@@ -87,6 +90,19 @@ def _assumptions(items: list[str]) -> tuple[dict[str, float], list[str]]:
     return out, bad
 
 
+def _price_overrides(path: Path | None) -> tuple[list[dict], str | None]:
+    """The priceOverrides of ``--policy-pack-config`` (the file ``python -m preview`` takes), or a refusal."""
+    if path is None:
+        return [], None
+    import json
+    from stacks.plan.billing import pack_config_overrides
+    try:
+        return pack_config_overrides(json.loads(path.read_text(encoding="utf-8"))), None
+    except (OSError, ValueError) as exc:
+        return [], (f"error: --policy-pack-config {path}: not a readable JSON file ({exc})\n"
+                    "  fix:      pass the JSON file given to `python -m preview --policy-pack-config`")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     from stacks.validate.issues import SpecError, format_issues
@@ -99,8 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         print("\n".join(bad), file=sys.stderr)
         return EXIT_INVALID
+    overrides, bad_config = _price_overrides(args.policy_pack_config)
+    if bad_config:
+        print(bad_config, file=sys.stderr)
+        return EXIT_INVALID
     bar = LazyProgress("simulating")
-    opts = SimOptions(assume=assume, nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
+    opts = SimOptions(price_overrides=tuple(overrides), assume=assume, nodes_up=args.nodes_up, scheduler=args.scheduler, backfill=not args.no_backfill,
                       spot_interruptions_per_node_month=args.spot_interruptions_per_node_month,
                       horizon_s=args.horizon_hours * 3600 if args.horizon_hours else None, progress=bar)
     from stacks.validate.environment import stack_name_problem

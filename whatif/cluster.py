@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from catalog import CapacityType, load_catalog
 from catalog.provisioning import load_provisioning
@@ -14,6 +14,7 @@ from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MA
 from stacks.plan.kueue_topology import REQUIRED_ANNOTATION
 from stacks.plan.kueue_topology import Placement, pool_placements
 from stacks.plan.nvlink import default_block_size
+from stacks.plan.billing import pool_billing
 from stacks.plan.facts import PoolFacts
 from stacks.plan.stack import plan_stack
 from stacks.plan.start_time import factors, pool_start
@@ -53,6 +54,9 @@ class PoolModel:
     """The pre-pull DaemonSet pulls the image as a node joins (warm by the time the pull is done)."""
     nvlink_domain_nodes: int | None = None
     """Rack-scale NVLink (GB200 NVL72): nodes per NVLink domain (a topology block); None elsewhere."""
+    committed_nodes: int = 0
+    """Nodes billed for the whole run whether they run or not (reservations, capacity blocks): the one billing model
+    of ``stacks/plan/billing.py``; the rest are billed while up."""
     compute_domains: bool = False
     """Jobs on the pool get their IMEX channel through a ComputeDomain, which starts with the job's pods (its
     daemons join before the workers run; upstream: ~8 min for 256 pods in one domain, dra-driver-nvidia-gpu#816)."""
@@ -190,7 +194,9 @@ class ClusterModel:
 
 def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
                   interruptions_per_node_month: float | None = None,
-                  assume: Mapping[str, float] | None = None) -> ClusterModel:
+                  assume: Mapping[str, float] | None = None, price_overrides: Sequence[dict] = ()) -> ClusterModel:
+    """``price_overrides``: negotiated prices in the policy pack's priceOverrides form (as the preview's cost table
+    reads them)."""
     stack_plan = plan_stack(spec, load_catalog())  # the same planner the preview and the program use
     start = factors(assume)
     facts = list(stack_plan.facts)
@@ -212,9 +218,10 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
         rate = p.spot_interruptions_per_node_month if interruptions_per_node_month is None else \
             (interruptions_per_node_month if f.capacity == CapacityType.SPOT else 0.0)
         ns = plan.nodeset(f.name) if plan else None
+        bill = pool_billing(f, pool, price_overrides)  # the preview's lookup: a block's fee, an override, the list
         pools[f.name] = PoolModel(
             name=f.name, gpus_per_node=f.gpus_per_node, slices_per_gpu=slices_per_gpu(f), min_nodes=f.min_nodes,
-            max_nodes=f.max_nodes, usd_per_node_hour=f.price.usd_per_hour if f.price is not None else None,
+            max_nodes=f.max_nodes, usd_per_node_hour=bill.usd_per_node_hour, committed_nodes=bill.committed_nodes,
             capacity=f.capacity.value,
             exclusive=f.multi_node and kind == "slurm", block_nodes=blocks.get(f.name, (None, False))[0],
             block_required=blocks.get(f.name, (None, False))[1], provision_s=float(p.provision_seconds),

@@ -233,11 +233,16 @@ class Engine:
                 js.pool.usage.allocated_gpu_s += used
                 self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
         for pool in self.pools.values():
+            tail = 0.0
             if self.autoscaled and self.options.horizon_s is None:  # the bill runs on until scale-down
-                pool.usage.paid_node_s += self.autoscaler.unbilled_tail(pool, end)
+                tail = self.autoscaler.unbilled_tail(pool, end)
             elif self.power_pools and self.options.horizon_s is None:  # the same under Slurm power saving
-                pool.usage.paid_node_s += self.scheduler.unbilled_tail(pool, end)
+                tail = self.scheduler.unbilled_tail(pool, end)
             pool.settle(end)
+            pool.commit(end)  # reserved nodes: paid over the whole run, used or not
+            committed = pool.model.committed_nodes  # a tail past the end is billed only above the reservation
+            if not committed or sum(1 for n in pool.nodes if n.state != OFF) > committed:
+                pool.usage.paid_node_s += tail
         outcomes = {}
         for js in self.jobs:
             done = js.state == DONE

@@ -75,6 +75,8 @@ class SimOptions:
     """Overrides of the start-path factors (catalog/data/start-path.csv), e.g. {"image_gb": 30}."""
     progress: Any = None
     """Called as progress(sim_time_s, horizon_s) now and then (the CLI's progress bar); None: silent."""
+    price_overrides: tuple[dict, ...] = ()
+    """Negotiated prices in the policy pack's priceOverrides form (``--policy-pack-config``): the preview's lookup."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ class PoolUsage:
     usd_per_node_hour: float | None
     """None: the pool's price is unknown (reservation-bound A4X); every $ figure of it is then None."""
     paid_node_s: float = 0.0
+    """Node-seconds paid for (``stacks/plan/billing.py``): committed nodes for the whole run, the rest while up."""
     allocated_gpu_s: float = 0.0
     lost_gpu_s: float = 0.0
     """GPU-seconds of work thrown away by preemption or spot interruption (the job restarts from the beginning)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from whatif.cluster import PoolModel
+from stacks.plan.billing import paid_node_seconds
 from whatif.model import PoolUsage
 
 OFF, BOOTING, UP = 0, 1, 2
@@ -37,6 +38,8 @@ class PoolState:
         self.model = model
         self.nodes = [Node(model, i) for i in range(model.max_nodes)]
         self.usage = PoolUsage(model.name, model.gpus_per_node, model.usd_per_node_hour)
+        self.billed: list[tuple[float, float]] = []
+        """(from, to) of every node's billed stretch so far, for a pool with committed nodes (``commit``)."""
 
     # -- node life --------------------------------------------------------------------------------------------
     def count(self, state: int) -> int:
@@ -62,15 +65,26 @@ class PoolState:
 
     def bill_off(self, node: Node, now: float) -> None:
         if node.since is not None:
-            self.usage.paid_node_s += now - node.since
+            self._paid(node.since, now)
             node.since = None
 
     def settle(self, now: float) -> None:
         """Bill every node still paid for at the end of the run."""
         for n in self.nodes:
             if n.since is not None:
-                self.usage.paid_node_s += now - n.since
+                self._paid(n.since, now)
                 n.since = now
+
+    def _paid(self, start: float, end: float) -> None:
+        self.usage.paid_node_s += end - start
+        if self.model.committed_nodes:
+            self.billed.append((start, end))
+
+    def commit(self, end: float) -> None:
+        """Reservations and capacity blocks: the committed nodes are paid for the whole run whether they ran or not,
+        the nodes above them while up (the billing model of ``stacks/plan/billing.py``)."""
+        if self.model.committed_nodes:
+            self.usage.paid_node_s = paid_node_seconds(self.billed, self.model.committed_nodes, end)
 
     def up_slices(self) -> int:
         return sum(n.cap for n in self.nodes if n.state == UP)

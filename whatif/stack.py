@@ -43,4 +43,5 @@ def cluster_of(spec: StackSpec, name: str = "stack", options: SimOptions | None 
         # serving traffic itself is simulated by python -m whatif.serving
         from stacks.plan.serving import with_serving_queue
         spec = spec.model_copy(update={"scheduling": with_serving_queue(spec.scheduling, spec.serving)})
-    return build_cluster(spec, name, opts.scheduler, opts.spot_interruptions_per_node_month, opts.assume)
+    return build_cluster(spec, name, opts.scheduler, opts.spot_interruptions_per_node_month, opts.assume,
+                         opts.price_overrides)

@@ -15,6 +15,7 @@ from components.charts import KUBEFLOW_TRAINER, KUEUE
 from components.k8s.custom_resources import custom_resource, kubernetes_provider_version, namespace
 from components.k8s.kubeflow import BASELINE_PSS, TRAINER_NAMESPACE
 from components.k8s.kueue import KUEUE_NAMESPACE, RESTRICTED_PSS
+from components.image_digests import pin_images
 from render.fleet import FLEET_PART_OF, fleet_runtimes
 from render.fleet_manager import KUBECONFIG_KEY, WORKER_FACTS_ANNOTATION, ManagerObjects, kubeconfig_secret_name
 from render.trainer import trainer_values
@@ -112,7 +113,7 @@ def _runtime(name: str, model: GpuModel, per_node: pulumi.Output[dict], opts: pu
     body = per_node.apply(lambda p: fleet_runtimes({model: p[model]})[0])
     first = fleet_runtimes({model: 1})[0]
     props = {"apiVersion": first["apiVersion"], "kind": first["kind"], "metadata": first["metadata"],
-             "spec": body.apply(lambda b: b["spec"])}
+             "spec": body.apply(lambda b: pin_images(b["spec"]))}  # pinned as the workers' copies are
     pulumi.CustomResource(f"kubernetes:{first['apiVersion']}:{first['kind']}", name, props,
                           pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                               version=kubernetes_provider_version())))

@@ -42,6 +42,13 @@ def operand_images(stack: str) -> set[str]:
     return {ref for o in rendered(stack).objects if o["kind"] == "ClusterPolicy" for _, ref in image_refs(o)}
 
 
+def runtime_images(stack: str) -> set[str]:
+    """Images of the Trainer runtimes the program creates (their default training image is pinned by digest; it
+    runs host-level only on TCPX/TCPXO pools, which no example leaves on the default)."""
+    return {c.get("image") for obj in program_objects(rendered(stack).rec) if obj["kind"] == "ClusterTrainingRuntime"
+            for _, spec in pod_specs(obj) for c in spec.get("containers") or []}
+
+
 def resources(stack: str) -> list[Resource]:
     return [Resource(x.type, x.name, x.urn, plain(x.inputs)) for x in rendered(stack).rec.resources]
 
@@ -73,6 +80,7 @@ def test_the_examples_pin_by_cited_digests_and_by_deploy_time_resolution():
     everything = [c for s in EXAMPLE_STACKS for c in rendered_host_containers(s)]
     assert {"privileged", "hostPID"} <= {reason for c in everything for reason in c.reasons}
     images = {c.image for c in everything} | {i for s in EXAMPLE_STACKS for i in operand_images(s)}
+    images |= {i for s in EXAMPLE_STACKS for i in runtime_images(s)}  # the default training image
     deploy = [r for r in load_image_digests().values() if r.at_deploy]
     for row in deploy:
         forms = {f"{row.image}@{DEPLOY_DIGEST}", f"{row.repository}@{DEPLOY_DIGEST}"}

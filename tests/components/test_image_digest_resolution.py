@@ -86,6 +86,19 @@ def test_the_lookups_go_through_a_provider_that_needs_no_docker_daemon(runs):
     assert not [c for c in gke_calls if c["token"] == ECR_TOKEN], "a GKE stack must not need AWS credentials"
 
 
+def _all_images(resources) -> set[str]:
+    """Every container image of the program's objects, host-level or not (a listed image is pinned wherever it runs,
+    e.g. the Trainer runtimes' default training image on pools without a fabric)."""
+    images = set()
+    for r in resources:
+        props = plain(r.inputs)
+        if r.type.startswith("kubernetes:") and isinstance(props.get("spec"), dict):
+            kind = r.type.rsplit(":", 1)[-1]
+            images |= {c.get("image") for _, spec in pod_specs({"kind": kind, "spec": props["spec"]})
+                       for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]}
+    return images
+
+
 def _host_images(resources) -> set[str]:
     images = set()
     for r in resources:
@@ -103,11 +116,12 @@ def test_the_answer_lands_in_every_host_level_container_and_nothing_is_left_on_a
     resources, calls = runs[stack]
     answered = {c["args"]["name"] for c in calls if c["token"] == TOKEN}
     images = _host_images(resources)
+    everywhere = images | _all_images(resources)
     assert answered
     for image in answered:
         digest = fake_digest(image)
         repository = image.rpartition(":")[0]
-        assert {f"{image}@{digest}", f"{repository}@{digest}"} & images, f"{stack}: {image} not pinned"
+        assert {f"{image}@{digest}", f"{repository}@{digest}"} & everywhere, f"{stack}: {image} not pinned"
     assert not [i for i in images if "@" not in i], f"{stack}: host-level images on a tag"
     assert not [i for i in images if i.endswith(DEPLOY_DIGEST)], f"{stack}: the offline stand-in leaked"
 

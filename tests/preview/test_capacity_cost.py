@@ -86,16 +86,37 @@ def test_gke_reservation_min_is_its_reserved_nodes():
                             "counts them: h100 (4)") for n in report.cost.notes)
 
 
-def test_preview_names_the_prices_the_policy_pack_overrides(tmp_path):
+def test_the_cost_table_prices_a_pool_at_its_policy_pack_override(tmp_path):
+    """priceOverrides pass the cost rules and price the table the same way: $40 instead of the list $55.04."""
     config = tmp_path / "pack.json"
     config.write_text(json.dumps({"cost-gpu-hour-limit": {"priceOverrides": [
         {"machineType": "p5.48xlarge", "capacity": "on-demand", "usdPerNodeHour": 40, "asOf": "2026-10-01",
          "source": "savings plan 2026"}]}}))
     report = preview_config("t", EKS, policies=PolicyOptions(config_file=config))
+    p, listed = pool_cost(report), pool_cost(preview_config("t", EKS))
+    assert (listed.usd_per_node_hour, p.usd_per_node_hour, p.list_usd_per_node_hour) == (55.04, 40.0, 55.04)
+    assert p.usd_per_hour_max == 40.0 * p.max_nodes and p.usd_per_gpu_hour == 5.0
+    assert p.price_source == "negotiated price as of 2026-10-01 (savings plan 2026)" and p.price_as_of == "2026-10-01"
+    assert round(report.cost.usd_per_hour_max - preview_config("t", EKS).cost.usd_per_hour_max, 2) == \
+        round((40.0 - 55.04) * p.max_nodes, 2)
     assert ("price of p5 is overridden in the policy pack config (cost-gpu-hour-limit: $40.00/node-h, negotiated "
-            "price as of 2026-10-01 (savings plan 2026)) instead of the list $55.04/node-h shown in the table"
-            ) in report.cost.notes
+            "price as of 2026-10-01 (savings plan 2026)): the table shows $40.00/node-h instead of the list "
+            "$55.04/node-h") in report.cost.notes
     assert not [n for n in preview_config("t", EKS).cost.notes if "overridden" in n]
+
+
+def test_an_override_for_an_unpublished_reservation_price_makes_the_cost_known(tmp_path):
+    """A reservation-bound machine without a public price is unknown, until priceOverrides gives the contract price:
+    then the table counts it (reserved nodes × the override), as the budget rule does."""
+    stack = edits(GKE, {"nodePools[0].machineType": "a4x-highgpu-4g", "nodePools[0].zones": ["us-central1-a"],
+                        "nodePools[0].capacity": {"type": "reservation", "reservation": "res-a4x"}})
+    before = preview_config("t", stack)
+    assert pool_cost(before, "h100").usd_per_node_hour is None
+    config = tmp_path / "pack.json"
+    config.write_text(json.dumps({"cost-stack-budget": {"priceOverrides": [
+        {"machineType": "a4x-highgpu-4g", "usdPerNodeHour": 30, "asOf": "2026-11-01", "source": "contract A"}]}}))
+    p = pool_cost(preview_config("t", stack, policies=PolicyOptions(config_file=config)), "h100")
+    assert (p.usd_per_node_hour, p.usd_per_hour_min) == (30.0, 30.0 * p.reserved_nodes)
 
 
 def test_the_month_total_counts_a_short_block_once(block_report):

@@ -1,0 +1,220 @@
+"""Generated minimal stacks over the feature space (cloud × machine family × capacity type × workload × fabric ×
+sharing × fleet role), previewed in-process as a new user would run them: each exits 0, or exits 2 with refusals
+that say what is allowed and how to fix it, and nothing created; never a mandatory violation, since a minimal stack
+writes nothing the pack could object to (every image, runtime and chart value is gpu-cluster's default).
+
+The same run checks that the views agree where they meet: the what-if's paid dollars for a pool kept up equal the
+preview's $/h × hours (one billing model), and the preview's cold pod-start figure for a pool's largest gang equals
+the what-if's time to running of that gang on an empty pool. The example count is bounded so this runs in CI."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from catalog import CapacityType, Cloud, load_catalog
+from preview.run import preview_config, preview_stack
+from whatif.api import cluster_of, load_stack_spec
+from whatif.model import Job, SimOptions
+from whatif.run import simulate_jobs
+from tests.support.spec.stack_configs import EKS, GKE
+
+CAT = load_catalog()
+EXAMPLES = settings(max_examples=20, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+MACHINES = {Cloud.GCP: ("a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "g2-standard-24", "a2-highgpu-1g"),
+            Cloud.AWS: ("p5.48xlarge", "p4d.24xlarge", "g6e.xlarge", "g5.xlarge")}
+CAPACITY = {Cloud.GCP: ("on-demand", "spot", "reservation", "flex-start"),
+            Cloud.AWS: ("on-demand", "spot", "reservation", "capacity-block")}
+HOURS = 10.0
+
+
+def _zone(cloud: Cloud, region: str, machine: str) -> str:
+    """A zone of the region that offers the machine (the generator writes a valid zone; limits are tested elsewhere)."""
+    if cloud == Cloud.AWS:  # AZ names map to IDs per account: the fixture's subnets name the zones
+        return "us-east-1a"
+    zones = sorted(CAT.zones(cloud, region))
+    offered = CAT.offered_zones(cloud, CAT.resolve(cloud, machine, None, None))
+    if offered is not None:
+        zones = [z for z in zones if z in offered.zones] or zones
+    return zones[0]
+
+
+def _list_rate(cloud: Cloud, machine: str) -> float:
+    """The on-demand list $/node-hour (a block's fee is written below it, as blocks are sold)."""
+    price = CAT.node_price(CAT.resolve(cloud, machine, None, None), "us-east-1", CapacityType.ON_DEMAND)
+    assert price is not None, machine
+    return price.usd_per_hour
+
+
+def _capacity(cloud: Cloud, kind: str, nodes: int, machine: str = "p5.48xlarge") -> dict[str, Any]:
+    if kind == "reservation":
+        return {"type": "reservation", "reservation": "res-a" if cloud == Cloud.GCP else "cr-0123456789abcdef0"}
+    if kind == "capacity-block":
+        return {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block",
+                "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336},
+                "upfrontFeeUsd": round(0.6 * _list_rate(cloud, machine) * 336 * nodes, 2)}
+    return {"type": kind}
+
+
+@st.composite
+def stacks(draw) -> dict[str, Any]:
+    cloud = draw(st.sampled_from([Cloud.GCP, Cloud.AWS]))
+    base = copy.deepcopy(GKE if cloud == Cloud.GCP else EKS)
+    region = base["gpu-cluster:region"]
+    machine = draw(st.sampled_from(MACHINES[cloud]))
+    capacity = draw(st.sampled_from(CAPACITY[cloud]))
+    max_nodes = draw(st.integers(1, 4))
+    pool: dict[str, Any] = {"name": "gpu", "machineType": machine, "zones": [_zone(cloud, region, machine)],
+                            "minNodes": draw(st.sampled_from([0, max_nodes])), "maxNodes": max_nodes}
+    if capacity != "on-demand":
+        pool["capacity"] = _capacity(cloud, capacity, max_nodes, machine)
+    if draw(st.booleans()):  # fabric on (where the machine has one)
+        pool["multiNode"] = True
+    workload = draw(st.sampled_from(["none", "kubeflow", "slurm"]))
+    if draw(st.booleans()):
+        pool["gpuRuntime"] = {"sharing": {"mode": "time-slicing", "replicas": 2}}
+    config = {**base, "gpu-cluster:nodePools": [pool]}
+    if workload != "none":
+        gpus = max_nodes * CAT.resolve(cloud, machine, None, None).gpus
+        config["gpu-cluster:scheduling"] = {"workload": workload, "queues": [
+            {"name": "team", "quotas": [{"pool": "gpu", "gpus": gpus}]}]}
+    if draw(st.booleans()):
+        config["gpu-cluster:fleet"] = {"role": "worker"}
+    return config
+
+
+def _pool(config: dict[str, Any]) -> dict[str, Any]:
+    return config["gpu-cluster:nodePools"][0]
+
+
+def _workload(config: dict[str, Any]) -> str:
+    return (config.get("gpu-cluster:scheduling") or {}).get("workload", "none")
+
+
+KNOWN_DEFAULT_DEFECTS = {
+    "topology-multi-node-placement": lambda c: "multiNode" not in _pool(c) and _pool(c)["maxNodes"] >= 4,
+    "cross-layer-fabric-contract": lambda c: c["gpu-cluster:cloud"] == "aws" and _pool(c).get("multiNode", False)
+    and _workload(c) == "slurm",
+    "cross-layer-queued-pool-queue": lambda c: (_pool(c).get("capacity") or {}).get("type") == "flex-start"
+    and _workload(c) == "none",
+}
+"""Found by this test, not fixed yet (each fails a mandatory rule on something the user did not write, or exits 1
+where a validation refusal with exit 2 belongs), tolerated here in exactly these cases:
+
+- an HGX-class pool of at least the rule's ``minNodes`` (4) that does not write ``multiNode`` (default false) has no
+  compact placement: the rule presumes multi-node jobs;
+- a multi-node EFA pool of a Slurm stack runs the default Slinky slurmd image, which has no libfabric/aws-ofi-nccl:
+  nothing refuses it before the pack (validation could ask for ``fabric.runtimeImage``);
+- a GKE flex-start pool (queued provisioning) in a stack without Kueue is reachable by no queue.
+
+``test_each_known_default_defect_still_reproduces`` fails once one is fixed, so the entry goes with the fix."""
+
+
+def _known_default_defect(config: dict[str, Any], violation: dict[str, Any]) -> bool:
+    known = KNOWN_DEFAULT_DEFECTS.get(violation["policy"])
+    return known is not None and known(config)
+
+
+def _refusal_is_clear(issue) -> bool:
+    """An error says where, what was received or what is allowed, and how to fix it."""
+    return bool(issue.path and issue.problem and (issue.fix or issue.allowed))
+
+
+@given(stacks())
+@EXAMPLES
+def test_a_minimal_stack_previews_or_is_refused_clearly_and_never_fails_a_mandatory_rule(config):
+    report = preview_config("generated", config)
+    mandatory = [v for v in report.violations if v.get("enforcement") == "mandatory"
+                 and not _known_default_defect(config, v)]
+    assert not mandatory, f"a mandatory rule flags what the user did not write: {mandatory}"
+    if report.errors:
+        assert report.exit_code == 2 and report.resources == []
+        unclear = [str(e) for e in report.errors if not _refusal_is_clear(e)]
+        assert not unclear, unclear
+        return
+    if any(_known_default_defect(config, v) for v in report.violations):
+        return  # exit 1 for a known defect (above)
+    assert report.exit_code == 0, [str(v) for v in report.violations]
+    _whatif_pays_the_preview_price(config, report)
+    _whatif_time_to_running_is_the_preview_pod_start(config, report)
+
+
+def _spec(config: dict[str, Any]):
+    return load_stack_spec({k.removeprefix("gpu-cluster:"): v for k, v in config.items()
+                            if k.startswith("gpu-cluster:")})
+
+
+def _whatif_pays_the_preview_price(config: dict[str, Any], report) -> None:
+    """Every node up for HOURS (``--nodes-up max``): the what-if's $ for the pool = the preview's $/h max × HOURS."""
+    pool = report.cost.pools[0]
+    if pool.usd_per_hour_max is None:
+        return
+    opts = SimOptions(nodes_up="max", spot_interruptions=False, horizon_s=HOURS * 3600)
+    spec = _spec(config)
+    model = cluster_of(spec, "generated", opts)
+    m = model.pools["gpu"]
+    full = Job("full", 0, next(iter(model.queues)), m.gpus_per_node, run_s=2 * HOURS * 3600, nodes=m.max_nodes)
+    res = simulate_jobs(model, [full], 0, opts)
+    u = res.pools["gpu"]
+    paid_usd = u.paid_node_s / 3600 * u.usd_per_node_hour
+    assert paid_usd == pytest.approx(pool.usd_per_hour_max * HOURS, rel=1e-9), (
+        f"what-if ${paid_usd:,.2f} vs preview ${pool.usd_per_hour_max:,.2f}/h × {HOURS:g} h")
+
+
+def _whatif_time_to_running_is_the_preview_pod_start(config: dict[str, Any], report) -> None:
+    """On an empty pool at minNodes 0, the largest gang's time to running in the what-if is the preview's cold
+    start (Kubernetes schedulers; a Slurm job starts in running slurmd pods)."""
+    spec = _spec(config)
+    p = spec.node_pools[0]
+    row = report.pod_start[0]["largestGang"]
+    if p.min_nodes != 0 or (spec.scheduling is not None and spec.scheduling.workload.value == "slurm"):
+        return
+    opts = SimOptions(spot_interruptions=False)
+    model = cluster_of(spec, "generated", opts)
+    queue = next(iter(model.queues))
+    gpus = model.pools["gpu"].gpus_per_node
+    res = simulate_jobs(model, [Job("gang", 0, queue, gpus, run_s=60, nodes=row["pods"])], 0, opts)
+    running = res.jobs["gang"].running_s
+    assert running is not None and running == pytest.approx(row["coldS"], abs=0.1), (running, row)
+
+
+def test_the_fleet_roll_up_is_the_sum_of_the_workers_own_previews():
+    """The manager's Fleet section counts each worker as that worker's own preview prices it (the same stack file,
+    previewed alone), and its totals are the manager's plus the workers'."""
+    manager = preview_stack("fleet")
+    assert manager.fleet is not None, [str(e) for e in manager.errors]
+    rows = {c["name"]: c for c in manager.fleet["clusters"]}
+    alone = {"gke": preview_stack("fleet-gke").cost, "eks": preview_stack("fleet-eks").cost}
+    for name, cost in alone.items():
+        assert rows[name]["usdPerHourMax"] == round(cost.usd_per_hour_max, 4)
+        assert rows[name]["usdPerHourMin"] == round(cost.usd_per_hour_min, 4)
+        assert rows[name]["usdPerMonthMax"] == round(cost.usd_per_month_max, 2)
+    own = manager.cost.usd_per_hour_max + sum(c.usd_per_hour_max for c in alone.values())
+    assert manager.fleet["totals"]["usdPerHourMax"] == pytest.approx(own, abs=1e-3)
+
+
+DEFECT_CASES = {
+    "topology-multi-node-placement": (GKE, {"name": "gpu", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"],
+                                            "minNodes": 0, "maxNodes": 4}, None),
+    "cross-layer-fabric-contract": (EKS, {"name": "gpu", "machineType": "p5.48xlarge", "zones": ["us-east-1a"],
+                                          "minNodes": 0, "maxNodes": 2, "multiNode": True}, "slurm"),
+    "cross-layer-queued-pool-queue": (GKE, {"name": "gpu", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"],
+                                            "minNodes": 0, "maxNodes": 1, "capacity": {"type": "flex-start"}}, None),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(KNOWN_DEFAULT_DEFECTS))
+def test_each_known_default_defect_still_reproduces(rule):
+    """Remove the rule from ``KNOWN_DEFAULT_DEFECTS`` (and here) when this minimal stack passes the pack."""
+    base, pool, workload = DEFECT_CASES[rule]
+    config = {**base, "gpu-cluster:nodePools": [pool]}
+    if workload:
+        config["gpu-cluster:scheduling"] = {"workload": workload, "queues": [
+            {"name": "team", "quotas": [{"pool": "gpu", "gpus": 16}]}]}
+    assert _known_default_defect(config, {"policy": rule})
+    report = preview_config("generated", config)
+    assert [v["policy"] for v in report.violations if v.get("enforcement") == "mandatory"] == [rule]
