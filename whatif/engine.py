@@ -249,5 +249,6 @@ class Engine:
                 running_s=js.running_at if js.starts and js.running_at >= 0 else None)
         return SimResult(scheduler=self.cluster.scheduler, horizon_s=end, jobs=outcomes,
                          pools={name: p.usage for name, p in self.pools.items()}, samples=self.samples,
-                         preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s))
+                         preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s),
+                         warnings=list(getattr(self.scheduler, "warnings", list)()))
 

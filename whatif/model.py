@@ -130,3 +130,5 @@ class SimResult:
     queue_gpu_s: dict[str, float] = field(default_factory=dict)
     """Allocated GPU-seconds per queue (lost work included)."""
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Configuration defects the run exposed (a preemption loop): shown loudly in every format."""

@@ -3,6 +3,7 @@ gang requeue after waitForPodsReady, autoscaling with the provisioning delay and
 from __future__ import annotations
 
 from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
+from whatif.kueue.sched import EVICTION_S
 from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
 
@@ -22,7 +23,7 @@ def test_a_queue_borrows_idle_quota_in_its_cohort_and_is_reclaimed():
     jobs = [Job(f"a{i}", 0, "a", 2, run_s=5000) for i in range(4)] + [Job("b1", 100, "b", 2, run_s=100)]
     res = run(two_teams(cohort="c"), jobs)
     assert all(res.jobs[f"a{i}"].start_s == 0 for i in range(4))  # two of them borrow b's quota
-    assert res.jobs["b1"].start_s == 100  # b reclaims: a borrower is preempted
+    assert res.jobs["b1"].start_s == 100 + EVICTION_S  # b reclaims: a borrower is preempted, its pods go
     assert sum(res.jobs[f"a{i}"].preemptions for i in range(4)) == 1
 
 

@@ -13,6 +13,7 @@ from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
 from whatif.kueue.cohort import Admitted, CohortView, Incoming
 from whatif.kueue.cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
+from whatif.kueue.loops import PreemptionLog
 from whatif.kueue.preempt import NO_CANDIDATES, choose
 from whatif.kueue.queue import NEVER, CQ, KueueJob, queue_order
 from whatif.model import Job
@@ -20,9 +21,8 @@ from whatif.nodes import UP, PoolState
 
 MAX_ADMISSIONS_PER_PASS = 100_000
 EVICTION_S = 30.0
-"""A preempted workload is requeued when its job's pods are gone: Kubernetes' default terminationGracePeriodSeconds
-(30 s, Pod API reference). Without it two workloads can preempt each other for ever at one instant (Kueue's fair
-sharing can loop: kubernetes-sigs/kueue issues 3779, 7101, 14543); with it such a loop costs 30 s per turn."""
+"""A preempted workload's pods are gone (its quota released, the preemptor admissible) after Kubernetes' default
+terminationGracePeriodSeconds (30 s, Pod API reference); a preemption loop (``loops.py``) costs 30 s a turn."""
 
 
 class KueueScheduler:
@@ -34,13 +34,15 @@ class KueueScheduler:
         self.cqs = {name: CQ(q) for name, q in eng.cluster.queues.items()}
         self.view = CohortView(kueue, dict(self.cqs), topology=self._topology_fits)
         self._placing: KueueJob | None = None
-        self.waiting_pods: list[KueueJob] = []
-        """Admitted workloads whose pods are not all running yet, in admission order."""
+        self.waiting_pods: list[KueueJob] = []  # admitted, pods not all running yet, in admission order
         self._tas = [p for p in eng.pools.values() if p.model.block_nodes]
         self._tas_seen: tuple = ()
         self._up_seen = -1.0
         self._now = 0.0
         self._failed: set[tuple] = set()
+        self._evicting: KueueJob | None = None  # the victim ``preempt`` stops: ``released`` keeps its quota
+        self._cycle_undo: list[tuple[str, str, int]] = []  # (queue, flavor, slices) to add back as a cycle ends
+        self.loops = PreemptionLog()
 
     def new_job(self, job: Job, n: int) -> KueueJob:
         return KueueJob(job, n)
@@ -55,6 +57,9 @@ class KueueScheduler:
     def unbilled_tail(self, pool: PoolState, end: float) -> float:
         return 0.0  # Kubernetes pools scale with the node autoscaler (the engine bills its tail)
 
+    def warnings(self) -> list[str]:
+        return self.loops.warnings()
+
     def submit(self, js: KueueJob, now: float) -> None:
         js.value = self.eng.cluster.class_values.get(js.job.priority or "", 0)
         j = js.job
@@ -63,9 +68,14 @@ class KueueScheduler:
 
     def released(self, js: KueueJob, now: float, requeue: bool) -> None:
         cq = self.cqs[js.job.queue]
-        self._unadmit(cq, js)
-        for c in self.cqs.values():
-            c.unpark()
+        if js is self._evicting:
+            # preempted: its quota stays reserved until its pods are gone (the "evicted" tick)
+            if js in self.waiting_pods:
+                self.waiting_pods.remove(js)
+        else:
+            self._unadmit(cq, js)
+            for c in self.cqs.values():
+                c.unpark()
         if requeue:  # preempted or its node went away: back in the queue at its creation time (Kueue's queue order)
             self._enqueue(js)
 
@@ -73,6 +83,8 @@ class KueueScheduler:
         kind, js, token = payload
         if kind == "ready-timeout" and js.state == ADMITTED and js.token == token:
             self._gang_timeout(js, now)
+        elif kind == "evicted" and js.held is not None and js.held.evicted:  # its pods are gone: quota released
+            self.released(js, now, False)
         self.eng.dirty = True
 
     def schedule(self, now: float) -> None:
@@ -178,7 +190,14 @@ class KueueScheduler:
             no_fit.extend((self.cqs[e.inc.queue], e.key) for e in entries)
         elif entries:
             self._now = now
-            for e in Cycle(self.view, self).run(entries):
+            self._cycle_undo = []
+            try:
+                done = Cycle(self.view, self).run(entries)
+            finally:
+                for queue, flavor, slices in self._cycle_undo:
+                    self.view.queues[queue].usage[flavor] += slices
+                self._cycle_undo = []
+            for e in done:
                 if e.outcome == NO_FIT:
                     no_fit.append((self.cqs[e.inc.queue], e.key))
                 elif e.outcome in (FIT, PREEMPTING):
@@ -261,18 +280,37 @@ class KueueScheduler:
         self._admit(self.cqs[entry.inc.queue], js, entry.choice.pool, self._now)
 
     def preempt(self, entry: Entry) -> None:
-        """Kueue admits the preemptor once its victims are gone; here their quota is released at once and the
-        preemptor admitted in the same pass (the victims requeue after ``EVICTION_S``)."""
+        """scheduler.go processEntry, Preempt mode: the victims not already being evicted are evicted and the
+        preemptor is *not* admitted: it waits in its queue until the victims' pods are gone (``EVICTION_S``) and their
+        quota is released, and is admitted then only if it wins that cycle. Until then the victims hold their quota;
+        the preemptor's is reserved for the rest of this cycle only (``cq.AddUsage``)."""
         assert entry.choice is not None
-        now = self._now
+        now, js = self._now, entry.key
         for victim in entry.choice.victims:
+            if victim.evicted:
+                continue  # IssuePreemptions counts a workload being evicted as preempted, evicts nothing
             evicted = victim.key
-            self.eng.preempt(evicted, requeue=True)
+            victim.evicted, self._evicting = True, evicted
+            try:
+                self.eng.preempt(evicted, requeue=True)
+            finally:
+                self._evicting = None
+            self.loops.record(entry.inc.queue, evicted.job.id, victim.queue, victim.flavor)
             evicted.eligible = now + EVICTION_S  # back in the queue once its pods are gone
             self.eng.push(evicted.eligible, TICK, ("evicted", evicted, evicted.token))
-        self.admit(entry)
+        for victim in entry.choice.victims:  # for the rest of this cycle the victims count as gone ...
+            self.view.queues[victim.queue].usage[victim.flavor] -= victim.slices
+            self._cycle_undo.append((victim.queue, victim.flavor, victim.slices))
+        pool, need = entry.choice.pool, entry.inc.need[entry.choice.pool]
+        self.view.queues[entry.inc.queue].usage[pool] += need  # ... and the preemptor's quota as taken
+        self._cycle_undo.append((entry.inc.queue, pool, -need))
+        cq = self.cqs[entry.inc.queue]
+        cq.parked.add(js.n)  # pending preemption: retried once quota is released (the "evicted" tick unparks)
+        cq.head_at = NEVER
 
     def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
+        if js.held is not None:  # readmitted in the instant its eviction ends: the old reservation goes first
+            self._unadmit(cq, js)
         cq.pending.remove(js)
         cq.head_at = cq.scan_at = NEVER
         js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
