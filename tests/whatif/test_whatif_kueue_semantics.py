@@ -155,3 +155,16 @@ def test_only_nodes_of_topology_placed_pools_retry_inadmissible_workloads(monkey
     # decided at submission, after small's release (420 s), after hold's (10,000 s): not when the L4 node came up
     assert decided.count("wait") == 3
     assert res.jobs["wait"].start_s == 10_000
+
+
+def test_a_preemptor_heads_its_queue_until_its_victims_pods_are_gone():
+    # scheduler.go: a preemptor is not admitted when it evicts; it is requeued at once and stays its queue's head,
+    # so "mid", arriving while "low" terminates, cannot take the 2 free GPUs "high" counted on (it would loop)
+    cfg = kueue_config([l4_pool(3, min_nodes=3)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 6}]}],
+                       priorityClasses=CLASSES)
+    jobs = [Job("busy", 0, "a", 2, run_s=9000, priority="high"), Job("low", 0, "a", 2, run_s=9000, priority="low"),
+            Job("high", 100, "a", 2, nodes=2, run_s=1000, priority="high"), Job("mid", 105, "a", 2, run_s=100, priority="mid")]
+    res = run(cfg, jobs)
+    assert res.jobs["high"].start_s == 100 + EVICTION_S  # before: 100, admitted while low's pods still ran
+    assert res.jobs["low"].preemptions == 1 and res.jobs["mid"].preemptions == 0
+    assert res.jobs["mid"].start_s == 100 + EVICTION_S + 1000  # once high is done

@@ -34,15 +34,16 @@ class PreemptionLog:
             if victim in looping:
                 by_pool.setdefault(pool, set()).update((pq, self.victim_queue[victim]))
                 count[pool] += n
-        worst = max(looping, key=lambda v: (self.evictions[v], v))
         out = []
         for pool in sorted(by_pool):
-            queues = ", ".join(sorted(by_pool[pool]))
+            here = {k[1] for k in self.pairs if k[2] == pool and k[1] in looping}
+            worst = max(here, key=lambda v: (self.evictions[v], v))
             out.append(
-                f"configuration defect: a preemption loop on pool {pool} between queues {queues}: {count[pool]:,} "
-                f"evictions of {sum(1 for v in looping if any(k[1] == v and k[2] == pool for k in self.pairs))} "
-                f"workloads evicted {LOOP_EVICTIONS}+ times each ({worst}: {self.evictions[worst]:,}). Kueue "
-                f"v0.19.2 loops the same way on this configuration (each eviction is legal on its own; see "
-                f"docs/whatif.md, 'Preemption loops'). Fix: give each queue nominal quota for its largest gang on "
-                f"{pool}, or narrow scheduling.preemption.reclaimWithinCohort (Any lets any priority reclaim).")
+                f"configuration defect: a preemption loop on pool {pool} between queues "
+                f"{', '.join(sorted(by_pool[pool]))}: {count[pool]:,} evictions, {len(here)} workloads evicted "
+                f"{LOOP_EVICTIONS}+ times ({worst}: {self.evictions[worst]:,}). Kueue v0.19.2 loops the same way on "
+                f"this configuration: each eviction is legal on its own, and the quota one frees goes to whichever "
+                f"head wins the next cycle. Fix: look for a gang larger than its queue's nominal quota on {pool} (it "
+                f"only runs borrowing and blocks its queue) and for quota lent to another queue and reclaimed at once "
+                f"(lendingLimit); docs/whatif.md, 'Preemption loops', works through one.")
         return out

@@ -36,6 +36,9 @@ class CQ(QueueView):
         self.pending: list[KueueJob] = []
         self.parked: set[int] = set()
         """BestEffortFIFO: workloads that did not fit, left aside until something is released."""
+        self.preempting: set[int] = set()
+        """Parked preemptors waiting for their victims' pods: each still heads the queue (Kueue requeues it at once,
+        RequeueReasonPendingPreemption), so nothing behind it is a head until quota is released."""
         self.cursor = 0
         """Pending before this index are all parked (or in backoff): the next head is searched from here."""
         self.head_at = NEVER
@@ -48,6 +51,7 @@ class CQ(QueueView):
 
     def unpark(self) -> None:
         self.parked.clear()
+        self.preempting.clear()
         self.cursor = 0
         self.head_at = self.scan_at = NEVER
 

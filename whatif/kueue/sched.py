@@ -145,7 +145,7 @@ class KueueScheduler:
                 waiting = js.eligible > now
                 if waiting or js.n in parked:
                     if not waiting:
-                        if cq.model.strict_fifo:
+                        if cq.model.strict_fifo or js.n in cq.preempting:
                             break  # StrictFIFO: a head that does not fit blocks the queue
                         if i == cq.cursor:
                             cq.cursor += 1  # parked: never a head again until something is released
@@ -231,6 +231,8 @@ class KueueScheduler:
                     continue  # StrictFIFO: the parked head blocks the queue
                 for j in range(i + 1, len(pending)):
                     js = pending[j]
+                    if js.n in cq.preempting:
+                        break  # a preemptor still heads the queue
                     if js.eligible > now or js.n in parked_set:
                         continue
                     cq.head_js, cq.scan_i = js, j
@@ -252,6 +254,8 @@ class KueueScheduler:
             return []  # StrictFIFO: the parked head blocks the queue
         for j in range(i + 1, len(pending)):
             js = pending[j]
+            if js.n in cq.preempting:
+                return []  # a preemptor still heads the queue
             if js.eligible > now or js.n in parked_set:
                 continue
             if js.shape in failed:
@@ -291,21 +295,19 @@ class KueueScheduler:
                 continue  # IssuePreemptions counts a workload being evicted as preempted, evicts nothing
             evicted = victim.key
             victim.evicted, self._evicting = True, evicted
-            try:
-                self.eng.preempt(evicted, requeue=True)
-            finally:
-                self._evicting = None
+            self.eng.preempt(evicted, requeue=True)
+            self._evicting = None
             self.loops.record(entry.inc.queue, evicted.job.id, victim.queue, victim.flavor)
             evicted.eligible = now + EVICTION_S  # back in the queue once its pods are gone
             self.eng.push(evicted.eligible, TICK, ("evicted", evicted, evicted.token))
         for victim in entry.choice.victims:  # for the rest of this cycle the victims count as gone ...
             self.view.queues[victim.queue].usage[victim.flavor] -= victim.slices
             self._cycle_undo.append((victim.queue, victim.flavor, victim.slices))
-        pool, need = entry.choice.pool, entry.inc.need[entry.choice.pool]
-        self.view.queues[entry.inc.queue].usage[pool] += need  # ... and the preemptor's quota as taken
+        pool, need, cq = entry.choice.pool, entry.inc.need[entry.choice.pool], self.cqs[entry.inc.queue]
+        cq.usage[pool] += need  # ... and the preemptor's quota as taken
         self._cycle_undo.append((entry.inc.queue, pool, -need))
-        cq = self.cqs[entry.inc.queue]
-        cq.parked.add(js.n)  # pending preemption: retried once quota is released (the "evicted" tick unparks)
+        cq.parked.add(js.n)  # pending preemption: retried once quota is released (the "evicted" tick unparks),
+        cq.preempting.add(js.n)  # and until then still its queue's head
         cq.head_at = NEVER
 
     def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
