@@ -161,8 +161,10 @@ class Engine:
         js.alloc = allocate(chosen, js.n, slices, pool.model.exclusive)
         js.pool, js.state, js.start, js.backfilled = pool, RUNNING, self.now, backfilled
         js.placed_nodes = tuple(n.name for n in chosen)
-        if not js.starts and self.cluster.scheduler != "slurm":
-            js.running_at = self.now + self._start_path(pool, chosen, js.job.nodes)
+        if self.cluster.scheduler != "slurm":
+            js.ready_at = self.now + self._start_path(pool, chosen, js.job.nodes)
+            if js.running_at < 0:  # the first start whose pods all ran (a pods-ready timeout resets it)
+                js.running_at = js.ready_at
         js.starts.append(self.now)
         js.token += 1
         self.allocated_gpus += self.gpus_held(js)
@@ -185,10 +187,12 @@ class Engine:
         m = js.pool.model
         return sum(take for _, take in js.alloc) / m.slices_per_gpu
 
-    def preempt(self, js: JobState, requeue: bool) -> None:
-        """Evicted by a scheduler or a spot interruption: the work done is lost (the job restarts from the start)."""
-        js.preempts += 1
-        self.preemptions += 1
+    def preempt(self, js: JobState, requeue: bool, counted: bool = True) -> None:
+        """Evicted by a scheduler or a spot interruption: the work done is lost (the job restarts from the start).
+        ``counted=False``: an eviction that is not a preemption (Kueue's pods-ready timeout)."""
+        if counted:
+            js.preempts += 1
+            self.preemptions += 1
         assert js.pool is not None
         js.pool.usage.lost_gpu_s += self.gpus_held(js) * (self.now - js.start)
         self._stop(js, requeue=requeue)

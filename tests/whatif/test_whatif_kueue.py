@@ -52,7 +52,7 @@ def test_autoscaled_pool_waits_for_provisioning_and_bills_from_the_request():
 
 def test_a_gang_that_cannot_get_its_nodes_is_requeued_after_the_timeout():
     cfg = kueue_config([l4_pool(2, min_nodes=2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 8}]}],
-                       overcommit=True, gang={"timeoutSeconds": 60})
+                       overcommit=True, gang={"timeoutSeconds": 600})  # above hold's cold pull (~260 s)
     jobs = [Job("hold", 0, "a", 2, run_s=1000), Job("gang", 1, "a", 2, nodes=2, run_s=10)]
     res = run(cfg, jobs)
     assert res.jobs["gang"].start_s is not None and res.jobs["gang"].start_s >= 1000

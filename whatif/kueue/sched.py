@@ -68,8 +68,7 @@ class KueueScheduler:
 
     def released(self, js: KueueJob, now: float, requeue: bool) -> None:
         cq = self.cqs[js.job.queue]
-        if js is self._evicting:
-            # preempted: its quota stays reserved until its pods are gone (the "evicted" tick)
+        if js is self._evicting:  # preempted: its quota stays reserved until its pods are gone ("evicted" tick)
             if js in self.waiting_pods:
                 self.waiting_pods.remove(js)
         else:
@@ -81,7 +80,7 @@ class KueueScheduler:
 
     def tick(self, now: float, payload: Any) -> None:
         kind, js, token = payload
-        if kind == "ready-timeout" and js.state == ADMITTED and js.token == token:
+        if kind == "ready-timeout" and js.state in (ADMITTED, RUNNING) and js.token == token:
             self._gang_timeout(js, now)
         elif kind == "evicted" and js.held is not None and js.held.evicted:  # its pods are gone: quota released
             self.released(js, now, False)
@@ -208,10 +207,7 @@ class KueueScheduler:
 
     def _park_twins(self, now: float, heads: list[tuple[CQ, KueueJob]]) -> list[tuple[CQ, KueueJob]]:
         """The queues' heads are all twins of heads that found no flavor: park them and take each queue's next head,
-        all queues in step, until some head is not such a twin or no queue has a head left; return those heads (in
-        queue order, as ``_heads``). The same as parking the heads and calling ``_heads`` again and again (which
-        was one round per parked workload, most of the Kueue model's time on a long backlog, bench/), with the
-        scan of each queue picking up where its last head was."""
+        all queues in step, until one is no such twin (the same as parking and calling ``_heads`` again, faster)."""
         failed = self._failed
         at = []
         for cq, js in heads:
@@ -284,10 +280,8 @@ class KueueScheduler:
         self._admit(self.cqs[entry.inc.queue], js, entry.choice.pool, self._now)
 
     def preempt(self, entry: Entry) -> None:
-        """scheduler.go processEntry, Preempt mode: the victims not already being evicted are evicted and the
-        preemptor is *not* admitted: it waits in its queue until the victims' pods are gone (``EVICTION_S``) and their
-        quota is released, and is admitted then only if it wins that cycle. Until then the victims hold their quota;
-        the preemptor's is reserved for the rest of this cycle only (``cq.AddUsage``)."""
+        """scheduler.go processEntry, Preempt mode: evict the victims not yet being evicted; the preemptor is not
+        admitted but heads its queue until their pods are gone and their quota released (its own is held this cycle)."""
         assert entry.choice is not None
         now, js = self._now, entry.key
         for victim in entry.choice.victims:
@@ -340,10 +334,16 @@ class KueueScheduler:
         if chosen is not None:
             self.waiting_pods.remove(js)
             self.eng.start(js, pool, chosen)
+            if self.k.gang_timeout_s is not None and js.ready_at > js.admitted_at + self.k.gang_timeout_s:
+                self.eng.push(js.admitted_at + self.k.gang_timeout_s, TICK, ("ready-timeout", js, js.token))
 
     def _gang_timeout(self, js: KueueJob, now: float) -> None:
-        """waitForPodsReady: not all pods running in time -> evicted, requeued after a backoff."""
+        """waitForPodsReady: pods not all running (pulled, started) in time after admission -> evicted, backoff."""
         cq = self.cqs[js.job.queue]
+        if js.state == RUNNING:  # placed, but its pods still pulling or starting: stopped, not a preemption
+            self.eng.preempt(js, requeue=True, counted=False)
+            cq.pending.remove(js)
+            js.running_at = -1.0
         self._unadmit(cq, js)
         k = self.k
         js.requeues += 1
