@@ -100,6 +100,8 @@ class KueueModel:
     """``fairSharing.preemptionStrategies`` in the configured order (Kueue's default when none is listed)."""
     requeue_timestamp: str = "Eviction"
     """``waitForPodsReady.requeuingStrategy.timestamp``: Eviction or Creation."""
+    recovery_timeout_s: float | None = None
+    """``waitForPodsReady.recoveryTimeout`` (Kueue: the timeout when unset; 0: never)."""
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,8 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
     timestamp = ((ready or {}).get("requeuingStrategy") or {}).get("timestamp", "Eviction")
     kueue = KueueModel(cohort=sched.cohort, fair_sharing=fair is not None,
                        gang_timeout_s=float(ready["timeout"].rstrip("s")) if ready else None, strategies=strategies,
-                       requeue_timestamp=timestamp)
+                       requeue_timestamp=timestamp, recovery_timeout_s=float(
+                           ready.get("recoveryTimeout", ready["timeout"]).rstrip("s")) if ready else None)
     default = None  # Kueue: a workload without a priority class has priority 0
     return ClusterModel(stack, "kueue", pools, queues, classes, default, kueue=kueue, sources=sources)
 

@@ -42,6 +42,7 @@ class Engine:
         self.samples: list[Sample] = []
         self.preemptions = 0
         self.dirty = False
+        self.reclaiming = False
         self.autoscaled = cluster.scheduler != "slurm" and options.nodes_up == "min"
         power = cluster.slurm.power if cluster.slurm is not None else None
         self.power_pools = set(power.pools) if power is not None and options.nodes_up == "min" else set()
@@ -149,7 +150,9 @@ class Engine:
         for n in list(node.jobs):
             js = self.jobs[n]
             if js.state == RUNNING:
+                self.reclaiming = True  # the scheduler may keep the job admitted (Kueue's recovery timeout)
                 self.preempt(js, requeue=True)
+                self.reclaiming = False
         self.node_off(pool, node)
         if not self.autoscaled:  # fixed-size pools (Slurm NodeSets, nodes_up=max) get the node back
             self.node_on(pool, node, ready=False)

@@ -89,6 +89,10 @@ class Gang(SpecModel):
     enabled: bool = Field(True, description="All-or-nothing admission of multi-pod jobs. Default true.")
     timeout_seconds: int = Field(600, ge=30, description=(
         "A gang whose pods are not all ready by then is evicted and requeued. Default 600."))
+    recovery_timeout_seconds: int | None = Field(None, ge=0, description=(
+        "Kueue's waitForPodsReady.recoveryTimeout: how long an admitted workload that lost pods (a spot node "
+        "reclaimed) keeps its quota while replacement pods start, before it is evicted and requeued. Default: "
+        "timeoutSeconds (Kueue's default); 0 turns the check off (the workload waits admitted)."))
 
 
 class Topology(SpecModel):

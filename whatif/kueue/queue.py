@@ -12,7 +12,7 @@ NEVER = float("-inf")  # a stamp no simulated time equals: the cached head searc
 
 
 class KueueJob(JobState):
-    __slots__ = ("value", "order_ts", "admitted_at", "requeues", "held", "shape", "needs")
+    __slots__ = ("value", "order_ts", "admitted_at", "requeues", "held", "shape", "needs", "ready_by")
 
     def __init__(self, job: Job, n: int):
         super().__init__(job, n)
@@ -22,6 +22,8 @@ class KueueJob(JobState):
         """Queue-order timestamp."""
         self.admitted_at = -1.0
         self.requeues = 0
+        self.ready_by = float("inf")
+        """waitForPodsReady: its pods must all run by then (admission or a reclaim + the timeout)."""
         self.held: Admitted | None = None
         """Its quota reservation in the cohort view while admitted."""
         self.shape: tuple = ()

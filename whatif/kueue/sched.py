@@ -16,6 +16,7 @@ from whatif.kueue.cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
 from whatif.kueue.loops import PreemptionLog
 from whatif.kueue.preempt import NO_CANDIDATES, choose
 from whatif.kueue.queue import NEVER, CQ, KueueJob, queue_order
+from whatif.kueue.ready import PodsReady
 from whatif.model import Job
 from whatif.nodes import UP, PoolState
 
@@ -25,7 +26,7 @@ EVICTION_S = 30.0
 terminationGracePeriodSeconds (30 s, Pod API reference); a preemption loop (``loops.py``) costs 30 s a turn."""
 
 
-class KueueScheduler:
+class KueueScheduler(PodsReady):
     def __init__(self, eng: Host):
         self.eng = eng
         kueue = eng.cluster.kueue
@@ -71,6 +72,9 @@ class KueueScheduler:
         if js is self._evicting:  # preempted: its quota stays reserved until its pods are gone ("evicted" tick)
             if js in self.waiting_pods:
                 self.waiting_pods.remove(js)
+        elif self.eng.reclaiming and js.held is not None:  # spot reclaim: admitted, quota held, pods to replace
+            self._recover(js, now)
+            return
         else:
             self._unadmit(cq, js)
             for c in self.cqs.values():
@@ -314,12 +318,9 @@ class KueueScheduler:
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now
         js.token += 1
         self.waiting_pods.append(js)
+        self._ready_deadline(js, now, self.k.gang_timeout_s)  # waitForPodsReady: every workload, one pod or many
         if js.pool.model.block_nodes:  # TAS assigns the nodes at admission (_topology_fits found them free)
             self._place_one(js)
-            if js.state == RUNNING:
-                return
-        if self.k.gang_timeout_s is not None:  # waitForPodsReady covers every workload, one pod or many
-            self.eng.push(now + self.k.gang_timeout_s, TICK, ("ready-timeout", js, js.token))
 
     def _place(self, now: float) -> None:
         """The kube-scheduler: pods of admitted workloads onto nodes, all of a workload's pods or none."""
@@ -334,27 +335,7 @@ class KueueScheduler:
         if chosen is not None:
             self.waiting_pods.remove(js)
             self.eng.start(js, pool, chosen)
-            if self.k.gang_timeout_s is not None and js.ready_at > js.admitted_at + self.k.gang_timeout_s:
-                self.eng.push(js.admitted_at + self.k.gang_timeout_s, TICK, ("ready-timeout", js, js.token))
-
-    def _gang_timeout(self, js: KueueJob, now: float) -> None:
-        """waitForPodsReady: pods not all running (pulled, started) in time after admission -> evicted, backoff."""
-        cq = self.cqs[js.job.queue]
-        if js.state == RUNNING:  # placed, but its pods still pulling or starting: stopped, not a preemption
-            self.eng.preempt(js, requeue=True, counted=False)
-            cq.pending.remove(js)
-            js.running_at = -1.0
-        self._unadmit(cq, js)
-        k = self.k
-        js.requeues += 1
-        js.eligible = now + min(k.backoff_base_s * 2 ** (js.requeues - 1), k.backoff_max_s)
-        if k.requeue_timestamp == "Eviction":  # only a PodsReady timeout moves a workload to the back
-            js.order_ts = now
-        js.pool = None
-        self._enqueue(js)
-        self.eng.push(js.eligible, TICK, ("backoff", js, js.token))
-        for c in self.cqs.values():
-            c.unpark()
+            self._watch_ready(js)
 
     # -- flavor assignment ------------------------------------------------------------------------------------
     def _incoming(self, cq: CQ, js: KueueJob) -> Incoming:
