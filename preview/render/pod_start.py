@@ -32,8 +32,9 @@ def gang_cell(g: dict[str, Any] | None) -> str:
     cd = ""
     if g.get("computeDomainS") is not None:  # rack-scale NVLink: every IMEX daemon of the domain Ready first
         cd = f", ComputeDomain {_t(g['computeDomainS'])}{'' if g.get('computeDomainWarm') else ' (cold only)'}"
+    warm = f"; warm measured: {g['warmMeasured']}" if g.get("warmMeasured") else ""
     return (f"{g['pods']} pod{'s' if g['pods'] != 1 else ''}: {_t(g['coldS'])} / {_t(g['warmS'])}\n"
-            f"(node {_t(g['provisionS'])}, image {_t(g['pullS'])}: {g['image']}{cd})")
+            f"(node {_t(g['provisionS'])}, image {_t(g['pullS'])}: {g['image']}{cd}{warm})")
 
 
 def _t(seconds: float) -> str:

@@ -112,3 +112,13 @@ def test_pods_ready_is_judged_when_the_pods_run_not_when_they_are_placed():
     assert job.end_s == 660.0 + 3600 and job.preemptions == 0 and res.preemptions == 0  # a timeout, not a preemption
     # the second start finds the image the first one pulled: its pods run once that pull is done
     assert job.running_s == pytest.approx(300 + c.pools["l4"].pull_s + overhead_s(1, F))
+
+
+def test_a_slurm_stacks_warm_start_is_the_measured_512_gpu_sbatch_path():
+    from preview.run import preview_stack
+    report = json.loads(json.dumps(preview_stack("gke-h100-512").as_dict(), default=str))
+    gang = {r["pool"]: r for r in report["podStart"]}["h100-mega"]["largestGang"]
+    assert gang["pods"] == 64
+    # before: 6.2 s, Kueue admission + kube-scheduler + the pod SLO, which a job on running slurmd pods never passes
+    assert gang["warmS"] == pytest.approx(2.8, abs=0.05) and "real Slurm" in gang["warmMeasured"]
+    assert load_start_path()["slurm_warm_start_s"].source.startswith("measured here")
