@@ -18,7 +18,7 @@ PENDING, ADMITTED, RUNNING, DONE, NEVER = range(5)
 class JobState:
     """A job during one run, as the engine sees it (scheduler-specific fields live in subclasses)."""
     __slots__ = ("job", "n", "state", "pool", "alloc", "start", "token", "starts", "preempts", "backfilled",
-                 "never", "eligible", "placed_nodes", "end", "running_at", "ready_at")
+                 "never", "eligible", "placed_nodes", "end", "running_at", "ready_at", "saved_s")
 
     def __init__(self, job: Job, n: int):
         self.job, self.n = job, n
@@ -38,6 +38,8 @@ class JobState:
         self.end = -1.0
         self.running_at = -1.0
         self.ready_at = -1.0
+        self.saved_s = 0.0
+        """Run time kept in checkpoints across restarts (``Job.checkpoint_s``)."""
         """When all pods of its latest start are running (placement + the start path; Kubernetes schedulers)."""
         """When all its pods were first running (Kubernetes schedulers; -1: not yet)."""
 

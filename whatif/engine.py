@@ -5,6 +5,7 @@ is ``autoscale.py``. The engine implements ``core.Host`` and knows schedulers on
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from typing import Any, Sequence
 
@@ -171,7 +172,7 @@ class Engine:
         js.starts.append(self.now)
         js.token += 1
         self.allocated_gpus += self.gpus_held(js)
-        self.push(self.now + min(js.job.run_s, js.job.limit_s), END, (js, js.token))
+        self.push(self.now + min(js.job.run_s - js.saved_s, js.job.limit_s), END, (js, js.token))
 
     def _start_path(self, pool: PoolState, chosen: Sequence[Node], pods: int) -> float:
         """Placement to all pods running: the image pull on nodes that do not have it yet, then admission,
@@ -197,7 +198,11 @@ class Engine:
             js.preempts += 1
             self.preemptions += 1
         assert js.pool is not None
-        js.pool.usage.lost_gpu_s += self.gpus_held(js) * (self.now - js.start)
+        ran = self.now - js.start
+        ckpt = js.job.checkpoint_s
+        kept = min(math.floor(ran / ckpt) * ckpt, js.job.run_s - js.saved_s) if ckpt else 0.0  # last checkpoint
+        js.saved_s += kept
+        js.pool.usage.lost_gpu_s += self.gpus_held(js) * (ran - kept)
         self._stop(js, requeue=requeue)
 
     def _stop(self, js: JobState, requeue: bool) -> None:

@@ -30,6 +30,9 @@ class Job:
     gpu_share: float | None = None
     """A fraction of one GPU (0 < share < 1) on a pool that shares GPUs (time-slicing, MPS, MIG): the job takes enough
     slices to cover it; on a pool that does not share, a whole GPU. None: whole GPUs."""
+    checkpoint_s: float | None = None
+    """The job saves its progress this often: preempted or interrupted, it resumes from its last checkpoint (work
+    lost at most this). None: it restarts from the beginning."""
 
     @property
     def gpus(self) -> float:
