@@ -87,6 +87,9 @@ class QueueModel:
     """``preemption.borrowWithinCohort.policy``: may it preempt lower-priority borrowers while borrowing itself?"""
     borrow_threshold: int | None = None
     """``borrowWithinCohort.maxPriorityThreshold``."""
+    when_can_borrow: str = "MayStopSearch"
+    when_can_preempt: str = "TryNextFlavor"
+    """``flavorFungibility`` (Kueue's defaults)."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +285,8 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
             within_queue=body["preemption"]["withinClusterQueue"],
             reclaim=body["preemption"].get("reclaimWithinCohort", "Never"),
             borrow_within_cohort=body["preemption"].get("borrowWithinCohort", {}).get("policy", "Never"),
+            when_can_borrow=body.get("flavorFungibility", {}).get("whenCanBorrow", "MayStopSearch"),
+            when_can_preempt=body.get("flavorFungibility", {}).get("whenCanPreempt", "TryNextFlavor"),
             borrow_threshold=body["preemption"].get("borrowWithinCohort", {}).get("maxPriorityThreshold"))
     config = manager_config(sched)
     ready = config.get("waitForPodsReady")
