@@ -63,3 +63,12 @@ def test_the_recovery_timeout_is_rendered_into_kueues_config_and_validated():
         {"workload": "kubeflow", "queues": [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}]}))["waitForPodsReady"]
     with pytest.raises(ValueError, match="recovery_timeout_seconds|recoveryTimeoutSeconds"):
         Gang.model_validate({"recoveryTimeoutSeconds": -1})
+
+
+def test_a_fleet_workers_spot_reclaim_goes_through_the_worker_host(capsys):
+    # the fleet's workers see the engine through a WorkerHost: a reclaim on a worker's spot pool must reach Kueue's
+    # recovery path there too (the three-day fleet run has reclaims; it failed with exit 4 before)
+    from whatif.__main__ import main
+    from whatif.api import PROJECT_ROOT
+    assert main(["--stack", "fleet", "--workload", str(PROJECT_ROOT / "workloads" / "fleet.yaml"),
+                 "--format", "json"]) == 0
