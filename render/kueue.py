@@ -198,6 +198,10 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
         "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
         "preemption": {"withinClusterQueue": spec.preemption.within_queue.value},
     }
+    if spec.flavor_fungibility.model_fields_set:  # Kueue's defaults otherwise (the CRD's)
+        fung = spec.flavor_fungibility
+        body["flavorFungibility"] = {"whenCanBorrow": fung.when_can_borrow.value,
+                                     "whenCanPreempt": fung.when_can_preempt.value}
     checks = admission_checks_strategy(queue, pools, flavor_names)
     if checks is not None:
         body["admissionChecksStrategy"] = checks

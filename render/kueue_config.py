@@ -72,6 +72,8 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> 
             "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": REQUEUE_BACKOFF_BASE_SECONDS,
                                   "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS},
         }
+        if spec.gang.recovery_timeout_seconds is not None:  # Kueue defaults it to the timeout
+            config["waitForPodsReady"]["recoveryTimeout"] = f"{spec.gang.recovery_timeout_seconds}s"
     if spec.cohort:
         config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)}
     return config

@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             from whatif.compare import compare
             other = run_whatif(_stack(args.vs, args.vs_stack_file), args.workload, args.seed, opts, args.vs)
             run.report["compare"] = compare(run.report, other.report)
+            vs = args.vs or args.vs_stack_file
+            run.report["warnings"] = [*run.report["warnings"], *(f"--vs {vs}: {w}" for w in other.report["warnings"])]
     except SpecError as exc:
         print(format_issues(exc.issues), file=sys.stderr)
         return EXIT_INVALID

@@ -91,6 +91,9 @@ class QueueModel:
     """``preemption.borrowWithinCohort.policy``: may it preempt lower-priority borrowers while borrowing itself?"""
     borrow_threshold: int | None = None
     """``borrowWithinCohort.maxPriorityThreshold``."""
+    when_can_borrow: str = "MayStopSearch"
+    when_can_preempt: str = "TryNextFlavor"
+    """``flavorFungibility`` (Kueue's defaults)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class KueueModel:
     """``fairSharing.preemptionStrategies`` in the configured order (Kueue's default when none is listed)."""
     requeue_timestamp: str = "Eviction"
     """``waitForPodsReady.requeuingStrategy.timestamp``: Eviction or Creation."""
+    recovery_timeout_s: float | None = None
+    """``waitForPodsReady.recoveryTimeout`` (Kueue: the timeout when unset; 0: never)."""
 
 
 @dataclass(frozen=True)
@@ -287,6 +292,8 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
             within_queue=body["preemption"]["withinClusterQueue"],
             reclaim=body["preemption"].get("reclaimWithinCohort", "Never"),
             borrow_within_cohort=body["preemption"].get("borrowWithinCohort", {}).get("policy", "Never"),
+            when_can_borrow=body.get("flavorFungibility", {}).get("whenCanBorrow", "MayStopSearch"),
+            when_can_preempt=body.get("flavorFungibility", {}).get("whenCanPreempt", "TryNextFlavor"),
             borrow_threshold=body["preemption"].get("borrowWithinCohort", {}).get("maxPriorityThreshold"))
     config = manager_config(sched)
     ready = config.get("waitForPodsReady")
@@ -295,7 +302,8 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
     timestamp = ((ready or {}).get("requeuingStrategy") or {}).get("timestamp", "Eviction")
     kueue = KueueModel(cohort=sched.cohort, fair_sharing=fair is not None,
                        gang_timeout_s=float(ready["timeout"].rstrip("s")) if ready else None, strategies=strategies,
-                       requeue_timestamp=timestamp)
+                       requeue_timestamp=timestamp, recovery_timeout_s=float(
+                           ready.get("recoveryTimeout", ready["timeout"]).rstrip("s")) if ready else None)
     default = None  # Kueue: a workload without a priority class has priority 0
     return ClusterModel(stack, "kueue", pools, queues, classes, default, kueue=kueue, sources=sources)
 

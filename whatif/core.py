@@ -18,7 +18,7 @@ PENDING, ADMITTED, RUNNING, DONE, NEVER = range(5)
 class JobState:
     """A job during one run, as the engine sees it (scheduler-specific fields live in subclasses)."""
     __slots__ = ("job", "n", "state", "pool", "alloc", "start", "token", "starts", "preempts", "backfilled",
-                 "never", "eligible", "placed_nodes", "end", "running_at")
+                 "never", "eligible", "placed_nodes", "end", "running_at", "ready_at", "saved_s")
 
     def __init__(self, job: Job, n: int):
         self.job, self.n = job, n
@@ -37,6 +37,10 @@ class JobState:
         self.placed_nodes: tuple[str, ...] = ()
         self.end = -1.0
         self.running_at = -1.0
+        self.ready_at = -1.0
+        self.saved_s = 0.0
+        """Run time kept in checkpoints across restarts (``Job.checkpoint_s``)."""
+        """When all pods of its latest start are running (placement + the start path; Kubernetes schedulers)."""
         """When all its pods were first running (Kubernetes schedulers; -1: not yet)."""
 
 
@@ -47,13 +51,15 @@ class Host(Protocol):
     pools: dict[str, PoolState]
     dirty: bool
     """Set to ask for a scheduling pass at the end of the current instant."""
+    reclaiming: bool
+    """True while a spot reclaim stops jobs (``released`` is then called for a lost node)."""
     up_gpus: float
     power_pools: set[str]
     """Slurm pools that follow the queue in this run (power saving), empty otherwise."""
 
     def push(self, t: float, kind: int, payload: Any = None) -> None: ...
     def start(self, js: JobState, pool: PoolState, chosen: Sequence[Node], backfilled: bool = False) -> None: ...
-    def preempt(self, js: JobState, requeue: bool) -> None: ...
+    def preempt(self, js: JobState, requeue: bool, counted: bool = True) -> None: ...
     def gpus_held(self, js: JobState) -> float: ...
     def node_on(self, pool: PoolState, node: Node, ready: bool) -> None: ...
     def node_off(self, pool: PoolState, node: Node, bill: bool = True) -> None: ...

@@ -5,6 +5,7 @@ is ``autoscale.py``. The engine implements ``core.Host`` and knows schedulers on
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from typing import Any, Sequence
 
@@ -42,6 +43,7 @@ class Engine:
         self.samples: list[Sample] = []
         self.preemptions = 0
         self.dirty = False
+        self.reclaiming = False
         self.autoscaled = cluster.scheduler != "slurm" and options.nodes_up == "min"
         power = cluster.slurm.power if cluster.slurm is not None else None
         self.power_pools = set(power.pools) if power is not None and options.nodes_up == "min" else set()
@@ -149,7 +151,9 @@ class Engine:
         for n in list(node.jobs):
             js = self.jobs[n]
             if js.state == RUNNING:
+                self.reclaiming = True  # the scheduler may keep the job admitted (Kueue's recovery timeout)
                 self.preempt(js, requeue=True)
+                self.reclaiming = False
         self.node_off(pool, node)
         if not self.autoscaled:  # fixed-size pools (Slurm NodeSets, nodes_up=max) get the node back
             self.node_on(pool, node, ready=False)
@@ -161,12 +165,14 @@ class Engine:
         js.alloc = allocate(chosen, js.n, slices, pool.model.exclusive)
         js.pool, js.state, js.start, js.backfilled = pool, RUNNING, self.now, backfilled
         js.placed_nodes = tuple(n.name for n in chosen)
-        if not js.starts and self.cluster.scheduler != "slurm":
-            js.running_at = self.now + self._start_path(pool, chosen, js.job.nodes)
+        if self.cluster.scheduler != "slurm":
+            js.ready_at = self.now + self._start_path(pool, chosen, js.job.nodes)
+            if js.running_at < 0:  # the first start whose pods all ran (a pods-ready timeout resets it)
+                js.running_at = js.ready_at
         js.starts.append(self.now)
         js.token += 1
         self.allocated_gpus += self.gpus_held(js)
-        self.push(self.now + min(js.job.run_s, js.job.limit_s), END, (js, js.token))
+        self.push(self.now + min(js.job.run_s - js.saved_s, js.job.limit_s), END, (js, js.token))
 
     def _start_path(self, pool: PoolState, chosen: Sequence[Node], pods: int) -> float:
         """Placement to all pods running: the image pull on nodes that do not have it yet, then admission,
@@ -185,12 +191,18 @@ class Engine:
         m = js.pool.model
         return sum(take for _, take in js.alloc) / m.slices_per_gpu
 
-    def preempt(self, js: JobState, requeue: bool) -> None:
-        """Evicted by a scheduler or a spot interruption: the work done is lost (the job restarts from the start)."""
-        js.preempts += 1
-        self.preemptions += 1
+    def preempt(self, js: JobState, requeue: bool, counted: bool = True) -> None:
+        """Evicted by a scheduler or a spot interruption: the work done is lost (the job restarts from the start).
+        ``counted=False``: an eviction that is not a preemption (Kueue's pods-ready timeout)."""
+        if counted:
+            js.preempts += 1
+            self.preemptions += 1
         assert js.pool is not None
-        js.pool.usage.lost_gpu_s += self.gpus_held(js) * (self.now - js.start)
+        ran = self.now - js.start
+        ckpt = js.job.checkpoint_s
+        kept = min(math.floor(ran / ckpt) * ckpt, js.job.run_s - js.saved_s) if ckpt else 0.0  # last checkpoint
+        js.saved_s += kept
+        js.pool.usage.lost_gpu_s += self.gpus_held(js) * (ran - kept)
         self._stop(js, requeue=requeue)
 
     def _stop(self, js: JobState, requeue: bool) -> None:
@@ -254,5 +266,6 @@ class Engine:
                 running_s=js.running_at if js.starts and js.running_at >= 0 else None)
         return SimResult(scheduler=self.cluster.scheduler, horizon_s=end, jobs=outcomes,
                          pools={name: p.usage for name, p in self.pools.items()}, samples=self.samples,
-                         preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s))
+                         preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s),
+                         warnings=list(getattr(self.scheduler, "warnings", list)()))
 

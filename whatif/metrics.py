@@ -97,6 +97,7 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
         "waits": _waits(result, counted),
         "timeToRunning": _time_to_running(result, cluster, counted),
         "preemptions": {"count": result.preemptions, "lostGpuHours": total["lostGpuHours"]},
+        "warnings": list(result.warnings),
         "fairShare": _fair_share(result, cluster),
         "unfinished": sum(1 for j in counted if result.jobs[j.id].end_s is None and
                           not result.jobs[j.id].never_startable),

@@ -30,6 +30,9 @@ class Job:
     gpu_share: float | None = None
     """A fraction of one GPU (0 < share < 1) on a pool that shares GPUs (time-slicing, MPS, MIG): the job takes enough
     slices to cover it; on a pool that does not share, a whole GPU. None: whole GPUs."""
+    checkpoint_s: float | None = None
+    """The job saves its progress this often: preempted or interrupted, it resumes from its last checkpoint (work
+    lost at most this). None: it restarts from the beginning."""
 
     @property
     def gpus(self) -> float:
@@ -133,3 +136,5 @@ class SimResult:
     queue_gpu_s: dict[str, float] = field(default_factory=dict)
     """Allocated GPU-seconds per queue (lost work included)."""
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Configuration defects the run exposed (a preemption loop): shown loudly in every format."""

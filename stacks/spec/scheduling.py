@@ -85,10 +85,28 @@ class Preemption(SpecModel):
         "`workload: slurm`."))
 
 
+class FungibilityPolicy(str, Enum):
+    MAY_STOP_SEARCH = "MayStopSearch"
+    TRY_NEXT_FLAVOR = "TryNextFlavor"
+
+
+class FlavorFungibility(SpecModel):
+    when_can_borrow: FungibilityPolicy = Field(FungibilityPolicy.MAY_STOP_SEARCH, description=(
+        "Kueue ClusterQueue flavorFungibility.whenCanBorrow: MayStopSearch takes the first pool where the job fits, "
+        "borrowing or not; TryNextFlavor looks on for a pool where it fits without borrowing. Default MayStopSearch."))
+    when_can_preempt: FungibilityPolicy = Field(FungibilityPolicy.TRY_NEXT_FLAVOR, description=(
+        "flavorFungibility.whenCanPreempt: TryNextFlavor looks on for a pool where the job fits without preempting; "
+        "MayStopSearch preempts in the first pool where preemption makes room. Default TryNextFlavor."))
+
+
 class Gang(SpecModel):
     enabled: bool = Field(True, description="All-or-nothing admission of multi-pod jobs. Default true.")
     timeout_seconds: int = Field(600, ge=30, description=(
         "A gang whose pods are not all ready by then is evicted and requeued. Default 600."))
+    recovery_timeout_seconds: int | None = Field(None, ge=0, description=(
+        "Kueue's waitForPodsReady.recoveryTimeout: how long an admitted workload that lost pods (a spot node "
+        "reclaimed) keeps its quota while replacement pods start, before it is evicted and requeued. Default: "
+        "timeoutSeconds (Kueue's default); 0 turns the check off (the workload waits admitted)."))
 
 
 class Topology(SpecModel):
@@ -117,6 +135,8 @@ class SchedulingSpec(SpecModel):
     queues: list[Queue] = Field(min_length=1, description="Teams and their GPU quotas.")
     priority_classes: list[PriorityClass] = Field(default_factory=list, description="Job priorities.")
     preemption: Preemption = Field(default_factory=Preemption, description="Preemption policy.")
+    flavor_fungibility: FlavorFungibility = Field(default_factory=FlavorFungibility, description=(
+        "How Kueue picks among a queue's pools (every ClusterQueue). Kueue only: refused with `workload: slurm`."))
     gang: Gang = Field(default_factory=Gang, description=(
         "Gang (all-or-nothing) admission. Kueue only: refused with `workload: slurm` (Slurm allocates a job's nodes "
         "together)."))

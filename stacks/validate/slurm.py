@@ -86,6 +86,10 @@ def _check_kueue_only(scheduling: Issues, sched: SchedulingSpec) -> None:
                          sched.preemption.reclaim_within_cohort.value, allowed="omit it with workload slurm",
                          fix=f"remove reclaimWithinCohort (Slurm preemption: preemption.withinQueue and "
                          f"slurm.preemptType), {other}")
+    if "flavor_fungibility" in sched.model_fields_set:
+        scheduling.error("flavorFungibility", f"{_KUEUE_ONLY} (a Slurm job names its partition; there is no flavor "
+                         "search)", sched.flavor_fungibility.model_dump(by_alias=True, mode="json", exclude_unset=True),
+                         allowed="omit it with workload slurm", fix=f"remove scheduling.flavorFungibility, {other}")
     for i, q in enumerate(sched.queues):
         queue = scheduling.at("queues", i)
         if "namespace" in q.model_fields_set:

@@ -97,3 +97,29 @@ def test_the_preview_estimates_the_largest_gang_cold_and_warm():
     assert h100["pods"] == 4 and h100["image"] == "streamed (image streaming)"
     assert h100["coldS"] == pytest.approx(300 + 20 + overhead_s(4, F), abs=0.1)
     assert h100["warmS"] == pytest.approx(overhead_s(4, F), abs=0.1)
+
+
+def test_pods_ready_is_judged_when_the_pods_run_not_when_they_are_placed():
+    # waitForPodsReady counts from admission to all pods Ready: node provisioning (300 s) and a 30 GB pull (514.6 s)
+    # put the pods at ~819.6 s, past the 600 s timeout, so Kueue evicts at 600 s and requeues after its 60 s backoff
+    opts = SimOptions(spot_interruptions=False, assume={"image_gb": 30})
+    cfg = kueue_config([l4_pool(1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
+                       gang={"timeoutSeconds": 600})
+    c = cluster(cfg, opts)
+    assert 300 + c.pools["l4"].pull_s == pytest.approx(814.6, abs=0.1)
+    res = simulate_jobs(c, [Job("big-image", 0, "a", 2, run_s=3600)], 0, opts)
+    job = res.jobs["big-image"]
+    assert job.starts == (300.0, 660.0)  # before: (300.0,), never evicted although not running at 600 s
+    assert job.end_s == 660.0 + 3600 and job.preemptions == 0 and res.preemptions == 0  # a timeout, not a preemption
+    # the second start finds the image the first one pulled: its pods run once that pull is done
+    assert job.running_s == pytest.approx(300 + c.pools["l4"].pull_s + overhead_s(1, F))
+
+
+def test_a_slurm_stacks_warm_start_is_the_measured_512_gpu_sbatch_path():
+    from preview.run import preview_stack
+    report = json.loads(json.dumps(preview_stack("gke-h100-512").as_dict(), default=str))
+    gang = {r["pool"]: r for r in report["podStart"]}["h100-mega"]["largestGang"]
+    assert gang["pods"] == 64
+    # before: 6.2 s, Kueue admission + kube-scheduler + the pod SLO, which a job on running slurmd pods never passes
+    assert gang["warmS"] == pytest.approx(2.8, abs=0.05) and "real Slurm" in gang["warmMeasured"]
+    assert load_start_path()["slurm_warm_start_s"].source.startswith("measured here")

@@ -3,6 +3,7 @@ gang requeue after waitForPodsReady, autoscaling with the provisioning delay and
 from __future__ import annotations
 
 from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
+from whatif.kueue.sched import EVICTION_S
 from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
 
@@ -22,7 +23,7 @@ def test_a_queue_borrows_idle_quota_in_its_cohort_and_is_reclaimed():
     jobs = [Job(f"a{i}", 0, "a", 2, run_s=5000) for i in range(4)] + [Job("b1", 100, "b", 2, run_s=100)]
     res = run(two_teams(cohort="c"), jobs)
     assert all(res.jobs[f"a{i}"].start_s == 0 for i in range(4))  # two of them borrow b's quota
-    assert res.jobs["b1"].start_s == 100  # b reclaims: a borrower is preempted
+    assert res.jobs["b1"].start_s == 100 + EVICTION_S  # b reclaims: a borrower is preempted, its pods go
     assert sum(res.jobs[f"a{i}"].preemptions for i in range(4)) == 1
 
 
@@ -51,7 +52,7 @@ def test_autoscaled_pool_waits_for_provisioning_and_bills_from_the_request():
 
 def test_a_gang_that_cannot_get_its_nodes_is_requeued_after_the_timeout():
     cfg = kueue_config([l4_pool(2, min_nodes=2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 8}]}],
-                       overcommit=True, gang={"timeoutSeconds": 60})
+                       overcommit=True, gang={"timeoutSeconds": 600})  # above hold's cold pull (~260 s)
     jobs = [Job("hold", 0, "a", 2, run_s=1000), Job("gang", 1, "a", 2, nodes=2, run_s=10)]
     res = run(cfg, jobs)
     assert res.jobs["gang"].start_s is not None and res.jobs["gang"].start_s >= 1000

@@ -10,6 +10,7 @@ from render.kueue_config import FAIR_SHARING_STRATEGIES
 from tests.support.whatif.stacks import cluster, h100_pool, kueue_config, l4_pool
 from whatif.metrics import summarize
 from whatif.model import Job, PoolUsage, SimOptions, SimResult, Workload
+from whatif.kueue.sched import EVICTION_S
 from whatif.run import simulate_jobs
 
 FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
@@ -27,8 +28,9 @@ def test_a_full_tas_pool_is_preempted_by_priority():
     jobs = [Job("low", 0, "a", 8, nodes=2, run_s=10_000, priority="low"),
             Job("high", 100, "a", 8, nodes=2, run_s=100, priority="high")]
     res = run(cfg, jobs)
-    assert res.jobs["high"].start_s == 100  # before: the TAS pool was skipped, high waited until 10,000 s
-    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 200)
+    # admitted once low's pods are gone (before: the TAS pool was skipped, high waited until 10,000 s)
+    assert res.jobs["high"].start_s == 100 + EVICTION_S
+    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 200 + EVICTION_S)
 
 
 def two_teams(reclaim: str) -> dict:
@@ -36,7 +38,7 @@ def two_teams(reclaim: str) -> dict:
     return kueue_config([l4_pool(4, min_nodes=4)], queues, cohort="c", preemption={"reclaimWithinCohort": reclaim})
 
 
-@pytest.mark.parametrize("reclaim, b_start, preempted", [("Never", 5000, 0), ("Any", 100, 1)])
+@pytest.mark.parametrize("reclaim, b_start, preempted", [("Never", 5000, 0), ("Any", 100 + EVICTION_S, 1)])
 def test_reclaim_within_cohort_is_honoured_with_fair_sharing(reclaim, b_start, preempted):
     jobs = [Job(f"a{i}", 0, "a", 2, run_s=5000) for i in range(4)] + [Job("b1", 100, "b", 2, run_s=100)]
     res = run(two_teams(reclaim), jobs)
@@ -54,7 +56,7 @@ def test_only_the_victims_needed_are_evicted():
             Job("mid", 0, "a", 2, run_s=9000, priority="mid"), Job("low", 0, "a", 1, run_s=9000, priority="low"),
             Job("incoming", 100, "a", 2, run_s=100, priority="high")]
     res = run(cfg, jobs)
-    assert res.jobs["incoming"].start_s == 100
+    assert res.jobs["incoming"].start_s == 100 + EVICTION_S
     assert res.jobs["mid"].preemptions == 1
     assert res.jobs["low"].preemptions == 0  # before: low was evicted too
 
@@ -65,8 +67,9 @@ def test_a_preempted_workload_keeps_its_place_in_the_queue():
     jobs = [Job("first", 0, "a", 2, run_s=1000, priority="low"), Job("second", 10, "a", 2, run_s=100, priority="low"),
             Job("urgent", 20, "a", 2, run_s=100, priority="high")]
     res = run(cfg, jobs)
-    assert res.jobs["first"].starts == (0, 120)  # creation time orders it ahead of "second" (before: behind it)
-    assert res.jobs["second"].start_s == 1120
+    # creation time orders it ahead of "second" (before: behind it)
+    assert res.jobs["first"].starts == (0, 20 + EVICTION_S + 100)
+    assert res.jobs["second"].start_s == 20 + EVICTION_S + 100 + 1000
 
 
 def test_the_configured_fair_sharing_strategies_reach_the_model_in_order():
@@ -121,7 +124,7 @@ def test_the_flavor_where_the_workload_reclaims_wins_over_one_where_it_preempts_
     jobs = [Job("own-low", 0, "a", 2, run_s=9000, priority="low"), Job("b-borrow", 1, "b", 2, run_s=9000, priority="low"),
             Job("high", 100, "a", 2, run_s=100, priority="high")]
     res = run(reclaim_or_preempt(), jobs)
-    assert res.jobs["high"].start_s == 100
+    assert res.jobs["high"].start_s == 100 + EVICTION_S
     assert res.jobs["b-borrow"].preemptions == 1
     assert res.jobs["own-low"].preemptions == 0  # before: the first flavor with victims, p1, evicted own-low
 
@@ -152,3 +155,16 @@ def test_only_nodes_of_topology_placed_pools_retry_inadmissible_workloads(monkey
     # decided at submission, after small's release (420 s), after hold's (10,000 s): not when the L4 node came up
     assert decided.count("wait") == 3
     assert res.jobs["wait"].start_s == 10_000
+
+
+def test_a_preemptor_heads_its_queue_until_its_victims_pods_are_gone():
+    # scheduler.go: a preemptor is not admitted when it evicts; it is requeued at once and stays its queue's head,
+    # so "mid", arriving while "low" terminates, cannot take the 2 free GPUs "high" counted on (it would loop)
+    cfg = kueue_config([l4_pool(3, min_nodes=3)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 6}]}],
+                       priorityClasses=CLASSES)
+    jobs = [Job("busy", 0, "a", 2, run_s=9000, priority="high"), Job("low", 0, "a", 2, run_s=9000, priority="low"),
+            Job("high", 100, "a", 2, nodes=2, run_s=1000, priority="high"), Job("mid", 105, "a", 2, run_s=100, priority="mid")]
+    res = run(cfg, jobs)
+    assert res.jobs["high"].start_s == 100 + EVICTION_S  # before: 100, admitted while low's pods still ran
+    assert res.jobs["low"].preemptions == 1 and res.jobs["mid"].preemptions == 0
+    assert res.jobs["mid"].start_s == 100 + EVICTION_S + 1000  # once high is done

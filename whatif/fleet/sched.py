@@ -58,6 +58,10 @@ class WorkerHost:
     def up_gpus(self) -> float:
         return self.eng.up_gpus
 
+    @property
+    def reclaiming(self) -> bool:
+        return self.eng.reclaiming
+
     def push(self, t: float, kind: int, payload: Any = None) -> None:
         self.eng.push(t, kind, payload)
 
@@ -65,8 +69,8 @@ class WorkerHost:
         self.fleet.running(js)
         self.eng.start(js, pool, chosen, backfilled)
 
-    def preempt(self, js: JobState, requeue: bool) -> None:
-        self.eng.preempt(js, requeue)
+    def preempt(self, js: JobState, requeue: bool, counted: bool = True) -> None:
+        self.eng.preempt(js, requeue, counted)
 
     def gpus_held(self, js: JobState) -> float:
         return self.eng.gpus_held(js)

@@ -49,12 +49,16 @@ def choose(view: CohortView, inc: Incoming, nodes_fit: Callable[[str], bool]) ->
     hold the workload (node size, node count)? None: no flavor (NoFit)."""
     q = view.queues[inc.queue]
     best: Choice | None = None
+    borrowing_fit: Choice | None = None  # whenCanBorrow: TryNextFlavor keeps looking for a fit without borrowing
     for pool, need in inc.need.items():
         if not nodes_fit(pool):
             continue
         fits, borrows = view.fits_quota(q, pool, need)
         if fits and _topology_ok(view, pool, need, []):
-            return Choice(pool, borrows)
+            if not borrows or q.model.when_can_borrow == "MayStopSearch":
+                return Choice(pool, borrows)
+            borrowing_fit = borrowing_fit or Choice(pool, borrows)
+            continue
         if not _may_preempt(view, q, pool, need):
             continue
         victims = targets(view, inc, pool, need)
@@ -65,7 +69,9 @@ def choose(view: CohortView, inc: Incoming, nodes_fit: Callable[[str], bool]) ->
             option = Choice(pool, view.borrowing(q, pool, need), [], NO_CANDIDATES)
         if best is None or (_RANK[option.mode], not option.borrows) > (_RANK[best.mode], not best.borrows):
             best = option
-    return best
+        if option.victims and q.model.when_can_preempt == "MayStopSearch" and borrowing_fit is None:
+            return option  # whenCanPreempt: MayStopSearch preempts in the first flavor where that makes room
+    return borrowing_fit or best  # preference BorrowingOverPreemption (the default)
 
 
 def _may_preempt(view: CohortView, q: QueueView, pool: str, need: int) -> bool:

@@ -12,7 +12,7 @@ NEVER = float("-inf")  # a stamp no simulated time equals: the cached head searc
 
 
 class KueueJob(JobState):
-    __slots__ = ("value", "order_ts", "admitted_at", "requeues", "held", "shape", "needs")
+    __slots__ = ("value", "order_ts", "admitted_at", "requeues", "held", "shape", "needs", "ready_by")
 
     def __init__(self, job: Job, n: int):
         super().__init__(job, n)
@@ -22,6 +22,8 @@ class KueueJob(JobState):
         """Queue-order timestamp."""
         self.admitted_at = -1.0
         self.requeues = 0
+        self.ready_by = float("inf")
+        """waitForPodsReady: its pods must all run by then (admission or a reclaim + the timeout)."""
         self.held: Admitted | None = None
         """Its quota reservation in the cohort view while admitted."""
         self.shape: tuple = ()
@@ -36,6 +38,9 @@ class CQ(QueueView):
         self.pending: list[KueueJob] = []
         self.parked: set[int] = set()
         """BestEffortFIFO: workloads that did not fit, left aside until something is released."""
+        self.preempting: set[int] = set()
+        """Parked preemptors waiting for their victims' pods: each still heads the queue (Kueue requeues it at once,
+        RequeueReasonPendingPreemption), so nothing behind it is a head until quota is released."""
         self.cursor = 0
         """Pending before this index are all parked (or in backoff): the next head is searched from here."""
         self.head_at = NEVER
@@ -48,6 +53,7 @@ class CQ(QueueView):
 
     def unpark(self) -> None:
         self.parked.clear()
+        self.preempting.clear()
         self.cursor = 0
         self.head_at = self.scan_at = NEVER
 

@@ -13,19 +13,20 @@ from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
 from whatif.kueue.cohort import Admitted, CohortView, Incoming
 from whatif.kueue.cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
+from whatif.kueue.loops import PreemptionLog
 from whatif.kueue.preempt import NO_CANDIDATES, choose
 from whatif.kueue.queue import NEVER, CQ, KueueJob, queue_order
+from whatif.kueue.ready import PodsReady
 from whatif.model import Job
 from whatif.nodes import UP, PoolState
 
 MAX_ADMISSIONS_PER_PASS = 100_000
 EVICTION_S = 30.0
-"""A preempted workload is requeued when its job's pods are gone: Kubernetes' default terminationGracePeriodSeconds
-(30 s, Pod API reference). Without it two workloads can preempt each other for ever at one instant (Kueue's fair
-sharing can loop: kubernetes-sigs/kueue#3779, #7101, #14543); with it such a loop costs 30 s per turn."""
+"""A preempted workload's pods are gone (its quota released, the preemptor admissible) after Kubernetes' default
+terminationGracePeriodSeconds (30 s, Pod API reference); a preemption loop (``loops.py``) costs 30 s a turn."""
 
 
-class KueueScheduler:
+class KueueScheduler(PodsReady):
     def __init__(self, eng: Host):
         self.eng = eng
         kueue = eng.cluster.kueue
@@ -34,13 +35,15 @@ class KueueScheduler:
         self.cqs = {name: CQ(q) for name, q in eng.cluster.queues.items()}
         self.view = CohortView(kueue, dict(self.cqs), topology=self._topology_fits)
         self._placing: KueueJob | None = None
-        self.waiting_pods: list[KueueJob] = []
-        """Admitted workloads whose pods are not all running yet, in admission order."""
+        self.waiting_pods: list[KueueJob] = []  # admitted, pods not all running yet, in admission order
         self._tas = [p for p in eng.pools.values() if p.model.block_nodes]
         self._tas_seen: tuple = ()
         self._up_seen = -1.0
         self._now = 0.0
         self._failed: set[tuple] = set()
+        self._evicting: KueueJob | None = None  # the victim ``preempt`` stops: ``released`` keeps its quota
+        self._cycle_undo: list[tuple[str, str, int]] = []  # (queue, flavor, slices) to add back as a cycle ends
+        self.loops = PreemptionLog()
 
     def new_job(self, job: Job, n: int) -> KueueJob:
         return KueueJob(job, n)
@@ -55,6 +58,9 @@ class KueueScheduler:
     def unbilled_tail(self, pool: PoolState, end: float) -> float:
         return 0.0  # Kubernetes pools scale with the node autoscaler (the engine bills its tail)
 
+    def warnings(self) -> list[str]:
+        return self.loops.warnings()
+
     def submit(self, js: KueueJob, now: float) -> None:
         js.value = self.eng.cluster.class_values.get(js.job.priority or "", 0)
         j = js.job
@@ -63,16 +69,25 @@ class KueueScheduler:
 
     def released(self, js: KueueJob, now: float, requeue: bool) -> None:
         cq = self.cqs[js.job.queue]
-        self._unadmit(cq, js)
-        for c in self.cqs.values():
-            c.unpark()
+        if js is self._evicting:  # preempted: its quota stays reserved until its pods are gone ("evicted" tick)
+            if js in self.waiting_pods:
+                self.waiting_pods.remove(js)
+        elif self.eng.reclaiming and js.held is not None:  # spot reclaim: admitted, quota held, pods to replace
+            self._recover(js, now)
+            return
+        else:
+            self._unadmit(cq, js)
+            for c in self.cqs.values():
+                c.unpark()
         if requeue:  # preempted or its node went away: back in the queue at its creation time (Kueue's queue order)
             self._enqueue(js)
 
     def tick(self, now: float, payload: Any) -> None:
         kind, js, token = payload
-        if kind == "ready-timeout" and js.state == ADMITTED and js.token == token:
+        if kind == "ready-timeout" and js.state in (ADMITTED, RUNNING) and js.token == token:
             self._gang_timeout(js, now)
+        elif kind == "evicted" and js.held is not None and js.held.evicted:  # its pods are gone: quota released
+            self.released(js, now, False)
         self.eng.dirty = True
 
     def schedule(self, now: float) -> None:
@@ -133,7 +148,7 @@ class KueueScheduler:
                 waiting = js.eligible > now
                 if waiting or js.n in parked:
                     if not waiting:
-                        if cq.model.strict_fifo:
+                        if cq.model.strict_fifo or js.n in cq.preempting:
                             break  # StrictFIFO: a head that does not fit blocks the queue
                         if i == cq.cursor:
                             cq.cursor += 1  # parked: never a head again until something is released
@@ -178,7 +193,14 @@ class KueueScheduler:
             no_fit.extend((self.cqs[e.inc.queue], e.key) for e in entries)
         elif entries:
             self._now = now
-            for e in Cycle(self.view, self).run(entries):
+            self._cycle_undo = []
+            try:
+                done = Cycle(self.view, self).run(entries)
+            finally:
+                for queue, flavor, slices in self._cycle_undo:
+                    self.view.queues[queue].usage[flavor] += slices
+                self._cycle_undo = []
+            for e in done:
                 if e.outcome == NO_FIT:
                     no_fit.append((self.cqs[e.inc.queue], e.key))
                 elif e.outcome in (FIT, PREEMPTING):
@@ -189,10 +211,7 @@ class KueueScheduler:
 
     def _park_twins(self, now: float, heads: list[tuple[CQ, KueueJob]]) -> list[tuple[CQ, KueueJob]]:
         """The queues' heads are all twins of heads that found no flavor: park them and take each queue's next head,
-        all queues in step, until some head is not such a twin or no queue has a head left; return those heads (in
-        queue order, as ``_heads``). The same as parking the heads and calling ``_heads`` again and again (which
-        was one round per parked workload, most of the Kueue model's time on a long backlog, bench/), with the
-        scan of each queue picking up where its last head was."""
+        all queues in step, until one is no such twin (the same as parking and calling ``_heads`` again, faster)."""
         failed = self._failed
         at = []
         for cq, js in heads:
@@ -212,6 +231,8 @@ class KueueScheduler:
                     continue  # StrictFIFO: the parked head blocks the queue
                 for j in range(i + 1, len(pending)):
                     js = pending[j]
+                    if js.n in cq.preempting:
+                        break  # a preemptor still heads the queue
                     if js.eligible > now or js.n in parked_set:
                         continue
                     cq.head_js, cq.scan_i = js, j
@@ -233,6 +254,8 @@ class KueueScheduler:
             return []  # StrictFIFO: the parked head blocks the queue
         for j in range(i + 1, len(pending)):
             js = pending[j]
+            if js.n in cq.preempting:
+                return []  # a preemptor still heads the queue
             if js.eligible > now or js.n in parked_set:
                 continue
             if js.shape in failed:
@@ -261,18 +284,33 @@ class KueueScheduler:
         self._admit(self.cqs[entry.inc.queue], js, entry.choice.pool, self._now)
 
     def preempt(self, entry: Entry) -> None:
-        """Kueue admits the preemptor once its victims are gone; here their quota is released at once and the
-        preemptor admitted in the same pass (the victims requeue after ``EVICTION_S``)."""
+        """scheduler.go processEntry, Preempt mode: evict the victims not yet being evicted; the preemptor is not
+        admitted but heads its queue until their pods are gone and their quota released (its own is held this cycle)."""
         assert entry.choice is not None
-        now = self._now
+        now, js = self._now, entry.key
         for victim in entry.choice.victims:
+            if victim.evicted:
+                continue  # IssuePreemptions counts a workload being evicted as preempted, evicts nothing
             evicted = victim.key
+            victim.evicted, self._evicting = True, evicted
             self.eng.preempt(evicted, requeue=True)
+            self._evicting = None
+            self.loops.record(entry.inc.queue, evicted.job.id, victim.queue, victim.flavor)
             evicted.eligible = now + EVICTION_S  # back in the queue once its pods are gone
             self.eng.push(evicted.eligible, TICK, ("evicted", evicted, evicted.token))
-        self.admit(entry)
+        for victim in entry.choice.victims:  # for the rest of this cycle the victims count as gone ...
+            self.view.queues[victim.queue].usage[victim.flavor] -= victim.slices
+            self._cycle_undo.append((victim.queue, victim.flavor, victim.slices))
+        pool, need, cq = entry.choice.pool, entry.inc.need[entry.choice.pool], self.cqs[entry.inc.queue]
+        cq.usage[pool] += need  # ... and the preemptor's quota as taken
+        self._cycle_undo.append((entry.inc.queue, pool, -need))
+        cq.parked.add(js.n)  # pending preemption: retried once quota is released (the "evicted" tick unparks),
+        cq.preempting.add(js.n)  # and until then still its queue's head
+        cq.head_at = NEVER
 
     def _admit(self, cq: CQ, js: KueueJob, pool: str, now: float) -> None:
+        if js.held is not None:  # readmitted in the instant its eviction ends: the old reservation goes first
+            self._unadmit(cq, js)
         cq.pending.remove(js)
         cq.head_at = cq.scan_at = NEVER
         js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
@@ -280,12 +318,9 @@ class KueueScheduler:
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now
         js.token += 1
         self.waiting_pods.append(js)
+        self._ready_deadline(js, now, self.k.gang_timeout_s)  # waitForPodsReady: every workload, one pod or many
         if js.pool.model.block_nodes:  # TAS assigns the nodes at admission (_topology_fits found them free)
             self._place_one(js)
-            if js.state == RUNNING:
-                return
-        if self.k.gang_timeout_s is not None:  # waitForPodsReady covers every workload, one pod or many
-            self.eng.push(now + self.k.gang_timeout_s, TICK, ("ready-timeout", js, js.token))
 
     def _place(self, now: float) -> None:
         """The kube-scheduler: pods of admitted workloads onto nodes, all of a workload's pods or none."""
@@ -300,21 +335,7 @@ class KueueScheduler:
         if chosen is not None:
             self.waiting_pods.remove(js)
             self.eng.start(js, pool, chosen)
-
-    def _gang_timeout(self, js: KueueJob, now: float) -> None:
-        """waitForPodsReady: not all pods running in time -> evicted, requeued after a backoff."""
-        cq = self.cqs[js.job.queue]
-        self._unadmit(cq, js)
-        k = self.k
-        js.requeues += 1
-        js.eligible = now + min(k.backoff_base_s * 2 ** (js.requeues - 1), k.backoff_max_s)
-        if k.requeue_timestamp == "Eviction":  # only a PodsReady timeout moves a workload to the back
-            js.order_ts = now
-        js.pool = None
-        self._enqueue(js)
-        self.eng.push(js.eligible, TICK, ("backoff", js, js.token))
-        for c in self.cqs.values():
-            c.unpark()
+            self._watch_ready(js)
 
     # -- flavor assignment ------------------------------------------------------------------------------------
     def _incoming(self, cq: CQ, js: KueueJob) -> Incoming:

@@ -79,6 +79,8 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
     pre = report["preemptions"]
     console.print(f"preemptions and spot interruptions: {pre['count']}, GPU-hours lost: {pre['lostGpuHours']:,.1f}; "
                   f"jobs still queued or running at the end: {report['unfinished']}")
+    for line in report.get("warnings", []):
+        console.print(f"[bold red]WARNING:[/] {line}", highlight=False)
     for line in [*w["notes"], *(f"trace licence: {a}" for a in w["attribution"])]:
         console.print(f"note: {line}", highlight=False)
     if report.get("compare"):

@@ -129,7 +129,7 @@ def load_workload(path: Path, cluster: ClusterModel, seed: int) -> Workload:
     if isinstance(parsed, JobList):
         jobs = [Job(id=j.id, submit_s=j.submit_s, queue=j.queue, gpus_per_node=j.gpus_per_node, nodes=j.nodes,
                     run_s=j.run_s, time_limit_s=j.time_limit_s, priority=j.priority, pool=j.pool,
-                    gpu_share=j.gpu_share) for j in parsed.jobs]
+                    gpu_share=j.gpu_share, checkpoint_s=j.checkpoint_s) for j in parsed.jobs]
         counts = Counter(j.id for j in jobs)
         dup = sorted(i for i, n in counts.items() if n > 1)
         if dup:

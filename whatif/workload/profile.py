@@ -65,6 +65,7 @@ def generate(profile: Profile, seed: int) -> list[Job]:
             jobs.append(Job(id=f"{qp.queue}-{qi}-{k:05d}", submit_s=round(t, 3), queue=qp.queue,
                             gpus_per_node=size.gpus, nodes=size.nodes, run_s=run,
                             time_limit_s=math.ceil(run * qp.time_limit_factor / 60.0) * 60.0, priority=prio,
-                            pool=qp.pool, gpu_share=size.gpu_share))
+                            pool=qp.pool, gpu_share=size.gpu_share,
+                            checkpoint_s=qp.checkpoint_minutes * 60 if qp.checkpoint_minutes else None))
     jobs.sort(key=lambda j: (j.submit_s, j.id))
     return jobs

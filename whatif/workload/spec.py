@@ -64,6 +64,9 @@ class QueueProfile(SpecModel):
     time_limit_factor: float = Field(1.5, ge=1, le=100, description=(
         "Slurm `--time` = run time × this (users over-estimate). Default 1.5."))
     pool: str | None = Field(None, description="Run only on this pool. Omitted: any of the queue's pools.")
+    checkpoint_minutes: float | None = Field(None, gt=0, description=(
+        "The jobs save their progress this often: a preempted or interrupted job resumes from its last checkpoint. "
+        "Omitted: it restarts from the beginning."))
 
 
 class Profile(SpecModel):
@@ -84,6 +87,7 @@ class JobEntry(SpecModel):
     priority: str | None = None
     pool: str | None = None
     gpu_share: float | None = Field(None, gt=0, lt=1)
+    checkpoint_s: float | None = Field(None, gt=0, description="Checkpoint interval; omitted: restart from the start.")
 
 
 class JobList(SpecModel):
