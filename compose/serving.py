@@ -10,7 +10,7 @@ from render.serving import render_serving
 from stacks.plan.stack import StackPlan
 
 
-def build_serving(plan: StackPlan, cluster: pulumi.Resource, k8s_provider,
+def build_serving(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
                   after: Sequence[pulumi.Resource] = ()) -> None:
     """Nothing when the stack declares no serving. ``after``: Kueue's release and the serving namespace it creates."""
     serving = plan.spec.serving

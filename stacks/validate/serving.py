@@ -9,12 +9,13 @@ import math
 import re
 from typing import Any
 
-from catalog import CapacityType, Catalog, Cloud
+from catalog import CapacityType, Catalog, Cloud, GpuModel
+from catalog.serving import ModelCard
 from catalog.serving import load_models
 from stacks.plan.serving import (SERVING_QUEUE, concurrency, evidence, fit, model_card, replica_start,
                                  serving_gpus)
 from stacks.validate.issues import Issues, allowed_list, choice_fix
-from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, pool_capacities
+from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, PoolCapacity, pool_capacities
 from stacks.spec.scheduling import SchedulingSpec, Workload
 from stacks.spec.serving import Service, ServingSpec
 from stacks.spec.stack import NodePool
@@ -154,7 +155,7 @@ def _check_placement(at: Issues, svc: Service, pool: NodePool, index: int, gpus_
     return ok
 
 
-def _check_fit(at: Issues, svc: Service, card, gpu_gib: float, machine: str) -> None:
+def _check_fit(at: Issues, svc: Service, card: ModelCard, gpu_gib: float, machine: str) -> None:
     f = fit(svc, card, gpu_gib)
     if f.fits:
         return
@@ -171,7 +172,7 @@ def _check_fit(at: Issues, svc: Service, card, gpu_gib: float, machine: str) -> 
              "maxContextTokens, or a GPU with more memory")
 
 
-def _check_slo(at: Issues, svc: Service, gpu) -> None:
+def _check_slo(at: Issues, svc: Service, gpu: GpuModel) -> None:
     ev = evidence(svc, gpu)
     if ev is None:
         what = svc.model or "a custom model"
@@ -199,7 +200,8 @@ def _check_slo(at: Issues, svc: Service, gpu) -> None:
                 fix="load-test the service with its own server before relying on the SLO")
 
 
-def _check_cold_start(at: Issues, cloud: Cloud, svc: Service, card, pool: NodePool, gpu) -> None:
+def _check_cold_start(at: Issues, cloud: Cloud, svc: Service, card: ModelCard, pool: NodePool,
+                      gpu: GpuModel) -> None:
     """A replica added for a burst must be serving before the burst peaks, unless replicas.min already carry it."""
     ev = evidence(svc, gpu)
     if ev is not None and svc.replicas.min * ev.requests_per_s_per_replica >= svc.traffic.peak_requests_per_second:
@@ -238,7 +240,8 @@ def _check_priority(where: Issues, serving: ServingSpec, sched: SchedulingSpec |
                     fix=f"set serving.priority above {top.value} (default 1000000)")
 
 
-def _check_queue(where: Issues, serving: ServingSpec, sched: SchedulingSpec, caps) -> None:
+def _check_queue(where: Issues, serving: ServingSpec, sched: SchedulingSpec,
+                 caps: dict[str, PoolCapacity]) -> None:
     if sched.workload == Workload.SLURM:
         slurm_pools = {q.pool for queue in sched.queues for q in queue.quotas}
         for i, svc in enumerate(serving.services):

@@ -15,11 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog import Cloud
+from catalog.serving import ThroughputRow
 from stacks.plan.facts import PoolFacts
 from stacks.plan.serving import Evidence, evidence, fit, model_card, replica_start, running_target
 from stacks.spec.serving import Service
-from stacks.spec.stack import StackSpec
+from stacks.spec.stack import NodePool, StackSpec
 from whatif.serving.queue import step
+
+_Sim = tuple[Service, Evidence, "ServiceResult"]
+"""One simulated service: its spec, the measured run it is sized by, its result so far."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,7 @@ def _quota(spec: StackSpec, pool: str) -> tuple[int, int | None]:
 
 
 def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[TrainingLoad], hours: int = 24,
-             rows=None) -> SimResult:
+             rows: tuple[ThroughputRow, ...] | None = None) -> SimResult:
     out = SimResult(hours)
     minutes = hours * 60
     serving = spec.serving
@@ -161,7 +165,7 @@ def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[Traini
     return out
 
 
-def _simulate_pool(spec, pool, f: PoolFacts, pool_gpus: int, sims, load: TrainingLoad | None,
+def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int, sims: list[_Sim], load: TrainingLoad | None,
                    minutes: int) -> PoolResult:
     res = PoolResult(pool.name, pool_gpus, minutes)
     nominal, borrow_limit = _quota(spec, pool.name)
@@ -241,7 +245,7 @@ def _simulate_pool(spec, pool, f: PoolFacts, pool_gpus: int, sims, load: Trainin
     return res
 
 
-def _serving_used(state: dict[str, _State], sims) -> int:
+def _serving_used(state: dict[str, _State], sims: list[_Sim]) -> int:
     return sum(len(state[s.name].replicas) * s.gpus_per_replica for s, _, _ in sims)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file
 from stacks.validate.issues import SpecError, SpecIssue
