@@ -11,6 +11,7 @@ from components.charts import KUEUE
 from stacks.plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetPlan
 from stacks.plan.fleet_egress import EgressSource
 from stacks.plan.stack import StackPlan
+from render.fleet import admission_facts
 from render.fleet_manager import multikueue_config, queue_namespace, render_manager
 from render.kueue_config import INTEGRATIONS, fleet_manager_values
 
@@ -77,7 +78,16 @@ def worker_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
             "gpus": [dict(m, pools=list(m["pools"])) for m in fleet.gpu_models],
             "authorizedNetworks": list(spec.cluster.authorized_networks),
             "managerEgressFrom": plan.cluster.fleet_manager,  # admits that stack's fleetEgressAddresses
-            "privateEndpoint": plan.cluster.private_endpoint}
+            "privateEndpoint": plan.cluster.private_endpoint,
+            "admission": worker_admission(plan, fleet)}
+
+
+def worker_admission(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
+    """What this worker's Kueue admits from (flavors, queues, the fleet runtimes' PodSets), for the manager's checks."""
+    kueue = plan.kueue
+    if kueue is None:
+        return {}
+    return admission_facts(kueue.scheduling, list(plan.facts), kueue.placements, fleet.gpus_per_node)
 
 
 def manager_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from stacks.plan.fleet_egress import EgressPlan
 from preview.fleet.resolve import Member
 from render.fleet import fleet_runtime_name
 from render.fleet_manager import queue_namespace
+from stacks.plan.fleet_admission import fleet_verdict, quota_for
 from stacks.spec.fleet import FACTS_OUTPUT
 from stacks.spec.stack import StackSpec
 
@@ -51,10 +52,11 @@ def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequen
         runs_on: dict[str, list[str]] = {}
         for quota in queue.quotas:
             model = quota.gpu_model.value
+            # Kueue's flavor assignment as ported (the pack's cross-layer-fleet-admissible decides the same way)
             runs_on[model] = [w for w, f in facts.items()
                               if any(g["model"] == model for g in f.get("gpus", []))
-                              and any(q["name"] == queue.name and q["namespace"] == ns and q["gpus"].get(model, 0) > 0
-                                      for q in f.get("queues", []))]
+                              and quota_for(f, queue.name, ns, model) > 0
+                              and fleet_verdict(w, f, queue.name, model).admissible]
         queues.append({"name": queue.name, "namespace": ns,
                        "quotas": {q.gpu_model.value: q.gpus for q in queue.quotas},
                        "runtimes": {q.gpu_model.value: fleet_runtime_name(q.gpu_model) for q in queue.quotas},
