@@ -61,6 +61,7 @@ def admission_facts(sched: Any, pools: Sequence[Any], placements: Mapping[str, A
     keep = ("resourceGroups", "cohortName", "flavorFungibility")
     return {
         "flavors": [{"metadata": {"name": f["metadata"]["name"]}, "spec": f["spec"]} for f in objects.flavors],
+        "flavorPools": {flavor: pool for pool, flavor in objects.flavor_names().items()},
         "topologies": [{"metadata": {"name": t["metadata"]["name"]}, "spec": t["spec"]} for t in objects.topologies],
         "queues": {cq["metadata"]["name"]: {"metadata": {"name": cq["metadata"]["name"]},
                                             "spec": {k: v for k, v in cq["spec"].items() if k in keep}}

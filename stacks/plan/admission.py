@@ -211,7 +211,7 @@ def flavor_mismatch(queue: QueueShape, ps: PodSet, name: str, group: Group) -> s
     return None
 
 
-def _max_capacity(queue: QueueShape, quota: Quota) -> float:
+def max_capacity(queue: QueueShape, quota: Quota) -> float:
     """PotentialAvailable for a queue that has not lent anything: nominal, plus what it may borrow in a cohort
     (unbounded without a borrowingLimit: the cohort decides)."""
     if queue.cohort is None:
@@ -270,7 +270,7 @@ def assign(queue: QueueShape, ps: PodSet, available: Available | None = None) ->
             for r in wanted:
                 quota = group.quotas.get((name, r), Quota(0))
                 val = ps.requests[r] * ps.count
-                cap = _max_capacity(queue, quota)
+                cap = max_capacity(queue, quota)
                 if val > cap:
                     considered.append((name, OVER_MAX.format(r=r, f=name, v=_num(val), m=_num(cap))))
                     mode = NO_FIT

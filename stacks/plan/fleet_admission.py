@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from stacks.plan.admission import Assignment, assign, podset_from_template, queue_from_objects, rule_of
+from stacks.plan.admission import (
+    Assignment, Quota, assign, flavor_mismatch, max_capacity, podset_from_template, queue_from_objects, rule_of,
+)
 
 
 @dataclass(frozen=True)
@@ -61,3 +63,25 @@ def quota_for(facts: Mapping[str, Any], queue: str, namespace: str, model: str) 
     """GPUs of ``model`` the worker's mirrored queue (name and namespace) has: 0 when none."""
     return sum(int((q.get("gpus") or {}).get(model, 0)) for q in facts.get("queues") or []
                if isinstance(q, dict) and q.get("name") == queue and q.get("namespace") == namespace)
+
+
+def admitting_pools(facts: Mapping[str, Any], queue: str, model: str) -> set[str]:
+    """The worker's pools (by flavor) Kueue could ever give the fleet runtime of ``model`` in ``queue``: every flavor
+    that passes the per-flavor checks and whose maximum capacity holds the PodSet (the what-if's fleet model keeps
+    only these in the worker's mirrored queue)."""
+    adm = facts.get("admission") or {}
+    cq = (adm.get("queues") or {}).get(queue)
+    runtime = (adm.get("runtimes") or {}).get(model)
+    if cq is None or runtime is None:
+        return set()
+    shape = queue_from_objects(cq, adm.get("flavors") or [], adm.get("topologies") or [])
+    ps = podset_from_template("node", int(runtime.get("count", 1)), runtime["template"])
+    pools = adm.get("flavorPools") or {}
+    out = set()
+    for group in shape.groups:
+        for name in group.flavors:
+            fits = all(ps.requests[r] * ps.count <= max_capacity(shape, group.quotas.get((name, r), Quota(0)))
+                       for r in group.covered if ps.requests.get(r, 0) > 0)
+            if flavor_mismatch(shape, ps, name, group) is None and fits and name in pools:
+                out.add(pools[name])
+    return out

@@ -15,6 +15,8 @@ from preview.run import preview_config, preview_stack
 from stacks.plan.fleet_admission import fleet_verdict
 from stacks.spec.fleet import FACTS_OUTPUT
 from tests.fleet.fleet_configs import stack_config
+from whatif.model import SimOptions
+from whatif.run import run_whatif
 
 
 @functools.cache
@@ -56,3 +58,16 @@ def test_a_topology_aware_worker_flavor_is_a_mandatory_violation_naming_runtime_
     assert "supports only TopologyAwareScheduling" in text and "not TAS-only" in text
     research = next(q for q in rep.fleet["queues"] if q["name"] == "research")
     assert research["runsOn"]["H100_80GB"] == ["eks"]  # the preview says so too: gke never admits it
+
+
+def test_the_what_if_never_starts_a_fleet_job_on_a_worker_whose_kueue_would_not_admit_it(tmp_path):
+    _fleet_with(tmp_path, {"mode": "preferred", "level": "block"})  # gke's H100 flavor topology-aware
+    shutil.copy(PROJECT_ROOT / "Pulumi.fleet.yaml", tmp_path / "Pulumi.fleet.yaml")
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(yaml.safe_dump({"kind": "jobs", "jobs": [
+        {"id": "four-nodes", "submitS": 0, "queue": "research", "gpusPerNode": 8, "nodes": 4, "runS": 600},
+        {"id": "one-node", "submitS": 0, "queue": "research", "gpusPerNode": 8, "nodes": 1, "runS": 600}]}))
+    run = run_whatif(tmp_path / "Pulumi.fleet.yaml", jobs, options=SimOptions(spot_interruptions=False))
+    out = run.result.jobs
+    assert out["four-nodes"].start_s is None  # only gke has four H100 nodes, and its Kueue never admits the job
+    assert out["one-node"].pool == "eks/p5" and out["one-node"].start_s == 0
