@@ -9,7 +9,7 @@ import pulumi
 
 from components.charts import KUEUE
 from stacks.plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetPlan
-from stacks.plan.fleet_egress import EgressSource
+from stacks.plan.fleet_egress import EgressSource, nat_scope
 from stacks.plan.stack import StackPlan
 from render.fleet import admission_facts
 from render.fleet_manager import multikueue_config, queue_namespace, render_manager
@@ -79,6 +79,7 @@ def worker_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
             "authorizedNetworks": list(spec.cluster.authorized_networks),
             "managerEgressFrom": plan.cluster.fleet_manager,  # admits that stack's fleetEgressAddresses
             "privateEndpoint": plan.cluster.private_endpoint,
+            "cloudNat": nat_scope(spec.cloud.value, plan.cluster),  # one NAT per network and region in a fleet
             "admission": worker_admission(plan, fleet)}
 
 
