@@ -100,6 +100,9 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack
+    if members:  # a worker of unknown price fails the fleet as it fails alone (unknown is not $0)
+        from preview.fleet.summary import unpriced_worker_violations
+        report.violations += unpriced_worker_violations(members)
     return report
 
 
