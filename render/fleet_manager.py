@@ -22,6 +22,9 @@ MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_CONFIG_NAME = "fleet"
 ADMISSION_CHECK_NAME = "fleet-multikueue"
 KUBECONFIG_KEY = "kubeconfig"
+MANAGER_COHORT = "fleet"
+"""The cohort of the manager's ClusterQueues: a worker queue may borrow what its sibling lends there, so the manager
+must let the fleet queue dispatch past its nominal quota too, or the lent GPUs are never reached."""
 """The Secret key MultiKueue reads a worker's kubeconfig from."""
 DISPATCHERS = {Dispatcher.ALL_AT_ONCE: "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
                Dispatcher.INCREMENTAL: "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
@@ -90,6 +93,8 @@ def render_manager(fleet: Fleet, manager_facts: dict[str, Any] | None = None) ->
         out.cluster_queues.append(_obj("ClusterQueue", queue.name, spec={
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": queue_namespace(queue)}},
             "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
+            # one cohort: a queue dispatches on quota its sibling leaves unused, and reclaims its own when needed
+            "cohortName": MANAGER_COHORT, "preemption": {"reclaimWithinCohort": "Any"},
             "admissionChecksStrategy": {"admissionChecks": [{"name": ADMISSION_CHECK_NAME}]}}))
         out.local_queues.append(_obj("LocalQueue", queue.name, namespace=queue_namespace(queue),
                                      spec={"clusterQueue": queue.name}))

@@ -32,8 +32,8 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                 if model is None or quota_for(w.facts, name, ns, model) <= 0 or "admission" not in w.facts:
                     continue  # no quota there: cross-layer-fleet-quota-placeable judges the fleet as a whole
                 v = fleet_verdict(w.name, w.facts, name, model)
-                if v.admissible:
-                    continue
+                if v.admissible or v.assignment is None:
+                    continue  # None: no such queue there (cross-layer-fleet-queues-mirrored says so)
                 yield Finding(f"worker '{w.name}' queue '{name}'",
                               f"Kueue on the worker never admits a {model} fleet job (runtime {v.runtime}): "
                               f"{v.rule}, so the job holds manager quota and never runs there",
