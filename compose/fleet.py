@@ -80,6 +80,8 @@ def worker_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
             "managerEgressFrom": plan.cluster.fleet_manager,  # admits that stack's fleetEgressAddresses
             "privateEndpoint": plan.cluster.private_endpoint,
             "cloudNat": nat_scope(spec.cloud.value, plan.cluster),  # one NAT per network and region in a fleet
+            "priorityClasses": {pc.name: pc.value for pc in plan.kueue.scheduling.priority_classes}
+            if plan.kueue is not None else {},
             "admission": worker_admission(plan, fleet)}
 
 
@@ -98,5 +100,6 @@ def manager_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
             "workers": [{"name": w.name, "stack": w.stack} for w in fleet.section.workers],
             "egressSource": fleet.egress.source.value if fleet.egress is not None else None,
             "egressCidrs": list(fleet.section.egress_cidrs),
+            "priorityClasses": {pc.name: pc.value for pc in fleet.section.priority_classes},
             # a worker's fleet.manager (<org>/<project>/<stack>) must name these; the organization is not known offline
             "project": pulumi.get_project(), "stack": pulumi.get_stack()}

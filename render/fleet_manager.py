@@ -53,12 +53,13 @@ class ManagerObjects:
     flavors: list[dict[str, Any]] = field(default_factory=list)
     cluster_queues: list[dict[str, Any]] = field(default_factory=list)
     local_queues: list[dict[str, Any]] = field(default_factory=list)
+    priority_classes: list[dict[str, Any]] = field(default_factory=list)
 
     def custom_resources(self) -> list[dict[str, Any]]:
         """In reference order: clusters before the config, the config before the check, flavors and the check before
         the queues."""
-        return [*self.clusters, self.config, self.admission_check, *self.flavors, *self.cluster_queues,
-                *self.local_queues]
+        return [*self.clusters, self.config, self.admission_check, *self.flavors, *self.priority_classes,
+                *self.cluster_queues, *self.local_queues]
 
 
 def _obj(kind: str, name: str, namespace: str | None = None, **body: Any) -> dict[str, Any]:
@@ -87,6 +88,10 @@ def render_manager(fleet: Fleet, manager_facts: dict[str, Any] | None = None) ->
     models = sorted({q.gpu_model for queue in fleet.queues for q in queue.quotas}, key=lambda m: m.value)
     out.flavors = [_obj("ResourceFlavor", flavor_name(gpu_slug(m)), spec={"nodeLabels": {FLEET_GPU_LABEL: gpu_slug(m)}})
                    for m in models]
+    # a job labelled with a priority class gets a Workload on the manager only if the class exists here too
+    out.priority_classes = [_obj("WorkloadPriorityClass", pc.name, value=pc.value,
+                                 **({"description": pc.description} if pc.description else {}))
+                            for pc in fleet.priority_classes]
     for queue in fleet.queues:
         flavors = [{"name": flavor_name(gpu_slug(q.gpu_model)),
                     "resources": [{"name": GPU_RESOURCE, "nominalQuota": q.gpus}]} for q in queue.quotas]

@@ -17,7 +17,7 @@ from stacks.validate.names import DNS_LABEL, valid_label_value
 
 WORKER_NAME_MAX = 40
 MANAGER_ONLY = ("workers", "dispatcher", "incremental_step_size", "queues", "egress_addresses", "egress_cidrs",
-                "gc_interval_seconds", "worker_lost_timeout_seconds", "origin")
+                "gc_interval_seconds", "worker_lost_timeout_seconds", "origin", "priority_classes")
 WORKER_ONLY = ("token_generation", "manager")
 
 
@@ -162,6 +162,14 @@ def _check_manager(at: Issues, fleet: Fleet, pools: Sequence[tuple[int, NodePool
                 i = values.index(value, values.index(value) + 1)
                 at.at("workers", i).error(field, f"worker {field} listed {count} times; MultiKueue needs unique "
                                           "clusters", value, allowed="each worker once", fix="remove the repeat")
+    classes = [c.name for c in fleet.priority_classes]
+    for i, pc in enumerate(fleet.priority_classes):
+        if not DNS_LABEL.fullmatch(pc.name) or len(pc.name) > 63:
+            at.at("priorityClasses", i).error("name", "not a Kubernetes name", pc.name,
+                                              allowed="lower-case DNS label, at most 63", fix="rename the class")
+        elif classes.index(pc.name) != i:
+            at.at("priorityClasses", i).error("name", "priority class listed twice", pc.name,
+                                              allowed="each class once", fix="remove the repeat")
     if not valid_label_value(fleet.origin) or not fleet.origin:
         # Kueue writes it as the value of the label marking the manager's copies on the workers
         at.error("origin", "not a Kubernetes label value, which MultiKueue writes it as on every copy", fleet.origin,

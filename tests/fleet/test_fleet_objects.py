@@ -26,7 +26,7 @@ def test_manager_objects_are_valid_kueue_0_19_2_objects():
     objs = objects("fleet", CR_PREFIX)
     kinds = sorted(o["kind"] for o in objs)
     assert kinds == sorted(["MultiKueueCluster"] * 2 + ["MultiKueueConfig", "AdmissionCheck"] + ["ResourceFlavor"] * 3
-                           + ["ClusterQueue"] * 2 + ["LocalQueue"] * 2), kinds
+                           + ["WorkloadPriorityClass"] * 3 + ["ClusterQueue"] * 2 + ["LocalQueue"] * 2), kinds
     rules = 0
     for obj in objs:
         assert schema_errors(obj) == [], obj

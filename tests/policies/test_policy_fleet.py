@@ -16,7 +16,8 @@ from tests.support.policy.harness import Pack, with_props, wire
 
 FLEET_RULES = ("cross-layer-fleet-workers", "cross-layer-fleet-queues-mirrored", "cross-layer-fleet-job-kinds",
                "cross-layer-fleet-quota-placeable", "cross-layer-fleet-quota-sum", "cross-layer-fleet-kueue-version",
-               "cross-layer-fleet-reachable", "cross-layer-fleet-admissible", "cross-layer-fleet-gpus-per-node")
+               "cross-layer-fleet-reachable", "cross-layer-fleet-admissible", "cross-layer-fleet-gpus-per-node",
+               "cross-layer-fleet-priorities")
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +129,14 @@ def _four_gpu_h100(f):
     next(g for g in f["gpus"] if g["model"] == "H100_80GB")["gpusPerNode"] = 4
 
 
+def _eks_classes(f):
+    f["priorityClasses"] = {"production": 900, "batch": 100}  # preemptible missing, production of another value
+
+
 CASES = [  # (rule, resources, enforcement, waiver resource, words in the message)
+    ("cross-layer-fleet-priorities", lambda: worker_facts("eks", _eks_classes), "mandatory", "eks",
+     ["worker 'eks': the manager's priority classes are not the worker's",
+      "missing preemptible; production 900 there, 1000 on the manager"]),
     ("cross-layer-fleet-admissible", lambda: worker_facts("gke", _tas_h100), "mandatory", "gke",
      ["worker 'gke' queue 'research'", "never admits a H100_80GB fleet job (runtime fleet-h100-80gb)",
       "supports only TopologyAwareScheduling", "not TAS-only"]),
