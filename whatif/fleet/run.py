@@ -46,7 +46,7 @@ def simulate_fleet(spec: StackSpec, label: str, root: Path, load: Callable[[Path
     fleet = fleet_model(spec, lambda stack: cluster_of(specs[stack], stack), lambda stack: worker_facts(specs[stack]))
     cluster = composite(label, fleet)
     wl = load_workload(workload, cluster, seed)
-    result = Engine(cluster, wl.jobs, seed, opts, FleetScheduler.factory(fleet)).run()
+    result = Engine(cluster, wl.jobs, seed, opts, FleetScheduler.factory(fleet, seed)).run()
     per_queue: dict[str, float] = {}
     for q, s in result.queue_gpu_s.items():  # the copies ran in <worker>/<queue>: count them for the fleet queue
         per_queue[q.split("/", 1)[-1]] = per_queue.get(q.split("/", 1)[-1], 0.0) + s
