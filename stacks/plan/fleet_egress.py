@@ -64,6 +64,6 @@ def nat_scope(cloud: str, cluster: Any) -> dict[str, str] | None:
     gpu-cluster's Cloud NAT covers, all subnetworks and ranges; None when this
     stack makes no Cloud NAT (EKS, or a network you bring with its own). Two stacks of a fleet with the same scope
     would create two NATs where GCP allows one (``stacks/validate/fleet_nat.py``)."""
-    if cloud != "gcp" or not cluster.cloud_nat:
+    if cloud != "gcp" or not cluster.cloud_nat or not cluster.create:  # an existing cluster gets no NAT from us
         return None
     return {"project": cluster.project, "region": cluster.region, "network": cluster.network or "default"}

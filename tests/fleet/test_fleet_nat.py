@@ -36,3 +36,21 @@ def test_two_workers_in_one_network_and_region_are_refused_and_other_regions_are
                                       (3, "d", "fleet-d", None)])
     assert [i.path for i in issues] == ["gpu-cluster:fleet.workers[1].stack"]
     assert "worker 'b' (stack fleet-b) and worker 'a' (stack fleet-a)" in issues[0].problem
+
+
+def test_only_a_gke_cluster_gpu_cluster_creates_has_a_nat_scope():
+    from dataclasses import dataclass
+
+    from stacks.plan.fleet_egress import nat_scope
+
+    @dataclass
+    class Cluster:  # the ClusterPlan fields nat_scope reads
+        cloud_nat: bool
+        create: bool
+        project: str = "p"
+        region: str = "r"
+        network: str | None = None
+
+    assert nat_scope("gcp", Cluster(True, True)) == {"project": "p", "region": "r", "network": "default"}
+    assert nat_scope("gcp", Cluster(True, False)) is None  # an existing cluster: its NAT is not made here
+    assert nat_scope("gcp", Cluster(False, True)) is None and nat_scope("aws", Cluster(True, True)) is None
