@@ -9,9 +9,10 @@ import pulumi
 
 from components.charts import KUEUE
 from stacks.plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetPlan
-from stacks.plan.fleet_egress import EgressSource
+from stacks.plan.fleet_egress import EgressSource, nat_scope
 from stacks.plan.kueue_topology import namespace_of
 from stacks.plan.stack import StackPlan
+from render.fleet import admission_facts
 from render.fleet_manager import multikueue_config, queue_namespace, render_manager
 from render.kueue_config import INTEGRATIONS, fleet_manager_values
 
@@ -79,7 +80,19 @@ def worker_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
             "gpus": [dict(m, pools=list(m["pools"])) for m in fleet.gpu_models],
             "authorizedNetworks": list(spec.cluster.authorized_networks),
             "managerEgressFrom": plan.cluster.fleet_manager,  # admits that stack's fleetEgressAddresses
-            "privateEndpoint": plan.cluster.private_endpoint}
+            "privateEndpoint": plan.cluster.private_endpoint,
+            "cloudNat": nat_scope(spec.cloud.value, plan.cluster),  # one NAT per network and region in a fleet
+            "priorityClasses": {pc.name: pc.value for pc in plan.kueue.scheduling.priority_classes}
+            if plan.kueue is not None else {},
+            "admission": worker_admission(plan, fleet)}
+
+
+def worker_admission(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
+    """What this worker's Kueue admits from (flavors, queues, the fleet runtimes' PodSets), for the manager's checks."""
+    kueue = plan.kueue
+    if kueue is None:
+        return {}
+    return admission_facts(kueue.scheduling, list(plan.facts), kueue.placements, fleet.gpus_per_node)
 
 
 def manager_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
@@ -89,5 +102,6 @@ def manager_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
             "workers": [{"name": w.name, "stack": w.stack} for w in fleet.section.workers],
             "egressSource": fleet.egress.source.value if fleet.egress is not None else None,
             "egressCidrs": list(fleet.section.egress_cidrs),
+            "priorityClasses": {pc.name: pc.value for pc in fleet.section.priority_classes},
             # a worker's fleet.manager (<org>/<project>/<stack>) must name these; the organization is not known offline
             "project": pulumi.get_project(), "stack": pulumi.get_stack()}

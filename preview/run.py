@@ -56,10 +56,19 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     if plan.fleet is not None and plan.fleet.manager:  # StackReferences: preview the workers first (each planned once)
         from preview.fleet.resolve import preview_workers
         from preview.fleet.stack_files import FolderStackFiles
+        from stacks.plan.fleet_egress import nat_scope
+        from stacks.spec.fleet import FACTS_OUTPUT
+        from stacks.validate.fleet_nat import shared_nat_issues
 
         files = stack_files or FolderStackFiles(main.parent)
         members, report.errors = preview_workers(plan.fleet.section, files,
                                                  lambda name, cfg: preview_config(name, cfg, main, policies))
+        if not report.errors:  # one Cloud NAT per project, region and network across the fleet's stack files
+            workers = {w.name: i for i, w in enumerate(plan.fleet.section.workers)}
+            report.errors = shared_nat_issues(
+                nat_scope(spec.cloud.value, plan.cluster),
+                [(workers[m.name], m.name, m.stack, (m.report.outputs.get(FACTS_OUTPUT) or {}).get("cloudNat"))
+                 for m in members])
         if report.errors:
             return report
         references = {m.reference: m.report.outputs for m in members}
@@ -96,6 +105,9 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack
+    if members:  # a worker of unknown price fails the fleet as it fails alone (unknown is not $0)
+        from preview.fleet.summary import unpriced_worker_violations
+        report.violations += unpriced_worker_violations(members)
     return report
 
 

@@ -9,7 +9,7 @@ of that model (and adds the pool's own label), and the manager's flavor per mode
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from catalog import GpuModel
 from stacks.spec.fleet import FLEET_GPU_LABEL, gpu_slug
@@ -42,3 +42,31 @@ def fleet_runtimes(gpus_per_node: Mapping[GpuModel, int]) -> list[dict[str, Any]
                      "template": {"spec": {"replicatedJobs": [{"name": "node", "replicas": 1, "template": job}]}}},
         })
     return out
+
+
+def runtime_pod_template(runtime: dict[str, Any]) -> dict[str, Any]:
+    """The pod template of a fleet runtime's one replicated job (what Kueue builds the job's PodSet from)."""
+    job = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]
+    return job["spec"]["template"]
+
+
+def admission_facts(sched: Any, pools: Sequence[Any], placements: Mapping[str, Any],
+                    gpus_per_node: Mapping[GpuModel, int]) -> dict[str, Any]:
+    """What a worker's Kueue decides admission from, for the manager's checks (``stacks/plan/fleet_admission.py``):
+    its ResourceFlavors and Topologies, each ClusterQueue's resource groups, cohort and fungibility, and the PodSet of
+    each fleet runtime (count and pod template), as rendered on this worker."""
+    from render.kueue import render_kueue  # lazy: the fleet runtimes alone need none of the scheduling layer
+
+    objects = render_kueue(sched, pools, placements, namespaces=False)
+    keep = ("resourceGroups", "cohortName", "flavorFungibility")
+    return {
+        "flavors": [{"metadata": {"name": f["metadata"]["name"]}, "spec": f["spec"]} for f in objects.flavors],
+        "flavorPools": {flavor: pool for pool, flavor in objects.flavor_names().items()},
+        "topologies": [{"metadata": {"name": t["metadata"]["name"]}, "spec": t["spec"]} for t in objects.topologies],
+        "queues": {cq["metadata"]["name"]: {"metadata": {"name": cq["metadata"]["name"]},
+                                            "spec": {k: v for k, v in cq["spec"].items() if k in keep}}
+                   for cq in objects.cluster_queues},
+        "runtimes": {model.value: {"name": rt["metadata"]["name"], "count": rt["spec"]["mlPolicy"]["numNodes"],
+                                   "template": runtime_pod_template(rt)}
+                     for model, rt in zip(sorted(gpus_per_node, key=lambda m: m.value), fleet_runtimes(gpus_per_node))},
+    }

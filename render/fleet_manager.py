@@ -22,6 +22,9 @@ MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_CONFIG_NAME = "fleet"
 ADMISSION_CHECK_NAME = "fleet-multikueue"
 KUBECONFIG_KEY = "kubeconfig"
+MANAGER_COHORT = "fleet"
+"""The cohort of the manager's ClusterQueues: a worker queue may borrow what its sibling lends there, so the manager
+must let the fleet queue dispatch past its nominal quota too, or the lent GPUs are never reached."""
 """The Secret key MultiKueue reads a worker's kubeconfig from."""
 DISPATCHERS = {Dispatcher.ALL_AT_ONCE: "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
                Dispatcher.INCREMENTAL: "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
@@ -50,12 +53,13 @@ class ManagerObjects:
     flavors: list[dict[str, Any]] = field(default_factory=list)
     cluster_queues: list[dict[str, Any]] = field(default_factory=list)
     local_queues: list[dict[str, Any]] = field(default_factory=list)
+    priority_classes: list[dict[str, Any]] = field(default_factory=list)
 
     def custom_resources(self) -> list[dict[str, Any]]:
         """In reference order: clusters before the config, the config before the check, flavors and the check before
         the queues."""
-        return [*self.clusters, self.config, self.admission_check, *self.flavors, *self.cluster_queues,
-                *self.local_queues]
+        return [*self.clusters, self.config, self.admission_check, *self.flavors, *self.priority_classes,
+                *self.cluster_queues, *self.local_queues]
 
 
 def _obj(kind: str, name: str, namespace: str | None = None, **body: Any) -> dict[str, Any]:
@@ -84,12 +88,18 @@ def render_manager(fleet: Fleet, manager_facts: dict[str, Any] | None = None) ->
     models = sorted({q.gpu_model for queue in fleet.queues for q in queue.quotas}, key=lambda m: m.value)
     out.flavors = [_obj("ResourceFlavor", flavor_name(gpu_slug(m)), spec={"nodeLabels": {FLEET_GPU_LABEL: gpu_slug(m)}})
                    for m in models]
+    # a job labelled with a priority class gets a Workload on the manager only if the class exists here too
+    out.priority_classes = [_obj("WorkloadPriorityClass", pc.name, value=pc.value,
+                                 **({"description": pc.description} if pc.description else {}))
+                            for pc in fleet.priority_classes]
     for queue in fleet.queues:
         flavors = [{"name": flavor_name(gpu_slug(q.gpu_model)),
                     "resources": [{"name": GPU_RESOURCE, "nominalQuota": q.gpus}]} for q in queue.quotas]
         out.cluster_queues.append(_obj("ClusterQueue", queue.name, spec={
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": queue_namespace(queue)}},
             "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
+            # one cohort: a queue dispatches on quota its sibling leaves unused, and reclaims its own when needed
+            "cohortName": MANAGER_COHORT, "preemption": {"reclaimWithinCohort": "Any"},
             "admissionChecksStrategy": {"admissionChecks": [{"name": ADMISSION_CHECK_NAME}]}}))
         out.local_queues.append(_obj("LocalQueue", queue.name, namespace=queue_namespace(queue),
                                      spec={"clusterQueue": queue.name}))

@@ -9,6 +9,7 @@ from stacks.plan.fleet_egress import EgressPlan
 from preview.fleet.resolve import Member
 from render.fleet import fleet_runtime_name
 from render.fleet_manager import queue_namespace
+from stacks.plan.fleet_admission import fleet_verdict, quota_for
 from stacks.spec.fleet import FACTS_OUTPUT
 from stacks.spec.stack import StackSpec
 
@@ -21,7 +22,7 @@ def cluster_row(name: str, role: str, stack: str, cloud: str | None, region: str
             "maxGpus": sum(gpus.values()), "usdPerHourMin": round(cost.usd_per_hour_min, ROUND),
             "usdPerHourMax": round(cost.usd_per_hour_max, ROUND), "usdPerMonthMax": round(cost.usd_per_month_max, 2),
             "gpuUsdPerHourMax": round(sum(p.usd_per_hour_max or 0.0 for p in cost.pools), ROUND),
-            "complete": not cost.unpriced}
+            "complete": not cost.unpriced, "unpricedPools": list(cost.unpriced)}
 
 
 def egress_summary(egress: EgressPlan | None, facts: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
@@ -51,10 +52,11 @@ def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequen
         runs_on: dict[str, list[str]] = {}
         for quota in queue.quotas:
             model = quota.gpu_model.value
+            # Kueue's flavor assignment as ported (the pack's cross-layer-fleet-admissible decides the same way)
             runs_on[model] = [w for w, f in facts.items()
                               if any(g["model"] == model for g in f.get("gpus", []))
-                              and any(q["name"] == queue.name and q["namespace"] == ns and q["gpus"].get(model, 0) > 0
-                                      for q in f.get("queues", []))]
+                              and quota_for(f, queue.name, ns, model) > 0
+                              and fleet_verdict(w, f, queue.name, model).admissible]
         queues.append({"name": queue.name, "namespace": ns,
                        "quotas": {q.gpu_model.value: q.gpus for q in queue.quotas},
                        "runtimes": {q.gpu_model.value: fleet_runtime_name(q.gpu_model) for q in queue.quotas},
@@ -66,16 +68,49 @@ def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequen
     gpu_usd = sum(c["gpuUsdPerHourMax"] for c in clusters)
     max_gpus = sum(by_model.values())
     complete = all(c["complete"] for c in clusters)
+    unpriced = [f"{c['name']}/{p}" for c in clusters for p in c["unpricedPools"]]
+    # the sums are of the priced items only: with a pool of unknown price they are lower bounds ("+ unknown"), and a
+    # blended $/GPU-h over GPUs some of which have no price would be a made-up number, so it is unknown too
     totals = {"usdPerHourMin": round(sum(c["usdPerHourMin"] for c in clusters), ROUND),
               "usdPerHourMax": round(sum(c["usdPerHourMax"] for c in clusters), ROUND),
               "usdPerMonthMax": round(sum(c["usdPerMonthMax"] for c in clusters), 2),
               "maxGpus": max_gpus, "gpusByModel": by_model,
-              "blendedUsdPerGpuHour": round(gpu_usd / max_gpus, ROUND) if max_gpus else None,
-              "complete": complete}
+              "blendedUsdPerGpuHour": round(gpu_usd / max_gpus, ROUND) if max_gpus and complete else None,
+              "complete": complete, "unpricedPools": unpriced}
+    notes = [f"{c['name']}: {n}" for c, r in zip(clusters, [cost, *(m.report.cost for m in members)])
+             for n in r.notes] + not_counted(egress)
     return {"dispatcher": fleet.dispatcher.value,
             "stepSize": fleet.incremental_step_size if fleet.dispatcher.value == "Incremental" else None,
             "workers": [w.name for w in fleet.workers], "clusters": clusters, "queues": queues, "totals": totals,
-            "egress": egress_summary(egress, facts)}
+            "egress": egress_summary(egress, facts), "notes": notes}
+
+
+def not_counted(egress: EgressPlan | None) -> list[str]:
+    """What the fleet pays that no figure above includes (no sourced price in the catalog for either)."""
+    out = []
+    if egress is not None and egress.count:
+        out.append(f"not counted: the manager's {egress.count} reserved static external address"
+                   f"{'es' if egress.count != 1 else ''} (in use by its Cloud NAT; GCP bills NAT addresses per hour)")
+    out.append("not counted: traffic between clouds and regions (the manager's calls to each worker's API, and job "
+               "data a worker fetches across clouds) is billed as internet or inter-region egress by the sender")
+    return out
+
+
+COST_RULES = ("cost-stack-budget", "cost-gpu-hour-limit")
+"""The pack's fail-closed cost rules: a GPU pool without a price violates them (unknown is not $0)."""
+
+
+def unpriced_worker_violations(members: Sequence[Member]) -> list[dict[str, Any]]:
+    """A worker whose price is unknown fails the fleet's preview as it fails its own: its mandatory cost findings
+    (from its own pack run), carried into the manager's under the worker's name."""
+    out = []
+    for m in members:
+        if m.report.cost is None or not m.report.cost.unpriced:
+            continue
+        out += [{**v, "resource": f"{m.name}: {v.get('resource', '')}",
+                 "message": f"worker '{m.name}' (stack {m.stack}): {v['message']}"}
+                for v in m.report.violations if v.get("policy") in COST_RULES and v.get("enforcement") == "mandatory"]
+    return out
 
 
 def _gpus(cost: CostReport) -> dict[str, int]:

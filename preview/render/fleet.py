@@ -18,6 +18,19 @@ def _runs_on(queue: dict[str, Any]) -> str:
     return "; ".join(f"{m} ({queue['runtimes'][m]}): {', '.join(w) or 'NO WORKER'}" for m, w in queue["runsOn"].items())
 
 
+def _usd(value: float, complete: bool, digits: int = 2) -> str:
+    """A sum of the priced items, marked when something has no price (never shown as if it were complete)."""
+    return f"{value:,.{digits}f}" + ("" if complete else " + unknown")
+
+
+def _blended(totals: dict[str, Any]) -> str:
+    if totals["blendedUsdPerGpuHour"] is not None:
+        return f"blended ${totals['blendedUsdPerGpuHour']:,.3f}/GPU-h (GPU pools' $/h max over GPUs at max)"
+    if totals["unpricedPools"]:
+        return f"blended $/GPU-h unknown: no price for {', '.join(totals['unpricedPools'])}"
+    return ""
+
+
 def _dispatch(fleet: dict[str, Any]) -> str:
     step = f", {fleet['stepSize']} at a time in this order" if fleet.get("stepSize") else ""
     return f"dispatcher {fleet['dispatcher']}{step} · workers {', '.join(fleet['workers'])}"
@@ -44,19 +57,21 @@ def print_fleet(console: Console, fleet: dict[str, Any]) -> None:
     totals = fleet["totals"]
     for name, justify, footer in (
             ("cluster", "left", "fleet"), ("role", "left", ""), ("stack", "left", ""), ("where", "left", ""),
-            ("GPUs at max", "left", _gpus(totals["gpusByModel"])), ("$/h min", "right", f"{totals['usdPerHourMin']:,.2f}"),
-            ("$/h max", "right", f"{totals['usdPerHourMax']:,.2f}"),
-            ("$/month max", "right", f"{totals['usdPerMonthMax']:,.0f}")):
+            ("GPUs at max", "left", _gpus(totals["gpusByModel"])),
+            ("$/h min", "right", _usd(totals["usdPerHourMin"], totals["complete"])),
+            ("$/h max", "right", _usd(totals["usdPerHourMax"], totals["complete"])),
+            ("$/month max", "right", _usd(totals["usdPerMonthMax"], totals["complete"], 0))):
         table.add_column(name, justify=justify, footer=footer, no_wrap=True)  # type: ignore[arg-type]
     for c in fleet["clusters"]:
         table.add_row(c["name"], c["role"], c["stack"], f"{CLOUD.get(c['cloud'], c['cloud'])} {c['region']}",
-                      _gpus(c["gpus"]), f"{c['usdPerHourMin']:,.2f}", f"{c['usdPerHourMax']:,.2f}",
-                      f"{c['usdPerMonthMax']:,.0f}")
+                      _gpus(c["gpus"]), _usd(c["usdPerHourMin"], c["complete"]),
+                      _usd(c["usdPerHourMax"], c["complete"]), _usd(c["usdPerMonthMax"], c["complete"], 0))
     console.print(table)
-    blended = totals["blendedUsdPerGpuHour"]
-    console.print(Text(f"{_dispatch(fleet)} · {totals['maxGpus']} GPUs at max"
-                       + (f" · blended ${blended:,.3f}/GPU-h (GPU pools' $/h max over GPUs at max)" if blended else ""),
+    blended = _blended(totals)
+    console.print(Text(f"{_dispatch(fleet)} · {totals['maxGpus']} GPUs at max" + (f" · {blended}" if blended else ""),
                        style="dim"))
+    for note in fleet.get("notes", []):
+        console.print(Text(f"note: {note}", style="dim"))
     if egress_line(fleet):
         console.print(Text(egress_line(fleet) or "", style="dim"))
     queues = Table(title="Fleet queues (manager quota per GPU model; where each can run)", title_justify="left",
@@ -75,12 +90,17 @@ def fleet_markdown(fleet: dict[str, Any]) -> list[str]:
              "|---|---|---|---|---|---:|---:|---:|"]
     for c in fleet["clusters"]:
         lines.append(f"| {c['name']} | {c['role']} | `{c['stack']}` | {CLOUD.get(c['cloud'], c['cloud'])} {c['region']} | "
-                     f"{_gpus(c['gpus'])} | {c['usdPerHourMin']:,.2f} | {c['usdPerHourMax']:,.2f} | "
-                     f"{c['usdPerMonthMax']:,.0f} |")
-    lines.append(f"| **fleet** | | | | {_gpus(totals['gpusByModel'])} | **{totals['usdPerHourMin']:,.2f}** | "
-                 f"**{totals['usdPerHourMax']:,.2f}** | **{totals['usdPerMonthMax']:,.0f}** |")
-    if totals["blendedUsdPerGpuHour"]:
+                     f"{_gpus(c['gpus'])} | {_usd(c['usdPerHourMin'], c['complete'])} | "
+                     f"{_usd(c['usdPerHourMax'], c['complete'])} | {_usd(c['usdPerMonthMax'], c['complete'], 0)} |")
+    done = totals["complete"]
+    lines.append(f"| **fleet** | | | | {_gpus(totals['gpusByModel'])} | **{_usd(totals['usdPerHourMin'], done)}** | "
+                 f"**{_usd(totals['usdPerHourMax'], done)}** | **{_usd(totals['usdPerMonthMax'], done, 0)}** |")
+    if totals["blendedUsdPerGpuHour"] is not None:
         lines += ["", f"Blended ${totals['blendedUsdPerGpuHour']:,.3f}/GPU-h over {totals['maxGpus']} GPUs at max."]
+    elif _blended(totals):
+        lines += ["", f"{_blended(totals)[0].upper()}{_blended(totals)[1:]}."]
+    if fleet.get("notes"):
+        lines += ["", *[f"- {n}" for n in fleet["notes"]]]
     if egress_line(fleet):
         lines += ["", f"{egress_line(fleet)}."]
     lines += ["", "| queue | namespace | quota | runs on |", "|---|---|---|---|"]

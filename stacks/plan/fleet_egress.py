@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from catalog import Cloud
 from stacks.spec.fleet import Fleet, FleetRole
@@ -56,3 +57,13 @@ def egress_plan(fleet: Fleet | None, cloud: Cloud, cluster: ClusterSpec) -> Egre
         return EgressPlan(EgressSource.NAT_GATEWAYS, 0, (), tuple(dict.fromkeys(cluster.subnets.values())))
     return EgressPlan(EgressSource.RESERVED, fleet.egress_addresses if fleet.egress_addresses is not None else 1, (),
                       ())
+
+
+def nat_scope(cloud: str, cluster: Any) -> dict[str, str] | None:
+    """``cluster``: a ``ClusterPlan`` (not imported: it imports this module). The (project, region, network)
+    gpu-cluster's Cloud NAT covers, all subnetworks and ranges; None when this
+    stack makes no Cloud NAT (EKS, or a network you bring with its own). Two stacks of a fleet with the same scope
+    would create two NATs where GCP allows one (``stacks/validate/fleet_nat.py``)."""
+    if cloud != "gcp" or not cluster.cloud_nat or not cluster.create:  # an existing cluster gets no NAT from us
+        return None
+    return {"project": cluster.project, "region": cluster.region, "network": cluster.network or "default"}

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from catalog import GpuModel
 from stacks.spec.model_base import SpecModel
+from stacks.spec.scheduling import PriorityClass
 
 FLEET_GPU_LABEL = "gpu-cluster/fleet-gpu"
 """Node label (and Kueue flavor node label) naming a fleet worker pool's GPU model, e.g. ``h100-80gb``."""
@@ -104,6 +105,11 @@ class Fleet(SpecModel):
     worker_lost_timeout_seconds: int = Field(900, ge=1, description=(
         "Manager only: how long a job waits for a disconnected worker before it is requeued "
         "(`multiKueue.workerLostTimeout`). Default 900."))
+    priority_classes: list[PriorityClass] = Field(default_factory=list, description=(
+        "Manager only: the fleet's job priorities, rendered as Kueue WorkloadPriorityClasses on the manager (a job "
+        "labelled `kueue.x-k8s.io/priority-class` gets no Workload where its class is missing). Every worker needs "
+        "the same classes with the same values in its `scheduling.priorityClasses` (checked by the pack). Empty: "
+        "fleet jobs carry no priority class."))
     origin: str = Field("multikueue", description=(
         "Manager only: the label value marking the manager's copies on the workers (`multiKueue.origin`). Two "
         "managers sharing a worker need different origins. Default `multikueue`."))

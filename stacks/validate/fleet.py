@@ -12,11 +12,12 @@ from stacks.spec.scheduling import SchedulingSpec, Workload
 from stacks.plan.fleet_egress import uses_own_cloud_nat
 from stacks.spec.stack import ClusterMode, ClusterSpec, NodePool
 from stacks.validate.issues import Issues
-from stacks.validate.names import DNS_LABEL
+from stacks.validate.cluster import AUTHORIZED_MIN_PREFIX, AUTHORIZED_WARN_PREFIX
+from stacks.validate.names import DNS_LABEL, valid_label_value
 
 WORKER_NAME_MAX = 40
 MANAGER_ONLY = ("workers", "dispatcher", "incremental_step_size", "queues", "egress_addresses", "egress_cidrs",
-                "gc_interval_seconds", "worker_lost_timeout_seconds", "origin")
+                "gc_interval_seconds", "worker_lost_timeout_seconds", "origin", "priority_classes")
 WORKER_ONLY = ("token_generation", "manager")
 
 
@@ -67,10 +68,22 @@ def _check_egress(at: Issues, fleet: Fleet, cloud: Cloud, cluster: ClusterSpec) 
     of its subnets (EKS), or declared (``egressCidrs``) when the NAT is not gpu-cluster's (``stacks/plan/fleet_egress.py``)."""
     for i, cidr in enumerate(fleet.egress_cidrs):
         try:
-            ipaddress.ip_network(cidr, strict=True)
+            net = ipaddress.ip_network(cidr, strict=True)
         except ValueError:
             at.at("egressCidrs").error(i, "not a CIDR", cidr, allowed="e.g. 203.0.113.7/32",
                                        fix="write the manager's NAT address as a /32")
+            continue
+        # every worker admits these in its API's authorized networks: the same width rule as authorizedNetworks
+        if net.prefixlen == 0 or (net.version == 4 and net.prefixlen < AUTHORIZED_MIN_PREFIX):
+            at.at("egressCidrs").error(i, f"every worker's Kubernetes API would admit {net.num_addresses:,} "
+                                       "addresses as the manager's", cidr,
+                                       allowed=f"the manager's NAT addresses: IPv4 /{AUTHORIZED_MIN_PREFIX} or "
+                                               "narrower, never 0.0.0.0/0 (usually a /32 each)",
+                                       fix="list the manager's NAT addresses, each as a /32")
+        elif net.version == 4 and net.prefixlen < AUTHORIZED_WARN_PREFIX:
+            at.at("egressCidrs").warn(i, f"every worker's Kubernetes API admits {net.num_addresses:,} addresses as "
+                                      "the manager's", cidr, allowed=f"/{AUTHORIZED_WARN_PREFIX} or narrower",
+                                      fix="narrow it to the manager's NAT addresses, each as a /32")
     reserved = fleet.egress_addresses
     if cloud == Cloud.AWS:
         if reserved:
@@ -149,6 +162,19 @@ def _check_manager(at: Issues, fleet: Fleet, pools: Sequence[tuple[int, NodePool
                 i = values.index(value, values.index(value) + 1)
                 at.at("workers", i).error(field, f"worker {field} listed {count} times; MultiKueue needs unique "
                                           "clusters", value, allowed="each worker once", fix="remove the repeat")
+    classes = [c.name for c in fleet.priority_classes]
+    for i, pc in enumerate(fleet.priority_classes):
+        if not DNS_LABEL.fullmatch(pc.name) or len(pc.name) > 63:
+            at.at("priorityClasses", i).error("name", "not a Kubernetes name", pc.name,
+                                              allowed="lower-case DNS label, at most 63", fix="rename the class")
+        elif classes.index(pc.name) != i:
+            at.at("priorityClasses", i).error("name", "priority class listed twice", pc.name,
+                                              allowed="each class once", fix="remove the repeat")
+    if not valid_label_value(fleet.origin) or not fleet.origin:
+        # Kueue writes it as the value of the label marking the manager's copies on the workers
+        at.error("origin", "not a Kubernetes label value, which MultiKueue writes it as on every copy", fleet.origin,
+                 allowed="1-63 letters, digits, '-', '_' or '.', alphanumeric at both ends",
+                 fix="e.g. origin: fleet-us (two managers sharing a worker need different origins)")
     for i, worker in enumerate(fleet.workers):
         w = at.at("workers", i)
         if len(worker.name) > WORKER_NAME_MAX or not DNS_LABEL.fullmatch(worker.name):

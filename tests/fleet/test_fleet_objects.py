@@ -26,7 +26,7 @@ def test_manager_objects_are_valid_kueue_0_19_2_objects():
     objs = objects("fleet", CR_PREFIX)
     kinds = sorted(o["kind"] for o in objs)
     assert kinds == sorted(["MultiKueueCluster"] * 2 + ["MultiKueueConfig", "AdmissionCheck"] + ["ResourceFlavor"] * 3
-                           + ["ClusterQueue"] * 2 + ["LocalQueue"] * 2), kinds
+                           + ["WorkloadPriorityClass"] * 3 + ["ClusterQueue"] * 2 + ["LocalQueue"] * 2), kinds
     rules = 0
     for obj in objs:
         assert schema_errors(obj) == [], obj
@@ -52,6 +52,8 @@ def test_multikueue_wiring():
     assert check["spec"]["parameters"]["name"] == config["metadata"]["name"]
     for cq in by_kind["ClusterQueue"]:
         assert cq["spec"]["admissionChecksStrategy"]["admissionChecks"] == [{"name": check["metadata"]["name"]}]
+        # one cohort, so quota the workers' queues lend each other is reachable from the manager too
+        assert cq["spec"]["cohortName"] == "fleet" and cq["spec"]["preemption"]["reclaimWithinCohort"] == "Any"
     secrets = {r.name: r for r in recording("fleet").resources if r.type == "kubernetes:core/v1:Secret"}
     assert {s.inputs["metadata"]["name"] for s in secrets.values()} == {"gke-kubeconfig", "eks-kubeconfig"}
     for s in secrets.values():

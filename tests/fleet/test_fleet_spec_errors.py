@@ -116,6 +116,22 @@ def test_bad_egress_cidr_and_duplicate_queue():
     assert any(e.startswith("error: gpu-cluster:fleet.queues[1].name: queue listed twice") for e in found), found
 
 
+@pytest.mark.parametrize("cidr", ["0.0.0.0/0", "0.0.0.0/4", "::/0"])
+def test_declared_egress_wider_than_a_slash_8_is_refused_as_every_worker_would_admit_it(cidr):
+    config = edits(raw("fleet"), {("fleet", "egressCidrs"): [cidr], ("fleet", "egressAddresses"): DELETE})
+    one(config, "fleet.egressCidrs[0]", "every worker's Kubernetes API would admit", "never 0.0.0.0/0")
+
+
+def test_declared_egress_of_nat_addresses_is_accepted():
+    load_spec(edits(raw("fleet"), {("fleet", "egressCidrs"): ["203.0.113.7/32", "198.51.100.0/28"],
+                                   ("fleet", "egressAddresses"): DELETE}), stack_name="fleet")
+
+
+@pytest.mark.parametrize("origin", ["multi kueue", "-fleet", "x" * 64, ""])
+def test_an_origin_that_is_not_a_label_value_is_refused(origin):
+    one(edits(raw("fleet"), {("fleet", "origin"): origin}), "fleet.origin", "not a Kubernetes label value")
+
+
 def test_unknown_dispatcher_names_the_allowed_values():
     found = errors(edits(raw("fleet"), {("fleet", "dispatcher"): "RoundRobin"}))
     assert any("fleet.dispatcher" in e and "AllAtOnce" in e and "Incremental" in e for e in found), found
@@ -124,6 +140,7 @@ def test_unknown_dispatcher_names_the_allowed_values():
 # ---- the manager's egress addresses: reserved (GKE), read from NAT gateways (EKS) or declared ----
 
 EKS_MANAGER = {"cloud": "aws", "region": "us-east-1", "accountId": "123456789012", "project": DELETE,
+               ("cluster", "network"): DELETE, ("cluster", "cloudNat"): DELETE,
                ("cluster", "kubernetesVersion"): "1.35",
                ("cluster", "subnets"): {"us-east-1a": "subnet-0a1b2c3d4e5f60011",
                                         "us-east-1b": "subnet-0a1b2c3d4e5f60012"}}
@@ -160,7 +177,7 @@ def test_reserved_and_declared_addresses_are_exclusive():
 
 
 def test_reserved_addresses_need_gpu_clusters_cloud_nat():
-    own_network = {("cluster", "network"): "corp-vpc", ("cluster", "subnetwork"): "gke"}
+    own_network = {("cluster", "network"): "corp-vpc", ("cluster", "subnetwork"): "gke", ("cluster", "cloudNat"): DELETE}
     one(edits(raw("fleet"), own_network), "fleet.egressAddresses", "this cluster has none",
         "cluster.cloudNat: true")
     one(edits(raw("fleet"), {**own_network, ("fleet", "egressAddresses"): DELETE}), "fleet.egressCidrs",

@@ -103,3 +103,16 @@ def test_missing_worker_stack_is_exit_2(tmp_path, capsys):
     stack.write_text(yaml.safe_dump({"config": {f"gpu-cluster:{k}": v for k, v in config.items()}}))
     assert main(["--stack-file", str(stack), "--workload", str(ROOT / "workloads/fleet.yaml")]) == 2
     assert "worker 'eks': no stack file Pulumi.nowhere.yaml" in capsys.readouterr().err
+
+
+def test_a_tie_between_workers_is_drawn_by_the_seed_not_by_the_order_of_fleet_workers(tmp_path):
+    # one 8-GPU job that both workers can admit at once: which Kueue answers first is a race in MultiKueue
+    jobs = jobs_file(tmp_path, [dict(NEXT, id="tie", submitS=0)])
+    swapped = manager({("fleet", "workers"): list(reversed(raw("fleet")["fleet"]["workers"]))})
+    winners = {}
+    for seed in range(8):
+        listed = run_whatif("fleet", jobs, seed=seed, options=OPTS).result.jobs["tie"].pool
+        reordered = run_whatif(swapped, jobs, seed=seed, options=OPTS, name="fleet-swapped").result.jobs["tie"].pool
+        assert listed == reordered, seed  # the same draw whatever the list order
+        winners[seed] = listed.split("/")[0]
+    assert set(winners.values()) == {"gke", "eks"}, winners  # and not always the first-listed worker

@@ -16,7 +16,8 @@ from tests.support.policy.harness import Pack, with_props, wire
 
 FLEET_RULES = ("cross-layer-fleet-workers", "cross-layer-fleet-queues-mirrored", "cross-layer-fleet-job-kinds",
                "cross-layer-fleet-quota-placeable", "cross-layer-fleet-quota-sum", "cross-layer-fleet-kueue-version",
-               "cross-layer-fleet-reachable")
+               "cross-layer-fleet-reachable", "cross-layer-fleet-admissible", "cross-layer-fleet-gpus-per-node",
+               "cross-layer-fleet-priorities")
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,33 @@ def _quota(n):
     return change
 
 
+def _tas_h100(f):
+    """The worker's H100 flavor topology-aware (the default placement of a fixed-size pool) beside plain L4."""
+    adm = f["admission"]
+    adm["topologies"] = [{"metadata": {"name": "t"}, "spec": {"levels": [{"nodeLabel": "kubernetes.io/hostname"}]}}]
+    for flavor in adm["flavors"]:
+        if adm["flavorPools"][flavor["metadata"]["name"]] == "h100":
+            flavor["spec"]["topologyName"] = "t"
+    del adm["queues"]["product"]  # one finding for the table: research's (product's is the same)
+
+
+def _four_gpu_h100(f):
+    next(g for g in f["gpus"] if g["model"] == "H100_80GB")["gpusPerNode"] = 4
+
+
+def _eks_classes(f):
+    f["priorityClasses"] = {"production": 900, "batch": 100}  # preemptible missing, production of another value
+
+
 CASES = [  # (rule, resources, enforcement, waiver resource, words in the message)
+    ("cross-layer-fleet-priorities", lambda: worker_facts("eks", _eks_classes), "mandatory", "eks",
+     ["worker 'eks': the manager's priority classes are not the worker's",
+      "missing preemptible; production 900 there, 1000 on the manager"]),
+    ("cross-layer-fleet-admissible", lambda: worker_facts("gke", _tas_h100), "mandatory", "gke",
+     ["worker 'gke' queue 'research'", "never admits a H100_80GB fleet job (runtime fleet-h100-80gb)",
+      "supports only TopologyAwareScheduling", "not TAS-only"]),
+    ("cross-layer-fleet-gpus-per-node", lambda: worker_facts("eks", _four_gpu_h100), "mandatory", "eks",
+     ["worker 'eks': its H100_80GB nodes have 4 GPUs where worker 'gke''s have 8"]),
     ("cross-layer-fleet-queues-mirrored", lambda: worker_facts("gke", _drop_queue), "mandatory", "gke",
      ["worker 'gke': the manager's queues are not mirrored there", "missing LocalQueue product in product-ml"]),
     ("cross-layer-fleet-job-kinds", lambda: worker_facts("eks", _no_trainjob), "mandatory", "eks",

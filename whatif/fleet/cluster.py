@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from stacks.plan.fleet_admission import admitting_pools
 from stacks.spec.fleet import Dispatcher, FleetRole
 from stacks.spec.stack import StackSpec
 from whatif.cluster import ClusterModel, KueueModel, QueueModel, QuotaModel
@@ -45,14 +46,46 @@ def is_manager(spec: StackSpec) -> bool:
     return spec.fleet is not None and spec.fleet.role == FleetRole.MANAGER
 
 
-def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel]) -> FleetModel:
-    """``cluster_of_stack(stack name)``: a worker's cluster model (the worker's stack file, validated)."""
+def worker_facts(spec: StackSpec) -> dict[str, Any]:
+    """What a worker exports about its GPUs and its Kueue admission (``compose/fleet.py`` exports the same, from the
+    same plan and renderer): the input of the ported flavor assigner."""
+    from catalog import load_catalog
+    from render.fleet import admission_facts
+    from stacks.plan.stack import plan_stack
+
+    plan = plan_stack(spec, load_catalog())
+    if plan.fleet is None or plan.kueue is None:
+        return {}
+    return {"gpus": [dict(m) for m in plan.fleet.gpu_models],
+            "admission": admission_facts(plan.kueue.scheduling, list(plan.facts), plan.kueue.placements,
+                                         plan.fleet.gpus_per_node)}
+
+
+def admissible_only(cluster: ClusterModel, facts: dict[str, Any]) -> ClusterModel:
+    """The worker's queues with quota only in pools whose flavor Kueue could give a fleet job of the pool's GPU model
+    (``stacks/plan/fleet_admission.py``: a topology-aware flavor in a mixed queue is never given one)."""
+    model_of = {p: str(g["model"]) for g in facts.get("gpus") or [] for p in g.get("pools") or []}
+    queues = {}
+    for name, q in cluster.queues.items():
+        keep = {p: v for p, v in q.quotas.items()
+                if p in model_of and p in admitting_pools(facts, name, model_of[p])}
+        queues[name] = replace(q, quotas=keep)
+    return replace(cluster, queues=queues)
+
+
+def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel],
+                facts_of_stack: Callable[[str], dict[str, Any]] | None = None) -> FleetModel:
+    """``cluster_of_stack(stack name)``: a worker's cluster model (the worker's stack file, validated);
+    ``facts_of_stack``: its exported facts, whose admission facts keep only the pools Kueue admits fleet jobs to."""
     fleet = spec.fleet
     assert fleet is not None
     clusters, stacks = {}, {}
     for w in fleet.workers:
         stacks[w.name] = w.stack.rsplit("/", 1)[-1]
-        clusters[w.name] = prefixed(cluster_of_stack(stacks[w.name]), w.name)
+        cluster = cluster_of_stack(stacks[w.name])
+        if facts_of_stack is not None:
+            cluster = admissible_only(cluster, facts_of_stack(stacks[w.name]))
+        clusters[w.name] = prefixed(cluster, w.name)
     quota = {q.name: sum(x.gpus for x in q.quotas) for q in fleet.queues}
     return FleetModel(fleet.dispatcher.value, fleet.incremental_step_size if fleet.dispatcher == Dispatcher.INCREMENTAL
                       else len(fleet.workers), tuple(w.name for w in fleet.workers), stacks, clusters, quota)

@@ -10,7 +10,7 @@ from stacks.spec.stack import StackSpec
 from stacks.validate.issues import SpecError, SpecIssue, path_of
 from whatif.cluster import ClusterModel
 from whatif.engine import Engine
-from whatif.fleet.cluster import composite, fleet_model
+from whatif.fleet.cluster import composite, fleet_model, worker_facts
 from whatif.fleet.sched import FleetScheduler
 from whatif.metrics import total_row, wait_stats
 from whatif.model import SimOptions, SimResult, Workload
@@ -43,10 +43,10 @@ def simulate_fleet(spec: StackSpec, label: str, root: Path, load: Callable[[Path
                    cluster_of: Callable[[StackSpec, str], ClusterModel], load_workload: Callable[..., Workload],
                    workload: Path, seed: int, opts: SimOptions) -> tuple[ClusterModel, Workload, SimResult, dict[str, Any]]:
     specs = fleet_workers_checked(spec, root, load)
-    fleet = fleet_model(spec, lambda stack: cluster_of(specs[stack], stack))
+    fleet = fleet_model(spec, lambda stack: cluster_of(specs[stack], stack), lambda stack: worker_facts(specs[stack]))
     cluster = composite(label, fleet)
     wl = load_workload(workload, cluster, seed)
-    result = Engine(cluster, wl.jobs, seed, opts, FleetScheduler.factory(fleet)).run()
+    result = Engine(cluster, wl.jobs, seed, opts, FleetScheduler.factory(fleet, seed)).run()
     per_queue: dict[str, float] = {}
     for q, s in result.queue_gpu_s.items():  # the copies ran in <worker>/<queue>: count them for the fleet queue
         per_queue[q.split("/", 1)[-1]] = per_queue.get(q.split("/", 1)[-1], 0.0) + s

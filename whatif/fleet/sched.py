@@ -2,10 +2,11 @@
 workers (AllAtOnce: every worker; Incremental: ``stepSize`` at a time in ``fleet.workers`` order, more every 5
 minutes). Each worker runs its own ``KueueScheduler`` over its own pools and queues; the first worker whose Kueue
 admits a copy wins and the other copies are withdrawn. A copy evicted on its worker (preemption, spot, gang timeout)
-goes back to the manager and is offered again. Within one instant the workers are asked in ``fleet.workers`` order,
-which stands in for the race between them."""
+evicts the manager's job: its quota is released and it waits at the manager again in creation order. Within one
+instant the workers answer in a seeded random order (the race between their Kueues), never list order."""
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
@@ -70,6 +71,9 @@ class WorkerHost:
         self.eng.start(js, pool, chosen, backfilled)
 
     def preempt(self, js: JobState, requeue: bool, counted: bool = True) -> None:
+        if isinstance(js, Copy) and js.state != RUNNING:  # a victim admitted whose pods never ran: evicted, no work lost
+            self.fleet.evicted_unstarted(js, self.eng.now)  # type: ignore[attr-defined]
+            return
         self.eng.preempt(js, requeue, counted)
 
     def gpus_held(self, js: JobState) -> float:
@@ -83,8 +87,11 @@ class WorkerHost:
 
 
 class FleetScheduler:
-    def __init__(self, eng: Host, fleet: FleetModel):
+    def __init__(self, eng: Host, fleet: FleetModel, seed: int = 0):
         self.eng, self.fleet = eng, fleet
+        self.race = random.Random(f"whatif-fleet-race-{seed}")
+        """Which worker's Kueue answers first within one instant: a seeded draw over the workers by name, so the
+        order of ``fleet.workers`` (which only the Incremental dispatcher reads) never decides a tie."""
         self.workers = {w: KueueScheduler(WorkerHost(eng, fleet.clusters[w], self)) for w in fleet.workers}  # type: ignore[arg-type]
         self.used = {q: 0.0 for q in fleet.manager_quota}
         self.waiting: list[FleetJob] = []
@@ -94,8 +101,8 @@ class FleetScheduler:
         """Worker -> copies it admitted (a job preempted and readmitted counts again)."""
 
     @staticmethod
-    def factory(fleet: FleetModel) -> Callable[[Any], Any]:
-        return lambda eng: FleetScheduler(eng, fleet)
+    def factory(fleet: FleetModel, seed: int = 0) -> Callable[[Any], Any]:
+        return lambda eng: FleetScheduler(eng, fleet, seed)
 
     def new_job(self, job: Job, n: int) -> FleetJob:
         return FleetJob(job, n)
@@ -163,11 +170,13 @@ class FleetScheduler:
         sched.released(js, now, requeue=False)
         fj.preempts = js.preempts
         self.eng.jobs[js.n] = fj if requeue else js  # type: ignore[attr-defined]
-        if requeue:  # evicted on the worker: the manager offers the job again
+        if requeue:  # evicted on the worker: Kueue evicts the manager's Workload too
+            fj.copies.pop(js.worker, None)
+            self._withdraw(fj, keep=None)  # copies still queued elsewhere go too: none may run after the eviction
             fj.copies.clear()
             fj.winner, fj.nominated, fj.state = None, 0, PENDING
             fj.token += 1
-            self._nominate(fj, now)
+            self._requeue(fj)
         else:
             fj.state = DONE
             self.used[fj.job.queue] -= fj.job.gpus
@@ -191,12 +200,40 @@ class FleetScheduler:
         self._withdraw(fj, keep=None)  # out of the worker's queue (and its waiting pods), quota released there
         fj.winner, fj.nominated = None, 0
         fj.token += 1
-        self._nominate(fj, now)
+        self._requeue(fj)
+
+    def evicted_unstarted(self, js: "Copy", now: float) -> None:
+        """Kueue evicted the copy on its worker before its pods ran: the worker forgets it, and the manager's Workload
+        is evicted too (quota released, queued again); nothing ran, so no preemption is counted as lost work."""
+        fj = js.parent
+        self.workers[js.worker].released(js, now, requeue=False)
+        js.state, js.token = PENDING, js.token + 1
+        fj.copies.pop(js.worker, None)
+        self._withdraw(fj, keep=None)
+        fj.copies.clear()
+        fj.winner, fj.nominated, fj.state = None, 0, PENDING
+        fj.token += 1
+        self._requeue(fj)
+
+    def _requeue(self, fj: FleetJob) -> None:
+        """An evicted job gives its manager quota back and waits again at the manager, in creation order (Kueue's
+        queue order: behind the older jobs still waiting, ahead of the younger), to be dispatched anew."""
+        if fj in self.dispatched:
+            self.dispatched.remove(fj)
+        if fj.reserved:
+            self.used[fj.job.queue] -= fj.job.gpus
+            fj.reserved = False
+        at = next((i for i, w in enumerate(self.waiting) if (w.job.submit_s, w.n) > (fj.job.submit_s, fj.n)),
+                  len(self.waiting))
+        self.waiting.insert(at, fj)
+        self.eng.dirty = True
 
     def schedule(self, now: float) -> None:
         self._dispatch(now)
-        for sched in self.workers.values():
-            sched.schedule(now)
+        order = sorted(self.workers)
+        self.race.shuffle(order)  # the workers race for the copies; list order is no tie-break in MultiKueue
+        for w in order:
+            self.workers[w].schedule(now)
             self._admitted()
 
     def pending(self) -> int:
