@@ -146,4 +146,5 @@ def test_a_clean_policy_run_is_said_not_left_silent():
     assert f"**Policy pack:** {len(checked.policy_rules)} rules, no violations." in render_markdown(checked)
     from preview.policy.check import PolicyOptions
     unchecked = preview_stack("dev", policies=PolicyOptions(enabled=False))
-    assert "policy pack" not in render_text(unchecked, color=False)
+    skipped = render_text(unchecked, color=False)
+    assert "policy pack: skipped (--no-policies)" in skipped and "no violations" not in skipped  # never "clean"
