@@ -28,7 +28,7 @@ A4X = {
     "cloud": "gcp", "project": "ml-research-prod", "region": "us-central1",
     "cluster": {"name": "gb200", "minMasterVersion": "1.35"},
     "nodePools": [{"name": "gb200", "machineType": "a4x-highgpu-4g", "zones": ["us-central1-a"], "minNodes": 36,
-                   "maxNodes": 36, "multiNode": True,
+                   "maxNodes": 36, "multiNode": True, "racks": 2,
                    "capacity": {"type": "reservation", "reservation": "gb200-res", "reservationBlock": "block-1"}},
                   {"name": "l4", "machineType": "g2-standard-24", "zones": ["us-central1-a"], "maxNodes": 2}],
     "scheduling": {"workload": "kubeflow", "cohort": "ml", "queues": [
@@ -142,6 +142,7 @@ def test_slurm_nodesets_of_rack_pools_claim_the_channel():
 def test_single_node_rack_pools_and_other_pools_claim_nothing():
     raw = copy.deepcopy(A4X)
     raw["nodePools"][0]["multiNode"] = False
+    del raw["nodePools"][0]["racks"]  # no workload policy without multiNode, so one node pool of 36
     raw["scheduling"]["topology"] = {"mode": "preferred", "level": "block"}
     _, facts = spec_and_facts(raw)
     assert all(pod_claim(p) is None for p in facts)
