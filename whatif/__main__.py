@@ -133,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_INVALID
     try:
+        if not args.workload.exists() and not args.workload.is_absolute():
+            # as --stack, a project path (workloads/x.yaml) works from any folder: the project's file when none is here
+            from whatif.stack import PROJECT_ROOT
+            if (PROJECT_ROOT / args.workload).exists():
+                args.workload = PROJECT_ROOT / args.workload
         if args.vs and args.stack and not _stack_exists(args.vs):  # --vs <worker name> of a fleet manager
             args.vs = _worker_stack(args.stack, args.vs) or args.vs
         for name, file in ((args.stack, args.stack_file), (args.vs, args.vs_stack_file)):

@@ -55,3 +55,13 @@ def test_an_internal_error_is_one_bug_line_and_exit_4_never_a_traceback(monkeypa
     assert err.count("\n") == 1 and "internal error (a bug in gpu-cluster" in err and "Traceback" not in err
     assert guarded_main([*argv, "--debug"]) == EXIT_INTERNAL
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_a_project_workload_path_works_from_another_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no workloads/ here: the project's file is read, as --stack reads the project's stack
+    assert main(["--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--format", "json",
+                 "--horizon-hours", "1", "--color", "never"]) == 0
+    assert json.loads(capsys.readouterr().out)["stack"] == "gke-kueue"
+    (tmp_path / "workloads").mkdir()  # a file of that name here wins: the user's own path comes first
+    (tmp_path / "workloads" / "gke-kueue.yaml").write_text("kind: nonsense\n")
+    assert main(["--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--color", "never"]) == 2
