@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,10 +91,51 @@ def _restore_language_host_config():
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark the tests that start a real peer (``real_slurm``, ``real_helm``) from what they call, so a new test gets
     its marker without anyone remembering it; the quick loop (``scripts/test.sh --quick``) deselects them."""
+    from tests.support.durations import is_slow, recorded
     from tests.support.peers import peer_markers
 
     modules = dict(sys.modules)
+    slow = recorded()  # tests a full run measured at durations.SLOW_S or more (tests/durations.json): left out of the quick loop
     for item in items:
         for marker in peer_markers(item, modules):
             if marker not in item.keywords:
                 item.add_marker(marker)
+        if is_slow(item.nodeid, slow) and "slow" not in item.keywords:
+            item.add_marker("slow")
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--record-durations", action="store_true",
+                     help="add the tests this run measured at tests.support.durations.SLOW_S or more to "
+                          "tests/durations.json (their slow marker keeps them out of the quick loop)")
+
+
+_MEASURED: dict[str, float] = {}
+"""CPU seconds of each test's setup and call, as its worker measured them (CPU, not wall: a loaded machine stretches
+wall time, not the work), gathered where the reports arrive."""
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    item._cpu_started = time.process_time()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call" and hasattr(item, "_cpu_started"):  # setup + call, carried to the controller by the report
+        outcome.get_result().user_properties.append(("cpu_s", time.process_time() - item._cpu_started))
+
+
+def pytest_runtest_logreport(report) -> None:
+    for name, value in report.user_properties:
+        if name == "cpu_s":
+            _MEASURED[report.nodeid] = max(_MEASURED.get(report.nodeid, 0.0), value)
+
+
+def pytest_sessionfinish(session) -> None:
+    worker = hasattr(session.config, "workerinput")  # under xdist the controller sees every report and writes once
+    if session.config.getoption("--record-durations") and _MEASURED and not worker:
+        from tests.support.durations import merged, recorded, write
+        write(merged(recorded(), _MEASURED))
