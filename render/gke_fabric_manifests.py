@@ -131,15 +131,19 @@ def installer(kind: FabricKind, pools: Sequence[str], fab: FabricCatalog, arch: 
         if rdma_nics < 1:
             raise ValueError(f"the gIB installer on {sorted(pools)} needs the machine's RDMA NIC count")
         init: list[dict[str, Any]] = [
-            # gIB's guide turns off martian-packet logging on the RDMA NICs (RoCE traffic trips it)
-            {"name": MARTIANS_STEP, "image": fab.image(kind, "host-setup").reference,
-             "securityContext": privileged, "command": ["/bin/sh", "-c", martians_command(rdma_nics)]},
             {"name": "nccl-rdma-installer", "image": plugin, "securityContext": privileged, "resources": requests,
              "volumeMounts": [{"name": "library-dir-host", "mountPath": "/usr/local/home/kubernetes/bin/nvidia/lib64"},
                               {"name": "gib", "mountPath": "/usr/local/home/kubernetes/bin/gib"}, READY_MOUNT],
              "command": ["/bin/sh", "-c", f"set -ex; {fab.entrypoint(kind, 'nccl-plugin').command()}; "
                          "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64; "
                          "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib; " + ready_marker_command(kind, arch == "arm64")]}]
+        if arch != "arm64":
+            # gIB's guide turns off martian-packet logging on the RDMA NICs (RoCE traffic trips it) on A3 Ultra and A4.
+            # Upstream's A4X installers have no such step (container-engine-accelerators
+            # gpudirect-rdma/nccl-rdma-installer-a4x.yaml, cluster-toolkit examples/gke-a4x/nccl-installer.yaml.tftpl):
+            # a write to a NIC the Grace host does not name that way would fail the init container and stall every job
+            init.insert(0, {"name": MARTIANS_STEP, "image": fab.image(kind, "host-setup").reference,
+                            "securityContext": privileged, "command": ["/bin/sh", "-c", martians_command(rdma_nics)]})
         volumes = [_host_path("library-dir-host", LIBRARY_DIR_HOST, "DirectoryOrCreate"),
                    _host_path("gib", GIB_DIR_HOST, "DirectoryOrCreate"), READY_VOLUME]
         name = INSTALLER_NAMES[kind] + ("-arm64" if arch == "arm64" else "")
