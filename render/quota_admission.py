@@ -6,8 +6,10 @@ namespace; ``gpu-cluster-quota`` refuses each of them to everyone but the contro
 
 - **a forged owner:** Kueue's pod webhook leaves alone a pod whose controller ``ownerReference`` names a job Kueue
   manages ("same-namespace ownership spoofing is out of scope" upstream), so a pod claiming to be a child of the
-  team's own admitted Job is never gated. Pods, Jobs and JobSets with ``ownerReferences`` (created, or changed on
-  update) are only admitted from the controllers that make children (:data:`CHILD_MAKERS`).
+  team's own admitted Job is never gated. Kueue walks the owner chain through ReplicaSets and every integration it
+  knows (StatefulSet, Deployment, LeaderWorkerSet), so a StatefulSet owned by a forged Job runs ungated pods too.
+  Pods, Jobs, JobSets and those workload kinds with ``ownerReferences`` (created, or changed on update) are only
+  admitted from the controllers that make children (:func:`child_makers`).
 - **the gate removed:** deleting the ``kueue.x-k8s.io/admission`` scheduling gate from a pod starts it on the GPUs;
   only Kueue may.
 - **``suspend`` flipped:** unsuspending a Job, JobSet or TrainJob starts its pods; only Kueue, and the controllers
@@ -45,14 +47,20 @@ JOBSET = sa("kubeflow-system", "jobset-controller")
 KATIB = sa("kubeflow", "katib-controller")
 """Katib v0.18.0 manifests (``manifests/v1beta1/components/controller``): its Trials create the trial Jobs."""
 KUBE_CONTROLLERS = tuple(sa("kube-system", c) for c in (
-    "cronjob-controller", "daemonset-controller", "job-controller", "replicaset-controller",
+    "cronjob-controller", "daemonset-controller", "deployment-controller", "job-controller", "replicaset-controller",
     "statefulset-controller"))
 """kube-controller-manager's per-controller identities (``--use-service-account-credentials``, on GKE and EKS)."""
 GARBAGE_COLLECTOR = sa("kube-system", "generic-garbage-collector")
 """Removes ``ownerReferences`` when children are orphaned."""
+LWS = sa("lws-system", "lws-controller-manager")
+"""The pinned LeaderWorkerSet chart (lws-v0.10.0, ``<fullname>-controller-manager``): its groups are StatefulSets it owns."""
 
-OWNED_RULE = {"apiGroups": ["", "batch", "jobset.x-k8s.io"], "apiVersions": ["v1", "v1alpha2"],
-              "operations": ["CREATE", "UPDATE"], "resources": ["pods", "jobs", "jobsets"]}
+OWNED_RULE = {"apiGroups": ["", "apps", "batch", "jobset.x-k8s.io", "leaderworkerset.x-k8s.io"],
+              "apiVersions": ["v1", "v1alpha2"], "operations": ["CREATE", "UPDATE"],
+              "resources": ["pods", "jobs", "jobsets", "replicasets", "statefulsets", "deployments",
+                            "leaderworkersets"]}
+"""Kueue v0.19.2 follows an owner chain through ReplicaSets and its registered integrations (``isKnownOwner``,
+``integrationmanager.go``), enabled or not: each of these kinds can carry a forged owner to an admitted job."""
 SUSPEND_RULE = {"apiGroups": ["batch", "jobset.x-k8s.io", "trainer.kubeflow.org"],
                 "apiVersions": ["v1", "v1alpha2", "v1alpha1"], "operations": ["CREATE", "UPDATE"],
                 "resources": ["jobs", "jobsets", "trainjobs"]}
@@ -60,7 +68,7 @@ SUSPEND_RULE = {"apiGroups": ["batch", "jobset.x-k8s.io", "trainer.kubeflow.org"
 
 def child_makers(katib: bool) -> tuple[str, ...]:
     """Who may create pods, Jobs and JobSets with an owner in a team namespace."""
-    return (*KUBE_CONTROLLERS, GARBAGE_COLLECTOR, JOBSET, TRAINER, KUEUE, *((KATIB,) if katib else ()))
+    return (*KUBE_CONTROLLERS, GARBAGE_COLLECTOR, JOBSET, TRAINER, KUEUE, LWS, *((KATIB,) if katib else ()))
 
 
 def quota_policy(katib: bool = False) -> dict[str, Any]:
@@ -81,7 +89,7 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
     checks = [
         {"expression": f"variables.owners.size() == 0 || ({update} && variables.owners == variables.oldOwners) || "
                        f"{user} in {makers}",
-         "message": "pods, Jobs and JobSets with ownerReferences are only created by the controllers that make "
+         "message": "pods, jobs and workload objects with ownerReferences are only created by the controllers that make "
                     "children (Kueue skips a pod that claims an owner, so a forged owner runs outside quota); "
                     "submit the job itself and let its controller create the pods"},
         {"expression": f"!variables.isPod || !variables.wasGated || variables.gated || {user} == '{KUEUE}'",

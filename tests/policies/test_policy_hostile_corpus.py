@@ -75,7 +75,10 @@ def test_team_namespaces_without_the_quota_policy_are_violations(pack):
                         lambda r: r.type == BINDING and r.name == "admission-binding-gpu-cluster-quota")
     text = _admitted(pack, resources, "pretraining")
     assert text.split("admitted: ")[1].split(" · ")[0] == (
-        "pod with a forged controller owner (Kueue leaves it ungated); Kueue's scheduling gate removed; Job "
+        "pod with a forged controller owner (Kueue leaves it ungated); StatefulSet with a forged controller owner "
+        "(Kueue walks the chain and leaves its pods ungated); Deployment with a forged controller owner (its "
+        "ReplicaSet's pods ungated); ReplicaSet with a forged controller owner; LeaderWorkerSet with a forged "
+        "controller owner; Kueue's scheduling gate removed; Job "
         "unsuspended by its owner; JobSet unsuspended by its owner; TrainJob unsuspended by its owner; elastic Job "
         "(never suspended again when it scales up); GPUs held for a day after preemption")
 
