@@ -78,9 +78,11 @@ class QuotaPlan:
                 "access": list(self.access)}
 
 
-def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dict[str, str] | None = None) -> QuotaPlan:
+def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dict[str, str] | None = None,
+               rates: dict[str, float | None] | None = None) -> QuotaPlan:
     """``placements``: pool -> a short description of its placement (Kueue: gang placement; Slurm: partition and
-    topology), shown next to the pool."""
+    topology), shown next to the pool. ``rates``: pool -> billed $/GPU-h (``billing.pool_billing``, so a capacity
+    block's fee, never its list price; None: unknown); the catalog's list price where not given."""
     by_name = {p.name: p for p in pools}
     kueue = spec.workload == Workload.KUBEFLOW  # queueing strategy and gang admission are Kueue's, not Slurm's
     plan = QuotaPlan(workload=spec.workload.value, cohort=spec.cohort, overcommit=spec.overcommit,
@@ -93,12 +95,17 @@ def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dic
             plan.quotas.append(QueueQuota(
                 queue=queue.name, namespace=queue.namespace or queue.name, pool=pool.name,
                 gpu_model=pool.machine.gpu_model.value, gpus=quota.gpus, borrowing_limit=quota.borrowing_limit,
-                lending_limit=quota.lending_limit, usd_per_hour=None if (rate := pool.usd_per_gpu_hour) is None else quota.gpus * rate))
+                lending_limit=quota.lending_limit,
+                usd_per_hour=None if (rate := _rate(pool, rates)) is None else quota.gpus * rate))
             promised[pool.name] = promised.get(pool.name, 0) + quota.gpus
     plan.pools = [PoolPromise(pool=p.name, gpu_model=p.machine.gpu_model.value, capacity_gpus=p.max_gpus,
                               promised_gpus=promised.get(p.name, 0), placement=(placements or {}).get(p.name, ""))
                   for p in pools]
     return plan
+
+
+def _rate(pool: PoolFacts, rates: dict[str, float | None] | None) -> float | None:
+    return pool.usd_per_gpu_hour if rates is None or pool.name not in rates else rates[pool.name]
 
 
 def slurm_placements(plan: SlurmPlan) -> dict[str, str]:

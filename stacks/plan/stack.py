@@ -19,7 +19,7 @@ from stacks.plan.maintenance import maintenance_policy
 from stacks.plan.pod_start import PodStartPlan, mirror_repository, pod_start_plan
 from stacks.plan.quota import QuotaPlan, quota_plan, slurm_placements
 from stacks.spec.scheduling import SchedulingSpec, Workload
-from stacks.spec.stack import StackSpec
+from stacks.spec.stack import NodePool, StackSpec
 
 if TYPE_CHECKING:  # planned below only for the stacks that have them: each cloud's pool planner, the Slurm planner,
     # the fleet, the GKE fabric
@@ -101,7 +101,13 @@ class StackPlan:
         return [f for f in self.facts if f.fabric is not None]
 
 
-def _scheduler_plans(sched: SchedulingSpec | None, facts: list[PoolFacts]
+def _gpu_hour_rate(f: PoolFacts, pool: NodePool) -> float | None:
+    from stacks.plan.billing import pool_billing
+    rate = pool_billing(f, pool).usd_per_node_hour
+    return None if rate is None or not f.gpus_per_node else rate / f.gpus_per_node
+
+
+def _scheduler_plans(sched: SchedulingSpec | None, facts: list[PoolFacts], rates: dict[str, float | None]
                      ) -> tuple[KueuePlan | None, SlurmPlan | None, QuotaPlan | None]:
     if sched is None:
         return None, None, None
@@ -110,12 +116,12 @@ def _scheduler_plans(sched: SchedulingSpec | None, facts: list[PoolFacts]
         notes = {name: (f"TAS {p.topology}: {p.note}" if p.topology else p.note) for name, p in placements.items()}
         kueue = KueuePlan(scheduling=sched, placements=placements, namespaces=pool_namespaces(sched),
                           katib=sched.kubeflow.katib, pipelines=sched.kubeflow.pipelines)
-        return kueue, None, quota_plan(sched, facts, notes)
+        return kueue, None, quota_plan(sched, facts, notes, rates)
     if sched.workload == Workload.SLURM:
         from stacks.plan.slurm import plan_slurm  # lazy: a Kueue stack's run (preview, what-if) never loads it
         slurm = plan_slurm(sched, facts)
-        return None, slurm, quota_plan(sched, facts, slurm_placements(slurm))
-    return None, None, quota_plan(sched, facts, {})
+        return None, slurm, quota_plan(sched, facts, slurm_placements(slurm), rates)
+    return None, None, quota_plan(sched, facts, {}, rates)
 
 
 def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) -> StackPlan:
@@ -148,7 +154,9 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     if spec.serving is not None and sched is not None and sched.workload == Workload.KUBEFLOW:
         from stacks.plan.serving import with_serving_queue  # serving's ClusterQueue joins the training cohort
         sched = with_serving_queue(sched, spec.serving)
-    kueue, slurm, quota = _scheduler_plans(sched, facts_list)
+    # one price lookup: a queue's $/h is the pool's billed rate (a capacity block's fee, never its list price)
+    rates = {f.name: _gpu_hour_rate(f, pool) for f, pool in zip(facts_list, spec.node_pools)}
+    kueue, slurm, quota = _scheduler_plans(sched, facts_list, rates)
     return StackPlan(
         spec=spec, cluster=cluster, pools=pools, runtime=runtime_plan(spec, facts_list),
         maintenance=maintenance_policy(spec),
