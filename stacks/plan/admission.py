@@ -184,7 +184,8 @@ def tas_mismatch(queue: QueueShape, ps: PodSet, flavor: Flavor, group: Group) ->
             if not set(ps.requests) & set(group.covered):
                 return None  # quota-only resources of a group the TAS flavor does not serve
             return NO_TAS.format(f=flavor.name)
-        if ps.topology.level is not None and ps.topology.level not in flavor.levels:
+        level = ps.topology.level if ps.topology is not None else None  # not implied here: asked for
+        if level is not None and level not in flavor.levels:
             return NO_LEVEL.format(f=flavor.name)
         return None
     if flavor.topology is not None:
