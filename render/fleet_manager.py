@@ -99,7 +99,11 @@ def render_manager(fleet: Fleet, manager_facts: dict[str, Any] | None = None) ->
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": queue_namespace(queue)}},
             "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
             # one cohort: a queue dispatches on quota its sibling leaves unused, and reclaims its own when needed
-            "cohortName": MANAGER_COHORT, "preemption": {"reclaimWithinCohort": "Any"},
+            # withinClusterQueue: the manager is where a fleet job waits (its quota is the workers' sum), so a
+            # higher priority class preempts a lower one of its own queue here, as it would on a worker (the CRD's
+            # default is Never: priorities would only order the wait)
+            "cohortName": MANAGER_COHORT,
+            "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
             "admissionChecksStrategy": {"admissionChecks": [{"name": ADMISSION_CHECK_NAME}]}}))
         out.local_queues.append(_obj("LocalQueue", queue.name, namespace=queue_namespace(queue),
                                      spec={"clusterQueue": queue.name}))

@@ -53,7 +53,8 @@ def test_multikueue_wiring():
     for cq in by_kind["ClusterQueue"]:
         assert cq["spec"]["admissionChecksStrategy"]["admissionChecks"] == [{"name": check["metadata"]["name"]}]
         # one cohort, so quota the workers' queues lend each other is reachable from the manager too
-        assert cq["spec"]["cohortName"] == "fleet" and cq["spec"]["preemption"]["reclaimWithinCohort"] == "Any"
+        assert cq["spec"]["cohortName"] == "fleet" and cq["spec"]["preemption"] == {
+            "reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}  # priorities preempt where jobs wait
     secrets = {r.name: r for r in recording("fleet").resources if r.type == "kubernetes:core/v1:Secret"}
     assert {s.inputs["metadata"]["name"] for s in secrets.values()} == {"gke-kubeconfig", "eks-kubeconfig"}
     for s in secrets.values():
