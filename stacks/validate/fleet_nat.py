@@ -9,8 +9,6 @@ from typing import Any, Mapping, Sequence
 from catalog.cloud_limits import cloud_limit
 from stacks.validate.issues import SpecIssue, path_of
 
-LIMIT = "gcp-cloud-nat-all-subnetworks"
-
 
 def _shown(scope: Mapping[str, Any]) -> str:
     return f"project {scope['project']}, region {scope['region']}, network {scope['network']}"
@@ -20,7 +18,7 @@ def shared_nat_issues(manager: Mapping[str, Any] | None,
                       workers: Sequence[tuple[int, str, str, Mapping[str, Any] | None]]) -> list[SpecIssue]:
     """``manager``: the manager's NAT scope (``stacks/plan/fleet_egress.nat_scope``) or None; ``workers``: (index in
     ``fleet.workers``, worker name, stack name, its exported scope or None). One error per stack that repeats a scope."""
-    limit = cloud_limit(LIMIT)
+    limit = cloud_limit("gcp-cloud-nat-all-subnetworks")
     seen: dict[tuple[str, str, str], str] = {}
     if manager is not None:
         seen[(manager["project"], manager["region"], manager["network"])] = "the manager"

@@ -34,7 +34,9 @@ def test_registered_queues_match_the_stacks_pools_exactly(stack):
     assert set(flavors) == pools
     assert all(f["metadata"]["name"].startswith(f"{pool}-") for pool, f in flavors.items())
     queues = of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
-    assert sorted(q.redacted_inputs["metadata"]["name"] for q in queues) == sorted(q["name"] for q in raw["scheduling"]["queues"])
+    serving = ["serving"] if raw.get("serving") else []  # serving's ClusterQueue joins the training cohort
+    assert sorted(q.redacted_inputs["metadata"]["name"] for q in queues) == \
+        sorted([q["name"] for q in raw["scheduling"]["queues"]] + serving)
     for q in queues:
         for group in q.redacted_inputs["spec"]["resourceGroups"]:
             assert {f["name"] for f in group["flavors"]} <= {f["metadata"]["name"] for f in flavors.values()}

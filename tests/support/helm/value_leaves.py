@@ -49,7 +49,7 @@ def leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[Leaf]:
     elif isinstance(value, list) and value:
         for i, child in enumerate(value):
             yield from leaves(child, (*path, i))
-    else:
+    elif path:  # a release given no values at all ({}) has no leaf to change
         yield Leaf(path, value)
 
 
