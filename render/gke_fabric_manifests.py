@@ -77,7 +77,8 @@ HOST_ACCESS: dict[str, tuple[bool, bool, str]] = {
     "nccl-rdma-installer": (True, False, "disable-log-martians writes /proc/sys/net/ipv4/conf/gpu<i>rdma0/"
                             "log_martians, a sysctl of the host's network namespace where the RDMA NICs are; no "
                             "nsenter"),
-    "nccl-rdma-installer-arm64": (True, False, "as nccl-rdma-installer"),
+    "nccl-rdma-installer-arm64": (False, False, "A4X's installer has no disable-log-martians step (upstream's A4X "
+                                  "installers have none): its install step only copies files into host paths"),
     INJECTOR_NAME: (False, False, "talks to containerd over the NRI socket (/var/run/nri host path) and reads /dev "
                     "(host path); nri_device_injector.go opens no network listener and reads no other process"),
 }
