@@ -15,6 +15,10 @@ cd "$ROOT"
 if [ -n "$QUICK" ]; then
   # A test that reaches a real peer without its marker fails here and names the marker (tests/support/peers.py)
   export GPU_CLUSTER_NO_REAL_PEERS=1
+  # A loop that runs again and again keeps its bytecode: with PYTHONDONTWRITEBYTECODE (set on this project's machines
+  # and in many CI images) each run compiled every project and test module again, and pytest rewrote every test's
+  # asserts again: a third of the loop's CPU. __pycache__ is ignored by git.
+  unset PYTHONDONTWRITEBYTECODE
   exec .venv/bin/python -m pytest -q -p no:cacheprovider -n "${GPU_CLUSTER_TEST_WORKERS:-auto}" \
     -m "not real_slurm and not real_helm and not slow and not fuzz" "$@"
 fi
