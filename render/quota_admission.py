@@ -29,6 +29,8 @@ from render.pod_security_cel import cel_list
 
 QUOTA_POLICY = "gpu-cluster-quota"
 GATE = "kueue.x-k8s.io/admission"
+GATE_PREFIX = "kueue.x-k8s.io/"
+"""Every scheduling gate Kueue sets (admission; topology for TAS) starts with this."""
 ELASTIC_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 MAX_GRACE_SECONDS = 60
 """Twice the Kubernetes default (30 s): room for a job to write a last checkpoint on SIGTERM, short enough that a
@@ -81,10 +83,12 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
         {"name": "oldOwners", "expression": f"{update} && has(oldObject.metadata.ownerReferences) ? "
                                             "oldObject.metadata.ownerReferences : []"},
         {"name": "isPod", "expression": "request.resource.resource == 'pods'"},
-        {"name": "gated", "expression": "has(object.spec.schedulingGates) && "
-                                        f"object.spec.schedulingGates.exists(g, g.name == '{GATE}')"},
-        {"name": "wasGated", "expression": f"{update} && has(oldObject.spec.schedulingGates) && "
-                                           f"oldObject.spec.schedulingGates.exists(g, g.name == '{GATE}')"},
+        # every gate of Kueue's (admission, and topology: TAS places the pod when it lifts that one), not only one
+        {"name": "oldKueueGates", "expression": f"{update} && has(oldObject.spec.schedulingGates) ? "
+                                                f"oldObject.spec.schedulingGates.filter(g, g.name.startsWith("
+                                                f"'{GATE_PREFIX}')).map(g, g.name) : []"},
+        {"name": "gates", "expression": "has(object.spec.schedulingGates) ? "
+                                        "object.spec.schedulingGates.map(g, g.name) : []"},
     ]
     checks = [
         {"expression": f"variables.owners.size() == 0 || ({update} && variables.owners == variables.oldOwners) || "
@@ -92,9 +96,10 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
          "message": "pods, jobs and workload objects with ownerReferences are only created by the controllers that make "
                     "children (Kueue skips a pod that claims an owner, so a forged owner runs outside quota); "
                     "submit the job itself and let its controller create the pods"},
-        {"expression": f"!variables.isPod || !variables.wasGated || variables.gated || {user} == '{KUEUE}'",
-         "message": f"only Kueue removes the {GATE} scheduling gate: it does so when the workload fits the queue's "
-                    "quota"},
+        {"expression": f"!variables.isPod || {user} == '{KUEUE}' || "
+                       "variables.oldKueueGates.all(n, n in variables.gates)",
+         "message": f"only Kueue removes its scheduling gates ({GATE}, and the topology gate): it does so when the "
+                    "workload fits the queue's quota and its place in the topology is chosen"},
         {"expression": f"!variables.isPod || !has(object.spec.terminationGracePeriodSeconds) || "
                        f"object.spec.terminationGracePeriodSeconds <= {MAX_GRACE_SECONDS}",
          "message": f"terminationGracePeriodSeconds is at most {MAX_GRACE_SECONDS} in team namespaces: a "

@@ -58,11 +58,14 @@ def test_owners_added_on_update_are_refused(stack):
 
 def test_only_kueue_removes_its_scheduling_gate(stack):
     _, objects, teams = stack
-    old, new = _pod(schedulingGates=[{"name": GATE}]), _pod()
-    for ns in teams:
-        refused = _refused(objects, new, ns, operation="UPDATE", old=old)
-        assert any(f"only Kueue removes the {GATE}" in r for r in refused), refused
-        assert _refused(objects, new, ns, operation="UPDATE", old=old, user=KUEUE) == []
+    for gate in (GATE, "kueue.x-k8s.io/topology"):  # the topology gate too: lifting it places the pod (TAS)
+        old, new = _pod(schedulingGates=[{"name": gate}, {"name": "example.com/other"}]), _pod()
+        for ns in teams:
+            refused = _refused(objects, new, ns, operation="UPDATE", old=old)
+            assert any("only Kueue removes its scheduling gates" in r for r in refused), (gate, refused)
+            assert _refused(objects, new, ns, operation="UPDATE", old=old, user=KUEUE) == []
+            kept = _pod(schedulingGates=[{"name": gate}])  # removing someone else's gate is not Kueue's business
+            assert _refused(objects, kept, ns, operation="UPDATE", old=old) == []
 
 
 @pytest.mark.parametrize("kind, resource", [("Job", "jobs"), ("JobSet", "jobsets"), ("TrainJob", "trainjobs")])

@@ -78,7 +78,8 @@ def test_team_namespaces_without_the_quota_policy_are_violations(pack):
         "pod with a forged controller owner (Kueue leaves it ungated); StatefulSet with a forged controller owner "
         "(Kueue walks the chain and leaves its pods ungated); Deployment with a forged controller owner (its "
         "ReplicaSet's pods ungated); ReplicaSet with a forged controller owner; LeaderWorkerSet with a forged "
-        "controller owner; Kueue's scheduling gate removed; Job "
+        "controller owner; Kueue's scheduling gate removed; Kueue's topology gate removed (the pod lands outside its "
+        "assigned topology domain); Job "
         "unsuspended by its owner; JobSet unsuspended by its owner; TrainJob unsuspended by its owner; elastic Job "
         "(never suspended again when it scales up); GPUs held for a day after preemption")
 
