@@ -100,8 +100,11 @@ def _with_martians(resources, nics):
     (ds,) = [r for r in out if r.type == "kubernetes:apps/v1:DaemonSet"
              and r.inputs["metadata"]["name"] == "nccl-rdma-installer-arm64"]
     props = wire(ds)
-    step = next(c for c in props["spec"]["template"]["spec"]["initContainers"] if c["name"] == "disable-log-martians")
-    step["command"][2] = "; ".join(f"echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians" for i in range(nics))
+    # A4X's installer has no martians step (as upstream's): put one back, naming ``nics`` NICs, to see the rule judge it
+    props["spec"]["template"]["spec"]["initContainers"].insert(0, {
+        "name": "disable-log-martians", "image": "busybox:1.37", "command": [
+            "/bin/sh", "-c",
+            "; ".join(f"echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians" for i in range(nics))]})
     return [with_props(r, props) if r is ds else r for r in out]
 
 

@@ -180,6 +180,8 @@ NOT_RUN = {
     "python -m whatif --stack gke-h100-512 --workload workloads/gke-h100-512.yaml --format markdown --chart "
     "docs/img/whatif-gke-h100-512.png": "the same command as in the fenced block (run, its tables compared)",
     "python -m whatif.study": "about 10 s of simulation over ../shared/traces; prints the tables of docs/whatif.md",
+    "bash scripts/test.sh --quick --record-durations": "a whole quick-loop run that rewrites tests/durations.json; "
+                                                       "tests/support_tests/test_durations.py checks what it keeps",
     "python -m whatif.study --write": "rewrites the trace tables of docs/whatif.md; "
                                       "tests/whatif/test_whatif_study_page.py checks that they are current",
 }
