@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from policies.rule import Resource
 from policies.scheduler_objects import kueue_kind, object_name
@@ -97,3 +97,12 @@ def queue_namespace(fleet: Fleet, cq: Resource) -> str:
     name = object_name(cq)
     return next((str(dig(lq.props, "metadata", "namespace")) for lq in fleet.local_queues
                  if dig(lq.props, "spec", "clusterQueue") == name), name)
+
+
+def manager_quotas(fleet: Fleet) -> Iterator[tuple[Resource, str, str, str, int]]:
+    """Each manager ClusterQueue's positive GPU quota: (the queue, its name, its namespace, the model's slug, GPUs)."""
+    for cq in fleet.queues:
+        name, ns = object_name(cq), queue_namespace(fleet, cq)
+        for model_slug, gpus in queue_quotas(cq).items():
+            if gpus > 0:
+                yield cq, name, ns, model_slug, gpus

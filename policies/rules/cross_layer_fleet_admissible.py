@@ -7,10 +7,9 @@ from typing import Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
-from policies.fleet import fleet_of, queue_namespace, queue_quotas, slug
+from policies.fleet import fleet_of, manager_quotas, slug
 from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
-from policies.scheduler_objects import object_name
 from stacks.plan.fleet_admission import fleet_verdict, quota_for
 
 ID = "cross-layer-fleet-admissible"
@@ -21,28 +20,24 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
     fleet = fleet_of(resources)
     if fleet is None:
         return
-    for cq in fleet.queues:
-        name, ns = object_name(cq), queue_namespace(fleet, cq)
-        for model_slug, gpus in queue_quotas(cq).items():
-            if gpus <= 0:
-                continue
-            for w in fleet.workers:
-                model = next((str(g.get("model")) for g in w.facts.get("gpus") or []
-                              if isinstance(g, dict) and slug(str(g.get("model"))) == model_slug), None)
-                if model is None or quota_for(w.facts, name, ns, model) <= 0 or "admission" not in w.facts:
-                    continue  # no quota there: cross-layer-fleet-quota-placeable judges the fleet as a whole
-                v = fleet_verdict(w.name, w.facts, name, model)
-                if v.admissible or v.assignment is None:
-                    continue  # None: no such queue there (cross-layer-fleet-queues-mirrored says so)
-                yield Finding(f"worker '{w.name}' queue '{name}'",
-                              f"Kueue on the worker never admits a {model} fleet job (runtime {v.runtime}): "
-                              f"{v.rule}, so the job holds manager quota and never runs there",
-                              observed=f"flavor {v.flavor}: {v.reason}",
-                              required=f"a flavor of queue '{name}' on '{w.name}' that admits runtime {v.runtime}",
-                              fix="make the worker's flavors and the fleet runtime agree on topology (docs/fleet.md: "
-                                  "fleet workers run without scheduling.topology), or remove the worker's "
-                                  f"{model} quota from queue '{name}'",
-                              keys=(w.name, name, w.resource.name, w.resource.urn), urn=w.resource.urn)
+    for _, name, ns, model_slug, _ in manager_quotas(fleet):
+        for w in fleet.workers:
+            model = next((str(g.get("model")) for g in w.facts.get("gpus") or []
+                          if isinstance(g, dict) and slug(str(g.get("model"))) == model_slug), None)
+            if model is None or quota_for(w.facts, name, ns, model) <= 0 or "admission" not in w.facts:
+                continue  # no quota there: cross-layer-fleet-quota-placeable judges the fleet as a whole
+            v = fleet_verdict(w.name, w.facts, name, model)
+            if v.admissible or v.assignment is None:
+                continue  # None: no such queue there (cross-layer-fleet-queues-mirrored says so)
+            yield Finding(f"worker '{w.name}' queue '{name}'",
+                          f"Kueue on the worker never admits a {model} fleet job (runtime {v.runtime}): "
+                          f"{v.rule}, so the job holds manager quota and never runs there",
+                          observed=f"flavor {v.flavor}: {v.reason}",
+                          required=f"a flavor of queue '{name}' on '{w.name}' that admits runtime {v.runtime}",
+                          fix="make the worker's flavors and the fleet runtime agree on topology (docs/fleet.md: "
+                              "fleet workers run without scheduling.topology), or remove the worker's "
+                              f"{model} quota from queue '{name}'",
+                          keys=(w.name, name, w.resource.name, w.resource.urn), urn=w.resource.urn)
 
 
 RULE = register(Rule(

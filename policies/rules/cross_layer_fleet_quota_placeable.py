@@ -6,10 +6,9 @@ from typing import Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from policies.findings import Finding
-from policies.fleet import fleet_of, queue_namespace, queue_quotas, slug
+from policies.fleet import fleet_of, manager_quotas, slug
 from policies.registry import register
 from policies.rule import Category, Config, Resource, Rule
-from policies.scheduler_objects import object_name
 
 ID = "cross-layer-fleet-quota-placeable"
 KUEUE_ANY = "kubernetes:kueue.x-k8s.io/*:"
@@ -19,23 +18,18 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
     fleet = fleet_of(resources)
     if fleet is None:
         return
-    for cq in fleet.queues:
-        name = object_name(cq)
-        ns = queue_namespace(fleet, cq)
-        for model, gpus in queue_quotas(cq).items():
-            if gpus <= 0:
-                continue
-            able = [w.name for w in fleet.workers for q in w.facts.get("queues", [])
-                    if isinstance(q, dict) and q.get("name") == name and q.get("namespace") == ns
-                    and any(slug(m) == model and g > 0 for m, g in (q.get("gpus") or {}).items())]
-            if not able:
-                yield Finding(f"queue '{name}'", f"the manager admits {model} jobs no worker can ever admit: no "
-                              "worker has quota for this GPU model in its mirrored queue, so they wait forever",
-                              observed=f"manager quota {gpus} {model} GPUs; workers with {model} quota in '{name}': none",
-                              required=f"at least one worker with {model} quota in queue '{name}' ({ns})",
-                              fix=f"remove the {model} quota from fleet.queues '{name}', or give a worker's queue "
-                                  f"'{name}' quota in a pool of that model",
-                              keys=(name, cq.name, cq.urn), urn=cq.urn)
+    for cq, name, ns, model, gpus in manager_quotas(fleet):
+        able = [w.name for w in fleet.workers for q in w.facts.get("queues", [])
+                if isinstance(q, dict) and q.get("name") == name and q.get("namespace") == ns
+                and any(slug(m) == model and g > 0 for m, g in (q.get("gpus") or {}).items())]
+        if not able:
+            yield Finding(f"queue '{name}'", f"the manager admits {model} jobs no worker can ever admit: no "
+                          "worker has quota for this GPU model in its mirrored queue, so they wait forever",
+                          observed=f"manager quota {gpus} {model} GPUs; workers with {model} quota in '{name}': none",
+                          required=f"at least one worker with {model} quota in queue '{name}' ({ns})",
+                          fix=f"remove the {model} quota from fleet.queues '{name}', or give a worker's queue "
+                              f"'{name}' quota in a pool of that model",
+                          keys=(name, cq.name, cq.urn), urn=cq.urn)
 
 
 RULE = register(Rule(
