@@ -24,6 +24,9 @@ from stacks.spec.stack import StackSpec
 if TYPE_CHECKING:  # Slurm stacks only: stacks.plan.slurm is imported where a Slurm model is built (the import floor)
     from stacks.plan.slurm import SlurmPlan
 
+BLOCK_SCALE_DOWN_LEAD_S = 1800.0
+"""EC2 starts terminating a capacity block's instances 30 minutes before its end (EC2 user guide, "Work with
+Capacity Blocks"; ``stacks/plan/capacity_block.SCALE_DOWN_LEAD``, not imported here: the what-if's import floor)."""
 DEFAULT_QUEUE = "default"
 """The one queue of a stack without ``scheduling`` (the plain Kubernetes scheduler, first come first served)."""
 MONTH_S = 30 * 86400
@@ -57,9 +60,18 @@ class PoolModel:
     committed_nodes: int = 0
     """Nodes billed for the whole run whether they run or not (reservations, capacity blocks): the one billing model
     of ``stacks/plan/billing.py``; the rest are billed while up."""
+    window_s: float | None = None
+    """A capacity block's window length (the what-if's clock starts at the window's start): its nodes are gone from
+    ``drain_s`` on and its fee covers this long, never past it (``stacks/plan/billing.py``). None elsewhere."""
     compute_domains: bool = False
     """Jobs on the pool get their IMEX channel through a ComputeDomain, which starts with the job's pods (its
     daemons join before the workers run; upstream: ~8 min for 256 pods in one domain, dra-driver-nvidia-gpu#816)."""
+
+    @property
+    def drain_s(self) -> float | None:
+        """When a capacity block's nodes go: EC2 starts terminating them 30 minutes before the window ends, and the
+        rendered node group scales to zero then (``stacks/plan/capacity_block.py``)."""
+        return None if self.window_s is None else max(0.0, self.window_s - BLOCK_SCALE_DOWN_LEAD_S)
 
     @property
     def slices_per_node(self) -> int:
@@ -227,6 +239,7 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
         pools[f.name] = PoolModel(
             name=f.name, gpus_per_node=f.gpus_per_node, slices_per_gpu=slices_per_gpu(f), min_nodes=f.min_nodes,
             max_nodes=f.max_nodes, usd_per_node_hour=bill.usd_per_node_hour, committed_nodes=bill.committed_nodes,
+            window_s=None if bill.window_hours is None else bill.window_hours * 3600,
             capacity=f.capacity.value,
             exclusive=f.multi_node and kind == "slurm", block_nodes=blocks.get(f.name, (None, False))[0],
             block_required=blocks.get(f.name, (None, False))[1], provision_s=float(p.provision_seconds),

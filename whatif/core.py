@@ -11,7 +11,7 @@ from whatif.cluster import ClusterModel
 from whatif.model import Job, SimOptions
 from whatif.nodes import Node, PoolState
 
-SUBMIT, END, NODE_READY, IDLE_CHECK, INTERRUPT, TICK = range(6)
+SUBMIT, END, NODE_READY, IDLE_CHECK, INTERRUPT, TICK, BLOCK_END = range(7)
 PENDING, ADMITTED, RUNNING, DONE, NEVER = range(5)
 
 

@@ -13,10 +13,10 @@ from stacks.plan.start_time import overhead_s
 from whatif.autoscale import Autoscaler
 from whatif.cluster import ClusterModel, slices_for
 from whatif.core import (
-    DONE, END, IDLE_CHECK, INTERRUPT, NEVER, NODE_READY, PENDING, RUNNING, SUBMIT, TICK, JobState, Scheduler,
+    BLOCK_END, DONE, END, IDLE_CHECK, INTERRUPT, NEVER, NODE_READY, PENDING, RUNNING, SUBMIT, TICK, JobState, Scheduler,
     SchedulerFactory,
 )
-from whatif.feasible import never_startable
+from whatif.feasible import candidate_pools, never_startable
 from whatif.model import Job, JobOutcome, Sample, SimOptions, SimResult
 from whatif.nodes import BOOTING, OFF, UP, Node, PoolState, allocate, release
 
@@ -52,6 +52,8 @@ class Engine:
         self.jobs: list[JobState] = [self.scheduler.new_job(j, i) for i, j in
                                      enumerate(sorted(jobs, key=lambda j: (j.submit_s, j.id)))]
         self.autoscaler = Autoscaler(self, self.scheduler)
+        self.block_notes: list[str] = []
+        """What each capacity block's end did to the run (a warning in every format)."""
 
     # -- events -----------------------------------------------------------------------------------------------
     def push(self, t: float, kind: int, payload: Any = None) -> None:
@@ -66,6 +68,8 @@ class Engine:
             up = pool.model.min_nodes if scales else pool.model.max_nodes
             for node in pool.nodes[:up]:
                 self.node_on(pool, node, ready=True)
+            if pool.model.drain_s is not None:  # a capacity block: its nodes go before its window ends
+                self.push(pool.model.drain_s, BLOCK_END, pool)
         for js in self.jobs:
             js.never = never_startable(self.cluster, js.job)
             if js.never is not None:
@@ -98,10 +102,11 @@ class Engine:
             self._sample(t)
             if self.options.progress is not None and count % PROGRESS_EVERY_EVENTS < 8:
                 self.options.progress(t, end_hint)
-            if self.unfinished == 0 or self._progress_events == 0:
+            if self.unfinished == 0 or self._progress_events == 0 or self._stranded():
                 break
-        return self._result(self.now if self.unfinished == 0 or self._progress_events == 0 or
-                            self.options.horizon_s is None else horizon)
+        ended = self.unfinished == 0 or self._progress_events == 0 or self._stranded()
+        return self._result(self.now if ended or self.options.horizon_s is None else horizon,
+                            ended or self.options.horizon_s is None)
 
     def _dispatch(self, kind: int, payload: Any) -> None:
         if kind == SUBMIT:
@@ -127,6 +132,8 @@ class Engine:
                 self._interrupt(pool, node)
         elif kind == TICK:
             self.scheduler.tick(self.now, payload)
+        elif kind == BLOCK_END:
+            self._block_end(payload)
 
     # -- nodes ------------------------------------------------------------------------------------------------
     def node_on(self, pool: PoolState, node: Node, ready: bool) -> None:
@@ -158,6 +165,42 @@ class Engine:
         if not self.autoscaled:  # fixed-size pools (Slurm NodeSets, nodes_up=max) get the node back
             self.node_on(pool, node, ready=False)
         self.dirty = True
+
+    def _block_end(self, pool: PoolState) -> None:
+        """A capacity block's end: EC2 terminates its instances (from 30 minutes before the window ends), so the
+        jobs on them are killed as a reclaimed node's are (requeued, work since the last checkpoint lost) and the
+        pool never gets a node again: no job runs, and nothing is billed, past the block."""
+        killed = 0
+        for node in pool.nodes:
+            for n in list(node.jobs):
+                js = self.jobs[n]
+                if js.state == RUNNING:
+                    killed += 1
+                    self.reclaiming = True
+                    self.preempt(js, requeue=True, counted=False)
+                    self.reclaiming = False
+        for node in pool.nodes:
+            if node.state != OFF:
+                self.node_off(pool, node)
+        pool.closed = True
+        self.dirty = True
+        window = pool.model.window_s or 0.0
+        self.block_notes.append(
+            f"capacity block {pool.model.name}: its window ends at {window / 3600:,.1f} h; its nodes went at "
+            f"{self.now / 3600:,.1f} h (EC2 terminates them 30 minutes before the end), killing {killed} running "
+            f"job(s); jobs that only it can run do not start after that and stay queued")
+
+    def _stranded(self) -> bool:
+        """Every job left can run only on capacity blocks that have ended, and none runs: nothing can change."""
+        closed = {name for name, p in self.pools.items() if p.closed}
+        if not closed:
+            return False
+        for js in self.jobs:
+            if js.state in (DONE, NEVER):
+                continue
+            if js.state == RUNNING or any(p.name not in closed for p in candidate_pools(self.cluster, js.job)):
+                return False
+        return True
 
     # -- jobs -------------------------------------------------------------------------------------------------
     def start(self, js: JobState, pool: PoolState, chosen: Sequence[Node], backfilled: bool = False) -> None:
@@ -238,7 +281,10 @@ class Engine:
         else:
             self.samples.append(s)
 
-    def _result(self, end: float) -> SimResult:
+    def _result(self, end: float, ended: bool) -> SimResult:
+        """``ended``: the run was not cut by ``--horizon-hours`` (every job ran, or can never run, before it): it is
+        billed to its end plus the autoscaled nodes' scale-down tails after it, whatever the horizon; a run cut by
+        the horizon is billed to the horizon (nodes still up are paid until then, no tail)."""
         for js in self.jobs:
             if js.state == RUNNING and js.pool is not None:
                 used = self.gpus_held(js) * (end - js.start)
@@ -246,9 +292,9 @@ class Engine:
                 self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
         for pool in self.pools.values():
             tail = 0.0
-            if self.autoscaled and self.options.horizon_s is None:  # the bill runs on until scale-down
+            if self.autoscaled and ended:  # the bill runs on until scale-down
                 tail = self.autoscaler.unbilled_tail(pool, end)
-            elif self.power_pools and self.options.horizon_s is None:  # the same under Slurm power saving
+            elif self.power_pools and ended:  # the same under Slurm power saving
                 tail = self.scheduler.unbilled_tail(pool, end)
             pool.settle(end)
             pool.commit(end)  # reserved nodes: paid over the whole run, used or not
@@ -267,5 +313,5 @@ class Engine:
         return SimResult(scheduler=self.cluster.scheduler, horizon_s=end, jobs=outcomes,
                          pools={name: p.usage for name, p in self.pools.items()}, samples=self.samples,
                          preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s),
-                         warnings=list(getattr(self.scheduler, "warnings", list)()))
+                         warnings=list(getattr(self.scheduler, "warnings", list)()) + self.block_notes)
 

@@ -40,12 +40,16 @@ class PoolState:
         self.usage = PoolUsage(model.name, model.gpus_per_node, model.usd_per_node_hour)
         self.billed: list[tuple[float, float]] = []
         """(from, to) of every node's billed stretch so far, for a pool with committed nodes (``commit``)."""
+        self.closed = False
+        """A capacity block past its drain time: its nodes are gone for good, none comes up or is billed again."""
 
     # -- node life --------------------------------------------------------------------------------------------
     def count(self, state: int) -> int:
         return sum(1 for n in self.nodes if n.state == state)
 
     def power_on(self, node: Node, now: float, ready: bool) -> None:
+        if self.closed:
+            return
         node.state, node.idle_since = (UP if ready else BOOTING), now
         node.free, node.jobs = node.cap, {}
         self.bill_on(node, now)
@@ -60,7 +64,7 @@ class PoolState:
         node.epoch += 1
 
     def bill_on(self, node: Node, now: float) -> None:
-        if node.since is None:
+        if node.since is None and not self.closed:
             node.since = now
 
     def bill_off(self, node: Node, now: float) -> None:
@@ -84,7 +88,11 @@ class PoolState:
         """Reservations and capacity blocks: the committed nodes are paid for the whole run whether they ran or not,
         the nodes above them while up (the billing model of ``stacks/plan/billing.py``)."""
         if self.model.committed_nodes:
-            self.usage.paid_node_s = paid_node_seconds(self.billed, self.model.committed_nodes, end)
+            # a block's fee covers its window, and only it: all of it once the block has ended (its last 30 minutes
+            # are paid with no node up), nothing past it
+            window = self.model.window_s
+            span = end if window is None else window if self.closed else min(end, window)
+            self.usage.paid_node_s = paid_node_seconds(self.billed, self.model.committed_nodes, span)
 
     def up_slices(self) -> int:
         return sum(n.cap for n in self.nodes if n.state == UP)

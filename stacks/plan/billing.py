@@ -100,6 +100,13 @@ class PoolBilling:
     overridden: bool = False
     list_usd_per_node_hour: float | None = None
     """The catalog's list rate when an override replaces it (for the note that says so)."""
+    window_hours: float | None = None
+    """A capacity block's window: its nodes exist and its fee is spread only over these hours (None elsewhere)."""
+
+    def paid_hours(self, hours: float) -> float:
+        """The hours of ``hours`` (from the window's start) that are billed for the committed nodes: a capacity
+        block's fee covers its window and nothing after it; anything else is billed for all of them."""
+        return hours if self.window_hours is None else min(hours, self.window_hours)
 
 
 def paid_node_seconds(billed: Sequence[tuple[float, float]], committed: int, end_s: float) -> float:
@@ -136,7 +143,7 @@ def pool_billing(f: PoolFacts, pool: NodePool, overrides: Iterable[dict] = ()) -
         if block is None or window is None:
             return PoolBilling(f.name, kind, None, committed, "unknown: capacity block without its fee or window", None)
         return PoolBilling(f.name, kind, block.usd_per_node_hour, block.nodes, "capacity block fee (declared)",
-                           window.start.date())
+                           window.start.date(), window_hours=window.hours)
     listed = f.price
     hit = match_override(overrides, f.machine.machine_type, f.region, pool.capacity.type)
     if hit is not None:

@@ -70,6 +70,23 @@ def test_on_demand_nodes_are_still_billed_only_while_up():
     assert res.pools["l4"].paid_node_s == 300 + 3600 + 600  # provisioning + run + scale-down delay
 
 
+def test_a_horizon_past_the_last_job_does_not_change_the_bill():
+    """The run ends with its last job (plus the scale-down tail the autoscaler still bills), whatever
+    ``--horizon-hours`` says; the old what-if dropped the 600-s tail whenever a horizon was given."""
+    cfg = kueue_config([l4_pool(2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}])
+    jobs = [Job("j", 0, "a", 2, run_s=3600)]
+    bills = [simulate_jobs(cluster(cfg, o), jobs, 0, o).pools["l4"].paid_node_s
+             for o in (OPTS, SimOptions(spot_interruptions=False, horizon_s=100 * 3600))]
+    assert bills == [300 + 3600 + 600] * 2
+
+
+def test_a_horizon_that_cuts_the_run_bills_up_to_the_horizon():
+    cfg = kueue_config([l4_pool(2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}])
+    opts = SimOptions(spot_interruptions=False, horizon_s=1800)
+    res = simulate_jobs(cluster(cfg, opts), [Job("j", 0, "a", 2, run_s=3600)], 0, opts)
+    assert res.pools["l4"].paid_node_s == 1800 and res.horizon_s == 1800  # the job still runs: no tail
+
+
 def test_the_what_if_prices_a_pool_at_its_policy_pack_override():
     spec = load_stack_spec(kueue_config([l4_pool(2, min_nodes=2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}]))
     negotiated = [{"machineType": "g2-standard-24", "usdPerNodeHour": 1.5, "asOf": "2026-10-01", "source": "CUD"}]
