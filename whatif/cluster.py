@@ -14,7 +14,7 @@ from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MA
 from stacks.plan.kueue_topology import REQUIRED_ANNOTATION
 from stacks.plan.kueue_topology import Placement, pool_placements
 from stacks.plan.nvlink import default_block_size
-from stacks.plan.billing import pool_billing
+from stacks.plan.billing import billing_note, pool_billing
 from stacks.plan.facts import PoolFacts
 from stacks.plan.stack import plan_stack
 from stacks.plan.start_time import factors, pool_start
@@ -63,6 +63,8 @@ class PoolModel:
     window_s: float | None = None
     """A capacity block's window length (the what-if's clock starts at the window's start): its nodes are gone from
     ``drain_s`` on and its fee covers this long, never past it (``stacks/plan/billing.py``). None elsewhere."""
+    billing_note: str = ""
+    """How the pool's dollars are made (``stacks/plan/billing.billing_note``), printed in every format."""
     compute_domains: bool = False
     """Jobs on the pool get their IMEX channel through a ComputeDomain, which starts with the job's pods (its
     daemons join before the workers run; upstream: ~8 min for 256 pods in one domain, dra-driver-nvidia-gpu#816)."""
@@ -240,6 +242,7 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
             name=f.name, gpus_per_node=f.gpus_per_node, slices_per_gpu=slices_per_gpu(f), min_nodes=f.min_nodes,
             max_nodes=f.max_nodes, usd_per_node_hour=bill.usd_per_node_hour, committed_nodes=bill.committed_nodes,
             window_s=None if bill.window_hours is None else bill.window_hours * 3600,
+            billing_note=billing_note(bill, f.gpus_per_node),
             capacity=f.capacity.value,
             exclusive=f.multi_node and kind == "slurm", block_nodes=blocks.get(f.name, (None, False))[0],
             block_required=blocks.get(f.name, (None, False))[1], provision_s=float(p.provision_seconds),

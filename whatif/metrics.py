@@ -80,6 +80,14 @@ def total_row(pools: Iterable[PoolUsage]) -> dict[str, Any]:
     return _money(paid, alloc, lost, _sum(r[3] for r in rows), _sum(r[4] for r in rows))
 
 
+RUN_BILLING = ("the run is billed from 0 h to its end: the last job's end, with the scale-down tails (node "
+               "autoscaler, Slurm power saving) after it, whatever --horizon-hours says; a horizon that cuts the run "
+               "first ends the bill there (nodes still up are paid to it, no tail). cost $ = paid node-hours × "
+               "$/node-h; idle $ = (paid − allocated) GPU-h × $/GPU-h; $ per used GPU-h = cost $ / allocated GPU-h "
+               "(lost work included)")
+"""The run's billing convention, the same for every stack (``stacks/plan/billing.py`` bills the pools)."""
+
+
 def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed: int) -> dict[str, Any]:
     counted = [j for j in workload.jobs if j.id not in workload.warm_up]
     never = [{"job": j.id, "queue": j.queue, "gpus": j.gpus, "nodes": j.nodes,
@@ -94,6 +102,7 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
                      "notes": workload.notes},
         "neverStartable": never,
         "pools": pools, "total": total,
+        "billing": [RUN_BILLING, *(f"pool {p.billing_note}" for p in cluster.pools.values() if p.billing_note)],
         "waits": _waits(result, counted),
         "timeToRunning": _time_to_running(result, cluster, counted),
         "preemptions": {"count": result.preemptions, "lostGpuHours": total["lostGpuHours"]},

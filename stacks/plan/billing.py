@@ -152,3 +152,25 @@ def pool_billing(f: PoolFacts, pool: NodePool, overrides: Iterable[dict] = ()) -
     if listed is None:
         return PoolBilling(f.name, kind, None, committed, "unknown: reservation price not public", None)
     return PoolBilling(f.name, kind, listed.usd_per_hour, committed, listed.label, listed.as_of)
+
+
+def billing_note(bill: PoolBilling, gpus_per_node: int) -> str:
+    """What a pool's dollars are, in words a reader can recompute them from (every what-if format prints it)."""
+    if bill.usd_per_node_hour is None:
+        return f"{bill.pool} ({bill.kind}): price unknown ({bill.label}); its $ figures are unknown, never $0"
+    rate = f"${bill.usd_per_node_hour:,.4f}/node-h (${bill.usd_per_node_hour / gpus_per_node:,.4f}/GPU-h)"
+    when = f", as of {bill.as_of.isoformat()}" if bill.as_of and bill.kind != CAPACITY_BLOCK else ""
+    if bill.kind == CAPACITY_BLOCK and bill.window_hours is not None:
+        fee = bill.usd_per_node_hour * bill.committed_nodes * bill.window_hours
+        return (f"{bill.pool} (capacity block): the declared fee ${fee:,.2f} over its {bill.window_hours:g}-h window "
+                f"and {bill.committed_nodes} nodes = {rate}, paid for the run's hours inside the window whether nodes "
+                f"run or not (all {bill.window_hours:g} h once the block has ended), never past it; the run starts at "
+                f"the window's start")
+    if bill.kind == CapacityType.RESERVATION.value:
+        return (f"{bill.pool} (reservation): {bill.committed_nodes} reserved nodes paid for the whole run whether up "
+                f"or not, nodes above them while up, at {rate} ({bill.label}{when})")
+    spot = "; AWS spot rows are the lowest price among the region's zones" \
+        if bill.kind == CapacityType.SPOT.value and bill.label.startswith("AWS spot") else ""
+    return (f"{bill.pool} ({bill.kind}): each node paid while up, from the moment it is asked for (booting "
+            f"included) until it is gone (the scale-down tail after the last job included), at {rate} "
+            f"({bill.label}{when}){spot}")

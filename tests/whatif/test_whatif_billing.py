@@ -128,3 +128,25 @@ def test_the_what_if_cli_reads_price_overrides_from_the_policy_pack_config(tmp_p
     assert l4["listUsdPerGpuHour"] == 0.25  # $0.50 per 2-GPU node-hour
     assert main(args + ["--policy-pack-config", str(tmp_path / "missing.json")]) == 2
     assert "--policy-pack-config" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_every_what_if_format_states_what_is_billed_so_the_dollars_can_be_recomputed(fmt, capsys):
+    """eks-kueue: the block's fee, window and nodes; the spot pool's price and which spot price; the run's span."""
+    from whatif.__main__ import main
+    args = ["--stack", "eks-kueue", "--workload", str(PROJECT_ROOT / "workloads" / "eks-kueue.yaml"), "--format", fmt,
+            "--color", "never"] if fmt == "text" else \
+        ["--stack", "eks-kueue", "--workload", str(PROJECT_ROOT / "workloads" / "eks-kueue.yaml"), "--format", fmt]
+    assert main(args) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the text table wraps long lines
+    for words in ("the declared fee $274,869.50 over its 4368-h window and 2 nodes = $31.4640/node-h",
+                  "whether nodes run or not", "l40s (spot): each node paid while up", "$0.7113/node-h",
+                  "lowest price among the region's zones", "whatever --horizon-hours says"):
+        assert words in out, (fmt, words)
+
+
+def test_the_billing_note_recomputes_the_block_cost():
+    """The note's rate × paid node-hours is the what-if's cost (no hidden factor)."""
+    res = _run_example("eks-kueue")
+    row = pool_row(res.pools["p5"])
+    assert row["costUsd"] == pytest.approx(274_869.50 / 4368 / 2 * res.pools["p5"].paid_node_s / 3600, abs=0.01)

@@ -42,6 +42,7 @@ def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
     pre = report["preemptions"]
     out += ["", f"Preemptions and spot interruptions: {pre['count']}; GPU-hours lost: {pre['lostGpuHours']:,.1f}."]
     out += [f"\n> **Warning:** {line}" for line in report.get("warnings", [])]
+    out += ["", "Billing conventions:", "", *(f"- {line}" for line in report.get("billing", [])), ""]
     out += [f"- {n}" for n in w["notes"]]
     out += [f"- Trace licence: {a}" for a in w["attribution"]]
     if report.get("compare"):

@@ -81,6 +81,8 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
                   f"jobs still queued or running at the end: {report['unfinished']}")
     for line in report.get("warnings", []):
         console.print(f"[bold red]WARNING:[/] {line}", highlight=False)
+    for line in report.get("billing", []):
+        console.print(f"billing: {line}", highlight=False)
     for line in [*w["notes"], *(f"trace licence: {a}" for a in w["attribution"])]:
         console.print(f"note: {line}", highlight=False)
     if report.get("compare"):
