@@ -83,8 +83,8 @@ def total_row(pools: Iterable[PoolUsage]) -> dict[str, Any]:
 RUN_BILLING = ("the run is billed from 0 h to its end: the last job's end, with the scale-down tails (node "
                "autoscaler, Slurm power saving) after it, whatever --horizon-hours says; a horizon that cuts the run "
                "first ends the bill there (nodes still up are paid to it, no tail). cost $ = paid node-hours × "
-               "$/node-h; idle $ = (paid − allocated) GPU-h × $/GPU-h; $ per used GPU-h = cost $ / allocated GPU-h "
-               "(lost work included)")
+               "$/node-h; idle $ = (paid - allocated) GPU-h × $/GPU-h; $ per used GPU-h = cost $ / (allocated - "
+               "lost) GPU-h")
 """The run's billing convention, the same for every stack (``stacks/plan/billing.py`` bills the pools)."""
 
 

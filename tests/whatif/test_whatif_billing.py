@@ -141,7 +141,8 @@ def test_every_what_if_format_states_what_is_billed_so_the_dollars_can_be_recomp
     out = " ".join(capsys.readouterr().out.split())  # the text table wraps long lines
     for words in ("the declared fee $274,869.50 over its 4368-h window and 2 nodes = $31.4640/node-h",
                   "whether nodes run or not", "l40s (spot): each node paid while up", "$0.7113/node-h",
-                  "lowest price among the region's zones", "whatever --horizon-hours says"):
+                  "lowest price among the region's zones", "whatever --horizon-hours says",
+                  "$ per used GPU-h = cost $ / (allocated - lost) GPU-h"):
         assert words in out, (fmt, words)
 
 
