@@ -118,15 +118,33 @@ class Assignment:
         return "; ".join(f"{f}: {r}" for f, r in self.considered) or "no flavor"
 
 
-def podset_from_template(name: str, count: int, template: Mapping[str, Any]) -> PodSet:
+SUFFIXES = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60,
+            "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+"""Kubernetes resource quantity suffixes (apimachinery ``resource.Quantity``: binary SI, decimal SI, milli)."""
+
+
+def quantity(value: Any) -> float:
+    """A resource quantity (``8``, ``"500m"``, ``"5120Mi"``, ``"1e3"``) as a number."""
+    text = str(value).strip()
+    for suffix in sorted(SUFFIXES, key=len, reverse=True):
+        if text.endswith(suffix) and text[:-len(suffix)]:
+            return float(text[:-len(suffix)]) * SUFFIXES[suffix]
+    return float(text)
+
+
+def podset_from_template(name: str, count: int, template: Mapping[str, Any],
+                         excluded: Sequence[str] = ()) -> PodSet:
     """A PodSet from a pod template (``{"metadata": ..., "spec": ...}``): the containers' requests (limits where no
-    request is given, as Kubernetes defaults them), node selector, tolerations and the TAS annotations."""
+    request is given, as Kubernetes defaults them), node selector, tolerations and the TAS annotations. ``excluded``:
+    the Kueue manager's ``resources.excludeResourcePrefixes`` (Kueue drops those resources before flavor
+    assignment, so a request for one needs no quota)."""
     spec = template.get("spec") or {}
     requests: dict[str, float] = {}
     for c in spec.get("containers") or []:
         res = c.get("resources") or {}
         for r, v in {**(res.get("limits") or {}), **(res.get("requests") or {})}.items():
-            requests[r] = requests.get(r, 0) + float(v)
+            if not any(r.startswith(prefix) for prefix in excluded):
+                requests[r] = requests.get(r, 0) + quantity(v)
     notes = (template.get("metadata") or {}).get("annotations") or {}
     topology = None
     if REQUIRED_TOPOLOGY in notes:

@@ -4,11 +4,14 @@ that say what is allowed and how to fix it, and nothing created; never a mandato
 writes nothing the pack could object to (every image, runtime and chart value is gpu-cluster's default).
 
 The same run checks that the views agree where they meet: the what-if's paid dollars for a pool kept up equal the
-preview's $/h × hours (one billing model), and the preview's cold pod-start figure for a pool's largest gang equals
-the what-if's time to running of that gang on an empty pool. The example count is bounded so this runs in CI."""
+preview's $/h × hours (one billing model), the preview's cold pod-start figure for a pool's largest gang equals
+the what-if's time to running of that gang on an empty pool, and every job the what-if starts under Kueue is one
+the ported flavor assigner (``stacks/plan/admission.py``) admits on the flavor it ran on, from the objects the stack
+renders. The example count is bounded so this runs in CI."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -17,7 +20,14 @@ from hypothesis import strategies as st
 
 from catalog import CapacityType, Cloud, load_catalog
 from preview.run import preview_config, preview_stack
+from render.fleet import runtime_pod_template
+from render.kueue import render_kueue
+from render.kueue_config import manager_config
+from render.trainer import runtime_name, training_runtimes
+from stacks.plan.admission import flavor_mismatch, max_capacity, podset_from_template, queue_from_objects
+from stacks.plan.stack import plan_stack
 from whatif.api import cluster_of, load_stack_spec
+from whatif.cluster import slices_for
 from whatif.model import Job, SimOptions
 from whatif.run import simulate_jobs
 from tests.support.spec.stack_configs import EKS, GKE
@@ -141,6 +151,7 @@ def test_a_minimal_stack_previews_or_is_refused_clearly_and_never_fails_a_mandat
     assert report.exit_code == 0, [str(v) for v in report.violations]
     _whatif_pays_the_preview_price(config, report)
     _whatif_time_to_running_is_the_preview_pod_start(config, report)
+    _whatif_starts_only_what_kueue_admits(config)
 
 
 def _spec(config: dict[str, Any]):
@@ -180,6 +191,75 @@ def _whatif_time_to_running_is_the_preview_pod_start(config: dict[str, Any], rep
     res = simulate_jobs(model, [Job("gang", 0, queue, gpus, run_s=60, nodes=row["pods"])], 0, opts)
     running = res.jobs["gang"].running_s
     assert running is not None and running == pytest.approx(row["coldS"], abs=0.1), (running, row)
+
+
+def _whatif_starts_only_what_kueue_admits(config: dict[str, Any]) -> None:
+    """Single-node jobs, a sub-node job and a whole-pool gang: each the what-if starts passes Kueue's per-flavor checks
+    (TAS match, taints, node selector) and quota for the rendered ClusterQueue, with the job's PodSet as its
+    TrainingRuntime renders it (the manager's excluded resources dropped, as Kueue drops them)."""
+    spec = _spec(config)
+    if spec.scheduling is None or spec.scheduling.workload.value != "kubeflow":
+        return
+    assert check_admitted_starts(spec) > 0, "the what-if started nothing: the invariant checked nothing"
+
+
+def check_admitted_starts(spec) -> int:
+    """Runs a few jobs on the stack's what-if and asserts each started one admissible; returns how many started."""
+    plan = plan_stack(spec, CAT)
+    facts, placements = list(plan.facts), plan.kueue.placements
+    objects = render_kueue(spec.scheduling, facts, placements, namespaces=False)
+    runtimes = {r["metadata"]["name"]: r for r in training_runtimes(facts, placements)}
+    excluded = manager_config(spec.scheduling)["resources"]["excludeResourcePrefixes"]
+    queues = {cq["metadata"]["name"]: queue_from_objects(cq, objects.flavors, objects.topologies)
+              for cq in objects.cluster_queues}
+    opts = SimOptions(spot_interruptions=False)
+    model = cluster_of(spec, "generated", opts)
+    started = 0
+    for queue in model.queues:
+        jobs = []
+        for name in model.queues[queue].quotas:
+            m = model.pools[name]
+            jobs += [Job(f"{queue}-{name}-one-{i}", 60.0 * i, queue, m.gpus_per_node, run_s=1800, pool=name)
+                     for i in range(2)]
+            jobs.append(Job(f"{queue}-{name}-gang", 0, queue, m.gpus_per_node, run_s=1800, nodes=m.max_nodes,
+                            pool=name))
+            if m.gpus_per_node > 1:
+                jobs.append(Job(f"{queue}-{name}-part", 30, queue, m.gpus_per_node // 2, run_s=1800, pool=name))
+        res = simulate_jobs(model, jobs, 0, opts)
+        for job in jobs:
+            out = res.jobs[job.id]
+            if not out.starts:
+                continue
+            started += 1
+            pool = model.pools[out.pool]
+            shape = queues[queue]
+            flavor = objects.flavor_names()[out.pool]
+            group = next(g for g in shape.groups if flavor in g.flavors)
+            runtime = runtimes.get(runtime_name(out.pool))
+            template = runtime_pod_template(runtime) if runtime is not None else _bare_pod(
+                next(f for f in facts if f.name == out.pool), group)  # shared GPUs: no runtime, a plain pod
+            ps = podset_from_template("node", job.nodes, template, excluded)
+            gpu = next(r for r in ps.requests if r.startswith("nvidia.com/"))
+            ps = dataclasses.replace(ps, requests={**ps.requests, gpu: slices_for(pool, job.gpus_per_node, None)})
+            assert set(ps.requests) <= set(group.covered), f"{job.id}: Kueue has no quota for {sorted(ps.requests)}"
+            assert flavor_mismatch(shape, ps, flavor, group) is None, (job.id, flavor_mismatch(shape, ps, flavor, group))
+            need, cap = ps.requests[gpu] * ps.count, max_capacity(shape, group.quotas[(flavor, gpu)])
+            assert need <= cap, f"{job.id} started on {flavor}: {need} > Kueue's maximum capacity {cap}"
+    return started
+
+
+def _bare_pod(fact, group) -> dict[str, Any]:
+    """The pod a user submits to a pool without a TrainingRuntime (shared GPUs): the pool's label as node selector
+    and the GPU resource the queue's quota covers."""
+    resource = next(r for r in group.covered if r.startswith("nvidia.com/"))
+    return {"spec": {"nodeSelector": dict(fact.pool_label),
+                     "containers": [{"name": "main", "resources": {"requests": {resource: 1}}}]}}
+
+
+@pytest.mark.parametrize("stack", ["gke-kueue", "eks-kueue", "gke-flex-start-tas"])
+def test_every_job_the_what_if_starts_on_an_example_is_one_kueue_admits(stack):
+    """The examples' pools as rendered (EFA devices and huge pages requested, excluded from quota by the manager)."""
+    assert check_admitted_starts(load_stack_spec(stack)) > 0
 
 
 def test_the_fleet_roll_up_is_the_sum_of_the_workers_own_previews():

@@ -99,3 +99,19 @@ def test_a_pod_template_becomes_a_podset_with_its_topology_annotation():
     ps = podset_from_template("node", 2, template)
     assert ps.requests == {"nvidia.com/gpu": 8} and ps.topology == TopologyRequest("unconstrained")
     assert ps.node_selector == {"a": "b"} and ps.count == 2
+
+
+def test_a_podset_reads_kubernetes_quantities_and_drops_the_resources_kueue_excludes():
+    """An EFA pod (eks-kueue's p5 runtime) requests ``hugepages-2Mi: 5120Mi`` and ``memory: 8000Mi``: read as
+    quantities (the old reader raised on them), and dropped with the manager's ``excludeResourcePrefixes`` as Kueue
+    drops them before flavor assignment (Kueue v0.19.2 ``apis/config/v1beta2`` ``Resources``)."""
+    from stacks.plan.admission import podset_from_template, quantity
+    template = {"spec": {"containers": [{"name": "node", "resources": {
+        "requests": {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32, "hugepages-2Mi": "5120Mi",
+                     "memory": "8000Mi", "cpu": "500m"}}}]}}
+    assert quantity("5120Mi") == 5120 * 2 ** 20 and quantity("500m") == 0.5 and quantity("1e3") == 1000
+    assert quantity("2G") == 2e9 and quantity(8) == 8
+    full = podset_from_template("node", 2, template)
+    assert full.requests["hugepages-2Mi"] == 5120 * 2 ** 20 and full.requests["cpu"] == 0.5
+    kept = podset_from_template("node", 2, template, ("cpu", "memory", "hugepages-", "vpc.amazonaws.com/efa"))
+    assert kept.requests == {"nvidia.com/gpu": 8}
