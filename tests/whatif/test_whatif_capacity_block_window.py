@@ -78,3 +78,16 @@ def test_the_reviewers_gb200_case_bills_the_block_fee_not_more():
 
 def test_the_what_if_drains_a_block_when_the_block_planner_does():
     assert BLOCK_SCALE_DOWN_LEAD_S == SCALE_DOWN_LEAD.total_seconds()
+
+
+def test_eks_kueue_what_if_cost_is_the_preview_block_price_for_the_same_hours():
+    """The preview's $/h for the p5 block × the what-if's hours = the what-if's p5 cost (and, over a horizon past
+    the window, at most the declared fee: the block's $/h × its window hours is its fee)."""
+    from preview.run import preview_stack
+    from whatif.run import run_whatif
+    report = preview_stack("eks-kueue")
+    p5 = next(p for p in report.cost.pools if p.pool == "p5")
+    res = run_whatif("eks-kueue", PROJECT_ROOT / "workloads" / "eks-kueue.yaml").result
+    hours = res.horizon_s / 3600
+    assert pool_row(res.pools["p5"])["costUsd"] == pytest.approx(p5.usd_per_hour_max * hours, abs=0.01)
+    assert p5.usd_per_hour_max * p5.block["hours"] == pytest.approx(p5.block["usdTotal"], abs=0.01)
