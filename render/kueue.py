@@ -208,7 +208,12 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
     if spec.cohort:
         body["cohortName"] = spec.cohort
         body["preemption"]["reclaimWithinCohort"] = spec.preemption.reclaim_within_cohort.value
-        body["fairSharing"] = {"weight": queue.fair_share_weight}
+        borrow = spec.preemption.borrow_within_cohort
+        if borrow is not None:
+            body["preemption"]["borrowWithinCohort"] = borrow.model_dump(by_alias=True, exclude_none=True,
+                                                                          mode="json")
+        if spec.fair_sharing:
+            body["fairSharing"] = {"weight": queue.fair_share_weight}
     return _obj("ClusterQueue", queue.name, spec=body)
 
 

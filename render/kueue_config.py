@@ -74,7 +74,7 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> 
         }
         if spec.gang.recovery_timeout_seconds is not None:  # Kueue defaults it to the timeout
             config["waitForPodsReady"]["recoveryTimeout"] = f"{spec.gang.recovery_timeout_seconds}s"
-    if spec.cohort:
+    if spec.cohort and spec.fair_sharing:
         config["fairSharing"] = {"preemptionStrategies": list(FAIR_SHARING_STRATEGIES)}
     return config
 

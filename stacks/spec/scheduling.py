@@ -77,12 +77,28 @@ class PriorityClass(SpecModel):
     description: str = Field("", description="Shown to users.")
 
 
+class BorrowPolicy(str, Enum):
+    NEVER = "Never"
+    LOWER_PRIORITY = "LowerPriority"
+
+
+class BorrowWithinCohort(SpecModel):
+    policy: BorrowPolicy = Field(description=(
+        "LowerPriority: a job that must borrow may preempt lower-priority jobs of other queues that are borrowing; "
+        "Never: it waits."))
+    max_priority_threshold: int | None = Field(None, description=(
+        "Only jobs up to this priority may be preempted that way. Omitted: any lower priority."))
+
+
 class Preemption(SpecModel):
     within_queue: WithinQueuePreemption = Field(WithinQueuePreemption.LOWER_PRIORITY, description=(
         "Preempt within a queue by priority. Default LowerPriority."))
     reclaim_within_cohort: ReclaimPreemption = Field(ReclaimPreemption.ANY, description=(
         "Reclaim GPUs lent to the cohort by preempting borrowers. Default Any. Kueue only: refused with "
         "`workload: slurm`."))
+    borrow_within_cohort: BorrowWithinCohort | None = Field(None, description=(
+        "Kueue's preemption.borrowWithinCohort on every ClusterQueue. Needs a cohort, `fairSharing: false` (Kueue "
+        "allows it only with classical preemption) and reclaimWithinCohort other than Never. Kueue only."))
 
 
 class FungibilityPolicy(str, Enum):
@@ -128,6 +144,9 @@ class KubeflowSettings(SpecModel):
 class SchedulingSpec(SpecModel):
     workload: Workload = Field(description="`kubeflow` (Kueue + Kubeflow Trainer) or `slurm` (Slinky).")
     cohort: str | None = Field(None, description="Cohort the queues share; needed for borrowing and lending.")
+    fair_sharing: bool = Field(True, description=(
+        "Kueue fair sharing between the cohort's queues (weights, share-based preemption), on with a cohort. false: "
+        "Kueue's classical preemption, which preemption.borrowWithinCohort needs. Kueue only."))
     overcommit: bool = Field(False, description=(
         "Allow nominal quotas per pool to add up to more than the pool's GPUs at max nodes. Default false."))
     queueing_strategy: QueueingStrategy = Field(QueueingStrategy.BEST_EFFORT_FIFO, description=(

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 from catalog import CapacityType, Catalog, Cloud
 from stacks.plan.kueue_topology import has_block_labels, tas_capable
 from stacks.validate.issues import Issues, allowed_list, choice_fix
-from stacks.spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, Workload
+from stacks.spec.scheduling import ReclaimPreemption, SchedulingSpec, TopologyLevel, TopologyMode, Workload
 from stacks.plan.queued import is_queued
 from stacks.spec.stack import NodePool
 
@@ -77,6 +77,7 @@ def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pool
     if sched.workload == Workload.KUBEFLOW and cloud is not None:
         _check_topology(scheduling.at("topology"), cloud, sched, caps)
         _check_fair_share(scheduling.at("queues"), sched)
+        _check_borrow_within_cohort(scheduling, sched)
     if sched.workload == Workload.SLURM:
         _check_no_queued_pools(scheduling, sched, caps)
     if sched.workload != Workload.KUBEFLOW and "kubeflow" in sched.model_fields_set:
@@ -248,10 +249,38 @@ def _check_no_queued_pools(scheduling: Issues, sched: SchedulingSpec, caps: dict
 
 
 def _check_fair_share(queues: Issues, sched: SchedulingSpec) -> None:
-    if sched.cohort is not None:
+    if sched.cohort is not None and sched.fair_sharing:
         return
     for i, q in enumerate(sched.queues):
-        if q.fair_share_weight != 1:
+        if q.fair_share_weight == 1:
+            continue
+        if sched.cohort is None:
             queues.warn((i, "fairShareWeight"), "fair-sharing weights only matter between queues of a cohort; this "
                         "one is ignored", q.fair_share_weight, allowed="any weight, with a cohort",
                         fix="set scheduling.cohort, or remove fairShareWeight")
+        else:
+            queues.warn((i, "fairShareWeight"), "fair-sharing weights only matter with fair sharing on, and "
+                        "scheduling.fairSharing is false; this one is ignored", q.fair_share_weight,
+                        allowed="any weight, with fairSharing: true",
+                        fix="remove fairSharing: false, or remove fairShareWeight")
+
+
+def _check_borrow_within_cohort(scheduling: Issues, sched: SchedulingSpec) -> None:
+    """Kueue v0.19.2 (site/content/en/docs/concepts/cluster_queue.md, "borrowWithinCohort"): only with classical
+    preemption, not with fair sharing, and only when reclaimWithinCohort is not Never; it preempts in a cohort."""
+    borrow = sched.preemption.borrow_within_cohort
+    if borrow is None:
+        return
+    where = ("preemption", "borrowWithinCohort")
+    value = borrow.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if sched.cohort is None:
+        scheduling.error(where, "borrowing-preemption acts between queues of a cohort, and scheduling.cohort is "
+                         "not set", value, allowed="with a cohort", fix="set scheduling.cohort, or remove it")
+    elif sched.fair_sharing:
+        scheduling.error(where, "Kueue allows borrowWithinCohort only with classical preemption, not with fair "
+                         "sharing (on by default with a cohort)", value, allowed="with scheduling.fairSharing: false",
+                         fix="set scheduling.fairSharing: false, or remove borrowWithinCohort")
+    if sched.preemption.reclaim_within_cohort == ReclaimPreemption.NEVER:
+        scheduling.error(where, "Kueue supports borrowWithinCohort only when reclaimWithinCohort is not Never", value,
+                         allowed="reclaimWithinCohort: LowerPriority or Any",
+                         fix="set preemption.reclaimWithinCohort: LowerPriority, or remove borrowWithinCohort")

@@ -86,6 +86,16 @@ def _check_kueue_only(scheduling: Issues, sched: SchedulingSpec) -> None:
                          sched.preemption.reclaim_within_cohort.value, allowed="omit it with workload slurm",
                          fix=f"remove reclaimWithinCohort (Slurm preemption: preemption.withinQueue and "
                          f"slurm.preemptType), {other}")
+    if sched.preemption.borrow_within_cohort is not None:
+        scheduling.error(("preemption", "borrowWithinCohort"), f"{_KUEUE_ONLY} (Slurm has no cohort borrowing; "
+                         "preemption is by QOS or partition tier)",
+                         sched.preemption.borrow_within_cohort.model_dump(by_alias=True, exclude_none=True,
+                                                                          mode="json"),
+                         allowed="omit it with workload slurm", fix=f"remove borrowWithinCohort, {other}")
+    if "fair_sharing" in sched.model_fields_set:
+        scheduling.error("fairSharing", f"{_KUEUE_ONLY} (Slurm's fair share is its accounts' fairShareWeight)",
+                         sched.fair_sharing, allowed="omit it with workload slurm",
+                         fix=f"remove scheduling.fairSharing, {other}")
     if "flavor_fungibility" in sched.model_fields_set:
         scheduling.error("flavorFungibility", f"{_KUEUE_ONLY} (a Slurm job names its partition; there is no flavor "
                          "search)", sched.flavor_fungibility.model_dump(by_alias=True, mode="json", exclude_unset=True),
