@@ -137,6 +137,8 @@ class Engine:
 
     # -- nodes ------------------------------------------------------------------------------------------------
     def node_on(self, pool: PoolState, node: Node, ready: bool) -> None:
+        if pool.closed:  # a capacity block that has ended gets no node again
+            return
         pool.power_on(node, self.now, ready)
         if ready:
             self.up_gpus += pool.model.gpus_per_node
@@ -188,12 +190,13 @@ class Engine:
         self.block_notes.append(
             f"capacity block {pool.model.name}: its window ends at {window / 3600:,.1f} h; its nodes went at "
             f"{self.now / 3600:,.1f} h (EC2 terminates them 30 minutes before the end), killing {killed} running "
-            f"job(s); jobs that only it can run do not start after that and stay queued")
+            f"job(s); nothing starts on it afterwards (a queue that keeps quota on it admits jobs there that wait "
+            f"for nodes until requeued: remove the block's quota when the block ends)")
 
     def _stranded(self) -> bool:
         """Every job left can run only on capacity blocks that have ended, and none runs: nothing can change."""
         closed = {name for name, p in self.pools.items() if p.closed}
-        if not closed:
+        if not closed or self.allocated_gpus > 1e-9:  # a job still runs somewhere
             return False
         for js in self.jobs:
             if js.state in (DONE, NEVER):
