@@ -10,10 +10,12 @@ from catalog import GpuModel
 from stacks.plan.facts import PoolFacts
 from stacks.plan.fleet_egress import EgressPlan
 from stacks.plan.kueue_topology import namespace_of
-from stacks.spec.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, Fleet, FleetRole, gpu_slug
+from stacks.spec.fleet import (EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, RUNTIME_IMAGE_OUTPUT, Fleet, FleetRole,
+                               gpu_slug)
 from stacks.spec.scheduling import SchedulingSpec
 
-__all__ = ["EGRESS_OUTPUT", "FACTS_OUTPUT", "KUBECONFIG_OUTPUT", "FleetPlan", "cohort_limits", "fleet_plan"]
+__all__ = ["EGRESS_OUTPUT", "FACTS_OUTPUT", "KUBECONFIG_OUTPUT", "RUNTIME_IMAGE_OUTPUT", "FleetPlan", "cohort_limits",
+           "fleet_plan"]
 
 
 @dataclass(frozen=True)
