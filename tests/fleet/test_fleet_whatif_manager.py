@@ -94,3 +94,22 @@ def test_manager_preemption_takes_lowest_priority_then_newest_and_gives_back_the
     assert victims(1000, 24, 0, [a, b, c]) == [b, c]
     assert victims(100, 24, 0, [a, b, c]) is None  # c is not lower than 100: nothing to preempt
     assert victims(10, 8, 8, [a]) == []  # it fits: no victim
+
+
+def test_all_at_once_a_production_job_preempts_on_every_worker_it_is_offered_to(tmp_path):
+    # Both workers are full of preemptible research jobs (gke 4 x 8 H100 with 8 borrowed, eks 2 x 8); the manager has
+    # room (56). AllAtOnce creates the production job's copy on both; each worker's Kueue preempts one of its own
+    # victims for it (withinClusterQueue: LowerPriority there), independently. The first copy admitted wins, the other
+    # is deleted: 2 preemptions, 2 x 8 GPUs x the victims' run until the eviction. The loser's victim is evicted on its
+    # worker, so the manager requeues it and dispatches it again at once (its worker has room again).
+    jobs = [h100(f"low{i}", 0, 7200, "preemptible") for i in range(6)] + [h100("high", 100, 600, "production")]
+    for seed in (0, 1):
+        run = run_whatif(research_quota(56), jobs_file(tmp_path, jobs), options=OPTS, name="fleet-aao", seed=seed)
+        out = run.result.jobs
+        victims_ = sorted((j for j in out if j != "high" and out[j].preemptions), key=lambda j: out[j].starts[1])
+        assert len(victims_) == 2 and run.report["preemptions"]["count"] == 2, seed
+        loser, winner = (out[j] for j in victims_)
+        assert {loser.pool.split("/")[0], winner.pool.split("/")[0]} == {"gke", "eks"}  # one on each worker
+        high = out["high"]
+        assert high.pool.split("/")[0] == winner.pool.split("/")[0] and loser.starts[1] == high.start_s
+        assert winner.starts[1] == high.end_s  # the winner's victim waits for the production job to end
