@@ -2,17 +2,20 @@
 MultiKueue objects fed by StackReferences to its workers. Reads the plan's ``FleetPlan``; derives nothing."""
 from __future__ import annotations
 
+import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 
 from components.charts import KUEUE
-from stacks.plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, FleetPlan
+from stacks.plan.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, RUNTIME_IMAGE_OUTPUT, FleetPlan
 from stacks.plan.fleet_egress import EgressSource, nat_scope
 from stacks.plan.kueue_topology import namespace_of
 from stacks.plan.stack import StackPlan
 from render.fleet import admission_facts
+from render.trainer import TORCH_IMAGE
 from render.fleet_manager import multikueue_config, queue_namespace, render_manager
 from render.kueue_config import INTEGRATIONS, fleet_manager_values
 
@@ -35,7 +38,8 @@ def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.
         worker = FleetWorker("fleet-worker", plan.cluster.name, getattr(cluster, "endpoint"),
                              section.token_generation, fleet.gpus_per_node, after=[k for k in (kueue,) if k is not None],
                              runtimes_after=[t for t in (trainer,) if t is not None], opts=opts,
-                             namespaces=[namespace_of(q) for q in plan.kueue.scheduling.queues] if plan.kueue else [])
+                             namespaces=[namespace_of(q) for q in plan.kueue.scheduling.queues] if plan.kueue else [],
+                             runtime_image=manager_runtime_image(plan))
         return FleetExports({KUBECONFIG_OUTPUT: worker.kubeconfig, FACTS_OUTPUT: worker_facts(plan, fleet)})
     from components.k8s.fleet_manager import FleetManager
     refs = {w.name: pulumi.StackReference(f"fleet-{w.name}", stack_name=w.stack) for w in section.workers}
@@ -44,7 +48,10 @@ def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.
                  fleet.model_slugs,
                  {n: r.require_output(KUBECONFIG_OUTPUT) for n, r in refs.items()},
                  {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()}, after=[cluster], opts=opts)
-    return FleetExports({EGRESS_OUTPUT: manager_egress(fleet, cluster), FACTS_OUTPUT: manager_facts(plan, fleet)})
+    from components.image_digests import pinned
+    return FleetExports({EGRESS_OUTPUT: manager_egress(fleet, cluster), FACTS_OUTPUT: manager_facts(plan, fleet),
+                         # resolved once here; the workers run their fleet runtimes on it (manager_runtime_image)
+                         RUNTIME_IMAGE_OUTPUT: pinned(TORCH_IMAGE)})
 
 
 def manager_egress(fleet: FleetPlan, cluster: pulumi.Resource) -> pulumi.Input[list[str]]:
@@ -67,8 +74,31 @@ def admitted_manager_egress(plan: StackPlan) -> pulumi.Output[list[str]] | None:
     reference = plan.cluster.fleet_manager
     if reference is None:
         return None
-    manager = pulumi.StackReference("fleet-manager", stack_name=reference)
-    return manager.get_output(EGRESS_OUTPUT).apply(lambda v: [str(c) for c in v] if isinstance(v, list) else [])
+    return _manager(reference).get_output(EGRESS_OUTPUT).apply(
+        lambda v: [str(c) for c in v] if isinstance(v, list) else [])
+
+
+PINNED = re.compile(r"^[^@\s]+@sha256:[0-9a-f]{64}$")
+_MANAGERS: "weakref.WeakKeyDictionary[Any, pulumi.StackReference]" = weakref.WeakKeyDictionary()
+
+
+def _manager(reference: str) -> pulumi.StackReference:
+    """The worker's one StackReference to its manager (per program run: tests run several in one process)."""
+    monitor = pulumi.runtime.settings.get_monitor()
+    if monitor not in _MANAGERS:
+        _MANAGERS[monitor] = pulumi.StackReference("fleet-manager", stack_name=reference)
+    return _MANAGERS[monitor]
+
+
+def manager_runtime_image(plan: StackPlan) -> pulumi.Output[str | None] | None:
+    """A worker with ``fleet.manager``: the manager's ``fleetRuntimeImage`` (the fleet runtimes' image by digest,
+    resolved once on the manager), or None until the manager's first ``pulumi up`` (and offline): the worker then
+    resolves its own, and takes the manager's at its next ``pulumi up`` (round 3 of the bring-up)."""
+    reference = plan.cluster.fleet_manager
+    if reference is None:
+        return None
+    return _manager(reference).get_output(RUNTIME_IMAGE_OUTPUT).apply(
+        lambda v: v if isinstance(v, str) and PINNED.match(v) else None)
 
 
 def worker_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:

@@ -44,6 +44,9 @@ def _main(argv: Sequence[str] | None) -> int:
                         help="boot the pack as the Pulumi CLI does (own interpreter, gRPC); default: the same pack "
                              "in this process, same findings, faster")
     parser.add_argument("--no-policies", action="store_true", help="skip the policy pack")
+    parser.add_argument("--with", dest="alongside", action="append", default=[], metavar="STACK[,STACK...]",
+                        help="stacks of this project deployed alongside (their Pulumi.<stack>.yaml next to the "
+                             "program): two gpu-cluster Cloud NATs on one project, region and network are refused")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     parser.add_argument("--debug", action="store_true", help="on an internal error (exit 4), print the traceback")
     add_diff_arguments(parser)
@@ -74,7 +77,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     from preview.run import preview_file  # after arg parsing: --help stays fast
 
-    report = preview_file(args.stack, path, policies=policy_options(args))
+    alongside = [name.strip() for names in args.alongside for name in names.split(",") if name.strip()]
+    report = preview_file(args.stack, path, policies=policy_options(args), alongside=alongside)
     print(render_report(report, args.format, {"auto": None, "always": True, "never": False}[args.color]), end="")
     return report.exit_code
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from catalog import load_catalog
 from preview.cost import UnpricedCost, stack_cost
@@ -32,10 +32,11 @@ if TYPE_CHECKING:  # the fleet machinery is imported only by a fleet manager's p
 
 def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py",
                    policies: PolicyOptions | None = None, secret_keys: list[str] | None = None,
-                   stack_files: StackFiles | None = None) -> PreviewReport:
+                   stack_files: StackFiles | None = None, alongside: Sequence[str] = ()) -> PreviewReport:
     """``secret_keys``: None for a stack file (its ``secure:`` values are the secrets); a list when ``config`` is
     already decrypted, as the CLI hands it to the program. ``stack_files``: where a fleet manager's worker stack
-    files are read (default: next to ``main``; a diff's base side reads them at its git ref)."""
+    files are read (default: next to ``main``; a diff's base side reads them at its git ref). ``alongside``: stacks
+    of this project deployed with this one (``--with``, ``preview/fleet/alongside.py``)."""
     report = PreviewReport(stack=stack)
     raw = decode_config(config)
     secret = names_in_namespace(secure_keys(config) if secret_keys is None else secret_keys)
@@ -51,6 +52,15 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         report.errors, report.warnings = exc.errors, [i for i in exc.issues if i.warning]
         return report  # invalid: the program is never run, so nothing is registered
     report.cloud, report.region = spec.cloud.value, spec.region
+    if alongside:  # one Cloud NAT per project, region and network across the stacks deployed together
+        from preview.fleet.alongside import alongside_issues
+        from preview.fleet.stack_files import FolderStackFiles
+        from stacks.plan.fleet_egress import nat_scope
+
+        report.errors = alongside_issues(stack, nat_scope(spec.cloud.value, plan.cluster), alongside,
+                                         stack_files or FolderStackFiles(main.parent), cat)
+        if report.errors:
+            return report
     members: list[Member] = []
     references: dict[str, dict] | None = None
     if plan.fleet is not None and plan.fleet.manager:  # StackReferences: preview the workers first (each planned once)
@@ -116,12 +126,12 @@ def preview_stack(stack: str, root: Path = PROJECT_ROOT, policies: PolicyOptions
 
 
 def preview_file(stack: str, path: Path, main: Path = PROJECT_ROOT / "__main__.py",
-                 policies: PolicyOptions | None = None) -> PreviewReport:
+                 policies: PolicyOptions | None = None, alongside: Sequence[str] = ()) -> PreviewReport:
     try:
         config = read_stack_file(path)
     except StackFileError as exc:  # not a stack file: exit 2 with where and why, nothing run
         report = PreviewReport(stack=stack, errors=[exc.issue])
     else:
-        report = preview_config(stack, config, main, policies)
+        report = preview_config(stack, config, main, policies, alongside=alongside)
     report.stack_file = path
     return report

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from render.fleet import FLEET_PART_OF
 from stacks.spec.fleet import FLEET_GPU_LABEL, gpu_slug
 from render.kueue import API_VERSION, GPU_RESOURCE, TEAM_NAMESPACE_PSS
+from stacks.plan.fleet import cohort_limits
 from stacks.spec.fleet import Dispatcher, Fleet, FleetQueue
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+NAMESPACE_LABEL = "kubernetes.io/metadata.name"
 MULTIKUEUE_CONFIG_NAME = "fleet"
 ADMISSION_CHECK_NAME = "fleet-multikueue"
 KUBECONFIG_KEY = "kubeconfig"
@@ -96,7 +98,7 @@ def render_manager(fleet: Fleet, manager_facts: dict[str, Any] | None = None) ->
         flavors = [{"name": flavor_name(gpu_slug(q.gpu_model)),
                     "resources": [{"name": GPU_RESOURCE, "nominalQuota": q.gpus}]} for q in queue.quotas]
         out.cluster_queues.append(_obj("ClusterQueue", queue.name, spec={
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": queue_namespace(queue)}},
+            "namespaceSelector": {"matchLabels": {NAMESPACE_LABEL: queue_namespace(queue)}},
             "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": flavors}],
             # one cohort: a queue dispatches on quota its sibling leaves unused, and reclaims its own when needed
             # withinClusterQueue: the manager is where a fleet job waits (its quota is the workers' sum), so a
@@ -111,6 +113,23 @@ def render_manager(fleet: Fleet, manager_facts: dict[str, Any] | None = None) ->
         out.namespaces.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {
             **FLEET_PART_OF, **TEAM_NAMESPACE_PSS}}})
     return out
+
+
+def with_cohort_limits(cq: Mapping[str, Any], workers: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
+    """The ClusterQueue's spec with the cohort limits its workers give it (``stacks/plan/fleet.cohort_limits``) on
+    its GPU resources: without them the manager's cohort lets a queue be dispatched past what the workers can give
+    it, and those jobs hold manager quota while no worker admits them."""
+    spec = json.loads(json.dumps(cq["spec"]))
+    flavors = spec["resourceGroups"][0]["flavors"]
+    nominal = {f["name"].removeprefix("fleet-"): r["nominalQuota"] for f in flavors for r in f["resources"]
+               if r["name"] == GPU_RESOURCE}
+    limits = cohort_limits(cq["metadata"]["name"], spec["namespaceSelector"]["matchLabels"][NAMESPACE_LABEL],
+                           nominal, workers)
+    for flavor in flavors:
+        for res in flavor["resources"]:
+            if res["name"] == GPU_RESOURCE:
+                res.update(limits[flavor["name"].removeprefix("fleet-")])
+    return spec
 
 
 def multikueue_config(fleet: Fleet) -> dict[str, Any]:

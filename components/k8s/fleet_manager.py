@@ -17,7 +17,8 @@ from components.k8s.kubeflow import BASELINE_PSS, TRAINER_NAMESPACE
 from components.k8s.kueue import KUEUE_NAMESPACE, RESTRICTED_PSS
 from components.image_digests import pin_images
 from render.fleet import FLEET_PART_OF, fleet_runtimes
-from render.fleet_manager import KUBECONFIG_KEY, WORKER_FACTS_ANNOTATION, ManagerObjects, kubeconfig_secret_name
+from render.fleet_manager import (KUBECONFIG_KEY, WORKER_FACTS_ANNOTATION, ManagerObjects, kubeconfig_secret_name,
+                                  with_cohort_limits)
 from render.trainer import trainer_values
 
 
@@ -84,6 +85,8 @@ class FleetManager(pulumi.ComponentResource):
                 waits += [created[("ResourceFlavor", f["name"])] for f in obj["spec"]["resourceGroups"][0]["flavors"]]
                 waits += [created[("AdmissionCheck", c["name"])]
                           for c in obj["spec"]["admissionChecksStrategy"]["admissionChecks"]]
+                # the cohort limits mirror the workers' (known once their outputs are)
+                obj = {**obj, "spec": _with_limits(obj, worker_facts)}
             elif kind == "LocalQueue":
                 waits += [team_ns[obj["metadata"]["namespace"]], created[("ClusterQueue", obj["spec"]["clusterQueue"])]]
             created[(kind, obj_name)] = custom_resource(f"{name}-{kind.lower()}-{obj_name}", obj,
@@ -94,6 +97,11 @@ class FleetManager(pulumi.ComponentResource):
             _runtime(f"{name}-runtime-fleet-{slug}", model, per_node,
                      pulumi.ResourceOptions(parent=self, depends_on=[trainer]))
         self.register_outputs({"workers": workers})
+
+
+def _with_limits(cq: dict[str, Any], worker_facts: Mapping[str, pulumi.Output[Any]]) -> pulumi.Output[Any]:
+    """The ClusterQueue's spec with the cohort limits its workers give it, once their outputs are known."""
+    return pulumi.Output.all(*worker_facts.values()).apply(lambda facts: with_cohort_limits(cq, facts))
 
 
 def _gpus_per_node(facts: Sequence[Any], models: Sequence[GpuModel]) -> dict[GpuModel, int]:

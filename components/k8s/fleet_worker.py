@@ -8,7 +8,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.k8s.custom_resources import custom_resource
+from components.image_digests import pinned
 from render.fleet import fleet_runtimes
+from render.trainer import TORCH_IMAGE
 from render.fleet_worker import token_admission_objects, worker_access_objects, worker_kubeconfig
 
 
@@ -25,8 +27,11 @@ class FleetWorker(pulumi.ComponentResource):
 
     def __init__(self, name: str, cluster_name: str, endpoint: pulumi.Input[str], token_generation: int,
                  gpus_per_node: dict, after: Sequence[pulumi.Resource] = (), runtimes_after: Sequence[pulumi.Resource] = (),
-                 opts: pulumi.ResourceOptions | None = None, namespaces: Sequence[str] = ()):
-        """``after``: Kueue (its ``kueue-system`` namespace); ``runtimes_after``: the Trainer release (its CRDs)."""
+                 opts: pulumi.ResourceOptions | None = None, namespaces: Sequence[str] = (),
+                 runtime_image: pulumi.Output[str | None] | None = None):
+        """``after``: Kueue (its ``kueue-system`` namespace); ``runtimes_after``: the Trainer release (its CRDs);
+        ``runtime_image``: the manager's fleet runtime image by digest (None, or resolving to None: this cluster
+        pins the image itself), so that every cluster of the fleet runs the same bytes."""
         super().__init__("gpu-cluster:fleet:FleetWorker", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         # the token is refused anything outside the mirrored namespaces before it exists
@@ -55,6 +60,9 @@ class FleetWorker(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, secret.data).apply(
             lambda a: _kubeconfig(cluster_name, a[0], a[1] or {})))
         for obj in fleet_runtimes(gpus_per_node):
+            if runtime_image is not None:
+                obj = _with_image(obj, TORCH_IMAGE, pulumi.Output.all(runtime_image, pinned(TORCH_IMAGE)).apply(
+                    lambda a: a[0] or a[1]))
             custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj,
                             pulumi.ResourceOptions(parent=self, depends_on=list(runtimes_after)))
         self.register_outputs({"kubeconfig": self.kubeconfig})
@@ -64,3 +72,12 @@ def _kubeconfig(cluster_name: str, endpoint: str, data: dict[str, Any]) -> str:
     """Secret ``data`` is base64: the CA stays so (``certificate-authority-data``), the token is decoded."""
     token = base64.b64decode(data.get("token", "")).decode()
     return worker_kubeconfig(cluster_name, endpoint, data.get("ca.crt", ""), token)
+
+
+def _with_image(obj: Any, image: str, value: pulumi.Output[str]) -> Any:
+    """A copy of ``obj`` with every ``image: <image>`` set to ``value``."""
+    if isinstance(obj, dict):
+        return {k: value if k == "image" and v == image else _with_image(v, image, value) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_with_image(v, image, value) for v in obj]
+    return obj

@@ -20,6 +20,10 @@ KUBECONFIG_OUTPUT = "fleetKubeconfig"
 """The worker's stack output (a Pulumi secret) the manager reads through its StackReference."""
 FACTS_OUTPUT = "fleet"
 """A fleet stack's non-secret facts output (role, queues, GPUs, Kueue version, API access)."""
+RUNTIME_IMAGE_OUTPUT = "fleetRuntimeImage"
+"""The manager's stack output: the fleet runtimes' image by digest (``<repository>:<tag>@sha256:<digest>``), resolved
+once on the manager; each worker with ``fleet.manager`` runs its fleet runtimes on it, so the manager's Workload and
+the worker's pods name the same bytes even when the tag moved between the stacks' deploys."""
 EGRESS_OUTPUT = "fleetEgressAddresses"
 """The manager's egress addresses output (a list of CIDRs, /32 for a NAT address): reserved by gpu-cluster (GKE),
 read from the manager's NAT gateways (EKS), or as declared in ``egressCidrs``. A worker with ``fleet.manager`` admits

@@ -39,3 +39,28 @@ def shared_nat_issues(manager: Mapping[str, Any] | None,
         else:
             seen[key] = f"worker '{name}' (stack {stack})"
     return issues
+
+
+def alongside_nat_issues(stack: str, scope: Mapping[str, Any] | None,
+                         others: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[SpecIssue]:
+    """``stack`` (its scope, or None: no gpu-cluster Cloud NAT) previewed with ``others``, stacks of the same Pulumi
+    project deployed alongside it (``--with``), each (stack name, its scope). One error per stack whose scope an
+    earlier one already has, this stack's first."""
+    limit = cloud_limit("gcp-cloud-nat-all-subnetworks")
+    seen: dict[tuple[str, str, str], str] = {}
+    issues = []
+    for name, other in [(stack, scope), *others]:
+        if other is None:
+            continue
+        key = (other["project"], other["region"], other["network"])
+        if key not in seen:
+            seen[key] = name
+            continue
+        issues.append(SpecIssue(
+            path_of("cluster", "network"),
+            f"stacks {seen[key]} and {name} would each create a Cloud NAT over all subnetworks of {_shown(other)}: "
+            f"{limit.cite()}, so the second pulumi up fails", f"{name}: {_shown(other)}",
+            allowed="one gpu-cluster Cloud NAT per project, region and network across the stacks deployed together",
+            fix=(f"give one of them its own network (cluster.network, with cluster.cloudNat: true, in "
+                 f"Pulumi.{name}.yaml or Pulumi.{seen[key]}.yaml), another region or project, or deploy them apart")))
+    return issues

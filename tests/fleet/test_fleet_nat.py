@@ -12,8 +12,7 @@ SCOPE = {"project": "ml-platform-prod", "region": "us-central1", "network": "def
 
 def test_a_manager_sharing_the_workers_network_is_exit_2_citing_the_gcp_limit():
     manager = raw("fleet")
-    for key in ("network", "cloudNat"):
-        manager["cluster"].pop(key)  # the manager back on the default network, as the GKE worker
+    manager["cluster"]["network"] = "fleet-gke"  # the manager in the GKE worker's network
     rep = preview_config("fleet", encoded(manager))
     assert rep.exit_code == 2 and rep.resources == []
     (err,) = rep.errors

@@ -17,7 +17,7 @@ from tests.support.policy.harness import Pack, with_props, wire
 FLEET_RULES = ("cross-layer-fleet-workers", "cross-layer-fleet-queues-mirrored", "cross-layer-fleet-job-kinds",
                "cross-layer-fleet-quota-placeable", "cross-layer-fleet-quota-sum", "cross-layer-fleet-kueue-version",
                "cross-layer-fleet-reachable", "cross-layer-fleet-admissible", "cross-layer-fleet-gpus-per-node",
-               "cross-layer-fleet-priorities")
+               "cross-layer-fleet-priorities", "cross-layer-fleet-cohort-limits")
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +115,16 @@ def _quota(n):
     return change
 
 
+def _unlimited_borrowing(props):
+    """The manager's ClusterQueue as rendered before it mirrored the workers: no limit in the cohort."""
+    for res in props["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+        res.pop("borrowingLimit", None)
+
+
+def _eks_lends_all_its_p5(f):
+    next(q for q in f["queues"] if q["name"] == "research")["lendable"]["H100_80GB"] = 12
+
+
 def _tas_h100(f):
     """The worker's H100 flavor topology-aware (the default placement of a fixed-size pool) beside plain L4."""
     adm = f["admission"]
@@ -153,6 +163,12 @@ CASES = [  # (rule, resources, enforcement, waiver resource, words in the messag
       "part of it stays idle"]),
     ("cross-layer-fleet-quota-sum", lambda: edited("ClusterQueue", "research", _quota(40)), "advisory", "research",
      ["workers gke 24 + eks 12 = 36", "dispatched jobs wait on the workers"]),
+    # product may hold 12 + 12 H100 at the manager (gke lends it 8, eks 4); unlimited, it borrows research's unused
+    ("cross-layer-fleet-cohort-limits", lambda: edited("ClusterQueue", "product", _unlimited_borrowing), "mandatory",
+     "product", ["queue 'product': manager borrowingLimit for h100-80gb is not the workers' sum",
+                 "holds manager quota while no worker admits it", "observed: no limit", "12 (the sum over"]),
+    ("cross-layer-fleet-cohort-limits", lambda: worker_facts("eks", _eks_lends_all_its_p5), "mandatory", "research",
+     ["manager lendingLimit for h100-80gb is below the workers' sum", "observed: 12", "20 (the sum over"]),
     ("cross-layer-fleet-kueue-version", lambda: worker_facts("eks", lambda f: f.update(kueueVersion="0.18.0")),
      "mandatory", "eks", ["observed: Kueue 0.18.0 on the worker, 0.19.2 on the manager"]),
     ("cross-layer-fleet-reachable", lambda: worker_facts("gke", lambda f: f.update(

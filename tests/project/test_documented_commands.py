@@ -121,6 +121,8 @@ RUNS = [
         ("kind: ComputeDomain", "name: llama-70b-imex", "kind: TrainingRuntime", "kind: TrainJob", "numNodes: 18")),
     Run("python -m preview --stack fleet", (PY, "-m", "preview", "--stack", "fleet", "--color", "never"), 0,
         ("Fleet (MultiKueue", "fleet-gke", "fleet-eks", "· exit 0")),
+    Run("python -m preview --stack fleet-gke --with gke-kueue",
+        (PY, "-m", "preview", "--stack", "fleet-gke", "--with", "gke-kueue", "--color", "never"), 0, ("· exit 0",)),
     Run("python -m whatif --stack fleet --workload workloads/fleet.yaml --vs gke",
         (PY, "-m", "whatif", "--stack", "fleet", "--workload", "workloads/fleet.yaml", "--vs", "gke", "--color",
          "never"), 0, ("Fleet: MultiKueue AllAtOnce over gke, eks", "Compared: fleet → fleet-gke")),

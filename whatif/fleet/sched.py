@@ -1,18 +1,23 @@
 """MultiKueue over the workers' own Kueue: the manager holds a job against its queue's quota, then offers copies to
 workers (AllAtOnce: every worker; Incremental: ``stepSize`` at a time in ``fleet.workers`` order, more every 5
 minutes). Each worker runs its own ``KueueScheduler`` over its own pools and queues; the first worker whose Kueue
-admits a copy wins and the other copies are withdrawn. A copy evicted on its worker (preemption, spot, gang timeout)
-evicts the manager's job: its quota is released and it waits at the manager again in creation order. Within one
-instant the workers answer in a seeded random order (the race between their Kueues), never list order."""
+admits a copy wins and the other copies are withdrawn. The manager's queue is Kueue's (``manager.py``): priority
+first, then the queue-order timestamp; a job that does not fit preempts lower-priority jobs of its queue there
+(``withinClusterQueue: LowerPriority``), and MultiKueue deletes their copies on the workers. A copy evicted on its
+worker (preemption, spot, gang timeout) evicts the manager's job: its quota is released and it waits at the manager
+again, ordered by that eviction's time. Within one instant the workers answer in a seeded random order (the race
+between their Kueues), never list order."""
 from __future__ import annotations
 
 import random
+from bisect import insort
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from whatif.cluster import ClusterModel
 from whatif.core import ADMITTED, DONE, PENDING, RUNNING, TICK, Host, JobState
 from whatif.fleet.cluster import INCREMENTAL_WIDEN_S, FleetModel
+from whatif.fleet.manager import manager_order, victims
 from whatif.kueue.sched import KueueJob, KueueScheduler
 from whatif.model import Job
 from whatif.nodes import Node, PoolState
@@ -20,7 +25,7 @@ from whatif.nodes import Node, PoolState
 
 class FleetJob(JobState):
     """A job as the manager sees it; ``copies`` are its offers, one per nominated worker."""
-    __slots__ = ("copies", "nominated", "reserved", "winner")
+    __slots__ = ("copies", "nominated", "reserved", "winner", "value", "order_ts", "reserved_at")
 
     def __init__(self, job: Job, n: int):
         super().__init__(job, n)
@@ -28,7 +33,19 @@ class FleetJob(JobState):
         self.nominated = 0
         self.reserved = False
         """Holds manager quota (from dispatch to the end of the job)."""
+        self.reserved_at = -1.0
         self.winner: str | None = None
+        self.value = 0
+        """Priority (its WorkloadPriorityClass's value; 0 without one)."""
+        self.order_ts = job.submit_s
+        """Queue-order timestamp at the manager: creation, or the last eviction by MultiKueue's check."""
+
+    @property
+    def gpus(self) -> float:
+        return self.job.gpus
+
+    def key(self) -> tuple[int, float, int]:
+        return manager_order(self.value, self.order_ts, self.n)
 
 
 class Copy(KueueJob):
@@ -95,7 +112,9 @@ class FleetScheduler:
         self.workers = {w: KueueScheduler(WorkerHost(eng, fleet.clusters[w], self)) for w in fleet.workers}  # type: ignore[arg-type]
         self.used = {q: 0.0 for q in fleet.manager_quota}
         self.waiting: list[FleetJob] = []
-        """At the manager: not dispatched yet (its queue's quota is full), in submit order."""
+        """At the manager: not dispatched yet (its queue's quota is full), in Kueue's queue order."""
+        self._manager_preempting: FleetJob | None = None
+        """The job the manager is preempting now: requeued at its creation time, not at the eviction's."""
         self.dispatched: list[FleetJob] = []
         self.won: dict[str, int] = {w: 0 for w in fleet.workers}
         """Worker -> copies it admitted (a job preempted and readmitted counts again)."""
@@ -109,18 +128,44 @@ class FleetScheduler:
 
     # -- the manager ------------------------------------------------------------------------------------------
     def submit(self, js: FleetJob, now: float) -> None:
-        self.waiting.append(js)
+        js.value = self.eng.cluster.class_values.get(js.job.priority or "", 0)
+        insort(self.waiting, js, key=FleetJob.key)
 
     def _dispatch(self, now: float) -> None:
         for fj in list(self.waiting):
-            quota = self.fleet.manager_quota.get(fj.job.queue, 0)
-            if self.used[fj.job.queue] + fj.job.gpus > quota:
+            if fj not in self.waiting:
+                continue
+            q = fj.job.queue
+            quota = self.fleet.manager_quota.get(q, 0)
+            held = [d for d in self.dispatched if d.reserved and d.job.queue == q]
+            out = victims(fj.value, fj.job.gpus, quota - self.used[q], held)
+            if out is None:
                 continue  # BestEffortFIFO at the manager: a smaller job behind it may still fit
+            for v in out:
+                self._preempt_at_manager(v)
             self.waiting.remove(fj)
-            self.used[fj.job.queue] += fj.job.gpus
-            fj.reserved, fj.nominated = True, 0
+            self.used[q] += fj.job.gpus
+            fj.reserved, fj.reserved_at, fj.nominated = True, now, 0
             self.dispatched.append(fj)
             self._nominate(fj, now)
+
+    def _preempt_at_manager(self, fj: FleetJob) -> None:
+        """Kueue preempts the manager's Workload; MultiKueue deletes its copies on the workers, so a copy that runs
+        stops there (its work is lost, a preemption) and the job waits at the manager again (quota released at once:
+        the manager runs no pods, so nothing is left to terminate there)."""
+        copy = fj.copies.get(fj.winner) if fj.winner is not None else None
+        self._manager_preempting = fj
+        try:
+            if copy is not None and copy.state == RUNNING:
+                self.eng.preempt(copy, requeue=True)  # -> released(): withdrawn, requeued
+            else:
+                self._withdraw(fj, keep=None)
+                fj.copies.clear()
+                fj.winner, fj.nominated, fj.state = None, 0, PENDING
+                fj.token += 1
+                self._requeue(fj, fj.job.submit_s)
+        finally:
+            self._manager_preempting = None
 
     def _nominate(self, fj: FleetJob, now: float) -> None:
         names = self.fleet.workers[fj.nominated:fj.nominated + self.fleet.step_size]
@@ -176,7 +221,7 @@ class FleetScheduler:
             fj.copies.clear()
             fj.winner, fj.nominated, fj.state = None, 0, PENDING
             fj.token += 1
-            self._requeue(fj)
+            self._requeue(fj, fj.job.submit_s if fj is self._manager_preempting else now)
         else:
             fj.state = DONE
             self.used[fj.job.queue] -= fj.job.gpus
@@ -200,7 +245,7 @@ class FleetScheduler:
         self._withdraw(fj, keep=None)  # out of the worker's queue (and its waiting pods), quota released there
         fj.winner, fj.nominated = None, 0
         fj.token += 1
-        self._requeue(fj)
+        self._requeue(fj, now)
 
     def evicted_unstarted(self, js: "Copy", now: float) -> None:
         """Kueue evicted the copy on its worker before its pods ran: the worker forgets it, and the manager's Workload
@@ -213,19 +258,18 @@ class FleetScheduler:
         fj.copies.clear()
         fj.winner, fj.nominated, fj.state = None, 0, PENDING
         fj.token += 1
-        self._requeue(fj)
+        self._requeue(fj, now)
 
-    def _requeue(self, fj: FleetJob) -> None:
-        """An evicted job gives its manager quota back and waits again at the manager, in creation order (Kueue's
-        queue order: behind the older jobs still waiting, ahead of the younger), to be dispatched anew."""
+    def _requeue(self, fj: FleetJob, order_ts: float) -> None:
+        """An evicted job gives its manager quota back and waits again at the manager to be dispatched anew, in
+        Kueue's queue order with ``order_ts`` as its queue-order timestamp (``manager.py``)."""
         if fj in self.dispatched:
             self.dispatched.remove(fj)
         if fj.reserved:
             self.used[fj.job.queue] -= fj.job.gpus
             fj.reserved = False
-        at = next((i for i, w in enumerate(self.waiting) if (w.job.submit_s, w.n) > (fj.job.submit_s, fj.n)),
-                  len(self.waiting))
-        self.waiting.insert(at, fj)
+        fj.order_ts = order_ts
+        insort(self.waiting, fj, key=FleetJob.key)
         self.eng.dirty = True
 
     def schedule(self, now: float) -> None:
