@@ -15,8 +15,10 @@ from typing import Any
 
 from catalog import Cloud
 from stacks.plan.facts import PoolFacts
-from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, concurrency, evidence, image,
-                                 kv_precision, running_target)
+from render.serving_identity import (GCS_FUSE_DRIVER, WEIGHTS_MOUNT, MetricsAccess, WeightsAccess, metrics_access,
+                                     pod_meta, service_account, service_account_name, weights_access)
+from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, bucket_path, concurrency, evidence,
+                                 image, kv_precision, running_target)
 from stacks.spec.serving import Service, ServingSpec
 
 MANAGED = {"app.kubernetes.io/part-of": "gpu-cluster", "app.kubernetes.io/managed-by": "pulumi"}
@@ -45,9 +47,13 @@ class ServiceObjects:
     inference_pool_values: dict[str, Any] | None = None
     """GKE: values of the ``inferencepool`` chart (release named after the service: InferencePool ``<name>``)."""
     route: dict[str, Any] | None = None
+    service_account: dict[str, Any] | None = None
+    """The pods' own ServiceAccount (the weights identity is bound to it)."""
+    weights: WeightsAccess | None = None
+    """None: the weights come from Hugging Face (no bucket identity)."""
 
     def objects(self) -> list[dict[str, Any]]:
-        return [o for o in (self.workload, self.service, self.pdb, self.scaled_object,
+        return [o for o in (self.service_account, self.workload, self.service, self.pdb, self.scaled_object,
                             self.pod_monitoring, self.route) if o is not None]
 
 
@@ -60,6 +66,8 @@ class ServingObjects:
     gateway: dict[str, Any] | None
     trigger_auth: dict[str, Any]
     services: list[ServiceObjects] = field(default_factory=list)
+    metrics: MetricsAccess = field(default_factory=MetricsAccess)
+    """KEDA's read access to the metrics its triggers query."""
 
     def objects(self) -> list[dict[str, Any]]:
         head = [o for o in (self.namespace, self.priority_class, self.trigger_auth) if o is not None]
@@ -87,8 +95,9 @@ def _vllm_args(svc: Service, served_model: str) -> list[str]:
         args += ["--pipeline-parallel-size", str(svc.nodes_per_replica), "--distributed-executor-backend", "ray"]
     if kv_precision(svc).value == "fp8":
         args += ["--kv-cache-dtype", "fp8"]
-    if svc.model_uri.startswith(("gs://", "s3://")):
-        args += ["--load-format", "runai_streamer"]  # streams safetensors from the bucket straight to GPU memory
+    if bucket_path(svc.model_uri) is not None:
+        # concurrent safetensors reads to GPU memory: from s3:// directly, from the FUSE mount on GKE
+        args += ["--load-format", "runai_streamer"]
     return args
 
 
@@ -105,19 +114,30 @@ def _container(svc: Service, command: list[str], gpus: int, serving: bool) -> di
         c["startupProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 10,
                              "failureThreshold": 90}  # weights load for minutes on a cold node
         c["lifecycle"] = {"preStop": {"sleep": {"seconds": 10}}}  # leave the endpoints before the server stops
-    if not svc.model_uri.startswith(("gs://", "s3://")):
+    where = bucket_path(svc.model_uri)
+    if where is None:
         c["env"] = [{"name": "HF_HUB_OFFLINE", "value": "0"}]
+    elif where.scheme == "gs":
+        c["volumeMounts"].append({"name": "weights", "mountPath": WEIGHTS_MOUNT, "readOnly": True})
     return c
 
 
 def _pod_spec(svc: Service, pool: PoolFacts, container: dict[str, Any]) -> dict[str, Any]:
+    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
+    where = bucket_path(svc.model_uri)
+    if where is not None and where.scheme == "gs":
+        # the bucket's model prefix only (only-dir), read-only; the FUSE sidecar reads as the pod's ServiceAccount
+        options = "implicit-dirs" + (f",only-dir={where.prefix}" if where.prefix else "")
+        volumes.append({"name": "weights", "csi": {"driver": GCS_FUSE_DRIVER, "readOnly": True, "volumeAttributes": {
+            "bucketName": where.bucket, "mountOptions": options}}})
     return {
+        "serviceAccountName": service_account_name(svc),
         "priorityClassName": SERVING_PRIORITY_CLASS,
         "nodeSelector": dict(pool.pool_label),
         "tolerations": [dict(t) for t in pool.tolerations],
         "terminationGracePeriodSeconds": DRAIN_SECONDS,
         "containers": [container],
-        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+        "volumes": volumes,
     }
 
 
@@ -129,7 +149,10 @@ def _pod_labels(svc: Service, kueue: bool) -> dict[str, str]:
 
 
 def _served_model(svc: Service) -> str:
-    return svc.model_uri
+    """What vLLM loads: the FUSE mount on GKE (vLLM v0.10.0 reads no gs://), the s3:// URI on EKS (its
+    ``runai_streamer`` loader streams from S3), a Hugging Face repo ID as given."""
+    where = bucket_path(svc.model_uri)
+    return WEIGHTS_MOUNT if where is not None and where.scheme == "gs" else svc.model_uri
 
 
 def _deployment(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str, Any]:
@@ -139,7 +162,7 @@ def _deployment(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str
             "spec": {"replicas": svc.replicas.min, "selector": {"matchLabels": app_labels(svc)},
                      # one replica at a time: a surge replica needs GPUs that may be lent to training
                      "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-                     "template": {"metadata": {"labels": labels}, "spec": _pod_spec(svc, pool, container)}}}
+                     "template": {"metadata": pod_meta(svc, labels), "spec": _pod_spec(svc, pool, container)}}}
 
 
 def _leader_worker_set(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str, Any]:
@@ -148,9 +171,9 @@ def _leader_worker_set(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> d
     leader_cmd = ["bash", MULTI_NODE_SCRIPT, "leader", "--ray_cluster_size=$(LWS_GROUP_SIZE);",
                   *_vllm_args(svc, _served_model(svc))]
     worker_cmd = ["bash", MULTI_NODE_SCRIPT, "worker", "--ray_address=$(LWS_LEADER_ADDRESS)"]
-    leader = {"metadata": {"labels": labels},
+    leader = {"metadata": pod_meta(svc, labels),
               "spec": _pod_spec(svc, pool, _container(svc, leader_cmd, per_node, True))}
-    worker = {"metadata": {"labels": labels},
+    worker = {"metadata": pod_meta(svc, labels),
               "spec": _pod_spec(svc, pool, _container(svc, worker_cmd, per_node, False))}
     return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
             "metadata": _meta(svc.name, ns, labels),
@@ -284,7 +307,9 @@ def _policies(ns: str, gke: bool, kueue: bool) -> list[dict[str, Any]]:
 
 
 def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Cloud, region: str,
-                   project: str | None, kueue: bool) -> ServingObjects:
+                   project: str | None, kueue: bool, cluster: str = "", account: str | None = None) -> ServingObjects:
+    """``cluster``: the cluster's name (Google service account IDs are per project, so they carry it); ``account``:
+    the AWS account (the AMP workspace's ARN)."""
     ns = serving.namespace
     gke = cloud == Cloud.GCP
     namespace = None if kueue else {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None, {
@@ -293,14 +318,17 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
           "value": serving.priority, "preemptionPolicy": "PreemptLowerPriority", "globalDefault": False,
           "description": "Inference serving: above every training priority; training never preempts it."}
     address = prometheus_address(cloud, project, serving.autoscaling.prometheus_url)
-    out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud))
+    out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud),
+                         metrics=metrics_access(cloud, project, cluster, region, account, address))
     for svc in serving.services:
         pool = pools[svc.pool]
         workload = _leader_worker_set(svc, pool, ns, kueue) if svc.nodes_per_replica > 1 else \
             _deployment(svc, pool, ns, kueue)
+        weights = weights_access(svc, ns, cloud, project, cluster)
         out.services.append(ServiceObjects(
             svc.name, workload, _service(svc, ns), _pdb(svc, ns),
             _scaled_object(svc, serving, ns, address, None if gke else region, _running(svc, pool)),
             _pod_monitoring(svc, ns) if gke else None, inference_pool_values(svc) if gke else None,
-            _route(svc, ns) if gke else None))
+            _route(svc, ns) if gke else None, service_account(svc, ns, weights, {**MANAGED, **app_labels(svc)}),
+            weights))
     return out

@@ -172,6 +172,25 @@ def image(svc: Service) -> str:
 
 
 @dataclass(frozen=True)
+class BucketPath:
+    """Where a service's weights are: ``gs://`` (GKE) or ``s3://`` (EKS), a bucket and the prefix under it."""
+
+    scheme: str
+    bucket: str
+    prefix: str
+    """Without leading or trailing ``/``; empty for the bucket's root."""
+
+
+def bucket_path(uri: str) -> BucketPath | None:
+    """``gs://b/p/q`` -> (gs, b, p/q); None for a Hugging Face repo ID (downloaded, no bucket identity needed)."""
+    for scheme in ("gs", "s3"):
+        if uri.startswith(f"{scheme}://"):
+            bucket, _, prefix = uri[len(scheme) + 3:].partition("/")
+            return BucketPath(scheme, bucket, prefix.strip("/"))
+    return None
+
+
+@dataclass(frozen=True)
 class ServiceCost:
     service: str
     pool: str
