@@ -31,6 +31,8 @@ def build_serving(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulum
         "serving-identity", [s.weights for s in objects.services if s.weights is not None], objects.metrics, gke,
         project=plan.spec.project, cluster_name=cluster_name, cluster_arn=getattr(ref, "arn", None),
         install_pod_identity_agent=not gke and plan.cluster.create and not plan.cluster.cluster_autoscaler,
+        subnets=sorted(getattr(ref, "subnets", {}).values()),
+        security_group=getattr(ref, "cluster_security_group_id", None),
         opts=pulumi.ResourceOptions(providers=[cloud_provider] if cloud_provider is not None else None,
                                     depends_on=[cluster]))
     Serving("serving", objects, lws=any(s.nodes_per_replica > 1 for s in serving.services),

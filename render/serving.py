@@ -71,7 +71,7 @@ class ServingObjects:
 
     def objects(self) -> list[dict[str, Any]]:
         head = [o for o in (self.namespace, self.priority_class, self.trigger_auth) if o is not None]
-        return [*head, *self.policies, *([self.gateway] if self.gateway else []),
+        return [*head, *self.policies, *self.metrics.collector_rbac, *([self.gateway] if self.gateway else []),
                 *(o for s in self.services for o in s.objects())]
 
 
@@ -319,7 +319,7 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
           "description": "Inference serving: above every training priority; training never preempts it."}
     address = prometheus_address(cloud, project, serving.autoscaling.prometheus_url)
     out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud),
-                         metrics=metrics_access(cloud, project, cluster, region, account, address))
+                         metrics=metrics_access(cloud, project, cluster, region, account, address, ns))
     for svc in serving.services:
         pool = pools[svc.pool]
         workload = _leader_worker_set(svc, pool, ns, kueue) if svc.nodes_per_replica > 1 else \

@@ -13,6 +13,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from catalog import Cloud
 from stacks.plan.serving import BucketPath, bucket_path
 from stacks.spec.serving import Service
@@ -123,6 +125,12 @@ class MetricsAccess:
     gcp_account_id: str | None = None
     gcp_account_email: str | None = None
     aws_query_policy: dict[str, Any] | None = None
+    amp_workspace_arn: str | None = None
+    """EKS: the workspace the triggers query, which the AWS managed collector fills (``amp_scrape_config``)."""
+    scrape_config: str | None = None
+    collector_rbac: tuple[dict[str, Any], ...] = ()
+    """EKS: the managed collector reads the serving namespace's pods (a Role, not the cluster-wide role the AMP guide
+    shows: it discovers only these pods)."""
 
     def keda_values(self) -> dict[str, Any]:
         if self.gcp_account_email:
@@ -140,7 +148,7 @@ def amp_workspace_arn(url: str, region: str, account: str | None) -> str | None:
 
 
 def metrics_access(cloud: Cloud, project: str | None, cluster: str, region: str, account: str | None,
-                   url: str | None) -> MetricsAccess:
+                   url: str | None, namespace: str) -> MetricsAccess:
     if cloud == Cloud.GCP:
         digest = hashlib.sha256(f"{cluster}/keda".encode()).hexdigest()[:6]
         account_id = f"keda-metrics-{digest}"
@@ -150,4 +158,39 @@ def metrics_access(cloud: Cloud, project: str | None, cluster: str, region: str,
         return MetricsAccess()
     return MetricsAccess(aws_query_policy={"Version": "2012-10-17", "Statement": [{
         "Sid": "QueryTheServingWorkspaceOnly", "Effect": "Allow", "Action": list(AMP_QUERY_ACTIONS),
-        "Resource": arn}]})
+        "Resource": arn}]}, amp_workspace_arn=arn, scrape_config=amp_scrape_config(namespace),
+        collector_rbac=collector_rbac(namespace))
+
+
+AMP_COLLECTOR_USER = "aps-collector-user"
+"""The Kubernetes user an AWS managed collector's role is mapped to by its access entry (AMP User Guide, "Configuring
+your Amazon EKS cluster" for managed collectors)."""
+VLLM_METRICS_PORT = 8000
+
+
+def amp_scrape_config(namespace: str, interval_s: int = 15) -> str:
+    """Prometheus scrape configuration of the AWS managed collector: vLLM's pods in the serving namespace, port 8000,
+    with the ``namespace`` label KEDA's queries match on (vLLM's own metrics carry ``model_name``)."""
+    return yaml.safe_dump({
+        "global": {"scrape_interval": f"{interval_s}s"},
+        "scrape_configs": [{
+            "job_name": "vllm",
+            "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [namespace]}}],
+            "relabel_configs": [
+                {"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"], "regex": "vllm",
+                 "action": "keep"},
+                {"source_labels": ["__meta_kubernetes_pod_container_port_number"], "regex": str(VLLM_METRICS_PORT),
+                 "action": "keep"},
+                {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"}]}]}, sort_keys=False)
+
+
+def collector_rbac(namespace: str) -> tuple[dict[str, Any], ...]:
+    meta = {"name": "amp-collector", "namespace": namespace,
+            "labels": {"app.kubernetes.io/part-of": "gpu-cluster", "app.kubernetes.io/managed-by": "pulumi"}}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": dict(meta),
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "amp-collector"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": AMP_COLLECTOR_USER}]}
+    return role, binding

@@ -8,7 +8,8 @@ account has no binding yet fails its first reads.
   on the project, Workload Identity for ``keda/keda-operator``.
 - EKS: an IAM role per service trusting EKS Pod Identity for this cluster, namespace and ServiceAccount only, whose
   inline policy reads the model prefix; KEDA's role with the AMP query actions on the one workspace; the Pod
-  Identity associations. Give it the cloud provider and the cluster's Kubernetes provider.
+  Identity associations; the AWS managed collector that scrapes vLLM into that workspace, with its access entry.
+  Give it the cloud provider and the cluster's Kubernetes provider.
 """
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 
 from components.eks.access import pod_identity_trust
-from render.serving_identity import (GCS_READER_ROLE, GMP_READER_ROLE, KEDA_NAMESPACE, KEDA_OPERATOR_SA,
-                                     MetricsAccess, WeightsAccess)
+from render.serving_identity import (AMP_COLLECTOR_USER, GCS_READER_ROLE, GMP_READER_ROLE, KEDA_NAMESPACE,
+                                     KEDA_OPERATOR_SA, MetricsAccess, WeightsAccess)
 
 
 class ServingIdentity(pulumi.ComponentResource):
@@ -34,6 +35,7 @@ class ServingIdentity(pulumi.ComponentResource):
     def __init__(self, name: str, weights: Sequence[WeightsAccess], metrics: MetricsAccess, gke: bool,
                  project: str | None = None, cluster_name: pulumi.Input[str] | None = None,
                  cluster_arn: pulumi.Input[str] | None = None, install_pod_identity_agent: bool = False,
+                 subnets: Sequence[str] = (), security_group: pulumi.Input[str] | None = None,
                  opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:serving:ServingIdentity", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -59,6 +61,17 @@ class ServingIdentity(pulumi.ComponentResource):
         elif metrics.aws_query_policy is not None:
             self._aws_role(f"{name}-keda", KEDA_NAMESPACE, KEDA_OPERATOR_SA, metrics.aws_query_policy,
                            "KEDA queries the serving metrics workspace", cluster_name, cluster_arn, pod_identity_agent)
+        if not gke and metrics.amp_workspace_arn and metrics.scrape_config:
+            # the AWS managed collector scrapes vLLM into the workspace KEDA queries (EKS has no metrics pipeline
+            # of its own); its role reaches the cluster as aps-collector-user, bound to a Role on the pods
+            scraper = aws.amp.Scraper(
+                f"{name}-collector", alias=f"{name}-vllm", scrape_configuration=metrics.scrape_config,
+                source={"eks": {"cluster_arn": cluster_arn, "subnet_ids": list(subnets),
+                                "security_group_ids": [security_group] if security_group is not None else None}},
+                destination={"amp": {"workspace_arn": metrics.amp_workspace_arn}}, opts=child)
+            self.created += [scraper, aws.eks.AccessEntry(
+                f"{name}-collector-access", cluster_name=cluster_name, principal_arn=scraper.role_arn,
+                user_name=AMP_COLLECTOR_USER, opts=child)]
         self.register_outputs({})
 
     def _gcp_reader(self, name: str, w: WeightsAccess, project: str | None, child: pulumi.ResourceOptions) -> None:

@@ -167,6 +167,33 @@ def replica_start(cloud: Cloud, pool: NodePool, svc: Service, card: ModelCard, n
                         weights_load_s(card, svc))
 
 
+GMP_QUERY_URL = "https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus"
+"""Managed Service for Prometheus' PromQL API, which the rendered PodMonitoring fills and KEDA queries on GKE."""
+AMP_QUERY_URL = "https://aps-workspaces.{region}.amazonaws.com/workspaces/"
+"""An Amazon Managed Service for Prometheus workspace's query URL prefix: the rendered managed collector fills it."""
+
+
+def unrendered_metrics_source(cloud: Cloud, serving: ServingSpec, project: str | None, region: str,
+                              account: str | None) -> str | None:
+    """Why KEDA's metric source is not one gpu-cluster fills with vLLM's metrics and grants KEDA to read, or None
+    when it is (GKE: Managed Service for Prometheus with a PodMonitoring and Monitoring Viewer by Workload Identity;
+    EKS: an AMP workspace of the stack's region and account, filled by the AWS managed collector, queried with Pod
+    Identity). With any other source the autoscaler may read nothing, and replicas stay at min."""
+    url = serving.autoscaling.prometheus_url
+    if cloud == Cloud.GCP:
+        if url is None or url == GMP_QUERY_URL.format(project=project):
+            return None
+        return f"{url} is not this project's Managed Service for Prometheus, which the PodMonitoring fills"
+    head = AMP_QUERY_URL.format(region=region)
+    if url is None:
+        return "no metric source (autoscaling.prometheusUrl)"
+    if not url.startswith(head):
+        return f"{url} is not an Amazon Managed Service for Prometheus workspace in {region}"
+    if not account:
+        return "accountId is not set, so the workspace's ARN (the collector's destination, KEDA's grant) is unknown"
+    return None
+
+
 def image(svc: Service) -> str:
     return svc.image or VLLM_IMAGE
 

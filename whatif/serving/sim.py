@@ -17,7 +17,8 @@ from typing import Any
 from catalog import Cloud
 from catalog.serving import ThroughputRow
 from stacks.plan.facts import PoolFacts
-from stacks.plan.serving import Evidence, evidence, fit, model_card, replica_start, running_target
+from stacks.plan.serving import (Evidence, evidence, fit, model_card, replica_start, running_target,
+                                 unrendered_metrics_source)
 from stacks.spec.serving import Service
 from stacks.spec.stack import NodePool, StackSpec
 from whatif.serving.queue import step
@@ -119,6 +120,9 @@ class SimResult:
     pools: list[PoolResult] = field(default_factory=list)
     no_evidence: list[str] = field(default_factory=list)
     """Services not simulated: no measured row, so their capacity is unknown (never guessed)."""
+    fixed_at_min: str | None = None
+    """Why the autoscaler was not simulated (its metric source is not one gpu-cluster fills and grants): every
+    service runs at ``replicas.min``, as KEDA would leave it reading nothing."""
 
 
 def _quota(spec: StackSpec, pool: str) -> tuple[int, int | None]:
@@ -146,6 +150,8 @@ def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[Traini
     serving = spec.serving
     if serving is None:
         return out
+    out.fixed_at_min = unrendered_metrics_source(Cloud(spec.cloud), serving, spec.project, spec.region,
+                                                 spec.account_id)
     pools = {p.name: p for p in spec.node_pools}
     sims: list[tuple[Service, Evidence, ServiceResult]] = []
     for svc in serving.services:
@@ -161,12 +167,13 @@ def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[Traini
         pool_gpus = f.machine.gpus * f.max_nodes
         load = next((t for t in training if t.pool == pool_name), None)
         here = [x for x in sims if x[0].pool == pool_name]
-        out.pools.append(_simulate_pool(spec, pools[pool_name], f, pool_gpus, here, load, minutes))
+        out.pools.append(_simulate_pool(spec, pools[pool_name], f, pool_gpus, here, load, minutes,
+                                        out.fixed_at_min is not None))
     return out
 
 
-def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int, sims: list[_Sim], load: TrainingLoad | None,
-                   minutes: int) -> PoolResult:
+def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int, sims: list[_Sim],
+                   load: TrainingLoad | None, minutes: int, fixed_at_min: bool = False) -> PoolResult:
     res = PoolResult(pool.name, pool_gpus, minutes)
     nominal, borrow_limit = _quota(spec, pool.name)
     serving_quota = sum(s.replicas.max * s.gpus_per_replica for s, _, _ in sims)
@@ -206,7 +213,8 @@ def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int
             r.ttft_ok += m.ttft_p99_s * 1000 <= svc.slo.ttft_p99_ms
             r.tpot_ok += m.tpot_p99_s * 1000 <= svc.slo.tpot_p99_ms
             r.worst_ttft_s = max(r.worst_ttft_s, m.ttft_p99_s)
-            desired = _desired(svc, ev, spec, m.backlog, m.served / 60, ready, st.kv_tokens)
+            desired = svc.replicas.min if fixed_at_min else \
+                _desired(svc, ev, spec, m.backlog, m.served / 60, ready, st.kv_tokens)
             st.history.append(desired)
             window = max(1, math.ceil(cooldown_s / 60))
             current = len(st.replicas)
