@@ -15,6 +15,7 @@ from typing import Any
 
 from catalog import Cloud
 from stacks.plan.facts import PoolFacts
+from render.kueue import API_VERSION as KUEUE_API_VERSION
 from render.serving_identity import (GCS_FUSE_DRIVER, WEIGHTS_MOUNT, MetricsAccess, WeightsAccess, metrics_access,
                                      pod_meta, service_account, service_account_name, weights_access)
 from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, bucket_path, concurrency, evidence,
@@ -32,6 +33,8 @@ MULTI_NODE_SCRIPT = "/vllm-workspace/examples/online_serving/multi-node-serving.
 """vLLM's helper that starts a Ray head (waiting for ``--ray_cluster_size`` nodes) or joins one
 (vllm-project/vllm examples/online_serving/multi-node-serving.sh; https://docs.vllm.ai/en/stable/examples/online_serving/multi-node-serving/)."""
 TRIGGER_AUTH = "prometheus"
+DEFAULT_LOCAL_QUEUE = "default"
+"""Kueue's defaulting name: a pod without a queue label in a namespace with a LocalQueue of this name is its."""
 DRAIN_SECONDS = 60
 """Grace period on scale-down: requests in flight finish (a decode of 200 tokens at 100 ms/token takes 20 s)."""
 
@@ -66,11 +69,15 @@ class ServingObjects:
     gateway: dict[str, Any] | None
     trigger_auth: dict[str, Any]
     services: list[ServiceObjects] = field(default_factory=list)
+    default_queue: dict[str, Any] | None = None
+    """With Kueue: LocalQueue ``default`` in the serving namespace, for its pods that name no queue (the endpoint
+    pickers the inferencepool chart runs, which take no GPU)."""
     metrics: MetricsAccess = field(default_factory=MetricsAccess)
     """KEDA's read access to the metrics its triggers query."""
 
     def objects(self) -> list[dict[str, Any]]:
-        head = [o for o in (self.namespace, self.priority_class, self.trigger_auth) if o is not None]
+        head = [o for o in (self.namespace, self.priority_class, self.trigger_auth, self.default_queue)
+                if o is not None]
         return [*head, *self.policies, *self.metrics.collector_rbac, *([self.gateway] if self.gateway else []),
                 *(o for s in self.services for o in s.objects())]
 
@@ -306,6 +313,17 @@ def _policies(ns: str, gke: bool, kueue: bool) -> list[dict[str, Any]]:
     return ([] if kueue else [pol("default-deny-ingress", [])]) + [pol("allow-serving-ports", [{"ports": ports}])]
 
 
+def _default_queue(ns: str) -> dict[str, Any]:
+    """Kueue manages every pod of the serving namespace (it must: the vLLM pods are admitted against serving's
+    quota, and Kueue's pod integration only sees namespaces ``managedJobsNamespaceSelector`` selects), and with
+    ``manageJobsWithoutQueueName`` a pod naming no queue is gated until it names one: the endpoint picker's pods
+    would never start. Kueue gives such pods the namespace's LocalQueue named ``default`` (LocalQueueDefaulting, GA
+    and always on since Kueue 0.17: ``pkg/features/kube_features.go``). It points at serving's ClusterQueue; the
+    picker requests only CPU and memory, which Kueue ignores here, so it is admitted at once and takes no GPU."""
+    return {"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": _meta(DEFAULT_LOCAL_QUEUE, ns),
+            "spec": {"clusterQueue": SERVING_QUEUE}}
+
+
 def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Cloud, region: str,
                    project: str | None, kueue: bool, cluster: str = "", account: str | None = None) -> ServingObjects:
     """``cluster``: the cluster's name (Google service account IDs are per project, so they carry it); ``account``:
@@ -319,7 +337,8 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
           "description": "Inference serving: above every training priority; training never preempts it."}
     address = prometheus_address(cloud, project, serving.autoscaling.prometheus_url)
     out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud),
-                         metrics=metrics_access(cloud, project, cluster, region, account, address, ns))
+                         metrics=metrics_access(cloud, project, cluster, region, account, address, ns),
+                         default_queue=_default_queue(ns) if kueue else None)
     for svc in serving.services:
         pool = pools[svc.pool]
         workload = _leader_worker_set(svc, pool, ns, kueue) if svc.nodes_per_replica > 1 else \
