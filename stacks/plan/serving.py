@@ -254,11 +254,40 @@ def serving_gpus(serving: ServingSpec) -> dict[str, tuple[int, int]]:
     return out
 
 
-def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec) -> SchedulingSpec:
+STARTUP_PROBE_PERIOD_S = 10
+STARTUP_PROBE_FAILURES = 90
+"""vLLM's startup probe (``render/serving.py``): 90 × 10 s = 900 s for weights and engine start on a cold node."""
+
+
+def ready_budget_s(cloud: Cloud, pool: NodePool, svc: Service) -> float:
+    """The longest a serving pod may take from Kueue's admission to Ready without being killed by its own startup
+    probe: a node (unless the pool is fixed), the image, the pod start, then the probe's whole budget."""
+    card = model_card(svc)
+    if card is None:
+        return STARTUP_PROBE_PERIOD_S * STARTUP_PROBE_FAILURES
+    rs = replica_start(cloud, pool, svc, card, node_running=pool.min_nodes == pool.max_nodes)
+    return rs.node_s + rs.pull_s + rs.pod_s + STARTUP_PROBE_PERIOD_S * STARTUP_PROBE_FAILURES
+
+
+def serving_pods_ready_timeout(cloud: Cloud, pools: Sequence[NodePool], serving: ServingSpec) -> int:
+    """Kueue's ``waitForPodsReady.timeout`` serving needs, whole minutes: its slowest pod's ready budget."""
+    by_name = {p.name: p for p in pools}
+    budget = max((ready_budget_s(cloud, by_name[s.pool], s) for s in serving.services if s.pool in by_name),
+                 default=0.0)
+    return 60 * math.ceil(budget / 60)
+
+
+def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec, cloud: Cloud | None = None,
+                       pools: Sequence[NodePool] = ()) -> SchedulingSpec:
     """The scheduling section plus serving's ClusterQueue and priority: nominal quota = GPUs at max replicas, never
     borrowing (so no reclaim can ever preempt serving), lending all but the GPUs of ``replicas.min`` to the cohort
     (training borrows them while serving is idle; ``reclaimWithinCohort`` takes them back when serving scales up).
-    Without a cohort there is no one to lend to: plain quota."""
+    Without a cohort there is no one to lend to: plain quota.
+
+    Kueue has one ``waitForPodsReady`` for every workload, serving's pods included: a serving pod still loading its
+    weights when the gang timeout strikes is evicted and requeued, over and over. So the timeout (and the recovery
+    timeout, which defaults to it) is raised to serving's ready budget (``serving_pods_ready_timeout``) when shorter;
+    training gangs then get as long. ``cloud`` and ``pools``: the stack's (without them the timeout is left)."""
     quotas = []
     for pool, (lo, hi) in serving_gpus(serving).items():
         if sched.cohort is None:
@@ -268,8 +297,12 @@ def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec) -> Schedulin
     queue = Queue(name=SERVING_QUEUE, namespace=serving.namespace, quotas=quotas)
     pc = PriorityClass(name=SERVING_PRIORITY_CLASS, value=serving.priority,
                        description="Inference serving: above every training class, never preempted by training.")
-    return sched.model_copy(update={"queues": [*sched.queues, queue],
-                                    "priority_classes": [*sched.priority_classes, pc]})
+    update: dict[str, Any] = {"queues": [*sched.queues, queue], "priority_classes": [*sched.priority_classes, pc]}
+    if cloud is not None and sched.gang.enabled:
+        need = serving_pods_ready_timeout(cloud, pools, serving)
+        if need > sched.gang.timeout_seconds:
+            update["gang"] = sched.gang.model_copy(update={"timeout_seconds": need})
+    return sched.model_copy(update=update)
 
 
 def spot_only(pool: PoolFacts) -> bool:

@@ -2,7 +2,8 @@
 pickers come from the pinned charts rendered with real Helm, the LocalQueues, ClusterQueues and vLLM workloads from
 the program, and Kueue's decisions from its ported rules (``stacks/plan/kueue_pods.py`` for which queue a pod is in,
 ``stacks/plan/admission.py`` for the flavor). Before the serving namespace had a ``default`` LocalQueue, the endpoint
-pickers (no queue label, ``manageJobsWithoutQueueName``) were gated for good and the Gateway had no picker."""
+pickers (no queue label, ``manageJobsWithoutQueueName``) were gated for good and the Gateway had no picker; and the
+single pods-ready timeout (600 s) evicted a vLLM pod its own 900 s startup probe still allowed to load."""
 from __future__ import annotations
 
 import copy
@@ -12,6 +13,8 @@ import yaml
 from render.kueue_config import IGNORED_RESOURCES
 from stacks.plan.admission import assign, podset_from_template, queue_from_objects
 from stacks.plan.kueue_pods import pod_fate
+from stacks.plan.serving import model_card, replica_start
+from tests.render.test_serving_render import _plan
 from tests.support.helm.examples import rendered
 
 NS = "serving"
@@ -89,3 +92,30 @@ def test_pods_outside_the_selected_namespaces_are_never_kueues():
     _, config, by_kind = _setup()
     fate = pod_fate(config, "keda", {"kueue.x-k8s.io/queue-name": "serving"}, by_kind["LocalQueue"])
     assert not fate.managed
+
+
+def _seconds(text: str) -> float:
+    return float(text.rstrip("s"))
+
+
+def test_the_pods_ready_timeout_outlasts_every_serving_pods_own_startup_budget():
+    """Kueue has one waitForPodsReady for all workloads: a vLLM pod still loading weights must not be evicted by it.
+    Its budget from admission: the image, the pod start (the pool is fixed, no node), then the startup probe."""
+    st, config, by_kind = _setup()
+    timeout = _seconds(config["waitForPodsReady"]["timeout"])
+    plan = _plan("gke-serving")
+    pools = {p.name: p for p in plan.spec.node_pools}
+    for w in (o for k in ("Deployment", "LeaderWorkerSet") for o in by_kind.get(k, [])
+              if o["metadata"].get("namespace") == NS):
+        probe = _templates(w)[0]["spec"]["containers"][0]["startupProbe"]
+        svc = next(s for s in plan.spec.serving.services if s.name == w["metadata"]["name"])
+        card = model_card(svc)
+        rs = replica_start(plan.spec.cloud, pools[svc.pool], svc, card, node_running=True)
+        budget = rs.pull_s + rs.pod_s + probe["periodSeconds"] * probe["failureThreshold"]
+        assert timeout >= budget > 600, (w["metadata"]["name"], timeout, budget)
+
+
+def test_stacks_without_serving_keep_their_gang_timeout():
+    config = yaml.safe_load(rendered("gke-kueue").one("ConfigMap", "kueue-manager-config")["data"][
+        "controller_manager_config.yaml"])
+    assert config["waitForPodsReady"]["timeout"] == "900s"  # its own gang.timeoutSeconds
