@@ -16,7 +16,7 @@ from stacks.plan.facts import PoolFacts
 from stacks.plan.pod_start import pod_start_plan
 from stacks.plan.start_time import factors, overhead_s, pool_start
 from stacks.spec.scheduling import PoolQuota, PriorityClass, Queue, SchedulingSpec
-from stacks.spec.serving import Precision, Service, ServingSpec
+from stacks.spec.serving import Autoscaling, Precision, Service, ServingSpec
 from stacks.spec.stack import NodePool, StackSpec
 
 GIB = 1024 ** 3
@@ -111,16 +111,60 @@ def evidence(svc: Service, gpu: GpuModel, rows: tuple[ThroughputRow, ...] | None
 
 
 RUNNING_HEADROOM = 0.8
-"""Scale out when requests in flight reach this share of what a replica held in its measured run."""
+"""Scale out when requests in flight reach this share of what a replica holds at its measured rate."""
+LOW_CONFIDENCE_MARGIN = 0.10
+"""An SLO within 10 % of the row's measured p99 rests on the row's request shape (MLPerf's prompt and output length
+distributions, not the service's): flagged as low confidence."""
+
+
+def time_in_server_s(svc: Service, ev: Evidence) -> float:
+    """Mean time a request spends in a replica at the measured rate, for Little's law (L = λW, which needs the mean).
+    The rows publish p99 only, so this is an estimate, stated: decode, output tokens × the row's p99 TPOT (decode
+    steps are shared by the whole batch, so per-request TPOT varies little and its p99 is near its mean), and no
+    TTFT (its p99 at the measured rate is a queueing tail, far above its mean, and adding it would inflate the
+    in-flight count and make the trigger fire late)."""
+    return svc.traffic.output_tokens * ev.row.p99_tpot_ms / 1000
 
 
 def running_target(svc: Service, ev: Evidence) -> int:
-    """Requests in flight per replica the autoscaler aims at: Little's law on the measured run (req/s per replica ×
-    the run's time in the server: p99 TTFT + output tokens × p99 TPOT), times the headroom. Unlike the waiting
-    queue, which stays empty until a replica saturates, this grows with the load, so replicas come before the SLO
-    breaks."""
-    in_server_s = (ev.row.p99_ttft_ms + svc.traffic.output_tokens * ev.row.p99_tpot_ms) / 1000
-    return max(1, math.floor(RUNNING_HEADROOM * ev.requests_per_s_per_replica * in_server_s))
+    """Requests in flight per replica the autoscaler aims at: Little's law at the measured rate (req/s per replica ×
+    ``time_in_server_s``), times the headroom. Unlike the waiting queue, which stays empty until a replica
+    saturates, this grows with the load, so replicas come before the SLO breaks."""
+    return max(1, math.floor(RUNNING_HEADROOM * ev.requests_per_s_per_replica * time_in_server_s(svc, ev)))
+
+
+def kv_tokens_per_replica(svc: Service, card: ModelCard, gpu_memory_gib: float) -> float:
+    """KV-cache tokens one replica holds: the server's memory budget minus the weights."""
+    f = fit(svc, card, gpu_memory_gib)
+    return max(1.0, (f.budget_gib - f.weights_gib) * 1024 * 1024 / f.kv_kib_per_token)
+
+
+def desired_replicas(svc: Service, ev: Evidence, a: Autoscaling, served_per_s: float, ready: int,
+                     kv_tokens: float, backlog: float = 0.0) -> int:
+    """What the rendered ScaledObject's triggers ask, as the HPA computes them (the largest wins, within min … max):
+    ceil(total waiting / target) (AverageValue), ceil(ready × KV usage / target) (Value) and ceil(in flight /
+    running target) (AverageValue). In flight = served/s × ``time_in_server_s``; KV usage = their tokens (prompt and
+    half the output on average) ÷ the KV-cache tokens of the ready replicas. Read by the what-if every minute and by
+    the price at peak."""
+    by_wait = math.ceil(backlog / a.waiting_requests_per_replica)
+    in_flight = served_per_s * time_in_server_s(svc, ev)
+    tokens = in_flight * (svc.traffic.input_tokens + svc.traffic.output_tokens / 2)
+    kv = min(1.0, tokens / (max(ready, 1) * kv_tokens))
+    by_kv = math.ceil(max(ready, 1) * kv / a.kv_cache_usage)
+    by_running = math.ceil(in_flight / running_target(svc, ev))
+    return max(svc.replicas.min, min(svc.replicas.max, max(by_wait, by_kv, by_running)))
+
+
+def peak_replicas(svc: Service, ev: Evidence, a: Autoscaling, kv_tokens: float) -> int:
+    """Replicas the rendered autoscaler runs at the steady peak: at least what carries the peak (else the queue grows
+    and the waiting trigger adds more), and what its other triggers ask on those replicas."""
+    ready = replicas_at(svc, ev, svc.traffic.peak_requests_per_second)
+    return max(ready, desired_replicas(svc, ev, a, svc.traffic.peak_requests_per_second, ready, kv_tokens))
+
+
+def slo_margin(svc: Service, ev: Evidence) -> float:
+    """How far the SLO is above the row's measured p99s (the tighter of TTFT and TPOT): 0.05 = 5 %."""
+    return min(svc.slo.ttft_p99_ms / ev.row.p99_ttft_ms, svc.slo.tpot_p99_ms / ev.row.p99_tpot_ms) - 1
 
 
 def replicas_at(svc: Service, ev: Evidence | None, requests_per_s: float) -> int:
@@ -230,10 +274,17 @@ class ServiceCost:
     evidence: str
 
 
-def service_cost(svc: Service, pool: PoolFacts) -> ServiceCost:
-    per_gpu = pool.price.usd_per_hour / pool.machine.gpus if pool.price is not None and pool.machine.gpus else None
+def service_cost(svc: Service, pool: PoolFacts, node_pool: NodePool, a: Autoscaling,
+                 overrides: Sequence[dict] = ()) -> ServiceCost:
+    """Priced as the preview's cost table bills the pool (``pool_billing``: a block's fee, an override, else the list
+    price), at the replicas the rendered autoscaler runs at peak (``peak_replicas``)."""
+    from stacks.plan.billing import pool_billing
+    rate = pool_billing(pool, node_pool, overrides).usd_per_node_hour
+    per_gpu = rate / pool.machine.gpus if rate is not None and pool.machine.gpus else None
     ev = evidence(svc, pool.machine.gpu_model)
-    at_peak = replicas_at(svc, ev, svc.traffic.peak_requests_per_second)
+    card = model_card(svc)
+    at_peak = replicas_at(svc, ev, svc.traffic.peak_requests_per_second) if ev is None or card is None else \
+        peak_replicas(svc, ev, a, kv_tokens_per_replica(svc, card, pool.machine.gpu_memory_gib_per_gpu))
     per_m = None
     if per_gpu is not None and ev is not None:
         tokens_per_h = svc.traffic.peak_requests_per_second * svc.traffic.output_tokens * 3600
@@ -309,20 +360,22 @@ def spot_only(pool: PoolFacts) -> bool:
     return pool.capacity == CapacityType.SPOT
 
 
-def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts], overrides: Sequence[dict] = ()) -> list[dict[str, Any]]:
     """Per service what a reviewer checks before deploy, in numbers (the preview's serving table): the fit (GiB
     needed vs the server's budget), the evidence behind the SLO, capacity at max replicas vs the peak, and the price:
     $/h at min and max replicas, $ per million output tokens at peak, next to the pool's $/GPU-h training pays."""
     if spec.serving is None:
         return []
     pools = {f.name: f for f in facts}
+    node_pools = {p.name: p for p in spec.node_pools}
     rows = []
     for svc in spec.serving.services:
         pool = pools[svc.pool]
         card = model_card(svc)
         f = fit(svc, card, pool.machine.gpu_memory_gib_per_gpu) if card else None
         ev = evidence(svc, pool.machine.gpu_model)
-        cost = service_cost(svc, pool)
+        cost = service_cost(svc, pool, node_pools[svc.pool], spec.serving.autoscaling, overrides)
+        margin = slo_margin(svc, ev) if ev else None
         rows.append({
             "service": svc.name, "model": card.model if card else svc.model, "precision": svc.precision.value,
             "pool": svc.pool, "gpu": pool.machine.gpu_model.value,
@@ -334,6 +387,8 @@ def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts]) -> list[dict[str, 
             "requestsPerSecondPerReplica": round(ev.requests_per_s_per_replica, 2) if ev else None,
             "capacityAtMax": round(ev.requests_per_s_per_replica * svc.replicas.max, 1) if ev else None,
             "evidence": ev.row.cite() if ev else "no evidence",
+            "sloMargin": None if margin is None else round(margin, 4),
+            "lowConfidence": margin is not None and margin < LOW_CONFIDENCE_MARGIN,
             "replicasAtPeak": cost.replicas_at_peak,
             "usdPerGpuHour": None if cost.usd_per_gpu_hour is None else round(cost.usd_per_gpu_hour, 4),
             "usdPerHourMin": None if cost.usd_per_hour_min is None else round(cost.usd_per_hour_min, 2),
