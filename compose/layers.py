@@ -29,5 +29,6 @@ def build_cluster_layers(plan: StackPlan, cluster: pulumi.Resource, k8s_provider
     build_nvlink(plan, cluster, k8s_provider, namespaces)
     serving_ns = plan.spec.serving.namespace if plan.spec.serving is not None else None
     build_serving(plan, cluster, k8s_provider,
-                  [r for r in (kubeflow.kueue, namespaces.get(serving_ns or "")) if r is not None])
+                  [r for r in (kubeflow.kueue, namespaces.get(serving_ns or "")) if r is not None],
+                  cloud_provider=cloud_provider, cluster_name=cluster_name)
     return build_fleet(plan, cluster, k8s_provider, kubeflow.kueue, kubeflow.trainer)

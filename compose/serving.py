@@ -6,19 +6,34 @@ from typing import Sequence
 
 import pulumi
 
+from catalog import Cloud
 from render.serving import render_serving
 from stacks.plan.stack import StackPlan
 
 
 def build_serving(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
-                  after: Sequence[pulumi.Resource] = ()) -> None:
-    """Nothing when the stack declares no serving. ``after``: Kueue's release and the serving namespace it creates."""
+                  after: Sequence[pulumi.Resource] = (), cloud_provider: pulumi.ProviderResource | None = None,
+                  cluster_name: pulumi.Input[str] | None = None) -> None:
+    """Nothing when the stack declares no serving. ``after``: Kueue's release and the serving namespace it creates.
+    The weights and metrics identities come first: the pods and KEDA read as them from their first start."""
     serving = plan.spec.serving
     if serving is None:
         return
     from components.k8s.serving import Serving
+    from components.k8s.serving_identity import ServingIdentity
 
     facts = {f.name: f for f in plan.facts}
-    objects = render_serving(serving, facts, plan.cloud, plan.spec.region, plan.spec.project, plan.kueue is not None)
+    objects = render_serving(serving, facts, plan.cloud, plan.spec.region, plan.spec.project, plan.kueue is not None,
+                             cluster=plan.cluster.name, account=plan.spec.account_id)
+    gke = plan.cloud == Cloud.GCP
+    ref = getattr(cluster, "ref", None)
+    identity = ServingIdentity(
+        "serving-identity", [s.weights for s in objects.services if s.weights is not None], objects.metrics, gke,
+        project=plan.spec.project, cluster_name=cluster_name, cluster_arn=getattr(ref, "arn", None),
+        install_pod_identity_agent=not gke and plan.cluster.create and not plan.cluster.cluster_autoscaler,
+        subnets=sorted(getattr(ref, "subnets", {}).values()),
+        security_group=getattr(ref, "cluster_security_group_id", None),
+        opts=pulumi.ResourceOptions(providers=[cloud_provider] if cloud_provider is not None else None,
+                                    depends_on=[cluster]))
     Serving("serving", objects, lws=any(s.nodes_per_replica > 1 for s in serving.services),
-            after=[cluster, *after], opts=pulumi.ResourceOptions(providers=[k8s_provider]))
+            after=[cluster, *after, identity], opts=pulumi.ResourceOptions(providers=[k8s_provider]))

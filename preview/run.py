@@ -110,7 +110,7 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         report.fleet = fleet_summary(spec, stack, report.cost, members, plan.fleet.egress)
     if spec.serving is not None:  # lazy: the serving tables load only for stacks that serve
         from stacks.plan.serving import serving_rows
-        report.serving = serving_rows(spec, facts)
+        report.serving = serving_rows(spec, facts, overrides)  # billed as the cost table bills the pool
     report.host_images = host_image_pins(report.resources)
     report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
                           for f in facts]

@@ -15,8 +15,12 @@ from typing import Any
 
 from catalog import Cloud
 from stacks.plan.facts import PoolFacts
-from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, concurrency, evidence, image,
-                                 kv_precision, running_target)
+from render.kueue import API_VERSION as KUEUE_API_VERSION
+from render.serving_identity import (GCS_FUSE_DRIVER, WEIGHTS_MOUNT, MetricsAccess, WeightsAccess, metrics_access,
+                                     pod_meta, service_account, service_account_name, weights_access)
+from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, STARTUP_PROBE_FAILURES,
+                                 STARTUP_PROBE_PERIOD_S, bucket_path, concurrency, evidence, image, kv_precision,
+                                 running_target)
 from stacks.spec.serving import Service, ServingSpec
 
 MANAGED = {"app.kubernetes.io/part-of": "gpu-cluster", "app.kubernetes.io/managed-by": "pulumi"}
@@ -30,6 +34,8 @@ MULTI_NODE_SCRIPT = "/vllm-workspace/examples/online_serving/multi-node-serving.
 """vLLM's helper that starts a Ray head (waiting for ``--ray_cluster_size`` nodes) or joins one
 (vllm-project/vllm examples/online_serving/multi-node-serving.sh; https://docs.vllm.ai/en/stable/examples/online_serving/multi-node-serving/)."""
 TRIGGER_AUTH = "prometheus"
+DEFAULT_LOCAL_QUEUE = "default"
+"""Kueue's defaulting name: a pod without a queue label in a namespace with a LocalQueue of this name is its."""
 DRAIN_SECONDS = 60
 """Grace period on scale-down: requests in flight finish (a decode of 200 tokens at 100 ms/token takes 20 s)."""
 
@@ -45,9 +51,13 @@ class ServiceObjects:
     inference_pool_values: dict[str, Any] | None = None
     """GKE: values of the ``inferencepool`` chart (release named after the service: InferencePool ``<name>``)."""
     route: dict[str, Any] | None = None
+    service_account: dict[str, Any] | None = None
+    """The pods' own ServiceAccount (the weights identity is bound to it)."""
+    weights: WeightsAccess | None = None
+    """None: the weights come from Hugging Face (no bucket identity)."""
 
     def objects(self) -> list[dict[str, Any]]:
-        return [o for o in (self.workload, self.service, self.pdb, self.scaled_object,
+        return [o for o in (self.service_account, self.workload, self.service, self.pdb, self.scaled_object,
                             self.pod_monitoring, self.route) if o is not None]
 
 
@@ -60,10 +70,16 @@ class ServingObjects:
     gateway: dict[str, Any] | None
     trigger_auth: dict[str, Any]
     services: list[ServiceObjects] = field(default_factory=list)
+    default_queue: dict[str, Any] | None = None
+    """With Kueue: LocalQueue ``default`` in the serving namespace, for its pods that name no queue (the endpoint
+    pickers the inferencepool chart runs, which take no GPU)."""
+    metrics: MetricsAccess = field(default_factory=MetricsAccess)
+    """KEDA's read access to the metrics its triggers query."""
 
     def objects(self) -> list[dict[str, Any]]:
-        head = [o for o in (self.namespace, self.priority_class, self.trigger_auth) if o is not None]
-        return [*head, *self.policies, *([self.gateway] if self.gateway else []),
+        head = [o for o in (self.namespace, self.priority_class, self.trigger_auth, self.default_queue)
+                if o is not None]
+        return [*head, *self.policies, *self.metrics.collector_rbac, *([self.gateway] if self.gateway else []),
                 *(o for s in self.services for o in s.objects())]
 
 
@@ -87,8 +103,9 @@ def _vllm_args(svc: Service, served_model: str) -> list[str]:
         args += ["--pipeline-parallel-size", str(svc.nodes_per_replica), "--distributed-executor-backend", "ray"]
     if kv_precision(svc).value == "fp8":
         args += ["--kv-cache-dtype", "fp8"]
-    if svc.model_uri.startswith(("gs://", "s3://")):
-        args += ["--load-format", "runai_streamer"]  # streams safetensors from the bucket straight to GPU memory
+    if bucket_path(svc.model_uri) is not None:
+        # concurrent safetensors reads to GPU memory: from s3:// directly, from the FUSE mount on GKE
+        args += ["--load-format", "runai_streamer"]
     return args
 
 
@@ -102,22 +119,33 @@ def _container(svc: Service, command: list[str], gpus: int, serving: bool) -> di
     if serving:
         c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
         c["readinessProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 5}
-        c["startupProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 10,
-                             "failureThreshold": 90}  # weights load for minutes on a cold node
+        c["startupProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": STARTUP_PROBE_PERIOD_S,
+                             "failureThreshold": STARTUP_PROBE_FAILURES}  # weights load for minutes on a cold node
         c["lifecycle"] = {"preStop": {"sleep": {"seconds": 10}}}  # leave the endpoints before the server stops
-    if not svc.model_uri.startswith(("gs://", "s3://")):
+    where = bucket_path(svc.model_uri)
+    if where is None:
         c["env"] = [{"name": "HF_HUB_OFFLINE", "value": "0"}]
+    elif where.scheme == "gs":
+        c["volumeMounts"].append({"name": "weights", "mountPath": WEIGHTS_MOUNT, "readOnly": True})
     return c
 
 
 def _pod_spec(svc: Service, pool: PoolFacts, container: dict[str, Any]) -> dict[str, Any]:
+    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
+    where = bucket_path(svc.model_uri)
+    if where is not None and where.scheme == "gs":
+        # the bucket's model prefix only (only-dir), read-only; the FUSE sidecar reads as the pod's ServiceAccount
+        options = "implicit-dirs" + (f",only-dir={where.prefix}" if where.prefix else "")
+        volumes.append({"name": "weights", "csi": {"driver": GCS_FUSE_DRIVER, "readOnly": True, "volumeAttributes": {
+            "bucketName": where.bucket, "mountOptions": options}}})
     return {
+        "serviceAccountName": service_account_name(svc),
         "priorityClassName": SERVING_PRIORITY_CLASS,
         "nodeSelector": dict(pool.pool_label),
         "tolerations": [dict(t) for t in pool.tolerations],
         "terminationGracePeriodSeconds": DRAIN_SECONDS,
         "containers": [container],
-        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+        "volumes": volumes,
     }
 
 
@@ -129,7 +157,10 @@ def _pod_labels(svc: Service, kueue: bool) -> dict[str, str]:
 
 
 def _served_model(svc: Service) -> str:
-    return svc.model_uri
+    """What vLLM loads: the FUSE mount on GKE (vLLM v0.10.0 reads no gs://), the s3:// URI on EKS (its
+    ``runai_streamer`` loader streams from S3), a Hugging Face repo ID as given."""
+    where = bucket_path(svc.model_uri)
+    return WEIGHTS_MOUNT if where is not None and where.scheme == "gs" else svc.model_uri
 
 
 def _deployment(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str, Any]:
@@ -139,7 +170,7 @@ def _deployment(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str
             "spec": {"replicas": svc.replicas.min, "selector": {"matchLabels": app_labels(svc)},
                      # one replica at a time: a surge replica needs GPUs that may be lent to training
                      "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-                     "template": {"metadata": {"labels": labels}, "spec": _pod_spec(svc, pool, container)}}}
+                     "template": {"metadata": pod_meta(svc, labels), "spec": _pod_spec(svc, pool, container)}}}
 
 
 def _leader_worker_set(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str, Any]:
@@ -148,9 +179,9 @@ def _leader_worker_set(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> d
     leader_cmd = ["bash", MULTI_NODE_SCRIPT, "leader", "--ray_cluster_size=$(LWS_GROUP_SIZE);",
                   *_vllm_args(svc, _served_model(svc))]
     worker_cmd = ["bash", MULTI_NODE_SCRIPT, "worker", "--ray_address=$(LWS_LEADER_ADDRESS)"]
-    leader = {"metadata": {"labels": labels},
+    leader = {"metadata": pod_meta(svc, labels),
               "spec": _pod_spec(svc, pool, _container(svc, leader_cmd, per_node, True))}
-    worker = {"metadata": {"labels": labels},
+    worker = {"metadata": pod_meta(svc, labels),
               "spec": _pod_spec(svc, pool, _container(svc, worker_cmd, per_node, False))}
     return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
             "metadata": _meta(svc.name, ns, labels),
@@ -283,8 +314,21 @@ def _policies(ns: str, gke: bool, kueue: bool) -> list[dict[str, Any]]:
     return ([] if kueue else [pol("default-deny-ingress", [])]) + [pol("allow-serving-ports", [{"ports": ports}])]
 
 
+def _default_queue(ns: str) -> dict[str, Any]:
+    """Kueue manages every pod of the serving namespace (it must: the vLLM pods are admitted against serving's
+    quota, and Kueue's pod integration only sees namespaces ``managedJobsNamespaceSelector`` selects), and with
+    ``manageJobsWithoutQueueName`` a pod naming no queue is gated until it names one: the endpoint picker's pods
+    would never start. Kueue gives such pods the namespace's LocalQueue named ``default`` (LocalQueueDefaulting, GA
+    and always on since Kueue 0.17: ``pkg/features/kube_features.go``). It points at serving's ClusterQueue; the
+    picker requests only CPU and memory, which Kueue ignores here, so it is admitted at once and takes no GPU."""
+    return {"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": _meta(DEFAULT_LOCAL_QUEUE, ns),
+            "spec": {"clusterQueue": SERVING_QUEUE}}
+
+
 def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Cloud, region: str,
-                   project: str | None, kueue: bool) -> ServingObjects:
+                   project: str | None, kueue: bool, cluster: str = "", account: str | None = None) -> ServingObjects:
+    """``cluster``: the cluster's name (Google service account IDs are per project, so they carry it); ``account``:
+    the AWS account (the AMP workspace's ARN)."""
     ns = serving.namespace
     gke = cloud == Cloud.GCP
     namespace = None if kueue else {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns, None, {
@@ -293,14 +337,18 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
           "value": serving.priority, "preemptionPolicy": "PreemptLowerPriority", "globalDefault": False,
           "description": "Inference serving: above every training priority; training never preempts it."}
     address = prometheus_address(cloud, project, serving.autoscaling.prometheus_url)
-    out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud))
+    out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud),
+                         metrics=metrics_access(cloud, project, cluster, region, account, address, ns),
+                         default_queue=_default_queue(ns) if kueue else None)
     for svc in serving.services:
         pool = pools[svc.pool]
         workload = _leader_worker_set(svc, pool, ns, kueue) if svc.nodes_per_replica > 1 else \
             _deployment(svc, pool, ns, kueue)
+        weights = weights_access(svc, ns, cloud, project, cluster)
         out.services.append(ServiceObjects(
             svc.name, workload, _service(svc, ns), _pdb(svc, ns),
             _scaled_object(svc, serving, ns, address, None if gke else region, _running(svc, pool)),
             _pod_monitoring(svc, ns) if gke else None, inference_pool_values(svc) if gke else None,
-            _route(svc, ns) if gke else None))
+            _route(svc, ns) if gke else None, service_account(svc, ns, weights, {**MANAGED, **app_labels(svc)}),
+            weights))
     return out

@@ -42,6 +42,7 @@ def cluster_of(spec: StackSpec, name: str = "stack", options: SimOptions | None 
         # serving's ClusterQueue joins the cohort as rendered; here its quota is idle (training may borrow it): the
         # serving traffic itself is simulated by python -m whatif.serving
         from stacks.plan.serving import with_serving_queue
-        spec = spec.model_copy(update={"scheduling": with_serving_queue(spec.scheduling, spec.serving)})
+        spec = spec.model_copy(update={"scheduling": with_serving_queue(spec.scheduling, spec.serving, spec.cloud,
+                                                                        spec.node_pools)})
     return build_cluster(spec, name, opts.scheduler, opts.spot_interruptions_per_node_month, opts.assume,
                          opts.price_overrides)

@@ -107,6 +107,11 @@ class GkeCluster(pulumi.ComponentResource):
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
             # serving's inference Gateway (GKE Gateway controller + InferencePool); None keeps other clusters as they were
             gateway_api_config={"channel": "CHANNEL_STANDARD"} if spec.gateway_api else None,
+            # serving: gs:// weights mounted by the Cloud Storage FUSE CSI driver; vLLM's metrics scraped by Managed
+            # Service for Prometheus (PodMonitoring) for KEDA to query. None keeps other clusters as they were
+            addons_config={"gcs_fuse_csi_driver_config": {"enabled": True}} if spec.gcs_fuse else None,
+            monitoring_config={"enable_components": ["SYSTEM_COMPONENTS"], "managed_prometheus": {"enabled": True}}
+            if spec.gateway_api else None,
             # application-layer Secrets encryption (security-gke-secrets-encryption), as EKS envelope-encrypts them
             database_encryption={"state": "ENCRYPTED", "key_name": secrets_key.key_name},
             release_channel={"channel": spec.release_channel},

@@ -35,7 +35,9 @@ class Serving(pulumi.ComponentResource):
         releases["keda"] = k8s.helm.v3.Release(
             f"{name}-keda", name="keda", chart=KEDA.chart, version=KEDA.version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA.repo), namespace=KEDA_NAMESPACE,
-            values={}, timeout=600, opts=pulumi.ResourceOptions(parent=self, depends_on=[keda_ns]))
+            # KEDA's operator reads the metrics as its workload identity (GKE: the chart annotates its ServiceAccount)
+            values=objects.metrics.keda_values(), timeout=600,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[keda_ns, *after]))
         system_network_policies(f"{name}-keda", KEDA_NAMESPACE, keda_ns, self)  # webhooks, metrics API only
         if lws:
             lws_ns = k8s.core.v1.Namespace(f"{name}-lws-namespace", metadata={"name": LWS_NAMESPACE, "labels": {

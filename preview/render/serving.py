@@ -21,10 +21,13 @@ def print_serving(console: Console, rows: list[dict[str, Any]]) -> None:
         capacity = "no evidence" if r["capacityAtMax"] is None else \
             f"{r['capacityAtMax']:,g} vs {r['peakRequestsPerSecond']:,g}\n({r['requestsPerSecondPerReplica']:g}/replica)"
         fits = "—" if r["neededGib"] is None else f"{r['neededGib']:g} of {r['budgetGib']:g}"
+        evidence = r["evidence"] if r["sloMargin"] is None else \
+            f"{r['evidence']}\nSLO {r['sloMargin']:.1%} above it" + (
+                ": LOW CONFIDENCE (the row's request shape, not yours)" if r["lowConfidence"] else "")
         per_m = "—" if r["usdPerMillionOutputTokens"] is None else \
             f"{r['usdPerMillionOutputTokens']:.3f}\n({r['replicasAtPeak']} replicas)"
         table.add_row(r["service"], f"{r['model']} {r['precision']}\n{r['pool']} ({r['gpu']})",
                       f"{r['replicasMin']}-{r['replicasMax']} × {r['gpusPerReplica']} GPU\n{r['workload']}",
-                      fits, capacity, r["evidence"], f"{_usd(r['usdPerHourMin'])} · {_usd(r['usdPerHourMax'])}",
+                      fits, capacity, evidence, f"{_usd(r['usdPerHourMin'])} · {_usd(r['usdPerHourMax'])}",
                       per_m, _usd(r["usdPerGpuHour"], 3))
     console.print(table)

@@ -54,6 +54,9 @@ class ClusterPlan:
     gateway_api: bool = False
     """GKE: turn on the Gateway API controller (standard channel: Gateway API and GKE policy CRDs), which the
     inference Gateway of ``serving`` needs; False leaves the field out."""
+    gcs_fuse: bool = False
+    """GKE: turn on the Cloud Storage FUSE CSI driver add-on: a served model's ``gs://`` weights are mounted with it
+    (vLLM v0.10.0 reads no ``gs://``)."""
 
     @property
     def private_endpoint(self) -> bool:
@@ -87,4 +90,5 @@ def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = (), egress: Egre
         admin_principal_arns=tuple(c.admin_principal_arns),
         static_nat_addresses=egress.count if egress is not None else 0,  # 0 unless reserved (EgressPlan.count)
         fleet_manager=spec.fleet.manager if worker and spec.fleet is not None else None,
-        gateway_api=spec.serving is not None)
+        gateway_api=spec.serving is not None,
+        gcs_fuse=spec.serving is not None and any(s.model_uri.startswith("gs://") for s in spec.serving.services))

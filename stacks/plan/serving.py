@@ -16,7 +16,7 @@ from stacks.plan.facts import PoolFacts
 from stacks.plan.pod_start import pod_start_plan
 from stacks.plan.start_time import factors, overhead_s, pool_start
 from stacks.spec.scheduling import PoolQuota, PriorityClass, Queue, SchedulingSpec
-from stacks.spec.serving import Precision, Service, ServingSpec
+from stacks.spec.serving import Autoscaling, Precision, Service, ServingSpec
 from stacks.spec.stack import NodePool, StackSpec
 
 GIB = 1024 ** 3
@@ -111,16 +111,60 @@ def evidence(svc: Service, gpu: GpuModel, rows: tuple[ThroughputRow, ...] | None
 
 
 RUNNING_HEADROOM = 0.8
-"""Scale out when requests in flight reach this share of what a replica held in its measured run."""
+"""Scale out when requests in flight reach this share of what a replica holds at its measured rate."""
+LOW_CONFIDENCE_MARGIN = 0.10
+"""An SLO within 10 % of the row's measured p99 rests on the row's request shape (MLPerf's prompt and output length
+distributions, not the service's): flagged as low confidence."""
+
+
+def time_in_server_s(svc: Service, ev: Evidence) -> float:
+    """Mean time a request spends in a replica at the measured rate, for Little's law (L = λW, which needs the mean).
+    The rows publish p99 only, so this is an estimate, stated: decode, output tokens × the row's p99 TPOT (decode
+    steps are shared by the whole batch, so per-request TPOT varies little and its p99 is near its mean), and no
+    TTFT (its p99 at the measured rate is a queueing tail, far above its mean, and adding it would inflate the
+    in-flight count and make the trigger fire late)."""
+    return svc.traffic.output_tokens * ev.row.p99_tpot_ms / 1000
 
 
 def running_target(svc: Service, ev: Evidence) -> int:
-    """Requests in flight per replica the autoscaler aims at: Little's law on the measured run (req/s per replica ×
-    the run's time in the server: p99 TTFT + output tokens × p99 TPOT), times the headroom. Unlike the waiting
-    queue, which stays empty until a replica saturates, this grows with the load, so replicas come before the SLO
-    breaks."""
-    in_server_s = (ev.row.p99_ttft_ms + svc.traffic.output_tokens * ev.row.p99_tpot_ms) / 1000
-    return max(1, math.floor(RUNNING_HEADROOM * ev.requests_per_s_per_replica * in_server_s))
+    """Requests in flight per replica the autoscaler aims at: Little's law at the measured rate (req/s per replica ×
+    ``time_in_server_s``), times the headroom. Unlike the waiting queue, which stays empty until a replica
+    saturates, this grows with the load, so replicas come before the SLO breaks."""
+    return max(1, math.floor(RUNNING_HEADROOM * ev.requests_per_s_per_replica * time_in_server_s(svc, ev)))
+
+
+def kv_tokens_per_replica(svc: Service, card: ModelCard, gpu_memory_gib: float) -> float:
+    """KV-cache tokens one replica holds: the server's memory budget minus the weights."""
+    f = fit(svc, card, gpu_memory_gib)
+    return max(1.0, (f.budget_gib - f.weights_gib) * 1024 * 1024 / f.kv_kib_per_token)
+
+
+def desired_replicas(svc: Service, ev: Evidence, a: Autoscaling, served_per_s: float, ready: int,
+                     kv_tokens: float, backlog: float = 0.0) -> int:
+    """What the rendered ScaledObject's triggers ask, as the HPA computes them (the largest wins, within min … max):
+    ceil(total waiting / target) (AverageValue), ceil(ready × KV usage / target) (Value) and ceil(in flight /
+    running target) (AverageValue). In flight = served/s × ``time_in_server_s``; KV usage = their tokens (prompt and
+    half the output on average) ÷ the KV-cache tokens of the ready replicas. Read by the what-if every minute and by
+    the price at peak."""
+    by_wait = math.ceil(backlog / a.waiting_requests_per_replica)
+    in_flight = served_per_s * time_in_server_s(svc, ev)
+    tokens = in_flight * (svc.traffic.input_tokens + svc.traffic.output_tokens / 2)
+    kv = min(1.0, tokens / (max(ready, 1) * kv_tokens))
+    by_kv = math.ceil(max(ready, 1) * kv / a.kv_cache_usage)
+    by_running = math.ceil(in_flight / running_target(svc, ev))
+    return max(svc.replicas.min, min(svc.replicas.max, max(by_wait, by_kv, by_running)))
+
+
+def peak_replicas(svc: Service, ev: Evidence, a: Autoscaling, kv_tokens: float) -> int:
+    """Replicas the rendered autoscaler runs at the steady peak: at least what carries the peak (else the queue grows
+    and the waiting trigger adds more), and what its other triggers ask on those replicas."""
+    ready = replicas_at(svc, ev, svc.traffic.peak_requests_per_second)
+    return max(ready, desired_replicas(svc, ev, a, svc.traffic.peak_requests_per_second, ready, kv_tokens))
+
+
+def slo_margin(svc: Service, ev: Evidence) -> float:
+    """How far the SLO is above the row's measured p99s (the tighter of TTFT and TPOT): 0.05 = 5 %."""
+    return min(svc.slo.ttft_p99_ms / ev.row.p99_ttft_ms, svc.slo.tpot_p99_ms / ev.row.p99_tpot_ms) - 1
 
 
 def replicas_at(svc: Service, ev: Evidence | None, requests_per_s: float) -> int:
@@ -167,8 +211,54 @@ def replica_start(cloud: Cloud, pool: NodePool, svc: Service, card: ModelCard, n
                         weights_load_s(card, svc))
 
 
+GMP_QUERY_URL = "https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus"
+"""Managed Service for Prometheus' PromQL API, which the rendered PodMonitoring fills and KEDA queries on GKE."""
+AMP_QUERY_URL = "https://aps-workspaces.{region}.amazonaws.com/workspaces/"
+"""An Amazon Managed Service for Prometheus workspace's query URL prefix: the rendered managed collector fills it."""
+
+
+def unrendered_metrics_source(cloud: Cloud, serving: ServingSpec, project: str | None, region: str,
+                              account: str | None) -> str | None:
+    """Why KEDA's metric source is not one gpu-cluster fills with vLLM's metrics and grants KEDA to read, or None
+    when it is (GKE: Managed Service for Prometheus with a PodMonitoring and Monitoring Viewer by Workload Identity;
+    EKS: an AMP workspace of the stack's region and account, filled by the AWS managed collector, queried with Pod
+    Identity). With any other source the autoscaler may read nothing, and replicas stay at min."""
+    url = serving.autoscaling.prometheus_url
+    if cloud == Cloud.GCP:
+        if url is None or url == GMP_QUERY_URL.format(project=project):
+            return None
+        return f"{url} is not this project's Managed Service for Prometheus, which the PodMonitoring fills"
+    head = AMP_QUERY_URL.format(region=region)
+    if url is None:
+        return "no metric source (autoscaling.prometheusUrl)"
+    if not url.startswith(head):
+        return f"{url} is not an Amazon Managed Service for Prometheus workspace in {region}"
+    if not account:
+        return "accountId is not set, so the workspace's ARN (the collector's destination, KEDA's grant) is unknown"
+    return None
+
+
 def image(svc: Service) -> str:
     return svc.image or VLLM_IMAGE
+
+
+@dataclass(frozen=True)
+class BucketPath:
+    """Where a service's weights are: ``gs://`` (GKE) or ``s3://`` (EKS), a bucket and the prefix under it."""
+
+    scheme: str
+    bucket: str
+    prefix: str
+    """Without leading or trailing ``/``; empty for the bucket's root."""
+
+
+def bucket_path(uri: str) -> BucketPath | None:
+    """``gs://b/p/q`` -> (gs, b, p/q); None for a Hugging Face repo ID (downloaded, no bucket identity needed)."""
+    for scheme in ("gs", "s3"):
+        if uri.startswith(f"{scheme}://"):
+            bucket, _, prefix = uri[len(scheme) + 3:].partition("/")
+            return BucketPath(scheme, bucket, prefix.strip("/"))
+    return None
 
 
 @dataclass(frozen=True)
@@ -184,10 +274,17 @@ class ServiceCost:
     evidence: str
 
 
-def service_cost(svc: Service, pool: PoolFacts) -> ServiceCost:
-    per_gpu = pool.price.usd_per_hour / pool.machine.gpus if pool.price is not None and pool.machine.gpus else None
+def service_cost(svc: Service, pool: PoolFacts, node_pool: NodePool, a: Autoscaling,
+                 overrides: Sequence[dict] = ()) -> ServiceCost:
+    """Priced as the preview's cost table bills the pool (``pool_billing``: a block's fee, an override, else the list
+    price), at the replicas the rendered autoscaler runs at peak (``peak_replicas``)."""
+    from stacks.plan.billing import pool_billing
+    rate = pool_billing(pool, node_pool, overrides).usd_per_node_hour
+    per_gpu = rate / pool.machine.gpus if rate is not None and pool.machine.gpus else None
     ev = evidence(svc, pool.machine.gpu_model)
-    at_peak = replicas_at(svc, ev, svc.traffic.peak_requests_per_second)
+    card = model_card(svc)
+    at_peak = replicas_at(svc, ev, svc.traffic.peak_requests_per_second) if ev is None or card is None else \
+        peak_replicas(svc, ev, a, kv_tokens_per_replica(svc, card, pool.machine.gpu_memory_gib_per_gpu))
     per_m = None
     if per_gpu is not None and ev is not None:
         tokens_per_h = svc.traffic.peak_requests_per_second * svc.traffic.output_tokens * 3600
@@ -208,11 +305,40 @@ def serving_gpus(serving: ServingSpec) -> dict[str, tuple[int, int]]:
     return out
 
 
-def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec) -> SchedulingSpec:
+STARTUP_PROBE_PERIOD_S = 10
+STARTUP_PROBE_FAILURES = 90
+"""vLLM's startup probe (``render/serving.py``): 90 × 10 s = 900 s for weights and engine start on a cold node."""
+
+
+def ready_budget_s(cloud: Cloud, pool: NodePool, svc: Service) -> float:
+    """The longest a serving pod may take from Kueue's admission to Ready without being killed by its own startup
+    probe: a node (unless the pool is fixed), the image, the pod start, then the probe's whole budget."""
+    card = model_card(svc)
+    if card is None:
+        return STARTUP_PROBE_PERIOD_S * STARTUP_PROBE_FAILURES
+    rs = replica_start(cloud, pool, svc, card, node_running=pool.min_nodes == pool.max_nodes)
+    return rs.node_s + rs.pull_s + rs.pod_s + STARTUP_PROBE_PERIOD_S * STARTUP_PROBE_FAILURES
+
+
+def serving_pods_ready_timeout(cloud: Cloud, pools: Sequence[NodePool], serving: ServingSpec) -> int:
+    """Kueue's ``waitForPodsReady.timeout`` serving needs, whole minutes: its slowest pod's ready budget."""
+    by_name = {p.name: p for p in pools}
+    budget = max((ready_budget_s(cloud, by_name[s.pool], s) for s in serving.services if s.pool in by_name),
+                 default=0.0)
+    return 60 * math.ceil(budget / 60)
+
+
+def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec, cloud: Cloud | None = None,
+                       pools: Sequence[NodePool] = ()) -> SchedulingSpec:
     """The scheduling section plus serving's ClusterQueue and priority: nominal quota = GPUs at max replicas, never
     borrowing (so no reclaim can ever preempt serving), lending all but the GPUs of ``replicas.min`` to the cohort
     (training borrows them while serving is idle; ``reclaimWithinCohort`` takes them back when serving scales up).
-    Without a cohort there is no one to lend to: plain quota."""
+    Without a cohort there is no one to lend to: plain quota.
+
+    Kueue has one ``waitForPodsReady`` for every workload, serving's pods included: a serving pod still loading its
+    weights when the gang timeout strikes is evicted and requeued, over and over. So the timeout (and the recovery
+    timeout, which defaults to it) is raised to serving's ready budget (``serving_pods_ready_timeout``) when shorter;
+    training gangs then get as long. ``cloud`` and ``pools``: the stack's (without them the timeout is left)."""
     quotas = []
     for pool, (lo, hi) in serving_gpus(serving).items():
         if sched.cohort is None:
@@ -222,28 +348,34 @@ def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec) -> Schedulin
     queue = Queue(name=SERVING_QUEUE, namespace=serving.namespace, quotas=quotas)
     pc = PriorityClass(name=SERVING_PRIORITY_CLASS, value=serving.priority,
                        description="Inference serving: above every training class, never preempted by training.")
-    return sched.model_copy(update={"queues": [*sched.queues, queue],
-                                    "priority_classes": [*sched.priority_classes, pc]})
+    update: dict[str, Any] = {"queues": [*sched.queues, queue], "priority_classes": [*sched.priority_classes, pc]}
+    if cloud is not None and sched.gang.enabled:
+        need = serving_pods_ready_timeout(cloud, pools, serving)
+        if need > sched.gang.timeout_seconds:
+            update["gang"] = sched.gang.model_copy(update={"timeout_seconds": need})
+    return sched.model_copy(update=update)
 
 
 def spot_only(pool: PoolFacts) -> bool:
     return pool.capacity == CapacityType.SPOT
 
 
-def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts]) -> list[dict[str, Any]]:
+def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts], overrides: Sequence[dict] = ()) -> list[dict[str, Any]]:
     """Per service what a reviewer checks before deploy, in numbers (the preview's serving table): the fit (GiB
     needed vs the server's budget), the evidence behind the SLO, capacity at max replicas vs the peak, and the price:
     $/h at min and max replicas, $ per million output tokens at peak, next to the pool's $/GPU-h training pays."""
     if spec.serving is None:
         return []
     pools = {f.name: f for f in facts}
+    node_pools = {p.name: p for p in spec.node_pools}
     rows = []
     for svc in spec.serving.services:
         pool = pools[svc.pool]
         card = model_card(svc)
         f = fit(svc, card, pool.machine.gpu_memory_gib_per_gpu) if card else None
         ev = evidence(svc, pool.machine.gpu_model)
-        cost = service_cost(svc, pool)
+        cost = service_cost(svc, pool, node_pools[svc.pool], spec.serving.autoscaling, overrides)
+        margin = slo_margin(svc, ev) if ev else None
         rows.append({
             "service": svc.name, "model": card.model if card else svc.model, "precision": svc.precision.value,
             "pool": svc.pool, "gpu": pool.machine.gpu_model.value,
@@ -255,6 +387,8 @@ def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts]) -> list[dict[str, 
             "requestsPerSecondPerReplica": round(ev.requests_per_s_per_replica, 2) if ev else None,
             "capacityAtMax": round(ev.requests_per_s_per_replica * svc.replicas.max, 1) if ev else None,
             "evidence": ev.row.cite() if ev else "no evidence",
+            "sloMargin": None if margin is None else round(margin, 4),
+            "lowConfidence": margin is not None and margin < LOW_CONFIDENCE_MARGIN,
             "replicasAtPeak": cost.replicas_at_peak,
             "usdPerGpuHour": None if cost.usd_per_gpu_hour is None else round(cost.usd_per_gpu_hour, 4),
             "usdPerHourMin": None if cost.usd_per_hour_min is None else round(cost.usd_per_hour_min, 2),

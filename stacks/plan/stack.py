@@ -153,7 +153,7 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     sched = spec.scheduling
     if spec.serving is not None and sched is not None and sched.workload == Workload.KUBEFLOW:
         from stacks.plan.serving import with_serving_queue  # serving's ClusterQueue joins the training cohort
-        sched = with_serving_queue(sched, spec.serving)
+        sched = with_serving_queue(sched, spec.serving, spec.cloud, spec.node_pools)
     # one price lookup: a queue's $/h is the pool's billed rate (a capacity block's fee, never its list price)
     rates = {f.name: _gpu_hour_rate(f, pool) for f, pool in zip(facts_list, spec.node_pools)}
     kueue, slurm, quota = _scheduler_plans(sched, facts_list, rates)

@@ -70,9 +70,11 @@ class Autoscaling(SpecModel):
         "Scale-down stabilization: replicas are removed only after the load stayed low this long. Default 300."))
     prometheus_url: str | None = Field(None, description=(
         "PromQL endpoint KEDA queries for vLLM's metrics. Omitted on GKE: Managed Service for Prometheus "
-        "(`https://monitoring.googleapis.com/v1/projects/<project>/location/global/prometheus`). Required on EKS: the "
-        "Amazon Managed Service for Prometheus workspace URL (`https://aps-workspaces.<region>.amazonaws.com/"
-        "workspaces/<id>`), queried with SigV4."))
+        "(`https://monitoring.googleapis.com/v1/projects/<project>/location/global/prometheus`), filled by a "
+        "PodMonitoring, read with KEDA's Monitoring Viewer identity. Required on EKS: an Amazon Managed Service for "
+        "Prometheus workspace of the stack's region (`https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>`, "
+        "with `accountId` set): the stack creates the managed collector that fills it and KEDA's query grant. Any "
+        "other URL is flagged: the stack cannot tell it holds vLLM's metrics, and without them replicas stay at min."))
 
 
 class Service(SpecModel):
@@ -83,8 +85,10 @@ class Service(SpecModel):
         "Your own model's numbers, when it is not in the catalog. No throughput row can match it, so its SLO is "
         "flagged as having no evidence."))
     model_uri: str = Field(description=(
-        "Where the weights are: `gs://…` on GKE, `s3://…` on EKS (vLLM streams them with the Run:ai Model "
-        "Streamer), or a Hugging Face repo ID (`meta-llama/Llama-3.1-8B-Instruct`, downloaded at start)."))
+        "Where the weights are: `gs://<bucket>/<prefix>` on GKE (mounted read-only with Cloud Storage FUSE: vLLM "
+        "v0.10.0 reads no gs://), `s3://<bucket>/<prefix>` on EKS (vLLM streams it with the Run:ai Model Streamer), "
+        "each read as the service's own identity, which the stack creates (read-only, that bucket; on S3 that "
+        "prefix); or a Hugging Face repo ID (`meta-llama/Llama-3.1-8B-Instruct`, downloaded at start)."))
     precision: Precision = Field(Precision.BF16, description="Weight precision: `bf16` (default), `fp16`, `fp8`, `fp4`.")
     kv_cache_precision: Precision | None = Field(None, description=(
         "KV-cache element precision (vLLM `--kv-cache-dtype`). Omitted: `fp8` with fp8/fp4 weights, else `bf16`."))

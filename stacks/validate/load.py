@@ -144,7 +144,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
 
     if parts.get("serving") is not None:  # loads only for stacks that serve (the what-if's import floor)
         from stacks.validate.serving import check_serving
-        check_serving(issues, cat, cloud, raw.get("nodePools"), pools, parts["serving"], parts.get("scheduling"))
+        check_serving(issues, cat, cloud, raw.get("nodePools"), pools, parts["serving"], parts.get("scheduling"),
+                      _text(raw.get("project")), _text(raw.get("region")), _text(raw.get("accountId")))
 
     found = sorted(masked(_one_per_cause(issues.found, causes), raw, secret), key=sort_key)
     if any(not i.warning for i in found):
@@ -229,3 +230,6 @@ def _independent(issue: SpecIssue, i: int, name: str, dropped: set[str]) -> bool
         return False  # the price depends on the capacity type and the attached GPUs
     return field not in dropped and not (POOL_CHECK_INPUTS.get(field, set()) & dropped)
 
+
+def _text(value: Any) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None

@@ -13,7 +13,7 @@ from catalog import CapacityType, Catalog, Cloud, GpuModel
 from catalog.serving import ModelCard
 from catalog.serving import load_models
 from stacks.plan.serving import (SERVING_QUEUE, concurrency, evidence, fit, model_card, replica_start,
-                                 serving_gpus)
+                                 serving_gpus, unrendered_metrics_source)
 from stacks.validate.issues import Issues, allowed_list, choice_fix
 from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, PoolCapacity, pool_capacities
 from stacks.spec.scheduling import SchedulingSpec, Workload
@@ -28,7 +28,8 @@ URI_SCHEME = {Cloud.GCP: "gs://", Cloud.AWS: "s3://"}
 
 
 def check_serving(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: Any,
-                  pools: list[tuple[int, NodePool]], serving: ServingSpec, sched: SchedulingSpec | None) -> None:
+                  pools: list[tuple[int, NodePool]], serving: ServingSpec, sched: SchedulingSpec | None,
+                  project: str | None = None, region: str | None = None, account: str | None = None) -> None:
     where = issues.at("serving")
     known = [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \
         if isinstance(raw_pools, list) else []
@@ -80,9 +81,26 @@ def check_serving(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: 
             and not serving.autoscaling.prometheus_url.startswith("https://"):
         where.error(("autoscaling", "prometheusUrl"), "not an https URL", serving.autoscaling.prometheus_url,
                     allowed="https://…", fix="give the PromQL endpoint's https URL")
+    _check_metrics_source(where, cloud, serving, project, region, account)
     _check_priority(where, serving, sched)
     if sched is not None:
         _check_queue(where, serving, sched, caps)
+
+
+def _check_metrics_source(where: Issues, cloud: Cloud | None, serving: ServingSpec, project: str | None,
+                          region: str | None, account: str | None) -> None:
+    if cloud is None or region is None:
+        return
+    why = unrendered_metrics_source(cloud, serving, project, region, account)
+    if why is None or (cloud == Cloud.AWS and serving.autoscaling.prometheus_url is None):
+        return  # the missing EKS URL is an error above
+    where.warn(("autoscaling", "prometheusUrl"), f"KEDA's metric source is not one gpu-cluster fills and grants: "
+               f"{why}; if it holds no vLLM metrics, or KEDA may not read it, every service stays at replicas.min "
+               "(the what-if runs them fixed at min)", serving.autoscaling.prometheus_url,
+               allowed="GKE: omitted (Managed Service for Prometheus); EKS: https://aps-workspaces.<region>.amazonaws.com"
+               "/workspaces/<id> with accountId set",
+               fix="leave prometheusUrl out on GKE, or give an AMP workspace of the stack's region on EKS (the "
+               "collector and KEDA's grant are then created)")
 
 
 def _label(name: str) -> bool:

@@ -16,3 +16,16 @@ def test_a_serving_gke_cluster_enables_the_gateway_api():
 
 def test_a_gke_cluster_without_serving_leaves_it_out():
     assert "gatewayApiConfig" not in _cluster_inputs("gke-kueue")
+
+
+def test_a_serving_gke_cluster_mounts_gs_weights_and_keeps_vllm_metrics_queryable():
+    inputs = _cluster_inputs("gke-serving")
+    # gs:// weights are mounted by the Cloud Storage FUSE CSI driver (vLLM v0.10.0 reads no gs://)
+    assert inputs["addonsConfig"] == {"gcsFuseCsiDriverConfig": {"enabled": True}}
+    # PodMonitoring scrapes vLLM into Managed Service for Prometheus, which KEDA queries
+    assert inputs["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
+
+
+def test_a_gke_cluster_without_serving_leaves_the_addons_out():
+    inputs = _cluster_inputs("gke-kueue")
+    assert "addonsConfig" not in inputs and "monitoringConfig" not in inputs

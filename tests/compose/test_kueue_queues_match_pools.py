@@ -40,7 +40,8 @@ def test_registered_queues_match_the_stacks_pools_exactly(stack):
     for q in queues:
         for group in q.redacted_inputs["spec"]["resourceGroups"]:
             assert {f["name"] for f in group["flavors"]} <= {f["metadata"]["name"] for f in flavors.values()}
-    assert len(of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")) == len(queues)
+    # one LocalQueue per ClusterQueue, and serving's namespace's "default" one (its pods that name no queue)
+    assert len(of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")) == len(queues) + len(serving)
     runtimes = {r.redacted_inputs["metadata"]["name"] for r in
                 of_type(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")}
     fleet = {n for n in runtimes if n.startswith("fleet-")}  # a fleet worker's runtimes per GPU model (docs/fleet.md)

@@ -6,7 +6,12 @@ import functools
 
 import pytest
 
+from catalog import load_catalog
+from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.run import preview_stack
+from stacks.plan.serving import serving_rows
+from stacks.plan.stack import plan_stack
+from stacks.validate.load import decode_config, load_spec
 
 
 @functools.cache
@@ -26,9 +31,12 @@ def test_gke_chat_is_priced_at_min_max_and_per_million_tokens():
     # a3-highgpu-8g on-demand $88.49/h in us-central1 ÷ 8 GPUs = $11.061 per GPU-hour
     assert row["usdPerGpuHour"] == pytest.approx(11.0613, abs=1e-3)
     assert (row["usdPerHourMin"], row["usdPerHourMax"]) == (pytest.approx(22.12, abs=0.01), pytest.approx(88.49, abs=0.01))
-    # peak 150 req/s ÷ 25.52 req/s per replica -> 6 replicas; 6 × $11.061 / (150 × 200 × 3600 tokens) × 1e6
-    assert row["replicasAtPeak"] == 6
-    assert row["usdPerMillionOutputTokens"] == pytest.approx(6 * 88.49 / 8 / (150 * 200 * 3600) * 1e6, abs=1e-3)
+    # priced at what the rendered autoscaler runs at peak, not the 6 replicas that carry it (150 ÷ 25.52 req/s):
+    # its running trigger aims at floor(0.8 × 25.52 req/s × 200 tokens × 25.1 ms) = 102 requests in flight per
+    # replica, and at peak 150 req/s × 5.02 s = 753 are in flight: ceil(753 / 102) = 8 replicas (the max)
+    assert row["replicasAtPeak"] == 8
+    assert row["usdPerMillionOutputTokens"] == pytest.approx(8 * 88.49 / 8 / (150 * 200 * 3600) * 1e6, abs=1e-3)
+    assert row["usdPerMillionOutputTokens"] == pytest.approx(0.819, abs=1e-3)
     assert row["evidence"].startswith("MLPerf Inference v5.1 Server, RedHat 5.1-0083")
     assert (row["neededGib"], row["budgetGib"]) == (37.7, 73.6)
 
@@ -37,6 +45,22 @@ def test_a_multi_node_service_is_a_leaderworkerset_priced_at_its_16_gpus():
     row = next(r for r in _report("gke-serving").serving if r["service"] == "long-context")
     assert (row["workload"], row["gpusPerReplica"], row["nodesPerReplica"]) == ("LeaderWorkerSet", 16, 2)
     assert row["usdPerHourMin"] == pytest.approx(16 * 88.49 / 8, abs=0.01)
+
+
+def test_an_slo_a_few_percent_above_the_measured_p99_is_flagged_low_confidence():
+    rows = {r["service"]: r for r in _report("gke-serving").serving}
+    # chat: SLO TTFT 2000 ms against the row's 1911 ms p99 (TPOT 100 against 25.1): 4.7 % margin on MLPerf's shape
+    assert rows["chat"]["sloMargin"] == pytest.approx(2000 / 1911 - 1, abs=1e-4) and rows["chat"]["lowConfidence"]
+    assert rows["long-context"]["sloMargin"] > 0.10 and not rows["long-context"]["lowConfidence"]
+
+
+def test_serving_is_priced_with_the_preview_billing_and_its_overrides():
+    spec, _ = load_spec(decode_config(read_stack_file(PROJECT_ROOT / "Pulumi.gke-serving.yaml")))
+    facts = list(plan_stack(spec, load_catalog()).facts)
+    negotiated = [{"machineType": "a3-highgpu-8g", "usdPerNodeHour": 40.0, "source": "contract"}]
+    row = next(r for r in serving_rows(spec, facts, negotiated) if r["service"] == "chat")
+    assert row["usdPerGpuHour"] == 5.0 and row["usdPerHourMin"] == 10.0  # 2 replicas × 1 GPU × $40 / 8
+    assert row["usdPerMillionOutputTokens"] == pytest.approx(8 * 5.0 / (150 * 200 * 3600) * 1e6, abs=1e-4)
 
 
 def test_a_stack_without_serving_keeps_its_json_shape():

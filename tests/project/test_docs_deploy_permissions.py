@@ -27,6 +27,7 @@ NEEDS = {
     ("aws", "kms"): "`kms:",
     ("aws", "s3"): "`s3:",
     ("aws", "ecr"): "`ecr:",
+    ("aws", "amp"): "`aps:",
 }
 """Provider module -> what the page must name for it (the API to enable on GCP, the IAM action prefix on AWS)."""
 

@@ -26,6 +26,8 @@ def verdict(result: SimResult) -> tuple[bool | None, str]:
            f"{HOLDS_ATTAINMENT:.0%}) while GPU utilization was {util:.1%} (busy at ≥ {BUSY_UTILIZATION:.0%})")
     if result.no_evidence:
         why += f"; not simulated (no evidence): {', '.join(result.no_evidence)}"
+    if result.fixed_at_min:
+        why += f"; replicas fixed at min, the autoscaler may read nothing ({result.fixed_at_min})"
     return holds and busy, why
 
 
@@ -51,6 +53,7 @@ def as_dict(spec: StackSpec, result: SimResult) -> dict[str, Any]:
             "trainingLostGpuHours": round(p.lost_gpu_minutes / 60, 2), "preemptedJobs": p.preempted_jobs}
             for p in result.pools],
         "notSimulated": result.no_evidence,
+        **({"replicasFixedAtMin": result.fixed_at_min} if result.fixed_at_min else {}),
     }
 
 

@@ -16,8 +16,10 @@ from typing import Any
 
 from catalog import Cloud
 from catalog.serving import ThroughputRow
+from stacks.plan.billing import pool_billing
 from stacks.plan.facts import PoolFacts
-from stacks.plan.serving import Evidence, evidence, fit, model_card, replica_start, running_target
+from stacks.plan.serving import (Evidence, desired_replicas, evidence, kv_tokens_per_replica, model_card,
+                                 replica_start, unrendered_metrics_source)
 from stacks.spec.serving import Service
 from stacks.spec.stack import NodePool, StackSpec
 from whatif.serving.queue import step
@@ -119,6 +121,9 @@ class SimResult:
     pools: list[PoolResult] = field(default_factory=list)
     no_evidence: list[str] = field(default_factory=list)
     """Services not simulated: no measured row, so their capacity is unknown (never guessed)."""
+    fixed_at_min: str | None = None
+    """Why the autoscaler was not simulated (its metric source is not one gpu-cluster fills and grants): every
+    service runs at ``replicas.min``, as KEDA would leave it reading nothing."""
 
 
 def _quota(spec: StackSpec, pool: str) -> tuple[int, int | None]:
@@ -146,6 +151,8 @@ def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[Traini
     serving = spec.serving
     if serving is None:
         return out
+    out.fixed_at_min = unrendered_metrics_source(Cloud(spec.cloud), serving, spec.project, spec.region,
+                                                 spec.account_id)
     pools = {p.name: p for p in spec.node_pools}
     sims: list[tuple[Service, Evidence, ServiceResult]] = []
     for svc in serving.services:
@@ -153,7 +160,11 @@ def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[Traini
         if ev is None:
             out.no_evidence.append(svc.name)
             continue
-        res = ServiceResult(svc.name, ev.row.cite(), usd_per_gpu_hour=facts[svc.pool].usd_per_gpu_hour)
+        # billed as the preview bills the pool (a reservation's or block's rate, not only the list price)
+        rate = pool_billing(facts[svc.pool], pools[svc.pool]).usd_per_node_hour
+        gpus = facts[svc.pool].machine.gpus
+        res = ServiceResult(svc.name, ev.row.cite(), usd_per_gpu_hour=rate / gpus if rate is not None and gpus
+                            else None)
         sims.append((svc, ev, res))
         out.services.append(res)
     for pool_name in dict.fromkeys([s.pool for s, _, _ in sims] + [t.pool for t in training]):
@@ -161,12 +172,13 @@ def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[Traini
         pool_gpus = f.machine.gpus * f.max_nodes
         load = next((t for t in training if t.pool == pool_name), None)
         here = [x for x in sims if x[0].pool == pool_name]
-        out.pools.append(_simulate_pool(spec, pools[pool_name], f, pool_gpus, here, load, minutes))
+        out.pools.append(_simulate_pool(spec, pools[pool_name], f, pool_gpus, here, load, minutes,
+                                        out.fixed_at_min is not None))
     return out
 
 
-def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int, sims: list[_Sim], load: TrainingLoad | None,
-                   minutes: int) -> PoolResult:
+def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int, sims: list[_Sim],
+                   load: TrainingLoad | None, minutes: int, fixed_at_min: bool = False) -> PoolResult:
     res = PoolResult(pool.name, pool_gpus, minutes)
     nominal, borrow_limit = _quota(spec, pool.name)
     serving_quota = sum(s.replicas.max * s.gpus_per_replica for s, _, _ in sims)
@@ -184,11 +196,12 @@ def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int
         warm = replica_start(cloud, pool, svc, card, node_running=True)
         cold = replica_start(cloud, pool, svc, card, node_running=fixed)
         r.replica_start_s = (load.termination_grace_seconds if load else 0) + warm.total_s
-        f_ = fit(svc, card, f.machine.gpu_memory_gib_per_gpu)
-        kv_tokens = max(1.0, (f_.budget_gib - f_.weights_gib) * 1024 * 1024 / f_.kv_kib_per_token)
+        kv_tokens = kv_tokens_per_replica(svc, card, f.machine.gpu_memory_gib_per_gpu)
         state[svc.name] = _State([_Replica(0) for _ in range(svc.replicas.min)], warm.total_s, cold.total_s,
                                  kv_tokens)
-    cooldown_s = spec.serving.autoscaling.cooldown_seconds if spec.serving else 0
+    assert spec.serving is not None
+    autoscaling = spec.serving.autoscaling
+    cooldown_s = autoscaling.cooldown_seconds
     for t in range(minutes):
         hour = (t // 60) % 24
         # serving: arrivals, latency, autoscaling
@@ -206,7 +219,8 @@ def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int
             r.ttft_ok += m.ttft_p99_s * 1000 <= svc.slo.ttft_p99_ms
             r.tpot_ok += m.tpot_p99_s * 1000 <= svc.slo.tpot_p99_ms
             r.worst_ttft_s = max(r.worst_ttft_s, m.ttft_p99_s)
-            desired = _desired(svc, ev, spec, m.backlog, m.served / 60, ready, st.kv_tokens)
+            desired = svc.replicas.min if fixed_at_min else desired_replicas(
+                svc, ev, autoscaling, m.served / 60, ready, st.kv_tokens, m.backlog)
             st.history.append(desired)
             window = max(1, math.ceil(cooldown_s / 60))
             current = len(st.replicas)
@@ -247,23 +261,6 @@ def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int
 
 def _serving_used(state: dict[str, _State], sims: list[_Sim]) -> int:
     return sum(len(state[s.name].replicas) * s.gpus_per_replica for s, _, _ in sims)
-
-
-def _desired(svc: Service, ev: Evidence, spec: StackSpec, backlog: float, served_per_s: float, ready: int,
-             kv_tokens_per_replica: float) -> int:
-    """KEDA's two triggers as the HPA computes them: ceil(total waiting / target per replica) (AverageValue) and
-    ceil(ready × KV usage / target) (Value). KV usage = tokens of the requests in flight (Little's law: served/s ×
-    their time in the server, each holding its prompt and half its output on average) ÷ the KV-cache tokens the ready
-    replicas hold (memory budget − weights, ``stacks/plan/serving.py``)."""
-    assert spec.serving is not None
-    a = spec.serving.autoscaling
-    by_wait = math.ceil(backlog / a.waiting_requests_per_replica)
-    in_flight = served_per_s * (ev.row.p99_ttft_ms + svc.traffic.output_tokens * ev.row.p99_tpot_ms) / 1000
-    tokens = in_flight * (svc.traffic.input_tokens + svc.traffic.output_tokens / 2)
-    kv = min(1.0, tokens / (max(ready, 1) * kv_tokens_per_replica))
-    by_kv = math.ceil(max(ready, 1) * kv / a.kv_cache_usage)
-    by_running = math.ceil(in_flight / running_target(svc, ev))
-    return max(svc.replicas.min, min(svc.replicas.max, max(by_wait, by_kv, by_running)))
 
 
 def _make_room(res: PoolResult, jobs: list[_Job], load: TrainingLoad | None, pool_gpus: int, gpus: int, t: int,

@@ -1,0 +1,60 @@
+"""KEDA can read what its triggers query: on GKE its operator's ServiceAccount (as the pinned chart renders it with
+real Helm) is a Google service account with Monitoring Viewer; on EKS its Pod Identity role may query exactly the AMP
+workspace the ScaledObjects name, and an AWS managed collector fills that workspace with vLLM's metrics from the
+serving namespace, labelled as the queries filter them."""
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from tests.support.helm.examples import rendered
+from tests.support.policy.harness import example
+
+
+def _inputs(resources, type_):
+    return [r.inputs for r in resources if r.type == type_]
+
+
+def test_gke_keda_operator_runs_as_a_google_account_with_monitoring_viewer():
+    objs = rendered("gke-serving").objects
+    sa = next(o for o in objs if o["kind"] == "ServiceAccount" and o["metadata"]["name"] == "keda-operator")
+    email = sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
+    resources = example("gke-serving")
+    viewers = [i for i in _inputs(resources, "gcp:projects/iAMMember:IAMMember")
+               if i["role"] == "roles/monitoring.viewer"]
+    assert [v["member"] for v in viewers] == [f"serviceAccount:{email}"]
+    assert any(i["member"] == "serviceAccount:ml-platform-prod.svc.id.goog[keda/keda-operator]"
+               and i["role"] == "roles/iam.workloadIdentityUser"
+               for i in _inputs(resources, "gcp:serviceaccount/iAMMember:IAMMember"))
+
+
+def test_eks_keda_queries_the_workspace_the_collector_fills():
+    resources = example("eks-serving")
+    scaled = _inputs(resources, "kubernetes:keda.sh/v1alpha1:ScaledObject")[0]
+    address = scaled["spec"]["triggers"][0]["metadata"]["serverAddress"]
+    workspace = f"arn:aws:aps:us-east-1:123456789012:workspace/{address.rsplit('/', 1)[-1]}"
+    (assoc,) = [i for i in _inputs(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+                if i["namespace"] == "keda"]
+    assert assoc["serviceAccount"] == "keda-operator"
+    role = assoc["roleArn"].rsplit("/", 1)[-1]
+    (policy,) = [json.loads(r.inputs["policy"]) for r in resources if r.type == "aws:iam/rolePolicy:RolePolicy"
+                 and r.inputs["role"] in (role, f"{role}-id")]
+    (st,) = policy["Statement"]
+    assert st["Resource"] == workspace and "aps:QueryMetrics" in st["Action"]
+    assert not any(a.startswith("aps:RemoteWrite") or a == "aps:*" for a in st["Action"])
+    (scraper,) = _inputs(resources, "aws:amp/scraper:Scraper")
+    assert scraper["destination"]["amp"]["workspaceArn"] == workspace
+    job = yaml.safe_load(scraper["scrapeConfiguration"])["scrape_configs"][0]
+    assert job["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["serving"]}}]
+    relabel = {tuple(r["source_labels"]): r for r in job["relabel_configs"]}
+    assert relabel[("__meta_kubernetes_pod_label_app_kubernetes_io_name",)]["regex"] == "vllm"
+    assert relabel[("__meta_kubernetes_namespace",)]["target_label"] == "namespace"  # the queries filter on it
+    assert 'namespace="serving"' in scaled["spec"]["triggers"][0]["metadata"]["query"]
+    access = next(r.inputs for r in resources if r.type == "aws:eks/accessEntry:AccessEntry"
+                  and r.name == "serving-identity-collector-access")
+    (binding,) = _inputs(resources, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+    assert binding["subjects"][0]["name"] == access["userName"] == "aps-collector-user"
+    (role_obj,) = _inputs(resources, "kubernetes:rbac.authorization.k8s.io/v1:Role")
+    assert role_obj["metadata"]["namespace"] == "serving" and role_obj["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
