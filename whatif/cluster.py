@@ -244,7 +244,9 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
     if kind == "slurm":
         assert plan is not None
         return dataclasses.replace(_slurm_cluster(stack, sched, plan, pools, classes, sources), start=start)
-    return dataclasses.replace(_kueue_cluster(stack, sched, facts, placements, pools, classes, sources), start=start)
+    timeout = stack_plan.kueue.pods_ready_timeout if stack_plan.kueue is not None else None
+    return dataclasses.replace(_kueue_cluster(stack, sched, facts, placements, pools, classes, sources,
+                                              timeout.seconds if timeout else None), start=start)
 
 
 def _plan_slurm(sched: SchedulingSpec, facts: list[PoolFacts]) -> SlurmPlan:
@@ -273,7 +275,8 @@ def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPla
 
 def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
                    placements: dict[str, Placement] | None, pools: dict[str, PoolModel],
-                   classes: dict[str, int], sources: list[str]) -> ClusterModel:
+                   classes: dict[str, int], sources: list[str], pods_ready_timeout_s: int | None = None
+                   ) -> ClusterModel:
     objects = render_kueue(sched, facts, placements, namespaces=False)
     pool_of_flavor = {v: k for k, v in objects.flavor_names().items()}
     queues = {}
@@ -295,7 +298,7 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
             when_can_borrow=body.get("flavorFungibility", {}).get("whenCanBorrow", "MayStopSearch"),
             when_can_preempt=body.get("flavorFungibility", {}).get("whenCanPreempt", "TryNextFlavor"),
             borrow_threshold=body["preemption"].get("borrowWithinCohort", {}).get("maxPriorityThreshold"))
-    config = manager_config(sched)
+    config = manager_config(sched, pods_ready_timeout_s=pods_ready_timeout_s)
     ready = config.get("waitForPodsReady")
     fair = config.get("fairSharing")
     strategies = tuple((fair or {}).get("preemptionStrategies") or KueueModel.strategies)

@@ -5,6 +5,8 @@ the maintenance window, the pre-pull DaemonSets, image mirrors, and the schedule
 plan, what each queue is promised), and the fleet role. Pure: no Pulumi, no rendering (``render/`` turns plans into documents)."""
 from __future__ import annotations
 
+import dataclasses
+
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -18,6 +20,7 @@ from stacks.plan.kueue_topology import Placement, pool_namespaces, pool_placemen
 from stacks.plan.maintenance import maintenance_policy
 from stacks.plan.pod_start import PodStartPlan, mirror_repository, pod_start_plan
 from stacks.plan.quota import QuotaPlan, quota_plan, slurm_placements
+from stacks.plan.start_time import PodsReadyTimeout, pods_ready_timeout_plan
 from stacks.spec.scheduling import SchedulingSpec, Workload
 from stacks.spec.stack import NodePool, StackSpec
 
@@ -62,6 +65,8 @@ class KueuePlan:
     """Pool name -> the team namespaces whose queues have quota on it."""
     katib: bool
     pipelines: bool
+    pods_ready_timeout: PodsReadyTimeout | None = None
+    """Kueue's waitForPodsReady timeout as rendered (raised for rack-scale pools, ``start_time.py``); None: no gang."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,11 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     # one price lookup: a queue's $/h is the pool's billed rate (a capacity block's fee, never its list price)
     rates = {f.name: _gpu_hour_rate(f, pool) for f, pool in zip(facts_list, spec.node_pools)}
     kueue, slurm, quota = _scheduler_plans(sched, facts_list, rates)
+    if kueue is not None:  # rack-scale gangs wait for their ComputeDomain: the timeout follows their cold start
+        timeout = pods_ready_timeout_plan(spec, [p.pod_start for p in pools.values()], facts_list)
+        kueue = dataclasses.replace(kueue, pods_ready_timeout=timeout)
+        if quota is not None and timeout is not None:
+            quota.gang_timeout_seconds = timeout.seconds
     return StackPlan(
         spec=spec, cluster=cluster, pools=pools, runtime=runtime_plan(spec, facts_list),
         maintenance=maintenance_policy(spec),
