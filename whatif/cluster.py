@@ -12,7 +12,7 @@ from catalog.provisioning import load_provisioning
 from render.kueue import render_kueue, slices_per_gpu
 from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
 from stacks.plan.kueue_topology import REQUIRED_ANNOTATION
-from stacks.plan.kueue_topology import Placement, pool_placements
+from stacks.plan.kueue_topology import Placement, pool_placements, spanning_annotations
 from stacks.plan.nvlink import default_block_size
 from stacks.plan.billing import pool_billing
 from stacks.plan.facts import PoolFacts
@@ -58,6 +58,9 @@ class PoolModel:
     """Nodes billed for the whole run whether they run or not (reservations, capacity blocks): the one billing model
     of ``stacks/plan/billing.py``; the rest are billed while up."""
     compute_domains: bool = False
+    spans_blocks: bool = False
+    """A required-block pool whose stack also renders a runtime for gangs of whole blocks (GKE racks: the
+    ``torch-<pool>-block`` runtime, ``spanning_annotations``): a gang of several whole blocks can be placed."""
     """Jobs on the pool get their IMEX channel through a ComputeDomain, which starts with the job's pods (its
     daemons join before the workers run; upstream: ~8 min for 256 pods in one domain, dra-driver-nvidia-gpu#816)."""
 
@@ -233,7 +236,9 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
             interruptions_per_node_s=rate / MONTH_S, gpu_type=f.machine.gpu_model.slurm_name,
             cpus_per_node=ns.cpus if ns else (f.machine.vcpu or f.gpus_per_node), pull_s=how.pull_s,
             prepull=how.prepull, nvlink_domain_nodes=f.nvlink.domain_nodes if f.nvlink is not None else None,
-            compute_domains=f.nvlink is not None and f.nvlink.compute_domains)
+            compute_domains=f.nvlink is not None and f.nvlink.compute_domains,
+            spans_blocks=placements is not None and kind == "kueue"
+            and spanning_annotations(f, placements.get(f.name)) is not None)
     classes = {c.name: c.value for c in sched.priority_classes} if sched else {}
     sources = sorted({prov[(f.cloud, f.capacity)].source for f in facts})
     if sched is None or kind == "kubernetes":
