@@ -16,7 +16,7 @@ from stacks.plan.cluster import ClusterPlan, plan_cluster
 from stacks.plan.facts import PoolFacts, pool_facts
 from stacks.plan.gpu_runtime import operator_in_stack
 from stacks.plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
-from stacks.plan.kueue_topology import Placement, pool_namespaces, pool_placements
+from stacks.plan.kueue_topology import Placement, pool_namespaces, pool_placements, spanning_annotations
 from stacks.plan.maintenance import maintenance_policy
 from stacks.plan.pod_start import PodStartPlan, mirror_repository, pod_start_plan
 from stacks.plan.quota import QuotaPlan, quota_plan, slurm_placements
@@ -119,6 +119,10 @@ def _scheduler_plans(sched: SchedulingSpec | None, facts: list[PoolFacts], rates
     if sched.workload == Workload.KUBEFLOW:
         placements = pool_placements(sched, facts)
         notes = {name: (f"TAS {p.topology}: {p.note}" if p.topology else p.note) for name, p in placements.items()}
+        for f in facts:  # GKE racks: the second runtime, for gangs of whole racks
+            if spanning_annotations(f, placements.get(f.name)) is not None and f.nvlink is not None:
+                notes[f.name] += (f"; gangs of whole racks: required block, {f.nvlink.domain_nodes}-node slices "
+                                  "per rack (block runtime)")
         kueue = KueuePlan(scheduling=sched, placements=placements, namespaces=pool_namespaces(sched),
                           katib=sched.kubeflow.katib, pipelines=sched.kubeflow.pipelines)
         return kueue, None, quota_plan(sched, facts, notes, rates)

@@ -120,3 +120,10 @@ def test_slices_must_divide_the_gang_and_levels_must_exist():
     assert "do not split" in placement_problem(["b", "s", "h"], nodes, 1, 3, TopologyAsk("b", "s", 2))
     assert "no level x" in placement_problem(["b", "s", "h"], nodes, 1, 2, TopologyAsk("x"))
     assert "holds at most 2" in placement_problem(["b", "s", "h"], nodes, 1, 3, TopologyAsk("s"))
+
+
+def test_the_preview_names_the_block_runtime_in_the_pools_placement():
+    plan = load_planned(decode_config(read_stack_file(PROJECT_ROOT / f"Pulumi.{STACK}.yaml")), stack_name=STACK).plan
+    (pool,) = [p for p in plan.quota.pools if p.pool == "gb200"]
+    assert "required nvlink" in pool.placement
+    assert "gangs of whole racks: required block, 18-node slices per rack" in pool.placement
