@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from catalog import Catalog
 from stacks.plan.facts import pool_facts
+from stacks.plan.gpu_runtime import operator_in_stack
 from stacks.plan.pod_start import pod_start_plan
 from stacks.plan.start_time import TIMEOUT_MARGIN, pods_ready_timeout_plan
 from stacks.spec.stack import StackSpec
@@ -17,7 +18,8 @@ def check_pods_ready_timeout(issues: Issues, cat: Catalog, spec: StackSpec) -> N
     sched = spec.scheduling
     if sched is None or "timeout_seconds" not in sched.gang.model_fields_set:
         return  # unset: the plan derives it from the estimate
-    facts = [pool_facts(spec, pool, cat, i) for i, pool in enumerate(spec.node_pools)]
+    operator = operator_in_stack(spec)  # once, not once per pool
+    facts = [pool_facts(spec, pool, cat, i, operator) for i, pool in enumerate(spec.node_pools)]
     timeout = pods_ready_timeout_plan(spec, [pod_start_plan(spec.cloud, p) for p in spec.node_pools], facts)
     if timeout is None or timeout.estimate_s is None or timeout.seconds >= timeout.estimate_s:
         return
