@@ -11,6 +11,7 @@ from enum import Enum
 
 from catalog.loader import DATA_DIR, Catalog, load_catalog
 from catalog.models import Cloud
+from catalog.network_cards import EFA_TYPES, network_cards
 
 
 class FabricKind(str, Enum):
@@ -169,8 +170,12 @@ def _parse(cat: Catalog) -> FabricCatalog:
     for r in _rows("fabrics.csv"):
         cloud = Cloud(r["cloud"])
         machine = cat.machines[(cloud, r["machine_type"])]
-        # EFA interfaces are machine facts (machines.csv): one copy only
-        nics = int(r["gpu_nics"]) if r["gpu_nics"].strip() else machine.efa_interfaces
+        # EFA interfaces are machine facts (machines.csv): one copy only. Where the cards differ
+        # (network-cards.csv), the EFA device plugin advertises one vpc.amazonaws.com/efa per EFA interface the
+        # launch template attaches, so a pod's request is the layout's count, never a separate number
+        cards = network_cards(cloud, r["machine_type"]) if r["fabric"] == FabricKind.EFA.value else None
+        nics = (int(r["gpu_nics"]) if r["gpu_nics"].strip()
+                else sum(c.efa_interface in EFA_TYPES for c in cards) if cards else machine.efa_interfaces)
         if nics is None:
             raise ValueError(f"catalog/data/fabrics.csv: {r['machine_type']} has no NIC count anywhere")
         out.machines[(cloud, r["machine_type"])] = MachineFabric(

@@ -48,7 +48,8 @@ def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider:
                         access=access_notes(sched, facts), team_namespaces=teams, after=[cluster], opts=opts)
     kueue = Kueue("kueue", render_kueue(sched, facts, kueue_plan.placements),
                   # DRA claims Kueue must count: fabric NICs and NVLink ComputeDomain channels
-                  kueue_values(sched, [*kueue_device_classes(facts), *channel_device_classes(facts)]),
+                  kueue_values(sched, [*kueue_device_classes(facts), *channel_device_classes(facts)],
+                               kueue_plan.pods_ready_timeout.seconds if kueue_plan.pods_ready_timeout else None),
                   [q.name for q in sched.queues],
                   after=[cluster, *kueue_after], opts=opts)
     # GKE-managed fabric pools: the DRA claim template the torch-<pool> runtime names, in each team namespace with

@@ -53,9 +53,13 @@ def base_config(team_namespaces: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
+def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = (),
+                   pods_ready_timeout_s: int | None = None) -> dict[str, Any]:
     """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
-    map to a quota resource or it holds the jobs as inadmissible (``render/fabric_claim.py``)."""
+    map to a quota resource or it holds the jobs as inadmissible (``render/fabric_claim.py``).
+    ``pods_ready_timeout_s``: the plan's timeout (``KueuePlan.pods_ready_timeout``, raised for rack-scale pools);
+    None: ``scheduling.gang.timeoutSeconds``. The longer of the two wins: serving raises ``spec``'s own timeout to its
+    pods' ready budget (``with_serving_queue``), and one timeout serves every workload."""
     config = base_config([q.namespace or q.name for q in spec.queues])
     nics = [c for c in device_classes if c != CHANNEL_DEVICE_CLASS]
     mappings = [{"name": KUEUE_RESOURCE, "deviceClassNames": nics}] if nics else []
@@ -67,7 +71,7 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> 
         # All-or-nothing: an admitted gang whose pods are not all ready in time is evicted and requeued with backoff,
         # so two half-started gangs cannot hold each other's GPUs forever.
         config["waitForPodsReady"] = {
-            "timeout": f"{spec.gang.timeout_seconds}s",
+            "timeout": f"{max(pods_ready_timeout_s or 0, spec.gang.timeout_seconds)}s",
             "blockAdmission": False,
             "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": REQUEUE_BACKOFF_BASE_SECONDS,
                                   "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS},
@@ -79,11 +83,13 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> 
     return config
 
 
-def manager_config_yaml(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> str:
-    return yaml.safe_dump(manager_config(spec, device_classes), sort_keys=False)
+def manager_config_yaml(spec: SchedulingSpec, device_classes: Sequence[str] = (),
+                        pods_ready_timeout_s: int | None = None) -> str:
+    return yaml.safe_dump(manager_config(spec, device_classes, pods_ready_timeout_s), sort_keys=False)
 
 
-def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> dict[str, Any]:
+def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = (),
+                 pods_ready_timeout_s: int | None = None) -> dict[str, Any]:
     """Helm values for the Kueue chart: two controller replicas behind a PodDisruptionBudget, and our configuration.
 
     Two replicas share one leader-election lock; the standby keeps Kueue's admission webhooks answering while the
@@ -91,7 +97,8 @@ def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = ()) -> di
     """
     return {
         "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
-        "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec, device_classes)},
+        "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec, device_classes,
+                                                                             pods_ready_timeout_s)},
     }
 
 

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from catalog.fabric import FabricKind, load_fabric_catalog
 from render.fabric_pod import apply_to_container, apply_to_pod_spec, pod_fabric
-from stacks.plan.kueue_topology import Placement
+from stacks.plan.kueue_topology import Placement, spanning_annotations
 from stacks.plan.facts import PoolFacts
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
@@ -30,6 +30,11 @@ def runtime_name(pool: str) -> str:
     return f"torch-{pool}"
 
 
+def spanning_runtime_name(pool: str) -> str:
+    """The runtime for gangs of whole racks on a GKE pool of several racks (``spanning_annotations``)."""
+    return f"torch-{pool}-block"
+
+
 def runtime_image(pool: PoolFacts) -> str:
     """``fabric.runtimeImage``, else on an EFA pool the catalog's EFA-capable image for the pool's architecture (the
     PyTorch images have no libfabric/aws-ofi-nccl: NCCL would use sockets): the x86 Deep Learning Container in the
@@ -44,17 +49,28 @@ def runtime_image(pool: PoolFacts) -> str:
 
 def training_runtimes(pools: Sequence[PoolFacts], placements: Mapping[str, Placement]) -> list[dict[str, Any]]:
     """Pools whose GPUs are shared (time-slicing, MPS, MIG) serve inference and notebooks, not distributed
-    training, and get no runtime."""
-    return [_runtime(p, placements.get(p.name)) for p in pools
-            if p.runtime is None or p.runtime.advertised_per_gpu == 1]
+    training, and get no runtime. A GKE pool of several racks whose gangs must stay in one rack also gets
+    ``torch-<pool>-block`` for gangs of whole racks (``spanning_annotations``)."""
+    out = []
+    for p in pools:
+        if p.runtime is not None and p.runtime.advertised_per_gpu != 1:
+            continue
+        out.append(_runtime(p, placements.get(p.name)))
+        spanning = spanning_annotations(p, placements.get(p.name))
+        if spanning is not None:
+            out.append(_runtime(p, None, spanning, spanning_runtime_name(p.name)))
+    return out
 
 
-def _runtime(pool: PoolFacts, where: Placement | None) -> dict[str, Any]:
+def _runtime(pool: PoolFacts, where: Placement | None, annotations: Mapping[str, str] | None = None,
+             name: str | None = None) -> dict[str, Any]:
     gpus = pool.gpus_per_node
     pod_meta: dict[str, Any] = {}
     if where is not None and where.annotation is not None:
         key, label = where.annotation
         pod_meta["annotations"] = {key: label}
+    if annotations:
+        pod_meta["annotations"] = dict(annotations)
     container = {"name": "node", "image": runtime_image(pool),
                  "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}}}
     pod_spec: dict[str, Any] = {"nodeSelector": dict(pool.pool_label),
@@ -68,7 +84,7 @@ def _runtime(pool: PoolFacts, where: Placement | None) -> dict[str, Any]:
                     "spec": {"template": {**({"metadata": pod_meta} if pod_meta else {}), "spec": pod_spec}}}
     return {
         "apiVersion": API_VERSION, "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": runtime_name(pool.name),
+        "metadata": {"name": name or runtime_name(pool.name),
                      "labels": {FRAMEWORK_LABEL: "torch", "app.kubernetes.io/part-of": "gpu-cluster",
                                 **pool.pool_label}},
         "spec": {

@@ -12,7 +12,7 @@ from catalog.provisioning import load_provisioning
 from render.kueue import render_kueue, slices_per_gpu
 from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MAX_SECONDS, manager_config
 from stacks.plan.kueue_topology import REQUIRED_ANNOTATION
-from stacks.plan.kueue_topology import Placement, pool_placements
+from stacks.plan.kueue_topology import Placement, pool_placements, spanning_annotations
 from stacks.plan.nvlink import default_block_size
 from stacks.plan.billing import billing_note, pool_billing
 from stacks.plan.facts import PoolFacts
@@ -66,6 +66,9 @@ class PoolModel:
     billing_note: str = ""
     """How the pool's dollars are made (``stacks/plan/billing.billing_note``), printed in every format."""
     compute_domains: bool = False
+    spans_blocks: bool = False
+    """A required-block pool whose stack also renders a runtime for gangs of whole blocks (GKE racks: the
+    ``torch-<pool>-block`` runtime, ``spanning_annotations``): a gang of several whole blocks can be placed."""
     """Jobs on the pool get their IMEX channel through a ComputeDomain, which starts with the job's pods (its
     daemons join before the workers run; upstream: ~8 min for 256 pods in one domain, dra-driver-nvidia-gpu#816)."""
 
@@ -249,7 +252,9 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
             interruptions_per_node_s=rate / MONTH_S, gpu_type=f.machine.gpu_model.slurm_name,
             cpus_per_node=ns.cpus if ns else (f.machine.vcpu or f.gpus_per_node), pull_s=how.pull_s,
             prepull=how.prepull, nvlink_domain_nodes=f.nvlink.domain_nodes if f.nvlink is not None else None,
-            compute_domains=f.nvlink is not None and f.nvlink.compute_domains)
+            compute_domains=f.nvlink is not None and f.nvlink.compute_domains,
+            spans_blocks=placements is not None and kind == "kueue"
+            and spanning_annotations(f, placements.get(f.name)) is not None)
     classes = {c.name: c.value for c in sched.priority_classes} if sched else {}
     sources = sorted({prov[(f.cloud, f.capacity)].source for f in facts})
     if sched is None or kind == "kubernetes":
@@ -260,7 +265,9 @@ def build_cluster(spec: StackSpec, stack: str, scheduler: str = "auto",
     if kind == "slurm":
         assert plan is not None
         return dataclasses.replace(_slurm_cluster(stack, sched, plan, pools, classes, sources), start=start)
-    return dataclasses.replace(_kueue_cluster(stack, sched, facts, placements, pools, classes, sources), start=start)
+    timeout = stack_plan.kueue.pods_ready_timeout if stack_plan.kueue is not None else None
+    return dataclasses.replace(_kueue_cluster(stack, sched, facts, placements, pools, classes, sources,
+                                              timeout.seconds if timeout else None), start=start)
 
 
 def _plan_slurm(sched: SchedulingSpec, facts: list[PoolFacts]) -> SlurmPlan:
@@ -289,7 +296,8 @@ def _blocks(sched: SchedulingSpec | None, facts: list[PoolFacts], plan: SlurmPla
 
 def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
                    placements: dict[str, Placement] | None, pools: dict[str, PoolModel],
-                   classes: dict[str, int], sources: list[str]) -> ClusterModel:
+                   classes: dict[str, int], sources: list[str], pods_ready_timeout_s: int | None = None
+                   ) -> ClusterModel:
     objects = render_kueue(sched, facts, placements, namespaces=False)
     pool_of_flavor = {v: k for k, v in objects.flavor_names().items()}
     queues = {}
@@ -311,7 +319,7 @@ def _kueue_cluster(stack: str, sched: SchedulingSpec, facts: list[PoolFacts],
             when_can_borrow=body.get("flavorFungibility", {}).get("whenCanBorrow", "MayStopSearch"),
             when_can_preempt=body.get("flavorFungibility", {}).get("whenCanPreempt", "TryNextFlavor"),
             borrow_threshold=body["preemption"].get("borrowWithinCohort", {}).get("maxPriorityThreshold"))
-    config = manager_config(sched)
+    config = manager_config(sched, pods_ready_timeout_s=pods_ready_timeout_s)
     ready = config.get("waitForPodsReady")
     fair = config.get("fairSharing")
     strategies = tuple((fair or {}).get("preemptionStrategies") or KueueModel.strategies)

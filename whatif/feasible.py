@@ -35,7 +35,11 @@ def _why_not(cluster: ClusterModel, queue: QueueModel, pool: PoolModel, job: Job
     if job.nodes > pool.max_nodes:
         return f"{job.nodes} nodes > maxNodes {pool.max_nodes}"
     if pool.block_required and pool.block_nodes and job.nodes > pool.block_nodes and cluster.slurm is None:
-        return f"{job.nodes} nodes > {pool.block_nodes} per topology block (placement required)"
+        if not pool.spans_blocks:
+            return f"{job.nodes} nodes > {pool.block_nodes} per topology block (placement required)"
+        if job.nodes % pool.block_nodes:  # the block runtime places whole blocks (slices of one NVLink domain)
+            return (f"{job.nodes} nodes: a gang of several topology blocks is placed in whole blocks of "
+                    f"{pool.block_nodes} (placement required)")
     per_node = pool.slices_per_node if pool.exclusive else slices
     total = per_node * job.nodes
     if cluster.slurm is not None:

@@ -14,12 +14,13 @@ import yaml
 
 from stacks.plan.facts import PoolFacts
 from stacks.plan.kueue_topology import Placement
+from stacks.plan.tas_fit import ask_of, placement_problem, pool_nodes
 from preview.engine import PROJECT_ROOT, read_stack_file, stack_file
 from preview.report import EXIT_INVALID
 from render.compute_domain import compute_domain_name, uses_compute_domains
 from render.job_domain import JOB_NAME_MAX, JOB_NAME_PATTERN, job_domain_objects
 from render.kueue import namespace_of
-from render.trainer import runtime_name, training_runtimes
+from render.trainer import runtime_name, spanning_runtime_name, training_runtimes
 from stacks.spec.scheduling import Workload
 from stacks.spec.stack import StackSpec
 from stacks.validate.environment import stack_name_problem
@@ -122,19 +123,38 @@ def job_objects_for(spec: StackSpec, facts: list[PoolFacts], job: str, pool_name
         issues.append(SpecIssue("--job", f"names a rack pool: its ComputeDomain {compute_domain_name(job)} is the "
                                 "domain the pool's jobs share in the namespace", job, "any other name",
                                 f"--job {job}-run"))
-    wanted = min(pool.nvlink.domain_nodes, pool.max_nodes) if nodes is None else nodes
-    runtime = {r["metadata"]["name"]: r for r in training_runtimes(facts, placements)}[
-        runtime_name(pool.name)]
-    required = _required_level(runtime)
+    per_rack = pool.nvlink.domain_nodes
+    wanted = min(per_rack, pool.max_nodes) if nodes is None else nodes
+    runtimes = {r["metadata"]["name"]: r for r in training_runtimes(facts, placements)}
+    runtime = runtimes[runtime_name(pool.name)]
+    spanning = runtimes.get(spanning_runtime_name(pool.name))
+    if spanning is not None and wanted > per_rack:  # a gang of several racks: the block-level runtime
+        runtime = spanning
+    required = _pod_annotations(runtime).get("kueue.x-k8s.io/podset-required-topology")
     if not 1 <= wanted <= pool.max_nodes:
         issues.append(SpecIssue("--nodes", f"pool {pool.name} has {pool.max_nodes} nodes at most", wanted,
-                                f"1..{pool.max_nodes}", f"--nodes {min(pool.nvlink.domain_nodes, pool.max_nodes)} "
+                                f"1..{pool.max_nodes}", f"--nodes {min(per_rack, pool.max_nodes)} "
                                 "(one NVLink domain)"))
-    elif required == pool.nvlink.domain_label and wanted > pool.nvlink.domain_nodes:
+    elif required == pool.nvlink.domain_label and wanted > per_rack:
         issues.append(SpecIssue("--nodes", f"the torch-{pool.name} runtime requires each gang inside one NVLink domain "
                                 f"({pool.nvlink.domain_label}), so Kueue would never admit a larger one", wanted,
-                                f"1..{pool.nvlink.domain_nodes}", f"--nodes {pool.nvlink.domain_nodes}, or a "
+                                f"1..{per_rack}", f"--nodes {per_rack}, or a "
                                 "scheduling.topology level above the domain (block)"))
+    elif runtime is spanning and wanted % per_rack:
+        issues.append(SpecIssue("--nodes", f"a gang larger than one rack on pool {pool.name} runs in whole racks "
+                                f"(the {runtime['metadata']['name']} runtime places it in slices of {per_rack} "
+                                f"nodes, one NVLink domain each)", wanted,
+                                f"1..{per_rack}, or a multiple of {per_rack} up to {pool.max_nodes}",
+                                f"--nodes {wanted - wanted % per_rack or per_rack} or --nodes "
+                                f"{min(wanted + per_rack - wanted % per_rack, pool.max_nodes)}"))
+    elif required is not None and pool.nvlink.racks > 1 and wanted > per_rack:
+        levels = placements[pool.name].levels
+        problem = placement_problem(levels, pool_nodes(pool, levels), 1, wanted,
+                                    ask_of(_pod_annotations(runtime)))
+        if problem is not None:  # e.g. racks from different reservation blocks: Kueue would hold it for ever
+            issues.append(SpecIssue("--nodes", f"Kueue could never place this gang on pool {pool.name}: {problem}",
+                                    wanted, f"1..{per_rack}", "set the pool's capacity.reservationBlock so every "
+                                    f"rack comes from one block, or --nodes {per_rack}"))
     if issues or queue is None:
         return [], issues
     return job_domain_objects(pool, runtime, job, namespace_of(queue), queue.name, wanted), []
@@ -161,7 +181,7 @@ def _pick(facts: list[PoolFacts], racks: list[PoolFacts], name: str | None,
     return pool
 
 
-def _required_level(runtime: dict[str, Any]) -> str | None:
+def _pod_annotations(runtime: dict[str, Any]) -> dict[str, str]:
     (rjob,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
     meta = rjob["template"]["spec"]["template"].get("metadata", {})
-    return meta.get("annotations", {}).get("kueue.x-k8s.io/podset-required-topology")
+    return dict(meta.get("annotations", {}))

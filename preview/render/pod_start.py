@@ -36,6 +36,10 @@ def gang_cell(g: dict[str, Any] | None) -> str:
     if g.get("overPodsReadyTimeoutS") is not None:  # Kueue evicts and requeues the gang before it is Ready
         over = (f"\n! cold start over waitForPodsReady ({g['overPodsReadyTimeoutS']} s): the gang is evicted and "
                 "requeued; raise scheduling.gang.timeoutSeconds")
+    timeout = g.get("podsReadyTimeout")
+    if timeout is not None:  # rack-scale default: raised from 600 s so a slowish cold start is not evicted
+        over += (f"\nwaitForPodsReady {timeout['seconds']} s: this cold start x {timeout['margin']:g}, rounded up "
+                 "to a minute (scheduling.gang.timeoutSeconds sets it)")
     warm = f"; warm measured: {g['warmMeasured']}" if g.get("warmMeasured") else ""
     return (f"{g['pods']} pod{'s' if g['pods'] != 1 else ''}: {_t(g['coldS'])} / {_t(g['warmS'])}\n"
             f"(node {_t(g['provisionS'])}, image {_t(g['pullS'])}: {g['image']}{cd}{warm}){over}")

@@ -67,6 +67,11 @@ _GKE_LABELLED_WITHOUT_COMPACT = ("a4x-", "a4-", "a3-ultragpu-")
 
 REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+SLICE_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology"
+SLICE_SIZE_ANNOTATION = "kueue.x-k8s.io/podset-slice-size"
+"""Kueue TAS slices (v0.19.2 Workload API ``podSetSliceRequiredTopology``/``podSetSliceSize``; the TAS concept page):
+the PodSet's pods in groups of the slice size, each group inside one domain of the slice level, the whole PodSet
+inside one domain of its required level."""
 
 
 def _matches(machine_type: str, patterns: tuple[str, ...]) -> bool:
@@ -144,6 +149,22 @@ def placement(cloud: Cloud, pool: str, machine_type: str, min_nodes: int, max_no
     if queued and not is_fixed_size(min_nodes, max_nodes):
         note += " on nodes provisioned per workload (ProvisioningRequest)"
     return Placement(pool, name, levels, (key, label), note)
+
+
+def spanning_annotations(pool: PoolFacts, where: Placement | None) -> dict[str, str] | None:
+    """Pod annotations of a second runtime for gangs of whole racks, or None. A GKE pool of several racks whose gangs
+    are required inside one NVLink domain (one rack = one GKE sub-block) can never admit a gang of two racks, so its
+    racks' gangs get a runtime required at the block above (all rack pools come from one reservation block), in
+    slices of one rack each inside a sub-block: NVLink (IMEX) inside each rack, the RDMA network between them.
+    Kueue allows one of required/preferred per PodSet, so "inside a block, each rack whole" is written as required
+    block + slice required at the sub-block, not as required block + preferred sub-block."""
+    nv = pool.nvlink
+    if nv is None or nv.racks < 2 or not nv.block_label or where is None:
+        return None
+    if where.annotation != (REQUIRED_ANNOTATION, nv.domain_label) or nv.block_label not in where.levels:
+        return None  # preferred already falls back to the block; no TAS or no block level: nothing to span with
+    return {REQUIRED_ANNOTATION: nv.block_label, SLICE_TOPOLOGY_ANNOTATION: nv.domain_label,
+            SLICE_SIZE_ANNOTATION: str(nv.domain_nodes)}
 
 
 def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[str, Placement]:

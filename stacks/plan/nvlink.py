@@ -49,6 +49,8 @@ class NvlinkPlan:
     """Jobs get their IMEX channel through a ComputeDomain (multi-node pools; a single-node job needs none)."""
     reservation_block: str | None = None
     """GKE: the reservation block the pool targets."""
+    racks: int = 1
+    """GKE: the rack node pools of the pool (``racks``), each one domain (sub-block); 1 on EKS."""
 
     def whole_domains(self, nodes: int) -> int:
         return nodes // self.domain_nodes
@@ -64,4 +66,5 @@ def nvlink_plan(cat: Catalog, spec: StackSpec, pool: NodePool, machine: MachineT
                       block_label=domain.block_label, accelerator_topology=domain.accelerator_topology,
                       ultraserver_type=ultra.ultraserver_type if ultra is not None else "",
                       compute_domains=pool.multi_node,
-                      reservation_block=pool.capacity.reservation_block if spec.cloud == Cloud.GCP else None)
+                      reservation_block=pool.capacity.reservation_block if spec.cloud == Cloud.GCP else None,
+                      racks=(pool.racks or 1) if spec.cloud == Cloud.GCP else 1)

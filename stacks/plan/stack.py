@@ -5,6 +5,8 @@ the maintenance window, the pre-pull DaemonSets, image mirrors, and the schedule
 plan, what each queue is promised), and the fleet role. Pure: no Pulumi, no rendering (``render/`` turns plans into documents)."""
 from __future__ import annotations
 
+import dataclasses
+
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -14,10 +16,11 @@ from stacks.plan.cluster import ClusterPlan, plan_cluster
 from stacks.plan.facts import PoolFacts, pool_facts
 from stacks.plan.gpu_runtime import operator_in_stack
 from stacks.plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
-from stacks.plan.kueue_topology import Placement, pool_namespaces, pool_placements
+from stacks.plan.kueue_topology import Placement, pool_namespaces, pool_placements, spanning_annotations
 from stacks.plan.maintenance import maintenance_policy
 from stacks.plan.pod_start import PodStartPlan, mirror_repository, pod_start_plan
 from stacks.plan.quota import QuotaPlan, quota_plan, slurm_placements
+from stacks.plan.start_time import PodsReadyTimeout, pods_ready_timeout_plan
 from stacks.spec.scheduling import SchedulingSpec, Workload
 from stacks.spec.stack import NodePool, StackSpec
 
@@ -62,6 +65,8 @@ class KueuePlan:
     """Pool name -> the team namespaces whose queues have quota on it."""
     katib: bool
     pipelines: bool
+    pods_ready_timeout: PodsReadyTimeout | None = None
+    """Kueue's waitForPodsReady timeout as rendered (raised for rack-scale pools, ``start_time.py``); None: no gang."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,10 @@ def _scheduler_plans(sched: SchedulingSpec | None, facts: list[PoolFacts], rates
     if sched.workload == Workload.KUBEFLOW:
         placements = pool_placements(sched, facts)
         notes = {name: (f"TAS {p.topology}: {p.note}" if p.topology else p.note) for name, p in placements.items()}
+        for f in facts:  # GKE racks: the second runtime, for gangs of whole racks
+            if spanning_annotations(f, placements.get(f.name)) is not None and f.nvlink is not None:
+                notes[f.name] += (f"; gangs of whole racks: required block, {f.nvlink.domain_nodes}-node slices "
+                                  "per rack (block runtime)")
         kueue = KueuePlan(scheduling=sched, placements=placements, namespaces=pool_namespaces(sched),
                           katib=sched.kubeflow.katib, pipelines=sched.kubeflow.pipelines)
         return kueue, None, quota_plan(sched, facts, notes, rates)
@@ -157,6 +166,11 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     # one price lookup: a queue's $/h is the pool's billed rate (a capacity block's fee, never its list price)
     rates = {f.name: _gpu_hour_rate(f, pool) for f, pool in zip(facts_list, spec.node_pools)}
     kueue, slurm, quota = _scheduler_plans(sched, facts_list, rates)
+    if kueue is not None:  # rack-scale gangs wait for their ComputeDomain: the timeout follows their cold start
+        timeout = pods_ready_timeout_plan(spec, [p.pod_start for p in pools.values()], facts_list)
+        kueue = dataclasses.replace(kueue, pods_ready_timeout=timeout)
+        if quota is not None and timeout is not None:
+            quota.gang_timeout_seconds = timeout.seconds
     return StackPlan(
         spec=spec, cluster=cluster, pools=pools, runtime=runtime_plan(spec, facts_list),
         maintenance=maintenance_policy(spec),

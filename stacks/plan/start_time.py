@@ -4,12 +4,14 @@ image pull (full, SOCI parallel, streamed or preloaded; cold nodes only), Kueue 
 pod start itself and, where a ComputeDomain is used, its start. Pure; read by the preview and the what-if."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from catalog.provisioning import load_provisioning
 from catalog.start_path import load_start_path
 from stacks.plan.facts import PoolFacts
+from stacks.plan.kueue_topology import is_fixed_size
 from stacks.plan.pod_start import PodStartPlan, pod_start_summary, streams
 from stacks.spec.scheduling import TopologyLevel, TopologyMode, Workload
 from stacks.spec.stack import NodePool, StackSpec
@@ -70,10 +72,11 @@ def compute_domain_on_path(spec: StackSpec, facts: PoolFacts) -> tuple[bool, boo
 
 
 def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: PoolFacts,
-                 f: Mapping[str, float] | None = None) -> dict[str, Any]:
+                 f: Mapping[str, float] | None = None, timeout: int | None = None) -> dict[str, Any]:
     """The preview's estimate for the pool's largest gang (every node of a multi-node pool, else one pod): admission
     to all pods running on new nodes (cold) and on nodes that already hold the image (warm); on rack-scale NVLink
-    pools with the ComputeDomain start (``computeDomainS``, the ``compute_domain_s_per_pod`` factor)."""
+    pools with the ComputeDomain start (``computeDomainS``, the ``compute_domain_s_per_pod`` factor). ``timeout``:
+    Kueue's pods-ready timeout the cold start is judged against (None: no gang admission)."""
     f = factors() if f is None else f
     prov = load_provisioning()[(spec.cloud, pool.capacity.type)]
     ps = pool.pod_start
@@ -91,7 +94,6 @@ def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: Poo
     if cd_cold:
         out["computeDomainS"] = round(pods * f["compute_domain_s_per_pod"], 1)
         out["computeDomainWarm"] = cd_warm
-    timeout = pods_ready_timeout(spec)
     if timeout is not None and pods > 1 and out["coldS"] > timeout:
         # Kueue evicts a gang not all Ready by then and requeues it: on new nodes this one never starts
         out["overPodsReadyTimeoutS"] = timeout
@@ -104,9 +106,12 @@ def gang_pods(spec: StackSpec, pool: NodePool, facts: PoolFacts) -> int:
     if not pool.multi_node:
         return 1
     topo = spec.scheduling.topology if spec.scheduling is not None else None
-    if facts.nvlink is not None and topo is not None and topo.mode == TopologyMode.REQUIRED \
+    nv = facts.nvlink
+    if nv is not None and topo is not None and topo.mode == TopologyMode.REQUIRED \
             and topo.level == TopologyLevel.NVLINK:
-        return min(pool.max_nodes, facts.nvlink.domain_nodes)
+        if nv.racks > 1 and nv.block_label and is_fixed_size(pool.min_nodes, pool.max_nodes):
+            return pool.max_nodes  # the torch-<pool>-block runtime takes gangs of every rack (render/trainer.py)
+        return min(pool.max_nodes, nv.domain_nodes)
     return pool.max_nodes
 
 
@@ -118,11 +123,71 @@ def pods_ready_timeout(spec: StackSpec) -> int | None:
     return s.gang.timeout_seconds
 
 
+TIMEOUT_MARGIN = 1.5
+"""Rack-scale pools: Kueue's pods-ready timeout is the largest cold gang estimate times this, so a cold start a
+little slower than the estimate (the ComputeDomain factor is extrapolated, not measured) is not evicted."""
+TIMEOUT_ROUND_S = 60
+
+
+@dataclass(frozen=True)
+class PodsReadyTimeout:
+    """Kueue's ``waitForPodsReady.timeout`` as rendered, and where it comes from."""
+
+    seconds: int
+    estimate_s: float | None = None
+    """The largest cold gang estimate of the stack's rack-scale (ComputeDomain) pools; None: there are none."""
+    pool: str | None = None
+    """The pool of that estimate."""
+    derived: bool = False
+    """True: raised from the spec's default to the estimate x ``TIMEOUT_MARGIN``; False: the spec's value."""
+    configured: bool = False
+    """``scheduling.gang.timeoutSeconds`` is set in the stack (never raised then; below the estimate it is refused)."""
+
+    @property
+    def suggested_s(self) -> int | None:
+        if self.estimate_s is None:
+            return None
+        return math.ceil(self.estimate_s * TIMEOUT_MARGIN / TIMEOUT_ROUND_S) * TIMEOUT_ROUND_S
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seconds": self.seconds, "estimateS": self.estimate_s, "pool": self.pool, "derived": self.derived,
+                "configured": self.configured, "margin": TIMEOUT_MARGIN}
+
+
+def pods_ready_timeout_plan(spec: StackSpec, plans: Sequence[PodStartPlan], facts: Sequence[PoolFacts],
+                            f: Mapping[str, float] | None = None) -> PodsReadyTimeout | None:
+    """The timeout Kueue runs with (None: no gang admission). Every rack-scale gang waits for its ComputeDomain's IMEX
+    daemons before a pod runs, so on a stack with such pools the default (600 s) is raised to the largest cold gang
+    estimate x 1.5, rounded up to a minute; a timeout the stack sets is kept as set."""
+    base = pods_ready_timeout(spec)
+    if base is None or spec.scheduling is None:
+        return None
+    configured = "timeout_seconds" in spec.scheduling.gang.model_fields_set
+    f = factors() if f is None else f
+    worst: tuple[float, str] | None = None
+    for pool, plan, pool_facts in zip(spec.node_pools, plans, facts, strict=True):
+        if not compute_domain_on_path(spec, pool_facts)[0]:
+            continue
+        cold = largest_gang(spec, pool, plan, pool_facts, f)["coldS"]
+        if worst is None or cold > worst[0]:
+            worst = (cold, pool.name)
+    if worst is None:
+        return PodsReadyTimeout(base, configured=configured)
+    out = PodsReadyTimeout(base, worst[0], worst[1], configured=configured)
+    suggested = out.suggested_s or base
+    if configured or suggested <= base:
+        return out
+    return PodsReadyTimeout(suggested, worst[0], worst[1], derived=True)
+
+
 def pod_start_rows(spec: StackSpec, plans: Sequence[PodStartPlan], facts: Sequence[PoolFacts]) -> list[dict[str, Any]]:
     """``pod_start_summary`` with the largest gang's cold and warm estimate on every row (``plans`` and ``facts``: the
     pools' pod-start plans and facts from the StackPlan, in spec order)."""
     rows = pod_start_summary(spec, plans)
     f = factors()
+    timeout = pods_ready_timeout_plan(spec, plans, facts, f)
     for row, pool, plan, pool_facts in zip(rows, spec.node_pools, plans, facts, strict=True):
-        row["largestGang"] = largest_gang(spec, pool, plan, pool_facts, f)
+        row["largestGang"] = largest_gang(spec, pool, plan, pool_facts, f, timeout.seconds if timeout else None)
+        if timeout is not None and timeout.derived and timeout.pool == pool.name:
+            row["largestGang"]["podsReadyTimeout"] = timeout.as_dict()
     return rows

@@ -118,7 +118,9 @@ class FlavorFungibility(SpecModel):
 class Gang(SpecModel):
     enabled: bool = Field(True, description="All-or-nothing admission of multi-pod jobs. Default true.")
     timeout_seconds: int = Field(600, ge=30, description=(
-        "A gang whose pods are not all ready by then is evicted and requeued. Default 600."))
+        "A gang whose pods are not all ready by then is evicted and requeued. Default 600; on a stack with "
+        "rack-scale (ComputeDomain) pools, the largest cold gang estimate x 1.5 rounded up to a minute when that is "
+        "longer. Set below that estimate, the stack is refused."))
     recovery_timeout_seconds: int | None = Field(None, ge=0, description=(
         "Kueue's waitForPodsReady.recoveryTimeout: how long an admitted workload that lost pods (a spot node "
         "reclaimed) keeps its quota while replacement pods start, before it is evicted and requeued. Default: "

@@ -151,6 +151,13 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     if any(not i.warning for i in found):
         raise SpecError(found)
     spec = StackSpec.model_validate(raw, by_alias=True, by_name=False)
+    if spec.scheduling is not None and "timeout_seconds" in spec.scheduling.gang.model_fields_set \
+            and any(p.multi_node for p in spec.node_pools):
+        from stacks.validate.gang_timeout import check_pods_ready_timeout  # needs the pools' start estimates
+        check_pods_ready_timeout(issues, cat, spec)
+        found = sorted(masked(issues.found, raw, secret), key=sort_key)
+        if any(not i.warning for i in found):
+            raise SpecError(found)
     warn_unstreamed(issues, spec)  # reads region, project and mirrors together
     return spec, [i for i in sorted(issues.found, key=sort_key) if i.warning]
 

@@ -25,6 +25,7 @@ from tests.support.helm.checks import program_objects
 from tests.support.helm.examples import recording, rendered
 from tests.support.helm.render import RELEASE
 from stacks.validate.load import decode_config, load_spec
+from stacks.validate.planned import load_planned
 
 CAT = load_catalog()
 ALL = sorted(set(ALL_CONFIGS))
@@ -128,7 +129,8 @@ def test_the_kueue_manager_config_carries_our_settings(name):
     spec, _ = spec_of(name)
     cm = rendered(name).one("ConfigMap", "kueue-manager-config")
     got = yaml.safe_load(cm["data"]["controller_manager_config.yaml"])
-    want = yaml.safe_load(manager_config_yaml(spec.scheduling))
+    timeout = load_planned(decode_config(config(name)), CAT).plan.kueue.pods_ready_timeout  # raised on rack pools
+    want = yaml.safe_load(manager_config_yaml(spec.scheduling, pods_ready_timeout_s=timeout.seconds))
     assert {"waitForPodsReady", "integrations"} <= set(want)
     for key in ("waitForPodsReady", "fairSharing", "integrations"):  # fairSharing: only with a cohort to share in
         assert got.get(key) == want.get(key), key

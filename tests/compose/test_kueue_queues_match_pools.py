@@ -46,4 +46,6 @@ def test_registered_queues_match_the_stacks_pools_exactly(stack):
                 of_type(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")}
     fleet = {n for n in runtimes if n.startswith("fleet-")}  # a fleet worker's runtimes per GPU model (docs/fleet.md)
     assert not fleet or (raw.get("fleet") or {}).get("role") == "worker"
-    assert runtimes - fleet <= {f"torch-{p}" for p in pools}
+    # GKE pools of several racks also get a runtime for gangs of whole racks (docs/nvl72.md)
+    racks = {p["name"] for p in raw.get("nodePools") or [] if (p.get("racks") or 1) > 1}
+    assert runtimes - fleet <= {f"torch-{p}" for p in pools} | {f"torch-{p}-block" for p in racks}

@@ -80,7 +80,7 @@ def test_a_gang_of_one_domain_without_a_level_may_straddle_racks(pack, a4x):
 
 def test_an_amd64_only_image_on_the_arm64_pool_is_a_violation(pack, a4x):
     out = [copy.deepcopy(r) for r in a4x]
-    (runtime,) = [r for r in out if r.type == RUNTIME]
+    (runtime,) = [r for r in out if r.type == RUNTIME and r.name.endswith("torch-gb200")]
     props = wire(runtime)
     pod = props["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     pod["containers"][0]["image"] = "pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime"

@@ -76,11 +76,24 @@ def test_pools_without_a_compute_domain_show_none():
     assert rows and all("computeDomainS" not in r["largestGang"] for r in rows)
 
 
-def test_the_largest_gang_stays_inside_one_nvlink_domain_when_the_topology_requires_it():
-    # gke-a4x-nvl72 requires every gang inside one NVLink domain: 18 pods, never the pool's 36
+def test_the_largest_gang_is_what_the_rendered_runtimes_can_place():
+    # gke-a4x-nvl72 requires gangs inside one NVLink domain, but its two racks also get the block runtime
+    # (torch-gb200-block, slices of one rack): the largest gang is both racks, 36 pods; one rack alone is 18
+    from preview.engine import PROJECT_ROOT, read_stack_file
     rows = {r["pool"]: r for r in preview_stack("gke-a4x-nvl72").as_dict()["podStart"]}
-    assert rows["gb200"]["largestGang"]["pods"] == 18
-    assert "overPodsReadyTimeoutS" not in rows["gb200"]["largestGang"]  # 594 s < the 600 s waitForPodsReady
+    assert rows["gb200"]["largestGang"]["pods"] == 36
+    assert "overPodsReadyTimeoutS" not in rows["gb200"]["largestGang"]  # the timeout is raised for it
+    cfg = read_stack_file(PROJECT_ROOT / "Pulumi.gke-a4x-nvl72.yaml")
+    pool = cfg["gpu-cluster:nodePools"][0]
+    pool.update(racks=1, minNodes=18, maxNodes=18)
+    cfg["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 72
+    from stacks.plan.start_time import pod_start_rows
+    from stacks.validate.load import decode_config
+    from stacks.validate.planned import load_planned
+    planned = load_planned(decode_config(cfg))
+    plans = [p.pod_start for p in planned.plan.pools.values()]
+    (row,) = pod_start_rows(planned.spec, plans, list(planned.plan.facts))
+    assert row["largestGang"]["pods"] == 18
 
 
 def test_a_cold_start_over_the_pods_ready_timeout_is_flagged():
@@ -93,9 +106,9 @@ def test_a_cold_start_over_the_pods_ready_timeout_is_flagged():
     from stacks.plan.facts import pool_facts
 
     cfg = read_stack_file(PROJECT_ROOT / "Pulumi.gke-a4x-nvl72.yaml")
-    cfg["gpu-cluster:scheduling"]["gang"] = {"timeoutSeconds": 300}
     spec, _ = load_spec(decode_config(cfg))
     pool = spec.node_pools[0]
-    g = largest_gang(spec, pool, pod_start_plan(spec.cloud, pool), pool_facts(spec, pool, load_catalog()))
+    g = largest_gang(spec, pool, pod_start_plan(spec.cloud, pool), pool_facts(spec, pool, load_catalog()),
+                     timeout=300)
     assert g["coldS"] > 300 and g["overPodsReadyTimeoutS"] == 300
     assert "! cold start over waitForPodsReady (300 s): the gang is evicted and requeued" in gang_cell(g)
