@@ -19,7 +19,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_docker as docker
 
-from catalog.host_images import chart_host_images
+from catalog.host_images import chart_host_images, chart_secret_images
 from catalog.images import chart_operands
 from catalog.image_digests import ImageDigest, digest_row, load_image_digests
 
@@ -140,18 +140,40 @@ def _default_used(values: dict[str, Any], path: tuple[str, ...]) -> bool:
     return False
 
 
+def _pin_image_objects(obj: Any) -> Any:
+    """Slinky's image objects the values set to a listed tag (``{repository, tag}``, e.g. the Alpine log and initconf
+    containers) as ``{repository, digest}``: ``slurm.format-image`` drops the tag when a digest is set."""
+    if isinstance(obj, list):
+        return [_pin_image_objects(v) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out = {}
+    for key, value in obj.items():
+        if key == "image" and isinstance(value, dict) and not value.get("digest") \
+                and isinstance(value.get("repository"), str) and isinstance(value.get("tag"), str):
+            digest = image_digest(f"{value['repository']}:{value['tag']}")
+            if digest is not None:
+                out[key] = {"repository": value["repository"], "digest": digest}
+                continue
+        out[key] = _pin_image_objects(value)
+    return out
+
+
 def _split(image: str) -> tuple[str, str]:
     repository, _, tag = image.rpartition(":")
     return repository, tag
 
 
 def pinned_chart_values(chart: str, version: str, values: dict[str, Any]) -> dict[str, Any]:
-    """The release's values with the images of its host-level containers (``catalog/data/host-level-images.csv``)
-    pinned by digest, in the form the chart takes: ``{repository, tag: <tag>@<digest>}`` (NVIDIA device plugin,
+    """The release's values with the images of its host-level and secret-holding containers
+    (``catalog/data/host-level-images.csv``, ``catalog/data/secret-holding-images.csv``) pinned by digest, in the form the chart takes: ``{repository, tag: <tag>@<digest>}`` (NVIDIA device plugin,
     DRA driver, EFA plugin), ``{repository, image, version: <tag>@<digest>}`` (GPU Operator: the operator writes
     ``repository/image:version``), ``{repository, digest}`` (Slinky's ``slurm.format-image``, which drops the tag)."""
     out = pin_images(values)
-    spots = [(row.defaults_path or row.values_path, row.default_image) for row in chart_host_images(chart, version)
+    if chart == "slurm":
+        out = _pin_image_objects(out)
+    rows = (*chart_host_images(chart, version), *chart_secret_images(chart, version))
+    spots = [(row.defaults_path or row.values_path, row.default_image) for row in rows
              if _renders(values, row.condition, row.condition_default)
              and (not row.defaults_path or _default_used(out, row.values_path))]
     # the GPU Operator's other operands it runs (catalog/images.py)

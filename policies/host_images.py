@@ -1,13 +1,14 @@
-"""The host-level containers a resource runs, as the policy pack can see them: pod templates of the Kubernetes
-objects the program creates, and for Helm releases the images the chart runs host-level (``catalog/host_images.py``)
-with the release's values over the chart's defaults, plus the pod specs the values carry (Slinky NodeSets)."""
+"""The host-level and secret-holding containers a resource runs, as the policy pack can see them: pod templates of
+the Kubernetes objects the program creates, and for Helm releases the images the chart runs host-level or hands a key
+(``catalog/host_images.py``) with the release's values over the chart's defaults, plus the pod specs the values carry
+(Slinky NodeSets)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from catalog.host_images import ChartHostImage, chart_host_images
-from stacks.plan.host_access import HostContainer, host_containers, pod_specs
+from catalog.host_images import ChartHostImage, chart_host_images, chart_secret_images
+from stacks.plan.host_access import HostContainer, host_containers, pod_specs, secret_holding_containers
 from policies.resources import HELM_RELEASE
 from policies.values import UNKNOWN, as_dict
 
@@ -102,6 +103,37 @@ def _nodeset(values: dict, image_path: tuple[str, ...], slurmd_image: str) -> li
     where = ".".join(nodeset)
     return [Seen(f"{where}.slurmd.image" if c.container == "slurmd" else f"{where}.podSpec", c)
             for c in host_containers(spec)]
+
+
+def release_secret_containers(chart: str, version: str, values: dict) -> list[Seen]:
+    """The containers a release's operator hands a key (``catalog/data/secret-holding-images.csv``); a map entry
+    (``loginsets.<name>``) switched off runs nothing."""
+    out = []
+    for row in chart_secret_images(chart, version):
+        if not _condition_holds(values, row):
+            continue
+        for path, value in _expanded(values, row.values_path):
+            if "*" in row.values_path:
+                entry = as_dict(_dig(values, path[:row.values_path.index("*") + 1]))
+                if entry.get("enabled", _dig(values, (*row.defaults_path[:1], "enabled"))) is False:
+                    continue
+            image = image_text(value) or image_text(_dig(values, row.defaults_path)) or row.default_image
+            out.append(Seen(".".join(path), HostContainer(row.component, image, (row.host_access,))))
+    return out
+
+
+def seen_secret_containers(type_: str, props: dict) -> list[Seen]:
+    """Every container a resource runs that holds a Secret (mounted, in its env, or handed by a chart's operator)."""
+    if type_ == HELM_RELEASE:
+        chart, version = props.get("chart"), props.get("version")
+        if not isinstance(chart, str) or not isinstance(version, str):
+            return []
+        return release_secret_containers(chart, version, as_dict(props.get("values")))
+    if type_ not in WORKLOAD_TYPES:
+        return []
+    kind = type_.rsplit(":", 1)[-1]
+    return [Seen(path, c) for path, spec in pod_specs({"kind": kind, "spec": as_dict(props.get("spec"))})
+            for c in secret_holding_containers(spec)]
 
 
 def seen_host_containers(type_: str, props: dict) -> list[Seen]:

@@ -16,6 +16,12 @@ namespace; ``gpu-cluster-quota`` refuses each of them to everyone but the contro
   that pass Kueue's decision down to children (Trainer to the JobSet, JobSet to its Jobs), may.
 - **elastic Jobs** (``kueue.x-k8s.io/elastic-job``, Beta, on by default): scaled up without being re-suspended;
   refused.
+- **a running Job's ``parallelism`` raised:** Kueue's Job webhook forbids it only under partial admission
+  (``validatePartialAdmissionUpdate``, ``pkg/controller/jobs/job/job_webhook.go``); otherwise the Job no longer
+  matches its admitted Workload and Kueue stops it (``ensureOneWorkload``: "job with no matching workload,
+  suspending", ``pkg/controller/jobframework/reconciler.go``), but only after the Job controller may already have
+  started the extra pods on GPUs outside quota. Refused on a running Job but to Kueue (which sets ``parallelism``
+  itself under partial admission) and the controllers that pass its decision down.
 
 And when Kueue does reclaim the GPUs (preemption, a gate removed by mistake), the pod keeps them for its own
 ``terminationGracePeriodSeconds``: capped at :data:`MAX_GRACE_SECONDS`.
@@ -113,6 +119,14 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
                        f"{user} in {resumers}",
          "message": "only Kueue unsuspends a job (and Trainer and JobSet pass its decision to their children): "
                     "an unsuspended job runs outside quota"},
+        {"expression": f"request.resource.resource != 'jobs' || !({update}) || "
+                       "(has(oldObject.spec.suspend) && oldObject.spec.suspend) || "
+                       "(has(object.spec.parallelism) ? object.spec.parallelism : 1) <= "
+                       "(has(oldObject.spec.parallelism) ? oldObject.spec.parallelism : 1) || "
+                       f"{user} in {resumers}",
+         "message": "a running Job's parallelism is not raised in team namespaces: the extra pods start before Kueue "
+                    "notices the Job no longer matches its admitted quota; delete and resubmit the Job, or suspend "
+                    "it first"},
         {"expression": "request.resource.resource == 'pods' || !has(object.metadata.annotations) || "
                        f"!('{ELASTIC_ANNOTATION}' in object.metadata.annotations)",
          "message": f"elastic Jobs ({ELASTIC_ANNOTATION}) are refused: Kueue does not suspend them again when they "

@@ -7,6 +7,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.charts import SLURM_CLIENT_IMAGE
+from components.image_digests import pinned
 from render.slurm_jobs import (
     KEY_FILE_MODE, KEY_JOB_TTL_SECONDS, key_job_container_security, key_job_pod_security,
 )
@@ -17,7 +18,8 @@ def slurm_client_job(name: str, namespace: pulumi.Input[str], labels: dict[str, 
                      config: k8s.core.v1.ConfigMap, script: str, refs: SecretRefs,
                      opts: pulumi.ResourceOptions) -> k8s.batch.v1.Job:
     """``config`` holds ``script`` and ``slurm.conf``; the Job retries (OnFailure, 6 times) until the script exits 0.
-    It holds slurm.key, so it runs as the slurm user under ``render/slurm_jobs.py``'s restrictions."""
+    It holds slurm.key, so it runs as the slurm user under ``render/slurm_jobs.py``'s restrictions, on the login image
+    pinned by digest (resolved at deploy)."""
     return k8s.batch.v1.Job(name, metadata={"namespace": namespace, "labels": labels}, spec={
         "backoff_limit": 6,
         "ttl_seconds_after_finished": KEY_JOB_TTL_SECONDS,
@@ -27,7 +29,7 @@ def slurm_client_job(name: str, namespace: pulumi.Input[str], labels: dict[str, 
             "security_context": key_job_pod_security(),
             "node_selector": {"kubernetes.io/os": "linux"},
             "containers": [{
-                "name": container, "image": SLURM_CLIENT_IMAGE,
+                "name": container, "image": pinned(SLURM_CLIENT_IMAGE),  # it holds slurm.key: by digest
                 "command": ["/bin/sh", f"/etc/gpu-cluster/{script}"],
                 "env": [{"name": "SLURM_CONF", "value": "/etc/slurm/slurm.conf"}],
                 "volume_mounts": [{"name": "slurm-etc", "mount_path": "/etc/slurm", "read_only": True},

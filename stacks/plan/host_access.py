@@ -93,3 +93,39 @@ def pod_specs(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
                 out.append((f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec", inner))
         return out
     return []
+
+
+def _secret_volumes(spec: dict[str, Any]) -> dict[str, list[str]]:
+    """Volume name -> the Secrets it carries (a ``secret`` volume, or ``projected`` with ``secret`` sources)."""
+    out: dict[str, list[str]] = {}
+    for v in spec.get("volumes") or []:
+        if not isinstance(v, dict):
+            continue
+        names = []
+        if isinstance(v.get("secret"), dict):
+            names.append(str(v["secret"].get("secretName", "")))
+        for source in (v.get("projected") or {}).get("sources") or []:
+            if isinstance(source, dict) and isinstance(source.get("secret"), dict):
+                names.append(str(source["secret"].get("name", "")))
+        if names:
+            out[str(v.get("name", ""))] = names
+    return out
+
+
+def secret_holding_containers(spec: dict[str, Any]) -> list[HostContainer]:
+    """The containers of a pod spec that hold a Secret: mount a volume carrying one, or read one into the
+    environment (``secretKeyRef``, ``envFrom.secretRef``), each with why. A tampered image there leaks the key
+    (a Slurm key acts as any Slurm user, a database password owns the accounting data)."""
+    volumes = _secret_volumes(spec)
+    out = []
+    for c in _containers(spec):
+        reasons = [f"mounts Secret {s}" for m in c.get("volumeMounts") or [] if isinstance(m, dict)
+                   for s in volumes.get(str(m.get("name")), [])]
+        reasons += [f"env from Secret {(e.get('valueFrom') or {}).get('secretKeyRef', {}).get('name', '')}"
+                    for e in c.get("env") or [] if isinstance(e, dict)
+                    and isinstance((e.get("valueFrom") or {}).get("secretKeyRef"), dict)]
+        reasons += [f"env from Secret {e['secretRef'].get('name', '')}" for e in c.get("envFrom") or []
+                    if isinstance(e, dict) and isinstance(e.get("secretRef"), dict)]
+        if reasons:
+            out.append(HostContainer(str(c.get("name", "")), str(c.get("image", "")), tuple(dict.fromkeys(reasons))))
+    return out

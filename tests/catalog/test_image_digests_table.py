@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 
 from catalog.fabric import load_fabric_catalog
-from catalog.host_images import load_chart_host_images
+from catalog.host_images import load_chart_host_images, load_chart_secret_images
+from components.charts import SLURM_CLIENT_IMAGE
 from catalog.image_digests import DEPLOY_DIGEST, digest_row, load_image_digests, resolved_at_deploy
 from catalog.images import load_chart_operands, load_image_table
+from render.slurm_login import INITCONF_IMAGE
+from render.slurm_values import LOGFILE_IMAGE
 from render.trainer import TORCH_IMAGE
 from stacks.plan.host_access import by_digest
 
@@ -21,6 +24,9 @@ def pinned_images() -> set[str]:
     out |= {r.default_image for r in load_chart_host_images()}
     out |= {o.image for o in load_chart_operands()}
     out |= {TORCH_IMAGE}  # the Trainer runtimes' default, host-level on TCPX/TCPXO pools
+    out |= {r.default_image for r in load_chart_secret_images()}
+    out |= {SLURM_CLIENT_IMAGE}  # the Slurm client Jobs hold slurm.key
+    out |= {f"{i['repository']}:{i['tag']}" for i in (LOGFILE_IMAGE, INITCONF_IMAGE)}  # over the chart's alpine:latest
     return out
 
 
@@ -39,9 +45,11 @@ def test_cited_digests_are_sha256_with_a_commit_and_the_rest_say_why():
             assert SHA256.match(row.digest), row
             assert re.search(r"@[0-9a-f]{8,40}\b", row.source), f"{row.image}: the source names no commit"
         else:
-            # an upstream manifest is the only source cited: third-party pins of a tag do not count
+            # an upstream manifest is the only source cited: third-party pins of a tag do not count; a source that
+            # pins it but is not staged here says so ("not cited (...)")
             assert row.source.startswith("deploy: ") and re.search(
-                r"no (public source|upstream manifest) pins this tag by digest", row.source), row
+                r"no (public source|upstream manifest) pins this tag by digest|^deploy: not cited \(.+\)",
+                row.source), row
 
 
 def test_every_host_level_chart_default_has_a_row():
@@ -49,6 +57,17 @@ def test_every_host_level_chart_default_has_a_row():
     GPU Operator never runs here (gpu-cluster turns it off), have a digest or are resolved at deploy."""
     missing = {r.default_image for r in load_chart_host_images()} - set(load_image_digests())
     assert missing == {"nvcr.io/nvidia/driver:595.91.07"}
+
+
+def test_every_secret_holding_image_gpu_cluster_runs_has_a_row():
+    """The key holders run by digest: the slurm chart's defaults for slurmctld, slurmrestd, slurmdbd, login and
+    slurmd, the Slurm client Jobs' image and the Alpine release the values put over the chart's ``alpine:latest``
+    (the login initconf copying slurm.key; the log sidecars) each have a row, resolved at deploy."""
+    held = {r.default_image for r in load_chart_secret_images()} - {"docker.io/library/alpine:latest"}
+    held |= {SLURM_CLIENT_IMAGE, f"{INITCONF_IMAGE['repository']}:{INITCONF_IMAGE['tag']}"}
+    rows = load_image_digests()
+    assert held <= set(rows), sorted(held - set(rows))
+    assert all(rows[i].at_deploy for i in held)
 
 
 def test_the_stand_in_counts_only_for_rows_resolved_at_deploy():

@@ -16,6 +16,7 @@ from render.nvidia_values import GKE_NVIDIA_HOST_DIR
 from render.fabric_pod import apply_to_container, pod_fabric
 from render.kueue_config import manager_config_yaml
 from stacks.plan.slurm import plan_slurm
+from catalog.image_digests import DEPLOY_DIGEST
 from render.slurm_values import LOGFILE_IMAGE
 from stacks.plan.facts import PoolFacts, pool_facts
 from stacks.plan.gpu_runtime_plan import GpuRuntimePlan, runtime_plan
@@ -150,7 +151,7 @@ def test_the_slurm_crs_carry_the_plan(name):
     plan, stack = plan_slurm(spec.scheduling, facts), rendered(name)
     controller = stack.one("Controller")["spec"]
     assert [line for line in plan.extra_conf().splitlines() if line not in controller["extraConf"].splitlines()] == []
-    assert controller["logfile"]["image"] == f"{LOGFILE_IMAGE['repository']}:{LOGFILE_IMAGE['tag']}"
+    assert controller["logfile"]["image"] == f"{LOGFILE_IMAGE['repository']}@{DEPLOY_DIGEST}"  # resolved at deploy
     nodesets = {o["metadata"]["name"]: o["spec"] for o in stack.release("slurm-slurm") if o["kind"] == "NodeSet"}
     assert sorted(nodesets) == sorted(f"slurm-worker-{n.pool}" for n in plan.nodesets)
     for n in plan.nodesets:

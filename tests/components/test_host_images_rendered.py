@@ -1,8 +1,9 @@
 """security-privileged-images-by-digest against the real render: every example's Helm releases rendered by Helm 3
-(and the objects the program creates) give the host-level containers that really run; the rule, which sees only the
-releases' values and the program's objects (catalog/data/host-level-images.csv for the charts' defaults), must see
-each of them and no image the charts do not render; since the rule is mandatory, every one of them is pinned by
-digest (cited, or resolved from the registry at deploy: ``DEPLOY_DIGEST`` offline)."""
+(and the objects the program creates) give the host-level and secret-holding containers that really run (Slinky's
+custom resources as the pods its operator makes of them, ``tests/support/helm/slinky_pods.py``); the rule, which sees
+only the releases' values and the program's objects (catalog/data/host-level-images.csv and secret-holding-images.csv
+for the charts' defaults), must see each of them and no image the charts do not render; since the rule is mandatory,
+every one of them is pinned by digest (cited, or resolved from the registry at deploy: ``DEPLOY_DIGEST`` offline)."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,31 +11,65 @@ from typing import Any
 import pytest
 
 from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
-from stacks.plan.host_access import HostContainer, by_digest, host_containers, pod_specs
-from policies.host_images import seen_host_containers
+from stacks.plan.host_access import HostContainer, by_digest, host_containers, pod_specs, secret_holding_containers
+from policies.host_images import seen_host_containers, seen_secret_containers
 from policies.rule import Resource
 from policies.rules.security_privileged_images_by_digest import RULE
 from tests.support.helm.checks import image_refs, program_objects
 from tests.support.helm.examples import rendered
 from tests.support.helm.render import plain
+from tests.support.helm.slinky_pods import slinky_pod
 from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS
 
 
-def nodeset_pod(nodeset: dict[str, Any]) -> dict[str, Any]:
-    """A Slinky NodeSet's pod: its template plus slurmd, which Slinky's operator runs privileged."""
-    spec = dict(nodeset["spec"].get("template", {}).get("spec", {}))
-    slurmd = {"name": "slurmd", **nodeset["spec"]["slurmd"], "securityContext": {"privileged": True}}
-    return {**spec, "containers": [*(spec.get("containers") or []), slurmd]}
+def _workload_objects(stack: str) -> list[dict[str, Any]]:
+    """Every object with a pod template the program creates, named or not (the Slurm client Jobs are auto-named)."""
+    out = []
+    for x in rendered(stack).rec.resources:
+        props = plain(x.inputs)
+        if x.type.startswith("kubernetes:") and x.custom and isinstance(props.get("spec"), dict):
+            out.append({"kind": x.type.rsplit(":", 1)[-1], "spec": props["spec"]})
+    return out
+
+
+def rendered_pods(stack: str) -> list[dict[str, Any]]:
+    """Every pod spec the stack runs: the releases' workloads, the pods Slinky's operator makes of its custom
+    resources, and the program's own workloads."""
+    r = rendered(stack)
+    specs = []
+    for release in r.releases.values():
+        for obj in release:
+            slinky = slinky_pod(obj, release)
+            specs += [slinky] if slinky is not None else [s for _, s in pod_specs(obj)]
+    return specs + [s for obj in _workload_objects(stack) for _, s in pod_specs(obj)]
 
 
 def rendered_host_containers(stack: str) -> list[HostContainer]:
-    r = rendered(stack)
-    out: list[HostContainer] = []
-    for obj in r.objects + program_objects(r.rec):
-        specs = [nodeset_pod(obj)] if obj["kind"] == "NodeSet" else [s for _, s in pod_specs(obj)]
-        for spec in specs:
-            out += host_containers(spec)
-    return out
+    return [c for spec in rendered_pods(stack) for c in host_containers(spec)]
+
+
+OPERATOR_SERVING_CERTS = {
+    ("registry.k8s.io/kueue/kueue:v0.19.2", "kueue-webhook-server-cert"),
+    ("registry.k8s.io/jobset/jobset:v0.12.0", "jobset-webhook-server-cert"),
+    ("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0", "kubeflow-trainer-webhook-cert"),
+    ("registry.k8s.io/lws/lws:v0.10.0", "lws-webhook-server-cert"),
+    ("ghcr.io/kedacore/keda:2.20.2", "kedaorg-certs"),
+    ("ghcr.io/kedacore/keda-metrics-apiserver:2.20.2", "kedaorg-certs"),
+    ("ghcr.io/kedacore/keda-admission-webhooks:2.20.2", "kedaorg-certs"),
+    ("ghcr.io/slinkyproject/slurm-operator-webhook:1.2.1", "slurm-operator-webhook-ca"),
+}
+"""Open, named (docs/security.md "Images by digest"): cluster operators from upstream charts that mount only their
+own webhook serving certificate, still on their release tags. Their RBAC is worth more than the certificate, so
+pinning them is the operator-images item, not this one; each pair must still occur (a stale entry fails)."""
+
+
+def _operator_cert_only(c: HostContainer) -> bool:
+    secrets = {r.removeprefix("mounts Secret ") for r in c.reasons}
+    return all((c.image, s) in OPERATOR_SERVING_CERTS for s in secrets)
+
+
+def rendered_secret_containers(stack: str) -> list[HostContainer]:
+    return [c for spec in rendered_pods(stack) for c in secret_holding_containers(spec)]
 
 
 def operand_images(stack: str) -> set[str]:
@@ -73,12 +108,47 @@ def test_every_rendered_host_level_image_is_pinned_by_digest_and_the_mandatory_r
         f"{stack}: an ubuntu tag runs in the host's namespaces"
 
 
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_the_rule_sees_every_secret_holding_container_the_example_renders(stack):
+    really = {c.image for c in rendered_secret_containers(stack) if not _operator_cert_only(c)}
+    seen = {s.container.image for r in resources(stack) for s in seen_secret_containers(r.type, r.props)}
+    assert really <= seen, f"{stack}: rendered secret-holding images the rule does not see: {sorted(really - seen)}"
+    assert not seen - really, f"{stack}: the rule reads images no chart of the stack renders: {sorted(seen - really)}"
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_every_rendered_container_that_holds_a_secret_runs_a_digest(stack):
+    """Walks every pod the stack runs (Slinky's Controller, RestApi, Accounting, LoginSet and NodeSet pods, the
+    Slurm client Jobs, MariaDB and its backup): a container holding slurm.key, the JWT key or a password on a tag
+    hands the key to whoever moves the tag."""
+    held = [c for c in rendered_secret_containers(stack) if not _operator_cert_only(c)]
+    tagged = [c for c in held if not c.by_digest]
+    assert not tagged, f"{stack}: secret-holding containers on a tag: {tagged}"
+
+
+def test_the_slurm_examples_hold_their_keys_in_containers_pinned_by_digest():
+    """The walk above ran on the Slurm examples' key holders: slurmctld, slurmrestd, slurmdbd, login, the login
+    initconf copying slurm.key, slurmd and the client Jobs, each by digest; and each operator exemption still
+    occurs."""
+    for stack in ("gke-h100-512", "eks-p6e-gb200"):
+        held = {c.container: c for c in rendered_secret_containers(stack)}
+        assert {"slurmctld", "slurmrestd", "slurmdbd", "login", "initconf", "slurmd", "sacctmgr", "scontrol",
+                "mariadb", "dump"} <= set(held), f"{stack}: {sorted(held)}"
+        assert all(c.by_digest for c in held.values() if not _operator_cert_only(c)), stack
+        assert any("slurm-auth-slurm" in r for r in held["initconf"].reasons)
+        assert held["sacctmgr"].image.startswith("ghcr.io/slinkyproject/login:26.05-ubuntu26.04@sha256:")
+    everywhere = {(c.image, r.removeprefix("mounts Secret ")) for s in EXAMPLE_STACKS
+                  for c in rendered_secret_containers(s) for r in c.reasons}
+    assert OPERATOR_SERVING_CERTS <= everywhere, sorted(OPERATOR_SERVING_CERTS - everywhere)
+
+
 def test_the_examples_pin_by_cited_digests_and_by_deploy_time_resolution():
     """The checks above ran on something: cited digests and deploy-time resolutions both occur, every catalog row
     resolved at deploy appears in some example exactly as ``<image>@DEPLOY_DIGEST`` (the Slinky chart drops the tag),
     and no example carries a made-up digest for one."""
     everything = [c for s in EXAMPLE_STACKS for c in rendered_host_containers(s)]
     assert {"privileged", "hostPID"} <= {reason for c in everything for reason in c.reasons}
+    everything += [c for s in EXAMPLE_STACKS for c in rendered_secret_containers(s)]
     images = {c.image for c in everything} | {i for s in EXAMPLE_STACKS for i in operand_images(s)}
     images |= {i for s in EXAMPLE_STACKS for i in runtime_images(s)}  # the default training image
     deploy = [r for r in load_image_digests().values() if r.at_deploy]

@@ -16,7 +16,7 @@ import pytest
 
 from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
 from stacks.plan.host_access import host_containers, pod_specs
-from policies.host_images import seen_host_containers
+from policies.host_images import seen_host_containers, seen_secret_containers
 from preview.engine import RecordingMocks, run_program
 from tests.support.helm.render import plain
 from tests.support.spec.gpu_runtime_matrix import config
@@ -100,10 +100,12 @@ def _all_images(resources) -> set[str]:
 
 
 def _host_images(resources) -> set[str]:
+    """Images of host-level and secret-holding containers (the pack's view: objects, and charts' values)."""
     images = set()
     for r in resources:
         props = plain(r.inputs)
         images |= {s.container.image for s in seen_host_containers(r.type, props)}
+        images |= {s.container.image for s in seen_secret_containers(r.type, props)}
         if r.type.startswith("kubernetes:") and isinstance(props.get("spec"), dict):
             kind = r.type.rsplit(":", 1)[-1]
             images |= {c.image for _, spec in pod_specs({"kind": kind, "spec": props["spec"]})
@@ -112,7 +114,7 @@ def _host_images(resources) -> set[str]:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_the_answer_lands_in_every_host_level_container_and_nothing_is_left_on_a_tag(stack, runs):
+def test_the_answer_lands_in_every_host_level_and_secret_holding_container_and_nothing_is_on_a_tag(stack, runs):
     resources, calls = runs[stack]
     answered = {c["args"]["name"] for c in calls if c["token"] == TOKEN}
     images = _host_images(resources)
@@ -122,7 +124,7 @@ def test_the_answer_lands_in_every_host_level_container_and_nothing_is_left_on_a
         digest = fake_digest(image)
         repository = image.rpartition(":")[0]
         assert {f"{image}@{digest}", f"{repository}@{digest}"} & everywhere, f"{stack}: {image} not pinned"
-    assert not [i for i in images if "@" not in i], f"{stack}: host-level images on a tag"
+    assert not [i for i in images if "@" not in i], f"{stack}: host-level or secret-holding images on a tag"
     assert not [i for i in images if i.endswith(DEPLOY_DIGEST)], f"{stack}: the offline stand-in leaked"
 
 
@@ -139,3 +141,39 @@ def test_the_admission_policy_names_the_pinned_sidecar_and_the_ready_gate_keeps_
     slurm = json.dumps([plain(r.inputs) for r in resources if r.name == "slurm-slurm"])
     assert f"echo '{plugin}' >" in installer and f"= '{plugin}' ]" in slurm
     assert f'"{plugin}@{fake_digest(plugin)}"' in installer  # the installer container itself: pinned
+
+
+@pytest.mark.parametrize("stack", ("gke-h100-512", "eks-p6e-gb200"))
+def test_every_slurm_key_holder_gets_the_registry_digest(stack, runs):
+    """slurmctld (and its reconfigure container), slurmrestd, slurmdbd, the login pods, the Alpine initconf that
+    copies slurm.key and the log sidecars run ``{repository, digest}`` (``slurm.format-image`` drops the tag), and
+    the Slurm client Jobs ``image:tag@digest``: each with the digest the registry answered for that image."""
+    resources, _ = runs[stack]
+    values = next(plain(r.inputs)["values"] for r in resources if r.name == "slurm-slurm")
+    values = json.loads(values) if isinstance(values, str) else values
+
+    def at(*path: str) -> Any:
+        node = values
+        for key in path:
+            node = node[key]
+        return node
+
+    slinky = "ghcr.io/slinkyproject"
+    alpine = "docker.io/library/alpine:3.22.2"
+    expected = {
+        ("controller", "slurmctld", "image"): f"{slinky}/slurmctld:26.05-ubuntu26.04",
+        ("controller", "reconfigure", "image"): f"{slinky}/slurmctld:26.05-ubuntu26.04",
+        ("restapi", "slurmrestd", "image"): f"{slinky}/slurmrestd:26.05-ubuntu26.04",
+        ("accounting", "slurmdbd", "image"): f"{slinky}/slurmdbd:26.05-ubuntu26.04",
+        ("loginsetDefaults", "login", "image"): f"{slinky}/login:26.05-ubuntu26.04",
+        ("loginsets", "login", "initconf", "image"): alpine,
+        ("controller", "logfile", "image"): alpine,
+        ("nodesetDefaults", "logfile", "image"): alpine,
+    }
+    for path, image in expected.items():
+        assert at(*path) == {"repository": image.rpartition(":")[0], "digest": fake_digest(image)}, path
+    client = f"{slinky}/login:26.05-ubuntu26.04"
+    jobs = [plain(r.inputs) for r in resources if r.type == "kubernetes:batch/v1:Job"
+            and "slurm" in json.dumps(plain(r.inputs).get("spec", {}).get("template", {}).get("spec", {}))]
+    images = {c["image"] for j in jobs for c in j["spec"]["template"]["spec"]["containers"]}
+    assert images == {f"{client}@{fake_digest(client)}"}, images

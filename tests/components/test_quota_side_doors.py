@@ -1,7 +1,7 @@
 """Kueue's quota has no side doors in team namespaces: on the recorded stacks, the bound admission policies (their
 CEL run by cel-python, as the API server would, with the requesting user and the object before an update) refuse a
-tenant's forged-owner pod, the removal of Kueue's scheduling gate, unsuspending a job, an elastic Job and a long
-termination grace period, and admit the same requests from the controllers that make them legitimately."""
+tenant's forged-owner pod, the removal of Kueue's scheduling gates, unsuspending a job, raising a running Job's
+parallelism, an elastic Job and a long termination grace period, and admit the same requests from the controllers that make them legitimately."""
 from __future__ import annotations
 
 import copy
@@ -80,6 +80,25 @@ def test_only_kueue_unsuspends_a_job(stack, kind, resource):
         assert _refused(objects, new, ns, operation="UPDATE", resource=resource, old=old, user=KUEUE) == []
     # suspending is anyone's right (it gives the GPUs back)
     assert _refused(objects, old, teams[0], operation="UPDATE", resource=resource, old=new) == []
+
+
+def test_a_running_jobs_parallelism_is_raised_only_by_kueue(stack):
+    """Kueue stops a Job that no longer matches its admitted Workload, but the Job controller may start the extra
+    pods first: a raise on a running Job is refused; a suspended Job may change, and lowering gives GPUs back."""
+    _, objects, teams = stack
+    running = {"kind": "Job", "metadata": {"name": "j"}, "spec": {"suspend": False, "parallelism": 2}}
+    raised = copy.deepcopy(running)
+    raised["spec"]["parallelism"] = 16
+    unset = {"kind": "Job", "metadata": {"name": "j"}, "spec": {}}  # parallelism 1, not suspended
+    for ns in teams:
+        for old, new in ((running, raised), (unset, {**unset, "spec": {"parallelism": 2}})):
+            refused = _refused(objects, new, ns, operation="UPDATE", resource="jobs", old=old)
+            assert any("a running Job's parallelism is not raised" in r for r in refused), refused
+            assert _refused(objects, new, ns, operation="UPDATE", resource="jobs", old=old, user=KUEUE) == []
+    suspended = {"kind": "Job", "metadata": {"name": "j"}, "spec": {"suspend": True, "parallelism": 2}}
+    more = {"kind": "Job", "metadata": {"name": "j"}, "spec": {"suspend": True, "parallelism": 16}}
+    assert _refused(objects, more, teams[0], operation="UPDATE", resource="jobs", old=suspended) == []
+    assert _refused(objects, running, teams[0], operation="UPDATE", resource="jobs", old=raised) == []
 
 
 def test_elastic_jobs_are_refused(stack):

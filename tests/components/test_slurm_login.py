@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from preview.engine import Recording, run_program
+from catalog.image_digests import DEPLOY_DIGEST
 from render.slurm_login import INITCONF_IMAGE, OPERATOR_SET_SSHD
 from tests.support.helm.render import RELEASE, kube_version, release_call, render
 from tests.support.kube.crd_schemas import schema_errors
@@ -51,7 +52,8 @@ def test_the_default_loginset_is_cluster_ip_keys_only_and_valid_against_the_crd(
     spec = login["spec"]
     assert spec["service"]["spec"]["type"] == "ClusterIP"  # the chart's default would be LoadBalancer
     assert "loadBalancerSourceRanges" not in spec["service"]["spec"]
-    assert spec["initconf"]["image"] == f"{INITCONF_IMAGE['repository']}:{INITCONF_IMAGE['tag']}"
+    # the Alpine release over the chart's alpine:latest, by the digest resolved at deploy: it copies slurm.key
+    assert spec["initconf"]["image"] == f"{INITCONF_IMAGE['repository']}@{DEPLOY_DIGEST}"
     assert spec["login"]["securityContext"] == {"privileged": False}
     sshd = spec["extraSshdConfig"].splitlines()
     assert {"PasswordAuthentication no", "KbdInteractiveAuthentication no", "PermitRootLogin no",

@@ -142,3 +142,67 @@ def test_a_waiver_naming_the_daemonset_silences_it(pack):
     broken = _tcpxo_installer_by_tag(rs)
     assert ours(pack.resource(broken, rs), DIGESTS)  # violates without the waiver
     assert waived(pack, DIGESTS, "nccl-tcpxo-installer", broken, rs) == []
+
+
+# -- secret-holding containers ----------------------------------------------------------------------------------
+SLINKY = "ghcr.io/slinkyproject"
+
+
+def test_the_slurm_key_holders_of_the_release_pass_by_digest_and_fail_on_their_tags(pack):
+    """slurmctld, slurmrestd, slurmdbd, the login pods and the initconf that copies slurm.key get their keys from
+    Slinky's operator, not from anything in the values: the rule reads them from catalog/data/
+    secret-holding-images.csv, so a tag there (the chart's default, or the Alpine map) is a mandatory violation."""
+    rs = recorded("gke-h100-512")
+    release = find(rs, RELEASE, "slurm-slurm")
+    props = wire(release)
+    assert props["values"]["controller"]["slurmctld"]["image"] == {
+        "repository": f"{SLINKY}/slurmctld", "digest": DEPLOY_DIGEST}
+    assert ours(pack.resource(release, rs), DIGESTS) == []
+    unpinned = edit(props, "values.controller.slurmctld.image",
+                    {"repository": f"{SLINKY}/slurmctld", "tag": "26.05-ubuntu26.04"})
+    unpinned = edit(unpinned, "values.loginsets.login.initconf.image",
+                    {"repository": "docker.io/library/alpine", "tag": "3.22.2"})
+    del unpinned["values"]["accounting"]["slurmdbd"]  # the chart's default: a tag
+    [(rule, level, message)] = ours(pack.resource(with_props(release, unpinned), rs), DIGESTS)
+    assert level == "mandatory"
+    assert "host-level or secret-holding containers run images pinned by tag only, so whoever can move the tag " \
+           "reads the keys they hold" in message
+    assert f"controller.slurmctld.image slurmctld {SLINKY}/slurmctld:26.05-ubuntu26.04 (holds slurm.key and the " \
+           "JWT key)" in message
+    assert "loginsets.login.initconf.image login initconf docker.io/library/alpine:3.22.2 (holds slurm.key " \
+           "(copies it into /etc/slurm))" in message
+    assert f"accounting.slurmdbd.image slurmdbd {SLINKY}/slurmdbd:26.05-ubuntu26.04 (holds slurm.key, the JWT " \
+           "key and the database password)" in message
+
+
+def test_a_switched_off_loginset_holds_no_key(pack):
+    r = fake(RELEASE, "slurm", {"chart": "slurm", "version": "1.2.1", "values": {
+        "controller": {"external": False}, "restapi": {}, "loginsets": {"login": {"enabled": False}}}})
+    message = ours(pack.resource(r), DIGESTS)[0][2]
+    assert "slurmctld" in message and "slurmrestd" in message and "login" not in message
+    assert "slurmdbd" not in message  # accounting off by the chart's default
+
+
+def test_a_job_mounting_the_slurm_key_on_a_tag_is_a_violation(pack):
+    rs = recorded("gke-h100-512")
+    jobs = [r for r in rs if r.type == "kubernetes:batch/v1:Job"
+            and wire(r)["spec"]["template"]["spec"]["containers"][0]["image"].startswith(f"{SLINKY}/login:")]
+    assert jobs, "the Slurm client Jobs"
+    for job in jobs:
+        props = wire(job)
+        image = props["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert image == f"{SLINKY}/login:26.05-ubuntu26.04@{DEPLOY_DIGEST}"
+        assert ours(pack.resource(job, rs), DIGESTS) == []
+        broken = with_props(job, edit(props, "spec.template.spec.containers[0].image", image.partition("@")[0]))
+        message = ours(pack.resource(broken, rs), DIGESTS)[0][2]
+        assert f"{SLINKY}/login:26.05-ubuntu26.04 (mounts Secret slurm-auth-slurm)" in message
+
+
+def test_a_database_password_in_the_env_on_a_tag_is_a_violation(pack):
+    pod = {"containers": [{"name": "db", "image": "docker.io/library/mariadb:11.8", "env": [
+        {"name": "MARIADB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db-password", "key": "password"}}}]}]}
+    r = fake("kubernetes:apps/v1:StatefulSet", "db", {"metadata": {"name": "db"}, "spec": {"template": {"spec": pod}}})
+    assert "db docker.io/library/mariadb:11.8 (env from Secret db-password)" in ours(pack.resource(r), DIGESTS)[0][2]
+    pod["containers"][0]["image"] += "@sha256:" + "e" * 64
+    r = fake("kubernetes:apps/v1:StatefulSet", "db", {"metadata": {"name": "db"}, "spec": {"template": {"spec": pod}}})
+    assert ours(pack.resource(r), DIGESTS) == []

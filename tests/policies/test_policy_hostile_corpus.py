@@ -81,7 +81,9 @@ def test_team_namespaces_without_the_quota_policy_are_violations(pack):
         "controller owner; Kueue's scheduling gate removed; Kueue's topology gate removed (the pod lands outside its "
         "assigned topology domain); Job "
         "unsuspended by its owner; JobSet unsuspended by its owner; TrainJob unsuspended by its owner; elastic Job "
-        "(never suspended again when it scales up); GPUs held for a day after preemption")
+        "(never suspended again when it scales up); GPUs held for a day after preemption; a running Job's "
+        "parallelism raised (extra pods start before Kueue stops the out-of-sync Job); a running Job's parallelism "
+        "raised (suspend and parallelism left unset)")
 
 
 def test_a_policy_that_only_names_the_fields_is_a_violation(pack):
