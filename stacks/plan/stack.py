@@ -167,7 +167,9 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     rates = {f.name: _gpu_hour_rate(f, pool) for f, pool in zip(facts_list, spec.node_pools)}
     kueue, slurm, quota = _scheduler_plans(sched, facts_list, rates)
     if kueue is not None:  # rack-scale gangs wait for their ComputeDomain: the timeout follows their cold start
-        timeout = pods_ready_timeout_plan(spec, [p.pod_start for p in pools.values()], facts_list)
+        # one timeout for every workload: the scheduling section as rendered (serving's ready budget included)
+        effective = spec.model_copy(update={"scheduling": sched})
+        timeout = pods_ready_timeout_plan(effective, [p.pod_start for p in pools.values()], facts_list)
         kueue = dataclasses.replace(kueue, pods_ready_timeout=timeout)
         if quota is not None and timeout is not None:
             quota.gang_timeout_seconds = timeout.seconds
