@@ -43,7 +43,7 @@ def _states(ctl: SlurmController) -> dict[str, str]:
 
 def test_a_pending_job_resumes_the_pools_nodes_and_idle_nodes_are_released(chroot, slurm_key, tmp_path):  # noqa: F811
     make_pki(tmp_path / "pki", "kubernetes.default.svc")
-    api = FakeKubeApi(tmp_path / "pki", NAMESPACE, {L4: 1})
+    api = FakeKubeApi(tmp_path / "pki", NAMESPACE, {L4: 1}, netns=chroot.netns)
     sa = service_account(chroot, api, "kube-sa-scaling")
     try:
         _resume_and_release(chroot, slurm_key, api, sa)
