@@ -129,9 +129,10 @@ class Chroot:
             subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)
             self.mounted_proc = True  # slurmctld 26.05 dies without /proc (readlink of its own binary)
         for run_dir in RUN_DIRS:  # the daemons' run dirs (systemd's RuntimeDirectory=, a pod's own /run elsewhere)
+            owner = (0, 0) if run_dir == "slurm" else user_ids(self.root, "slurm")  # slurmd runs as root
             for path in (self.root / "run" / run_dir, self.run_dir / run_dir):  # the mount point, this session's
                 path.mkdir(parents=True, exist_ok=True)
-                os.chown(path, *user_ids(self.root, "slurm"))
+                os.chown(path, *owner)
 
     @property
     def run_dir(self) -> Path:
