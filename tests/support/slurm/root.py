@@ -123,7 +123,7 @@ class Chroot:
         if reason:
             skip_or_fail(reason)
         add_namespace(self.netns)
-        atexit.register(delete_namespace, self.netns)  # a session that never reached close() leaves nothing
+        atexit.register(self.close)  # a session that never reached close() leaves nothing
         proc = self.root / "proc"
         if subprocess.run(["mountpoint", "-q", str(proc)]).returncode != 0:
             subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)
