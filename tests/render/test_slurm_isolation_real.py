@@ -35,10 +35,8 @@ class Session:
     ctl: SlurmController
     client: Workdir
 
-    def sacctmgr(self, *args: str, key: bytes | None = None) -> tuple[int, str]:
-        """``sacctmgr -n -P ARGS`` against this session's slurmdbd, from inside its namespace, with ``key`` (default:
-        the session's own) as the client's auth/slurm key."""
-        self.client.write("etc/slurm.key", key or self.key, 0o600)
+    def sacctmgr(self, *args: str) -> tuple[int, str]:
+        """``sacctmgr -n -P ARGS`` against this session's slurmdbd, from inside its namespace and run directories."""
         out = self.chroot.run(["sacctmgr", "-n", "-P", *args], conf=f"{self.client.inside}/etc/slurm.conf",
                               timeout=60)
         return out.returncode, out.stdout + out.stderr
@@ -60,6 +58,7 @@ def _start(root: object, name: str, values: dict) -> Session:
         dbd = SlurmDbd(chroot, key, name=f"dbd-iso-{name}")
         client = Workdir(chroot, f"client-iso-{name}")
         client.write("etc/slurm.conf", client_slurm_conf(name, "localhost", 1, "localhost", dbd.port))
+        client.write("etc/slurm.key", key, 0o600)
         session = Session(name, chroot, key, dbd, None, client)  # type: ignore[arg-type]
         rc, out = session.sacctmgr("-i", "add", "cluster", name)
         assert rc == 0, out
