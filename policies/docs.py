@@ -32,12 +32,13 @@ pulumi preview --policy-pack policies --policy-pack-config org-policy.json
 .venv/bin/python -m preview --stack NAME --policy-pack-config org-policy.json   # same pack, no credentials
 ```
 
-Organisation limits live in the policy pack config, not in the stack. Keys are rule IDs; a string sets the
+`NAME` (a stack: one of the `Pulumi.<name>.yaml` files) and `org-policy.json` (your config file, for example the one
+below saved under that name) are placeholders. Organisation limits live in the policy pack config, not in the stack. Keys are rule IDs; a string sets the
 enforcement level (`"all"` sets every rule's); an object sets knobs and optionally `enforcementLevel`:
 
 ```json
 {{
-  "cost-gpu-hour-limit": {{"maxUsdPerGpuHourByModel": {{"H100_80GB": 10.0, "L4": 1.0}}}},
+  "cost-gpu-hour-limit": {{"maxUsdPerGpuHourByModel": {{"H100_80GB": 12.0, "L4": 1.25}}}},
   "cost-stack-budget": {{"maxUsdPerHour": 2500}},
   "cost-price-age": "disabled",
   "security-gke-secure-boot": {{"waivers": [
@@ -119,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     text = render()
     if args.write:
         RULES_MD.write_text(text, encoding="utf-8")
+        print(f"wrote {RULES_MD} ({len(RULES)} rules)")  # a silent success reads like nothing happened
         return 0
     if args.check:
         current = RULES_MD.read_text(encoding="utf-8") if RULES_MD.exists() else ""

@@ -61,6 +61,16 @@ def money(usd: float) -> str:
     return f"${usd:,.2f}"
 
 
+def distinct_money(price: float, limit: float) -> tuple[str, str]:
+    """``price`` and ``limit`` with as many cents' decimals as it takes to tell them apart (2 to 6): a price just over
+    its limit never reads "$1.00 ... at most $1.00"."""
+    for places in range(2, 7):
+        shown = f"${price:,.{places}f}", f"${limit:,.{places}f}"
+        if shown[0] != shown[1]:
+            return shown
+    return shown
+
+
 def listing(items: Iterable[object], limit: int = 6) -> str:
     texts = [str(i) for i in items]
     if len(texts) <= limit:

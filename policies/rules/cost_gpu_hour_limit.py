@@ -9,7 +9,7 @@ from typing import Iterable
 from pulumi_policy import EnforcementLevel, Severity
 
 from catalog import Catalog, GpuModel, MachineType
-from policies.findings import Finding, money
+from policies.findings import Finding, distinct_money, money
 from policies.pools import PoolView, pool_view
 from policies.prices import PRICE_OVERRIDES_SCHEMA, block_unknown, node_quote, override_example
 from policies.resources import EKS_NODE_GROUP, GKE_NODE_POOL
@@ -60,10 +60,10 @@ def _check_machine(view: PoolView, machine_type: str, cfg: Config, cat: Catalog)
     knob = f"maxUsdPerGpuHourByModel.{model}" if model in by_model else "maxUsdPerGpuHour"
     if per_gpu > limit:
         yield Finding(view.subject, "the price per GPU-hour is over the limit",
-                      observed=f"{money(per_gpu)} per GPU-hour: {machine_type} {where} costs "
+                      observed=f"{distinct_money(per_gpu, limit)[0]} per GPU-hour: {machine_type} {where} costs "
                                f"{money(quote.usd_per_node_hour)}/node-hour for {machine.gpus} × {model} "
                                f"({quote.describe()})",
-                      required=f"at most {money(limit)} per GPU-hour for {model}, from {knob}",
+                      required=f"at most {distinct_money(per_gpu, limit)[1]} per GPU-hour for {model}, from {knob}",
                       fix="use spot or a reservation with a negotiated price (priceOverrides), pick a cheaper "
                           f"machine type or region, or have the platform team raise {knob} of {ID} in the policy pack "
                           "config",
@@ -91,10 +91,11 @@ def _check_block(view: PoolView, machine_type: str, machine: MachineType, cfg: C
     per_gpu = hourly / nodes / machine.gpus
     limit, knob = _limit(cfg, machine.gpu_model.value)
     if per_gpu > limit:
+        shown, at_most = distinct_money(per_gpu, limit)
         yield Finding(view.subject, "the price per GPU-hour is over the limit",
-                      observed=f"{money(per_gpu)} per GPU-hour: capacity block of {nodes} × {machine_type} for "
+                      observed=f"{shown} per GPU-hour: capacity block of {nodes} × {machine_type} for "
                                f"{money(view.block_fee_usd or 0.0)} over {view.block_hours:g} h",
-                      required=f"at most {money(limit)} per GPU-hour for {machine.gpu_model.value}, from {knob}",
+                      required=f"at most {at_most} per GPU-hour for {machine.gpu_model.value}, from {knob}",
                       fix=f"buy a cheaper block, or have the platform team raise {knob} of {ID} in the policy pack "
                           "config",
                       keys=view.keys)

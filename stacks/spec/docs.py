@@ -89,6 +89,7 @@ def main() -> int:
     text = PAGE.read_text(encoding="utf-8")
     start, end = text.index(BEGIN), text.index(END) + len(END)
     PAGE.write_text(text[:start] + ref + text[end:], encoding="utf-8")
+    print(f"wrote the configuration reference into {PAGE}")  # a silent success reads like nothing happened
     return 0
 
 

@@ -34,6 +34,7 @@ from tests.support.preview.recorded import one
 from tests.support.slurm import ports as slurm_ports
 from tests.support.slurm.cluster import CLOCK_LATENCY_LINE
 from tests.support.slurm.configs import slurm_configs
+from tests.support.slurm.netns import in_namespace
 from tests.support.slurm.real import SlurmController, SlurmDbd, Workdir
 from tests.support.slurm.root import Chroot, ensure_root, release_check, user_ids, versions
 
@@ -223,11 +224,16 @@ def _apply_and_check_accounts(ctl: SlurmController, chroot: Chroot, plan: SlurmP
 
 
 def test_a_daemon_whose_port_was_taken_starts_again_on_fresh_ports(chroot, slurm_key, monkeypatch):
-    """Another process binds the port between free_port() and the daemon's bind: each daemon is started again on
-    fresh ports instead of failing the test."""
-    holder = socket.socket()
-    holder.bind(("0.0.0.0", 0))
-    holder.listen()
+    """Something binds the port between free_port() and the daemon's bind: each daemon is started again on fresh
+    ports instead of failing the test. Only the session's own processes share its network namespace, so the holder
+    binds there."""
+    def listening() -> socket.socket:
+        sock = socket.socket()
+        sock.bind(("0.0.0.0", 0))
+        sock.listen()
+        return sock
+
+    holder = in_namespace(chroot.netns, listening)
     taken = holder.getsockname()[1]
     handed: list[int] = []
     script = iter([taken, None, taken])  # mariadbd, (retry), slurmdbd; then slurmctld below

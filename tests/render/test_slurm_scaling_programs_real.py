@@ -21,9 +21,9 @@ from tests.support.slurm.root import Chroot
 
 
 @pytest.fixture
-def api(tmp_path: Path):
+def api(tmp_path: Path, chroot: Chroot):  # noqa: F811
     make_pki(tmp_path / "pki", "kubernetes.default.svc")
-    server = FakeKubeApi(tmp_path / "pki", NAMESPACE, {L4: 1, f"{NODESET_PREFIX}h100": 6})
+    server = FakeKubeApi(tmp_path / "pki", NAMESPACE, {L4: 1, f"{NODESET_PREFIX}h100": 6}, netns=chroot.netns)
     yield server
     server.stop()
 
@@ -37,7 +37,7 @@ class Run:
 
     def __call__(self, program: str, hosts: str) -> subprocess.CompletedProcess:
         self.sa.write(program, self.programs[program], 0o755)
-        return subprocess.run(["chroot", str(self.chroot.root), "env", "-i", f"SLURM_CONF={self.sa.inside}/slurm.conf",
+        return subprocess.run([*self.chroot.prefix(), "chroot", str(self.chroot.root), "env", "-i", f"SLURM_CONF={self.sa.inside}/slurm.conf",
                                f"{self.sa.inside}/{program}", hosts], capture_output=True, text=True, timeout=120)
 
 
@@ -71,7 +71,7 @@ def test_a_refused_read_fails_the_program_and_never_scales_down(chroot, api):  #
 
 def test_a_server_whose_certificate_does_not_name_the_api_server_is_refused(chroot, tmp_path):  # noqa: F811
     make_pki(tmp_path / "other", "other.example")
-    impostor = FakeKubeApi(tmp_path / "other", NAMESPACE, {L4: 1})
+    impostor = FakeKubeApi(tmp_path / "other", NAMESPACE, {L4: 1}, netns=chroot.netns)
     run = Run(chroot, impostor)
     try:
         out = run("slurm-resume", "l4-3")
@@ -88,7 +88,7 @@ def test_the_stand_in_catches_a_client_that_half_closes_before_the_answer(chroot
     sa = service_account(chroot, api, "kube-sa-halfclose")
     try:
         request = f"GET /apis/x HTTP/1.0\r\nAuthorization: Bearer {api.token}\r\n\r\n"
-        out = subprocess.run(["chroot", str(chroot.root), "socat", "-T", "10", "STDIO",
+        out = subprocess.run([*chroot.prefix(), "chroot", str(chroot.root), "socat", "-T", "10", "STDIO",
                               f"OPENSSL:127.0.0.1:{api.port},cafile={sa.inside}/ca.crt,"
                               "commonname=kubernetes.default.svc"], input=request, capture_output=True, text=True,
                              timeout=60)

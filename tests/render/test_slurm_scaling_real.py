@@ -18,7 +18,7 @@ from tests.render.test_slurm_real import _bad_log_lines, _plan_and_values, chroo
 from tests.support.spec.edit import edits
 from tests.support.slurm.configs import GKE_NO_ACCOUNTING
 from tests.support.kube.fake_api import L4, NAMESPACE, FakeKubeApi, make_pki, programs_for, service_account
-from tests.support.slurm.real import SlurmController, Workdir
+from tests.support.slurm.real import START_TIMEOUT_S, SlurmController, Workdir
 from tests.support.slurm.root import Chroot
 
 SCALING = edits(GKE_NO_ACCOUNTING, {"nodePools[1].minNodes": 1, "nodePools[1].maxNodes": 4,
@@ -26,12 +26,13 @@ SCALING = edits(GKE_NO_ACCOUNTING, {"nodePools[1].minNodes": 1, "nodePools[1].ma
 """h100 6-6 (fixed), l4 1-4 (follows the queue, released after 15 idle minutes)."""
 
 
-def _until(what: str, ok, ctl: SlurmController, timeout_s: float = 120) -> None:
+def _until(what: str, ok, ctl: SlurmController, timeout_s: float = START_TIMEOUT_S) -> None:
+    """Poll for a condition; the deadline is generous (a loaded machine stretches slurmctld's power-saving pass)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if ok():
             return
-        time.sleep(1)
+        time.sleep(0.5)  # the polling interval
     raise AssertionError(f"{what}: not seen in {timeout_s:.0f} s; program calls {ctl.program_calls()}; "
                          f"log ends:\n{ctl.log()[-2000:]}")
 
@@ -43,7 +44,7 @@ def _states(ctl: SlurmController) -> dict[str, str]:
 
 def test_a_pending_job_resumes_the_pools_nodes_and_idle_nodes_are_released(chroot, slurm_key, tmp_path):  # noqa: F811
     make_pki(tmp_path / "pki", "kubernetes.default.svc")
-    api = FakeKubeApi(tmp_path / "pki", NAMESPACE, {L4: 1})
+    api = FakeKubeApi(tmp_path / "pki", NAMESPACE, {L4: 1}, netns=chroot.netns)
     sa = service_account(chroot, api, "kube-sa-scaling")
     try:
         _resume_and_release(chroot, slurm_key, api, sa)

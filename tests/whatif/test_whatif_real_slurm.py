@@ -25,7 +25,8 @@ import pytest
 from tests.support.slurm.jobs import RealOutcome
 from tests.support.slurm.root import versions
 from tests.support.slurm.session import real_slurm
-from tests.support.whatif.compare import compare, markdown, simulate_power
+from tests.support.whatif.compare import compare, simulate_power
+from tests.support.whatif.compare_markdown import markdown
 from tests.support.whatif.real_run import run_real
 from tests.support.whatif.scenarios import SCENARIOS
 

@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from stacks.plan.slurm_scaling import API_ADDRESS, NODESET_PREFIX, SERVICE_ACCOUNT_DIR, ScalingPlan
+from tests.support.slurm.netns import in_namespace
 from tests.support.slurm.real import Workdir
 from tests.support.slurm.root import Chroot
 
@@ -56,11 +57,15 @@ class FakeKubeApi:
     calls: list[tuple[str, str, str]] = field(default_factory=list)
     """(method, path, body) of every answered request, in order."""
     errors: list[str] = field(default_factory=list)
+    netns: str | None = None
+    """The network namespace to listen in: the test session's (``Chroot.netns``), where slurmctld runs the programs
+    and ``127.0.0.1`` is that namespace's own loopback. None: this process's namespace."""
 
     def __post_init__(self) -> None:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.pki / "server.crt", self.pki / "server.key")
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        listen = lambda: ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))  # noqa: E731
+        self.server = in_namespace(self.netns, listen) if self.netns else listen()
         self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
         self.lock = threading.Lock()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,11 +35,13 @@ from tests.conftest import require_shared
 from tests.support.helm.values import helm_merge
 from tests.support.slurm.slinky_emulation import node_topology
 from tests.support.slurm.netns import NodeNetwork
-from tests.support.slurm.real import SlurmController, SlurmDbd, Workdir, _stop, _wait
+from tests.support.slurm.real import STOP_TIMEOUT_S, SlurmController, SlurmDbd, Workdir, _stop, _wait
 from tests.support.slurm.root import Chroot
 from tests.support.slurm.task_env import mount_prefix, project, task_env_volume
 
 NVIDIA_MAJOR = 195
+STARTED_LINE = "slurmctld version"
+"""The start line slurmctld logs (``slurmctld version 26.05.5 started on cluster ...``), once per (re)start."""
 CLOCK_LATENCY_LINE = "High latency for 1000 calls to gettimeofday()"
 """slurmctld/slurmd time 1,000 clock reads at start-up and log an error above 1 ms: a loaded or virtual host's clock
 (seen at load 9 on a 2-core runner: 1,397 us), not the configuration. Every real-Slurm log check tolerates it."""
@@ -133,7 +134,7 @@ class SlurmCluster:
         self.values = values = chart_values(self.plan, self.cluster, self.fabrics)
         self.nodes = plan_nodes(values)
         self.spare = spare_nodes(self.plan, values)
-        self.net = NodeNetwork(len(self.nodes) + len(self.spare))
+        self.net = NodeNetwork(len(self.nodes) + len(self.spare), home=self.chroot.netns)
         self.ctl = None  # type: ignore[assignment]
         try:
             self.ctl = SlurmController(self.chroot, values, self.slurm_key, self.dbd, name=f"cluster-{self.cluster}",
@@ -143,7 +144,7 @@ class SlurmCluster:
                 self._apply_accounts()
             for i, node in enumerate(self.nodes):  # one at a time: registration order is Slurm's node order,
                 self._start_slurmd(i, node)          # which decides placement among equal nodes
-                _wait(f"slurmd {node.name} registered", lambda: self._all_idle(i + 1), log=self._logs, timeout=60)
+                _wait(f"slurmd {node.name} registered and idle", lambda: self._all_idle(i + 1), log=self._logs)
             if self.spare:  # the rendered Job: powered-down CLOUD records for the ordinals above minNodes
                 self.ctl.run_script("create-nodes.sh", cloud_nodes_script(self.plan.scaling.cloud_nodes(
                     self.plan.nodesets)))
@@ -206,7 +207,7 @@ class SlurmCluster:
                               timeout=120)
         assert out.returncode == 0, f"sacctmgr script: {out.stdout}{out.stderr}"
         # slurmctld learns new associations from slurmdbd asynchronously: wait until it knows root's
-        _wait("slurmctld knows root's associations", self._assoc_ok, timeout=30)
+        _wait("slurmctld knows root's associations (sshare)", self._assoc_ok, log=self._logs)
 
     def _assoc_ok(self) -> bool:
         """slurmctld learns associations from slurmdbd asynchronously; sshare asks slurmctld."""
@@ -238,7 +239,8 @@ class SlurmCluster:
             uptime = float(Path("/proc/uptime").read_text().split()[0])
             boot = ["unshare", "--time", f"--boottime={-int(uptime - 1)}", "--fork", "--kill-child"]
         self.slurmd[node.name] = subprocess.Popen(
-            [*self.net.exec_prefix(i), *boot, *self._volumes(node), "chroot", str(self.chroot.root), "env", f"SLURM_CONF={self.ctl.conf}",
+            [*self.net.exec_prefix(i), *boot, *self._volumes(node), *self.chroot.run_prefix(), "chroot",
+             str(self.chroot.root), "env", f"SLURM_CONF={self.ctl.conf}",
              "slurmd", "-D", "-Z", "-N", node.name, "-f", self.ctl.conf, "--conf", node.conf, *self._args(node)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -251,11 +253,20 @@ class SlurmCluster:
                                                                                  "node").stdout))
         return len(states) == count and all(s.startswith("IDLE") for s in states.values())
 
+    def reconfigure(self) -> None:
+        """``scontrol reconfigure``, then ``wait_ready`` for the slurmctld it starts (26.05 restarts itself: its log
+        gets a new start line, and only then may an answer come from the new process)."""
+        before = self.ctl.log().count(STARTED_LINE)
+        out = self.ctl.run("scontrol", "reconfigure")
+        assert out.returncode == 0, f"scontrol reconfigure: {out.stdout}{out.stderr}"
+        _wait("slurmctld restarted by scontrol reconfigure (a new start line in its log)",
+              lambda: self.ctl.log().count(STARTED_LINE) > before, log=self._logs)
+        self.wait_ready()
+
     def wait_ready(self) -> None:
-        """After ``scontrol reconfigure`` (slurmctld 26.05 restarts itself): it answers and every node is idle."""
-        time.sleep(0.3)
-        _wait("slurmctld after reconfigure", lambda: "UP" in self.ctl.run("scontrol", "ping").stdout
-              and self._all_idle(), log=self._logs, timeout=60)
+        """slurmctld answers and every node is idle."""
+        _wait("slurmctld answers scontrol ping and every node is idle",
+              lambda: "UP" in self.ctl.run("scontrol", "ping").stdout and self._all_idle(), log=self._logs)
 
     def _logs(self) -> str:
         d = self.ctl.dir.host if self.ctl is not None else None
@@ -280,9 +291,11 @@ class SlurmCluster:
     def stop(self) -> None:
         if self.ctl is not None:
             self.ctl.run("scancel", "--full", "-u", "root")
-            deadline = time.monotonic() + 15  # let the steps end while slurmd can still report them
-            while self.ctl.run("squeue", "-h").stdout.strip() and time.monotonic() < deadline:
-                time.sleep(0.2)
+            try:  # let the steps end while slurmd can still report them
+                _wait("every job gone after scancel (squeue empty)", lambda: not self.ctl.run(
+                    "squeue", "-h").stdout.strip(), log=self._logs, timeout=STOP_TIMEOUT_S)
+            except AssertionError:
+                pass  # stopping anyway: `scontrol shutdown` ends what is left
             self.ctl.stop()  # `scontrol shutdown` stops the slurmd daemons too
         for proc in self.slurmd.values():
             try:

@@ -194,8 +194,6 @@ def run_phases(cluster: SlurmCluster, phases: list[Phase], typed_gres: bool = Fa
     outcomes: dict[str, RealOutcome] = {}
     for i, phase in enumerate(phases):
         if i:
-            out = cluster.ctl.run("scontrol", "reconfigure")
-            assert out.returncode == 0, out.stderr
-            cluster.wait_ready()
+            cluster.reconfigure()
         run_phase(cluster, phase, outcomes, timeout_s=timeout_s, typed_gres=typed_gres)
     return outcomes

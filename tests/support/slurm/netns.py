@@ -1,9 +1,14 @@
-"""One network namespace per real ``slurmd``, so several run on one machine.
+"""Network namespaces for the real Slurm daemons: one private namespace per test session (``Chroot``: slurmctld,
+slurmdbd, MariaDB and every client command), and one per real ``slurmd``, so several run on one machine.
+
+A session's namespace is why its daemons are its own: a concurrent run's slurmctld cannot reach our slurmdbd (it
+once did through a reused host port, and slurmdbd's log filled with ``decode_jwt`` / ``REQUEST_PERSIST_INIT``
+authentication errors until it gave up), and no other process can take a port between choosing and binding it.
 
 Debian's Slurm 26.05 is not built with ``--enable-multiple-slurmd``: a second ``slurmd -N <name>`` on the same
 network stack dies with ``fatal: Unable to bind listen port``, and a per-node ``Port=`` is not honoured (``--conf``
 refuses ``Port`` and ``NodeName``). In its own namespace each slurmd binds the one ``SlurmdPort`` on its own address.
-Layout: a bridge in the host namespace holds the controller's address (``.1``, given to the daemons as
+Layout: a bridge in the session's namespace (``home``) holds the controller's address (``.1``, given to the daemons as
 ``SlurmctldAddr``); namespace ``i`` gets a veth on the bridge with address ``.(10+i)``. A dynamic node
 (``slurmd -Z``) registers from that address, and slurmctld records it as the node's ``NodeAddr``.
 
@@ -11,6 +16,7 @@ Names carry this process's id, so concurrent test sessions never collide; ``clos
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
 import os
 import random
@@ -18,15 +24,22 @@ import signal
 import subprocess
 import threading
 from dataclasses import dataclass, field
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+CLONE_NEWNET = 0x40000000
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30, check=check)
 
 
+_PROBES = itertools.count()
+
+
 def missing_netns_privilege() -> str | None:
     """Why namespaces cannot be made here (needs ``ip`` and CAP_NET_ADMIN), or None."""
-    probe = f"wrprobe{os.getpid() % 100000}"
+    probe = f"wrprobe{os.getpid() % 100000}x{next(_PROBES)}"  # sessions may start on parallel threads
     try:
         out = _ip("netns", "add", probe, check=False)
     except FileNotFoundError:
@@ -47,13 +60,69 @@ def missing_netns_privilege() -> str | None:
         _ip("netns", "del", probe, check=False)
 
 
+def add_namespace(name: str) -> None:
+    """A new network namespace with its loopback up and no route to the host or to any other namespace. It also
+    gets a private address on a veth pair whose both ends stay inside (kernels here lack the dummy driver): Slurm
+    resolves names with ``AI_ADDRCONFIG``, which finds nothing, ``localhost`` included, where no non-loopback address
+    exists (slurmdbd then dies: ``Unable to resolve``)."""
+    _ip("netns", "add", name)
+    try:
+        _ip("-n", name, "link", "set", "lo", "up")
+        _ip("-n", name, "link", "add", "session0", "type", "veth", "peer", "name", "session1")
+        _ip("-n", name, "addr", "add", "192.168.254.1/32", "dev", "session0")
+        _ip("-n", name, "link", "set", "session0", "up")
+        _ip("-n", name, "link", "set", "session1", "up")
+    except BaseException:
+        delete_namespace(name)
+        raise
+
+
+def delete_namespace(name: str) -> None:
+    """Kill what still runs inside (it is ours: a daemon or job step a failed run left), then delete it."""
+    for pid in _ip("netns", "pids", name, check=False).stdout.split():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _ip("netns", "del", name, check=False)
+
+
+def enter_prefix(name: str) -> list[str]:
+    """A command prefix running a program in namespace ``name`` (network only: mounts stay the host's)."""
+    return ["nsenter", f"--net=/run/netns/{name}"]
+
+
+def in_namespace(name: str, make: Callable[[], T]) -> T:
+    """``make()`` run on a fresh thread that joined namespace ``name``: a socket it creates lives there (a test's
+    stand-in server reachable from the daemons), while this thread stays where it was."""
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with open(f"/run/netns/{name}") as ns:
+                libc = ctypes.CDLL(None, use_errno=True)
+                if libc.setns(ns.fileno(), CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), f"setns into network namespace {name}")
+            result.append(make())
+        except BaseException as exc:  # noqa: BLE001 (re-raised on the caller's thread)
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
 _LOCK = threading.Lock()  # clusters may start in parallel threads: one subnet choice + bridge at a time
 _COUNTER = itertools.count()
 
 
-def _free_subnet() -> str:
-    """A 10.x.y.0/24 no interface on this machine uses (``ip -4 addr``)."""
-    used = _ip("-o", "-4", "addr").stdout
+def _free_subnet(home: list[str]) -> str:
+    """A 10.x.y.0/24 no interface of the namespace uses (``ip -4 addr``)."""
+    used = _ip(*home, "-o", "-4", "addr").stdout
     for _ in range(100):
         prefix = f"10.{random.randint(200, 250)}.{random.randint(0, 255)}"
         if f" {prefix}." not in used:
@@ -63,28 +132,30 @@ def _free_subnet() -> str:
 
 @dataclass
 class NodeNetwork:
-    """``count`` namespaces on one bridge. ``controller`` is the host-side address; ``exec_prefix(i)`` runs a
-    command inside namespace ``i``."""
+    """``count`` namespaces on one bridge in namespace ``home`` (the session's; None: the host's). ``controller`` is
+    the bridge's address; ``exec_prefix(i)`` runs a command inside namespace ``i``."""
     count: int
+    home: str | None = None
     tag: str = field(default_factory=lambda: f"wr{os.getpid() % 100000}x{next(_COUNTER) % 100}")
     prefix: str = field(init=False)
     made: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         try:
+            home = ["-n", self.home] if self.home else []
             with _LOCK:
-                self.prefix = _free_subnet()
-                _ip("link", "add", self.bridge, "type", "bridge")
+                self.prefix = _free_subnet(home)
+                _ip(*home, "link", "add", self.bridge, "type", "bridge")
                 self.made.append(f"link:{self.bridge}")
-                _ip("addr", "add", f"{self.controller}/24", "dev", self.bridge)
-            _ip("link", "set", self.bridge, "up")
+                _ip(*home, "addr", "add", f"{self.controller}/24", "dev", self.bridge)
+            _ip(*home, "link", "set", self.bridge, "up")
             for i in range(self.count):
                 ns, veth = self.namespace(i), f"{self.tag}v{i}"
                 _ip("netns", "add", ns)
                 self.made.append(f"netns:{ns}")
-                _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+                _ip(*home, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
                 self.made.append(f"link:{veth}")
-                _ip("link", "set", veth, "master", self.bridge, "up")
+                _ip(*home, "link", "set", veth, "master", self.bridge, "up")
                 _ip("-n", ns, "addr", "add", f"{self.address(i)}/24", "dev", "eth0")
                 _ip("-n", ns, "link", "set", "eth0", "up")
                 _ip("-n", ns, "link", "set", "lo", "up")
@@ -110,14 +181,11 @@ class NodeNetwork:
         return ["ip", "netns", "exec", self.namespace(i)]
 
     def close(self) -> None:
-        for item in self.made:  # what is still running inside (a job step orphaned by a failed run): it is ours
-            if item.startswith("netns:"):
-                for pid in _ip("netns", "pids", item.split(":", 1)[1], check=False).stdout.split():
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-        for item in reversed(self.made):  # deleting a namespace deletes its end of the veth pair, then the host end
+        home = ["-n", self.home] if self.home else []
+        for item in reversed(self.made):  # deleting a namespace deletes its end of the veth pair, then the home end
             kind, name = item.split(":", 1)
-            _ip(*(["netns", "del", name] if kind == "netns" else ["link", "del", name]), check=False)
+            if kind == "netns":
+                delete_namespace(name)  # what still runs inside (a job step orphaned by a failed run) is ours
+            else:
+                _ip(*home, "link", "del", name, check=False)
         self.made.clear()

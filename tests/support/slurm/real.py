@@ -2,8 +2,9 @@
 the Debian root that ``scripts/slurm-root.sh`` builds (``tests/support/slurm/root.py``), and talk to them with the
 real client commands.
 
-Everything runs with ``chroot ROOT`` (the root shares this machine's network, so the daemons listen on free local
-ports, ``tests/support/slurm/ports.py``).
+Everything runs with ``chroot ROOT`` inside the session's own network namespace (``Chroot.netns``): no other test
+run can reach these daemons or take their ports. Every wait is on a condition (a client's answer, a log line), with
+one generous deadline that names the condition when it fails, never on a fixed pause a loaded machine stretches.
 """
 from __future__ import annotations
 
@@ -24,19 +25,24 @@ from tests.support.slurm.slinky_emulation import Paths, create_node_commands, op
 from tests.support.slurm.ports import PORT_IN_USE, PortTaken, port_taken, with_free_ports
 from tests.support.slurm.root import Chroot, user_ids
 
-START_TIMEOUT_S = 120  # the CI machine has 2 cores; other suites may share them
+START_TIMEOUT_S = 300
+"""How long a start-up condition may take: generous, as a 2-core runner at load 9 stretches every start; a condition
+that holds returns at once, so the deadline only bounds a real failure."""
+STOP_TIMEOUT_S = 60
+"""How long jobs may take to end after ``scancel`` before the controller is shut down anyway."""
 
 
-def _wait(what: str, ok, proc: subprocess.Popen | None = None, timeout: float = START_TIMEOUT_S,
-          log=lambda: "") -> None:
+def _wait(what: str, ok: Callable[[], bool], proc: subprocess.Popen | None = None, timeout: float = START_TIMEOUT_S,
+          log: Callable[[], str] = lambda: "") -> None:
+    """Poll ``ok()`` until it holds; fail naming ``what`` when ``proc`` exits or the deadline passes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if ok():
             return
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"{what} exited with {proc.returncode}: {proc.stdout.read()[-2000:]}{log()[-2000:]}")
-        time.sleep(0.3)
-    raise AssertionError(f"{what} did not come up in {timeout:.0f} s; its log ends:\n{log()[-3000:]}")
+        time.sleep(0.3)  # the polling interval, not a wait for anything
+    raise AssertionError(f"waited {timeout:.0f} s for: {what}; not seen. The log ends:\n{log()[-3000:]}")
 
 
 def _own(path: Path, ids: tuple[int, int]) -> None:
@@ -119,7 +125,7 @@ class SlurmDbd:
                                      f"--socket={self._sock}", f"--port={self.db_port}", "--bind-address=127.0.0.1",
                                      f"--pid-file={d.inside}/run/mysqld.pid", *settings])
         try:
-            _wait("mariadbd", lambda: chroot.run(["mariadb", f"--socket={self._sock}", "-e",
+            _wait("mariadbd answers a query on its socket", lambda: chroot.run(["mariadb", f"--socket={self._sock}", "-e",
                                                   "select 1"]).returncode == 0, self.mariadb)
         except AssertionError as exc:
             _stop(self.mariadb)
@@ -148,7 +154,7 @@ class SlurmDbd:
             # slurmdbd reads slurmdbd.conf next to SLURM_CONF
             self.dbd = chroot.popen(["slurmdbd", "-D"], conf=f"{d.inside}/etc/slurm.conf")
             try:
-                _wait("slurmdbd", self._answers, self.dbd, 120, log=self.log)
+                _wait("slurmdbd answers sacctmgr", self._answers, self.dbd, log=self.log)
                 return
             except AssertionError as exc:
                 _stop(self.dbd)
@@ -161,15 +167,11 @@ class SlurmDbd:
                     raise
 
     def _answers(self) -> bool:
-        """Ready = it answers a client. Its log says "started" just BEFORE it binds its port (a taken port is fatal
-        a moment later), so the line alone is no proof; and a client asking earlier would reach whoever holds the
-        port, so it asks only after "started" with no bind error, and gives up after a while (then the process
-        has exited, which _wait reports)."""
+        """Ready = it answers a client. Its log says "started" just BEFORE it binds its port, so the line alone is
+        no proof: the client's answer is. Only our daemons listen in the session's namespace, so whatever answers
+        on the port is this slurmdbd."""
         log = self.log()
         if self.dbd.poll() is not None or "started" not in log or PORT_IN_USE.search(log) or "fatal:" in log:
-            return False
-        time.sleep(0.2)  # a bind failure follows "started" within milliseconds
-        if self.dbd.poll() is not None or PORT_IN_USE.search(self.log()):
             return False
         try:
             return self.chroot.run(["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"],
@@ -252,7 +254,7 @@ class SlurmController:
         _own(d.host, user_ids(chroot.root, "slurm"))
         self.proc = chroot.popen(["slurmctld", "-D", "-f", self.conf], conf=self.conf)
         try:  # ready = it answers scontrol ping (a process that lost its port exits: checked first)
-            _wait("slurmctld", lambda: self.proc.poll() is None and not PORT_IN_USE.search(self.log())
+            _wait("slurmctld answers scontrol ping", lambda: self.proc.poll() is None and not PORT_IN_USE.search(self.log())
                   and "UP" in self.run("scontrol", "ping").stdout, self.proc, log=self.log)
         except AssertionError as exc:
             self.stop()

@@ -5,11 +5,14 @@ Outside CI a missing root or privilege is a skip with the reason; in CI (``CI=tr
 """
 from __future__ import annotations
 
+import atexit
 import functools
+import itertools
 import os
 import re
+import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
@@ -17,6 +20,7 @@ import pytest
 
 from components.charts import SLURM_RELEASE
 from tests.support.peers import refuse_in_quick_loop
+from tests.support.slurm.netns import add_namespace, delete_namespace, enter_prefix, missing_netns_privilege
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = PROJECT_ROOT / "scripts" / "slurm-root.sh"
@@ -94,33 +98,72 @@ def user_ids(root: Path, user: str) -> tuple[int, int]:
     raise AssertionError(f"no user {user} in {root}/etc/passwd")
 
 
+_SESSIONS = itertools.count()
+RUN_DIRS = ("slurmctld", "slurmdbd", "slurm")
+"""Where Slurm 26.05's daemons put their credential socket (``/run/<dir>/sack.socket``), which clients look for."""
+
+
 @dataclass
 class Chroot:
+    """Commands in the Debian root, each in this object's own network namespace (``netns``) and with its own
+    ``/run/slurmctld``, ``/run/slurmdbd`` and ``/run/slurm`` (``prefix()``): the daemons a test starts through it
+    listen there, so another test run's daemons can neither reach them nor take their ports
+    (``tests/support/slurm/netns.py``), and its client commands get their auth/slurm credentials from this session's
+    daemons only. Slurm's daemons serve credentials on ``/run/<daemon>/sack.socket`` and clients ask whichever socket
+    exists there: in a root shared by concurrent runs that was another run's daemon, whose key ours refused
+    (``decode_jwt ... failure``, ``REQUEST_PERSIST_INIT has authentication error``). ``close()`` deletes the
+    namespace, what still runs in it, and the run directories."""
     root: Path
     mounted_proc: bool = False
+    netns: str = field(default_factory=lambda: f"gcs{os.getpid() % 100000}x{next(_SESSIONS)}")
 
     def __post_init__(self) -> None:
         refuse_in_quick_loop("real_slurm", "real Slurm daemons (a chroot into the Debian root)")
+        reason = missing_netns_privilege()
+        if reason:
+            skip_or_fail(reason)
+        add_namespace(self.netns)
+        atexit.register(self.close)  # a session that never reached close() leaves nothing
         proc = self.root / "proc"
         if subprocess.run(["mountpoint", "-q", str(proc)]).returncode != 0:
             subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)
             self.mounted_proc = True  # slurmctld 26.05 dies without /proc (readlink of its own binary)
-        for run_dir in ("slurmctld", "slurmdbd"):  # the daemons' run dirs (systemd's RuntimeDirectory= elsewhere)
-            path = self.root / "run" / run_dir
-            path.mkdir(parents=True, exist_ok=True)
-            os.chown(path, *user_ids(self.root, "slurm"))
+        for run_dir in RUN_DIRS:  # the daemons' run dirs (systemd's RuntimeDirectory=, a pod's own /run elsewhere)
+            owner = (0, 0) if run_dir == "slurm" else user_ids(self.root, "slurm")  # slurmd runs as root
+            for path in (self.root / "run" / run_dir, self.run_dir / run_dir):  # the mount point, this session's
+                path.mkdir(parents=True, exist_ok=True)
+                os.chown(path, *owner)
+
+    @property
+    def run_dir(self) -> Path:
+        """This session's run directories (bound over the root's ``/run/<daemon>`` for its commands)."""
+        return self.root / "run" / "gpu-cluster-sessions" / self.netns
+
+    def prefix(self) -> list[str]:
+        """What goes before ``chroot ROOT ...`` so a command is this session's: its network namespace, and a private
+        mount namespace with the session's run directories bound over the root's."""
+        return [*enter_prefix(self.netns), *self.run_prefix()]
+
+    def run_prefix(self) -> list[str]:
+        """The private mount namespace alone (a slurmd, already in its node's network namespace, needs only this)."""
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                'src=$1 root=$2; shift 2; for d in ' + " ".join(RUN_DIRS) + '; do '
+                'mount --bind "$src/$d" "$root/run/$d" || exit 125; done; exec "$@"',
+                "sh", str(self.run_dir), str(self.root)]
 
     def run(self, args: list[str], conf: str | None = None, timeout: float = 60, check: bool = False,
             input: str | None = None) -> subprocess.CompletedProcess:
         env = ["env", f"SLURM_CONF={conf}"] if conf else []
-        return subprocess.run(["chroot", str(self.root), *env, *args], capture_output=True, text=True,
-                              timeout=timeout, check=check, input=input)
+        return subprocess.run([*self.prefix(), "chroot", str(self.root), *env, *args],
+                              capture_output=True, text=True, timeout=timeout, check=check, input=input)
 
     def popen(self, args: list[str], conf: str | None = None) -> subprocess.Popen:
         env = ["env", f"SLURM_CONF={conf}"] if conf else []
-        return subprocess.Popen(["chroot", str(self.root), *env, *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen([*self.prefix(), "chroot", str(self.root), *env, *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def close(self) -> None:
-        """/proc stays mounted: another test session may be using the root right now (scripts/slurm-root.sh
-        unmounts it before a rebuild)."""
+        """The namespace goes, with anything still running in it. /proc stays mounted: another test session may be
+        using the root right now (scripts/slurm-root.sh unmounts it before a rebuild)."""
+        delete_namespace(self.netns)
+        shutil.rmtree(self.run_dir, ignore_errors=True)

@@ -1,5 +1,6 @@
 """The set-up every real-Slurm test module shares: the prepared root (built when needed), the network-namespace
-privilege the slurmd cluster needs, one chroot, one auth/slurm key and, when asked for, one MariaDB + slurmdbd,
+privilege the slurmd cluster needs, one chroot in its own network namespace, one auth/slurm key (this session's
+alone: a daemon of another session, even if it reached ours, would fail authentication) and, when asked for, one MariaDB + slurmdbd,
 stopped again at the end. Outside CI a missing privilege is a skip with the reason; with ``CI=true`` a failure
 (``root.skip_or_fail``)."""
 from __future__ import annotations
@@ -33,9 +34,14 @@ def real_slurm(dbd_name: str | None = None) -> Iterator[RealSlurm]:
     if reason:
         skip_or_fail(reason)
     chroot, key = Chroot(root), secrets.token_bytes(1024)
-    dbd = SlurmDbd(chroot, key, name=dbd_name) if dbd_name is not None else None
+    try:
+        dbd = SlurmDbd(chroot, key, name=dbd_name) if dbd_name is not None else None
+    except BaseException:
+        chroot.close()
+        raise
     try:
         yield RealSlurm(root, chroot, key, dbd)
     finally:
         if dbd is not None:
             dbd.stop()
+        chroot.close()

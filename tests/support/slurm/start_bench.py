@@ -8,6 +8,7 @@ import math
 import statistics
 import sys
 import time
+from pathlib import Path
 
 
 NODES, GPUS = 64, 8
@@ -56,11 +57,9 @@ def main(runs: int = 10) -> dict:
                                       f"{cluster.ctl.dir.inside}/run{i}.sh")
                 assert out.returncode == 0, f"sbatch: {out.stdout}{out.stderr}"
                 deadline = time.monotonic() + 300
-                while len(list(host_out.glob(f"run{i}.*"))) < NODES * GPUS:
-                    assert time.monotonic() < deadline, f"run {i}: tasks did not all start in 300 s"
+                while (starts := _marks(host_out, f"run{i}.*")) is None or len(starts) < NODES * GPUS:
+                    assert time.monotonic() < deadline, f"run {i}: tasks did not all write their start in 300 s"
                     time.sleep(0.05)
-                time.sleep(0.2)  # the last writes land
-                starts = [float(p.read_text().strip()) for p in host_out.glob(f"run{i}.*")]
                 times.append(max(starts) - t0)
                 print(f"run {i}: {times[-1]:.3f} s", file=sys.stderr)
                 cluster.wait_ready()  # every node idle before the next run
@@ -69,6 +68,17 @@ def main(runs: int = 10) -> dict:
     return {"nodes": NODES, "gpusPerNode": GPUS, "runs": [round(t, 3) for t in times],
             "medianS": round(statistics.median(times), 3), "p95S": round(p95(times), 3),
             "clusterUpS": round(up_s, 1)}
+
+
+def _marks(directory: Path, pattern: str) -> list[float] | None:
+    """The start times the tasks wrote, or None while a file is still being written (empty or half a line)."""
+    out = []
+    for path in directory.glob(pattern):
+        text = path.read_text()
+        if not text.endswith("\n"):
+            return None
+        out.append(float(text.strip()))
+    return out
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ def run_real(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario,
         pki = Path(tempfile.mkdtemp(prefix="whatif-pki-"))
         cleanup.append(lambda: shutil.rmtree(pki, ignore_errors=True))
         make_pki(pki, "kubernetes.default.svc")
-        api = FakeKubeApi(pki, NAMESPACE, {f"{NODESET_PREFIX}{p}": lo for p, lo, _ in plan.scaling.pools})
+        api = FakeKubeApi(pki, NAMESPACE, {f"{NODESET_PREFIX}{p}": lo for p, lo, _ in plan.scaling.pools},
+                          netns=chroot.netns)
         cleanup.append(api.stop)
         sa = service_account(chroot, api, f"sa-{scenario.name}")
         cleanup.append(sa.remove)
