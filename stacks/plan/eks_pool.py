@@ -68,6 +68,8 @@ class EksPoolPlan:
     autoscaler_resources: dict[str, int | str]
     schedule: tuple[ScheduledSize, ...]
     """Capacity blocks with a window: the scale-up and scale-down actions still ahead."""
+    mask_host_imex: bool = False
+    """The nodes run IMEX in ComputeDomain daemons: the user data masks the AMI's own ``nvidia-imex.service``."""
     reservation_group: str | None = None
     """The Capacity Reservation Resource Group ARN the launch template targets instead of one reservation (several
     UltraServer capacity blocks)."""
@@ -161,6 +163,7 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         release_version=pool.ami_release_version, pool_tags=pool_tags, disk_size_gib=pool.disk_size_gib,
         root_throughput=throughput, root_iops=iops, pod_start=pod_start,
         instance_store_raid=instance_store_raid(Cloud.AWS, pool), multi_node=pool.multi_node,
+        mask_host_imex=claims_dra(facts),
         efa_interfaces=efa_count(facts) if efa else 0, efa_cards=efa_layout(facts.machine) if efa else (),
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,
