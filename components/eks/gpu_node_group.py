@@ -30,8 +30,9 @@ def efa_interfaces(cards: Sequence[EfaAttachment], security_groups: list) -> lis
 class EksGpuNodeGroup(pulumi.ComponentResource):
     """An `aws.eks.NodeGroup` with its own launch template (and placement group + EFA security group when
     multi-node). The node group name is auto-named by Pulumi so replacements are create-before-delete;
-    `scalingConfig.desiredSize` belongs to the autoscaler and is in `ignore_changes`; its Auto Scaling group carries
-    the Cluster Autoscaler discovery and node-template tags.
+    `scalingConfig.desiredSize` belongs to the autoscaler and is in `ignore_changes` (not on a capacity block the
+    schedule fills: there the plan's sizes follow the window, ``stacks/plan/eks_pool.py``); its Auto Scaling group
+    carries the Cluster Autoscaler discovery and node-template tags.
 
     Reservation pools get no new placement group: a targeted capacity reservation serves only instances launched
     into the placement group it was created in, if any ("Use Capacity Reservations with cluster placement groups",

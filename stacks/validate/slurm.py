@@ -300,7 +300,8 @@ def _warn_empty_blocks(issues: Issues, sched: SchedulingSpec, multi: list) -> No
             f"-p {name} jobs as if there were no blocks" + (", so a job may straddle NVLink domains" if nvlink else ""),
             f"{len(values)} block(s) of {block} nodes",
             allowed=f"each node of one block annotated {SLINKY_TOPOLOGY_ANNOTATION}={values[0]}"
-            + (f" (next blocks: {', '.join(values[1:4])}{', ...' if len(values) > 4 else ''})" if len(values) > 1 else "")
+            + (f" (next blocks: {', '.join(values[1:4])}{', ...' if len(values) > 4 else ''})"
+               if len(values) > 1 else "")
             + (", one block per NVLink domain (the nodes of one nvidia.com/gpu.clique value)" if nvlink else ""),
             fix=f"annotate the nodes after they join: kubectl annotate node <node> "
             f"{SLINKY_TOPOLOGY_ANNOTATION}={values[0]} (or run NVIDIA Topograph)")
