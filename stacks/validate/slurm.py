@@ -297,7 +297,8 @@ def _warn_empty_blocks(issues: Issues, sched: SchedulingSpec, multi: list) -> No
             "multiNode", f"the Slinky operator puts a node in one of Slurm's blocks (Topology={topology}) only from "
             f"its Kubernetes node's annotation {SLINKY_TOPOLOGY_ANNOTATION} (slurm-operator docs/usage/topology.md), "
             "which gpu-cluster does not set: until the pool's nodes carry it every block is empty and Slurm places "
-            f"-p {name} jobs as if there were no blocks" + (", so a job may straddle NVLink domains" if nvlink else ""),
+            f"-p {name} jobs as if there were no blocks"
+            + (", so a job may straddle NVLink domains" if nvlink and len(values) > 1 else ""),
             f"{len(values)} block(s) of {block} nodes",
             allowed=f"each node of one block annotated {SLINKY_TOPOLOGY_ANNOTATION}={values[0]}"
             + (f" (next blocks: {', '.join(values[1:4])}{', ...' if len(values) > 4 else ''})"
