@@ -1,7 +1,9 @@
 """EKS (AL2023) node user data: one nodeadm ``NodeConfig`` holding what a GPU pool asks of its nodes (NVMe RAID0 for
 images and scratch, SOCI fast image pull, parallel kubelet pulls). Managed node groups merge it with their own
 NodeConfig, so it must be a MIME multi-part document (awslabs/amazon-eks-ami nodeadm doc, "Merging multiple
-configuration objects"). Pure."""
+configuration objects"). On nodes whose IMEX runs in ComputeDomain daemons a second, shell-script part (run by
+cloud-init, which hands ``application/node.eks.aws`` parts to nodeadm) masks the AMI's host ``nvidia-imex.service``.
+Pure."""
 from __future__ import annotations
 
 from typing import Any
@@ -19,6 +21,19 @@ apiVersion: node.eks.aws/v1alpha1
 kind: NodeConfig
 """
 _TAIL = "\n--GPUCLUSTER--\n"
+HOST_IMEX_UNIT = "nvidia-imex.service"
+MASK_HOST_IMEX = f"""\
+--GPUCLUSTER
+Content-Type: text/x-shellscript; charset="us-ascii"
+
+#!/bin/sh
+# The NVIDIA DRA driver's ComputeDomain daemons run IMEX on this node; a host {HOST_IMEX_UNIT} conflicts with them
+# (kubernetes-sigs/dra-driver-nvidia-gpu docs/prerequisites.md: disable and mask it; issue #524). Stop and disable
+# it if the AMI ships it, then mask it so nothing starts it again (masking works whether or not the unit exists).
+systemctl stop {HOST_IMEX_UNIT} 2>/dev/null || true
+systemctl disable {HOST_IMEX_UNIT} 2>/dev/null || true
+systemctl mask {HOST_IMEX_UNIT}
+"""
 
 
 def node_config_spec(plan: PodStartPlan, raid: bool) -> dict[str, Any]:
@@ -52,9 +67,12 @@ def _yaml(value: dict[str, Any], indent: int) -> str:
     return "\n".join(lines)
 
 
-def nodeadm_user_data(plan: PodStartPlan, raid: bool) -> str | None:
-    """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing."""
+def nodeadm_user_data(plan: PodStartPlan, raid: bool, mask_host_imex: bool = False) -> str | None:
+    """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing and keeps the
+    host IMEX service."""
     spec = node_config_spec(plan, raid)
-    if not spec:
+    if not spec and not mask_host_imex:
         return None
-    return f"{_HEAD}spec:\n{_yaml(spec, 2)}\n{_TAIL}"
+    # an empty NodeConfig spec is still a valid part: managed node groups merge theirs over it
+    head = f"{_HEAD}spec:\n{_yaml(spec, 2)}\n" if spec else f"{_HEAD}spec: {{}}\n"
+    return head + (f"\n{MASK_HOST_IMEX}" if mask_host_imex else "") + _TAIL

@@ -30,8 +30,9 @@ def efa_interfaces(cards: Sequence[EfaAttachment], security_groups: list) -> lis
 class EksGpuNodeGroup(pulumi.ComponentResource):
     """An `aws.eks.NodeGroup` with its own launch template (and placement group + EFA security group when
     multi-node). The node group name is auto-named by Pulumi so replacements are create-before-delete;
-    `scalingConfig.desiredSize` belongs to the autoscaler and is in `ignore_changes`; its Auto Scaling group carries
-    the Cluster Autoscaler discovery and node-template tags.
+    `scalingConfig.desiredSize` belongs to the autoscaler and is in `ignore_changes` (not on a capacity block the
+    schedule fills: there the plan's sizes follow the window, ``stacks/plan/eks_pool.py``); its Auto Scaling group
+    carries the Cluster Autoscaler discovery and node-template tags.
 
     Reservation pools get no new placement group: a targeted capacity reservation serves only instances launched
     into the placement group it was created in, if any ("Use Capacity Reservations with cluster placement groups",
@@ -59,8 +60,8 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                          "block_device_mappings": root_volume(eks.disk_size_gib, eks.root_throughput, eks.root_iops),
                          "update_default_version": True, "tags": pool_tags,
                          "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
-        # NVMe RAID0 for images and scratch, fast image pull, parallel pulls
-        user_data = nodeadm_user_data(eks.pod_start, eks.instance_store_raid)
+        # NVMe RAID0 for images and scratch, fast image pull, parallel pulls; the host IMEX service masked
+        user_data = nodeadm_user_data(eks.pod_start, eks.instance_store_raid, eks.mask_host_imex)
         if user_data is not None:
             lt_args["user_data"] = base64.b64encode(user_data.encode()).decode()
         if eks.multi_node:

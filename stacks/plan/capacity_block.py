@@ -134,11 +134,20 @@ def block_schedule(pool: NodePool, now: dt.datetime, fill: bool = False) -> list
     ``fill``: the pool's pods claim DRA devices (an IMEX channel), which the Cluster Autoscaler's AWS scale-from-zero
     template cannot show, so it would never scale the group up: the scale-up action itself brings up the block's
     nodes (min = desired = the reserved nodes) for the whole window."""
+    return [a for a in _block_actions(pool, fill) if a.at > now]
+
+
+def _block_actions(pool: NodePool, fill: bool) -> list[ScheduledSize]:
     window = block_window(pool)
     if window is None or window.end <= window.start:
         return []
     block = min(reserved_nodes(pool) or pool.max_nodes, pool.max_nodes)
     floor = block if fill else pool.min_nodes
-    actions = [ScheduledSize("scale-up", window.scale_up_at, floor, pool.max_nodes, floor),
-               ScheduledSize("scale-down", window.scale_down_at, 0, 0, 0)]
-    return [a for a in actions if a.at > now]
+    return [ScheduledSize("scale-up", window.scale_up_at, floor, pool.max_nodes, floor),
+            ScheduledSize("scale-down", window.scale_down_at, 0, 0, 0)]
+
+
+def sizes_in_force(pool: NodePool, now: dt.datetime, fill: bool = False) -> ScheduledSize | None:
+    """The scheduled action whose sizes hold the group at ``now``: None before the window's scale-up."""
+    past = [a for a in _block_actions(pool, fill) if a.at <= now]
+    return past[-1] if past else None

@@ -40,7 +40,7 @@ def efa_count(layout: tuple[EfaAttachment, ...]) -> int:
 
 
 def efa_summary(layout: tuple[EfaAttachment, ...]) -> str:
-    """``16 EFA interfaces (8 x 400 Gbps EFA-only on cards 1, 3, …, 15; …), card 0 ENA``: the preview's account."""
+    """``16 EFA interfaces (8 x 400 Gbps links on cards 1, 3, …, 15); card 0 ENA only``: the preview's account."""
     fast = [a for a in layout if a.efa_gbps]
     count = efa_count(layout)
     ena = [a.network_card_index for a in layout if a.interface_type not in EFA_TYPES]
@@ -49,5 +49,5 @@ def efa_summary(layout: tuple[EfaAttachment, ...]) -> str:
         return f"{count} EFA interface{'s' if count != 1 else ''}{tail}"
     speeds = sorted({a.efa_gbps for a in fast if a.efa_gbps})
     cards = ", ".join(str(a.network_card_index) for a in fast)
-    return (f"{count} EFA interfaces ({len(fast)} x {'/'.join(map(str, speeds))} Gbps on cards {cards}; "
-            f"{sum(a.efa_gbps or 0 for a in fast):,} Gbps){tail}")
+    # line rates only: the instance's EFA bandwidth is the fabric catalog's (on P6e AWS gives half the cards' sum)
+    return f"{count} EFA interfaces ({len(fast)} x {'/'.join(map(str, speeds))} Gbps links on cards {cards}){tail}"

@@ -10,7 +10,7 @@ from typing import Any
 
 from catalog import CapacityType, Cloud
 from stacks.plan.capacity_block import (
-    BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, ScheduledSize, block_schedule, block_window, iso,
+    BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, ScheduledSize, block_schedule, block_window, iso, sizes_in_force,
 )
 from stacks.plan.efa_layout import EfaAttachment, efa_count as layout_efa_count, efa_layout
 from stacks.plan.fabric import EFA_NODE_HUGEPAGES, fabric_mode
@@ -68,6 +68,8 @@ class EksPoolPlan:
     autoscaler_resources: dict[str, int | str]
     schedule: tuple[ScheduledSize, ...]
     """Capacity blocks with a window: the scale-up and scale-down actions still ahead."""
+    mask_host_imex: bool = False
+    """The nodes run IMEX in ComputeDomain daemons: the user data masks the AMI's own ``nvidia-imex.service``."""
     reservation_group: str | None = None
     """The Capacity Reservation Resource Group ARN the launch template targets instead of one reservation (several
     UltraServer capacity blocks)."""
@@ -96,18 +98,30 @@ def capacity_type(pool: NodePool) -> str:
     return "ON_DEMAND"
 
 
-def scaling_config(pool: NodePool) -> dict:
+def scaling_config(pool: NodePool, now: dt.datetime | None = None, fill: bool = False) -> dict:
     """A capacity-block group is created at size 0 (min 0 too): EC2 launches nothing into a block before it is
-    active, and its scheduled actions (``block_schedule``) size it for the window. Other groups start at minNodes."""
+    active, and its scheduled actions (``block_schedule``) size it for the window. Other groups start at minNodes.
+
+    ``fill`` (the block's scale-up brings every node up, ``block_schedule``): once the window is open the group's
+    own sizes are the scale-up action's, so a ``pulumi up`` during the block sends min = desired = the block instead
+    of the 0/0 it was created with (which EKS would apply to the Auto Scaling group, stopping every node). With
+    ``capacity.rollNodes`` the user asks for 0 (EKS upgrades such a group only at 0); setting it back to false then
+    brings the block's nodes up again."""
     floor = 0 if is_capacity_block(pool) else pool.min_nodes
+    hold = fill and now is not None and is_capacity_block(pool) and not pool.capacity.roll_nodes
+    held = sizes_in_force(pool, now, fill) if hold else None
+    if held is not None and held.role == "scale-up":
+        return {"min_size": held.min_size, "desired_size": held.desired, "max_size": pool.max_nodes}
     return {"min_size": floor, "desired_size": floor, "max_size": pool.max_nodes}
 
 
-def ignored_changes(pool: NodePool) -> list[str]:
-    """The autoscaler owns ``desiredSize``. A capacity-block group is upgraded only at size 0 (EKS user guide,
-    "Create a managed node group with Capacity Blocks for ML"), so a launch-template or AMI change is not rolled
-    into it unless ``capacity.rollNodes`` says the group is at 0 now."""
-    ignored = ["scalingConfig.desiredSize"]
+def ignored_changes(pool: NodePool, fill: bool = False) -> list[str]:
+    """The autoscaler owns ``desiredSize``, except on a capacity block the schedule fills (``fill``): there the
+    schedule owns every size, and an ignored desiredSize would send the created 0 next to a min of the whole block.
+    A capacity-block group is upgraded only at size 0 (EKS user guide, "Create a managed node group with Capacity
+    Blocks for ML"), so a launch-template or AMI change is not rolled into it unless ``capacity.rollNodes`` says the
+    group is at 0 now."""
+    ignored = [] if fill and is_capacity_block(pool) else ["scalingConfig.desiredSize"]
     if is_capacity_block(pool) and not pool.capacity.roll_nodes:
         ignored += list(HELD_AT_BLOCK)
     return ignored
@@ -161,13 +175,15 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         release_version=pool.ami_release_version, pool_tags=pool_tags, disk_size_gib=pool.disk_size_gib,
         root_throughput=throughput, root_iops=iops, pod_start=pod_start,
         instance_store_raid=instance_store_raid(Cloud.AWS, pool), multi_node=pool.multi_node,
+        mask_host_imex=claims_dra(facts),
         efa_interfaces=efa_count(facts) if efa else 0, efa_cards=efa_layout(facts.machine) if efa else (),
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,
         reservation_placement_group=cap.placement_group if reservation else None,
         reservation_group=cap.reservation_group if reservation else None,
         capacity_block=reservation and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK,
-        capacity_type=capacity_type(pool), scaling_config=scaling_config(pool), labels=node_labels(pool, facts),
+        capacity_type=capacity_type(pool), scaling_config=scaling_config(pool, now, claims_dra(facts)),
+        labels=node_labels(pool, facts),
         taints=[{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
         + [{"key": t.key, "value": t.value, "effect": t.effect.provider_value} for t in pool.taints],
         update_config=update_config(pool),
@@ -175,7 +191,7 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         # a queued group names its ProvisioningRequest class, so policies can check a queue reaches it
         tags={**pool_tags, **reservation_tags(pool),
               **({QUEUED_TAG: facts.queued.provisioning_class} if facts.queued else {})},
-        ignore_changes=ignored_changes(pool),
+        ignore_changes=ignored_changes(pool, claims_dra(facts)),
         autoscaler_taints=[(GPU_TAINT_KEY, GPU_TAINT_VALUE, "NoSchedule")]
         + [(t.key, t.value, t.effect.value) for t in pool.taints],
         autoscaler_resources=resources,

@@ -20,9 +20,28 @@ from stacks.spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode
 if TYPE_CHECKING:  # a type only
     from stacks.plan.slurm_nodes import NodeSetPlan
 
+SLINKY_TOPOLOGY_ANNOTATION = "topology.slinky.slurm.net/spec"
+"""The Kubernetes node annotation the Slinky operator copies into the Slurm node's ``Topology=`` (value
+``<topology name>:<unit>``; SlinkyProject/slurm-operator docs/usage/topology.md, shared facts anchors-and-gaps.md)."""
 DEFAULT_TOPOLOGY = "default"
 ZONE_TOPOLOGY = "zones"
 ROOT_SWITCH = "root"
+
+
+def block_topology_name(pool: str) -> str:
+    """A multi-node pool's block topology is named after the pool (its partition's ``Topology=``)."""
+    return pool
+
+
+def pool_blocks(pool: str, nodes: int, block_size: int) -> tuple[str, ...]:
+    """The block names of a pool's block topology (one per ``block_size`` nodes)."""
+    return tuple(f"{pool}-b{i}" for i in range(nodes // block_size))
+
+
+def annotation_value(topology: str, unit: str) -> str:
+    """What a node's ``topology.slinky.slurm.net/spec`` must hold to join ``unit`` (a block or leaf switch) of
+    ``topology``: the topology's name, a colon, the unit (Slurm's ``Topology=`` node field)."""
+    return f"{topology}:{unit}"
 
 
 def block_sizes(block_size: int, nodes: int) -> list[int]:
@@ -107,8 +126,7 @@ def plan_topology(sched: SchedulingSpec, nodesets: Sequence[NodeSetPlan], machin
     blocks = []
     for n in multi:  # level block or nvlink: on a GB200 pool the base block is one NVLink domain either way
         size = sched.slurm.block_size or default_block_size(machines[n.pool], n.replicas)
-        count = n.replicas // size
-        blocks.append(BlockTopology(name=n.pool, pool=n.pool, block_size=size,
-                                    blocks=tuple(f"{n.pool}-b{i}" for i in range(count)),
+        blocks.append(BlockTopology(name=block_topology_name(n.pool), pool=n.pool, block_size=size,
+                                    blocks=pool_blocks(n.pool, n.replicas, size),
                                     sizes=tuple(block_sizes(size, n.replicas))))
     return TopologyPlan(blocks=tuple(blocks))

@@ -242,18 +242,12 @@ def _check_node_sets(issues: Issues, sched: SchedulingSpec, pool_names: list[str
 
 
 # -- topology blocks --------------------------------------------------------------------------------------------
-SLINKY_TOPOLOGY_ANNOTATION = "topology.slinky.slurm.net/spec"
-"""The node annotation Slinky reads a slurmd node's topology from (``topo-block:<block>``; shared facts
-anchors-and-gaps.md, SlinkyProject/slurm-operator docs/usage/topology.md)."""
-
-
 def _check_topology(issues: Issues, sched: SchedulingSpec,
                     machines: dict[str, tuple[int, NodePool, MachineType]]) -> None:
     slurm = issues.at("scheduling", "slurm")
     topo, size = sched.topology, sched.slurm.block_size
-    blocks_on = topo.mode != TopologyMode.NONE and topo.level == TopologyLevel.BLOCK
     multi = [(name, i, p, m) for name, (i, p, m) in machines.items() if p.multi_node]
-    if size is not None and not blocks_on:
+    if size is not None and not (topo.mode != TopologyMode.NONE and topo.level == TopologyLevel.BLOCK):
         slurm.error("blockSize", "blockSize only applies to topology-aware placement by block", size,
                     allowed="topology.level: block with topology.mode required or preferred",
                     fix="remove blockSize, or set scheduling.topology.level: block")
@@ -263,17 +257,8 @@ def _check_topology(issues: Issues, sched: SchedulingSpec,
                     fix="remove blockSize, or set multiNode: true on a pool")
         return
     if topo.mode != TopologyMode.NONE and topo.level == TopologyLevel.NVLINK and multi:
-        # Slinky gives a slurmd node its block only from its Kubernetes node's annotation, which nothing here sets
-        issues.at("scheduling", "topology").warn(
-            "level", "Slurm's topology/block has one block per NVLink domain, but the Slinky operator puts a node in "
-            f"a block only from the node annotation {SLINKY_TOPOLOGY_ANNOTATION} (slurm-operator docs/usage/"
-            "topology.md: set manually or by an external tool), which gpu-cluster does not set: until every GPU node "
-            "carries it, Slurm places jobs as if there were no blocks", topo.level.value,
-            allowed=f"each node annotated {SLINKY_TOPOLOGY_ANNOTATION}=topo-block:<pool>-b<i> for the nodes of one "
-            "NVLink domain (nvidia.com/gpu.clique)",
-            fix="annotate the nodes after they join (kubectl annotate node <node> "
-            f"{SLINKY_TOPOLOGY_ANNOTATION}=topo-block:<pool>-b0), or run NVIDIA Topograph to do it")
-    if not blocks_on:
+        _warn_empty_blocks(issues, sched, multi)  # level block: documented in docs/slurm.md, no NVLink domain at stake
+    if topo.mode == TopologyMode.NONE or topo.level != TopologyLevel.BLOCK:
         return
     for name, i, pool, m in multi:
         block = size or default_block_size(m, pool.max_nodes)
@@ -292,6 +277,35 @@ def _check_topology(issues: Issues, sched: SchedulingSpec,
                                        "maxNodes is not a multiple of it", pool.max_nodes,
                                        allowed=f"a multiple of {per}",
                                        fix=f"set maxNodes to {pool.max_nodes - pool.max_nodes % per or per}")
+
+
+def _warn_empty_blocks(issues: Issues, sched: SchedulingSpec, multi: list) -> None:
+    """Slinky gives a slurmd node its block only from its Kubernetes node's annotation, which nothing here sets; until
+    then a real 26.05 slurmctld runs the block partition's jobs on the lowest free nodes, as if flat
+    (tests/render/test_slurm_empty_blocks_real.py). The values to set come from the planner's own names."""
+    from stacks.plan.slurm_topology import SLINKY_TOPOLOGY_ANNOTATION, annotation_value, block_topology_name, \
+        pool_blocks
+    size = sched.slurm.block_size
+    for name, i, pool, m in multi:
+        block = size or default_block_size(m, pool.max_nodes)
+        topology = block_topology_name(name)
+        values = [annotation_value(topology, b) for b in pool_blocks(name, pool.max_nodes, block)]
+        if not values:
+            continue  # maxNodes below one block: refused elsewhere
+        nvlink = nodes_per_nvlink_domain(m) > 1  # always on level nvlink (validation refuses it elsewhere)
+        issues.pool(i, name).warn(
+            "multiNode", f"the Slinky operator puts a node in one of Slurm's blocks (Topology={topology}) only from "
+            f"its Kubernetes node's annotation {SLINKY_TOPOLOGY_ANNOTATION} (slurm-operator docs/usage/topology.md), "
+            "which gpu-cluster does not set: until the pool's nodes carry it every block is empty and Slurm places "
+            f"-p {name} jobs as if there were no blocks"
+            + (", so a job may straddle NVLink domains" if nvlink and len(values) > 1 else ""),
+            f"{len(values)} block(s) of {block} nodes",
+            allowed=f"each node of one block annotated {SLINKY_TOPOLOGY_ANNOTATION}={values[0]}"
+            + (f" (next blocks: {', '.join(values[1:4])}{', ...' if len(values) > 4 else ''})"
+               if len(values) > 1 else "")
+            + (", one block per NVLink domain (the nodes of one nvidia.com/gpu.clique value)" if nvlink else ""),
+            fix=f"annotate the nodes after they join: kubectl annotate node <node> "
+            f"{SLINKY_TOPOLOGY_ANNOTATION}={values[0]} (or run NVIDIA Topograph)")
 
 
 # -- QOS and preemption -----------------------------------------------------------------------------------------

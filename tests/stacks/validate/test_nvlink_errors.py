@@ -159,9 +159,36 @@ def test_two_team_namespaces_on_one_rack_pool_are_warned_about_sharing_a_clique(
     assert "dra-driver-nvidia-gpu#892" in warning
 
 
-def test_slurm_nvlink_blocks_warn_that_nodes_need_the_slinky_topology_annotation():
-    (warning,) = [m for m in _messages(copy.deepcopy(P6E)) if "topology.slinky.slurm.net/spec" in m]
-    assert warning.startswith("warning: gpu-cluster:scheduling.topology.level: Slurm's topology/block has one block per "
-                              "NVLink domain, but the Slinky operator puts a node in a block only from the node "
-                              "annotation topology.slinky.slurm.net/spec")
+def _rendered_blocks(cfg) -> list[tuple[str, str]]:
+    """(topology name, block) of every block in the topology.yaml the Slurm planner renders for ``cfg``."""
+    import yaml
+
+    from catalog import load_catalog
+    from stacks.plan.facts import pool_facts
+    from stacks.plan.slurm import plan_slurm
+    from stacks.validate.load import decode_config, load_spec
+    spec, _ = load_spec(decode_config({f"gpu-cluster:{k}": v for k, v in cfg.items()}))
+    cat = load_catalog()
+    plan = plan_slurm(spec.scheduling, [pool_facts(spec, p, cat) for p in spec.node_pools])
+    doc = yaml.safe_load(plan.topology.render_yaml())
+    return [(t["topology"], b["block"]) for t in doc if "block" in t for b in t["block"]["blocks"]]
+
+
+def test_slurm_nvlink_blocks_warn_with_the_annotation_value_of_each_rendered_block():
+    """Slinky reads ``<topology name>:<block>``: the value users are told to set must name a rendered block."""
+    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
+    two = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
+    del two["nodePools"][0]["capacity"]["reservation"]
+    for cfg, blocks in ((copy.deepcopy(P6E), ["gb200-b0"]), (two, ["gb200-b0", "gb200-b1"])):
+        assert _rendered_blocks(copy.deepcopy(cfg)) == [("gb200", b) for b in blocks]
+        (warning,) = [m for m in _messages(cfg) if "topology.slinky.slurm.net/spec" in m]
+        assert warning.startswith("warning: gpu-cluster:nodePools[0].multiNode: pool 'gb200': the Slinky operator puts "
+                                  "a node in one of Slurm's blocks (Topology=gb200) only from its Kubernetes node's "
+                                  "annotation topology.slinky.slurm.net/spec")
+        assert "Slurm places -p gb200 jobs as if there were no blocks" in warning
+        # one UltraServer is one NVLink domain: only a second one lets an unplaced job straddle two
+        assert ("so a job may straddle NVLink domains" in warning) == (len(blocks) > 1)
+        assert "topology.slinky.slurm.net/spec=gb200:gb200-b0" in warning and "topo-block" not in warning
+        if len(blocks) > 1:
+            assert "(next blocks: gb200:gb200-b1)" in warning
     assert not [m for m in _messages(copy.deepcopy(A4X)) if "topology.slinky.slurm.net/spec" in m]  # Kueue: labels
