@@ -12,6 +12,8 @@ from typing import Any, Sequence
 
 import yaml
 
+from catalog.image_digests import load_image_digests
+
 from stacks.plan.facts import PoolFacts
 from stacks.plan.kueue_topology import Placement
 from stacks.plan.tas_fit import ask_of, placement_problem, pool_nodes
@@ -71,8 +73,18 @@ def run(argv: Sequence[str]) -> int:
     print(f"# {args.job}: its own NVLink IMEX domain on pool {objects[1]['metadata']['labels'].get('gpu-cluster/pool', '')}"
           f" of stack {args.stack} ({PROG}).\n# Add image/command/args under the TrainJob's spec.trainer; "
           "apply the three together and delete them together when the job is done.")
+    for image in _pinned_at_deploy(objects):  # the deployed runtime runs it by digest: so must the job's copy
+        print(f"# {image} runs by the digest its registry gave at deploy: before applying, copy that digest from the "
+              f"deployed ClusterTrainingRuntime (kubectl get clustertrainingruntimes -o yaml | grep '{image}@')")
     print(yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True), end="")
     return 0
+
+
+def _pinned_at_deploy(objects: list[dict[str, Any]]) -> list[str]:
+    """The images of the printed objects that the stack pins by a digest resolved at deploy (no registry offline)."""
+    rows = load_image_digests()
+    text = yaml.safe_dump_all(objects)
+    return sorted(i for i, row in rows.items() if row.at_deploy and re.search(rf"image: {re.escape(i)}$", text, re.M))
 
 
 def _refuse(issues: list[SpecIssue]) -> int:

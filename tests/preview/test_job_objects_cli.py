@@ -6,6 +6,7 @@ namespace by the stack's own admission objects, and bad arguments are refused al
 stdout)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from catalog.image_digests import DEPLOY_DIGEST
 from preview.__main__ import main
 from render.compute_domain import POD_CLAIM
 from tests.conftest import PROJECT_ROOT
@@ -30,16 +32,16 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def printed() -> tuple[int, list[dict], str]:
+def printed() -> tuple[int, list[dict], str, str]:
     """The command as a user runs it: a fresh process from the project folder."""
     proc = subprocess.run([sys.executable, "-m", "preview", *A4X, "--job", "llama-70b"], cwd=PROJECT_ROOT,
                           capture_output=True, text=True, timeout=300)
-    return proc.returncode, [d for d in yaml.safe_load_all(proc.stdout) if d], proc.stderr
+    return proc.returncode, [d for d in yaml.safe_load_all(proc.stdout) if d], proc.stderr, proc.stdout
 
 
 @pytest.mark.slow
 def test_it_prints_the_domain_the_runtime_and_the_trainjob(printed):
-    code, docs, err = printed
+    code, docs, err, _ = printed
     assert code == 0, err
     assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
         ("ComputeDomain", "llama-70b-imex"), ("TrainingRuntime", "torch-gb200-llama-70b"), ("TrainJob", "llama-70b")]
@@ -47,7 +49,7 @@ def test_it_prints_the_domain_the_runtime_and_the_trainjob(printed):
 
 
 def test_the_objects_are_wired_to_each_other_and_to_the_stack(printed):
-    _, (domain, runtime, job), _ = printed
+    _, (domain, runtime, job), _, out = printed
     pod = runtime_pod(runtime)
     claims = {c["name"]: c["resourceClaimTemplateName"] for c in pod["spec"]["resourceClaims"]}
     assert claims == {POD_CLAIM: domain["spec"]["channel"]["resourceClaimTemplate"]["name"]}
@@ -61,13 +63,19 @@ def test_the_objects_are_wired_to_each_other_and_to_the_stack(printed):
     (pool_runtime,) = [o for o in objects if o["kind"] == "ClusterTrainingRuntime"
                        and o["metadata"]["name"] == "torch-gb200"]
     shared = runtime_pod(pool_runtime)  # the same pod as the deployed runtime, only the claim differs
-    assert {**pod["spec"], "resourceClaims": None} == {**shared["spec"], "resourceClaims": None}
+    deployed = yaml.safe_dump(shared["spec"])
+    at_deploy = sorted(set(re.findall(rf"image: (\S+)@{DEPLOY_DIGEST}", deployed)))
+    assert at_deploy, "the deployed runtime pins an image at deploy"  # else this check proves nothing
+    for image in at_deploy:  # offline the job's copy cannot know that digest: it says where to take it from
+        assert f"# {image} runs by the digest its registry gave at deploy" in out
+    unpinned = yaml.safe_load(deployed.replace(f"@{DEPLOY_DIGEST}", ""))
+    assert {**pod["spec"], "resourceClaims": None} == {**unpinned, "resourceClaims": None}
     assert pod["metadata"] == shared["metadata"]
 
 
 @pytest.mark.slow
 def test_every_object_validates_against_its_crd_and_kubernetes(printed):
-    _, docs, _ = printed
+    _, docs, _, _ = printed
     for doc in docs:
         assert schema_errors(doc) == [], doc["kind"]
     errors, evaluated = cel_errors(docs[2])
