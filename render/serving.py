@@ -21,6 +21,7 @@ from render.serving_identity import (GCS_FUSE_DRIVER, WEIGHTS_MOUNT, MetricsAcce
 from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, STARTUP_PROBE_FAILURES,
                                  STARTUP_PROBE_PERIOD_S, bucket_path, concurrency, evidence, image, kv_precision,
                                  running_target)
+from stacks.plan.serving_metrics import GMP_SCRAPE_S
 from stacks.spec.serving import Service, ServingSpec
 
 MANAGED = {"app.kubernetes.io/part-of": "gpu-cluster", "app.kubernetes.io/managed-by": "pulumi"}
@@ -79,7 +80,7 @@ class ServingObjects:
     def objects(self) -> list[dict[str, Any]]:
         head = [o for o in (self.namespace, self.priority_class, self.trigger_auth, self.default_queue)
                 if o is not None]
-        return [*head, *self.policies, *self.metrics.collector_rbac, *([self.gateway] if self.gateway else []),
+        return [*head, *self.policies, *([self.gateway] if self.gateway else []),
                 *(o for s in self.services for o in s.objects())]
 
 
@@ -267,7 +268,7 @@ def _trigger_auth(ns: str, cloud: Cloud) -> dict[str, Any]:
 def _pod_monitoring(svc: Service, ns: str) -> dict[str, Any]:
     return {"apiVersion": "monitoring.googleapis.com/v1", "kind": "PodMonitoring", "metadata": _meta(svc.name, ns),
             "spec": {"selector": {"matchLabels": app_labels(svc)},
-                     "endpoints": [{"port": PORT, "path": "/metrics", "interval": "15s"}]}}
+                     "endpoints": [{"port": PORT, "path": "/metrics", "interval": f"{GMP_SCRAPE_S}s"}]}}
 
 
 def inference_pool_values(svc: Service) -> dict[str, Any]:

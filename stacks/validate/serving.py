@@ -14,6 +14,7 @@ from catalog.serving import ModelCard
 from catalog.serving import load_models
 from stacks.plan.serving import (SERVING_QUEUE, concurrency, evidence, fit, model_card, replica_start,
                                  serving_gpus, unrendered_metrics_source)
+from stacks.plan.serving_metrics import scale_up_seen_s
 from stacks.validate.issues import Issues, allowed_list, choice_fix
 from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, PoolCapacity, pool_capacities
 from stacks.spec.scheduling import SchedulingSpec, Workload
@@ -69,7 +70,8 @@ def check_serving(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: 
         if card is not None:
             _check_fit(at, svc, card, machine.gpu_memory_gib_per_gpu, machine.machine_type)
             _check_slo(at, svc, machine.gpu_model)
-            _check_cold_start(at, cloud, svc, card, pool, machine.gpu_model)
+            _check_cold_start(at, cloud, svc, card, pool, machine.gpu_model,
+                              serving.autoscaling.polling_interval_seconds)
         _check_protected(at, svc, pool, cap.index)
     if cloud == Cloud.AWS and serving.autoscaling.prometheus_url is None:
         where.error(("autoscaling", "prometheusUrl"), "EKS has no Prometheus KEDA can query by default, so the "
@@ -219,13 +221,14 @@ def _check_slo(at: Issues, svc: Service, gpu: GpuModel) -> None:
 
 
 def _check_cold_start(at: Issues, cloud: Cloud, svc: Service, card: ModelCard, pool: NodePool,
-                      gpu: GpuModel) -> None:
+                      gpu: GpuModel, polling_s: int = 15) -> None:
     """A replica added for a burst must be serving before the burst peaks, unless replicas.min already carry it."""
     ev = evidence(svc, gpu)
     if ev is not None and svc.replicas.min * ev.requests_per_s_per_replica >= svc.traffic.peak_requests_per_second:
         return
     rs = replica_start(cloud, pool, svc, card, node_running=pool.min_nodes == pool.max_nodes)
-    polls = 2 * 15  # up to two KEDA polls (15 s default) before the scale-up is seen
+    # the saturation is seen after up to one scrape (GKE 15 s, EKS AMP's minimum 30 s) and one KEDA poll
+    polls = scale_up_seen_s(cloud, polling_s)
     total = rs.total_s + polls
     if total > svc.traffic.ramp_seconds:
         source = "" if svc.model_uri.startswith(("gs://", "s3://")) else \
