@@ -14,6 +14,7 @@ from catalog.serving import ModelCard
 from catalog.serving import load_models
 from stacks.plan.serving import (SERVING_QUEUE, concurrency, evidence, fit, model_card, replica_start,
                                  serving_gpus, unrendered_metrics_source)
+from stacks.plan.kueue_pods import SERVING_DEFAULT_CLUSTER_QUEUE
 from stacks.plan.serving_metrics import scale_up_seen_s
 from stacks.validate.issues import Issues, allowed_list, choice_fix
 from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, PoolCapacity, pool_capacities
@@ -272,10 +273,13 @@ def _check_queue(where: Issues, serving: ServingSpec, sched: SchedulingSpec,
                             "are free", svc.pool, allowed="a GPU pool no Slurm queue has quota on",
                             fix="add a pool for serving (on-demand or reservation) outside scheduling.queues")
         return
-    if any(q.name == SERVING_QUEUE for q in sched.queues):
-        where.error("services", f"scheduling.queues already has a queue named '{SERVING_QUEUE}', the name of "
-                    "serving's own ClusterQueue", SERVING_QUEUE, allowed="training queues with other names",
-                    fix=f"rename that training queue (serving's queue is always '{SERVING_QUEUE}')")
+    for taken in (SERVING_QUEUE, SERVING_DEFAULT_CLUSTER_QUEUE):
+        if any(q.name == taken for q in sched.queues):
+            where.error("services", f"scheduling.queues already has a queue named '{taken}', the name of one of "
+                        f"serving's own ClusterQueues ('{SERVING_QUEUE}' and '{SERVING_DEFAULT_CLUSTER_QUEUE}')", taken,
+                        allowed="training queues with other names",
+                        fix=f"rename that training queue (serving's queues are always '{SERVING_QUEUE}' and "
+                        f"'{SERVING_DEFAULT_CLUSTER_QUEUE}')")
     if sched.cohort is None:
         where.warn("services", "scheduling.cohort is not set: serving's idle GPUs cannot be lent to training, so they "
                    "stay idle between peaks", None, allowed=None, fix="set scheduling.cohort (e.g. cohort: ml)")

@@ -153,3 +153,14 @@ def test_a_replica_slower_to_start_than_the_ramp_is_warned_with_its_parts():
     ramp = [w for w in warnings if w.path.endswith("traffic.rampSeconds")]
     assert len(ramp) == 1 and "longer than the 60 s ramp" in ramp[0].problem and "weights and server start" in \
         ramp[0].problem
+
+
+def test_the_eks_cold_start_counts_amps_30_s_scrape_and_a_keda_poll():
+    raw = edits(EKS, {(*SVC, "replicas", "min"): 1, (*SVC, "traffic", "rampSeconds"): 60})
+    (ramp,) = [w for w in _issues(raw)[1] if w.path.endswith("traffic.rampSeconds")]
+    assert "metric polls 45 s" in ramp.problem  # one 30 s scrape (AMP's minimum) + one 15 s KEDA poll
+
+
+def test_a_training_queue_may_not_take_the_name_of_servings_default_cluster_queue():
+    errors, _ = _issues(edits(GKE, {("scheduling", "queues", 0, "name"): "serving-default"}))
+    assert any(e.value == "serving-default" and "serving's own ClusterQueues" in e.problem for e in errors)
