@@ -18,9 +18,9 @@ from stacks.plan.facts import PoolFacts
 from render.kueue import API_VERSION as KUEUE_API_VERSION, GPU_RESOURCE
 from render.serving_identity import (GCS_FUSE_DRIVER, WEIGHTS_MOUNT, MetricsAccess, WeightsAccess, metrics_access,
                                      pod_meta, service_account, service_account_name, weights_access)
-from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, STARTUP_PROBE_FAILURES,
-                                 STARTUP_PROBE_PERIOD_S, bucket_path, concurrency, evidence, image, kv_precision,
-                                 running_target)
+from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, bucket_path, concurrency, evidence,
+                                 image, kv_precision, model_card, running_target)
+from stacks.plan.serving_load import STARTUP_PROBE_PERIOD_S, startup_probe_failures
 from stacks.plan.kueue_pods import SERVING_DEFAULT_CLUSTER_QUEUE as DEFAULT_CLUSTER_QUEUE
 from stacks.plan.serving_metrics import GMP_SCRAPE_S
 from stacks.spec.serving import Service, ServingSpec
@@ -122,8 +122,9 @@ def _container(svc: Service, command: list[str], gpus: int, serving: bool) -> di
     if serving:
         c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
         c["readinessProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 5}
+        # weights load for minutes on a cold node; longer when every rank streams a large checkpoint
         c["startupProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": STARTUP_PROBE_PERIOD_S,
-                             "failureThreshold": STARTUP_PROBE_FAILURES}  # weights load for minutes on a cold node
+                             "failureThreshold": startup_probe_failures(model_card(svc), svc)}
         c["lifecycle"] = {"preStop": {"sleep": {"seconds": 10}}}  # leave the endpoints before the server stops
     where = bucket_path(svc.model_uri)
     if where is None:

@@ -10,11 +10,13 @@ import re
 from typing import Any
 
 from catalog import CapacityType, Catalog, Cloud, GpuModel
-from catalog.serving import ModelCard
+from catalog.serving import RUNAI_STREAMER_LOAD, ModelCard
 from catalog.serving import load_models
 from stacks.plan.serving import (SERVING_QUEUE, concurrency, evidence, fit, model_card, replica_start,
                                  serving_gpus, unrendered_metrics_source)
 from stacks.plan.kueue_pods import SERVING_DEFAULT_CLUSTER_QUEUE
+from stacks.plan.serving_load import (bytes_per_node_gb, ranks_per_node, startup_probe_budget_s,
+                                      streams_every_rank, weights_load_s)
 from stacks.plan.serving_metrics import scale_up_seen_s
 from stacks.validate.issues import Issues, allowed_list, choice_fix
 from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, PoolCapacity, pool_capacities
@@ -73,6 +75,7 @@ def check_serving(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: 
             _check_slo(at, svc, machine.gpu_model)
             _check_cold_start(at, cloud, svc, card, pool, machine.gpu_model,
                               serving.autoscaling.polling_interval_seconds)
+            _check_weights_per_rank(at, svc, card)
         _check_protected(at, svc, pool, cap.index)
     if cloud == Cloud.AWS and serving.autoscaling.prometheus_url is None:
         where.error(("autoscaling", "prometheusUrl"), "EKS has no Prometheus KEDA can query by default, so the "
@@ -241,6 +244,25 @@ def _check_cold_start(at: Issues, cloud: Cloud, svc: Service, card: ModelCard, p
                 svc.traffic.ramp_seconds, allowed=f"a ramp of at least {total:.0f} s, or replicas.min carrying the peak",
                 fix="raise replicas.min, keep warm nodes (pool minNodes), or shorten the start (podStart image "
                 "streaming / pre-pull)")
+
+
+def _check_weights_per_rank(at: Issues, svc: Service, card: ModelCard) -> None:
+    """vLLM v0.10.0's runai_streamer reads the whole checkpoint in every rank: flag the bytes a node really reads,
+    the load estimate and the startup probe it gets (``stacks/plan/serving_load.py``)."""
+    ranks = ranks_per_node(svc)
+    if not streams_every_rank(svc) or ranks < 2:
+        return
+    full = card.weights_bytes(svc.precision.value) / 1e9
+    load = weights_load_s(card, svc)
+    probe = startup_probe_budget_s(card, svc)
+    at.warn("modelUri", f"vLLM v0.10.0 streams the whole checkpoint in each of the {ranks} ranks per node (no "
+            f"distributed streaming): {ranks} × {full:,.0f} GB = {bytes_per_node_gb(card, svc):,.0f} GB per node, "
+            f"≈{load:,.0f} s if its ranks share the one measured streamer rate ({RUNAI_STREAMER_LOAD.weights_gb:g} GB "
+            f"in {RUNAI_STREAMER_LOAD.to_gpu_s:g} s from S3; not measured through Cloud Storage FUSE or with "
+            f"concurrent readers); the startup probe allows {probe:,} s and Kueue's pods-ready timeout follows",
+            svc.model_uri, allowed=None,
+            fix="measure one replica's load; cut it with a Cloud Storage FUSE file cache with parallel downloads, "
+            "Hyperdisk ML or local SSD, or a vLLM with distributed streaming")
 
 
 def _check_protected(at: Issues, svc: Service, pool: NodePool, index: int) -> None:

@@ -36,7 +36,16 @@ def test_examples_have_no_serving_errors_and_flag_only_evidence_from_another_eng
     assert _issues(EKS) == ([], [])
     errors, warnings = _issues(GKE)
     assert errors == []
-    assert [w.path for w in warnings] == ["gpu-cluster:serving.services[1].server"]  # 405B: TensorRT-LLM row only
+    # 405B: a TensorRT-LLM row only, and 8 ranks per node each streaming the whole checkpoint
+    assert sorted(w.path for w in warnings) == ["gpu-cluster:serving.services[1].modelUri",
+                                                "gpu-cluster:serving.services[1].server"]
+
+
+def test_every_rank_streaming_the_whole_405b_checkpoint_is_flagged_with_the_bytes_and_the_probe():
+    _, warnings = _issues(GKE)
+    (w,) = [w for w in warnings if w.path.endswith("modelUri")]
+    assert "8 × 406 GB = 3,247 GB per node" in w.problem and "≈1,075 s" in w.problem
+    assert "the startup probe allows 1,620 s" in w.problem and "not measured" in w.problem
 
 
 def test_llama_70b_bf16_on_one_h100_is_refused_with_the_gib_missing():
