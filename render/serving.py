@@ -225,11 +225,13 @@ def prometheus_address(cloud: Cloud, project: str | None, override: str | None) 
 
 
 def _scaled_object(svc: Service, serving: ServingSpec, ns: str, address: str | None,
-                   aws_region: str | None, running: int | None) -> dict[str, Any]:
+                   aws_region: str | None, running: int | None, cluster: str = "") -> dict[str, Any]:
     a = serving.autoscaling
     kind = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet") if svc.nodes_per_replica > 1 else ("apps/v1",
                                                                                                   "Deployment")
-    match = f'namespace="{ns}",model_name="{svc.name}"'
+    # GMP spans the project and an AMP workspace may be shared: only this cluster's series (GMP labels them with the
+    # cluster's name, the AWS managed collector's configuration adds the same label)
+    match = (f'cluster="{cluster}",' if cluster else "") + f'namespace="{ns}",model_name="{svc.name}"'
 
     def trigger(name: str, query: str, threshold: str, metric_type: str) -> dict[str, Any]:
         t: dict[str, Any] = {"type": "prometheus", "name": name, "metricType": metric_type,
@@ -363,7 +365,7 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
         weights = weights_access(svc, ns, cloud, project, cluster)
         out.services.append(ServiceObjects(
             svc.name, workload, _service(svc, ns), _pdb(svc, ns),
-            _scaled_object(svc, serving, ns, address, None if gke else region, _running(svc, pool)),
+            _scaled_object(svc, serving, ns, address, None if gke else region, _running(svc, pool), cluster),
             _pod_monitoring(svc, ns) if gke else None, inference_pool_values(svc) if gke else None,
             _route(svc, ns) if gke else None, service_account(svc, ns, weights, {**MANAGED, **app_labels(svc)}),
             weights))

@@ -28,6 +28,11 @@ GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 GCS_FUSE_ANNOTATION = "gke-gcsfuse/volumes"
 """Pod annotation that makes GKE inject the Cloud Storage FUSE sidecar (GKE docs, "Mount Cloud Storage buckets as
 CSI ephemeral volumes")."""
+STREAMER_BOTO3_OFF = ("RUNAI_STREAMER_NO_BOTO3_SESSION", "RUNAI_STREAMER_S3_UNSIGNED")
+"""Environment the vLLM container must not carry on EKS. The Run:ai streamer takes S3 credentials through a boto3
+session (which reads Pod Identity) unless ``RUNAI_STREAMER_NO_BOTO3_SESSION`` is *present*, whatever its value
+(``credentials.py``: ``if "RUNAI_STREAMER_NO_BOTO3_SESSION" in os.environ``, at tag 0.13.3 and after f73a19a, whose
+``RUNAI_STREAMER_S3_UNSIGNED=1`` skips credentials altogether): setting it to ``0`` would switch boto3 off, not on."""
 GCS_READER_ROLE = "roles/storage.objectViewer"
 """Read objects and list them: no write, no delete, no bucket settings."""
 
@@ -155,7 +160,7 @@ def metrics_access(cloud: Cloud, project: str | None, cluster: str, region: str,
         return MetricsAccess()
     return MetricsAccess(aws_query_policy={"Version": "2012-10-17", "Statement": [{
         "Sid": "QueryTheServingWorkspaceOnly", "Effect": "Allow", "Action": list(AMP_QUERY_ACTIONS),
-        "Resource": arn}]}, amp_workspace_arn=arn, scrape_config=amp_scrape_config(namespace))
+        "Resource": arn}]}, amp_workspace_arn=arn, scrape_config=amp_scrape_config(namespace, cluster=cluster))
 
 
 AMP_SCRAPER_ACCESS = ("The AWS managed collector's own access entry: with the cluster's authenticationMode API (the one "
@@ -169,10 +174,11 @@ as quoted by the project's serving review."""
 VLLM_METRICS_PORT = 8000
 
 
-def amp_scrape_config(namespace: str, interval_s: int | None = None) -> str:
+def amp_scrape_config(namespace: str, interval_s: int | None = None, cluster: str = "") -> str:
     """Prometheus scrape configuration of the AWS managed collector: vLLM's pods in the serving namespace, port 8000,
     with the ``namespace`` label KEDA's queries match on (vLLM's own metrics carry ``model_name``). ``interval_s``:
-    AMP's minimum (30 s) unless longer; a shorter one is refused here, as CreateScraper would refuse it."""
+    AMP's minimum (30 s) unless longer; a shorter one is refused here, as CreateScraper would refuse it.
+    ``cluster``: set as the ``cluster`` label (a workspace may be shared; KEDA's queries match on it, as on GMP)."""
     interval_s = scrape_interval_s(Cloud.AWS) if interval_s is None else interval_s
     check_amp_scrape_interval(interval_s)
     return yaml.safe_dump({
@@ -186,4 +192,5 @@ def amp_scrape_config(namespace: str, interval_s: int | None = None) -> str:
                 {"source_labels": ["__meta_kubernetes_pod_container_port_number"], "regex": str(VLLM_METRICS_PORT),
                  "action": "keep"},
                 {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"}]}]}, sort_keys=False)
+                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+                *([{"target_label": "cluster", "replacement": cluster}] if cluster else [])]}]}, sort_keys=False)

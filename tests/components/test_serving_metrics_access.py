@@ -50,7 +50,7 @@ def test_eks_keda_queries_the_workspace_the_collector_fills():
     assert scraper["destination"]["amp"]["workspaceArn"] == workspace
     job = yaml.safe_load(scraper["scrapeConfiguration"])["scrape_configs"][0]
     assert job["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["serving"]}}]
-    relabel = {tuple(r["source_labels"]): r for r in job["relabel_configs"]}
+    relabel = {tuple(r.get("source_labels", ())): r for r in job["relabel_configs"]}
     assert relabel[("__meta_kubernetes_pod_label_app_kubernetes_io_name",)]["regex"] == "vllm"
     assert relabel[("__meta_kubernetes_namespace",)]["target_label"] == "namespace"  # the queries filter on it
     assert 'namespace="serving"' in scaled["spec"]["triggers"][0]["metadata"]["query"]
@@ -76,3 +76,18 @@ def test_eks_creates_no_second_access_entry_for_the_collectors_role():
     entries = [r for r in resources if r.type == "aws:eks/accessEntry:AccessEntry"]
     assert not [r for r in entries if "collector" in r.name]
     assert not _inputs(resources, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+
+
+@pytest.mark.parametrize("stack", ["gke-serving", "eks-serving"])
+def test_keda_reads_only_this_clusters_vllm_series(stack):
+    """GMP answers for the whole project and an AMP workspace may be shared: another cluster's serving/chat must not
+    inflate the signals, so every query matches this cluster's name, and on EKS the collector sets that label."""
+    from tests.render.test_serving_render import _plan
+    cluster = _plan(stack).cluster.name
+    resources = example(stack)
+    for scaled in _inputs(resources, "kubernetes:keda.sh/v1alpha1:ScaledObject"):
+        for t in scaled["spec"]["triggers"]:
+            assert f'cluster="{cluster}",' in t["metadata"]["query"], t["name"]
+    for scraper in _inputs(resources, "aws:amp/scraper:Scraper"):
+        job = yaml.safe_load(scraper["scrapeConfiguration"])["scrape_configs"][0]
+        assert {"target_label": "cluster", "replacement": cluster} in job["relabel_configs"]
