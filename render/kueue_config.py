@@ -26,7 +26,9 @@ SERVING_INTEGRATIONS = ("deployment", "leaderworkerset.x-k8s.io/leaderworkerset"
 ``.../leaderworkerset``): without them a vLLM pod's owner is a kind Kueue knows but does not manage, so every pod,
 leader and worker alike, is its own single-pod workload (``FindAncestorJobManagedByKueue``) and a multi-node replica
 is admitted pod by pod, with no gang. With them a LeaderWorkerSet group is one workload (a ``leader`` and a
-``worker`` PodSet) and a Deployment's pods are admitted as serving workloads."""
+``worker`` PodSet) and a Deployment's pods are admitted as serving workloads. Both build on the ``pod`` integration.
+The LeaderWorkerSet CRD arrives with serving's chart after Kueue starts; Kueue defers that controller until the API
+exists (``pkg/controller/jobframework/setup.go``, "deferring setting up controller")."""
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 IGNORED_RESOURCES = ("cpu", "memory", "ephemeral-storage", "hugepages-", "vpc.amazonaws.com/efa")
 """Quota is kept in GPUs only; without this Kueue refuses any job that requests a resource no ClusterQueue covers.
