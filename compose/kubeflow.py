@@ -49,7 +49,8 @@ def build_kubeflow_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider:
     kueue = Kueue("kueue", render_kueue(sched, facts, kueue_plan.placements),
                   # DRA claims Kueue must count: fabric NICs and NVLink ComputeDomain channels
                   kueue_values(sched, [*kueue_device_classes(facts), *channel_device_classes(facts)],
-                               kueue_plan.pods_ready_timeout.seconds if kueue_plan.pods_ready_timeout else None),
+                               kueue_plan.pods_ready_timeout.seconds if kueue_plan.pods_ready_timeout else None,
+                               serving=plan.spec.serving is not None),
                   [q.name for q in sched.queues],
                   after=[cluster, *kueue_after], opts=opts)
     # GKE-managed fabric pools: the DRA claim template the torch-<pool> runtime names, in each team namespace with

@@ -21,6 +21,14 @@ INTEGRATIONS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/tra
 """Kubeflow Trainer's TrainJob (which runs as a JobSet), JobSet itself, plain Jobs, and bare pods (in the team
 namespaces only, see ``managedJobsNamespaceSelector``): with ``manageJobsWithoutQueueName`` a tenant's Job, JobSet
 or pod without a queue name waits instead of running outside quota. Pods a managed job owns are its job's."""
+SERVING_INTEGRATIONS = ("deployment", "leaderworkerset.x-k8s.io/leaderworkerset")
+"""Added on stacks that serve (Kueue v0.19.2 ``FrameworkName``s, ``pkg/controller/jobs/deployment``,
+``.../leaderworkerset``): without them a vLLM pod's owner is a kind Kueue knows but does not manage, so every pod,
+leader and worker alike, is its own single-pod workload (``FindAncestorJobManagedByKueue``) and a multi-node replica
+is admitted pod by pod, with no gang. With them a LeaderWorkerSet group is one workload (a ``leader`` and a
+``worker`` PodSet) and a Deployment's pods are admitted as serving workloads. Both build on the ``pod`` integration.
+The LeaderWorkerSet CRD arrives with serving's chart after Kueue starts; Kueue defers that controller until the API
+exists (``pkg/controller/jobframework/setup.go``, "deferring setting up controller")."""
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 IGNORED_RESOURCES = ("cpu", "memory", "ephemeral-storage", "hugepages-", "vpc.amazonaws.com/efa")
 """Quota is kept in GPUs only; without this Kueue refuses any job that requests a resource no ClusterQueue covers.
@@ -54,13 +62,15 @@ def base_config(team_namespaces: Sequence[str]) -> dict[str, Any]:
 
 
 def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = (),
-                   pods_ready_timeout_s: int | None = None) -> dict[str, Any]:
+                   pods_ready_timeout_s: int | None = None, serving: bool = False) -> dict[str, Any]:
     """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
     map to a quota resource or it holds the jobs as inadmissible (``render/fabric_claim.py``).
     ``pods_ready_timeout_s``: the plan's timeout (``KueuePlan.pods_ready_timeout``, raised for rack-scale pools);
     None: ``scheduling.gang.timeoutSeconds``. The longer of the two wins: serving raises ``spec``'s own timeout to its
     pods' ready budget (``with_serving_queue``), and one timeout serves every workload."""
     config = base_config([q.namespace or q.name for q in spec.queues])
+    if serving:
+        config["integrations"]["frameworks"] += list(SERVING_INTEGRATIONS)
     nics = [c for c in device_classes if c != CHANNEL_DEVICE_CLASS]
     mappings = [{"name": KUEUE_RESOURCE, "deviceClassNames": nics}] if nics else []
     if CHANNEL_DEVICE_CLASS in device_classes:  # IMEX channels of ComputeDomains (render/compute_domain.py)
@@ -84,12 +94,12 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = (),
 
 
 def manager_config_yaml(spec: SchedulingSpec, device_classes: Sequence[str] = (),
-                        pods_ready_timeout_s: int | None = None) -> str:
-    return yaml.safe_dump(manager_config(spec, device_classes, pods_ready_timeout_s), sort_keys=False)
+                        pods_ready_timeout_s: int | None = None, serving: bool = False) -> str:
+    return yaml.safe_dump(manager_config(spec, device_classes, pods_ready_timeout_s, serving), sort_keys=False)
 
 
 def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = (),
-                 pods_ready_timeout_s: int | None = None) -> dict[str, Any]:
+                 pods_ready_timeout_s: int | None = None, serving: bool = False) -> dict[str, Any]:
     """Helm values for the Kueue chart: two controller replicas behind a PodDisruptionBudget, and our configuration.
 
     Two replicas share one leader-election lock; the standby keeps Kueue's admission webhooks answering while the
@@ -98,7 +108,7 @@ def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = (),
     return {
         "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
         "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec, device_classes,
-                                                                             pods_ready_timeout_s)},
+                                                                             pods_ready_timeout_s, serving)},
     }
 
 

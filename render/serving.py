@@ -15,12 +15,14 @@ from typing import Any
 
 from catalog import Cloud
 from stacks.plan.facts import PoolFacts
-from render.kueue import API_VERSION as KUEUE_API_VERSION
+from render.kueue import API_VERSION as KUEUE_API_VERSION, GPU_RESOURCE
 from render.serving_identity import (GCS_FUSE_DRIVER, WEIGHTS_MOUNT, MetricsAccess, WeightsAccess, metrics_access,
                                      pod_meta, service_account, service_account_name, weights_access)
-from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, STARTUP_PROBE_FAILURES,
-                                 STARTUP_PROBE_PERIOD_S, bucket_path, concurrency, evidence, image, kv_precision,
-                                 running_target)
+from stacks.plan.serving import (PORT, SERVING_PRIORITY_CLASS, SERVING_QUEUE, bucket_path, concurrency, evidence,
+                                 image, kv_precision, model_card, running_target)
+from stacks.plan.serving_load import STARTUP_PROBE_PERIOD_S, startup_probe_failures
+from stacks.plan.kueue_pods import SERVING_DEFAULT_CLUSTER_QUEUE as DEFAULT_CLUSTER_QUEUE
+from stacks.plan.serving_metrics import GMP_SCRAPE_S
 from stacks.spec.serving import Service, ServingSpec
 
 MANAGED = {"app.kubernetes.io/part-of": "gpu-cluster", "app.kubernetes.io/managed-by": "pulumi"}
@@ -36,6 +38,7 @@ MULTI_NODE_SCRIPT = "/vllm-workspace/examples/online_serving/multi-node-serving.
 TRIGGER_AUTH = "prometheus"
 DEFAULT_LOCAL_QUEUE = "default"
 """Kueue's defaulting name: a pod without a queue label in a namespace with a LocalQueue of this name is its."""
+
 DRAIN_SECONDS = 60
 """Grace period on scale-down: requests in flight finish (a decode of 200 tokens at 100 ms/token takes 20 s)."""
 
@@ -70,16 +73,16 @@ class ServingObjects:
     gateway: dict[str, Any] | None
     trigger_auth: dict[str, Any]
     services: list[ServiceObjects] = field(default_factory=list)
-    default_queue: dict[str, Any] | None = None
+    default_queue: list[dict[str, Any]] = field(default_factory=list)
     """With Kueue: LocalQueue ``default`` in the serving namespace, for its pods that name no queue (the endpoint
-    pickers the inferencepool chart runs, which take no GPU)."""
+    pickers the inferencepool chart runs, which take no GPU), and the plain flavor and ClusterQueue it points at."""
     metrics: MetricsAccess = field(default_factory=MetricsAccess)
     """KEDA's read access to the metrics its triggers query."""
 
     def objects(self) -> list[dict[str, Any]]:
-        head = [o for o in (self.namespace, self.priority_class, self.trigger_auth, self.default_queue)
+        head = [o for o in (self.namespace, self.priority_class, self.trigger_auth, *self.default_queue)
                 if o is not None]
-        return [*head, *self.policies, *self.metrics.collector_rbac, *([self.gateway] if self.gateway else []),
+        return [*head, *self.policies, *([self.gateway] if self.gateway else []),
                 *(o for s in self.services for o in s.objects())]
 
 
@@ -119,8 +122,9 @@ def _container(svc: Service, command: list[str], gpus: int, serving: bool) -> di
     if serving:
         c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
         c["readinessProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": 5}
+        # weights load for minutes on a cold node; longer when every rank streams a large checkpoint
         c["startupProbe"] = {"httpGet": {"path": "/health", "port": PORT}, "periodSeconds": STARTUP_PROBE_PERIOD_S,
-                             "failureThreshold": STARTUP_PROBE_FAILURES}  # weights load for minutes on a cold node
+                             "failureThreshold": startup_probe_failures(model_card(svc), svc)}
         c["lifecycle"] = {"preStop": {"sleep": {"seconds": 10}}}  # leave the endpoints before the server stops
     where = bucket_path(svc.model_uri)
     if where is None:
@@ -221,11 +225,13 @@ def prometheus_address(cloud: Cloud, project: str | None, override: str | None) 
 
 
 def _scaled_object(svc: Service, serving: ServingSpec, ns: str, address: str | None,
-                   aws_region: str | None, running: int | None) -> dict[str, Any]:
+                   aws_region: str | None, running: int | None, cluster: str = "") -> dict[str, Any]:
     a = serving.autoscaling
     kind = ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet") if svc.nodes_per_replica > 1 else ("apps/v1",
                                                                                                   "Deployment")
-    match = f'namespace="{ns}",model_name="{svc.name}"'
+    # GMP spans the project and an AMP workspace may be shared: only this cluster's series (GMP labels them with the
+    # cluster's name, the AWS managed collector's configuration adds the same label)
+    match = (f'cluster="{cluster}",' if cluster else "") + f'namespace="{ns}",model_name="{svc.name}"'
 
     def trigger(name: str, query: str, threshold: str, metric_type: str) -> dict[str, Any]:
         t: dict[str, Any] = {"type": "prometheus", "name": name, "metricType": metric_type,
@@ -267,7 +273,7 @@ def _trigger_auth(ns: str, cloud: Cloud) -> dict[str, Any]:
 def _pod_monitoring(svc: Service, ns: str) -> dict[str, Any]:
     return {"apiVersion": "monitoring.googleapis.com/v1", "kind": "PodMonitoring", "metadata": _meta(svc.name, ns),
             "spec": {"selector": {"matchLabels": app_labels(svc)},
-                     "endpoints": [{"port": PORT, "path": "/metrics", "interval": "15s"}]}}
+                     "endpoints": [{"port": PORT, "path": "/metrics", "interval": f"{GMP_SCRAPE_S}s"}]}}
 
 
 def inference_pool_values(svc: Service) -> dict[str, Any]:
@@ -314,15 +320,27 @@ def _policies(ns: str, gke: bool, kueue: bool) -> list[dict[str, Any]]:
     return ([] if kueue else [pol("default-deny-ingress", [])]) + [pol("allow-serving-ports", [{"ports": ports}])]
 
 
-def _default_queue(ns: str) -> dict[str, Any]:
+def _default_queue(ns: str) -> list[dict[str, Any]]:
     """Kueue manages every pod of the serving namespace (it must: the vLLM pods are admitted against serving's
     quota, and Kueue's pod integration only sees namespaces ``managedJobsNamespaceSelector`` selects), and with
     ``manageJobsWithoutQueueName`` a pod naming no queue is gated until it names one: the endpoint picker's pods
     would never start. Kueue gives such pods the namespace's LocalQueue named ``default`` (LocalQueueDefaulting, GA
-    and always on since Kueue 0.17: ``pkg/features/kube_features.go``). It points at serving's ClusterQueue; the
-    picker requests only CPU and memory, which Kueue ignores here, so it is admitted at once and takes no GPU."""
-    return {"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": _meta(DEFAULT_LOCAL_QUEUE, ns),
-            "spec": {"clusterQueue": SERVING_QUEUE}}
+    and always on since Kueue 0.17: ``pkg/features/kube_features.go``).
+
+    Not serving's ClusterQueue: its only flavors are the GPU pools' TAS flavors, so Kueue implies TAS for every pod
+    there, and a picker (CPU and memory only, both excluded from quota) gets no flavor and fails with "no TAS
+    flavor assigned" (``stacks/plan/admission.topology_error``). The default queue points at its own ClusterQueue
+    with one plain flavor (no topology, no node labels) and 0 GPUs, outside the cohort: a pod that asks no GPU is
+    admitted at once, one that asks a GPU without naming serving's queue never is, and it can borrow nothing."""
+    flavor = {"apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": _meta(DEFAULT_CLUSTER_QUEUE, None),
+              "spec": {}}
+    cq = {"apiVersion": KUEUE_API_VERSION, "kind": "ClusterQueue", "metadata": _meta(DEFAULT_CLUSTER_QUEUE, None),
+          "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+                   "resourceGroups": [{"coveredResources": [GPU_RESOURCE], "flavors": [{
+                       "name": DEFAULT_CLUSTER_QUEUE, "resources": [{"name": GPU_RESOURCE, "nominalQuota": 0}]}]}]}}
+    lq = {"apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue", "metadata": _meta(DEFAULT_LOCAL_QUEUE, ns),
+          "spec": {"clusterQueue": DEFAULT_CLUSTER_QUEUE}}
+    return [flavor, cq, lq]
 
 
 def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Cloud, region: str,
@@ -339,7 +357,7 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
     address = prometheus_address(cloud, project, serving.autoscaling.prometheus_url)
     out = ServingObjects(namespace, pc, _policies(ns, gke, kueue), _gateway(ns) if gke else None, _trigger_auth(ns, cloud),
                          metrics=metrics_access(cloud, project, cluster, region, account, address, ns),
-                         default_queue=_default_queue(ns) if kueue else None)
+                         default_queue=_default_queue(ns) if kueue else [])
     for svc in serving.services:
         pool = pools[svc.pool]
         workload = _leader_worker_set(svc, pool, ns, kueue) if svc.nodes_per_replica > 1 else \
@@ -347,7 +365,7 @@ def render_serving(serving: ServingSpec, pools: dict[str, PoolFacts], cloud: Clo
         weights = weights_access(svc, ns, cloud, project, cluster)
         out.services.append(ServiceObjects(
             svc.name, workload, _service(svc, ns), _pdb(svc, ns),
-            _scaled_object(svc, serving, ns, address, None if gke else region, _running(svc, pool)),
+            _scaled_object(svc, serving, ns, address, None if gke else region, _running(svc, pool), cluster),
             _pod_monitoring(svc, ns) if gke else None, inference_pool_values(svc) if gke else None,
             _route(svc, ns) if gke else None, service_account(svc, ns, weights, {**MANAGED, **app_labels(svc)}),
             weights))

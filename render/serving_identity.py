@@ -17,6 +17,7 @@ import yaml
 
 from catalog import Cloud
 from stacks.plan.serving import BucketPath, bucket_path
+from stacks.plan.serving_metrics import check_amp_scrape_interval, scrape_interval_s
 from stacks.spec.serving import Service
 
 WEIGHTS_MOUNT = "/models"
@@ -27,6 +28,11 @@ GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 GCS_FUSE_ANNOTATION = "gke-gcsfuse/volumes"
 """Pod annotation that makes GKE inject the Cloud Storage FUSE sidecar (GKE docs, "Mount Cloud Storage buckets as
 CSI ephemeral volumes")."""
+STREAMER_BOTO3_OFF = ("RUNAI_STREAMER_NO_BOTO3_SESSION", "RUNAI_STREAMER_S3_UNSIGNED")
+"""Environment the vLLM container must not carry on EKS. The Run:ai streamer takes S3 credentials through a boto3
+session (which reads Pod Identity) unless ``RUNAI_STREAMER_NO_BOTO3_SESSION`` is *present*, whatever its value
+(``credentials.py``: ``if "RUNAI_STREAMER_NO_BOTO3_SESSION" in os.environ``, at tag 0.13.3 and after f73a19a, whose
+``RUNAI_STREAMER_S3_UNSIGNED=1`` skips credentials altogether): setting it to ``0`` would switch boto3 off, not on."""
 GCS_READER_ROLE = "roles/storage.objectViewer"
 """Read objects and list them: no write, no delete, no bucket settings."""
 
@@ -128,10 +134,6 @@ class MetricsAccess:
     amp_workspace_arn: str | None = None
     """EKS: the workspace the triggers query, which the AWS managed collector fills (``amp_scrape_config``)."""
     scrape_config: str | None = None
-    collector_rbac: tuple[dict[str, Any], ...] = ()
-    """EKS: the managed collector reads the serving namespace's pods (a Role, not the cluster-wide role the AMP guide
-    shows: it discovers only these pods)."""
-
     def keda_values(self) -> dict[str, Any]:
         if self.gcp_account_email:
             return {"podIdentity": {"gcp": {"enabled": True, "gcpIAMServiceAccount": self.gcp_account_email}}}
@@ -158,19 +160,27 @@ def metrics_access(cloud: Cloud, project: str | None, cluster: str, region: str,
         return MetricsAccess()
     return MetricsAccess(aws_query_policy={"Version": "2012-10-17", "Statement": [{
         "Sid": "QueryTheServingWorkspaceOnly", "Effect": "Allow", "Action": list(AMP_QUERY_ACTIONS),
-        "Resource": arn}]}, amp_workspace_arn=arn, scrape_config=amp_scrape_config(namespace),
-        collector_rbac=collector_rbac(namespace))
+        "Resource": arn}]}, amp_workspace_arn=arn, scrape_config=amp_scrape_config(namespace, cluster=cluster))
 
 
-AMP_COLLECTOR_USER = "aps-collector-user"
-"""The Kubernetes user an AWS managed collector's role is mapped to by its access entry (AMP User Guide, "Configuring
-your Amazon EKS cluster" for managed collectors)."""
+AMP_SCRAPER_ACCESS = ("The AWS managed collector's own access entry: with the cluster's authenticationMode API (the one "
+                      "gpu-cluster creates), AMP creates it when the scraper is created through its API, with AMP's "
+                      "cluster-wide read policy (nodes, nodes/proxy, pods, services, endpoints, configmaps, /metrics); an "
+                      "IAM principal can be in one access entry only, so gpu-cluster creates none of its own")
+"""AMP User Guide, AMP-collector-how-to.html (EKS cluster setup: scrapers created through the AMP API or CLI on a
+cluster whose authentication mode includes API "will automatically have the correct access entry policy created");
+EKS User Guide, creating-access-entries.html ("An IAM principal can't be included in more than one access entry"),
+as quoted by the project's serving review."""
 VLLM_METRICS_PORT = 8000
 
 
-def amp_scrape_config(namespace: str, interval_s: int = 15) -> str:
+def amp_scrape_config(namespace: str, interval_s: int | None = None, cluster: str = "") -> str:
     """Prometheus scrape configuration of the AWS managed collector: vLLM's pods in the serving namespace, port 8000,
-    with the ``namespace`` label KEDA's queries match on (vLLM's own metrics carry ``model_name``)."""
+    with the ``namespace`` label KEDA's queries match on (vLLM's own metrics carry ``model_name``). ``interval_s``:
+    AMP's minimum (30 s) unless longer; a shorter one is refused here, as CreateScraper would refuse it.
+    ``cluster``: set as the ``cluster`` label (a workspace may be shared; KEDA's queries match on it, as on GMP)."""
+    interval_s = scrape_interval_s(Cloud.AWS) if interval_s is None else interval_s
+    check_amp_scrape_interval(interval_s)
     return yaml.safe_dump({
         "global": {"scrape_interval": f"{interval_s}s"},
         "scrape_configs": [{
@@ -182,15 +192,5 @@ def amp_scrape_config(namespace: str, interval_s: int = 15) -> str:
                 {"source_labels": ["__meta_kubernetes_pod_container_port_number"], "regex": str(VLLM_METRICS_PORT),
                  "action": "keep"},
                 {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"}]}]}, sort_keys=False)
-
-
-def collector_rbac(namespace: str) -> tuple[dict[str, Any], ...]:
-    meta = {"name": "amp-collector", "namespace": namespace,
-            "labels": {"app.kubernetes.io/part-of": "gpu-cluster", "app.kubernetes.io/managed-by": "pulumi"}}
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
-            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]}
-    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": dict(meta),
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "amp-collector"},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": AMP_COLLECTOR_USER}]}
-    return role, binding
+                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+                *([{"target_label": "cluster", "replacement": cluster}] if cluster else [])]}]}, sort_keys=False)

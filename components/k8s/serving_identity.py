@@ -8,7 +8,8 @@ account has no binding yet fails its first reads.
   on the project, Workload Identity for ``keda/keda-operator``.
 - EKS: an IAM role per service trusting EKS Pod Identity for this cluster, namespace and ServiceAccount only, whose
   inline policy reads the model prefix; KEDA's role with the AMP query actions on the one workspace; the Pod
-  Identity associations; the AWS managed collector that scrapes vLLM into that workspace, with its access entry.
+  Identity associations; the AWS managed collector that scrapes vLLM into that workspace (AMP creates its access
+  entry).
   Give it the cloud provider and the cluster's Kubernetes provider.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 
 from components.eks.access import pod_identity_trust
-from render.serving_identity import (AMP_COLLECTOR_USER, GCS_READER_ROLE, GMP_READER_ROLE, KEDA_NAMESPACE,
+from render.serving_identity import (GCS_READER_ROLE, GMP_READER_ROLE, KEDA_NAMESPACE,
                                      KEDA_OPERATOR_SA, MetricsAccess, WeightsAccess)
 
 
@@ -63,15 +64,14 @@ class ServingIdentity(pulumi.ComponentResource):
                            "KEDA queries the serving metrics workspace", cluster_name, cluster_arn, pod_identity_agent)
         if not gke and metrics.amp_workspace_arn and metrics.scrape_config:
             # the AWS managed collector scrapes vLLM into the workspace KEDA queries (EKS has no metrics pipeline
-            # of its own); its role reaches the cluster as aps-collector-user, bound to a Role on the pods
+            # of its own). No access entry here: AMP creates the scraper role's own on an API-mode cluster, and a
+            # second entry for the same principal is refused (render/serving_identity.AMP_SCRAPER_ACCESS)
             scraper = aws.amp.Scraper(
                 f"{name}-collector", alias=f"{name}-vllm", scrape_configuration=metrics.scrape_config,
                 source={"eks": {"cluster_arn": cluster_arn, "subnet_ids": list(subnets),
                                 "security_group_ids": [security_group] if security_group is not None else None}},
                 destination={"amp": {"workspace_arn": metrics.amp_workspace_arn}}, opts=child)
-            self.created += [scraper, aws.eks.AccessEntry(
-                f"{name}-collector-access", cluster_name=cluster_name, principal_arn=scraper.role_arn,
-                user_name=AMP_COLLECTOR_USER, opts=child)]
+            self.created.append(scraper)
         self.register_outputs({})
 
     def _gcp_reader(self, name: str, w: WeightsAccess, project: str | None, child: pulumi.ResourceOptions) -> None:

@@ -27,6 +27,8 @@ NO_AFFINITY = "flavor {f} doesn't match node affinity"
 UNAVAILABLE = "resource {r} unavailable in ClusterQueue"
 OVER_MAX = "insufficient quota for {r} in flavor {f}, request ({v}) > maximum capacity ({m})"
 NOT_FOUND = "flavor {f} not found"
+NO_TAS_FLAVOR = "no TAS flavor assigned"
+MULTIPLE_TAS = "multiple TAS flavors assigned: {f}"
 
 RULE_OF = {ONLY_TAS: "a PodSet without a topology request skips a TAS flavor in a ClusterQueue that is not "
                      "TAS-only (tas_flavorassigner.go, checkPodSetAndFlavorMatchForTAS)",
@@ -36,7 +38,11 @@ RULE_OF = {ONLY_TAS: "a PodSet without a topology request skips a TAS flavor in 
            NO_AFFINITY: "the pod's node selector must match the flavor's node labels (checkFlavorForPodSets)",
            UNAVAILABLE: "every requested resource must be covered by a resource group (findFlavorForPodSetResource)",
            OVER_MAX: "the request must fit the flavor's maximum capacity, borrowing included (fitsResourceQuota)",
-           NOT_FOUND: "every flavor a ClusterQueue names must exist (checkFlavorForPodSets)"}
+           NOT_FOUND: "every flavor a ClusterQueue names must exist (checkFlavorForPodSets)",
+           NO_TAS_FLAVOR: "a PodSet that uses TAS, asked for or implied by a TAS-only ClusterQueue, must get a TAS "
+                          "flavor for one of its resources; one that requests no quota resource gets none "
+                          "(tas_flavorassigner.go, WorkloadsTopologyRequests, onlyTASFlavor)",
+           MULTIPLE_TAS: "a PodSet's resources must all be placed by one TAS flavor (onlyTASFlavor)"}
 
 NO_FIT, PREEMPT, FIT = 0, 2, 4
 """preemptionMode, as ordered upstream (noFit < noPreemptionCandidates < preempt < reclaim < fit)."""
@@ -323,3 +329,24 @@ def rule_of(reason: str) -> str:
 
 def _num(v: float) -> str:
     return "unbounded" if v == math.inf else (str(int(v)) if float(v).is_integer() else str(v))
+
+
+def topology_error(queue: QueueShape, ps: PodSet, assignment: Assignment) -> str | None:
+    """The TAS step Kueue runs after quota (``WorkloadsTopologyRequests``): a PodSet that asks for TAS, or any PodSet
+    of a TAS-only ClusterQueue (TAS implied, ``isTASImplied``), needs exactly one TAS flavor among the flavors its
+    resources got (``onlyTASFlavor``). A PodSet whose requests are all excluded resources gets no flavor, so in a
+    TAS-only queue it fails with ``ErrNoTASFlavorAssigned`` and is never admitted. None: no objection."""
+    if not assignment.admissible or ps.count == 0 or (ps.topology is None and not queue.tas_only):
+        return None
+    tas = sorted({f for f in assignment.flavors.values()
+                  if queue.flavors.get(f) is not None and queue.flavors[f].topology})
+    if not tas:
+        return NO_TAS_FLAVOR
+    return MULTIPLE_TAS.format(f=", ".join(tas)) if len(tas) > 1 else None
+
+
+def admit(queue: QueueShape, ps: PodSet, available: Available | None = None) -> Assignment:
+    """``assign`` then the TAS step: Kueue's verdict on one PodSet (its flavors kept, NoFit on a TAS error)."""
+    a = assign(queue, ps, available)
+    why = topology_error(queue, ps, a)
+    return a if why is None else Assignment(a.flavors, (*a.considered, ("-", why)), NO_FIT)

@@ -17,6 +17,9 @@ from typing import Any, Mapping, Sequence
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 DEFAULT_QUEUE = "default"
+SERVING_DEFAULT_CLUSTER_QUEUE = "serving-default"
+"""The ClusterQueue (and plain ResourceFlavor) the serving namespace's ``default`` LocalQueue points at: 0 GPUs, no
+topology, so pods that name no queue (the endpoint pickers) are admitted without TAS and take no GPU."""
 NAME_LABEL = "kubernetes.io/metadata.name"
 
 
@@ -57,3 +60,33 @@ def pod_fate(config: Mapping[str, Any], namespace: str, pod_labels: Mapping[str,
     if DEFAULT_QUEUE in here:
         return PodFate(True, DEFAULT_QUEUE)
     return PodFate(bool(config.get("manageJobsWithoutQueueName")), None)
+
+
+LWS_INTEGRATION = "leaderworkerset.x-k8s.io/leaderworkerset"
+
+
+@dataclass(frozen=True)
+class WorkloadPodSet:
+    name: str
+    count: int
+    template: Mapping[str, Any]
+
+
+def workloads_of(config: Mapping[str, Any], obj: Mapping[str, Any]) -> list[list[WorkloadPodSet]]:
+    """The Kueue workloads one replica (a Deployment's pod, or a LeaderWorkerSet group) becomes, each a list of
+    PodSets. With the LeaderWorkerSet integration enabled a group is one workload: PodSets ``leader`` (1 pod) and
+    ``worker`` (size - 1), or ``main`` (size) without a leader template (``leaderworkerset_reconciler.go``
+    ``podSets``). Otherwise each pod is a single-pod workload of its own (the pod integration; the owner is a kind
+    Kueue does not manage), so a group's pods are admitted one by one, with no gang."""
+    frameworks = (config.get("integrations") or {}).get("frameworks") or []
+    if obj["kind"] == "LeaderWorkerSet":
+        lwt = obj["spec"]["leaderWorkerTemplate"]
+        size, leader, worker = int(lwt.get("size", 1)), lwt.get("leaderTemplate"), lwt["workerTemplate"]
+        if LWS_INTEGRATION in frameworks:
+            if leader is None:
+                return [[WorkloadPodSet("main", size, worker)]]
+            return [[WorkloadPodSet("leader", 1, leader), WorkloadPodSet("worker", size - 1, worker)]]
+        pods = [leader] if leader is not None else [worker]
+        pods += [worker] * (size - len(pods))
+        return [[WorkloadPodSet("main", 1, t)] for t in pods]
+    return [[WorkloadPodSet("main", 1, obj["spec"]["template"])]]

@@ -10,10 +10,11 @@ from typing import Any, Sequence
 
 from catalog import CapacityType, Cloud, GpuModel
 from catalog.provisioning import load_provisioning
-from catalog.serving import (RUNAI_STREAMER_LOAD, VLLM_IMAGE, ModelCard, ThroughputRow, load_models,
+from catalog.serving import (VLLM_IMAGE, ModelCard, ThroughputRow, load_models,
                              load_throughput)
 from stacks.plan.facts import PoolFacts
 from stacks.plan.pod_start import pod_start_plan
+from stacks.plan.serving_load import startup_probe_budget_s, weights_load_s
 from stacks.plan.start_time import factors, overhead_s, pool_start
 from stacks.spec.scheduling import PoolQuota, PriorityClass, Queue, SchedulingSpec
 from stacks.spec.serving import Autoscaling, Precision, Service, ServingSpec
@@ -174,14 +175,6 @@ def replicas_at(svc: Service, ev: Evidence | None, requests_per_s: float) -> int
     return min(svc.replicas.max, max(svc.replicas.min, math.ceil(requests_per_s / ev.requests_per_s_per_replica)))
 
 
-def weights_load_s(card: ModelCard, svc: Service) -> float:
-    """Weights to GPU and the server ready on one node, scaled from the Run:ai streamer measurement: the bytes part
-    grows with the bytes each node loads, the engine start stays."""
-    ref = RUNAI_STREAMER_LOAD
-    per_node_gb = card.weights_bytes(svc.precision.value) / 1e9 / svc.nodes_per_replica
-    return ref.to_gpu_s * per_node_gb / ref.weights_gb + (ref.ready_s - ref.to_gpu_s)
-
-
 @dataclass(frozen=True)
 class ReplicaStart:
     """What a new replica waits for, in seconds: a node (when none is running), the image, the pod start, the weights
@@ -305,19 +298,14 @@ def serving_gpus(serving: ServingSpec) -> dict[str, tuple[int, int]]:
     return out
 
 
-STARTUP_PROBE_PERIOD_S = 10
-STARTUP_PROBE_FAILURES = 90
-"""vLLM's startup probe (``render/serving.py``): 90 × 10 s = 900 s for weights and engine start on a cold node."""
-
-
 def ready_budget_s(cloud: Cloud, pool: NodePool, svc: Service) -> float:
     """The longest a serving pod may take from Kueue's admission to Ready without being killed by its own startup
     probe: a node (unless the pool is fixed), the image, the pod start, then the probe's whole budget."""
     card = model_card(svc)
     if card is None:
-        return STARTUP_PROBE_PERIOD_S * STARTUP_PROBE_FAILURES
+        return startup_probe_budget_s(None, svc)
     rs = replica_start(cloud, pool, svc, card, node_running=pool.min_nodes == pool.max_nodes)
-    return rs.node_s + rs.pull_s + rs.pod_s + STARTUP_PROBE_PERIOD_S * STARTUP_PROBE_FAILURES
+    return rs.node_s + rs.pull_s + rs.pod_s + startup_probe_budget_s(card, svc)
 
 
 def serving_pods_ready_timeout(cloud: Cloud, pools: Sequence[NodePool], serving: ServingSpec) -> int:

@@ -10,10 +10,14 @@ import re
 from typing import Any
 
 from catalog import CapacityType, Catalog, Cloud, GpuModel
-from catalog.serving import ModelCard
+from catalog.serving import RUNAI_STREAMER_LOAD, ModelCard
 from catalog.serving import load_models
 from stacks.plan.serving import (SERVING_QUEUE, concurrency, evidence, fit, model_card, replica_start,
                                  serving_gpus, unrendered_metrics_source)
+from stacks.plan.kueue_pods import SERVING_DEFAULT_CLUSTER_QUEUE
+from stacks.plan.serving_load import (bytes_per_node_gb, ranks_per_node, startup_probe_budget_s,
+                                      streams_every_rank, weights_load_s)
+from stacks.plan.serving_metrics import scale_up_seen_s
 from stacks.validate.issues import Issues, allowed_list, choice_fix
 from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, PoolCapacity, pool_capacities
 from stacks.spec.scheduling import SchedulingSpec, Workload
@@ -69,7 +73,9 @@ def check_serving(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: 
         if card is not None:
             _check_fit(at, svc, card, machine.gpu_memory_gib_per_gpu, machine.machine_type)
             _check_slo(at, svc, machine.gpu_model)
-            _check_cold_start(at, cloud, svc, card, pool, machine.gpu_model)
+            _check_cold_start(at, cloud, svc, card, pool, machine.gpu_model,
+                              serving.autoscaling.polling_interval_seconds)
+            _check_weights_per_rank(at, svc, card)
         _check_protected(at, svc, pool, cap.index)
     if cloud == Cloud.AWS and serving.autoscaling.prometheus_url is None:
         where.error(("autoscaling", "prometheusUrl"), "EKS has no Prometheus KEDA can query by default, so the "
@@ -219,13 +225,14 @@ def _check_slo(at: Issues, svc: Service, gpu: GpuModel) -> None:
 
 
 def _check_cold_start(at: Issues, cloud: Cloud, svc: Service, card: ModelCard, pool: NodePool,
-                      gpu: GpuModel) -> None:
+                      gpu: GpuModel, polling_s: int = 15) -> None:
     """A replica added for a burst must be serving before the burst peaks, unless replicas.min already carry it."""
     ev = evidence(svc, gpu)
     if ev is not None and svc.replicas.min * ev.requests_per_s_per_replica >= svc.traffic.peak_requests_per_second:
         return
     rs = replica_start(cloud, pool, svc, card, node_running=pool.min_nodes == pool.max_nodes)
-    polls = 2 * 15  # up to two KEDA polls (15 s default) before the scale-up is seen
+    # the saturation is seen after up to one scrape (GKE 15 s, EKS AMP's minimum 30 s) and one KEDA poll
+    polls = scale_up_seen_s(cloud, polling_s)
     total = rs.total_s + polls
     if total > svc.traffic.ramp_seconds:
         source = "" if svc.model_uri.startswith(("gs://", "s3://")) else \
@@ -237,6 +244,25 @@ def _check_cold_start(at: Issues, cloud: Cloud, svc: Service, card: ModelCard, p
                 svc.traffic.ramp_seconds, allowed=f"a ramp of at least {total:.0f} s, or replicas.min carrying the peak",
                 fix="raise replicas.min, keep warm nodes (pool minNodes), or shorten the start (podStart image "
                 "streaming / pre-pull)")
+
+
+def _check_weights_per_rank(at: Issues, svc: Service, card: ModelCard) -> None:
+    """vLLM v0.10.0's runai_streamer reads the whole checkpoint in every rank: flag the bytes a node really reads,
+    the load estimate and the startup probe it gets (``stacks/plan/serving_load.py``)."""
+    ranks = ranks_per_node(svc)
+    if not streams_every_rank(svc) or ranks < 2:
+        return
+    full = card.weights_bytes(svc.precision.value) / 1e9
+    load = weights_load_s(card, svc)
+    probe = startup_probe_budget_s(card, svc)
+    at.warn("modelUri", f"vLLM v0.10.0 streams the whole checkpoint in each of the {ranks} ranks per node (no "
+            f"distributed streaming): {ranks} × {full:,.0f} GB = {bytes_per_node_gb(card, svc):,.0f} GB per node, "
+            f"≈{load:,.0f} s if its ranks share the one measured streamer rate ({RUNAI_STREAMER_LOAD.weights_gb:g} GB "
+            f"in {RUNAI_STREAMER_LOAD.to_gpu_s:g} s from S3; not measured through Cloud Storage FUSE or with "
+            f"concurrent readers); the startup probe allows {probe:,} s and Kueue's pods-ready timeout follows",
+            svc.model_uri, allowed=None,
+            fix="measure one replica's load; cut it with a Cloud Storage FUSE file cache with parallel downloads, "
+            "Hyperdisk ML or local SSD, or a vLLM with distributed streaming")
 
 
 def _check_protected(at: Issues, svc: Service, pool: NodePool, index: int) -> None:
@@ -269,10 +295,13 @@ def _check_queue(where: Issues, serving: ServingSpec, sched: SchedulingSpec,
                             "are free", svc.pool, allowed="a GPU pool no Slurm queue has quota on",
                             fix="add a pool for serving (on-demand or reservation) outside scheduling.queues")
         return
-    if any(q.name == SERVING_QUEUE for q in sched.queues):
-        where.error("services", f"scheduling.queues already has a queue named '{SERVING_QUEUE}', the name of "
-                    "serving's own ClusterQueue", SERVING_QUEUE, allowed="training queues with other names",
-                    fix=f"rename that training queue (serving's queue is always '{SERVING_QUEUE}')")
+    for taken in (SERVING_QUEUE, SERVING_DEFAULT_CLUSTER_QUEUE):
+        if any(q.name == taken for q in sched.queues):
+            where.error("services", f"scheduling.queues already has a queue named '{taken}', the name of one of "
+                        f"serving's own ClusterQueues ('{SERVING_QUEUE}' and '{SERVING_DEFAULT_CLUSTER_QUEUE}')", taken,
+                        allowed="training queues with other names",
+                        fix=f"rename that training queue (serving's queues are always '{SERVING_QUEUE}' and "
+                        f"'{SERVING_DEFAULT_CLUSTER_QUEUE}')")
     if sched.cohort is None:
         where.warn("services", "scheduling.cohort is not set: serving's idle GPUs cannot be lent to training, so they "
                    "stay idle between peaks", None, allowed=None, fix="set scheduling.cohort (e.g. cohort: ml)")

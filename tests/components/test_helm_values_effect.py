@@ -131,7 +131,8 @@ def test_the_kueue_manager_config_carries_our_settings(name):
     cm = rendered(name).one("ConfigMap", "kueue-manager-config")
     got = yaml.safe_load(cm["data"]["controller_manager_config.yaml"])
     timeout = load_planned(decode_config(config(name)), CAT).plan.kueue.pods_ready_timeout  # raised on rack pools
-    want = yaml.safe_load(manager_config_yaml(spec.scheduling, pods_ready_timeout_s=timeout.seconds))
+    want = yaml.safe_load(manager_config_yaml(spec.scheduling, pods_ready_timeout_s=timeout.seconds,
+                                              serving=spec.serving is not None))
     assert {"waitForPodsReady", "integrations"} <= set(want)
     for key in ("waitForPodsReady", "fairSharing", "integrations"):  # fairSharing: only with a cohort to share in
         assert got.get(key) == want.get(key), key

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
+from catalog.cloud_limits import cloud_limit
+from render.serving_identity import amp_scrape_config
 from tests.support.helm.examples import rendered
 from tests.support.policy.harness import example
 
@@ -47,14 +50,44 @@ def test_eks_keda_queries_the_workspace_the_collector_fills():
     assert scraper["destination"]["amp"]["workspaceArn"] == workspace
     job = yaml.safe_load(scraper["scrapeConfiguration"])["scrape_configs"][0]
     assert job["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["serving"]}}]
-    relabel = {tuple(r["source_labels"]): r for r in job["relabel_configs"]}
+    relabel = {tuple(r.get("source_labels", ())): r for r in job["relabel_configs"]}
     assert relabel[("__meta_kubernetes_pod_label_app_kubernetes_io_name",)]["regex"] == "vllm"
     assert relabel[("__meta_kubernetes_namespace",)]["target_label"] == "namespace"  # the queries filter on it
     assert 'namespace="serving"' in scaled["spec"]["triggers"][0]["metadata"]["query"]
-    access = next(r.inputs for r in resources if r.type == "aws:eks/accessEntry:AccessEntry"
-                  and r.name == "serving-identity-collector-access")
-    (binding,) = _inputs(resources, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
-    assert binding["subjects"][0]["name"] == access["userName"] == "aps-collector-user"
-    (role_obj,) = _inputs(resources, "kubernetes:rbac.authorization.k8s.io/v1:Role")
-    assert role_obj["metadata"]["namespace"] == "serving" and role_obj["rules"] == [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+
+
+def test_eks_collector_scrapes_no_faster_than_amp_allows():
+    """CreateScraper refuses a scrape interval under AMP's minimum, and every serving object waits on the collector."""
+    (scraper,) = _inputs(example("eks-serving"), "aws:amp/scraper:Scraper")
+    interval = yaml.safe_load(scraper["scrapeConfiguration"])["global"]["scrape_interval"]
+    assert int(interval.rstrip("s")) >= int(cloud_limit("aws-amp-scraper-min-scrape-interval").value) == 30
+
+
+def test_a_scrape_interval_amp_refuses_is_refused_with_its_source():
+    with pytest.raises(ValueError, match=r"15 s is below 30 s: .*AMP-collector-how-to"):
+        amp_scrape_config("serving", 15)
+    assert "scrape_interval: 60s" in amp_scrape_config("serving", 60)
+
+
+def test_eks_creates_no_second_access_entry_for_the_collectors_role():
+    """AMP creates the scraper role's access entry itself on an API-mode cluster; EKS refuses a second entry for the
+    same principal, so only the administrators' entries are the stack's."""
+    resources = example("eks-serving")
+    entries = [r for r in resources if r.type == "aws:eks/accessEntry:AccessEntry"]
+    assert not [r for r in entries if "collector" in r.name]
+    assert not _inputs(resources, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+
+
+@pytest.mark.parametrize("stack", ["gke-serving", "eks-serving"])
+def test_keda_reads_only_this_clusters_vllm_series(stack):
+    """GMP answers for the whole project and an AMP workspace may be shared: another cluster's serving/chat must not
+    inflate the signals, so every query matches this cluster's name, and on EKS the collector sets that label."""
+    from tests.render.test_serving_render import _plan
+    cluster = _plan(stack).cluster.name
+    resources = example(stack)
+    for scaled in _inputs(resources, "kubernetes:keda.sh/v1alpha1:ScaledObject"):
+        for t in scaled["spec"]["triggers"]:
+            assert f'cluster="{cluster}",' in t["metadata"]["query"], t["name"]
+    for scraper in _inputs(resources, "aws:amp/scraper:Scraper"):
+        job = yaml.safe_load(scraper["scrapeConfiguration"])["scrape_configs"][0]
+        assert {"target_label": "cluster", "replacement": cluster} in job["relabel_configs"]

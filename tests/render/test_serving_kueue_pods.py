@@ -11,8 +11,9 @@ import copy
 import yaml
 
 from render.kueue_config import IGNORED_RESOURCES
-from stacks.plan.admission import assign, podset_from_template, queue_from_objects
-from stacks.plan.kueue_pods import pod_fate
+from stacks.plan.admission import NO_TAS_FLAVOR, admit, podset_from_template, queue_from_objects
+from render.kueue_config import SERVING_INTEGRATIONS
+from stacks.plan.kueue_pods import LWS_INTEGRATION, pod_fate, workloads_of
 from stacks.plan.serving import model_card, replica_start
 from tests.render.test_serving_render import _plan
 from tests.support.helm.examples import rendered
@@ -39,10 +40,11 @@ def _templates(obj):
     return [lws["leaderTemplate"], lws["workerTemplate"]]
 
 
-def _admit(config, by_kind, local_queue, template):
+def _admit(config, by_kind, local_queue, template, cluster_queue=None):
     lq = next(q for q in by_kind["LocalQueue"] if q["metadata"]["namespace"] == NS
               and q["metadata"]["name"] == local_queue)
-    cq = next(q for q in by_kind["ClusterQueue"] if q["metadata"]["name"] == lq["spec"]["clusterQueue"])
+    cq = next(q for q in by_kind["ClusterQueue"]
+              if q["metadata"]["name"] == (cluster_queue or lq["spec"]["clusterQueue"]))
     # Kueue drops the configured prefixes from a workload's requests before it looks for quota
     excluded = config["resources"]["excludeResourcePrefixes"]
     template = copy.deepcopy(template)
@@ -52,7 +54,7 @@ def _admit(config, by_kind, local_queue, template):
             for r in [r for r in res if any(r.startswith(p) for p in excluded)]:
                 del res[r]
     ps = podset_from_template("main", 1, template)
-    return cq, assign(queue_from_objects(cq, by_kind["ResourceFlavor"], by_kind.get("Topology", [])), ps)
+    return cq, admit(queue_from_objects(cq, by_kind["ResourceFlavor"], by_kind.get("Topology", [])), ps)
 
 
 def test_the_endpoint_pickers_are_queued_and_admitted_without_a_gpu():
@@ -65,7 +67,19 @@ def test_the_endpoint_pickers_are_queued_and_admitted_without_a_gpu():
         fate = pod_fate(config, NS, labels, by_kind["LocalQueue"])
         assert fate.managed and not fate.gated_forever, epp["metadata"]["name"]
         cq, a = _admit(config, by_kind, fate.local_queue, epp["spec"]["template"])
-        assert cq["metadata"]["name"] == "serving" and a.admissible and a.flavors == {}  # no GPU pool forced on it
+        # its own ClusterQueue with a plain flavor: no TAS implied, no GPU pool forced on it
+        assert cq["metadata"]["name"] == "serving-default" and a.admissible and a.flavors == {}, a.why()
+        quota = [r for g in cq["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]]
+        assert quota == [{"name": "nvidia.com/gpu", "nominalQuota": 0}] and "cohortName" not in cq["spec"]
+
+
+def test_in_servings_tas_only_queue_the_pickers_would_never_be_admitted():
+    """Serving's ClusterQueue has only TAS flavors, so Kueue implies TAS for every pod in it; a picker asks no quota
+    resource, gets no flavor and fails the TAS step ("no TAS flavor assigned")."""
+    st, config, by_kind = _setup()
+    epp = next(o for o in st.objects if o["kind"] == "Deployment" and o["metadata"]["name"].endswith("-epp"))
+    cq, a = _admit(config, by_kind, "default", epp["spec"]["template"], cluster_queue="serving")
+    assert not a.admissible and NO_TAS_FLAVOR in a.why()
 
 
 def test_vllm_pods_are_admitted_against_servings_own_quota_on_their_pool():
@@ -79,6 +93,41 @@ def test_vllm_pods_are_admitted_against_servings_own_quota_on_their_pool():
             assert fate.local_queue == "serving"
             cq, a = _admit(config, by_kind, fate.local_queue, t)
             assert a.admissible and set(a.flavors) == {"nvidia.com/gpu"}, a.why()
+
+
+def test_a_leader_worker_set_group_is_admitted_as_one_workload_on_one_flavor():
+    """The 405B replica (2 nodes × 8 GPUs) is one Kueue workload: leader and worker PodSets admitted together on the
+    pool's flavor within serving's own (never borrowed) quota, not two single-pod workloads."""
+    _, config, by_kind = _setup()
+    assert set(SERVING_INTEGRATIONS) <= set(config["integrations"]["frameworks"])
+    (lws,) = [o for o in by_kind["LeaderWorkerSet"] if o["metadata"]["namespace"] == NS]
+    (workload,) = workloads_of(config, lws)
+    assert [(p.name, p.count) for p in workload] == [("leader", 1), ("worker", 1)]
+    used: dict[str, float] = {}
+    for p in workload:
+        cq, a = _admit(config, by_kind, "serving", p.template)
+        assert a.admissible, a.why()
+        flavor = a.flavors["nvidia.com/gpu"]
+        gpus = p.template["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+        used[flavor] = used.get(flavor, 0) + int(gpus) * p.count
+    (flavor, gpus), = used.items()
+    nominal = next(r["nominalQuota"] for g in cq["spec"]["resourceGroups"] for f in g["flavors"]
+                   if f["name"] == flavor for r in f["resources"] if r["name"] == "nvidia.com/gpu")
+    assert gpus == 16 and gpus <= nominal
+
+
+def test_without_the_lws_integration_each_pod_of_a_group_is_its_own_workload():
+    _, config, by_kind = _setup()
+    (lws,) = [o for o in by_kind["LeaderWorkerSet"] if o["metadata"]["namespace"] == NS]
+    plain = {**config, "integrations": {"frameworks": [f for f in config["integrations"]["frameworks"]
+                                                       if f != LWS_INTEGRATION]}}
+    assert [[(p.name, p.count) for p in w] for w in workloads_of(plain, lws)] == [[("main", 1)], [("main", 1)]]
+
+
+def test_stacks_without_serving_do_not_enable_the_serving_integrations():
+    config = yaml.safe_load(rendered("gke-kueue").one("ConfigMap", "kueue-manager-config")["data"][
+        "controller_manager_config.yaml"])
+    assert not set(SERVING_INTEGRATIONS) & set(config["integrations"]["frameworks"])
 
 
 def test_without_the_default_queue_the_pickers_would_wait_forever():

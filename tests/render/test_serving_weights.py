@@ -88,6 +88,15 @@ def test_eks_vllm_streams_s3_with_a_role_that_reads_only_its_prefix():
     assert listing["Condition"]["StringLike"]["s3:prefix"] == [prefix, f"{prefix}/*"]
 
 
+def test_eks_vllm_keeps_the_streamers_boto3_credentials_that_read_pod_identity():
+    """The streamer switches boto3 off when RUNAI_STREAMER_NO_BOTO3_SESSION is present at all (even "0"), and
+    RUNAI_STREAMER_S3_UNSIGNED=1 drops credentials: neither may reach the container."""
+    from render.serving_identity import STREAMER_BOTO3_OFF
+    for pod in _pods(_objects("eks-serving").services[0].workload):
+        env = {e["name"] for c in pod["spec"]["containers"] for e in c.get("env") or []}
+        assert not env & set(STREAMER_BOTO3_OFF)
+
+
 def test_a_hugging_face_model_needs_no_bucket_identity():
     raw = edits(_raw("eks-serving"), {("serving", "services", 0, "modelUri"): "meta-llama/Llama-3.1-8B-Instruct"})
     spec, _ = load_spec(raw)

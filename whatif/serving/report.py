@@ -43,6 +43,8 @@ def as_dict(spec: StackSpec, result: SimResult) -> dict[str, Any]:
             "gpuHours": round(s.gpu_minutes / 60, 2), "maxReplicas": s.replicas_max_seen, "scaleUps": s.scale_ups,
             "reclaims": s.reclaims, "replicaStartOnReclaimedGpusS": round(s.replica_start_s, 1),
             "requests": round(s.requests), "served": round(s.served),
+            # the preview's usdPerMillionOutputTokens is at peak: name the basis so the two are not confused
+            "usdPerMillionOutputTokensBasis": "average over the simulated hours",
             "usdPerMillionOutputTokens": None if (v := s.usd_per_million_output_tokens(
                 svcs[s.name].traffic.output_tokens)) is None else round(v, 4)} for s in result.services],
         "pools": [{
@@ -66,7 +68,8 @@ def text(stack: str, spec: StackSpec, result: SimResult) -> str:
                   f"{s['tpotAttainment']:.1%} (worst modelled p99 TTFT {s['worstTtftP99S']:.1f} s)",
                   f"  {s['gpuHours']:.1f} GPU-h, up to {s['maxReplicas']} replicas, {s['scaleUps']} scale-ups "
                   f"({s['reclaims']} on GPUs reclaimed from training, each serving after "
-                  f"{s['replicaStartOnReclaimedGpusS']:.0f} s), {usd} per million output tokens",
+                  f"{s['replicaStartOnReclaimedGpusS']:.0f} s), {usd} per million output tokens (average over "
+                  f"the simulated hours; the preview's is at peak)",
                   f"  capacity from: {s['evidence']}"]
     for p in d["pools"]:
         lines.append(f"pool {p['pool']} ({p['gpus']} GPUs): utilization {p['utilization']:.1%} (training "

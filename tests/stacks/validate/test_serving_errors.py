@@ -36,7 +36,16 @@ def test_examples_have_no_serving_errors_and_flag_only_evidence_from_another_eng
     assert _issues(EKS) == ([], [])
     errors, warnings = _issues(GKE)
     assert errors == []
-    assert [w.path for w in warnings] == ["gpu-cluster:serving.services[1].server"]  # 405B: TensorRT-LLM row only
+    # 405B: a TensorRT-LLM row only, and 8 ranks per node each streaming the whole checkpoint
+    assert sorted(w.path for w in warnings) == ["gpu-cluster:serving.services[1].modelUri",
+                                                "gpu-cluster:serving.services[1].server"]
+
+
+def test_every_rank_streaming_the_whole_405b_checkpoint_is_flagged_with_the_bytes_and_the_probe():
+    _, warnings = _issues(GKE)
+    (w,) = [w for w in warnings if w.path.endswith("modelUri")]
+    assert "8 × 406 GB = 3,247 GB per node" in w.problem and "≈1,075 s" in w.problem
+    assert "the startup probe allows 1,620 s" in w.problem and "not measured" in w.problem
 
 
 def test_llama_70b_bf16_on_one_h100_is_refused_with_the_gib_missing():
@@ -153,3 +162,14 @@ def test_a_replica_slower_to_start_than_the_ramp_is_warned_with_its_parts():
     ramp = [w for w in warnings if w.path.endswith("traffic.rampSeconds")]
     assert len(ramp) == 1 and "longer than the 60 s ramp" in ramp[0].problem and "weights and server start" in \
         ramp[0].problem
+
+
+def test_the_eks_cold_start_counts_amps_30_s_scrape_and_a_keda_poll():
+    raw = edits(EKS, {(*SVC, "replicas", "min"): 1, (*SVC, "traffic", "rampSeconds"): 60})
+    (ramp,) = [w for w in _issues(raw)[1] if w.path.endswith("traffic.rampSeconds")]
+    assert "metric polls 45 s" in ramp.problem  # one 30 s scrape (AMP's minimum) + one 15 s KEDA poll
+
+
+def test_a_training_queue_may_not_take_the_name_of_servings_default_cluster_queue():
+    errors, _ = _issues(edits(GKE, {("scheduling", "queues", 0, "name"): "serving-default"}))
+    assert any(e.value == "serving-default" and "serving's own ClusterQueues" in e.problem for e in errors)

@@ -91,3 +91,9 @@ def test_examples_report_attainment_and_training_utilization(stack, capsys):
     assert all("trainingUtilization" in p for p in out["pools"])
     assert out["answer"]["holdsSloAtHighUtilization"] in (True, False)
     assert out["answer"]["why"].startswith(("yes:", "no:"))
+
+
+def test_the_what_ifs_price_per_token_is_labelled_an_average_not_the_previews_peak(capsys):
+    assert main(["--stack", "gke-serving", "--workload", "workloads/serving/gke-serving.yaml"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if "per million output tokens" in x]
+    assert lines and all("per million output tokens (average over the simulated hours" in x for x in lines)
