@@ -5,13 +5,13 @@ from typing import Any
 
 from whatif.compare import compare_markdown
 from whatif.report.fleet import fleet_markdown
-from whatif.report.formatting import hours, pct, usd
+from whatif.report.formatting import hours, pct, simulated, usd
 
 
 def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
     w = report["workload"]
     out = [f"## What-if: `{report['stack']}` ({report['scheduler']}) on `{w['name']}`", "",
-           f"{w['jobs']} jobs ({w['kind']}), seed {report['seed']}, {report['horizonHours']:.1f} h simulated.", ""]
+           f"{w['jobs']} jobs ({w['kind']}), seed {report['seed']}, {simulated(report)}.", ""]
     if report["neverStartable"]:
         out += [f"**{len(report['neverStartable'])} job(s) can never start:**", ""]
         out += [f"- `{n['job']}` (queue {n['queue']}, {n['gpus']:g} GPUs on {n['nodes']} node(s)): {n['reason']}"

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from whatif.compare import compare_table
 from whatif.report.fleet import fleet_table
-from whatif.report.formatting import hours, pct, usd
+from whatif.report.formatting import hours, pct, simulated, usd
 
 
 def money_table(report: dict[str, Any]) -> Table:
@@ -59,7 +59,7 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
                       no_color=not color)
     w = report["workload"]
     console.print(f"What-if: stack {report['stack']} ({report['scheduler']}), workload {w['name']} ({w['kind']}, "
-                  f"{w['jobs']} jobs), seed {report['seed']}, {report['horizonHours']:.1f} h simulated")
+                  f"{w['jobs']} jobs), seed {report['seed']}, {simulated(report)}")
     if report["neverStartable"]:
         console.print(f"[bold]{len(report['neverStartable'])} job(s) can never start on this stack:[/bold]")
         for n in report["neverStartable"][:20]:
