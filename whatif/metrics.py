@@ -62,7 +62,7 @@ def _pool_money(u: PoolUsage) -> tuple[float, float, float, float | None, float 
 
 def pool_row(u: PoolUsage) -> dict[str, Any]:
     price = None if u.usd_per_node_hour is None else round(u.usd_per_node_hour / u.gpus_per_node, 4)
-    return {"pool": u.pool, "listUsdPerGpuHour": price, **_money(*_pool_money(u)), "interruptions": u.interruptions}
+    return {"pool": u.pool, "usdPerGpuHour": price, **_money(*_pool_money(u)), "interruptions": u.interruptions}
 
 
 def _sum(values: Iterable[float | None]) -> float | None:
@@ -87,7 +87,8 @@ RUN_BILLING = ("the run is billed from 0 h to its end, when nothing left can cha
                f"or by the what-if's {DRAIN_DAYS}-day drain limit (no job ended, and none running then could still "
                f"end, for {DRAIN_DAYS} days: a warning says so), is billed to the cut (nodes still up are paid to it, "
                "no tail). cost $ = paid node-hours × $/node-h; idle $ = (paid - allocated) GPU-h × $/GPU-h; $ per used "
-               "GPU-h = cost $ / (allocated - lost) GPU-h")
+               "GPU-h = cost $ / (allocated - lost) GPU-h; GPU pools only: the control plane and the system pool, "
+               "which the preview's cost table adds, are not in these dollars")
 """The run's billing convention, the same for every stack (``stacks/plan/billing.py`` bills the pools)."""
 
 

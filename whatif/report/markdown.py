@@ -17,12 +17,12 @@ def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
         out += [f"- `{n['job']}` (queue {n['queue']}, {n['gpus']:g} GPUs on {n['nodes']} node(s)): {n['reason']}"
                 for n in report["neverStartable"][:20]]
         out.append("")
-    out += ["| pool | paid GPU-h | allocated GPU-h | utilization | idle GPU-h | idle $ | cost $ | list $/GPU-h | "
+    out += ["| pool | paid GPU-h | allocated GPU-h | utilization | idle GPU-h | idle $ | cost $ | $/GPU-h | "
             "$ per used GPU-h | lost GPU-h |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in [*report["pools"], {"pool": "**total**", **report["total"]}]:
         out.append(f"| {p['pool']} | {p['paidGpuHours']:,.0f} | {p['allocatedGpuHours']:,.0f} | "
                    f"{pct(p['utilization'])} | {p['idleGpuHours']:,.0f} | {usd(p['idleCostUsd'])} | "
-                   f"{usd(p['costUsd'])} | {usd(p.get('listUsdPerGpuHour'))} | "
+                   f"{usd(p['costUsd'])} | {usd(p.get('usdPerGpuHour'))} | "
                    f"{usd(p['effectiveUsdPerUsedGpuHour'])} | {p['lostGpuHours']:,.1f} |")
     if report.get("fleet"):
         out += ["", *fleet_markdown(report)]
