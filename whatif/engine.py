@@ -54,6 +54,8 @@ class Engine:
         """What each capacity block's end did to the run, and a cut run's note (a warning in every format)."""
         self.last_finish = 0.0
         """When a job last ended (the drain limit counts from it)."""
+        self._due_at = -1.0
+        self._due: list[JobState] = []  # jobs running as the drain deadline passed (``_running_since``)
         self.cut: str | None = None
         """What cut the run short with work left (``--horizon-hours``, the drain limit); None: it ran to its end."""
 
@@ -121,8 +123,12 @@ class Engine:
         return self._result(horizon, False)
 
     def _running_since(self, t: float) -> bool:
-        """A job that was running at ``t`` still runs (it reaches its end or is stopped in finite time)."""
-        return any(js.state == RUNNING and js.start <= t for js in self.jobs)
+        """A job that was running at ``t`` still runs (it reaches its end or is stopped in finite time). Such jobs
+        are found once per ``t`` and only drop out (a restart after ``t`` does not count)."""
+        if t != self._due_at:
+            self._due_at, self._due = t, [js for js in self.jobs if js.state == RUNNING]
+        self._due = [js for js in self._due if js.state == RUNNING and js.start <= t]
+        return bool(self._due)
 
     def _cut_note(self, cut: float) -> str:
         left = [js.job.id for js in self.jobs if js.state not in (DONE, NEVER)]
