@@ -16,13 +16,11 @@ from whatif.core import (
     BLOCK_END, DONE, END, IDLE_CHECK, INTERRUPT, NEVER, NODE_READY, PENDING, RUNNING, SUBMIT, TICK, JobState, Scheduler,
     SchedulerFactory,
 )
-from whatif.feasible import candidate_pools, never_startable
-from whatif.model import Job, JobOutcome, Sample, SimOptions, SimResult
+from whatif.feasible import fitting_pools, never_startable
+from whatif.model import DRAIN_LIMIT_S, Job, JobOutcome, Sample, SimOptions, SimResult
 from whatif.nodes import BOOTING, OFF, UP, Node, PoolState, allocate, release
 
 PROGRESS_EVERY_EVENTS = 4096
-DRAIN_LIMIT_S = 30 * 86400.0
-"""Without a horizon the run ends when every job has ended, or this long after the last submit."""
 
 
 class Engine:
@@ -53,7 +51,13 @@ class Engine:
                                      enumerate(sorted(jobs, key=lambda j: (j.submit_s, j.id)))]
         self.autoscaler = Autoscaler(self, self.scheduler)
         self.block_notes: list[str] = []
-        """What each capacity block's end did to the run (a warning in every format)."""
+        """What each capacity block's end did to the run, and a cut run's note (a warning in every format)."""
+        self.last_finish = 0.0
+        """When a job last ended (the drain limit counts from it)."""
+        self._due_at = -1.0
+        self._due: list[JobState] = []  # jobs running as the drain deadline passed (``_running_since``)
+        self.cut: str | None = None
+        """What cut the run short with work left (``--horizon-hours``, the drain limit); None: it ran to its end."""
 
     # -- events -----------------------------------------------------------------------------------------------
     def push(self, t: float, kind: int, payload: Any = None) -> None:
@@ -80,13 +84,17 @@ class Engine:
         last_submit = max((j.job.submit_s for j in self.jobs), default=0.0)
         horizon = self.options.horizon_s
         end_hint = horizon or last_submit
-        if horizon is None:  # jobs that can never be placed (gang requeues, a quota above capacity) must not run forever
-            horizon = last_submit + DRAIN_LIMIT_S
+        cut: float | None = None
         count = 0
         while self._heap:
             t = self._heap[0][0]
             if horizon is not None and t > horizon:
                 break
+            if horizon is None:
+                deadline = max(last_submit, self.last_finish) + DRAIN_LIMIT_S
+                if t > deadline and not self._running_since(deadline):
+                    cut = max(deadline, self.now)
+                    break
             self.now = t
             while self._heap and self._heap[0][0] == t:
                 _, _, kind, payload = heapq.heappop(self._heap)
@@ -104,9 +112,32 @@ class Engine:
                 self.options.progress(t, end_hint)
             if self.unfinished == 0 or self._progress_events == 0 or self._stranded():
                 break
-        ended = self.unfinished == 0 or self._progress_events == 0 or self._stranded()
-        return self._result(self.now if ended or self.options.horizon_s is None else horizon,
-                            ended or self.options.horizon_s is None)
+        if self.unfinished == 0 or self._progress_events == 0 or self._stranded():
+            return self._result(self.now, True)
+        if cut is not None:
+            self.cut = f"the what-if's {DRAIN_LIMIT_S / 86400:.0f}-day drain limit"
+            self.block_notes.append(self._cut_note(cut))
+            return self._result(cut, False)
+        assert horizon is not None  # the heap ran dry: no progress event left, so the run ended above
+        self.cut = "--horizon-hours"
+        return self._result(horizon, False)
+
+    def _running_since(self, t: float) -> bool:
+        """A job that was running at ``t`` still runs (it reaches its end or is stopped in finite time). Such jobs
+        are found once per ``t`` and only drop out (a restart after ``t`` does not count)."""
+        if t != self._due_at:
+            self._due_at, self._due = t, [js for js in self.jobs if js.state == RUNNING]
+        self._due = [js for js in self._due if js.state == RUNNING and js.start <= t]
+        return bool(self._due)
+
+    def _cut_note(self, cut: float) -> str:
+        left = [js.job.id for js in self.jobs if js.state not in (DONE, NEVER)]
+        names = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        return (f"the run was cut at {cut / 3600:,.1f} h with {len(left)} job(s) unfinished ({names}): no job ended "
+                f"and none running then could still end within {DRAIN_LIMIT_S / 86400:.0f} days of the last "
+                f"submit or job end (jobs requeued or evicted over and over, or waiting for capacity that never comes); it "
+                f"is billed as a horizon cut at {cut / 3600:,.1f} h (nodes still up paid to it, no scale-down tail). "
+                f"Pass --horizon-hours to choose where the run stops")
 
     def _dispatch(self, kind: int, payload: Any) -> None:
         if kind == SUBMIT:
@@ -194,14 +225,15 @@ class Engine:
             f"for nodes until requeued: remove the block's quota when the block ends)")
 
     def _stranded(self) -> bool:
-        """Every job left can run only on capacity blocks that have ended, and none runs: nothing can change."""
+        """Every job left fits only capacity blocks that have ended, and none runs: nothing can change (a pool the
+        job does not fit, a 1-GPU pool for an 8-GPU job, must not keep the run going on stale events)."""
         closed = {name for name, p in self.pools.items() if p.closed}
         if not closed or self.allocated_gpus > 1e-9:  # a job still runs somewhere
             return False
         for js in self.jobs:
             if js.state in (DONE, NEVER):
                 continue
-            if js.state == RUNNING or any(p.name not in closed for p in candidate_pools(self.cluster, js.job)):
+            if js.state == RUNNING or any(p.name not in closed for p in fitting_pools(self.cluster, js.job)):
                 return False
         return True
 
@@ -270,6 +302,7 @@ class Engine:
         js.state = PENDING if requeue else DONE
         if not requeue:
             self.unfinished -= 1
+            self.last_finish = self.now
         self.scheduler.released(js, self.now, requeue)
         self.dirty = True
 
@@ -316,5 +349,6 @@ class Engine:
         return SimResult(scheduler=self.cluster.scheduler, horizon_s=end, jobs=outcomes,
                          pools={name: p.usage for name, p in self.pools.items()}, samples=self.samples,
                          preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s),
-                         warnings=list(getattr(self.scheduler, "warnings", list)()) + self.block_notes)
+                         warnings=list(getattr(self.scheduler, "warnings", list)()) + self.block_notes,
+                         cut=self.cut)
 

@@ -17,6 +17,12 @@ def candidate_pools(cluster: ClusterModel, job: Job) -> list[PoolModel]:
     return [cluster.pools[n] for n in names if n in cluster.pools]
 
 
+def fitting_pools(cluster: ClusterModel, job: Job) -> list[PoolModel]:
+    """The candidate pools the job fits (GPUs per node, nodes, topology, quota): where it can ever start."""
+    queue = cluster.queues[job.queue]
+    return [p for p in candidate_pools(cluster, job) if _why_not(cluster, queue, p, job) is None]
+
+
 def never_startable(cluster: ClusterModel, job: Job) -> str | None:
     pools = candidate_pools(cluster, job)
     if not pools:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Sequence
 
 from whatif.cluster import ClusterModel
-from whatif.model import Job, PoolUsage, SimResult, Workload
+from whatif.model import DRAIN_LIMIT_S, Job, PoolUsage, SimResult, Workload
 
 SIZE_CLASSES = (("<1 GPU", 0.0, 1.0), ("1 GPU", 1.0, 1.0), ("2-8 GPUs", 2.0, 8.0), ("9-64 GPUs", 9.0, 64.0),
                 ("65+ GPUs", 65.0, float("inf")))
@@ -62,7 +62,7 @@ def _pool_money(u: PoolUsage) -> tuple[float, float, float, float | None, float 
 
 def pool_row(u: PoolUsage) -> dict[str, Any]:
     price = None if u.usd_per_node_hour is None else round(u.usd_per_node_hour / u.gpus_per_node, 4)
-    return {"pool": u.pool, "listUsdPerGpuHour": price, **_money(*_pool_money(u)), "interruptions": u.interruptions}
+    return {"pool": u.pool, "usdPerGpuHour": price, **_money(*_pool_money(u)), "interruptions": u.interruptions}
 
 
 def _sum(values: Iterable[float | None]) -> float | None:
@@ -80,11 +80,15 @@ def total_row(pools: Iterable[PoolUsage]) -> dict[str, Any]:
     return _money(paid, alloc, lost, _sum(r[3] for r in rows), _sum(r[4] for r in rows))
 
 
-RUN_BILLING = ("the run is billed from 0 h to its end: the last job's end, with the scale-down tails (node "
-               "autoscaler, Slurm power saving) after it, whatever --horizon-hours says; a horizon that cuts the run "
-               "first ends the bill there (nodes still up are paid to it, no tail). cost $ = paid node-hours × "
-               "$/node-h; idle $ = (paid - allocated) GPU-h × $/GPU-h; $ per used GPU-h = cost $ / (allocated - "
-               "lost) GPU-h")
+DRAIN_DAYS = f"{DRAIN_LIMIT_S / 86400:g}"
+RUN_BILLING = ("the run is billed from 0 h to its end, when nothing left can change (the last job has ended, or every "
+               "job left can never run again), with the scale-down tails (node autoscaler, Slurm power saving) after "
+               "it, whatever --horizon-hours says; a run cut with jobs left that could still run, by --horizon-hours "
+               f"or by the what-if's {DRAIN_DAYS}-day drain limit (no job ended, and none running then could still "
+               f"end, for {DRAIN_DAYS} days: a warning says so), is billed to the cut (nodes still up are paid to it, "
+               "no tail). cost $ = paid node-hours × $/node-h; idle $ = (paid - allocated) GPU-h × $/GPU-h; $ per used "
+               "GPU-h = cost $ / (allocated - lost) GPU-h; GPU pools only: the control plane and the system pool, "
+               "which the preview's cost table adds, are not in these dollars")
 """The run's billing convention, the same for every stack (``stacks/plan/billing.py`` bills the pools)."""
 
 
@@ -97,6 +101,7 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
     return {
         "stack": cluster.stack, "scheduler": cluster.scheduler, "seed": seed,
         "horizonHours": round(result.horizon_s / 3600, 3),
+        "cutBy": result.cut,
         "workload": {"name": workload.name, "kind": workload.kind, "description": workload.description,
                      "jobs": len(counted), "warmUpJobs": len(workload.warm_up), "attribution": workload.attribution,
                      "notes": workload.notes},

@@ -60,6 +60,13 @@ class Workload:
     notes: list[str] = field(default_factory=list)
 
 
+DRAIN_LIMIT_S = 30 * 86400.0
+"""Without a horizon the run ends when every job has ended (or can never run again). It is cut only when this long
+has passed since the last submit or job end and no job that was running then is still running: jobs requeued or
+evicted over and over (gang requeues, a quota above capacity) must not run forever, but a job that is simply long
+runs to its end. A cut run is billed as a horizon cut and says so in every format."""
+
+
 @dataclass(frozen=True)
 class SimOptions:
     nodes_up: Literal["min", "max"] = "min"
@@ -138,3 +145,6 @@ class SimResult:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """Configuration defects the run exposed (a preemption loop): shown loudly in every format."""
+    cut: str | None = None
+    """What stopped the run with jobs left that could still run (``--horizon-hours``, the drain limit); it is then
+    billed to ``horizon_s`` as a horizon cut. None: the run went to its end."""

@@ -270,9 +270,12 @@ Available = Callable[[str, str], float]
 """(flavor, resource) -> quota free for this queue now (nominal and borrowable); None: an empty cluster."""
 
 
-def assign(queue: QueueShape, ps: PodSet, available: Available | None = None) -> Assignment:
+def assign(queue: QueueShape, ps: PodSet, available: Available | None = None,
+           used: Available | None = None) -> Assignment:
     """findFlavorForPodSets for one PodSet: per resource group, the flavors in order, each checked, then its quota;
-    fungibility decides whether to stop at a flavor that needs borrowing or preemption."""
+    fungibility decides whether to stop at a flavor that needs borrowing or preemption. ``used``: (flavor, resource)
+    -> what the queue already uses there (None: nothing): the PodSet borrows where that plus its request goes above
+    nominal (``FindHeightOfLowestSubtreeThatFits``), so ``whenCanBorrow: TryNextFlavor`` looks on from there."""
     out: dict[str, str] = {}
     considered: list[tuple[str, str]] = []
     worst = FIT
@@ -300,7 +303,7 @@ def assign(queue: QueueShape, ps: PodSet, available: Available | None = None) ->
                     considered.append((name, OVER_MAX.format(r=r, f=name, v=_num(val), m=_num(cap))))
                     mode = NO_FIT
                     break
-                if val > quota.nominal:
+                if val + (used(name, r) if used is not None else 0) > quota.nominal:
                     borrow = 1
                 free = available(name, r) if available is not None else cap
                 if val > free:

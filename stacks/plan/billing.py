@@ -141,7 +141,9 @@ def pool_billing(f: PoolFacts, pool: NodePool, overrides: Iterable[dict] = ()) -
         from stacks.plan.capacity_block import block_price, block_window
         block, window = block_price(f.cloud, pool, f.gpus_per_node), block_window(pool)
         if block is None or window is None:
-            return PoolBilling(f.name, kind, None, committed, "unknown: capacity block without its fee or window", None)
+            # the window is a fact of its own: a block without a declared fee still ends when its window does
+            return PoolBilling(f.name, kind, None, committed, "unknown: capacity block without its fee or window", None,
+                               window_hours=window.hours if window is not None and window.hours > 0 else None)
         return PoolBilling(f.name, kind, block.usd_per_node_hour, block.nodes, "capacity block fee (declared)",
                            window.start.date(), window_hours=window.hours)
     listed = f.price
@@ -157,7 +159,9 @@ def pool_billing(f: PoolFacts, pool: NodePool, overrides: Iterable[dict] = ()) -
 def billing_note(bill: PoolBilling, gpus_per_node: int) -> str:
     """What a pool's dollars are, in words a reader can recompute them from (every what-if format prints it)."""
     if bill.usd_per_node_hour is None:
-        return f"{bill.pool} ({bill.kind}): price unknown ({bill.label}); its $ figures are unknown, never $0"
+        ends = (f"; its nodes still go when its {bill.window_hours:g}-h window ends"
+                if bill.kind == CAPACITY_BLOCK and bill.window_hours is not None else "")
+        return f"{bill.pool} ({bill.kind}): price unknown ({bill.label}); its $ figures are unknown, never $0{ends}"
     rate = f"${bill.usd_per_node_hour:,.4f}/node-h (${bill.usd_per_node_hour / gpus_per_node:,.4f}/GPU-h)"
     when = f", as of {bill.as_of.isoformat()}" if bill.as_of and bill.kind != CAPACITY_BLOCK else ""
     if bill.kind == CAPACITY_BLOCK and bill.window_hours is not None:

@@ -98,7 +98,8 @@ class Preemption(SpecModel):
         "`workload: slurm`."))
     borrow_within_cohort: BorrowWithinCohort | None = Field(None, description=(
         "Kueue's preemption.borrowWithinCohort on every ClusterQueue. Needs a cohort, `fairSharing: false` (Kueue "
-        "allows it only with classical preemption) and reclaimWithinCohort other than Never. Kueue only."))
+        "allows it only with classical preemption) and, for policy LowerPriority, reclaimWithinCohort other than Never. "
+        "Kueue only."))
 
 
 class FungibilityPolicy(str, Enum):

@@ -13,7 +13,9 @@ from typing import Any, Iterable
 from catalog import CapacityType, Catalog, Cloud
 from stacks.plan.kueue_topology import has_block_labels, tas_capable
 from stacks.validate.issues import Issues, allowed_list, choice_fix
-from stacks.spec.scheduling import ReclaimPreemption, SchedulingSpec, TopologyLevel, TopologyMode, Workload
+from stacks.spec.scheduling import (
+    BorrowPolicy, ReclaimPreemption, SchedulingSpec, TopologyLevel, TopologyMode, Workload,
+)
 from stacks.plan.queued import is_queued
 from stacks.spec.stack import NodePool
 
@@ -267,7 +269,9 @@ def _check_fair_share(queues: Issues, sched: SchedulingSpec) -> None:
 
 def _check_borrow_within_cohort(scheduling: Issues, sched: SchedulingSpec) -> None:
     """Kueue v0.19.2 (site/content/en/docs/concepts/cluster_queue.md, "borrowWithinCohort"): only with classical
-    preemption, not with fair sharing, and only when reclaimWithinCohort is not Never; it preempts in a cohort."""
+    preemption, not with fair sharing; a policy other than Never only when reclaimWithinCohort is not Never (the
+    ClusterQueue CRD's rule: ``!(reclaimWithinCohort == 'Never' && borrowWithinCohort.policy != 'Never')``, so
+    policy Never, which preempts nothing, is allowed with it); it preempts in a cohort."""
     borrow = sched.preemption.borrow_within_cohort
     if borrow is None:
         return
@@ -280,7 +284,8 @@ def _check_borrow_within_cohort(scheduling: Issues, sched: SchedulingSpec) -> No
         scheduling.error(where, "Kueue allows borrowWithinCohort only with classical preemption, not with fair "
                          "sharing (on by default with a cohort)", value, allowed="with scheduling.fairSharing: false",
                          fix="set scheduling.fairSharing: false, or remove borrowWithinCohort")
-    if sched.preemption.reclaim_within_cohort == ReclaimPreemption.NEVER:
-        scheduling.error(where, "Kueue supports borrowWithinCohort only when reclaimWithinCohort is not Never", value,
-                         allowed="reclaimWithinCohort: LowerPriority or Any",
+    if sched.preemption.reclaim_within_cohort == ReclaimPreemption.NEVER and borrow.policy != BorrowPolicy.NEVER:
+        scheduling.error(where, "Kueue supports borrowWithinCohort.policy other than Never only when "
+                         "reclaimWithinCohort is not Never", value,
+                         allowed="reclaimWithinCohort: LowerPriority or Any, or borrowWithinCohort.policy: Never",
                          fix="set preemption.reclaimWithinCohort: LowerPriority, or remove borrowWithinCohort")

@@ -76,6 +76,18 @@ def test_borrow_within_cohort_is_refused_where_kueue_refuses_it(changes, says):
     assert says in text and "scheduling.preemption.borrowWithinCohort" in text
 
 
+def test_borrow_within_cohort_policy_never_is_allowed_with_reclaim_never_as_the_crd_allows_it():
+    """The ClusterQueue CRD refuses only ``reclaimWithinCohort: Never`` with a borrowWithinCohort policy other than
+    Never (``!(reclaimWithinCohort == 'Never' && borrowWithinCohort.policy != 'Never')``); policy Never preempts
+    nothing, so the pair renders as written and the borrowing job waits."""
+    spec = load_stack_spec(_stack({"policy": "Never"}, reclaim="Never"))
+    plan = plan_stack(spec, load_catalog())
+    objects = render_kueue(spec.scheduling, list(plan.facts), plan.kueue.placements, namespaces=False)
+    for q in objects.cluster_queues:
+        assert q["spec"]["preemption"]["reclaimWithinCohort"] == "Never"
+        assert q["spec"]["preemption"]["borrowWithinCohort"] == {"policy": "Never"}
+
+
 def test_slurm_stacks_refuse_the_kueue_only_preemption_knobs():
     cfg = _stack({"policy": "LowerPriority"})
     cfg["scheduling"]["workload"] = "slurm"

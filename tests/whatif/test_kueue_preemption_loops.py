@@ -19,7 +19,6 @@ from whatif.report.text import render_text
 from whatif.run import run_whatif, simulate_jobs
 
 
-
 WORKLOAD = PROJECT_ROOT / "workloads" / "gke-kueue.yaml"
 
 
@@ -45,6 +44,35 @@ def test_the_shipped_gke_kueue_keeps_product_quota_so_reclaims_do_not_loop(seed7
     assert seed7["preemptions"]["count"] == 9019
     assert shipped["preemptions"]["count"] == 334
     assert shipped["preemptions"]["count"] * 20 < seed7["preemptions"]["count"]
+
+
+def _h100(cfg: dict, queue: str) -> dict:
+    q = next(q for q in cfg["gpu-cluster:scheduling"]["queues"] if q["name"] == queue)
+    return next(quota for quota in q["quotas"] if quota["pool"] == "h100")
+
+
+def test_a_nominal_quota_covering_the_largest_gang_moves_the_loop_instead_of_ending_it():
+    """product nominal 16 (its 2-node production gangs) and research 16 (lending 8), seed 7: product's batch jobs
+    borrow research's lendable GPUs and research's 16-GPU gangs reclaim them, so the loop stays (1,955 preemptions,
+    more than the shipped 334) with product's batch jobs as its victims (docs/whatif.md, 'Preemption loops')."""
+    cfg = copy.deepcopy(read_stack_config(PROJECT_ROOT / "Pulumi.gke-kueue.yaml"))
+    _h100(cfg, "product")["gpus"], _h100(cfg, "research")["gpus"] = 16, 16
+    report = run_whatif(cfg, WORKLOAD, 7, SimOptions(), "gke-kueue").report
+    assert report["preemptions"]["count"] == 1955
+    [warning] = report["warnings"]
+    assert "preemption loop on pool h100 between queues product, research" in warning
+    assert "(product-1-00022: 791)" in warning
+
+
+def test_no_reclaim_leaves_no_loop_between_queues():
+    """reclaimWithinCohort: Never on the shipped quotas, seed 7: 42 preemptions, and the only workload evicted 10+
+    times is a research preemptible job evicted by research's own batch jobs (within the queue, no cohort loop)."""
+    cfg = copy.deepcopy(read_stack_config(PROJECT_ROOT / "Pulumi.gke-kueue.yaml"))
+    cfg["gpu-cluster:scheduling"]["preemption"]["reclaimWithinCohort"] = "Never"
+    report = run_whatif(cfg, WORKLOAD, 7, SimOptions(), "gke-kueue").report
+    assert report["preemptions"]["count"] == 42
+    [warning] = report["warnings"]
+    assert "between queues research:" in warning and "research-0-00007: 16" in warning
 
 
 def test_a_workload_evicted_ten_times_is_reported_with_its_queues_and_pool():

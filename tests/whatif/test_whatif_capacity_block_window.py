@@ -91,3 +91,17 @@ def test_eks_kueue_what_if_cost_is_the_preview_block_price_for_the_same_hours():
     hours = res.horizon_s / 3600
     assert pool_row(res.pools["p5"])["costUsd"] == pytest.approx(p5.usd_per_hour_max * hours, abs=0.01)
     assert p5.usd_per_hour_max * p5.block["hours"] == pytest.approx(p5.block["usdTotal"], abs=0.01)
+
+
+def test_a_block_without_a_declared_fee_still_ends_with_its_window():
+    """The fee is unknown (its $ figures are null), but the window is declared: the 24-h block's nodes go at 23.5 h
+    and the 48-h job on it is killed there (the old what-if lost the window with the fee and ran the job 48 h)."""
+    cfg = _eks_kueue_block(24, 1536.0)
+    del cfg["gpu-cluster:nodePools"][0]["capacity"]["upfrontFeeUsd"]
+    model = cluster(cfg, OPTS)
+    res = simulate_jobs(model, [Job("long", 0, "pretraining", 8, run_s=48 * H, pool="p5")], 0, OPTS)
+    assert res.jobs["long"].end_s is None
+    assert res.horizon_s == pytest.approx(23.5 * H)
+    assert pool_row(res.pools["p5"])["costUsd"] is None
+    assert any("capacity block p5" in w and "killing 1" in w for w in res.warnings)
+    assert "window ends" in (model.pools["p5"].billing_note or "")

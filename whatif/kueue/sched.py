@@ -11,6 +11,7 @@ from typing import Any, Sequence
 from whatif.cluster import KueueModel, slices_for
 from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
+from whatif.kueue.audit import AdmissionAudit, held
 from whatif.kueue.cohort import Admitted, CohortView, Incoming
 from whatif.kueue.cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
 from whatif.kueue.loops import PreemptionLog
@@ -44,6 +45,9 @@ class KueueScheduler(PodsReady):
         self._evicting: KueueJob | None = None  # the victim ``preempt`` stops: ``released`` keeps its quota
         self._cycle_undo: list[tuple[str, str, int]] = []  # (queue, flavor, slices) to add back as a cycle ends
         self.loops = PreemptionLog()
+        self.audit: list[AdmissionAudit] | None = None
+        """Set to a list to record every admission (``kueue/audit.py``, for the tests); None: nothing recorded."""
+        self._held_at_cycle: dict[str, dict[str, int]] = {}
 
     def new_job(self, job: Job, n: int) -> KueueJob:
         return KueueJob(job, n)
@@ -176,6 +180,8 @@ class KueueScheduler(PodsReady):
                 return parked
         entries: list[Entry] = []
         no_fit: list[tuple[CQ, KueueJob]] = []
+        if self.audit is not None:
+            self._held_at_cycle = held(self.cqs)
         for i, (cq, js) in enumerate(heads):
             if js.shape in failed:
                 no_fit.append((cq, js))
@@ -315,6 +321,9 @@ class KueueScheduler(PodsReady):
         cq.head_at = cq.scan_at = NEVER
         js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
         cq.add(js.held)
+        if self.audit is not None:
+            self.audit.append(AdmissionAudit(now, js.job.id, cq.model.name, pool, js.held.slices, self._held_at_cycle,
+                                             held(self.cqs, evicting=False)))
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now
         js.token += 1
         self.waiting_pods.append(js)

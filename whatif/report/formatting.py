@@ -17,6 +17,14 @@ def hours(seconds: float | None) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
+def simulated(report: dict[str, Any]) -> str:
+    """How long the run went, and what cut it short with work left (billed as a horizon cut)."""
+    out = f"{report['horizonHours']:.1f} h simulated"
+    if report.get("cutBy"):
+        out += f", cut by {report['cutBy']} with {report['unfinished']} job(s) unfinished"
+    return out
+
+
 def pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f} %"
 

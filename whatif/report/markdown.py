@@ -5,24 +5,24 @@ from typing import Any
 
 from whatif.compare import compare_markdown
 from whatif.report.fleet import fleet_markdown
-from whatif.report.formatting import hours, pct, usd
+from whatif.report.formatting import hours, pct, simulated, usd
 
 
 def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
     w = report["workload"]
     out = [f"## What-if: `{report['stack']}` ({report['scheduler']}) on `{w['name']}`", "",
-           f"{w['jobs']} jobs ({w['kind']}), seed {report['seed']}, {report['horizonHours']:.1f} h simulated.", ""]
+           f"{w['jobs']} jobs ({w['kind']}), seed {report['seed']}, {simulated(report)}.", ""]
     if report["neverStartable"]:
         out += [f"**{len(report['neverStartable'])} job(s) can never start:**", ""]
         out += [f"- `{n['job']}` (queue {n['queue']}, {n['gpus']:g} GPUs on {n['nodes']} node(s)): {n['reason']}"
                 for n in report["neverStartable"][:20]]
         out.append("")
-    out += ["| pool | paid GPU-h | allocated GPU-h | utilization | idle GPU-h | idle $ | cost $ | list $/GPU-h | "
+    out += ["| pool | paid GPU-h | allocated GPU-h | utilization | idle GPU-h | idle $ | cost $ | $/GPU-h | "
             "$ per used GPU-h | lost GPU-h |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in [*report["pools"], {"pool": "**total**", **report["total"]}]:
         out.append(f"| {p['pool']} | {p['paidGpuHours']:,.0f} | {p['allocatedGpuHours']:,.0f} | "
                    f"{pct(p['utilization'])} | {p['idleGpuHours']:,.0f} | {usd(p['idleCostUsd'])} | "
-                   f"{usd(p['costUsd'])} | {usd(p.get('listUsdPerGpuHour'))} | "
+                   f"{usd(p['costUsd'])} | {usd(p.get('usdPerGpuHour'))} | "
                    f"{usd(p['effectiveUsdPerUsedGpuHour'])} | {p['lostGpuHours']:,.1f} |")
     if report.get("fleet"):
         out += ["", *fleet_markdown(report)]

@@ -9,18 +9,19 @@ from rich.table import Table
 
 from whatif.compare import compare_table
 from whatif.report.fleet import fleet_table
-from whatif.report.formatting import hours, pct, usd
+from whatif.report.formatting import hours, pct, simulated, usd
 
 
 def money_table(report: dict[str, Any]) -> Table:
-    t = Table(title="Utilization and cost (allocated / paid GPU-hours; list prices from the catalog)")
+    t = Table(title="Utilization and cost of the GPU pools (allocated / paid GPU-hours; $/GPU-h as billed: a capacity "
+                    "block's fee, a priceOverride, else the catalog list price)")
     for col in ("pool", "paid GPU-h", "allocated GPU-h", "utilization", "idle GPU-h", "idle $", "cost $",
-                "list $/GPU-h", "$ per used GPU-h", "lost GPU-h"):
+                "$/GPU-h", "$ per used GPU-h", "lost GPU-h"):
         t.add_column(col, justify="left" if col == "pool" else "right")
     for p in [*report["pools"], {"pool": "total", **report["total"]}]:
         t.add_row(p["pool"], f"{p['paidGpuHours']:,.0f}", f"{p['allocatedGpuHours']:,.0f}", pct(p["utilization"]),
                   f"{p['idleGpuHours']:,.0f}", usd(p["idleCostUsd"]), usd(p["costUsd"]),
-                  usd(p.get("listUsdPerGpuHour")), usd(p["effectiveUsdPerUsedGpuHour"]), f"{p['lostGpuHours']:,.1f}")
+                  usd(p.get("usdPerGpuHour")), usd(p["effectiveUsdPerUsedGpuHour"]), f"{p['lostGpuHours']:,.1f}")
     return t
 
 
@@ -59,7 +60,7 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
                       no_color=not color)
     w = report["workload"]
     console.print(f"What-if: stack {report['stack']} ({report['scheduler']}), workload {w['name']} ({w['kind']}, "
-                  f"{w['jobs']} jobs), seed {report['seed']}, {report['horizonHours']:.1f} h simulated")
+                  f"{w['jobs']} jobs), seed {report['seed']}, {simulated(report)}")
     if report["neverStartable"]:
         console.print(f"[bold]{len(report['neverStartable'])} job(s) can never start on this stack:[/bold]")
         for n in report["neverStartable"][:20]:

@@ -82,6 +82,20 @@ def test_fungibility_stops_at_a_borrowing_flavor_by_default_and_tries_the_next_w
     assert assign(queue_from_objects(cq, flavors), ps).flavors == {"cpu": "b"}  # fits b without borrowing
 
 
+def test_a_request_within_nominal_borrows_when_the_queue_already_uses_its_quota():
+    """Kueue counts borrowing from the queue's usage plus the request (FindHeightOfLowestSubtreeThatFits): 1 cpu on a
+    (nominal 1) while the queue uses 1 there borrows, so whenCanBorrow: TryNextFlavor goes on to b, where it fits
+    without borrowing (the old port compared the request alone with nominal and stopped at a)."""
+    cq = {"metadata": {"name": "q"}, "spec": {"cohortName": "c", "flavorFungibility": {"whenCanBorrow": "TryNextFlavor"},
+          "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+              {"name": f, "resources": [{"name": "cpu", "nominalQuota": 1}]} for f in "ab"]}]}}
+    queue = queue_from_objects(cq, [{"metadata": {"name": n}, "spec": {}} for n in "ab"])
+    ps = PodSet("p", 1, {"cpu": 1})
+    usage = {"a": 1.0, "b": 0.0}
+    assert assign(queue, ps, lambda f, r: 1.0, lambda f, r: usage[f]).flavors == {"cpu": "b"}
+    assert assign(queue, ps, lambda f, r: 1.0).flavors == {"cpu": "a"}  # nothing used: a fits within nominal
+
+
 def test_untolerated_taints_and_uncovered_resources_are_refused_with_kueues_reason():
     flavors = [{"metadata": {"name": "a"}, "spec": {"nodeTaints": [{"key": "gpu", "value": "x", "effect": "NoSchedule"}]}}]
     cq = {"metadata": {"name": "q"}, "spec": {"resourceGroups": [{"coveredResources": ["cpu"],
