@@ -108,8 +108,8 @@ def scaling_config(pool: NodePool, now: dt.datetime | None = None, fill: bool = 
     ``capacity.rollNodes`` the user asks for 0 (EKS upgrades such a group only at 0); setting it back to false then
     brings the block's nodes up again."""
     floor = 0 if is_capacity_block(pool) else pool.min_nodes
-    hold = fill and now is not None and is_capacity_block(pool) and not pool.capacity.roll_nodes
-    held = sizes_in_force(pool, now, fill) if hold else None
+    hold = fill and is_capacity_block(pool) and not pool.capacity.roll_nodes
+    held = sizes_in_force(pool, now, fill) if hold and now is not None else None
     if held is not None and held.role == "scale-up":
         return {"min_size": held.min_size, "desired_size": held.desired, "max_size": pool.max_nodes}
     return {"min_size": floor, "desired_size": floor, "max_size": pool.max_nodes}

@@ -144,6 +144,8 @@ CONFIG_RUNS = {f"{PY} -m preview --stack prod --policy-pack-config org-policy.js
                f"{PY} -m preview --stack NAME --policy-pack-config org-policy.json"}
 
 NOT_RUN = {
+    "python -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml --seed N":
+        "run above with --seed 7 (the --vs run); tests/whatif/test_kueue_preemption_loops.py pins each seed's figures",
     "pulumi preview --stack prod --policy-pack policies --policy-pack-config org-policy.json":
         "the Pulumi CLI is not installed here; the offline preview boots the same pack the same way",
     "pulumi preview --policy-pack policies --policy-pack-config org-policy.json": "the Pulumi CLI (as above)",
@@ -232,14 +234,23 @@ def test_documented_command_runs_as_documented(case: Run, tmp_path):
 
 @pytest.mark.slow
 def test_the_documented_pack_config_runs_as_documented(tmp_path):
-    """RULES.md's example config, on the stack its waiver is written for: the pool limits bite (the H100 limit of 10
-    $/GPU-h is below the list price: exit 1), every key is known and the waiver matches a pool (no warning)."""
+    """RULES.md's example config fits the stack its waiver is written for: every key is known, the waiver matches a
+    pool (no warning) and nothing is refused (exit 0). Its limits are read, not ignored: the same file with the H100
+    limit a cent under the pool's price refuses that pool."""
     config = _rules_example_config(tmp_path)
+    proc = run([PY, "-m", "preview", "--stack", "gke-operator-mig", "--policy-pack-config", str(config),
+                "--format", "json"])
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["warnings"] == []
+    assert [v for v in report["violations"] if v["enforcement"] == "mandatory"] == []
+    tight = json.loads(config.read_text(encoding="utf-8"))
+    tight["cost-gpu-hour-limit"]["maxUsdPerGpuHourByModel"]["H100_80GB"] = 11.05  # the pool's list price: $11.06
+    config.write_text(json.dumps(tight), encoding="utf-8")
     proc = run([PY, "-m", "preview", "--stack", "gke-operator-mig", "--policy-pack-config", str(config),
                 "--format", "json"])
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["warnings"] == []
     assert {v["policy"] for v in report["violations"] if v["enforcement"] == "mandatory"} == {"cost-gpu-hour-limit"}
 
 
