@@ -28,7 +28,7 @@ Content-Type: text/x-shellscript; charset="us-ascii"
 
 #!/bin/sh
 # The NVIDIA DRA driver's ComputeDomain daemons run IMEX on this node; a host {HOST_IMEX_UNIT} conflicts with them
-# (kubernetes-sigs/dra-driver-nvidia-gpu docs/prerequisites.md: disable and mask it; issue #524). Stop and disable
+# (kubernetes-sigs/dra-driver-nvidia-gpu docs/prerequisites.md: disable and mask it; dra-driver-nvidia-gpu#524). Stop and disable
 # it if the AMI ships it, then mask it so nothing starts it again (masking works whether or not the unit exists).
 systemctl stop {HOST_IMEX_UNIT} 2>/dev/null || true
 systemctl disable {HOST_IMEX_UNIT} 2>/dev/null || true
