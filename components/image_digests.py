@@ -84,6 +84,18 @@ def pinned(image: str) -> pulumi.Input[str]:
     return pulumi.Output.concat(image, "@", digest)
 
 
+def resolved(image: str) -> pulumi.Input[str]:
+    """``image`` by digest, for an upstream manifest fetched at deploy (Katib, Kubeflow Pipelines), whose images the
+    catalog cannot list ahead: the catalog's pin when it lists the tag, else the digest the registry returns for
+    the reference at deploy (the same lookup, one per image); a reference already by digest stays as it is."""
+    if "@" in image:
+        return image
+    digest = image_digest(image)
+    if digest is None:
+        digest = _resolver().digest(ImageDigest(image=image, digest="", source="an upstream manifest, at deploy"))
+    return pulumi.Output.concat(image, "@", digest)
+
+
 @functools.cache
 def _quoted_images() -> re.Pattern[str]:
     names = sorted(load_image_digests(), key=len, reverse=True)
