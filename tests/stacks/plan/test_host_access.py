@@ -1,5 +1,5 @@
 """Which containers reach the node (stacks/plan/host_access.py): privileged, host namespaces, capabilities beyond baseline,
-writable host paths; read-only host paths and baseline capabilities do not; and which hold Secrets through their RBAC."""
+writable host paths; read-only host paths and baseline capabilities do not; and which read Secrets through RBAC."""
 from __future__ import annotations
 
 import pytest
