@@ -3,7 +3,9 @@
 Katib and Kubeflow Pipelines ship no Helm chart; their kustomizations carry fixed credentials that are public
 (Katib's MySQL root password ``test``; KFP's MinIO ``minio``/``minio123`` and a MySQL root user with an empty
 password). A Pulumi transform on the kustomize ``Directory`` rewrites those objects before they are created, so the
-defaults never reach the cluster or the state. The rewrites are plain functions of the object, tested without Pulumi.
+defaults never reach the cluster or the state; the same transform pins every container that then holds a Secret
+by the digest its tag names at deploy (``render/manifest_images.py``). The rewrites are plain functions of the object,
+tested without Pulumi.
 The defaults themselves are listed once, in ``catalog/known_defaults.py``, which the policy pack reads too.
 """
 from __future__ import annotations
