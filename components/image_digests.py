@@ -84,6 +84,18 @@ def pinned(image: str) -> pulumi.Input[str]:
     return pulumi.Output.concat(image, "@", digest)
 
 
+def resolved(image: str) -> pulumi.Input[str]:
+    """``image`` by digest, for an upstream manifest fetched at deploy (Katib, Kubeflow Pipelines), whose images the
+    catalog cannot list ahead: the catalog's pin when it lists the tag, else the digest the registry returns for
+    the reference at deploy (the same lookup, one per image); a reference already by digest stays as it is."""
+    if "@" in image:
+        return image
+    digest = image_digest(image)
+    if digest is None:
+        digest = _resolver().digest(ImageDigest(image=image, digest="", source="an upstream manifest, at deploy"))
+    return pulumi.Output.concat(image, "@", digest)
+
+
 @functools.cache
 def _quoted_images() -> re.Pattern[str]:
     names = sorted(load_image_digests(), key=len, reverse=True)
@@ -164,11 +176,19 @@ def _split(image: str) -> tuple[str, str]:
     return repository, tag
 
 
+REGISTRY_APART = {("kubeflow-trainer", ("image",)), ("keda", ("image", "keda")),
+                  ("keda", ("image", "metricsApiServer")), ("keda", ("image", "webhooks"))}
+"""Images whose chart writes ``<registry>/<repository>:<tag>`` from separate values (the Trainer's
+``trainer.image``, KEDA's deployments): the pin keeps the registry apart, or the chart would prefix it twice."""
+
+
 def pinned_chart_values(chart: str, version: str, values: dict[str, Any]) -> dict[str, Any]:
     """The release's values with the images of its host-level and secret-holding containers
-    (``catalog/data/host-level-images.csv``, ``catalog/data/secret-holding-images.csv``) pinned by digest, in the form the chart takes: ``{repository, tag: <tag>@<digest>}`` (NVIDIA device plugin,
-    DRA driver, EFA plugin), ``{repository, image, version: <tag>@<digest>}`` (GPU Operator: the operator writes
-    ``repository/image:version``), ``{repository, digest}`` (Slinky's ``slurm.format-image``, which drops the tag)."""
+    (``catalog/data/host-level-images.csv``, ``catalog/data/secret-holding-images.csv``) pinned by digest, in the
+    form the chart takes: ``{repository, tag: <tag>@<digest>}`` (NVIDIA device plugin, DRA driver, EFA plugin,
+    Kueue, JobSet, LeaderWorkerSet), ``{registry, repository, tag: <tag>@<digest>}`` (``REGISTRY_APART``: Trainer,
+    KEDA), ``{repository, image, version: <tag>@<digest>}`` (GPU Operator: it writes ``repository/image:version``),
+    ``{repository, digest}`` (Slinky's ``slurm.format-image`` in both its charts, which drops the tag)."""
     out = pin_images(values)
     if chart == "slurm":
         out = _pin_image_objects(out)
@@ -193,11 +213,15 @@ def pinned_chart_values(chart: str, version: str, values: dict[str, Any]) -> dic
             continue
         repository, tag = _split(default_image)
         pin = pulumi.Output.concat(tag, "@", digest)
-        if chart == "gpu-operator":
-            repo, _, name = repository.rpartition("/")
-            node[path[-1]] = {**(current or {}), "repository": repo, "image": name, "version": pin}
-        elif chart == "slurm":
+        name = chart.rstrip("/").rsplit("/", 1)[-1]
+        if name == "gpu-operator":
+            repo, _, image = repository.rpartition("/")
+            node[path[-1]] = {**(current or {}), "repository": repo, "image": image, "version": pin}
+        elif name in ("slurm", "slurm-operator"):
             node[path[-1]] = {**(current or {}), "repository": repository, "digest": digest}
+        elif (name, path) in REGISTRY_APART:
+            registry, _, repo = repository.partition("/")
+            node[path[-1]] = {**(current or {}), "registry": registry, "repository": repo, "tag": pin}
         else:
             node[path[-1]] = {**(current or {}), "repository": repository, "tag": pin}
     return out

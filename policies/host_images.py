@@ -31,8 +31,9 @@ class Seen:
 
 
 def image_text(value: Any) -> str | None:
-    """An image value as a reference: a string, ``repository``/``tag``/``digest`` or ``repository``/``image``/
-    ``version`` (a digest as the version gives ``repo@sha256:…``); None when unset or not known until deploy."""
+    """An image value as a reference: a string, ``[registry/]repository``/``tag``/``digest`` or ``repository``/
+    ``image``/``version`` (a digest as the version gives ``repo@sha256:…``); None when unset or not known until
+    deploy."""
     if isinstance(value, str):
         return value or None
     value = as_dict(value)
@@ -41,6 +42,8 @@ def image_text(value: Any) -> str | None:
         return None
     if isinstance(value.get("image"), str):
         repo = f"{repo}/{value['image']}"
+    if isinstance(value.get("registry"), str) and value["registry"]:  # the Trainer's and KEDA's image values
+        repo = f"{value['registry']}/{repo}"
     tag = value.get("tag", value.get("version"))
     ref = repo
     if isinstance(tag, str) and tag:

@@ -12,6 +12,7 @@ from catalog import GpuModel
 from components.k8s.network_policies import system_network_policies
 from render.network_policies import isolated_namespace
 from components.charts import KUBEFLOW_TRAINER, KUEUE
+from components.image_digests import pinned_chart_values
 from components.k8s.custom_resources import custom_resource, kubernetes_provider_version, namespace
 from components.k8s.kubeflow import BASELINE_PSS, TRAINER_NAMESPACE
 from components.k8s.kueue import KUEUE_NAMESPACE, RESTRICTED_PSS
@@ -47,14 +48,15 @@ class FleetManager(pulumi.ComponentResource):
         kueue = k8s.helm.v3.Release(
             f"{name}-kueue", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
             namespace=KUEUE_NAMESPACE, timeout=900,
-            values=kueue_values,
+            values=pinned_chart_values(KUEUE.chart, KUEUE.version, kueue_values),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[kueue_ns]))
         trainer_ns = k8s.core.v1.Namespace(f"{name}-trainer-namespace", metadata={
             "name": TRAINER_NAMESPACE, "labels": {**BASELINE_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}},
             opts=child)
         trainer = k8s.helm.v3.Release(
             f"{name}-trainer", name="kubeflow-trainer", chart=f"{KUBEFLOW_TRAINER.repo}/{KUBEFLOW_TRAINER.chart}",
-            version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
+            version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, timeout=900,
+            values=pinned_chart_values(KUBEFLOW_TRAINER.chart, KUBEFLOW_TRAINER.version, trainer_values()),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[trainer_ns]))
         team_ns = {o["metadata"]["name"]: namespace(f"{name}-ns-{o['metadata']['name']}", o, child)
                    for o in objects.namespaces}

@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 
 from components.k8s.network_policies import system_network_policies
 from components.charts import KUBEFLOW_TRAINER
+from components.image_digests import pinned_chart_values
 from components.k8s.custom_resources import custom_resource
 from components.k8s.katib import Katib
 from components.k8s.kubeflow_pipelines import KubeflowPipelines
@@ -47,7 +48,8 @@ class Kubeflow(pulumi.ComponentResource):
             opts=child)
         self.release = k8s.helm.v3.Release(
             f"{name}-trainer", name="kubeflow-trainer", chart=f"{KUBEFLOW_TRAINER.repo}/{KUBEFLOW_TRAINER.chart}",
-            version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, values=trainer_values(), timeout=900,
+            version=KUBEFLOW_TRAINER.version, namespace=TRAINER_NAMESPACE, timeout=900,
+            values=pinned_chart_values(KUBEFLOW_TRAINER.chart, KUBEFLOW_TRAINER.version, trainer_values()),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]))
         # webhooks from the API server, TrainJob status from the team namespaces, metrics from scrapers only
         system_network_policies(f"{name}-trainer", TRAINER_NAMESPACE, ns, self, team_namespaces)

@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 
 from components.k8s.network_policies import system_network_policies
 from components.charts import KUEUE
+from components.image_digests import pinned_chart_values
 from components.k8s.custom_resources import custom_resource, namespace
 from render.kueue import KueueObjects, base_name
 from render.network_policies import isolated_namespace
@@ -46,7 +47,7 @@ class Kueue(pulumi.ComponentResource):
                 **RESTRICTED_PSS, "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
         self.release = k8s.helm.v3.Release(
             f"{name}-chart", name="kueue", chart=f"{KUEUE.repo}/{KUEUE.chart}", version=KUEUE.version,
-            namespace=KUEUE_NAMESPACE, values=values, timeout=900,
+            namespace=KUEUE_NAMESPACE, values=pinned_chart_values(KUEUE.chart, KUEUE.version, values), timeout=900,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_ns]))
         system_network_policies(name, KUEUE_NAMESPACE, system_ns, self)  # webhooks, visibility API, metrics only
         team_ns = {obj["metadata"]["name"]: namespace(f"{name}-ns-{obj['metadata']['name']}", obj, child)

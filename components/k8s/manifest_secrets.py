@@ -3,7 +3,9 @@
 Katib and Kubeflow Pipelines ship no Helm chart; their kustomizations carry fixed credentials that are public
 (Katib's MySQL root password ``test``; KFP's MinIO ``minio``/``minio123`` and a MySQL root user with an empty
 password). A Pulumi transform on the kustomize ``Directory`` rewrites those objects before they are created, so the
-defaults never reach the cluster or the state. The rewrites are plain functions of the object, tested without Pulumi.
+defaults never reach the cluster or the state; the same transform pins every container that then holds a Secret
+by the digest its tag names at deploy (``render/manifest_images.py``). The rewrites are plain functions of the object,
+tested without Pulumi.
 The defaults themselves are listed once, in ``catalog/known_defaults.py``, which the policy pack reads too.
 """
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any, Callable, Mapping
 import pulumi
 
 from catalog.known_defaults import upstream_secret_defaults
+from components.image_digests import resolved
+from render.manifest_images import pin_secret_holders
 
 BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
                 "pod-security.kubernetes.io/audit": "restricted"}
@@ -131,13 +135,15 @@ def rewrite_object(type_: str, props: Mapping[str, Any], rewrites: ManifestRewri
     return None
 
 
-def manifest_transform(rewrites: ManifestRewrites) -> Callable[[pulumi.ResourceTransformArgs],
-                                                               pulumi.ResourceTransformResult | None]:
-    """A Pulumi transform for the kustomize ``Directory``'s children applying ``rewrites``."""
+def manifest_transform(rewrites: ManifestRewrites, resolve: Callable[[str], Any] = resolved) -> Callable[
+        [pulumi.ResourceTransformArgs], pulumi.ResourceTransformResult | None]:
+    """A Pulumi transform for the kustomize ``Directory``'s children applying ``rewrites``, then pinning every
+    secret-holding container's image by the digest ``resolve`` gives (by default the registry's, at deploy)."""
 
     def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         props: Mapping[str, Any] = args.props or {}
         new = rewrite_object(args.type_, props, rewrites)
+        new = pin_secret_holders(args.type_, new if new is not None else props, resolve) or new
         if args.type_ == "kubernetes:core/v1:Namespace" \
                 and (props.get("metadata") or {}).get("name") in rewrites.shared_namespaces:
             keep = pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(retain_on_delete=True))

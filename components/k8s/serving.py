@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.charts import INFERENCE_POOL, INFERENCE_POOL_CRD_URL, KEDA, LWS
+from components.image_digests import pinned_chart_values
 from components.k8s.custom_resources import custom_resource, namespace
 from components.k8s.network_policies import system_network_policies
 from render.serving import ServingObjects
@@ -36,7 +37,7 @@ class Serving(pulumi.ComponentResource):
             f"{name}-keda", name="keda", chart=KEDA.chart, version=KEDA.version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA.repo), namespace=KEDA_NAMESPACE,
             # KEDA's operator reads the metrics as its workload identity (GKE: the chart annotates its ServiceAccount)
-            values=objects.metrics.keda_values(), timeout=600,
+            values=pinned_chart_values(KEDA.chart, KEDA.version, objects.metrics.keda_values()), timeout=600,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[keda_ns, *after]))
         system_network_policies(f"{name}-keda", KEDA_NAMESPACE, keda_ns, self)  # webhooks, metrics API only
         if lws:
@@ -44,7 +45,7 @@ class Serving(pulumi.ComponentResource):
                 "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
             releases["lws"] = k8s.helm.v3.Release(
                 f"{name}-lws", name="lws", chart=f"{LWS.repo}/{LWS.chart}", version=LWS.version,
-                namespace=LWS_NAMESPACE, values={}, timeout=600,
+                namespace=LWS_NAMESPACE, values=pinned_chart_values(LWS.chart, LWS.version, {}), timeout=600,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[lws_ns]))
             system_network_policies(f"{name}-lws", LWS_NAMESPACE, lws_ns, self)
         first: list[pulumi.Resource] = list(after)

@@ -78,7 +78,8 @@ class SlurmCluster(pulumi.ComponentResource):
         self.operator = k8s.helm.v3.Release(
             f"{name}-operator", name=SLURM_OPERATOR.chart, chart=f"{SLURM_OPERATOR.repo}/{SLURM_OPERATOR.chart}",
             version=SLURM_OPERATOR.version, namespace=operator_ns.metadata.name, create_namespace=False,
-            values=operator_values(), timeout=900, opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]))
+            values=pinned_chart_values(SLURM_OPERATOR.chart, SLURM_OPERATOR.version, operator_values()),
+            timeout=900, opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]))
         system_network_policies(f"{name}-operator", OPERATOR_NAMESPACE, operator_ns, self)  # its webhook, metrics
         secrets = SlurmSecrets(f"{name}-secrets", slurm_ns.metadata.name, plan.accounting, protect, refs,
                                opts=pulumi.ResourceOptions(parent=self, depends_on=[slurm_ns]))

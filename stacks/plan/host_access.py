@@ -129,3 +129,44 @@ def secret_holding_containers(spec: dict[str, Any]) -> list[HostContainer]:
         if reasons:
             out.append(HostContainer(str(c.get("name", "")), str(c.get("image", "")), tuple(dict.fromkeys(reasons))))
     return out
+
+
+SECRET_READ_VERBS = ("get", "list", "watch", "*")
+
+
+def _reads_secrets(rules: Any) -> bool:
+    """Some rule lets its holder read every Secret in reach (core group, ``secrets`` or ``*``, a read verb, no
+    ``resourceNames`` list)."""
+    for rule in rules or []:
+        if not isinstance(rule, dict) or rule.get("resourceNames"):
+            continue
+        if {"", "*"} & set(rule.get("apiGroups") or []) and {"secrets", "*"} & set(rule.get("resources") or []) \
+                and set(SECRET_READ_VERBS) & set(rule.get("verbs") or []):
+            return True
+    return False
+
+
+def secret_reading_service_accounts(objects: list[dict[str, Any]]) -> set[str]:
+    """The ServiceAccounts a set of objects (one Helm release, one manifest) binds to a Role or ClusterRole of the
+    same set that reads Secrets: an operator that fetches keys through the API (Slinky's operator reads
+    ``slurm.key``) holds them as surely as a container that mounts them."""
+    roles = {(o.get("kind"), (o.get("metadata") or {}).get("name")): o for o in objects
+             if o.get("kind") in ("Role", "ClusterRole")}
+    out = set()
+    for o in objects:
+        if o.get("kind") not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        ref = o.get("roleRef") or {}
+        role = roles.get((ref.get("kind"), ref.get("name")))
+        if role is not None and _reads_secrets(role.get("rules")):
+            out |= {str(s.get("name")) for s in o.get("subjects") or []
+                    if isinstance(s, dict) and s.get("kind") == "ServiceAccount"}
+    return out
+
+
+def secret_reading_containers(spec: dict[str, Any], readers: set[str]) -> list[HostContainer]:
+    """Every container of a pod running as one of ``readers`` (``secret_reading_service_accounts``)."""
+    if spec.get("serviceAccountName") not in readers:
+        return []
+    reason = f"reads Secrets as ServiceAccount {spec['serviceAccountName']}"
+    return [HostContainer(str(c.get("name", "")), str(c.get("image", "")), (reason,)) for c in _containers(spec)]

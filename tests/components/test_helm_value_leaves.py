@@ -27,7 +27,8 @@ def leaves_by_chart() -> dict[str, dict[str, tuple[ReleaseCall, Leaf]]]:
 
 
 CHARTS = ["aws-efa-k8s-device-plugin", "cluster-autoscaler", "dra-driver-nvidia-gpu", "gpu-operator",
-          "inferencepool", "kubeflow-trainer", "kueue", "nvidia-device-plugin", "slurm", "slurm-operator"]
+          "inferencepool", "keda", "kubeflow-trainer", "kueue", "lws", "nvidia-device-plugin", "slurm",
+          "slurm-operator"]
 
 
 def test_the_charts_above_are_all_the_charts_with_values():

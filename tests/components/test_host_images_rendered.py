@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
-from stacks.plan.host_access import HostContainer, by_digest, host_containers, pod_specs, secret_holding_containers
+from stacks.plan.host_access import (HostContainer, by_digest, host_containers, pod_specs, secret_holding_containers,
+                                     secret_reading_containers, secret_reading_service_accounts)
 from policies.host_images import seen_host_containers, seen_secret_containers
 from policies.rule import Resource
 from policies.rules.security_privileged_images_by_digest import RULE
@@ -48,28 +49,32 @@ def rendered_host_containers(stack: str) -> list[HostContainer]:
     return [c for spec in rendered_pods(stack) for c in host_containers(spec)]
 
 
-OPERATOR_SERVING_CERTS = {
-    ("registry.k8s.io/kueue/kueue:v0.19.2", "kueue-webhook-server-cert"),
-    ("registry.k8s.io/jobset/jobset:v0.12.0", "jobset-webhook-server-cert"),
-    ("ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0", "kubeflow-trainer-webhook-cert"),
-    ("registry.k8s.io/lws/lws:v0.10.0", "lws-webhook-server-cert"),
-    ("ghcr.io/kedacore/keda:2.20.2", "kedaorg-certs"),
-    ("ghcr.io/kedacore/keda-metrics-apiserver:2.20.2", "kedaorg-certs"),
-    ("ghcr.io/kedacore/keda-admission-webhooks:2.20.2", "kedaorg-certs"),
-    ("ghcr.io/slinkyproject/slurm-operator-webhook:1.2.1", "slurm-operator-webhook-ca"),
-}
-"""Open, named (docs/security.md "Images by digest"): cluster operators from upstream charts that mount only their
-own webhook serving certificate, still on their release tags. Their RBAC is worth more than the certificate, so
-pinning them is the operator-images item, not this one; each pair must still occur (a stale entry fails)."""
-
-
-def _operator_cert_only(c: HostContainer) -> bool:
-    secrets = {r.removeprefix("mounts Secret ") for r in c.reasons}
-    return all((c.image, s) in OPERATOR_SERVING_CERTS for s in secrets)
+def _with_readers(spec: dict[str, Any], readers: set[str]) -> list[HostContainer]:
+    """The pod's containers that hold a Secret: mounted, in the environment, or read through the RBAC of the pod's
+    ServiceAccount (one entry per container, every reason)."""
+    merged: dict[tuple[str, str], list[str]] = {}
+    for c in secret_holding_containers(spec) + secret_reading_containers(spec, readers):
+        merged.setdefault((c.container, c.image), []).extend(c.reasons)
+    return [HostContainer(name, image, tuple(dict.fromkeys(reasons))) for (name, image), reasons in merged.items()]
 
 
 def rendered_secret_containers(stack: str) -> list[HostContainer]:
-    return [c for spec in rendered_pods(stack) for c in secret_holding_containers(spec)]
+    """Every container of every pod the stack runs that holds a Secret, with nothing exempt: the Slurm daemons and
+    Jobs, the databases, and the cluster operators (Kueue, JobSet, the Trainer, LeaderWorkerSet, KEDA, Slinky's
+    operator and webhook, the GPU Operator), which mount their webhook serving certificates and most of which read
+    Secrets through their RBAC."""
+    r = rendered(stack)
+    out = []
+    for release in r.releases.values():
+        readers = secret_reading_service_accounts(release)
+        for obj in release:
+            slinky = slinky_pod(obj, release)
+            for spec in [slinky] if slinky is not None else [s for _, s in pod_specs(obj)]:
+                out += _with_readers(spec, readers)
+    program = program_objects(r.rec)
+    readers = secret_reading_service_accounts(program)
+    return out + [c for obj in _workload_objects(stack) for _, spec in pod_specs(obj)
+                  for c in _with_readers(spec, readers)]
 
 
 def operand_images(stack: str) -> set[str]:
@@ -110,7 +115,7 @@ def test_every_rendered_host_level_image_is_pinned_by_digest_and_the_mandatory_r
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
 def test_the_rule_sees_every_secret_holding_container_the_example_renders(stack):
-    really = {c.image for c in rendered_secret_containers(stack) if not _operator_cert_only(c)}
+    really = {c.image for c in rendered_secret_containers(stack)}
     seen = {s.container.image for r in resources(stack) for s in seen_secret_containers(r.type, r.props)}
     assert really <= seen, f"{stack}: rendered secret-holding images the rule does not see: {sorted(really - seen)}"
     assert not seen - really, f"{stack}: the rule reads images no chart of the stack renders: {sorted(seen - really)}"
@@ -121,25 +126,59 @@ def test_every_rendered_container_that_holds_a_secret_runs_a_digest(stack):
     """Walks every pod the stack runs (Slinky's Controller, RestApi, Accounting, LoginSet and NodeSet pods, the
     Slurm client Jobs, MariaDB and its backup): a container holding slurm.key, the JWT key or a password on a tag
     hands the key to whoever moves the tag."""
-    held = [c for c in rendered_secret_containers(stack) if not _operator_cert_only(c)]
-    tagged = [c for c in held if not c.by_digest]
+    tagged = [c for c in rendered_secret_containers(stack) if not c.by_digest]
     assert not tagged, f"{stack}: secret-holding containers on a tag: {tagged}"
 
 
 def test_the_slurm_examples_hold_their_keys_in_containers_pinned_by_digest():
     """The walk above ran on the Slurm examples' key holders: slurmctld, slurmrestd, slurmdbd, login, the login
-    initconf copying slurm.key, slurmd and the client Jobs, each by digest; and each operator exemption still
-    occurs."""
+    initconf copying slurm.key, slurmd and the client Jobs, and Slinky's operator (which reads the keys through its
+    RBAC) and webhook, each by digest."""
     for stack in ("gke-h100-512", "eks-p6e-gb200"):
         held = {c.container: c for c in rendered_secret_containers(stack)}
         assert {"slurmctld", "slurmrestd", "slurmdbd", "login", "initconf", "slurmd", "sacctmgr", "scontrol",
-                "mariadb", "dump"} <= set(held), f"{stack}: {sorted(held)}"
-        assert all(c.by_digest for c in held.values() if not _operator_cert_only(c)), stack
+                "mariadb", "dump", "slurm-operator", "webhook"} <= set(held), f"{stack}: {sorted(held)}"
+        assert all(c.by_digest for c in held.values()), stack
         assert any("slurm-auth-slurm" in r for r in held["initconf"].reasons)
         assert held["sacctmgr"].image.startswith("ghcr.io/slinkyproject/login:26.05-ubuntu26.04@sha256:")
-    everywhere = {(c.image, r.removeprefix("mounts Secret ")) for s in EXAMPLE_STACKS
-                  for c in rendered_secret_containers(s) for r in c.reasons}
-    assert OPERATOR_SERVING_CERTS <= everywhere, sorted(OPERATOR_SERVING_CERTS - everywhere)
+        assert any(r.startswith("reads Secrets as ServiceAccount") for r in held["slurm-operator"].reasons)
+        assert held["slurm-operator"].image == f"ghcr.io/slinkyproject/slurm-operator@{DEPLOY_DIGEST}"
+
+
+CLUSTER_OPERATORS = {
+    # stack -> (container, image as it runs offline, the Secret its pod mounts or None)
+    "gke-serving": {
+        ("manager", f"registry.k8s.io/kueue/kueue:v0.19.2@{DEPLOY_DIGEST}", "kueue-webhook-server-cert"),
+        ("controller", f"registry.k8s.io/jobset/jobset:v0.12.0@{DEPLOY_DIGEST}", "jobset-webhook-server-cert"),
+        ("manager", f"ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0@{DEPLOY_DIGEST}",
+         "kubeflow-trainer-webhook-cert"),
+        ("manager", f"registry.k8s.io/lws/lws:v0.10.0@{DEPLOY_DIGEST}", "lws-webhook-server-cert"),
+        ("keda-operator", f"ghcr.io/kedacore/keda:2.20.2@{DEPLOY_DIGEST}", "kedaorg-certs"),
+        ("keda-operator-metrics-apiserver", f"ghcr.io/kedacore/keda-metrics-apiserver:2.20.2@{DEPLOY_DIGEST}",
+         "kedaorg-certs"),
+        ("keda-admission-webhooks", f"ghcr.io/kedacore/keda-admission-webhooks:2.20.2@{DEPLOY_DIGEST}",
+         "kedaorg-certs"),
+    },
+    "gke-h100-512": {
+        ("webhook", f"ghcr.io/slinkyproject/slurm-operator-webhook@{DEPLOY_DIGEST}", "slurm-operator-webhook-ca"),
+        ("slurm-operator", f"ghcr.io/slinkyproject/slurm-operator@{DEPLOY_DIGEST}", None),
+    },
+    "gke-operator-mig": {
+        ("gpu-operator", f"nvcr.io/nvidia/gpu-operator:v26.7.0@{DEPLOY_DIGEST}", None),
+    },
+}
+
+
+@pytest.mark.parametrize("stack", sorted(CLUSTER_OPERATORS))
+def test_the_cluster_operators_that_hold_keys_run_the_digest_resolved_at_deploy(stack):
+    """Kueue, JobSet, the Trainer, LeaderWorkerSet, KEDA, Slinky's operator and webhook and the GPU Operator mount
+    their webhook serving certificates or read Secrets through their RBAC (a moved tag there is the cluster): real
+    Helm renders each of them with the digest the registry returns at deploy."""
+    held = {(c.container, c.image): c for c in rendered_secret_containers(stack)}
+    for container, image, secret in CLUSTER_OPERATORS[stack]:
+        assert (container, image) in held, f"{stack}: {container} does not run {image}: {sorted(held)}"
+        if secret is not None:
+            assert f"mounts Secret {secret}" in held[(container, image)].reasons, held[(container, image)]
 
 
 def test_the_examples_pin_by_cited_digests_and_by_deploy_time_resolution():

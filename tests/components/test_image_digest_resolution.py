@@ -23,7 +23,8 @@ from tests.support.spec.gpu_runtime_matrix import config
 
 TOKEN = "docker:index/getRegistryImage:getRegistryImage"
 ECR_TOKEN = "aws:ecr/getAuthorizationToken:getAuthorizationToken"
-STACKS = ("gke-h100-512", "gke-kueue", "gke-a3-ultra-rdma", "gke-a4x-nvl72", "eks-p6e-gb200", "gke-operator-mig")
+STACKS = ("gke-h100-512", "gke-kueue", "gke-a3-ultra-rdma", "gke-a4x-nvl72", "eks-p6e-gb200", "gke-operator-mig",
+          "gke-serving")
 """Together they run every image the catalog resolves at deploy (checked below)."""
 
 
@@ -177,3 +178,43 @@ def test_every_slurm_key_holder_gets_the_registry_digest(stack, runs):
             and "slurm" in json.dumps(plain(r.inputs).get("spec", {}).get("template", {}).get("spec", {}))]
     images = {c["image"] for j in jobs for c in j["spec"]["template"]["spec"]["containers"]}
     assert images == {f"{client}@{fake_digest(client)}"}, images
+
+
+def _release_values(resources, name: str) -> dict[str, Any]:
+    values = next(plain(r.inputs)["values"] for r in resources if r.name == name)
+    return json.loads(values) if isinstance(values, str) else values
+
+
+def test_every_cluster_operator_gets_the_registry_digest_in_the_form_its_chart_takes(runs):
+    """Kueue, JobSet, LeaderWorkerSet: ``{repository, tag: <tag>@<digest>}``; the Trainer and KEDA, whose charts
+    write ``<registry>/<repository>``: the registry apart; Slinky's operator and webhook: ``{repository, digest}``;
+    the GPU Operator: ``version: <tag>@<digest>``. Each with the digest the registry answered for that image
+    (``test_host_images_rendered`` checks that real Helm renders these into the pods)."""
+    def tagged(image: str) -> str:
+        return f"{image.rpartition(':')[2]}@{fake_digest(image)}"
+
+    kueue, jobset = "registry.k8s.io/kueue/kueue:v0.19.2", "registry.k8s.io/jobset/jobset:v0.12.0"
+    trainer = "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0"
+    serving, _ = runs["gke-serving"]
+    assert _release_values(serving, "kueue-chart")["controllerManager"]["manager"]["image"] == {
+        "repository": "registry.k8s.io/kueue/kueue", "tag": tagged(kueue)}
+    values = _release_values(serving, "kubeflow-trainer")
+    assert values["image"] == {"registry": "ghcr.io", "repository": "kubeflow/trainer/trainer-controller-manager",
+                               "tag": tagged(trainer)}
+    assert values["jobset"]["image"] == {"repository": "registry.k8s.io/jobset/jobset", "tag": tagged(jobset)}
+    assert _release_values(serving, "serving-lws")["image"]["manager"] == {
+        "repository": "registry.k8s.io/lws/lws", "tag": tagged("registry.k8s.io/lws/lws:v0.10.0")}
+    keda = _release_values(serving, "serving-keda")["image"]
+    for key, name in (("keda", "keda"), ("metricsApiServer", "keda-metrics-apiserver"),
+                      ("webhooks", "keda-admission-webhooks")):
+        image = f"ghcr.io/kedacore/{name}:2.20.2"
+        assert keda[key] == {"registry": "ghcr.io", "repository": f"kedacore/{name}", "tag": tagged(image)}, key
+    slurm, _ = runs["gke-h100-512"]
+    values = _release_values(slurm, "slurm-operator")
+    for key, name in (("operator", "slurm-operator"), ("webhook", "slurm-operator-webhook")):
+        image = f"ghcr.io/slinkyproject/{name}:1.2.1"
+        assert values[key]["image"] == {"repository": image.rpartition(":")[0], "digest": fake_digest(image)}, key
+    mig, _ = runs["gke-operator-mig"]
+    operator = "nvcr.io/nvidia/gpu-operator:v26.7.0"
+    assert _release_values(mig, "gpu-runtime-gpu-operator")["operator"] == {
+        "repository": "nvcr.io/nvidia", "image": "gpu-operator", "version": tagged(operator)}

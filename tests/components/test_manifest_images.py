@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import copy
 
+import pulumi
+
 from components.charts import KFP_MINIO_IMAGE, MANIFEST_MYSQL_IMAGE
 from components.k8s.katib import katib_rewrites
 from components.k8s.kubeflow_pipelines import pipelines_rewrites
-from components.k8s.manifest_secrets import rewrite_object
+from components.k8s.manifest_secrets import manifest_transform, rewrite_object
+from render.manifest_images import pin_secret_holders
+from catalog.image_digests import DEPLOY_DIGEST
+from preview.engine import install_mocks, restored_config_environment
 from stacks.plan.host_access import by_digest
-from tests.support.kube.upstream_manifests import KATIB_MYSQL_DEPLOYMENT, MINIO_DEPLOYMENT, MYSQL_DEPLOYMENT
+from tests.support.kube.upstream_manifests import (KATIB_DB_MANAGER, KATIB_MYSQL_DEPLOYMENT, KATIB_UI,
+                                                   MINIO_DEPLOYMENT, MYSQL_DEPLOYMENT)
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
@@ -52,3 +58,45 @@ def test_other_deployments_and_containers_keep_their_images():
     sidecar["spec"]["template"]["spec"]["containers"].append({"name": "exporter", "image": "exporter:1"})
     new = rewrite_object(DEPLOYMENT, sidecar, katib_rewrites("k"))
     assert [c["image"] for c in new["spec"]["template"]["spec"]["containers"]] == [MANIFEST_MYSQL_IMAGE, "exporter:1"]
+
+
+def _stub(image: str) -> str:
+    return f"{image}@sha256:{'0' * 64}"
+
+
+def test_every_container_holding_a_secret_on_a_tag_gets_a_digest_and_the_others_are_left_alone():
+    """The DB manager (the MySQL password in its env) and MinIO (its keys) run what their tag named at deploy, by
+    digest; MySQL already runs a cited digest; the Katib UI holds no Secret."""
+    new = pin_secret_holders(DEPLOYMENT, KATIB_DB_MANAGER, _stub)
+    assert container(new)["image"] == _stub("docker.io/kubeflowkatib/katib-db-manager")
+    assert container(KATIB_DB_MANAGER)["image"] == "docker.io/kubeflowkatib/katib-db-manager"  # not mutated
+    minio = rewrite_object(DEPLOYMENT, MINIO_DEPLOYMENT, pipelines_rewrites("a", "s", "m"))
+    assert container(pin_secret_holders(DEPLOYMENT, minio, _stub))["image"] == _stub(KFP_MINIO_IMAGE)
+    mysql = rewrite_object(DEPLOYMENT, KATIB_MYSQL_DEPLOYMENT, katib_rewrites("k"))
+    assert pin_secret_holders(DEPLOYMENT, mysql, _stub) is None
+    assert pin_secret_holders(DEPLOYMENT, KATIB_UI, _stub) is None
+    mounted = copy.deepcopy(KATIB_UI)  # a mounted Secret (a webhook's serving key) counts as well
+    spec = mounted["spec"]["template"]["spec"]
+    spec["volumes"] = [{"name": "cert", "secret": {"secretName": "katib-webhook-cert"}}]
+    spec["containers"][0]["volumeMounts"] = [{"name": "cert", "mountPath": "/tmp/cert"}]
+    assert container(pin_secret_holders(DEPLOYMENT, mounted, _stub))["image"] == _stub(
+        "docker.io/kubeflowkatib/katib-ui")
+
+
+def test_the_components_transform_asks_the_registry_for_the_digest_at_deploy():
+    """The transform the Katib and Pipelines components attach resolves through the Docker provider's lookup (the
+    offline mocks answer the stand-in digest): the DB manager's image is pinned before the Deployment is created."""
+    seen: dict[str, str] = {}
+    with restored_config_environment():
+        install_mocks({})
+
+        @pulumi.runtime.test
+        def run():
+            transform = manifest_transform(katib_rewrites("k"))
+            result = transform(pulumi.ResourceTransformArgs(True, DEPLOYMENT, "katib:db", KATIB_DB_MANAGER,
+                                                            pulumi.ResourceOptions()))
+            image = container(result.props)["image"]
+            return pulumi.Output.from_input(image).apply(lambda v: seen.update(image=v))
+
+        run()
+    assert seen["image"] == f"docker.io/kubeflowkatib/katib-db-manager@{DEPLOY_DIGEST}"

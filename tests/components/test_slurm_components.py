@@ -14,6 +14,7 @@ import pytest
 import yaml
 from pulumi.runtime import rpc
 
+from catalog.image_digests import DEPLOY_DIGEST
 from components.charts import SLURM, SLURM_CHARTS, SLURM_OPERATOR
 from preview.engine import Recording, fake_random_bytes, run_program
 from preview.run import preview_config
@@ -61,7 +62,10 @@ def test_charts_are_the_pinned_oci_charts_and_the_slurm_release_waits_for_the_op
     op, slurm = one(gke512, RELEASE, "slurm-operator"), one(gke512, RELEASE, "slurm-slurm")
     assert (op.inputs["chart"], op.inputs["version"]) == ("oci://ghcr.io/slinkyproject/charts/slurm-operator", "1.2.1")
     assert (slurm.inputs["chart"], slurm.inputs["version"]) == ("oci://ghcr.io/slinkyproject/charts/slurm", "1.2.1")
-    assert op.inputs["values"] == {"crds": {"enabled": True}, "certManager": {"enabled": False}}
+    # the operator (it reads the Slurm keys) and its webhook (its serving key) by the digest resolved at deploy
+    assert op.inputs["values"] == {"crds": {"enabled": True}, "certManager": {"enabled": False}, **{
+        part: {"image": {"repository": f"ghcr.io/slinkyproject/{image}", "digest": DEPLOY_DIGEST}}
+        for part, image in (("operator", "slurm-operator"), ("webhook", "slurm-operator-webhook"))}}
     assert op.urn in slurm.dependencies
     # depends_on a component waits for its children: the key Secrets and the database exist before the cluster
     for type_, dep in ((SECRET, "slurm-secrets-slurm-key"), ("kubernetes:apps/v1:StatefulSet",

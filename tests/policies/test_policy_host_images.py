@@ -206,3 +206,31 @@ def test_a_database_password_in_the_env_on_a_tag_is_a_violation(pack):
     pod["containers"][0]["image"] += "@sha256:" + "e" * 64
     r = fake("kubernetes:apps/v1:StatefulSet", "db", {"metadata": {"name": "db"}, "spec": {"template": {"spec": pod}}})
     assert ours(pack.resource(r), DIGESTS) == []
+
+
+@pytest.mark.parametrize("stack, release, path, image", [
+    ("gke-serving", "kueue-chart", "values.controllerManager.manager.image", "registry.k8s.io/kueue/kueue:v0.19.2"),
+    ("gke-serving", "kubeflow-trainer", "values.image",
+     "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0"),
+    ("gke-serving", "kubeflow-trainer", "values.jobset.image", "registry.k8s.io/jobset/jobset:v0.12.0"),
+    ("gke-serving", "serving-lws", "values.image.manager", "registry.k8s.io/lws/lws:v0.10.0"),
+    ("gke-serving", "serving-keda", "values.image.keda", "ghcr.io/kedacore/keda:2.20.2"),
+    ("gke-serving", "serving-keda", "values.image.webhooks", "ghcr.io/kedacore/keda-admission-webhooks:2.20.2"),
+    ("gke-h100-512", "slurm-operator", "values.operator.image", f"{SLINKY}/slurm-operator:1.2.1"),
+    ("gke-h100-512", "slurm-operator", "values.webhook.image", f"{SLINKY}/slurm-operator-webhook:1.2.1"),
+])
+def test_a_cluster_operator_holding_keys_passes_by_digest_and_fails_on_its_charts_tag(pack, stack, release, path,
+                                                                                       image):
+    """The operators mount their webhook serving keys or read Secrets through their RBAC; the rule reads their
+    images from catalog/data/secret-holding-images.csv: by the digest resolved at deploy they pass, and left to
+    the chart's default (a release tag) each is a mandatory violation naming it."""
+    rs = recorded(stack)
+    r = find(rs, RELEASE, release)
+    assert ours(pack.resource(r, rs), DIGESTS) == []
+    props = wire(r)
+    node = props
+    for key in path.split(".")[:-1]:
+        node = node[key]
+    del node[path.split(".")[-1]]  # the chart's default: its release tag
+    [(_, level, message)] = ours(pack.resource(with_props(r, props), rs), DIGESTS)
+    assert level == "mandatory" and f"{path.removeprefix('values.')} " in message and f" {image} (" in message

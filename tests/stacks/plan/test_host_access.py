@@ -1,10 +1,11 @@
 """Which containers reach the node (stacks/plan/host_access.py): privileged, host namespaces, capabilities beyond baseline,
-writable host paths; read-only host paths and baseline capabilities do not."""
+writable host paths; read-only host paths and baseline capabilities do not; and which read Secrets through RBAC."""
 from __future__ import annotations
 
 import pytest
 
-from stacks.plan.host_access import by_digest, host_containers, pod_specs
+from stacks.plan.host_access import (by_digest, host_containers, pod_specs, secret_reading_containers,
+                                     secret_reading_service_accounts)
 
 DIGEST = "sha256:" + "a" * 64
 
@@ -60,3 +61,37 @@ def test_pod_specs_of_workloads_cronjobs_and_trainer_runtimes():
         {"template": {"spec": {"template": {"spec": inner}}}}]}}}}
     assert pod_specs(runtime) == [("spec.template.spec.replicatedJobs[0].template.spec.template.spec", inner)]
     assert pod_specs({"kind": "ConfigMap", "data": {}}) == []
+
+
+def _release(rules: list[dict], binding: str = "ClusterRoleBinding", role: str = "ClusterRole") -> list[dict]:
+    return [{"kind": role, "metadata": {"name": "op"}, "rules": rules},
+            {"kind": binding, "metadata": {"name": "op"}, "roleRef": {"kind": role, "name": "op"},
+             "subjects": [{"kind": "ServiceAccount", "name": "op-sa", "namespace": "x"},
+                          {"kind": "User", "name": "someone"}]}]
+
+
+def test_an_operator_whose_service_account_may_read_secrets_holds_them():
+    """Slinky's operator mounts no Secret but reads slurm.key through the API: its containers hold the key."""
+    reads = [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch", "create"]}]
+    assert secret_reading_service_accounts(_release(reads)) == {"op-sa"}
+    assert secret_reading_service_accounts(_release(reads, "RoleBinding", "Role")) == {"op-sa"}
+    assert secret_reading_service_accounts(_release([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}])) \
+        == {"op-sa"}
+    spec = {"serviceAccountName": "op-sa", "containers": [{"name": "manager", "image": "op:1"}],
+            "initContainers": [{"name": "init", "image": "init:1"}]}
+    held = secret_reading_containers(spec, {"op-sa"})
+    assert [(c.container, c.image) for c in held] == [("init", "init:1"), ("manager", "op:1")]
+    assert held[0].reasons == ("reads Secrets as ServiceAccount op-sa",)
+    assert secret_reading_containers({**spec, "serviceAccountName": "other"}, {"op-sa"}) == []
+
+
+def test_rights_that_do_not_read_every_secret_do_not_count():
+    """Creating Secrets, reading one named Secret, or reading another group's ``secrets`` reads no key it was not
+    given; a binding to a role of another release is not followed."""
+    for rules in ([{"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "delete"]}],
+                  [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": ["own-cert"]}],
+                  [{"apiGroups": ["example.com"], "resources": ["secrets"], "verbs": ["get"]}],
+                  [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}]):
+        assert secret_reading_service_accounts(_release(rules)) == set(), rules
+    reads = [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}]
+    assert secret_reading_service_accounts(_release(reads)[1:]) == set()

@@ -37,6 +37,17 @@ MINIO_DEPLOYMENT = {
                 {"name": "MINIO_SECRET_KEY",
                  "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "secretkey"}}}]}]}}}}
 
+# A container holding a generated Secret on the manifest's own image: Katib v0.18.0
+# ``components/db-manager/db-manager.yaml`` (the DB manager reads the MySQL root password; the kustomization tags it).
+KATIB_DB_MANAGER = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "katib-db-manager", "namespace": "kubeflow"},
+    "spec": {"template": {"spec": {"containers": [{
+        "name": "katib-db-manager", "image": "docker.io/kubeflowkatib/katib-db-manager",
+        "env": [{"name": "DB_NAME", "value": "mysql"},
+                {"name": "DB_PASSWORD",
+                 "valueFrom": {"secretKeyRef": {"name": "katib-mysql-secrets", "key": "MYSQL_ROOT_PASSWORD"}}}],
+        "command": ["./katib-db-manager"]}]}}}}
+
 UPSTREAM: dict[str, list[tuple[str, dict]]] = {
     "katib": [(SECRET, KATIB_SECRET)],
     "pipelines": [(SECRET, MINIO_SECRET), (SECRET, MYSQL_SECRET), (DEPLOYMENT, MYSQL_DEPLOYMENT)],
