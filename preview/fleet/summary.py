@@ -57,7 +57,7 @@ def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequen
                               if any(g["model"] == model for g in f.get("gpus", []))
                               and quota_for(f, queue.name, ns, model) > 0
                               and fleet_verdict(w, f, queue.name, model).admissible]
-        queues.append({"name": queue.name, "namespace": ns,
+        queues.append({"name": queue.name, "namespace": ns, "windows": _only_inside(runs_on, facts),
                        "quotas": {q.gpu_model.value: q.gpus for q in queue.quotas},
                        "runtimes": {q.gpu_model.value: fleet_runtime_name(q.gpu_model) for q in queue.quotas},
                        "runsOn": runs_on})
@@ -83,6 +83,21 @@ def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequen
             "stepSize": fleet.incremental_step_size if fleet.dispatcher.value == "Incremental" else None,
             "workers": [w.name for w in fleet.workers], "clusters": clusters, "queues": queues, "totals": totals,
             "egress": egress_summary(egress, facts), "notes": notes}
+
+
+def _only_inside(runs_on: dict[str, list[str]], facts: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Model -> worker -> the capacity block window its pools of that model live in, where every such pool is a block
+    (outside it the node group is at 0 nodes: the worker's Kueue still admits by quota, and the pods wait for nodes
+    that never come until the pods-ready timeout evicts the job; docs/fleet.md)."""
+    out: dict[str, dict[str, Any]] = {}
+    for model, workers in runs_on.items():
+        for w in workers:
+            entry = next((g for g in facts[w].get("gpus", []) if g["model"] == model), {})
+            windows = entry.get("windows") or {}
+            if entry.get("pools") and all(p in windows for p in entry["pools"]):
+                out.setdefault(model, {})[w] = {"start": min(v["start"] for v in windows.values()),
+                                                "end": max(v["end"] for v in windows.values())}
+    return out
 
 
 def not_counted(egress: EgressPlan | None) -> list[str]:
