@@ -64,3 +64,16 @@ def test_a_job_no_fleet_runtime_asks_for_never_starts_and_says_why(tmp_path):
     assert four.start_s is None
     assert four.never_startable == ("no fleet runtime asks for 4 GPUs per node (fleet runtimes take whole nodes: "
                                     "H100_80GB 8, L4 2, L40S 1)")
+
+
+def test_after_its_block_window_eks_still_admits_h100_copies_that_wait_out_the_pods_ready_timeout(tmp_path):
+    # eks's p5 is a capacity block of 4,368 h (its nodes go 30 min before the end). After it, eks's Kueue still has
+    # p5 quota and admits the copy; its pods wait for nodes until the 600 s pods-ready timeout evicts it, the manager
+    # dispatches it again, and eks wins again, round after round. `late` starts on gke only at the end of the round in
+    # which gke frees (t0 + 12 x 600), not when `fill` ends (t0 - 60 + 7200)
+    end = 4368 * 3600
+    jobs = [{"id": "fill", "submitS": end, "queue": "research", "gpusPerNode": 8, "nodes": 4, "runS": 7200},
+            {"id": "late", "submitS": end + 60, "queue": "research", "gpusPerNode": 8, "nodes": 1, "runS": 600}]
+    run = run_whatif("fleet", jobs_file(tmp_path, jobs), options=OPTS, name="fleet-after-block")
+    late = run.result.jobs["late"]
+    assert late.pool == "gke/h100" and late.start_s == end + 60 + 12 * 600
