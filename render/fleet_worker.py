@@ -117,10 +117,13 @@ ADMITS_NOTHING = (
     "&& has(oldObject.status.conditions) && oldObject.status.conditions.exists(o, o.type == c.type "
     "&& o.status == 'True')))))")
 """The token keeps ``workloads/status`` patch/update in the mirrored namespaces: MultiKueue patches the worker's copy
-when the manager evicts its Workload (``SetDeactivationTarget``, reason ``EvictedOnManagerCluster``: Kueue's
-multikueue ``workload.go``, not behind a feature gate), and upstream's ``create-multikueue-kubeconfig.sh`` (v0.19.2)
-grants it. What it never writes is an admission: this CEL refuses a Workload write by the token that sets
-``status.admission`` or turns ``QuotaReserved`` / ``Admitted`` true where they were not."""
+when the manager evicts its Workload (``PatchAdmissionStatus`` with ``SetDeactivationTarget``, reason
+``EvictedOnManagerCluster``: Kueue v0.19.2 ``pkg/controller/admissionchecks/multikueue/workload.go`` lines 590-597, not
+behind a feature gate; only opening a preemption gate, lines 639-647, is behind ``MultiKueueOrchestratedPreemption``),
+and upstream's ``create-multikueue-kubeconfig.sh`` (v0.19.2) grants it. Such a patch re-applies the copy's admission
+as it is, which the check below lets through (it compares with ``oldObject``). What it never writes is an admission:
+this CEL refuses a Workload write by the token that sets ``status.admission`` or turns ``QuotaReserved`` /
+``Admitted`` true where they were not."""
 
 
 def token_admission_objects(namespaces: Sequence[str]) -> list[dict[str, Any]]:
