@@ -47,11 +47,13 @@ def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.
                  fleet_manager_values(multikueue_config(section), [queue_namespace(q) for q in section.queues]),
                  fleet.model_slugs,
                  {n: r.require_output(KUBECONFIG_OUTPUT) for n, r in refs.items()},
-                 {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()}, after=[cluster], opts=opts)
+                 {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()}, after=[cluster], opts=opts,
+                 runtime_image=section.runtime_image)
     from components.image_digests import pinned
     return FleetExports({EGRESS_OUTPUT: manager_egress(fleet, cluster), FACTS_OUTPUT: manager_facts(plan, fleet),
                          # resolved once here; the workers run their fleet runtimes on it (manager_runtime_image)
-                         RUNTIME_IMAGE_OUTPUT: pinned(TORCH_IMAGE)})
+                         # (fleet.runtimeImage: stored in the fleet file, never re-resolved)
+                         RUNTIME_IMAGE_OUTPUT: section.runtime_image or pinned(TORCH_IMAGE)})
 
 
 def manager_egress(fleet: FleetPlan, cluster: pulumi.Resource) -> pulumi.Input[list[str]]:

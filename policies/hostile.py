@@ -18,6 +18,11 @@ from policies.values import as_dict, as_list, dig
 CORPUS = Path(__file__).with_name("hostile_requests.yaml")
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
 DEVICE_INJECTOR = "device-injector"
+FLEET_WORKER = "fleet-worker"
+"""An entry made by the fleet manager's token (``kueue-system/multikueue-sa``): tried only where the stack is a fleet
+worker and creates that ServiceAccount."""
+FLEET_TOKEN = ("kueue-system", "multikueue-sa")
+SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 
 
 class NotApplicable(Exception):
@@ -119,6 +124,8 @@ def attempts(resources: list[Resource]) -> list[Attempt]:
     """Every applicable entry of the corpus against the stack, in every team namespace (or the entry's own)."""
     data = corpus()
     injector = any(name_of(d) == DEVICE_INJECTOR for d in of_type(resources, DAEMONSET))
+    fleet = any((dig(r.props, "metadata", "namespace"), name_of(r)) == FLEET_TOKEN
+                for r in of_type(resources, SERVICE_ACCOUNT))
     fabric = _bases(resources)
     out: list[Attempt] = []
     for ns in sorted(team_namespaces(resources)):  # every namespace: a policy's CEL may read request.namespace
@@ -127,7 +134,7 @@ def attempts(resources: list[Resource]) -> list[Attempt]:
         sidecar = [(n, p) for n, p in admitted if any(as_dict(c).get("restartPolicy") == "Always"
                                                        for c in as_list(dig(p, "spec", "initContainers")))]
         for entry in data["escapes"]:
-            if entry.get("needs") == DEVICE_INJECTOR and not injector:
+            if entry.get("needs") == DEVICE_INJECTOR and not injector or entry.get("needs") == FLEET_WORKER and not fleet:
                 continue
             if entry["base"] == "fabric-pod" or entry.get("needs") == "sidecar" or (
                     entry["base"] == "object" and "@sidecar-name" in str(entry.get("object"))):

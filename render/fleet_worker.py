@@ -107,6 +107,25 @@ def worker_access_objects(generation: int, namespaces: Sequence[str] = ()) -> li
     return out
 
 
+ADMITTED_CONDITIONS = ("QuotaReserved", "Admitted")
+ADMITS_NOTHING = (
+    "request.resource.resource != 'workloads' || request.operation == 'DELETE' || !has(object.status) || ("
+    "(!has(object.status.admission) || (request.operation == 'UPDATE' && has(oldObject.status) "
+    "&& has(oldObject.status.admission))) && "
+    "(!has(object.status.conditions) || object.status.conditions.all(c, !(c.type in "
+    + cel_list(list(ADMITTED_CONDITIONS)) + ") || c.status != 'True' || (request.operation == 'UPDATE' && has(oldObject.status) "
+    "&& has(oldObject.status.conditions) && oldObject.status.conditions.exists(o, o.type == c.type "
+    "&& o.status == 'True')))))")
+"""The token keeps ``workloads/status`` patch/update in the mirrored namespaces: MultiKueue patches the worker's copy
+when the manager evicts its Workload (``PatchAdmissionStatus`` with ``SetDeactivationTarget``, reason
+``EvictedOnManagerCluster``: Kueue v0.19.2 ``pkg/controller/admissionchecks/multikueue/workload.go`` lines 590-597, not
+behind a feature gate; only opening a preemption gate, lines 639-647, is behind ``MultiKueueOrchestratedPreemption``),
+and upstream's ``create-multikueue-kubeconfig.sh`` (v0.19.2) grants it. Such a patch re-applies the copy's admission
+as it is, which the check below lets through (it compares with ``oldObject``). What it never writes is an admission:
+this CEL refuses a Workload write by the token that sets ``status.admission`` or turns ``QuotaReserved`` /
+``Admitted`` true where they were not."""
+
+
 def token_admission_objects(namespaces: Sequence[str]) -> list[dict[str, Any]]:
     """The policy refusing the manager's token any write outside the mirrored namespaces, and its binding to every
     namespace (``kube-system`` included: no namespaceSelector)."""
@@ -114,7 +133,10 @@ def token_admission_objects(namespaces: Sequence[str]) -> list[dict[str, Any]]:
         "expression": f"request.userInfo.username != '{username()}' || "
                       f"request.namespace in {cel_list(list(dict.fromkeys(namespaces)))}",
         "message": "the fleet manager's token may only write in the mirrored namespaces: "
-                   + (", ".join(dict.fromkeys(namespaces)) or "none")}],
+                   + (", ".join(dict.fromkeys(namespaces)) or "none")}, {
+        "expression": f"request.userInfo.username != '{username()}' || {ADMITS_NOTHING}",
+        "message": "the fleet manager's token may not mark a Workload as holding quota or admitted (only the "
+                   "worker's own Kueue sets QuotaReserved, Admitted and status.admission)"}],
         rule={"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE", "DELETE", "CONNECT"],
               "resources": ["*", "*/*"]})
     del policy["spec"]["variables"]

@@ -76,6 +76,9 @@ class Engine:
                 self.push(pool.model.drain_s, BLOCK_END, pool)
         for js in self.jobs:
             js.never = never_startable(self.cluster, js.job)
+            own = getattr(self.scheduler, "never_startable", None)  # a fleet's manager knows more (its runtimes)
+            if js.never is None and own is not None:
+                js.never = own(js.job)
             if js.never is not None:
                 js.state = NEVER
             else:

@@ -17,7 +17,7 @@ from components.k8s.custom_resources import custom_resource, kubernetes_provider
 from components.k8s.kubeflow import BASELINE_PSS, TRAINER_NAMESPACE
 from components.k8s.kueue import KUEUE_NAMESPACE, RESTRICTED_PSS
 from components.image_digests import pin_images
-from render.fleet import FLEET_PART_OF, fleet_runtimes
+from render.fleet import FLEET_PART_OF, fleet_runtimes, runtime_pod_template
 from render.fleet_manager import (KUBECONFIG_KEY, WORKER_FACTS_ANNOTATION, ManagerObjects, kubeconfig_secret_name,
                                   with_cohort_limits)
 from render.trainer import trainer_values
@@ -36,10 +36,11 @@ class FleetManager(pulumi.ComponentResource):
     def __init__(self, name: str, objects: ManagerObjects, kueue_values: dict[str, Any],
                  models: Mapping[str, GpuModel], kubeconfigs: Mapping[str, pulumi.Output[str]],
                  worker_facts: Mapping[str, pulumi.Output[Any]], after: Sequence[pulumi.Resource] = (),
-                 opts: pulumi.ResourceOptions | None = None):
+                 opts: pulumi.ResourceOptions | None = None, runtime_image: str | None = None):
         """``objects``: the rendered MultiKueue objects (``render/fleet_manager.py``); ``kueue_values``: the Kueue
         chart's values with the ``multiKueue`` block; ``models``: the fleet's GPU models by slug (one runtime each);
-        ``kubeconfigs`` / ``worker_facts``: each worker's stack outputs, by worker name."""
+        ``kubeconfigs`` / ``worker_facts``: each worker's stack outputs, by worker name; ``runtime_image``: the
+        fleet runtimes' image as pinned in the fleet file (None: the tag, pinned at this deploy)."""
         super().__init__("gpu-cluster:fleet:FleetManager", name, None, opts)
         workers = [c["metadata"]["name"] for c in objects.clusters]
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
@@ -97,7 +98,7 @@ class FleetManager(pulumi.ComponentResource):
             lambda facts: _gpus_per_node(facts, list(models.values())))
         for slug, model in models.items():
             _runtime(f"{name}-runtime-fleet-{slug}", model, per_node,
-                     pulumi.ResourceOptions(parent=self, depends_on=[trainer]))
+                     pulumi.ResourceOptions(parent=self, depends_on=[trainer]), runtime_image)
         self.register_outputs({"workers": workers})
 
 
@@ -118,12 +119,22 @@ def _gpus_per_node(facts: Sequence[Any], models: Sequence[GpuModel]) -> dict[Gpu
     return {m: out.get(m, 1) for m in models}
 
 
-def _runtime(name: str, model: GpuModel, per_node: pulumi.Output[dict], opts: pulumi.ResourceOptions) -> None:
-    """The runtime as the workers render it; its GPUs per node are known once the worker outputs are."""
-    body = per_node.apply(lambda p: fleet_runtimes({model: p[model]})[0])
+def _runtime(name: str, model: GpuModel, per_node: pulumi.Output[dict], opts: pulumi.ResourceOptions,
+             image: str | None = None) -> None:
+    """The runtime as the workers render it; its GPUs per node are known once the worker outputs are. ``image``:
+    the pinned image of the fleet file instead of the tag (what the workers then run too)."""
+    body = per_node.apply(lambda p: _with_image(fleet_runtimes({model: p[model]})[0], image))
     first = fleet_runtimes({model: 1})[0]
     props = {"apiVersion": first["apiVersion"], "kind": first["kind"], "metadata": first["metadata"],
              "spec": body.apply(lambda b: pin_images(b["spec"]))}  # pinned as the workers' copies are
     pulumi.CustomResource(f"kubernetes:{first['apiVersion']}:{first['kind']}", name, props,
                           pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                               version=kubernetes_provider_version())))
+
+
+def _with_image(runtime: dict[str, Any], image: str | None) -> dict[str, Any]:
+    if image is None:
+        return runtime
+    for c in runtime_pod_template(runtime)["spec"]["containers"]:
+        c["image"] = image  # pin_images leaves an image already by digest as it is
+    return runtime

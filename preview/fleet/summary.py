@@ -8,6 +8,7 @@ from preview.cost import CostReport
 from stacks.plan.fleet_egress import EgressPlan
 from preview.fleet.resolve import Member
 from render.fleet import fleet_runtime_name
+from render.trainer import TORCH_IMAGE
 from render.fleet_manager import queue_namespace
 from stacks.plan.fleet_admission import fleet_verdict, quota_for
 from stacks.spec.fleet import FACTS_OUTPUT
@@ -57,7 +58,7 @@ def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequen
                               if any(g["model"] == model for g in f.get("gpus", []))
                               and quota_for(f, queue.name, ns, model) > 0
                               and fleet_verdict(w, f, queue.name, model).admissible]
-        queues.append({"name": queue.name, "namespace": ns,
+        queues.append({"name": queue.name, "namespace": ns, "windows": _only_inside(runs_on, facts),
                        "quotas": {q.gpu_model.value: q.gpus for q in queue.quotas},
                        "runtimes": {q.gpu_model.value: fleet_runtime_name(q.gpu_model) for q in queue.quotas},
                        "runsOn": runs_on})
@@ -78,11 +79,35 @@ def fleet_summary(spec: StackSpec, stack: str, cost: CostReport, members: Sequen
               "blendedUsdPerGpuHour": round(gpu_usd / max_gpus, ROUND) if max_gpus and complete else None,
               "complete": complete, "unpricedPools": unpriced}
     notes = [f"{c['name']}: {n}" for c, r in zip(clusters, [cost, *(m.report.cost for m in members)])
-             for n in r.notes] + not_counted(egress)
+             for n in r.notes] + not_counted(egress) + runtime_image_note(fleet.runtime_image)
     return {"dispatcher": fleet.dispatcher.value,
             "stepSize": fleet.incremental_step_size if fleet.dispatcher.value == "Incremental" else None,
             "workers": [w.name for w in fleet.workers], "clusters": clusters, "queues": queues, "totals": totals,
             "egress": egress_summary(egress, facts), "notes": notes}
+
+
+def _only_inside(runs_on: dict[str, list[str]], facts: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Model -> worker -> the capacity block window its pools of that model live in, where every such pool is a block
+    (outside it the node group is at 0 nodes: the worker's Kueue still admits by quota, and the pods wait for nodes
+    that never come until the pods-ready timeout evicts the job; docs/fleet.md)."""
+    out: dict[str, dict[str, Any]] = {}
+    for model, workers in runs_on.items():
+        for w in workers:
+            entry = next((g for g in facts[w].get("gpus", []) if g["model"] == model), {})
+            windows = entry.get("windows") or {}
+            if entry.get("pools") and all(p in windows for p in entry["pools"]):
+                out.setdefault(model, {})[w] = {"start": min(v["start"] for v in windows.values()),
+                                                "end": max(v["end"] for v in windows.values())}
+    return out
+
+
+def runtime_image_note(pinned_image: str | None) -> list[str]:
+    """Workers take the manager's ``fleetRuntimeImage`` at their own deploy: a digest the manager re-resolves moves
+    under them until they are deployed again (Kueue then finds the copies out of sync and dispatches them again)."""
+    if pinned_image is not None:
+        return [f"fleet runtime image pinned in the fleet file: {pinned_image} (a manager deploy never moves it)"]
+    return [f"fleet runtime image: {TORCH_IMAGE} is resolved to its digest at every manager deploy; when the tag has "
+            "moved, deploy every worker again after the manager (round 3), or pin it once in fleet.runtimeImage"]
 
 
 def not_counted(egress: EgressPlan | None) -> list[str]:

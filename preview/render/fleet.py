@@ -14,8 +14,16 @@ def _gpus(gpus: dict[str, int]) -> str:
     return ", ".join(f"{n} {m}" for m, n in gpus.items()) or "none (system pool only)"
 
 
+def _worker(queue: dict[str, Any], model: str, worker: str) -> str:
+    window = (queue.get("windows") or {}).get(model, {}).get(worker)
+    if window is None:
+        return worker
+    return f"{worker} only inside its block window (from {window['start']} to {window['end']})"
+
+
 def _runs_on(queue: dict[str, Any]) -> str:
-    return "; ".join(f"{m} ({queue['runtimes'][m]}): {', '.join(w) or 'NO WORKER'}" for m, w in queue["runsOn"].items())
+    return "; ".join(f"{m} ({queue['runtimes'][m]}): {', '.join(_worker(queue, m, x) for x in w) or 'NO WORKER'}"
+                     for m, w in queue["runsOn"].items())
 
 
 def _usd(value: float, complete: bool, digits: int = 2) -> str:

@@ -42,7 +42,9 @@ class FleetPlan:
 
 
 def fleet_plan(section: Fleet | None, sched: SchedulingSpec | None, facts: Sequence[PoolFacts],
-               egress: EgressPlan | None = None) -> FleetPlan | None:
+               egress: EgressPlan | None = None,
+               windows: Mapping[str, Mapping[str, str]] | None = None) -> FleetPlan | None:
+    """``windows``: pool -> its capacity block's window (``start``, ``end``, UTC): its nodes exist only inside it."""
     if section is None:
         return None
     by_name = {f.name: f for f in facts}
@@ -54,6 +56,8 @@ def fleet_plan(section: Fleet | None, sched: SchedulingSpec | None, facts: Seque
                                                               "gpusPerNode": f.gpus_per_node, "maxGpus": 0, "pools": []})
         entry["maxGpus"] += f.max_gpus
         entry["pools"].append(f.name)
+        if windows and f.name in windows:
+            entry.setdefault("windows", {})[f.name] = dict(windows[f.name])
     queues = _queue_facts(sched, by_name)
     slugs = sorted({q.gpu_model for queue in section.queues for q in queue.quotas}, key=lambda m: m.value)
     return FleetPlan(section=section, worker=section.role == FleetRole.WORKER, gpus_per_node=per_node,

@@ -196,5 +196,8 @@ def _gke_fabric(spec: StackSpec, facts: list[PoolFacts]) -> tuple[FabricKindPlan
 def _fleet(spec: StackSpec, facts: list[PoolFacts], egress: EgressPlan | None) -> FleetPlan | None:
     if spec.fleet is None:
         return None
+    from stacks.plan.capacity_block import block_window
     from stacks.plan.fleet import fleet_plan  # lazy: fleet stacks only
-    return fleet_plan(spec.fleet, spec.scheduling, facts, egress)
+    windows = {p.name: {"start": w.as_dict()["start"], "end": w.as_dict()["end"]}
+               for p in spec.node_pools if (w := block_window(p)) is not None}
+    return fleet_plan(spec.fleet, spec.scheduling, facts, egress, windows)

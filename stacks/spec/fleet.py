@@ -114,6 +114,12 @@ class Fleet(SpecModel):
         "labelled `kueue.x-k8s.io/priority-class` gets no Workload where its class is missing). Every worker needs "
         "the same classes with the same values in its `scheduling.priorityClasses` (checked by the pack). Empty: "
         "fleet jobs carry no priority class."))
+    runtime_image: str | None = Field(None, alias="runtimeImage", description=(
+        "Manager only: the fleet runtimes' image pinned by digest, `<repository>:<tag>@sha256:<64 hex>`, resolved once "
+        "(`crane digest <repository>:<tag>`) and stored here. The manager's runtimes run it and it is exported as "
+        "`fleetRuntimeImage` for the workers, so a manager deploy never moves it. Omitted: the runtime image's tag "
+        "is resolved to its digest at every manager deploy; when the tag has moved, every worker must be deployed "
+        "again after the manager (the preview says so), or Kueue finds the copies out of sync."))
     origin: str = Field("multikueue", description=(
         "Manager only: the label value marking the manager's copies on the workers (`multiKueue.origin`). Two "
         "managers sharing a worker need different origins. Default `multikueue`."))

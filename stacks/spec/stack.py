@@ -224,8 +224,11 @@ class ClusterSpec(SpecModel):
     kubernetes_version: str = Field("1.35", description=(
         "EKS Kubernetes version. Default 1.35 (1.34 reached end of standard support on 2026-12-02; versions past "
         "it bill the extended-support fee)."))
-    network: str | None = Field(None, description="GKE VPC network name. Omitted: `default`.")
-    subnetwork: str | None = Field(None, description="GKE subnetwork name. Omitted: the network's subnetwork in the region.")
+    network: str | None = Field(None, description="GKE VPC network name. Omitted: `default`. Any other network "
+                                "(custom mode) needs `subnetwork` as well.")
+    subnetwork: str | None = Field(None, description="GKE subnetwork name. Required with a `network` other than "
+                                   "`default` (GKE picks a subnetwork only on the auto-mode `default` network). "
+                                   "Omitted: the default network's subnetwork in the region.")
     subnets: dict[str, str] = Field(default_factory=dict, description=(
         "EKS: private subnet ID per Availability Zone, e.g. `{us-east-1a: subnet-0abc…}`. Pools use the subnets "
         "of their zones; a new cluster needs at least two zones. Every entry also goes to the control plane, so no "

@@ -23,6 +23,10 @@ OTHER_CLOUD_FIELDS = {Cloud.GCP: ("kubernetes_version", "subnets", "node_subnets
                       Cloud.AWS: ("release_channel", "network", "subnetwork", "location", "cloud_nat",
                                   "min_master_version")}
 """Cluster settings that only the other cloud reads, by model field name."""
+AUTO_MODE_NETWORK = "default"
+"""The one network GKE may be given without a subnetwork: the project's auto-mode ``default`` network (gcloud
+container clusters create --subnetwork: "If the network is in custom subnet mode, --subnetwork must be specified";
+cloud.google.com/kubernetes-engine/docs/how-to/alias-ips)."""
 
 
 def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None, cluster: ClusterSpec) -> None:
@@ -51,6 +55,17 @@ def check_cluster(issues: Issues, cat: Catalog, cloud: Cloud, region: str | None
         _check_system_pool_price(issues, cat, cloud, region, cluster)
     if cloud == Cloud.AWS:
         _check_eks_cluster(issues, cat, region, cluster)
+    elif cluster.mode == ClusterMode.CREATE and cluster.network not in (None, AUTO_MODE_NETWORK) \
+            and cluster.subnetwork is None:
+        # Only an auto-mode network lets GKE pick the region's subnetwork; on a custom-mode one (any network you
+        # create yourself) the cluster create call fails at deploy time, after the other resources exist.
+        issues.error("network", "a network of your own needs cluster.subnetwork (GKE picks a subnetwork only on "
+                     "the auto-mode `default` network; on a custom-mode one the cluster create fails)",
+                     cluster.network,
+                     allowed="the name of the network's subnetwork in the stack region; or network 'default' "
+                     "(auto mode) or omitted",
+                     fix=f"set cluster.subnetwork to the subnetwork of {cluster.network} in {region or 'the region'} "
+                     f"(gcloud compute networks subnets list --network {cluster.network})")
     elif cluster.mode == ClusterMode.EXISTING and cluster.location and region \
             and not (cluster.location == region or cluster.location.startswith(region + "-")):
         issues.error("location", f"location is outside the stack region {region}", cluster.location,

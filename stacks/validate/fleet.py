@@ -3,6 +3,7 @@ worker stacks too run in the offline preview, ``preview/fleet.py``, and in the p
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections import Counter
 from typing import Sequence
 
@@ -17,7 +18,9 @@ from stacks.validate.names import DNS_LABEL, valid_label_value
 
 WORKER_NAME_MAX = 40
 MANAGER_ONLY = ("workers", "dispatcher", "incremental_step_size", "queues", "egress_addresses", "egress_cidrs",
-                "gc_interval_seconds", "worker_lost_timeout_seconds", "origin", "priority_classes")
+                "gc_interval_seconds", "worker_lost_timeout_seconds", "origin", "priority_classes", "runtime_image")
+PINNED_IMAGE = re.compile(r"[^@\s]+:[^@\s/]+@sha256:[0-9a-f]{64}")
+"""``fleet.runtimeImage``: a tag and its digest (the form the workers accept from the manager's output)."""
 WORKER_ONLY = ("token_generation", "manager")
 
 
@@ -149,6 +152,11 @@ def _check_worker(at: Issues, scheduling: SchedulingSpec | None) -> None:
 
 def _check_manager(at: Issues, fleet: Fleet, pools: Sequence[tuple[int, NodePool]],
                    scheduling: SchedulingSpec | None, own_stack: str | None) -> None:
+    if fleet.runtime_image is not None and not PINNED_IMAGE.fullmatch(fleet.runtime_image):
+        at.error("runtimeImage", "not an image pinned by digest", fleet.runtime_image,
+                 allowed="<repository>:<tag>@sha256:<64 lower-case hex digits>",
+                 fix="append the tag's digest, e.g. the output of `crane digest <repository>:<tag>`, or omit "
+                     "runtimeImage (resolved at each manager deploy)")
     if not fleet.workers:
         at.error("workers", "a fleet manager needs at least one worker", [], allowed=f"1 to {MAX_WORKERS} workers",
                  fix="add workers: [{name: <worker>, stack: <org>/<project>/<stack>}]")

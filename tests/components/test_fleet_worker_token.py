@@ -63,3 +63,28 @@ def test_the_new_admission_objects_are_valid_kubernetes_objects(stack):
     assert {o["metadata"]["name"] for o in objects} >= {"gpu-cluster-quota"}
     for obj in objects:
         kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+WORKLOAD = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "job-x"},
+            "spec": {"queueName": "research"}, "status": {"conditions": []}}
+
+
+def _status(conditions: list[dict], admission: dict | None = None) -> dict:
+    return dict(WORKLOAD, status={"conditions": conditions, **({"admission": admission} if admission else {})})
+
+
+def test_the_token_may_not_mark_a_workload_admitted_even_in_a_mirrored_namespace(worker):
+    # MultiKueue keeps workloads/status on the worker (it deactivates the copy when the manager evicts its job), so
+    # RBAC allows the write there: the admission policy is what stops the token from admitting a copy itself
+    objects, teams = worker
+    ns = teams[0]
+    for forged in (_status([{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"}]),
+                   _status([{"type": "Admitted", "status": "True", "reason": "Admitted"}]),
+                   _status([], {"clusterQueue": "research", "podSetAssignments": []})):
+        assert _token(objects, forged, ns, operation="UPDATE", resource="workloads/status", old=WORKLOAD), forged
+    # what MultiKueue writes: the deactivation target of a copy the manager evicted
+    evicted = _status([{"type": "DeactivationTarget", "status": "True", "reason": "EvictedOnManagerCluster"}])
+    assert _token(objects, evicted, ns, operation="UPDATE", resource="workloads/status", old=WORKLOAD) == []
+    admitted = _status([{"type": "Admitted", "status": "True", "reason": "Admitted"}])
+    assert _token(objects, admitted, ns, operation="UPDATE", resource="workloads/status", old=admitted) == []
+    assert _token(objects, WORKLOAD, ns, operation="DELETE", resource="workloads") == []

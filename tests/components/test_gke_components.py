@@ -154,7 +154,8 @@ def test_only_reservation_pools_delete_before_replace():
 def test_cloud_nat_follows_the_network_choice():
     default_net = run_program(GKE)
     own_net = run_program(edits(GKE, {"cluster.network": "ml-vpc", "cluster.subnetwork": "ml-vpc-a"}))
-    forced = run_program(edits(GKE, {"cluster.network": "ml-vpc", "cluster.cloudNat": True}))
+    forced = run_program(edits(GKE, {"cluster.network": "ml-vpc", "cluster.subnetwork": "ml-vpc-a",
+                                     "cluster.cloudNat": True}))
     nat = one(default_net, "gcp:compute/routerNat:RouterNat").inputs
     assert nat["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
     assert one(default_net, "gcp:compute/router:Router").inputs["network"] == "default"

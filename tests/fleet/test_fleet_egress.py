@@ -91,6 +91,7 @@ def test_an_eks_manager_reads_its_nat_gateways_and_reserves_nothing():
     manager = edits(raw("fleet"), {"cloud": "aws", "region": "us-east-1", "accountId": "123456789012",
                                    "project": DELETE, ("fleet", "egressAddresses"): DELETE,
                                    ("cluster", "kubernetesVersion"): "1.35", ("cluster", "network"): DELETE,
+                                   ("cluster", "subnetwork"): DELETE,
                                    ("cluster", "cloudNat"): DELETE,
                                    ("cluster", "subnets"): {"us-east-1a": "subnet-0a1b2c3d4e5f60011",
                                                             "us-east-1b": "subnet-0a1b2c3d4e5f60012"}})

@@ -37,6 +37,19 @@ def test_fleet_section_shows_both_workers_and_the_manager():
         assert word in text, word
 
 
+def test_runs_on_says_a_capacity_block_worker_runs_jobs_only_inside_its_window():
+    # eks's H100s are a capacity block (p5 at 0 nodes until 2030-01-07T11:30Z): its Kueue admits by quota before
+    # that, and the job waits for nodes until the pods-ready timeout evicts it
+    research = next(q for q in report("fleet").fleet["queues"] if q["name"] == "research")
+    assert research["windows"] == {"H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z",
+                                                         "end": "2030-07-08T11:30:00Z"}}}
+    window = "eks only inside its block window (from 2030-01-07T11:30:00Z to 2030-07-08T11:30:00Z)"
+    for fmt in ("text", "markdown"):
+        text = " ".join(render_report(report("fleet"), fmt).split())
+        assert f"H100_80GB (fleet-h100-80gb): gke, {window}" in text, fmt
+    assert "L40S" not in research["windows"]  # eks's L40S pool is spot, there all the time
+
+
 def test_fleet_cost_totals_are_the_sum_of_each_stacks_own_preview():
     fleet = report("fleet").fleet["totals"]
     alone = [preview_stack(s).cost for s in ("fleet", "fleet-gke", "fleet-eks")]  # fresh, separate previews

@@ -9,7 +9,8 @@ from typing import Any, Iterator
 from preview.engine import run_program
 from render.trainer import TORCH_IMAGE
 from stacks.spec.fleet import RUNTIME_IMAGE_OUTPUT
-from tests.fleet.fleet_configs import stack_config
+from tests.fleet.fleet_configs import encoded, raw, stack_config
+from tests.support.spec.edit import edits
 from tests.support.helm.examples import recording
 
 MANAGER = "acme/gpu-cluster/fleet"
@@ -56,3 +57,36 @@ def test_before_the_managers_first_deploy_a_worker_pins_the_image_itself():
         rec = run_program(stack_config("fleet-gke"), "fleet-gke", stack_references={MANAGER: outputs})
         fleet = runtime_images(rec, "fleet-")
         assert fleet and all(found == {f"{TORCH_IMAGE}@sha256:resolved-at-deploy"} for found in fleet.values())
+
+
+PIN = f"{TORCH_IMAGE}@sha256:{'cd' * 32}"
+"""A digest resolved once and stored in the fleet file (fleet.runtimeImage)."""
+
+
+def _workers() -> dict:
+    return {f"acme/gpu-cluster/{w}": recording(w).outputs for w in ("fleet-gke", "fleet-eks")}
+
+
+def test_a_digest_pinned_in_the_fleet_file_is_what_the_manager_runs_and_exports():
+    # re-resolved at every manager deploy, a moved tag would move the workers' fleet runtimes only at their own next
+    # deploy; stored in the fleet file it never moves under them
+    config = encoded(edits(raw("fleet"), {("fleet", "runtimeImage"): PIN}))
+    rec = run_program(config, "fleet", stack_references=_workers())
+    assert rec.outputs[RUNTIME_IMAGE_OUTPUT] == PIN
+    runtimes = runtime_images(rec, "fleet-")
+    assert runtimes and all(found == {PIN} for found in runtimes.values()), runtimes
+
+
+def test_a_runtime_image_without_a_digest_or_on_a_worker_is_refused():
+    from tests.fleet.test_fleet_spec_errors import one
+    one(edits(raw("fleet"), {("fleet", "runtimeImage"): TORCH_IMAGE}), "fleet.runtimeImage",
+        "not an image pinned by digest", "crane digest")
+    one(edits(raw("fleet-gke"), {("fleet", "runtimeImage"): PIN}), "fleet.runtimeImage", "only a fleet manager",
+        stack="fleet-gke")
+
+
+def test_the_preview_says_when_workers_must_be_deployed_again_after_the_manager():
+    from preview.run import preview_stack
+    notes = preview_stack("fleet").fleet["notes"]
+    assert any("resolved to its digest at every manager deploy" in n and "deploy every worker again" in n
+               for n in notes), notes

@@ -140,7 +140,8 @@ def test_unknown_dispatcher_names_the_allowed_values():
 # ---- the manager's egress addresses: reserved (GKE), read from NAT gateways (EKS) or declared ----
 
 EKS_MANAGER = {"cloud": "aws", "region": "us-east-1", "accountId": "123456789012", "project": DELETE,
-               ("cluster", "network"): DELETE, ("cluster", "cloudNat"): DELETE,
+               ("cluster", "network"): DELETE, ("cluster", "subnetwork"): DELETE,
+               ("cluster", "cloudNat"): DELETE,
                ("cluster", "kubernetesVersion"): "1.35",
                ("cluster", "subnets"): {"us-east-1a": "subnet-0a1b2c3d4e5f60011",
                                         "us-east-1b": "subnet-0a1b2c3d4e5f60012"}}

@@ -61,7 +61,9 @@ def test_incremental_order_is_the_workers_order(tmp_path):
 
 def test_the_managers_quota_holds_jobs_back(tmp_path):
     quotas = [{"gpuModel": "H100_80GB", "gpus": 8}]
-    config = manager({("fleet", "queues", 0, "quotas"): quotas})
+    # product has no H100 quota on the manager here: nothing to borrow in the manager's cohort
+    config = manager({("fleet", "queues", 0, "quotas"): quotas,
+                      ("fleet", "queues", 1, "quotas"): [{"gpuModel": "L4", "gpus": 8}]})
     two = [dict(NEXT, id="a", submitS=0), dict(NEXT, id="b", submitS=0)]
     run = run_whatif(config, jobs_file(tmp_path, two), options=OPTS, name="small-quota")
     starts = sorted(j.start_s for j in run.result.jobs.values())

@@ -16,7 +16,9 @@ import yaml
 
 from tests.fleet.fleet_configs import encoded, raw
 from tests.support.spec.edit import edits
-from whatif.fleet.manager import victims
+from whatif.cluster import KueueModel, QueueModel, QuotaModel
+from whatif.kueue.cohort import Admitted, CohortView, Incoming, QueueView
+from whatif.kueue.preempt import targets
 from whatif.model import SimOptions
 from whatif.run import run_whatif
 
@@ -34,9 +36,12 @@ def h100(job_id: str, submit: float, run: float, priority: str | None = None, no
     return job | ({"priority": priority} if priority else {})
 
 
-def research_quota(gpus: int, changes: dict | None = None) -> dict:
+def research_quota(gpus: int, changes: dict | None = None, product_h100: bool = False) -> dict:
+    """research with ``gpus`` H100s on the manager; product without H100 quota unless ``product_h100`` (then it
+    lends its 12 in the manager's cohort and research may dispatch past its own quota)."""
     quotas = [{"gpuModel": "H100_80GB", "gpus": gpus}]
-    return encoded(edits(raw("fleet"), {("fleet", "queues", 0, "quotas"): quotas, **(changes or {})}))
+    product = {} if product_h100 else {("fleet", "queues", 1, "quotas"): [{"gpuModel": "L4", "gpus": 8}]}
+    return encoded(edits(raw("fleet"), {("fleet", "queues", 0, "quotas"): quotas, **product, **(changes or {})}))
 
 
 def test_a_higher_priority_job_waiting_at_the_manager_preempts_a_lower_one_and_its_copy_stops(tmp_path):
@@ -63,37 +68,50 @@ def test_the_manager_dispatches_by_priority_not_by_submit_order(tmp_path):
 
 
 def test_a_job_evicted_on_a_worker_queues_again_behind_jobs_created_before_the_eviction(tmp_path):
-    # Incremental, step 1, gke first. `fill` (32 H100: research's 24 + 8 borrowed from product on gke) runs on gke
-    # and holds research's whole manager quota (32). `next` (t=30, 8 GPUs) waits at the manager. `prod` (product,
-    # t=60) is offered to gke first, whose Kueue reclaims product's lent GPUs by evicting `fill`; the manager evicts
-    # `fill` too (check Retry) and orders it by that eviction (about t=60), after `next` (t=30). So `next` gets
-    # the quota at once and starts on gke (research keeps 24 H100 there); `fill` (32) no longer fits the 24 left.
-    # Ordered by creation (t=0), `fill` would take the quota back first and `next` would wait until `prod` ends.
-    config = research_quota(32, {("fleet", "dispatcher"): "Incremental", ("fleet", "incrementalStepSize"): 1})
-    jobs = [h100("fill", 0, 7200, nodes=4), h100("next", 30, 600),
+    # Incremental, step 1, gke first. The manager's research queue: 32 H100 nominal (20 kept, 12 lent) and up to 12
+    # borrowed from product in the manager's cohort. `fill` (32 H100: research's 24 + 8 borrowed from product on gke)
+    # runs on gke; at the manager 12 are left to research, so `next` (t=30, 16 GPUs) waits there. `prod` (product,
+    # t=60, 8) fits product's share at the manager and is offered to gke first, whose Kueue reclaims product's lent
+    # GPUs by evicting `fill`; the manager evicts `fill` too (check Retry) and orders it by that eviction (about
+    # t=60), after `next` (t=30). So `next` gets the quota at once (36 available to research) and starts on gke
+    # beside `prod`; `fill` (32) no longer fits the 20 left. Ordered by creation (t=0), `fill` would take the quota
+    # back first (it fits 36) and `next` would wait until `prod` ends.
+    config = research_quota(32, {("fleet", "dispatcher"): "Incremental", ("fleet", "incrementalStepSize"): 1},
+                            product_h100=True)
+    jobs = [h100("fill", 0, 7200, nodes=4), h100("next", 30, 600, nodes=2),
             {"id": "prod", "submitS": 60, "queue": "product", "gpusPerNode": 8, "nodes": 1, "runS": 600}]
     run = run_whatif(config, jobs_file(tmp_path, jobs), options=OPTS, name="fleet-evicted")
     fill, nxt, prod = (run.result.jobs[j] for j in ("fill", "next", "prod"))
     assert fill.preemptions == 1 and prod.pool == "gke/h100"
     # `fill`'s pods are gone when `prod` starts: `next` is dispatched and admitted in that same instant
     assert nxt.pool == "gke/h100" and nxt.start_s == prod.start_s < prod.end_s  # was: after `prod` and `fill` end
-    assert fill.starts[1] == prod.end_s  # back to 32 free research H100 on gke when `prod` ends
+    assert fill.starts[1] == prod.end_s == nxt.end_s  # back to 32 free research H100 when both end
 
 
-class W:
-    def __init__(self, n: int, value: int, gpus: float, reserved_at: float):
-        self.n, self.value, self.gpus, self.reserved_at = n, value, gpus, reserved_at
+def _manager_research(*held: Admitted) -> CohortView:
+    """The manager's research ClusterQueue alone in its cohort, with its rendered preemption policies."""
+    queue = QueueModel("research", 1, {"H100_80GB": QuotaModel(32, None, None)}, within_queue="LowerPriority",
+                       reclaim="Any")
+    view = CohortView(KueueModel("fleet", False, None), {"research": QueueView(queue)})
+    for w in held:
+        view.queues["research"].add(w)
+    return view
 
 
 def test_manager_preemption_takes_lowest_priority_then_newest_and_gives_back_the_unneeded():
-    a, b, c = W(1, 10, 8, 0.0), W(2, 10, 8, 50.0), W(3, 100, 16, 10.0)
-    assert victims(1000, 8, 0, [a, b, c]) == [b]  # same priority: the most recently admitted first
-    assert victims(1000, 16, 0, [a, b, c]) == [b, a]
-    # b (8) and a (8) are not enough for 24; c (16) is taken third; fillBack then tries, in reverse and without the
-    # last one taken, a (given back: b + c still make room) and b (needed)
-    assert victims(1000, 24, 0, [a, b, c]) == [b, c]
-    assert victims(100, 24, 0, [a, b, c]) is None  # c is not lower than 100: nothing to preempt
-    assert victims(10, 8, 8, [a]) == []  # it fits: no victim
+    def held(n: int, value: int, gpus: int, at: float) -> Admitted:
+        return Admitted(n, "research", "H100_80GB", gpus, value, at, at, n)
+
+    def victims_for(priority: int, need: int) -> list[int]:
+        view = _manager_research(held(1, 10, 8, 0.0), held(2, 10, 8, 50.0), held(3, 100, 16, 10.0))
+        return [w.key for w in targets(view, Incoming("research", priority, 100.0, {"H100_80GB": need}), "H100_80GB",
+                                       need)]
+
+    assert victims_for(1000, 8) == [2]  # same priority: the most recently admitted first
+    assert victims_for(1000, 16) == [2, 1]
+    # 2 (8) and 1 (8) are not enough for 24; 3 (16) is taken third; fillBack then gives 1 back (2 + 3 make room)
+    assert victims_for(1000, 24) == [2, 3]
+    assert victims_for(100, 24) == []  # 3 is not lower than 100: nothing to preempt
 
 
 def test_all_at_once_a_production_job_preempts_on_every_worker_it_is_offered_to(tmp_path):

@@ -57,7 +57,8 @@ def test_a_stack_listed_with_that_has_no_file_is_exit_2(tmp_path, capsys):
 
 def test_stacks_in_other_networks_regions_or_clouds_pass(tmp_path):
     config = copy_stack(tmp_path, "gke-kueue", "team-a")
-    for name, key, value in (("team-b", "cluster", {"name": "b", "network": "team-b", "cloudNat": True}),
+    for name, key, value in (("team-b", "cluster", {"name": "b", "network": "team-b", "subnetwork": "team-b-us-central1",
+                                                          "cloudNat": True}),
                              ("team-d", "project", "another-project")):
         other = copy_stack(tmp_path, "gke-kueue", name)
         other[f"gpu-cluster:{key}"] = value

@@ -38,9 +38,18 @@ def test_every_example_refuses_every_hostile_request(stack):
 
 def test_every_entry_of_the_corpus_applies_to_a_gpudirect_tcpx_stack():
     """No entry is silently never tried: on gke-kueue (TCPX sidecar, device injector, Kueue) each one is."""
-    names = {e["escape"] for e in corpus()["escapes"]}
+    names = {e["escape"] for e in corpus()["escapes"] if e.get("needs") != "fleet-worker"}
     assert len(names) >= 30
     assert {a.escape for a in attempts(_resources(recorded("gke-kueue")))} == names
+
+
+def test_the_fleet_tokens_entries_are_tried_and_refused_on_a_fleet_worker_only():
+    token = {e["escape"] for e in corpus()["escapes"] if e.get("needs") == "fleet-worker"}
+    assert token
+    for stack in ("fleet-gke", "fleet-eks"):
+        tried = [a for a in attempts(_resources(recorded(stack))) if a.escape in token]
+        assert {a.escape for a in tried} == token and all(not a.admitted for a in tried), stack
+        assert all(any(r.startswith("gpu-cluster-fleet-token") for r in a.refused_by) for a in tried), tried
 
 
 def _loose_sidecar(props):

@@ -3,12 +3,13 @@ its pools and queues renamed ``<worker>/<name>`` so one engine can run them side
 fleet queues over every worker's pools, and its quota per queue). Pure: no Pulumi."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from stacks.plan.fleet import cohort_limits
 from stacks.plan.fleet_admission import admitting_pools
-from stacks.spec.fleet import Dispatcher, FleetRole
+from stacks.spec.fleet import Dispatcher, FleetRole, gpu_slug
 from stacks.spec.stack import StackSpec
 from whatif.cluster import ClusterModel, KueueModel, QueueModel, QuotaModel
 from whatif.feasible import borrowable
@@ -28,8 +29,38 @@ class FleetModel:
     """Worker -> its stack name."""
     clusters: dict[str, ClusterModel]
     """Worker -> its cluster model, pools and queues prefixed with ``<worker>/``."""
-    manager_quota: dict[str, int]
-    """Fleet queue -> GPUs the manager may have dispatched at once (all models)."""
+    manager_quota: dict[str, QueueModel]
+    """Fleet queue -> its manager ClusterQueue as rendered: one flavor per GPU model (keyed ``H100_80GB``, in the
+    queue's flavor order), nominal GPUs and the cohort limits the workers give it (``stacks/plan/fleet.cohort_limits``,
+    as ``render/fleet_manager.with_cohort_limits`` renders them); all in the cohort ``fleet``."""
+    pool_model: dict[str, str] = field(default_factory=dict)
+    """``<worker>/<pool>`` -> its GPU model (``H100_80GB``): the label the fleet runtime of that model selects."""
+    runtime_gpus: dict[str, int] = field(default_factory=dict)
+    """GPU model -> GPUs per node of its fleet runtime (``fleet-<model>`` asks for whole nodes)."""
+
+    def job_model(self, job: Any) -> str | None:
+        """The GPU model (the manager's flavor) of a fleet job: its pool's when it names one, else the model whose
+        fleet runtime asks for the job's GPUs per node (the runtime a user submits it with), first in its queue's
+        flavor order; None when no fleet runtime asks for that many."""
+        if job.pool:
+            return self.pool_model.get(job.pool)
+        order = list(self.manager_quota[job.queue].quotas) if job.queue in self.manager_quota else []
+        order += [m for m in sorted(self.runtime_gpus) if m not in order]
+        return next((m for m in order if self.runtime_gpus.get(m) == job.gpus_per_node), None)
+
+    def never_startable(self, job: Any) -> str | None:
+        """Why the manager could never dispatch the job, or None."""
+        model = self.job_model(job)
+        if model is None:
+            if job.pool:
+                return f"pool {job.pool} has no GPU model a fleet runtime selects"
+            runtimes = ", ".join(f"{m} {n}" for m, n in sorted(self.runtime_gpus.items()))
+            return (f"no fleet runtime asks for {job.gpus_per_node} GPUs per node (fleet runtimes take whole nodes: "
+                    f"{runtimes or 'none'})")
+        queue = self.manager_quota.get(job.queue)
+        if queue is None or model not in queue.quotas:
+            return f"fleet queue {job.queue} has no {model} quota on the manager"
+        return None
 
 
 def prefixed(cluster: ClusterModel, worker: str) -> ClusterModel:
@@ -56,7 +87,7 @@ def worker_facts(spec: StackSpec) -> dict[str, Any]:
     plan = plan_stack(spec, load_catalog())
     if plan.fleet is None or plan.kueue is None:
         return {}
-    return {"gpus": [dict(m) for m in plan.fleet.gpu_models],
+    return {"gpus": [dict(m) for m in plan.fleet.gpu_models], "queues": [dict(q) for q in plan.fleet.queues],
             "admission": admission_facts(plan.kueue.scheduling, list(plan.facts), plan.kueue.placements,
                                          plan.fleet.gpus_per_node)}
 
@@ -86,9 +117,27 @@ def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel]
         if facts_of_stack is not None:
             cluster = admissible_only(cluster, facts_of_stack(stacks[w.name]))
         clusters[w.name] = prefixed(cluster, w.name)
-    quota = {q.name: sum(x.gpus for x in q.quotas) for q in fleet.queues}
+    facts = [facts_of_stack(stacks[w.name]) if facts_of_stack is not None else None for w in fleet.workers]
+    pool_model, runtime_gpus = {}, {}
+    for w, f in zip(fleet.workers, facts):
+        for g in (f or {}).get("gpus") or []:
+            runtime_gpus.setdefault(str(g["model"]), int(g["gpusPerNode"]))
+            pool_model.update({f"{w.name}/{p}": str(g["model"]) for p in g.get("pools") or []})
     return FleetModel(fleet.dispatcher.value, fleet.incremental_step_size if fleet.dispatcher == Dispatcher.INCREMENTAL
-                      else len(fleet.workers), tuple(w.name for w in fleet.workers), stacks, clusters, quota)
+                      else len(fleet.workers), tuple(w.name for w in fleet.workers), stacks, clusters,
+                      {q.name: manager_queue(q, facts) for q in fleet.queues}, pool_model, runtime_gpus)
+
+
+def manager_queue(queue: Any, facts: list[dict[str, Any] | None]) -> QueueModel:
+    """A fleet queue's manager ClusterQueue: per GPU model its nominal GPUs and the cohort limits the renderer gives
+    it from the workers' exported queues (what they lend, what they can borrow)."""
+    nominal = {gpu_slug(q.gpu_model): q.gpus for q in queue.quotas}
+    limits = cohort_limits(queue.name, queue.namespace or queue.name, nominal, facts)
+    quotas = {}
+    for q in queue.quotas:
+        lim = limits[gpu_slug(q.gpu_model)]
+        quotas[q.gpu_model.value] = QuotaModel(q.gpus, lim.get("borrowingLimit"), lim.get("lendingLimit"))
+    return QueueModel(queue.name, 1, quotas)
 
 
 def composite(name: str, fleet: FleetModel) -> ClusterModel:

@@ -9,15 +9,20 @@ again, ordered by that eviction's time. Within one instant the workers answer in
 between their Kueues), never list order."""
 from __future__ import annotations
 
+import math
 import random
 from bisect import insort
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from whatif.cluster import ClusterModel
+from render.fleet_manager import MANAGER_COHORT
 from whatif.core import ADMITTED, DONE, PENDING, RUNNING, TICK, Host, JobState
 from whatif.fleet.cluster import INCREMENTAL_WIDEN_S, FleetModel
-from whatif.fleet.manager import manager_order, victims
+from whatif.fleet.manager import manager_order
+from whatif.cluster import KueueModel
+from whatif.kueue.cohort import Admitted, CohortView, Incoming, QueueView
+from whatif.kueue.preempt import choose
 from whatif.kueue.sched import KueueJob, KueueScheduler
 from whatif.model import Job
 from whatif.nodes import Node, PoolState
@@ -25,7 +30,7 @@ from whatif.nodes import Node, PoolState
 
 class FleetJob(JobState):
     """A job as the manager sees it; ``copies`` are its offers, one per nominated worker."""
-    __slots__ = ("copies", "nominated", "reserved", "winner", "value", "order_ts", "reserved_at")
+    __slots__ = ("copies", "nominated", "reserved", "winner", "value", "order_ts", "reserved_at", "flavor", "held")
 
     def __init__(self, job: Job, n: int):
         super().__init__(job, n)
@@ -39,6 +44,9 @@ class FleetJob(JobState):
         """Priority (its WorkloadPriorityClass's value; 0 without one)."""
         self.order_ts = job.submit_s
         """Queue-order timestamp at the manager: creation, or the last eviction by MultiKueue's check."""
+        self.flavor: str | None = None
+        """The manager flavor (GPU model) its fleet runtime selects; it holds that flavor's quota."""
+        self.held: Admitted | None = None
 
     @property
     def gpus(self) -> float:
@@ -110,7 +118,10 @@ class FleetScheduler:
         """Which worker's Kueue answers first within one instant: a seeded draw over the workers by name, so the
         order of ``fleet.workers`` (which only the Incremental dispatcher reads) never decides a tie."""
         self.workers = {w: KueueScheduler(WorkerHost(eng, fleet.clusters[w], self)) for w in fleet.workers}  # type: ignore[arg-type]
-        self.used = {q: 0.0 for q in fleet.manager_quota}
+        self.manager = CohortView(KueueModel(MANAGER_COHORT, False, None),
+                                  {q: QueueView(replace(m, within_queue="LowerPriority", reclaim="Any"))
+                                   for q, m in fleet.manager_quota.items()})
+        """The manager's ClusterQueues in their cohort: quota per GPU model, borrowing within the rendered limits."""
         self.waiting: list[FleetJob] = []
         """At the manager: not dispatched yet (its queue's quota is full), in Kueue's queue order."""
         self._manager_preempting: FleetJob | None = None
@@ -129,22 +140,29 @@ class FleetScheduler:
     # -- the manager ------------------------------------------------------------------------------------------
     def submit(self, js: FleetJob, now: float) -> None:
         js.value = self.eng.cluster.class_values.get(js.job.priority or "", 0)
+        js.flavor = self.fleet.job_model(js.job)
         insort(self.waiting, js, key=FleetJob.key)
 
     def _dispatch(self, now: float) -> None:
         for fj in list(self.waiting):
             if fj not in self.waiting:
                 continue
-            q = fj.job.queue
-            quota = self.fleet.manager_quota.get(q, 0)
-            held = [d for d in self.dispatched if d.reserved and d.job.queue == q]
-            out = victims(fj.value, fj.job.gpus, quota - self.used[q], held)
-            if out is None:
+            q, flavor = fj.job.queue, fj.flavor
+            view = self.manager.queues.get(q)
+            if view is None or flavor not in view.nominal:
+                continue  # never startable (FleetModel.never_startable): no runtime or no quota for its model
+            # Kueue's flavor assigner and preemptor on the manager's cohort: the flavor's quota plus what the cohort
+            # lends within borrowingLimit; else preemption in its queue (LowerPriority) or reclaim of what the
+            # queue's siblings borrow (Any), the rendered policies
+            inc = Incoming(q, fj.value, fj.order_ts, {flavor: math.ceil(fj.job.gpus)})
+            choice = choose(self.manager, inc, lambda _: True)
+            if choice is None or (choice.mode != "fit" and not choice.victims):
                 continue  # BestEffortFIFO at the manager: a smaller job behind it may still fit
-            for v in out:
-                self._preempt_at_manager(v)
+            for v in choice.victims:
+                self._preempt_at_manager(v.key)
             self.waiting.remove(fj)
-            self.used[q] += fj.job.gpus
+            fj.held = Admitted(fj, q, flavor, math.ceil(fj.job.gpus), fj.value, fj.order_ts, now, fj.n)
+            view.add(fj.held)
             fj.reserved, fj.reserved_at, fj.nominated = True, now, 0
             self.dispatched.append(fj)
             self._nominate(fj, now)
@@ -171,9 +189,16 @@ class FleetScheduler:
         names = self.fleet.workers[fj.nominated:fj.nominated + self.fleet.step_size]
         fj.nominated += len(names)
         for w in names:
-            if f"{w}/{fj.job.queue}" not in self.fleet.clusters[w].queues:
+            mirrored = self.fleet.clusters[w].queues.get(f"{w}/{fj.job.queue}")
+            if mirrored is None:
                 continue  # no mirrored queue there: the copy would never be admitted
-            copy = Copy(replace(fj.job, queue=f"{w}/{fj.job.queue}"), fj.n, w, fj)
+            pools = [p for p in mirrored.quotas if self.fleet.pool_model.get(p) == fj.flavor
+                     and (fj.job.pool is None or p == fj.job.pool)]
+            if not pools:
+                continue  # the runtime's node selector matches no pool of this worker's queue
+            # the runtime selects its GPU model's nodes: the copy may use only those pools (the first of several)
+            pool = None if len(pools) == len(mirrored.quotas) and len(pools) > 1 else pools[0]
+            copy = Copy(replace(fj.job, queue=f"{w}/{fj.job.queue}", pool=pool), fj.n, w, fj)
             copy.starts, copy.preempts = fj.starts, fj.preempts  # one history per job across its copies
             fj.copies[w] = copy
             self.workers[w].submit(copy, now)
@@ -224,7 +249,7 @@ class FleetScheduler:
             self._requeue(fj, fj.job.submit_s if fj is self._manager_preempting else now)
         else:
             fj.state = DONE
-            self.used[fj.job.queue] -= fj.job.gpus
+            self._release_quota(fj)
             self.dispatched.remove(fj)
         self.eng.dirty = True
 
@@ -265,12 +290,18 @@ class FleetScheduler:
         Kueue's queue order with ``order_ts`` as its queue-order timestamp (``manager.py``)."""
         if fj in self.dispatched:
             self.dispatched.remove(fj)
-        if fj.reserved:
-            self.used[fj.job.queue] -= fj.job.gpus
-            fj.reserved = False
+        self._release_quota(fj)
         fj.order_ts = order_ts
         insort(self.waiting, fj, key=FleetJob.key)
         self.eng.dirty = True
+
+    def _release_quota(self, fj: FleetJob) -> None:
+        if fj.reserved and fj.held is not None:
+            self.manager.queues[fj.job.queue].remove(fj.held)
+        fj.reserved, fj.held = False, None
+
+    def never_startable(self, job: Job) -> str | None:
+        return self.fleet.never_startable(job)
 
     def schedule(self, now: float) -> None:
         self._dispatch(now)

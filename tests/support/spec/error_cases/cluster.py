@@ -8,6 +8,12 @@ from __future__ import annotations
 from tests.support.spec.cases import case
 
 CASES = [
+    case("gke", {"cluster.network": "ml-vpc"}, """
+        error: gpu-cluster:cluster.network: a network of your own needs cluster.subnetwork (GKE picks a subnetwork only on the auto-mode `default` network; on a custom-mode one the cluster create fails)
+          received: 'ml-vpc'
+          allowed:  the name of the network's subnetwork in the stack region; or network 'default' (auto mode) or omitted
+          fix:      set cluster.subnetwork to the subnetwork of ml-vpc in us-central1 (gcloud compute networks subnets list --network ml-vpc)
+        """, id="custom-network-without-subnetwork"),
     case("gke", {"cluster.name": "ML_Train"}, """
         error: gpu-cluster:cluster.name: not a valid cluster name
           received: 'ML_Train'
