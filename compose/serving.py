@@ -36,4 +36,5 @@ def build_serving(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulum
         opts=pulumi.ResourceOptions(providers=[cloud_provider] if cloud_provider is not None else None,
                                     depends_on=[cluster]))
     Serving("serving", objects, lws=any(s.nodes_per_replica > 1 for s in serving.services),
-            after=[cluster, *after, identity], opts=pulumi.ResourceOptions(providers=[k8s_provider]))
+            after=[cluster, *after, identity], inference_crd_managed=gke,
+            opts=pulumi.ResourceOptions(providers=[k8s_provider]))

@@ -24,10 +24,12 @@ NEEDS = {"ScaledObject": "keda", "TriggerAuthentication": "keda", "LeaderWorkerS
 class Serving(pulumi.ComponentResource):
     """Installs KEDA (``keda``), LeaderWorkerSet (``lws-system``, only when a replica spans nodes) and, on GKE, one
     ``inferencepool`` release per service; then the rendered serving objects, each after the release that serves its
-    kind. ``after``: what must exist first (the cluster; with Kueue, its release and the serving namespace)."""
+    kind. ``after``: what must exist first (the cluster; with Kueue, its release and the serving namespace).
+    ``inference_crd_managed``: the cluster installs the InferencePool CRD itself (GKE from the version validation
+    requires, ``stacks/validate/serving_gateway.py``): creating it again would fail with AlreadyExists."""
 
     def __init__(self, name: str, objects: ServingObjects, lws: bool, after: Sequence[pulumi.Resource] = (),
-                 opts: pulumi.ResourceOptions | None = None):
+                 inference_crd_managed: bool = False, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:serving:Serving", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         releases: dict[str, pulumi.Resource] = {}
@@ -51,25 +53,35 @@ class Serving(pulumi.ComponentResource):
         first: list[pulumi.Resource] = list(after)
         if objects.namespace is not None:
             first.append(namespace(f"{name}-namespace", objects.namespace, child))
-        base = pulumi.ResourceOptions(parent=self, depends_on=first)
+        created: dict[int, pulumi.Resource] = {}
+
+        def create(obj: dict, waits: list[pulumi.Resource]) -> pulumi.Resource:
+            if obj["kind"] in NEEDS:
+                waits = [*waits, releases[NEEDS[obj["kind"]]]]
+            res = custom_resource(f"{name}-{obj['kind'].lower()}-{obj['metadata']['name']}", obj,
+                                  pulumi.ResourceOptions(parent=self, depends_on=waits))
+            created[id(obj)] = res
+            return res
+
+        # the endpoint pickers name no queue: Kueue gates them until the namespace's `default` LocalQueue, its
+        # ClusterQueue and flavor exist (they are created first, and the pool releases wait for them)
+        queue = [create(obj, first) for obj in objects.default_queue]
+        crd: list[pulumi.Resource] = []
+        if any(svc.inference_pool_values is not None for svc in objects.services) and not inference_crd_managed:
+            crd.append(k8s.yaml.v2.ConfigFile(f"{name}-inferencepool-crd", file=INFERENCE_POOL_CRD_URL, opts=child))
         pools: dict[str, pulumi.Resource] = {}
-        if any(svc.inference_pool_values is not None for svc in objects.services):
-            first.append(k8s.yaml.v2.ConfigFile(f"{name}-inferencepool-crd", file=INFERENCE_POOL_CRD_URL, opts=child))
-            base = pulumi.ResourceOptions(parent=self, depends_on=first)
         for svc in objects.services:
             if svc.inference_pool_values is not None:
                 pools[svc.name] = k8s.helm.v3.Release(
                     f"{name}-{svc.name}-pool", name=svc.name, chart=f"{INFERENCE_POOL.repo}/{INFERENCE_POOL.chart}",
-                    version=INFERENCE_POOL.version, namespace=svc.service["metadata"]["namespace"], values=svc.inference_pool_values, timeout=600, opts=base)
+                    version=INFERENCE_POOL.version, namespace=svc.service["metadata"]["namespace"],
+                    values=svc.inference_pool_values, timeout=600,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, *queue, *crd]))
         for obj in objects.objects():
-            if obj["kind"] == "Namespace":
+            if obj["kind"] == "Namespace" or id(obj) in created:
                 continue
             waits = [*first]
-            if obj["kind"] in NEEDS:
-                waits.append(releases[NEEDS[obj["kind"]]])
-            if obj["kind"] == "HTTPRoute":
-                waits += [pools[b["name"]] for rule in obj["spec"]["rules"] for b in rule["backendRefs"]]
-            meta = obj["metadata"]
-            custom_resource(f"{name}-{obj['kind'].lower()}-{meta['name']}", obj,
-                            pulumi.ResourceOptions(parent=self, depends_on=waits))
+            if obj["kind"] == "HTTPRoute":  # only the routes (and the pool releases) need the InferencePool CRD
+                waits += [*crd, *(pools[b["name"]] for rule in obj["spec"]["rules"] for b in rule["backendRefs"])]
+            create(obj, waits)
         self.register_outputs({})

@@ -146,6 +146,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         from stacks.validate.serving import check_serving
         check_serving(issues, cat, cloud, raw.get("nodePools"), pools, parts["serving"], parts.get("scheduling"),
                       _text(raw.get("project")), _text(raw.get("region")), _text(raw.get("accountId")))
+        from stacks.validate.serving_gateway import check_inference_crd_version
+        check_inference_crd_version(issues.at("cluster"), cloud, cluster)
 
     found = sorted(masked(_one_per_cause(issues.found, causes), raw, secret), key=sort_key)
     if any(not i.warning for i in found):

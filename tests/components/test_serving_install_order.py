@@ -1,0 +1,72 @@
+"""What the serving layer creates before what, as the program records it on the GKE example: GKE installs the
+InferencePool CRD itself (the program creating it again fails with AlreadyExists), only the InferencePool releases and
+the routes wait on routing, and the endpoint-picker releases wait for the queue Kueue gives their queue-less pods."""
+from __future__ import annotations
+
+import functools
+
+from preview.engine import PROJECT_ROOT, read_stack_file, run_program
+
+
+@functools.cache
+def _rec():
+    return run_program(read_stack_file(PROJECT_ROOT / "Pulumi.gke-serving.yaml"), "gke-serving")
+
+
+def _by_name():
+    return {r.name: r for r in _rec().resources}
+
+
+def test_gke_serving_does_not_create_the_inference_pool_crd_gke_installs():
+    assert [r.name for r in _rec().resources if "inferencepool-crd" in r.name or r.type.endswith("yaml/v2:ConfigFile")
+            and "serving" in r.name] == []
+
+
+def _cluster_installs_no_crd(monkeypatch):
+    """The same program on a cluster that does not install the InferencePool CRD (the program then creates it)."""
+    import components.k8s.serving as serving
+
+    class Unmanaged(serving.Serving):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "inference_crd_managed": False})
+    monkeypatch.setattr(serving, "Serving", Unmanaged)
+    return run_program(read_stack_file(PROJECT_ROOT / "Pulumi.gke-serving.yaml"), "gke-serving")
+
+
+def test_where_the_program_creates_the_crd_only_pools_and_routes_wait_for_it(monkeypatch):
+    rec = _cluster_installs_no_crd(monkeypatch)
+    by_name = {r.name: r for r in rec.resources}
+    crd = by_name["serving-inferencepool-crd"].urn
+    for waits in ("serving-chat-pool", "serving-long-context-pool", "serving-httproute-chat"):
+        assert crd in by_name[waits].dependencies, waits
+    workloads = [r for r in rec.resources if r.type.rsplit(":", 1)[-1] in
+                 ("Deployment", "LeaderWorkerSet", "ScaledObject", "LocalQueue", "ClusterQueue", "Service",
+                  "PodDisruptionBudget") and r.name.startswith("serving-")]
+    assert {r.type.rsplit(":", 1)[-1] for r in workloads} >= {"Deployment", "LeaderWorkerSet", "ScaledObject",
+                                                                "LocalQueue"}
+    for r in workloads:
+        assert crd not in r.dependencies, r.name
+
+
+def test_workloads_wait_for_no_inference_pool_release():
+    by_name = _by_name()
+    routing = {by_name[n].urn for n in ("serving-chat-pool", "serving-long-context-pool")}
+    workloads = [r for r in _rec().resources if r.type.rsplit(":", 1)[-1] in
+                 ("Deployment", "LeaderWorkerSet", "ScaledObject", "LocalQueue", "ClusterQueue")
+                 and r.name.startswith("serving-")]
+    for r in workloads:
+        assert not routing & set(r.dependencies), r.name
+
+
+def test_each_route_waits_for_its_pool_release():
+    by_name = _by_name()
+    route = by_name["serving-httproute-chat"]
+    assert by_name["serving-chat-pool"].urn in route.dependencies
+
+
+def test_endpoint_picker_releases_wait_for_the_default_queue_its_clusterqueue_and_flavor():
+    by_name = _by_name()
+    queue = {by_name[n].urn for n in ("serving-localqueue-default", "serving-clusterqueue-serving-default",
+                                       "serving-resourceflavor-serving-default")}
+    for pool in ("serving-chat-pool", "serving-long-context-pool"):
+        assert queue <= set(by_name[pool].dependencies), pool
