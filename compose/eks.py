@@ -25,8 +25,8 @@ def build_eks(plan: StackPlan, account_id_secret: bool = False) -> BuiltCluster:
                             default_tags={"tags": {**spec.labels, "managed-by": "gpu-cluster"}})
     opts = pulumi.ResourceOptions(providers=[provider])
     cluster = EksCluster(c.name, c, admitted_egress=admitted_manager_egress(plan), opts=opts)
-    for name, pool in plan.pools.items():
-        EksGpuNodeGroup(name, pool, cluster.ref, opts=opts)
+    node_pools: dict[str, pulumi.Resource] = {
+        name: EksGpuNodeGroup(name, pool, cluster.ref, opts=opts) for name, pool in plan.pools.items()}
     if c.create:  # node repair is on for every GPU group: the agent reports GPU faults
         EksNodeMonitoring("node-monitoring", cluster.ref, spec.labels,
                           opts=pulumi.ResourceOptions(providers=[provider], depends_on=[cluster]))
@@ -41,6 +41,6 @@ def build_eks(plan: StackPlan, account_id_secret: bool = False) -> BuiltCluster:
         if autoscaler.provisioning_request_crd is not None:  # Kueue checks for the CRD when it starts
             kueue_after.append(autoscaler.provisioning_request_crd)
     fleet = build_cluster_layers(plan, cluster, cluster.ref.k8s_provider, kueue_after=kueue_after,
-                                 cloud_provider=provider, cluster_name=cluster.name)
+                                 cloud_provider=provider, cluster_name=cluster.name, node_pools=node_pools)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig,
                         pools={name: p.facts for name, p in plan.pools.items()}, fleet_outputs=fleet.outputs)

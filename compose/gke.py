@@ -34,11 +34,12 @@ def build_gke(plan: StackPlan) -> BuiltCluster:
     streaming = plan.streaming_pools
     sources = GkeImageSources("images", c.project, c.region, bool(streaming), plan.mirrors,
                               spec.labels, opts=opts) if streaming or plan.mirrors else None
+    node_pools: dict[str, pulumi.Resource] = {}
     for name, pool in plan.pools.items():
         api = sources.streaming_api if sources is not None and name in streaming else None
-        GkeGpuNodePool(name, pool, cluster.ref, network_config=networks.get(name),
-                       after=[api] if api is not None else [], opts=opts)
+        node_pools[name] = GkeGpuNodePool(name, pool, cluster.ref, network_config=networks.get(name),
+                                          after=[api] if api is not None else [], opts=opts)
     fleet = build_cluster_layers(plan, cluster, cluster.ref.k8s_provider, kueue_after=admission,
-                                 cloud_provider=provider, cluster_name=cluster.name)
+                                 cloud_provider=provider, cluster_name=cluster.name, node_pools=node_pools)
     return BuiltCluster(cluster_name=cluster.name, kubeconfig=cluster.kubeconfig, pools=pools,
                         fleet_outputs=fleet.outputs)

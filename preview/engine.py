@@ -64,6 +64,8 @@ class Registered:
     protect: bool = False
     provider: str = ""
     delete_before_replace: bool = False
+    custom_timeouts: dict[str, str] = field(default_factory=dict)
+    """The ``customTimeouts`` option as set (``create``/``update``/``delete``: ``"32m"``); unset ones left out."""
     transforms: list[Any] = field(default_factory=list)
     """The resource's ``transforms`` option (the Python callables). The mocks never run them: a kustomize Directory's
     children are not expanded offline, so tests call these to see what they would do."""
@@ -199,6 +201,8 @@ class RecordingMonitor(MockMonitor):
                 dependencies=list(request.dependencies), ignore_changes=list(request.ignoreChanges),
                 protect=bool(request.protect), provider=request.provider,
                 delete_before_replace=bool(request.deleteBeforeReplace),
+                custom_timeouts={k: v for k in ("create", "update", "delete")
+                                 if (v := getattr(request.customTimeouts, k, ""))},
                 transforms=getattr(self.mocks.last, "transforms", [])))
         return resp
 

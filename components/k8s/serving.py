@@ -4,7 +4,7 @@ workload, Service, PodDisruptionBudget and ScaledObject; on GKE the InferencePoo
 (``render/serving.py``); this component only orders them."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -26,10 +26,15 @@ class Serving(pulumi.ComponentResource):
     ``inferencepool`` release per service; then the rendered serving objects, each after the release that serves its
     kind. ``after``: what must exist first (the cluster; with Kueue, its release and the serving namespace).
     ``inference_crd_managed``: the cluster installs the InferencePool CRD itself (GKE from the version validation
-    requires, ``stacks/validate/serving_gateway.py``): creating it again would fail with AlreadyExists."""
+    requires, ``stacks/validate/serving_gateway.py``): creating it again would fail with AlreadyExists.
+    ``workload_after``/``ready_timeout_s``, by service: its GPU node pool, which its Deployment or LeaderWorkerSet
+    waits for, and how long Pulumi waits for that workload to be ready (its ready budget; Pulumi's default is 10
+    minutes, shorter than a cold node, image pull and weights load)."""
 
     def __init__(self, name: str, objects: ServingObjects, lws: bool, after: Sequence[pulumi.Resource] = (),
-                 inference_crd_managed: bool = False, opts: pulumi.ResourceOptions | None = None):
+                 inference_crd_managed: bool = False,
+                 workload_after: Mapping[str, Sequence[pulumi.Resource]] | None = None,
+                 ready_timeout_s: Mapping[str, int] | None = None, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:serving:Serving", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         releases: dict[str, pulumi.Resource] = {}
@@ -55,11 +60,13 @@ class Serving(pulumi.ComponentResource):
             first.append(namespace(f"{name}-namespace", objects.namespace, child))
         created: dict[int, pulumi.Resource] = {}
 
-        def create(obj: dict, waits: list[pulumi.Resource]) -> pulumi.Resource:
+        def create(obj: dict, waits: list[pulumi.Resource], timeout_s: int | None = None) -> pulumi.Resource:
             if obj["kind"] in NEEDS:
                 waits = [*waits, releases[NEEDS[obj["kind"]]]]
-            res = custom_resource(f"{name}-{obj['kind'].lower()}-{obj['metadata']['name']}", obj,
-                                  pulumi.ResourceOptions(parent=self, depends_on=waits))
+            wait = None if timeout_s is None else f"{timeout_s // 60}m"
+            res = custom_resource(f"{name}-{obj['kind'].lower()}-{obj['metadata']['name']}", obj, pulumi.ResourceOptions(
+                parent=self, depends_on=waits,
+                custom_timeouts=pulumi.CustomTimeouts(create=wait, update=wait) if wait else None))
             created[id(obj)] = res
             return res
 
@@ -78,10 +85,12 @@ class Serving(pulumi.ComponentResource):
                     values=svc.inference_pool_values, timeout=600,
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, *queue, *crd]))
         for obj in objects.objects():
-            if obj["kind"] == "Namespace" or id(obj) in created:
+            if obj["kind"] == "Namespace" or id(obj) in created or any(obj is s.workload for s in objects.services):
                 continue
             waits = [*first]
             if obj["kind"] == "HTTPRoute":  # only the routes (and the pool releases) need the InferencePool CRD
                 waits += [*crd, *(pools[b["name"]] for rule in obj["spec"]["rules"] for b in rule["backendRefs"])]
             create(obj, waits)
+        for svc in objects.services:  # the workload: after its GPU pool, waited for as long as it may take to start
+            create(svc.workload, [*first, *(workload_after or {}).get(svc.name, ())], (ready_timeout_s or {}).get(svc.name))
         self.register_outputs({})

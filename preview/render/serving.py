@@ -27,7 +27,8 @@ def print_serving(console: Console, rows: list[dict[str, Any]]) -> None:
         per_m = "—" if r["usdPerMillionOutputTokens"] is None else \
             f"{r['usdPerMillionOutputTokens']:.3f}\n({r['replicasAtPeak']} replicas)"
         table.add_row(r["service"], f"{r['model']} {r['precision']}\n{r['pool']} ({r['gpu']})",
-                      f"{r['replicasMin']}-{r['replicasMax']} × {r['gpusPerReplica']} GPU\n{r['workload']}",
+                      f"{r['replicasMin']}-{r['replicasMax']} × {r['gpusPerReplica']} GPU\n{r['workload']}\n"
+                      f"ready ≤ {r['readyTimeoutS'] // 60} min",
                       fits, capacity, evidence, f"{_usd(r['usdPerHourMin'])} · {_usd(r['usdPerHourMax'])}",
                       per_m, _usd(r["usdPerGpuHour"], 3))
     console.print(table)

@@ -308,12 +308,16 @@ def ready_budget_s(cloud: Cloud, pool: NodePool, svc: Service) -> float:
     return rs.node_s + rs.pull_s + rs.pod_s + startup_probe_budget_s(card, svc)
 
 
+def ready_timeout_s(cloud: Cloud, pool: NodePool, svc: Service) -> int:
+    """The service's ready budget in whole minutes: Pulumi's create/update wait for its Deployment/LeaderWorkerSet
+    (whose own default, 10 minutes, is shorter than a cold node + image + weights load)."""
+    return 60 * math.ceil(ready_budget_s(cloud, pool, svc) / 60)
+
+
 def serving_pods_ready_timeout(cloud: Cloud, pools: Sequence[NodePool], serving: ServingSpec) -> int:
     """Kueue's ``waitForPodsReady.timeout`` serving needs, whole minutes: its slowest pod's ready budget."""
     by_name = {p.name: p for p in pools}
-    budget = max((ready_budget_s(cloud, by_name[s.pool], s) for s in serving.services if s.pool in by_name),
-                 default=0.0)
-    return 60 * math.ceil(budget / 60)
+    return max((ready_timeout_s(cloud, by_name[s.pool], s) for s in serving.services if s.pool in by_name), default=0)
 
 
 def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec, cloud: Cloud | None = None,
@@ -370,6 +374,7 @@ def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts], overrides: Sequenc
             "workload": "LeaderWorkerSet" if svc.nodes_per_replica > 1 else "Deployment",
             "gpusPerReplica": svc.gpus_per_replica, "nodesPerReplica": svc.nodes_per_replica,
             "replicasMin": svc.replicas.min, "replicasMax": svc.replicas.max,
+            "readyTimeoutS": ready_timeout_s(spec.cloud, node_pools[svc.pool], svc),
             "neededGib": round(f.needed_gib, 1) if f else None, "budgetGib": round(f.budget_gib, 1) if f else None,
             "peakRequestsPerSecond": svc.traffic.peak_requests_per_second,
             "requestsPerSecondPerReplica": round(ev.requests_per_s_per_replica, 2) if ev else None,

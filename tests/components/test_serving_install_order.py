@@ -70,3 +70,37 @@ def test_endpoint_picker_releases_wait_for_the_default_queue_its_clusterqueue_an
                                        "serving-resourceflavor-serving-default")}
     for pool in ("serving-chat-pool", "serving-long-context-pool"):
         assert queue <= set(by_name[pool].dependencies), pool
+
+
+def test_each_serving_workload_waits_for_its_gpu_pool_for_its_whole_ready_budget():
+    by_name = _by_name()
+    # the stack's GPU pool, which the chat and 405B workloads both run on (a dependency on its component is
+    # recorded as one on the component's resources)
+    (pool,) = [r for r in _rec().resources if r.name == "h100" and r.type == "gcp:container/nodePool:NodePool"]
+    # chat: a fixed pool (no node start) + image + pod start + the 900 s startup probe -> 20 min; the 405B: its
+    # raised probe (1,620 s) -> 32 min; both longer than Pulumi's 10-minute default wait
+    for res, minutes in (("serving-deployment-chat", "20m"), ("serving-leaderworkerset-long-context", "32m")):
+        assert pool.urn in by_name[res].dependencies, res
+        assert by_name[res].custom_timeouts == {"create": minutes, "update": minutes}, res
+
+
+def test_the_preview_prints_each_services_ready_wait():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from preview.render.serving import print_serving
+    from preview.run import preview_stack
+    rows = preview_stack("gke-serving").serving
+    assert {r["service"]: r["readyTimeoutS"] for r in rows} == {"chat": 1200, "long-context": 1920}
+    out = StringIO()
+    print_serving(Console(file=out, width=250), rows)
+    assert "ready ≤ 20 min" in out.getvalue() and "ready ≤ 32 min" in out.getvalue()
+
+
+def test_on_eks_the_serving_deployment_waits_for_its_node_group():
+    rec = run_program(read_stack_file(PROJECT_ROOT / "Pulumi.eks-serving.yaml"), "eks-serving")
+    groups = {r.urn: r.name for r in rec.resources if r.type == "aws:eks/nodeGroup:NodeGroup"}
+    (deployment,) = [r for r in rec.resources if r.type.endswith(":Deployment") and r.name.startswith("serving-")]
+    assert "l40s-serve" in {groups[d] for d in deployment.dependencies if d in groups}
+    assert deployment.custom_timeouts == {"create": "22m", "update": "22m"}
