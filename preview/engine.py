@@ -65,6 +65,7 @@ class Registered:
     provider: str = ""
     delete_before_replace: bool = False
     custom_timeouts: dict[str, str] = field(default_factory=dict)
+    replace_on_changes: list[str] = field(default_factory=list)
     """The ``customTimeouts`` option as set (``create``/``update``/``delete``: ``"32m"``); unset ones left out."""
     transforms: list[Any] = field(default_factory=list)
     """The resource's ``transforms`` option (the Python callables). The mocks never run them: a kustomize Directory's
@@ -203,6 +204,7 @@ class RecordingMonitor(MockMonitor):
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 custom_timeouts={k: v for k in ("create", "update", "delete")
                                  if (v := getattr(request.customTimeouts, k, ""))},
+                replace_on_changes=list(request.replaceOnChanges),
                 transforms=getattr(self.mocks.last, "transforms", [])))
         return resp
 

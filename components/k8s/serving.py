@@ -19,6 +19,11 @@ KEDA_NAMESPACE = "keda"
 LWS_NAMESPACE = "lws-system"
 NEEDS = {"ScaledObject": "keda", "TriggerAuthentication": "keda", "LeaderWorkerSet": "lws"}
 """Kinds whose CRD a release here installs: created after it."""
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+LWS_POD_TEMPLATES = ("spec.leaderWorkerTemplate.leaderTemplate.spec", "spec.leaderWorkerTemplate.workerTemplate.spec")
+"""Kueue's LeaderWorkerSet webhook refuses changes to these pod specs while Kueue manages the set (it has a queue
+label): ``ValidateUpdate`` -> ``validateImmutablePodTemplateSpec`` in kueue ``pkg/controller/jobs/leaderworkerset/
+leaderworkerset_webhook.go``. So a change deletes the set and creates it again (the service is down meanwhile)."""
 
 
 class Serving(pulumi.ComponentResource):
@@ -64,9 +69,12 @@ class Serving(pulumi.ComponentResource):
             if obj["kind"] in NEEDS:
                 waits = [*waits, releases[NEEDS[obj["kind"]]]]
             wait = None if timeout_s is None else f"{timeout_s // 60}m"
-            res = custom_resource(f"{name}-{obj['kind'].lower()}-{obj['metadata']['name']}", obj, pulumi.ResourceOptions(
-                parent=self, depends_on=waits,
-                custom_timeouts=pulumi.CustomTimeouts(create=wait, update=wait) if wait else None))
+            opts = pulumi.ResourceOptions(parent=self, depends_on=waits,
+                                          custom_timeouts=pulumi.CustomTimeouts(create=wait, update=wait) if wait else None)
+            if obj["kind"] == "LeaderWorkerSet" and QUEUE_LABEL in obj["metadata"].get("labels", {}):
+                opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+                    replace_on_changes=list(LWS_POD_TEMPLATES), delete_before_replace=True))
+            res = custom_resource(f"{name}-{obj['kind'].lower()}-{obj['metadata']['name']}", obj, opts)
             created[id(obj)] = res
             return res
 

@@ -104,3 +104,15 @@ def test_on_eks_the_serving_deployment_waits_for_its_node_group():
     (deployment,) = [r for r in rec.resources if r.type.endswith(":Deployment") and r.name.startswith("serving-")]
     assert "l40s-serve" in {groups[d] for d in deployment.dependencies if d in groups}
     assert deployment.custom_timeouts == {"create": "22m", "update": "22m"}
+
+
+def test_a_kueue_managed_leaderworkerset_is_recreated_when_its_pod_templates_change():
+    # Kueue's LeaderWorkerSet webhook refuses pod-template updates of a set with a queue label: an in-place update
+    # (new GPU count, ports) would fail the deploy, so Pulumi deletes the set and creates it again
+    by_name = _by_name()
+    lws = by_name["serving-leaderworkerset-long-context"]
+    assert lws.delete_before_replace
+    assert set(lws.replace_on_changes) == {"spec.leaderWorkerTemplate.leaderTemplate.spec",
+                                           "spec.leaderWorkerTemplate.workerTemplate.spec"}
+    chat = by_name["serving-deployment-chat"]  # Kueue admits a Deployment pod by pod: it rolls as usual
+    assert not chat.delete_before_replace and chat.replace_on_changes == []
