@@ -1,7 +1,8 @@
 """CRDs a stack gets from somewhere other than its Helm releases, for the release checks: CRD manifests the program
 applies from a pinned URL (read from the staged copy in ``../shared/schemas``), and the Gateway API CRDs GKE installs
 when a cluster turns its Gateway controller on (the staged upstream v1.6.1 standard channel; GKE's own version may
-differ). GKE's policy kinds (GCPBackendPolicy, HealthCheckPolicy) have no staged schema: they are listed as known
+differ), and the InferencePool CRD GKE installs from the version serving stacks must pin (the staged upstream v1 CRD,
+``stacks/validate/serving_gateway.py``; GKE's own copy may differ). GKE's policy kinds (GCPBackendPolicy, HealthCheckPolicy) have no staged schema: they are listed as known
 kinds and reported as not validated, never passed with a stand-in schema."""
 from __future__ import annotations
 
@@ -39,4 +40,5 @@ def installed_crds(rec: Recording) -> tuple[CRDs, frozenset[tuple[str, str]]]:
                   for r in rec.resources)
     if gateway:
         docs += [_staged(f"gateway-api/v1.6.1/config/crd/standard/{f}") for f in GATEWAY_API]
+        docs.append(_staged(STAGED_URLS["inference.networking.k8s.io_inferencepools.yaml"]))
     return crds_of(docs), (GKE_UNSTAGED if gateway else frozenset())
