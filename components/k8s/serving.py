@@ -78,8 +78,9 @@ class Serving(pulumi.ComponentResource):
             created[id(obj)] = res
             return res
 
-        # the endpoint pickers name no queue: Kueue gates them until the namespace's `default` LocalQueue, its
-        # ClusterQueue and flavor exist (they are created first, and the pool releases wait for them)
+        # the endpoint pickers name no queue: Kueue's webhook gives such a pod the namespace's `default` LocalQueue
+        # only if it exists when the pod is created, else the pod stays gated; so the queue, its ClusterQueue and
+        # flavor come first and the pool releases wait for them
         queue = [create(obj, first) for obj in objects.default_queue]
         crd: list[pulumi.Resource] = []
         if any(svc.inference_pool_values is not None for svc in objects.services) and not inference_crd_managed:
