@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from stacks.plan.kueue_pods import SERVING_DEFAULT_CLUSTER_QUEUE
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
 from stacks.validate.load import decode_config
 from tests.support.preview.recorded import of_type
@@ -29,12 +30,17 @@ def test_registered_queues_match_the_stacks_pools_exactly(stack):
     raw = decode_config(config)
     rec = run_program(config, stack)
     pools = {p["name"] for p in raw["nodePools"]}
-    flavors = {r.redacted_inputs["spec"]["nodeLabels"]["gpu-cluster/pool"]: r.redacted_inputs
-               for r in of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")}
+    serving = ["serving"] if raw.get("serving") else []  # serving's ClusterQueue joins the training cohort
+    every_flavor = [r.redacted_inputs for r in of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")]
+    # serving's pods that name no queue (endpoint pickers) land in a 0-GPU queue on a plain flavor of no pool
+    plain = [f for f in every_flavor if not f["spec"].get("nodeLabels")]
+    assert [f["metadata"]["name"] for f in plain] == ([SERVING_DEFAULT_CLUSTER_QUEUE] if serving else [])
+    flavors = {f["spec"]["nodeLabels"]["gpu-cluster/pool"]: f for f in every_flavor if f not in plain}
     assert set(flavors) == pools
     assert all(f["metadata"]["name"].startswith(f"{pool}-") for pool, f in flavors.items())
-    queues = of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
-    serving = ["serving"] if raw.get("serving") else []  # serving's ClusterQueue joins the training cohort
+    every_queue = of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+    queues = [q for q in every_queue if q.redacted_inputs["metadata"]["name"] != SERVING_DEFAULT_CLUSTER_QUEUE]
+    assert len(every_queue) - len(queues) == len(serving)
     assert sorted(q.redacted_inputs["metadata"]["name"] for q in queues) == \
         sorted([q["name"] for q in raw["scheduling"]["queues"]] + serving)
     for q in queues:
