@@ -112,7 +112,8 @@ def _request(entry: dict[str, Any], base: dict[str, Any], context: dict[str, Any
     req = as_dict(entry.get("request"))
     return Request(object=obj, namespace=namespace, operation=req.get("operation", "CREATE"),
                    resource=req.get("resource", "pods"), user=req.get("user", Request.user),
-                   old=copy.deepcopy(base) if entry.get("old") == "base" else None)
+                   old=copy.deepcopy(base) if entry.get("old") == "base" else None,
+                   options=as_dict(req.get("options")) if req.get("operation") == "DELETE" else None)
 
 
 def attempts(resources: list[Resource]) -> list[Attempt]:
