@@ -139,6 +139,8 @@ def attempts(resources: list[Resource]) -> list[Attempt]:
                     pairs = [("pod", data["pod"], p) for _, p in sidecar[:1]]
             else:
                 pairs = [(entry["base"], data["pod"] if entry["base"] == "pod" else entry["object"], {})]
+            if ns in as_list(entry.get("unless-namespace")):  # where the request is the namespace's own right
+                continue
             for label, base, context in pairs:
                 target = entry.get("namespace", ns)
                 try:
