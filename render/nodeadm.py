@@ -52,9 +52,35 @@ def _yaml(value: dict[str, Any], indent: int) -> str:
     return "\n".join(lines)
 
 
-def nodeadm_user_data(plan: PodStartPlan, raid: bool) -> str | None:
-    """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing."""
+TOOLKIT_SETTINGS = (("accept-nvidia-visible-devices-envvar-when-unprivileged", "false"),
+                    ("accept-nvidia-visible-devices-as-volume-mounts", "true"))
+"""The NVIDIA Container Toolkit settings (``/etc/nvidia-container-runtime/config.toml``) that make a pod's
+``NVIDIA_VISIBLE_DEVICES`` select nothing unless it is privileged, and the device plugin's ``volume-mounts`` list
+(``render/nvidia_values.py`` ``DEVICE_LIST_STRATEGY``) select the GPUs kubelet allocated: without them a pod asking
+for no GPU sets the env var (or runs a CUDA base image, which sets it) and sees every GPU of the node."""
+_SCRIPT_PART = """\
+--GPUCLUSTER
+Content-Type: text/x-shellscript; charset="us-ascii"
+
+#!/bin/bash
+set -euo pipefail
+# the NVIDIA AMI's toolkit: GPUs only from the device plugin's volume mounts, never from a pod's env var
+nvidia-ctk config --in-place {sets}
+"""
+
+
+def toolkit_script_part() -> str:
+    sets = " ".join(f"--set {k}={v}" for k, v in TOOLKIT_SETTINGS)
+    return _SCRIPT_PART.format(sets=sets)
+
+
+def nodeadm_user_data(plan: PodStartPlan, raid: bool, toolkit_lockdown: bool = False) -> str | None:
+    """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing.
+    ``toolkit_lockdown``: the pool runs NVIDIA's device plugin with volume-mounts (the toolkit settings above)."""
     spec = node_config_spec(plan, raid)
-    if not spec:
+    if not spec and not toolkit_lockdown:
         return None
-    return f"{_HEAD}spec:\n{_yaml(spec, 2)}\n{_TAIL}"
+    head = _HEAD.split("--GPUCLUSTER\n")[0]  # the MIME header without the NodeConfig part
+    config = f"{_HEAD.removeprefix(head)}spec:\n{_yaml(spec, 2)}\n" if spec else ""
+    script = ("\n" if spec else "") + toolkit_script_part() if toolkit_lockdown else ""
+    return f"{head}{config}{script}{_TAIL}"
