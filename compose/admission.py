@@ -8,6 +8,7 @@ from stacks.plan.kueue_topology import namespace_of
 from stacks.plan.stack import StackPlan
 from render.admission import admission_objects
 from render.fleet_manager import queue_namespace
+from render.priority_admission import priority_objects
 from render.quota_admission import quota_objects
 from render.slurm_values import SLURM_NAMESPACE
 
@@ -24,6 +25,7 @@ def build_admission(plan: StackPlan, cluster: pulumi.Resource,
     if plan.fleet is not None and not plan.fleet.worker:  # a manager's tenants submit to the fleet queues
         teams += [queue_namespace(q) for q in plan.fleet.section.queues]
     objects += quota_objects(teams, katib=plan.kueue.katib if plan.kueue is not None else False)
+    objects += priority_objects(teams, plan.spec.serving.namespace if plan.spec.serving is not None else None)
     if not objects:
         return []
     from components.k8s.admission_policies import AdmissionPolicies

@@ -37,6 +37,8 @@ class Request:
     """``pods``, ``pods/exec``, ``jobs`` ...: resource and subresource."""
     user: str = "alice@example.com"
     old: dict[str, Any] | None = None
+    options: dict[str, Any] | None = None
+    """The request's options (DeleteOptions on DELETE, where ``object`` is null and ``old`` the object deleted)."""
     groups: tuple[str, ...] = field(default=("system:authenticated",))
 
 
@@ -71,8 +73,9 @@ def policy_refusals(policy: dict[str, Any], req: Request, first: bool = False) -
     obj = {**req.object, "metadata": {**as_dict(req.object.get("metadata")), "namespace": req.namespace}}
     resource, _, sub = req.resource.partition("/")
     request = {"namespace": req.namespace, "operation": req.operation, "resource": {"resource": resource},
-               "userInfo": {"username": req.user, "groups": list(req.groups)}, **({"subResource": sub} if sub else {})}
-    activation: dict[str, Any] = {"object": celpy.json_to_cel(obj), "request": celpy.json_to_cel(request),
+               "userInfo": {"username": req.user, "groups": list(req.groups)}, **({"subResource": sub} if sub else {}),
+               **({"options": req.options} if req.options is not None else {})}
+    activation: dict[str, Any] = {"object": celpy.json_to_cel(None if req.operation == "DELETE" else obj), "request": celpy.json_to_cel(request),
                                   "oldObject": celpy.json_to_cel(req.old)}
     variables: dict[Any, Any] = {}
     spec = as_dict(policy.get("spec"))

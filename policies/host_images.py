@@ -5,7 +5,7 @@ the Kubernetes objects the program creates, and for Helm releases the images the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from catalog.host_images import ChartHostImage, chart_host_images, chart_secret_images
 from stacks.plan.host_access import HostContainer, host_containers, pod_specs, secret_holding_containers
@@ -16,8 +16,13 @@ WORKLOAD_TYPES = (
     "kubernetes:core/v1:Pod", "kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:DaemonSet",
     "kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:ReplicaSet", "kubernetes:batch/v1:Job",
     "kubernetes:batch/v1:CronJob", "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime",
-    "kubernetes:trainer.kubeflow.org/v1alpha1:TrainingRuntime",
+    "kubernetes:trainer.kubeflow.org/v1alpha1:TrainingRuntime", "kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob",
+    "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet", "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
 )
+SERVICE_ACCOUNTS = ("kubernetes:core/v1:ServiceAccount", "kubernetes:v1:ServiceAccount")
+"""The SDK's type, and the one ``custom_resource`` registers an object of apiVersion v1 as."""
+POD_IDENTITY = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+WORKLOAD_IDENTITY_ANNOTATION = "iam.gke.io/gcp-service-account"
 SLURM_CHART = "slurm"
 SLURMD_PRIVILEGED = {"privileged": True}
 """Slinky's operator runs slurmd privileged whatever the values say (the NodeSet has no securityContext for it)."""
@@ -125,8 +130,26 @@ def release_secret_containers(chart: str, version: str, values: dict) -> list[Se
     return out
 
 
-def seen_secret_containers(type_: str, props: dict) -> list[Seen]:
-    """Every container a resource runs that holds a Secret (mounted, in its env, or handed by a chart's operator)."""
+def cloud_identities(resources: Iterable[tuple[str, dict]]) -> dict[tuple[str, str], str]:
+    """(namespace, ServiceAccount) -> the cloud identity its pods run as: a GKE Workload Identity annotation, or an
+    EKS Pod Identity association; from (type, props) of a stack's resources."""
+    out: dict[tuple[str, str], str] = {}
+    for type_, props in resources:
+        meta = as_dict(props.get("metadata"))
+        gsa = as_dict(meta.get("annotations")).get(WORKLOAD_IDENTITY_ANNOTATION)
+        if type_ in SERVICE_ACCOUNTS and isinstance(gsa, str):
+            out[(str(meta.get("namespace", "default")), str(meta.get("name")))] = gsa
+        if type_ == POD_IDENTITY:
+            role = props.get("roleArn")
+            out[(str(props.get("namespace")), str(props.get("serviceAccount")))] = \
+                role if isinstance(role, str) else "an EKS Pod Identity role"
+    return out
+
+
+def seen_secret_containers(type_: str, props: dict,
+                           identities: dict[tuple[str, str], str] | None = None) -> list[Seen]:
+    """Every container a resource runs that holds a Secret (mounted, in its env, or handed by a chart's operator),
+    or, in a pod whose ServiceAccount is in ``identities`` (``cloud_identities``), a cloud identity."""
     if type_ == HELM_RELEASE:
         chart, version = props.get("chart"), props.get("version")
         if not isinstance(chart, str) or not isinstance(version, str):
@@ -135,8 +158,10 @@ def seen_secret_containers(type_: str, props: dict) -> list[Seen]:
     if type_ not in WORKLOAD_TYPES:
         return []
     kind = type_.rsplit(":", 1)[-1]
+    namespace = str(as_dict(props.get("metadata")).get("namespace", "default"))
     return [Seen(path, c) for path, spec in pod_specs({"kind": kind, "spec": as_dict(props.get("spec"))})
-            for c in secret_holding_containers(spec)]
+            for c in secret_holding_containers(spec, (identities or {}).get(
+                (namespace, str(spec.get("serviceAccountName") or "default"))))]
 
 
 def seen_host_containers(type_: str, props: dict) -> list[Seen]:

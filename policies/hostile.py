@@ -117,7 +117,8 @@ def _request(entry: dict[str, Any], base: dict[str, Any], context: dict[str, Any
     req = as_dict(entry.get("request"))
     return Request(object=obj, namespace=namespace, operation=req.get("operation", "CREATE"),
                    resource=req.get("resource", "pods"), user=req.get("user", Request.user),
-                   old=copy.deepcopy(base) if entry.get("old") == "base" else None)
+                   old=copy.deepcopy(base) if entry.get("old") == "base" else None,
+                   options=as_dict(req.get("options")) if req.get("operation") == "DELETE" else None)
 
 
 def attempts(resources: list[Resource]) -> list[Attempt]:
@@ -145,6 +146,8 @@ def attempts(resources: list[Resource]) -> list[Attempt]:
                     pairs = [("pod", data["pod"], p) for _, p in sidecar[:1]]
             else:
                 pairs = [(entry["base"], data["pod"] if entry["base"] == "pod" else entry["object"], {})]
+            if ns in as_list(entry.get("unless-namespace")):  # where the request is the namespace's own right
+                continue
             for label, base, context in pairs:
                 target = entry.get("namespace", ns)
                 try:

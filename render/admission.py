@@ -124,6 +124,15 @@ def _sidecar_validations(needs: FabricNeeds) -> list[dict[str, str]]:
         {"expression": "!(has(object.spec.shareProcessNamespace) && object.spec.shareProcessNamespace) || "
                        f"!variables.containers.exists(c, c.name in {names})",
          "message": f"a pod with the GPU fabric's sidecar ({listed}) may not share its process namespace"},
+        # the pod-level identity reaches every container, the sidecar's NET_ADMIN and host /proc/sys included
+        {"expression": f"!variables.containers.exists(c, c.name in {names}) || !has(object.spec.securityContext) || "
+                       "((!has(object.spec.securityContext.runAsUser) || object.spec.securityContext.runAsUser != 0) "
+                       "&& !has(object.spec.securityContext.runAsGroup) && "
+                       "!has(object.spec.securityContext.supplementalGroups) && "
+                       "!has(object.spec.securityContext.fsGroup))",
+         "message": f"a pod with the GPU fabric's sidecar ({listed}) sets no pod-level runAsUser 0, runAsGroup, "
+                    "supplementalGroups or fsGroup: they apply to the sidecar too, which holds NET_ADMIN and the "
+                    "host's /proc/sys; set them on the training containers instead"},
     ]
 
 

@@ -2,8 +2,8 @@
 images and scratch, SOCI fast image pull, parallel kubelet pulls). Managed node groups merge it with their own
 NodeConfig, so it must be a MIME multi-part document (awslabs/amazon-eks-ami nodeadm doc, "Merging multiple
 configuration objects"). On nodes whose IMEX runs in ComputeDomain daemons a second, shell-script part (run by
-cloud-init, which hands ``application/node.eks.aws`` parts to nodeadm) masks the AMI's host ``nvidia-imex.service``.
-Pure."""
+cloud-init, which hands ``application/node.eks.aws`` parts to nodeadm) masks the AMI's host ``nvidia-imex.service``;
+on device-plugin pools another sets the node's NVIDIA toolkit to ignore a pod's ``NVIDIA_VISIBLE_DEVICES``. Pure."""
 from __future__ import annotations
 
 from typing import Any
@@ -67,12 +67,37 @@ def _yaml(value: dict[str, Any], indent: int) -> str:
     return "\n".join(lines)
 
 
-def nodeadm_user_data(plan: PodStartPlan, raid: bool, mask_host_imex: bool = False) -> str | None:
-    """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing and keeps the
-    host IMEX service."""
+TOOLKIT_SETTINGS = (("accept-nvidia-visible-devices-envvar-when-unprivileged", "false"),
+                    ("accept-nvidia-visible-devices-as-volume-mounts", "true"))
+"""The NVIDIA Container Toolkit settings (``/etc/nvidia-container-runtime/config.toml``) that make a pod's
+``NVIDIA_VISIBLE_DEVICES`` select nothing unless it is privileged, and the device plugin's ``volume-mounts`` list
+(``render/nvidia_values.py`` ``DEVICE_LIST_STRATEGY``) select the GPUs kubelet allocated: without them a pod asking
+for no GPU sets the env var (or runs a CUDA base image, which sets it) and sees every GPU of the node."""
+_SCRIPT_PART = """\
+--GPUCLUSTER
+Content-Type: text/x-shellscript; charset="us-ascii"
+
+#!/bin/bash
+set -euo pipefail
+# the NVIDIA AMI's toolkit: GPUs only from the device plugin's volume mounts, never from a pod's env var
+nvidia-ctk config --in-place {sets}
+"""
+
+
+def toolkit_script_part() -> str:
+    sets = " ".join(f"--set {k}={v}" for k, v in TOOLKIT_SETTINGS)
+    return _SCRIPT_PART.format(sets=sets)
+
+
+def nodeadm_user_data(plan: PodStartPlan, raid: bool, mask_host_imex: bool = False,
+                      toolkit_lockdown: bool = False) -> str | None:
+    """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing, keeps the
+    host IMEX service and leaves the node toolkit as the AMI ships it.
+    ``toolkit_lockdown``: the pool runs NVIDIA's device plugin with volume-mounts (the toolkit settings above)."""
     spec = node_config_spec(plan, raid)
-    if not spec and not mask_host_imex:
+    if not spec and not mask_host_imex and not toolkit_lockdown:
         return None
     # an empty NodeConfig spec is still a valid part: managed node groups merge theirs over it
     head = f"{_HEAD}spec:\n{_yaml(spec, 2)}\n" if spec else f"{_HEAD}spec: {{}}\n"
-    return head + (f"\n{MASK_HOST_IMEX}" if mask_host_imex else "") + _TAIL
+    return (head + (f"\n{MASK_HOST_IMEX}" if mask_host_imex else "")
+            + (f"\n{toolkit_script_part()}" if toolkit_lockdown else "") + _TAIL)

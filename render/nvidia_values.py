@@ -44,10 +44,21 @@ def daemon_tolerations(pools: Iterable[PoolFacts]) -> list[dict]:
     return out
 
 
-def device_plugin_config(pool: PoolFacts | None, mig_strategy: str) -> str:
+DEVICE_LIST_STRATEGY = "volume-mounts"
+"""How the NVIDIA device plugin hands a pod its GPUs on EKS: as volume mounts under
+``/var/run/nvidia-container-devices`` rather than the default ``NVIDIA_VISIBLE_DEVICES`` env var, which any pod can set
+itself (or inherit from a CUDA base image) to get every GPU of the node without requesting one (NVIDIA/k8s-device-plugin
+#61, #87). Needs the node's toolkit to accept volume mounts and refuse the env var from unprivileged containers
+(``render/nodeadm.py``)."""
+
+
+def device_plugin_config(pool: PoolFacts | None, mig_strategy: str, device_list_strategy: str | None = None) -> str:
     """One entry of the device plugin config map (the plugin's v1 config file): sharing for ``pool``, or the
-    no-sharing default when ``pool`` is None. Replicas are advertised under the plain ``nvidia.com/gpu`` name."""
+    no-sharing default when ``pool`` is None. Replicas are advertised under the plain ``nvidia.com/gpu`` name.
+    ``device_list_strategy``: the standalone plugin's (EKS), kept in the file too so a config entry never reverts it."""
     doc: dict = {"version": "v1", "flags": {"migStrategy": mig_strategy}}
+    if device_list_strategy:
+        doc["flags"]["plugin"] = {"deviceListStrategy": device_list_strategy}
     rt = pool.runtime if pool is not None else None
     if rt is not None and rt.sharing == SharingMode.TIME_SLICING:
         # a request for 2 slices could land on one GPU; failing it is clearer than silently sharing
@@ -58,14 +69,15 @@ def device_plugin_config(pool: PoolFacts | None, mig_strategy: str) -> str:
     return yaml.safe_dump(doc, sort_keys=False)
 
 
-def sharing_config_data(plan: GpuRuntimePlan, pools: tuple[PoolFacts, ...], mig_strategy: str) -> dict[str, str]:
+def sharing_config_data(plan: GpuRuntimePlan, pools: tuple[PoolFacts, ...], mig_strategy: str,
+                        device_list_strategy: str | None = None) -> dict[str, str]:
     """Config-map data: the default entry plus one per pool that time-slices or uses MPS (empty: no config map).
     Entry names are pool names, which is what each pool's ``nvidia.com/device-plugin.config`` label selects."""
     shared = plan.shared_pools(pools)
     if not shared:
         return {}
-    return {DEFAULT_CONFIG_KEY: device_plugin_config(None, mig_strategy),
-            **{entry: device_plugin_config(p, mig_strategy) for p in shared
+    return {DEFAULT_CONFIG_KEY: device_plugin_config(None, mig_strategy, device_list_strategy),
+            **{entry: device_plugin_config(p, mig_strategy, device_list_strategy) for p in shared
                if (entry := p.resolved_runtime.device_plugin_config)}}  # always named for a sharing pool
 
 
@@ -81,6 +93,7 @@ def device_plugin_values(plan: GpuRuntimePlan, config_map: str | None) -> dict:
         "affinity": pool_affinity(pools),  # replaces the chart's NFD-label affinity: exactly our pools
         "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, *daemon_tolerations(pools)],
         "gfd": {"enabled": plan.gpu_feature_discovery},
+        "deviceListStrategy": DEVICE_LIST_STRATEGY,
     }
     if plan.gpu_feature_discovery:
         values["nfd"] = {"worker": {"tolerations": daemon_tolerations(pools)}}  # GFD needs NFD on those nodes

@@ -34,6 +34,7 @@ from render.admission import binding, validating_policy
 from render.pod_security_cel import cel_list
 
 QUOTA_POLICY = "gpu-cluster-quota"
+ORPHAN_POLICY = "gpu-cluster-no-orphans"
 GATE = "kueue.x-k8s.io/admission"
 GATE_PREFIX = "kueue.x-k8s.io/"
 """Every scheduling gate Kueue sets (admission; topology for TAS) starts with this."""
@@ -84,6 +85,8 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
     resumers = cel_list([KUEUE, TRAINER, JOBSET])
     user = "request.userInfo.username"
     update = "request.operation == 'UPDATE'"
+    # a label ties a pod to its Job (the Job controller counts its pods by these): renamed, the pod is the Job's no more
+    job_label = "(k in ['controller-uid', 'job-name'] || k.startsWith('batch.kubernetes.io/'))"
     variables = [
         {"name": "owners", "expression": "has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []"},
         {"name": "oldOwners", "expression": f"{update} && has(oldObject.metadata.ownerReferences) ? "
@@ -95,13 +98,26 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
                                                 f"'{GATE_PREFIX}')).map(g, g.name) : []"},
         {"name": "gates", "expression": "has(object.spec.schedulingGates) ? "
                                         "object.spec.schedulingGates.map(g, g.name) : []"},
+        {"name": "labels", "expression": "has(object.metadata.labels) ? object.metadata.labels : {}"},
+        {"name": "oldLabels", "expression": f"{update} && has(oldObject.metadata.labels) ? "
+                                            "oldObject.metadata.labels : {}"},
     ]
     checks = [
-        {"expression": f"variables.owners.size() == 0 || ({update} && variables.owners == variables.oldOwners) || "
+        # on UPDATE the owners stay as they were, removal included: an ownerless pod keeps its GPUs while its Job
+        # starts a replacement inside the same admitted quota
+        {"expression": f"({update} ? variables.owners == variables.oldOwners : variables.owners.size() == 0) || "
                        f"{user} in {makers}",
          "message": "pods, jobs and workload objects with ownerReferences are only created by the controllers that make "
-                    "children (Kueue skips a pod that claims an owner, so a forged owner runs outside quota); "
-                    "submit the job itself and let its controller create the pods"},
+                    "children, and their ownerReferences are changed (or removed) only by those controllers (Kueue "
+                    "skips a pod that claims an owner, and an ownerless pod keeps its GPUs outside quota); submit the "
+                    "job itself and let its controller create the pods"},
+        {"expression": f"!variables.isPod || !({update}) || {user} in {makers} || "
+                       f"variables.oldLabels.filter(k, {job_label}).all(k, k in variables.labels && "
+                       "variables.labels[k] == variables.oldLabels[k]) && "
+                       f"variables.labels.filter(k, {job_label}).all(k, k in variables.oldLabels)",
+         "message": "a pod's job labels (controller-uid, job-name, batch.kubernetes.io/*) are changed only by the "
+                    "controllers: relabelled, the pod no longer counts as its Job's and keeps its GPUs while the Job "
+                    "starts another"},
         {"expression": f"!variables.isPod || {user} == '{KUEUE}' || "
                        "variables.oldKueueGates.all(n, n in variables.gates)",
          "message": f"only Kueue removes its scheduling gates ({GATE}, and the topology gate): it does so when the "
@@ -132,10 +148,39 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
          "message": f"elastic Jobs ({ELASTIC_ANNOTATION}) are refused: Kueue does not suspend them again when they "
                     "scale up"},
     ]
+    policy["spec"]["validations"].append(
+        {"expression": "request.resource.resource == 'pods' || "
+                       "!has(object.metadata.finalizers) || !('orphan' in object.metadata.finalizers) || "
+                       f"({update} && has(oldObject.metadata.finalizers) && 'orphan' in oldObject.metadata.finalizers) || "
+                       f"{user} in {makers}",
+         "message": "the orphan finalizer is refused on jobs in team namespaces: deleting the job would leave its "
+                    "pods running on GPUs outside quota"})
     return policy
+
+
+def orphan_policy(katib: bool = False) -> dict[str, Any]:
+    """DELETE of a Job, JobSet or TrainJob that orphans its pods: the garbage collector strips their owner, Kueue
+    finishes the ownerless Workload to release its quota (``FinishOrphanedWorkloads``, Beta, on by default in
+    v0.19.2) and the pods, never gated, keep their GPUs. ``request.options`` is the request's DeleteOptions. A
+    batch/v1 Job deleted through the API without a policy orphans its pods (the legacy default kept for that
+    group version; ``kubectl`` sends ``Background``), so for Jobs the policy must be named."""
+    makers = cel_list(child_makers(katib))
+    opts = "request.options"
+    orphans = (f"(has({opts}.orphanDependents) && {opts}.orphanDependents) || "
+               f"(has({opts}.propagationPolicy) && {opts}.propagationPolicy == 'Orphan')")
+    cascades = f"has({opts}.propagationPolicy) && {opts}.propagationPolicy in ['Background', 'Foreground']"
+    checks = [{"expression": f"request.userInfo.username in {makers} || (has({opts}) && !({orphans}) && "
+                             f"(request.resource.resource != 'jobs' || ({cascades})))",
+               "message": "jobs in team namespaces are deleted with their pods (propagationPolicy Background or "
+                          "Foreground; a batch/v1 Job deleted without one orphans its pods): orphaned pods keep their "
+                          "GPUs outside quota; use kubectl delete (cascade background, the default)"}]
+    rule = {**SUSPEND_RULE, "operations": ["DELETE"]}
+    return validating_policy(ORPHAN_POLICY, [], checks, rule=rule)
 
 
 def quota_objects(team_namespaces: Sequence[str], katib: bool = False) -> list[dict[str, Any]]:
     """The policy and its binding to the team namespaces (by their immutable name label); none without teams."""
     teams = list(dict.fromkeys(team_namespaces))
-    return [quota_policy(katib), binding(QUOTA_POLICY, teams)] if teams else []
+    if not teams:
+        return []
+    return [quota_policy(katib), binding(QUOTA_POLICY, teams), orphan_policy(katib), binding(ORPHAN_POLICY, teams)]

@@ -60,8 +60,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                          "block_device_mappings": root_volume(eks.disk_size_gib, eks.root_throughput, eks.root_iops),
                          "update_default_version": True, "tags": pool_tags,
                          "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
-        # NVMe RAID0 for images and scratch, fast image pull, parallel pulls; the host IMEX service masked
-        user_data = nodeadm_user_data(eks.pod_start, eks.instance_store_raid, eks.mask_host_imex)
+        # NVMe RAID0 for images and scratch, fast image pull, parallel pulls; the host IMEX service masked; the
+        # toolkit's env-var lockdown
+        user_data = nodeadm_user_data(eks.pod_start, eks.instance_store_raid, eks.mask_host_imex, eks.toolkit_lockdown)
         if user_data is not None:
             lt_args["user_data"] = base64.b64encode(user_data.encode()).decode()
         if eks.multi_node:

@@ -13,7 +13,8 @@ from components.charts import COS_DRIVER_INSTALLER, GPU_OPERATOR, NVIDIA_DEVICE_
 from components.k8s.objects import config_map, critical_pods_quota, privileged_namespace
 from components.image_digests import pinned_chart_values
 from render.nvidia_values import (
-    OPERATOR_MIG_STRATEGY, critical_pods_budget, device_plugin_values, gpu_operator_values, sharing_config_data,
+    DEVICE_LIST_STRATEGY, OPERATOR_MIG_STRATEGY, critical_pods_budget, device_plugin_values, gpu_operator_values,
+    sharing_config_data,
 )
 from stacks.plan.facts import PoolFacts
 from stacks.plan.gpu_runtime_plan import GpuRuntimePlan
@@ -48,7 +49,7 @@ class NvidiaGpuRuntime(pulumi.ComponentResource):
                 f"{name}-cos-driver-installer", file=COS_DRIVER_INSTALLER[plan.cos_driver_installer],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=self._after))
         if plan.device_plugin_pools:
-            data = sharing_config_data(plan, plan.device_plugin_pools, "none")
+            data = sharing_config_data(plan, plan.device_plugin_pools, "none", DEVICE_LIST_STRATEGY)
             self.device_plugin = self._install(
                 f"{name}-device-plugin", NVIDIA_DEVICE_PLUGIN, DEVICE_PLUGIN_NAMESPACE, plan, plan.device_plugin_pools,
                 data, device_plugin_values(plan, SHARING_CONFIG_MAP if data else None))

@@ -1,6 +1,7 @@
 """security-privileged-images-by-digest: every privileged or host-level container (privileged, host namespaces, a
 capability beyond baseline, a writable host path) and every secret-holding container (a Secret mounted or read into
-its env, or a key a chart's operator hands it: Slinky's slurmctld, slurmdbd, slurmrestd, login) runs an image pinned
+its env, an emptyDir a container holding a Secret writes, or a key a chart's operator hands it: Slinky's slurmctld,
+slurmdbd, slurmrestd, login) runs an image pinned
 by digest (Checkov CKV_K8S_43 asks it of every container; this rule asks it where a moved tag means root on the node
 or the key in someone else's hands, and reads Helm charts' defaults too).
 

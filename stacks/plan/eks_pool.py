@@ -21,6 +21,7 @@ from stacks.plan.queued import QUEUED_TAG
 from stacks.plan.reservation import RESERVED_NODES_TAG, is_capacity_block, reserved_nodes
 from stacks.spec.eks_node import repair_config, root_volume_performance
 from stacks.spec.fabric import FabricMode
+from stacks.spec.gpu_runtime import GpuRuntimeMode
 from stacks.spec.stack import GPU_TAINT_KEY, AwsReservationKind, NodePool
 
 NVIDIA_AMI = {"x86_64": "AL2023_x86_64_NVIDIA", "arm64": "AL2023_ARM_64_NVIDIA"}
@@ -70,6 +71,9 @@ class EksPoolPlan:
     """Capacity blocks with a window: the scale-up and scale-down actions still ahead."""
     mask_host_imex: bool = False
     """The nodes run IMEX in ComputeDomain daemons: the user data masks the AMI's own ``nvidia-imex.service``."""
+    toolkit_lockdown: bool = False
+    """The pool runs NVIDIA's device plugin (volume-mounts): its user data sets the node toolkit to refuse a pod's
+    ``NVIDIA_VISIBLE_DEVICES`` (``render/nodeadm.py``)."""
     reservation_group: str | None = None
     """The Capacity Reservation Resource Group ARN the launch template targets instead of one reservation (several
     UltraServer capacity blocks)."""
@@ -176,6 +180,7 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         root_throughput=throughput, root_iops=iops, pod_start=pod_start,
         instance_store_raid=instance_store_raid(Cloud.AWS, pool), multi_node=pool.multi_node,
         mask_host_imex=claims_dra(facts),
+        toolkit_lockdown=facts.resolved_runtime.mode == GpuRuntimeMode.DEVICE_PLUGIN,
         efa_interfaces=efa_count(facts) if efa else 0, efa_cards=efa_layout(facts.machine) if efa else (),
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,

@@ -20,7 +20,8 @@ BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSET
 """Capabilities Pod Security baseline lets any container add."""
 HOST_NAMESPACES = ("hostPID", "hostNetwork", "hostIPC")
 WORKLOAD_KINDS = ("Pod", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "CronJob")
-"""Kinds whose pod template sits at a known place (besides the custom resources in ``pod_specs``)."""
+"""Kinds whose pod template sits at a known place (besides the custom resources in ``pod_specs``: Trainer runtimes,
+TrainJob runtime patches, JobSets and LeaderWorkerSets)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,19 @@ def pod_specs(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     if kind in WORKLOAD_KINDS:
         inner = (spec.get("template") or {}).get("spec")
         return [("spec.template.spec", inner)] if isinstance(inner, dict) else []
+    if kind == "LeaderWorkerSet":
+        lwt = spec.get("leaderWorkerTemplate") or {}
+        return [(f"spec.leaderWorkerTemplate.{k}.spec", (lwt.get(k) or {}).get("spec")) for k in
+                ("leaderTemplate", "workerTemplate") if isinstance((lwt.get(k) or {}).get("spec"), dict)]
+    if kind == "JobSet":
+        return _replicated(spec.get("replicatedJobs"), "spec.replicatedJobs")
+    if kind == "TrainJob":  # runtime patches carry pod specs of their own (containers, volumes)
+        out = []
+        for i, patch in enumerate(spec.get("runtimePatches") or []):
+            jobs = ((((patch or {}).get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {})
+            out += _replicated(jobs.get("replicatedJobs"),
+                               f"spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec.replicatedJobs")
+        return out
     if kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
         jobs = (((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs")) or []
         out = []
@@ -93,6 +107,15 @@ def pod_specs(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
                 out.append((f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec", inner))
         return out
     return []
+
+
+def _replicated(jobs: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for i, job in enumerate(jobs if isinstance(jobs, list) else []):
+        inner = ((((job or {}).get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        if isinstance(inner, dict):
+            out.append((f"{where}[{i}].template.spec.template.spec", inner))
+    return out
 
 
 def _secret_volumes(spec: dict[str, Any]) -> dict[str, list[str]]:
@@ -112,12 +135,14 @@ def _secret_volumes(spec: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def secret_holding_containers(spec: dict[str, Any]) -> list[HostContainer]:
-    """The containers of a pod spec that hold a Secret: mount a volume carrying one, or read one into the
-    environment (``secretKeyRef``, ``envFrom.secretRef``), each with why. A tampered image there leaks the key
-    (a Slurm key acts as any Slurm user, a database password owns the accounting data)."""
+def secret_holding_containers(spec: dict[str, Any], cloud_identity: str | None = None) -> list[HostContainer]:
+    """The containers of a pod spec that hold a Secret: mount a volume carrying one, read one into the environment
+    (``secretKeyRef``, ``envFrom.secretRef``), or mount an ``emptyDir`` such a container writes (what it made of the
+    key, e.g. a database dump); and, with ``cloud_identity`` (the pod's ServiceAccount maps to a cloud identity:
+    Workload Identity, Pod Identity), every container, as each may use it. Each with why. A tampered image there
+    leaks the key (a Slurm key acts as any Slurm user, a database password owns the accounting data)."""
     volumes = _secret_volumes(spec)
-    out = []
+    direct: dict[str, list[str]] = {}
     for c in _containers(spec):
         reasons = [f"mounts Secret {s}" for m in c.get("volumeMounts") or [] if isinstance(m, dict)
                    for s in volumes.get(str(m.get("name")), [])]
@@ -127,7 +152,21 @@ def secret_holding_containers(spec: dict[str, Any]) -> list[HostContainer]:
         reasons += [f"env from Secret {e['secretRef'].get('name', '')}" for e in c.get("envFrom") or []
                     if isinstance(e, dict) and isinstance(e.get("secretRef"), dict)]
         if reasons:
-            out.append(HostContainer(str(c.get("name", "")), str(c.get("image", "")), tuple(dict.fromkeys(reasons))))
+            direct[str(c.get("name", ""))] = reasons
+    scratch = {str(v.get("name")) for v in spec.get("volumes") or [] if isinstance(v, dict) and "emptyDir" in v}
+    written = {str(m.get("name")): name for c in _containers(spec) if (name := str(c.get("name", ""))) in direct
+               for m in c.get("volumeMounts") or [] if isinstance(m, dict) and str(m.get("name")) in scratch
+               and m.get("readOnly") is not True}
+    out = []
+    for c in _containers(spec):
+        name = str(c.get("name", ""))
+        reasons = list(direct.get(name, []))
+        reasons += [f"shares emptyDir {v} written by {written[v]}" for m in c.get("volumeMounts") or []
+                    if isinstance(m, dict) and (v := str(m.get("name"))) in written and written[v] != name]
+        if cloud_identity:
+            reasons.append(f"runs as cloud identity {cloud_identity}")
+        if reasons:
+            out.append(HostContainer(name, str(c.get("image", "")), tuple(dict.fromkeys(reasons))))
     return out
 
 

@@ -10,6 +10,8 @@ from catalog.host_images import load_chart_host_images, load_chart_secret_images
 from components.charts import SLURM_CLIENT_IMAGE
 from catalog.image_digests import DEPLOY_DIGEST, digest_row, load_image_digests, resolved_at_deploy
 from catalog.images import load_chart_operands, load_image_table
+from catalog.serving import VLLM_IMAGE
+from render.slurm_backup import UPLOAD_IMAGE
 from render.slurm_login import INITCONF_IMAGE
 from render.slurm_values import LOGFILE_IMAGE
 from render.trainer import TORCH_IMAGE
@@ -27,6 +29,7 @@ def pinned_images() -> set[str]:
     out |= {r.default_image for r in load_chart_secret_images()}
     out |= {SLURM_CLIENT_IMAGE}  # the Slurm client Jobs hold slurm.key
     out |= {f"{i['repository']}:{i['tag']}" for i in (LOGFILE_IMAGE, INITCONF_IMAGE)}  # over the chart's alpine:latest
+    out |= set(UPLOAD_IMAGE.values()) | {VLLM_IMAGE}  # the backup uploader reads the dump; both run as cloud identities
     return out
 
 

@@ -126,3 +126,18 @@ def test_exec_must_name_a_container_other_than_the_sidecar(tcpx, options, admitt
     for resource in ("pods/exec", "pods/attach"):
         refusals = admission_failures(objects, request, ns, "CONNECT", resource)
         assert (refusals == []) == admitted, (resource, refusals)
+
+
+@pytest.mark.parametrize("context, admitted", [
+    ({"runAsUser": 0}, False), ({"runAsGroup": 0}, False), ({"runAsGroup": 1000}, False),
+    ({"supplementalGroups": [0]}, False), ({"fsGroup": 1000}, False),
+    ({"runAsUser": 1000}, True), ({"runAsNonRoot": False}, True), ({}, True),
+])
+def test_pod_level_identity_that_reaches_the_sidecar_is_refused(tcpx, context, admitted):
+    """A pod-level uid 0 or group applies to the sidecar too (NET_ADMIN, host /proc/sys); a non-zero uid only
+    narrows it."""
+    objects, ns, pod = tcpx
+    pod = copy.deepcopy(pod)
+    pod["spec"]["securityContext"] = context
+    refused = admission_failures(objects, pod, ns)
+    assert (refused == []) == admitted, refused

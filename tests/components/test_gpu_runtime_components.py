@@ -191,7 +191,10 @@ def test_eks_device_plugin_values_target_exactly_its_pools():
 def test_eks_device_plugin_sharing_entries_and_pool_labels_agree():
     rec = recording("eks-device-plugin")
     data = {k: yaml.safe_load(v) for k, v in one(rec, CONFIG_MAP).inputs["data"].items()}
-    assert data["default"] == {"version": "v1", "flags": {"migStrategy": "none"}}
+    # volume-mounts in every entry too: a node's config entry never brings the env-var strategy back
+    assert data["default"] == {"version": "v1", "flags": {"migStrategy": "none",
+                                                          "plugin": {"deviceListStrategy": "volume-mounts"}}}
+    assert all(d["flags"]["plugin"] == {"deviceListStrategy": "volume-mounts"} for d in data.values())
     assert data["l40s-ts"]["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
     assert data["l40s-mps"]["sharing"] == {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}}
     labels = gpu_node_group_labels(rec)
@@ -239,3 +242,19 @@ def test_eks_efa_plugin_can_be_turned_off():
     assert of_type(rec, "gpu-cluster:aws:AwsEfaDevicePlugin") == []
     assert sorted(r.inputs["chart"] for r in of_type(rec, RELEASE)) == ["cluster-autoscaler", "gpu-operator",
                                                                         "nvidia-device-plugin"]
+
+
+def test_eks_gpu_nodes_get_the_toolkit_lockdown_in_their_user_data():
+    """A pod asking for no GPU with NVIDIA_VISIBLE_DEVICES=all sees none: the device plugin hands GPUs out as volume
+    mounts, and every device-plugin pool's user data sets the toolkit to refuse the env var from unprivileged pods."""
+    import base64
+
+    rec = recording("eks-device-plugin")
+    templates = [r for r in rec.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate"
+                 and r.name != "ml-system-lt"]  # the system group runs no GPU
+    assert len(templates) == 3
+    for lt in templates:
+        data = base64.b64decode(lt.inputs["userData"]).decode()
+        assert "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false " \
+               "--set accept-nvidia-visible-devices-as-volume-mounts=true" in data, lt.name
+        assert 'Content-Type: text/x-shellscript; charset="us-ascii"' in data and data.endswith("--GPUCLUSTER--\n")

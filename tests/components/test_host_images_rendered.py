@@ -13,7 +13,7 @@ import pytest
 from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
 from stacks.plan.host_access import (HostContainer, by_digest, host_containers, pod_specs, secret_holding_containers,
                                      secret_reading_containers, secret_reading_service_accounts)
-from policies.host_images import seen_host_containers, seen_secret_containers
+from policies.host_images import cloud_identities, seen_host_containers, seen_secret_containers
 from policies.rule import Resource
 from policies.rules.security_privileged_images_by_digest import RULE
 from tests.support.helm.checks import image_refs, program_objects
@@ -62,7 +62,7 @@ def rendered_secret_containers(stack: str) -> list[HostContainer]:
     """Every container of every pod the stack runs that holds a Secret, with nothing exempt: the Slurm daemons and
     Jobs, the databases, and the cluster operators (Kueue, JobSet, the Trainer, LeaderWorkerSet, KEDA, Slinky's
     operator and webhook, the GPU Operator), which mount their webhook serving certificates and most of which read
-    Secrets through their RBAC."""
+    Secrets through their RBAC; and every container of a pod that runs as a cloud identity."""
     r = rendered(stack)
     out = []
     for release in r.releases.values():
@@ -74,7 +74,26 @@ def rendered_secret_containers(stack: str) -> list[HostContainer]:
     program = program_objects(r.rec)
     readers = secret_reading_service_accounts(program)
     return out + [c for obj in _workload_objects(stack) for _, spec in pod_specs(obj)
-                  for c in _with_readers(spec, readers)]
+                  for c in _with_readers(spec, readers)] + identity_containers(stack)
+
+
+def identity_containers(stack: str) -> list[HostContainer]:
+    """The containers of the program's pods that run as a cloud identity (Workload Identity, Pod Identity)."""
+    ids = identities(stack)
+    out = []
+    for x in rendered(stack).rec.resources:
+        props = plain(x.inputs)
+        if not (x.type.startswith("kubernetes:") and x.custom and isinstance(props.get("spec"), dict)):
+            continue
+        ns = props.get("metadata", {}).get("namespace", "default")
+        for _, spec in pod_specs({"kind": x.type.rsplit(":", 1)[-1], "spec": props["spec"]}):
+            identity = ids.get((ns, spec.get("serviceAccountName") or "default"))
+            out += secret_holding_containers(spec, identity) if identity else []
+    return out
+
+
+def identities(stack: str) -> dict[tuple[str, str], str]:
+    return cloud_identities((r.type, r.props) for r in resources(stack))
 
 
 def operand_images(stack: str) -> set[str]:
@@ -116,7 +135,8 @@ def test_every_rendered_host_level_image_is_pinned_by_digest_and_the_mandatory_r
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
 def test_the_rule_sees_every_secret_holding_container_the_example_renders(stack):
     really = {c.image for c in rendered_secret_containers(stack)}
-    seen = {s.container.image for r in resources(stack) for s in seen_secret_containers(r.type, r.props)}
+    seen = {s.container.image for r in resources(stack)
+            for s in seen_secret_containers(r.type, r.props, identities(stack))}
     assert really <= seen, f"{stack}: rendered secret-holding images the rule does not see: {sorted(really - seen)}"
     assert not seen - really, f"{stack}: the rule reads images no chart of the stack renders: {sorted(seen - really)}"
 
@@ -214,3 +234,15 @@ def test_the_gpu_operators_host_level_operands_are_pinned():
     assert "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:" \
            "a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312" in running
     assert f"nvcr.io/nvidia/gpu-operator:v26.7.0@{DEPLOY_DIGEST}" in running
+
+
+@pytest.mark.parametrize("stack", ["gke-serving", "eks-serving", "gke-h100-512", "eks-p6e-gb200"])
+def test_containers_running_as_a_cloud_identity_or_reading_a_secrets_output_run_a_digest(stack):
+    """vLLM reads the model bucket as its cloud identity, the Slurm backup's uploader reads the dump the database
+    password made and writes the backup bucket: both count as secret-holding, and run by digest."""
+    held = {c.container: c for c in rendered_secret_containers(stack)}
+    wanted = {"vllm"} if "serving" in stack else {"upload"}
+    assert wanted <= set(held), f"{stack}: {sorted(held)}"
+    for name in wanted:
+        assert held[name].by_digest, held[name]
+        assert any(r.startswith(("runs as cloud identity", "shares emptyDir")) for r in held[name].reasons), held[name]

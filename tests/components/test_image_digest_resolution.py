@@ -24,7 +24,7 @@ from tests.support.spec.gpu_runtime_matrix import config
 TOKEN = "docker:index/getRegistryImage:getRegistryImage"
 ECR_TOKEN = "aws:ecr/getAuthorizationToken:getAuthorizationToken"
 STACKS = ("gke-h100-512", "gke-kueue", "gke-a3-ultra-rdma", "gke-a4x-nvl72", "eks-p6e-gb200", "gke-operator-mig",
-          "gke-serving")
+          "gke-serving")  # gke-serving: the default vLLM image, which runs as the model bucket's reader
 """Together they run every image the catalog resolves at deploy (checked below)."""
 
 

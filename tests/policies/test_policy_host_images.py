@@ -234,3 +234,20 @@ def test_a_cluster_operator_holding_keys_passes_by_digest_and_fails_on_its_chart
     del node[path.split(".")[-1]]  # the chart's default: its release tag
     [(_, level, message)] = ours(pack.resource(with_props(r, props), rs), DIGESTS)
     assert level == "mandatory" and f"{path.removeprefix('values.')} " in message and f" {image} (" in message
+
+
+@pytest.mark.parametrize("type_, spec", [
+    ("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", lambda p: {"leaderWorkerTemplate": {"workerTemplate": {"spec": p}}}),
+    ("kubernetes:jobset.x-k8s.io/v1alpha2:JobSet", lambda p: {"replicatedJobs": [{"template": {"spec": {"template": {"spec": p}}}}]}),
+    ("kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob", lambda p: {"runtimePatches": [{"trainingRuntimeSpec": {
+        "template": {"spec": {"replicatedJobs": [{"template": {"spec": {"template": {"spec": p}}}}]}}}}]}),
+])
+def test_a_secret_holder_on_a_tag_in_a_leaderworkerset_jobset_or_trainjob_is_a_violation(type_, spec):
+    from policies.rule import Resource
+    from policies.rules.security_privileged_images_by_digest import RULE
+    pod = {"containers": [{"name": "c", "image": "evil.example/app:1", "env": [
+        {"name": "K", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}]}
+    found, _ = RULE.evaluate(Resource(type_, "w", "urn:w", {"metadata": {"name": "w"}, "spec": spec(pod)}))
+    assert len(found) == 1 and "evil.example/app:1" in found[0].message
+    pod["containers"][0]["image"] = "evil.example/app:1@sha256:" + "a" * 64
+    assert RULE.evaluate(Resource(type_, "w", "urn:w", {"metadata": {"name": "w"}, "spec": spec(pod)}))[0] == []

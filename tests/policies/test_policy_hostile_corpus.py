@@ -92,7 +92,19 @@ def test_team_namespaces_without_the_quota_policy_are_violations(pack):
         "unsuspended by its owner; JobSet unsuspended by its owner; TrainJob unsuspended by its owner; elastic Job "
         "(never suspended again when it scales up); GPUs held for a day after preemption; a running Job's "
         "parallelism raised (extra pods start before Kueue stops the out-of-sync Job); a running Job's parallelism "
-        "raised (suspend and parallelism left unset)")
+        "raised (suspend and parallelism left unset); a running pod's ownerReferences removed (it keeps its GPUs; "
+        "the Job starts another in the same quota); a running pod relabelled away from its Job (the Job no longer "
+        "counts it and starts another); orphan finalizer on a running Job (a later delete orphans its pods)")
+
+
+def test_team_namespaces_without_the_orphan_policy_are_violations(pack):
+    resources = without(recorded("eks-kueue"),
+                        lambda r: r.type == BINDING and r.name == "admission-binding-gpu-cluster-no-orphans")
+    text = _admitted(pack, resources, "pretraining")
+    assert text.split("admitted: ")[1].split(" · ")[0] == (
+        "Job deleted with orphan propagation (its pods keep running after Kueue releases the quota); Job deleted "
+        "through the API without a propagation policy (batch/v1 orphans by default); JobSet deleted with "
+        "orphanDependents; TrainJob deleted with orphan propagation")
 
 
 def test_a_policy_that_only_names_the_fields_is_a_violation(pack):

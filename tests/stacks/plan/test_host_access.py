@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stacks.plan.host_access import (by_digest, host_containers, pod_specs, secret_reading_containers,
-                                     secret_reading_service_accounts)
+from stacks.plan.host_access import (by_digest, host_containers, pod_specs, secret_holding_containers,
+                                     secret_reading_containers, secret_reading_service_accounts)
 
 DIGEST = "sha256:" + "a" * 64
 
@@ -95,3 +95,40 @@ def test_rights_that_do_not_read_every_secret_do_not_count():
         assert secret_reading_service_accounts(_release(rules)) == set(), rules
     reads = [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}]
     assert secret_reading_service_accounts(_release(reads)[1:]) == set()
+
+
+def test_a_container_sharing_an_emptydir_a_secret_holder_writes_holds_the_secret():
+    """The Slurm backup's shape: the dump container reads the database password and writes /backup; the uploader
+    that reads /backup holds what the password protects. A read-only mount by the holder writes nothing."""
+    spec = {"volumes": [{"name": "backup", "emptyDir": {}}, {"name": "scratch", "emptyDir": {}}],
+            "initContainers": [{"name": "dump", "image": "db:1", "env": [
+                {"name": "MYSQL_PWD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pw"}}}],
+                "volumeMounts": [{"name": "backup", "mountPath": "/b"},
+                                 {"name": "scratch", "mountPath": "/s", "readOnly": True}]}],
+            "containers": [{"name": "upload", "image": "cli:1", "volumeMounts": [{"name": "backup", "mountPath": "/b"}]},
+                           {"name": "other", "image": "x:1", "volumeMounts": [{"name": "scratch", "mountPath": "/s"}]}]}
+    held = {c.container: c.reasons for c in secret_holding_containers(spec)}
+    assert held == {"dump": ("env from Secret db",), "upload": ("shares emptyDir backup written by dump",)}
+
+
+def test_every_container_of_a_pod_with_a_cloud_identity_holds_it():
+    spec = {"serviceAccountName": "chat-vllm", "containers": [{"name": "vllm", "image": "vllm:1"}],
+            "initContainers": [{"name": "fetch", "image": "x:1"}]}
+    assert secret_holding_containers(spec) == []
+    held = secret_holding_containers(spec, "reader@p.iam.gserviceaccount.com")
+    assert {c.container for c in held} == {"vllm", "fetch"}
+    assert held[0].reasons == ("runs as cloud identity reader@p.iam.gserviceaccount.com",)
+
+
+def test_pod_specs_of_leaderworkersets_jobsets_and_trainjob_patches():
+    inner = {"containers": [{"name": "c", "image": "i"}]}
+    lws = {"kind": "LeaderWorkerSet", "spec": {"leaderWorkerTemplate": {"leaderTemplate": {"spec": inner},
+                                                                        "workerTemplate": {"spec": inner}}}}
+    assert pod_specs(lws) == [("spec.leaderWorkerTemplate.leaderTemplate.spec", inner),
+                              ("spec.leaderWorkerTemplate.workerTemplate.spec", inner)]
+    jobset = {"kind": "JobSet", "spec": {"replicatedJobs": [{"template": {"spec": {"template": {"spec": inner}}}}]}}
+    assert pod_specs(jobset) == [("spec.replicatedJobs[0].template.spec.template.spec", inner)]
+    trainjob = {"kind": "TrainJob", "spec": {"runtimePatches": [{"trainingRuntimeSpec": {"template": {"spec": {
+        "replicatedJobs": [{"template": {"spec": {"template": {"spec": inner}}}}]}}}}]}}
+    assert pod_specs(trainjob) == [
+        ("spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec", inner)]

@@ -38,14 +38,16 @@ TENANT = "alice@example.com"
 
 def policy_failures(policy: dict[str, Any], pod: dict[str, Any], namespace: str,
                     operation: str = "CREATE", resource: str = "pods", user: str = TENANT,
-                    old: dict[str, Any] | None = None) -> list[str]:
+                    old: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> list[str]:
     """Messages of the policy's validations that refuse ``pod`` (any object) in ``namespace``, requested by ``user``;
-    ``old``: the object before an UPDATE (``oldObject``; null otherwise, as the API server passes it)."""
+    ``old``: the object before an UPDATE or the one a DELETE removes (``oldObject``; null otherwise, as the API server
+    passes it; on DELETE ``object`` is null); ``options``: the request's options (DeleteOptions on DELETE)."""
     obj = {**pod, "metadata": {**pod.get("metadata", {}), "namespace": namespace}}
     request = {"namespace": namespace, "operation": operation, "userInfo": {"username": user},
                "resource": {"resource": resource.split("/")[0]},
-               **({"subResource": resource.split("/")[1]} if "/" in resource else {})}
-    activation: dict[str, Any] = {"object": celpy.json_to_cel(obj), "request": celpy.json_to_cel(request),
+               **({"subResource": resource.split("/")[1]} if "/" in resource else {}),
+               **({"options": options} if options is not None else {})}
+    activation: dict[str, Any] = {"object": celpy.json_to_cel(None if operation == "DELETE" else obj), "request": celpy.json_to_cel(request),
                                   "oldObject": celpy.json_to_cel(old)}
     variables: dict[Any, Any] = {}
     for var in policy["spec"].get("variables", []):
@@ -107,7 +109,7 @@ def _matches(policy: dict[str, Any], operation: str, resource: str) -> bool:
 
 def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], namespace: str,
                        operation: str = "CREATE", resource: str = "pods", user: str = TENANT,
-                       old: dict[str, Any] | None = None) -> list[str]:
+                       old: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> list[str]:
     """Why the admission chain refuses ``pod`` in ``namespace`` (empty: admitted), given the stack's Namespace,
     ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects. A namespace the stack does not create
     has no Pod Security label (privileged)."""
@@ -124,7 +126,7 @@ def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], n
         policy = policies.get(b["spec"]["policyName"])
         assert policy is not None, f"binding {b['metadata']['name']} names a policy the stack does not create"
         if _matches(policy, operation, resource):
-            refused = policy_failures(policy, pod, namespace, operation, resource, user, old)
+            refused = policy_failures(policy, pod, namespace, operation, resource, user, old, options)
             out += [f"{policy['metadata']['name']}: {m}" for m in refused]
     return out
 
