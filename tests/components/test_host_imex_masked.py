@@ -16,11 +16,15 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
 def _parts(stack: str, template: str) -> dict[str, str]:
-    """Content type -> body of the launch template's MIME user data."""
+    """Content type -> body of the launch template's MIME user data (the bodies of several parts of one type joined,
+    e.g. the IMEX mask and the device plugin's toolkit lockdown, both shell scripts)."""
     (lt,) = [r for r in of_type(recording(stack), LAUNCH_TEMPLATE) if r.name == template]
     msg = email.message_from_string(base64.b64decode(lt.inputs["userData"]).decode())
     assert msg.is_multipart()
-    return {p.get_content_type(): p.get_payload() for p in msg.get_payload()}
+    parts: dict[str, str] = {}
+    for part in msg.get_payload():
+        parts[part.get_content_type()] = parts.get(part.get_content_type(), "") + part.get_payload()
+    return parts
 
 
 def test_p6e_user_data_masks_the_host_imex_service_next_to_the_nodeadm_config():
@@ -28,6 +32,13 @@ def test_p6e_user_data_masks_the_host_imex_service_next_to_the_nodeadm_config():
     assert sorted(parts) == ["application/node.eks.aws", "text/x-shellscript"]
     assert "strategy: RAID0" in parts["application/node.eks.aws"]  # nodeadm's part is unchanged
     assert "systemctl mask nvidia-imex.service" in parts["text/x-shellscript"]
+
+
+def _scripts(stack: str, template: str) -> list[str]:
+    """The shell-script parts of the launch template's user data, each whole."""
+    (lt,) = [r for r in of_type(recording(stack), LAUNCH_TEMPLATE) if r.name == template]
+    msg = email.message_from_string(base64.b64decode(lt.inputs["userData"]).decode())
+    return [p.get_payload() for p in msg.get_payload() if p.get_content_type() == "text/x-shellscript"]
 
 
 def _run(script: str, tmp_path: Path, unit_exists: bool) -> tuple[int, list[str]]:
@@ -46,7 +57,7 @@ def _run(script: str, tmp_path: Path, unit_exists: bool) -> tuple[int, list[str]
 
 
 def test_the_mask_script_stops_disables_and_masks_whether_or_not_the_ami_ships_the_unit(tmp_path):
-    script = _parts("eks-p6e-gb200", "gb200-lt")["text/x-shellscript"]
+    (script,) = [p for p in _scripts("eks-p6e-gb200", "gb200-lt") if "nvidia-imex.service" in p]
     for exists in (True, False):
         rc, calls = _run(script, tmp_path, exists)
         assert rc == 0, calls
