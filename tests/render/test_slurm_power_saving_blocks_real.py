@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 import secrets
+import time
 
 import pytest
 
 from components.slurm.scaling import cloud_nodes_script
 from tests.render.test_slurm_real import _plan_and_values
+from tests.support.slurm.cluster import SlurmCluster
 from tests.support.slurm.real import SlurmController
 from tests.support.slurm.root import Chroot, ensure_root
 from tests.support.spec.edit import edits
@@ -76,3 +78,29 @@ def test_a_power_saving_pool_of_one_block_accepts_a_whole_block_job_once_some_no
         assert out.returncode != 0 and REFUSED in out.stderr, out.stdout + out.stderr
     finally:
         ctl.stop()
+
+
+def test_a_resumed_records_slurmd_keeps_the_block_when_its_node_is_not_annotated(chroot):
+    """A real slurmd registering as a dynamic node without ``Topology=`` (its Kubernetes node not annotated) into a
+    record created in the block: the node stays in the block, so the resumed job runs on the block."""
+    plan, _ = _plan_and_values(CONFIG)
+    cluster = SlurmCluster(chroot, plan, "resume-in-block", secrets.token_bytes(1024))
+    try:
+        ctl = cluster.ctl
+        assert all("Topology=" not in n.conf for n in cluster.spare)  # the pods' slurmd --conf names no block
+        out = _sbatch(ctl, NODES)
+        assert out.returncode == 0, out.stdout + out.stderr
+        deadline = time.monotonic() + 60
+        while not any(c.startswith(f"slurm-resume {POOL}-[0-3]") for c in ctl.program_calls()):
+            assert time.monotonic() < deadline, ctl.program_calls()
+            time.sleep(0.5)
+        cluster.start_node(f"{POOL}-0")
+        deadline = time.monotonic() + 60
+        while "SlurmdStartTime=None" in (shown := ctl.run("scontrol", "show", "node", f"{POOL}-0").stdout):
+            assert time.monotonic() < deadline, shown
+            time.sleep(0.5)
+        assert f"Topology={POOL}:{POOL}-b0" in shown, shown
+        topology = ctl.run("scontrol", "show", "topology", POOL).stdout
+        assert re.search(rf"BlockName={POOL}-b0 .*Nodes={POOL}-\[0-3\]", topology), topology
+    finally:
+        cluster.stop()
