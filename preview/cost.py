@@ -41,6 +41,8 @@ class PoolCost:
     fee (``usdTotal``)."""
     list_usd_per_node_hour: float | None = None
     """Set when a negotiated price (priceOverrides) replaces the catalog's list price: the list price it replaces."""
+    overridden: bool = False
+    """Priced at a negotiated price (priceOverrides), whether or not the catalog has a list price for it."""
     notes: tuple[str, ...] = ()
     """The conventions this pool's figures rest on (``preview/cost_notes.py``): the 730-hour month, AWS spot = the
     cheapest AZ, a capacity block's fee over its window, a flex-start price's source and age, SkyPilot dates."""
@@ -160,7 +162,8 @@ def pool_cost(f: PoolFacts, held_at_max: bool = False, pool: NodePool | None = N
                     usd_per_hour_min=node * floor, usd_per_hour_max=node * ceiling,
                     usd_per_month_max=node * ceiling * HOURS_PER_MONTH, price_source=label,
                     price_as_of=as_of, reserved_nodes=reserved,
-                    list_usd_per_node_hour=bill.list_usd_per_node_hour if bill is not None and bill.overridden else None)
+                    list_usd_per_node_hour=bill.list_usd_per_node_hour if bill is not None and bill.overridden else None,
+                    overridden=bill is not None and bill.overridden)
 
 
 UNPUBLISHED = "unknown: reservation price not public"

@@ -95,8 +95,11 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         report.resources = []  # like any invalid configuration: nothing is reported as created
         return report
     # the plan's queue promises, with what a tenant can reach (rendered here; the plan itself stays unchanged)
-    report.queues = dataclasses.replace(plan.quota, access=access_notes(spec.scheduling, facts)) \
-        if plan.quota is not None and spec.scheduling is not None else plan.quota
+    # the queues' $/h read the cost table's price per pool (priceOverrides included): one price in both tables
+    quota = plan.quota.repriced({p.pool: p.usd_per_gpu_hour for p in report.cost.pools}) \
+        if plan.quota is not None else None
+    report.queues = dataclasses.replace(quota, access=access_notes(spec.scheduling, facts)) \
+        if quota is not None and spec.scheduling is not None else quota
     report.slurm = slurm_summary(plan.slurm)
     report.fabric = fabric_summary(spec, facts, report.resources)
     report.warnings += contract_warnings(spec, report.fabric)

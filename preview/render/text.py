@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from preview.cost import usd, usd_total
+from preview.cost import CostReport, usd, usd_total
 from preview.render.capacity import print_capacity_blocks
 from preview.render.fabric import print_fabric
 from preview.render.fleet import print_fleet
@@ -139,10 +139,22 @@ def runtime_table(report: PreviewReport) -> Table:
     return table
 
 
+def cost_basis(cost: CostReport) -> str:
+    """What the figures are priced at: list prices, unless a pool has a negotiated price or a declared block fee."""
+    kinds = []
+    if any(p.overridden for p in cost.pools):
+        kinds.append("priceOverrides")
+    if any(p.block is not None for p in cost.pools):
+        kinds.append("capacity block fees")
+    if cost.fixed or any(p.priced and not p.overridden and p.block is None for p in cost.pools):
+        kinds.append("catalog list prices")
+    return ", ".join(kinds) or "catalog list prices"
+
+
 def cost_table(report: PreviewReport) -> Table:
     cost = report.cost
     assert cost is not None  # shown only for a stack with a cost
-    table = Table(title="Cost (catalog list prices, USD)", title_justify="left", show_footer=True,
+    table = Table(title=f"Cost ({cost_basis(cost)}, USD)", title_justify="left", show_footer=True,
                   header_style="bold", footer_style="bold")
     cols: list[tuple[str, JustifyMethod, str]] = [
             ("pool", "left", "total"), ("machine", "left", ""), ("GPU", "left", ""), ("capacity", "left", ""),

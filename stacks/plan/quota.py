@@ -2,7 +2,7 @@
 $/hour of each team's nominal quota at the pool's catalog price. Pure: read by the preview and the tests."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from stacks.plan.facts import PoolFacts
@@ -66,6 +66,13 @@ class QuotaPlan:
             before = out.get(q.queue, 0.0)
             out[q.queue] = None if before is None or q.usd_per_hour is None else before + q.usd_per_hour
         return out
+
+    def repriced(self, rates: dict[str, float | None]) -> QuotaPlan:
+        """The same promises at ``rates`` (pool -> $/GPU-hour; None: unknown), e.g. the cost table's own, which
+        carry the policy pack's priceOverrides that the plan cannot know."""
+        return replace(self, quotas=[replace(q, usd_per_hour=None if rates.get(q.pool) is None
+                                             else q.gpus * rates[q.pool])  # type: ignore[operator]
+                                     if q.pool in rates else q for q in self.quotas])
 
     def as_dict(self) -> dict[str, Any]:
         return {"workload": self.workload, "cohort": self.cohort, "overcommit": self.overcommit,

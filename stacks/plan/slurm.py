@@ -97,7 +97,7 @@ def plan_slurm(sched: SchedulingSpec, pools: Sequence[PoolFacts]) -> SlurmPlan:
     plan = SlurmPlan(accounting=accounting_on(sched), preempt_type=kind, nodesets=nodesets,
                      partitions=_partitions(sched, nodesets, topology, kind), topology=topology,
                      qos=plan_qos(sched), accounts=plan_accounts(sched, nodesets),
-                     scaling=plan_scaling(s.scaling, nodesets),
+                     scaling=plan_scaling(s.scaling, nodesets, topology),
                      login=plan_login(s.access.login, pools[0].cloud) if pools else None,
                      cloud=pools[0].cloud if pools else None)
     if plan.accounting and s.backup.enabled:

@@ -13,6 +13,7 @@ from stacks.plan.gpu_runtime import effective_runtime
 from stacks.spec.gpu_runtime import GpuRuntime, GpuSharing, SharingMode
 from stacks.plan.nvlink import default_block_size, nodes_per_nvlink_domain
 from stacks.validate.issues import Issues, allowed_list, choice_fix, pool_subject
+from stacks.validate.slurm_blocks import check_power_saving_blocks, warn_empty_blocks
 from stacks.spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, WithinQueuePreemption, Workload
 from stacks.spec.slurm import SlurmPreemptType
 from stacks.spec.stack import NodePool
@@ -256,8 +257,10 @@ def _check_topology(issues: Issues, sched: SchedulingSpec,
         slurm.error("blockSize", "no multi-node pool to split into blocks", size, allowed="a pool with multiNode: true",
                     fix="remove blockSize, or set multiNode: true on a pool")
         return
+    if topo.mode != TopologyMode.NONE and topo.level in (TopologyLevel.BLOCK, TopologyLevel.NVLINK) and multi:
+        check_power_saving_blocks(issues, sched, multi)
     if topo.mode != TopologyMode.NONE and topo.level == TopologyLevel.NVLINK and multi:
-        _warn_empty_blocks(issues, sched, multi)  # level block: documented in docs/slurm.md, no NVLink domain at stake
+        warn_empty_blocks(issues, sched, multi)  # level block: documented in docs/slurm.md, no NVLink domain at stake
     if topo.mode == TopologyMode.NONE or topo.level != TopologyLevel.BLOCK:
         return
     for name, i, pool, m in multi:
@@ -277,35 +280,6 @@ def _check_topology(issues: Issues, sched: SchedulingSpec,
                                        "maxNodes is not a multiple of it", pool.max_nodes,
                                        allowed=f"a multiple of {per}",
                                        fix=f"set maxNodes to {pool.max_nodes - pool.max_nodes % per or per}")
-
-
-def _warn_empty_blocks(issues: Issues, sched: SchedulingSpec, multi: list) -> None:
-    """Slinky gives a slurmd node its block only from its Kubernetes node's annotation, which nothing here sets; until
-    then a real 26.05 slurmctld runs the block partition's jobs on the lowest free nodes, as if flat
-    (tests/render/test_slurm_empty_blocks_real.py). The values to set come from the planner's own names."""
-    from stacks.plan.slurm_topology import SLINKY_TOPOLOGY_ANNOTATION, annotation_value, block_topology_name, \
-        pool_blocks
-    size = sched.slurm.block_size
-    for name, i, pool, m in multi:
-        block = size or default_block_size(m, pool.max_nodes)
-        topology = block_topology_name(name)
-        values = [annotation_value(topology, b) for b in pool_blocks(name, pool.max_nodes, block)]
-        if not values:
-            continue  # maxNodes below one block: refused elsewhere
-        nvlink = nodes_per_nvlink_domain(m) > 1  # always on level nvlink (validation refuses it elsewhere)
-        issues.pool(i, name).warn(
-            "multiNode", f"the Slinky operator puts a node in one of Slurm's blocks (Topology={topology}) only from "
-            f"its Kubernetes node's annotation {SLINKY_TOPOLOGY_ANNOTATION} (slurm-operator docs/usage/topology.md), "
-            "which gpu-cluster does not set: until the pool's nodes carry it every block is empty and Slurm places "
-            f"-p {name} jobs as if there were no blocks"
-            + (", so a job may straddle NVLink domains" if nvlink and len(values) > 1 else ""),
-            f"{len(values)} block(s) of {block} nodes",
-            allowed=f"each node of one block annotated {SLINKY_TOPOLOGY_ANNOTATION}={values[0]}"
-            + (f" (next blocks: {', '.join(values[1:4])}{', ...' if len(values) > 4 else ''})"
-               if len(values) > 1 else "")
-            + (", one block per NVLink domain (the nodes of one nvidia.com/gpu.clique value)" if nvlink else ""),
-            fix=f"annotate the nodes after they join: kubectl annotate node <node> "
-            f"{SLINKY_TOPOLOGY_ANNOTATION}={values[0]} (or run NVIDIA Topograph)")
 
 
 # -- QOS and preemption -----------------------------------------------------------------------------------------

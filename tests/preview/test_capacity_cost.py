@@ -138,3 +138,24 @@ def test_windows_past_the_calendar_and_infinite_fees_are_refused_not_crashes(win
                                              "nodePools[0].minNodes": 2}))
     assert report.cost is None and any(e.path.endswith(field) for e in report.errors), \
         [str(e) for e in report.errors]
+
+
+def test_the_queues_table_reads_the_cost_tables_overridden_price_and_the_title_says_so(tmp_path):
+    """One price in both tables: with priceOverrides for the unpublished A4X reservation price, the account's $/h is
+    nominal GPUs x the override's $/GPU-h, not "unknown", and the cost table no longer calls it a list price."""
+    from preview.run import preview_stack
+    before = preview_stack("gke-a4x-nvl72")
+    assert {q.usd_per_hour for q in before.queues.quotas} == {None}
+    assert "Cost (catalog list prices, USD)" in render_text(before)
+    config = tmp_path / "pack.json"
+    config.write_text(json.dumps({"cost-stack-budget": {"priceOverrides": [
+        {"machineType": "a4x-highgpu-4g", "capacity": "reservation", "usdPerNodeHour": 40, "asOf": "2026-11-01",
+         "source": "reservation contract"}]}}))
+    report = preview_stack("gke-a4x-nvl72", policies=PolicyOptions(config_file=config))
+    p = pool_cost(report, "gb200")
+    assert (p.usd_per_node_hour, p.usd_per_gpu_hour) == (40.0, 10.0)
+    assert [(q.pool, q.usd_per_hour) for q in report.queues.quotas] == [("gb200", q.gpus * 10.0)
+                                                                       for q in report.queues.quotas]
+    assert None not in report.queues.queue_usd_per_hour().values()
+    text = render_text(report)
+    assert "Cost (priceOverrides, catalog list prices, USD)" in text and "$/h unknown" not in text

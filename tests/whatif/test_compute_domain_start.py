@@ -6,13 +6,14 @@ join), and ``--assume`` overrides it."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
 from catalog.start_path import load_start_path
 from stacks.plan.start_time import factors, overhead_s
 from preview.run import preview_stack
-from tests.support.whatif.stacks import cluster, kueue_config
+from tests.support.whatif.stacks import cluster, kueue_config, slurm_config
 from whatif.model import Job, SimOptions
 from whatif.run import simulate_jobs
 
@@ -112,3 +113,22 @@ def test_a_cold_start_over_the_pods_ready_timeout_is_flagged():
                      timeout=300)
     assert g["coldS"] > 300 and g["overPodsReadyTimeoutS"] == 300
     assert "! cold start over waitForPodsReady (300 s): the gang is evicted and requeued" in gang_cell(g)
+
+
+def test_a_slurm_resume_on_a_gb200_pool_waits_for_the_compute_domain_of_its_new_slurmd_pods():
+    """A pool that follows the queue creates slurmd pods at each resume; they claim the IMEX channel, so their slurmd
+    registers only once the domain's daemons are Ready: provisioning + the resumed pods' ComputeDomain start, then
+    slurmctld's next 30 s job pass."""
+    pool = {**gb200_pool(), "minNodes": 0}
+    cfg = slurm_config([pool], [{"name": "a", "quotas": [{"pool": "gb200", "gpus": 72}]}])
+    cfg["cluster"]["minMasterVersion"] = "1.35"
+    options = SimOptions(nodes_up="min", spot_interruptions=False)
+    c = cluster(cfg, options)
+    assert c.pools["gb200"].compute_domains and c.slurm is not None and c.slurm.power is not None
+    res = simulate_jobs(c, [Job("rack", 0, "a", 4, nodes=18, run_s=1000)], 0, options)
+    up = c.pools["gb200"].provision_s + 18 * PER_POD  # 300 + 33.75 s
+    assert res.jobs["rack"].start_s == math.ceil(up / 30) * 30 == 360  # without the domain: 300
+    # the same pool with the factor at 0 starts at the first pass after its nodes are up
+    c0 = cluster(cfg, dataclasses.replace(options, assume={"compute_domain_s_per_pod": 0}))
+    res0 = simulate_jobs(c0, [Job("rack", 0, "a", 4, nodes=18, run_s=1000)], 0, options)
+    assert res0.jobs["rack"].start_s == math.ceil(c0.pools["gb200"].provision_s / 30) * 30

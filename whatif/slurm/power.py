@@ -12,6 +12,10 @@
 - Billing follows the Kubernetes nodes: from the request of a node until the node autoscaler removes it,
   ``SCALE_DOWN_UNNEEDED_S`` after its pod went. A node resumed while its Kubernetes node is still there (its pod kept,
   or the node not yet removed) is ready at once (pod start latency is not modelled, as elsewhere).
+- On a rack-scale NVLink pool whose jobs use ComputeDomains, each resumed node's new slurmd pod claims the IMEX
+  channel and starts only once every IMEX daemon of the domain is Ready, so its slurmd registers the ComputeDomain
+  start later: the resumed pods times ``compute_domain_s_per_pod`` (``stacks/plan/start_time.py``, the factor of a
+  Kubeflow job's start).
 """
 from __future__ import annotations
 
@@ -51,8 +55,12 @@ class PowerSaving:
         self.log: list[tuple[float, str, str]] = []
         """(time, "resume" | "suspend", node): what slurmctld would hand to ResumeProgram / SuspendProgram."""
         self.configuring: list[tuple[SlurmJob, PoolState, list[Node], bool]] = []
-        self._check_at = -1.0
         """Jobs holding nodes that are still resuming: (job, pool, nodes, backfilled)."""
+        self._checks: set[float] = set()
+        self.domain_s: dict[int, float] = {}
+        """id(job) -> the ComputeDomain start its resumed pods wait for once their nodes are up (0: none)."""
+        self.registered_at: dict[int, float] = {}
+        """id(job) -> when the slurmd of its last resumed node registers (its nodes up + ``domain_s``)."""
 
     def scales(self, pool: PoolState) -> bool:
         return pool.model.name in self.pools
@@ -76,10 +84,14 @@ class PowerSaving:
 
     def begin(self, js: SlurmJob, pool: PoolState, chosen: Sequence[Node], backfilled: bool, now: float) -> None:
         """Resume the chosen powered-down nodes and hold every chosen node for the job until they are all up."""
+        resumed = 0
         for node in chosen:
             if node.state == OFF:
                 self._resume(pool, node, now)
-        if all(n.state == UP for n in chosen):
+                resumed += 1
+        if resumed and pool.model.compute_domains:  # each resumed node's new slurmd pod joins the ComputeDomain
+            self.domain_s[id(js)] = resumed * self.eng.cluster.start["compute_domain_s_per_pod"]
+        if all(n.state == UP for n in chosen) and not self.domain_s.get(id(js)):
             self.sched.start(js, pool, list(chosen), backfilled, now)
             return
         self.sched.dequeue(js)
@@ -94,16 +106,21 @@ class PowerSaving:
         if not self.configuring:
             return
         waiting = []
-        due = math.ceil(now / JOB_CHECK_S) * JOB_CHECK_S
+        self._checks = {t for t in self._checks if t > now}
         for js, pool, chosen, backfilled in self.configuring:
-            if all(n.state == UP for n in chosen) and due <= now:
-                release(js.alloc, js.n)
-                js.alloc = []
-                self.sched.start(js, pool, chosen, backfilled, now)
-                continue
-            if all(n.state == UP for n in chosen) and self._check_at != due:
-                self._check_at = due
-                self.eng.push(due, TICK, ("check",))
+            if all(n.state == UP for n in chosen):
+                registered = self.registered_at.setdefault(id(js), now + self.domain_s.get(id(js), 0.0))
+                due = math.ceil(max(now, registered) / JOB_CHECK_S) * JOB_CHECK_S
+                if due <= now:
+                    release(js.alloc, js.n)
+                    js.alloc = []
+                    self.domain_s.pop(id(js), None)
+                    self.registered_at.pop(id(js), None)
+                    self.sched.start(js, pool, chosen, backfilled, now)
+                    continue
+                if due not in self._checks:
+                    self._checks.add(due)
+                    self.eng.push(due, TICK, ("check",))
             waiting.append((js, pool, chosen, backfilled))
         self.configuring = waiting
 

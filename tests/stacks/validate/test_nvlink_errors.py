@@ -129,7 +129,9 @@ def test_a_dra_pool_that_can_only_start_by_scale_from_zero_is_refused_naming_the
 
 
 def _two_ultraservers(cfg):
+    """Two UltraServers kept up for the block's length: a pool that follows the queue cannot keep two Slurm blocks."""
     cfg = edit(edit(cfg, "nodePools[0].maxNodes", 36), "nodePools[0].capacity.upfrontFeeUsd", 511999.48)
+    cfg = edit(cfg, "nodePools[0].minNodes", 36)
     cfg["scheduling"]["queues"][0]["quotas"][0]["gpus"] = 144
     return cfg
 
@@ -174,12 +176,13 @@ def _rendered_blocks(cfg) -> list[tuple[str, str]]:
     return [(t["topology"], b["block"]) for t in doc if "block" in t for b in t["block"]["blocks"]]
 
 
-def test_slurm_nvlink_blocks_warn_with_the_annotation_value_of_each_rendered_block():
+def test_slurm_nvlink_blocks_of_a_fixed_pool_warn_with_the_annotation_value_of_each_rendered_block():
     """Slinky reads ``<topology name>:<block>``: the value users are told to set must name a rendered block."""
     arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
     two = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
     del two["nodePools"][0]["capacity"]["reservation"]
-    for cfg, blocks in ((copy.deepcopy(P6E), ["gb200-b0"]), (two, ["gb200-b0", "gb200-b1"])):
+    one = edit(P6E, "nodePools[0].minNodes", 18)
+    for cfg, blocks in ((one, ["gb200-b0"]), (two, ["gb200-b0", "gb200-b1"])):
         assert _rendered_blocks(copy.deepcopy(cfg)) == [("gb200", b) for b in blocks]
         (warning,) = [m for m in _messages(cfg) if "topology.slinky.slurm.net/spec" in m]
         assert warning.startswith("warning: gpu-cluster:nodePools[0].multiNode: pool 'gb200': the Slinky operator puts "
@@ -192,3 +195,45 @@ def test_slurm_nvlink_blocks_warn_with_the_annotation_value_of_each_rendered_blo
         if len(blocks) > 1:
             assert "(next blocks: gb200:gb200-b1)" in warning
     assert not [m for m in _messages(copy.deepcopy(A4X)) if "topology.slinky.slurm.net/spec" in m]  # Kueue: labels
+
+
+def test_a_power_saving_pool_of_one_block_creates_its_records_in_the_block_and_asks_for_no_annotation():
+    """Powered-down records without the block next to annotated nodes make Slurm refuse multi-node jobs: the records
+    of a ``minNodes: 0`` pool of one block are created in it, so nothing needs annotating."""
+    assert P6E["nodePools"][0]["minNodes"] == 0
+    assert not [m for m in _messages(copy.deepcopy(P6E)) if "topology.slinky.slurm.net/spec" in m]
+    assert _cloud_records(copy.deepcopy(P6E)) == [
+        "NodeName=gb200-[0-17]", "Features=gb200", "Topology=gb200:gb200-b0", "State=CLOUD"]
+    # pods from the start stay unannotated and unplaced: the records are not put in the block next to them
+    (warning,) = [m for m in _messages(edit(P6E, "nodePools[0].minNodes", 2)) if "Requested node configuration" in m]
+    assert warning.startswith("warning: gpu-cluster:nodePools[0].minNodes: pool 'gb200': the first 2 node(s)")
+    assert "Topology=" not in " ".join(_cloud_records(edit(P6E, "nodePools[0].minNodes", 2)))
+
+
+def test_a_power_saving_pool_of_several_blocks_is_refused_naming_the_fix():
+    """Ordinals move between UltraServers as pods come and go: a powered-down record's block cannot be known."""
+    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
+    two = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
+    del two["nodePools"][0]["capacity"]["reservation"]
+    (err,) = errors_of(edit(two, "nodePools[0].minNodes", 0))
+    assert err.startswith("error: gpu-cluster:nodePools[0].minNodes: pool 'gb200': a pool that follows the queue "
+                          "(minNodes < maxNodes) cannot keep 2 Slurm blocks of 18 nodes")
+    assert "minNodes = maxNodes (36)" in err and "set nodePools[0].minNodes: 36" in err
+    assert not _errors(edit(edit(two, "nodePools[0].minNodes", 0), "scheduling.slurm.scaling.enabled", False))
+
+
+def _errors(cfg) -> list[str]:
+    return [str(i) for i in issues_of(cfg) if not i.warning]
+
+
+def _cloud_records(cfg) -> list[str]:
+    """The ``scontrol create`` arguments of the powered-down records, without the node's CPUs/Gres/RealMemory."""
+    from catalog import load_catalog
+    from stacks.plan.facts import pool_facts
+    from stacks.plan.slurm import plan_slurm
+    from stacks.validate.load import decode_config, load_spec
+    spec, _ = load_spec(decode_config({f"gpu-cluster:{k}": v for k, v in cfg.items()}))
+    plan = plan_slurm(spec.scheduling, [pool_facts(spec, p, load_catalog()) for p in spec.node_pools])
+    (cmd,) = plan.scaling.cloud_nodes(plan.nodesets)
+    return [a for a in cmd[2:] if not a.startswith(("CPUs=", "Gres=", "RealMemory="))]
+
