@@ -10,6 +10,7 @@ import kubernetes_validate
 import pytest
 
 from preview.engine import run_program
+from render.nodeadm import toolkit_script_part
 from tests.support.spec.nodeadm_pinned import NODEADM_RAID0
 from tests.support.spec.edit import edit, edits
 from tests.support.kube.schema import K8S_VERSION
@@ -86,7 +87,11 @@ def test_a_mirror_is_a_remote_docker_repository_on_its_upstream_with_secret_mana
 
 
 def test_an_eks_pool_without_pod_start_keeps_the_raid0_user_data_byte_for_byte():
-    assert user_data(run_program(EKS)) == NODEADM_RAID0  # a changed user data would roll every node
+    """A changed user data rolls every node: the RAID0 NodeConfig stays byte for byte; the one addition is the device
+    plugin pool's toolkit lockdown, a part of its own after it (a deliberate roll, docs/security.md)."""
+    tail = "\n--GPUCLUSTER--\n"
+    assert NODEADM_RAID0.endswith(tail)
+    assert user_data(run_program(EKS)) == NODEADM_RAID0.removesuffix(tail) + "\n" + toolkit_script_part() + tail
     assert "releaseVersion" not in one(run_program(EKS), NODE_GROUP, "p5").inputs
 
 
@@ -101,10 +106,15 @@ def test_eks_pod_start_turns_on_fast_image_pull_and_parallel_pulls_and_pins_the_
     assert one(rec, NODE_GROUP, "p5").inputs["releaseVersion"] == "1.35.2-20260304"
 
 
-def test_fast_image_pull_off_on_a_machine_without_instance_store_leaves_no_user_data():
+def test_fast_image_pull_off_on_a_machine_without_instance_store_asks_nodeadm_for_nothing():
+    """The NodeConfig part is empty (no FastImagePull, no RAID0, kubelet untouched); what user data is left is the
+    device plugin pool's toolkit lockdown (render/nodeadm.py), nothing of the pod-start plan."""
     rec = run_program(edits(EKS, {"nodePools[0].machineType": "g6e.xlarge", "nodePools[0].multiNode": False,
                                   "nodePools[0].podStart": {"images": [NGC], "fastImagePull": False}}))
-    assert user_data(rec) is None
+    data = user_data(rec)
+    assert data is not None and "kind: NodeConfig\nspec: {}\n" in data
+    for pod_start in ("FastImagePull", "localStorage", "serializeImagePulls", "maxParallelImagePulls"):
+        assert pod_start not in data
 
 
 @pytest.mark.parametrize("base, pool", [(GKE, "h100"), (EKS, "p5")], ids=["gke", "eks"])
