@@ -95,7 +95,7 @@ def _only_inside(runs_on: dict[str, list[str]], facts: dict[str, dict[str, Any]]
     out: dict[str, dict[str, Any]] = {}
     for model, workers in runs_on.items():
         for w in workers:
-            entry = next((g for g in facts[w].get("gpus", []) if g["model"] == model), {})
+            entry: dict[str, Any] = next((g for g in facts[w].get("gpus", []) if g["model"] == model), {})
             windows = entry.get("windows") or {}
             if entry.get("pools") and all(p in windows for p in entry["pools"]):
                 out.setdefault(model, {})[w] = {"start": min(v["start"] for v in windows.values()),
