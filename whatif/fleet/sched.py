@@ -330,6 +330,8 @@ class FleetScheduler:
                 self._admitted(w)
             if not self._withdraw_losers():
                 break
+        else:
+            self.eng.dirty = True  # still settling: the workers look again at the next instant
 
     def pending(self) -> int:
         return len(self.waiting) + sum(1 for fj in self.dispatched if fj.winner is None)
