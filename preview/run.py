@@ -3,6 +3,7 @@ here and handed to everything that reads it."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -110,7 +111,11 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
     if plan.fleet is not None and plan.fleet.manager:
         from preview.fleet.summary import fleet_summary
 
+        from preview.fleet.summary import outside_window_warnings
+
         report.fleet = fleet_summary(spec, stack, report.cost, members, plan.fleet.egress)
+        report.warnings += outside_window_warnings(report.fleet, report.fleet["workers"],
+                                                   dt.datetime.now(dt.timezone.utc))
     if spec.serving is not None:  # lazy: the serving tables load only for stacks that serve
         from stacks.plan.serving import serving_rows
         report.serving = serving_rows(spec, facts, overrides)  # billed as the cost table bills the pool

@@ -9,8 +9,11 @@ static token with inline CA data is the one form that works for GKE and EKS work
 states those rules; a test parses the result with the Kubernetes Python client).
 
 The sample role has no rule for Kubeflow Trainer's TrainJob, which the fleet dispatches: MultiKueue's TrainJob adapter
-creates, reads, watches and deletes the copy on the worker with this identity, so the rule is added here (and the
-sample's kinds the fleet does not dispatch, Ray, AppWrapper, Kubeflow v1 jobs, pods, are left out).
+creates, reads, watches and deletes the copy on the worker with this identity, so the rule is added here. The role
+covers every kind the manager's Kueue manages (``KIND_OF_INTEGRATION``), plain pods included: the manager enables the
+``pod`` integration, so the token may create and delete pods in the mirrored team namespaces, where the namespace's
+own admission (Pod Security baseline, ``gpu-cluster-fabric-pods``) applies to them as to a tenant's. The sample's
+kinds the fleet does not dispatch (Ray, AppWrapper, Kubeflow v1 jobs) are left out.
 
 Least privilege (the sample grants everything cluster-wide, ``kube-system`` included): the ClusterRole only reads
 (MultiKueue watches the worker's Workloads across namespaces), and the writes (create, delete; update and patch of
@@ -111,7 +114,7 @@ ADMITTED_CONDITIONS = ("QuotaReserved", "Admitted")
 ADMITS_NOTHING = (
     "request.resource.resource != 'workloads' || request.operation == 'DELETE' || !has(object.status) || ("
     "(!has(object.status.admission) || (request.operation == 'UPDATE' && has(oldObject.status) "
-    "&& has(oldObject.status.admission))) && "
+    "&& has(oldObject.status.admission) && object.status.admission == oldObject.status.admission)) && "
     "(!has(object.status.conditions) || object.status.conditions.all(c, !(c.type in "
     + cel_list(list(ADMITTED_CONDITIONS)) + ") || c.status != 'True' || (request.operation == 'UPDATE' && has(oldObject.status) "
     "&& has(oldObject.status.conditions) && oldObject.status.conditions.exists(o, o.type == c.type "
@@ -122,8 +125,9 @@ when the manager evicts its Workload (``PatchAdmissionStatus`` with ``SetDeactiv
 behind a feature gate; only opening a preemption gate, lines 639-647, is behind ``MultiKueueOrchestratedPreemption``),
 and upstream's ``create-multikueue-kubeconfig.sh`` (v0.19.2) grants it. Such a patch re-applies the copy's admission
 as it is, which the check below lets through (it compares with ``oldObject``). What it never writes is an admission:
-this CEL refuses a Workload write by the token that sets ``status.admission`` or turns ``QuotaReserved`` /
-``Admitted`` true where they were not."""
+this CEL refuses a Workload write by the token that sets ``status.admission``, changes an existing one (another
+ClusterQueue or flavors: the copy would run on quota it was never given), or turns ``QuotaReserved`` / ``Admitted``
+true where they were not."""
 
 
 def token_admission_objects(namespaces: Sequence[str]) -> list[dict[str, Any]]:

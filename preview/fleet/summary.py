@@ -2,6 +2,7 @@
 per cluster and of the whole fleet. Pure: reads the manager's spec and cost and the workers' previews."""
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, Sequence
 
 from preview.cost import CostReport
@@ -13,6 +14,7 @@ from render.fleet_manager import queue_namespace
 from stacks.plan.fleet_admission import fleet_verdict, quota_for
 from stacks.spec.fleet import FACTS_OUTPUT
 from stacks.spec.stack import StackSpec
+from stacks.validate.issues import SpecIssue, path_of
 
 ROUND = 4
 
@@ -93,7 +95,7 @@ def _only_inside(runs_on: dict[str, list[str]], facts: dict[str, dict[str, Any]]
     out: dict[str, dict[str, Any]] = {}
     for model, workers in runs_on.items():
         for w in workers:
-            entry = next((g for g in facts[w].get("gpus", []) if g["model"] == model), {})
+            entry: dict[str, Any] = next((g for g in facts[w].get("gpus", []) if g["model"] == model), {})
             windows = entry.get("windows") or {}
             if entry.get("pools") and all(p in windows for p in entry["pools"]):
                 out.setdefault(model, {})[w] = {"start": min(v["start"] for v in windows.values()),
@@ -142,4 +144,32 @@ def _gpus(cost: CostReport) -> dict[str, int]:
     out: dict[str, int] = {}
     for p in cost.pools:
         out[p.gpu_model] = out.get(p.gpu_model, 0) + p.gpus_per_node * p.max_nodes
+    return out
+
+
+def outside_window_warnings(summary: dict[str, Any], workers: Sequence[str], now: dt.datetime) -> list[SpecIssue]:
+    """A worker whose only pools of a GPU model are a capacity block, previewed outside that block's window: its Kueue
+    still admits the model's copies by quota (MultiKueue may pick it), and their pods wait for nodes that do not
+    exist until the pods-ready timeout evicts them, then the manager dispatches them again (docs/fleet.md)."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for queue in summary["queues"]:
+        for model, by_worker in (queue.get("windows") or {}).items():
+            for worker, window in by_worker.items():
+                seen.setdefault((worker, model), window)
+    out = []
+    for (worker, model), window in seen.items():
+        start, end = (dt.datetime.fromisoformat(window[k].replace("Z", "+00:00")) for k in ("start", "end"))
+        if start <= now < end:
+            continue
+        when = "before" if now < start else "after"
+        out.append(SpecIssue(
+            path_of("fleet", "workers", workers.index(worker) if worker in workers else 0), f"worker '{worker}' has "
+            f"{model} only in a capacity block, from {window['start']} to {window['end']}, and now "
+            f"({now.strftime('%Y-%m-%dT%H:%MZ')}) is {when} it: its Kueue still admits {model} copies by quota, so "
+            f"each {model} fleet job it wins waits out the pods-ready timeout (its gang.timeoutSeconds) for nodes "
+            "that do not exist, is evicted there and dispatched again by the manager", worker,
+            allowed=f"dispatch {model} jobs to '{worker}' inside its window",
+            fix=f"submit {model} fleet jobs meant for '{worker}' inside the window, or take '{worker}' out of "
+                "fleet.workers until the window opens (docs/fleet.md, A capacity-block worker outside its window)",
+            warning=True))
     return out

@@ -43,7 +43,7 @@ class FleetPlan:
 
 def fleet_plan(section: Fleet | None, sched: SchedulingSpec | None, facts: Sequence[PoolFacts],
                egress: EgressPlan | None = None,
-               windows: Mapping[str, Mapping[str, str]] | None = None) -> FleetPlan | None:
+               windows: Mapping[str, Mapping[str, Any]] | None = None) -> FleetPlan | None:
     """``windows``: pool -> its capacity block's window (``start``, ``end``, UTC): its nodes exist only inside it."""
     if section is None:
         return None

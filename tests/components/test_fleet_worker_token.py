@@ -88,3 +88,23 @@ def test_the_token_may_not_mark_a_workload_admitted_even_in_a_mirrored_namespace
     admitted = _status([{"type": "Admitted", "status": "True", "reason": "Admitted"}])
     assert _token(objects, admitted, ns, operation="UPDATE", resource="workloads/status", old=admitted) == []
     assert _token(objects, WORKLOAD, ns, operation="DELETE", resource="workloads") == []
+
+
+def test_the_token_may_not_rewrite_an_admitted_workloads_admission(worker):
+    # setting an admission is refused, and so is changing one Kueue gave: another ClusterQueue or other flavors would
+    # run the copy on quota it was never given. MultiKueue's own patch (DeactivationTarget, Kueue v0.19.2
+    # multikueue/workload.go 590-597) re-applies the admission unchanged and still passes.
+    objects, teams = worker
+    ns = teams[0]
+    admitted = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+                {"type": "Admitted", "status": "True", "reason": "Admitted"}]
+    given = {"clusterQueue": "research", "podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": "h100"},
+                                                                 "count": 1}]}
+    old = _status(admitted, given)
+    for forged in ({**given, "clusterQueue": "product"},
+                   {**given, "podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": "l4"}, "count": 1}]}):
+        assert _token(objects, _status(admitted, forged), ns, operation="UPDATE", resource="workloads/status",
+                      old=old), forged
+    deactivated = _status(admitted + [{"type": "DeactivationTarget", "status": "True",
+                                       "reason": "EvictedOnManagerCluster"}], given)
+    assert _token(objects, deactivated, ns, operation="UPDATE", resource="workloads/status", old=old) == []

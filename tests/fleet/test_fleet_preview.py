@@ -134,3 +134,32 @@ def test_the_fleet_section_says_the_egress_addresses_are_unknown_until_deploy():
         assert "1 static NAT address reserved (Cloud NAT MANUAL_ONLY), fleetEgressAddresses known after the " \
                "manager's pulumi up; workers admit them by reference (fleet.manager): gke, eks" in text, fmt
     assert json.loads(render_report(rep, "json"))["fleet"]["egress"]["addresses"] is None
+
+
+def test_a_capacity_block_worker_previewed_outside_its_window_is_a_warning_in_every_format():
+    # the example's p5 block opens in 2030: eks admits H100 copies by quota today, and each one it wins waits out the
+    # pods-ready timeout before the manager dispatches it again. A warning, not an error: the exit code stays 0.
+    rep = report("fleet")
+    assert rep.exit_code == 0
+    found = [w for w in rep.warnings if "capacity block" in w.problem and "eks" in w.problem]
+    assert len(found) == 1 and found[0].warning and found[0].path.endswith("fleet.workers[1]")
+    assert "from 2030-01-07T11:30:00Z to 2030-07-08T11:30:00Z" in found[0].problem
+    assert "is before it" in found[0].problem and "pods-ready timeout" in found[0].problem
+    for fmt in ("text", "markdown", "json"):
+        assert "2030-01-07T11:30:00Z to 2030-07-08T11:30:00Z, and now" in " ".join(
+            render_report(rep, fmt).split()), fmt
+
+
+def test_no_window_warning_inside_the_window_and_one_after_it():
+    import datetime as dt
+
+    from preview.fleet.summary import outside_window_warnings
+
+    summary = {"queues": [{"windows": {"H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z",
+                                                             "end": "2030-07-08T11:30:00Z"}}}},
+                          {"windows": {"H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z",
+                                                             "end": "2030-07-08T11:30:00Z"}}}}]}
+    at = lambda *d: dt.datetime(*d, tzinfo=dt.timezone.utc)  # noqa: E731
+    assert outside_window_warnings(summary, ["gke", "eks"], at(2030, 3, 1)) == []
+    after = outside_window_warnings(summary, ["gke", "eks"], at(2030, 7, 8, 11, 30))
+    assert len(after) == 1 and "is after it" in after[0].problem  # one per worker and model, not per queue

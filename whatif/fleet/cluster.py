@@ -118,7 +118,8 @@ def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel]
             cluster = admissible_only(cluster, facts_of_stack(stacks[w.name]))
         clusters[w.name] = prefixed(cluster, w.name)
     facts = [facts_of_stack(stacks[w.name]) if facts_of_stack is not None else None for w in fleet.workers]
-    pool_model, runtime_gpus = {}, {}
+    pool_model: dict[str, str] = {}
+    runtime_gpus: dict[str, int] = {}
     for w, f in zip(fleet.workers, facts):
         for g in (f or {}).get("gpus") or []:
             runtime_gpus.setdefault(str(g["model"]), int(g["gpusPerNode"]))

@@ -1,7 +1,8 @@
 """MultiKueue over the workers' own Kueue: the manager holds a job against its queue's quota, then offers copies to
 workers (AllAtOnce: every worker; Incremental: ``stepSize`` at a time in ``fleet.workers`` order, more every 5
-minutes). Each worker runs its own ``KueueScheduler`` over its own pools and queues; the first worker whose Kueue
-admits a copy wins and the other copies are withdrawn. The manager's queue is Kueue's (``manager.py``): priority
+minutes). Each worker runs its own ``KueueScheduler`` over its own pools and queues; a copy is dated when it is
+created there. Every worker runs its pass before any copy is withdrawn; the first whose Kueue admitted a copy wins
+and the other copies are withdrawn. The manager's queue is Kueue's (``manager.py``): priority
 first, then the queue-order timestamp; a job that does not fit preempts lower-priority jobs of its queue there
 (``withinClusterQueue: LowerPriority``), and MultiKueue deletes their copies on the workers. A copy evicted on its
 worker (preemption, spot, gang timeout) evicts the manager's job: its quota is released and it waits at the manager
@@ -92,6 +93,8 @@ class WorkerHost:
         self.eng.push(t, kind, payload)
 
     def start(self, js: JobState, pool: PoolState, chosen: Sequence[Node], backfilled: bool = False) -> None:
+        if isinstance(js, Copy) and js.parent.winner not in (None, js.worker):
+            return  # another worker won this instant: the manager deletes this copy before its pods matter
         self.fleet.running(js)
         self.eng.start(js, pool, chosen, backfilled)
 
@@ -200,6 +203,9 @@ class FleetScheduler:
             pool = None if len(pools) == len(mirrored.quotas) and len(pools) > 1 else pools[0]
             copy = Copy(replace(fj.job, queue=f"{w}/{fj.job.queue}", pool=pool), fj.n, w, fj)
             copy.starts, copy.preempts = fj.starts, fj.preempts  # one history per job across its copies
+            # a new Workload on the worker (cloneForCreate copies spec and labels only): its queue order and its
+            # standing against same-priority victims date from its creation there, not from the job's submit
+            copy.order_ts = now
             fj.copies[w] = copy
             self.workers[w].submit(copy, now)
         if fj.nominated < len(self.fleet.workers):
@@ -214,20 +220,31 @@ class FleetScheduler:
             if copy in cq.pending:
                 cq.pending.remove(copy)
                 cq.unpark()  # the queue changed: its head is searched again from the start
+            elif copy.held is not None:
+                cq.unpark()  # quota released there: Kueue retries the workloads it set aside
             sched._unadmit(cq, copy)  # noqa: SLF001 - the fleet withdraws its own copies
             copy.state, copy.token = PENDING, copy.token + 1  # its pending ticks (gang timeout) become stale
             del fj.copies[w]
 
-    def _admitted(self) -> None:
-        """After a worker's pass: a copy it admitted wins; its siblings are withdrawn before the next worker asks."""
+    def _admitted(self, worker: str) -> None:
+        """After a worker's pass: a copy it admitted wins unless a worker that answered earlier admitted one."""
         for fj in self.dispatched:
-            if fj.winner is None:
-                for w, copy in fj.copies.items():
-                    if copy.state in (ADMITTED, RUNNING):
-                        fj.winner = w
-                        self.won[w] += 1
-                        self._withdraw(fj, keep=w)
-                        break
+            copy = fj.copies.get(worker)
+            if fj.winner is None and copy is not None and copy.state in (ADMITTED, RUNNING):
+                fj.winner = worker
+                self.won[worker] += 1
+
+    def _withdraw_losers(self) -> bool:
+        """After every worker's pass of the instant: the winners' siblings are deleted. MultiKueue creates all copies
+        in one reconcile and each worker's Kueue acts on its copy (admits it, or preempts for it) long before the
+        manager sees the winner and deletes the rest, so a full worker has preempted by then. True when a deleted
+        copy held quota on its worker (that worker may admit others now)."""
+        freed = False
+        for fj in self.dispatched:
+            if fj.winner is not None and len(fj.copies) > 1:
+                freed |= any(c.held is not None for w, c in fj.copies.items() if w != fj.winner)
+                self._withdraw(fj, keep=fj.winner)
+        return freed
 
     def running(self, js: JobState) -> None:
         """A copy's pods start: the engine tracks it under the fleet job's index from now on."""
@@ -307,9 +324,14 @@ class FleetScheduler:
         self._dispatch(now)
         order = sorted(self.workers)
         self.race.shuffle(order)  # the workers race for the copies; list order is no tie-break in MultiKueue
-        for w in order:
-            self.workers[w].schedule(now)
-            self._admitted()
+        for _ in range(len(order) + 1):  # again while deleted copies free quota (bounded: each pass settles a job)
+            for w in order:
+                self.workers[w].schedule(now)
+                self._admitted(w)
+            if not self._withdraw_losers():
+                break
+        else:
+            self.eng.dirty = True  # still settling: the workers look again at the next instant
 
     def pending(self) -> int:
         return len(self.waiting) + sum(1 for fj in self.dispatched if fj.winner is None)
