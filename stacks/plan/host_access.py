@@ -87,8 +87,8 @@ def pod_specs(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         return [("spec.template.spec", inner)] if isinstance(inner, dict) else []
     if kind == "LeaderWorkerSet":
         lwt = spec.get("leaderWorkerTemplate") or {}
-        return [(f"spec.leaderWorkerTemplate.{k}.spec", (lwt.get(k) or {}).get("spec")) for k in
-                ("leaderTemplate", "workerTemplate") if isinstance((lwt.get(k) or {}).get("spec"), dict)]
+        specs = {k: (lwt.get(k) or {}).get("spec") for k in ("leaderTemplate", "workerTemplate")}
+        return [(f"spec.leaderWorkerTemplate.{k}.spec", s) for k, s in specs.items() if isinstance(s, dict)]
     if kind == "JobSet":
         return _replicated(spec.get("replicatedJobs"), "spec.replicatedJobs")
     if kind == "TrainJob":  # runtime patches carry pod specs of their own (containers, volumes)
