@@ -89,3 +89,16 @@ def test_a_job_killed_by_a_block_end_that_fits_no_other_pool_ends_the_run():
     assert res.horizon_s == pytest.approx(4367.5 * H) and res.cut is None
     assert res.pools["l40s"].paid_node_s == pytest.approx(4367.5 * H)
     assert pool_row(res.pools["p5"])["costUsd"] == BLOCK_FEE
+
+
+def test_a_checkpointed_job_that_spot_reclaims_keep_restarting_runs_to_its_end():
+    """A 2,000-h 1-GPU job on eks-kueue's spot L40S pool, checkpointing hourly, reclaimed about twice a node-month:
+    each restart resumes from a checkpoint, so its remaining work shrinks, and the drain limit must not cut it (the
+    old what-if cut it at 782 h: a job restarted after the deadline no longer counted as running)."""
+    opts = SimOptions(spot_interruptions_per_node_month=2)
+    job = Job("long", 0, "finetune", 1, run_s=2000 * H, pool="l40s", checkpoint_s=3600)
+    res = simulate_jobs(cluster(_eks_kueue(), opts), [job], 0, opts)
+    out = res.jobs["long"]
+    assert res.cut is None and out.end_s is not None, res.warnings
+    assert res.pools["l40s"].interruptions >= 2  # it was restarted, after the first deadline too
+    assert out.end_s >= 2000 * H
