@@ -201,7 +201,11 @@ class Engine:
                 self.preempt(js, requeue=True)
                 self.reclaiming = False
         self.node_off(pool, node)
-        if not self.autoscaled:  # fixed-size pools (Slurm NodeSets, nodes_up=max) get the node back
+        # fixed-size pools (Slurm NodeSets, nodes_up=max) get the node back; an autoscaled pool's node group (EC2
+        # Auto Scaling group, GKE managed instance group) launches a replacement when the reclaim leaves it below
+        # its minimum size, so a node kept at minNodes comes back after the provisioning delay
+        on = sum(1 for n in pool.nodes if n.state != OFF)
+        if not self.autoscaled or on < pool.model.min_nodes:
             self.node_on(pool, node, ready=False)
         self.dirty = True
 
