@@ -54,6 +54,9 @@ class Engine:
         """What each capacity block's end did to the run, and a cut run's note (a warning in every format)."""
         self.last_finish = 0.0
         """When a job last ended (the drain limit counts from it)."""
+        self.last_saved = 0.0
+        """When a stopped job last kept work at a checkpoint: its remaining work shrank, which is progress, so the
+        drain limit counts from it as from a job end (a checkpointed job reclaimed over and over still finishes)."""
         self._due_at = -1.0
         self._due: list[JobState] = []  # jobs running as the drain deadline passed (``_running_since``)
         self.cut: str | None = None
@@ -94,7 +97,7 @@ class Engine:
             if horizon is not None and t > horizon:
                 break
             if horizon is None:
-                deadline = max(last_submit, self.last_finish) + DRAIN_LIMIT_S
+                deadline = max(last_submit, self.last_finish, self.last_saved) + DRAIN_LIMIT_S
                 if t > deadline and not self._running_since(deadline):
                     cut = max(deadline, self.now)
                     break
@@ -137,8 +140,8 @@ class Engine:
         left = [js.job.id for js in self.jobs if js.state not in (DONE, NEVER)]
         names = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
         return (f"the run was cut at {cut / 3600:,.1f} h with {len(left)} job(s) unfinished ({names}): no job ended "
-                f"and none running then could still end within {DRAIN_LIMIT_S / 86400:.0f} days of the last "
-                f"submit or job end (jobs requeued or evicted over and over, or waiting for capacity that never comes); it "
+                f"or kept work at a checkpoint, and none running then could still end, within "
+                f"{DRAIN_LIMIT_S / 86400:.0f} days of the last submit, job end or checkpointed stop (jobs requeued or evicted over and over, or waiting for capacity that never comes); it "
                 f"is billed as a horizon cut at {cut / 3600:,.1f} h (nodes still up paid to it, no scale-down tail). "
                 f"Pass --horizon-hours to choose where the run stops")
 
@@ -198,7 +201,11 @@ class Engine:
                 self.preempt(js, requeue=True)
                 self.reclaiming = False
         self.node_off(pool, node)
-        if not self.autoscaled:  # fixed-size pools (Slurm NodeSets, nodes_up=max) get the node back
+        # fixed-size pools (Slurm NodeSets, nodes_up=max) get the node back; an autoscaled pool's node group (EC2
+        # Auto Scaling group, GKE managed instance group) launches a replacement when the reclaim leaves it below
+        # its minimum size, so a node kept at minNodes comes back after the provisioning delay
+        on = sum(1 for n in pool.nodes if n.state != OFF)
+        if not self.autoscaled or on < pool.model.min_nodes:
             self.node_on(pool, node, ready=False)
         self.dirty = True
 
@@ -283,6 +290,8 @@ class Engine:
         ckpt = js.job.checkpoint_s
         kept = min(math.floor(ran / ckpt) * ckpt, js.job.run_s - js.saved_s) if ckpt else 0.0  # last checkpoint
         js.saved_s += kept
+        if kept > 0:
+            self.last_saved = self.now
         js.pool.usage.lost_gpu_s += self.gpus_held(js) * (ran - kept)
         self._stop(js, requeue=requeue)
 

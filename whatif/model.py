@@ -62,7 +62,8 @@ class Workload:
 
 DRAIN_LIMIT_S = 30 * 86400.0
 """Without a horizon the run ends when every job has ended (or can never run again). It is cut only when this long
-has passed since the last submit or job end and no job that was running then is still running: jobs requeued or
+has passed since the last submit, job end, or stop of a job that kept work at a checkpoint (its remaining work
+shrank: progress) and no job that was running then is still running: jobs requeued or
 evicted over and over (gang requeues, a quota above capacity) must not run forever, but a job that is simply long
 runs to its end. A cut run is billed as a horizon cut and says so in every format."""
 

@@ -166,7 +166,7 @@ def billing_note(bill: PoolBilling, gpus_per_node: int) -> str:
     when = f", as of {bill.as_of.isoformat()}" if bill.as_of and bill.kind != CAPACITY_BLOCK else ""
     if bill.kind == CAPACITY_BLOCK and bill.window_hours is not None:
         fee = bill.usd_per_node_hour * bill.committed_nodes * bill.window_hours
-        return (f"{bill.pool} (capacity block): the declared fee ${fee:,.2f} over its {bill.window_hours:g}-h window "
+        return (f"{bill.pool} ({CAPACITY_BLOCK}): the declared fee ${fee:,.2f} over its {bill.window_hours:g}-h window "
                 f"and {bill.committed_nodes} nodes = {rate}, paid for the run's hours inside the window whether nodes "
                 f"run or not (all {bill.window_hours:g} h once the block has ended), never past it; the run starts at "
                 f"the window's start")

@@ -61,7 +61,7 @@ class PoolFabric(SpecModel):
         "`catalog/data/fabric-images.csv`): without that plugin NCCL uses TCP sockets despite the EFA devices. With "
         "`workload: slurm` it is the NodeSet's slurmd image (tasks run in slurmd's container): Slinky's slurmd image "
         "has no EFA libraries, so an EFA pool needs one built with them (`images/slurmd-efa`, named by digest with "
-        "`runtimeImageBuild`), else the policy `cross-layer-fabric-contract` reports it. On an EFA pool an image "
+        "`runtimeImageBuild`): validation refuses a multi-node EFA pool of a Slurm stack without one. On an EFA pool an image "
         "known to lack the plugin is a warning, and the contract counts only images the catalog vouches for."))
     runtime_image_build: ImageBuild | None = Field(None, alias="runtimeImageBuild", description=(
         "The recipe in this repository that `runtimeImage` was built from: `slurmd-efa` (`images/slurmd-efa/"

@@ -154,7 +154,9 @@ class NodePool(SpecModel):
     capacity: Capacity = Field(default_factory=Capacity, description="How nodes are bought.")
     multi_node: bool = Field(False, description=(
         "The pool runs jobs spanning nodes: GKE compact placement in one zone; EKS cluster placement group in "
-        "one AZ with every EFA interface the instance type has."))
+        "one AZ with every EFA interface the instance type has. Omitted: true on a pool of one zone of an "
+        "HGX-class machine (8+ GPUs with a GPUDirect/EFA fabric, GPUs not shared) that can reach 4 nodes, since "
+        "such a pool is bought for jobs spanning nodes; else false. Write false for a pool of single-node jobs."))
     racks: int | None = Field(None, ge=1, le=64, description=(
         "GKE rack-scale machines (A4X, GB200 NVL72) only: how many racks the pool spans. gpu-cluster creates one GKE "
         "node pool per rack (each one sub-block of at most 18 nodes under the `1x72` workload policy); "

@@ -15,6 +15,7 @@ from stacks.validate.capacity_block import check_capacity_blocks
 from stacks.validate.cluster import check_cluster
 from stacks.validate.fabric import check_fabric
 from stacks.validate.maintenance import check_maintenance
+from stacks.validate.multi_node_default import with_multi_node_defaults
 from stacks.validate.node_repair import check_node_repair
 from stacks.validate.node_storage import check_local_ssd
 from stacks.validate.gpu_runtime import check_gpu_runtime
@@ -22,6 +23,7 @@ from stacks.validate.issues import (NAMESPACE, Issues, SpecError, SpecIssue, all
                                pool_subject, sort_key)
 from stacks.validate.pod_start import check_image_mirrors, check_pod_start, warn_unstreamed
 from stacks.validate.pool import check_pool
+from stacks.validate.queued import check_queued_without_kueue
 from stacks.validate.scheduling import check_scheduling
 from stacks.validate.nvlink import check_shared_cliques
 from stacks.validate.shape import describe, optional_model, parse_part
@@ -59,6 +61,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     in a message, and a secret where Pulumi cannot keep one is refused (``stacks/validate/secrets.py``).
     ``stack_name``: this stack's name, so a fleet manager cannot list itself as a worker (None: not checked)."""
     cat = catalog or load_catalog()
+    raw = with_multi_node_defaults(raw, cat)  # before every check: they judge the pool as it will be built
     issues = Issues()
     secret = set(secret_keys)
     check_secret_keys(issues, raw, secret)
@@ -132,6 +135,8 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     if parts.get("fleet") is not None:
         from stacks.validate.fleet import check_fleet
         check_fleet(issues, parts["fleet"], pools, parts.get("scheduling"), stack_name, cloud, cluster)
+    if parts.get("scheduling") is None and "scheduling" not in unparsed and not manager:
+        check_queued_without_kueue(issues, pools)  # a manager refuses queued pools itself (fleet rules)
     if parts.get("scheduling") is not None:
         check_scheduling(issues, cat, cloud, raw.get("nodePools"), pools, parts["scheduling"])
         sched = parts["scheduling"]

@@ -45,3 +45,19 @@ def check_queued(pool: Issues, cloud: Cloud, spec: NodePool, cluster: ClusterSpe
         pool.error("minNodes", f"a {what} pool starts at 0 nodes: nodes come for admitted work and go with it "
                    "(GKE creates such pools with 0 nodes)", spec.min_nodes, allowed="0",
                    fix="set minNodes: 0 (use an on-demand or reservation pool for nodes that must always run)")
+
+
+def check_queued_without_kueue(issues: Issues, pools: list[tuple[int, NodePool]]) -> None:
+    """A stack without a scheduling section installs no Kueue, so nothing creates the ProvisioningRequests a queued
+    pool gets its nodes through (queued provisioning is the default on GKE flex-start): its nodes would never come."""
+    for i, pool in pools:
+        if not is_queued(pool):
+            continue
+        how = "the default on flex-start pools" if pool.capacity.queued_provisioning is None else "set here"
+        issues.pool(i, pool.name).at("capacity").error(
+            "queuedProvisioning", f"the pool gets nodes only through ProvisioningRequests (queued provisioning, {how}), "
+            "which Kueue creates, and this stack installs no Kueue (no gpu-cluster:scheduling)",
+            pool.capacity.queued_provisioning if pool.capacity.queued_provisioning is not None else True,
+            allowed="gpu-cluster:scheduling with workload: kubeflow, or queuedProvisioning: false",
+            fix="add gpu-cluster:scheduling (workload: kubeflow) with a queue that has quota on this pool, or set "
+                "capacity.queuedProvisioning: false (the autoscaler then adds flex-start nodes for pending pods)")

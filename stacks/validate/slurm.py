@@ -62,6 +62,10 @@ def check_slurm(issues: Issues, cat: Catalog, cloud: Cloud | None, pools: list[t
     check_slurm_access(slurm, sched.slurm.access)
     if cloud is not None and gpu_runtime is not None:
         _check_whole_gpus(issues, cloud, gpu_runtime, pools)
+    if cloud == Cloud.AWS:
+        from stacks.validate.slurm_fabric import check_efa_slurmd_image
+        check_efa_slurmd_image(issues, pools)
+
 
 
 # -- settings Slurm would ignore --------------------------------------------------------------------------------

@@ -153,6 +153,8 @@ def _minimal_config(cloud: Cloud, region: str, machine_type: str, accelerator: s
         pool["accelerator"] = {"type": accelerator, "count": count}
     if capacity == CapacityType.RESERVATION:
         pool["capacity"]["reservation"] = "cr-0123456789abcdef0" if cloud == Cloud.AWS else "gpu-reservation"
+    if capacity == CapacityType.FLEX_START:  # plain flex-start VMs: queued ones need a Kueue stack to be accepted
+        pool["capacity"]["queuedProvisioning"] = False
     cfg: dict[str, Any] = {"cloud": cloud.value, "region": region, "cluster": {"name": "ml-train"}, "nodePools": [pool]}
     if cloud == Cloud.GCP:
         cfg["project"] = "ml-platform-prod"

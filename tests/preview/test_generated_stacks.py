@@ -5,9 +5,10 @@ writes nothing the pack could object to (every image, runtime and chart value is
 
 The same run checks that the views agree where they meet: the what-if's paid dollars for a pool kept up equal the
 preview's $/h × hours (one billing model), the preview's cold pod-start figure for a pool's largest gang equals
-the what-if's time to running of that gang on an empty pool, and every job the what-if starts under Kueue is one
-the ported flavor assigner (``stacks/plan/admission.py``) admits on the flavor it ran on, from the objects the stack
-renders. The example count is bounded so this runs in CI."""
+the what-if's time to running of that gang on an empty pool, and every job the what-if starts under Kueue passes,
+on the flavor it ran on, the per-flavor checks ported from Kueue's flavor assigner (``stacks/plan/admission.py``:
+TAS match, taints, node selector) and fits that flavor's maximum quota, from the objects the stack renders (the
+assigner's choice among flavors is not replayed). The example count is bounded so this runs in CI."""
 from __future__ import annotations
 
 import copy
@@ -105,23 +106,9 @@ def _workload(config: dict[str, Any]) -> str:
     return (config.get("gpu-cluster:scheduling") or {}).get("workload", "none")
 
 
-KNOWN_DEFAULT_DEFECTS = {
-    "topology-multi-node-placement": lambda c: "multiNode" not in _pool(c) and _pool(c)["maxNodes"] >= 4,
-    "cross-layer-fabric-contract": lambda c: c["gpu-cluster:cloud"] == "aws" and _pool(c).get("multiNode", False)
-    and _workload(c) == "slurm",
-    "cross-layer-queued-pool-queue": lambda c: (_pool(c).get("capacity") or {}).get("type") == "flex-start"
-    and _workload(c) == "none",
-}
-"""Found by this test, not fixed yet (each fails a mandatory rule on something the user did not write, or exits 1
-where a validation refusal with exit 2 belongs), tolerated here in exactly these cases:
-
-- an HGX-class pool of at least the rule's ``minNodes`` (4) that does not write ``multiNode`` (default false) has no
-  compact placement: the rule presumes multi-node jobs;
-- a multi-node EFA pool of a Slurm stack runs the default Slinky slurmd image, which has no libfabric/aws-ofi-nccl:
-  nothing refuses it before the pack (validation could ask for ``fabric.runtimeImage``);
-- a GKE flex-start pool (queued provisioning) in a stack without Kueue is reachable by no queue.
-
-``test_each_known_default_defect_still_reproduces`` fails once one is fixed, so the entry goes with the fix."""
+KNOWN_DEFAULT_DEFECTS: dict[str, Any] = {}
+"""Mandatory rules a minimal stack may still fail on a default, each with the case it is tolerated in: none. A default
+gpu-cluster chooses satisfies every mandatory rule, or validation refuses the stack (exit 2) naming what to write."""
 
 
 def _known_default_defect(config: dict[str, Any], violation: dict[str, Any]) -> bool:
@@ -277,24 +264,70 @@ def test_the_fleet_roll_up_is_the_sum_of_the_workers_own_previews():
     assert manager.fleet["totals"]["usdPerHourMax"] == pytest.approx(own, abs=1e-3)
 
 
-DEFECT_CASES = {
-    "topology-multi-node-placement": (GKE, {"name": "gpu", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"],
-                                            "minNodes": 0, "maxNodes": 4}, None),
-    "cross-layer-fabric-contract": (EKS, {"name": "gpu", "machineType": "p5.48xlarge", "zones": ["us-east-1a"],
-                                          "minNodes": 0, "maxNodes": 2, "multiNode": True}, "slurm"),
-    "cross-layer-queued-pool-queue": (GKE, {"name": "gpu", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"],
-                                            "minNodes": 0, "maxNodes": 1, "capacity": {"type": "flex-start"}}, None),
-}
+A3_MEGA_KUEUE = {**GKE, "gpu-cluster:nodePools": [{"name": "gpu", "machineType": "a3-megagpu-8g",
+                                                         "zones": ["us-central1-a"], "maxNodes": 16}],
+                 "gpu-cluster:scheduling": {"workload": "kubeflow", "queues": [
+                     {"name": "team", "quotas": [{"pool": "gpu", "gpus": 128}]}]}}
 
 
-@pytest.mark.parametrize("rule", sorted(KNOWN_DEFAULT_DEFECTS))
-def test_each_known_default_defect_still_reproduces(rule):
-    """Remove the rule from ``KNOWN_DEFAULT_DEFECTS`` (and here) when this minimal stack passes the pack."""
-    base, pool, workload = DEFECT_CASES[rule]
-    config = {**base, "gpu-cluster:nodePools": [pool]}
-    if workload:
-        config["gpu-cluster:scheduling"] = {"workload": workload, "queues": [
-            {"name": "team", "quotas": [{"pool": "gpu", "gpus": 16}]}]}
-    assert _known_default_defect(config, {"policy": rule})
+def test_an_hgx_pool_of_sixteen_nodes_with_every_default_is_multi_node_and_passes_the_pack():
+    """16 x a3-megagpu-8g with Kueue and nothing else written: the pool is multi-node by default (compact placement,
+    its TCPXO fabric), so the mandatory placement rule has nothing to flag."""
+    report = preview_config("generated", A3_MEGA_KUEUE)
+    assert report.exit_code == 0, [str(e) for e in report.errors] + [str(v) for v in report.violations]
+    assert _spec(A3_MEGA_KUEUE).node_pools[0].multi_node
+
+
+def test_writing_multi_node_false_keeps_an_hgx_pool_single_node():
+    config = copy.deepcopy(A3_MEGA_KUEUE)
+    config["gpu-cluster:nodePools"][0]["multiNode"] = False
+    assert not _spec(config).node_pools[0].multi_node
+
+
+def test_an_hgx_pool_over_two_zones_is_not_made_multi_node_by_default():
+    """Compact placement cannot span zones: the default stays false and the pack names the zones the user wrote."""
+    config = copy.deepcopy(A3_MEGA_KUEUE)
+    config["gpu-cluster:nodePools"][0]["zones"] = ["us-central1-a", "us-central1-b"]
+    assert not _spec(config).node_pools[0].multi_node
+
+
+def test_the_multi_node_default_uses_the_packs_node_threshold():
+    from policies.multinode import MIN_NODES_SCHEMA
+    from stacks.validate.multi_node_default import MULTI_NODE_MIN_NODES
+    assert MULTI_NODE_MIN_NODES == MIN_NODES_SCHEMA["default"]
+    config = copy.deepcopy(A3_MEGA_KUEUE)
+    config["gpu-cluster:nodePools"][0]["maxNodes"] = MULTI_NODE_MIN_NODES - 1
+    config["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 8
+    assert not _spec(config).node_pools[0].multi_node
+
+
+def _refused(config: dict[str, Any], path_end: str) -> str:
     report = preview_config("generated", config)
-    assert [v["policy"] for v in report.violations if v.get("enforcement") == "mandatory"] == [rule]
+    assert report.exit_code == 2 and report.resources == [], [str(v) for v in report.violations]
+    hits = [e for e in report.errors if not e.warning and e.path.endswith(path_end)]
+    assert hits and all(_refusal_is_clear(e) for e in hits), [str(e) for e in report.errors]
+    return str(hits[0])
+
+
+def test_a_multi_node_efa_pool_of_a_slurm_stack_without_a_slurmd_image_is_refused_naming_the_image_to_build():
+    """Slinky's default slurmd image has no libfabric/aws-ofi-nccl; gpu-cluster cannot default an image the user must
+    build and push, so validation asks for it instead of the pack flagging the default."""
+    config = {**EKS, "gpu-cluster:nodePools": [{"name": "gpu", "machineType": "p5.48xlarge", "zones": ["us-east-1a"],
+                                                "maxNodes": 2, "multiNode": True}],
+              "gpu-cluster:scheduling": {"workload": "slurm", "queues": [
+                  {"name": "team", "quotas": [{"pool": "gpu", "gpus": 16}]}]}}
+    text = _refused(config, "nodePools[0].fabric.runtimeImage")
+    assert "images/slurmd-efa" in text and "runtimeImageBuild: slurmd-efa" in text
+    config["gpu-cluster:nodePools"][0]["fabric"] = {"mode": "off"}
+    assert not [e for e in preview_config("generated", config).errors
+                if e.path.endswith("fabric.runtimeImage") and not e.warning]
+
+
+def test_a_flex_start_pool_in_a_stack_without_kueue_is_refused_since_nothing_would_request_its_nodes():
+    pool = {"name": "gpu", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 1,
+            "capacity": {"type": "flex-start"}}
+    config = {**GKE, "gpu-cluster:nodePools": [pool]}
+    text = _refused(config, "nodePools[0].capacity.queuedProvisioning")
+    assert "workload: kubeflow" in text and "queuedProvisioning: false" in text
+    pool["capacity"]["queuedProvisioning"] = False
+    assert preview_config("generated", config).exit_code == 0

@@ -19,11 +19,14 @@ from pathlib import Path
 
 import pytest
 
+from catalog import load_catalog
 from catalog.fabric import FabricKind, load_fabric_catalog
 from catalog.fabric_images import BUILD_ANNOTATION, CHECK_CONTAINER, load_fabric_image_tables
 from catalog.images import load_image_table
 from stacks.plan.fabric_contract import check, nodeset_views, runtime_views
+from stacks.plan.facts import pool_facts
 from stacks.plan.slurm import plan_slurm
+from stacks.spec.stack import StackSpec
 from preview.engine import PROJECT_ROOT, read_stack_file
 from render.fabric_image_check import check_script
 from render.fabric_pod import pod_fabric
@@ -75,8 +78,18 @@ def test_the_built_image_by_digest_renders_with_its_check_first_and_meets_the_co
     assert "efa-image" not in {o.requirement.id for o in check(_p5_view(values), FabricKind.EFA, "p5.48xlarge", 32).unmet}
 
 
-def test_without_the_build_slinkys_slurmd_image_falls_back_to_tcp():
-    outcome = _image_outcome(_nodeset_values(_slurm_raw({})))
+def test_without_an_image_validation_refuses_what_slinkys_slurmd_image_would_run_over_tcp():
+    """Nothing named: validation refuses the pool (exit 2, naming images/slurmd-efa) instead of letting the pack flag
+    a default the user never wrote; the NodeSet it would have rendered, on Slinky's image, is what the contract
+    judges a TCP fallback."""
+    with pytest.raises(SpecError) as info:
+        load_spec(copy.deepcopy(_slurm_raw({})))
+    [refusal] = [e for e in info.value.errors if not e.warning]
+    assert refusal.path == "gpu-cluster:nodePools[0].fabric.runtimeImage" and "images/slurmd-efa" in refusal.fix
+    spec = StackSpec.model_validate(_slurm_raw({}), by_alias=True, by_name=False)  # past validation, unchecked
+    facts = [pool_facts(spec, p, load_catalog()) for p in spec.node_pools]
+    values = slurm_values(plan_slurm(spec.scheduling, facts), "ml", fabrics={p.name: pod_fabric(p) for p in facts})
+    outcome = _image_outcome(values)
     assert not outcome.met and outcome.observed.startswith("image ghcr.io/slinkyproject/slurmd")
 
 

@@ -15,7 +15,7 @@ from render.slurm_values import slurm_values
 from render.trainer import TORCH_IMAGE, runtime_image, training_runtimes
 from render.kueue import render_kueue
 from tests.support.spec.edit import edit
-from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts
+from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts, with_slurmd_efa_image
 from stacks.validate.issues import SpecError
 from stacks.validate.load import load_spec
 
@@ -48,8 +48,8 @@ def test_runtime_and_nodeset_mount_the_same_memory_shm(raw, size):
         raw["gpuRuntime"] = {"mode": "device-plugin", "efaDevicePlugin": True}
     pod = _pod(raw)
     assert _shm(pod, pod["containers"][0]) == size
-    spec, facts = spec_and_facts({**raw, "scheduling": {"workload": "slurm", "queues": [
-        {"name": "team", "quotas": [{"pool": raw["nodePools"][0]["name"], "gpus": 8}]}]}})
+    spec, facts = spec_and_facts(with_slurmd_efa_image({**raw, "scheduling": {"workload": "slurm", "queues": [
+        {"name": "team", "quotas": [{"pool": raw["nodePools"][0]["name"], "gpus": 8}]}]}}))
     values = slurm_values(plan_slurm(spec.scheduling, facts), "ml", fabrics={p.name: pod_fabric(p) for p in facts})
     nodeset = values["nodesets"][raw["nodePools"][0]["name"]]
     assert _shm(nodeset["podSpec"], nodeset["slurmd"]) == size

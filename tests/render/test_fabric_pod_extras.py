@@ -15,7 +15,7 @@ from render.kueue import render_kueue
 from stacks.plan.slurm import plan_slurm
 from render.slurm_values import slurm_values
 from render.trainer import training_runtimes
-from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts
+from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts, with_slurmd_efa_image
 
 K8S_VERSION = "1.34.0"
 
@@ -53,7 +53,7 @@ def test_slinky_nodeset_slurmd_requests_the_huge_pages_too():
     raw = copy.deepcopy(EKS_TEAMS)
     raw["scheduling"] = {"workload": "slurm", "queues": [{"name": "research", "quotas": [
         {"pool": raw["nodePools"][0]["name"], "gpus": 8}]}]}
-    spec, facts = spec_and_facts(raw)
+    spec, facts = spec_and_facts(with_slurmd_efa_image(raw))
     values = slurm_values(plan_slurm(spec.scheduling, facts), "ml", fabrics={p.name: pod_fabric(p) for p in facts})
     slurmd = values["nodesets"][raw["nodePools"][0]["name"]]["slurmd"]["resources"]
     assert slurmd["requests"]["hugepages-2Mi"] == slurmd["limits"]["hugepages-2Mi"] == "5120Mi"

@@ -23,7 +23,7 @@ from render.slurm_values import slurm_values
 from render.trainer import training_runtimes
 from tests.conftest import require_shared
 from tests.support.helm.values import unknown_keys
-from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts
+from tests.support.spec.scheduling_fixtures import EKS_TEAMS, GKE_TEAMS, spec_and_facts, with_slurmd_efa_image
 
 K8S_VERSION = "1.34.0"
 GOLDEN = Path(__file__).parent / "golden"
@@ -170,7 +170,7 @@ def _slurm(raw: dict) -> dict:
     raw = copy.deepcopy(raw)
     raw["scheduling"] = {"workload": "slurm", "queues": [{"name": "research", "quotas": [
         {"pool": raw["nodePools"][0]["name"], "gpus": 8}]}]}
-    spec, facts = spec_and_facts(raw)
+    spec, facts = spec_and_facts(with_slurmd_efa_image(raw))
     plan = plan_slurm(spec.scheduling, facts)
     return slurm_values(plan, "ml", fabrics={p.name: pod_fabric(p) for p in facts})
 

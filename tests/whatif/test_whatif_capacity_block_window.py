@@ -105,3 +105,13 @@ def test_a_block_without_a_declared_fee_still_ends_with_its_window():
     assert pool_row(res.pools["p5"])["costUsd"] is None
     assert any("capacity block p5" in w and "killing 1" in w for w in res.warnings)
     assert "window ends" in (model.pools["p5"].billing_note or "")
+
+
+def test_the_billing_note_spells_the_block_type_one_way_with_or_without_a_fee():
+    """The note names the pool type as the stack spells it (``reservationKind: capacity-block``), priced or not."""
+    priced = _eks_kueue_block(24, 1536.0)
+    unpriced = copy.deepcopy(priced)
+    del unpriced["gpu-cluster:nodePools"][0]["capacity"]["upfrontFeeUsd"]
+    for cfg in (priced, unpriced):
+        note = cluster(cfg, OPTS).pools["p5"].billing_note or ""
+        assert note.startswith("p5 (capacity-block): "), note

@@ -89,3 +89,34 @@ def test_a_job_killed_by_a_block_end_that_fits_no_other_pool_ends_the_run():
     assert res.horizon_s == pytest.approx(4367.5 * H) and res.cut is None
     assert res.pools["l40s"].paid_node_s == pytest.approx(4367.5 * H)
     assert pool_row(res.pools["p5"])["costUsd"] == BLOCK_FEE
+
+
+def test_a_checkpointed_job_that_spot_reclaims_keep_restarting_runs_to_its_end():
+    """A 2,000-h 1-GPU job on eks-kueue's spot L40S pool, checkpointing hourly, reclaimed about twice a node-month:
+    each restart resumes from a checkpoint, so its remaining work shrinks, and the drain limit must not cut it (the
+    old what-if cut it at 782 h: a job restarted after the deadline no longer counted as running)."""
+    opts = SimOptions(spot_interruptions_per_node_month=2)
+    job = Job("long", 0, "finetune", 1, run_s=2000 * H, pool="l40s", checkpoint_s=3600)
+    res = simulate_jobs(cluster(_eks_kueue(), opts), [job], 0, opts)
+    out = res.jobs["long"]
+    assert res.cut is None and out.end_s is not None, res.warnings
+    assert res.pools["l40s"].interruptions >= 2  # it was restarted, after the first deadline too
+    assert out.end_s >= 2000 * H
+
+
+def test_a_reclaimed_spot_node_kept_at_min_nodes_is_replaced():
+    """eks-kueue's spot L40S pool at minNodes 2, one 1-GPU job for 200 h, a reclaim about every 7 h per node: the
+    node group launches a replacement whenever a reclaim leaves it below its minimum, so two nodes are paid the whole
+    run less each replacement's provisioning gap (the old what-if let the idle minimum node go for good)."""
+    cfg = _eks_kueue()
+    l40s = next(p for p in cfg["gpu-cluster:nodePools"] if p["name"] == "l40s")
+    l40s["minNodes"] = 2
+    opts = SimOptions(spot_interruptions_per_node_month=100)
+    model = cluster(cfg, opts)
+    job = Job("long", 0, "finetune", 1, run_s=200 * H, pool="l40s", checkpoint_s=600)
+    res = simulate_jobs(model, [job], 0, opts)
+    u = res.pools["l40s"]
+    assert u.interruptions >= 10 and res.jobs["long"].end_s is not None
+    end = res.horizon_s
+    gaps = u.interruptions * model.pools["l40s"].provision_s
+    assert u.paid_node_s == pytest.approx(2 * end - gaps, rel=0.02), (u.paid_node_s / H, end / H, gaps / H)

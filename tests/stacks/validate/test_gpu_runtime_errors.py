@@ -232,7 +232,7 @@ def test_baselines_are_valid_so_every_row_tests_one_thing(base):
 
 
 def test_efa_plugin_without_any_efa_pool_is_a_warning_not_an_error():
-    _, warnings = load_spec(cfg(EKS, {"efaDevicePlugin": True}))
+    _, warnings = load_spec(cfg(EKS, {"efaDevicePlugin": True}, multiNode=False))
     assert [str(w) for w in warnings] == [textwrap.dedent("""
         warning: gpu-cluster:gpuRuntime.efaDevicePlugin: no pool is multiNode, so no pool has EFA interfaces and the EFA device plugin would not run anywhere
           received: true

@@ -12,7 +12,7 @@ from catalog import CapacityType
 from stacks.plan.queued import ATOMIC_SCALE_UP_CLASS, GKE_QUEUED_CLASS, max_run_duration, queued_plan
 from tests.support.spec.edit import edits
 from tests.support.spec.cases import assert_every_issue_explains_itself, config_for, errors_of
-from tests.support.spec.error_cases.queued import CASES
+from tests.support.spec.error_cases.queued import CASES, KUEUE
 from stacks.validate.load import load_spec
 
 FLEX_POOL = {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 8,
@@ -52,7 +52,8 @@ def test_flex_start_without_queued_provisioning_is_a_plain_autoscaled_pool():
 
 
 def test_eks_queued_pool_uses_the_cluster_autoscalers_atomic_class():
-    spec, _ = load_spec(config_for("eks", {"nodePools[0].capacity": {"queuedProvisioning": True}}))
+    spec, _ = load_spec(config_for("eks", {"nodePools[0].capacity": {"queuedProvisioning": True},
+                                           "scheduling": KUEUE}))
     plan = queued_plan(spec.cloud, spec.node_pools[0])
     assert plan is not None and plan.provisioning_class == ATOMIC_SCALE_UP_CLASS and plan.max_run_seconds is None
 

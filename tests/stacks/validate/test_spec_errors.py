@@ -44,7 +44,8 @@ def test_baselines_are_valid_without_warnings(base):
 
 VALID_VARIATIONS = [
     pytest.param("gke", {"nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res",
-                                                   "reservationProject": "shared-reservations"}},
+                                                   "reservationProject": "shared-reservations"},
+                         "nodePools[0].multiNode": False},  # a multi-node one may need the reservation's policy
                  id="gke-reservation"),
     pytest.param("gke", {"region": "us-east4", "nodePools[0].zones": ["us-east4-b"],
                          "nodePools[0].machineType": "a3-ultragpu-8g", "nodePools[0].multiNode": True,
@@ -135,7 +136,7 @@ def test_list_indexes_sort_numerically():
 # -- warnings ------------------------------------------------------------------------------------------------------
 WARNING_CASES = [
     case("gke", {"nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res"},
-                 "nodePools[0].upgrade": {"maxSurge": 1}}, """
+                 "nodePools[0].upgrade": {"maxSurge": 1}, "nodePools[0].multiNode": False}, """
         warning: gpu-cluster:nodePools[0].upgrade.maxSurge: pool 'h100': a surge node needs spare reservation capacity; an exact-size reservation blocks the upgrade
           received: 1
           allowed:  0

@@ -54,7 +54,8 @@ def test_priority_weights_stop_at_int32_too():
 
 
 def test_gke_max_nodes_stops_at_1000_per_pool_zone():
-    assert _only_error(edits(GKE_BASELINE, {"nodePools[0].maxNodes": 1001}))[0:3] == [
+    assert _only_error(edits(GKE_BASELINE, {"nodePools[0].maxNodes": 1001,
+                                                      "nodePools[0].multiNode": False}))[0:3] == [
         "error: gpu-cluster:nodePools[0].maxNodes: pool 'h100': GKE allows at most 1,000 nodes per node pool in each "
         "zone, so 1,000 in this pool's 1 zone", "  received: 1001", "  allowed:  1 … 1000"]
     two_zones = edits(GKE_BASELINE, {"nodePools[0].maxNodes": 1500,

@@ -12,11 +12,14 @@ EXAMPLE_SLURM_STACKS = sorted(
     p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
     if (read_stack_file(p).get("gpu-cluster:scheduling") or {}).get("workload") == "slurm")
 
+SLURMD_EFA = {"runtimeImageBuild": "slurmd-efa", "runtimeImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/"
+              "slurmd-efa@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+"""Slurm tasks on an EFA pool need a slurmd image with the EFA libraries (validation refuses Slinky's default)."""
 EKS_ZONES: dict[str, Any] = edits(EKS, {"nodePools": [
     {"name": "p5-a", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "minNodes": 4, "maxNodes": 4,
-     "multiNode": True},
+     "multiNode": True, "fabric": SLURMD_EFA},
     {"name": "p5-b", "machineType": "p5.48xlarge", "zones": ["us-east-1b"], "minNodes": 2, "maxNodes": 2,
-     "multiNode": True},
+     "multiNode": True, "fabric": SLURMD_EFA},
     {"name": "l4", "machineType": "g6.xlarge", "zones": ["us-east-1a", "us-east-1b"], "minNodes": 3, "maxNodes": 3},
 ], "scheduling": {
     "workload": "slurm", "cohort": "all-teams",

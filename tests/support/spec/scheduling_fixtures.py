@@ -86,3 +86,19 @@ def spec_and_facts(raw: dict[str, Any]) -> tuple[StackSpec, list[PoolFacts]]:
 def flat_config(raw: dict[str, Any]) -> dict[str, Any]:
     """``raw`` as the flat ``gpu-cluster:<key>`` map the Pulumi program reads."""
     return {f"gpu-cluster:{k}": copy.deepcopy(v) for k, v in raw.items()}
+
+
+SLURMD_EFA_IMAGE = ("123456789012.dkr.ecr.us-east-1.amazonaws.com/slurmd-efa"
+                    "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+"""A slurmd image with the EFA libraries, pushed by the user: validation refuses a multi-node EFA pool of a Slurm stack
+on Slinky's default slurmd image (it has none)."""
+
+
+def with_slurmd_efa_image(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` (a copy) with ``fabric.runtimeImage`` on each multi-node EKS pool that names none."""
+    raw = copy.deepcopy(raw)
+    if raw.get("cloud") == "aws":
+        for pool in raw["nodePools"]:
+            if pool.get("multiNode") and not (pool.get("fabric") or {}).get("runtimeImage"):
+                pool["fabric"] = {**(pool.get("fabric") or {}), "runtimeImage": SLURMD_EFA_IMAGE}
+    return raw
