@@ -126,6 +126,8 @@ def gpu_operator_values(plan: GpuRuntimePlan, config_map: str | None) -> dict:
         values["cdi"] = {"enabled": False}
     if config_map:
         values["devicePlugin"] = {"config": {"create": False, "name": config_map, "default": DEFAULT_CONFIG_KEY}}
+    if not gke:  # the AMI's toolkit is locked to volume mounts (render/nodeadm.py): the plugin must hand GPUs so
+        values.setdefault("devicePlugin", {})["env"] = [{"name": "DEVICE_LIST_STRATEGY", "value": DEVICE_LIST_STRATEGY}]
     return values
 
 

@@ -159,7 +159,7 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
 
 
 def orphan_policy(katib: bool = False) -> dict[str, Any]:
-    """DELETE of a Job, JobSet or TrainJob that orphans its pods: the garbage collector strips their owner, Kueue
+    """DELETE of a Job, JobSet, TrainJob or LeaderWorkerSet that orphans its pods: the garbage collector strips their owner, Kueue
     finishes the ownerless Workload to release its quota (``FinishOrphanedWorkloads``, Beta, on by default in
     v0.19.2) and the pods, never gated, keep their GPUs. ``request.options`` is the request's DeleteOptions. A
     batch/v1 Job deleted through the API without a policy orphans its pods (the legacy default kept for that
@@ -171,10 +171,14 @@ def orphan_policy(katib: bool = False) -> dict[str, Any]:
     cascades = f"has({opts}.propagationPolicy) && {opts}.propagationPolicy in ['Background', 'Foreground']"
     checks = [{"expression": f"request.userInfo.username in {makers} || (has({opts}) && !({orphans}) && "
                              f"(request.resource.resource != 'jobs' || ({cascades})))",
-               "message": "jobs in team namespaces are deleted with their pods (propagationPolicy Background or "
+               "message": "jobs and LeaderWorkerSets in team namespaces are deleted with their pods (propagationPolicy Background or "
                           "Foreground; a batch/v1 Job deleted without one orphans its pods): orphaned pods keep their "
                           "GPUs outside quota; use kubectl delete (cascade background, the default)"}]
-    rule = {**SUSPEND_RULE, "operations": ["DELETE"]}
+    # a LeaderWorkerSet owns its Kueue Workload too (Kueue's LWS integration): orphaned, its StatefulSets' pods keep
+    # their GPUs while Kueue finishes the ownerless Workload
+    rule = {"apiGroups": [*SUSPEND_RULE["apiGroups"], "leaderworkerset.x-k8s.io"],
+            "apiVersions": [*SUSPEND_RULE["apiVersions"], "v1"], "operations": ["DELETE"],
+            "resources": [*SUSPEND_RULE["resources"], "leaderworkersets"]}
     return validating_policy(ORPHAN_POLICY, [], checks, rule=rule)
 
 

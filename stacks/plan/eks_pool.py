@@ -180,7 +180,9 @@ def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tag
         root_throughput=throughput, root_iops=iops, pod_start=pod_start,
         instance_store_raid=instance_store_raid(Cloud.AWS, pool), multi_node=pool.multi_node,
         mask_host_imex=claims_dra(facts),
-        toolkit_lockdown=facts.resolved_runtime.mode == GpuRuntimeMode.DEVICE_PLUGIN,
+        # every NVIDIA device plugin here (ours or the GPU Operator's) lists GPUs by volume mounts, so a pod's
+        # NVIDIA_VISIBLE_DEVICES must select nothing on any of them
+        toolkit_lockdown=facts.resolved_runtime.mode in (GpuRuntimeMode.DEVICE_PLUGIN, GpuRuntimeMode.GPU_OPERATOR),
         efa_interfaces=efa_count(facts) if efa else 0, efa_cards=efa_layout(facts.machine) if efa else (),
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,

@@ -258,3 +258,19 @@ def test_eks_gpu_nodes_get_the_toolkit_lockdown_in_their_user_data():
         assert "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false " \
                "--set accept-nvidia-visible-devices-as-volume-mounts=true" in data, lt.name
         assert 'Content-Type: text/x-shellscript; charset="us-ascii"' in data and data.endswith("--GPUCLUSTER--\n")
+
+
+def test_eks_operator_pools_get_the_lockdown_and_the_operators_plugin_lists_by_volume_mounts():
+    """The GPU Operator's device plugin on EKS is a second door for NVIDIA_VISIBLE_DEVICES: its pools get the same
+    toolkit lockdown in their user data, and the ClusterPolicy runs its plugin with the volume-mounts strategy (the
+    chart passes ``devicePlugin.env`` into the ClusterPolicy: templates/clusterpolicy.yaml)."""
+    import base64
+
+    from render.nvidia_values import DEVICE_LIST_STRATEGY
+
+    rec = recording("eks-operator")
+    values = release(rec, "gpu-operator").inputs["values"]
+    assert {"name": "DEVICE_LIST_STRATEGY", "value": DEVICE_LIST_STRATEGY} in values["devicePlugin"]["env"]
+    (lt,) = [r for r in rec.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate" and r.name == "a100-mig-lt"]
+    assert "accept-nvidia-visible-devices-envvar-when-unprivileged=false" in base64.b64decode(
+        lt.inputs["userData"]).decode()

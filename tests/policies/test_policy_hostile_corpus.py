@@ -104,7 +104,8 @@ def test_team_namespaces_without_the_orphan_policy_are_violations(pack):
     assert text.split("admitted: ")[1].split(" · ")[0] == (
         "Job deleted with orphan propagation (its pods keep running after Kueue releases the quota); Job deleted "
         "through the API without a propagation policy (batch/v1 orphans by default); JobSet deleted with "
-        "orphanDependents; TrainJob deleted with orphan propagation")
+        "orphanDependents; TrainJob deleted with orphan propagation; LeaderWorkerSet deleted with orphan propagation "
+        "(Kueue finishes its Workload; its pods keep their GPUs)")
 
 
 def test_a_policy_that_only_names_the_fields_is_a_violation(pack):
