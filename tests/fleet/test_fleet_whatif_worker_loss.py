@@ -1,0 +1,115 @@
+"""A fleet worker the manager loses, as MultiKueue handles it in Kueue v0.19.2, on a case worked out by hand.
+
+``pkg/controller/admissionchecks/multikueue/workload.go`` ``reconcileGroup``: while the reserving worker is connected,
+each reconcile sets the manager's check Ready and stamps its ``LastTransitionTime``; once that worker's client is
+disconnected (``multikueuecluster.go`` ``disconnectCluster``, and ``remoteClientsForAC`` leaves it out) no reserving
+remote is found and a Ready check is kept for ``workerLostTimeout - time since LastTransitionTime``, then set to
+``Retry`` ("Reserving remote lost"): the job is evicted at the manager and queued again by that eviction's time.
+``workerLostTimeout`` defaults to 15 minutes (``apis/config/v1beta2/configuration_types.go``).
+
+The shipped fleet, one 8-GPU H100 job p1 (product, t=0, 7,200 s) on an idle fleet: it runs on the worker ``w`` of the
+plain run. ``w`` is lost from t=1,000 for 3,600 s: p1 keeps its manager quota until 1,000 + 900 = 1,900, is evicted
+then (8 GPUs x 1,900 s = 4.22 GPU-h lost), is dispatched at 1,900 to the other worker only (``w`` is out until
+4,600) and ends at 1,900 + 7,200 = 9,100. Lost for 600 s only (< 900), the worker comes back in time and p1 ends at
+7,200 where it started."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from whatif.fleet.cluster import go_seconds
+from whatif.model import SimOptions
+from whatif.run import run_whatif
+from whatif.workload.load import WorkloadError
+
+OPTS = SimOptions(spot_interruptions=False)
+
+
+def h100(job_id: str, submit: float, run: float) -> dict:
+    return {"id": job_id, "submitS": submit, "queue": "product", "gpusPerNode": 8, "nodes": 1, "runS": run}
+
+
+def run_with(tmp_path: Path, jobs: list[dict], outages: list[dict], stack: str = "fleet"):
+    path = tmp_path / "jobs.yaml"
+    path.write_text(yaml.safe_dump({"kind": "jobs", "jobs": jobs, "outages": outages}))
+    return run_whatif(stack, path, seed=0, options=OPTS, name="fleet-worker-loss")
+
+
+def first_worker(tmp_path: Path) -> str:
+    pool = run_with(tmp_path, [h100("p1", 0, 7200)], []).result.jobs["p1"].pool
+    assert pool is not None
+    return pool.split("/", 1)[0]
+
+
+def test_a_job_on_a_lost_worker_keeps_manager_quota_until_the_timeout_then_reruns_elsewhere(tmp_path):
+    w = first_worker(tmp_path)
+    run = run_with(tmp_path, [h100("p1", 0, 7200)], [{"worker": w, "atS": 1000, "forS": 3600}])
+    p1 = run.result.jobs["p1"]
+    assert p1.starts == (0.0, 1900.0)  # evicted at 1,000 + workerLostTimeout (900), dispatched again at once
+    assert not p1.pool.startswith(f"{w}/")  # never dispatched to the worker while it is out
+    assert p1.end_s == 9100.0
+    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 4.22}  # 8 GPUs x 1,900 s
+    loss = run.report["fleet"]["workerLoss"]
+    assert loss["jobsEvicted"] == 1 and loss["workerLostTimeoutS"] == 900.0
+
+
+def test_a_worker_back_before_the_timeout_loses_nothing(tmp_path):
+    w = first_worker(tmp_path)
+    run = run_with(tmp_path, [h100("p1", 0, 7200)], [{"worker": w, "atS": 1000, "forS": 600}])
+    p1 = run.result.jobs["p1"]
+    assert p1.starts == (0.0,) and p1.end_s == 7200.0 and p1.pool.startswith(f"{w}/")
+    assert run.report["preemptions"]["count"] == 0 and run.report["fleet"]["workerLoss"]["jobsEvicted"] == 0
+
+
+def test_a_job_submitted_while_a_worker_is_out_goes_only_to_the_reachable_worker(tmp_path):
+    w = first_worker(tmp_path)
+    other = {"gke": "eks", "eks": "gke"}[w]
+    # the lost worker is idle and would win half the races: while it is out only the other worker gets a copy;
+    # the other is busy with p0 until 3,000, so p1 waits for it rather than running on the lost worker
+    jobs = [h100("p0", 0, 3000), h100("p1", 100, 600)]
+    base = run_with(tmp_path, jobs, [])
+    holder = base.result.jobs["p0"].pool.split("/", 1)[0]
+    run = run_with(tmp_path, jobs, [{"worker": other if holder == w else w, "atS": 50, "forS": 10000}])
+    p0, p1 = run.result.jobs["p0"], run.result.jobs["p1"]
+    lost = other if holder == w else w
+    assert not p1.pool.startswith(f"{lost}/")
+    assert p1.start_s == p0.end_s == 3000.0  # it waited for the reachable worker, though the lost one was idle
+
+
+def test_the_timeout_is_the_one_the_manager_renders():
+    from render.fleet_manager import multikueue_config
+    from whatif.stack import load_stack_spec
+    spec = load_stack_spec("fleet")
+    assert spec.fleet is not None
+    assert go_seconds(multikueue_config(spec.fleet)["workerLostTimeout"]) == 900.0
+    assert go_seconds("1h2m3s") == 3723.0
+
+
+def test_an_outage_naming_no_worker_or_overlapping_another_is_refused_with_every_problem(tmp_path):
+    with pytest.raises(WorkloadError) as err:
+        run_with(tmp_path, [h100("p1", 0, 600)], [{"worker": "aks", "atS": 0, "forS": 60},
+                                                  {"worker": "gke", "atS": 100, "forS": 600},
+                                                  {"worker": "gke", "atS": 300, "forS": 60}])
+    text = str(err.value)
+    assert "2 errors" in text
+    assert "outages[0].worker: no worker 'aks' in this fleet" in text and "gke, eks" in text
+    assert "outages[2].atS: worker 'gke' is already out at 300 s" in text and "700 or later" in text
+
+
+def test_an_outage_shape_error_names_the_setting(tmp_path):
+    with pytest.raises(WorkloadError) as err:
+        run_with(tmp_path, [h100("p1", 0, 600)], [{"worker": "gke", "atS": -1, "forS": 0}])
+    text = str(err.value)
+    assert "outages[0].atS" in text and "outages[0].forS" in text
+
+
+def test_outages_on_a_stack_that_is_not_a_fleet_manager_are_refused(tmp_path):
+    path = tmp_path / "jobs.yaml"
+    path.write_text(yaml.safe_dump({"kind": "jobs", "jobs": [{"id": "a", "submitS": 0, "queue": "research",
+                                                               "gpusPerNode": 8, "runS": 60}],
+                                    "outages": [{"worker": "gke", "atS": 0, "forS": 60}]}))
+    with pytest.raises(WorkloadError) as err:
+        run_whatif("fleet-gke", path, seed=0, options=OPTS)
+    assert "is not a fleet manager" in str(err.value) and "fleet: {role: manager}" in str(err.value)
