@@ -21,6 +21,8 @@ import yaml
 
 from whatif.fleet.cluster import go_seconds
 from whatif.model import SimOptions
+from whatif.report.markdown import render_markdown
+from whatif.report.text import render_text
 from whatif.run import run_whatif
 from whatif.workload.load import WorkloadError
 
@@ -53,6 +55,9 @@ def test_a_job_on_a_lost_worker_keeps_manager_quota_until_the_timeout_then_rerun
     assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 4.22}  # 8 GPUs x 1,900 s
     loss = run.report["fleet"]["workerLoss"]
     assert loss["jobsEvicted"] == 1 and loss["workerLostTimeoutS"] == 900.0
+    line = f"Workers lost: {w} from 1000 s for 3600 s; workerLostTimeout 900 s; 1 job(s) evicted"
+    assert line in render_markdown(run.report)
+    assert line in " ".join(render_text(run.report, color=False).split())
 
 
 def test_a_worker_back_before_the_timeout_loses_nothing(tmp_path):
