@@ -1,11 +1,12 @@
 """A fleet worker the manager loses, as MultiKueue handles it in Kueue v0.19.2, on a case worked out by hand.
 
-``pkg/controller/admissionchecks/multikueue/workload.go`` ``reconcileGroup``: while the reserving worker is connected,
-each reconcile sets the manager's check Ready and stamps its ``LastTransitionTime``; once that worker's client is
-disconnected (``multikueuecluster.go`` ``disconnectCluster``, and ``remoteClientsForAC`` leaves it out) no reserving
-remote is found and a Ready check is kept for ``workerLostTimeout - time since LastTransitionTime``, then set to
-``Retry`` ("Reserving remote lost"): the job is evicted at the manager and queued again by that eviction's time.
-``workerLostTimeout`` defaults to 15 minutes (``apis/config/v1beta2/configuration_types.go``).
+``pkg/controller/admissionchecks/multikueue/workload.go`` at v0.19.2: ``remoteClientsForAC`` (lines 293-306) lists a
+worker whose connection is not up as unavailable, so no copy is created there; step 6a of ``reconcileGroup``
+(lines 545-559) keeps a job whose admitting worker is unavailable admitted (check Ready, so its manager quota) for
+``workerLostTimeout`` measured from when the loss was first observed (``admittingWorkerLostSince``, 284-291), then sets
+the check to ``Retry`` ("Admitting remote lost"): the job is evicted at the manager and queued again by that eviction's
+time. Its copy on the lost worker is removed once the worker reconnects (lines 264-265, 389-391).
+``workerLostTimeout`` defaults to 15 minutes (``apis/config/v1beta2/configuration_types.go`` 345-350).
 
 The shipped fleet, one 8-GPU H100 job p1 (product, t=0, 7,200 s) on an idle fleet: it runs on the worker ``w`` of the
 plain run. ``w`` is lost from t=1,000 for 3,600 s: p1 keeps its manager quota until 1,000 + 900 = 1,900, is evicted
@@ -14,11 +15,13 @@ then (8 GPUs x 1,900 s = 4.22 GPU-h lost), is dispatched at 1,900 to the other w
 7,200 where it started."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
+from preview.engine import PROJECT_ROOT
 from whatif.fleet.cluster import go_seconds
 from whatif.model import SimOptions
 from whatif.report.markdown import render_markdown
@@ -118,3 +121,22 @@ def test_outages_on_a_stack_that_is_not_a_fleet_manager_are_refused(tmp_path):
     with pytest.raises(WorkloadError) as err:
         run_whatif("fleet-gke", path, seed=0, options=OPTS)
     assert "is not a fleet manager" in str(err.value) and "fleet: {role: manager}" in str(err.value)
+
+
+def test_an_incremental_nominee_that_is_lost_stalls_the_job_until_the_next_round(tmp_path):
+    # v0.19.2 pkg/controller/workloaddispatcher/incrementaldispatcher.go getNextNominatedWorkers (169-192) nominates
+    # from the MultiKueueConfig's clusters, reachable or not (config order, a beta gate on by default); workload.go
+    # creates copies only on reachable nominees, so a round whose only nominee is lost offers the job nowhere until
+    # the next round, 5 min later
+    for name in ("fleet-eks", "fleet-gke"):
+        shutil.copy(PROJECT_ROOT / f"Pulumi.{name}.yaml", tmp_path / f"Pulumi.{name}.yaml")
+    doc = yaml.safe_load((PROJECT_ROOT / "Pulumi.fleet.yaml").read_text())
+    doc["config"]["gpu-cluster:fleet"].update({"dispatcher": "Incremental", "incrementalStepSize": 1})
+    first = doc["config"]["gpu-cluster:fleet"]["workers"][0]["name"]
+    (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(doc))
+    path = tmp_path / "jobs.yaml"
+    for outages, start, worker in [([], 10.0, first), ([{"worker": first, "atS": 0, "forS": 86400}], 310.0, None)]:
+        path.write_text(yaml.safe_dump({"kind": "jobs", "jobs": [h100("p1", 10, 600)], "outages": outages}))
+        p1 = run_whatif(tmp_path / "Pulumi.fleet.yaml", path, seed=0, options=OPTS).result.jobs["p1"]
+        assert p1.start_s == start, outages
+        assert p1.pool.startswith(f"{worker}/") if worker else not p1.pool.startswith(f"{first}/")

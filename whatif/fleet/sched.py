@@ -304,10 +304,11 @@ class FleetScheduler:
             self._back_to_manager(fj, now)  # the winning copy's gang timed out on its worker: offered again
 
     def _outage(self, now: float, kind: str, target: Any, token: int) -> None:
-        """MultiKueue's lost worker (``reconcileGroup`` in ``multikueue/workload.go``): a job whose reserving worker is
-        disconnected keeps its admission check Ready, so its manager quota, for ``workerLostTimeout`` after the
-        check's last transition; then the check goes to Retry and the job is evicted and queued again at that
-        time. Copies still queued on the lost worker can never be seen to reserve: they are gone for the manager."""
+        """MultiKueue's lost worker (v0.19.2 ``multikueue/workload.go`` ``reconcileGroup`` step 6a): a job whose
+        admitting worker is unreachable keeps its admission check Ready, so its manager quota, for
+        ``workerLostTimeout`` from when the loss was first seen; then the check goes to Retry and the job is evicted
+        and queued again at that time. Copies still queued on the lost worker can never be seen to reserve: they
+        are gone for the manager (removed there on reconnection)."""
         self.eng.dirty = True
         if kind == "up":
             self.down.discard(target)
