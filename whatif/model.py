@@ -58,6 +58,8 @@ class Workload:
     recorded_waits: dict[str, float] = field(default_factory=dict)
     """Trace: job id -> the queue wait the trace recorded (for side-by-side comparison)."""
     notes: list[str] = field(default_factory=list)
+    outages: list[tuple[str, float, float]] = field(default_factory=list)
+    """Fleet: (worker, from s, for s) the manager cannot reach that worker."""
 
 
 DRAIN_LIMIT_S = 30 * 86400.0

@@ -12,7 +12,8 @@ from whatif.engine import Engine
 from whatif.metrics import summarize, waits_of
 from whatif.model import Job, SimOptions, SimResult, Workload
 from whatif.stack import cluster_of, load_stack_spec, stack_path
-from whatif.workload.load import load_workload
+from whatif.workload.load import WorkloadError, load_workload
+from stacks.validate.issues import SpecIssue
 
 if TYPE_CHECKING:
     from stacks.spec.stack import StackSpec
@@ -44,6 +45,10 @@ def run_whatif(stack: str | Path | dict[str, Any], workload: Path, seed: int = 0
         return Run(cluster, wl, result, report)
     cluster = cluster_of(spec, label, opts)
     wl = load_workload(workload, cluster, seed)
+    if wl.outages:  # only a MultiKueue manager can lose a worker
+        raise WorkloadError(workload, [SpecIssue(f"{workload.name}: outages", f"stack {label} is not a fleet manager",
+                                                 [w for w, _, _ in wl.outages], allowed="a stack with fleet: {role: manager}",
+                                                 fix="remove outages, or run the workload against the fleet's manager stack")])
     return run_cluster(cluster, wl, seed, opts)
 
 

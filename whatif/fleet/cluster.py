@@ -11,6 +11,7 @@ from stacks.plan.fleet import cohort_limits
 from stacks.plan.fleet_admission import admitting_pools
 from stacks.spec.fleet import Dispatcher, FleetRole, gpu_slug
 from stacks.spec.stack import StackSpec
+from render.fleet_manager import multikueue_config
 from whatif.cluster import ClusterModel, KueueModel, QueueModel, QuotaModel
 from whatif.feasible import borrowable
 
@@ -37,6 +38,8 @@ class FleetModel:
     """``<worker>/<pool>`` -> its GPU model (``H100_80GB``): the label the fleet runtime of that model selects."""
     runtime_gpus: dict[str, int] = field(default_factory=dict)
     """GPU model -> GPUs per node of its fleet runtime (``fleet-<model>`` asks for whole nodes)."""
+    worker_lost_timeout_s: float = 900.0
+    """``multiKueue.workerLostTimeout`` as the manager's Kueue Configuration renders it (Kueue's default: 15 min)."""
 
     def job_model(self, job: Any) -> str | None:
         """The GPU model (the manager's flavor) of a fleet job: its pool's when it names one, else the model whose
@@ -126,7 +129,20 @@ def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel]
             pool_model.update({f"{w.name}/{p}": str(g["model"]) for p in g.get("pools") or []})
     return FleetModel(fleet.dispatcher.value, fleet.incremental_step_size if fleet.dispatcher == Dispatcher.INCREMENTAL
                       else len(fleet.workers), tuple(w.name for w in fleet.workers), stacks, clusters,
-                      {q.name: manager_queue(q, facts) for q in fleet.queues}, pool_model, runtime_gpus)
+                      {q.name: manager_queue(q, facts) for q in fleet.queues}, pool_model, runtime_gpus,
+                      go_seconds(multikueue_config(fleet)["workerLostTimeout"]))
+
+
+def go_seconds(duration: str) -> float:
+    """A Go duration as the renderer writes it (``900s``, or ``1h2m3s``) in seconds."""
+    total, num = 0.0, ""
+    for ch in duration:
+        if ch.isdigit() or ch == ".":
+            num += ch
+        else:
+            total += float(num) * {"h": 3600, "m": 60, "s": 1}[ch]
+            num = ""
+    return total
 
 
 def manager_queue(queue: Any, facts: list[dict[str, Any] | None]) -> QueueModel:

@@ -46,12 +46,40 @@ def simulate_fleet(spec: StackSpec, label: str, root: Path, load: Callable[[Path
     fleet = fleet_model(spec, lambda stack: cluster_of(specs[stack], stack), lambda stack: worker_facts(specs[stack]))
     cluster = composite(label, fleet)
     wl = load_workload(workload, cluster, seed)
-    result = Engine(cluster, wl.jobs, seed, opts, FleetScheduler.factory(fleet, seed)).run()
+    check_outages(wl.outages, fleet.workers, workload)
+    eng = Engine(cluster, wl.jobs, seed, opts, FleetScheduler.factory(fleet, seed, wl.outages))
+    result = eng.run()
     per_queue: dict[str, float] = {}
     for q, s in result.queue_gpu_s.items():  # the copies ran in <worker>/<queue>: count them for the fleet queue
         per_queue[q.split("/", 1)[-1]] = per_queue.get(q.split("/", 1)[-1], 0.0) + s
     result.queue_gpu_s = per_queue
-    return cluster, wl, result, fleet_section(fleet.dispatcher, fleet.step_size, fleet.workers, fleet.stacks, result, wl)
+    section = fleet_section(fleet.dispatcher, fleet.step_size, fleet.workers, fleet.stacks, result, wl)
+    if wl.outages:
+        sched = eng.scheduler
+        assert isinstance(sched, FleetScheduler)
+        section["workerLoss"] = {"workerLostTimeoutS": fleet.worker_lost_timeout_s,
+                                 "outages": [{"worker": w, "atS": a, "forS": f} for w, a, f in wl.outages],
+                                 "jobsEvicted": sched.lost_evictions}
+    return cluster, wl, result, section
+
+
+def check_outages(outages: list[tuple[str, float, float]], workers: tuple[str, ...], path: Path) -> None:
+    """Every outage names a worker of this fleet, and one worker's outages do not overlap; all problems at once."""
+    from whatif.workload.load import WorkloadError  # lazy, as the caller passes load_workload in
+    issues, last_end = [], {}
+    for i, (w, at, span) in sorted(enumerate(outages), key=lambda x: (x[1][0], x[1][1])):
+        where = f"{path.name}: outages[{i}]"
+        if w not in workers:
+            issues.append(SpecIssue(f"{where}.worker", f"no worker {w!r} in this fleet", w,
+                                    allowed=", ".join(workers), fix="name a worker of the manager's fleet.workers"))
+        elif at < last_end.get(w, -1.0):
+            issues.append(SpecIssue(f"{where}.atS", f"worker {w!r} is already out at {at:g} s", at,
+                                    allowed=f"{last_end[w]:g} or later",
+                                    fix="merge the overlapping outages into one, or start this one later"))
+        else:
+            last_end[w] = at + span
+    if issues:
+        raise WorkloadError(path, issues)
 
 
 def fleet_section(dispatcher: str, step: int, workers: tuple[str, ...], stacks: dict[str, str], result: SimResult,

@@ -115,7 +115,8 @@ class WorkerHost:
 
 
 class FleetScheduler:
-    def __init__(self, eng: Host, fleet: FleetModel, seed: int = 0):
+    def __init__(self, eng: Host, fleet: FleetModel, seed: int = 0,
+                 outages: Sequence[tuple[str, float, float]] = ()):
         self.eng, self.fleet = eng, fleet
         self.race = random.Random(f"whatif-fleet-race-{seed}")
         """Which worker's Kueue answers first within one instant: a seeded draw over the workers by name, so the
@@ -132,10 +133,20 @@ class FleetScheduler:
         self.dispatched: list[FleetJob] = []
         self.won: dict[str, int] = {w: 0 for w in fleet.workers}
         """Worker -> copies it admitted (a job preempted and readmitted counts again)."""
+        self.down: set[str] = set()
+        """Workers the manager cannot reach now (``outages``): nothing is dispatched to them."""
+        self.lost_evictions = 0
+        self.outage_no: dict[str, int] = {w: 0 for w in fleet.workers}
+        """Worker -> how many outages it has had: a timeout of an earlier outage is stale."""
+        """Jobs evicted at the manager because their worker stayed lost past ``workerLostTimeout``."""
+        for w, at, span in outages:
+            eng.push(at, TICK, ("down", w, 0))
+            eng.push(at + span, TICK, ("up", w, 0))
 
     @staticmethod
-    def factory(fleet: FleetModel, seed: int = 0) -> Callable[[Any], Any]:
-        return lambda eng: FleetScheduler(eng, fleet, seed)
+    def factory(fleet: FleetModel, seed: int = 0,
+                outages: Sequence[tuple[str, float, float]] = ()) -> Callable[[Any], Any]:
+        return lambda eng: FleetScheduler(eng, fleet, seed, outages)
 
     def new_job(self, job: Job, n: int) -> FleetJob:
         return FleetJob(job, n)
@@ -192,6 +203,8 @@ class FleetScheduler:
         names = self.fleet.workers[fj.nominated:fj.nominated + self.fleet.step_size]
         fj.nominated += len(names)
         for w in names:
+            if w in self.down:
+                continue  # remoteClientsForAC leaves out a disconnected worker: no copy is created there
             mirrored = self.fleet.clusters[w].queues.get(f"{w}/{fj.job.queue}")
             if mirrored is None:
                 continue  # no mirrored queue there: the copy would never be admitted
@@ -215,16 +228,20 @@ class FleetScheduler:
         for w, copy in list(fj.copies.items()):
             if w == keep:
                 continue
-            sched = self.workers[w]
-            cq = sched.cqs[copy.job.queue]
-            if copy in cq.pending:
-                cq.pending.remove(copy)
-                cq.unpark()  # the queue changed: its head is searched again from the start
-            elif copy.held is not None:
-                cq.unpark()  # quota released there: Kueue retries the workloads it set aside
-            sched._unadmit(cq, copy)  # noqa: SLF001 - the fleet withdraws its own copies
-            copy.state, copy.token = PENDING, copy.token + 1  # its pending ticks (gang timeout) become stale
-            del fj.copies[w]
+            self._drop(fj, w, copy)
+
+    def _drop(self, fj: FleetJob, w: str, copy: Copy) -> None:
+        """The copy leaves its worker's Kueue (deleted there): out of its queue, its quota released."""
+        sched = self.workers[w]
+        cq = sched.cqs[copy.job.queue]
+        if copy in cq.pending:
+            cq.pending.remove(copy)
+            cq.unpark()  # the queue changed: its head is searched again from the start
+        elif copy.held is not None:
+            cq.unpark()  # quota released there: Kueue retries the workloads it set aside
+        sched._unadmit(cq, copy)  # noqa: SLF001 - the fleet withdraws its own copies
+        copy.state, copy.token = PENDING, copy.token + 1  # its pending ticks (gang timeout) become stale
+        del fj.copies[w]
 
     def _admitted(self, worker: str) -> None:
         """After a worker's pass: a copy it admitted wins unless a worker that answered earlier admitted one."""
@@ -272,6 +289,9 @@ class FleetScheduler:
 
     def tick(self, now: float, payload: Any) -> None:
         kind, js, token = payload
+        if kind in ("down", "up", "lost"):
+            self._outage(now, kind, js, token)
+            return
         if kind == "widen":
             if js.winner is None and js.token == token and js.state == PENDING and js in self.dispatched:
                 self._nominate(js, now)
@@ -282,6 +302,39 @@ class FleetScheduler:
         fj = js.parent
         if fj.copies.get(js.worker) is js and fj.winner == js.worker and js.state == PENDING:
             self._back_to_manager(fj, now)  # the winning copy's gang timed out on its worker: offered again
+
+    def _outage(self, now: float, kind: str, target: Any, token: int) -> None:
+        """MultiKueue's lost worker (v0.19.2 ``multikueue/workload.go`` ``reconcileGroup`` step 6a): a job whose
+        admitting worker is unreachable keeps its admission check Ready, so its manager quota, for
+        ``workerLostTimeout`` from when the loss was first seen; then the check goes to Retry and the job is evicted
+        and queued again at that time. Copies still queued on the lost worker can never be seen to reserve: they
+        are gone for the manager (removed there on reconnection)."""
+        self.eng.dirty = True
+        if kind == "up":
+            self.down.discard(target)
+            return
+        if kind == "down":
+            self.down.add(target)
+            self.outage_no[target] += 1
+            for fj in list(self.dispatched):
+                copy = fj.copies.get(target)
+                if copy is None:
+                    continue
+                if fj.winner == target:
+                    self.eng.push(now + self.fleet.worker_lost_timeout_s, TICK, ("lost", copy, self.outage_no[target]))
+                else:
+                    self._drop(fj, target, copy)
+            return
+        copy = target
+        fj = copy.parent
+        if (copy.worker not in self.down or self.outage_no[copy.worker] != token or fj.copies.get(copy.worker) is not copy
+                or fj.winner != copy.worker):
+            return  # the worker came back in time, or the copy already ended or left
+        self.lost_evictions += 1
+        if copy.state == RUNNING:
+            self.eng.preempt(copy, requeue=True)  # its work is lost; released() requeues it by this eviction's time
+        else:
+            self.evicted_unstarted(copy, now)
 
     def _back_to_manager(self, fj: FleetJob, now: float) -> None:
         self._withdraw(fj, keep=None)  # out of the worker's queue (and its waiting pods), quota released there
@@ -323,7 +376,8 @@ class FleetScheduler:
     def schedule(self, now: float) -> None:
         self._dispatch(now)
         order = sorted(self.workers)
-        self.race.shuffle(order)  # the workers race for the copies; list order is no tie-break in MultiKueue
+        self.race.shuffle(order)
+        order = [w for w in order if w not in self.down]  # the manager sees nothing a lost worker does  # the workers race for the copies; list order is no tie-break in MultiKueue
         for _ in range(len(order) + 1):  # again while deleted copies free quota (bounded: each pass settles a job)
             for w in order:
                 self.workers[w].schedule(now)

@@ -116,6 +116,10 @@ def check_names(w: AnyWorkload, cluster: ClusterModel, issues: Issues) -> None:
                          fix="map trace values to queues, or set mapping.default")
 
 
+def _outages(parsed: Profile | JobList) -> list[tuple[str, float, float]]:
+    return [(o.worker, o.at_s, o.for_s) for o in parsed.outages]
+
+
 def load_workload(path: Path, cluster: ClusterModel, seed: int) -> Workload:
     """Parse, check against the stack and expand to jobs; raise WorkloadError with every problem at once."""
     parsed = parse_workload(path)
@@ -125,7 +129,7 @@ def load_workload(path: Path, cluster: ClusterModel, seed: int) -> Workload:
         raise WorkloadError(path, _relabel(issues.found, path))
     if isinstance(parsed, Profile):
         from whatif.workload.profile import generate
-        return Workload(path.stem, "profile", generate(parsed, seed), parsed.description)
+        return Workload(path.stem, "profile", generate(parsed, seed), parsed.description, outages=_outages(parsed))
     if isinstance(parsed, JobList):
         jobs = [Job(id=j.id, submit_s=j.submit_s, queue=j.queue, gpus_per_node=j.gpus_per_node, nodes=j.nodes,
                     run_s=j.run_s, time_limit_s=j.time_limit_s, priority=j.priority, pool=j.pool,
@@ -135,7 +139,7 @@ def load_workload(path: Path, cluster: ClusterModel, seed: int) -> Workload:
         if dup:
             raise WorkloadError(path, [SpecIssue(f"{path.name}: jobs", "job ids must be unique", dup,
                                                  fix="rename the repeated ids")])
-        return Workload(path.stem, "jobs", jobs, parsed.description)
+        return Workload(path.stem, "jobs", jobs, parsed.description, outages=_outages(parsed))
     from whatif.traces.replay import load_trace  # lazy: the trace readers are for trace workloads only
     try:
         return load_trace(parsed, path, cluster)

@@ -69,11 +69,20 @@ class QueueProfile(SpecModel):
         "Omitted: it restarts from the beginning."))
 
 
+class Outage(SpecModel):
+    """A fleet worker the manager cannot reach for a while (MultiKueue's lost worker)."""
+    worker: str = Field(description="The worker's name in the manager's `fleet.workers`.")
+    at_s: float = Field(ge=0, description="When the manager loses the worker, seconds from the start.")
+    for_s: float = Field(gt=0, description="How long it stays unreachable, in seconds.")
+
+
 class Profile(SpecModel):
     kind: Literal["profile"]
     description: str = ""
     hours: float = Field(gt=0, le=24 * 366, description="How long jobs keep arriving, in hours.")
     queues: list[QueueProfile] = Field(min_length=1)
+    outages: list[Outage] = Field(default_factory=list, description=(
+        "Fleet manager stacks only: workers the manager loses for a while. Omitted: none."))
 
 
 class JobEntry(SpecModel):
@@ -94,6 +103,8 @@ class JobList(SpecModel):
     kind: Literal["jobs"]
     description: str = ""
     jobs: list[JobEntry] = Field(min_length=1)
+    outages: list[Outage] = Field(default_factory=list, description=(
+        "Fleet manager stacks only: workers the manager loses for a while. Omitted: none."))
 
 
 class TraceFormat(str, Enum):
