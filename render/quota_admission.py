@@ -177,7 +177,7 @@ def orphan_policy(katib: bool = False) -> dict[str, Any]:
     # a LeaderWorkerSet owns its Kueue Workload too (Kueue's LWS integration): orphaned, its StatefulSets' pods keep
     # their GPUs while Kueue finishes the ownerless Workload
     rule = {"apiGroups": [*SUSPEND_RULE["apiGroups"], "leaderworkerset.x-k8s.io"],
-            "apiVersions": [*SUSPEND_RULE["apiVersions"], "v1"], "operations": ["DELETE"],
+            "apiVersions": SUSPEND_RULE["apiVersions"], "operations": ["DELETE"],  # v1 already listed
             "resources": [*SUSPEND_RULE["resources"], "leaderworkersets"]}
     return validating_policy(ORPHAN_POLICY, [], checks, rule=rule)
 
