@@ -35,10 +35,11 @@ def test_p5_nodes_assemble_their_nvme_instance_store_as_raid0_with_nodeadm():
     user_data = one(run_program(EKS), LAUNCH_TEMPLATE, "p5-lt").inputs["userData"]
     message = email.message_from_string(base64.b64decode(user_data).decode())
     assert message.is_multipart(), "managed node groups merge only MIME multi-part user data"
-    (part,) = message.get_payload()
-    assert part.get_content_type() == "application/node.eks.aws"
+    (part,) = [p for p in message.get_payload() if p.get_content_type() == "application/node.eks.aws"]
+    others = [p.get_payload() for p in message.get_payload() if p is not part]  # the device plugin's toolkit lockdown
+    assert len(others) == 1 and "nvidia-ctk config --in-place" in others[0]
     import yaml
     config = yaml.safe_load(part.get_payload())
     assert config["kind"] == "NodeConfig" and config["spec"]["instance"]["localStorage"] == {"strategy": "RAID0"}
     off = one(run_program(edits(EKS, {"nodePools[0].localSsdEphemeralStorage": False})), LAUNCH_TEMPLATE, "p5-lt").inputs
-    assert "userData" not in off
+    assert "localStorage" not in base64.b64decode(off["userData"]).decode()

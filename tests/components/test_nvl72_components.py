@@ -135,6 +135,7 @@ def test_p6e_block_start_brings_up_the_block_nodes_without_the_autoscaler():
 def test_a_two_ultraserver_p6e_group_targets_the_capacity_reservation_resource_group():
     arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
     cfg = edit(config("eks-p6e-gb200"), "gpu-cluster:nodePools[0].maxNodes", 36)
+    cfg = edit(cfg, "gpu-cluster:nodePools[0].minNodes", 36)  # Slurm blocks over 2 UltraServers: every node up
     cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.upfrontFeeUsd", 511999.48)
     cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.reservationGroup", arn)
     cfg["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 144
