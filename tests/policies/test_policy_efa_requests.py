@@ -80,10 +80,10 @@ def test_a_waiver_silences_the_runtime(pack, recorded):
 
 
 def test_a_slurm_nodeset_with_the_wrong_count_is_a_violation(pack):
-    from tests.support.spec.scheduling_fixtures import EKS_TEAMS, flat_config
+    from tests.support.spec.scheduling_fixtures import EKS_TEAMS, flat_config, with_slurmd_efa_image
     raw = copy.deepcopy(EKS_TEAMS)
     raw["scheduling"] = {"workload": "slurm", "queues": [{"name": "research", "quotas": [{"pool": "p5", "gpus": 8}]}]}
-    resources = list(run_program(flat_config(raw)).resources)
+    resources = list(run_program(flat_config(with_slurmd_efa_image(raw))).resources)  # EFA needs its slurmd image
     assert _ours(pack.stack(resources)) == []
     (release,) = [r for r in resources if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "slurm-slurm"]
     props = wire(release)
