@@ -140,3 +140,16 @@ def test_an_incremental_nominee_that_is_lost_stalls_the_job_until_the_next_round
         p1 = run_whatif(tmp_path / "Pulumi.fleet.yaml", path, seed=0, options=OPTS).result.jobs["p1"]
         assert p1.start_s == start, outages
         assert p1.pool.startswith(f"{worker}/") if worker else not p1.pool.startswith(f"{first}/")
+
+
+def test_a_copy_that_finished_on_the_lost_worker_before_the_timeout_runs_once(tmp_path):
+    """x ends on the lost worker at 1,500 s, before the 1,900 s timeout: Kueue finishes the manager's job from that
+    copy when the worker reconnects (``reconcileGroup`` step 3, workload.go 396-438), so x never runs again and every
+    job of the case ends (the reviewer's case: x ran twice and y never ended)."""
+    w = first_worker(tmp_path)
+    jobs = [h100("x", 0, 1500), h100("g1", 1, 7200), h100("g2", 2, 7200), h100("y", 10, 7200)]
+    run = run_with(tmp_path, jobs, [{"worker": w, "atS": 1000, "forS": 3600}])
+    x = run.result.jobs["x"]
+    assert x.starts == (0.0,) and x.end_s == 1500.0 and x.pool.startswith(f"{w}/")
+    assert all(j.end_s is not None for j in run.result.jobs.values()), "every job of the case ends"
+    assert run.report["fleet"]["workerLoss"]["jobsEvicted"] == 0

@@ -328,8 +328,10 @@ class FleetScheduler:
         copy = target
         fj = copy.parent
         if (copy.worker not in self.down or self.outage_no[copy.worker] != token or fj.copies.get(copy.worker) is not copy
-                or fj.winner != copy.worker):
-            return  # the worker came back in time, or the copy already ended or left
+                or fj.winner != copy.worker or fj.state == DONE or copy.state == DONE):
+            # the worker came back in time, or the copy left; or it finished on the lost worker: on reconnection
+            # Kueue finishes the manager's job from that copy (step 3 of reconcileGroup), it never runs again
+            return
         self.lost_evictions += 1
         if copy.state == RUNNING:
             self.eng.preempt(copy, requeue=True)  # its work is lost; released() requeues it by this eviction's time
