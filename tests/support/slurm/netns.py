@@ -37,9 +37,20 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 _PROBES = itertools.count()
 
 
+IFNAME_MAX = 15
+"""Linux interface names are at most 15 bytes (IFNAMSIZ 16): a longer one is refused with "Attribute failed policy
+validation", which reads like a kernel without bridges."""
+
+
+def probe_name() -> str:
+    """A probe namespace's name, unique per process and call (sessions may start on parallel threads), short enough
+    for the ``b``/``v`` interfaces named after it."""
+    return f"wp{os.getpid() % 100000}x{next(_PROBES) % 1000}"
+
+
 def missing_netns_privilege() -> str | None:
     """Why namespaces cannot be made here (needs ``ip`` and CAP_NET_ADMIN), or None."""
-    probe = f"wrprobe{os.getpid() % 100000}x{next(_PROBES)}"  # sessions may start on parallel threads
+    probe = probe_name()
     try:
         out = _ip("netns", "add", probe, check=False)
     except FileNotFoundError:
