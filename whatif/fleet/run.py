@@ -66,7 +66,8 @@ def simulate_fleet(spec: StackSpec, label: str, root: Path, load: Callable[[Path
 def check_outages(outages: list[tuple[str, float, float]], workers: tuple[str, ...], path: Path) -> None:
     """Every outage names a worker of this fleet, and one worker's outages do not overlap; all problems at once."""
     from whatif.workload.load import WorkloadError  # lazy, as the caller passes load_workload in
-    issues, last_end = [], {}
+    issues: list[SpecIssue] = []
+    last_end: dict[str, float] = {}
     for i, (w, at, span) in sorted(enumerate(outages), key=lambda x: (x[1][0], x[1][1])):
         where = f"{path.name}: outages[{i}]"
         if w not in workers:
