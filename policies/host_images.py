@@ -151,15 +151,10 @@ def seen_secret_containers(type_: str, props: dict,
     """Every container a resource runs that holds a Secret (mounted, in its env, or handed by a chart's operator),
     or, in a pod whose ServiceAccount is in ``identities`` (``cloud_identities``), a cloud identity."""
     if type_ == HELM_RELEASE:
-        chart, version = props.get("chart"), props.get("version")
-        if not isinstance(chart, str) or not isinstance(version, str):
-            return []
-        return release_secret_containers(chart, version, as_dict(props.get("values")))
-    if type_ not in WORKLOAD_TYPES:
-        return []
-    kind = type_.rsplit(":", 1)[-1]
+        release = _chart_version(props)
+        return release_secret_containers(*release, as_dict(props.get("values"))) if release else []
     namespace = str(as_dict(props.get("metadata")).get("namespace", "default"))
-    return [Seen(path, c) for path, spec in pod_specs({"kind": kind, "spec": as_dict(props.get("spec"))})
+    return [Seen(path, c) for path, spec in _workload_pod_specs(type_, props)
             for c in secret_holding_containers(spec, (identities or {}).get(
                 (namespace, str(spec.get("serviceAccountName") or "default"))))]
 
@@ -167,12 +162,19 @@ def seen_secret_containers(type_: str, props: dict,
 def seen_host_containers(type_: str, props: dict) -> list[Seen]:
     """Every host-level container a resource runs, as far as its inputs say."""
     if type_ == HELM_RELEASE:
-        chart, version = props.get("chart"), props.get("version")
-        if not isinstance(chart, str) or not isinstance(version, str):
-            return []
-        return release_containers(chart, version, as_dict(props.get("values")))
+        release = _chart_version(props)
+        return release_containers(*release, as_dict(props.get("values"))) if release else []
+    return [Seen(path, c) for path, spec in _workload_pod_specs(type_, props) for c in host_containers(spec)]
+
+
+def _chart_version(props: dict) -> tuple[str, str] | None:
+    """A Helm release's chart and version, or None when the inputs do not say (not known at preview)."""
+    chart, version = props.get("chart"), props.get("version")
+    return (chart, version) if isinstance(chart, str) and isinstance(version, str) else None
+
+
+def _workload_pod_specs(type_: str, props: dict) -> list[tuple[str, dict]]:
+    """The pod specs (with their paths) of a Kubernetes workload resource; none for any other type."""
     if type_ not in WORKLOAD_TYPES:
         return []
-    kind = type_.rsplit(":", 1)[-1]
-    return [Seen(path, c) for path, spec in pod_specs({"kind": kind, "spec": as_dict(props.get("spec"))})
-            for c in host_containers(spec)]
+    return pod_specs({"kind": type_.rsplit(":", 1)[-1], "spec": as_dict(props.get("spec"))})
