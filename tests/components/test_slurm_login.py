@@ -2,6 +2,7 @@
 Slinky's LoginSet CRD: never the chart's public LoadBalancer (ClusterIP by default, or an internal load balancer with
 the stack's source ranges), sshd keys-only with the users' keys from sssd, root login only for operator keys, a
 directory's sssd.conf by Secret reference, pinned images. Bad settings are refused with their exact message."""
+
 from __future__ import annotations
 
 import functools
@@ -18,7 +19,7 @@ from tests.support.preview.recorded import one
 from tests.support.slurm.configs import EKS_ZONES, GKE_NO_ACCOUNTING
 from tests.support.spec.cases import errors_of
 from tests.support.spec.edit import edits
-from tests.stacks.validate.test_slurm_errors import BASE
+from tests.support.spec.slurm_baseline import BASE
 
 LOGIN = ("scheduling", "slurm", "access", "login")
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@example"
@@ -29,8 +30,10 @@ INTERNAL = {LOGIN + ("serviceType",): "InternalLoadBalancer", LOGIN + ("sourceRa
 def _rendered(which: str) -> tuple[Recording, list[dict]]:
     config = {
         "gke": GKE_NO_ACCOUNTING,
-        "gke-internal": edits(GKE_NO_ACCOUNTING, {**INTERNAL, LOGIN + ("operatorSshKeys",): [KEY],
-                                                  LOGIN + ("sssdConfSecret",): "corp-sssd"}),
+        "gke-internal": edits(
+            GKE_NO_ACCOUNTING,
+            {**INTERNAL, LOGIN + ("operatorSshKeys",): [KEY], LOGIN + ("sssdConfSecret",): "corp-sssd"},
+        ),
         "eks-internal": edits(EKS_ZONES, INTERNAL),
         "off": edits(GKE_NO_ACCOUNTING, {LOGIN + ("enabled",): False}),
     }[which]
@@ -56,21 +59,36 @@ def test_the_default_loginset_is_cluster_ip_keys_only_and_valid_against_the_crd(
     assert spec["initconf"]["image"] == f"{INITCONF_IMAGE['repository']}@{DEPLOY_DIGEST}"
     assert spec["login"]["securityContext"] == {"privileged": False}
     sshd = spec["extraSshdConfig"].splitlines()
-    assert {"PasswordAuthentication no", "KbdInteractiveAuthentication no", "PermitRootLogin no",
-            "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys %u", "AllowTcpForwarding no"} <= set(sshd)
+    assert {
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "PermitRootLogin no",
+        "AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys %u",
+        "AllowTcpForwarding no",
+    } <= set(sshd)
     # sshd keeps the first value of a keyword: none of ours may be one the operator writes before them
     assert not {line.split()[0] for line in sshd} & set(OPERATOR_SET_SSHD)
     assert "rootSshAuthorizedKeys" not in spec
     # without a directory the chart's own files-only sssd.conf Secret is what the LoginSet reads
-    sssd = [o for o in _rendered("gke")[1] if o["kind"] == "Secret" and o["metadata"]["name"] == spec["sssdConfRef"]["name"]]
+    sssd = [
+        o for o in _rendered("gke")[1] if o["kind"] == "Secret" and o["metadata"]["name"] == spec["sssdConfRef"]["name"]
+    ]
     assert len(sssd) == 1
 
 
-@pytest.mark.parametrize("which,annotations", [
-    ("gke-internal", {"networking.gke.io/load-balancer-type": "Internal"}),
-    ("eks-internal", {"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
-                      "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}),
-])
+@pytest.mark.parametrize(
+    "which,annotations",
+    [
+        ("gke-internal", {"networking.gke.io/load-balancer-type": "Internal"}),
+        (
+            "eks-internal",
+            {
+                "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+                "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+            },
+        ),
+    ],
+)
 def test_an_internal_load_balancer_is_private_and_limited_to_the_source_ranges(which, annotations):
     login = _loginset(which)
     assert schema_errors(login) == []
@@ -106,47 +124,84 @@ def _case(changes, expected, id):  # noqa: A002 - pytest's name
 
 
 CASES = [
-    _case({LOGIN + ("sourceRanges",): ["10.0.0.0/16"]}, ["""
+    _case(
+        {LOGIN + ("sourceRanges",): ["10.0.0.0/16"]},
+        [
+            """
     error: gpu-cluster:scheduling.slurm.access.login.sourceRanges: source ranges apply only to a load balancer; a ClusterIP Service ignores them
       received: ["10.0.0.0/16"]
       allowed:  sourceRanges only with serviceType: InternalLoadBalancer
       fix:      remove sourceRanges, or set serviceType: InternalLoadBalancer
-    """], id="cluster-ip-with-ranges"),
-    _case({LOGIN + ("serviceType",): "InternalLoadBalancer"}, ["""
+    """
+        ],
+        id="cluster-ip-with-ranges",
+    ),
+    _case(
+        {LOGIN + ("serviceType",): "InternalLoadBalancer"},
+        [
+            """
     error: gpu-cluster:scheduling.slurm.access.login.sourceRanges: an internal load balancer without source ranges admits every address that routes to it (peered VPCs, VPN users)
       received: []
       allowed:  private CIDRs of /8 or narrower, e.g. 10.20.0.0/16
       fix:      list the ranges your users ssh from
-    """], id="internal-lb-without-ranges"),
-    _case({**INTERNAL, LOGIN + ("sourceRanges",): ["8.8.8.0/24", "10.1.0.0/16x"]}, ["""
+    """
+        ],
+        id="internal-lb-without-ranges",
+    ),
+    _case(
+        {**INTERNAL, LOGIN + ("sourceRanges",): ["8.8.8.0/24", "10.1.0.0/16x"]},
+        [
+            """
     error: gpu-cluster:scheduling.slurm.access.login.sourceRanges[0]: the login pods must not be reachable from public addresses
       received: '8.8.8.0/24'
       allowed:  private ranges (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7)
       fix:      list your VPC's or VPN's private ranges
-    """, """
+    """,
+            """
     error: gpu-cluster:scheduling.slurm.access.login.sourceRanges[1]: not a valid CIDR ('10.1.0.0/16x' does not appear to be an IPv4 or IPv6 network)
       received: '10.1.0.0/16x'
       allowed:  a private network such as 10.20.0.0/16
       fix:      write the network address with its prefix length
-    """], id="public-and-broken-ranges"),
-    _case({LOGIN + ("serviceType",): "LoadBalancer"}, ["""
+    """,
+        ],
+        id="public-and-broken-ranges",
+    ),
+    _case(
+        {LOGIN + ("serviceType",): "LoadBalancer"},
+        [
+            """
     error: gpu-cluster:scheduling.slurm.access.login.serviceType: not one of the allowed values
       received: 'LoadBalancer'
       allowed:  ClusterIP, InternalLoadBalancer
       fix:      did you mean 'InternalLoadBalancer'?
-    """], id="public-load-balancer"),
-    _case({LOGIN + ("operatorSshKeys",): [KEY, 'command="x" ssh-rsa AAAA']}, ["""
+    """
+        ],
+        id="public-load-balancer",
+    ),
+    _case(
+        {LOGIN + ("operatorSshKeys",): [KEY, 'command="x" ssh-rsa AAAA']},
+        [
+            """
     error: gpu-cluster:scheduling.slurm.access.login.operatorSshKeys[1]: not one OpenSSH public key line
       received: 'command="x" ssh-rsa AAAA'
       allowed:  `ssh-ed25519 AAAA… comment` (ed25519, rsa, ecdsa, sk keys; no options)
       fix:      paste the single line of the operator's .pub file
-    """], id="key-with-options"),
-    _case({LOGIN + ("sssdConfSecret",): "My_Secret"}, ["""
+    """
+        ],
+        id="key-with-options",
+    ),
+    _case(
+        {LOGIN + ("sssdConfSecret",): "My_Secret"},
+        [
+            """
     error: gpu-cluster:scheduling.slurm.access.login.sssdConfSecret: not a Kubernetes Secret name
       received: 'My_Secret'
       allowed:  lowercase letters, digits, '-' and '.', starting and ending alphanumeric
       fix:      name the Secret in namespace slurm that holds sssd.conf
-    """], id="bad-secret-name"),
+    """
+        ],
+        id="bad-secret-name",
+    ),
 ]
 
 
