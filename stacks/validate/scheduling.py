@@ -1,75 +1,48 @@
 """Rules of the shared scheduling section that span fields or need the pools (both workloads; Kueue-only rules marked).
 
 Each check reports into an ``Issues`` scope (config path, the value, what is allowed and the fix); none raises. Slurm-only
-rules live in the Slurm engineer's own module.
+rules live in the Slurm engineer's own module; the Kueue-only placement and fair-sharing rules in ``kueue_placement.py``,
+the pools' GPU capacity they weigh in ``pool_gpus.py``.
 """
+
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
-from catalog import CapacityType, Catalog, Cloud
-from stacks.plan.kueue_topology import has_block_labels, tas_capable
+from catalog import Catalog, Cloud
 from stacks.validate.issues import Issues, allowed_list, choice_fix
-from stacks.spec.scheduling import (
-    BorrowPolicy, ReclaimPreemption, SchedulingSpec, TopologyLevel, TopologyMode, Workload,
-)
-from stacks.plan.queued import is_queued
+from stacks.validate.kueue_placement import check_borrow_within_cohort, check_fair_share, check_required_topology
+from stacks.validate.pool_gpus import PoolCapacity, pool_capacities
+from stacks.spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, Workload
 from stacks.spec.stack import NodePool
 
 DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-LABEL_RULE = "a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
+LABEL_RULE = (
+    "a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
+)
 RESERVED_NAMESPACES = ("default", "kueue-system", "kubeflow-system", "kubeflow")
 """Plus every ``kube-*`` namespace: system namespaces and the ones gpu-cluster installs into."""
 PRIORITY_MIN, PRIORITY_MAX = -2_147_483_648, 1_000_000_000
 """Kueue WorkloadPriorityClass values are int32; above 1e9 Kubernetes reserves priorities for system components."""
 
-@dataclass(frozen=True)
-class PoolCapacity:
-    index: int
-    name: str
-    machine_type: str
-    gpus_per_node: int
-    min_nodes: int
-    max_nodes: int
-    reservation: str | None = None
-    """The reservation the pool consumes: its maxNodes is what the reservation holds, never a knob to raise."""
-    queued: bool = False
-    """Queued provisioning: nodes come through ProvisioningRequests, so topology-aware placement can use them."""
 
-    @property
-    def tas(self) -> bool:
-        return tas_capable(self.min_nodes, self.max_nodes, self.queued)
-
-    @property
-    def max_gpus(self) -> int:
-        return self.gpus_per_node * self.max_nodes
-
-
-def pool_capacities(cat: Catalog, cloud: Cloud | None, pools: Iterable[tuple[int, NodePool]]) -> dict[str, PoolCapacity]:
-    """GPUs per node and node range of each pool whose machine type resolves in the catalog."""
-    out: dict[str, PoolCapacity] = {}
-    if cloud is None:
-        return out
-    for i, pool in pools:
-        acc = pool.accelerator
-        machine = cat.resolve(cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
-        if machine is not None and pool.name not in out:
-            reservation = pool.capacity.reservation or "a reservation" \
-                if pool.capacity.type == CapacityType.RESERVATION else None
-            out[pool.name] = PoolCapacity(i, pool.name, pool.machine_type, machine.gpus, pool.min_nodes, pool.max_nodes,
-                                          reservation, is_queued(pool))
-    return out
-
-
-def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pools: Any,
-                     pools: list[tuple[int, NodePool]], sched: SchedulingSpec) -> None:
+def check_scheduling(
+    issues: Issues,
+    cat: Catalog,
+    cloud: Cloud | None,
+    raw_pools: Any,
+    pools: list[tuple[int, NodePool]],
+    sched: SchedulingSpec,
+) -> None:
     """Every cross-field rule of ``gpu-cluster:scheduling``; ``raw_pools`` is the unparsed ``nodePools`` value, so a
     pool that failed its own checks is still a known name (it is reported once, where it is wrong)."""
-    known = [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)] \
-        if isinstance(raw_pools, list) else []
+    known = (
+        [p["name"] for p in raw_pools if isinstance(p, dict) and isinstance(p.get("name"), str)]
+        if isinstance(raw_pools, list)
+        else []
+    )
     caps = pool_capacities(cat, cloud, pools)
     scheduling = issues.at("scheduling")
     _check_names(scheduling, sched)
@@ -77,15 +50,19 @@ def check_scheduling(issues: Issues, cat: Catalog, cloud: Cloud | None, raw_pool
     if cloud is not None:
         _check_nvlink_level(scheduling.at("topology"), cat, cloud, sched, caps)
     if sched.workload == Workload.KUBEFLOW and cloud is not None:
-        _check_topology(scheduling.at("topology"), cloud, sched, caps)
-        _check_fair_share(scheduling.at("queues"), sched)
-        _check_borrow_within_cohort(scheduling, sched)
+        check_required_topology(scheduling.at("topology"), cloud, sched, caps)
+        check_fair_share(scheduling.at("queues"), sched)
+        check_borrow_within_cohort(scheduling, sched)
     if sched.workload == Workload.SLURM:
         _check_no_queued_pools(scheduling, sched, caps)
     if sched.workload != Workload.KUBEFLOW and "kubeflow" in sched.model_fields_set:
-        scheduling.error("kubeflow", "Kubeflow settings apply only to workload kubeflow",
-                         sched.kubeflow.model_dump(by_alias=True), allowed="workload: kubeflow",
-                         fix="remove scheduling.kubeflow, or set scheduling.workload: kubeflow")
+        scheduling.error(
+            "kubeflow",
+            "Kubeflow settings apply only to workload kubeflow",
+            sched.kubeflow.model_dump(by_alias=True),
+            allowed="workload: kubeflow",
+            fix="remove scheduling.kubeflow, or set scheduling.workload: kubeflow",
+        )
 
 
 # -- names ------------------------------------------------------------------------------------------------------
@@ -95,18 +72,25 @@ def _bad_label(name: str) -> bool:
 
 def _check_names(scheduling: Issues, sched: SchedulingSpec) -> None:
     if sched.cohort is not None and _bad_label(sched.cohort):
-        scheduling.error("cohort", "not a valid cohort name", sched.cohort, allowed=LABEL_RULE,
-                         fix="rename the cohort, e.g. 'ml'")
+        scheduling.error(
+            "cohort", "not a valid cohort name", sched.cohort, allowed=LABEL_RULE, fix="rename the cohort, e.g. 'ml'"
+        )
     seen: dict[str, int] = {}
     for i, queue in enumerate(sched.queues):
         where = scheduling.at("queues", i)
         if _bad_label(queue.name):
-            where.error("name", "not a valid queue name", queue.name, allowed=LABEL_RULE,
-                        fix="rename the queue, e.g. 'team-a'")
+            where.error(
+                "name", "not a valid queue name", queue.name, allowed=LABEL_RULE, fix="rename the queue, e.g. 'team-a'"
+            )
         norm = queue.name.lower().replace("_", "-")
         if norm in seen:
-            where.error("name", f"duplicate queue name (same as queues[{seen[norm]}])", queue.name,
-                        allowed="unique queue names", fix="rename one of the queues")
+            where.error(
+                "name",
+                f"duplicate queue name (same as queues[{seen[norm]}])",
+                queue.name,
+                allowed="unique queue names",
+                fix="rename one of the queues",
+            )
         seen.setdefault(norm, i)
         if queue.namespace is not None:
             _check_namespace(where.at("namespace"), queue.namespace)
@@ -114,25 +98,45 @@ def _check_names(scheduling: Issues, sched: SchedulingSpec) -> None:
     for i, pc in enumerate(sched.priority_classes):
         where = scheduling.at("priorityClasses", i)
         if _bad_label(pc.name):
-            where.error("name", "not a valid priority class name", pc.name, allowed=LABEL_RULE,
-                        fix="rename the class, e.g. 'high'")
+            where.error(
+                "name",
+                "not a valid priority class name",
+                pc.name,
+                allowed=LABEL_RULE,
+                fix="rename the class, e.g. 'high'",
+            )
         if pc.name in seen:
-            where.error("name", f"duplicate priority class name (same as priorityClasses[{seen[pc.name]}])", pc.name,
-                        allowed="unique names", fix="rename or remove one of them")
+            where.error(
+                "name",
+                f"duplicate priority class name (same as priorityClasses[{seen[pc.name]}])",
+                pc.name,
+                allowed="unique names",
+                fix="rename or remove one of them",
+            )
         seen.setdefault(pc.name, i)
         if not PRIORITY_MIN <= pc.value <= PRIORITY_MAX:
-            where.error("value", "priority value out of range", pc.value, allowed=f"{PRIORITY_MIN} … {PRIORITY_MAX}",
-                        fix="use a smaller number; only the order of the values matters")
+            where.error(
+                "value",
+                "priority value out of range",
+                pc.value,
+                allowed=f"{PRIORITY_MIN} … {PRIORITY_MAX}",
+                fix="use a smaller number; only the order of the values matters",
+            )
 
 
 def _check_namespace(where: Issues, namespace: str) -> None:
     if _bad_label(namespace):
-        where.error(None, "not a valid namespace name", namespace, allowed=LABEL_RULE,
-                    fix="rename the namespace, e.g. 'team-a'")
+        where.error(
+            None, "not a valid namespace name", namespace, allowed=LABEL_RULE, fix="rename the namespace, e.g. 'team-a'"
+        )
     elif namespace in RESERVED_NAMESPACES or namespace.startswith("kube-"):
-        where.error(None, "namespace is reserved for the system", namespace,
-                    allowed=f"any valid name except {', '.join(RESERVED_NAMESPACES)} and kube-*",
-                    fix="give the team a namespace of its own (omit it to use the queue name)")
+        where.error(
+            None,
+            "namespace is reserved for the system",
+            namespace,
+            allowed=f"any valid name except {', '.join(RESERVED_NAMESPACES)} and kube-*",
+            fix="give the team a namespace of its own (omit it to use the queue name)",
+        )
 
 
 # -- quotas -----------------------------------------------------------------------------------------------------
@@ -148,25 +152,42 @@ def _check_quotas(scheduling: Issues, sched: SchedulingSpec, known: list[str], c
         for j, quota in enumerate(queue.quotas):
             where = scheduling.at("queues", i, "quotas", j)
             if quota.pool not in known:
-                where.error("pool", "no GPU pool with this name", quota.pool,
-                            allowed=allowed_list(known) or "no pools are defined",
-                            fix=choice_fix("the pool", quota.pool, known, " (a name from nodePools)"))
+                where.error(
+                    "pool",
+                    "no GPU pool with this name",
+                    quota.pool,
+                    allowed=allowed_list(known) or "no pools are defined",
+                    fix=choice_fix("the pool", quota.pool, known, " (a name from nodePools)"),
+                )
             elif quota.pool in seen:
-                where.error("pool", f"pool listed twice in this queue (same as quotas[{seen[quota.pool]}])",
-                            quota.pool, allowed="each pool once per queue", fix="merge the two entries into one")
+                where.error(
+                    "pool",
+                    f"pool listed twice in this queue (same as quotas[{seen[quota.pool]}])",
+                    quota.pool,
+                    allowed="each pool once per queue",
+                    fix="merge the two entries into one",
+                )
             else:
                 used.setdefault(quota.pool, []).append((i, j, queue.name, quota.gpus))
             seen.setdefault(quota.pool, j)
             for field, value in (("borrowingLimit", quota.borrowing_limit), ("lendingLimit", quota.lending_limit)):
                 if value is not None and sched.cohort is None:
                     verb = "borrowing" if field == "borrowingLimit" else "lending"
-                    where.error(field, f"{verb} happens between queues of a cohort, and scheduling.cohort is not set",
-                                value, allowed="a cohort name in scheduling.cohort",
-                                fix=f"set scheduling.cohort (e.g. cohort: ml), or remove {field}")
+                    where.error(
+                        field,
+                        f"{verb} happens between queues of a cohort, and scheduling.cohort is not set",
+                        value,
+                        allowed="a cohort name in scheduling.cohort",
+                        fix=f"set scheduling.cohort (e.g. cohort: ml), or remove {field}",
+                    )
             if quota.lending_limit is not None and quota.lending_limit > quota.gpus:
-                where.error("lendingLimit", "lendingLimit is more than the queue's own quota in this pool",
-                            quota.lending_limit, allowed=f"0 … {quota.gpus} (gpus)",
-                            fix="lower lendingLimit to at most gpus: a queue can only lend what it owns")
+                where.error(
+                    "lendingLimit",
+                    "lendingLimit is more than the queue's own quota in this pool",
+                    quota.lending_limit,
+                    allowed=f"0 … {quota.gpus} (gpus)",
+                    fix="lower lendingLimit to at most gpus: a queue can only lend what it owns",
+                )
     if not sched.overcommit:
         _check_capacity(scheduling, used, caps)
 
@@ -181,20 +202,28 @@ def _check_capacity(scheduling: Issues, used: dict[str, list[QuotaUse]], caps: d
         parts = " + ".join(f"{name} {gpus}" for _, _, name, gpus in entries)
         needed = math.ceil(total / cap.gpus_per_node)
         if cap.reservation is None:
-            fix = (f"lower the quotas, raise nodePools[{cap.index}].maxNodes to {needed}, or set "
-                   "scheduling.overcommit: true")
+            fix = (
+                f"lower the quotas, raise nodePools[{cap.index}].maxNodes to {needed}, or set "
+                "scheduling.overcommit: true"
+            )
         else:  # the pool cannot grow past its reservation: raising maxNodes would only add nodes that never come
-            fix = (f"lower the quotas to {cap.max_gpus} GPUs in total, or set scheduling.overcommit: true (pool "
-                   f"'{pool}' consumes {cap.reservation}; it grows only with a larger reservation)")
+            fix = (
+                f"lower the quotas to {cap.max_gpus} GPUs in total, or set scheduling.overcommit: true (pool "
+                f"'{pool}' consumes {cap.reservation}; it grows only with a larger reservation)"
+            )
         scheduling.error(
             ("queues", i, "quotas", j, "gpus"),
             f"nominal quotas in pool '{pool}' add up to {total} GPUs ({parts}), more than the pool has at maxNodes "
-            f"(nodePools[{cap.index}].maxNodes: {cap.max_nodes} × {cap.gpus_per_node} = {cap.max_gpus})", total,
-            allowed=f"at most {cap.max_gpus} in total", fix=fix)
+            f"(nodePools[{cap.index}].maxNodes: {cap.max_nodes} × {cap.gpus_per_node} = {cap.max_gpus})",
+            total,
+            allowed=f"at most {cap.max_gpus} in total",
+            fix=fix,
+        )
 
 
-def _check_nvlink_level(topology: Issues, cat: Catalog, cloud: Cloud, sched: SchedulingSpec,
-                        caps: dict[str, PoolCapacity]) -> None:
+def _check_nvlink_level(
+    topology: Issues, cat: Catalog, cloud: Cloud, sched: SchedulingSpec, caps: dict[str, PoolCapacity]
+) -> None:
     """``level: nvlink`` names a rack-scale NVLink domain (GB200 NVL72); a pool without one has no such level."""
     if sched.topology.level != TopologyLevel.NVLINK or sched.topology.mode == TopologyMode.NONE:
         return
@@ -203,89 +232,28 @@ def _check_nvlink_level(topology: Issues, cat: Catalog, cloud: Cloud, sched: Sch
     if plain:
         names = ", ".join(f"{c.name} ({c.machine_type})" for c in plain)
         racks = ", ".join(sorted(m for (c, m) in cat.nvlink_domains if c == cloud))
-        topology.error("level", f"nvlink placement needs rack-scale NVLink pools, and the NVLink domain of {names} "
-                       "ends at the node", "nvlink", allowed=f"host, block or zone; or pools of {racks}",
-                       fix="use level: block (or host), or move those quotas to a GB200 NVL72 pool")
-
-
-# -- Kueue-only: topology and fair sharing ----------------------------------------------------------------------
-def _check_topology(topology: Issues, cloud: Cloud, sched: SchedulingSpec, caps: dict[str, PoolCapacity]) -> None:
-    if sched.topology.mode != TopologyMode.REQUIRED:
-        return
-    pools = [caps[p] for p in dict.fromkeys(q.pool for queue in sched.queues for q in queue.quotas) if p in caps]
-    autoscaled = [c for c in pools if not c.tas]
-    if autoscaled:
-        names = ", ".join(f"{c.name} ({c.min_nodes}-{c.max_nodes} nodes)" for c in autoscaled)
         topology.error(
-            "mode", f"required placement needs pools of fixed size or with queued provisioning, and {names} "
-            f"{'autoscales' if len(autoscaled) == 1 else 'autoscale'}: "
-            "Kueue topology-aware admission counts only nodes that exist, so a gang would wait for a scale-up it "
-            "never triggers", "required",
-            allowed="preferred or none (or minNodes = maxNodes, or capacity.queuedProvisioning, on those pools)",
-            fix="use topology.mode: preferred, set minNodes equal to maxNodes (e.g. on a reservation), or turn on "
-            "queued provisioning (GKE: capacity.type flex-start)")
-    if sched.topology.level == TopologyLevel.BLOCK:
-        blockless = [c for c in pools if c.tas and not has_block_labels(cloud, c.machine_type, c.queued)]
-        if blockless:
-            names = ", ".join(f"{c.name} ({c.machine_type}{', queued: no compact placement' if c.queued else ''})"
-                              for c in blockless)
-            topology.error(
-                "level", f"required block placement is impossible on {names}: "
-                f"{'GKE' if cloud == Cloud.GCP else 'EKS'} puts no block topology labels on those nodes", "block",
-                allowed="zone or host (or topology.mode: preferred)",
-                fix="use level: zone or host, or mode: preferred, or move those quotas to a pool with block labels "
-                "(GKE A3/A4, EKS p4d/p5/p6/g6e)")
+            "level",
+            f"nvlink placement needs rack-scale NVLink pools, and the NVLink domain of {names} ends at the node",
+            "nvlink",
+            allowed=f"host, block or zone; or pools of {racks}",
+            fix="use level: block (or host), or move those quotas to a GB200 NVL72 pool",
+        )
 
 
+# -- Slurm-only -----------------------------------------------------------------------------------------------
 def _check_no_queued_pools(scheduling: Issues, sched: SchedulingSpec, caps: dict[str, PoolCapacity]) -> None:
     """Slurm creates no ProvisioningRequests, so a queued pool's nodes would never come."""
     for i, queue in enumerate(sched.queues):
         for j, quota in enumerate(queue.quotas):
             cap = caps.get(quota.pool)
             if cap is not None and cap.queued:
-                scheduling.error(("queues", i, "quotas", j, "pool"), f"pool {cap.name} gets nodes only through "
-                                 "ProvisioningRequests, which Kueue creates and Slurm does not", quota.pool,
-                                 allowed="pools without queued provisioning (workload: slurm)",
-                                 fix=f"use workload: kubeflow, or set nodePools[{cap.index}].capacity."
-                                 "queuedProvisioning: false (GKE: a capacity type other than flex-start)")
-
-
-def _check_fair_share(queues: Issues, sched: SchedulingSpec) -> None:
-    if sched.cohort is not None and sched.fair_sharing:
-        return
-    for i, q in enumerate(sched.queues):
-        if q.fair_share_weight == 1:
-            continue
-        if sched.cohort is None:
-            queues.warn((i, "fairShareWeight"), "fair-sharing weights only matter between queues of a cohort; this "
-                        "one is ignored", q.fair_share_weight, allowed="any weight, with a cohort",
-                        fix="set scheduling.cohort, or remove fairShareWeight")
-        else:
-            queues.warn((i, "fairShareWeight"), "fair-sharing weights only matter with fair sharing on, and "
-                        "scheduling.fairSharing is false; this one is ignored", q.fair_share_weight,
-                        allowed="any weight, with fairSharing: true",
-                        fix="remove fairSharing: false, or remove fairShareWeight")
-
-
-def _check_borrow_within_cohort(scheduling: Issues, sched: SchedulingSpec) -> None:
-    """Kueue v0.19.2 (site/content/en/docs/concepts/cluster_queue.md, "borrowWithinCohort"): only with classical
-    preemption, not with fair sharing; a policy other than Never only when reclaimWithinCohort is not Never (the
-    ClusterQueue CRD's rule: ``!(reclaimWithinCohort == 'Never' && borrowWithinCohort.policy != 'Never')``, so
-    policy Never, which preempts nothing, is allowed with it); it preempts in a cohort."""
-    borrow = sched.preemption.borrow_within_cohort
-    if borrow is None:
-        return
-    where = ("preemption", "borrowWithinCohort")
-    value = borrow.model_dump(by_alias=True, exclude_none=True, mode="json")
-    if sched.cohort is None:
-        scheduling.error(where, "borrowing-preemption acts between queues of a cohort, and scheduling.cohort is "
-                         "not set", value, allowed="with a cohort", fix="set scheduling.cohort, or remove it")
-    elif sched.fair_sharing:
-        scheduling.error(where, "Kueue allows borrowWithinCohort only with classical preemption, not with fair "
-                         "sharing (on by default with a cohort)", value, allowed="with scheduling.fairSharing: false",
-                         fix="set scheduling.fairSharing: false, or remove borrowWithinCohort")
-    if sched.preemption.reclaim_within_cohort == ReclaimPreemption.NEVER and borrow.policy != BorrowPolicy.NEVER:
-        scheduling.error(where, "Kueue supports borrowWithinCohort.policy other than Never only when "
-                         "reclaimWithinCohort is not Never", value,
-                         allowed="reclaimWithinCohort: LowerPriority or Any, or borrowWithinCohort.policy: Never",
-                         fix="set preemption.reclaimWithinCohort: LowerPriority, or remove borrowWithinCohort")
+                scheduling.error(
+                    ("queues", i, "quotas", j, "pool"),
+                    f"pool {cap.name} gets nodes only through "
+                    "ProvisioningRequests, which Kueue creates and Slurm does not",
+                    quota.pool,
+                    allowed="pools without queued provisioning (workload: slurm)",
+                    fix=f"use workload: kubeflow, or set nodePools[{cap.index}].capacity."
+                    "queuedProvisioning: false (GKE: a capacity type other than flex-start)",
+                )
