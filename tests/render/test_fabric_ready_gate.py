@@ -3,6 +3,7 @@ plugin's reference to a marker on the node, and the job pod's first init contain
 until the marker names the plugin the catalog pins. Both shell commands are the rendered ones, run with a real
 ``/bin/sh`` against a temporary directory standing in for the node's ``/home/kubernetes/bin/gpu-cluster``: the gate
 keeps waiting with no marker or another plugin version, and finishes once the installer's command has run."""
+
 from __future__ import annotations
 
 import subprocess
@@ -12,7 +13,8 @@ import pytest
 
 from catalog.fabric import FabricKind, load_fabric_catalog
 from render.gke_fabric_manifests import installer
-from render.fabric_pod import READY_DIR, READY_DIR_HOST, pod_fabric
+from render.fabric_pod import pod_fabric
+from render.fabric_ready_gate import READY_DIR, READY_DIR_HOST
 from tests.support.spec.scheduling_fixtures import spec_and_facts
 from tests.render.test_fabric_workloads import FABRICS
 

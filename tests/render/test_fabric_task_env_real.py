@@ -9,6 +9,7 @@ plugin's directory first; the L4 task shows none of them. Without the TaskProlog
 change) the TCPXO task had none either. Root with CAP_SYS_ADMIN/SYS_CHROOT/NET_ADMIN is needed: skip outside CI
 without it, failure in CI.
 """
+
 from __future__ import annotations
 
 import time
@@ -16,7 +17,8 @@ import time
 import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file
-from render.fabric_pod import NVIDIA_LIB64, pod_fabric
+from render.fabric_pod import pod_fabric
+from render.nccl_env import NVIDIA_LIB64
 from stacks.plan.slurm import plan_slurm
 from tests.support.spec.edit import edits
 from tests.support.spec.scheduling_fixtures import spec_and_facts
@@ -37,7 +39,8 @@ def _raw() -> dict:
     raw["scheduling"]["slurm"]["blockSize"] = 2
     raw["scheduling"]["queues"] = [
         {"name": "pretraining", "fairShareWeight": 3, "quotas": [{"pool": FABRIC_POOL, "gpus": 16}]},
-        {"name": "research", "quotas": [{"pool": PLAIN_POOL, "gpus": 2}]}]
+        {"name": "research", "quotas": [{"pool": PLAIN_POOL, "gpus": 2}]},
+    ]
     return edits(raw, {})
 
 
@@ -54,8 +57,17 @@ def task_envs() -> dict[str, dict[str, str]]:
             out_host, out_inside = cluster.out_dir
             envs = {}
             for pool, account in ((FABRIC_POOL, "pretraining"), (PLAIN_POOL, "research")):
-                args = ["sbatch", "--parsable", "-p", pool, "-N", "1", f"--output={out_inside}/{pool}.out",
-                        "--wrap", "srun env"]
+                args = [
+                    "sbatch",
+                    "--parsable",
+                    "-p",
+                    pool,
+                    "-N",
+                    "1",
+                    f"--output={out_inside}/{pool}.out",
+                    "--wrap",
+                    "srun env",
+                ]
                 if plan.accounting:
                     args[2:2] = ["-A", account]
                 sub = cluster.ctl.run(*args)  # the controller's environment: no NCCL_* (as from a login pod)
