@@ -2,6 +2,7 @@
 count, the VPCs behind them), NICs per node, the NCCL transport a job uses and its nominal bandwidth (catalog data
 with its source), and what was wired: the installer/injector DaemonSets, training runtimes and Slurm NodeSets the
 program registered with the fabric on them, and on GKE-managed pools the DRA claim their jobs get the NICs through. Read from the pool facts and the recorded resources."""
+
 from __future__ import annotations
 
 from functools import cached_property
@@ -14,7 +15,8 @@ from catalog.image_digests import DEPLOY_DIGEST, digest_row
 from catalog.network_cards import network_cards
 from preview.engine import Registered
 from render.fabric_claim import ALLOCATION_MODE, POD_CLAIM, claim_template_name, device_class
-from stacks.plan.fabric_contract import ProcessView, check as check_contract, workload_views
+from stacks.plan.fabric_contract import check as check_contract
+from stacks.plan.process_view import ProcessView, workload_views
 from render.fabric_pod import pod_fabric
 from render.trainer import runtime_name
 from stacks.plan.efa_layout import efa_layout, efa_summary
@@ -30,9 +32,9 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 COST_NOTES = {
     "gcp": "the GPU fabric's extra VPC networks, subnets and firewall rules cost nothing per hour (traffic between "
-           "nodes in one zone is not billed), so they add nothing to the table",
+    "nodes in one zone is not billed), so they add nothing to the table",
     "aws": "EFA interfaces cost nothing per hour (traffic between nodes in one AZ is not billed), so they add nothing "
-           "to the table",
+    "to the table",
 }
 
 
@@ -79,11 +81,20 @@ class _Wiring:
 def _daemonsets_on(pool: str, wiring: _Wiring) -> list[str]:
     out = []
     for r in wiring.daemonsets:
-        terms = (r.inputs.get("spec", {}).get("template", {}).get("spec", {}).get("affinity", {})
-                 .get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution", {})
-                 .get("nodeSelectorTerms", []))
-        if any(e.get("key") == POOL_LABEL_KEY and pool in e.get("values", [])
-               for t in terms for e in t.get("matchExpressions", [])):
+        terms = (
+            r.inputs.get("spec", {})
+            .get("template", {})
+            .get("spec", {})
+            .get("affinity", {})
+            .get("nodeAffinity", {})
+            .get("requiredDuringSchedulingIgnoredDuringExecution", {})
+            .get("nodeSelectorTerms", [])
+        )
+        if any(
+            e.get("key") == POOL_LABEL_KEY and pool in e.get("values", [])
+            for t in terms
+            for e in t.get("matchExpressions", [])
+        ):
             out.append(r.inputs["metadata"]["name"])
     return sorted(out)
 
@@ -99,8 +110,10 @@ def _wired(pool: PoolFacts, wiring: _Wiring) -> list[str]:
     claim = dra_claim(pool, wiring)
     if claim is not None and out:
         where = ", ".join(claim["namespaces"]) or "no namespace (no queue or NodeSet runs jobs there)"
-        out.append(f"DRA claim {claim['podClaim']}: ResourceClaimTemplate {claim['template']} "
-                   f"({claim['count']} × {claim['deviceClass']}) in {where}")
+        out.append(
+            f"DRA claim {claim['podClaim']}: ResourceClaimTemplate {claim['template']} "
+            f"({claim['count']} × {claim['deviceClass']}) in {where}"
+        )
     return out
 
 
@@ -113,8 +126,14 @@ def dra_claim(pool: PoolFacts, wiring: _Wiring) -> dict[str, Any] | None:
     name = claim_template_name(pool.name)
     namespaces = sorted(wiring.claim_namespaces.get(name, []))
     assert pool.fabric is not None
-    return {"podClaim": POD_CLAIM, "template": name, "deviceClass": cls, "allocationMode": ALLOCATION_MODE,
-            "count": pool.fabric.gpu_nics, "namespaces": namespaces}
+    return {
+        "podClaim": POD_CLAIM,
+        "template": name,
+        "deviceClass": cls,
+        "allocationMode": ALLOCATION_MODE,
+        "count": pool.fabric.gpu_nics,
+        "namespaces": namespaces,
+    }
 
 
 def _status(node_pool: NodePool, pool: PoolFacts) -> str:
@@ -141,12 +160,17 @@ def version_floor(spec: StackSpec, plan: FabricPlan) -> tuple[str | None, str | 
     floors = load_fabric_catalog().version_floors(plan.kind, plan.managed)
     if not floors:
         return None, "no sourced GKE version floor for this fabric"
-    shown = floors[0].min_version if len(floors) == 1 else \
-        f"{floors[0].min_version} (GKE {floors[-1].minor}: {floors[-1].min_version})"
+    shown = (
+        floors[0].min_version
+        if len(floors) == 1
+        else f"{floors[0].min_version} (GKE {floors[-1].minor}: {floors[-1].min_version})"
+    )
     pinned = spec.cluster.min_master_version
     if pinned is None:
-        return shown, (f"not checked: cluster.minMasterVersion is unset, so release channel "
-                       f"{spec.cluster.release_channel.value} picks the version")
+        return shown, (
+            f"not checked: cluster.minMasterVersion is unset, so release channel "
+            f"{spec.cluster.release_channel.value} picks the version"
+        )
     verdict = check_floor(pinned, floors)
     if verdict.check == FloorCheck.MEETS:
         return shown, f"minMasterVersion {pinned} meets it"
@@ -160,13 +184,21 @@ def nvlink_summary(p: PoolFacts, wiring: _Wiring) -> dict[str, Any]:
     workload policy, and the ComputeDomains (``namespace/name``) its jobs claim IMEX channels from."""
     nv = p.nvlink
     assert nv is not None
-    domains = sorted(f"{r.inputs['metadata']['namespace']}/{r.inputs['metadata']['name']}"
-                     for r in wiring.compute_domains
-                     if (r.inputs.get("metadata") or {}).get("labels", {}).get("gpu-cluster/pool") == p.name)
-    return {"domainGpus": nv.domain_gpus, "domainNodes": nv.domain_nodes, "domainsAtMax": nv.whole_domains(p.max_nodes),
-            "domainLabel": nv.domain_label, "acceleratorTopology": nv.accelerator_topology or None,
-            "ultraserverType": nv.ultraserver_type or None, "reservationBlock": nv.reservation_block,
-            "computeDomains": domains}
+    domains = sorted(
+        f"{r.inputs['metadata']['namespace']}/{r.inputs['metadata']['name']}"
+        for r in wiring.compute_domains
+        if (r.inputs.get("metadata") or {}).get("labels", {}).get("gpu-cluster/pool") == p.name
+    )
+    return {
+        "domainGpus": nv.domain_gpus,
+        "domainNodes": nv.domain_nodes,
+        "domainsAtMax": nv.whole_domains(p.max_nodes),
+        "domainLabel": nv.domain_label,
+        "acceleratorTopology": nv.accelerator_topology or None,
+        "ultraserverType": nv.ultraserver_type or None,
+        "reservationBlock": nv.reservation_block,
+        "computeDomains": domains,
+    }
 
 
 def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Sequence[Registered]) -> list[dict]:
@@ -177,24 +209,38 @@ def fabric_summary(spec: StackSpec, pools: Sequence[PoolFacts], resources: Seque
         node_pools.setdefault(node_pool.name, node_pool)
     for p in pools:
         plan = p.fabric
-        entry: dict[str, Any] = {"pool": p.name, "machineType": p.machine.machine_type,
-                                 "status": _status(node_pools[p.name], p)}
+        entry: dict[str, Any] = {
+            "pool": p.name,
+            "machineType": p.machine.machine_type,
+            "status": _status(node_pools[p.name], p),
+        }
         if p.nvlink is not None:  # only on GB200 NVL72 pools: other pools' entries keep their keys
             entry["nvlink"] = nvlink_summary(p, wiring)
         if plan is None:
             out.append({**entry, "fabric": None})
             continue
         floor, checked = version_floor(spec, plan)
-        entry.update({
-            "fabric": plan.kind.value, "fabricName": plan.kind.display_name, "mode": plan.mode.value,
-            "networking": _networking(plan),
-            "networks": [n.k8s_name for n in plan.networks], "networkCount": len(plan.networks),
-            "createdByGpuCluster": plan.creates_networks,
-            "nicsPerNode": plan.gpu_nics, "ncclTransport": plan.machine.nccl_transport,
-            "nominalGbpsPerNode": plan.machine.nominal_gbps_per_node, "bandwidthSource": plan.machine.bandwidth_source,
-            "gkeVersionFloor": floor, "gkeVersionCheck": checked,
-            "daemonSets": _daemonsets_on(p.name, wiring), "wired": _wired(p, wiring),
-            "draClaim": dra_claim(p, wiring), "contract": contract(p, wiring.views)})
+        entry.update(
+            {
+                "fabric": plan.kind.value,
+                "fabricName": plan.kind.display_name,
+                "mode": plan.mode.value,
+                "networking": _networking(plan),
+                "networks": [n.k8s_name for n in plan.networks],
+                "networkCount": len(plan.networks),
+                "createdByGpuCluster": plan.creates_networks,
+                "nicsPerNode": plan.gpu_nics,
+                "ncclTransport": plan.machine.nccl_transport,
+                "nominalGbpsPerNode": plan.machine.nominal_gbps_per_node,
+                "bandwidthSource": plan.machine.bandwidth_source,
+                "gkeVersionFloor": floor,
+                "gkeVersionCheck": checked,
+                "daemonSets": _daemonsets_on(p.name, wiring),
+                "wired": _wired(p, wiring),
+                "draClaim": dra_claim(p, wiring),
+                "contract": contract(p, wiring.views),
+            }
+        )
         if network_cards(p.machine.cloud, p.machine.machine_type):  # cards that differ (P6e-GB200): say which carry EFA
             entry["efaCards"] = efa_summary(efa_layout(p.machine))
         out.append(entry)
@@ -222,13 +268,28 @@ def contract(pool: PoolFacts, views: Sequence[ProcessView]) -> list[dict[str, An
         if view.pool != pool.name:
             continue
         result = check_contract(view, plan.kind, pool.machine.machine_type, plan.gpu_nics)
-        out.append({"workload": view.workload, "summary": result.summary, "envFrom": view.env_origin,
-                    "image": view.image, "imagePin": image_pin(view.image),
-                    "met": len(result.outcomes) - len(result.unmet), "total": len(result.outcomes),
-                    "unmet": [{"id": o.requirement.id, "requirement": o.requirement.name,
-                               "expected": o.requirement.expected_for(plan.gpu_nics), "observed": o.observed,
-                               "withoutIt": o.requirement.without_it.value, "source": o.requirement.source}
-                              for o in result.unmet]})
+        out.append(
+            {
+                "workload": view.workload,
+                "summary": result.summary,
+                "envFrom": view.env_origin,
+                "image": view.image,
+                "imagePin": image_pin(view.image),
+                "met": len(result.outcomes) - len(result.unmet),
+                "total": len(result.outcomes),
+                "unmet": [
+                    {
+                        "id": o.requirement.id,
+                        "requirement": o.requirement.name,
+                        "expected": o.requirement.expected_for(plan.gpu_nics),
+                        "observed": o.observed,
+                        "withoutIt": o.requirement.without_it.value,
+                        "source": o.requirement.source,
+                    }
+                    for o in result.unmet
+                ],
+            }
+        )
     return out
 
 
@@ -239,11 +300,20 @@ def contract_warnings(spec: StackSpec, rows: Sequence[dict[str, Any]]) -> list[S
     for row in rows:
         for c in row.get("contract") or []:
             for u in c["unmet"]:
-                effect = {"tcp": "NCCL falls back to TCP on the primary NIC", "fails": "the job fails to start "
-                          "NCCL", "slower": "the fabric runs below its tuned speed"}[u["withoutIt"]]
-                out.append(SpecIssue(
-                    path=f"gpu-cluster:nodePools[{index.get(row['pool'], 0)}].fabric", warning=True,
-                    problem=f"pool {row['pool']}: {c['workload']} does not meet fabric requirement {u['id']} "
-                    f"({u['requirement']}): {effect}", value=u["observed"], allowed=u["expected"],
-                    fix=f"give the workload {u['requirement']} = {u['expected']} (source: {u['source']})"))
+                effect = {
+                    "tcp": "NCCL falls back to TCP on the primary NIC",
+                    "fails": "the job fails to start NCCL",
+                    "slower": "the fabric runs below its tuned speed",
+                }[u["withoutIt"]]
+                out.append(
+                    SpecIssue(
+                        path=f"gpu-cluster:nodePools[{index.get(row['pool'], 0)}].fabric",
+                        warning=True,
+                        problem=f"pool {row['pool']}: {c['workload']} does not meet fabric requirement {u['id']} "
+                        f"({u['requirement']}): {effect}",
+                        value=u["observed"],
+                        allowed=u["expected"],
+                        fix=f"give the workload {u['requirement']} = {u['expected']} (source: {u['source']})",
+                    )
+                )
     return out

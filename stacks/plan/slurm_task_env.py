@@ -1,6 +1,6 @@
 """The fabric environment of every Slurm task: a ``TaskProlog`` and, per fabric NodeSet, the file it reads. Pure.
 
-Names, paths, the script and the volume live here (the fabric contract in ``stacks/plan/fabric_contract.py`` reads them);
+Names, paths, the script and the volume live here (the fabric contract reads them in ``stacks/plan/process_view.py``);
 what is rendered from a pool's ``PodFabric`` (the env files, the ConfigMap data) in ``render/slurm_task_env.py``.
 
 Slurm starts a task with the submitter's environment (``srun``/``sbatch`` propagate it), never with slurmd's:
@@ -17,6 +17,7 @@ the NCCL variables set on the slurmd container, so NCCL would never load the fab
 
 ``LD_LIBRARY_PATH`` is prepended to the task's own (the job may bring libraries); every other name is set.
 """
+
 from __future__ import annotations
 
 from typing import Any

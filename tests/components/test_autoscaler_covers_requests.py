@@ -4,12 +4,14 @@ on its Auto Scaling group), at least as much as one pod asks for. Cluster Autosc
 node at 0 nodes from the instance type plus those tags only (kubernetes/autoscaler cluster-autoscaler/cloudprovider/
 aws/aws_manager.go), so a pod asking for anything else never triggers a scale-up (EFA jobs asked for huge pages the
 template lacked). Walks the program's recorded resources of every EKS stack with a scheduler, examples and fixtures."""
+
 from __future__ import annotations
 
 import pytest
 
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
-from stacks.plan.fabric_contract import quantity, workload_views
+from stacks.plan.fabric_contract import quantity
+from stacks.plan.process_view import workload_views
 from tests.support.spec.edit import edits
 from tests.support.spec.scheduling_fixtures import EKS_TEAMS, flat_config
 from tests.support.slurm.configs import EKS_ZONES
@@ -29,14 +31,17 @@ STACKS = {
 
 def _templates(resources) -> dict[str, dict[str, str]]:
     """pool label -> resource -> declared amount, from the ASG tags of each GPU node group."""
-    groups = {f"eks-{r.name}-offline": r.inputs.get("labels", {}).get("gpu-cluster/pool") for r in resources
-              if r.type == NODE_GROUP}
+    groups = {
+        f"eks-{r.name}-offline": r.inputs.get("labels", {}).get("gpu-cluster/pool")
+        for r in resources
+        if r.type == NODE_GROUP
+    }
     out: dict[str, dict[str, str]] = {}
     for r in resources:
         if r.type == ASG_TAG and r.inputs["tag"]["key"].startswith(TEMPLATE):
             pool = groups.get(r.inputs["autoscalingGroupName"])
             if pool:
-                out.setdefault(pool, {})[r.inputs["tag"]["key"][len(TEMPLATE):]] = r.inputs["tag"]["value"]
+                out.setdefault(pool, {})[r.inputs["tag"]["key"][len(TEMPLATE) :]] = r.inputs["tag"]["value"]
     return out
 
 
@@ -52,8 +57,10 @@ def test_every_requested_resource_is_in_the_pools_node_template(stack):
             if name in KNOWN_FROM_INSTANCE_TYPE:
                 continue
             declared = templates[view.pool].get(name)
-            assert declared is not None, f"{stack} {view.workload}: requests {name} {amount}, the node template of " \
-                                         f"pool {view.pool} does not declare it"
+            assert declared is not None, (
+                f"{stack} {view.workload}: requests {name} {amount}, the node template of "
+                f"pool {view.pool} does not declare it"
+            )
             assert quantity(declared) >= quantity(amount), f"{stack} {view.workload}: {name} {amount} > {declared}"
             checked += 1
     assert checked >= len(views) * 2  # nvidia.com/gpu and more: the walk saw the EFA requests

@@ -4,6 +4,7 @@ sourced requirement of its fabric (env, library path, mounts, interfaces, sideca
 contract is shown to fail where a job would not use the fabric: the workloads as they were rendered before the fabric
 fixes (TCPX env, no /dev/shm, gIB tuning only in BASH_ENV, the PyTorch image on EFA, slurmd's env instead of a
 TaskProlog), each built by undoing one fix on the rendered objects."""
+
 from __future__ import annotations
 
 import copy
@@ -14,14 +15,20 @@ import pytest
 from catalog.fabric import FabricKind, load_fabric_catalog
 from catalog.fabric_requirements import WithoutIt, load_requirements
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
-from stacks.plan.fabric_contract import (
-    RELEASE_TYPE, RUNTIME_TYPE, ProcessView, check, nodeset_views, runtime_views, workload_views,
+from stacks.plan.fabric_contract import check
+from stacks.plan.process_view import (
+    RELEASE_TYPE,
+    RUNTIME_TYPE,
+    ProcessView,
+    nodeset_views,
+    runtime_views,
+    workload_views,
 )
 from tests.support.spec.scheduling_fixtures import CAT
 
 FAB = load_fabric_catalog()
 NODE_POOL_TYPES = ("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup")
-EXAMPLES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
+EXAMPLES = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
 
 
 def _recorded(stack: str):
@@ -39,7 +46,9 @@ def _fabric_pools(stack: str) -> dict[str, tuple[FabricKind, str, int]]:
     out = {}
     for p in spec.node_pools:
         facts = pool_facts(spec, p, CAT)
-        if facts.fabric is not None and (facts.fabric.kind != FabricKind.EFA or facts.resolved_runtime.efa_device_plugin):
+        if facts.fabric is not None and (
+            facts.fabric.kind != FabricKind.EFA or facts.resolved_runtime.efa_device_plugin
+        ):
             out[p.name] = (facts.fabric.kind, facts.machine.machine_type, facts.fabric.gpu_nics)
     return out
 
@@ -63,16 +72,18 @@ def test_every_workload_on_a_fabric_pool_meets_its_contract(example):
     pools = _fabric_pools(stack)
     views = [v for v in workload_views(objects) if v.pool in pools]
     wired = {v.pool for v in views}
-    scheduled = any(t == RUNTIME_TYPE or (t == RELEASE_TYPE and "nodesets" in (props.get("values") or {}))
-                    for t, props in objects)
+    scheduled = any(
+        t == RUNTIME_TYPE or (t == RELEASE_TYPE and "nodesets" in (props.get("values") or {})) for t, props in objects
+    )
     if not scheduled:
         pytest.skip(f"{stack} runs no scheduler: no workload to judge")
     assert wired == set(pools), f"{stack}: fabric pools without a runtime or NodeSet: {set(pools) - wired}"
     for view in views:
         kind, machine, nics = pools[view.pool]
         result = check(view, kind, machine, nics)
-        assert {o.requirement.id for o in result.unmet} == set(), \
-            f"{stack} {view.workload}: " + "; ".join(f"{o.requirement.id}: {o.observed}" for o in result.unmet)
+        assert {o.requirement.id for o in result.unmet} == set(), f"{stack} {view.workload}: " + "; ".join(
+            f"{o.requirement.id}: {o.observed}" for o in result.unmet
+        )
         assert len(result.outcomes) >= 6
 
 
@@ -87,14 +98,19 @@ def test_every_requirement_row_has_an_upstream_source_and_each_tcp_row_names_a_c
 
 # --- the contract fails on the workloads as they were before the fixes ---------------------------------------
 
+
 def _runtime(stack: str, name: str) -> dict:
-    return next(copy.deepcopy(r.inputs) for r in _recorded(stack)
-                if r.type == RUNTIME_TYPE and r.inputs["metadata"]["name"] == name)
+    return next(
+        copy.deepcopy(r.inputs)
+        for r in _recorded(stack)
+        if r.type == RUNTIME_TYPE and r.inputs["metadata"]["name"] == name
+    )
 
 
 def _container(runtime: dict) -> dict:
     return runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
-        "containers"][0]
+        "containers"
+    ][0]
 
 
 def _pod(runtime: dict) -> dict:
@@ -115,7 +131,11 @@ def test_the_old_tcpx_env_and_no_shm_are_unmet():
     env.append({"name": "NCCL_GPUDIRECTTCPX_FORCE_ACK", "value": "0"})
     _container(runtime)["volumeMounts"] = [m for m in _container(runtime)["volumeMounts"] if m["name"] != "dshm"]
     assert _unmet(runtime_views(runtime)[0], FabricKind.TCPX, "a3-highgpu-8g", 4) == {
-        "tcpx-algo", "tcpx-steering", "tcpx-no-force-ack", "tcpx-shm"}
+        "tcpx-algo",
+        "tcpx-steering",
+        "tcpx-no-force-ack",
+        "tcpx-shm",
+    }
 
 
 def test_gib_tuning_only_through_bash_env_is_unmet():
@@ -123,8 +143,16 @@ def test_gib_tuning_only_through_bash_env_is_unmet():
     keep = {"NCCL_NET", "BASH_ENV", "LD_LIBRARY_PATH"}  # what the runtime set before: a `torchrun` never sources
     _container(runtime)["env"] = [e for e in _container(runtime)["env"] if e["name"] in keep]
     assert _unmet(runtime_views(runtime)[0], FabricKind.RDMA, "a3-ultragpu-8g", 8) == {
-        "rdma-cross-nic", "rdma-gdr", "rdma-p2p-chunk", "rdma-nvls-chunk", "rdma-adaptive-routing", "rdma-qps",
-        "rdma-tc", "rdma-fifo-tc", "rdma-tuner-a3u"}
+        "rdma-cross-nic",
+        "rdma-gdr",
+        "rdma-p2p-chunk",
+        "rdma-nvls-chunk",
+        "rdma-adaptive-routing",
+        "rdma-qps",
+        "rdma-tc",
+        "rdma-fifo-tc",
+        "rdma-tuner-a3u",
+    }
 
 
 def test_the_pytorch_image_on_efa_falls_back_to_tcp():
@@ -137,12 +165,16 @@ def test_the_pytorch_image_on_efa_falls_back_to_tcp():
 
 def test_a_nodeset_whose_env_is_only_on_slurmd_gets_none_of_it():
     """Before the TaskProlog: the NCCL env sat on the slurmd container, which tasks never inherit."""
-    release = next(copy.deepcopy(r.inputs) for r in _recorded("gke-h100-512")
-                   if r.type == RELEASE_TYPE and "nodesets" in (r.inputs.get("values") or {}))
+    release = next(
+        copy.deepcopy(r.inputs)
+        for r in _recorded("gke-h100-512")
+        if r.type == RELEASE_TYPE and "nodesets" in (r.inputs.get("values") or {})
+    )
     values = release["values"]
     assert values["nodesets"]["h100-mega"]["slurmd"]["env"], "slurmd still carries the env (its own processes)"
     values["controller"]["extraConf"] = "\n".join(
-        line for line in values["controller"]["extraConf"].split("\n") if not line.startswith("TaskProlog="))
+        line for line in values["controller"]["extraConf"].split("\n") if not line.startswith("TaskProlog=")
+    )
     view = next(v for v in nodeset_views(values, None) if v.pool == "h100-mega")
     assert view.env == {}
     result = check(view, FabricKind.TCPXO, "a3-megagpu-8g", 8)
