@@ -12,6 +12,8 @@ from pydantic import Field
 
 from catalog import Cloud
 from stacks.spec.capacity import Capacity
+
+# ClusterMode re-exported: stacks/validate/fleet.py still imports it from here
 from stacks.spec.cluster import ClusterMode as ClusterMode, ClusterSpec
 from stacks.spec.eks_node import NodeRepair, RootVolume
 from stacks.spec.fabric import PoolFabric
