@@ -1,4 +1,5 @@
 """Deploy-time advice the offline preview adds to a valid spec: true for every stack like it, so not a spec rule."""
+
 from __future__ import annotations
 
 from catalog import Catalog, Cloud
@@ -8,7 +9,8 @@ from stacks.plan.fabric import fabric_plan
 from stacks.validate.issues import SpecIssue, path_of
 from stacks.validate.pod_start import unpinned_ami_advice
 from stacks.validate.pool_zones import OFFERINGS_COMMAND
-from stacks.spec.stack import ClusterMode, StackSpec
+from stacks.spec.cluster import ClusterMode
+from stacks.spec.stack import StackSpec
 
 
 AWS_NAMES = ", and which AZ a zone's letter names differs per account"
@@ -28,25 +30,38 @@ def unknown_zone_availability(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
             declared |= set(sold.value.split())
         unchecked = [z for z in pool.zones if z not in declared]
         if unchecked:
-            command = OFFERINGS_COMMAND[spec.cloud].format(machine=pool.machine_type, region=spec.region,
-                                                          zones=",".join(unchecked))
-            out.append(SpecIssue(
-                path_of("nodePools", i, "zones"), f"pool '{pool.name}': the catalog does not know which zones offer "
-                f"{pool.machine_type} (no public per-zone source{AWS_NAMES if spec.cloud == Cloud.AWS else ''}); "
-                f"not checked: {', '.join(unchecked)}", pool.zones,
-                "zones that offer it to your account", f"check with `{command}`; declare zoneAvailabilityOverride "
-                "(zones + reason) to record that you did", warning=True))
+            command = OFFERINGS_COMMAND[spec.cloud].format(
+                machine=pool.machine_type, region=spec.region, zones=",".join(unchecked)
+            )
+            out.append(
+                SpecIssue(
+                    path_of("nodePools", i, "zones"),
+                    f"pool '{pool.name}': the catalog does not know which zones offer "
+                    f"{pool.machine_type} (no public per-zone source{AWS_NAMES if spec.cloud == Cloud.AWS else ''}); "
+                    f"not checked: {', '.join(unchecked)}",
+                    pool.zones,
+                    "zones that offer it to your account",
+                    f"check with `{command}`; declare zoneAvailabilityOverride (zones + reason) to record that you did",
+                    warning=True,
+                )
+            )
     return out
 
 
 def deploy_advice(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
     advice = unknown_zone_availability(spec, cat)
     if spec.cluster.mode == ClusterMode.CREATE and not spec.cluster.authorized_networks:
-        advice.append(SpecIssue(
-            path_of("cluster", "authorizedNetworks"),
-            "the new cluster's Kubernetes API gets a private endpoint only: `pulumi up` must run from inside the VPC "
-            "to install the GPU runtime and scheduler", [], "your office or VPN CIDRs, e.g. 203.0.113.0/24",
-            "add the range `pulumi up` runs from, or run it from a host inside the VPC", warning=True))
+        advice.append(
+            SpecIssue(
+                path_of("cluster", "authorizedNetworks"),
+                "the new cluster's Kubernetes API gets a private endpoint only: `pulumi up` must run from inside the VPC "
+                "to install the GPU runtime and scheduler",
+                [],
+                "your office or VPN CIDRs, e.g. 203.0.113.0/24",
+                "add the range `pulumi up` runs from, or run it from a host inside the VPC",
+                warning=True,
+            )
+        )
     # GPUDirect is set up now (nodePools[].fabric); a pool that turns it off gets validation's warning instead
     if spec.cloud == Cloud.GCP and spec.cluster.mode == ClusterMode.EXISTING:
         fabrics = load_fabric_catalog()
@@ -54,12 +69,16 @@ def deploy_advice(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
             machine = fabrics.for_machine(spec.cloud, pool.machine_type)
             plan = fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric, fabrics)
             if machine is not None and plan is not None:
-                advice.append(SpecIssue(
-                    path_of("nodePools", i, "fabric"),
-                    f"pool '{pool.name}' attaches {machine.kind.display_name} networks to the existing cluster "
-                    f"'{spec.cluster.name}', which gpu-cluster does not modify: multi-networking "
-                    "(enable_multi_networking, Dataplane V2) must already be on", "existing cluster",
-                    "a cluster created with --enable-multi-networking --enable-dataplane-v2",
-                    "check with `gcloud container clusters describe`, or set fabric.mode: off for this pool",
-                    warning=True))
+                advice.append(
+                    SpecIssue(
+                        path_of("nodePools", i, "fabric"),
+                        f"pool '{pool.name}' attaches {machine.kind.display_name} networks to the existing cluster "
+                        f"'{spec.cluster.name}', which gpu-cluster does not modify: multi-networking "
+                        "(enable_multi_networking, Dataplane V2) must already be on",
+                        "existing cluster",
+                        "a cluster created with --enable-multi-networking --enable-dataplane-v2",
+                        "check with `gcloud container clusters describe`, or set fabric.mode: off for this pool",
+                        warning=True,
+                    )
+                )
     return advice + unpinned_ami_advice(spec)

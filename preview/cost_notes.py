@@ -4,6 +4,7 @@ Each pool's ``PoolCost.notes`` names the conventions its figures rest on; the st
 and list the pools it touches. What the preview does not price at all (boot disks, Cloud NAT) is named too, in the
 notes and in the JSON totals (``notCounted``), so no total reads as more complete than it is.
 """
+
 from __future__ import annotations
 
 import re
@@ -12,7 +13,8 @@ from typing import Protocol, Sequence
 
 from catalog import Catalog, CapacityType, Cloud
 from stacks.plan.facts import PoolFacts
-from stacks.spec.stack import ClusterMode, StackSpec
+from stacks.spec.cluster import ClusterMode
+from stacks.spec.stack import StackSpec
 
 
 class PricedPool(Protocol):
@@ -27,10 +29,13 @@ class PricedPool(Protocol):
     @property
     def priced(self) -> bool: ...
 
+
 DEFAULT_MAX_RUN_HOURS = 168  # GKE's maxRunDuration cap for flex-start nodes (stacks.spec.stack: max_run_hours)
 AWS_SPOT_MIN = re.compile(r"spot_min = min across AZs \(avg (?P<avg>[\d.]+), max (?P<max>[\d.]+)\)")
-SKYPILOT_DATE_NOTE = ("the SkyPilot v9 catalog snapshot is undated; its date is an inferred lower bound (matching "
-                      "weekly price snapshots date it no earlier)")
+SKYPILOT_DATE_NOTE = (
+    "the SkyPilot v9 catalog snapshot is undated; its date is an inferred lower bound (matching "
+    "weekly price snapshots date it no earlier)"
+)
 
 
 MONTH_NOTE = "a month is 730 hours (8,760 h / 12, as the cloud price lists count it): $/month max = $/h max × 730"
@@ -42,46 +47,82 @@ def pool_notes(f: PoolFacts, spec: StackSpec, cat: Catalog, capacity: str, price
     if priced and capacity != "capacity-block":
         out.append(("month", "$/month max = $/h max × 730 h"))
     if capacity == "capacity-block" and priced:
-        out.append(("block", "the upfront fee spread evenly over the block's window: $/h is fee ÷ window hours, "
-                             "$/month max is at most 730 h of that; the whole fee is billed at purchase"))
+        out.append(
+            (
+                "block",
+                "the upfront fee spread evenly over the block's window: $/h is fee ÷ window hours, "
+                "$/month max is at most 730 h of that; the whole fee is billed at purchase",
+            )
+        )
     price = f.price
     if price is not None and f.cloud == Cloud.AWS and capacity == CapacityType.SPOT.value:
         m = AWS_SPOT_MIN.search(price.source)
         if m:
-            out.append(("aws-spot", f"AWS spot = the cheapest AZ in {spec.region} on {price.as_of.isoformat()} "
-                                    f"(${price.usd_per_hour:,.4f}/h; AZ average ${float(m['avg']):,.4f}, dearest "
-                                    f"${float(m['max']):,.4f})"))
+            out.append(
+                (
+                    "aws-spot",
+                    f"AWS spot = the cheapest AZ in {spec.region} on {price.as_of.isoformat()} "
+                    f"(${price.usd_per_hour:,.4f}/h; AZ average ${float(m['avg']):,.4f}, dearest "
+                    f"${float(m['max']):,.4f})",
+                )
+            )
         elif "spot_avg" in price.source:
-            out.append(("aws-spot-avg", f"AWS spot = the average over {spec.region}'s AZs on "
-                                        f"{price.as_of.isoformat()} (the source has no per-AZ minimum)"))
+            out.append(
+                (
+                    "aws-spot-avg",
+                    f"AWS spot = the average over {spec.region}'s AZs on "
+                    f"{price.as_of.isoformat()} (the source has no per-AZ minimum)",
+                )
+            )
     if price is not None and capacity == CapacityType.FLEX_START.value:
         pool = next(p for p in spec.node_pools if p.name == f.name)
         hours = pool.capacity.max_run_hours or DEFAULT_MAX_RUN_HOURS
         listed = cat.node_price(f.machine, spec.region, CapacityType.ON_DEMAND)
-        age = (f" ({(listed.as_of - price.as_of).days} days older than the on-demand list price of "
-               f"{listed.as_of.isoformat()})") if listed is not None and listed.as_of > price.as_of else ""
-        out.append(("flex", f"flex-start price from {price.label}, as of {price.as_of.isoformat()}{age}; each node "
-                            f"lives at most maxRunHours = {hours} h, then GKE deletes it"))
+        age = (
+            (
+                f" ({(listed.as_of - price.as_of).days} days older than the on-demand list price of "
+                f"{listed.as_of.isoformat()})"
+            )
+            if listed is not None and listed.as_of > price.as_of
+            else ""
+        )
+        out.append(
+            (
+                "flex",
+                f"flex-start price from {price.label}, as of {price.as_of.isoformat()}{age}; each node "
+                f"lives at most maxRunHours = {hours} h, then GKE deletes it",
+            )
+        )
     if price is not None and "SkyPilot" in price.label:
         out.append(("skypilot", f"price date {price.as_of.isoformat()} is an inferred lower bound (SkyPilot v9)"))
     zones = cat.offered_zones(f.cloud, f.machine)
     if zones is not None and "skypilot" in zones.source.lower():
-        out.append(("skypilot-zones", f"zone availability from SkyPilot v9, as of ≥ {zones.as_of.isoformat()} "
-                                      "(an inferred lower bound)"))
+        out.append(
+            (
+                "skypilot-zones",
+                f"zone availability from SkyPilot v9, as of ≥ {zones.as_of.isoformat()} (an inferred lower bound)",
+            )
+        )
     return out
 
 
 STACK_NOTE = {
     "month": lambda pools: f"{MONTH_NOTE}: {pools}",
-    "block": lambda pools: (f"capacity blocks ({pools}): the upfront fee is spread evenly over the block's window, "
-                            "so $/h is the same at min and max and $/month max is at most 730 h of it; the whole fee "
-                            "is billed at purchase, not monthly"),
-    "aws-spot": lambda pools: (f"AWS spot prices are the cheapest AZ of the region at the snapshot ({pools}); the AZ "
-                               "average is higher, and a pool pinned to other AZs pays more"),
-    "aws-spot-avg": lambda pools: f"AWS spot prices are the average over the region's AZs ({pools}): the source had "
-                                  "no per-AZ minimum",
-    "flex": lambda pools: f"flex-start pools ({pools}) are priced from a separate, older source, and their nodes are "
-                          "temporary",
+    "block": lambda pools: (
+        f"capacity blocks ({pools}): the upfront fee is spread evenly over the block's window, "
+        "so $/h is the same at min and max and $/month max is at most 730 h of it; the whole fee "
+        "is billed at purchase, not monthly"
+    ),
+    "aws-spot": lambda pools: (
+        f"AWS spot prices are the cheapest AZ of the region at the snapshot ({pools}); the AZ "
+        "average is higher, and a pool pinned to other AZs pays more"
+    ),
+    "aws-spot-avg": lambda pools: (
+        f"AWS spot prices are the average over the region's AZs ({pools}): the source had no per-AZ minimum"
+    ),
+    "flex": lambda pools: (
+        f"flex-start pools ({pools}) are priced from a separate, older source, and their nodes are temporary"
+    ),
     "skypilot": lambda pools: f"prices from the SkyPilot v9 catalog ({pools}): {SKYPILOT_DATE_NOTE}",
     "skypilot-zones": lambda pools: f"zone availability from the SkyPilot v9 catalog ({pools}): {SKYPILOT_DATE_NOTE}",
 }

@@ -1,5 +1,6 @@
 """Build a PreviewReport for one stack: validate, run the program offline, price it. The catalog is loaded once
 here and handed to everything that reads it."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,9 +32,15 @@ if TYPE_CHECKING:  # the fleet machinery is imported only by a fleet manager's p
     from preview.fleet.stack_files import StackFiles
 
 
-def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT / "__main__.py",
-                   policies: PolicyOptions | None = None, secret_keys: list[str] | None = None,
-                   stack_files: StackFiles | None = None, alongside: Sequence[str] = ()) -> PreviewReport:
+def preview_config(
+    stack: str,
+    config: dict[str, Any],
+    main: Path = PROJECT_ROOT / "__main__.py",
+    policies: PolicyOptions | None = None,
+    secret_keys: list[str] | None = None,
+    stack_files: StackFiles | None = None,
+    alongside: Sequence[str] = (),
+) -> PreviewReport:
     """``secret_keys``: None for a stack file (its ``secure:`` values are the secrets); a list when ``config`` is
     already decrypted, as the CLI hands it to the program. ``stack_files``: where a fleet manager's worker stack
     files are read (default: next to ``main``; a diff's base side reads them at its git ref). ``alongside``: stacks
@@ -58,8 +65,13 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         from preview.fleet.stack_files import FolderStackFiles
         from stacks.plan.fleet_egress import nat_scope
 
-        report.errors = alongside_issues(stack, nat_scope(spec.cloud.value, plan.cluster), alongside,
-                                         stack_files or FolderStackFiles(main.parent), cat)
+        report.errors = alongside_issues(
+            stack,
+            nat_scope(spec.cloud.value, plan.cluster),
+            alongside,
+            stack_files or FolderStackFiles(main.parent),
+            cat,
+        )
         if report.errors:
             return report
     members: list[Member] = []
@@ -72,14 +84,18 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         from stacks.validate.fleet_nat import shared_nat_issues
 
         files = stack_files or FolderStackFiles(main.parent)
-        members, report.errors = preview_workers(plan.fleet.section, files,
-                                                 lambda name, cfg: preview_config(name, cfg, main, policies))
+        members, report.errors = preview_workers(
+            plan.fleet.section, files, lambda name, cfg: preview_config(name, cfg, main, policies)
+        )
         if not report.errors:  # one Cloud NAT per project, region and network across the fleet's stack files
             workers = {w.name: i for i, w in enumerate(plan.fleet.section.workers)}
             report.errors = shared_nat_issues(
                 nat_scope(spec.cloud.value, plan.cluster),
-                [(workers[m.name], m.name, m.stack, (m.report.outputs.get(FACTS_OUTPUT) or {}).get("cloudNat"))
-                 for m in members])
+                [
+                    (workers[m.name], m.name, m.stack, (m.report.outputs.get(FACTS_OUTPUT) or {}).get("cloudNat"))
+                    for m in members
+                ],
+            )
         if report.errors:
             return report
         references = {m.reference: m.report.outputs for m in members}
@@ -90,17 +106,26 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         overrides = configured_overrides((policies or PolicyOptions()).config_file)
         report.cost = stack_cost(spec, facts, cat, overrides)  # per physical GPU, whatever the sharing
     except UnpricedCost as exc:  # exit 2 naming the price, never a total that leaves something out
-        report.errors = [SpecIssue(path=exc.path, problem=f"no on-demand price for {exc.item} in {exc.region}; "
-                                   "refusing to print a total without it", value=exc.item,
-                                   fix="add a dated, sourced row to catalog/data/prices.csv, or pick a priced type")]
+        report.errors = [
+            SpecIssue(
+                path=exc.path,
+                problem=f"no on-demand price for {exc.item} in {exc.region}; refusing to print a total without it",
+                value=exc.item,
+                fix="add a dated, sourced row to catalog/data/prices.csv, or pick a priced type",
+            )
+        ]
         report.resources = []  # like any invalid configuration: nothing is reported as created
         return report
     # the plan's queue promises, with what a tenant can reach (rendered here; the plan itself stays unchanged)
     # the queues' $/h read the cost table's price per pool (priceOverrides included): one price in both tables
-    quota = plan.quota.repriced({p.pool: p.usd_per_gpu_hour for p in report.cost.pools}) \
-        if plan.quota is not None else None
-    report.queues = dataclasses.replace(quota, access=access_notes(spec.scheduling, facts)) \
-        if quota is not None and spec.scheduling is not None else quota
+    quota = (
+        plan.quota.repriced({p.pool: p.usd_per_gpu_hour for p in report.cost.pools}) if plan.quota is not None else None
+    )
+    report.queues = (
+        dataclasses.replace(quota, access=access_notes(spec.scheduling, facts))
+        if quota is not None and spec.scheduling is not None
+        else quota
+    )
     report.slurm = slurm_summary(plan.slurm)
     report.fabric = fabric_summary(spec, facts, report.resources)
     report.warnings += contract_warnings(spec, report.fabric)
@@ -114,17 +139,21 @@ def preview_config(stack: str, config: dict[str, Any], main: Path = PROJECT_ROOT
         from preview.fleet.summary import outside_window_warnings
 
         report.fleet = fleet_summary(spec, stack, report.cost, members, plan.fleet.egress)
-        report.warnings += outside_window_warnings(report.fleet, report.fleet["workers"],
-                                                   dt.datetime.now(dt.timezone.utc))
+        report.warnings += outside_window_warnings(
+            report.fleet, report.fleet["workers"], dt.datetime.now(dt.timezone.utc)
+        )
     if spec.serving is not None:  # lazy: the serving tables load only for stacks that serve
-        from stacks.plan.serving import serving_rows
+        from stacks.plan.serving_cost import serving_rows
+
         report.serving = serving_rows(spec, facts, overrides)  # billed as the cost table bills the pool
     report.host_images = host_image_pins(report.resources)
-    report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()}
-                          for f in facts]
+    report.gpu_runtime = [
+        {"pool": f.name, "machineType": f.machine.machine_type, **f.resolved_runtime.as_dict()} for f in facts
+    ]
     apply_policies(report, spec, policies or PolicyOptions())  # the policy pack, as pulumi preview --policy-pack
     if members:  # a worker of unknown price fails the fleet as it fails alone (unknown is not $0)
         from preview.fleet.summary import unpriced_worker_violations
+
         report.violations += unpriced_worker_violations(members)
     return report
 
@@ -133,8 +162,13 @@ def preview_stack(stack: str, root: Path = PROJECT_ROOT, policies: PolicyOptions
     return preview_file(stack, stack_file(stack, root), root / "__main__.py", policies)
 
 
-def preview_file(stack: str, path: Path, main: Path = PROJECT_ROOT / "__main__.py",
-                 policies: PolicyOptions | None = None, alongside: Sequence[str] = ()) -> PreviewReport:
+def preview_file(
+    stack: str,
+    path: Path,
+    main: Path = PROJECT_ROOT / "__main__.py",
+    policies: PolicyOptions | None = None,
+    alongside: Sequence[str] = (),
+) -> PreviewReport:
     try:
         config = read_stack_file(path)
     except StackFileError as exc:  # not a stack file: exit 2 with where and why, nothing run

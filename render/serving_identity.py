@@ -1,12 +1,13 @@
 """The cloud identities serving needs, as data: the one each service's pods read their weights with, and the one
-KEDA's operator reads vLLM's metrics with (``render/serving.py`` renders the pods; ``components/k8s/serving_identity.py``
-creates the cloud side). Pure.
+KEDA's operator reads vLLM's metrics with (``render/serving_workload.py`` renders the pods;
+``components/k8s/serving_identity.py`` creates the cloud side). Pure.
 
 vLLM v0.10.0 (the pinned server) loads ``s3://`` with ``--load-format runai_streamer`` (vLLM docs v0.10.0, "Loading
 models with Run:ai Model Streamer"; the ``vllm-openai`` image installs ``runai-model-streamer[s3]`` and boto3) but not
 ``gs://``: native GCS support arrived in vLLM PR 24909 (2025-09-15) after v0.10.0. So on GKE the bucket is mounted
 read-only with the Cloud Storage FUSE CSI driver and vLLM reads files; on EKS vLLM streams from S3 itself.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -82,13 +83,21 @@ def s3_read_policy(path: BucketPath) -> dict[str, Any]:
     """Read-only, this bucket's model prefix only: objects under it, and listing limited to it."""
     bucket = f"arn:aws:s3:::{path.bucket}"
     objects = f"{bucket}/{path.prefix}/*" if path.prefix else f"{bucket}/*"
-    listing: dict[str, Any] = {"Sid": "ListTheModelPrefixOnly", "Effect": "Allow", "Action": ["s3:ListBucket"],
-                               "Resource": bucket}
+    listing: dict[str, Any] = {
+        "Sid": "ListTheModelPrefixOnly",
+        "Effect": "Allow",
+        "Action": ["s3:ListBucket"],
+        "Resource": bucket,
+    }
     if path.prefix:
         listing["Condition"] = {"StringLike": {"s3:prefix": [path.prefix, f"{path.prefix}/*"]}}
-    return {"Version": "2012-10-17", "Statement": [
-        {"Sid": "ReadTheModelObjectsOnly", "Effect": "Allow", "Action": ["s3:GetObject"], "Resource": objects},
-        listing]}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "ReadTheModelObjectsOnly", "Effect": "Allow", "Action": ["s3:GetObject"], "Resource": objects},
+            listing,
+        ],
+    }
 
 
 def weights_access(svc: Service, ns: str, cloud: Cloud, project: str | None, cluster: str) -> WeightsAccess | None:
@@ -97,8 +106,9 @@ def weights_access(svc: Service, ns: str, cloud: Cloud, project: str | None, clu
         return None
     if cloud == Cloud.GCP:
         account = gcp_weights_account_id(cluster, svc)
-        return WeightsAccess(svc.name, ns, service_account_name(svc), where, account,
-                             f"{account}@{project}.iam.gserviceaccount.com")
+        return WeightsAccess(
+            svc.name, ns, service_account_name(svc), where, account, f"{account}@{project}.iam.gserviceaccount.com"
+        )
     return WeightsAccess(svc.name, ns, service_account_name(svc), where, s3_read_policy=s3_read_policy(where))
 
 
@@ -134,6 +144,7 @@ class MetricsAccess:
     amp_workspace_arn: str | None = None
     """EKS: the workspace the triggers query, which the AWS managed collector fills (``amp_scrape_config``)."""
     scrape_config: str | None = None
+
     def keda_values(self) -> dict[str, Any]:
         if self.gcp_account_email:
             return {"podIdentity": {"gcp": {"enabled": True, "gcpIAMServiceAccount": self.gcp_account_email}}}
@@ -146,11 +157,12 @@ def amp_workspace_arn(url: str, region: str, account: str | None) -> str | None:
     head = f"https://aps-workspaces.{region}.amazonaws.com/workspaces/"
     if not url.startswith(head) or not account:
         return None
-    return f"arn:aws:aps:{region}:{account}:workspace/{url[len(head):].split('/')[0]}"
+    return f"arn:aws:aps:{region}:{account}:workspace/{url[len(head) :].split('/')[0]}"
 
 
-def metrics_access(cloud: Cloud, project: str | None, cluster: str, region: str, account: str | None,
-                   url: str | None, namespace: str) -> MetricsAccess:
+def metrics_access(
+    cloud: Cloud, project: str | None, cluster: str, region: str, account: str | None, url: str | None, namespace: str
+) -> MetricsAccess:
     if cloud == Cloud.GCP:
         digest = hashlib.sha256(f"{cluster}/keda".encode()).hexdigest()[:6]
         account_id = f"keda-metrics-{digest}"
@@ -158,15 +170,29 @@ def metrics_access(cloud: Cloud, project: str | None, cluster: str, region: str,
     arn = amp_workspace_arn(url or "", region, account)
     if arn is None:
         return MetricsAccess()
-    return MetricsAccess(aws_query_policy={"Version": "2012-10-17", "Statement": [{
-        "Sid": "QueryTheServingWorkspaceOnly", "Effect": "Allow", "Action": list(AMP_QUERY_ACTIONS),
-        "Resource": arn}]}, amp_workspace_arn=arn, scrape_config=amp_scrape_config(namespace, cluster=cluster))
+    return MetricsAccess(
+        aws_query_policy={
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "QueryTheServingWorkspaceOnly",
+                    "Effect": "Allow",
+                    "Action": list(AMP_QUERY_ACTIONS),
+                    "Resource": arn,
+                }
+            ],
+        },
+        amp_workspace_arn=arn,
+        scrape_config=amp_scrape_config(namespace, cluster=cluster),
+    )
 
 
-AMP_SCRAPER_ACCESS = ("The AWS managed collector's own access entry: with the cluster's authenticationMode API (the one "
-                      "gpu-cluster creates), AMP creates it when the scraper is created through its API, with AMP's "
-                      "cluster-wide read policy (nodes, nodes/proxy, pods, services, endpoints, configmaps, /metrics); an "
-                      "IAM principal can be in one access entry only, so gpu-cluster creates none of its own")
+AMP_SCRAPER_ACCESS = (
+    "The AWS managed collector's own access entry: with the cluster's authenticationMode API (the one "
+    "gpu-cluster creates), AMP creates it when the scraper is created through its API, with AMP's "
+    "cluster-wide read policy (nodes, nodes/proxy, pods, services, endpoints, configmaps, /metrics); an "
+    "IAM principal can be in one access entry only, so gpu-cluster creates none of its own"
+)
 """AMP User Guide, AMP-collector-how-to.html (EKS cluster setup: scrapers created through the AMP API or CLI on a
 cluster whose authentication mode includes API "will automatically have the correct access entry policy created");
 EKS User Guide, creating-access-entries.html ("An IAM principal can't be included in more than one access entry"),
@@ -181,16 +207,30 @@ def amp_scrape_config(namespace: str, interval_s: int | None = None, cluster: st
     ``cluster``: set as the ``cluster`` label (a workspace may be shared; KEDA's queries match on it, as on GMP)."""
     interval_s = scrape_interval_s(Cloud.AWS) if interval_s is None else interval_s
     check_amp_scrape_interval(interval_s)
-    return yaml.safe_dump({
-        "global": {"scrape_interval": f"{interval_s}s"},
-        "scrape_configs": [{
-            "job_name": "vllm",
-            "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [namespace]}}],
-            "relabel_configs": [
-                {"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"], "regex": "vllm",
-                 "action": "keep"},
-                {"source_labels": ["__meta_kubernetes_pod_container_port_number"], "regex": str(VLLM_METRICS_PORT),
-                 "action": "keep"},
-                {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
-                *([{"target_label": "cluster", "replacement": cluster}] if cluster else [])]}]}, sort_keys=False)
+    return yaml.safe_dump(
+        {
+            "global": {"scrape_interval": f"{interval_s}s"},
+            "scrape_configs": [
+                {
+                    "job_name": "vllm",
+                    "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [namespace]}}],
+                    "relabel_configs": [
+                        {
+                            "source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"],
+                            "regex": "vllm",
+                            "action": "keep",
+                        },
+                        {
+                            "source_labels": ["__meta_kubernetes_pod_container_port_number"],
+                            "regex": str(VLLM_METRICS_PORT),
+                            "action": "keep",
+                        },
+                        {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+                        {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+                        *([{"target_label": "cluster", "replacement": cluster}] if cluster else []),
+                    ],
+                }
+            ],
+        },
+        sort_keys=False,
+    )

@@ -4,6 +4,7 @@ Each side runs the same program (the working tree's ``__main__.py``) against its
 preview as ``python -m preview``; only the config differs. A side may be absent (a new or deleted stack) or invalid
 (its errors are shown instead of a diff against it).
 """
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,8 @@ from preview.diff.policy import PolicyDiff, diff_violations
 from preview.diff.resources import ResourceDiff, diff_resources
 from preview.diff.sources import StackConfig
 from preview.fleet.stack_files import StackFiles
-from preview.diff.spec import EntityDiff, SpecSide, diff_specs
+from preview.diff.spec import EntityDiff, diff_specs
+from preview.diff.spec_views import SpecSide
 from preview.engine import PROJECT_ROOT
 from preview.report import EXIT_INVALID, EXIT_OK, PreviewReport
 from stacks.validate.issues import SpecError
@@ -64,11 +66,18 @@ def default_previewer(policies: Any = None) -> Previewer:
 
     def run(stack: str, config: dict[str, Any], main: Path, stack_files: StackFiles | None = None) -> PreviewReport:
         return preview_config(stack, config, main, policies, stack_files=stack_files)
+
     return run
 
 
-def build_side(stack: str, config: StackConfig, label: str, previewer: Previewer,
-               main: Path = PROJECT_ROOT / "__main__.py", stack_files: StackFiles | None = None) -> Side:
+def build_side(
+    stack: str,
+    config: StackConfig,
+    label: str,
+    previewer: Previewer,
+    main: Path = PROJECT_ROOT / "__main__.py",
+    stack_files: StackFiles | None = None,
+) -> Side:
     if config is None:
         return Side(label, ABSENT)
     if isinstance(config, StackFileError):  # no stack file at all: invalid, with where and why
@@ -77,8 +86,9 @@ def build_side(stack: str, config: StackConfig, label: str, previewer: Previewer
     if report.errors:
         return Side(label, INVALID, report)
     try:  # the previewer validated this config already: load_planned hands back that spec, not a second validation
-        spec = load_planned(decode_config(config), secret_keys=names_in_namespace(secure_keys(config)),
-                            stack_name=stack).spec
+        spec = load_planned(
+            decode_config(config), secret_keys=names_in_namespace(secure_keys(config)), stack_name=stack
+        ).spec
     except SpecError:  # the preview accepted it, so this cannot happen unless the two drift apart
         return Side(label, INVALID, report)
     return Side(label, OK, report, spec)
@@ -118,21 +128,41 @@ class StackDiff:
     @property
     def has_changes(self) -> bool:
         fleet = self.fleet
-        return bool(self.entities or self.resources.changes or self.cost.changed_lines or self.policy.new
-                    or self.policy.resolved or self.base.state != self.head.state or (fleet and fleet["changed"]))
+        return bool(
+            self.entities
+            or self.resources.changes
+            or self.cost.changed_lines
+            or self.policy.new
+            or self.policy.resolved
+            or self.base.state != self.head.state
+            or (fleet and fleet["changed"])
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "stack": self.stack, "cloud": self.cloud, "region": self.region, "exitCode": self.exit_code,
-            "base": {"label": self.base.label, "state": self.base.state,
-                     "errors": [e.as_dict() for e in (self.base.report.errors if self.base.report else [])]},
-            "head": {"label": self.head.label, "state": self.head.state,
-                     "errors": [e.as_dict() for e in (self.head.report.errors if self.head.report else [])]},
+            "stack": self.stack,
+            "cloud": self.cloud,
+            "region": self.region,
+            "exitCode": self.exit_code,
+            "base": {
+                "label": self.base.label,
+                "state": self.base.state,
+                "errors": [e.as_dict() for e in (self.base.report.errors if self.base.report else [])],
+            },
+            "head": {
+                "label": self.head.label,
+                "state": self.head.state,
+                "errors": [e.as_dict() for e in (self.head.report.errors if self.head.report else [])],
+            },
             "changes": [e.as_dict() for e in self.entities],
-            "resources": {"add": self.resources.count("add"), "remove": self.resources.count("remove"),
-                          "replace": self.resources.count("replace"), "update": self.resources.count("update"),
-                          "unchanged": self.resources.unchanged,
-                          "changes": [c.as_dict() for c in self.resources.changes]},
+            "resources": {
+                "add": self.resources.count("add"),
+                "remove": self.resources.count("remove"),
+                "replace": self.resources.count("replace"),
+                "update": self.resources.count("update"),
+                "unchanged": self.resources.unchanged,
+                "changes": [c.as_dict() for c in self.resources.changes],
+            },
             "cost": self.cost.as_dict(),
             "policy": self.policy.as_dict(),
             "fleet": self.fleet,
@@ -141,23 +171,38 @@ class StackDiff:
 
 def diff_sides(stack: str, base: Side, head: Side) -> StackDiff:
     return StackDiff(
-        stack=stack, base=base, head=head,
+        stack=stack,
+        base=base,
+        head=head,
         entities=diff_specs(base.spec_side(), head.spec_side(), stack),
         resources=diff_resources(base.resources, head.resources),
-        cost=diff_cost(base.report.cost if base.state == OK and base.report else None,
-                       head.report.cost if head.state == OK and head.report else None),
-        policy=diff_violations(base.violations, head.violations))
+        cost=diff_cost(
+            base.report.cost if base.state == OK and base.report else None,
+            head.report.cost if head.state == OK and head.report else None,
+        ),
+        policy=diff_violations(base.violations, head.violations),
+    )
 
 
-def diff_configs(stack: str, base_config: StackConfig, head_config: StackConfig,
-                 base_label: str, head_label: str = "working tree", previewer: Previewer | None = None,
-                 main: Path = PROJECT_ROOT / "__main__.py", base_files: StackFiles | None = None,
-                 head_files: StackFiles | None = None) -> StackDiff:
+def diff_configs(
+    stack: str,
+    base_config: StackConfig,
+    head_config: StackConfig,
+    base_label: str,
+    head_label: str = "working tree",
+    previewer: Previewer | None = None,
+    main: Path = PROJECT_ROOT / "__main__.py",
+    base_files: StackFiles | None = None,
+    head_files: StackFiles | None = None,
+) -> StackDiff:
     """``base_files``/``head_files``: where a fleet manager's worker stack files are read on each side, the same
     revision as its own file (``BaseConfig.stack_files``); None: the working tree next to ``main``."""
     run = previewer or default_previewer()
-    return diff_sides(stack, build_side(stack, base_config, base_label, run, main, base_files),
-                      build_side(stack, head_config, head_label, run, main, head_files))
+    return diff_sides(
+        stack,
+        build_side(stack, base_config, base_label, run, main, base_files),
+        build_side(stack, head_config, head_label, run, main, head_files),
+    )
 
 
 @dataclass(frozen=True)
@@ -171,8 +216,10 @@ class CostThreshold:
     def parse(cls, text: str) -> "CostThreshold":
         match = re.fullmatch(r"\s*\$?([0-9]+(?:\.[0-9]+)?)\s*(%?)\s*", text or "")
         if not match:
-            raise ValueError(f"--fail-on-cost-increase {text!r}: expected dollars per hour at max (250) or a "
-                             f"percentage of the base (10%)")
+            raise ValueError(
+                f"--fail-on-cost-increase {text!r}: expected dollars per hour at max (250) or a "
+                f"percentage of the base (10%)"
+            )
         value = float(match.group(1))
         return cls(percent=value) if match.group(2) else cls(usd_per_hour=value)
 

@@ -1,12 +1,14 @@
 """The cluster as the cluster components need it: every field resolved from ``cluster`` (and the stack's cloud,
 region, project, labels), so ``components/gke/cluster.py`` and ``components/eks/cluster.py`` read no spec. Pure."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 from stacks.spec.fleet import FleetRole
-from stacks.spec.stack import ClusterMode, StackSpec
+from stacks.spec.cluster import ClusterMode
+from stacks.spec.stack import StackSpec
 
 if TYPE_CHECKING:  # fleet managers only (plan_stack imports it for them)
     from stacks.plan.fleet_egress import EgressPlan
@@ -68,7 +70,7 @@ def system_pool_zones(region_zones: Sequence[str], min_nodes: int) -> list[str] 
     """The first ``min_nodes`` zones of the region (at least one); None when the catalog does not know the region
     (``region_zones`` empty: GKE then picks the zones)."""
     zones = list(region_zones)
-    return zones[:max(1, min(min_nodes, len(zones)))] if zones else None
+    return zones[: max(1, min(min_nodes, len(zones)))] if zones else None
 
 
 def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = (), egress: EgressPlan | None = None) -> ClusterPlan:
@@ -77,18 +79,30 @@ def plan_cluster(spec: StackSpec, region_zones: Sequence[str] = (), egress: Egre
     c = spec.cluster
     worker = spec.fleet is not None and spec.fleet.role == FleetRole.WORKER
     return ClusterPlan(
-        name=c.name, create=c.mode == ClusterMode.CREATE, project=spec.project or "", region=spec.region,
-        location=c.location or spec.region, network=c.network, subnetwork=c.subnetwork,
+        name=c.name,
+        create=c.mode == ClusterMode.CREATE,
+        project=spec.project or "",
+        region=spec.region,
+        location=c.location or spec.region,
+        network=c.network,
+        subnetwork=c.subnetwork,
         cloud_nat=c.cloud_nat if c.cloud_nat is not None else c.network is None,
-        authorized_networks=tuple(c.authorized_networks), release_channel=c.release_channel.value,
-        min_master_version=c.min_master_version, kubernetes_version=c.kubernetes_version, subnets=dict(c.subnets),
+        authorized_networks=tuple(c.authorized_networks),
+        release_channel=c.release_channel.value,
+        min_master_version=c.min_master_version,
+        kubernetes_version=c.kubernetes_version,
+        subnets=dict(c.subnets),
         node_subnets=dict(c.node_subnets),
-        deletion_protection=c.deletion_protection, system_machine_type=c.system_pool.machine_type_for(spec.cloud),
-        system_min_nodes=c.system_pool.min_nodes, system_max_nodes=c.system_pool.max_nodes,
-        cluster_autoscaler=bool(c.cluster_autoscaler), labels=dict(spec.labels),
+        deletion_protection=c.deletion_protection,
+        system_machine_type=c.system_pool.machine_type_for(spec.cloud),
+        system_min_nodes=c.system_pool.min_nodes,
+        system_max_nodes=c.system_pool.max_nodes,
+        cluster_autoscaler=bool(c.cluster_autoscaler),
+        labels=dict(spec.labels),
         system_zones=system_pool_zones(region_zones, c.system_pool.min_nodes),
         admin_principal_arns=tuple(c.admin_principal_arns),
         static_nat_addresses=egress.count if egress is not None else 0,  # 0 unless reserved (EgressPlan.count)
         fleet_manager=spec.fleet.manager if worker and spec.fleet is not None else None,
         gateway_api=spec.serving is not None,
-        gcs_fuse=spec.serving is not None and any(s.model_uri.startswith("gs://") for s in spec.serving.services))
+        gcs_fuse=spec.serving is not None and any(s.model_uri.startswith("gs://") for s in spec.serving.services),
+    )

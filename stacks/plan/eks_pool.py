@@ -2,6 +2,7 @@
 reservation, capacity-block window tags and scheduled sizes, EFA and placement, labels and taints, the Cluster
 Autoscaler node template, node repair, the gp3 root volume and what nodeadm's user data holds.
 ``components/eks/gpu_node_group.py`` only wires this to the launch template and node group. Pure: no Pulumi."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -10,7 +11,14 @@ from typing import Any
 
 from catalog import CapacityType, Cloud
 from stacks.plan.capacity_block import (
-    BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG, ScheduledSize, block_schedule, block_window, iso, sizes_in_force,
+    BLOCK_END_TAG,
+    BLOCK_FEE_TAG,
+    BLOCK_START_TAG,
+    ScheduledSize,
+    block_schedule,
+    block_window,
+    iso,
+    sizes_in_force,
 )
 from stacks.plan.efa_layout import EfaAttachment, efa_count as layout_efa_count, efa_layout
 from stacks.plan.fabric import EFA_NODE_HUGEPAGES, fabric_mode
@@ -22,7 +30,8 @@ from stacks.plan.reservation import RESERVED_NODES_TAG, is_capacity_block, reser
 from stacks.spec.eks_node import repair_config, root_volume_performance
 from stacks.spec.fabric import FabricMode
 from stacks.spec.gpu_runtime import GpuRuntimeMode
-from stacks.spec.stack import GPU_TAINT_KEY, AwsReservationKind, NodePool
+from stacks.spec.capacity import AwsReservationKind
+from stacks.spec.stack import GPU_TAINT_KEY, NodePool
 
 NVIDIA_AMI = {"x86_64": "AL2023_x86_64_NVIDIA", "arm64": "AL2023_ARM_64_NVIDIA"}
 HELD_AT_BLOCK = ("launchTemplate.version", "releaseVersion", "version")
@@ -150,57 +159,78 @@ def update_config(pool: NodePool) -> dict:
     """EKS has no surge count: maxSurge 0 maps to the MINIMAL strategy (old nodes terminated before new ones launch,
     for scarce GPUs), maxSurge > 0 to DEFAULT (new nodes first; EKS picks how many). Validation refuses
     maxUnavailable 0 on EKS (EKS API NodegroupUpdateConfig: maxUnavailable 1-100)."""
-    return {"max_unavailable": pool.upgrade.max_unavailable,
-            "update_strategy": "MINIMAL" if pool.upgrade.max_surge == 0 else "DEFAULT"}
+    return {
+        "max_unavailable": pool.upgrade.max_unavailable,
+        "update_strategy": "MINIMAL" if pool.upgrade.max_surge == 0 else "DEFAULT",
+    }
 
 
 def node_labels(pool: NodePool, facts: PoolFacts) -> dict[str, str]:
     """The pool's labels, the GPU runtime's, the accelerator label Cluster Autoscaler reads and the pool label."""
-    return {**pool.labels, **(facts.runtime.node_labels if facts.runtime else {}),
-            GPU_LABEL: f"nvidia-{facts.machine.gpu_model.slurm_name}", **facts.pool_label}
+    return {
+        **pool.labels,
+        **(facts.runtime.node_labels if facts.runtime else {}),
+        GPU_LABEL: f"nvidia-{facts.machine.gpu_model.slurm_name}",
+        **facts.pool_label,
+    }
 
 
-def eks_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tags: dict[str, str],
-                  now: dt.datetime) -> EksPoolPlan:
+def eks_pool_plan(
+    pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, tags: dict[str, str], now: dt.datetime
+) -> EksPoolPlan:
     """``tags``: the stack's labels (AWS tags); ``now``: a capacity block's actions already past are not planned."""
     cap = pool.capacity
     throughput, iops = root_volume_performance(pool.root_volume)
     runtime = facts.runtime
     efa = has_efa(pool)
     resources: dict[str, int | str] = {
-        "nvidia.com/gpu": runtime.advertised_gpus_per_node if runtime else facts.gpus_per_node}
+        "nvidia.com/gpu": runtime.advertised_gpus_per_node if runtime else facts.gpus_per_node
+    }
     if efa and (runtime is None or runtime.efa_device_plugin):
         resources["vpc.amazonaws.com/efa"] = efa_count(facts)
         resources.update(EFA_NODE_HUGEPAGES)  # EFA jobs request huge pages: a group at 0 must show them
     reservation = cap.type == CapacityType.RESERVATION
     pool_tags = {**tags, "gpu-cluster/pool": pool.name}
     return EksPoolPlan(
-        machine_type=pool.machine_type, ami_type=NVIDIA_AMI[facts.machine.arch], zones=tuple(pool.zones),
-        release_version=pool.ami_release_version, pool_tags=pool_tags, disk_size_gib=pool.disk_size_gib,
-        root_throughput=throughput, root_iops=iops, pod_start=pod_start,
-        instance_store_raid=instance_store_raid(Cloud.AWS, pool), multi_node=pool.multi_node,
+        machine_type=pool.machine_type,
+        ami_type=NVIDIA_AMI[facts.machine.arch],
+        zones=tuple(pool.zones),
+        release_version=pool.ami_release_version,
+        pool_tags=pool_tags,
+        disk_size_gib=pool.disk_size_gib,
+        root_throughput=throughput,
+        root_iops=iops,
+        pod_start=pod_start,
+        instance_store_raid=instance_store_raid(Cloud.AWS, pool),
+        multi_node=pool.multi_node,
         mask_host_imex=claims_dra(facts),
         # every NVIDIA device plugin here (ours or the GPU Operator's) lists GPUs by volume mounts, so a pod's
         # NVIDIA_VISIBLE_DEVICES must select nothing on any of them
         toolkit_lockdown=facts.resolved_runtime.mode in (GpuRuntimeMode.DEVICE_PLUGIN, GpuRuntimeMode.GPU_OPERATOR),
-        efa_interfaces=efa_count(facts) if efa else 0, efa_cards=efa_layout(facts.machine) if efa else (),
+        efa_interfaces=efa_count(facts) if efa else 0,
+        efa_cards=efa_layout(facts.machine) if efa else (),
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,
         reservation_placement_group=cap.placement_group if reservation else None,
         reservation_group=cap.reservation_group if reservation else None,
         capacity_block=reservation and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK,
-        capacity_type=capacity_type(pool), scaling_config=scaling_config(pool, now, claims_dra(facts)),
+        capacity_type=capacity_type(pool),
+        scaling_config=scaling_config(pool, now, claims_dra(facts)),
         labels=node_labels(pool, facts),
         taints=[{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
         + [{"key": t.key, "value": t.value, "effect": t.effect.provider_value} for t in pool.taints],
         update_config=update_config(pool),
         node_repair_config=repair_config(pool.node_repair, reservation),
         # a queued group names its ProvisioningRequest class, so policies can check a queue reaches it
-        tags={**pool_tags, **reservation_tags(pool),
-              **({QUEUED_TAG: facts.queued.provisioning_class} if facts.queued else {})},
+        tags={
+            **pool_tags,
+            **reservation_tags(pool),
+            **({QUEUED_TAG: facts.queued.provisioning_class} if facts.queued else {}),
+        },
         ignore_changes=ignored_changes(pool, claims_dra(facts)),
         autoscaler_taints=[(GPU_TAINT_KEY, GPU_TAINT_VALUE, "NoSchedule")]
         + [(t.key, t.value, t.effect.value) for t in pool.taints],
         autoscaler_resources=resources,
         # pods claiming an IMEX channel never trigger a scale-from-zero: the block's start brings the nodes up
-        schedule=tuple(block_schedule(pool, now, fill=claims_dra(facts))))
+        schedule=tuple(block_schedule(pool, now, fill=claims_dra(facts))),
+    )

@@ -9,6 +9,7 @@
 The first two are known only once the manager is deployed (a real ``pulumi preview`` shows them as unknown; the
 offline preview has no value): a worker admits them through a StackReference (``fleet.manager``), never a literal.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any
 
 from catalog import Cloud
 from stacks.spec.fleet import Fleet, FleetRole
-from stacks.spec.stack import ClusterSpec
+from stacks.spec.cluster import ClusterSpec
 
 
 class EgressSource(str, Enum):
@@ -55,8 +56,9 @@ def egress_plan(fleet: Fleet | None, cloud: Cloud, cluster: ClusterSpec) -> Egre
         return EgressPlan(EgressSource.DECLARED, 0, tuple(fleet.egress_cidrs), ())
     if cloud == Cloud.AWS:
         return EgressPlan(EgressSource.NAT_GATEWAYS, 0, (), tuple(dict.fromkeys(cluster.subnets.values())))
-    return EgressPlan(EgressSource.RESERVED, fleet.egress_addresses if fleet.egress_addresses is not None else 1, (),
-                      ())
+    return EgressPlan(
+        EgressSource.RESERVED, fleet.egress_addresses if fleet.egress_addresses is not None else 1, (), ()
+    )
 
 
 def nat_scope(cloud: str, cluster: Any) -> dict[str, str] | None:

@@ -1,12 +1,14 @@
 """The GKE maintenance policy a cluster gets: the spec's window and exclusions, or the default window for clusters
 that run multi-node or reservation pools. Pure: the provider's ``maintenance_policy`` dict and a one-line summary."""
+
 from __future__ import annotations
 
 import datetime as dt
 
 from catalog import CapacityType, Cloud
 from stacks.spec.maintenance import MaintenanceWindow
-from stacks.spec.stack import ClusterMode, StackSpec
+from stacks.spec.cluster import ClusterMode
+from stacks.spec.stack import StackSpec
 
 ANCHOR = dt.date(2026, 1, 3)
 """A Saturday: the first occurrence the recurrence counts from (only time of day and length matter; fixed so the
@@ -37,13 +39,21 @@ def maintenance_policy(spec: StackSpec) -> dict | None:
         hour, minute = (int(x) for x in window.start_utc.split(":"))
         start = dt.datetime(ANCHOR.year, ANCHOR.month, ANCHOR.day, hour, minute, tzinfo=dt.timezone.utc)
         end = start + dt.timedelta(hours=window.hours)
-        policy["recurring_window"] = {"start_time": _rfc3339(start), "end_time": _rfc3339(end),
-                                      "recurrence": "FREQ=WEEKLY;BYDAY=" + ",".join(d.value for d in window.days)}
+        policy["recurring_window"] = {
+            "start_time": _rfc3339(start),
+            "end_time": _rfc3339(end),
+            "recurrence": "FREQ=WEEKLY;BYDAY=" + ",".join(d.value for d in window.days),
+        }
     if exclusions:
         policy["maintenance_exclusions"] = [
-            {"exclusion_name": e.name, "start_time": f"{e.start.isoformat()}T00:00:00Z",
-             "end_time": f"{e.end.isoformat()}T23:59:59Z", "exclusion_options": {"scope": e.scope.value}}
-            for e in exclusions]
+            {
+                "exclusion_name": e.name,
+                "start_time": f"{e.start.isoformat()}T00:00:00Z",
+                "end_time": f"{e.end.isoformat()}T23:59:59Z",
+                "exclusion_options": {"scope": e.scope.value},
+            }
+            for e in exclusions
+        ]
     return policy
 
 
@@ -53,15 +63,22 @@ def summary(spec: StackSpec) -> dict | None:
     exclusions = spec.cluster.maintenance.exclusions if spec.cluster.maintenance else []
     if found is None and not exclusions:
         return None
-    out: dict = {"window": None, "default": False, "exclusions": [
-        {"name": e.name, "start": e.start.isoformat(), "end": e.end.isoformat(), "scope": e.scope.value}
-        for e in exclusions]}
+    out: dict = {
+        "window": None,
+        "default": False,
+        "exclusions": [
+            {"name": e.name, "start": e.start.isoformat(), "end": e.end.isoformat(), "scope": e.scope.value}
+            for e in exclusions
+        ],
+    }
     if found is not None:
         window, default = found
         hour, minute = (int(x) for x in window.start_utc.split(":"))
         end = (hour * 60 + minute + window.hours * 60) % (24 * 60)
-        out["window"] = (f"{','.join(d.value for d in window.days)} {window.start_utc}-{end // 60:02d}:{end % 60:02d} "
-                         f"UTC ({window.hours} h)")
+        out["window"] = (
+            f"{','.join(d.value for d in window.days)} {window.start_utc}-{end // 60:02d}:{end % 60:02d} "
+            f"UTC ({window.hours} h)"
+        )
         out["default"] = default
     return out
 

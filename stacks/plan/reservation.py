@@ -1,10 +1,12 @@
 """Reserved pools, the facts every stack reads: whether a pool is an EC2 Capacity Block, and how many nodes its
 reservation bills. Pure. The block's window, price and schedule are in ``stacks/plan/capacity_block.py``, which only a stack
 with a capacity block loads (the what-if's and preview's import floor: its dataclasses cost start-up time)."""
+
 from __future__ import annotations
 
 from catalog import CapacityType
-from stacks.spec.stack import AwsReservationKind, NodePool
+from stacks.spec.capacity import AwsReservationKind
+from stacks.spec.stack import NodePool
 
 RESERVED_NODES_TAG = "gpu-cluster/reserved-nodes"
 """EKS node group tag: nodes the reservation bills whether they run or not (read by the cost policies)."""

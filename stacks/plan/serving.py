@@ -1,7 +1,8 @@
 """Serving arithmetic shared by validation, the preview's cost table, the renderer and the what-if: does a replica fit
 (weights + KV cache ≤ GPU memory × GPUs × the server's share), what one replica carries at the SLO (from a measured
-throughput row, never guessed), how long a new replica takes to start, what a service costs, and the Kueue queue that
-holds serving's GPUs in the training cohort. Pure: no Pulumi, no rendering."""
+throughput row, never guessed), how long a new replica takes to start, and the Kueue queue that holds serving's GPUs in
+the training cohort (what a service costs: ``serving_cost``). Pure: no Pulumi, no rendering."""
+
 from __future__ import annotations
 
 import math
@@ -10,17 +11,16 @@ from typing import Any, Sequence
 
 from catalog import CapacityType, Cloud, GpuModel
 from catalog.provisioning import load_provisioning
-from catalog.serving import (VLLM_IMAGE, ModelCard, ThroughputRow, load_models,
-                             load_throughput)
+from catalog.serving import VLLM_IMAGE, ModelCard, ThroughputRow, load_models, load_throughput
 from stacks.plan.facts import PoolFacts
 from stacks.plan.pod_start import pod_start_plan
 from stacks.plan.serving_load import startup_probe_budget_s, weights_load_s
 from stacks.plan.start_time import factors, overhead_s, pool_start
 from stacks.spec.scheduling import PoolQuota, PriorityClass, Queue, SchedulingSpec
 from stacks.spec.serving import Autoscaling, Precision, Service, ServingSpec
-from stacks.spec.stack import NodePool, StackSpec
+from stacks.spec.stack import NodePool
 
-GIB = 1024 ** 3
+GIB = 1024**3
 SERVING_QUEUE = "serving"
 """The Kueue ClusterQueue (and LocalQueue) every service's pods are admitted through."""
 SERVING_PRIORITY_CLASS = "gpu-cluster-serving"
@@ -33,8 +33,15 @@ def model_card(svc: Service) -> ModelCard | None:
     """The catalog's card, or one made of the user's numbers (``customModel``); None for an unknown name."""
     if svc.custom_model is not None:
         c = svc.custom_model
-        return ModelCard(f"custom ({svc.name})", round(c.parameters_billions * 1e9), c.layers, c.kv_heads, c.head_dim, "user-declared",
-                         "customModel in the stack file")
+        return ModelCard(
+            f"custom ({svc.name})",
+            round(c.parameters_billions * 1e9),
+            c.layers,
+            c.kv_heads,
+            c.head_dim,
+            "user-declared",
+            "customModel in the stack file",
+        )
     return load_models().get(svc.model or "")
 
 
@@ -82,8 +89,14 @@ class Fit:
 def fit(svc: Service, card: ModelCard, gpu_memory_gib: float) -> Fit:
     kv_bytes = card.kv_bytes_per_token(kv_precision(svc).value)
     tokens = max(svc.max_context_tokens, concurrency(svc) * (svc.traffic.input_tokens + svc.traffic.output_tokens))
-    return Fit(gpu_memory_gib, gpu_memory_gib * svc.gpus_per_replica * svc.gpu_memory_utilization,
-               card.weights_bytes(svc.precision.value) / GIB, tokens * kv_bytes / GIB, tokens, kv_bytes / 1024)
+    return Fit(
+        gpu_memory_gib,
+        gpu_memory_gib * svc.gpus_per_replica * svc.gpu_memory_utilization,
+        card.weights_bytes(svc.precision.value) / GIB,
+        tokens * kv_bytes / GIB,
+        tokens,
+        kv_bytes / 1024,
+    )
 
 
 @dataclass(frozen=True)
@@ -102,8 +115,15 @@ def evidence(svc: Service, gpu: GpuModel, rows: tuple[ThroughputRow, ...] | None
     if svc.custom_model is not None or svc.model is None:
         return None
     rows = load_throughput() if rows is None else rows
-    ok = [r for r in rows if r.model == svc.model and r.gpu_model == gpu and r.precision == svc.precision.value
-          and r.p99_ttft_ms <= svc.slo.ttft_p99_ms and r.p99_tpot_ms <= svc.slo.tpot_p99_ms]
+    ok = [
+        r
+        for r in rows
+        if r.model == svc.model
+        and r.gpu_model == gpu
+        and r.precision == svc.precision.value
+        and r.p99_ttft_ms <= svc.slo.ttft_p99_ms
+        and r.p99_tpot_ms <= svc.slo.tpot_p99_ms
+    ]
     if not ok:
         return None
     best = max(ok, key=lambda r: (r.software == svc.server.value, r.output_tokens_per_s_per_gpu))
@@ -140,8 +160,9 @@ def kv_tokens_per_replica(svc: Service, card: ModelCard, gpu_memory_gib: float) 
     return max(1.0, (f.budget_gib - f.weights_gib) * 1024 * 1024 / f.kv_kib_per_token)
 
 
-def desired_replicas(svc: Service, ev: Evidence, a: Autoscaling, served_per_s: float, ready: int,
-                     kv_tokens: float, backlog: float = 0.0) -> int:
+def desired_replicas(
+    svc: Service, ev: Evidence, a: Autoscaling, served_per_s: float, ready: int, kv_tokens: float, backlog: float = 0.0
+) -> int:
     """What the rendered ScaledObject's triggers ask, as the HPA computes them (the largest wins, within min … max):
     ceil(total waiting / target) (AverageValue), ceil(ready × KV usage / target) (Value) and ceil(in flight /
     running target) (AverageValue). In flight = served/s × ``time_in_server_s``; KV usage = their tokens (prompt and
@@ -197,11 +218,14 @@ def replica_start(cloud: Cloud, pool: NodePool, svc: Service, card: ModelCard, n
     f = factors()
     prov = load_provisioning().get((cloud, pool.capacity.type))
     plan = pod_start_plan(cloud, pool)
-    start = pool_start(plan, 0.0 if node_running or prov is None else prov.provision_seconds,
-                       pool.pod_start.image_size_gb if pool.pod_start else None, f)
+    start = pool_start(
+        plan,
+        0.0 if node_running or prov is None else prov.provision_seconds,
+        pool.pod_start.image_size_gb if pool.pod_start else None,
+        f,
+    )
     pull_s, how = (0.0, "pre-pulled") if node_running and plan.prepull else (start.pull_s, start.pull_how)
-    return ReplicaStart(start.provision_s, pull_s, how, overhead_s(svc.nodes_per_replica, f),
-                        weights_load_s(card, svc))
+    return ReplicaStart(start.provision_s, pull_s, how, overhead_s(svc.nodes_per_replica, f), weights_load_s(card, svc))
 
 
 GMP_QUERY_URL = "https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus"
@@ -210,8 +234,9 @@ AMP_QUERY_URL = "https://aps-workspaces.{region}.amazonaws.com/workspaces/"
 """An Amazon Managed Service for Prometheus workspace's query URL prefix: the rendered managed collector fills it."""
 
 
-def unrendered_metrics_source(cloud: Cloud, serving: ServingSpec, project: str | None, region: str,
-                              account: str | None) -> str | None:
+def unrendered_metrics_source(
+    cloud: Cloud, serving: ServingSpec, project: str | None, region: str, account: str | None
+) -> str | None:
     """Why KEDA's metric source is not one gpu-cluster fills with vLLM's metrics and grants KEDA to read, or None
     when it is (GKE: Managed Service for Prometheus with a PodMonitoring and Monitoring Viewer by Workload Identity;
     EKS: an AMP workspace of the stack's region and account, filled by the AWS managed collector, queried with Pod
@@ -249,44 +274,9 @@ def bucket_path(uri: str) -> BucketPath | None:
     """``gs://b/p/q`` -> (gs, b, p/q); None for a Hugging Face repo ID (downloaded, no bucket identity needed)."""
     for scheme in ("gs", "s3"):
         if uri.startswith(f"{scheme}://"):
-            bucket, _, prefix = uri[len(scheme) + 3:].partition("/")
+            bucket, _, prefix = uri[len(scheme) + 3 :].partition("/")
             return BucketPath(scheme, bucket, prefix.strip("/"))
     return None
-
-
-@dataclass(frozen=True)
-class ServiceCost:
-    service: str
-    pool: str
-    usd_per_gpu_hour: float | None
-    usd_per_hour_min: float | None
-    usd_per_hour_max: float | None
-    replicas_at_peak: int
-    usd_per_million_output_tokens: float | None
-    """At peak, with the replicas the peak needs; None without evidence or a price."""
-    evidence: str
-
-
-def service_cost(svc: Service, pool: PoolFacts, node_pool: NodePool, a: Autoscaling,
-                 overrides: Sequence[dict] = ()) -> ServiceCost:
-    """Priced as the preview's cost table bills the pool (``pool_billing``: a block's fee, an override, else the list
-    price), at the replicas the rendered autoscaler runs at peak (``peak_replicas``)."""
-    from stacks.plan.billing import pool_billing
-    rate = pool_billing(pool, node_pool, overrides).usd_per_node_hour
-    per_gpu = rate / pool.machine.gpus if rate is not None and pool.machine.gpus else None
-    ev = evidence(svc, pool.machine.gpu_model)
-    card = model_card(svc)
-    at_peak = replicas_at(svc, ev, svc.traffic.peak_requests_per_second) if ev is None or card is None else \
-        peak_replicas(svc, ev, a, kv_tokens_per_replica(svc, card, pool.machine.gpu_memory_gib_per_gpu))
-    per_m = None
-    if per_gpu is not None and ev is not None:
-        tokens_per_h = svc.traffic.peak_requests_per_second * svc.traffic.output_tokens * 3600
-        per_m = at_peak * svc.gpus_per_replica * per_gpu / tokens_per_h * 1e6
-    gpus = svc.gpus_per_replica
-    return ServiceCost(
-        svc.name, svc.pool, per_gpu, None if per_gpu is None else svc.replicas.min * gpus * per_gpu,
-        None if per_gpu is None else svc.replicas.max * gpus * per_gpu, at_peak,
-        None if per_m is None else round(per_m, 4), ev.row.cite() if ev else "no evidence")
 
 
 def serving_gpus(serving: ServingSpec) -> dict[str, tuple[int, int]]:
@@ -320,8 +310,9 @@ def serving_pods_ready_timeout(cloud: Cloud, pools: Sequence[NodePool], serving:
     return max((ready_timeout_s(cloud, by_name[s.pool], s) for s in serving.services if s.pool in by_name), default=0)
 
 
-def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec, cloud: Cloud | None = None,
-                       pools: Sequence[NodePool] = ()) -> SchedulingSpec:
+def with_serving_queue(
+    sched: SchedulingSpec, serving: ServingSpec, cloud: Cloud | None = None, pools: Sequence[NodePool] = ()
+) -> SchedulingSpec:
     """The scheduling section plus serving's ClusterQueue and priority: nominal quota = GPUs at max replicas, never
     borrowing (so no reclaim can ever preempt serving), lending all but the GPUs of ``replicas.min`` to the cohort
     (training borrows them while serving is idle; ``reclaimWithinCohort`` takes them back when serving scales up).
@@ -338,8 +329,11 @@ def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec, cloud: Cloud
         else:
             quotas.append(PoolQuota(pool=pool, gpus=hi, borrowing_limit=0, lending_limit=hi - lo))
     queue = Queue(name=SERVING_QUEUE, namespace=serving.namespace, quotas=quotas)
-    pc = PriorityClass(name=SERVING_PRIORITY_CLASS, value=serving.priority,
-                       description="Inference serving: above every training class, never preempted by training.")
+    pc = PriorityClass(
+        name=SERVING_PRIORITY_CLASS,
+        value=serving.priority,
+        description="Inference serving: above every training class, never preempted by training.",
+    )
     update: dict[str, Any] = {"queues": [*sched.queues, queue], "priority_classes": [*sched.priority_classes, pc]}
     if cloud is not None and sched.gang.enabled:
         need = serving_pods_ready_timeout(cloud, pools, serving)
@@ -350,42 +344,3 @@ def with_serving_queue(sched: SchedulingSpec, serving: ServingSpec, cloud: Cloud
 
 def spot_only(pool: PoolFacts) -> bool:
     return pool.capacity == CapacityType.SPOT
-
-
-def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts], overrides: Sequence[dict] = ()) -> list[dict[str, Any]]:
-    """Per service what a reviewer checks before deploy, in numbers (the preview's serving table): the fit (GiB
-    needed vs the server's budget), the evidence behind the SLO, capacity at max replicas vs the peak, and the price:
-    $/h at min and max replicas, $ per million output tokens at peak, next to the pool's $/GPU-h training pays."""
-    if spec.serving is None:
-        return []
-    pools = {f.name: f for f in facts}
-    node_pools = {p.name: p for p in spec.node_pools}
-    rows = []
-    for svc in spec.serving.services:
-        pool = pools[svc.pool]
-        card = model_card(svc)
-        f = fit(svc, card, pool.machine.gpu_memory_gib_per_gpu) if card else None
-        ev = evidence(svc, pool.machine.gpu_model)
-        cost = service_cost(svc, pool, node_pools[svc.pool], spec.serving.autoscaling, overrides)
-        margin = slo_margin(svc, ev) if ev else None
-        rows.append({
-            "service": svc.name, "model": card.model if card else svc.model, "precision": svc.precision.value,
-            "pool": svc.pool, "gpu": pool.machine.gpu_model.value,
-            "workload": "LeaderWorkerSet" if svc.nodes_per_replica > 1 else "Deployment",
-            "gpusPerReplica": svc.gpus_per_replica, "nodesPerReplica": svc.nodes_per_replica,
-            "replicasMin": svc.replicas.min, "replicasMax": svc.replicas.max,
-            "readyTimeoutS": ready_timeout_s(spec.cloud, node_pools[svc.pool], svc),
-            "neededGib": round(f.needed_gib, 1) if f else None, "budgetGib": round(f.budget_gib, 1) if f else None,
-            "peakRequestsPerSecond": svc.traffic.peak_requests_per_second,
-            "requestsPerSecondPerReplica": round(ev.requests_per_s_per_replica, 2) if ev else None,
-            "capacityAtMax": round(ev.requests_per_s_per_replica * svc.replicas.max, 1) if ev else None,
-            "evidence": ev.row.cite() if ev else "no evidence",
-            "sloMargin": None if margin is None else round(margin, 4),
-            "lowConfidence": margin is not None and margin < LOW_CONFIDENCE_MARGIN,
-            "replicasAtPeak": cost.replicas_at_peak,
-            "usdPerGpuHour": None if cost.usd_per_gpu_hour is None else round(cost.usd_per_gpu_hour, 4),
-            "usdPerHourMin": None if cost.usd_per_hour_min is None else round(cost.usd_per_hour_min, 2),
-            "usdPerHourMax": None if cost.usd_per_hour_max is None else round(cost.usd_per_hour_max, 2),
-            "usdPerMillionOutputTokens": cost.usd_per_million_output_tokens,
-        })
-    return rows

@@ -12,6 +12,7 @@ S3 in 4.88 s, one process). No source measured concurrent readers through Cloud 
 the estimate lets a node's ranks share that one measured rate; it is an estimate to check by measuring, not a
 figure. The page cache may dedupe reads on a node; Cloud Storage FUSE invalidates it on open by default.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,7 +22,7 @@ from stacks.spec.serving import Service
 
 STARTUP_PROBE_PERIOD_S = 10
 STARTUP_PROBE_FAILURES = 90
-"""vLLM's default startup probe (``render/serving.py``): 90 × 10 s = 900 s for weights and engine start."""
+"""vLLM's default startup probe (``render/serving_workload.py``): 90 × 10 s = 900 s for weights and engine start."""
 PROBE_HEADROOM = 1.5
 """A service whose estimated load is longer than the default probe gets 1.5 × the estimate: the rate is not
 measured on this path, and a probe that strikes first restarts the pod (an LWS group with it) for good."""

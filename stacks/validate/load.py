@@ -1,4 +1,5 @@
 """Raw stack config -> StackSpec, or one SpecError listing every problem (shape and meaning) at once."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -10,7 +11,8 @@ from pydantic import ValidationError
 from catalog import Catalog, Cloud, load_catalog, load_mig_catalog
 from stacks.spec.gpu_runtime import GpuRuntime
 from stacks.spec.scheduling import Workload
-from stacks.spec.stack import TOP_LEVEL_KEYS, ClusterSpec, NodePool, StackSpec
+from stacks.spec.cluster import ClusterSpec
+from stacks.spec.stack import TOP_LEVEL_KEYS, NodePool, StackSpec
 from stacks.validate.capacity_block import check_capacity_blocks
 from stacks.validate.cluster import check_cluster
 from stacks.validate.fabric import check_fabric
@@ -19,8 +21,17 @@ from stacks.validate.multi_node_default import with_multi_node_defaults
 from stacks.validate.node_repair import check_node_repair
 from stacks.validate.node_storage import check_local_ssd
 from stacks.validate.gpu_runtime import check_gpu_runtime
-from stacks.validate.issues import (NAMESPACE, Issues, SpecError, SpecIssue, allowed_list, choice_fix, path_of,
-                               pool_subject, sort_key)
+from stacks.validate.issues import (
+    NAMESPACE,
+    Issues,
+    SpecError,
+    SpecIssue,
+    allowed_list,
+    choice_fix,
+    path_of,
+    pool_subject,
+    sort_key,
+)
 from stacks.validate.pod_start import check_image_mirrors, check_pod_start, warn_unstreamed
 from stacks.validate.pool import check_pool
 from stacks.validate.queued import check_queued_without_kueue
@@ -28,7 +39,13 @@ from stacks.validate.scheduling import check_scheduling
 from stacks.validate.nvlink import check_shared_cliques
 from stacks.validate.shape import describe, optional_model, parse_part
 from stacks.validate.credentials import check_credentials
-from stacks.validate.secrets import SECRET_PLACEHOLDER, check_secret_keys, masked, secret_format_unknown, with_placeholders
+from stacks.validate.secrets import (
+    SECRET_PLACEHOLDER,
+    check_secret_keys,
+    masked,
+    secret_format_unknown,
+    with_placeholders,
+)
 from stacks.validate.text import check_control_characters
 from stacks.validate.top_level import check_account, check_pool_names, check_region, check_resource_labels
 
@@ -51,9 +68,13 @@ def decode_config(flat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
-              now: dt.datetime | None = None,
-              secret_keys: Iterable[str] = (), stack_name: str | None = None) -> tuple[StackSpec, list[SpecIssue]]:
+def load_spec(
+    raw: dict[str, Any],
+    catalog: Catalog | None = None,
+    now: dt.datetime | None = None,
+    secret_keys: Iterable[str] = (),
+    stack_name: str | None = None,
+) -> tuple[StackSpec, list[SpecIssue]]:
     """Validate everything; return the spec and its warnings, or raise SpecError with every error and warning.
 
     ``now``: the moment capacity-block windows are judged against (default: the clock, UTC).
@@ -70,8 +91,13 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     causes = issues.found  # reported once: the pattern checks below would complain about the same values again
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
-            issues.error(key, "unknown setting", key, allowed=allowed_list(TOP_LEVEL_KEYS),
-                         fix=choice_fix("the key", key, TOP_LEVEL_KEYS, " (or remove it)"))
+            issues.error(
+                key,
+                "unknown setting",
+                key,
+                allowed=allowed_list(TOP_LEVEL_KEYS),
+                fix=choice_fix("the key", key, TOP_LEVEL_KEYS, " (or remove it)"),
+            )
     parts: dict[str, Any] = {}
     unparsed: set[str] = set()
     parsed_pools: list[tuple[int, NodePool, set[str]]] = []
@@ -80,8 +106,12 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         alias = field.alias or name
         if alias not in raw:
             if field.is_required() or (name == "node_pools" and not manager):
-                issues.error(alias, "required setting is missing", allowed=describe(field.annotation),
-                             fix=f"add {NAMESPACE}:{alias} to the stack config")
+                issues.error(
+                    alias,
+                    "required setting is missing",
+                    allowed=describe(field.annotation),
+                    fix=f"add {NAMESPACE}:{alias} to the stack config",
+                )
             continue
         if name == "node_pools":
             parsed_pools = _parse_pools(issues, raw[alias], empty_allowed=manager)
@@ -98,8 +128,14 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     region: str | None = parts.get("region")
     cluster: ClusterSpec | None = parts.get("cluster")
     if cloud is not None:
-        check_account(issues, cloud, parts.get("project"), parts.get("account_id"), project_given="project" in unparsed,
-                      secret_unread=secret_format_unknown(secret, "accountId", parts.get("account_id")))
+        check_account(
+            issues,
+            cloud,
+            parts.get("project"),
+            parts.get("account_id"),
+            project_given="project" in unparsed,
+            secret_unread=secret_format_unknown(secret, "accountId", parts.get("account_id")),
+        )
         if region is not None:
             check_region(issues, cat, cloud, region)
             if not cat.has_region(cloud, region):
@@ -118,9 +154,11 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
         # runtimeImageBuild or minMasterVersion: nothing for them to check otherwise (the what-if's import floor)
         if any(pool.fabric is not None and pool.fabric.runtime_image_build is not None for _, pool in pools):
             from stacks.validate.fabric_image import check_fabric_images
+
             check_fabric_images(issues, cloud, pools, parts.get("scheduling"))
         if cluster is not None and cluster.min_master_version is not None:
             from stacks.validate.fabric_version import check_fabric_versions
+
             check_fabric_versions(issues.at("cluster"), cloud, cluster, pools)
         check_local_ssd(issues, cloud, pools)
         check_node_repair(issues, cloud, pools)
@@ -134,6 +172,7 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
     # what-if, every preview) skips their modules (the what-if's import floor, tests/whatif/test_whatif_import_floor.py)
     if parts.get("fleet") is not None:
         from stacks.validate.fleet import check_fleet
+
         check_fleet(issues, parts["fleet"], pools, parts.get("scheduling"), stack_name, cloud, cluster)
     if parts.get("scheduling") is None and "scheduling" not in unparsed and not manager:
         check_queued_without_kueue(issues, pools)  # a manager refuses queued pools itself (fleet rules)
@@ -144,23 +183,46 @@ def load_spec(raw: dict[str, Any], catalog: Catalog | None = None,
             check_shared_cliques(issues, cat, cloud, pools, sched)
         if sched.workload == Workload.SLURM or "slurm" in sched.model_fields_set:
             from stacks.validate.slurm import check_slurm
-            check_slurm(issues, cat, cloud, pools, sched,
-                        None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime())
+
+            check_slurm(
+                issues,
+                cat,
+                cloud,
+                pools,
+                sched,
+                None if "gpu_runtime" in unparsed else parts.get("gpu_runtime") or GpuRuntime(),
+            )
 
     if parts.get("serving") is not None:  # loads only for stacks that serve (the what-if's import floor)
         from stacks.validate.serving import check_serving
-        check_serving(issues, cat, cloud, raw.get("nodePools"), pools, parts["serving"], parts.get("scheduling"),
-                      _text(raw.get("project")), _text(raw.get("region")), _text(raw.get("accountId")))
+
+        check_serving(
+            issues,
+            cat,
+            cloud,
+            raw.get("nodePools"),
+            pools,
+            parts["serving"],
+            parts.get("scheduling"),
+            _text(raw.get("project")),
+            _text(raw.get("region")),
+            _text(raw.get("accountId")),
+        )
         from stacks.validate.serving_gateway import check_inference_crd_version
+
         check_inference_crd_version(issues.at("cluster"), cloud, cluster)
 
     found = sorted(masked(_one_per_cause(issues.found, causes), raw, secret), key=sort_key)
     if any(not i.warning for i in found):
         raise SpecError(found)
     spec = StackSpec.model_validate(raw, by_alias=True, by_name=False)
-    if spec.scheduling is not None and "timeout_seconds" in spec.scheduling.gang.model_fields_set \
-            and any(p.multi_node for p in spec.node_pools):
+    if (
+        spec.scheduling is not None
+        and "timeout_seconds" in spec.scheduling.gang.model_fields_set
+        and any(p.multi_node for p in spec.node_pools)
+    ):
         from stacks.validate.gang_timeout import check_pods_ready_timeout  # needs the pools' start estimates
+
         check_pods_ready_timeout(issues, cat, spec)
         found = sorted(masked(issues.found, raw, secret), key=sort_key)
         if any(not i.warning for i in found):
@@ -179,9 +241,15 @@ def _one_per_cause(found: list[SpecIssue], causes: list[SpecIssue]) -> list[Spec
 
 # Pool-level checks that also read another field: when that field failed its shape check, the check is skipped
 # for the pool (its answer would rest on a default the user did not choose).
-POOL_CHECK_INPUTS = {"machineType": {"accelerator"}, "accelerator": {"machineType"},
-                     "zones": {"multiNode"}, "maxNodes": {"multiNode"}, "minNodes": {"maxNodes"},
-                     "upgrade": {"capacity"}, "multiNode": {"machineType", "zones"}}
+POOL_CHECK_INPUTS = {
+    "machineType": {"accelerator"},
+    "accelerator": {"machineType"},
+    "zones": {"multiNode"},
+    "maxNodes": {"multiNode"},
+    "minNodes": {"maxNodes"},
+    "upgrade": {"capacity"},
+    "multiNode": {"machineType", "zones"},
+}
 
 
 def _is_fleet_manager(raw: dict[str, Any]) -> bool:
@@ -199,8 +267,13 @@ def _parse_pools(issues: Issues, value: Any, empty_allowed: bool = False) -> lis
     if empty_allowed and value in ([], None):
         return []
     if not isinstance(value, list) or not value:
-        issues.error("nodePools", "must be a non-empty list of GPU pools", value, allowed="a YAML list of pools",
-                     fix="add at least one pool with name, machineType, zones, maxNodes")
+        issues.error(
+            "nodePools",
+            "must be a non-empty list of GPU pools",
+            value,
+            allowed="a YAML list of pools",
+            fix="add at least one pool with name, machineType, zones, maxNodes",
+        )
         return []
     pools: list[tuple[int, NodePool, set[str]]] = []
     for i, item in enumerate(value):
@@ -222,7 +295,7 @@ def _recover_pool(item: Any, errors: list[SpecIssue], i: int) -> tuple[NodePool,
     if not isinstance(item, dict):
         return None
     prefix = path_of("nodePools", i) + "."
-    bad = {e.path[len(prefix):].split(".")[0].split("[")[0] for e in errors if e.path.startswith(prefix)}
+    bad = {e.path[len(prefix) :].split(".")[0].split("[")[0] for e in errors if e.path.startswith(prefix)}
     required = {f.alias for f in NodePool.model_fields.values() if f.is_required()}
     if not bad or bad & required:
         return None
@@ -238,7 +311,7 @@ def _independent(issue: SpecIssue, i: int, name: str, dropped: set[str]) -> bool
     prefix = path_of("nodePools", i) + "."
     if not dropped or not issue.path.startswith(prefix):
         return True
-    field = issue.path[len(prefix):].split(".")[0].split("[")[0]
+    field = issue.path[len(prefix) :].split(".")[0].split("[")[0]
     problem = issue.problem.removeprefix(pool_subject(name) + ": ")  # a pool may be called 'price'
     if field == "machineType" and "price" in problem and dropped & {"capacity", "accelerator"}:
         return False  # the price depends on the capacity type and the attached GPUs

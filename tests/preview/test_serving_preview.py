@@ -1,5 +1,6 @@
 """The serving examples preview with exit 0 and print, per service, the fit, the evidence behind the SLO, capacity at
 peak and the price ($/h at min and max replicas, $ per million output tokens at peak, the pool's $/GPU-h)."""
+
 from __future__ import annotations
 
 import functools
@@ -9,7 +10,7 @@ import pytest
 from catalog import load_catalog
 from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.run import preview_stack
-from stacks.plan.serving import serving_rows
+from stacks.plan.serving_cost import serving_rows
 from stacks.plan.stack import plan_stack
 from stacks.validate.load import decode_config, load_spec
 
@@ -30,7 +31,10 @@ def test_gke_chat_is_priced_at_min_max_and_per_million_tokens():
     row = next(r for r in _report("gke-serving").serving if r["service"] == "chat")
     # a3-highgpu-8g on-demand $88.49/h in us-central1 ÷ 8 GPUs = $11.061 per GPU-hour
     assert row["usdPerGpuHour"] == pytest.approx(11.0613, abs=1e-3)
-    assert (row["usdPerHourMin"], row["usdPerHourMax"]) == (pytest.approx(22.12, abs=0.01), pytest.approx(88.49, abs=0.01))
+    assert (row["usdPerHourMin"], row["usdPerHourMax"]) == (
+        pytest.approx(22.12, abs=0.01),
+        pytest.approx(88.49, abs=0.01),
+    )
     # priced at what the rendered autoscaler runs at peak, not the 6 replicas that carry it (150 ÷ 25.52 req/s):
     # its running trigger aims at floor(0.8 × 25.52 req/s × 200 tokens × 25.1 ms) = 102 requests in flight per
     # replica, and at peak 150 req/s × 5.02 s = 753 are in flight: ceil(753 / 102) = 8 replicas (the max)

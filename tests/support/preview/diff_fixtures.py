@@ -2,6 +2,7 @@
 
 Every repository is made under the test's tmp_path; nothing touches the project's own git state.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,14 +14,20 @@ import yaml
 
 from catalog import load_catalog
 from preview.cost import stack_cost
-from preview.diff.spec import SpecSide
+from preview.diff.spec_views import SpecSide
 from preview.report import PreviewReport
 from stacks.plan.facts import pool_facts
 from stacks.validate.load import decode_config, load_spec
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null",
-           "PATH": "/usr/local/bin:/usr/bin:/bin"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_SYSTEM": "/dev/null",
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+}
 
 BASE: dict[str, Any] = {
     "gcp:project": "diff-test-project",
@@ -29,10 +36,22 @@ BASE: dict[str, Any] = {
     "gpu-cluster:region": "us-central1",
     "gpu-cluster:cluster": {"name": "ml", "authorizedNetworks": ["203.0.113.0/24"]},
     "gpu-cluster:nodePools": [
-        {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": 0, "maxNodes": 4,
-         "multiNode": True},
-        {"name": "l4", "machineType": "g2-standard-8", "zones": ["us-central1-a", "us-central1-b"], "minNodes": 0,
-         "maxNodes": 2, "capacity": {"type": "spot"}},
+        {
+            "name": "h100",
+            "machineType": "a3-highgpu-8g",
+            "zones": ["us-central1-a"],
+            "minNodes": 0,
+            "maxNodes": 4,
+            "multiNode": True,
+        },
+        {
+            "name": "l4",
+            "machineType": "g2-standard-8",
+            "zones": ["us-central1-a", "us-central1-b"],
+            "minNodes": 0,
+            "maxNodes": 2,
+            "capacity": {"type": "spot"},
+        },
     ],
     "gpu-cluster:scheduling": {
         "workload": "kubeflow",

@@ -1,5 +1,6 @@
 """An autoscaler whose metric source gpu-cluster neither fills nor grants may read nothing: the what-if then runs
 every service at replicas.min and says so in its answer; with the rendered source it scales."""
+
 from __future__ import annotations
 
 from catalog import load_catalog
@@ -36,10 +37,13 @@ def test_with_an_unreachable_metric_source_replicas_stay_at_min_and_the_answer_s
 def test_the_price_at_peak_uses_the_replicas_the_simulated_autoscaler_reaches_at_a_steady_peak():
     """One autoscaler model (stacks/plan/serving.py desired_replicas) for the price and the what-if: at the peak all
     day, the what-if settles on the preview's replicas at peak."""
-    from stacks.plan.serving import serving_rows
+    from stacks.plan.serving_cost import serving_rows
+
     for stack, svc_index in (("gke-serving", 0), ("eks-serving", 0)):
-        cfg = edits(read_stack_config(stack_path(stack)),
-                    {("serving", "services", svc_index, "traffic", "dailyProfile"): [1.0] * 24})
+        cfg = edits(
+            read_stack_config(stack_path(stack)),
+            {("serving", "services", svc_index, "traffic", "dailyProfile"): [1.0] * 24},
+        )
         spec = load_stack_spec(cfg)
         facts = {f.name: f for f in plan_stack(spec, load_catalog()).facts}
         result = simulate(spec, facts, [], hours=4)
