@@ -1,5 +1,6 @@
 """A stack for the simulator: find its file, read and validate its config as the preview does, and turn it into the
 cluster model."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,8 @@ from typing import Any
 
 from stacks.spec.stack import StackSpec
 from stacks.validate.load import decode_config, load_spec
-from whatif.cluster import ClusterModel, build_cluster
+from whatif.cluster import ClusterModel
+from whatif.cluster_build import build_cluster
 from whatif.model import SimOptions
 from whatif.yaml_read import safe_load
 
@@ -42,7 +44,10 @@ def cluster_of(spec: StackSpec, name: str = "stack", options: SimOptions | None 
         # serving's ClusterQueue joins the cohort as rendered; here its quota is idle (training may borrow it): the
         # serving traffic itself is simulated by python -m whatif.serving
         from stacks.plan.serving import with_serving_queue
-        spec = spec.model_copy(update={"scheduling": with_serving_queue(spec.scheduling, spec.serving, spec.cloud,
-                                                                        spec.node_pools)})
-    return build_cluster(spec, name, opts.scheduler, opts.spot_interruptions_per_node_month, opts.assume,
-                         opts.price_overrides)
+
+        spec = spec.model_copy(
+            update={"scheduling": with_serving_queue(spec.scheduling, spec.serving, spec.cloud, spec.node_pools)}
+        )
+    return build_cluster(
+        spec, name, opts.scheduler, opts.spot_interruptions_per_node_month, opts.assume, opts.price_overrides
+    )

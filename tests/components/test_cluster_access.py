@@ -2,6 +2,7 @@
 Secrets), as the program registers them: EKS without the creator's implicit admin but with explicit access entries; GKE
 Secrets encrypted with a rotating Cloud KMS key the GKE service agent may use; the Cluster Autoscaler's role trusted
 only for its ServiceAccount on this cluster; EKS nodes reading only the ECR repositories they pull from."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,8 @@ import json
 import pytest
 
 from components.eks.access import ADMIN_POLICY_ARN, EKS_ADDON_REPOSITORIES
-from preview.engine import FAKE_ACCOUNT, FAKE_DEPLOYER_ROLE, FAKE_PROJECT_NUMBER, run_program
+from preview.engine import run_program
+from preview.mocks.cloud import FAKE_ACCOUNT, FAKE_DEPLOYER_ROLE, FAKE_PROJECT_NUMBER
 from tests.support.preview.recorded import of_type, one
 from tests.support.spec.edit import edit
 from tests.support.spec.stack_configs import EKS, GKE
@@ -31,16 +33,22 @@ def gke():
 # -- EKS: admins ---------------------------------------------------------------------------------------------------
 def test_the_cluster_creator_is_not_admin_by_creating_it(eks):
     cluster = one(eks, "aws:eks/cluster:Cluster")
-    assert cluster.inputs["accessConfig"] == {"authenticationMode": "API",
-                                              "bootstrapClusterCreatorAdminPermissions": False}
+    assert cluster.inputs["accessConfig"] == {
+        "authenticationMode": "API",
+        "bootstrapClusterCreatorAdminPermissions": False,
+    }
     # the setting forces a new cluster: a cluster created with the old default keeps it instead of being replaced
     assert "accessConfig.bootstrapClusterCreatorAdminPermissions" in cluster.ignore_changes
 
 
 def test_the_deploying_identity_is_admin_through_an_explicit_access_entry(eks):
     (entry,) = of_type(eks, ENTRY)
-    assert entry.inputs == {"clusterName": "ml", "principalArn": FAKE_DEPLOYER_ROLE, "type": "STANDARD",
-                            **({"tags": entry.inputs["tags"]} if "tags" in entry.inputs else {})}
+    assert entry.inputs == {
+        "clusterName": "ml",
+        "principalArn": FAKE_DEPLOYER_ROLE,
+        "type": "STANDARD",
+        **({"tags": entry.inputs["tags"]} if "tags" in entry.inputs else {}),
+    }
     (association,) = of_type(eks, ASSOCIATION)
     assert association.inputs["policyArn"] == ADMIN_POLICY_ARN
     assert association.inputs["accessScope"] == {"type": "cluster"}
@@ -68,7 +76,8 @@ def test_nodes_read_named_repositories_not_every_repository(eks):
     pull = json.loads(one(eks, "aws:iam/rolePolicy:RolePolicy", "ml-nodes-ecr-pull").inputs["policy"])
     by_sid = {s["Sid"]: s for s in pull["Statement"]}
     assert {r.rsplit("repository/", 1)[1] for r in by_sid["PullNamedRepositories"]["Resource"]} >= set(
-        EKS_ADDON_REPOSITORIES)
+        EKS_ADDON_REPOSITORIES
+    )
     assert by_sid["PullThisAccountsRepositories"]["Resource"] == f"arn:aws:ecr:us-east-1:{FAKE_ACCOUNT}:repository/*"
 
 
@@ -76,11 +85,14 @@ def test_the_autoscaler_role_trusts_only_its_service_account_on_this_cluster(eks
     trust = json.loads(one(eks, "aws:iam/role:Role", "cluster-autoscaler-role").inputs["assumeRolePolicy"])
     (statement,) = trust["Statement"]
     assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
-    assert statement["Condition"] == {"StringEquals": {
-        "aws:SourceAccount": FAKE_ACCOUNT,
-        "aws:RequestTag/eks-cluster-arn": f"arn:aws:eks:offline:{FAKE_ACCOUNT}:cluster/ml",
-        "aws:RequestTag/kubernetes-namespace": "kube-system",
-        "aws:RequestTag/kubernetes-service-account": "cluster-autoscaler"}}
+    assert statement["Condition"] == {
+        "StringEquals": {
+            "aws:SourceAccount": FAKE_ACCOUNT,
+            "aws:RequestTag/eks-cluster-arn": f"arn:aws:eks:offline:{FAKE_ACCOUNT}:cluster/ml",
+            "aws:RequestTag/kubernetes-namespace": "kube-system",
+            "aws:RequestTag/kubernetes-service-account": "cluster-autoscaler",
+        }
+    }
 
 
 # -- GKE: Secrets encryption -------------------------------------------------------------------------------------
@@ -94,8 +106,9 @@ def test_gke_secrets_are_encrypted_with_a_rotating_kms_key_in_the_clusters_regio
     assert key.protect is True and ring.protect is True  # losing the key loses every Secret in etcd
     grant = one(gke, "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember")
     assert grant.inputs["role"] == "roles/cloudkms.cryptoKeyEncrypterDecrypter"
-    assert grant.inputs["member"] == (f"serviceAccount:service-{FAKE_PROJECT_NUMBER}"
-                                      "@container-engine-robot.iam.gserviceaccount.com")
+    assert grant.inputs["member"] == (
+        f"serviceAccount:service-{FAKE_PROJECT_NUMBER}@container-engine-robot.iam.gserviceaccount.com"
+    )
     assert grant.urn in cluster.dependencies, "GKE must be allowed to use the key before it creates the cluster"
 
 

@@ -6,6 +6,7 @@ them, slurmd, the device and DRA plugins and the GPU Operator's operands.
 
 The mocked invoke answers a per-image value made up here (``fake_digest``) so each image's answer can be traced;
 the offline preview answers ``DEPLOY_DIGEST`` instead (preview/engine.py) and never shows a made-up digest."""
+
 from __future__ import annotations
 
 import hashlib
@@ -17,14 +18,22 @@ import pytest
 from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
 from stacks.plan.host_access import host_containers, pod_specs
 from policies.host_images import seen_host_containers, seen_secret_containers
-from preview.engine import RecordingMocks, run_program
+from preview.engine import run_program
+from preview.mocks.cloud import RecordingMocks
 from tests.support.helm.render import plain
 from tests.support.spec.gpu_runtime_matrix import config
 
 TOKEN = "docker:index/getRegistryImage:getRegistryImage"
 ECR_TOKEN = "aws:ecr/getAuthorizationToken:getAuthorizationToken"
-STACKS = ("gke-h100-512", "gke-kueue", "gke-a3-ultra-rdma", "gke-a4x-nvl72", "eks-p6e-gb200", "gke-operator-mig",
-          "gke-serving")  # gke-serving: the default vLLM image, which runs as the model bucket's reader
+STACKS = (
+    "gke-h100-512",
+    "gke-kueue",
+    "gke-a3-ultra-rdma",
+    "gke-a4x-nvl72",
+    "eks-p6e-gb200",
+    "gke-operator-mig",
+    "gke-serving",
+)  # gke-serving: the default vLLM image, which runs as the model bucket's reader
 """Together they run every image the catalog resolves at deploy (checked below)."""
 
 
@@ -80,7 +89,8 @@ def test_the_lookups_go_through_a_provider_that_needs_no_docker_daemon(runs):
     ecr = json.loads(ecr) if isinstance(ecr, str) else ecr
     assert [a["address"] for a in ecr] == ["602401143452.dkr.ecr.us-west-2.amazonaws.com"]
     assert [c["args"] for c in calls if c["token"] == ECR_TOKEN] == [
-        {"registryId": "602401143452", "region": "us-west-2"}]
+        {"registryId": "602401143452", "region": "us-west-2"}
+    ]
     efa = [c for c in calls if c["token"] == TOKEN and "aws-efa-k8s-device-plugin" in c["args"]["name"]]
     assert efa and all(c["provider"].split("::")[-1].startswith("image-digests-ecr-") for c in efa)
     _, gke_calls = runs["gke-kueue"]
@@ -95,8 +105,11 @@ def _all_images(resources) -> set[str]:
         props = plain(r.inputs)
         if r.type.startswith("kubernetes:") and isinstance(props.get("spec"), dict):
             kind = r.type.rsplit(":", 1)[-1]
-            images |= {c.get("image") for _, spec in pod_specs({"kind": kind, "spec": props["spec"]})
-                       for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]}
+            images |= {
+                c.get("image")
+                for _, spec in pod_specs({"kind": kind, "spec": props["spec"]})
+                for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+            }
     return images
 
 
@@ -109,8 +122,9 @@ def _host_images(resources) -> set[str]:
         images |= {s.container.image for s in seen_secret_containers(r.type, props)}
         if r.type.startswith("kubernetes:") and isinstance(props.get("spec"), dict):
             kind = r.type.rsplit(":", 1)[-1]
-            images |= {c.image for _, spec in pod_specs({"kind": kind, "spec": props["spec"]})
-                       for c in host_containers(spec)}
+            images |= {
+                c.image for _, spec in pod_specs({"kind": kind, "spec": props["spec"]}) for c in host_containers(spec)
+            }
     return images
 
 
@@ -174,8 +188,12 @@ def test_every_slurm_key_holder_gets_the_registry_digest(stack, runs):
     for path, image in expected.items():
         assert at(*path) == {"repository": image.rpartition(":")[0], "digest": fake_digest(image)}, path
     client = f"{slinky}/login:26.05-ubuntu26.04"
-    jobs = [plain(r.inputs) for r in resources if r.type == "kubernetes:batch/v1:Job"
-            and "slurm" in json.dumps(plain(r.inputs).get("spec", {}).get("template", {}).get("spec", {}))]
+    jobs = [
+        plain(r.inputs)
+        for r in resources
+        if r.type == "kubernetes:batch/v1:Job"
+        and "slurm" in json.dumps(plain(r.inputs).get("spec", {}).get("template", {}).get("spec", {}))
+    ]
     images = {c["image"] for j in jobs for c in j["spec"]["template"]["spec"]["containers"]}
     assert images == {f"{client}@{fake_digest(client)}"}, images
 
@@ -190,6 +208,7 @@ def test_every_cluster_operator_gets_the_registry_digest_in_the_form_its_chart_t
     write ``<registry>/<repository>``: the registry apart; Slinky's operator and webhook: ``{repository, digest}``;
     the GPU Operator: ``version: <tag>@<digest>``. Each with the digest the registry answered for that image
     (``test_host_images_rendered`` checks that real Helm renders these into the pods)."""
+
     def tagged(image: str) -> str:
         return f"{image.rpartition(':')[2]}@{fake_digest(image)}"
 
@@ -197,16 +216,26 @@ def test_every_cluster_operator_gets_the_registry_digest_in_the_form_its_chart_t
     trainer = "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0"
     serving, _ = runs["gke-serving"]
     assert _release_values(serving, "kueue-chart")["controllerManager"]["manager"]["image"] == {
-        "repository": "registry.k8s.io/kueue/kueue", "tag": tagged(kueue)}
+        "repository": "registry.k8s.io/kueue/kueue",
+        "tag": tagged(kueue),
+    }
     values = _release_values(serving, "kubeflow-trainer")
-    assert values["image"] == {"registry": "ghcr.io", "repository": "kubeflow/trainer/trainer-controller-manager",
-                               "tag": tagged(trainer)}
+    assert values["image"] == {
+        "registry": "ghcr.io",
+        "repository": "kubeflow/trainer/trainer-controller-manager",
+        "tag": tagged(trainer),
+    }
     assert values["jobset"]["image"] == {"repository": "registry.k8s.io/jobset/jobset", "tag": tagged(jobset)}
     assert _release_values(serving, "serving-lws")["image"]["manager"] == {
-        "repository": "registry.k8s.io/lws/lws", "tag": tagged("registry.k8s.io/lws/lws:v0.10.0")}
+        "repository": "registry.k8s.io/lws/lws",
+        "tag": tagged("registry.k8s.io/lws/lws:v0.10.0"),
+    }
     keda = _release_values(serving, "serving-keda")["image"]
-    for key, name in (("keda", "keda"), ("metricsApiServer", "keda-metrics-apiserver"),
-                      ("webhooks", "keda-admission-webhooks")):
+    for key, name in (
+        ("keda", "keda"),
+        ("metricsApiServer", "keda-metrics-apiserver"),
+        ("webhooks", "keda-admission-webhooks"),
+    ):
         image = f"ghcr.io/kedacore/{name}:2.20.2"
         assert keda[key] == {"registry": "ghcr.io", "repository": f"kedacore/{name}", "tag": tagged(image)}, key
     slurm, _ = runs["gke-h100-512"]
@@ -217,4 +246,7 @@ def test_every_cluster_operator_gets_the_registry_digest_in_the_form_its_chart_t
     mig, _ = runs["gke-operator-mig"]
     operator = "nvcr.io/nvidia/gpu-operator:v26.7.0"
     assert _release_values(mig, "gpu-runtime-gpu-operator")["operator"] == {
-        "repository": "nvcr.io/nvidia", "image": "gpu-operator", "version": tagged(operator)}
+        "repository": "nvcr.io/nvidia",
+        "image": "gpu-operator",
+        "version": tagged(operator),
+    }

@@ -1,6 +1,7 @@
 """The Kueue/Kubeflow path as the program registers it (under the recording engine): charts, objects, order,
 providers, and no known default credential: neither in what the program registers nor in what the transforms attached
 to the Katib/Pipelines kustomize Directories make of the upstream objects (which mocks never expand)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,8 @@ from components.charts import KATIB_MANIFESTS, KFP_MINIO_IMAGE, KUBEFLOW_PIPELIN
 from components.k8s.manifest_secrets import KNOWN_DEFAULT_CREDENTIALS
 from policies.rule import Resource
 from policies.rules import security_default_credentials as default_credentials
-from preview.engine import fake_random_bytes, install_mocks, restored_config_environment, run_program
+from preview.engine import install_mocks, restored_config_environment, run_program
+from preview.mocks.cloud import fake_random_bytes
 from render.kueue import render_kueue
 from render.trainer import training_runtimes
 from tests.support.spec.edit import DELETE, edit, edits
@@ -42,7 +44,11 @@ def test_kueue_chart_is_pinned_and_carries_the_rendered_configuration(gke):
     release = one(rec, "kubernetes:helm.sh/v3:Release", "kueue-chart")
     inputs = release.redacted_inputs
     assert (inputs["chart"], inputs["version"], inputs["name"], inputs["namespace"]) == (
-        "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", "kueue", "kueue-system")
+        "oci://registry.k8s.io/kueue/charts/kueue",
+        "0.19.2",
+        "kueue",
+        "kueue-system",
+    )
     config = yaml.safe_load(inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
     assert config["waitForPodsReady"]["timeout"] == "900s"
     assert config["fairSharing"]["preemptionStrategies"] == ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
@@ -58,8 +64,11 @@ def test_every_kueue_object_is_registered_as_rendered_after_the_chart(gke):
     spec, facts = spec_and_facts(raw)
     objects = render_kueue(spec.scheduling, facts)
     expected = {(o["kind"], o["metadata"]["name"]): o for o in objects.custom_resources()}
-    recorded = {(r.type.rsplit(":", 1)[1], r.redacted_inputs["metadata"]["name"]): r for r in _custom(rec)
-                if r.type.startswith(KUEUE_TYPES[0])}
+    recorded = {
+        (r.type.rsplit(":", 1)[1], r.redacted_inputs["metadata"]["name"]): r
+        for r in _custom(rec)
+        if r.type.startswith(KUEUE_TYPES[0])
+    }
     assert set(recorded) == set(expected)
     release = one(rec, "kubernetes:helm.sh/v3:Release", "kueue-chart")
     for key, r in recorded.items():
@@ -77,8 +86,10 @@ def test_flavors_and_topologies_are_replaced_create_first_and_their_users_wait_f
     new (content-hashed) name instead and keep Pulumi's create-before-delete; the Pulumi resource name stays the
     pool's, and what references them depends on them (created before, deleted after their users are repointed)."""
     _, rec = gke
-    kinds = {k: of_type(rec, f"kubernetes:kueue.x-k8s.io/v1beta2:{k}") for k in
-             ("Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue")}
+    kinds = {
+        k: of_type(rec, f"kubernetes:kueue.x-k8s.io/v1beta2:{k}")
+        for k in ("Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue")
+    }
     assert kinds["Topology"] and kinds["ResourceFlavor"]
     assert not [r.name for k in ("Topology", "ResourceFlavor") for r in kinds[k] if r.delete_before_replace]
     assert all(r.delete_before_replace for r in kinds["LocalQueue"])  # fixed name (the queue's): no finalizer
@@ -98,7 +109,10 @@ def test_trainer_chart_and_one_runtime_per_pool(gke):
     release = one(rec, "kubernetes:helm.sh/v3:Release", "kubeflow-trainer")
     inputs = release.redacted_inputs
     assert (inputs["chart"], inputs["version"], inputs["namespace"]) == (
-        "oci://ghcr.io/kubeflow/charts/kubeflow-trainer", "2.3.0", "kubeflow-system")
+        "oci://ghcr.io/kubeflow/charts/kubeflow-trainer",
+        "2.3.0",
+        "kubeflow-system",
+    )
     spec, facts = spec_and_facts(raw)
     expected = training_runtimes(facts, render_kueue(spec.scheduling, facts).placements)
     runtimes = of_type(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")
@@ -110,18 +124,25 @@ def test_trainer_chart_and_one_runtime_per_pool(gke):
 def test_katib_and_pipelines_use_pinned_manifests_and_generated_secrets(gke):
     _, rec = gke
     dirs = {r.name: r.redacted_inputs["directory"] for r in of_type(rec, "kubernetes:kustomize/v2:Directory")}
-    assert dirs == {"kubeflow-katib-manifests": KATIB_MANIFESTS,
-                    "kubeflow-pipelines-cluster-resources": KUBEFLOW_PIPELINES_MANIFESTS["cluster"],
-                    "kubeflow-pipelines-manifests": KUBEFLOW_PIPELINES_MANIFESTS["platform"]}
+    assert dirs == {
+        "kubeflow-katib-manifests": KATIB_MANIFESTS,
+        "kubeflow-pipelines-cluster-resources": KUBEFLOW_PIPELINES_MANIFESTS["cluster"],
+        "kubeflow-pipelines-manifests": KUBEFLOW_PIPELINES_MANIFESTS["platform"],
+    }
     assert "/tree/v0.18.0/" in KATIB_MANIFESTS and "/tree/2.5.0/" in KUBEFLOW_PIPELINES_MANIFESTS["platform"]
     passwords = of_type(rec, "random:index/randomPassword:RandomPassword")
-    assert sorted(p.name for p in passwords) == ["kubeflow-katib-mysql-password", "kubeflow-pipelines-minio-access-key",
-                                                 "kubeflow-pipelines-minio-secret-key",
-                                                 "kubeflow-pipelines-mysql-password"]
+    assert sorted(p.name for p in passwords) == [
+        "kubeflow-katib-mysql-password",
+        "kubeflow-pipelines-minio-access-key",
+        "kubeflow-pipelines-minio-secret-key",
+        "kubeflow-pipelines-mysql-password",
+    ]
     assert all(p.redacted_inputs["length"] >= 20 and p.redacted_inputs["special"] is False for p in passwords)
     platform = one(rec, "kubernetes:kustomize/v2:Directory", "kubeflow-pipelines-manifests")
-    assert one(rec, "kubernetes:kustomize/v2:Directory", "kubeflow-pipelines-cluster-resources").urn \
+    assert (
+        one(rec, "kubernetes:kustomize/v2:Directory", "kubeflow-pipelines-cluster-resources").urn
         in platform.dependencies
+    )
 
 
 def test_no_known_default_credential_is_in_any_registered_input(gke):
@@ -185,23 +206,27 @@ def _default_findings(doc: dict) -> list[str]:
     return [f.problem for f in default_credentials.check(resource, default_credentials.RULE.settings(None))]
 
 
-@pytest.mark.parametrize("install, directory", [("katib", "kubeflow-katib-manifests"),
-                                                ("pipelines", "kubeflow-pipelines-manifests")])
+@pytest.mark.parametrize(
+    "install, directory", [("katib", "kubeflow-katib-manifests"), ("pipelines", "kubeflow-pipelines-manifests")]
+)
 def test_the_manifest_transform_on_the_directory_replaces_every_upstream_default(gke, install, directory):
     """The transform must be attached to the Directory's registration (deleting it fails here), and running what is
     attached over upstream-shaped objects must leave no known default: each becomes a generated Pulumi secret."""
     _, rec = gke
     registered = one(rec, "kubernetes:kustomize/v2:Directory", directory)
     assert registered.transforms, f"{directory} is registered without a transform: upstream defaults would deploy"
-    generated = {fake_random_bytes(r.name, int(r.inputs["length"])).hex()[:int(r.inputs["length"])]
-                 for r in of_type(rec, "random:index/randomPassword:RandomPassword")}  # what the mocks return
+    generated = {
+        fake_random_bytes(r.name, int(r.inputs["length"])).hex()[: int(r.inputs["length"])]
+        for r in of_type(rec, "random:index/randomPassword:RandomPassword")
+    }  # what the mocks return
     for type_, doc in UPSTREAM[install]:
         new = _resolve(_transformed(registered, type_, doc))
         if type_ == "kubernetes:apps/v1:Deployment":
             env = {e["name"]: e for c in new["spec"]["template"]["spec"]["containers"] for e in c["env"]}
             assert "MYSQL_ALLOW_EMPTY_PASSWORD" not in env
-            assert env["MYSQL_ROOT_PASSWORD"]["valueFrom"] == {"secretKeyRef": {"name": "mysql-secret",
-                                                                                "key": "password"}}
+            assert env["MYSQL_ROOT_PASSWORD"]["valueFrom"] == {
+                "secretKeyRef": {"name": "mysql-secret", "key": "password"}
+            }
             continue
         name = doc["metadata"]["name"]
         assert _default_findings(doc), f"{name}: the pack must recognise the upstream default"
@@ -213,17 +238,24 @@ def test_the_manifest_transform_on_the_directory_replaces_every_upstream_default
         assert _default_findings({**new, "stringData": plain}) == [], name
 
 
-@pytest.mark.parametrize("directory, doc", [("kubeflow-katib-manifests", KATIB_MYSQL_DEPLOYMENT),
-                                            ("kubeflow-pipelines-manifests", MYSQL_DEPLOYMENT),
-                                            ("kubeflow-pipelines-manifests", MINIO_DEPLOYMENT)],
-                         ids=["katib-mysql", "kfp-mysql", "kfp-minio"])
+@pytest.mark.parametrize(
+    "directory, doc",
+    [
+        ("kubeflow-katib-manifests", KATIB_MYSQL_DEPLOYMENT),
+        ("kubeflow-pipelines-manifests", MYSQL_DEPLOYMENT),
+        ("kubeflow-pipelines-manifests", MINIO_DEPLOYMENT),
+    ],
+    ids=["katib-mysql", "kfp-mysql", "kfp-minio"],
+)
 def test_the_directory_transform_replaces_the_old_database_and_storage_images(gke, directory, doc):
     _, rec = gke
     registered = one(rec, "kubernetes:kustomize/v2:Directory", directory)
     image = _image_in_a_run(registered, doc)
     # MinIO's release tag holds the generated keys: the digest the registry returns at deploy (offline: the stand-in)
-    assert image in (MANIFEST_MYSQL_IMAGE, f"{KFP_MINIO_IMAGE}@{DEPLOY_DIGEST}") and image != doc["spec"][
-        "template"]["spec"]["containers"][0]["image"]
+    assert (
+        image in (MANIFEST_MYSQL_IMAGE, f"{KFP_MINIO_IMAGE}@{DEPLOY_DIGEST}")
+        and image != doc["spec"]["template"]["spec"]["containers"][0]["image"]
+    )
 
 
 def test_katib_and_pipelines_are_off_by_default():
@@ -248,10 +280,19 @@ def test_no_kueue_without_workload_kubeflow(scheduling):
     if scheduling is None:
         raw = edit(GKE_TEAMS, "scheduling", DELETE)
     else:
-        raw = edits(GKE_TEAMS, {"scheduling.workload": scheduling,  # Kueue-only settings are refused with slurm
-                                "scheduling.topology": DELETE, "scheduling.gang": DELETE,
-                                "scheduling.queues[1].namespace": DELETE,
-                                "scheduling.queues[0].quotas[0].lendingLimit": DELETE})
+        raw = edits(
+            GKE_TEAMS,
+            {
+                "scheduling.workload": scheduling,  # Kueue-only settings are refused with slurm
+                "scheduling.topology": DELETE,
+                "scheduling.gang": DELETE,
+                "scheduling.queues[1].namespace": DELETE,
+                "scheduling.queues[0].quotas[0].lendingLimit": DELETE,
+            },
+        )
     rec = run_program(flat_config(raw))
-    assert not [r for r in rec.resources if r.type.startswith(("gpu-cluster:scheduling:Kueue",
-                                                               "gpu-cluster:scheduling:Kubeflow", *KUEUE_TYPES))]
+    assert not [
+        r
+        for r in rec.resources
+        if r.type.startswith(("gpu-cluster:scheduling:Kueue", "gpu-cluster:scheduling:Kubeflow", *KUEUE_TYPES))
+    ]

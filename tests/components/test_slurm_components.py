@@ -1,6 +1,7 @@
 """SlurmCluster as the program registers it: structure, pinned charts, values valid for the pinned charts (keys
 against their values.yaml, the NodeSet against its CRD, the slurmd pod against the Kubernetes schema), NodeSets on
 their pools, and secrets that stay secret."""
+
 from __future__ import annotations
 
 import base64
@@ -16,7 +17,8 @@ from pulumi.runtime import rpc
 
 from catalog.image_digests import DEPLOY_DIGEST
 from components.charts import SLURM, SLURM_CHARTS, SLURM_OPERATOR
-from preview.engine import Recording, fake_random_bytes, run_program
+from preview.engine import Recording, run_program
+from preview.mocks.cloud import fake_random_bytes
 from preview.run import preview_config
 from tests.conftest import require_shared
 from tests.support.spec.edit import DELETE, edit
@@ -46,11 +48,14 @@ def _crd_schema(kind_file: str) -> dict[str, Any]:
 
 def test_component_tree_types_names_and_parents(gke512):
     cluster = one(gke512, "gpu-cluster:slurm:SlurmCluster", "slurm")
-    for type_, name in [(RELEASE, "slurm-operator"), (RELEASE, "slurm-slurm"),
-                        ("kubernetes:core/v1:Namespace", "slurm-ns"),
-                        ("gpu-cluster:slurm:SlurmSecrets", "slurm-secrets"),
-                        ("gpu-cluster:slurm:SlurmDatabase", "slurm-database"),
-                        ("gpu-cluster:slurm:SlurmAccounts", "slurm-accounts")]:
+    for type_, name in [
+        (RELEASE, "slurm-operator"),
+        (RELEASE, "slurm-slurm"),
+        ("kubernetes:core/v1:Namespace", "slurm-ns"),
+        ("gpu-cluster:slurm:SlurmSecrets", "slurm-secrets"),
+        ("gpu-cluster:slurm:SlurmDatabase", "slurm-database"),
+        ("gpu-cluster:slurm:SlurmAccounts", "slurm-accounts"),
+    ]:
         assert parent_of(gke512, one(gke512, type_, name)).urn == cluster.urn, name
     ns = one(gke512, "kubernetes:core/v1:Namespace", "slurm-ns").inputs["metadata"]
     assert ns["name"] == "slurm" and ns["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
@@ -63,13 +68,20 @@ def test_charts_are_the_pinned_oci_charts_and_the_slurm_release_waits_for_the_op
     assert (op.inputs["chart"], op.inputs["version"]) == ("oci://ghcr.io/slinkyproject/charts/slurm-operator", "1.2.1")
     assert (slurm.inputs["chart"], slurm.inputs["version"]) == ("oci://ghcr.io/slinkyproject/charts/slurm", "1.2.1")
     # the operator (it reads the Slurm keys) and its webhook (its serving key) by the digest resolved at deploy
-    assert op.inputs["values"] == {"crds": {"enabled": True}, "certManager": {"enabled": False}, **{
-        part: {"image": {"repository": f"ghcr.io/slinkyproject/{image}", "digest": DEPLOY_DIGEST}}
-        for part, image in (("operator", "slurm-operator"), ("webhook", "slurm-operator-webhook"))}}
+    assert op.inputs["values"] == {
+        "crds": {"enabled": True},
+        "certManager": {"enabled": False},
+        **{
+            part: {"image": {"repository": f"ghcr.io/slinkyproject/{image}", "digest": DEPLOY_DIGEST}}
+            for part, image in (("operator", "slurm-operator"), ("webhook", "slurm-operator-webhook"))
+        },
+    }
     assert op.urn in slurm.dependencies
     # depends_on a component waits for its children: the key Secrets and the database exist before the cluster
-    for type_, dep in ((SECRET, "slurm-secrets-slurm-key"), ("kubernetes:apps/v1:StatefulSet",
-                                                             "slurm-database-statefulset")):
+    for type_, dep in (
+        (SECRET, "slurm-secrets-slurm-key"),
+        ("kubernetes:apps/v1:StatefulSet", "slurm-database-statefulset"),
+    ):
         assert one(gke512, type_, dep).urn in slurm.dependencies, dep
     assert {p.version for p in SLURM_CHARTS} == {"1.2.1"}
     chart = yaml.safe_load(require_shared("schemas", "slurm-operator/v1.2.1/helm/slurm/Chart.yaml").read_text())
@@ -82,17 +94,21 @@ def test_values_are_known_to_the_pinned_charts(gke512):
         values.pop("partitions", None)  # a map keyed by partition name (values.yaml: map[string]object), below
         if name == "slurm-slurm":  # scaling: the chart passes podSpec (corev1.PodSpec) and the container through
             controller = values["controller"]
-            assert (controller["podSpec"].pop("serviceAccountName"), controller["podSpec"].pop("volumes")[0]["name"],
-                    controller.pop("slurmctld")["volumeMounts"][0]["mountPath"]) == (
-                "slurm-scaler", "scaling-programs", "/usr/local/lib/gpu-cluster")
+            assert (
+                controller["podSpec"].pop("serviceAccountName"),
+                controller["podSpec"].pop("volumes")[0]["name"],
+                controller.pop("slurmctld")["volumeMounts"][0]["mountPath"],
+            ) == ("slurm-scaler", "scaling-programs", "/usr/local/lib/gpu-cluster")
         assert unknown_keys(values, _defaults(pin)) == [], name
     values = one(gke512, RELEASE, "slurm-slurm").redacted_inputs["values"]
     defaults = _defaults(SLURM)
     for key, nodeset in values["nodesets"].items():
         selector = nodeset["podSpec"]["nodeSelector"]  # map[string]string: any label keys
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in selector.items())
-        assert unknown_keys(edit(nodeset, "podSpec.nodeSelector", DELETE), defaults["nodesetDefaults"],
-                            f"nodesets.{key}") == []
+        assert (
+            unknown_keys(edit(nodeset, "podSpec.nodeSelector", DELETE), defaults["nodesetDefaults"], f"nodesets.{key}")
+            == []
+        )
     for key, part in values["partitions"].items():
         assert unknown_keys(part, defaults["partitions"]["all"], f"partitions.{key}") == []
 
@@ -100,18 +116,33 @@ def test_values_are_known_to_the_pinned_charts(gke512):
 def _nodeset_cr(key: str, nodeset: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     """The NodeSet object the chart renders from ``nodesetDefaults`` + our entry (templates/nodeset/nodeset-cr.yaml)."""
     ns = helm_merge(defaults["nodesetDefaults"], nodeset)
-    slurmd = {**ns["slurmd"], "image": f"{ns['slurmd']['image']['repository']}:{ns['slurmd']['image']['tag']}",
-              "imagePullPolicy": "IfNotPresent"}
+    slurmd = {
+        **ns["slurmd"],
+        "image": f"{ns['slurmd']['image']['repository']}:{ns['slurmd']['image']['tag']}",
+        "imagePullPolicy": "IfNotPresent",
+    }
     logfile = {**ns["logfile"], "image": "docker.io/library/alpine:latest"}
-    spec = {"controllerRef": {"name": "slurm", "namespace": "slurm"}, "extraConf": ns["extraConf"],
-            "partition": {"enabled": ns["partition"]["enabled"]}, "scalingMode": ns["scalingMode"],
-            "replicas": ns["replicas"], "slurmd": slurmd, "logfile": logfile,
-            "template": {"spec": {**ns["podSpec"], "hostname": f"{key}-"}}, "updateStrategy": ns["updateStrategy"],
-            "ordinalPadding": ns["ordinalPadding"], "pinToNode": ns["pinToNode"],
-            "workloadDisruptionProtection": ns["workloadDisruptionProtection"],
-            "pruneSlurmNodeRecords": ns["pruneSlurmNodeRecords"]}
-    return {"apiVersion": "slinky.slurm.net/v1beta1", "kind": "NodeSet",
-            "metadata": {"name": f"slurm-worker-{key}", "namespace": "slurm"}, "spec": spec}
+    spec = {
+        "controllerRef": {"name": "slurm", "namespace": "slurm"},
+        "extraConf": ns["extraConf"],
+        "partition": {"enabled": ns["partition"]["enabled"]},
+        "scalingMode": ns["scalingMode"],
+        "replicas": ns["replicas"],
+        "slurmd": slurmd,
+        "logfile": logfile,
+        "template": {"spec": {**ns["podSpec"], "hostname": f"{key}-"}},
+        "updateStrategy": ns["updateStrategy"],
+        "ordinalPadding": ns["ordinalPadding"],
+        "pinToNode": ns["pinToNode"],
+        "workloadDisruptionProtection": ns["workloadDisruptionProtection"],
+        "pruneSlurmNodeRecords": ns["pruneSlurmNodeRecords"],
+    }
+    return {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "NodeSet",
+        "metadata": {"name": f"slurm-worker-{key}", "namespace": "slurm"},
+        "spec": spec,
+    }
 
 
 def test_nodesets_validate_against_the_nodeset_crd_and_the_pod_schema(gke512):
@@ -120,10 +151,21 @@ def test_nodesets_validate_against_the_nodeset_crd_and_the_pod_schema(gke512):
     for key, nodeset in values["nodesets"].items():
         cr = _nodeset_cr(key, nodeset, defaults)
         jsonschema.validate(cr, schema)
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{key}-0"},
-               "spec": {**cr["spec"]["template"]["spec"],
-                        "containers": [{**{k: v for k, v in cr["spec"]["slurmd"].items() if k != "image"},
-                                        "name": "slurmd", "image": cr["spec"]["slurmd"]["image"]}]}}
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"{key}-0"},
+            "spec": {
+                **cr["spec"]["template"]["spec"],
+                "containers": [
+                    {
+                        **{k: v for k, v in cr["spec"]["slurmd"].items() if k != "image"},
+                        "name": "slurmd",
+                        "image": cr["spec"]["slurmd"]["image"],
+                    }
+                ],
+            },
+        }
         kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
 
 
@@ -156,8 +198,9 @@ def test_each_nodeset_is_pinned_to_its_pool_with_the_gpu_toleration_and_all_its_
 def test_pool_taints_become_nodeset_tolerations():
     cfg = edit(GKE_NO_ACCOUNTING, "nodePools[1].taints", [{"key": "team", "value": "eval", "effect": "NoSchedule"}])
     values = one(run_program(cfg), RELEASE, "slurm-slurm").redacted_inputs["values"]
-    assert {"key": "team", "operator": "Equal", "value": "eval", "effect": "NoSchedule"} in \
-        values["nodesets"]["l4"]["podSpec"]["tolerations"]
+    assert {"key": "team", "operator": "Equal", "value": "eval", "effect": "NoSchedule"} in values["nodesets"]["l4"][
+        "podSpec"
+    ]["tolerations"]
     assert len(values["nodesets"]["h100"]["podSpec"]["tolerations"]) == 1
 
 
@@ -167,8 +210,12 @@ def test_keys_come_from_pulumi_secrets_and_the_chart_never_generates_them(gke512
     assert values["jwtKey"] == {"create": False, "secretRef": {"name": "slurm-auth-jwt", "key": "jwt_hs256.key"}}
     assert values["accounting"]["storageConfig"]["passwordKeyRef"] == {"name": "slurm-db-password", "key": "password"}
     secrets = {r.name: r for r in of_type(gke512, SECRET)}
-    assert set(secrets) >= {"slurm-secrets-slurm-key", "slurm-secrets-jwt-key", "slurm-secrets-db-password",
-                            "slurm-secrets-db-root-password"}
+    assert set(secrets) >= {
+        "slurm-secrets-slurm-key",
+        "slurm-secrets-jwt-key",
+        "slurm-secrets-db-password",
+        "slurm-secrets-db-root-password",
+    }
     for name in ("slurm-secrets-slurm-key", "slurm-secrets-jwt-key"):
         assert rpc.is_rpc_secret(secrets[name].inputs["data"]), name
         assert secrets[name].protect
@@ -183,9 +230,12 @@ def test_keys_come_from_pulumi_secrets_and_the_chart_never_generates_them(gke512
 def _plaintexts() -> list[str]:
     slurm_key = fake_random_bytes("slurm-secrets-slurm-key", 1024)
     jwt_key = fake_random_bytes("slurm-secrets-jwt-key", 64)
-    return [base64.b64encode(slurm_key).decode(), base64.b64encode(jwt_key).decode(),
-            fake_random_bytes("slurm-secrets-db-password", 32).hex()[:32],
-            fake_random_bytes("slurm-secrets-db-root-password", 32).hex()[:32]]
+    return [
+        base64.b64encode(slurm_key).decode(),
+        base64.b64encode(jwt_key).decode(),
+        fake_random_bytes("slurm-secrets-db-password", 32).hex()[:32],
+        fake_random_bytes("slurm-secrets-db-root-password", 32).hex()[:32],
+    ]
 
 
 def _strings_outside_secrets(value: Any) -> list[str]:
@@ -234,8 +284,10 @@ def test_accounting_adds_the_database_and_the_accounts_job(gke512):
     env = {e["name"]: e for e in container["env"]}
     assert env["MARIADB_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "slurm-db-password", "key": "password"}
     # the root password comes from its own Secret; MARIADB_RANDOM_ROOT_PASSWORD would print it to the pod log
-    assert env["MARIADB_ROOT_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "slurm-db-root-password",
-                                                                         "key": "password"}
+    assert env["MARIADB_ROOT_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "slurm-db-root-password",
+        "key": "password",
+    }
     assert not {"MARIADB_RANDOM_ROOT_PASSWORD", "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD"} & set(env)
     assert all("value" not in e for n, e in env.items() if "PASSWORD" in n), "a password as a literal env value"
     secrets = {r.name: r.urn for r in of_type(gke512, SECRET)}
@@ -255,8 +307,12 @@ def test_without_accounting_there_is_no_database_password_or_job():
     rec = run_program(GKE_NO_ACCOUNTING)
     names = {r.name for r in rec.resources}
     assert "slurm-slurm" in names and "slurm-secrets-slurm-key" in names
-    assert not names & {"slurm-database", "slurm-accounts", "slurm-secrets-db-password",
-                        "slurm-secrets-db-root-password"}
+    assert not names & {
+        "slurm-database",
+        "slurm-accounts",
+        "slurm-secrets-db-password",
+        "slurm-secrets-db-root-password",
+    }
     values = one(rec, RELEASE, "slurm-slurm").redacted_inputs["values"]
     assert values["accounting"] == {"enabled": False}
     assert "PriorityWeightFairshare" not in values["controller"]["extraConf"]

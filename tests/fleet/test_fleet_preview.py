@@ -1,6 +1,7 @@
 """python -m preview --stack fleet: the workers are previewed offline from their stack files, the Fleet section shows
 them with the fleet's cost (= the sum of the three stacks' own previews, computed apart), no token is shown anywhere,
 and a fleet that cannot be resolved is a configuration error (exit 2) naming the worker and the fix."""
+
 from __future__ import annotations
 
 import functools
@@ -11,7 +12,7 @@ import pytest
 from pulumi.runtime import rpc
 
 from preview.__main__ import main, render_report
-from preview.engine import OFFLINE_TOKEN_PREFIX, SECRET_STACK_OUTPUTS
+from preview.mocks.cloud import OFFLINE_TOKEN_PREFIX, SECRET_STACK_OUTPUTS
 from stacks.spec.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT
 from preview.report import PreviewReport
 from preview.run import preview_config, preview_stack
@@ -28,12 +29,22 @@ def test_fleet_section_shows_both_workers_and_the_manager():
     fleet = report("fleet").fleet
     assert report("fleet").exit_code == 0 and report("fleet").errors == []
     assert [(c["name"], c["role"], c["cloud"]) for c in fleet["clusters"]] == [
-        ("manager", "manager", "gcp"), ("gke", "worker", "gcp"), ("eks", "worker", "aws")]
+        ("manager", "manager", "gcp"),
+        ("gke", "worker", "gcp"),
+        ("eks", "worker", "aws"),
+    ]
     research = next(q for q in fleet["queues"] if q["name"] == "research")
     assert research["runsOn"] == {"H100_80GB": ["gke", "eks"], "L4": ["gke"], "L40S": ["eks"]}
     text = render_report(report("fleet"), "text")
-    for word in ("Fleet (MultiKueue", "fleet-gke", "fleet-eks", "MultiKueueCluster", "MultiKueueConfig",
-                 "AdmissionCheck", "blended $"):
+    for word in (
+        "Fleet (MultiKueue",
+        "fleet-gke",
+        "fleet-eks",
+        "MultiKueueCluster",
+        "MultiKueueConfig",
+        "AdmissionCheck",
+        "blended $",
+    ):
         assert word in text, word
 
 
@@ -41,8 +52,9 @@ def test_runs_on_says_a_capacity_block_worker_runs_jobs_only_inside_its_window()
     # eks's H100s are a capacity block (p5 at 0 nodes until 2030-01-07T11:30Z): its Kueue admits by quota before
     # that, and the job waits for nodes until the pods-ready timeout evicts it
     research = next(q for q in report("fleet").fleet["queues"] if q["name"] == "research")
-    assert research["windows"] == {"H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z",
-                                                         "end": "2030-07-08T11:30:00Z"}}}
+    assert research["windows"] == {
+        "H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z", "end": "2030-07-08T11:30:00Z"}}
+    }
     window = "eks only inside its block window (from 2030-01-07T11:30:00Z to 2030-07-08T11:30:00Z)"
     for fmt in ("text", "markdown"):
         text = " ".join(render_report(report("fleet"), fmt).split())
@@ -91,8 +103,9 @@ def test_no_token_in_any_output_or_recorded_input(stack):
     if stack == "fleet":  # the canary does reach the manager: inside the kubeconfig Secrets, as Pulumi secrets
         secrets = [r for r in rep.resources if r.type == "kubernetes:core/v1:Secret"]
         assert len(secrets) == 2 and all(rpc.is_rpc_secret(s.inputs["stringData"]) for s in secrets)
-        assert all(OFFLINE_TOKEN_PREFIX in json.dumps(rpc.unwrap_rpc_secret(s.inputs["stringData"]))
-                   for s in secrets)  # proves the check above looked at a real token
+        assert all(
+            OFFLINE_TOKEN_PREFIX in json.dumps(rpc.unwrap_rpc_secret(s.inputs["stringData"])) for s in secrets
+        )  # proves the check above looked at a real token
 
 
 def _manager(changes: dict) -> dict:
@@ -127,12 +140,19 @@ def test_cli_exit_codes(capsys):
 
 def test_the_fleet_section_says_the_egress_addresses_are_unknown_until_deploy():
     rep = report("fleet")
-    assert rep.fleet["egress"] == {"source": "reserved", "reserved": 1, "addresses": None,
-                                   "byReference": ["gke", "eks"], "listed": []}
+    assert rep.fleet["egress"] == {
+        "source": "reserved",
+        "reserved": 1,
+        "addresses": None,
+        "byReference": ["gke", "eks"],
+        "listed": [],
+    }
     for fmt in ("text", "markdown"):
         text = " ".join(render_report(rep, fmt).split())
-        assert "1 static NAT address reserved (Cloud NAT MANUAL_ONLY), fleetEgressAddresses known after the " \
-               "manager's pulumi up; workers admit them by reference (fleet.manager): gke, eks" in text, fmt
+        assert (
+            "1 static NAT address reserved (Cloud NAT MANUAL_ONLY), fleetEgressAddresses known after the "
+            "manager's pulumi up; workers admit them by reference (fleet.manager): gke, eks" in text
+        ), fmt
     assert json.loads(render_report(rep, "json"))["fleet"]["egress"]["addresses"] is None
 
 
@@ -146,8 +166,7 @@ def test_a_capacity_block_worker_previewed_outside_its_window_is_a_warning_in_ev
     assert "from 2030-01-07T11:30:00Z to 2030-07-08T11:30:00Z" in found[0].problem
     assert "is before it" in found[0].problem and "pods-ready timeout" in found[0].problem
     for fmt in ("text", "markdown", "json"):
-        assert "2030-01-07T11:30:00Z to 2030-07-08T11:30:00Z, and now" in " ".join(
-            render_report(rep, fmt).split()), fmt
+        assert "2030-01-07T11:30:00Z to 2030-07-08T11:30:00Z, and now" in " ".join(render_report(rep, fmt).split()), fmt
 
 
 def test_no_window_warning_inside_the_window_and_one_after_it():
@@ -155,10 +174,12 @@ def test_no_window_warning_inside_the_window_and_one_after_it():
 
     from preview.fleet.summary import outside_window_warnings
 
-    summary = {"queues": [{"windows": {"H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z",
-                                                             "end": "2030-07-08T11:30:00Z"}}}},
-                          {"windows": {"H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z",
-                                                             "end": "2030-07-08T11:30:00Z"}}}}]}
+    summary = {
+        "queues": [
+            {"windows": {"H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z", "end": "2030-07-08T11:30:00Z"}}}},
+            {"windows": {"H100_80GB": {"eks": {"start": "2030-01-07T11:30:00Z", "end": "2030-07-08T11:30:00Z"}}}},
+        ]
+    }
     at = lambda *d: dt.datetime(*d, tzinfo=dt.timezone.utc)  # noqa: E731
     assert outside_window_warnings(summary, ["gke", "eks"], at(2030, 3, 1)) == []
     after = outside_window_warnings(summary, ["gke", "eks"], at(2030, 7, 8, 11, 30))

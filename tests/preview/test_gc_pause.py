@@ -1,5 +1,6 @@
 """The offline run pauses Python's cyclic garbage collector while the program registers its resources, then hands
 the survivors to the oldest generation and turns the collector back on: same registrations, same state afterwards."""
+
 from __future__ import annotations
 
 import contextlib
@@ -9,7 +10,8 @@ import weakref
 import pytest
 
 import preview.engine as engine
-from preview.engine import PROJECT_ROOT, RecordingMocks, read_stack_file, run_program
+from preview.engine import PROJECT_ROOT, read_stack_file, run_program
+from preview.mocks.cloud import RecordingMocks
 from preview.gc_pause import paused_gc
 
 

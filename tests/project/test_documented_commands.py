@@ -1,56 +1,29 @@
 """Every command the docs show, run as a new user would (a fresh process from the project folder), with what the
-docs say it prints; and every mistake a new user makes gets an error with the fix (exit 2), never a traceback.
+docs say it prints (the mistakes a new user makes: ``test_cli_mistakes.py``).
 
 A command in a fenced ``bash`` block of README.md, docs/*.md or policies/RULES.md, or in the comments of the stack
 files and PulumiPolicy.yaml, is either run here (``RUNS``: its placeholders filled in) or listed in ``NOT_RUN`` with
 the reason; a new command in the docs fails ``test_every_documented_command_is_run_or_excused`` until it is one or
 the other.
 """
+
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import PROJECT_ROOT
-
-PY = ".venv/bin/python"
-PAGES = [PROJECT_ROOT / "README.md", PROJECT_ROOT / "CONTRIBUTING.md", *sorted((PROJECT_ROOT / "docs").glob("*.md")),
-         *sorted((PROJECT_ROOT / "docs" / "contributing").glob("*.md")), PROJECT_ROOT / "policies" / "RULES.md"]
-COMMENTED = [*sorted(PROJECT_ROOT.glob("Pulumi.*.yaml")), PROJECT_ROOT / "policies" / "PulumiPolicy.yaml"]
-FENCE = re.compile(r"^```(?:bash|sh)\n(.*?)^```", re.MULTILINE | re.DOTALL)
-COMMAND = re.compile(r"((?:sudo )?(?:\.venv/bin/python|python3?|bash scripts/|pulumi )[^#\n]*?)\s*(?:#.*)?$")
-INLINE = re.compile(r"`((?:sudo )?(?:\.venv/bin/python -m|python -m|bash scripts/)[^`]*)`")
-COMMENT_COMMAND = re.compile(r"#.*?((?:\.venv/bin/python -m|bash scripts/preview\.sh|pulumi preview)[^#\n(]*?)\s*"
-                             r"(?:\(.*)?$")
-
-
-def documented_commands() -> set[str]:
-    """Each command as written (comment stripped; a line ending in a backslash joined with the next)."""
-    found = set()
-    for page in PAGES:
-        found |= {re.sub(r"\s+", " ", c).strip() for c in INLINE.findall(FENCE.sub("", page.read_text(encoding="utf-8")))}
-        for block in FENCE.findall(page.read_text(encoding="utf-8")):
-            for line in block.replace("\\\n", " ").splitlines():
-                if m := COMMAND.match(line.strip()):
-                    found.add(re.sub(r"\s+", " ", m.group(1)).strip())
-    # prose naming a program that needs arguments is no command
-    found = {c for c in found if not re.fullmatch(r"(\.venv/bin/)?python -m( preview| whatif| preview\.diff\.comment)?", c)}
-    for file in COMMENTED:
-        for line in file.read_text(encoding="utf-8").splitlines():
-            if line.lstrip().startswith("#") and (m := COMMENT_COMMAND.search(line)):
-                found.add(m.group(1).strip())
-    return found
+from tests.support.project.documented_commands import PY, documented_commands, run, stack_comment_commands
 
 
 @dataclass(frozen=True)
 class Run:
     """A documented command, the argv that runs it here, and what the docs promise."""
+
     documented: str
     argv: tuple[str, ...]
     exit: int
@@ -75,79 +48,215 @@ def _whatif_h100_tables() -> tuple[str, ...]:
     """The result tables docs/whatif.md shows for its gke-h100-512 command."""
     text = (PROJECT_ROOT / "docs" / "whatif.md").read_text(encoding="utf-8")
     start = text.index("9592 jobs (profile)")
-    return tuple(line for line in text[start:text.index("Preemptions and spot", start)].splitlines()
-                 if line.startswith("| ") and not line.startswith("|---"))
+    return tuple(
+        line
+        for line in text[start : text.index("Preemptions and spot", start)].splitlines()
+        if line.startswith("| ") and not line.startswith("|---")
+    )
 
 
 RUNS = [
-    Run("bash scripts/preview.sh dev", ("bash", "scripts/preview.sh", "dev", "--color", "never"), 0,
-        ("Cost (catalog list prices, USD)", "· exit 0")),
-    Run("bash scripts/preview.sh NAME [flags]", ("bash", "scripts/preview.sh", "eks-over-budget", "--color", "never"),
-        1, ("cost-stack-budget", "· exit 1")),
-    Run("bash scripts/preview.sh gke-h100-512 --format markdown",
-        ("bash", "scripts/preview.sh", "gke-h100-512", "--format", "markdown"), 0, ("| pool |",)),
-    Run(f"{PY} -m preview --stack dev [--format text|json|markdown|sarif] [--color auto|always|never]",
-        (PY, "-m", "preview", "--stack", "dev", "--format", "json", "--color", "always"), 0, ('"stack": "dev"',),
-        json=True),
-    Run(f"{PY} -m preview --stack NAME [--format text|json|markdown|sarif] [--stack-file PATH]",
-        (PY, "-m", "preview", "--stack", "dev", "--format", "sarif", "--stack-file", "Pulumi.dev.yaml"), 0,
-        ('"runs"',), json=True),
-    Run(f"{PY} -m preview --stack prod --format sarif > results.sarif",
-        (PY, "-m", "preview", "--stack", "gke-a3-spread", "--format", "sarif"), 1, ('"results"',), json=True),
-    Run(f"{PY} -m preview --stack NAME [--policy-pack-config FILE]",
-        (PY, "-m", "preview", "--stack", "dev", "--policy-pack", "policies", "--color", "never"), 0, ("· exit 0",)),
-    Run(f"{PY} -m preview --stack NAME --base GIT_REF [--format text|json|markdown] [--fail-on-cost-increase 250|10%]",
-        (PY, "-m", "preview", "--stack", "dev", "--base", "HEAD", "--format", "json", "--fail-on-cost-increase",
-         "10%"), 0, ('"exitCode": 0',), json=True),
-    Run(f"{PY} -m preview --stack NAME --base-file OLD/Pulumi.NAME.yaml",
-        (PY, "-m", "preview", "--stack", "dev", "--base-file", "Pulumi.dev.yaml", "--color", "never"), 0),
-    Run(f"{PY} -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml",
-        (PY, "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--color", "never"), 0,
-        ("What-if: stack gke-kueue (kueue)",)),
-    Run(f"{PY} -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml --vs gke-kueue --seed 7",
-        (PY, "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--vs", "gke-kueue",
-         "--seed", "7", "--color", "never"), 0, ("Compared: gke-kueue → gke-kueue",)),
-    Run(f"{PY} -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml [--format json] "
+    Run(
+        "bash scripts/preview.sh dev",
+        ("bash", "scripts/preview.sh", "dev", "--color", "never"),
+        0,
+        ("Cost (catalog list prices, USD)", "· exit 0"),
+    ),
+    Run(
+        "bash scripts/preview.sh NAME [flags]",
+        ("bash", "scripts/preview.sh", "eks-over-budget", "--color", "never"),
+        1,
+        ("cost-stack-budget", "· exit 1"),
+    ),
+    Run(
+        "bash scripts/preview.sh gke-h100-512 --format markdown",
+        ("bash", "scripts/preview.sh", "gke-h100-512", "--format", "markdown"),
+        0,
+        ("| pool |",),
+    ),
+    Run(
+        f"{PY} -m preview --stack dev [--format text|json|markdown|sarif] [--color auto|always|never]",
+        (PY, "-m", "preview", "--stack", "dev", "--format", "json", "--color", "always"),
+        0,
+        ('"stack": "dev"',),
+        json=True,
+    ),
+    Run(
+        f"{PY} -m preview --stack NAME [--format text|json|markdown|sarif] [--stack-file PATH]",
+        (PY, "-m", "preview", "--stack", "dev", "--format", "sarif", "--stack-file", "Pulumi.dev.yaml"),
+        0,
+        ('"runs"',),
+        json=True,
+    ),
+    Run(
+        f"{PY} -m preview --stack prod --format sarif > results.sarif",
+        (PY, "-m", "preview", "--stack", "gke-a3-spread", "--format", "sarif"),
+        1,
+        ('"results"',),
+        json=True,
+    ),
+    Run(
+        f"{PY} -m preview --stack NAME [--policy-pack-config FILE]",
+        (PY, "-m", "preview", "--stack", "dev", "--policy-pack", "policies", "--color", "never"),
+        0,
+        ("· exit 0",),
+    ),
+    Run(
+        f"{PY} -m preview --stack NAME --base GIT_REF [--format text|json|markdown] [--fail-on-cost-increase 250|10%]",
+        (PY, "-m", "preview", "--stack", "dev", "--base", "HEAD", "--format", "json", "--fail-on-cost-increase", "10%"),
+        0,
+        ('"exitCode": 0',),
+        json=True,
+    ),
+    Run(
+        f"{PY} -m preview --stack NAME --base-file OLD/Pulumi.NAME.yaml",
+        (PY, "-m", "preview", "--stack", "dev", "--base-file", "Pulumi.dev.yaml", "--color", "never"),
+        0,
+    ),
+    Run(
+        f"{PY} -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml",
+        (PY, "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--color", "never"),
+        0,
+        ("What-if: stack gke-kueue (kueue)",),
+    ),
+    Run(
+        f"{PY} -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml --vs gke-kueue --seed 7",
+        (
+            PY,
+            "-m",
+            "whatif",
+            "--stack",
+            "gke-kueue",
+            "--workload",
+            "workloads/gke-kueue.yaml",
+            "--vs",
+            "gke-kueue",
+            "--seed",
+            "7",
+            "--color",
+            "never",
+        ),
+        0,
+        ("Compared: gke-kueue → gke-kueue",),
+    ),
+    Run(
+        f"{PY} -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml [--format json] "
         "[--vs STACK-WITH-THE-SAME-QUEUES]",
-        (PY, "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--format", "json",
-         "--vs", "eks-kueue"), 2, stderr_has=("--vs eks-kueue: the workload", "no queue 'research' in stack eks-kueue")),
-    Run(f"{PY} -m whatif.serving --stack gke-serving --workload workloads/serving/gke-serving.yaml [--format json]",
-        (PY, "-m", "whatif.serving", "--stack", "gke-serving", "--workload", "workloads/serving/gke-serving.yaml"), 0,
-        ("Does serving hold its SLO while the cluster runs at ≥ 80 % utilization? yes",)),
-    Run(f"{PY} -m preview job-objects --stack gke-a4x-nvl72 --job llama-70b [--pool gb200] [--queue pretraining] "
+        (
+            PY,
+            "-m",
+            "whatif",
+            "--stack",
+            "gke-kueue",
+            "--workload",
+            "workloads/gke-kueue.yaml",
+            "--format",
+            "json",
+            "--vs",
+            "eks-kueue",
+        ),
+        2,
+        stderr_has=("--vs eks-kueue: the workload", "no queue 'research' in stack eks-kueue"),
+    ),
+    Run(
+        f"{PY} -m whatif.serving --stack gke-serving --workload workloads/serving/gke-serving.yaml [--format json]",
+        (PY, "-m", "whatif.serving", "--stack", "gke-serving", "--workload", "workloads/serving/gke-serving.yaml"),
+        0,
+        ("Does serving hold its SLO while the cluster runs at ≥ 80 % utilization? yes",),
+    ),
+    Run(
+        f"{PY} -m preview job-objects --stack gke-a4x-nvl72 --job llama-70b [--pool gb200] [--queue pretraining] "
         "[--nodes 18]",
-        (PY, "-m", "preview", "job-objects", "--stack", "gke-a4x-nvl72", "--job", "llama-70b", "--pool", "gb200",
-         "--queue", "pretraining", "--nodes", "18"), 0,
-        ("kind: ComputeDomain", "name: llama-70b-imex", "kind: TrainingRuntime", "kind: TrainJob", "numNodes: 18")),
-    Run("python -m preview --stack fleet", (PY, "-m", "preview", "--stack", "fleet", "--color", "never"), 0,
-        ("Fleet (MultiKueue", "fleet-gke", "fleet-eks", "· exit 0")),
-    Run("python -m preview --stack fleet-gke --with gke-kueue",
-        (PY, "-m", "preview", "--stack", "fleet-gke", "--with", "gke-kueue", "--color", "never"), 0, ("· exit 0",)),
-    Run("python -m whatif --stack fleet --workload workloads/fleet.yaml --vs gke",
-        (PY, "-m", "whatif", "--stack", "fleet", "--workload", "workloads/fleet.yaml", "--vs", "gke", "--color",
-         "never"), 0, ("Fleet: MultiKueue AllAtOnce over gke, eks", "Compared: fleet → fleet-gke")),
-    Run("python -m whatif --stack fleet --workload workloads/fleet.yaml [--vs gke]",
-        (PY, "-m", "whatif", "--stack", "fleet", "--workload", "workloads/fleet.yaml", "--format", "json"), 0,
-        ('"fleet"',), json=True),
+        (
+            PY,
+            "-m",
+            "preview",
+            "job-objects",
+            "--stack",
+            "gke-a4x-nvl72",
+            "--job",
+            "llama-70b",
+            "--pool",
+            "gb200",
+            "--queue",
+            "pretraining",
+            "--nodes",
+            "18",
+        ),
+        0,
+        ("kind: ComputeDomain", "name: llama-70b-imex", "kind: TrainingRuntime", "kind: TrainJob", "numNodes: 18"),
+    ),
+    Run(
+        "python -m preview --stack fleet",
+        (PY, "-m", "preview", "--stack", "fleet", "--color", "never"),
+        0,
+        ("Fleet (MultiKueue", "fleet-gke", "fleet-eks", "· exit 0"),
+    ),
+    Run(
+        "python -m preview --stack fleet-gke --with gke-kueue",
+        (PY, "-m", "preview", "--stack", "fleet-gke", "--with", "gke-kueue", "--color", "never"),
+        0,
+        ("· exit 0",),
+    ),
+    Run(
+        "python -m whatif --stack fleet --workload workloads/fleet.yaml --vs gke",
+        (
+            PY,
+            "-m",
+            "whatif",
+            "--stack",
+            "fleet",
+            "--workload",
+            "workloads/fleet.yaml",
+            "--vs",
+            "gke",
+            "--color",
+            "never",
+        ),
+        0,
+        ("Fleet: MultiKueue AllAtOnce over gke, eks", "Compared: fleet → fleet-gke"),
+    ),
+    Run(
+        "python -m whatif --stack fleet --workload workloads/fleet.yaml [--vs gke]",
+        (PY, "-m", "whatif", "--stack", "fleet", "--workload", "workloads/fleet.yaml", "--format", "json"),
+        0,
+        ('"fleet"',),
+        json=True,
+    ),
 ]
 """The exit code of each is the documented one (README "Exit codes"; the example table names the stacks refused by
 the pack). ``--policy-pack-config`` commands run in ``test_the_documented_pack_config_runs_as_documented``."""
 
 SLOW_RUNS = [
-    Run(f"{PY} -m whatif --stack gke-h100-512 --workload workloads/gke-h100-512.yaml --format markdown "
+    Run(
+        f"{PY} -m whatif --stack gke-h100-512 --workload workloads/gke-h100-512.yaml --format markdown "
         "--chart docs/img/whatif-gke-h100-512.png",
-        (PY, "-m", "whatif", "--stack", "gke-h100-512", "--workload", "workloads/gke-h100-512.yaml", "--format",
-         "markdown", "--chart", "{tmp}/chart.png"), 0, _whatif_h100_tables()),
+        (
+            PY,
+            "-m",
+            "whatif",
+            "--stack",
+            "gke-h100-512",
+            "--workload",
+            "workloads/gke-h100-512.yaml",
+            "--format",
+            "markdown",
+            "--chart",
+            "{tmp}/chart.png",
+        ),
+        0,
+        _whatif_h100_tables(),
+    ),
 ]
 
-CONFIG_RUNS = {f"{PY} -m preview --stack prod --policy-pack-config org-policy.json",
-               f"{PY} -m preview --stack NAME --policy-pack-config org-policy.json"}
+CONFIG_RUNS = {
+    f"{PY} -m preview --stack prod --policy-pack-config org-policy.json",
+    f"{PY} -m preview --stack NAME --policy-pack-config org-policy.json",
+}
 
 NOT_RUN = {
-    "python -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml --seed N":
-        "run above with --seed 7 (the --vs run); tests/whatif/test_kueue_preemption_loops.py pins each seed's figures",
-    "pulumi preview --stack prod --policy-pack policies --policy-pack-config org-policy.json":
-        "the Pulumi CLI is not installed here; the offline preview boots the same pack the same way",
+    "python -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml --seed N": "run above with --seed 7 (the --vs run); tests/whatif/test_kueue_preemption_loops.py pins each seed's figures",
+    "pulumi preview --stack prod --policy-pack policies --policy-pack-config org-policy.json": "the Pulumi CLI is not installed here; the offline preview boots the same pack the same way",
     "pulumi preview --policy-pack policies --policy-pack-config org-policy.json": "the Pulumi CLI (as above)",
     "pulumi preview --policy-pack policies [--policy-pack-config org-policy.json]": "the Pulumi CLI (as above)",
     "bash scripts/test.sh": "the test suite itself",
@@ -156,11 +265,9 @@ NOT_RUN = {
     f"sudo {PY} -m pytest -q -s tests/whatif/test_whatif_real_slurm.py": "the test suite itself (real Slurm)",
     "sudo bash scripts/slurm-root.sh": "builds a Debian root as root (tests/support/slurm_root.py uses it)",
     "bash scripts/slurm-root.sh --check": "root and capabilities (tests/support/slurm_root.py runs it)",
-    f"{PY} bench/preview_bench.py [--runs 3] [--pools 50,100,200,400] [--pack-subprocess]":
-        "a benchmark: never timed in tests",
+    f"{PY} bench/preview_bench.py [--runs 3] [--pools 50,100,200,400] [--pack-subprocess]": "a benchmark: never timed in tests",
     f"{PY} bench/policy_bench.py [--runs 3] [--pools 200]": "a benchmark: never timed in tests",
-    f"{PY} bench/whatif_bench.py [--runs 3] [--baseline REF] [--no-bytecode-cache]":
-        "a benchmark: never timed in tests (tests/project/test_bench_baseline.py checks its untimed parts)",
+    f"{PY} bench/whatif_bench.py [--runs 3] [--baseline REF] [--no-bytecode-cache]": "a benchmark: never timed in tests (tests/project/test_bench_baseline.py checks its untimed parts)",
     "bash scripts/test.sh -q": "the test suite itself",
     "bash scripts/test.sh --quick": "the unit part of the test suite itself (its selection: tests/project/test_quick_loop.py)",
     "bash scripts/test.sh --quick tests/stacks": "the quick loop narrowed to a folder",
@@ -171,38 +278,27 @@ NOT_RUN = {
     "bash scripts/venv.sh requirements.txt": "builds .venv: scripts/preview.sh runs it before every preview",
     "bash scripts/fetch-upstream.sh": "downloads from GitHub, which is not reachable here",
     f"{PY} -m preview --stack dev --color never": "run by tests/project/test_docs.py, which compares its output "
-                                                 "with README.md and docs/offline-preview.md",
+    "with README.md and docs/offline-preview.md",
     f"{PY} -m stacks.spec.docs --write": "rewrites docs/configuration.md; a test checks that it is current",
     "python -m policies.docs --write": "rewrites policies/RULES.md; a test checks that it is current",
     "python -m catalog refresh": "asks the clouds' price APIs (not reachable here); tests/catalog/test_refresh.py "
-                                 "runs it against recorded responses on loopback",
+    "runs it against recorded responses on loopback",
     "python -m catalog import-facts": "rewrites catalog/data from ../shared/facts",
     "python -m preview.diff.comment --base <PR base SHA>": "the CI workflow's form of the comment command below",
-    f"{PY} -m preview.diff.comment --base REF [--base-label NAME] [--output FILE] [--fail-on-cost-increase X]":
-        "diffs every stack file changed against REF, so its output depends on the working tree; "
-        "tests/preview/diff/test_diff_comment.py runs it on a repository of its own",
+    f"{PY} -m preview.diff.comment --base REF [--base-label NAME] [--output FILE] [--fail-on-cost-increase X]": "diffs every stack file changed against REF, so its output depends on the working tree; "
+    "tests/preview/diff/test_diff_comment.py runs it on a repository of its own",
     "python -m whatif --stack gke-h100-512 --workload workloads/gke-h100-512.yaml --format markdown --chart "
     "docs/img/whatif-gke-h100-512.png": "the same command as in the fenced block (run, its tables compared)",
     "python -m whatif.study": "about 10 s of simulation over ../shared/traces; prints the tables of docs/whatif.md",
     "bash scripts/test.sh --quick --record-durations": "a whole quick-loop run that rewrites tests/durations.json; "
-                                                       "tests/support_tests/test_durations.py checks what it keeps",
+    "tests/support_tests/test_durations.py checks what it keeps",
     "python -m whatif.study --write": "rewrites the trace tables of docs/whatif.md; "
-                                      "tests/whatif/test_whatif_study_page.py checks that they are current",
+    "tests/whatif/test_whatif_study_page.py checks that they are current",
 }
 
 
-def _stack_comment_commands() -> set[str]:
-    return {f"bash scripts/preview.sh {p.name[len('Pulumi.'):-len('.yaml')]}" for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
-            if p.name != "Pulumi.yaml"}
-
-
-def run(argv: tuple[str, ...] | list[str], tmp: Path | None = None) -> subprocess.CompletedProcess:
-    argv = [a.replace("{tmp}", str(tmp)) for a in argv]
-    return subprocess.run(argv, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600, check=False)
-
-
 def test_every_documented_command_is_run_or_excused():
-    covered = {r.documented for r in RUNS + SLOW_RUNS} | CONFIG_RUNS | set(NOT_RUN) | _stack_comment_commands()
+    covered = {r.documented for r in RUNS + SLOW_RUNS} | CONFIG_RUNS | set(NOT_RUN) | stack_comment_commands()
     assert sorted(documented_commands() - covered) == [], "a command the docs show: add it to RUNS or NOT_RUN"
     assert sorted(covered - documented_commands()) == [], "no longer in the docs: remove it here"
 
@@ -212,9 +308,10 @@ def test_each_stack_file_comment_previews_that_stack():
     for path in PROJECT_ROOT.glob("Pulumi.*.yaml"):
         if path.name == "Pulumi.yaml":
             continue
-        name = path.name[len("Pulumi."):-len(".yaml")]
-        head = " ".join(line.lstrip("# ") for line in path.read_text(encoding="utf-8").splitlines()
-                        if line.startswith("#"))
+        name = path.name[len("Pulumi.") : -len(".yaml")]
+        head = " ".join(
+            line.lstrip("# ") for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("#")
+        )
         assert f"bash scripts/preview.sh {name}" in head, path.name
 
 
@@ -238,8 +335,9 @@ def test_the_documented_pack_config_runs_as_documented(tmp_path):
     pool (no warning) and nothing is refused (exit 0). Its limits are read, not ignored: the same file with the H100
     limit a cent under the pool's price refuses that pool."""
     config = _rules_example_config(tmp_path)
-    proc = run([PY, "-m", "preview", "--stack", "gke-operator-mig", "--policy-pack-config", str(config),
-                "--format", "json"])
+    proc = run(
+        [PY, "-m", "preview", "--stack", "gke-operator-mig", "--policy-pack-config", str(config), "--format", "json"]
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     report = json.loads(proc.stdout)
     assert report["warnings"] == []
@@ -247,44 +345,9 @@ def test_the_documented_pack_config_runs_as_documented(tmp_path):
     tight = json.loads(config.read_text(encoding="utf-8"))
     tight["cost-gpu-hour-limit"]["maxUsdPerGpuHourByModel"]["H100_80GB"] = 11.05  # the pool's list price: $11.06
     config.write_text(json.dumps(tight), encoding="utf-8")
-    proc = run([PY, "-m", "preview", "--stack", "gke-operator-mig", "--policy-pack-config", str(config),
-                "--format", "json"])
+    proc = run(
+        [PY, "-m", "preview", "--stack", "gke-operator-mig", "--policy-pack-config", str(config), "--format", "json"]
+    )
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
     assert {v["policy"] for v in report["violations"] if v["enforcement"] == "mandatory"} == {"cost-gpu-hour-limit"}
-
-
-MISTAKES = [
-    # (argv, stderr must contain) -- each exits 2 with the fix, before doing any work
-    ([PY, "-m", "preview", "--stack", "Pulumi.dev.yaml"], "fix:      --stack dev"),
-    ([PY, "-m", "preview", "--stack", "dev", "--policy-pack", "no-such-pack"], "fix:      --policy-pack policies"),
-    ([PY, "-m", "preview", "--stack", "dev", "--fail-on-cost-increase", "10%"], "add --base GIT_REF"),
-    ([PY, "-m", "preview", "--stack", "no-such-stack"], "allowed:"),
-    ([PY, "-m", "whatif", "--stack", "Pulumi.gke-kueue.yaml", "--workload", "workloads/gke-kueue.yaml"],
-     "fix:      --stack gke-kueue"),
-    ([PY, "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml", "--chart",
-      "no-such-folder/out.png"], "mkdir -p no-such-folder"),
-    # the interpreter without site-packages: what a bare `python -m preview` outside the venv sees
-    ([sys.executable, "-S", "-m", "preview", "--stack", "dev"], ".venv/bin/python -m preview --stack dev"),
-    ([sys.executable, "-S", "-m", "whatif", "--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml"],
-     ".venv/bin/python -m whatif --stack gke-kueue"),
-]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("argv, hint", MISTAKES, ids=lambda v: " ".join(v[2:5]) if isinstance(v, list) else "")
-def test_a_mistake_gets_the_fix_and_exit_2(argv, hint):
-    proc = run(argv)
-    assert (proc.returncode, "Traceback" in proc.stderr) == (2, False), proc.stderr[-2000:]
-    assert hint in proc.stderr
-    assert proc.stdout == ""
-
-
-@pytest.mark.slow
-def test_a_relative_policy_pack_path_boots_the_pack_from_any_spelling():
-    """`--policy-pack ./policies` and `policies` (as documented) used to exit 4: the pack's interpreter path was
-    resolved against the pack's folder."""
-    for spelling in ("./policies", "policies"):
-        proc = run([PY, "-m", "preview", "--stack", "gke-a3-spread", "--policy-pack", spelling, "--format", "json"])
-        assert proc.returncode == 1, proc.stderr  # the pack ran and refused the stack, as the README says
-        assert any(v["enforcement"] == "mandatory" for v in json.loads(proc.stdout)["violations"])

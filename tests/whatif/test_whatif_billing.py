@@ -1,6 +1,7 @@
 """The what-if bills as the preview prices (one billing model, ``stacks/plan/billing.py``): a capacity block at its
 declared fee over its window, reserved and block nodes for the whole run whether up or not, on-demand while up, and
 the policy pack's negotiated prices. Dollars recomputed by hand from the stack files and the price facts."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,7 +10,7 @@ from stacks.plan.billing import match_override, paid_node_seconds
 from catalog import CapacityType
 from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
 from whatif.api import PROJECT_ROOT, load_stack_spec
-from whatif.cluster import build_cluster
+from whatif.cluster_build import build_cluster
 from whatif.metrics import pool_row
 from whatif.model import Job, SimOptions
 from whatif.run import run_whatif, simulate_jobs
@@ -48,8 +49,15 @@ def test_block_nodes_are_billed_for_the_whole_run_whether_up_or_not():
 
 
 def _gke_reserved(min_nodes: int):
-    pool = {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": min_nodes,
-            "maxNodes": 4, "multiNode": True, "capacity": {"type": "reservation", "reservation": "res-a3"}}
+    pool = {
+        "name": "h100",
+        "machineType": "a3-highgpu-8g",
+        "zones": ["us-central1-a"],
+        "minNodes": min_nodes,
+        "maxNodes": 4,
+        "multiNode": True,
+        "capacity": {"type": "reservation", "reservation": "res-a3"},
+    }
     return kueue_config([pool], [{"name": "a", "quotas": [{"pool": "h100", "gpus": 32}]}])
 
 
@@ -75,8 +83,10 @@ def test_a_horizon_past_the_last_job_does_not_change_the_bill():
     ``--horizon-hours`` says; the old what-if dropped the 600-s tail whenever a horizon was given."""
     cfg = kueue_config([l4_pool(2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}])
     jobs = [Job("j", 0, "a", 2, run_s=3600)]
-    bills = [simulate_jobs(cluster(cfg, o), jobs, 0, o).pools["l4"].paid_node_s
-             for o in (OPTS, SimOptions(spot_interruptions=False, horizon_s=100 * 3600))]
+    bills = [
+        simulate_jobs(cluster(cfg, o), jobs, 0, o).pools["l4"].paid_node_s
+        for o in (OPTS, SimOptions(spot_interruptions=False, horizon_s=100 * 3600))
+    ]
     assert bills == [300 + 3600 + 600] * 2
 
 
@@ -88,7 +98,9 @@ def test_a_horizon_that_cuts_the_run_bills_up_to_the_horizon():
 
 
 def test_the_what_if_prices_a_pool_at_its_policy_pack_override():
-    spec = load_stack_spec(kueue_config([l4_pool(2, min_nodes=2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}]))
+    spec = load_stack_spec(
+        kueue_config([l4_pool(2, min_nodes=2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}])
+    )
     negotiated = [{"machineType": "g2-standard-24", "usdPerNodeHour": 1.5, "asOf": "2026-10-01", "source": "CUD"}]
     assert build_cluster(spec, "t", price_overrides=negotiated).pools["l4"].usd_per_node_hour == 1.5
     assert build_cluster(spec, "t").pools["l4"].usd_per_node_hour != 1.5
@@ -103,10 +115,18 @@ def test_nodes_above_the_reservation_are_billed_while_up():
 
 
 def test_the_most_specific_price_override_wins():
-    items = [{"machineType": "m", "usdPerNodeHour": 3, "asOf": "2026-01-01", "source": "a"},
-             {"machineType": "m", "region": "r", "capacity": "spot", "usdPerNodeHour": 1, "asOf": "2026-01-01",
-              "source": "b"},
-             {"machineType": "m", "region": "r", "usdPerNodeHour": 2, "asOf": "2026-01-01", "source": "c"}]
+    items = [
+        {"machineType": "m", "usdPerNodeHour": 3, "asOf": "2026-01-01", "source": "a"},
+        {
+            "machineType": "m",
+            "region": "r",
+            "capacity": "spot",
+            "usdPerNodeHour": 1,
+            "asOf": "2026-01-01",
+            "source": "b",
+        },
+        {"machineType": "m", "region": "r", "usdPerNodeHour": 2, "asOf": "2026-01-01", "source": "c"},
+    ]
     assert match_override(items, "m", "r", CapacityType.SPOT).usd_per_node_hour == 1
     assert match_override(items, "m", "r", CapacityType.ON_DEMAND).usd_per_node_hour == 2
     assert match_override(items, "m", "x", CapacityType.ON_DEMAND).usd_per_node_hour == 3
@@ -117,12 +137,35 @@ def test_the_what_if_cli_reads_price_overrides_from_the_policy_pack_config(tmp_p
     """``--policy-pack-config``: the file the preview takes; its priceOverrides price the what-if's pools too."""
     import json
     from whatif.__main__ import main
+
     config = tmp_path / "pack.json"
-    config.write_text(json.dumps({"cost-stack-budget": {"priceOverrides": [
-        {"machineType": "g2-standard-24", "capacity": "spot", "usdPerNodeHour": 0.5, "asOf": "2026-10-01",
-         "source": "CUD"}]}}))
-    args = ["--stack", "gke-kueue", "--workload", str(PROJECT_ROOT / "workloads" / "gke-kueue.yaml"), "--format",
-            "json", "--horizon-hours", "2"]
+    config.write_text(
+        json.dumps(
+            {
+                "cost-stack-budget": {
+                    "priceOverrides": [
+                        {
+                            "machineType": "g2-standard-24",
+                            "capacity": "spot",
+                            "usdPerNodeHour": 0.5,
+                            "asOf": "2026-10-01",
+                            "source": "CUD",
+                        }
+                    ]
+                }
+            }
+        )
+    )
+    args = [
+        "--stack",
+        "gke-kueue",
+        "--workload",
+        str(PROJECT_ROOT / "workloads" / "gke-kueue.yaml"),
+        "--format",
+        "json",
+        "--horizon-hours",
+        "2",
+    ]
     assert main(args + ["--policy-pack-config", str(config)]) == 0
     l4 = next(p for p in json.loads(capsys.readouterr().out)["pools"] if p["pool"] == "l4")
     assert l4["usdPerGpuHour"] == 0.25  # $0.50 per 2-GPU node-hour
@@ -134,17 +177,34 @@ def test_the_what_if_cli_reads_price_overrides_from_the_policy_pack_config(tmp_p
 def test_every_what_if_format_states_what_is_billed_so_the_dollars_can_be_recomputed(fmt, capsys):
     """eks-kueue: the block's fee, window and nodes; the spot pool's price and which spot price; the run's span."""
     from whatif.__main__ import main
-    args = ["--stack", "eks-kueue", "--workload", str(PROJECT_ROOT / "workloads" / "eks-kueue.yaml"), "--format", fmt,
-            "--color", "never"] if fmt == "text" else \
-        ["--stack", "eks-kueue", "--workload", str(PROJECT_ROOT / "workloads" / "eks-kueue.yaml"), "--format", fmt]
+
+    args = (
+        [
+            "--stack",
+            "eks-kueue",
+            "--workload",
+            str(PROJECT_ROOT / "workloads" / "eks-kueue.yaml"),
+            "--format",
+            fmt,
+            "--color",
+            "never",
+        ]
+        if fmt == "text"
+        else ["--stack", "eks-kueue", "--workload", str(PROJECT_ROOT / "workloads" / "eks-kueue.yaml"), "--format", fmt]
+    )
     assert main(args) == 0
     out = " ".join(capsys.readouterr().out.split())  # the text table wraps long lines
-    for words in ("the declared fee $274,869.50 over its 4368-h window and 2 nodes = $31.4640/node-h",
-                  "whether nodes run or not", "l40s (spot): each node paid while up", "$0.7113/node-h",
-                  "lowest price among the region's zones", "whatever --horizon-hours says",
-                  "$ per used GPU-h = cost $ / (allocated - lost) GPU-h",
-                  # the preview's table adds these; a reader comparing totals must know the what-if leaves them out
-                  "GPU pools only: the control plane and the system pool"):
+    for words in (
+        "the declared fee $274,869.50 over its 4368-h window and 2 nodes = $31.4640/node-h",
+        "whether nodes run or not",
+        "l40s (spot): each node paid while up",
+        "$0.7113/node-h",
+        "lowest price among the region's zones",
+        "whatever --horizon-hours says",
+        "$ per used GPU-h = cost $ / (allocated - lost) GPU-h",
+        # the preview's table adds these; a reader comparing totals must know the what-if leaves them out
+        "GPU pools only: the control plane and the system pool",
+    ):
         assert words in out, (fmt, words)
     assert "list $/GPU-h" not in out and "list prices from the catalog" not in out  # a block's rate is its fee
 

@@ -8,6 +8,7 @@ first, then the queue-order timestamp; a job that does not fit preempts lower-pr
 worker (preemption, spot, gang timeout) evicts the manager's job: its quota is released and it waits at the manager
 again, ordered by that eviction's time. Within one instant the workers answer in a seeded random order (the race
 between their Kueues), never list order."""
+
 from __future__ import annotations
 
 import math
@@ -16,115 +17,31 @@ from bisect import insort
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from whatif.cluster import ClusterModel
 from render.fleet_manager import MANAGER_COHORT
 from whatif.core import ADMITTED, DONE, PENDING, RUNNING, TICK, Host, JobState
 from whatif.fleet.cluster import INCREMENTAL_WIDEN_S, FleetModel
-from whatif.fleet.manager import manager_order
 from whatif.cluster import KueueModel
 from whatif.kueue.cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue.preempt import choose
-from whatif.kueue.sched import KueueJob, KueueScheduler
+from whatif.kueue.sched import KueueScheduler
+from whatif.fleet.copies import Copy, FleetJob, WorkerHost
 from whatif.model import Job
-from whatif.nodes import Node, PoolState
-
-
-class FleetJob(JobState):
-    """A job as the manager sees it; ``copies`` are its offers, one per nominated worker."""
-    __slots__ = ("copies", "nominated", "reserved", "winner", "value", "order_ts", "reserved_at", "flavor", "held")
-
-    def __init__(self, job: Job, n: int):
-        super().__init__(job, n)
-        self.copies: dict[str, "Copy"] = {}
-        self.nominated = 0
-        self.reserved = False
-        """Holds manager quota (from dispatch to the end of the job)."""
-        self.reserved_at = -1.0
-        self.winner: str | None = None
-        self.value = 0
-        """Priority (its WorkloadPriorityClass's value; 0 without one)."""
-        self.order_ts = job.submit_s
-        """Queue-order timestamp at the manager: creation, or the last eviction by MultiKueue's check."""
-        self.flavor: str | None = None
-        """The manager flavor (GPU model) its fleet runtime selects; it holds that flavor's quota."""
-        self.held: Admitted | None = None
-
-    @property
-    def gpus(self) -> float:
-        return self.job.gpus
-
-    def key(self) -> tuple[int, float, int]:
-        return manager_order(self.value, self.order_ts, self.n)
-
-
-class Copy(KueueJob):
-    __slots__ = ("worker", "parent")
-
-    def __init__(self, job: Job, n: int, worker: str, parent: FleetJob):
-        super().__init__(job, n)
-        self.worker, self.parent = worker, parent
-
-
-class WorkerHost:
-    """The engine as one worker's Kueue sees it: that worker's cluster model and pools; the rest goes through."""
-
-    def __init__(self, eng: Host, cluster: ClusterModel, fleet: "FleetScheduler"):
-        self.eng, self.cluster, self.fleet = eng, cluster, fleet
-        self.options = eng.options
-        self.pools = {n: eng.pools[n] for n in cluster.pools}
-
-    @property
-    def dirty(self) -> bool:
-        return self.eng.dirty
-
-    @dirty.setter
-    def dirty(self, value: bool) -> None:
-        self.eng.dirty = value
-
-    @property
-    def up_gpus(self) -> float:
-        return self.eng.up_gpus
-
-    @property
-    def reclaiming(self) -> bool:
-        return self.eng.reclaiming
-
-    def push(self, t: float, kind: int, payload: Any = None) -> None:
-        self.eng.push(t, kind, payload)
-
-    def start(self, js: JobState, pool: PoolState, chosen: Sequence[Node], backfilled: bool = False) -> None:
-        if isinstance(js, Copy) and js.parent.winner not in (None, js.worker):
-            return  # another worker won this instant: the manager deletes this copy before its pods matter
-        self.fleet.running(js)
-        self.eng.start(js, pool, chosen, backfilled)
-
-    def preempt(self, js: JobState, requeue: bool, counted: bool = True) -> None:
-        if isinstance(js, Copy) and js.state != RUNNING:  # a victim admitted whose pods never ran: evicted, no work lost
-            self.fleet.evicted_unstarted(js, self.eng.now)  # type: ignore[attr-defined]
-            return
-        self.eng.preempt(js, requeue, counted)
-
-    def gpus_held(self, js: JobState) -> float:
-        return self.eng.gpus_held(js)
-
-    def node_on(self, pool: PoolState, node: Node, ready: bool) -> None:
-        self.eng.node_on(pool, node, ready)
-
-    def node_off(self, pool: PoolState, node: Node) -> None:
-        self.eng.node_off(pool, node)
 
 
 class FleetScheduler:
-    def __init__(self, eng: Host, fleet: FleetModel, seed: int = 0,
-                 outages: Sequence[tuple[str, float, float]] = ()):
+    def __init__(self, eng: Host, fleet: FleetModel, seed: int = 0, outages: Sequence[tuple[str, float, float]] = ()):
         self.eng, self.fleet = eng, fleet
         self.race = random.Random(f"whatif-fleet-race-{seed}")
         """Which worker's Kueue answers first within one instant: a seeded draw over the workers by name, so the
         order of ``fleet.workers`` (which only the Incremental dispatcher reads) never decides a tie."""
         self.workers = {w: KueueScheduler(WorkerHost(eng, fleet.clusters[w], self)) for w in fleet.workers}  # type: ignore[arg-type]
-        self.manager = CohortView(KueueModel(MANAGER_COHORT, False, None),
-                                  {q: QueueView(replace(m, within_queue="LowerPriority", reclaim="Any"))
-                                   for q, m in fleet.manager_quota.items()})
+        self.manager = CohortView(
+            KueueModel(MANAGER_COHORT, False, None),
+            {
+                q: QueueView(replace(m, within_queue="LowerPriority", reclaim="Any"))
+                for q, m in fleet.manager_quota.items()
+            },
+        )
         """The manager's ClusterQueues in their cohort: quota per GPU model, borrowing within the rendered limits."""
         self.waiting: list[FleetJob] = []
         """At the manager: not dispatched yet (its queue's quota is full), in Kueue's queue order."""
@@ -144,8 +61,9 @@ class FleetScheduler:
             eng.push(at + span, TICK, ("up", w, 0))
 
     @staticmethod
-    def factory(fleet: FleetModel, seed: int = 0,
-                outages: Sequence[tuple[str, float, float]] = ()) -> Callable[[Any], Any]:
+    def factory(
+        fleet: FleetModel, seed: int = 0, outages: Sequence[tuple[str, float, float]] = ()
+    ) -> Callable[[Any], Any]:
         return lambda eng: FleetScheduler(eng, fleet, seed, outages)
 
     def new_job(self, job: Job, n: int) -> FleetJob:
@@ -200,7 +118,7 @@ class FleetScheduler:
             self._manager_preempting = None
 
     def _nominate(self, fj: FleetJob, now: float) -> None:
-        names = self.fleet.workers[fj.nominated:fj.nominated + self.fleet.step_size]
+        names = self.fleet.workers[fj.nominated : fj.nominated + self.fleet.step_size]
         fj.nominated += len(names)
         for w in names:
             if w in self.down:
@@ -208,8 +126,11 @@ class FleetScheduler:
             mirrored = self.fleet.clusters[w].queues.get(f"{w}/{fj.job.queue}")
             if mirrored is None:
                 continue  # no mirrored queue there: the copy would never be admitted
-            pools = [p for p in mirrored.quotas if self.fleet.pool_model.get(p) == fj.flavor
-                     and (fj.job.pool is None or p == fj.job.pool)]
+            pools = [
+                p
+                for p in mirrored.quotas
+                if self.fleet.pool_model.get(p) == fj.flavor and (fj.job.pool is None or p == fj.job.pool)
+            ]
             if not pools:
                 continue  # the runtime's node selector matches no pool of this worker's queue
             # the runtime selects its GPU model's nodes: the copy may use only those pools (the first of several)
@@ -327,8 +248,14 @@ class FleetScheduler:
             return
         copy = target
         fj = copy.parent
-        if (copy.worker not in self.down or self.outage_no[copy.worker] != token or fj.copies.get(copy.worker) is not copy
-                or fj.winner != copy.worker or fj.state == DONE or copy.state == DONE):
+        if (
+            copy.worker not in self.down
+            or self.outage_no[copy.worker] != token
+            or fj.copies.get(copy.worker) is not copy
+            or fj.winner != copy.worker
+            or fj.state == DONE
+            or copy.state == DONE
+        ):
             # the worker came back in time, or the copy left; or it finished on the lost worker: on reconnection
             # Kueue finishes the manager's job from that copy (step 3 of reconcileGroup), it never runs again
             return
@@ -379,7 +306,9 @@ class FleetScheduler:
         self._dispatch(now)
         order = sorted(self.workers)
         self.race.shuffle(order)
-        order = [w for w in order if w not in self.down]  # the manager sees nothing a lost worker does  # the workers race for the copies; list order is no tie-break in MultiKueue
+        order = [
+            w for w in order if w not in self.down
+        ]  # the manager sees nothing a lost worker does  # the workers race for the copies; list order is no tie-break in MultiKueue
         for _ in range(len(order) + 1):  # again while deleted copies free quota (bounded: each pass settles a job)
             for w in order:
                 self.workers[w].schedule(now)

@@ -3,6 +3,7 @@ borrowing and lending in a cohort, fair sharing by weight, preemption within a q
 cohort and fair-sharing preemption, BestEffortFIFO or StrictFIFO, gang admission with waitForPodsReady (evict and
 requeue with backoff), and topology-aware placement by block on fixed-size pools. Admitted pods then need nodes: the
 kube-scheduler places them (best fit) and the autoscaler adds nodes (``autoscale.py``)."""
+
 from __future__ import annotations
 
 from bisect import insort
@@ -13,6 +14,7 @@ from whatif.core import ADMITTED, PENDING, RUNNING, TICK, Host, JobState
 from whatif.feasible import candidate_pools
 from whatif.kueue.audit import AdmissionAudit, held
 from whatif.kueue.cohort import Admitted, CohortView, Incoming
+from whatif.kueue.heads import park_twins, queue_heads
 from whatif.kueue.cycle import FIT, NO_FIT, PREEMPTING, Cycle, Entry
 from whatif.kueue.loops import PreemptionLog
 from whatif.kueue.preempt import NO_CANDIDATES, choose
@@ -134,39 +136,10 @@ class KueueScheduler(PodsReady):
         m = self.eng.cluster.pools[pool]
         return slices_for(m, js.job.gpus_per_node, js.job.gpu_share) * js.job.nodes
 
-    def _heads(self, now: float) -> list[tuple[CQ, KueueJob]]:
-        out = []
-        for cq in self.cqs.values():
-            if cq.head_at == now:
-                head = cq.head_js
-                if head is not None:
-                    out.append((cq, head))
-                continue
-            cq.head_at, cq.head_js = now, None
-            pending, parked = cq.pending, cq.parked
-            start = cq.cursor
-            if cq.scan_at == now and cq.scan_i > start:
-                start = cq.scan_i
-            for i in range(start, len(pending)):
-                js = pending[i]
-                waiting = js.eligible > now
-                if waiting or js.n in parked:
-                    if not waiting:
-                        if cq.model.strict_fifo or js.n in cq.preempting:
-                            break  # StrictFIFO: a head that does not fit blocks the queue
-                        if i == cq.cursor:
-                            cq.cursor += 1  # parked: never a head again until something is released
-                    continue
-                out.append((cq, js))
-                cq.head_js = js
-                cq.scan_at, cq.scan_i = now, i
-                break
-        return out
-
     def _cycle(self, now: float) -> bool:
         """One Kueue scheduling cycle (``kueue_cycle``) over the queues' heads; False when it changed nothing."""
         failed = self._failed
-        heads = self._heads(now)
+        heads = queue_heads(self.cqs.values(), now)
         if not heads:
             return False
         parked = False
@@ -175,7 +148,7 @@ class KueueScheduler(PodsReady):
                 break
         else:  # heads that are all twins of heads that found no flavor: park them, take the next ones
             parked = True
-            heads = self._park_twins(now, heads)
+            heads = park_twins(now, heads, failed)
             if not heads:
                 return parked
         entries: list[Entry] = []
@@ -214,63 +187,6 @@ class KueueScheduler(PodsReady):
         for cq, js in no_fit:
             self._park(cq, js)
         return changed or bool(no_fit)
-
-    def _park_twins(self, now: float, heads: list[tuple[CQ, KueueJob]]) -> list[tuple[CQ, KueueJob]]:
-        """The queues' heads are all twins of heads that found no flavor: park them and take each queue's next head,
-        all queues in step, until one is no such twin (the same as parking and calling ``_heads`` again, faster)."""
-        failed = self._failed
-        at = []
-        for cq, js in heads:
-            i = cq.scan_i if cq.scan_at == now and cq.scan_i < len(cq.pending) and cq.pending[cq.scan_i] is js \
-                else cq.pending.index(js)
-            at.append((cq, i))
-        if len(at) == 1:  # one queue with a head (the common case): its run of twins in one tight loop
-            return self._park_run(now, *at[0])
-        while True:
-            nxt: list[tuple[CQ, int]] = []
-            done = False
-            for cq, i in at:
-                pending, parked_set = cq.pending, cq.parked
-                parked_set.add(pending[i].n)
-                cq.head_at, cq.head_js, cq.scan_at, cq.scan_i = now, None, now, i  # no head unless found below
-                if cq.model.strict_fifo:
-                    continue  # StrictFIFO: the parked head blocks the queue
-                for j in range(i + 1, len(pending)):
-                    js = pending[j]
-                    if js.n in cq.preempting:
-                        break  # a preemptor still heads the queue
-                    if js.eligible > now or js.n in parked_set:
-                        continue
-                    cq.head_js, cq.scan_i = js, j
-                    nxt.append((cq, j))
-                    if js.shape not in failed:
-                        done = True
-                    break
-            if done or not nxt:
-                return [(cq, cq.pending[j]) for cq, j in nxt]
-            at = nxt
-
-    def _park_run(self, now: float, cq: CQ, i: int) -> list[tuple[CQ, KueueJob]]:
-        """``_park_twins`` for a single queue: park its head at ``i`` and the twins after it, up to its next head
-        that is not such a twin (returned) or the end of the queue."""
-        failed, pending, parked_set = self._failed, cq.pending, cq.parked
-        parked_set.add(pending[i].n)
-        cq.head_at, cq.head_js, cq.scan_at, cq.scan_i = now, None, now, i
-        if cq.model.strict_fifo:
-            return []  # StrictFIFO: the parked head blocks the queue
-        for j in range(i + 1, len(pending)):
-            js = pending[j]
-            if js.n in cq.preempting:
-                return []  # a preemptor still heads the queue
-            if js.eligible > now or js.n in parked_set:
-                continue
-            if js.shape in failed:
-                parked_set.add(js.n)
-                cq.scan_i = j
-                continue
-            cq.head_js, cq.scan_i = js, j
-            return [(cq, js)]
-        return []
 
     def _park(self, cq: CQ, js: KueueJob) -> None:
         """Inadmissible until something is released; parked heads may uncover the next workload of a BestEffortFIFO
@@ -322,8 +238,17 @@ class KueueScheduler(PodsReady):
         js.held = Admitted(js, cq.model.name, pool, self.need(js, pool), js.value, js.order_ts, now, js.n)
         cq.add(js.held)
         if self.audit is not None:
-            self.audit.append(AdmissionAudit(now, js.job.id, cq.model.name, pool, js.held.slices, self._held_at_cycle,
-                                             held(self.cqs, evicting=False)))
+            self.audit.append(
+                AdmissionAudit(
+                    now,
+                    js.job.id,
+                    cq.model.name,
+                    pool,
+                    js.held.slices,
+                    self._held_at_cycle,
+                    held(self.cqs, evicting=False),
+                )
+            )
         js.state, js.pool, js.admitted_at = ADMITTED, self.eng.pools[pool], now
         js.token += 1
         self.waiting_pods.append(js)
@@ -359,8 +284,9 @@ class KueueScheduler(PodsReady):
         """Kueue counts quota only, but a flavor whose nodes are too small never runs the pods (its node selector
         and pod requests would leave them Pending), so such a flavor is not a real choice."""
         m = self.eng.pools[pool].model
-        return slices_for(m, js.job.gpus_per_node, js.job.gpu_share) <= m.slices_per_node and \
-            js.job.nodes <= m.max_nodes
+        return (
+            slices_for(m, js.job.gpus_per_node, js.job.gpu_share) <= m.slices_per_node and js.job.nodes <= m.max_nodes
+        )
 
     def _topology_fits(self, pool: str, need: int, gone: Sequence[Admitted]) -> bool:
         """TAS (fixed-size pools placed by block): Kueue finds the nodes at admission, so the gang must fit the free
