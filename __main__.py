@@ -1,4 +1,5 @@
 """gpu-cluster: one typed stack spec -> GPU node pools on GKE or EKS. Load, validate, plan, compose, export."""
+
 import pulumi
 
 from catalog import load_catalog
@@ -11,8 +12,7 @@ from stacks.validate.planned import load_planned
 secret_keys = secret_config_keys()
 catalog = load_catalog()
 try:  # validated and planned once (the offline preview has done both already for this config: kept, not redone)
-    planned = load_planned(raw_config_from_pulumi(), catalog, secret_keys=secret_keys,
-                           stack_name=pulumi.get_stack())
+    planned = load_planned(raw_config_from_pulumi(), catalog, secret_keys=secret_keys, stack_name=pulumi.get_stack())
 except SpecError as exc:
     raise pulumi.RunError(format_issues(exc.issues)) from None  # RunError: message only, no traceback
 for warning in planned.warnings:

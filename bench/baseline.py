@@ -9,6 +9,7 @@ A command started with ``cwd`` = a tree imports that tree's packages: ``python -
 first on ``sys.path`` (``python -c`` puts ``''``, the same folder), ahead of site-packages and ``PYTHONPATH``
 (unless ``PYTHONSAFEPATH`` is set). ``imported_from`` checks it in a fresh interpreter.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -31,8 +32,10 @@ def commit_of(repo: Path, ref: str) -> str:
     """The full commit id ``ref`` names in ``repo``."""
     done = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo)
     if done.returncode != 0:
-        raise BaselineError(f"error: --baseline {ref!r} names no commit in {repo}\n"
-                            f"  fix: pass a commit, branch or tag that `git rev-parse {ref}` knows")
+        raise BaselineError(
+            f"error: --baseline {ref!r} names no commit in {repo}\n"
+            f"  fix: pass a commit, branch or tag that `git rev-parse {ref}` knows"
+        )
     return done.stdout.strip()
 
 
@@ -48,8 +51,9 @@ def baseline_tree(repo: Path, ref: str) -> Iterator[tuple[Path, str]]:
     commit = commit_of(repo, ref)
     path = baseline_path(repo, commit)
     if path.exists():
-        raise BaselineError(f"error: {path} exists already (left by an interrupted run?)\n"
-                            f"  fix: git worktree remove --force {path}")
+        raise BaselineError(
+            f"error: {path} exists already (left by an interrupted run?)\n  fix: git worktree remove --force {path}"
+        )
     try:
         added = _git(["worktree", "add", "--detach", str(path), commit], repo)
         if added.returncode != 0:
@@ -71,8 +75,7 @@ def remove_tree(repo: Path, path: Path) -> None:
 def imported_from(tree: Path, modules: list[str], env: dict[str, str] | None = None) -> list[Path]:
     """Where a fresh interpreter started in ``tree`` (as the bench starts it) finds each of ``modules``."""
     code = "import importlib\n" + "".join(f"print(importlib.import_module({m!r}).__file__)\n" for m in modules)
-    done = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise BaselineError(f"error: importing {', '.join(modules)} in {tree} failed:\n{done.stderr.strip()}")
     return [Path(line) for line in done.stdout.splitlines()]
@@ -83,6 +86,8 @@ def check_imports_from(tree: Path, modules: list[str], env: dict[str, str] | Non
     found = imported_from(tree, modules, env)
     elsewhere = [f"{m}: {f}" for m, f in zip(modules, found) if not f.resolve().is_relative_to(tree.resolve())]
     if elsewhere:
-        raise BaselineError(f"error: a run in {tree} would import code from elsewhere ({'; '.join(elsewhere)})\n"
-                            "  fix: unset PYTHONSAFEPATH, so the working directory comes first on sys.path")
+        raise BaselineError(
+            f"error: a run in {tree} would import code from elsewhere ({'; '.join(elsewhere)})\n"
+            "  fix: unset PYTHONSAFEPATH, so the working directory comes first on sys.path"
+        )
     return found

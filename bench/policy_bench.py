@@ -7,6 +7,7 @@ runs is reported. Only ratios within one run mean anything on a shared machine; 
 
     .venv/bin/python bench/policy_bench.py [--runs 3] [--pools 200]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,14 +34,25 @@ def main() -> None:
             without = measure(base + ["--no-policies"], ROOT, args.runs, ok_codes=None).cpu_s
             in_process = measure(base, ROOT, args.runs, ok_codes=None).cpu_s
             cli = measure(base + ["--policy-pack-subprocess"], ROOT, args.runs, ok_codes=None).cpu_s
-            rows.append({"stack": stack, "without_policies_cpu_s": round(without, 3),
-                         "in_process_cpu_s": round(in_process, 3), "cli_path_cpu_s": round(cli, 3),
-                         "in_process_adds_s": round(in_process - without, 3), "cli_path_adds_s": round(cli - without, 3)})
-    print(f"{'stack':<18}{'no pack':>10}{'in-process':>12}{'CLI path':>10}{'adds (in-process)':>19}{'adds (CLI)':>12}"
-          f"   CPU s, median of {args.runs}")
+            rows.append(
+                {
+                    "stack": stack,
+                    "without_policies_cpu_s": round(without, 3),
+                    "in_process_cpu_s": round(in_process, 3),
+                    "cli_path_cpu_s": round(cli, 3),
+                    "in_process_adds_s": round(in_process - without, 3),
+                    "cli_path_adds_s": round(cli - without, 3),
+                }
+            )
+    print(
+        f"{'stack':<18}{'no pack':>10}{'in-process':>12}{'CLI path':>10}{'adds (in-process)':>19}{'adds (CLI)':>12}"
+        f"   CPU s, median of {args.runs}"
+    )
     for r in rows:
-        print(f"{r['stack']:<18}{r['without_policies_cpu_s']:>10.2f}{r['in_process_cpu_s']:>12.2f}"
-              f"{r['cli_path_cpu_s']:>10.2f}{r['in_process_adds_s']:>19.2f}{r['cli_path_adds_s']:>12.2f}")
+        print(
+            f"{r['stack']:<18}{r['without_policies_cpu_s']:>10.2f}{r['in_process_cpu_s']:>12.2f}"
+            f"{r['cli_path_cpu_s']:>10.2f}{r['in_process_adds_s']:>19.2f}{r['cli_path_adds_s']:>12.2f}"
+        )
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     (out / "policy.json").write_text(json.dumps({"runs": args.runs, "cases": rows}, indent=2) + "\n")

@@ -14,6 +14,7 @@ A fleet manager's preview also runs each worker's program (its StackReferences a
 worker stack files, ``preview/fleet/resolve.py``), so its floor registers the workers' resources too: one program
 per worker stack, then the manager's, in one interpreter, each under its own stack name, as the preview runs them.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -66,9 +67,17 @@ def unwrap(value: Any) -> Any:
 
 def rows_of(resources: list[Any]) -> list[dict[str, Any]]:
     index = {r.urn: i for i, r in enumerate(resources)}
-    return [{"type": r.type, "name": r.name, "custom": r.custom, "parent": index.get(r.parent_urn),
-             "provider": index.get(r.provider.rsplit("::", 1)[0]) if r.provider else None,
-             "inputs": unwrap(r.inputs)} for r in resources]
+    return [
+        {
+            "type": r.type,
+            "name": r.name,
+            "custom": r.custom,
+            "parent": index.get(r.parent_urn),
+            "provider": index.get(r.provider.rsplit("::", 1)[0]) if r.provider else None,
+            "inputs": unwrap(r.inputs),
+        }
+        for r in resources
+    ]
 
 
 def record(stack: str, stack_file: Path, out: Path) -> None:
@@ -91,8 +100,15 @@ def record(stack: str, stack_file: Path, out: Path) -> None:
     finally:
         setattr(engine, "run_program", run_program)
     *workers, (_, rec) = programs
-    out.write_text(json.dumps({"stack": stack, "resources": rows_of(rec.resources),
-                               "workers": [{"stack": name, "resources": rows_of(w.resources)} for name, w in workers]}))
+    out.write_text(
+        json.dumps(
+            {
+                "stack": stack,
+                "resources": rows_of(rec.resources),
+                "workers": [{"stack": name, "resources": rows_of(w.resources)} for name, w in workers],
+            }
+        )
+    )
 
 
 def resource_count(recorded: dict[str, Any]) -> int:

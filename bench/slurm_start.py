@@ -14,6 +14,7 @@ the next run waits until every node is idle again. Reported: every run, median a
 What it does not include: Kubernetes (Slinky's slurmd pods are up before the job, the "warm" start), the image pull,
 and the network between real hosts (all 65 daemons share this machine's loopback bridge and its CPUs).
 """
+
 from __future__ import annotations
 
 import subprocess

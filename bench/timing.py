@@ -4,6 +4,7 @@ runs), and the synthetic stack file.
 CPU time (user + system of the process and every child it waited for, from ``wait4``) is the steadier measure on a
 machine shared with other work: the wall clock also counts the time other processes held the CPU.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,8 +54,9 @@ def uncached_bytecode_env(*trees: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def run_once(cmd: list[str], cwd: Path, ok_codes: tuple[int, ...] | None = (0, 1),
-             env: dict[str, str] | None = None) -> tuple[float, float, float]:
+def run_once(
+    cmd: list[str], cwd: Path, ok_codes: tuple[int, ...] | None = (0, 1), env: dict[str, str] | None = None
+) -> tuple[float, float, float]:
     """One fresh run: ``(wall s, CPU s, peak RSS MiB)``; exit codes outside ``ok_codes`` abort (None: any)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -71,9 +73,15 @@ def measure(cmd: list[str], cwd: Path, runs: int, ok_codes: tuple[int, ...] | No
     return measure_interleaved([(cmd, ok_codes)], cwd, runs, warm_up=False, env=None)[0]
 
 
-def measure_interleaved(cases: list[tuple[list[str], tuple[int, ...] | None]], cwd: Path, runs: int,
-                        warm_up: bool = True, env: dict[str, str] | None = None, cwds: list[Path] | None = None,
-                        progress: Callable[[str], None] | None = None) -> list[Measured]:
+def measure_interleaved(
+    cases: list[tuple[list[str], tuple[int, ...] | None]],
+    cwd: Path,
+    runs: int,
+    warm_up: bool = True,
+    env: dict[str, str] | None = None,
+    cwds: list[Path] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[Measured]:
     """``runs`` rounds, each running every command once in turn (so a load change hits all of them alike), after
     one unmeasured round that fills the bytecode cache (``warm_up``); one ``Measured`` per command. ``cwds``: one
     working directory per command instead of ``cwd``; ``progress`` gets a line after each round."""
@@ -90,8 +98,15 @@ def measure_interleaved(cases: list[tuple[list[str], tuple[int, ...] | None]], c
             samples[i].append(run_once(cmd, where, ok_codes, env))
         if progress:
             progress(f"round {n + 1}/{runs} done")
-    return [Measured(statistics.median(s[0] for s in got), statistics.median(s[1] for s in got),
-                     max(s[2] for s in got), tuple(s[1] for s in got)) for got in samples]
+    return [
+        Measured(
+            statistics.median(s[0] for s in got),
+            statistics.median(s[1] for s in got),
+            max(s[2] for s in got),
+            tuple(s[1] for s in got),
+        )
+        for got in samples
+    ]
 
 
 def wall(cmd: list[str], cwd: Path, runs: int, ok_codes: tuple[int, ...] | None = (0, 1)) -> float:

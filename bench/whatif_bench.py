@@ -24,6 +24,7 @@ worktree is removed afterwards, also on an error or Ctrl-C.
 
     .venv/bin/python bench/whatif_bench.py [--runs 3] [--baseline REF] [--no-bytecode-cache]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,15 @@ from bench.timing import Measured, cached_bytecode_env, measure_interleaved, unc
 CASES = [
     ("gke-h100-512 week (Slurm)", ["--stack", "gke-h100-512", "--workload", "workloads/gke-h100-512.yaml"]),
     ("gke-kueue 3 days (Kueue)", ["--stack", "gke-kueue", "--workload", "workloads/gke-kueue.yaml"]),
-    ("Alibaba openb 14 days (Kueue)", ["--stack-file", "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml",
-                                       "--workload", "workloads/alibaba-openb.yaml"]),
+    (
+        "Alibaba openb 14 days (Kueue)",
+        [
+            "--stack-file",
+            "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml",
+            "--workload",
+            "workloads/alibaba-openb.yaml",
+        ],
+    ),
 ]
 FLOOR_MODULES = ["whatif.run", "whatif.report.text", "whatif.workload.profile"]
 FLOOR = "import " + ", ".join(FLOOR_MODULES)
@@ -68,12 +76,16 @@ def needed_files(cli: list[str] | None) -> list[str]:
 
 
 def missing_in(tree: Path, cli: list[str] | None) -> list[str]:
-    return [f for f in needed_files(cli) if not (tree / f).exists()
-            and not (f.endswith(".py") and (tree / f[:-3] / "__init__.py").exists())]
+    return [
+        f
+        for f in needed_files(cli)
+        if not (tree / f).exists() and not (f.endswith(".py") and (tree / f[:-3] / "__init__.py").exists())
+    ]
 
 
 def jobs_of(args: list[str]) -> int:
     from whatif.run import run_whatif
+
     stack: str | Path = args[1] if args[0] == "--stack" else ROOT / args[1]
     return run_whatif(stack, ROOT / args[3]).report["workload"]["jobs"]
 
@@ -83,8 +95,9 @@ def say(line: str) -> None:
     print(f"[{time.monotonic() - STARTED:4.0f} s] {line}", file=sys.stderr, flush=True)
 
 
-def measure_all(cases: list[tuple[str, list[str] | None]], trees: dict[str, Path], runs: int,
-                env: dict[str, str]) -> dict[tuple[str, str], Measured]:
+def measure_all(
+    cases: list[tuple[str, list[str] | None]], trees: dict[str, Path], runs: int, env: dict[str, str]
+) -> dict[tuple[str, str], Measured]:
     """Every ``(side, case)`` a tree has the files for, interleaved round by round; ``side`` is a key of ``trees``."""
     runs_of: list[tuple[str, str, Path]] = []
     for name, cli in cases:  # a case's runs on both trees next to each other in every round
@@ -95,8 +108,15 @@ def measure_all(cases: list[tuple[str, list[str] | None]], trees: dict[str, Path
                 runs_of.append((side, name, tree))
     clis = dict(cases)
     say(f"{len(runs_of)} commands x ({runs} rounds + 1 warm-up)")
-    measured = measure_interleaved([(command(clis[name]), (0,)) for _, name, _ in runs_of], ROOT, runs, warm_up=True,
-                                   env=env, cwds=[tree for _, _, tree in runs_of], progress=say)
+    measured = measure_interleaved(
+        [(command(clis[name]), (0,)) for _, name, _ in runs_of],
+        ROOT,
+        runs,
+        warm_up=True,
+        env=env,
+        cwds=[tree for _, _, tree in runs_of],
+        progress=say,
+    )
     return {(side, name): m for (side, name, _), m in zip(runs_of, measured)}
 
 
@@ -104,8 +124,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline", metavar="REF", help="also time the code at this git commit, branch or tag")
-    parser.add_argument("--no-bytecode-cache", action="store_true",
-                        help="compile every project module on every run (CI's and this sandbox's mode)")
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="compile every project module on every run (CI's and this sandbox's mode)",
+    )
     args = parser.parse_args()
     cases = [(n, cli) for n, cli in CASES if "alibaba" not in cli[1] or (ROOT.parent / "shared" / "traces").exists()]
     mode = "no bytecode cache" if args.no_bytecode_cache else "bytecode cache"
@@ -127,18 +150,35 @@ def main() -> None:
     rows = []
     for name, cli in cases:
         m = got["now", name]
-        rows.append({"case": name, "jobs": jobs_of(cli), "seconds": round(m.wall_s, 3),
-                     "floor_s": round(floor.wall_s, 3), "ratio": round(m.wall_s / floor.wall_s, 2),
-                     "simulation_s": round(m.wall_s - floor.wall_s, 3),
-                     "cpu_s": round(m.cpu_s, 3), "floor_cpu_s": round(floor.cpu_s, 3),
-                     "cpu_ratio": round(m.cpu_s / floor.cpu_s, 2)})
-    print(f"{'case':<32}{'jobs':>7}{'s':>9}{'floor s':>9}{'ratio':>8}{'sim s':>8}{'cpu s':>8}{'cpu ratio':>10}"
-          f"   (median of {args.runs}, {mode})")
+        rows.append(
+            {
+                "case": name,
+                "jobs": jobs_of(cli),
+                "seconds": round(m.wall_s, 3),
+                "floor_s": round(floor.wall_s, 3),
+                "ratio": round(m.wall_s / floor.wall_s, 2),
+                "simulation_s": round(m.wall_s - floor.wall_s, 3),
+                "cpu_s": round(m.cpu_s, 3),
+                "floor_cpu_s": round(floor.cpu_s, 3),
+                "cpu_ratio": round(m.cpu_s / floor.cpu_s, 2),
+            }
+        )
+    print(
+        f"{'case':<32}{'jobs':>7}{'s':>9}{'floor s':>9}{'ratio':>8}{'sim s':>8}{'cpu s':>8}{'cpu ratio':>10}"
+        f"   (median of {args.runs}, {mode})"
+    )
     for r in rows:
-        print(f"{r['case']:<32}{r['jobs']:>7}{r['seconds']:>9.2f}{r['floor_s']:>9.2f}{r['ratio']:>8.2f}"
-              f"{r['simulation_s']:>8.2f}{r['cpu_s']:>8.2f}{r['cpu_ratio']:>10.2f}")
-    result = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"), "runs": args.runs,
-              "mode": mode, "load_average": {"start": load_before, "end": load_after}, "cases": rows}
+        print(
+            f"{r['case']:<32}{r['jobs']:>7}{r['seconds']:>9.2f}{r['floor_s']:>9.2f}{r['ratio']:>8.2f}"
+            f"{r['simulation_s']:>8.2f}{r['cpu_s']:>8.2f}{r['cpu_ratio']:>10.2f}"
+        )
+    result = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+        "runs": args.runs,
+        "mode": mode,
+        "load_average": {"start": load_before, "end": load_after},
+        "cases": rows,
+    }
     if baseline:
         names = [FLOOR_NAME] + [n for n, _ in cases]
         result["baseline"] = compare(args.baseline, baseline[1], got, names, args.runs, mode)
@@ -148,12 +188,15 @@ def main() -> None:
     (out / "whatif.json").write_text(json.dumps(result, indent=2) + "\n")
 
 
-def compare(ref: str, commit: str, got: dict[tuple[str, str], Measured], names: list[str], runs: int, mode: str
-            ) -> dict:
+def compare(
+    ref: str, commit: str, got: dict[tuple[str, str], Measured], names: list[str], runs: int, mode: str
+) -> dict:
     """The table now / baseline (CPU), printed; what the JSON keeps of it."""
-    label = ref if ref == commit[:len(ref)] else f"{ref} = {commit[:7]}"
-    print(f"\n{'case':<32}{'baseline CPU s':>15}{'now CPU s':>11}{'now/baseline':>14}{'per round':>11}"
-          f"   ({label}; median of {runs}, interleaved, {mode})")
+    label = ref if ref == commit[: len(ref)] else f"{ref} = {commit[:7]}"
+    print(
+        f"\n{'case':<32}{'baseline CPU s':>15}{'now CPU s':>11}{'now/baseline':>14}{'per round':>11}"
+        f"   ({label}; median of {runs}, interleaved, {mode})"
+    )
     rows = []
     for name in names:
         if ("baseline", name) not in got:
@@ -161,9 +204,16 @@ def compare(ref: str, commit: str, got: dict[tuple[str, str], Measured], names: 
             continue
         old, new = got["baseline", name], got["now", name]
         per_round = statistics.median(n / o for n, o in zip(new.cpu_samples_s, old.cpu_samples_s))
-        rows.append({"case": name, "baseline": old.__dict__, "now": new.__dict__,
-                     "cpu_ratio": round(new.cpu_s / old.cpu_s, 2), "cpu_ratio_per_round": round(per_round, 2),
-                     "wall_ratio": round(new.wall_s / old.wall_s, 2)})
+        rows.append(
+            {
+                "case": name,
+                "baseline": old.__dict__,
+                "now": new.__dict__,
+                "cpu_ratio": round(new.cpu_s / old.cpu_s, 2),
+                "cpu_ratio_per_round": round(per_round, 2),
+                "wall_ratio": round(new.wall_s / old.wall_s, 2),
+            }
+        )
         print(f"{name:<32}{old.cpu_s:>15.2f}{new.cpu_s:>11.2f}{rows[-1]['cpu_ratio']:>14.2f}{per_round:>11.2f}")
     print("(now/baseline: ratio of the medians; per round: median of each round's ratio)")
     return {"ref": ref, "commit": commit, "cases": rows}

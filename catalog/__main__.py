@@ -1,4 +1,5 @@
 """``python -m catalog refresh`` / ``python -m catalog import-facts``: rebuild the catalog's price CSVs."""
+
 from __future__ import annotations
 
 import sys
@@ -8,4 +9,5 @@ from catalog.environment import require_environment
 if __name__ == "__main__":
     require_environment("catalog", "import-facts")  # before cli.py imports rich
     from catalog.refresh.cli import main
+
     sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,7 @@
 """Cloud and upstream limits a stack can hit (``catalog/data/cloud-limits.csv``): one row per limit, each with the
 number, what it applies to, its source and the date it was read. Validation reads this table and names the row (its
 text, source and date) when a stack breaks one, so a limit is written once and every refusal cites it. Pure data."""
+
 from __future__ import annotations
 
 import csv
@@ -61,5 +62,11 @@ def cloud_limit(limit_id: str) -> CloudLimit:
 def sold_zones(cloud: str, machine_type: str) -> CloudLimit | None:
     """The row naming the only zones a machine type is sold in (id ``…-zones``, value: the zones, space-separated),
     or None where no such limit is written."""
-    return next((r for r in load_cloud_limits().values()
-                 if r.cloud == cloud and r.applies_to == machine_type and r.id.endswith("-zones")), None)
+    return next(
+        (
+            r
+            for r in load_cloud_limits().values()
+            if r.cloud == cloud and r.applies_to == machine_type and r.id.endswith("-zones")
+        ),
+        None,
+    )

@@ -3,6 +3,7 @@ bare ``python`` without the dependencies says what to run instead of printing a 
 reads as "policy violation"). Standard library only, and in ``catalog`` (which imports nothing of the project) so
 every package may call it before anything else is importable.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -37,7 +38,10 @@ def require_environment(prog: str, example: str, modules: tuple[str, ...] = REQU
         return
     venv_python = PROJECT_ROOT / ".venv" / "bin" / "python"
     built = venv_python.exists()
-    print(f"error: {sys.executable} lacks {', '.join(missing)} (the project's dependencies, requirements.txt)\n"
-          f"  fix:      {'' if built else 'bash scripts/venv.sh && '}.venv/bin/python -m {prog} {example}   "
-          f"(from {PROJECT_ROOT}; `bash scripts/venv.sh` builds .venv once)", file=sys.stderr)
+    print(
+        f"error: {sys.executable} lacks {', '.join(missing)} (the project's dependencies, requirements.txt)\n"
+        f"  fix:      {'' if built else 'bash scripts/venv.sh && '}.venv/bin/python -m {prog} {example}   "
+        f"(from {PROJECT_ROOT}; `bash scripts/venv.sh` builds .venv once)",
+        file=sys.stderr,
+    )
     sys.exit(EXIT_ENVIRONMENT)

@@ -2,6 +2,7 @@
 NCCL transport a job uses over it, its nominal bandwidth per node, GKE version floors and the pinned images of its
 NCCL plugin, RxDM and device injector. Pure data, read from ``catalog/data/fabric*.csv``; no Pulumi imports.
 """
+
 from __future__ import annotations
 
 import csv
@@ -28,8 +29,9 @@ class FabricKind(str, Enum):
 
     @property
     def display_name(self) -> str:
-        return {"tcpx": "GPUDirect-TCPX", "tcpxo": "GPUDirect-TCPXO", "rdma": "GPUDirect RDMA (RoCE)",
-                "efa": "EFA"}[self.value]
+        return {"tcpx": "GPUDirect-TCPX", "tcpxo": "GPUDirect-TCPXO", "rdma": "GPUDirect RDMA (RoCE)", "efa": "EFA"}[
+            self.value
+        ]
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class FabricImage:
 @dataclass(frozen=True)
 class ImageGap:
     """An image known to lack what a fabric needs (EFA: libfabric + aws-ofi-nccl), matched by prefix."""
+
     fabric: FabricKind
     image_prefix: str
     lacks: str
@@ -98,6 +101,7 @@ class ImageGap:
 class Entrypoint:
     """How upstream starts a fabric image's entry script (``fabric-entrypoints.csv``): the command, and whether its
     manifests of the pinned release ``chmod 755`` the script first (the image may ship it without the exec bit)."""
+
     fabric: FabricKind
     component: str
     version: str
@@ -148,8 +152,10 @@ class FabricCatalog:
 
     def version_floors(self, kind: FabricKind, managed: bool = False) -> list[GkeVersionFloor]:
         """Per GKE minor the first version the fabric works on, oldest minor first; empty: no sourced floor."""
-        return sorted((f for (k, m, _), f in self.floors.items() if k == kind and m == managed),
-                      key=lambda f: tuple(int(x) for x in f.minor.split(".")))
+        return sorted(
+            (f for (k, m, _), f in self.floors.items() if k == kind and m == managed),
+            key=lambda f: tuple(int(x) for x in f.minor.split(".")),
+        )
 
     def pairing_ok(self, kind: FabricKind) -> bool:
         """RxDM and the NCCL plugin are released together: each names the other's version."""
@@ -174,34 +180,60 @@ def _parse(cat: Catalog) -> FabricCatalog:
         # (network-cards.csv), the EFA device plugin advertises one vpc.amazonaws.com/efa per EFA interface the
         # launch template attaches, so a pod's request is the layout's count, never a separate number
         cards = network_cards(cloud, r["machine_type"]) if r["fabric"] == FabricKind.EFA.value else None
-        nics = (int(r["gpu_nics"]) if r["gpu_nics"].strip()
-                else sum(c.efa_interface in EFA_TYPES for c in cards) if cards else machine.efa_interfaces)
+        nics = (
+            int(r["gpu_nics"])
+            if r["gpu_nics"].strip()
+            else sum(c.efa_interface in EFA_TYPES for c in cards)
+            if cards
+            else machine.efa_interfaces
+        )
         if nics is None:
             raise ValueError(f"catalog/data/fabrics.csv: {r['machine_type']} has no NIC count anywhere")
         out.machines[(cloud, r["machine_type"])] = MachineFabric(
-            cloud=cloud, machine_type=r["machine_type"], kind=FabricKind(r["fabric"]),
-            gvnic_networks=int(r["gvnic_networks"]), rdma_networks=int(r["rdma_networks"]), gpu_nics=nics,
-            nccl_transport=r["nccl_transport"], nominal_gbps_per_node=int(r["nominal_gbps_per_node"]),
-            bandwidth_source=r["bandwidth_source"], source=r["fabric_source"],
+            cloud=cloud,
+            machine_type=r["machine_type"],
+            kind=FabricKind(r["fabric"]),
+            gvnic_networks=int(r["gvnic_networks"]),
+            rdma_networks=int(r["rdma_networks"]),
+            gpu_nics=nics,
+            nccl_transport=r["nccl_transport"],
+            nominal_gbps_per_node=int(r["nominal_gbps_per_node"]),
+            bandwidth_source=r["bandwidth_source"],
+            source=r["fabric_source"],
             gke_managed_profile=r["gke_managed_profile"].strip(),
-            gke_dra_device_class=r["gke_dra_device_class"].strip())
+            gke_dra_device_class=r["gke_dra_device_class"].strip(),
+        )
     for r in _rows("fabric-images.csv"):
         kind = FabricKind(r["fabric"])
         out.images[(kind, r["component"])] = FabricImage(
-            fabric=kind, component=r["component"], image=r["image"], version=r["version"],
-            pairs_with=r["pairs_with"], source=r["source"])
+            fabric=kind,
+            component=r["component"],
+            image=r["image"],
+            version=r["version"],
+            pairs_with=r["pairs_with"],
+            source=r["source"],
+        )
     for r in _rows("fabric-versions.csv"):
         kind, managed = FabricKind(r["fabric"]), {"networks": False, "managed": True}[r["networking"]]
         out.floors[(kind, managed, r["gke_minor"])] = GkeVersionFloor(
-            fabric=kind, managed=managed, minor=r["gke_minor"], min_version=r["min_gke_version"], source=r["source"])
+            fabric=kind, managed=managed, minor=r["gke_minor"], min_version=r["min_gke_version"], source=r["source"]
+        )
     for r in _rows("fabric-entrypoints.csv"):
         kind = FabricKind(r["fabric"])
         out.entrypoints[(kind, r["component"])] = Entrypoint(
-            fabric=kind, component=r["component"], version=r["version"], entry=r["entry"],
-            chmod={"yes": True, "no": False}[r["chmod"]], source=r["source"])
+            fabric=kind,
+            component=r["component"],
+            version=r["version"],
+            entry=r["entry"],
+            chmod={"yes": True, "no": False}[r["chmod"]],
+            source=r["source"],
+        )
     for r in _rows("fabric-image-gaps.csv"):
-        out.image_gaps.append(ImageGap(fabric=FabricKind(r["fabric"]), image_prefix=r["image_prefix"],
-                                       lacks=r["lacks"], source=r["source"]))
+        out.image_gaps.append(
+            ImageGap(
+                fabric=FabricKind(r["fabric"]), image_prefix=r["image_prefix"], lacks=r["lacks"], source=r["source"]
+            )
+        )
     return out
 
 

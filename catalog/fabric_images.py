@@ -10,6 +10,7 @@
 The fabric contract's image requirement is met only by an image one of these rows vouches for; an image known to lack
 the plugin (``fabric-image-gaps.csv``) or unknown to both tables is not. Pure data; no Pulumi.
 """
+
 from __future__ import annotations
 
 import csv
@@ -27,6 +28,8 @@ DIGEST = re.compile(r"^[^@\s]+@sha256:[0-9a-f]{64}$")
 def by_digest(image: str) -> bool:
     """``repo@sha256:<64 hex>`` with no tag before the digest (the Slinky chart drops one: the digest decides)."""
     return DIGEST.match(image) is not None and ":" not in image.partition("@")[0].rsplit("/", 1)[-1]
+
+
 BUILD_ANNOTATION = "gpu-cluster/image-build"
 """Pod annotation naming the recipe (``image-builds.csv``) the pod's job image was built from."""
 CHECK_CONTAINER = "fabric-image-check"
@@ -82,12 +85,29 @@ def _rows(name: str) -> list[dict[str, str]]:
 
 @functools.cache
 def load_fabric_image_tables() -> FabricImageTables:
-    caps = tuple(ImageCapability(fabric=FabricKind(r["fabric"]), image=r["image"], provides=r["provides"],
-                                 architectures=frozenset(r["architectures"].split()), source=r["source"])
-                 for r in _rows("fabric-image-capabilities.csv"))
-    builds = {r["build"]: ImageBuild(
-        build=r["build"], fabric=FabricKind(r["fabric"]), dockerfile=r["dockerfile"], base_image=r["base_image"],
-        efa_installer_version=r["efa_installer_version"], efa_installer_sha256=r["efa_installer_sha256"],
-        architectures=frozenset(r["architectures"].split()), marker=r["marker"], provides=r["provides"],
-        source=r["source"]) for r in _rows("image-builds.csv")}
+    caps = tuple(
+        ImageCapability(
+            fabric=FabricKind(r["fabric"]),
+            image=r["image"],
+            provides=r["provides"],
+            architectures=frozenset(r["architectures"].split()),
+            source=r["source"],
+        )
+        for r in _rows("fabric-image-capabilities.csv")
+    )
+    builds = {
+        r["build"]: ImageBuild(
+            build=r["build"],
+            fabric=FabricKind(r["fabric"]),
+            dockerfile=r["dockerfile"],
+            base_image=r["base_image"],
+            efa_installer_version=r["efa_installer_version"],
+            efa_installer_sha256=r["efa_installer_sha256"],
+            architectures=frozenset(r["architectures"].split()),
+            marker=r["marker"],
+            provides=r["provides"],
+            source=r["source"],
+        )
+        for r in _rows("image-builds.csv")
+    }
     return FabricImageTables(caps, builds)

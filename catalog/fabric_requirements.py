@@ -2,6 +2,7 @@
 fabric-requirements.csv``): the environment, library path, mounts, devices/resources, ``/dev/shm``, interfaces,
 sidecar and image a training process on that fabric must see, and what happens without it. The fabric contract
 (``stacks/plan/fabric_contract.py``) compares a rendered workload with these rows. Pure data; no Pulumi."""
+
 from __future__ import annotations
 
 import csv
@@ -69,9 +70,19 @@ class Requirement:
 def load_requirements() -> tuple[Requirement, ...]:
     with open(DATA_DIR / "fabric-requirements.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    return tuple(Requirement(fabric=FabricKind(r["fabric"]), machine=r["machine"].strip(), id=r["id"],
-                             aspect=Aspect(r["aspect"]), name=r["name"], expected=r["expected"],
-                             without_it=WithoutIt(r["without_it"]), source=r["source"]) for r in rows)
+    return tuple(
+        Requirement(
+            fabric=FabricKind(r["fabric"]),
+            machine=r["machine"].strip(),
+            id=r["id"],
+            aspect=Aspect(r["aspect"]),
+            name=r["name"],
+            expected=r["expected"],
+            without_it=WithoutIt(r["without_it"]),
+            source=r["source"],
+        )
+        for r in rows
+    )
 
 
 def requirements_for(kind: FabricKind, machine_type: str) -> list[Requirement]:

@@ -6,6 +6,7 @@ A floor table lists, per GKE minor, the first version the fabric works on (clust
 carry the support); a minor below its oldest is refused (the fabric did not exist there). A version that names only
 a minor (``1.32``) or a minor and patch cannot be compared with a ``-gke.N`` floor of that same minor: ``unknown``.
 """
+
 from __future__ import annotations
 
 import re

@@ -8,6 +8,7 @@ which value names the image of a privileged or host-writing container (the devic
 the GPU Operator's operands, Slinky's slurmd). The tests render every example's releases with real Helm and check
 that the table names every host-level container the charts really render, with the chart's real default image.
 """
+
 from __future__ import annotations
 
 import csv
@@ -47,12 +48,21 @@ def _path(text: str) -> tuple[str, ...]:
 def _load(file: str) -> tuple[ChartHostImage, ...]:
     with open(DATA_DIR / file, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    return tuple(ChartHostImage(
-        chart=r["chart"], version=r["version"], component=r["component"], values_path=_path(r["values_path"]),
-        defaults_path=_path(r["defaults_path"]),
-        condition=tuple(_path(c) for c in r["condition"].split(",") if c),
-        condition_default=r["condition_default"] == "true", default_image=r["default_image"],
-        host_access=r["host_access"], source=r["source"]) for r in rows)
+    return tuple(
+        ChartHostImage(
+            chart=r["chart"],
+            version=r["version"],
+            component=r["component"],
+            values_path=_path(r["values_path"]),
+            defaults_path=_path(r["defaults_path"]),
+            condition=tuple(_path(c) for c in r["condition"].split(",") if c),
+            condition_default=r["condition_default"] == "true",
+            default_image=r["default_image"],
+            host_access=r["host_access"],
+            source=r["source"],
+        )
+        for r in rows
+    )
 
 
 @functools.cache

@@ -7,6 +7,7 @@ commit), or has no digest: then the tag is resolved to its manifest digest at de
 object carries ``<image>@sha256:<digest>``. No registry is reachable offline: the offline preview cannot know such a
 digest and writes ``DEPLOY_DIGEST`` in its place, which the policy pack accepts for exactly these rows.
 """
+
 from __future__ import annotations
 
 import csv

@@ -9,6 +9,7 @@ An arm64 pool (GB200: Grace hosts) needs every image scheduled onto it to have a
 the platforms) or ``inferred`` (from where a source runs the image). No registry is reachable offline: verify with
 ``crane manifest <image>`` / ``docker buildx imagetools inspect <image>`` when you add a row.
 """
+
 from __future__ import annotations
 
 import csv
@@ -62,6 +63,7 @@ class ImageTable:
 class ChartOperand:
     """An image a pinned chart's operator deploys onto GPU nodes (``data/chart-operands.csv``): the GPU Operator's
     operands are named by ``{repository, image, version}`` values, not by a pod spec a rule could read."""
+
     chart: str
     version: str
     component: str
@@ -102,10 +104,17 @@ def _flag(values: dict, path: str, default: bool) -> bool:
 def load_chart_operands() -> tuple[ChartOperand, ...]:
     with open(DATA_DIR / "chart-operands.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    return tuple(ChartOperand(
-        chart=r["chart"], version=r["version"], component=r["component"], image=r["image"],
-        enabled_when=tuple((k, v == "true") for k, _, v in (f.partition(":") for f in r["enabled_when"].split())),
-        source=r["source"]) for r in rows)
+    return tuple(
+        ChartOperand(
+            chart=r["chart"],
+            version=r["version"],
+            component=r["component"],
+            image=r["image"],
+            enabled_when=tuple((k, v == "true") for k, _, v in (f.partition(":") for f in r["enabled_when"].split())),
+            source=r["source"],
+        )
+        for r in rows
+    )
 
 
 def chart_operands(chart: str, version: str) -> list[ChartOperand]:
@@ -116,6 +125,15 @@ def chart_operands(chart: str, version: str) -> list[ChartOperand]:
 def load_image_table() -> ImageTable:
     with open(DATA_DIR / "image-architectures.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    return ImageTable({r["image"]: ImageArchitectures(
-        image=r["image"], architectures=frozenset(r["architectures"].split()), chart=r["chart"], basis=r["basis"],
-        source=r["source"]) for r in rows})
+    return ImageTable(
+        {
+            r["image"]: ImageArchitectures(
+                image=r["image"],
+                architectures=frozenset(r["architectures"].split()),
+                chart=r["chart"],
+                basis=r["basis"],
+                source=r["source"],
+            )
+            for r in rows
+        }
+    )

@@ -8,6 +8,7 @@
 
 Plain data: no Pulumi, no pydantic; policies and components may both import it (policies never import components).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,8 +38,10 @@ class KnownDefault:
 
 
 KNOWN_DEFAULTS: tuple[KnownDefault, ...] = (
-    KnownDefault("$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72",
-                 "the Kubeflow Dex password hash of user@example.com / 12341234"),
+    KnownDefault(
+        "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72",
+        "the Kubeflow Dex password hash of user@example.com / 12341234",
+    ),
     KnownDefault("12341234", "the Kubeflow Dex default password"),
     KnownDefault("pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok", "the Kubeflow OIDC client secret (Dex, oauth2-proxy)"),
     KnownDefault("7d16fee92f8d11b8940b081b3f8b8acb", "the Kubeflow oauth2-proxy cookie secret"),
@@ -48,10 +51,12 @@ KNOWN_DEFAULTS: tuple[KnownDefault, ...] = (
     # Katib v0.18.0 components/mysql/secret.yaml (base64 "dGVzdA=="): MySQL and the DB manager read it
     KnownDefault("test", "the Katib MySQL root password", secret="katib-mysql-secrets", key="MYSQL_ROOT_PASSWORD"),
     # Kubeflow Pipelines 2.5.0 third-party/minio: MinIO and the pipeline servers read it
-    KnownDefault("minio", "the Kubeflow Pipelines MinIO access key", secret="mlpipeline-minio-artifact",
-                 key="accesskey"),
-    KnownDefault("minio123", "the Kubeflow Pipelines MinIO secret key", secret="mlpipeline-minio-artifact",
-                 key="secretkey"),
+    KnownDefault(
+        "minio", "the Kubeflow Pipelines MinIO access key", secret="mlpipeline-minio-artifact", key="accesskey"
+    ),
+    KnownDefault(
+        "minio123", "the Kubeflow Pipelines MinIO secret key", secret="mlpipeline-minio-artifact", key="secretkey"
+    ),
     # Kubeflow Pipelines 2.5.0 base/installs/generic/mysql-secret.yaml: root with an empty password
     KnownDefault("", "the empty Kubeflow Pipelines MySQL root password", secret="mysql-secret", key="password"),
 )

@@ -1,4 +1,5 @@
 """Load the catalog's CSV data files once into typed, indexed records."""
+
 from __future__ import annotations
 
 import csv
@@ -9,8 +10,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.models import (
-    AttachableGpu, CapacityBlockRate, CapacityType, Cloud, ControlPlaneFee, EksVersion, GpuDirect, GpuModel,
-    HostMachine, MachineType, NvlinkDomain, Price, PriceKind, SoldAs, SpecialOffering, UltraServer, ZoneAvailability,
+    AttachableGpu,
+    CapacityBlockRate,
+    CapacityType,
+    Cloud,
+    ControlPlaneFee,
+    EksVersion,
+    GpuDirect,
+    GpuModel,
+    HostMachine,
+    MachineType,
+    NvlinkDomain,
+    Price,
+    PriceKind,
+    SoldAs,
+    SpecialOffering,
+    UltraServer,
+    ZoneAvailability,
 )
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -87,8 +103,11 @@ class Catalog:
     def is_local_zone(self, cloud: Cloud, region: str, zone: str) -> bool:
         """AWS: a Local Zone of a catalog region by its name (``us-east-1-dfw-2a``: region, metro code, number and
         letter; EC2 "Local Zones" naming). Nodes may run there; the EKS control plane never does."""
-        return cloud == Cloud.AWS and self.has_region(cloud, region) \
+        return (
+            cloud == Cloud.AWS
+            and self.has_region(cloud, region)
             and re.fullmatch(re.escape(region) + r"-[a-z]{3}-\d+[a-z]", zone) is not None
+        )
 
     def offered_zones(self, cloud: Cloud, machine: MachineType) -> ZoneAvailability | None:
         """Where a source saw this machine offered (an N1 pool: where its GPU is), or None when nothing is known."""
@@ -98,8 +117,9 @@ class Catalog:
     def attachable_gpus(self, cloud: Cloud, host_machine_type: str) -> list[AttachableGpu]:
         return [a for (c, _), a in self.attachable.items() if c == cloud and host_machine_type in a.host_machine_types]
 
-    def resolve(self, cloud: Cloud, machine_type: str, accelerator: str | None = None,
-                count: int | None = None) -> MachineType | None:
+    def resolve(
+        self, cloud: Cloud, machine_type: str, accelerator: str | None = None, count: int | None = None
+    ) -> MachineType | None:
         """Machine facts for a pool: a fixed-GPU type, or an N1 host with its attached GPUs folded in."""
         fixed = self.machines.get((cloud, machine_type))
         if fixed is not None:
@@ -109,10 +129,23 @@ class Catalog:
         if host is None or host.role != "gpu-host" or gpu is None or not count:
             return None
         return MachineType(
-            cloud=cloud, machine_type=machine_type, gpu_model=gpu.gpu_model, accelerator=gpu.accelerator, gpus=count,
-            gpu_memory_gib=gpu.gpu_memory_gib * count, vcpu=host.vcpu, ram_gib=host.ram_gib, nvlink_domain_gpus=1,
-            efa_interfaces=0, efa_confirmed=True, gpudirect=GpuDirect.NONE, arch="x86_64",
-            interconnect="PCIe (attached GPU)", source=f"{host.source}; {gpu.source}", attachable=True)
+            cloud=cloud,
+            machine_type=machine_type,
+            gpu_model=gpu.gpu_model,
+            accelerator=gpu.accelerator,
+            gpus=count,
+            gpu_memory_gib=gpu.gpu_memory_gib * count,
+            vcpu=host.vcpu,
+            ram_gib=host.ram_gib,
+            nvlink_domain_gpus=1,
+            efa_interfaces=0,
+            efa_confirmed=True,
+            gpudirect=GpuDirect.NONE,
+            arch="x86_64",
+            interconnect="PCIe (attached GPU)",
+            source=f"{host.source}; {gpu.source}",
+            attachable=True,
+        )
 
     def node_price(self, machine: MachineType, region: str, capacity: CapacityType) -> Price | None:
         """$/node-hour for a GPU machine, or None when the catalog has no price (callers fail closed)."""
@@ -123,17 +156,22 @@ class Catalog:
         gpu = self.prices.get((machine.cloud, machine.accelerator, region, kind))
         if gpu is None:
             return None
-        return Price(usd_per_hour=base.usd_per_hour + gpu.usd_per_hour * machine.gpus,
-                     as_of=min(base.as_of, gpu.as_of), label=f"{base.label} + {gpu.label}",
-                     source=f"{base.source}; {gpu.source}")
+        return Price(
+            usd_per_hour=base.usd_per_hour + gpu.usd_per_hour * machine.gpus,
+            as_of=min(base.as_of, gpu.as_of),
+            label=f"{base.label} + {gpu.label}",
+            source=f"{base.source}; {gpu.source}",
+        )
 
     def nvlink_domain(self, machine: MachineType) -> NvlinkDomain | None:
         """The rack-scale NVLink domain the machine's nodes form, or None (the NVLink domain ends at the node)."""
         return self.nvlink_domains.get((machine.cloud, machine.machine_type))
 
     def ultraserver_types(self, cloud: Cloud, machine_type: str) -> list[UltraServer]:
-        return sorted((u for u in self.ultraservers.values() if u.cloud == cloud and u.machine_type == machine_type),
-                      key=lambda u: u.instances)
+        return sorted(
+            (u for u in self.ultraservers.values() if u.cloud == cloud and u.machine_type == machine_type),
+            key=lambda u: u.instances,
+        )
 
     def control_plane_fee(self, cloud: Cloud, kubernetes_version: str | None = None) -> ControlPlaneFee:
         """The per-cluster fee. EKS bills by the version's support status, judged on the fee's own as-of date (the
@@ -151,15 +189,18 @@ class Catalog:
     def eks_versions_in_standard_support(self) -> list[str]:
         """EKS versions not yet past standard support on the fee's as-of date, oldest first."""
         day = self.control_plane[Cloud.AWS].as_of
-        return sorted((v for v, cal in self.eks_versions.items() if not cal.extended_on(day)),
-                      key=lambda v: tuple(int(x) for x in v.split(".")))
+        return sorted(
+            (v for v, cal in self.eks_versions.items() if not cal.extended_on(day)),
+            key=lambda v: tuple(int(x) for x in v.split(".")),
+        )
 
     def host_price(self, cloud: Cloud, machine_type: str, region: str) -> Price | None:
         return self.prices.get((cloud, machine_type, region, PriceKind.ON_DEMAND))
 
     def priced_regions(self, machine: MachineType, capacity: CapacityType) -> list[str]:
-        return sorted(r for (c, r) in self.regions if c == machine.cloud
-                      and self.node_price(machine, r, capacity) is not None)
+        return sorted(
+            r for (c, r) in self.regions if c == machine.cloud and self.node_price(machine, r, capacity) is not None
+        )
 
 
 def _parse() -> Catalog:
@@ -167,63 +208,119 @@ def _parse() -> Catalog:
     for r in _rows("machines.csv"):
         cloud = Cloud(r["cloud"])
         cat.machines[(cloud, r["machine_type"])] = MachineType(
-            cloud=cloud, machine_type=r["machine_type"], gpu_model=GpuModel(r["gpu_model"]),
-            accelerator=r["accelerator"], gpus=int(r["gpus"]), gpu_memory_gib=int(r["gpu_memory_gib"]),
-            vcpu=_opt_int(r["vcpu"]), ram_gib=_opt_int(r["ram_gib"]), nvlink_domain_gpus=int(r["nvlink_domain_gpus"]),
-            efa_interfaces=_opt_int(r["efa_interfaces"]), efa_confirmed=r["efa_confirmed"] == "true",
-            gpudirect=GpuDirect(r["gpudirect"]), arch=r["arch"], interconnect=r["interconnect"], source=r["source"])
+            cloud=cloud,
+            machine_type=r["machine_type"],
+            gpu_model=GpuModel(r["gpu_model"]),
+            accelerator=r["accelerator"],
+            gpus=int(r["gpus"]),
+            gpu_memory_gib=int(r["gpu_memory_gib"]),
+            vcpu=_opt_int(r["vcpu"]),
+            ram_gib=_opt_int(r["ram_gib"]),
+            nvlink_domain_gpus=int(r["nvlink_domain_gpus"]),
+            efa_interfaces=_opt_int(r["efa_interfaces"]),
+            efa_confirmed=r["efa_confirmed"] == "true",
+            gpudirect=GpuDirect(r["gpudirect"]),
+            arch=r["arch"],
+            interconnect=r["interconnect"],
+            source=r["source"],
+        )
     for r in _rows("attachable-gpus.csv"):
         cloud = Cloud(r["cloud"])
         cat.attachable[(cloud, r["accelerator"])] = AttachableGpu(
-            cloud=cloud, accelerator=r["accelerator"], gpu_model=GpuModel(r["gpu_model"]),
-            gpu_memory_gib=int(r["gpu_memory_gib"]), allowed_counts=tuple(int(x) for x in r["allowed_counts"].split()),
-            host_machine_types=tuple(r["host_machine_types"].split()), source=r["source"])
+            cloud=cloud,
+            accelerator=r["accelerator"],
+            gpu_model=GpuModel(r["gpu_model"]),
+            gpu_memory_gib=int(r["gpu_memory_gib"]),
+            allowed_counts=tuple(int(x) for x in r["allowed_counts"].split()),
+            host_machine_types=tuple(r["host_machine_types"].split()),
+            source=r["source"],
+        )
     for r in _rows("host-machines.csv"):
         cloud = Cloud(r["cloud"])
         cat.hosts[(cloud, r["machine_type"])] = HostMachine(
-            cloud=cloud, machine_type=r["machine_type"], role=r["role"], vcpu=int(r["vcpu"]),
-            ram_gib=int(r["ram_gib"]), source=r["source"])
+            cloud=cloud,
+            machine_type=r["machine_type"],
+            role=r["role"],
+            vcpu=int(r["vcpu"]),
+            ram_gib=int(r["ram_gib"]),
+            source=r["source"],
+        )
     for name, r in ((name, r) for name in PRICE_FILES for r in _rows(name)):
         key = (Cloud(r["cloud"]), r["machine_type"], r["region"], PriceKind(r["capacity"]))
         if key in cat.prices:
             raise ValueError(f"catalog/data/{name}: duplicate price row for {key}")
-        cat.prices[key] = Price(usd_per_hour=float(r["usd_per_hour"]), as_of=dt.date.fromisoformat(r["as_of"]),
-                                label=r["label"], source=r["source"])
+        cat.prices[key] = Price(
+            usd_per_hour=float(r["usd_per_hour"]),
+            as_of=dt.date.fromisoformat(r["as_of"]),
+            label=r["label"],
+            source=r["source"],
+        )
     for r in _rows("regions.csv"):
         cat.regions[(Cloud(r["cloud"]), r["region"])] = tuple(r["zones"].split())
         cat.zone_ids[(Cloud(r["cloud"]), r["region"])] = tuple(r["zone_ids"].split())
     for r in _rows("zone-availability.csv"):
         cat.zone_availability[(Cloud(r["cloud"]), r["machine_type"])] = ZoneAvailability(
-            machine_type=r["machine_type"], zones=tuple(r["zones"].split()),
-            as_of=dt.date.fromisoformat(r["as_of"]), source=r["source"])
+            machine_type=r["machine_type"],
+            zones=tuple(r["zones"].split()),
+            as_of=dt.date.fromisoformat(r["as_of"]),
+            source=r["source"],
+        )
     for r in _rows("special-offerings.csv"):
         cat.special[(Cloud(r["cloud"]), r["machine_type"])] = SpecialOffering(
-            cloud=Cloud(r["cloud"]), machine_type=r["machine_type"], sold_as=SoldAs(r["sold_as"]),
-            gpus=int(r["gpus"]), fabric=r["fabric"], source=r["source"])
+            cloud=Cloud(r["cloud"]),
+            machine_type=r["machine_type"],
+            sold_as=SoldAs(r["sold_as"]),
+            gpus=int(r["gpus"]),
+            fabric=r["fabric"],
+            source=r["source"],
+        )
     for r in _rows("control-plane.csv"):
         fees = {"standard": cat.control_plane, "extended": cat.control_plane_extended}[r["support"]]
         fees[Cloud(r["cloud"])] = ControlPlaneFee(
-            usd_per_hour=float(r["usd_per_hour"]), as_of=dt.date.fromisoformat(r["as_of"]), label=r["label"],
-            source=r["source"], support=r["support"])
+            usd_per_hour=float(r["usd_per_hour"]),
+            as_of=dt.date.fromisoformat(r["as_of"]),
+            label=r["label"],
+            source=r["source"],
+            support=r["support"],
+        )
     for r in _rows("eks-versions.csv"):
         cat.eks_versions[r["version"]] = EksVersion(
-            version=r["version"], end_of_standard_support=dt.date.fromisoformat(r["end_of_standard_support"]),
+            version=r["version"],
+            end_of_standard_support=dt.date.fromisoformat(r["end_of_standard_support"]),
             end_of_extended_support=dt.date.fromisoformat(r["end_of_extended_support"]),
-            as_of=dt.date.fromisoformat(r["as_of"]), source=r["source"])
+            as_of=dt.date.fromisoformat(r["as_of"]),
+            source=r["source"],
+        )
     for r in _rows("nvlink-domains.csv"):
         cat.nvlink_domains[(Cloud(r["cloud"]), r["machine_type"])] = NvlinkDomain(
-            cloud=Cloud(r["cloud"]), machine_type=r["machine_type"], domain_gpus=int(r["domain_gpus"]),
-            domain_nodes=int(r["domain_nodes"]), accelerator_topology=r["accelerator_topology"],
-            domain_label=r["domain_label"], block_label=r["block_label"], source=r["source"])
+            cloud=Cloud(r["cloud"]),
+            machine_type=r["machine_type"],
+            domain_gpus=int(r["domain_gpus"]),
+            domain_nodes=int(r["domain_nodes"]),
+            accelerator_topology=r["accelerator_topology"],
+            domain_label=r["domain_label"],
+            block_label=r["block_label"],
+            source=r["source"],
+        )
     for r in _rows("ultraservers.csv"):
         cat.ultraservers[r["ultraserver_type"]] = UltraServer(
-            cloud=Cloud(r["cloud"]), ultraserver_type=r["ultraserver_type"], machine_type=r["machine_type"],
-            instances=int(r["instances"]), gpus=int(r["gpus"]), source=r["source"])
+            cloud=Cloud(r["cloud"]),
+            ultraserver_type=r["ultraserver_type"],
+            machine_type=r["machine_type"],
+            instances=int(r["instances"]),
+            gpus=int(r["gpus"]),
+            source=r["source"],
+        )
     for r in _rows("capacity-block-rates.csv"):
         cat.block_rates[(Cloud(r["cloud"]), r["machine_type"], r["region"])] = CapacityBlockRate(
-            cloud=Cloud(r["cloud"]), machine_type=r["machine_type"], region=r["region"],
-            usd_per_gpu_hour=float(r["usd_per_gpu_hour"]), as_of=dt.date.fromisoformat(r["as_of"]), label=r["label"],
-            source=r["source"])
+            cloud=Cloud(r["cloud"]),
+            machine_type=r["machine_type"],
+            region=r["region"],
+            usd_per_gpu_hour=float(r["usd_per_gpu_hour"]),
+            as_of=dt.date.fromisoformat(r["as_of"]),
+            label=r["label"],
+            source=r["source"],
+        )
     return cat
 
 

@@ -2,6 +2,7 @@
 
 Pure data: no Pulumi imports. Spec validation, the GPU runtime and the preview read it; nothing keeps a copy.
 """
+
 from __future__ import annotations
 
 import csv
@@ -53,9 +54,14 @@ def _parse() -> MigCatalog:
             if key in cat.profiles:
                 raise ValueError(f"catalog/data/mig-profiles.csv: duplicate row for {key}")
             cat.profiles[key] = MigProfile(
-                gpu_model=key[0], profile=r["profile"], compute_slices=int(r["compute_slices"]),
-                memory_gib=int(r["memory_gib"]), max_instances_per_gpu=int(r["max_instances_per_gpu"]),
-                gke_partition=r["gke_partition"] == "true", source=r["source"])
+                gpu_model=key[0],
+                profile=r["profile"],
+                compute_slices=int(r["compute_slices"]),
+                memory_gib=int(r["memory_gib"]),
+                max_instances_per_gpu=int(r["max_instances_per_gpu"]),
+                gke_partition=r["gke_partition"] == "true",
+                source=r["source"],
+            )
     return cat
 
 

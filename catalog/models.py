@@ -1,4 +1,5 @@
 """Typed records of the GPU catalog. Pure data: no Pulumi imports."""
+
 from __future__ import annotations
 
 import datetime as dt

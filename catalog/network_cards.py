@@ -4,6 +4,7 @@ gpu-cluster's uniform layout (one EFA per card). Pure data; no Pulumi imports.
 
 P6e-GB200 is the first such machine: its 17 cards alternate between cards that take two interfaces (even: ENA +
 EFA) and cards that take one (odd: EFA-only, the 8 x 400 Gbps GPU network)."""
+
 from __future__ import annotations
 
 import csv
@@ -37,12 +38,20 @@ def load_network_cards() -> dict[tuple[Cloud, str], tuple[NetworkCard, ...]]:
     out: dict[tuple[Cloud, str], list[NetworkCard]] = {}
     for r in rows:
         if r["efa_interface"] not in INTERFACE_TYPES:
-            raise ValueError(f"network-cards.csv: {r['machine_type']} card {r['card']}: interface "
-                             f"{r['efa_interface']!r} not in {INTERFACE_TYPES}")
-        out.setdefault((Cloud(r["cloud"]), r["machine_type"]), []).append(NetworkCard(
-            index=int(r["card"]), max_interfaces=int(r["max_interfaces"]), efa_interface=r["efa_interface"],
-            device_index=int(r["device_index"]), efa_gbps=int(r["efa_gbps"]) if r["efa_gbps"] else None,
-            source=r["source"]))
+            raise ValueError(
+                f"network-cards.csv: {r['machine_type']} card {r['card']}: interface "
+                f"{r['efa_interface']!r} not in {INTERFACE_TYPES}"
+            )
+        out.setdefault((Cloud(r["cloud"]), r["machine_type"]), []).append(
+            NetworkCard(
+                index=int(r["card"]),
+                max_interfaces=int(r["max_interfaces"]),
+                efa_interface=r["efa_interface"],
+                device_index=int(r["device_index"]),
+                efa_gbps=int(r["efa_gbps"]) if r["efa_gbps"] else None,
+                source=r["source"],
+            )
+        )
     return {k: tuple(sorted(v, key=lambda c: c.index)) for k, v in out.items()}
 
 

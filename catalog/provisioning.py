@@ -1,5 +1,6 @@
 """How long a GPU node takes to join after the autoscaler asks for it, and how often spot nodes are taken back, per
 cloud and capacity type (``data/provisioning.csv``, each row with its source). Read by the what-if simulator."""
+
 from __future__ import annotations
 
 import csv
@@ -31,8 +32,13 @@ def load_provisioning() -> dict[tuple[Cloud, CapacityType], Provisioning]:
         rows = list(csv.DictReader(fh))
     out = {}
     for r in rows:
-        item = Provisioning(Cloud(r["cloud"]), CapacityType(r["capacity"]), int(r["provision_seconds"]),
-                            float(r["spot_interruptions_per_node_month"]), dt.date.fromisoformat(r["as_of"]),
-                            r["source"])
+        item = Provisioning(
+            Cloud(r["cloud"]),
+            CapacityType(r["capacity"]),
+            int(r["provision_seconds"]),
+            float(r["spot_interruptions_per_node_month"]),
+            dt.date.fromisoformat(r["as_of"]),
+            r["source"],
+        )
         out[(item.cloud, item.capacity)] = item
     return out

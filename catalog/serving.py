@@ -1,6 +1,7 @@
 """Serving facts: the model table (``catalog/data/models.csv``: shape, parameters, licence) and measured serving
 throughput at a p99 latency (``catalog/data/serving-throughput.csv``: MLPerf Inference v5.1 datacenter rows with
 submitter, result ID and date). Validation, cost and the what-if read them; nothing here guesses a number. Pure data."""
+
 from __future__ import annotations
 
 import csv
@@ -32,9 +33,12 @@ class ModelLoad:
 
 
 RUNAI_STREAMER_LOAD = ModelLoad(
-    15.0, 4.88, 23.18,
+    15.0,
+    4.88,
+    23.18,
     "run-ai/runai-model-streamer@ccb94542:docs/src/benchmarks.md App. C/D (Meta-Llama-3-8B, 15 GB safetensors from a "
-    "same-region S3 bucket, concurrency 32, vLLM 0.5.5, g5.12xlarge): model to GPU 4.88 s, vLLM ready 23.18 s")
+    "same-region S3 bucket, concurrency 32, vLLM 0.5.5, g5.12xlarge): model to GPU 4.88 s, vLLM ready 23.18 s",
+)
 
 
 @dataclass(frozen=True)
@@ -76,10 +80,12 @@ class ThroughputRow:
     source: str
 
     def cite(self) -> str:
-        return (f"MLPerf Inference v5.1 {self.scenario}, {self.submitter} {self.result_id} ({self.date}), "
-                f"{self.accelerators}× {self.gpu_model.value} {self.precision} {self.software}: "
-                f"{self.output_tokens_per_s_per_gpu:,g} output tok/s per GPU at p99 TTFT {self.p99_ttft_ms:g} ms, "
-                f"p99 TPOT {self.p99_tpot_ms:g} ms")
+        return (
+            f"MLPerf Inference v5.1 {self.scenario}, {self.submitter} {self.result_id} ({self.date}), "
+            f"{self.accelerators}× {self.gpu_model.value} {self.precision} {self.software}: "
+            f"{self.output_tokens_per_s_per_gpu:,g} output tok/s per GPU at p99 TTFT {self.p99_ttft_ms:g} ms, "
+            f"p99 TPOT {self.p99_tpot_ms:g} ms"
+        )
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -93,8 +99,15 @@ def load_models() -> dict[str, ModelCard]:
     for r in _rows("models.csv"):
         if not r["source"] or r["model"] in out:
             raise ValueError(f"models.csv: {r['model']}: no source, or listed twice")
-        out[r["model"]] = ModelCard(r["model"], int(r["parameters"]), int(r["layers"]), int(r["kv_heads"]),
-                                    int(r["head_dim"]), r["licence"], r["source"])
+        out[r["model"]] = ModelCard(
+            r["model"],
+            int(r["parameters"]),
+            int(r["layers"]),
+            int(r["kv_heads"]),
+            int(r["head_dim"]),
+            r["licence"],
+            r["source"],
+        )
     return out
 
 
@@ -104,9 +117,22 @@ def load_throughput() -> tuple[ThroughputRow, ...]:
     for r in _rows("serving-throughput.csv"):
         if not r["source"] or not r["date"] or r["precision"] not in BYTES_PER_PARAMETER:
             raise ValueError(f"serving-throughput.csv: {r['model']} {r['result_id']}: no source/date or bad precision")
-        out.append(ThroughputRow(
-            r["model"], r["scenario"], GpuModel(r["gpu_model"]), int(r["accelerators"]), r["submitter"],
-            r["result_id"], r["precision"], r["software"], float(r["output_tokens_per_s_per_gpu"]),
-            float(r["requests_per_s_per_gpu"]), float(r["p99_ttft_ms"]), float(r["p99_tpot_ms"]), r["date"],
-            r["source"]))
+        out.append(
+            ThroughputRow(
+                r["model"],
+                r["scenario"],
+                GpuModel(r["gpu_model"]),
+                int(r["accelerators"]),
+                r["submitter"],
+                r["result_id"],
+                r["precision"],
+                r["software"],
+                float(r["output_tokens_per_s_per_gpu"]),
+                float(r["requests_per_s_per_gpu"]),
+                float(r["p99_ttft_ms"]),
+                float(r["p99_tpot_ms"]),
+                r["date"],
+                r["source"],
+            )
+        )
     return tuple(out)

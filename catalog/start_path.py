@@ -2,6 +2,7 @@
 pull rates and what image streaming, a secondary boot disk and SOCI change, the pod start SLO, scheduler and Kueue
 throughput, ComputeDomain start. Each factor is sourced, derived from a source, or a labelled assumption; the node
 provisioning delay is ``provisioning.py``'s. Read by the preview's pod start table and the what-if."""
+
 from __future__ import annotations
 
 import csv

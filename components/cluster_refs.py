@@ -1,4 +1,5 @@
 """What node pools and add-ons need to know about the cluster they join (created here or found by name)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -8,6 +8,7 @@ provider per program that needs no Docker daemon. Public registries answer anony
 account 602401143452) gets a token from ``aws.ecr.getAuthorizationToken``. Under the offline preview's mocks the
 invoke answers ``DEPLOY_DIGEST`` (``preview/engine.py``): no digest is made up.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,8 +44,11 @@ class _Resolver:
             auth: list[docker.ProviderRegistryAuthArgs] = []
             if ecr:  # the registry's own region: an ECR token is valid for the region it was issued in
                 token = aws.ecr.get_authorization_token_output(registry_id=ecr["account"], region=ecr["region"])
-                auth.append(docker.ProviderRegistryAuthArgs(
-                    address=registry, username=token.user_name, password=pulumi.Output.secret(token.password)))
+                auth.append(
+                    docker.ProviderRegistryAuthArgs(
+                        address=registry, username=token.user_name, password=pulumi.Output.secret(token.password)
+                    )
+                )
             name = f"{PROVIDER_NAME}-ecr-{ecr['account']}-{ecr['region']}" if ecr else PROVIDER_NAME
             self.providers[key] = docker.Provider(name, disable_docker_daemon_check=True, registry_auth=auth)
         return self.providers[key]
@@ -52,7 +56,8 @@ class _Resolver:
     def digest(self, row: ImageDigest) -> pulumi.Output[str]:
         if row.image not in self.digests:
             self.digests[row.image] = docker.get_registry_image_output(
-                name=row.image, opts=pulumi.InvokeOutputOptions(provider=self._provider(row.registry))).sha256_digest
+                name=row.image, opts=pulumi.InvokeOutputOptions(provider=self._provider(row.registry))
+            ).sha256_digest
         return self.digests[row.image]
 
 
@@ -117,8 +122,9 @@ def pin_images(obj: Any, quoted: bool = False) -> Any:
     installers' ready marker and the gate that waits for it keep naming the tag: a job's own runtime printed offline
     (``python -m preview job-objects``) must match the marker the deployed installer writes."""
     if isinstance(obj, dict):
-        return {k: (pinned(v) if k == "image" and isinstance(v, str) else pin_images(v, quoted))
-                for k, v in obj.items()}
+        return {
+            k: (pinned(v) if k == "image" and isinstance(v, str) else pin_images(v, quoted)) for k, v in obj.items()
+        }
     if isinstance(obj, list):
         return [pin_images(v, quoted) for v in obj]
     if quoted and isinstance(obj, str):
@@ -145,7 +151,7 @@ def _default_used(values: dict[str, Any], path: tuple[str, ...]) -> bool:
         entries = entries.get(key) if isinstance(entries, dict) else None
     for entry in (entries or {}).values() if isinstance(entries, dict) else ():
         node = entry
-        for key in path[star + 1:]:
+        for key in path[star + 1 :]:
             node = node.get(key) if isinstance(node, dict) else None
         if not node:
             return True
@@ -161,8 +167,13 @@ def _pin_image_objects(obj: Any) -> Any:
         return obj
     out = {}
     for key, value in obj.items():
-        if key == "image" and isinstance(value, dict) and not value.get("digest") \
-                and isinstance(value.get("repository"), str) and isinstance(value.get("tag"), str):
+        if (
+            key == "image"
+            and isinstance(value, dict)
+            and not value.get("digest")
+            and isinstance(value.get("repository"), str)
+            and isinstance(value.get("tag"), str)
+        ):
             digest = image_digest(f"{value['repository']}:{value['tag']}")
             if digest is not None:
                 out[key] = {"repository": value["repository"], "digest": digest}
@@ -176,8 +187,12 @@ def _split(image: str) -> tuple[str, str]:
     return repository, tag
 
 
-REGISTRY_APART = {("kubeflow-trainer", ("image",)), ("keda", ("image", "keda")),
-                  ("keda", ("image", "metricsApiServer")), ("keda", ("image", "webhooks"))}
+REGISTRY_APART = {
+    ("kubeflow-trainer", ("image",)),
+    ("keda", ("image", "keda")),
+    ("keda", ("image", "metricsApiServer")),
+    ("keda", ("image", "webhooks")),
+}
 """Images whose chart writes ``<registry>/<repository>:<tag>`` from separate values (the Trainer's
 ``trainer.image``, KEDA's deployments): the pin keeps the registry apart, or the chart would prefix it twice."""
 
@@ -193,12 +208,18 @@ def pinned_chart_values(chart: str, version: str, values: dict[str, Any]) -> dic
     if chart == "slurm":
         out = _pin_image_objects(out)
     rows = (*chart_host_images(chart, version), *chart_secret_images(chart, version))
-    spots = [(row.defaults_path or row.values_path, row.default_image) for row in rows
-             if _renders(values, row.condition, row.condition_default)
-             and (not row.defaults_path or _default_used(out, row.values_path))]
+    spots = [
+        (row.defaults_path or row.values_path, row.default_image)
+        for row in rows
+        if _renders(values, row.condition, row.condition_default)
+        and (not row.defaults_path or _default_used(out, row.values_path))
+    ]
     # the GPU Operator's other operands it runs (catalog/images.py)
-    spots += [(tuple(o.component.split(".")), o.image) for o in chart_operands(chart, version)
-              if "image" not in o.component.split(".") and o.enabled(values)]
+    spots += [
+        (tuple(o.component.split(".")), o.image)
+        for o in chart_operands(chart, version)
+        if "image" not in o.component.split(".") and o.enabled(values)
+    ]
     for path, default_image in spots:
         if "*" in path:
             continue

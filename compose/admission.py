@@ -1,5 +1,6 @@
 """The admission policies of a cluster: which namespaces fabric jobs run in, from the scheduling path, and the
 team namespaces where Kueue's quota must have no side doors."""
+
 from __future__ import annotations
 
 import pulumi
@@ -13,8 +14,9 @@ from render.quota_admission import quota_objects
 from render.slurm_values import SLURM_NAMESPACE
 
 
-def build_admission(plan: StackPlan, cluster: pulumi.Resource,
-                    k8s_provider: pulumi.ProviderResource) -> list[pulumi.Resource]:
+def build_admission(
+    plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource
+) -> list[pulumi.Resource]:
     """The AdmissionPolicies component (or nothing when no pool's fabric needs host access and no team namespace
     has a queue); what it guards (team namespaces, the device injector, Kueue) must wait for the returned
     resources."""
@@ -30,5 +32,11 @@ def build_admission(plan: StackPlan, cluster: pulumi.Resource,
         return []
     from components.k8s.admission_policies import AdmissionPolicies
 
-    return [AdmissionPolicies("admission", objects, after=[cluster],
-                              opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster]))]
+    return [
+        AdmissionPolicies(
+            "admission",
+            objects,
+            after=[cluster],
+            opts=pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster]),
+        )
+    ]

@@ -1,4 +1,5 @@
 """What a cloud's composition hands back: the cluster's name and kubeconfig, and the facts of every pool."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

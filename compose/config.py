@@ -8,6 +8,7 @@ known key at a time, but the loader needs every ``gpu-cluster:*`` key (to refuse
 channel through the SDK's public ``pulumi.runtime.get_config_env()``. The offline engine (``preview/engine.py``) sets
 the same variable, so both paths read config the same way.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,6 @@
 """The fleet role of a stack (``gpu-cluster:fleet``): a worker's access objects and exported facts, or the manager's
 MultiKueue objects fed by StackReferences to its workers. Reads the plan's ``FleetPlan``; derives nothing."""
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,13 @@ class FleetExports:
     """Stack outputs to export (name -> value or Output)."""
 
 
-def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
-                kueue: pulumi.Resource | None, trainer: pulumi.Resource | None) -> FleetExports:
+def build_fleet(
+    plan: StackPlan,
+    cluster: pulumi.Resource,
+    k8s_provider: pulumi.ProviderResource,
+    kueue: pulumi.Resource | None,
+    trainer: pulumi.Resource | None,
+) -> FleetExports:
     fleet = plan.fleet
     if fleet is None:
         return FleetExports()
@@ -35,25 +41,45 @@ def build_fleet(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.
     section = fleet.section
     if fleet.worker:
         from components.k8s.fleet_worker import FleetWorker
-        worker = FleetWorker("fleet-worker", plan.cluster.name, getattr(cluster, "endpoint"),
-                             section.token_generation, fleet.gpus_per_node, after=[k for k in (kueue,) if k is not None],
-                             runtimes_after=[t for t in (trainer,) if t is not None], opts=opts,
-                             namespaces=[namespace_of(q) for q in plan.kueue.scheduling.queues] if plan.kueue else [],
-                             runtime_image=manager_runtime_image(plan))
+
+        worker = FleetWorker(
+            "fleet-worker",
+            plan.cluster.name,
+            getattr(cluster, "endpoint"),
+            section.token_generation,
+            fleet.gpus_per_node,
+            after=[k for k in (kueue,) if k is not None],
+            runtimes_after=[t for t in (trainer,) if t is not None],
+            opts=opts,
+            namespaces=[namespace_of(q) for q in plan.kueue.scheduling.queues] if plan.kueue else [],
+            runtime_image=manager_runtime_image(plan),
+        )
         return FleetExports({KUBECONFIG_OUTPUT: worker.kubeconfig, FACTS_OUTPUT: worker_facts(plan, fleet)})
     from components.k8s.fleet_manager import FleetManager
+
     refs = {w.name: pulumi.StackReference(f"fleet-{w.name}", stack_name=w.stack) for w in section.workers}
-    FleetManager("fleet", render_manager(section, manager_facts(plan, fleet)),
-                 fleet_manager_values(multikueue_config(section), [queue_namespace(q) for q in section.queues]),
-                 fleet.model_slugs,
-                 {n: r.require_output(KUBECONFIG_OUTPUT) for n, r in refs.items()},
-                 {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()}, after=[cluster], opts=opts,
-                 runtime_image=section.runtime_image)
+    FleetManager(
+        "fleet",
+        render_manager(section, manager_facts(plan, fleet)),
+        fleet_manager_values(multikueue_config(section), [queue_namespace(q) for q in section.queues]),
+        fleet.model_slugs,
+        {n: r.require_output(KUBECONFIG_OUTPUT) for n, r in refs.items()},
+        {n: r.require_output(FACTS_OUTPUT) for n, r in refs.items()},
+        after=[cluster],
+        opts=opts,
+        runtime_image=section.runtime_image,
+    )
     from components.image_digests import pinned
-    return FleetExports({EGRESS_OUTPUT: manager_egress(fleet, cluster), FACTS_OUTPUT: manager_facts(plan, fleet),
-                         # resolved once here; the workers run their fleet runtimes on it (manager_runtime_image)
-                         # (fleet.runtimeImage: stored in the fleet file, never re-resolved)
-                         RUNTIME_IMAGE_OUTPUT: section.runtime_image or pinned(TORCH_IMAGE)})
+
+    return FleetExports(
+        {
+            EGRESS_OUTPUT: manager_egress(fleet, cluster),
+            FACTS_OUTPUT: manager_facts(plan, fleet),
+            # resolved once here; the workers run their fleet runtimes on it (manager_runtime_image)
+            # (fleet.runtimeImage: stored in the fleet file, never re-resolved)
+            RUNTIME_IMAGE_OUTPUT: section.runtime_image or pinned(TORCH_IMAGE),
+        }
+    )
 
 
 def manager_egress(fleet: FleetPlan, cluster: pulumi.Resource) -> pulumi.Input[list[str]]:
@@ -66,6 +92,7 @@ def manager_egress(fleet: FleetPlan, cluster: pulumi.Resource) -> pulumi.Input[l
     if egress.source == EgressSource.RESERVED:
         return getattr(cluster, "egress_addresses")  # GkeCluster: its GkeCloudNat's addresses
     from components.eks.nat_egress import nat_egress_addresses
+
     return nat_egress_addresses(egress.subnets, parent=cluster)  # invokes with the cluster's AWS provider
 
 
@@ -76,8 +103,11 @@ def admitted_manager_egress(plan: StackPlan) -> pulumi.Output[list[str]] | None:
     reference = plan.cluster.fleet_manager
     if reference is None:
         return None
-    return _manager(reference).get_output(EGRESS_OUTPUT).apply(
-        lambda v: [str(c) for c in v] if isinstance(v, list) else [])
+    return (
+        _manager(reference)
+        .get_output(EGRESS_OUTPUT)
+        .apply(lambda v: [str(c) for c in v] if isinstance(v, list) else [])
+    )
 
 
 PINNED = re.compile(r"^[^@\s]+@sha256:[0-9a-f]{64}$")
@@ -99,24 +129,34 @@ def manager_runtime_image(plan: StackPlan) -> pulumi.Output[str | None] | None:
     reference = plan.cluster.fleet_manager
     if reference is None:
         return None
-    return _manager(reference).get_output(RUNTIME_IMAGE_OUTPUT).apply(
-        lambda v: v if isinstance(v, str) and PINNED.match(v) else None)
+    return (
+        _manager(reference)
+        .get_output(RUNTIME_IMAGE_OUTPUT)
+        .apply(lambda v: v if isinstance(v, str) and PINNED.match(v) else None)
+    )
 
 
 def worker_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
     """What the manager (and the fleet rules) need to know about a worker; nothing secret."""
     spec = plan.spec
-    return {"role": "worker", "cluster": spec.cluster.name, "cloud": spec.cloud.value, "region": spec.region,
-            "kueueVersion": KUEUE.version, "integrations": list(INTEGRATIONS),
-            "queues": [dict(q, gpus=dict(q["gpus"])) for q in fleet.queues],
-            "gpus": [dict(m, pools=list(m["pools"])) for m in fleet.gpu_models],
-            "authorizedNetworks": list(spec.cluster.authorized_networks),
-            "managerEgressFrom": plan.cluster.fleet_manager,  # admits that stack's fleetEgressAddresses
-            "privateEndpoint": plan.cluster.private_endpoint,
-            "cloudNat": nat_scope(spec.cloud.value, plan.cluster),  # one NAT per network and region in a fleet
-            "priorityClasses": {pc.name: pc.value for pc in plan.kueue.scheduling.priority_classes}
-            if plan.kueue is not None else {},
-            "admission": worker_admission(plan, fleet)}
+    return {
+        "role": "worker",
+        "cluster": spec.cluster.name,
+        "cloud": spec.cloud.value,
+        "region": spec.region,
+        "kueueVersion": KUEUE.version,
+        "integrations": list(INTEGRATIONS),
+        "queues": [dict(q, gpus=dict(q["gpus"])) for q in fleet.queues],
+        "gpus": [dict(m, pools=list(m["pools"])) for m in fleet.gpu_models],
+        "authorizedNetworks": list(spec.cluster.authorized_networks),
+        "managerEgressFrom": plan.cluster.fleet_manager,  # admits that stack's fleetEgressAddresses
+        "privateEndpoint": plan.cluster.private_endpoint,
+        "cloudNat": nat_scope(spec.cloud.value, plan.cluster),  # one NAT per network and region in a fleet
+        "priorityClasses": {pc.name: pc.value for pc in plan.kueue.scheduling.priority_classes}
+        if plan.kueue is not None
+        else {},
+        "admission": worker_admission(plan, fleet),
+    }
 
 
 def worker_admission(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
@@ -129,11 +169,18 @@ def worker_admission(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
 
 def manager_facts(plan: StackPlan, fleet: FleetPlan) -> dict[str, Any]:
     spec = plan.spec
-    return {"role": "manager", "cluster": spec.cluster.name, "cloud": spec.cloud.value, "region": spec.region,
-            "kueueVersion": KUEUE.version, "integrations": list(INTEGRATIONS),
-            "workers": [{"name": w.name, "stack": w.stack} for w in fleet.section.workers],
-            "egressSource": fleet.egress.source.value if fleet.egress is not None else None,
-            "egressCidrs": list(fleet.section.egress_cidrs),
-            "priorityClasses": {pc.name: pc.value for pc in fleet.section.priority_classes},
-            # a worker's fleet.manager (<org>/<project>/<stack>) must name these; the organization is not known offline
-            "project": pulumi.get_project(), "stack": pulumi.get_stack()}
+    return {
+        "role": "manager",
+        "cluster": spec.cluster.name,
+        "cloud": spec.cloud.value,
+        "region": spec.region,
+        "kueueVersion": KUEUE.version,
+        "integrations": list(INTEGRATIONS),
+        "workers": [{"name": w.name, "stack": w.stack} for w in fleet.section.workers],
+        "egressSource": fleet.egress.source.value if fleet.egress is not None else None,
+        "egressCidrs": list(fleet.section.egress_cidrs),
+        "priorityClasses": {pc.name: pc.value for pc in fleet.section.priority_classes},
+        # a worker's fleet.manager (<org>/<project>/<stack>) must name these; the organization is not known offline
+        "project": pulumi.get_project(),
+        "stack": pulumi.get_stack(),
+    }

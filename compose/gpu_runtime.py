@@ -1,4 +1,5 @@
 """Device plugin / GPU Operator / COS driver installer, and the EFA plugin on EKS: only what the pools need."""
+
 from __future__ import annotations
 
 import pulumi

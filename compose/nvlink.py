@@ -1,5 +1,6 @@
 """Rack-scale NVLink pools (GB200 NVL72): the NVIDIA DRA driver for ComputeDomains, and a ComputeDomain in each
 namespace where the pools' jobs run (the team namespaces with quota on the pool, or the Slurm NodeSets')."""
+
 from __future__ import annotations
 
 import pulumi
@@ -17,8 +18,12 @@ def job_namespaces(plan: StackPlan, pools: list[PoolFacts]) -> dict[str, list[st
     return dict(plan.kueue.namespaces) if plan.kueue is not None else {}
 
 
-def build_nvlink(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
-                 namespaces: dict[str, pulumi.Resource]) -> None:
+def build_nvlink(
+    plan: StackPlan,
+    cluster: pulumi.Resource,
+    k8s_provider: pulumi.ProviderResource,
+    namespaces: dict[str, pulumi.Resource],
+) -> None:
     racks = [p for p in plan.facts if uses_compute_domains(p)]
     if not racks:
         return

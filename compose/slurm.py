@@ -1,4 +1,5 @@
 """The Slurm path of ``scheduling`` (``workload: slurm``): Slinky on the cluster, configured from the Slurm plan."""
+
 from __future__ import annotations
 
 import pulumi
@@ -9,9 +10,13 @@ from render.fabric_pod import pod_fabric
 from render.slurm_values import SLURM_NAMESPACE
 
 
-def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pulumi.ProviderResource,
-                     cloud_provider: pulumi.ProviderResource | None = None,
-                     cluster_name: pulumi.Input[str] | None = None) -> dict[str, pulumi.Resource]:
+def build_slurm_path(
+    plan: StackPlan,
+    cluster: pulumi.Resource,
+    k8s_provider: pulumi.ProviderResource,
+    cloud_provider: pulumi.ProviderResource | None = None,
+    cluster_name: pulumi.Input[str] | None = None,
+) -> dict[str, pulumi.Resource]:
     """SlurmCluster through the cluster's Kubernetes provider, after the cluster and its system pool exist (the
     operator, slurmctld, slurmdbd and MariaDB run on the untainted system pool). Nothing unless ``workload: slurm``.
     Returns the NodeSets' namespace (name -> resource)."""
@@ -23,8 +28,15 @@ def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pu
 
     facts = list(plan.facts)
     opts = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[cluster])
-    slurm = SlurmCluster("slurm", slurm_plan, {p.name: pod_fabric(p) for p in facts}, plan.cluster.name,
-                         protect=plan.cluster.deletion_protection, after=[cluster], opts=opts)
+    slurm = SlurmCluster(
+        "slurm",
+        slurm_plan,
+        {p.name: pod_fabric(p) for p in facts},
+        plan.cluster.name,
+        protect=plan.cluster.deletion_protection,
+        after=[cluster],
+        opts=opts,
+    )
     # GKE-managed fabric pools: the DRA claim template each NodeSet's pod names, in the NodeSets' namespace
     claims = claim_templates(facts, {n.pool: [SLURM_NAMESPACE] for n in slurm_plan.nodesets})
     if claims:
@@ -34,9 +46,17 @@ def build_slurm_path(plan: StackPlan, cluster: pulumi.Resource, k8s_provider: pu
         from render.slurm_values import SecretRefs
 
         # daily dumps of the accounting database to the stack's bucket, through the cloud's workload identity
-        SlurmBackup("slurm-backup", plan.cloud, slurm.namespace.metadata.name, plan.cluster.name, SecretRefs(),
-                    slurm_plan.backup_retention_days, protect=plan.cluster.deletion_protection,
-                    project=plan.spec.project, region=plan.spec.region, eks_cluster=cluster_name,
-                    opts=pulumi.ResourceOptions(providers=[cloud_provider, k8s_provider],
-                                                depends_on=[slurm.namespace]))
+        SlurmBackup(
+            "slurm-backup",
+            plan.cloud,
+            slurm.namespace.metadata.name,
+            plan.cluster.name,
+            SecretRefs(),
+            slurm_plan.backup_retention_days,
+            protect=plan.cluster.deletion_protection,
+            project=plan.spec.project,
+            region=plan.spec.region,
+            eks_cluster=cluster_name,
+            opts=pulumi.ResourceOptions(providers=[cloud_provider, k8s_provider], depends_on=[slurm.namespace]),
+        )
     return {SLURM_NAMESPACE: slurm.namespace}

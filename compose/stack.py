@@ -1,4 +1,5 @@
 """Compose the components a StackPlan asks for: the cluster and pools of its cloud, then the layers on top."""
+
 from __future__ import annotations
 
 from catalog import Cloud
@@ -12,6 +13,8 @@ def build_stack(plan: StackPlan, secret_keys: frozenset[str] = frozenset()) -> B
     # one cloud's SDK only: pulumi_aws and pulumi_gcp each take about a second to import
     if plan.cloud == Cloud.GCP:
         from compose.gke import build_gke
+
         return build_gke(plan)
     from compose.eks import build_eks
+
     return build_eks(plan, account_id_secret="accountId" in secret_keys)

@@ -1,4 +1,5 @@
 """Entry point the Pulumi CLI runs (``python -m pulumi.policy <engine> .`` in this directory): assemble and serve."""
+
 import sys
 from pathlib import Path
 

@@ -6,6 +6,7 @@ policies refuse the hostile requests of ``policies/hostile_requests.yaml``; no k
 
 An expression that fails to evaluate refuses the request, as with ``failurePolicy: Fail``; a policy with
 ``failurePolicy: Ignore`` or a binding without ``Deny`` refuses nothing."""
+
 from __future__ import annotations
 
 import functools
@@ -20,11 +21,20 @@ from policies.values import as_dict, as_list, dig
 from stacks.plan.host_access import BASELINE_CAPABILITIES
 
 _ENV = celpy.Environment()
-SAFE_SYSCTLS = frozenset({
-    "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
-    "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-    "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
-    "net.ipv4.tcp_keepalive_probes"})
+SAFE_SYSCTLS = frozenset(
+    {
+        "kernel.shm_rmid_forced",
+        "net.ipv4.ip_local_port_range",
+        "net.ipv4.ip_unprivileged_port_start",
+        "net.ipv4.tcp_syncookies",
+        "net.ipv4.ping_group_range",
+        "net.ipv4.ip_local_reserved_ports",
+        "net.ipv4.tcp_keepalive_time",
+        "net.ipv4.tcp_fin_timeout",
+        "net.ipv4.tcp_keepalive_intvl",
+        "net.ipv4.tcp_keepalive_probes",
+    }
+)
 """Pod Security Standards, baseline, "Sysctls": the safe subset (Kubernetes 1.29+)."""
 
 
@@ -72,11 +82,19 @@ def policy_refusals(policy: dict[str, Any], req: Request, first: bool = False) -
     at the first (the request is refused; cel-python is slow, and the pack only needs the verdict)."""
     obj = {**req.object, "metadata": {**as_dict(req.object.get("metadata")), "namespace": req.namespace}}
     resource, _, sub = req.resource.partition("/")
-    request = {"namespace": req.namespace, "operation": req.operation, "resource": {"resource": resource},
-               "userInfo": {"username": req.user, "groups": list(req.groups)}, **({"subResource": sub} if sub else {}),
-               **({"options": req.options} if req.options is not None else {})}
-    activation: dict[str, Any] = {"object": celpy.json_to_cel(None if req.operation == "DELETE" else obj), "request": celpy.json_to_cel(request),
-                                  "oldObject": celpy.json_to_cel(req.old)}
+    request = {
+        "namespace": req.namespace,
+        "operation": req.operation,
+        "resource": {"resource": resource},
+        "userInfo": {"username": req.user, "groups": list(req.groups)},
+        **({"subResource": sub} if sub else {}),
+        **({"options": req.options} if req.options is not None else {}),
+    }
+    activation: dict[str, Any] = {
+        "object": celpy.json_to_cel(None if req.operation == "DELETE" else obj),
+        "request": celpy.json_to_cel(request),
+        "oldObject": celpy.json_to_cel(req.old),
+    }
     variables: dict[Any, Any] = {}
     spec = as_dict(policy.get("spec"))
     for var in as_list(spec.get("variables")):
@@ -99,16 +117,21 @@ def policy_refusals(policy: dict[str, Any], req: Request, first: bool = False) -
 def _matches(policy: dict[str, Any], req: Request) -> bool:
     rules = as_list(dig(policy, "spec", "matchConstraints", "resourceRules"))
     wildcards = ("*/*",) if "/" in req.resource else ("*", "*/*")  # "*/*" also matches subresources
-    return any(req.operation in as_list(as_dict(r).get("operations")) and
-               (req.resource in as_list(as_dict(r).get("resources"))
-                or any(w in as_list(as_dict(r).get("resources")) for w in wildcards))
-               for r in rules)
+    return any(
+        req.operation in as_list(as_dict(r).get("operations"))
+        and (
+            req.resource in as_list(as_dict(r).get("resources"))
+            or any(w in as_list(as_dict(r).get("resources")) for w in wildcards)
+        )
+        for r in rules
+    )
 
 
 def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
     spec = as_dict(pod.get("spec"))
-    return [as_dict(c) for key in ("containers", "initContainers", "ephemeralContainers")
-            for c in as_list(spec.get(key))]
+    return [
+        as_dict(c) for key in ("containers", "initContainers", "ephemeralContainers") for c in as_list(spec.get(key))
+    ]
 
 
 def baseline_refusals(pod: dict[str, Any]) -> list[str]:
@@ -118,8 +141,11 @@ def baseline_refusals(pod: dict[str, Any]) -> list[str]:
     out += [f"{k}" for k in ("hostNetwork", "hostPID", "hostIPC") if spec.get(k)]
     out += [f"hostPath volume {as_dict(v).get('name')}" for v in as_list(spec.get("volumes")) if "hostPath" in v]
     psc = as_dict(spec.get("securityContext"))
-    out += [f"sysctl {as_dict(s).get('name')}" for s in as_list(psc.get("sysctls"))
-            if as_dict(s).get("name") not in SAFE_SYSCTLS]
+    out += [
+        f"sysctl {as_dict(s).get('name')}"
+        for s in as_list(psc.get("sysctls"))
+        if as_dict(s).get("name") not in SAFE_SYSCTLS
+    ]
     if dig(psc, "seccompProfile", "type") == "Unconfined":
         out.append("seccomp Unconfined")
     for c in _containers(pod):
@@ -138,15 +164,24 @@ def baseline_refusals(pod: dict[str, Any]) -> list[str]:
 def refusals(resources: list[Resource], req: Request, first: bool = False) -> list[str]:
     """Why the stack's admission chain refuses ``req`` (empty: admitted); ``first``: only the first reason. A
     namespace the stack does not create has no Pod Security label (privileged)."""
-    labels = next((as_dict(dig(n.props, "metadata", "labels")) for n in of_type(resources, NAMESPACE)
-                   if name_of(n) == req.namespace), {})
+    labels = next(
+        (
+            as_dict(dig(n.props, "metadata", "labels"))
+            for n in of_type(resources, NAMESPACE)
+            if name_of(n) == req.namespace
+        ),
+        {},
+    )
     out = []
     if labels.get(ENFORCE) in ("baseline", "restricted") and req.resource in ("pods", "pods/ephemeralcontainers"):
         out += [f"Pod Security {labels[ENFORCE]}: {r}" for r in baseline_refusals(req.object)]
         if out and first:
             return out[:1]
-    policies = {name_of(p): whole_numbers(p.props) for p in of_type(resources, VAP)
-                if dig(p.props, "spec", "failurePolicy") in (None, "Fail")}
+    policies = {
+        name_of(p): whole_numbers(p.props)
+        for p in of_type(resources, VAP)
+        if dig(p.props, "spec", "failurePolicy") in (None, "Fail")
+    }
     for b in of_type(resources, VAP_BINDING):
         if "Deny" not in as_list(dig(b.props, "spec", "validationActions")) or not selects_namespace(b, req.namespace):
             continue
@@ -156,4 +191,3 @@ def refusals(resources: list[Resource], req: Request, first: bool = False) -> li
             if out and first:
                 return out[:1]
     return out
-

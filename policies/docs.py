@@ -1,12 +1,14 @@
 """Generate the rule reference (policies/RULES.md) from the rules themselves.
 
-    python -m policies.docs --write     # regenerate
-    python -m policies.docs --check     # exit 1 when the file is out of date (a test runs this check too)
+python -m policies.docs --write     # regenerate
+python -m policies.docs --check     # exit 1 when the file is out of date (a test runs this check too)
 """
+
 from __future__ import annotations
 
 if __name__ == "__main__":  # before any import that needs the dependencies: a bare python gets the fix, exit 2
     from catalog.environment import require_environment
+
     require_environment("policies.docs", "--check")
 
 import argparse
@@ -69,8 +71,11 @@ def _type(schema: dict[str, Any]) -> str:
         return " \\| ".join(f"`{v}`" for v in schema["enum"])
     kind = schema.get("type", "any")
     if kind == "array":
-        return f"list of {_type(schema.get('items', {}))}" if schema.get("items", {}).get("type") != "object" \
+        return (
+            f"list of {_type(schema.get('items', {}))}"
+            if schema.get("items", {}).get("type") != "object"
             else "list of objects"
+        )
     if kind == "object":
         return "map"
     return str(kind)
@@ -86,29 +91,49 @@ def _cell(text: str) -> str:
 
 
 def rule_section(rule: Rule) -> str:
-    facts = [f"category {rule.category.value}", f"severity {rule.severity.value}",
-             f"default enforcement **{rule.enforcement.value}**",
-             ("stack rule" if rule.stack else "resource rule")]
+    facts = [
+        f"category {rule.category.value}",
+        f"severity {rule.severity.value}",
+        f"default enforcement **{rule.enforcement.value}**",
+        ("stack rule" if rule.stack else "resource rule"),
+    ]
     if rule.checkov:
         facts.append(f"Checkov {rule.checkov}")
     lines = [f"## {rule.id}", "", f"**{rule.title}** · " + " · ".join(facts), ""]
     if rule.former_ids:
-        lines += ["Former ID (deprecated, still accepted in waivers and pack config): "
-                  + ", ".join(f"`{i}`" for i in rule.former_ids), ""]
-    lines += ["Reads: " + ", ".join(f"`{t}`" for t in rule.applies_to), "",
-              f"**What.** {rule.description}", "", f"**Why.** {rule.why}", "", f"**How to fix.** {rule.remediation}",
-              "", f"**Config knobs** (under `\"{rule.id}\"`):", "", "| knob | type | default | meaning |",
-              "|---|---|---|---|"]
+        lines += [
+            "Former ID (deprecated, still accepted in waivers and pack config): "
+            + ", ".join(f"`{i}`" for i in rule.former_ids),
+            "",
+        ]
+    lines += [
+        "Reads: " + ", ".join(f"`{t}`" for t in rule.applies_to),
+        "",
+        f"**What.** {rule.description}",
+        "",
+        f"**Why.** {rule.why}",
+        "",
+        f"**How to fix.** {rule.remediation}",
+        "",
+        f'**Config knobs** (under `"{rule.id}"`):',
+        "",
+        "| knob | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
     for name, schema in rule.schema_properties().items():
-        lines.append(f"| `{name}` | {_type(schema)} | {_default(schema.get('default'))} | "
-                     f"{_cell(schema.get('description', ''))} |")
+        lines.append(
+            f"| `{name}` | {_type(schema)} | {_default(schema.get('default'))} | "
+            f"{_cell(schema.get('description', ''))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def render() -> str:
     index = ["| rule | name | category | severity | default |", "|---|---|---|---|---|"]
-    index += [f"| [`{r.id}`](#{r.id}) | {r.title} | {r.category.value} | {r.severity.value} | {r.enforcement.value} |"
-              for r in RULES]
+    index += [
+        f"| [`{r.id}`](#{r.id}) | {r.title} | {r.category.value} | {r.severity.value} | {r.enforcement.value} |"
+        for r in RULES
+    ]
     return INTRO + "\n" + "\n".join(index) + "\n\n" + "\n".join(rule_section(r) for r in RULES)
 
 

@@ -8,6 +8,7 @@ word a miss; the verdict (unknown values, unset fields, not-applicable resources
 
 The finding reads ``pool 'h100': auto-repair is off · observed: management.autoRepair false · required: true``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ class Equals(Requirement):
 @dataclass(frozen=True)
 class IsSet(Requirement):
     """Any non-empty value (Checkov's ``ANY_VALUE``)."""
+
     what: str
 
     def holds(self, value: Any, cfg: Config) -> bool:
@@ -62,6 +64,7 @@ class IsSet(Requirement):
 @dataclass(frozen=True)
 class AtMost(Requirement):
     """A number no higher than the rule's config knob ``knob``."""
+
     knob: str
 
     def holds(self, value: Any, cfg: Config) -> bool:
@@ -75,6 +78,7 @@ class AtMost(Requirement):
 @dataclass(frozen=True)
 class Includes(Requirement):
     """A list holding every item of ``items``, or of the rule's config knob ``knob``."""
+
     items: tuple[str, ...] = ()
     knob: str | None = None
 
@@ -90,8 +94,9 @@ class Includes(Requirement):
 
     def describe(self, cfg: Config) -> str:
         wanted = self.wanted(cfg)
-        return (f"all of {listing(wanted, 12)}" if len(wanted) > 1 else f"includes {wanted[0]}") + \
-            (f", from {self.knob}" if self.knob else "")
+        return (f"all of {listing(wanted, 12)}" if len(wanted) > 1 else f"includes {wanted[0]}") + (
+            f", from {self.knob}" if self.knob else ""
+        )
 
 
 @dataclass(frozen=True)
@@ -157,18 +162,23 @@ def verdict(check: FieldCheck, r: Resource, cfg: Config) -> Iterable[Finding]:
         value = dig(inspected, *check.path)
         if value is UNKNOWN or (value is None and check.unset_complies) or check.required.holds(value, cfg):
             continue
-        yield Finding(subject, _words(check.problem, inspected, cfg),
-                      observed=_observed(check, value),
-                      required=check.required.describe(cfg) + (" (or unset)" if check.unset_complies else ""),
-                      fix=_words(check.fix, inspected, cfg),
-                      keys=keys)
+        yield Finding(
+            subject,
+            _words(check.problem, inspected, cfg),
+            observed=_observed(check, value),
+            required=check.required.describe(cfg) + (" (or unset)" if check.unset_complies else ""),
+            fix=_words(check.fix, inspected, cfg),
+            keys=keys,
+        )
 
 
 def field_checks(checks: tuple[FieldCheck, ...]) -> Callable[[Resource, Config], Iterable[Finding]]:
     """A rule's ``check``: every field check that reads the resource's type."""
+
     def check(resource: Resource, cfg: Config) -> Iterable[Finding]:
         for one in checks:
             yield from verdict(one, resource, cfg)
+
     return check
 
 

@@ -9,6 +9,7 @@ the fix on its own line (the renderers show the first line as the violation and 
     pool 'h100': auto-repair is off · observed: management.autoRepair false · required: true
     Fix: set management.autoRepair: true (gpu-cluster sets it)
 """
+
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
@@ -39,8 +40,9 @@ class Finding:
     @property
     def message(self) -> str:
         """Two lines: what is wrong, observed and required (labelled), then the fix."""
-        first = SEPARATOR.join([f"{self.subject}: {self.problem}", f"observed: {self.observed}",
-                                f"required: {self.required}"])
+        first = SEPARATOR.join(
+            [f"{self.subject}: {self.problem}", f"observed: {self.observed}", f"required: {self.required}"]
+        )
         return f"{first}\n{FIX_PREFIX}{self.fix}"
 
 

@@ -1,6 +1,7 @@
 """Readers for a fleet manager's resources: the MultiKueue objects, the manager's facts (on the MultiKueueConfig) and
 each worker's exported facts (on its MultiKueueCluster), as JSON annotations the program writes from the
 StackReferences. A worker whose facts are unknown at preview (its stack not deployed yet) is skipped."""
+
 from __future__ import annotations
 
 import json
@@ -66,8 +67,13 @@ def fleet_of(resources: list[Resource]) -> Fleet | None:
                 workers.append(Worker(object_name(r), r, facts))
     order = {name: i for i, name in enumerate(str(c) for c in as_list(dig(configs[0].props, "spec", "clusters")))}
     workers.sort(key=lambda w: (order.get(w.name, len(order)), w.name))  # the MultiKueueConfig's order
-    return Fleet(configs[0], manager, workers, [r for r in resources if kueue_kind(r) == "ClusterQueue"],
-                 [r for r in resources if kueue_kind(r) == "LocalQueue"])
+    return Fleet(
+        configs[0],
+        manager,
+        workers,
+        [r for r in resources if kueue_kind(r) == "ClusterQueue"],
+        [r for r in resources if kueue_kind(r) == "LocalQueue"],
+    )
 
 
 def config_clusters(fleet: Fleet) -> list[str]:
@@ -95,8 +101,14 @@ def slug(model: str) -> str:
 def queue_namespace(fleet: Fleet, cq: Resource) -> str:
     """The namespace of the manager LocalQueue that points at ``cq`` (the ClusterQueue's name when none does)."""
     name = object_name(cq)
-    return next((str(dig(lq.props, "metadata", "namespace")) for lq in fleet.local_queues
-                 if dig(lq.props, "spec", "clusterQueue") == name), name)
+    return next(
+        (
+            str(dig(lq.props, "metadata", "namespace"))
+            for lq in fleet.local_queues
+            if dig(lq.props, "spec", "clusterQueue") == name
+        ),
+        name,
+    )
 
 
 def manager_quotas(fleet: Fleet) -> Iterator[tuple[Resource, str, str, str, int]]:

@@ -1,4 +1,5 @@
 """GKE readers shared by the security rules: the node configs a cluster and its node pools define."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """Walk the free-form values of Helm releases (and the data of ConfigMaps and Secrets) for the security rules."""
+
 from __future__ import annotations
 
 import base64

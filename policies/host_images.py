@@ -2,6 +2,7 @@
 the Kubernetes objects the program creates, and for Helm releases the images the chart runs host-level or hands a key
 (``catalog/host_images.py``) with the release's values over the chart's defaults, plus the pod specs the values carry
 (Slinky NodeSets)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,11 +14,18 @@ from policies.resources import HELM_RELEASE
 from policies.values import UNKNOWN, as_dict
 
 WORKLOAD_TYPES = (
-    "kubernetes:core/v1:Pod", "kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:DaemonSet",
-    "kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:ReplicaSet", "kubernetes:batch/v1:Job",
-    "kubernetes:batch/v1:CronJob", "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime",
-    "kubernetes:trainer.kubeflow.org/v1alpha1:TrainingRuntime", "kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob",
-    "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet", "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
+    "kubernetes:core/v1:Pod",
+    "kubernetes:apps/v1:Deployment",
+    "kubernetes:apps/v1:DaemonSet",
+    "kubernetes:apps/v1:StatefulSet",
+    "kubernetes:apps/v1:ReplicaSet",
+    "kubernetes:batch/v1:Job",
+    "kubernetes:batch/v1:CronJob",
+    "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime",
+    "kubernetes:trainer.kubeflow.org/v1alpha1:TrainingRuntime",
+    "kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob",
+    "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
+    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
 )
 SERVICE_ACCOUNTS = ("kubernetes:core/v1:ServiceAccount", "kubernetes:v1:ServiceAccount")
 """The SDK's type, and the one ``custom_resource`` registers an object of apiVersion v1 as."""
@@ -81,7 +89,7 @@ def _expanded(values: dict, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, 
         return
     star = path.index("*")
     for key, _ in as_dict(_dig(values, path[:star])).items():
-        yield from ((p, v) for p, v in _expanded(values, (*path[:star], str(key), *path[star + 1:])))
+        yield from ((p, v) for p, v in _expanded(values, (*path[:star], str(key), *path[star + 1 :])))
 
 
 def release_containers(chart: str, version: str, values: dict) -> list[Seen]:
@@ -105,12 +113,18 @@ def _nodeset(values: dict, image_path: tuple[str, ...], slurmd_image: str) -> li
     if entry.get("enabled") is False:
         return []
     spec = dict(as_dict(entry.get("podSpec")))
-    slurmd = {"name": "slurmd", "image": slurmd_image, "securityContext": SLURMD_PRIVILEGED,
-              "volumeMounts": as_dict(entry.get("slurmd")).get("volumeMounts") or []}
+    slurmd = {
+        "name": "slurmd",
+        "image": slurmd_image,
+        "securityContext": SLURMD_PRIVILEGED,
+        "volumeMounts": as_dict(entry.get("slurmd")).get("volumeMounts") or [],
+    }
     spec["containers"] = [*(spec.get("containers") or []), slurmd]
     where = ".".join(nodeset)
-    return [Seen(f"{where}.slurmd.image" if c.container == "slurmd" else f"{where}.podSpec", c)
-            for c in host_containers(spec)]
+    return [
+        Seen(f"{where}.slurmd.image" if c.container == "slurmd" else f"{where}.podSpec", c)
+        for c in host_containers(spec)
+    ]
 
 
 def release_secret_containers(chart: str, version: str, values: dict) -> list[Seen]:
@@ -122,7 +136,7 @@ def release_secret_containers(chart: str, version: str, values: dict) -> list[Se
             continue
         for path, value in _expanded(values, row.values_path):
             if "*" in row.values_path:
-                entry = as_dict(_dig(values, path[:row.values_path.index("*") + 1]))
+                entry = as_dict(_dig(values, path[: row.values_path.index("*") + 1]))
                 if entry.get("enabled", _dig(values, (*row.defaults_path[:1], "enabled"))) is False:
                     continue
             image = image_text(value) or image_text(_dig(values, row.defaults_path)) or row.default_image
@@ -141,22 +155,26 @@ def cloud_identities(resources: Iterable[tuple[str, dict]]) -> dict[tuple[str, s
             out[(str(meta.get("namespace", "default")), str(meta.get("name")))] = gsa
         if type_ == POD_IDENTITY:
             role = props.get("roleArn")
-            out[(str(props.get("namespace")), str(props.get("serviceAccount")))] = \
+            out[(str(props.get("namespace")), str(props.get("serviceAccount")))] = (
                 role if isinstance(role, str) else "an EKS Pod Identity role"
+            )
     return out
 
 
-def seen_secret_containers(type_: str, props: dict,
-                           identities: dict[tuple[str, str], str] | None = None) -> list[Seen]:
+def seen_secret_containers(type_: str, props: dict, identities: dict[tuple[str, str], str] | None = None) -> list[Seen]:
     """Every container a resource runs that holds a Secret (mounted, in its env, or handed by a chart's operator),
     or, in a pod whose ServiceAccount is in ``identities`` (``cloud_identities``), a cloud identity."""
     if type_ == HELM_RELEASE:
         release = _chart_version(props)
         return release_secret_containers(*release, as_dict(props.get("values"))) if release else []
     namespace = str(as_dict(props.get("metadata")).get("namespace", "default"))
-    return [Seen(path, c) for path, spec in _workload_pod_specs(type_, props)
-            for c in secret_holding_containers(spec, (identities or {}).get(
-                (namespace, str(spec.get("serviceAccountName") or "default"))))]
+    return [
+        Seen(path, c)
+        for path, spec in _workload_pod_specs(type_, props)
+        for c in secret_holding_containers(
+            spec, (identities or {}).get((namespace, str(spec.get("serviceAccountName") or "default")))
+        )
+    ]
 
 
 def seen_host_containers(type_: str, props: dict) -> list[Seen]:

@@ -1,5 +1,6 @@
 """The corpus of hostile requests (``policies/hostile_requests.yaml``) and what a stack's admission chain makes of
 each, in each team namespace: the tenancy rules' evidence that the policies hold, by running them."""
+
 from __future__ import annotations
 
 import copy
@@ -102,8 +103,14 @@ def _bases(resources: list[Resource]) -> list[tuple[str, dict[str, Any]]]:
     for r in of_type(resources, RUNTIME):
         jobs = as_list(dig(r.props, "spec", "template", "spec", "replicatedJobs"))
         template = as_dict(dig(jobs[0] if jobs else {}, "template", "spec", "template"))
-        pod = whole_numbers({"apiVersion": "v1", "kind": "Pod", "metadata": dict(as_dict(template.get("metadata"))),
-                             "spec": dict(as_dict(template.get("spec")))})
+        pod = whole_numbers(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": dict(as_dict(template.get("metadata"))),
+                "spec": dict(as_dict(template.get("spec"))),
+            }
+        )
         if any("hostPath" in as_dict(v) for v in as_list(pod["spec"].get("volumes"))):
             out.append((name_of(r), pod))
     return out
@@ -115,30 +122,47 @@ def _request(entry: dict[str, Any], base: dict[str, Any], context: dict[str, Any
         _apply(obj, step, context)
     obj = _value(obj, context)
     req = as_dict(entry.get("request"))
-    return Request(object=obj, namespace=namespace, operation=req.get("operation", "CREATE"),
-                   resource=req.get("resource", "pods"), user=req.get("user", Request.user),
-                   old=copy.deepcopy(base) if entry.get("old") == "base" else None,
-                   options=as_dict(req.get("options")) if req.get("operation") == "DELETE" else None)
+    return Request(
+        object=obj,
+        namespace=namespace,
+        operation=req.get("operation", "CREATE"),
+        resource=req.get("resource", "pods"),
+        user=req.get("user", Request.user),
+        old=copy.deepcopy(base) if entry.get("old") == "base" else None,
+        options=as_dict(req.get("options")) if req.get("operation") == "DELETE" else None,
+    )
 
 
 def attempts(resources: list[Resource]) -> list[Attempt]:
     """Every applicable entry of the corpus against the stack, in every team namespace (or the entry's own)."""
     data = corpus()
     injector = any(name_of(d) == DEVICE_INJECTOR for d in of_type(resources, DAEMONSET))
-    fleet = any((dig(r.props, "metadata", "namespace"), name_of(r)) == FLEET_TOKEN
-                for r in of_type(resources, SERVICE_ACCOUNT))
+    fleet = any(
+        (dig(r.props, "metadata", "namespace"), name_of(r)) == FLEET_TOKEN for r in of_type(resources, SERVICE_ACCOUNT)
+    )
     fabric = _bases(resources)
     out: list[Attempt] = []
     for ns in sorted(team_namespaces(resources)):  # every namespace: a policy's CEL may read request.namespace
         # a runtime pod is a base where the namespace admits it unchanged (its pool's teams)
         admitted = [(n, p) for n, p in fabric if not refusals(resources, Request(object=p, namespace=ns), True)]
-        sidecar = [(n, p) for n, p in admitted if any(as_dict(c).get("restartPolicy") == "Always"
-                                                       for c in as_list(dig(p, "spec", "initContainers")))]
+        sidecar = [
+            (n, p)
+            for n, p in admitted
+            if any(as_dict(c).get("restartPolicy") == "Always" for c in as_list(dig(p, "spec", "initContainers")))
+        ]
         for entry in data["escapes"]:
-            if entry.get("needs") == DEVICE_INJECTOR and not injector or entry.get("needs") == FLEET_WORKER and not fleet:
+            if (
+                entry.get("needs") == DEVICE_INJECTOR
+                and not injector
+                or entry.get("needs") == FLEET_WORKER
+                and not fleet
+            ):
                 continue
-            if entry["base"] == "fabric-pod" or entry.get("needs") == "sidecar" or (
-                    entry["base"] == "object" and "@sidecar-name" in str(entry.get("object"))):
+            if (
+                entry["base"] == "fabric-pod"
+                or entry.get("needs") == "sidecar"
+                or (entry["base"] == "object" and "@sidecar-name" in str(entry.get("object")))
+            ):
                 pairs = [(n, p, p) for n, p in (sidecar if entry.get("needs") == "sidecar" else admitted)]
                 if entry["base"] == "object":
                     pairs = [("object", entry["object"], p) for _, p in sidecar[:1]]

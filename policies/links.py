@@ -3,6 +3,7 @@
 At ``pulumi preview`` the IDs that link them are unknown (the launch template does not exist yet), so the join
 uses what is known: the ``gpu-cluster/pool`` tag, then a shared parent component, then an explicit name.
 """
+
 from __future__ import annotations
 
 from policies.resources import LAUNCH_TEMPLATE, PLACEMENT_GROUP, pool_tag

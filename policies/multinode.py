@@ -1,5 +1,6 @@
 """When a pool is multi-node: it says so (compact placement, a placement group, EFA interfaces), or it is an
 HGX-class machine with a GPUDirect/EFA fabric that can grow past one node."""
+
 from __future__ import annotations
 
 from catalog import Cloud, GpuDirect, MachineType
@@ -11,9 +12,13 @@ HGX_MIN_GPUS = 8
 EFA_INTERFACE_TYPES = ("efa", "efa-only")
 """``efa`` (EFA + ENA, with an IP) on card 0, ``efa-only`` (no IP) on the other cards: both are EFA devices."""
 MIN_NODES_SCHEMA = {
-    "type": "integer", "minimum": 2, "default": 4,
-    "description": ("An HGX-class pool (8+ GPUs and a GPUDirect/EFA fabric, GPUs not partitioned) that can reach "
-                    "this many nodes counts as multi-node even without compact placement."),
+    "type": "integer",
+    "minimum": 2,
+    "default": 4,
+    "description": (
+        "An HGX-class pool (8+ GPUs and a GPUDirect/EFA fabric, GPUs not partitioned) that can reach "
+        "this many nodes counts as multi-node even without compact placement."
+    ),
 }
 SHARING_LABELS = ("nvidia.com/mig.config", "nvidia.com/device-plugin.config")
 """Node labels the GPU Operator / device plugin read for MIG layouts and time-slicing configs."""
@@ -26,8 +31,11 @@ def fabric_machine(machine: MachineType | None) -> bool:
 def efa_interfaces(template: Resource | None) -> list[dict]:
     if template is None:
         return []
-    return [n for n in as_list(template.props.get("networkInterfaces"))
-            if isinstance(n, dict) and n.get("interfaceType") in EFA_INTERFACE_TYPES]
+    return [
+        n
+        for n in as_list(template.props.get("networkInterfaces"))
+        if isinstance(n, dict) and n.get("interfaceType") in EFA_INTERFACE_TYPES
+    ]
 
 
 def declared_multi_node(view: PoolView, template: Resource | None) -> bool:
@@ -47,5 +55,9 @@ def partitioned(view: PoolView) -> bool:
 def is_multi_node(view: PoolView, machine: MachineType | None, template: Resource | None, min_nodes: int) -> bool:
     if declared_multi_node(view, template):
         return True
-    return (fabric_machine(machine) and not partitioned(view) and isinstance(view.max_nodes, int)
-            and view.max_nodes >= min_nodes)
+    return (
+        fabric_machine(machine)
+        and not partitioned(view)
+        and isinstance(view.max_nodes, int)
+        and view.max_nodes >= min_nodes
+    )

@@ -3,6 +3,7 @@
 The pool is named by its ``gpu-cluster/pool`` node label (the name the user wrote in the stack config), or by
 the Pulumi resource name for pools another program created.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -11,7 +12,11 @@ from typing import Any
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
 from policies.resources import (
-    EKS_NODE_GROUP, GKE_NODE_POOL, POOL_LABEL_KEY, gcp_region_of, is_gcp_zone,
+    EKS_NODE_GROUP,
+    GKE_NODE_POOL,
+    POOL_LABEL_KEY,
+    gcp_region_of,
+    is_gcp_zone,
 )
 from policies.rule import Resource
 from stacks.plan.capacity_block import BLOCK_END_TAG, BLOCK_FEE_TAG, BLOCK_START_TAG
@@ -83,8 +88,12 @@ class PoolView:
             return None
         acc = self.accelerators[0] if self.accelerators else {}
         count = as_int(acc.get("count"))
-        return cat.resolve(self.cloud, mt, acc.get("type") if isinstance(acc.get("type"), str) else None,
-                           count if isinstance(count, int) else None)
+        return cat.resolve(
+            self.cloud,
+            mt,
+            acc.get("type") if isinstance(acc.get("type"), str) else None,
+            count if isinstance(count, int) else None,
+        )
 
     def is_gpu(self, cat: Catalog) -> bool:
         if self.accelerators or self.gpu_ami:
@@ -128,8 +137,11 @@ def gpu_pools(resources: list[Resource], cat: Catalog) -> list[PoolView]:
             merged[(v.cloud, v.name)] = v
             out.append(v)
             continue
-        whole = replace(first, max_nodes=_sum(first.max_nodes, v.max_nodes),
-                        reserved_nodes=_sum(first.reserved_nodes, v.reserved_nodes))
+        whole = replace(
+            first,
+            max_nodes=_sum(first.max_nodes, v.max_nodes),
+            reserved_nodes=_sum(first.reserved_nodes, v.reserved_nodes),
+        )
         merged[(v.cloud, v.name)] = whole
         out[out.index(first)] = whole
     return out
@@ -171,16 +183,32 @@ def _gke(r: Resource, cat: Catalog) -> PoolView:
     spot = dig(p, "nodeConfig", "spot") is True or dig(p, "nodeConfig", "preemptible") is True
     flex = dig(p, "nodeConfig", "flexStart") is True
     affinity = dig(p, "nodeConfig", "reservationAffinity", "consumeReservationType")
-    capacity = (CapacityType.SPOT if spot else CapacityType.FLEX_START if flex
-                else CapacityType.RESERVATION if affinity == "SPECIFIC_RESERVATION" else CapacityType.ON_DEMAND)
+    capacity = (
+        CapacityType.SPOT
+        if spot
+        else CapacityType.FLEX_START
+        if flex
+        else CapacityType.RESERVATION
+        if affinity == "SPECIFIC_RESERVATION"
+        else CapacityType.ON_DEMAND
+    )
     machine = dig(p, "nodeConfig", "machineType")
     return PoolView(
-        resource=r, cloud=Cloud.GCP, name=pool_name(r) or r.name,
-        machine_types=(machine,) if isinstance(machine, str) else (), region=region, zones=zones, subnets=None,
-        max_nodes=_gke_max_nodes(p, zone_count), capacity=capacity, taints=_taints(dig(p, "nodeConfig", "taints")),
+        resource=r,
+        cloud=Cloud.GCP,
+        name=pool_name(r) or r.name,
+        machine_types=(machine,) if isinstance(machine, str) else (),
+        region=region,
+        zones=zones,
+        subnets=None,
+        max_nodes=_gke_max_nodes(p, zone_count),
+        capacity=capacity,
+        taints=_taints(dig(p, "nodeConfig", "taints")),
         accelerators=tuple(a for a in as_list(dig(p, "nodeConfig", "guestAccelerators")) if isinstance(a, dict)),
-        gpu_ami=False, labels=as_dict(dig(p, "nodeConfig", "labels")),
-        reserved_nodes=_positive_int(as_dict(dig(p, "nodeConfig", "resourceLabels")).get(RESERVED_NODES_LABEL)))
+        gpu_ami=False,
+        labels=as_dict(dig(p, "nodeConfig", "labels")),
+        reserved_nodes=_positive_int(as_dict(dig(p, "nodeConfig", "resourceLabels")).get(RESERVED_NODES_LABEL)),
+    )
 
 
 def _gke_max_nodes(p: dict, zone_count: int) -> Any:
@@ -208,21 +236,35 @@ def _eks(r: Resource) -> PoolView:
     p = r.props
     region = p.get("region") if isinstance(p.get("region"), str) else r.provider.get("region")
     cap = p.get("capacityType")
-    capacity = (CapacityType.SPOT if cap == "SPOT" else CapacityType.RESERVATION if cap == "CAPACITY_BLOCK"
-                else CapacityType.ON_DEMAND)
+    capacity = (
+        CapacityType.SPOT
+        if cap == "SPOT"
+        else CapacityType.RESERVATION
+        if cap == "CAPACITY_BLOCK"
+        else CapacityType.ON_DEMAND
+    )
     subnets = p.get("subnetIds")
     ami = p.get("amiType")
     tags = as_dict(p.get("tags"))
     return PoolView(
-        resource=r, cloud=Cloud.AWS, name=pool_name(r) or r.name,
+        resource=r,
+        cloud=Cloud.AWS,
+        name=pool_name(r) or r.name,
         machine_types=tuple(str(t) for t in as_list(p.get("instanceTypes")) if isinstance(t, str)),
-        region=region if isinstance(region, str) else None, zones=UNKNOWN,
+        region=region if isinstance(region, str) else None,
+        zones=UNKNOWN,
         subnets=len(subnets) if isinstance(subnets, list) else UNKNOWN if subnets is UNKNOWN else None,
-        max_nodes=as_int(dig(p, "scalingConfig", "maxSize")), capacity=capacity, taints=_taints(p.get("taints")),
-        accelerators=(), gpu_ami=isinstance(ami, str) and any(m in ami for m in NVIDIA_AMI_MARKERS),
-        labels=as_dict(p.get("labels")), reserved_nodes=_positive_int(tags.get(RESERVED_NODES_TAG)),
-        capacity_block=cap == "CAPACITY_BLOCK", block_fee_usd=_positive_float(tags.get(BLOCK_FEE_TAG)),
-        block_hours=_hours(tags.get(BLOCK_START_TAG), tags.get(BLOCK_END_TAG)))
+        max_nodes=as_int(dig(p, "scalingConfig", "maxSize")),
+        capacity=capacity,
+        taints=_taints(p.get("taints")),
+        accelerators=(),
+        gpu_ami=isinstance(ami, str) and any(m in ami for m in NVIDIA_AMI_MARKERS),
+        labels=as_dict(p.get("labels")),
+        reserved_nodes=_positive_int(tags.get(RESERVED_NODES_TAG)),
+        capacity_block=cap == "CAPACITY_BLOCK",
+        block_fee_usd=_positive_float(tags.get(BLOCK_FEE_TAG)),
+        block_hours=_hours(tags.get(BLOCK_START_TAG), tags.get(BLOCK_END_TAG)),
+    )
 
 
 def _positive_int(value: Any) -> int | None:

@@ -3,6 +3,7 @@
 An override names a machine type and, optionally, a region and a capacity type; the most specific match wins.
 No match and no catalog price means the price is unknown, and cost rules fail closed on that.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,12 +16,16 @@ from stacks.plan.billing import match_override
 CAPACITY_VALUES = [c.value for c in CapacityType]
 
 PRICE_OVERRIDES_SCHEMA: dict[str, Any] = {
-    "type": "array", "default": [],
-    "description": ("Negotiated prices that replace catalog list prices: `machineType`, optional `region` and "
-                    "`capacity` (on-demand, spot, reservation, flex-start), `usdPerNodeHour`, `asOf` (YYYY-MM-DD) and "
-                    "`source` (contract or quote). The most specific match wins."),
+    "type": "array",
+    "default": [],
+    "description": (
+        "Negotiated prices that replace catalog list prices: `machineType`, optional `region` and "
+        "`capacity` (on-demand, spot, reservation, flex-start), `usdPerNodeHour`, `asOf` (YYYY-MM-DD) and "
+        "`source` (contract or quote). The most specific match wins."
+    ),
     "items": {
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "required": ["machineType", "usdPerNodeHour", "asOf", "source"],
         "properties": {
             "machineType": {"type": "string", "minLength": 1},
@@ -53,14 +58,16 @@ def _override(overrides: Iterable[dict], machine_type: str, region: str | None, 
     return None if hit is None else Quote(hit.usd_per_node_hour, hit.as_of, hit.source, overridden=True)
 
 
-def matching_override(overrides: Iterable[dict], machine_type: str, region: str | None,
-                      capacity: CapacityType) -> Quote | None:
+def matching_override(
+    overrides: Iterable[dict], machine_type: str, region: str | None, capacity: CapacityType
+) -> Quote | None:
     """The most specific override for a machine type, region and capacity type, or None."""
     return _override(overrides, machine_type, region, capacity)
 
 
-def node_quote(cat: Catalog, machine: MachineType, region: str | None, capacity: CapacityType,
-               overrides: Iterable[dict]) -> Quote | None:
+def node_quote(
+    cat: Catalog, machine: MachineType, region: str | None, capacity: CapacityType, overrides: Iterable[dict]
+) -> Quote | None:
     """$/node-hour for a GPU machine in a region and capacity type; None when nobody knows it."""
     hit = _override(overrides, machine.machine_type, region, capacity)
     if hit is not None:
@@ -69,8 +76,9 @@ def node_quote(cat: Catalog, machine: MachineType, region: str | None, capacity:
     return Quote(price.usd_per_hour, price.as_of, price.label, overridden=False) if price else None
 
 
-def host_quote(cat: Catalog, cloud: Cloud, machine_type: str, region: str | None,
-               overrides: Iterable[dict]) -> Quote | None:
+def host_quote(
+    cat: Catalog, cloud: Cloud, machine_type: str, region: str | None, overrides: Iterable[dict]
+) -> Quote | None:
     """$/node-hour for a CPU machine (system pools), on-demand."""
     hit = _override(overrides, machine_type, region, CapacityType.ON_DEMAND)
     if hit is not None:
@@ -82,12 +90,15 @@ def host_quote(cat: Catalog, cloud: Cloud, machine_type: str, region: str | None
 def override_example(machine_type: str, region: str | None, capacity: CapacityType) -> str:
     """The JSON a user pastes into priceOverrides, for fix messages."""
     where = f'"region": "{region}", ' if region else ""
-    return (f'{{"machineType": "{machine_type}", {where}"capacity": "{capacity.value}", "usdPerNodeHour": <price>, '
-            f'"asOf": "<YYYY-MM-DD>", "source": "<contract or quote>"}}')
+    return (
+        f'{{"machineType": "{machine_type}", {where}"capacity": "{capacity.value}", "usdPerNodeHour": <price>, '
+        f'"asOf": "<YYYY-MM-DD>", "source": "<contract or quote>"}}'
+    )
 
 
 def block_unknown(view: Any) -> str:
     """Why a capacity block (a ``PoolView``) has no price: what the stack config did not declare."""
-    missing = [key for key, value in (("upfront fee", view.block_fee_usd), ("window", view.block_hours))
-               if value is None]
+    missing = [
+        key for key, value in (("upfront fee", view.block_fee_usd), ("window", view.block_hours)) if value is None
+    ]
     return f"capacity block without a declared {' and '.join(missing)} (capacity.upfrontFeeUsd, capacity.window)"

@@ -2,6 +2,7 @@
 and ``discover()`` imports every module of that package and returns the rules sorted by ``order``. Adding a rule is
 adding one file; no central list to keep in step. ``order`` fixes the pack's (and RULES.md's, SARIF's) rule order:
 thousands by category (1xxx cost, 2xxx topology, 3xxx cross-layer, 4xxx security), gaps of ten for new rules."""
+
 from __future__ import annotations
 
 import importlib
@@ -30,8 +31,11 @@ def register(rule: Rule, order: int) -> Rule:
 def rule_modules(package: str = RULES_PACKAGE) -> list[ModuleType]:
     """Every module of the rules package, imported (which registers its rule), in name order."""
     pkg = importlib.import_module(package)
-    return [importlib.import_module(f"{package}.{info.name}")
-            for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name) if not info.ispkg]
+    return [
+        importlib.import_module(f"{package}.{info.name}")
+        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name)
+        if not info.ispkg
+    ]
 
 
 def discover(package: str = RULES_PACKAGE) -> list[Rule]:

@@ -1,4 +1,5 @@
 """Type tokens and small readers for the concrete resources the rules inspect."""
+
 from __future__ import annotations
 
 import re

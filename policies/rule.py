@@ -5,6 +5,7 @@ A check returns findings; this module turns them into Pulumi policy violations, 
 config defaults, so every rule behaves the same under the Pulumi CLI and under the offline preview. Rules that read
 the catalog get the one the pack loaded when it assembled (``policy(cat)``), never load their own.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,14 @@ from enum import Enum
 from typing import Any, Callable, Iterable, Mapping
 
 from pulumi_policy import (
-    EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, Severity,
-    StackValidationArgs, StackValidationPolicy,
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 
 from catalog import Catalog
@@ -57,15 +64,24 @@ def waiver_schema(rule_id: str, former_ids: tuple[str, ...] = ()) -> dict[str, A
     """The ``waivers`` knob. ``rule`` accepts the rule's ID and, after it, its former IDs (deprecated): the
     preview reads them from this enum to map old pack config onto the rule with a warning."""
     return {
-        "type": "array", "default": [],
-        "description": ("Waivers: each names this rule (`rule`), the pool or resource it covers (`resource`: pool "
-                        "name, Pulumi resource name or URN) and why (`reason`). A waived finding is not reported."),
+        "type": "array",
+        "default": [],
+        "description": (
+            "Waivers: each names this rule (`rule`), the pool or resource it covers (`resource`: pool "
+            "name, Pulumi resource name or URN) and why (`reason`). A waived finding is not reported."
+        ),
         "items": {
-            "type": "object", "additionalProperties": False, "required": ["rule", "resource", "reason"],
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["rule", "resource", "reason"],
             "properties": {
-                "rule": {"type": "string", "enum": [rule_id, *former_ids],
-                         "description": "This rule's ID" + (f" (deprecated, still accepted: {', '.join(former_ids)})"
-                                                             if former_ids else "") + "."},
+                "rule": {
+                    "type": "string",
+                    "enum": [rule_id, *former_ids],
+                    "description": "This rule's ID"
+                    + (f" (deprecated, still accepted: {', '.join(former_ids)})" if former_ids else "")
+                    + ".",
+                },
                 "resource": {"type": "string", "minLength": 1},
                 "reason": {"type": "string", "minLength": MIN_WAIVER_REASON},
             },
@@ -121,8 +137,9 @@ class Rule:
         """The ID and the former IDs: what a waiver may call this rule."""
         return (self.id, *self.former_ids)
 
-    def evaluate(self, subject: Resource | list[Resource], config: Mapping[str, Any] | None = None,
-                 cat: Catalog | None = None) -> tuple[list[Finding], list[tuple[Finding, dict]]]:
+    def evaluate(
+        self, subject: Resource | list[Resource], config: Mapping[str, Any] | None = None, cat: Catalog | None = None
+    ) -> tuple[list[Finding], list[tuple[Finding, dict]]]:
         """Findings left after waivers, and the waived ones with their waiver."""
         cfg = self.settings(config)
         if not self.stack and subject.type not in self.applies_to:  # type: ignore[union-attr]
@@ -147,10 +164,17 @@ class Rule:
 
     def policy(self, cat: Catalog | None = None) -> ResourceValidationPolicy | StackValidationPolicy:
         """The Pulumi policy; ``cat`` is the catalog the pack loaded (required when the rule reads it)."""
-        kwargs: dict[str, Any] = dict(name=self.id, description=self.description, enforcement_level=self.enforcement,
-                      config_schema=PolicyConfigSchema(properties=self.schema_properties()),
-                      display_name=self.title, severity=self.severity, remediation_steps=self.remediation,
-                      url=self.url, tags=[self.category.value] + ([self.checkov] if self.checkov else []))
+        kwargs: dict[str, Any] = dict(
+            name=self.id,
+            description=self.description,
+            enforcement_level=self.enforcement,
+            config_schema=PolicyConfigSchema(properties=self.schema_properties()),
+            display_name=self.title,
+            severity=self.severity,
+            remediation_steps=self.remediation,
+            url=self.url,
+            tags=[self.category.value] + ([self.checkov] if self.checkov else []),
+        )
         if self.reads_catalog and cat is None:
             raise ValueError(f"{self.id} reads the catalog: pass the one the pack loaded")
         if self.stack:
@@ -161,8 +185,14 @@ class Rule:
         if args.resource_type not in self.applies_to:
             return
         props, provider = converted(args.urn, partial(_plain_props, args))  # once for all of the type's rules
-        resource = Resource(args.resource_type, args.name, args.urn, props, provider or {},
-                            args.opts.parent if args.opts is not None else None)
+        resource = Resource(
+            args.resource_type,
+            args.name,
+            args.urn,
+            props,
+            provider or {},
+            args.opts.parent if args.opts is not None else None,
+        )
         open_, waived = self.evaluate(resource, args.get_config(), cat)
         for finding in open_:
             report(finding.message, None)
@@ -192,8 +222,9 @@ def _stack_resources(resources: Any) -> tuple[Resource, ...]:
     out = []
     for r in resources:
         props, provider = converted(r.urn, partial(_plain_props, r))
-        out.append(Resource(r.resource_type, r.name, r.urn, props, provider,
-                            r.parent.urn if r.parent is not None else None))
+        out.append(
+            Resource(r.resource_type, r.name, r.urn, props, provider, r.parent.urn if r.parent is not None else None)
+        )
     return tuple(out)
 
 

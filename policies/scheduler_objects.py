@@ -1,5 +1,6 @@
 """Readers for the scheduler layer: Kueue CustomResources and Slinky (Slurm) Helm values, and the pools they
 select by the gpu-cluster/pool label."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -25,8 +26,12 @@ def object_name(r: Resource) -> str:
 
 def is_slurm_release(r: Resource) -> bool:
     chart = r.props.get("chart")
-    return r.type == HELM_RELEASE and isinstance(chart, str) and chart.rstrip("/").split("/")[-1] == "slurm" \
+    return (
+        r.type == HELM_RELEASE
+        and isinstance(chart, str)
+        and chart.rstrip("/").split("/")[-1] == "slurm"
         and isinstance(dig(r.props, "values", "nodesets"), dict)
+    )
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,17 @@ def nodesets(r: Resource) -> list[NodeSet]:
     for name, spec in as_dict(dig(r.props, "values", "nodesets")).items():
         if not isinstance(spec, dict) or spec.get("enabled") is False:
             continue
-        out.append(NodeSet(r, str(name), as_dict(dig(spec, "podSpec", "nodeSelector")),
-                           str(spec.get("extraConf") or ""), dig(spec, "slurmd", "resources", "limits", GPU_RESOURCE),
-                           as_list(dig(spec, "podSpec", "tolerations")), as_int(spec.get("replicas"))))
+        out.append(
+            NodeSet(
+                r,
+                str(name),
+                as_dict(dig(spec, "podSpec", "nodeSelector")),
+                str(spec.get("extraConf") or ""),
+                dig(spec, "slurmd", "resources", "limits", GPU_RESOURCE),
+                as_list(dig(spec, "podSpec", "tolerations")),
+                as_int(spec.get("replicas")),
+            )
+        )
     return out
 
 

@@ -8,6 +8,7 @@ every rule, so a caller that serves the pack in its own process (the offline pre
 of the stack's resources, each getting its own copy of the list. Without it (the Pulumi CLI's path) each rule
 converts, as before; ``tests/policies/test_policy_paths_agree.py`` holds that both give the same findings.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

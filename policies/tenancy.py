@@ -1,5 +1,6 @@
 """Readers for the tenancy rules: Kubernetes Namespaces, admission policies and their bindings, NetworkPolicies, and
 what a binding covers. Plain functions of the concrete resources (``Resource``); no component knowledge."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,8 +30,13 @@ def of_type(resources: list[Resource], type_: str) -> list[Resource]:
 
 def team_namespaces(resources: list[Resource]) -> set[str]:
     """Namespaces holding a Kueue LocalQueue: where tenants submit jobs."""
-    return {ns for r in resources if r.type.startswith("kubernetes:kueue.x-k8s.io/")
-            and r.type.endswith(LOCAL_QUEUE_SUFFIX) and isinstance(ns := dig(r.props, "metadata", "namespace"), str)}
+    return {
+        ns
+        for r in resources
+        if r.type.startswith("kubernetes:kueue.x-k8s.io/")
+        and r.type.endswith(LOCAL_QUEUE_SUFFIX)
+        and isinstance(ns := dig(r.props, "metadata", "namespace"), str)
+    }
 
 
 def selects_namespace(binding: Resource, namespace: str | None) -> bool:
@@ -59,8 +65,9 @@ def selects_namespace(binding: Resource, namespace: str | None) -> bool:
 def denying_policies(resources: list[Resource], namespace: str | None) -> list[Resource]:
     """The ValidatingAdmissionPolicies of the stack that refuse requests in ``namespace``: bound with ``Deny``,
     failing closed (``failurePolicy`` Fail, the default)."""
-    policies = {name_of(p): p for p in of_type(resources, VAP)
-                if dig(p.props, "spec", "failurePolicy") in (None, "Fail")}
+    policies = {
+        name_of(p): p for p in of_type(resources, VAP) if dig(p.props, "spec", "failurePolicy") in (None, "Fail")
+    }
     out = []
     for b in of_type(resources, VAP_BINDING):
         if "Deny" in as_list(dig(b.props, "spec", "validationActions")) and selects_namespace(b, namespace):
@@ -73,8 +80,9 @@ def denying_policies(resources: list[Resource], namespace: str | None) -> list[R
 def expressions(policy: Resource) -> str:
     """Every CEL expression of the policy, joined (variables and validations)."""
     spec = as_dict(policy.props.get("spec"))
-    return "\n".join(str(as_dict(x).get("expression", "")) for x in
-                     as_list(spec.get("variables")) + as_list(spec.get("validations")))
+    return "\n".join(
+        str(as_dict(x).get("expression", "")) for x in as_list(spec.get("variables")) + as_list(spec.get("validations"))
+    )
 
 
 def default_deny_ingress(resources: list[Resource], namespace: str) -> Resource | None:
@@ -82,8 +90,12 @@ def default_deny_ingress(resources: list[Resource], namespace: str) -> Resource 
     another policy)."""
     for r in of_type(resources, NETWORK_POLICY):
         spec = as_dict(r.props.get("spec"))
-        if dig(r.props, "metadata", "namespace") == namespace and not as_dict(spec.get("podSelector")) \
-                and "Ingress" in as_list(spec.get("policyTypes")) and not as_list(spec.get("ingress")):
+        if (
+            dig(r.props, "metadata", "namespace") == namespace
+            and not as_dict(spec.get("podSelector"))
+            and "Ingress" in as_list(spec.get("policyTypes"))
+            and not as_list(spec.get("ingress"))
+        ):
             return r
     return None
 

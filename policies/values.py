@@ -5,19 +5,35 @@ deploy (an ID or an email computed by another resource), and that open secrets. 
 interfaces and catching that error gives plain data; rules decide explicitly what an unknown means for them
 instead, so a rule never aborts half-way through a pool.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pulumi_policy.proxy import (
-    UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE, UNKNOWN_NUMBER_VALUE,
-    UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE, UnknownValueError,
+    UNKNOWN_ARCHIVE_VALUE,
+    UNKNOWN_ARRAY_VALUE,
+    UNKNOWN_ASSET_VALUE,
+    UNKNOWN_BOOLEAN_VALUE,
+    UNKNOWN_NUMBER_VALUE,
+    UNKNOWN_OBJECT_VALUE,
+    UNKNOWN_STRING_VALUE,
+    UnknownValueError,
 )
 from pulumi_policy.secret import Secret
 
-_SENTINELS = frozenset({UNKNOWN_ARCHIVE_VALUE, UNKNOWN_ARRAY_VALUE, UNKNOWN_ASSET_VALUE, UNKNOWN_BOOLEAN_VALUE,
-                        UNKNOWN_NUMBER_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE})
+_SENTINELS = frozenset(
+    {
+        UNKNOWN_ARCHIVE_VALUE,
+        UNKNOWN_ARRAY_VALUE,
+        UNKNOWN_ASSET_VALUE,
+        UNKNOWN_BOOLEAN_VALUE,
+        UNKNOWN_NUMBER_VALUE,
+        UNKNOWN_OBJECT_VALUE,
+        UNKNOWN_STRING_VALUE,
+    }
+)
 
 
 class _Unknown:

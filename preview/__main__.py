@@ -3,6 +3,7 @@
 With --base GIT_REF or --base-file FILE: the diff of the stack against that version (see preview/diff/compare.py).
 python -m preview job-objects --stack NAME --job JOB [--pool POOL] [--queue QUEUE] [--nodes N]: one TrainJob's own
 NVLink domain on a GB200 pool, as YAML (see preview/jobs/cli.py)."""
+
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     if argv and argv[0] == "job-objects":  # python -m preview job-objects ...: one TrainJob's own NVLink domain
         from preview.jobs.cli import run as job_objects
+
         return job_objects(argv[1:])
     from preview.diff.cli import add_diff_arguments, policy_options, run_diff, wants_diff
     from preview.engine import PROJECT_ROOT, stack_file
@@ -38,15 +40,28 @@ def _main(argv: Sequence[str] | None) -> int:
     parser.add_argument("--stack-file", type=Path, help="read the stack config from this file instead")
     parser.add_argument("--format", choices=["text", "json", "markdown", "sarif"], default="text")
     parser.add_argument("--policy-pack", type=Path, help="policy pack directory (default: policies/)")
-    parser.add_argument("--policy-pack-config", type=Path, metavar="FILE",
-                        help="policy pack config JSON, as for pulumi preview --policy-pack-config")
-    parser.add_argument("--policy-pack-subprocess", action="store_true",
-                        help="boot the pack as the Pulumi CLI does (own interpreter, gRPC); default: the same pack "
-                             "in this process, same findings, faster")
+    parser.add_argument(
+        "--policy-pack-config",
+        type=Path,
+        metavar="FILE",
+        help="policy pack config JSON, as for pulumi preview --policy-pack-config",
+    )
+    parser.add_argument(
+        "--policy-pack-subprocess",
+        action="store_true",
+        help="boot the pack as the Pulumi CLI does (own interpreter, gRPC); default: the same pack "
+        "in this process, same findings, faster",
+    )
     parser.add_argument("--no-policies", action="store_true", help="skip the policy pack")
-    parser.add_argument("--with", dest="alongside", action="append", default=[], metavar="STACK[,STACK...]",
-                        help="stacks of this project deployed alongside (their Pulumi.<stack>.yaml next to the "
-                             "program): two gpu-cluster Cloud NATs on one project, region and network are refused")
+    parser.add_argument(
+        "--with",
+        dest="alongside",
+        action="append",
+        default=[],
+        metavar="STACK[,STACK...]",
+        help="stacks of this project deployed alongside (their Pulumi.<stack>.yaml next to the "
+        "program): two gpu-cluster Cloud NATs on one project, region and network are refused",
+    )
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     parser.add_argument("--debug", action="store_true", help="on an internal error (exit 4), print the traceback")
     add_diff_arguments(parser)
@@ -55,13 +70,17 @@ def _main(argv: Sequence[str] | None) -> int:
 
     problem = stack_name_problem("--stack", args.stack) if args.stack_file is None else None
     if problem is None and args.policy_pack is not None and not (args.policy_pack / "PulumiPolicy.yaml").is_file():
-        problem = (f"error: --policy-pack {args.policy_pack}: no PulumiPolicy.yaml there (from {Path.cwd()})\n"
-                   f"  fix:      --policy-pack policies (the pack of this project; a path is relative to the "
-                   f"current folder)")
+        problem = (
+            f"error: --policy-pack {args.policy_pack}: no PulumiPolicy.yaml there (from {Path.cwd()})\n"
+            f"  fix:      --policy-pack policies (the pack of this project; a path is relative to the "
+            f"current folder)"
+        )
     if problem is None and args.fail_on_cost_increase and not wants_diff(args):
-        problem = (f"error: --fail-on-cost-increase {args.fail_on_cost_increase} needs a diff to compare against\n"
-                   f"  fix:      add --base GIT_REF (e.g. --base origin/main) or --base-file OLD/Pulumi."
-                   f"{args.stack}.yaml")
+        problem = (
+            f"error: --fail-on-cost-increase {args.fail_on_cost_increase} needs a diff to compare against\n"
+            f"  fix:      add --base GIT_REF (e.g. --base origin/main) or --base-file OLD/Pulumi."
+            f"{args.stack}.yaml"
+        )
     if problem is not None:
         print(problem, file=sys.stderr)
         return EXIT_INVALID
@@ -70,9 +89,12 @@ def _main(argv: Sequence[str] | None) -> int:
     if wants_diff(args):  # before the existence check: a stack deleted in the working tree still has a diff
         return run_diff(args, path)
     if args.stack_file is None and not path.exists():  # a --stack-file the reader reports itself
-        stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
-        print(f"error: no stack file {path.name} in {PROJECT_ROOT}\n  allowed:  {', '.join(stacks)}\n"
-              f"  fix:      pass --stack with one of the allowed names, or create {path.name}", file=sys.stderr)
+        stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
+        print(
+            f"error: no stack file {path.name} in {PROJECT_ROOT}\n  allowed:  {', '.join(stacks)}\n"
+            f"  fix:      pass --stack with one of the allowed names, or create {path.name}",
+            file=sys.stderr,
+        )
         return EXIT_INVALID
 
     from preview.run import preview_file  # after arg parsing: --help stays fast
@@ -87,15 +109,20 @@ def render_report(report: "PreviewReport", fmt: str, color: bool | None = None) 
     """The report in one output format, exactly as the command prints it (JSON and SARIF are strict JSON)."""
     if fmt == "sarif":
         from preview.render.sarif import render_sarif_text
+
         return render_sarif_text(report)
     if fmt == "json":
         from preview.render.json_text import strict_dumps
+
         return strict_dumps(report.as_dict(), indent=2) + "\n"
     if fmt == "markdown":
         from preview.render.markdown import render_markdown
+
         return render_markdown(report)
     from preview.render.text import render_text
+
     return render_text(report, color=color)
+
 
 if __name__ == "__main__":
     # A command that exits when done: its objects (imported provider modules, spec models, every registration) live

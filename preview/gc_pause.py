@@ -9,6 +9,7 @@ collector is paused; the few cycles the run leaves (finished asyncio tasks, exce
 after it. Nesting is fine (a fleet manager's preview runs its workers' programs inside its own); the previous state
 comes back on exit, also on an exception.
 """
+
 from __future__ import annotations
 
 import gc

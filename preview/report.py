@@ -1,4 +1,5 @@
 """The preview report: one plain dict that every output format renders (and whose JSON keys are a contract)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -62,12 +63,26 @@ class PreviewReport:
 
     def as_dict(self) -> dict[str, Any]:
         serving = {"serving": self.serving} if self.serving else {}  # other stacks' JSON stays as it was
-        return {**serving,
-            "stack": self.stack, "cloud": self.cloud, "region": self.region, "exitCode": self.exit_code,
-            "resources": [{"type": r.type, "name": r.name, "parent": r.parent_urn, "urn": r.urn, "custom": r.custom,
-                           "protect": r.protect, "ignoreChanges": r.ignore_changes,
-                           "dependsOn": sorted(set(r.dependencies)), "inputs": r.redacted_inputs}
-                          for r in sorted(self.resources, key=lambda r: r.urn)],  # registration order varies
+        return {
+            **serving,
+            "stack": self.stack,
+            "cloud": self.cloud,
+            "region": self.region,
+            "exitCode": self.exit_code,
+            "resources": [
+                {
+                    "type": r.type,
+                    "name": r.name,
+                    "parent": r.parent_urn,
+                    "urn": r.urn,
+                    "custom": r.custom,
+                    "protect": r.protect,
+                    "ignoreChanges": r.ignore_changes,
+                    "dependsOn": sorted(set(r.dependencies)),
+                    "inputs": r.redacted_inputs,
+                }
+                for r in sorted(self.resources, key=lambda r: r.urn)
+            ],  # registration order varies
             "cost": self.cost.as_dict() if self.cost else None,
             "violations": self.violations,
             "errors": [e.as_dict() for e in self.errors],

@@ -24,6 +24,7 @@ or renames one fails loudly, naming it, instead of silently changing what the pr
 ``tests/project/test_sdk_private.py`` checks all of them still resolve and still work, and that no other module of the
 project reaches for a private or internal SDK name.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -42,24 +43,31 @@ def private_name(module: str, name: str, used_for: str) -> Any:
             version = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:
             version = "not installed"
-        raise ImportError(f"{module}.{name} is gone ({package} {version}): gpu-cluster uses it {used_for}. Pin the "
-                          f"previous {package} in requirements.txt, or replace the name in {__name__}") from exc
+        raise ImportError(
+            f"{module}.{name} is gone ({package} {version}): gpu-cluster uses it {used_for}. Pin the "
+            f"previous {package} in requirements.txt, or replace the name in {__name__}"
+        ) from exc
 
 
 MockMonitor: Any = private_name(
-    "pulumi.runtime.mocks", "MockMonitor",
-    "as the base of the offline engine's recording monitor (preview/engine.py)")
+    "pulumi.runtime.mocks", "MockMonitor", "as the base of the offline engine's recording monitor (preview/engine.py)"
+)
 
 PolicyAnalyzerServicer: Any = private_name(
-    "pulumi_policy.policy", "_PolicyAnalyzerServicer",
-    "to run the policy pack in-process (preview/policy/analyzer.py InProcessAnalyzer)")
+    "pulumi_policy.policy",
+    "_PolicyAnalyzerServicer",
+    "to run the policy pack in-process (preview/policy/analyzer.py InProcessAnalyzer)",
+)
 
 
 def _policy_module() -> Any:
     module = importlib.import_module("pulumi_policy.policy")
     for name in ("json_format", "deserialize_properties", "unknown_checking_proxy"):
-        private_name("pulumi_policy.policy", name, "to convert each resource once per in-process AnalyzeStack "
-                     "(preview/policy/shared_props.py)")
+        private_name(
+            "pulumi_policy.policy",
+            name,
+            "to convert each resource once per in-process AnalyzeStack (preview/policy/shared_props.py)",
+        )
     return module
 
 
@@ -67,18 +75,33 @@ POLICY_MODULE: Any = _policy_module()
 
 
 NotApplicableError: Any = private_name(
-    "pulumi_policy.policy", "_NotApplicableError",
-    "to report a stack policy as not applicable, as the servicer does (preview/policy/stack_once.py)")
+    "pulumi_policy.policy",
+    "_NotApplicableError",
+    "to report a stack policy as not applicable, as the servicer does (preview/policy/stack_once.py)",
+)
 
-_SERVICER_METHODS = ("_configure_runtime_settings", "_get_enforcement_level", "_create_report_violation",
-                     "_get_policy_config", "_map_enforcement_level", "_get_provider_resource", "_get_resource_options")
-_SERVICER_FIELDS = {"policies": "policies", "stack_tags": "stack_tags", "pack_name": "policy_pack_name",
-                    "pack_version": "policy_pack_version"}
+_SERVICER_METHODS = (
+    "_configure_runtime_settings",
+    "_get_enforcement_level",
+    "_create_report_violation",
+    "_get_policy_config",
+    "_map_enforcement_level",
+    "_get_provider_resource",
+    "_get_resource_options",
+)
+_SERVICER_FIELDS = {
+    "policies": "policies",
+    "stack_tags": "stack_tags",
+    "pack_name": "policy_pack_name",
+    "pack_version": "policy_pack_version",
+}
 for _method in _SERVICER_METHODS:
     if not callable(getattr(PolicyAnalyzerServicer, _method, None)):
-        raise ImportError(f"pulumi_policy.policy._PolicyAnalyzerServicer.{_method} is gone: gpu-cluster uses it to "
-                          f"run stack policies in-process (preview/policy/stack_once.py). Pin the previous "
-                          f"pulumi-policy in requirements.txt, or replace the name in {__name__}")
+        raise ImportError(
+            f"pulumi_policy.policy._PolicyAnalyzerServicer.{_method} is gone: gpu-cluster uses it to "
+            f"run stack policies in-process (preview/policy/stack_once.py). Pin the previous "
+            f"pulumi-policy in requirements.txt, or replace the name in {__name__}"
+        )
 
 
 def servicer_internals(svc: Any) -> SimpleNamespace:
@@ -87,13 +110,18 @@ def servicer_internals(svc: Any) -> SimpleNamespace:
     for ours, theirs in _SERVICER_FIELDS.items():
         mangled = f"_PolicyAnalyzerServicer__{theirs}"
         if not hasattr(svc, mangled):
-            raise ImportError(f"the policy servicer has no {mangled} any more: gpu-cluster reads it to run stack "
-                              f"policies in-process (preview/policy/stack_once.py); pin the previous pulumi-policy")
+            raise ImportError(
+                f"the policy servicer has no {mangled} any more: gpu-cluster reads it to run stack "
+                f"policies in-process (preview/policy/stack_once.py); pin the previous pulumi-policy"
+            )
         fields[ours] = getattr(svc, mangled)
     methods = {m.lstrip("_"): getattr(svc, m) for m in _SERVICER_METHODS}
     return SimpleNamespace(**fields, **methods)
 
 
 RESOURCE_MODULE: Any = importlib.import_module("pulumi.runtime.resource")
-private_name("pulumi.runtime.resource", "_get_stack_trace",
-             "to skip the stack trace of each registration in the offline run (preview/engine.py no_stack_traces)")
+private_name(
+    "pulumi.runtime.resource",
+    "_get_stack_trace",
+    "to skip the stack trace of each registration in the offline run (preview/engine.py no_stack_traces)",
+)

@@ -16,6 +16,7 @@ through the Trainer runtimes and the Slinky NodeSets), so a change to the fabric
   is admitted, only in the namespaces fabric jobs run in, only naming the GPU devices the renderer lists, only for the
   pinned sidecar and only in a pod that holds the node's GPUs.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,11 +39,19 @@ LABELS = {"app.kubernetes.io/part-of": "gpu-cluster"}
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 """Set by the API server on every namespace and immutable, so a binding selecting on it cannot be escaped by labels."""
 EXEC_POLICY = "gpu-cluster-fabric-exec"
-EXEC_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CONNECT"],
-             "resources": ["pods/exec", "pods/attach"]}
+EXEC_RULE = {
+    "apiGroups": [""],
+    "apiVersions": ["v1"],
+    "operations": ["CONNECT"],
+    "resources": ["pods/exec", "pods/attach"],
+}
 """``kubectl exec`` / ``attach`` is a CONNECT request whose ``object`` is the PodExecOptions / PodAttachOptions."""
-POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-            "resources": ["pods", "pods/ephemeralcontainers"]}
+POD_RULE = {
+    "apiGroups": [""],
+    "apiVersions": ["v1"],
+    "operations": ["CREATE", "UPDATE"],
+    "resources": ["pods", "pods/ephemeralcontainers"],
+}
 
 
 @dataclass(frozen=True)
@@ -87,11 +96,14 @@ def fabric_needs(fabrics: Iterable[PodFabric | None], gpus: Iterable[int] = ()) 
                 keys.add(key)
                 devices.update(line.removeprefix("- path: ") for line in value.splitlines())
     return FabricNeeds(
-        sidecars=tuple(sidecars[n] for n in sorted(sidecars)), host_paths=tuple(sorted(paths)),
+        sidecars=tuple(sidecars[n] for n in sorted(sidecars)),
+        host_paths=tuple(sorted(paths)),
         sidecar_only_paths=tuple(sorted(p for p, u in paths.items() if not u["main"])),
         read_only_paths=tuple(sorted(p for p, u in paths.items() if not u["rw"])),
-        device_keys=tuple(sorted(keys)), device_paths=tuple(sorted(devices)),
-        gpus_per_node=tuple(sorted(set(gpus))))
+        device_keys=tuple(sorted(keys)),
+        device_paths=tuple(sorted(devices)),
+        gpus_per_node=tuple(sorted(set(gpus))),
+    )
 
 
 def stack_needs(pools: Sequence[PoolFacts]) -> FabricNeeds:
@@ -112,65 +124,94 @@ def _sidecar_validations(needs: FabricNeeds) -> list[dict[str, str]]:
     names = cel_list(s.name for s in needs.sidecars)
     listed = ", ".join(s.name for s in needs.sidecars)
     return [
-        {"expression": f"variables.containers.all(c, !(c.name in {names}) || {_is_sidecar('c', needs)})",
-         "message": f"a container named {listed} must be the GPU fabric's sidecar exactly as rendered: the pinned "
-                    "image and command, the rendered env, volume mounts (no subPath, the rendered volumes), "
-                    "securityContext and restartPolicy, and no args, workingDir, envFrom, probes, lifecycle hooks, "
-                    "ports or tty; remove the container and let the training runtime add it"},
-        {"expression": "variables.ephemeral.all(c, !has(c.targetContainerName) || "
-                       f"!(c.targetContainerName in {names}))",
-         "message": f"ephemeral containers may not target the GPU fabric's sidecar ({listed}): they would share its "
-                    "processes, which hold NET_ADMIN and the host's /sys"},
-        {"expression": "!(has(object.spec.shareProcessNamespace) && object.spec.shareProcessNamespace) || "
-                       f"!variables.containers.exists(c, c.name in {names})",
-         "message": f"a pod with the GPU fabric's sidecar ({listed}) may not share its process namespace"},
+        {
+            "expression": f"variables.containers.all(c, !(c.name in {names}) || {_is_sidecar('c', needs)})",
+            "message": f"a container named {listed} must be the GPU fabric's sidecar exactly as rendered: the pinned "
+            "image and command, the rendered env, volume mounts (no subPath, the rendered volumes), "
+            "securityContext and restartPolicy, and no args, workingDir, envFrom, probes, lifecycle hooks, "
+            "ports or tty; remove the container and let the training runtime add it",
+        },
+        {
+            "expression": "variables.ephemeral.all(c, !has(c.targetContainerName) || "
+            f"!(c.targetContainerName in {names}))",
+            "message": f"ephemeral containers may not target the GPU fabric's sidecar ({listed}): they would share its "
+            "processes, which hold NET_ADMIN and the host's /sys",
+        },
+        {
+            "expression": "!(has(object.spec.shareProcessNamespace) && object.spec.shareProcessNamespace) || "
+            f"!variables.containers.exists(c, c.name in {names})",
+            "message": f"a pod with the GPU fabric's sidecar ({listed}) may not share its process namespace",
+        },
         # the pod-level identity reaches every container, the sidecar's NET_ADMIN and host /proc/sys included
-        {"expression": f"!variables.containers.exists(c, c.name in {names}) || !has(object.spec.securityContext) || "
-                       "((!has(object.spec.securityContext.runAsUser) || object.spec.securityContext.runAsUser != 0) "
-                       "&& !has(object.spec.securityContext.runAsGroup) && "
-                       "!has(object.spec.securityContext.supplementalGroups) && "
-                       "!has(object.spec.securityContext.fsGroup))",
-         "message": f"a pod with the GPU fabric's sidecar ({listed}) sets no pod-level runAsUser 0, runAsGroup, "
-                    "supplementalGroups or fsGroup: they apply to the sidecar too, which holds NET_ADMIN and the "
-                    "host's /proc/sys; set them on the training containers instead"},
+        {
+            "expression": f"!variables.containers.exists(c, c.name in {names}) || !has(object.spec.securityContext) || "
+            "((!has(object.spec.securityContext.runAsUser) || object.spec.securityContext.runAsUser != 0) "
+            "&& !has(object.spec.securityContext.runAsGroup) && "
+            "!has(object.spec.securityContext.supplementalGroups) && "
+            "!has(object.spec.securityContext.fsGroup))",
+            "message": f"a pod with the GPU fabric's sidecar ({listed}) sets no pod-level runAsUser 0, runAsGroup, "
+            "supplementalGroups or fsGroup: they apply to the sidecar too, which holds NET_ADMIN and the "
+            "host's /proc/sys; set them on the training containers instead",
+        },
     ]
 
 
 def _host_path_validations(needs: FabricNeeds) -> list[dict[str, str]]:
     sidecar = _is_sidecar("c", needs)
     return [
-        {"expression": "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath) || "
-                       f"v.hostPath.path in {cel_list(needs.host_paths)})",
-         "message": f"hostPath volumes are refused except the GPU fabric's: {', '.join(needs.host_paths) or 'none'}"},
-        {"expression": f"variables.containers.all(c, {sidecar} || !has(c.volumeMounts) || "
-                       "c.volumeMounts.all(m, !(m.name in variables.sidecarOnly)))",
-         "message": "only the GPU fabric's sidecar may mount " + (", ".join(needs.sidecar_only_paths) or "-")},
-        {"expression": "variables.containers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, "
-                       "!(m.name in variables.readOnly) || (has(m.readOnly) && m.readOnly)))",
-         "message": "the GPU fabric's library paths must be mounted read-only: "
-                    + (", ".join(needs.read_only_paths) or "-")},
-        {"expression": "variables.ephemeral.all(c, !has(c.volumeMounts) || "
-                       "c.volumeMounts.all(m, !(m.name in variables.hostVolumes)))",
-         "message": "ephemeral containers may not mount hostPath volumes"},
+        {
+            "expression": "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath) || "
+            f"v.hostPath.path in {cel_list(needs.host_paths)})",
+            "message": f"hostPath volumes are refused except the GPU fabric's: {', '.join(needs.host_paths) or 'none'}",
+        },
+        {
+            "expression": f"variables.containers.all(c, {sidecar} || !has(c.volumeMounts) || "
+            "c.volumeMounts.all(m, !(m.name in variables.sidecarOnly)))",
+            "message": "only the GPU fabric's sidecar may mount " + (", ".join(needs.sidecar_only_paths) or "-"),
+        },
+        {
+            "expression": "variables.containers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, "
+            "!(m.name in variables.readOnly) || (has(m.readOnly) && m.readOnly)))",
+            "message": "the GPU fabric's library paths must be mounted read-only: "
+            + (", ".join(needs.read_only_paths) or "-"),
+        },
+        {
+            "expression": "variables.ephemeral.all(c, !has(c.volumeMounts) || "
+            "c.volumeMounts.all(m, !(m.name in variables.hostVolumes)))",
+            "message": "ephemeral containers may not mount hostPath volumes",
+        },
     ]
 
 
 def _volumes_with(paths: Sequence[str]) -> str:
-    return (f"has(object.spec.volumes) ? object.spec.volumes.filter(v, has(v.hostPath) && "
-            f"v.hostPath.path in {cel_list(paths)}).map(v, v.name) : []")
+    return (
+        f"has(object.spec.volumes) ? object.spec.volumes.filter(v, has(v.hostPath) && "
+        f"v.hostPath.path in {cel_list(paths)}).map(v, v.name) : []"
+    )
 
 
 def fabric_policy(needs: FabricNeeds) -> dict[str, Any]:
-    variables = [*CONTAINER_VARIABLES,
-                 {"name": "hostVolumes", "expression": "has(object.spec.volumes) ? object.spec.volumes.filter(v, "
-                                                       "has(v.hostPath)).map(v, v.name) : []"},
-                 {"name": "sidecarOnly", "expression": _volumes_with(needs.sidecar_only_paths)},
-                 {"name": "exactSidecars", "expression": "variables.containers.filter(c, c.name in "
-                                                         f"{cel_list(s.name for s in needs.sidecars)}).filter(c, "
-                                                         f"{is_sidecar('c', needs.sidecars)}).map(c, c.name)"},
-                 {"name": "readOnly", "expression": _volumes_with(needs.read_only_paths)}]
-    return validating_policy(FABRIC_POLICY, variables, validations(_is_sidecar("c", needs))
-                             + _sidecar_validations(needs) + _host_path_validations(needs))
+    variables = [
+        *CONTAINER_VARIABLES,
+        {
+            "name": "hostVolumes",
+            "expression": "has(object.spec.volumes) ? object.spec.volumes.filter(v, "
+            "has(v.hostPath)).map(v, v.name) : []",
+        },
+        {"name": "sidecarOnly", "expression": _volumes_with(needs.sidecar_only_paths)},
+        {
+            "name": "exactSidecars",
+            "expression": "variables.containers.filter(c, c.name in "
+            f"{cel_list(s.name for s in needs.sidecars)}).filter(c, "
+            f"{is_sidecar('c', needs.sidecars)}).map(c, c.name)",
+        },
+        {"name": "readOnly", "expression": _volumes_with(needs.read_only_paths)},
+    ]
+    return validating_policy(
+        FABRIC_POLICY,
+        variables,
+        validations(_is_sidecar("c", needs)) + _sidecar_validations(needs) + _host_path_validations(needs),
+    )
 
 
 def device_regex(paths: Sequence[str]) -> str:
@@ -186,28 +227,52 @@ def device_policy(needs: FabricNeeds, namespaces: Sequence[str] | None) -> dict[
     jobs run in namespaces gpu-cluster does not know)."""
     images = cel_list(sorted({s.image for s in needs.sidecars}))
     gpus = cel_list(str(n) for n in needs.gpus_per_node)
-    whole_node = (f"variables.containers.exists(c, has(c.resources) && has(c.resources.limits) && "
-                  f"'{GPU_RESOURCE}' in c.resources.limits && string(c.resources.limits['{GPU_RESOURCE}']) in {gpus})")
-    variables = [*CONTAINER_VARIABLES[:1],
-                 {"name": "deviceKeys", "expression": "has(object.metadata.annotations) ? object.metadata.annotations"
-                                                      f".filter(k, k.startsWith('{DEVICE_PREFIX}')) : []"}]
+    whole_node = (
+        f"variables.containers.exists(c, has(c.resources) && has(c.resources.limits) && "
+        f"'{GPU_RESOURCE}' in c.resources.limits && string(c.resources.limits['{GPU_RESOURCE}']) in {gpus})"
+    )
+    variables = [
+        *CONTAINER_VARIABLES[:1],
+        {
+            "name": "deviceKeys",
+            "expression": "has(object.metadata.annotations) ? object.metadata.annotations"
+            f".filter(k, k.startsWith('{DEVICE_PREFIX}')) : []",
+        },
+    ]
     checks = [
-        {"expression": f"variables.deviceKeys.all(k, k in {cel_list(needs.device_keys)})",
-         "message": f"{DEVICE_PREFIX} annotations are refused except {', '.join(needs.device_keys) or 'none'} "
-                    f"(the NRI device injector would add any host device they name)"},
-        *([{"expression": f"variables.deviceKeys.size() == 0 || request.namespace in {cel_list(namespaces)}",
-            "message": f"{DEVICE_PREFIX} annotations are only admitted where GPU fabric jobs run: "
-                       + (", ".join(namespaces) or "nowhere")}] if namespaces is not None else []),
-        {"expression": "variables.deviceKeys.all(k, object.metadata.annotations[k].matches('"
-                       + device_regex(needs.device_paths) + "'))",
-         "message": "a device annotation may only list the GPU devices, one '- path: /dev/...' line each: "
-                    + ", ".join(needs.device_paths)},
-        {"expression": "variables.deviceKeys.all(k, has(object.spec.initContainers) && object.spec.initContainers"
-                       f".exists(c, '{CONTAINER_PREFIX}' + c.name == k && c.image in {images}))",
-         "message": "a device annotation must name the GPU fabric's sidecar running the pinned RxDM image"},
-        {"expression": f"variables.deviceKeys.size() == 0 || {whole_node}",
-         "message": f"a pod with device annotations must hold the node's GPUs ({GPU_RESOURCE} limit "
-                    f"{' or '.join(str(n) for n in needs.gpus_per_node)})"},
+        {
+            "expression": f"variables.deviceKeys.all(k, k in {cel_list(needs.device_keys)})",
+            "message": f"{DEVICE_PREFIX} annotations are refused except {', '.join(needs.device_keys) or 'none'} "
+            f"(the NRI device injector would add any host device they name)",
+        },
+        *(
+            [
+                {
+                    "expression": f"variables.deviceKeys.size() == 0 || request.namespace in {cel_list(namespaces)}",
+                    "message": f"{DEVICE_PREFIX} annotations are only admitted where GPU fabric jobs run: "
+                    + (", ".join(namespaces) or "nowhere"),
+                }
+            ]
+            if namespaces is not None
+            else []
+        ),
+        {
+            "expression": "variables.deviceKeys.all(k, object.metadata.annotations[k].matches('"
+            + device_regex(needs.device_paths)
+            + "'))",
+            "message": "a device annotation may only list the GPU devices, one '- path: /dev/...' line each: "
+            + ", ".join(needs.device_paths),
+        },
+        {
+            "expression": "variables.deviceKeys.all(k, has(object.spec.initContainers) && object.spec.initContainers"
+            f".exists(c, '{CONTAINER_PREFIX}' + c.name == k && c.image in {images}))",
+            "message": "a device annotation must name the GPU fabric's sidecar running the pinned RxDM image",
+        },
+        {
+            "expression": f"variables.deviceKeys.size() == 0 || {whole_node}",
+            "message": f"a pod with device annotations must hold the node's GPUs ({GPU_RESOURCE} limit "
+            f"{' or '.join(str(n) for n in needs.gpus_per_node)})",
+        },
     ]
     return validating_policy(DEVICE_POLICY, variables, checks)
 
@@ -218,34 +283,60 @@ def exec_policy(needs: FabricNeeds) -> dict[str, Any]:
     rendered command use. Without a container name the API server picks one for the caller, so that is refused too
     (the PodExecOptions do not say which pod's containers are there to pick from)."""
     names = [s.name for s in needs.sidecars]
-    policy = validating_policy(EXEC_POLICY, [], [{
-        "expression": f"has(object.container) && object.container != '' && !(object.container in {cel_list(names)})",
-        "message": f"exec and attach must name the container (kubectl exec -c <container>), and never the GPU "
-                   f"fabric's sidecar ({', '.join(names)}): it holds NET_ADMIN and the host's /sys"}], rule=EXEC_RULE)
+    policy = validating_policy(
+        EXEC_POLICY,
+        [],
+        [
+            {
+                "expression": f"has(object.container) && object.container != '' && !(object.container in {cel_list(names)})",
+                "message": f"exec and attach must name the container (kubectl exec -c <container>), and never the GPU "
+                f"fabric's sidecar ({', '.join(names)}): it holds NET_ADMIN and the host's /sys",
+            }
+        ],
+        rule=EXEC_RULE,
+    )
     del policy["spec"]["variables"]
     return policy
 
 
-def validating_policy(name: str, variables: list[dict[str, str]], checks: list[dict[str, str]],
-            rule: dict[str, Any] = POD_RULE) -> dict[str, Any]:
-    return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy",
-            "metadata": {"name": name, "labels": dict(LABELS)},
-            "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [dict(rule)]},
-                     "variables": variables, "validations": checks}}
+def validating_policy(
+    name: str, variables: list[dict[str, str]], checks: list[dict[str, str]], rule: dict[str, Any] = POD_RULE
+) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name, "labels": dict(LABELS)},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [dict(rule)]},
+            "variables": variables,
+            "validations": checks,
+        },
+    }
 
 
 def binding(policy: str, namespaces: Sequence[str] | None = None) -> dict[str, Any]:
     """``namespaces``: only these (by their immutable name label); None: every namespace but ``EXEMPT_NAMESPACES``."""
-    expr = ({"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(namespaces)} if namespaces is not None
-            else {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(EXEMPT_NAMESPACES)})
-    return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
-            "metadata": {"name": policy, "labels": dict(LABELS)},
-            "spec": {"policyName": policy, "validationActions": ["Deny"],
-                     "matchResources": {"namespaceSelector": {"matchExpressions": [expr]}}}}
+    expr = (
+        {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(namespaces)}
+        if namespaces is not None
+        else {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(EXEMPT_NAMESPACES)}
+    )
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": policy, "labels": dict(LABELS)},
+        "spec": {
+            "policyName": policy,
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchExpressions": [expr]}},
+        },
+    }
 
 
-def admission_objects(pools: Sequence[PoolFacts], team_namespaces: Mapping[str, Sequence[str]] | None,
-                      slurm_namespace: str | None = None) -> list[dict[str, Any]]:
+def admission_objects(
+    pools: Sequence[PoolFacts], team_namespaces: Mapping[str, Sequence[str]] | None, slurm_namespace: str | None = None
+) -> list[dict[str, Any]]:
     """The policies and bindings a stack needs (none without a host-access fabric pool). ``team_namespaces``: pool
     name -> the team namespaces whose jobs run on it (Kueue); ``slurm_namespace``: where the NodeSets run (Slurm);
     both None: the stack has no scheduler, so device annotations are not limited to namespaces."""

@@ -27,6 +27,7 @@ Kueue charges every DRA claim of an admitted workload to quota and holds one on 
 inadmissible (``render/fabric_claim.py``), so the channel DeviceClass maps to ``KUEUE_RESOURCE`` with one channel
 per node of quota.
 """
+
 from __future__ import annotations
 
 import copy
@@ -64,27 +65,40 @@ def pod_claim(pool: PoolFacts, domain: str | None = None) -> dict[str, str] | No
     """The pod-level ``resourceClaims`` entry of the pool's jobs (None: the pool needs no IMEX channel)."""
     if not uses_compute_domains(pool):
         return None
-    return {"name": POD_CLAIM,
-            "resourceClaimTemplateName": channel_template_name(domain or compute_domain_name(pool.name))}
+    return {
+        "name": POD_CLAIM,
+        "resourceClaimTemplateName": channel_template_name(domain or compute_domain_name(pool.name)),
+    }
 
 
-def compute_domain(pool: PoolFacts, namespace: str, name: str | None = None,
-                   labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+def compute_domain(
+    pool: PoolFacts, namespace: str, name: str | None = None, labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     if not uses_compute_domains(pool):
         raise ValueError(f"pool {pool.name}: no rack-scale NVLink domain with ComputeDomains")
     name = name or compute_domain_name(pool.name)
-    return {"apiVersion": API_VERSION, "kind": KIND,
-            "metadata": {"name": name, "namespace": namespace,
-                         "labels": {**PART_OF, **pool.pool_label, **(labels or {})}},
-            "spec": {"numNodes": 0,  # elastic: follows the pods that claim the channel (spec is immutable)
-                     "channel": {"resourceClaimTemplate": {"name": channel_template_name(name)},
-                                 "allocationMode": ALLOCATION_MODE}}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name, "namespace": namespace, "labels": {**PART_OF, **pool.pool_label, **(labels or {})}},
+        "spec": {
+            "numNodes": 0,  # elastic: follows the pods that claim the channel (spec is immutable)
+            "channel": {
+                "resourceClaimTemplate": {"name": channel_template_name(name)},
+                "allocationMode": ALLOCATION_MODE,
+            },
+        },
+    }
 
 
 def compute_domains(pools: Sequence[PoolFacts], namespaces: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
     """One ComputeDomain per rack-scale pool and namespace its jobs run in (``namespaces``: pool -> namespaces)."""
-    return [compute_domain(p, ns) for p in pools if uses_compute_domains(p)
-            for ns in dict.fromkeys(namespaces.get(p.name, ()))]
+    return [
+        compute_domain(p, ns)
+        for p in pools
+        if uses_compute_domains(p)
+        for ns in dict.fromkeys(namespaces.get(p.name, ()))
+    ]
 
 
 def channels_for_gpus(pool: PoolFacts, gpus: int) -> int:

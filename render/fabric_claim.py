@@ -22,6 +22,7 @@ A pod's ``resourceClaimTemplateName`` is looked up in the pod's own namespace, s
 namespace where the pool's jobs run: the team namespaces with quota on the pool (Kubeflow) or the NodeSets'
 namespace (Slurm).
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -73,15 +74,38 @@ def claim_template(pool: PoolFacts, namespace: str) -> dict[str, Any]:
     cls = device_class(pool)
     if cls is None or pool.fabric is None:
         raise ValueError(f"pool {pool.name}: no GKE-managed fabric, so no DRA claim template")
-    return {"apiVersion": API_VERSION, "kind": "ResourceClaimTemplate",
-            "metadata": {"name": claim_template_name(pool.name), "namespace": namespace,
-                         "labels": {**PART_OF, **pool.pool_label}},
-            "spec": {"spec": {"devices": {"requests": [
-                {"name": REQUEST, "exactly": {"deviceClassName": cls, "allocationMode": ALLOCATION_MODE,
-                                              "count": pool.fabric.gpu_nics}}]}}}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": claim_template_name(pool.name),
+            "namespace": namespace,
+            "labels": {**PART_OF, **pool.pool_label},
+        },
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": REQUEST,
+                            "exactly": {
+                                "deviceClassName": cls,
+                                "allocationMode": ALLOCATION_MODE,
+                                "count": pool.fabric.gpu_nics,
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    }
 
 
 def claim_templates(pools: Sequence[PoolFacts], namespaces: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
     """One template per managed pool and namespace its jobs run in (``namespaces``: pool name -> namespaces)."""
-    return [claim_template(p, ns) for p in pools if device_class(p) is not None
-            for ns in dict.fromkeys(namespaces.get(p.name, ()))]
+    return [
+        claim_template(p, ns)
+        for p in pools
+        if device_class(p) is not None
+        for ns in dict.fromkeys(namespaces.get(p.name, ()))
+    ]

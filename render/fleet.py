@@ -7,6 +7,7 @@ worker's job, so the runtime cannot differ per cluster. It selects nodes by ``gp
 worker puts that label on its GPU pools' nodes and on their Kueue ResourceFlavors, so the worker's Kueue picks a pool
 of that model (and adds the pool's own label), and the manager's flavor per model counts the fleet quota.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -29,18 +30,31 @@ def fleet_runtimes(gpus_per_node: Mapping[GpuModel, int]) -> list[dict[str, Any]
     must be the same on every cluster (jobs that need GPUDirect or EFA use a worker's own ``torch-<pool>`` runtime)."""
     out = []
     for model, gpus in sorted(gpus_per_node.items(), key=lambda kv: kv[0].value):
-        container = {"name": "node", "image": TORCH_IMAGE,
-                     "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}}}
-        pod_spec = {"nodeSelector": {FLEET_GPU_LABEL: gpu_slug(model)}, "tolerations": [dict(GPU_TOLERATION)],
-                    "containers": [container]}
+        container = {
+            "name": "node",
+            "image": TORCH_IMAGE,
+            "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+        }
+        pod_spec = {
+            "nodeSelector": {FLEET_GPU_LABEL: gpu_slug(model)},
+            "tolerations": [dict(GPU_TOLERATION)],
+            "containers": [container],
+        }
         job = {"metadata": {"labels": {ANCESTOR_LABEL: "trainer"}}, "spec": {"template": {"spec": pod_spec}}}
-        out.append({
-            "apiVersion": TRAINER_API_VERSION, "kind": "ClusterTrainingRuntime",
-            "metadata": {"name": fleet_runtime_name(model),
-                         "labels": {FRAMEWORK_LABEL: "torch", **FLEET_PART_OF, FLEET_GPU_LABEL: gpu_slug(model)}},
-            "spec": {"mlPolicy": {"numNodes": 1, "torch": {}},
-                     "template": {"spec": {"replicatedJobs": [{"name": "node", "replicas": 1, "template": job}]}}},
-        })
+        out.append(
+            {
+                "apiVersion": TRAINER_API_VERSION,
+                "kind": "ClusterTrainingRuntime",
+                "metadata": {
+                    "name": fleet_runtime_name(model),
+                    "labels": {FRAMEWORK_LABEL: "torch", **FLEET_PART_OF, FLEET_GPU_LABEL: gpu_slug(model)},
+                },
+                "spec": {
+                    "mlPolicy": {"numNodes": 1, "torch": {}},
+                    "template": {"spec": {"replicatedJobs": [{"name": "node", "replicas": 1, "template": job}]}},
+                },
+            }
+        )
     return out
 
 
@@ -50,8 +64,9 @@ def runtime_pod_template(runtime: dict[str, Any]) -> dict[str, Any]:
     return job["spec"]["template"]
 
 
-def admission_facts(sched: Any, pools: Sequence[Any], placements: Mapping[str, Any],
-                    gpus_per_node: Mapping[GpuModel, int]) -> dict[str, Any]:
+def admission_facts(
+    sched: Any, pools: Sequence[Any], placements: Mapping[str, Any], gpus_per_node: Mapping[GpuModel, int]
+) -> dict[str, Any]:
     """What a worker's Kueue decides admission from, for the manager's checks (``stacks/plan/fleet_admission.py``):
     its ResourceFlavors and Topologies, each ClusterQueue's resource groups, cohort and fungibility, and the PodSet of
     each fleet runtime (count and pod template), as rendered on this worker."""
@@ -63,10 +78,19 @@ def admission_facts(sched: Any, pools: Sequence[Any], placements: Mapping[str, A
         "flavors": [{"metadata": {"name": f["metadata"]["name"]}, "spec": f["spec"]} for f in objects.flavors],
         "flavorPools": {flavor: pool for pool, flavor in objects.flavor_names().items()},
         "topologies": [{"metadata": {"name": t["metadata"]["name"]}, "spec": t["spec"]} for t in objects.topologies],
-        "queues": {cq["metadata"]["name"]: {"metadata": {"name": cq["metadata"]["name"]},
-                                            "spec": {k: v for k, v in cq["spec"].items() if k in keep}}
-                   for cq in objects.cluster_queues},
-        "runtimes": {model.value: {"name": rt["metadata"]["name"], "count": rt["spec"]["mlPolicy"]["numNodes"],
-                                   "template": runtime_pod_template(rt)}
-                     for model, rt in zip(sorted(gpus_per_node, key=lambda m: m.value), fleet_runtimes(gpus_per_node))},
+        "queues": {
+            cq["metadata"]["name"]: {
+                "metadata": {"name": cq["metadata"]["name"]},
+                "spec": {k: v for k, v in cq["spec"].items() if k in keep},
+            }
+            for cq in objects.cluster_queues
+        },
+        "runtimes": {
+            model.value: {
+                "name": rt["metadata"]["name"],
+                "count": rt["spec"]["mlPolicy"]["numNodes"],
+                "template": runtime_pod_template(rt),
+            }
+            for model, rt in zip(sorted(gpus_per_node, key=lambda m: m.value), fleet_runtimes(gpus_per_node))
+        },
     }

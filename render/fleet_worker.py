@@ -20,6 +20,7 @@ Least privilege (the sample grants everything cluster-wide, ``kube-system`` incl
 Workloads) come from a Role in each mirrored team namespace. A worker-side admission policy, bound to every namespace,
 refuses the token any write outside them (:func:`token_admission_objects`), should RBAC ever grow.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -38,8 +39,12 @@ SERVICE_ACCOUNT = "multikueue-sa"
 JOB_VERBS = ["create", "delete", "get", "list", "watch"]
 READ_VERBS = ["get", "list", "watch"]
 TOKEN_POLICY = "gpu-cluster-fleet-token"
-KIND_OF_INTEGRATION = {"batch/job": ("batch", "jobs"), "jobset.x-k8s.io/jobset": ("jobset.x-k8s.io", "jobsets"),
-                       "trainer.kubeflow.org/trainjob": ("trainer.kubeflow.org", "trainjobs"), "pod": ("", "pods")}
+KIND_OF_INTEGRATION = {
+    "batch/job": ("batch", "jobs"),
+    "jobset.x-k8s.io/jobset": ("jobset.x-k8s.io", "jobsets"),
+    "trainer.kubeflow.org/trainjob": ("trainer.kubeflow.org", "trainjobs"),
+    "pod": ("", "pods"),
+}
 """API group and resource of each Kueue integration gpu-cluster enables (``render/kueue_config.INTEGRATIONS``): the
 manager dispatches every kind its Kueue manages, so the worker role covers each (a test holds the two in step)."""
 DISPATCHED_KINDS = tuple(KIND_OF_INTEGRATION[i] for i in INTEGRATIONS)
@@ -70,8 +75,10 @@ def cluster_role_rules() -> list[dict[str, Any]]:
 
 def namespace_role_rules() -> list[dict[str, Any]]:
     """In each mirrored namespace: the writes MultiKueue makes there."""
-    rules: list[dict[str, Any]] = [{"apiGroups": [group], "resources": [resource], "verbs": ["create", "delete"]}
-                                   for group, resource in DISPATCHED_KINDS]
+    rules: list[dict[str, Any]] = [
+        {"apiGroups": [group], "resources": [resource], "verbs": ["create", "delete"]}
+        for group, resource in DISPATCHED_KINDS
+    ]
     rules += [
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["create", "delete", "update", "patch"]},
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["patch", "update"]},
@@ -85,28 +92,62 @@ def worker_access_objects(generation: int, namespaces: Sequence[str] = ()) -> li
     meta = {"labels": dict(FLEET_PART_OF)}
     subject = {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}
     out: list[dict[str, Any]] = [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE, **meta}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": f"{SERVICE_ACCOUNT}-role", **meta}, "rules": cluster_role_rules()},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": f"{SERVICE_ACCOUNT}-crb", **meta},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{SERVICE_ACCOUNT}-role"},
-         "subjects": [subject]},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE, **meta},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": f"{SERVICE_ACCOUNT}-role", **meta},
+            "rules": cluster_role_rules(),
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": f"{SERVICE_ACCOUNT}-crb", **meta},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": f"{SERVICE_ACCOUNT}-role",
+            },
+            "subjects": [subject],
+        },
     ]
     for ns in dict.fromkeys(namespaces):
         out += [
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-             "metadata": {"name": f"{SERVICE_ACCOUNT}-writer", "namespace": ns, **meta},
-             "rules": namespace_role_rules()},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-             "metadata": {"name": f"{SERVICE_ACCOUNT}-writer", "namespace": ns, **meta},
-             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{SERVICE_ACCOUNT}-writer"},
-             "subjects": [subject]},
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": {"name": f"{SERVICE_ACCOUNT}-writer", "namespace": ns, **meta},
+                "rules": namespace_role_rules(),
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": f"{SERVICE_ACCOUNT}-writer", "namespace": ns, **meta},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": f"{SERVICE_ACCOUNT}-writer",
+                },
+                "subjects": [subject],
+            },
         ]
-    out.append({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
-                "metadata": {"name": token_secret_name(generation), "namespace": NAMESPACE,
-                             "annotations": {"kubernetes.io/service-account.name": SERVICE_ACCOUNT}, **meta}})
+    out.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/service-account-token",
+            "metadata": {
+                "name": token_secret_name(generation),
+                "namespace": NAMESPACE,
+                "annotations": {"kubernetes.io/service-account.name": SERVICE_ACCOUNT},
+                **meta,
+            },
+        }
+    )
     return out
 
 
@@ -116,9 +157,11 @@ ADMITS_NOTHING = (
     "(!has(object.status.admission) || (request.operation == 'UPDATE' && has(oldObject.status) "
     "&& has(oldObject.status.admission) && object.status.admission == oldObject.status.admission)) && "
     "(!has(object.status.conditions) || object.status.conditions.all(c, !(c.type in "
-    + cel_list(list(ADMITTED_CONDITIONS)) + ") || c.status != 'True' || (request.operation == 'UPDATE' && has(oldObject.status) "
+    + cel_list(list(ADMITTED_CONDITIONS))
+    + ") || c.status != 'True' || (request.operation == 'UPDATE' && has(oldObject.status) "
     "&& has(oldObject.status.conditions) && oldObject.status.conditions.exists(o, o.type == c.type "
-    "&& o.status == 'True')))))")
+    "&& o.status == 'True')))))"
+)
 """The token keeps ``workloads/status`` patch/update in the mirrored namespaces: MultiKueue patches the worker's copy
 when the manager evicts its Workload (``PatchAdmissionStatus`` with ``SetDeactivationTarget``, reason
 ``EvictedOnManagerCluster``: Kueue v0.19.2 ``pkg/controller/admissionchecks/multikueue/workload.go`` lines 590-597, not
@@ -133,20 +176,36 @@ true where they were not."""
 def token_admission_objects(namespaces: Sequence[str]) -> list[dict[str, Any]]:
     """The policy refusing the manager's token any write outside the mirrored namespaces, and its binding to every
     namespace (``kube-system`` included: no namespaceSelector)."""
-    policy = validating_policy(TOKEN_POLICY, [], [{
-        "expression": f"request.userInfo.username != '{username()}' || "
-                      f"request.namespace in {cel_list(list(dict.fromkeys(namespaces)))}",
-        "message": "the fleet manager's token may only write in the mirrored namespaces: "
-                   + (", ".join(dict.fromkeys(namespaces)) or "none")}, {
-        "expression": f"request.userInfo.username != '{username()}' || {ADMITS_NOTHING}",
-        "message": "the fleet manager's token may not mark a Workload as holding quota or admitted (only the "
-                   "worker's own Kueue sets QuotaReserved, Admitted and status.admission)"}],
-        rule={"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE", "DELETE", "CONNECT"],
-              "resources": ["*", "*/*"]})
+    policy = validating_policy(
+        TOKEN_POLICY,
+        [],
+        [
+            {
+                "expression": f"request.userInfo.username != '{username()}' || "
+                f"request.namespace in {cel_list(list(dict.fromkeys(namespaces)))}",
+                "message": "the fleet manager's token may only write in the mirrored namespaces: "
+                + (", ".join(dict.fromkeys(namespaces)) or "none"),
+            },
+            {
+                "expression": f"request.userInfo.username != '{username()}' || {ADMITS_NOTHING}",
+                "message": "the fleet manager's token may not mark a Workload as holding quota or admitted (only the "
+                "worker's own Kueue sets QuotaReserved, Admitted and status.admission)",
+            },
+        ],
+        rule={
+            "apiGroups": ["*"],
+            "apiVersions": ["*"],
+            "operations": ["CREATE", "UPDATE", "DELETE", "CONNECT"],
+            "resources": ["*", "*/*"],
+        },
+    )
     del policy["spec"]["variables"]
-    binding = {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
-               "metadata": {"name": TOKEN_POLICY, "labels": dict(LABELS)},
-               "spec": {"policyName": TOKEN_POLICY, "validationActions": ["Deny"]}}
+    binding = {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": TOKEN_POLICY, "labels": dict(LABELS)},
+        "spec": {"policyName": TOKEN_POLICY, "validationActions": ["Deny"]},
+    }
     return [policy, binding]
 
 
@@ -159,9 +218,13 @@ def worker_kubeconfig(cluster: str, endpoint: str, ca_data: str, token: str) -> 
     """The kubeconfig MultiKueue reads from the manager's Secret: inline CA data and the static token, nothing else."""
     user = f"{cluster}-{SERVICE_ACCOUNT}"
     doc = {
-        "apiVersion": "v1", "kind": "Config", "preferences": {}, "current-context": cluster,
-        "clusters": [{"name": cluster, "cluster": {"server": server_url(endpoint),
-                                                   "certificate-authority-data": ca_data}}],
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
+        "current-context": cluster,
+        "clusters": [
+            {"name": cluster, "cluster": {"server": server_url(endpoint), "certificate-authority-data": ca_data}}
+        ],
         "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user}}],
         "users": [{"name": user, "user": {"token": token}}],
     }
@@ -169,11 +232,17 @@ def worker_kubeconfig(cluster: str, endpoint: str, ca_data: str, token: str) -> 
 
 
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-FORBIDDEN_USER_FIELDS = {"exec": "exec plugins are not allowed", "auth-provider": "auth providers are not allowed",
-                         "tokenFile": "token files are not allowed", "username": "basic auth is not allowed",
-                         "password": "basic auth is not allowed"}
-FORBIDDEN_CLUSTER_FIELDS = {"insecure-skip-tls-verify": "insecure TLS is not allowed",
-                            "certificate-authority": "CA file paths are not allowed"}
+FORBIDDEN_USER_FIELDS = {
+    "exec": "exec plugins are not allowed",
+    "auth-provider": "auth providers are not allowed",
+    "tokenFile": "token files are not allowed",
+    "username": "basic auth is not allowed",
+    "password": "basic auth is not allowed",
+}
+FORBIDDEN_CLUSTER_FIELDS = {
+    "insecure-skip-tls-verify": "insecure TLS is not allowed",
+    "certificate-authority": "CA file paths are not allowed",
+}
 
 
 def check_kubeconfig(text: str) -> list[str]:
@@ -184,12 +253,16 @@ def check_kubeconfig(text: str) -> list[str]:
     doc = yaml.safe_load(text)
     for entry in doc.get("users") or []:
         user = entry.get("user") or {}
-        problems += list(dict.fromkeys(f"user {entry.get('name')}: {why}" for key, why in FORBIDDEN_USER_FIELDS.items()
-                                       if user.get(key)))
+        problems += list(
+            dict.fromkeys(
+                f"user {entry.get('name')}: {why}" for key, why in FORBIDDEN_USER_FIELDS.items() if user.get(key)
+            )
+        )
     for entry in doc.get("clusters") or []:
         cluster = entry.get("cluster") or {}
-        problems += [f"cluster {entry.get('name')}: {why}" for key, why in FORBIDDEN_CLUSTER_FIELDS.items()
-                     if cluster.get(key)]
+        problems += [
+            f"cluster {entry.get('name')}: {why}" for key, why in FORBIDDEN_CLUSTER_FIELDS.items() if cluster.get(key)
+        ]
         if not cluster.get("server"):
             problems.append(f"cluster {entry.get('name')}: server URL is required")
             continue

@@ -7,6 +7,7 @@ retries with back-off, which the preview's docs mention). No GPU is requested, s
 exactly the pool's taints and selects the pool by its label. The namespace enforces the restricted Pod Security level
 and the pod meets it.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -19,8 +20,13 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-cluster"}
 RESTRICTED = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
 NOBODY = 65534
-_SECURITY = {"runAsNonRoot": True, "runAsUser": NOBODY, "allowPrivilegeEscalation": False,
-             "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+_SECURITY = {
+    "runAsNonRoot": True,
+    "runAsUser": NOBODY,
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+}
 _SMALL = {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}}
 
 
@@ -29,13 +35,22 @@ def daemonset_name(pool: str) -> str:
 
 
 def prepull_namespace() -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": PREPULL_NAMESPACE, "labels": {**RESTRICTED, **MANAGED_BY}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": PREPULL_NAMESPACE, "labels": {**RESTRICTED, **MANAGED_BY}},
+    }
 
 
 def _puller(index: int, image: str) -> dict[str, Any]:
-    return {"name": f"pull-{index}", "image": image, "imagePullPolicy": "IfNotPresent",
-            "command": ["sh", "-c", "exit 0"], "resources": _SMALL, "securityContext": _SECURITY}
+    return {
+        "name": f"pull-{index}",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["sh", "-c", "exit 0"],
+        "resources": _SMALL,
+        "securityContext": _SECURITY,
+    }
 
 
 def prepull_daemonset(pool: PoolFacts, images: Sequence[str]) -> dict[str, Any]:
@@ -43,7 +58,8 @@ def prepull_daemonset(pool: PoolFacts, images: Sequence[str]) -> dict[str, Any]:
     name = daemonset_name(pool.name)
     labels = {"app.kubernetes.io/name": "image-prepull", "app.kubernetes.io/instance": name}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
         "metadata": {"name": name, "namespace": PREPULL_NAMESPACE, "labels": {**labels, **MANAGED_BY}},
         "spec": {
             "selector": {"matchLabels": labels},
@@ -54,12 +70,16 @@ def prepull_daemonset(pool: PoolFacts, images: Sequence[str]) -> dict[str, Any]:
                     "nodeSelector": dict(pool.pool_label),
                     "tolerations": [dict(t) for t in pool.tolerations],
                     "automountServiceAccountToken": False,
-                    "securityContext": {"runAsNonRoot": True, "runAsUser": NOBODY,
-                                        "seccompProfile": {"type": "RuntimeDefault"}},
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": NOBODY,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
                     "terminationGracePeriodSeconds": 1,
                     "initContainers": [_puller(i, image) for i, image in enumerate(images)],
-                    "containers": [{"name": "pause", "image": PAUSE_IMAGE, "resources": _SMALL,
-                                    "securityContext": _SECURITY}],
+                    "containers": [
+                        {"name": "pause", "image": PAUSE_IMAGE, "resources": _SMALL, "securityContext": _SECURITY}
+                    ],
                 },
             },
         },

@@ -13,6 +13,7 @@ job's own domain comes with a runtime of its own (``render/compute_domain.py`` `
 
 The domain's lifetime is the job's: delete the three objects together (``kubectl delete -f``) when the job is done.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,14 +31,20 @@ JOB_NAME_MAX = 63
 
 
 def train_job(job: str, namespace: str, queue: str, runtime: str, nodes: int) -> dict[str, Any]:
-    return {"apiVersion": TRAINER_API_VERSION, "kind": "TrainJob",
-            "metadata": {"name": job, "namespace": namespace, "labels": {QUEUE_LABEL: queue, JOB_LABEL: job}},
-            "spec": {"runtimeRef": {"apiGroup": TRAINER_GROUP, "kind": "TrainingRuntime", "name": runtime},
-                     "trainer": {"numNodes": nodes}}}
+    return {
+        "apiVersion": TRAINER_API_VERSION,
+        "kind": "TrainJob",
+        "metadata": {"name": job, "namespace": namespace, "labels": {QUEUE_LABEL: queue, JOB_LABEL: job}},
+        "spec": {
+            "runtimeRef": {"apiGroup": TRAINER_GROUP, "kind": "TrainingRuntime", "name": runtime},
+            "trainer": {"numNodes": nodes},
+        },
+    }
 
 
-def job_domain_objects(pool: PoolFacts, runtime: dict[str, Any], job: str, namespace: str, queue: str,
-                       nodes: int) -> list[dict[str, Any]]:
+def job_domain_objects(
+    pool: PoolFacts, runtime: dict[str, Any], job: str, namespace: str, queue: str, nodes: int
+) -> list[dict[str, Any]]:
     """ComputeDomain, TrainingRuntime and TrainJob of one job on a rack-scale pool (``runtime``: the pool's
     ClusterTrainingRuntime as rendered for the stack), in the order to apply them."""
     domain, own = job_objects(pool, runtime, job, namespace)

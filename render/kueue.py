@@ -13,6 +13,7 @@ ClusterQueue names it (and on a Topology while a flavor names it), so deleting t
 under the same name would wait forever. With a new name, Pulumi's default replacement creates the new object, updates
 the ClusterQueues (or flavors) to point at it, and deletes the old one last, once nothing references it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,8 +31,11 @@ from stacks.spec.scheduling import PoolQuota, Queue, SchedulingSpec
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 GPU_RESOURCE = "nvidia.com/gpu"
 PART_OF = {"app.kubernetes.io/part-of": "gpu-cluster"}
-TEAM_NAMESPACE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
-                      "pod-security.kubernetes.io/audit": "restricted"}
+TEAM_NAMESPACE_PSS = {
+    "pod-security.kubernetes.io/enforce": "baseline",
+    "pod-security.kubernetes.io/warn": "restricted",
+    "pod-security.kubernetes.io/audit": "restricted",
+}
 """Team namespaces run user code: baseline enforced (no privileged pods), restricted reported."""
 FABRIC_NAMESPACE_PSS = {**TEAM_NAMESPACE_PSS, "pod-security.kubernetes.io/enforce": "privileged"}
 """A team with quota on a GKE GPUDirect pool: its jobs mount the fabric's host paths (NCCL plugin, aperture devices)
@@ -68,9 +72,16 @@ class KueueObjects:
     def custom_resources(self) -> list[dict[str, Any]]:
         """Kueue objects in an order that satisfies their references (topology before flavor, config before check,
         both before queue)."""
-        return [*self.topologies, *self.flavors, *self.provisioning_configs, *self.admission_checks,
-                *([self.cohort] if self.cohort else []), *self.priority_classes, *self.cluster_queues,
-                *self.local_queues]
+        return [
+            *self.topologies,
+            *self.flavors,
+            *self.provisioning_configs,
+            *self.admission_checks,
+            *([self.cohort] if self.cohort else []),
+            *self.priority_classes,
+            *self.cluster_queues,
+            *self.local_queues,
+        ]
 
     def flavor_names(self) -> dict[str, str]:
         """Pool name -> name of its ResourceFlavor object."""
@@ -102,8 +113,12 @@ def base_name(obj: dict[str, Any]) -> str:
     return name.rsplit("-", 1)[0] if obj["kind"] in REPLACED_FIELDS else name
 
 
-def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts],
-                 placements: Mapping[str, Placement] | None = None, namespaces: bool = True) -> KueueObjects:
+def render_kueue(
+    spec: SchedulingSpec,
+    pools: Sequence[PoolFacts],
+    placements: Mapping[str, Placement] | None = None,
+    namespaces: bool = True,
+) -> KueueObjects:
     """``placements``: the plan's (``StackPlan.kueue.placements``); computed here only when a caller has none.
     ``namespaces=False``: no team Namespaces (the what-if reads the queues and flavors only, and skips the pods'
     fabric and the admission policy modules the Namespaces need)."""
@@ -116,20 +131,30 @@ def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts],
     flavor_names = out.flavor_names()
     if spec.cohort:
         out.cohort = _obj("Cohort", spec.cohort, spec={})
-    out.priority_classes = [_obj("WorkloadPriorityClass", pc.name, value=pc.value,
-                                 **({"description": pc.description} if pc.description else {}))
-                            for pc in spec.priority_classes]
+    out.priority_classes = [
+        _obj(
+            "WorkloadPriorityClass",
+            pc.name,
+            value=pc.value,
+            **({"description": pc.description} if pc.description else {}),
+        )
+        for pc in spec.priority_classes
+    ]
     out.provisioning_configs, out.admission_checks = provisioning_objects(pools, _obj)
     out.cluster_queues = [_cluster_queue(spec, q, by_name, flavor_names) for q in spec.queues]
-    out.local_queues = [_obj("LocalQueue", q.name, namespace=namespace_of(q), spec={"clusterQueue": q.name})
-                        for q in spec.queues]
+    out.local_queues = [
+        _obj("LocalQueue", q.name, namespace=namespace_of(q), spec={"clusterQueue": q.name}) for q in spec.queues
+    ]
     if not namespaces:
         return out
     from render.admission import FABRIC_POLICY  # lazy: see ``namespaces``
+
     fabric_ns = set(host_fabric_namespaces(spec, pools))
     for ns in dict.fromkeys(namespace_of(q) for q in spec.queues):
-        meta: dict[str, Any] = {"name": ns, "labels": {
-            **PART_OF, **(FABRIC_NAMESPACE_PSS if ns in fabric_ns else TEAM_NAMESPACE_PSS)}}
+        meta: dict[str, Any] = {
+            "name": ns,
+            "labels": {**PART_OF, **(FABRIC_NAMESPACE_PSS if ns in fabric_ns else TEAM_NAMESPACE_PSS)},
+        }
         if ns in fabric_ns:
             meta["annotations"] = {ADMISSION_ANNOTATION: FABRIC_POLICY}
         out.namespaces.append({"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
@@ -139,9 +164,13 @@ def render_kueue(spec: SchedulingSpec, pools: Sequence[PoolFacts],
 def host_fabric_namespaces(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> list[str]:
     """Team namespaces whose queues have quota on a pool whose fabric needs host access (GKE GPUDirect), in order."""
     from render.fabric_pod import pod_fabric  # lazy: only the Namespaces need the pods' fabric
+
     host_fabric = {p.name for p in pools if (f := pod_fabric(p)) is not None and f.host_access}
-    return [ns for ns in dict.fromkeys(namespace_of(q) for q in spec.queues)
-            if any(qt.pool in host_fabric for q in spec.queues if namespace_of(q) == ns for qt in q.quotas)]
+    return [
+        ns
+        for ns in dict.fromkeys(namespace_of(q) for q in spec.queues)
+        if any(qt.pool in host_fabric for q in spec.queues if namespace_of(q) == ns for qt in q.quotas)
+    ]
 
 
 def _obj(kind: str, name: str, namespace: str | None = None, **body: Any) -> dict[str, Any]:
@@ -170,8 +199,9 @@ def _flavor(pool: PoolFacts, where: Placement, topology_names: dict[str, str]) -
     return _obj("ResourceFlavor", content_name(pool.name, "ResourceFlavor", {"spec": spec}), spec=spec)
 
 
-def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFacts],
-                   flavor_names: dict[str, str]) -> dict[str, Any]:
+def _cluster_queue(
+    spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFacts], flavor_names: dict[str, str]
+) -> dict[str, Any]:
     flavors: list[dict[str, Any]] = []
     for quota in queue.quotas:
         if quota.pool not in pools:
@@ -200,8 +230,10 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
     }
     if spec.flavor_fungibility.model_fields_set:  # Kueue's defaults otherwise (the CRD's)
         fung = spec.flavor_fungibility
-        body["flavorFungibility"] = {"whenCanBorrow": fung.when_can_borrow.value,
-                                     "whenCanPreempt": fung.when_can_preempt.value}
+        body["flavorFungibility"] = {
+            "whenCanBorrow": fung.when_can_borrow.value,
+            "whenCanPreempt": fung.when_can_preempt.value,
+        }
     checks = admission_checks_strategy(queue, pools, flavor_names)
     if checks is not None:
         body["admissionChecksStrategy"] = checks
@@ -210,8 +242,7 @@ def _cluster_queue(spec: SchedulingSpec, queue: Queue, pools: dict[str, PoolFact
         body["preemption"]["reclaimWithinCohort"] = spec.preemption.reclaim_within_cohort.value
         borrow = spec.preemption.borrow_within_cohort
         if borrow is not None:
-            body["preemption"]["borrowWithinCohort"] = borrow.model_dump(by_alias=True, exclude_none=True,
-                                                                          mode="json")
+            body["preemption"]["borrowWithinCohort"] = borrow.model_dump(by_alias=True, exclude_none=True, mode="json")
         if spec.fair_sharing:
             body["fairSharing"] = {"weight": queue.fair_share_weight}
     return _obj("ClusterQueue", queue.name, spec=body)

@@ -6,6 +6,7 @@ and adds gang admission (``waitForPodsReady``), fair sharing and the integration
 Field names follow ``config.kueue.x-k8s.io/v1beta2`` (Kueue 0.19), where a present ``waitForPodsReady`` or
 ``fairSharing`` block turns the feature on (v1beta1's ``enable`` flags are gone).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -54,15 +55,21 @@ def base_config(team_namespaces: Sequence[str]) -> dict[str, Any]:
         # quota cannot be bypassed: in the team namespaces every job is Kueue's, queue name or not (a job without
         # one is suspended until it names a queue); elsewhere (system namespaces) Kueue leaves pods alone
         "manageJobsWithoutQueueName": True,
-        "managedJobsNamespaceSelector": {"matchExpressions": [{
-            "key": NAMESPACE_NAME_LABEL, "operator": "In",
-            "values": list(dict.fromkeys(team_namespaces))}]},
+        "managedJobsNamespaceSelector": {
+            "matchExpressions": [
+                {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": list(dict.fromkeys(team_namespaces))}
+            ]
+        },
         "resources": {"excludeResourcePrefixes": list(IGNORED_RESOURCES)},
     }
 
 
-def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = (),
-                   pods_ready_timeout_s: int | None = None, serving: bool = False) -> dict[str, Any]:
+def manager_config(
+    spec: SchedulingSpec,
+    device_classes: Sequence[str] = (),
+    pods_ready_timeout_s: int | None = None,
+    serving: bool = False,
+) -> dict[str, Any]:
     """``device_classes``: the DRA DeviceClasses jobs claim (GKE-managed fabric pools' RDMA NICs), which Kueue must
     map to a quota resource or it holds the jobs as inadmissible (``render/fabric_claim.py``).
     ``pods_ready_timeout_s``: the plan's timeout (``KueuePlan.pods_ready_timeout``, raised for rack-scale pools);
@@ -83,8 +90,11 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = (),
         config["waitForPodsReady"] = {
             "timeout": f"{max(pods_ready_timeout_s or 0, spec.gang.timeout_seconds)}s",
             "blockAdmission": False,
-            "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": REQUEUE_BACKOFF_BASE_SECONDS,
-                                  "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS},
+            "requeuingStrategy": {
+                "timestamp": "Eviction",
+                "backoffBaseSeconds": REQUEUE_BACKOFF_BASE_SECONDS,
+                "backoffMaxSeconds": REQUEUE_BACKOFF_MAX_SECONDS,
+            },
         }
         if spec.gang.recovery_timeout_seconds is not None:  # Kueue defaults it to the timeout
             config["waitForPodsReady"]["recoveryTimeout"] = f"{spec.gang.recovery_timeout_seconds}s"
@@ -93,13 +103,21 @@ def manager_config(spec: SchedulingSpec, device_classes: Sequence[str] = (),
     return config
 
 
-def manager_config_yaml(spec: SchedulingSpec, device_classes: Sequence[str] = (),
-                        pods_ready_timeout_s: int | None = None, serving: bool = False) -> str:
+def manager_config_yaml(
+    spec: SchedulingSpec,
+    device_classes: Sequence[str] = (),
+    pods_ready_timeout_s: int | None = None,
+    serving: bool = False,
+) -> str:
     return yaml.safe_dump(manager_config(spec, device_classes, pods_ready_timeout_s, serving), sort_keys=False)
 
 
-def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = (),
-                 pods_ready_timeout_s: int | None = None, serving: bool = False) -> dict[str, Any]:
+def kueue_values(
+    spec: SchedulingSpec,
+    device_classes: Sequence[str] = (),
+    pods_ready_timeout_s: int | None = None,
+    serving: bool = False,
+) -> dict[str, Any]:
     """Helm values for the Kueue chart: two controller replicas behind a PodDisruptionBudget, and our configuration.
 
     Two replicas share one leader-election lock; the standby keeps Kueue's admission webhooks answering while the
@@ -107,8 +125,9 @@ def kueue_values(spec: SchedulingSpec, device_classes: Sequence[str] = (),
     """
     return {
         "controllerManager": {"replicas": 2, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
-        "managerConfig": {"controllerManagerConfigYaml": manager_config_yaml(spec, device_classes,
-                                                                             pods_ready_timeout_s, serving)},
+        "managerConfig": {
+            "controllerManagerConfigYaml": manager_config_yaml(spec, device_classes, pods_ready_timeout_s, serving)
+        },
     }
 
 

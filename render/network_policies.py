@@ -10,6 +10,7 @@ to the API), the API server to the Katib webhook, and trial pods in the team nam
 (their metrics collectors push results). Enforced by Dataplane V2 on GKE and by the VPC CNI's network policy agent
 on EKS (``components/eks/cluster.py`` turns it on).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -23,9 +24,12 @@ KATIB_COMPONENT = "katib.kubeflow.org/component"
 
 
 def _policy(name: str, selector: dict[str, Any], ingress: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": {"name": name, "namespace": NAMESPACE, "labels": dict(LABELS)},
-            "spec": {"podSelector": selector, "policyTypes": ["Ingress"], **({"ingress": ingress} if ingress else {})}}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": dict(LABELS)},
+        "spec": {"podSelector": selector, "policyTypes": ["Ingress"], **({"ingress": ingress} if ingress else {})},
+    }
 
 
 def _policy_in(namespace: str, name: str, selector: dict[str, Any], ingress: list[dict[str, Any]]) -> dict[str, Any]:
@@ -40,22 +44,55 @@ def isolated_namespace(namespace: str, also_from: Sequence[str] = ()) -> list[di
     or job ports, and no tenant reaches Slurm's daemons or MariaDB. Egress is not restricted."""
     peers: list[dict[str, Any]] = [{"podSelector": {}}]
     if also_from:
-        peers.append({"namespaceSelector": {"matchExpressions": [{
-            "key": "kubernetes.io/metadata.name", "operator": "In", "values": list(also_from)}]}})
-    return [_policy_in(namespace, "default-deny-ingress", {}, []),
-            _policy_in(namespace, "allow-same-ns", {}, [{"from": peers}])]
+        peers.append(
+            {
+                "namespaceSelector": {
+                    "matchExpressions": [
+                        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(also_from)}
+                    ]
+                }
+            }
+        )
+    return [
+        _policy_in(namespace, "default-deny-ingress", {}, []),
+        _policy_in(namespace, "allow-same-ns", {}, [{"from": peers}]),
+    ]
 
 
 def kubeflow_policies(team_namespaces: Sequence[str], katib: bool) -> list[dict[str, Any]]:
     """The policies for the ``kubeflow`` namespace; ``team_namespaces``: where Katib runs trials (the queues')."""
-    out = [_policy("default-deny-ingress", {}, []),
-           _policy("allow-same-ns", {}, [{"from": [{"podSelector": {}}]}])]
+    out = [_policy("default-deny-ingress", {}, []), _policy("allow-same-ns", {}, [{"from": [{"podSelector": {}}]}])]
     if katib:
-        out.append(_policy("katib-webhook-from-api-server", {"matchLabels": {KATIB_COMPONENT: "controller"}},
-                           [{"ports": [{"protocol": "TCP", "port": KATIB_WEBHOOK_PORT}]}]))
+        out.append(
+            _policy(
+                "katib-webhook-from-api-server",
+                {"matchLabels": {KATIB_COMPONENT: "controller"}},
+                [{"ports": [{"protocol": "TCP", "port": KATIB_WEBHOOK_PORT}]}],
+            )
+        )
         if team_namespaces:
-            out.append(_policy("katib-db-manager-from-trials", {"matchLabels": {KATIB_COMPONENT: "db-manager"}}, [{
-                "from": [{"namespaceSelector": {"matchExpressions": [{
-                    "key": "kubernetes.io/metadata.name", "operator": "In", "values": list(team_namespaces)}]}}],
-                "ports": [{"protocol": "TCP", "port": KATIB_DB_MANAGER_PORT}]}]))
+            out.append(
+                _policy(
+                    "katib-db-manager-from-trials",
+                    {"matchLabels": {KATIB_COMPONENT: "db-manager"}},
+                    [
+                        {
+                            "from": [
+                                {
+                                    "namespaceSelector": {
+                                        "matchExpressions": [
+                                            {
+                                                "key": "kubernetes.io/metadata.name",
+                                                "operator": "In",
+                                                "values": list(team_namespaces),
+                                            }
+                                        ]
+                                    }
+                                }
+                            ],
+                            "ports": [{"protocol": "TCP", "port": KATIB_DB_MANAGER_PORT}],
+                        }
+                    ],
+                )
+            )
     return out

@@ -4,6 +4,7 @@ NodeConfig, so it must be a MIME multi-part document (awslabs/amazon-eks-ami nod
 configuration objects"). On nodes whose IMEX runs in ComputeDomain daemons a second, shell-script part (run by
 cloud-init, which hands ``application/node.eks.aws`` parts to nodeadm) masks the AMI's host ``nvidia-imex.service``;
 on device-plugin pools another sets the node's NVIDIA toolkit to ignore a pod's ``NVIDIA_VISIBLE_DEVICES``. Pure."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -67,8 +68,10 @@ def _yaml(value: dict[str, Any], indent: int) -> str:
     return "\n".join(lines)
 
 
-TOOLKIT_SETTINGS = (("accept-nvidia-visible-devices-envvar-when-unprivileged", "false"),
-                    ("accept-nvidia-visible-devices-as-volume-mounts", "true"))
+TOOLKIT_SETTINGS = (
+    ("accept-nvidia-visible-devices-envvar-when-unprivileged", "false"),
+    ("accept-nvidia-visible-devices-as-volume-mounts", "true"),
+)
 """The NVIDIA Container Toolkit settings (``/etc/nvidia-container-runtime/config.toml``) that make a pod's
 ``NVIDIA_VISIBLE_DEVICES`` select nothing unless it is privileged, and the device plugin's ``volume-mounts`` list
 (``render/nvidia_values.py`` ``DEVICE_LIST_STRATEGY``) select the GPUs kubelet allocated: without them a pod asking
@@ -89,8 +92,9 @@ def toolkit_script_part() -> str:
     return _SCRIPT_PART.format(sets=sets)
 
 
-def nodeadm_user_data(plan: PodStartPlan, raid: bool, mask_host_imex: bool = False,
-                      toolkit_lockdown: bool = False) -> str | None:
+def nodeadm_user_data(
+    plan: PodStartPlan, raid: bool, mask_host_imex: bool = False, toolkit_lockdown: bool = False
+) -> str | None:
     """The launch template's user data (before base64), or None when the pool asks nodeadm for nothing, keeps the
     host IMEX service and leaves the node toolkit as the AMI ships it.
     ``toolkit_lockdown``: the pool runs NVIDIA's device plugin with volume-mounts (the toolkit settings above)."""
@@ -99,5 +103,9 @@ def nodeadm_user_data(plan: PodStartPlan, raid: bool, mask_host_imex: bool = Fal
         return None
     # an empty NodeConfig spec is still a valid part: managed node groups merge theirs over it
     head = f"{_HEAD}spec:\n{_yaml(spec, 2)}\n" if spec else f"{_HEAD}spec: {{}}\n"
-    return (head + (f"\n{MASK_HOST_IMEX}" if mask_host_imex else "")
-            + (f"\n{toolkit_script_part()}" if toolkit_lockdown else "") + _TAIL)
+    return (
+        head
+        + (f"\n{MASK_HOST_IMEX}" if mask_host_imex else "")
+        + (f"\n{toolkit_script_part()}" if toolkit_lockdown else "")
+        + _TAIL
+    )

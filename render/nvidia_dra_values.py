@@ -9,6 +9,7 @@ pool label (the chart's default affinity wants NFD labels GKE nodes do not have)
 (``nvidiaDriverRoot``, as cluster-toolkit sets it); on EKS the AL2023 NVIDIA AMI has it at ``/``, the chart default.
 The controller runs on the system pool (no GPU taint there).
 """
+
 from __future__ import annotations
 
 from typing import Sequence

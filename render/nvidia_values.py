@@ -4,6 +4,7 @@ Every key rendered here exists in the pinned chart's default values.yaml (tests 
 ``../shared/schemas``). Daemons target exactly the pools they serve through the ``gpu-cluster/pool`` label, and
 tolerate exactly those pools' taints.
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -28,8 +29,15 @@ CRITICAL_PODS_PER_NODE = 10
 
 def pool_affinity(pools: Iterable[PoolFacts]) -> dict:
     """Node affinity that matches exactly the given pools, by the pool label every GPU node carries."""
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": POOL_LABEL_KEY, "operator": "In", "values": [p.name for p in pools]}]}]}}}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": POOL_LABEL_KEY, "operator": "In", "values": [p.name for p in pools]}]}
+                ]
+            }
+        }
+    }
 
 
 def daemon_tolerations(pools: Iterable[PoolFacts]) -> list[dict]:
@@ -62,23 +70,33 @@ def device_plugin_config(pool: PoolFacts | None, mig_strategy: str, device_list_
     rt = pool.runtime if pool is not None else None
     if rt is not None and rt.sharing == SharingMode.TIME_SLICING:
         # a request for 2 slices could land on one GPU; failing it is clearer than silently sharing
-        doc["sharing"] = {"timeSlicing": {"failRequestsGreaterThanOne": True,
-                                          "resources": [{"name": "nvidia.com/gpu", "replicas": rt.replicas}]}}
+        doc["sharing"] = {
+            "timeSlicing": {
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": "nvidia.com/gpu", "replicas": rt.replicas}],
+            }
+        }
     elif rt is not None and rt.sharing == SharingMode.MPS:
         doc["sharing"] = {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": rt.replicas}]}}
     return yaml.safe_dump(doc, sort_keys=False)
 
 
-def sharing_config_data(plan: GpuRuntimePlan, pools: tuple[PoolFacts, ...], mig_strategy: str,
-                        device_list_strategy: str | None = None) -> dict[str, str]:
+def sharing_config_data(
+    plan: GpuRuntimePlan, pools: tuple[PoolFacts, ...], mig_strategy: str, device_list_strategy: str | None = None
+) -> dict[str, str]:
     """Config-map data: the default entry plus one per pool that time-slices or uses MPS (empty: no config map).
     Entry names are pool names, which is what each pool's ``nvidia.com/device-plugin.config`` label selects."""
     shared = plan.shared_pools(pools)
     if not shared:
         return {}
-    return {DEFAULT_CONFIG_KEY: device_plugin_config(None, mig_strategy, device_list_strategy),
-            **{entry: device_plugin_config(p, mig_strategy, device_list_strategy) for p in shared
-               if (entry := p.resolved_runtime.device_plugin_config)}}  # always named for a sharing pool
+    return {
+        DEFAULT_CONFIG_KEY: device_plugin_config(None, mig_strategy, device_list_strategy),
+        **{
+            entry: device_plugin_config(p, mig_strategy, device_list_strategy)
+            for p in shared
+            if (entry := p.resolved_runtime.device_plugin_config)
+        },
+    }  # always named for a sharing pool
 
 
 def critical_pods_budget(pools: Iterable[PoolFacts]) -> int:
@@ -135,5 +153,7 @@ def efa_device_plugin_values(plan: GpuRuntimePlan) -> dict:
     """AWS EFA device plugin chart values: the chart builds one ``<key> In <values>`` affinity term per key, so
     keying it on the pool label (instead of the instance-type list) targets exactly the EFA pools."""
     pools = plan.efa_pools
-    return {"supportedInstanceLabels": {"keys": [POOL_LABEL_KEY], "values": [p.name for p in pools]},
-            "tolerations": daemon_tolerations(pools)}
+    return {
+        "supportedInstanceLabels": {"keys": [POOL_LABEL_KEY], "values": [p.name for p in pools]},
+        "tolerations": daemon_tolerations(pools),
+    }

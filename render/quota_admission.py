@@ -26,6 +26,7 @@ namespace; ``gpu-cluster-quota`` refuses each of them to everyone but the contro
 And when Kueue does reclaim the GPUs (preemption, a gate removed by mistake), the pod keeps them for its own
 ``terminationGracePeriodSeconds``: capped at :data:`MAX_GRACE_SECONDS`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -55,24 +56,37 @@ JOBSET = sa("kubeflow-system", "jobset-controller")
 """The pinned Trainer chart (kubeflow-trainer-2.3.0, JobSet as its dependency), installed in ``kubeflow-system``."""
 KATIB = sa("kubeflow", "katib-controller")
 """Katib v0.18.0 manifests (``manifests/v1beta1/components/controller``): its Trials create the trial Jobs."""
-KUBE_CONTROLLERS = tuple(sa("kube-system", c) for c in (
-    "cronjob-controller", "daemonset-controller", "deployment-controller", "job-controller", "replicaset-controller",
-    "statefulset-controller"))
+KUBE_CONTROLLERS = tuple(
+    sa("kube-system", c)
+    for c in (
+        "cronjob-controller",
+        "daemonset-controller",
+        "deployment-controller",
+        "job-controller",
+        "replicaset-controller",
+        "statefulset-controller",
+    )
+)
 """kube-controller-manager's per-controller identities (``--use-service-account-credentials``, on GKE and EKS)."""
 GARBAGE_COLLECTOR = sa("kube-system", "generic-garbage-collector")
 """Removes ``ownerReferences`` when children are orphaned."""
 LWS = sa("lws-system", "lws-controller-manager")
 """The pinned LeaderWorkerSet chart (lws-v0.10.0, ``<fullname>-controller-manager``): its groups are StatefulSets it owns."""
 
-OWNED_RULE = {"apiGroups": ["", "apps", "batch", "jobset.x-k8s.io", "leaderworkerset.x-k8s.io"],
-              "apiVersions": ["v1", "v1alpha2"], "operations": ["CREATE", "UPDATE"],
-              "resources": ["pods", "jobs", "jobsets", "replicasets", "statefulsets", "deployments",
-                            "leaderworkersets"]}
+OWNED_RULE = {
+    "apiGroups": ["", "apps", "batch", "jobset.x-k8s.io", "leaderworkerset.x-k8s.io"],
+    "apiVersions": ["v1", "v1alpha2"],
+    "operations": ["CREATE", "UPDATE"],
+    "resources": ["pods", "jobs", "jobsets", "replicasets", "statefulsets", "deployments", "leaderworkersets"],
+}
 """Kueue v0.19.2 follows an owner chain through ReplicaSets and its registered integrations (``isKnownOwner``,
 ``integrationmanager.go``), enabled or not: each of these kinds can carry a forged owner to an admitted job."""
-SUSPEND_RULE = {"apiGroups": ["batch", "jobset.x-k8s.io", "trainer.kubeflow.org"],
-                "apiVersions": ["v1", "v1alpha2", "v1alpha1"], "operations": ["CREATE", "UPDATE"],
-                "resources": ["jobs", "jobsets", "trainjobs"]}
+SUSPEND_RULE = {
+    "apiGroups": ["batch", "jobset.x-k8s.io", "trainer.kubeflow.org"],
+    "apiVersions": ["v1", "v1alpha2", "v1alpha1"],
+    "operations": ["CREATE", "UPDATE"],
+    "resources": ["jobs", "jobsets", "trainjobs"],
+}
 
 
 def child_makers(katib: bool) -> tuple[str, ...]:
@@ -89,72 +103,99 @@ def quota_policy(katib: bool = False) -> dict[str, Any]:
     job_label = "(k in ['controller-uid', 'job-name'] || k.startsWith('batch.kubernetes.io/'))"
     variables = [
         {"name": "owners", "expression": "has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []"},
-        {"name": "oldOwners", "expression": f"{update} && has(oldObject.metadata.ownerReferences) ? "
-                                            "oldObject.metadata.ownerReferences : []"},
+        {
+            "name": "oldOwners",
+            "expression": f"{update} && has(oldObject.metadata.ownerReferences) ? "
+            "oldObject.metadata.ownerReferences : []",
+        },
         {"name": "isPod", "expression": "request.resource.resource == 'pods'"},
         # every gate of Kueue's (admission, and topology: TAS places the pod when it lifts that one), not only one
-        {"name": "oldKueueGates", "expression": f"{update} && has(oldObject.spec.schedulingGates) ? "
-                                                f"oldObject.spec.schedulingGates.filter(g, g.name.startsWith("
-                                                f"'{GATE_PREFIX}')).map(g, g.name) : []"},
-        {"name": "gates", "expression": "has(object.spec.schedulingGates) ? "
-                                        "object.spec.schedulingGates.map(g, g.name) : []"},
+        {
+            "name": "oldKueueGates",
+            "expression": f"{update} && has(oldObject.spec.schedulingGates) ? "
+            f"oldObject.spec.schedulingGates.filter(g, g.name.startsWith("
+            f"'{GATE_PREFIX}')).map(g, g.name) : []",
+        },
+        {
+            "name": "gates",
+            "expression": "has(object.spec.schedulingGates) ? object.spec.schedulingGates.map(g, g.name) : []",
+        },
         {"name": "labels", "expression": "has(object.metadata.labels) ? object.metadata.labels : {}"},
-        {"name": "oldLabels", "expression": f"{update} && has(oldObject.metadata.labels) ? "
-                                            "oldObject.metadata.labels : {}"},
+        {
+            "name": "oldLabels",
+            "expression": f"{update} && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {{}}",
+        },
     ]
     checks = [
         # on UPDATE the owners stay as they were, removal included: an ownerless pod keeps its GPUs while its Job
         # starts a replacement inside the same admitted quota
-        {"expression": f"({update} ? variables.owners == variables.oldOwners : variables.owners.size() == 0) || "
-                       f"{user} in {makers}",
-         "message": "pods, jobs and workload objects with ownerReferences are only created by the controllers that make "
-                    "children, and their ownerReferences are changed (or removed) only by those controllers (Kueue "
-                    "skips a pod that claims an owner, and an ownerless pod keeps its GPUs outside quota); submit the "
-                    "job itself and let its controller create the pods"},
-        {"expression": f"!variables.isPod || !({update}) || {user} in {makers} || "
-                       f"variables.oldLabels.filter(k, {job_label}).all(k, k in variables.labels && "
-                       "variables.labels[k] == variables.oldLabels[k]) && "
-                       f"variables.labels.filter(k, {job_label}).all(k, k in variables.oldLabels)",
-         "message": "a pod's job labels (controller-uid, job-name, batch.kubernetes.io/*) are changed only by the "
-                    "controllers: relabelled, the pod no longer counts as its Job's and keeps its GPUs while the Job "
-                    "starts another"},
-        {"expression": f"!variables.isPod || {user} == '{KUEUE}' || "
-                       "variables.oldKueueGates.all(n, n in variables.gates)",
-         "message": f"only Kueue removes its scheduling gates ({GATE}, and the topology gate): it does so when the "
-                    "workload fits the queue's quota and its place in the topology is chosen"},
-        {"expression": f"!variables.isPod || !has(object.spec.terminationGracePeriodSeconds) || "
-                       f"object.spec.terminationGracePeriodSeconds <= {MAX_GRACE_SECONDS}",
-         "message": f"terminationGracePeriodSeconds is at most {MAX_GRACE_SECONDS} in team namespaces: a "
-                    "preempted pod keeps its GPUs for that long"},
+        {
+            "expression": f"({update} ? variables.owners == variables.oldOwners : variables.owners.size() == 0) || "
+            f"{user} in {makers}",
+            "message": "pods, jobs and workload objects with ownerReferences are only created by the controllers that make "
+            "children, and their ownerReferences are changed (or removed) only by those controllers (Kueue "
+            "skips a pod that claims an owner, and an ownerless pod keeps its GPUs outside quota); submit the "
+            "job itself and let its controller create the pods",
+        },
+        {
+            "expression": f"!variables.isPod || !({update}) || {user} in {makers} || "
+            f"variables.oldLabels.filter(k, {job_label}).all(k, k in variables.labels && "
+            "variables.labels[k] == variables.oldLabels[k]) && "
+            f"variables.labels.filter(k, {job_label}).all(k, k in variables.oldLabels)",
+            "message": "a pod's job labels (controller-uid, job-name, batch.kubernetes.io/*) are changed only by the "
+            "controllers: relabelled, the pod no longer counts as its Job's and keeps its GPUs while the Job "
+            "starts another",
+        },
+        {
+            "expression": f"!variables.isPod || {user} == '{KUEUE}' || "
+            "variables.oldKueueGates.all(n, n in variables.gates)",
+            "message": f"only Kueue removes its scheduling gates ({GATE}, and the topology gate): it does so when the "
+            "workload fits the queue's quota and its place in the topology is chosen",
+        },
+        {
+            "expression": f"!variables.isPod || !has(object.spec.terminationGracePeriodSeconds) || "
+            f"object.spec.terminationGracePeriodSeconds <= {MAX_GRACE_SECONDS}",
+            "message": f"terminationGracePeriodSeconds is at most {MAX_GRACE_SECONDS} in team namespaces: a "
+            "preempted pod keeps its GPUs for that long",
+        },
     ]
     policy = validating_policy(QUOTA_POLICY, variables, checks, rule=OWNED_RULE)
     policy["spec"]["matchConstraints"]["resourceRules"] = [OWNED_RULE, SUSPEND_RULE]
     policy["spec"]["validations"] += [
-        {"expression": f"request.resource.resource == 'pods' || !({update}) || !has(oldObject.spec.suspend) || "
-                       "!oldObject.spec.suspend || (has(object.spec.suspend) && object.spec.suspend) || "
-                       f"{user} in {resumers}",
-         "message": "only Kueue unsuspends a job (and Trainer and JobSet pass its decision to their children): "
-                    "an unsuspended job runs outside quota"},
-        {"expression": f"request.resource.resource != 'jobs' || !({update}) || "
-                       "(has(oldObject.spec.suspend) && oldObject.spec.suspend) || "
-                       "(has(object.spec.parallelism) ? object.spec.parallelism : 1) <= "
-                       "(has(oldObject.spec.parallelism) ? oldObject.spec.parallelism : 1) || "
-                       f"{user} in {resumers}",
-         "message": "a running Job's parallelism is not raised in team namespaces: the extra pods start before Kueue "
-                    "notices the Job no longer matches its admitted quota; delete and resubmit the Job, or suspend "
-                    "it first"},
-        {"expression": "request.resource.resource == 'pods' || !has(object.metadata.annotations) || "
-                       f"!('{ELASTIC_ANNOTATION}' in object.metadata.annotations)",
-         "message": f"elastic Jobs ({ELASTIC_ANNOTATION}) are refused: Kueue does not suspend them again when they "
-                    "scale up"},
+        {
+            "expression": f"request.resource.resource == 'pods' || !({update}) || !has(oldObject.spec.suspend) || "
+            "!oldObject.spec.suspend || (has(object.spec.suspend) && object.spec.suspend) || "
+            f"{user} in {resumers}",
+            "message": "only Kueue unsuspends a job (and Trainer and JobSet pass its decision to their children): "
+            "an unsuspended job runs outside quota",
+        },
+        {
+            "expression": f"request.resource.resource != 'jobs' || !({update}) || "
+            "(has(oldObject.spec.suspend) && oldObject.spec.suspend) || "
+            "(has(object.spec.parallelism) ? object.spec.parallelism : 1) <= "
+            "(has(oldObject.spec.parallelism) ? oldObject.spec.parallelism : 1) || "
+            f"{user} in {resumers}",
+            "message": "a running Job's parallelism is not raised in team namespaces: the extra pods start before Kueue "
+            "notices the Job no longer matches its admitted quota; delete and resubmit the Job, or suspend "
+            "it first",
+        },
+        {
+            "expression": "request.resource.resource == 'pods' || !has(object.metadata.annotations) || "
+            f"!('{ELASTIC_ANNOTATION}' in object.metadata.annotations)",
+            "message": f"elastic Jobs ({ELASTIC_ANNOTATION}) are refused: Kueue does not suspend them again when they "
+            "scale up",
+        },
     ]
     policy["spec"]["validations"].append(
-        {"expression": "request.resource.resource == 'pods' || "
-                       "!has(object.metadata.finalizers) || !('orphan' in object.metadata.finalizers) || "
-                       f"({update} && has(oldObject.metadata.finalizers) && 'orphan' in oldObject.metadata.finalizers) || "
-                       f"{user} in {makers}",
-         "message": "the orphan finalizer is refused on jobs in team namespaces: deleting the job would leave its "
-                    "pods running on GPUs outside quota"})
+        {
+            "expression": "request.resource.resource == 'pods' || "
+            "!has(object.metadata.finalizers) || !('orphan' in object.metadata.finalizers) || "
+            f"({update} && has(oldObject.metadata.finalizers) && 'orphan' in oldObject.metadata.finalizers) || "
+            f"{user} in {makers}",
+            "message": "the orphan finalizer is refused on jobs in team namespaces: deleting the job would leave its "
+            "pods running on GPUs outside quota",
+        }
+    )
     return policy
 
 
@@ -166,19 +207,28 @@ def orphan_policy(katib: bool = False) -> dict[str, Any]:
     group version; ``kubectl`` sends ``Background``), so for Jobs the policy must be named."""
     makers = cel_list(child_makers(katib))
     opts = "request.options"
-    orphans = (f"(has({opts}.orphanDependents) && {opts}.orphanDependents) || "
-               f"(has({opts}.propagationPolicy) && {opts}.propagationPolicy == 'Orphan')")
+    orphans = (
+        f"(has({opts}.orphanDependents) && {opts}.orphanDependents) || "
+        f"(has({opts}.propagationPolicy) && {opts}.propagationPolicy == 'Orphan')"
+    )
     cascades = f"has({opts}.propagationPolicy) && {opts}.propagationPolicy in ['Background', 'Foreground']"
-    checks = [{"expression": f"request.userInfo.username in {makers} || (has({opts}) && !({orphans}) && "
-                             f"(request.resource.resource != 'jobs' || ({cascades})))",
-               "message": "jobs and LeaderWorkerSets in team namespaces are deleted with their pods (propagationPolicy Background or "
-                          "Foreground; a batch/v1 Job deleted without one orphans its pods): orphaned pods keep their "
-                          "GPUs outside quota; use kubectl delete (cascade background, the default)"}]
+    checks = [
+        {
+            "expression": f"request.userInfo.username in {makers} || (has({opts}) && !({orphans}) && "
+            f"(request.resource.resource != 'jobs' || ({cascades})))",
+            "message": "jobs and LeaderWorkerSets in team namespaces are deleted with their pods (propagationPolicy Background or "
+            "Foreground; a batch/v1 Job deleted without one orphans its pods): orphaned pods keep their "
+            "GPUs outside quota; use kubectl delete (cascade background, the default)",
+        }
+    ]
     # a LeaderWorkerSet owns its Kueue Workload too (Kueue's LWS integration): orphaned, its StatefulSets' pods keep
     # their GPUs while Kueue finishes the ownerless Workload
-    rule = {"apiGroups": [*SUSPEND_RULE["apiGroups"], "leaderworkerset.x-k8s.io"],
-            "apiVersions": SUSPEND_RULE["apiVersions"], "operations": ["DELETE"],  # v1 already listed
-            "resources": [*SUSPEND_RULE["resources"], "leaderworkersets"]}
+    rule = {
+        "apiGroups": [*SUSPEND_RULE["apiGroups"], "leaderworkerset.x-k8s.io"],
+        "apiVersions": SUSPEND_RULE["apiVersions"],
+        "operations": ["DELETE"],  # v1 already listed
+        "resources": [*SUSPEND_RULE["resources"], "leaderworkersets"],
+    }
     return validating_policy(ORPHAN_POLICY, [], checks, rule=rule)
 
 

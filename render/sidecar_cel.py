@@ -17,6 +17,7 @@ Fields the API server defaults before admission (``imagePullPolicy``, ``terminat
 free: they do not change what runs. Only fields of the Kubernetes ``Container`` schema appear in ``has()`` (the API
 server refuses to compile a ``has()`` on a field its schema lacks).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,12 +25,34 @@ from typing import Any, Mapping
 
 from render.pod_security_cel import cel_list
 
-FORBIDDEN_FIELDS = ("args", "workingDir", "envFrom", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
-                    "ports", "volumeDevices", "stdin", "stdinOnce", "tty")
+FORBIDDEN_FIELDS = (
+    "args",
+    "workingDir",
+    "envFrom",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "ports",
+    "volumeDevices",
+    "stdin",
+    "stdinOnce",
+    "tty",
+)
 """Container fields the rendered sidecar leaves unset and a tenant may not set on it."""
-SECURITY_FIELDS = ("privileged", "runAsUser", "runAsGroup", "runAsNonRoot", "allowPrivilegeEscalation",
-                   "readOnlyRootFilesystem", "procMount", "seccompProfile", "seLinuxOptions", "appArmorProfile",
-                   "windowsOptions")
+SECURITY_FIELDS = (
+    "privileged",
+    "runAsUser",
+    "runAsGroup",
+    "runAsNonRoot",
+    "allowPrivilegeEscalation",
+    "readOnlyRootFilesystem",
+    "procMount",
+    "seccompProfile",
+    "seLinuxOptions",
+    "appArmorProfile",
+    "windowsOptions",
+)
 """Every ``securityContext`` field but ``capabilities``: the rendered sidecar sets none of them."""
 MOUNT_FIELDS = ("subPath", "subPathExpr", "mountPropagation")
 
@@ -68,13 +91,26 @@ def sidecar_of(container: Mapping[str, Any], volumes: Mapping[str, Mapping[str, 
             sources.append((name, "emptyDir", ""))
         else:
             raise ValueError(f"the sidecar {container['name']} mounts {name}, neither hostPath nor emptyDir")
-    out = Sidecar(name=container["name"], image=container["image"], command=tuple(container.get("command", ())),
-                   capabilities=tuple(sc.get("capabilities", {}).get("add", ())),
-                   restart_policy=container.get("restartPolicy", ""),
-                   env=tuple((e["name"], e["value"]) for e in container.get("env", ())),
-                   mounts=mounts, sources=tuple(sources))
-    cel_list([out.name, out.image, *out.command, *(x for pair in out.env for x in pair), *(x for m in mounts
-              for x in m[:2]), *(src[2] for src in out.sources)])  # raises on a value CEL cannot quote as is
+    out = Sidecar(
+        name=container["name"],
+        image=container["image"],
+        command=tuple(container.get("command", ())),
+        capabilities=tuple(sc.get("capabilities", {}).get("add", ())),
+        restart_policy=container.get("restartPolicy", ""),
+        env=tuple((e["name"], e["value"]) for e in container.get("env", ())),
+        mounts=mounts,
+        sources=tuple(sources),
+    )
+    cel_list(
+        [
+            out.name,
+            out.image,
+            *out.command,
+            *(x for pair in out.env for x in pair),
+            *(x for m in mounts for x in m[:2]),
+            *(src[2] for src in out.sources),
+        ]
+    )  # raises on a value CEL cannot quote as is
     return out
 
 
@@ -88,8 +124,10 @@ def _env(c: str, s: Sidecar) -> str:
 def _mounts(c: str, s: Sidecar) -> str:
     if not s.mounts:
         return f"!has({c}.volumeMounts)"
-    one = " || ".join(f"(m.name == '{n}' && m.mountPath == '{p}'"
-                      + (" && has(m.readOnly) && m.readOnly" if ro else "") + ")" for n, p, ro in s.mounts)
+    one = " || ".join(
+        f"(m.name == '{n}' && m.mountPath == '{p}'" + (" && has(m.readOnly) && m.readOnly" if ro else "") + ")"
+        for n, p, ro in s.mounts
+    )
     free = " && ".join(f"!has(m.{f})" for f in MOUNT_FIELDS)
     return f"(!has({c}.volumeMounts) || {c}.volumeMounts.all(m, {free} && ({one})))"
 
@@ -108,17 +146,21 @@ def _security(c: str, s: Sidecar) -> str:
     if not s.capabilities:
         return f"!has({sc})"
     others = " && ".join(f"!has({sc}.{f})" for f in SECURITY_FIELDS)
-    return (f"(has({sc}) && {others} && has({sc}.capabilities) && has({sc}.capabilities.add) && "
-            f"{sc}.capabilities.add == {cel_list(s.capabilities)})")
+    return (
+        f"(has({sc}) && {others} && has({sc}.capabilities) && has({sc}.capabilities.add) && "
+        f"{sc}.capabilities.add == {cel_list(s.capabilities)})"
+    )
 
 
 def matches(c: str, s: Sidecar) -> str:
     """CEL: container ``c`` is the sidecar ``s`` exactly as rendered (see the module doc)."""
     unset = " && ".join(f"!has({c}.{f})" for f in FORBIDDEN_FIELDS)
-    return (f"({c}.name == '{s.name}' && {c}.image == '{s.image}' && has({c}.command) && "
-            f"{c}.command == {cel_list(s.command)} && {unset} && "
-            f"has({c}.restartPolicy) && {c}.restartPolicy == '{s.restart_policy}' && "
-            f"{_security(c, s)} && {_env(c, s)} && {_mounts(c, s)} && {_sources(s)})")
+    return (
+        f"({c}.name == '{s.name}' && {c}.image == '{s.image}' && has({c}.command) && "
+        f"{c}.command == {cel_list(s.command)} && {unset} && "
+        f"has({c}.restartPolicy) && {c}.restartPolicy == '{s.restart_policy}' && "
+        f"{_security(c, s)} && {_env(c, s)} && {_mounts(c, s)} && {_sources(s)})"
+    )
 
 
 def is_sidecar(c: str, sidecars: tuple[Sidecar, ...]) -> str:

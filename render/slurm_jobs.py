@@ -3,6 +3,7 @@ down. Pure: no Pulumi. The key lets its holder act as any Slurm user, so such po
 (not root), without privilege escalation, under the runtime's default seccomp profile, and are deleted soon after
 they finish (their pod objects no longer name the Secret, and nothing lingers to ``kubectl exec`` into).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,10 +20,19 @@ KEY_FILE_MODE = 0o440
 
 
 def key_job_pod_security() -> dict[str, Any]:
-    return {"run_as_user": SLURM_UID, "run_as_group": SLURM_UID, "run_as_non_root": True, "fs_group": SLURM_UID,
-            "seccomp_profile": {"type": "RuntimeDefault"}}
+    return {
+        "run_as_user": SLURM_UID,
+        "run_as_group": SLURM_UID,
+        "run_as_non_root": True,
+        "fs_group": SLURM_UID,
+        "seccomp_profile": {"type": "RuntimeDefault"},
+    }
 
 
 def key_job_container_security() -> dict[str, Any]:
-    return {"allow_privilege_escalation": False, "privileged": False, "capabilities": {"drop": ["ALL"]},
-            "run_as_non_root": True}
+    return {
+        "allow_privilege_escalation": False,
+        "privileged": False,
+        "capabilities": {"drop": ["ALL"]},
+        "run_as_non_root": True,
+    }

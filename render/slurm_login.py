@@ -10,6 +10,7 @@ sshd: Slinky's operator writes ``sshd_config`` as ``Include /etc/ssh/sshd_config
 login_config.go, v1.2.1). sshd takes the FIRST value of a keyword, so the lines below must not name those four (a
 test checks it): X11 forwarding therefore stays as Slinky sets it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,8 +29,10 @@ OPERATOR_SET_SSHD = ("Include", "UsePAM", "X11Forwarding", "Subsystem")
 INTERNAL_LB_ANNOTATIONS = {
     Cloud.GCP: {"networking.gke.io/load-balancer-type": "Internal"},
     # the AWS Load Balancer Controller reads the scheme; the in-tree controller the ``internal`` flag
-    Cloud.AWS: {"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
-                "service.beta.kubernetes.io/aws-load-balancer-internal": "true"},
+    Cloud.AWS: {
+        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+        "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+    },
 }
 
 
@@ -52,8 +55,10 @@ def sshd_lines(plan: LoginPlan) -> list[str]:
 def service_values(plan: LoginPlan) -> dict[str, Any]:
     if not plan.internal_load_balancer:
         return {"spec": {"type": "ClusterIP"}}
-    return {"metadata": {"annotations": dict(INTERNAL_LB_ANNOTATIONS[plan.cloud])},
-            "spec": {"type": "LoadBalancer", "loadBalancerSourceRanges": list(plan.source_ranges)}}
+    return {
+        "metadata": {"annotations": dict(INTERNAL_LB_ANNOTATIONS[plan.cloud])},
+        "spec": {"type": "LoadBalancer", "loadBalancerSourceRanges": list(plan.source_ranges)},
+    }
 
 
 def login_values(plan: LoginPlan | None) -> dict[str, Any]:
@@ -63,8 +68,10 @@ def login_values(plan: LoginPlan | None) -> dict[str, Any]:
     loginset: dict[str, Any] = {
         "enabled": True,
         "replicas": plan.replicas,
-        "login": {"securityContext": {"privileged": False},
-                  "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "4Gi"}}},
+        "login": {
+            "securityContext": {"privileged": False},
+            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "4Gi"}},
+        },
         "initconf": {"image": dict(INITCONF_IMAGE)},
         "extraSshdConfig": "\n".join(sshd_lines(plan)),
         "service": service_values(plan),

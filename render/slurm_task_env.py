@@ -1,5 +1,6 @@
 """The ``slurm-task-env`` ConfigMap's data from the pools' fabrics: the TaskProlog script and one ``<pool>.env`` per
 fabric NodeSet (``stacks/plan/slurm_task_env.py`` says why and where it is mounted). Pure."""
+
 from __future__ import annotations
 
 from typing import Mapping

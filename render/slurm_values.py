@@ -5,6 +5,7 @@ No secret value is ever in these values: the Slurm key, the JWT key and the data
 Secrets that gpu-cluster creates from Pulumi secrets; the chart only gets their names (``create: false``), so it
 never generates keys (its random-at-render keys would change on every deploy under Pulumi).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ running cluster; pinned to an Alpine release instead."""
 @dataclass(frozen=True)
 class SecretRefs:
     """Names of the Kubernetes Secrets holding the keys (created by gpu-cluster, never by the chart)."""
+
     slurm_key: str = "slurm-auth-slurm"
     slurm_key_key: str = "slurm.key"
     jwt_key: str = "slurm-auth-jwt"
@@ -54,8 +56,12 @@ def operator_values() -> dict[str, Any]:
     return {"crds": {"enabled": True}, "certManager": {"enabled": False}}
 
 
-def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRefs(),
-                 fabrics: Mapping[str, PodFabric | None] | None = None) -> dict[str, Any]:
+def slurm_values(
+    plan: SlurmPlan,
+    cluster_name: str,
+    refs: SecretRefs = SecretRefs(),
+    fabrics: Mapping[str, PodFabric | None] | None = None,
+) -> dict[str, Any]:
     """``fabrics``: per pool, what its slurmd pods need to use the pool's GPU fabric (``render/fabric_pod.py``)."""
     config_files = {"gres.conf": plan.gres_conf()}
     topology = plan.topology_yaml()
@@ -66,18 +72,24 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
         "slurmKey": {"create": False, "secretRef": {"name": refs.slurm_key, "key": refs.slurm_key_key}},
         "jwtKey": {"create": False, "secretRef": {"name": refs.jwt_key, "key": refs.jwt_key_key}},
         "configFiles": config_files,
-        "controller": {"extraConf": plan.extra_conf(), "persistence": {"enabled": True},
-                       "logfile": {"image": dict(LOGFILE_IMAGE)}},
+        "controller": {
+            "extraConf": plan.extra_conf(),
+            "persistence": {"enabled": True},
+            "logfile": {"image": dict(LOGFILE_IMAGE)},
+        },
         "nodesetDefaults": {"logfile": {"image": dict(LOGFILE_IMAGE)}},
         "accounting": {"enabled": plan.accounting},
-        "nodesets": {n.pool: {
-            "enabled": True,
-            "replicas": n.pods_at_deploy,
-            "extraConf": n.node_conf,
-            "partition": {"enabled": False},  # partitions come from `partitions` below, one per pool
-            "slurmd": {"resources": n.pod_resources(), **({"args": list(SLURMD_BOOT_ARGS)} if n.scales else {})},
-            "podSpec": {"nodeSelector": dict(n.node_selector), "tolerations": [dict(t) for t in n.tolerations]},
-        } for n in plan.nodesets},
+        "nodesets": {
+            n.pool: {
+                "enabled": True,
+                "replicas": n.pods_at_deploy,
+                "extraConf": n.node_conf,
+                "partition": {"enabled": False},  # partitions come from `partitions` below, one per pool
+                "slurmd": {"resources": n.pod_resources(), **({"args": list(SLURMD_BOOT_ARGS)} if n.scales else {})},
+                "podSpec": {"nodeSelector": dict(n.node_selector), "tolerations": [dict(t) for t in n.tolerations]},
+            }
+            for n in plan.nodesets
+        },
         # The chart's example `all` partition is replaced by ours (or switched off).
         "partitions": {"all": {"enabled": False}},
         **login_values(plan.login),  # `loginsets` (never the chart's public LoadBalancer), `sssd`
@@ -94,18 +106,25 @@ def slurm_values(plan: SlurmPlan, cluster_name: str, refs: SecretRefs = SecretRe
         _wire_scaling(values["controller"])
     if plan.accounting:
         values["accounting"]["storageConfig"] = {
-            "host": refs.db_host, "port": MARIADB_PORT, "database": DATABASE, "username": DATABASE_USER,
-            "passwordKeyRef": {"name": refs.db_password, "key": refs.db_password_key}}
+            "host": refs.db_host,
+            "port": MARIADB_PORT,
+            "database": DATABASE,
+            "username": DATABASE_USER,
+            "passwordKeyRef": {"name": refs.db_password, "key": refs.db_password_key},
+        }
     return values
 
 
 def _wire_scaling(controller: dict[str, Any]) -> None:
     """slurmctld runs ResumeProgram/SuspendProgram: mount them (executable) and give the pod the ServiceAccount that
     may patch the NodeSets' scale subresource. ``controller.podSpec`` extends the Controller's corev1.PodSpec."""
-    controller["podSpec"] = {"serviceAccountName": SCALER_ACCOUNT, "volumes": [
-        {"name": "scaling-programs", "configMap": {"name": SCALING_PROGRAMS, "defaultMode": 0o555}}]}
-    controller["slurmctld"] = {"volumeMounts": [
-        {"name": "scaling-programs", "mountPath": SCRIPT_DIR, "readOnly": True}]}
+    controller["podSpec"] = {
+        "serviceAccountName": SCALER_ACCOUNT,
+        "volumes": [{"name": "scaling-programs", "configMap": {"name": SCALING_PROGRAMS, "defaultMode": 0o555}}],
+    }
+    controller["slurmctld"] = {
+        "volumeMounts": [{"name": "scaling-programs", "mountPath": SCRIPT_DIR, "readOnly": True}]
+    }
 
 
 def chart_image(image: str) -> dict[str, str]:
@@ -143,8 +162,7 @@ def _wire_task_env(values: dict[str, Any], task_env: Mapping[str, PodFabric]) ->
     """Jobs get the fabric's env through a TaskProlog (``stacks/plan/slurm_task_env.py``): slurm.conf names it, every
     NodeSet mounts the ConfigMap with the script, fabric NodeSets also their env file."""
     extra = values["controller"]["extraConf"]
-    values["controller"]["extraConf"] = f"{extra}\nTaskProlog={TASK_PROLOG}" if extra else \
-        f"TaskProlog={TASK_PROLOG}"
+    values["controller"]["extraConf"] = f"{extra}\nTaskProlog={TASK_PROLOG}" if extra else f"TaskProlog={TASK_PROLOG}"
     for pool, nodeset in values["nodesets"].items():
         pod = nodeset["podSpec"]
         pod["volumes"] = [*pod.get("volumes", []), task_env_volume(pool, pool in task_env)]
@@ -158,17 +176,27 @@ def task_env_config_map_data(plan: SlurmPlan, fabrics: Mapping[str, PodFabric | 
     return config_map_data(task_env) if task_env else None
 
 
-def client_slurm_conf(cluster_name: str, ctld_host: str = CONTROLLER_SERVICE, ctld_port: int = SLURMCTLD_PORT,
-                      dbd_host: str = ACCOUNTING_SERVICE, dbd_port: int = SLURMDBD_PORT) -> str:
+def client_slurm_conf(
+    cluster_name: str,
+    ctld_host: str = CONTROLLER_SERVICE,
+    ctld_port: int = SLURMCTLD_PORT,
+    dbd_host: str = ACCOUNTING_SERVICE,
+    dbd_port: int = SLURMDBD_PORT,
+) -> str:
     """The few lines ``sacctmgr`` needs to reach slurmdbd with auth/slurm (no controller is contacted). auth/slurm
     reads ``slurm.key`` from the directory of slurm.conf."""
-    return "\n".join([
-        f"ClusterName={cluster_name}",
-        f"SlurmctldHost={ctld_host}",
-        f"SlurmctldPort={ctld_port}",
-        "AuthType=auth/slurm",
-        "CredType=cred/slurm",
-        "AccountingStorageType=accounting_storage/slurmdbd",
-        f"AccountingStorageHost={dbd_host}",
-        f"AccountingStoragePort={dbd_port}",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"ClusterName={cluster_name}",
+                f"SlurmctldHost={ctld_host}",
+                f"SlurmctldPort={ctld_port}",
+                "AuthType=auth/slurm",
+                "CredType=cred/slurm",
+                "AccountingStorageType=accounting_storage/slurmdbd",
+                f"AccountingStorageHost={dbd_host}",
+                f"AccountingStoragePort={dbd_port}",
+            ]
+        )
+        + "\n"
+    )

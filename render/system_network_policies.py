@@ -15,6 +15,7 @@ Health ports (8081) are probed by the kubelet from the node, which NetworkPolicy
 or the VPC CNI's policy agent, so they get no allow. Pods on the host network (EFA device plugin) are outside
 NetworkPolicy altogether. Egress is not restricted.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -63,55 +64,97 @@ KEDA_OPERATOR = {"app": "keda-operator"}
 KEDA_METRICS_API = {"app": "keda-operator-metrics-apiserver"}
 LWS = {"app.kubernetes.io/name": "lws", "control-plane": "controller-manager"}
 
-SYSTEM_NAMESPACES = {ns.namespace: ns for ns in (
-    SystemNamespace("kueue-system", (
-        Allow("webhook-from-api-server", KUEUE, (9443,), Source.API_SERVER, "admission webhooks"),
-        Allow("visibility-from-api-server", KUEUE, (8082,), Source.API_SERVER, "visibility API (APIService)"),
-        Allow("metrics-from-scrapers", KUEUE, (8443,), Source.SCRAPERS),
-    )),
-    SystemNamespace("kubeflow-system", (
-        Allow("jobset-webhook-from-api-server", JOBSET, (9443,), Source.API_SERVER, "JobSet admission webhooks"),
-        Allow("trainer-webhook-from-api-server", TRAINER, (9443,), Source.API_SERVER, "Trainer admission webhooks"),
-        Allow("trainer-status-from-teams", TRAINER, (10443,), Source.TEAMS, "TrainJob progress from training pods"),
-        Allow("metrics-from-scrapers-jobset", JOBSET, (8443,), Source.SCRAPERS),
-        Allow("metrics-from-scrapers-trainer", TRAINER, (8443,), Source.SCRAPERS),
-    )),
-    SystemNamespace("slinky", (
-        Allow("webhook-from-api-server", SLINKY_WEBHOOK, (9443,), Source.API_SERVER, "Slinky CR webhooks"),
-        Allow("metrics-from-scrapers", SLINKY_OPERATOR, (8080,), Source.SCRAPERS),
-    )),
-    SystemNamespace("gpu-operator", (
-        Allow("metrics-from-scrapers-operator", GPU_OPERATOR, (8080,), Source.SCRAPERS),
-        Allow("metrics-from-scrapers-nfd", NFD, (8080,), Source.SCRAPERS),
-        Allow("metrics-from-scrapers-dcgm", DCGM_EXPORTER, (9400,), Source.SCRAPERS,
-              "the operator creates the DCGM exporter and its Service at run time"),
-    )),
-    SystemNamespace("nvidia-device-plugin", (
-        Allow("metrics-from-scrapers-nfd", NFD, (8080,), Source.SCRAPERS),
-    )),
-    SystemNamespace("dra-driver-nvidia-gpu"),
-    SystemNamespace("aws-efa-device-plugin"),
-    SystemNamespace("gpu-cluster-prepull"),  # pre-pull DaemonSets: nothing calls in
-    SystemNamespace("keda", (  # serving's autoscaler
-        Allow("webhook-from-api-server", KEDA_WEBHOOKS, (9443,), Source.API_SERVER, "ScaledObject webhooks"),
-        Allow("metrics-api-from-api-server", KEDA_METRICS_API, (6443,), Source.API_SERVER,
-              "external metrics API (APIService) the HPA reads"),
-        Allow("metrics-from-scrapers", KEDA_METRICS_API, (8080,), Source.SCRAPERS),
-        Allow("operator-from-metrics-api", KEDA_OPERATOR, (9666,), Source.NAMESPACE,
-              "the metrics API server reads scaler metrics from the operator (gRPC)"),
-    )),
-    SystemNamespace("lws-system", (
-        Allow("webhook-from-api-server", LWS, (9443,), Source.API_SERVER, "LeaderWorkerSet webhooks"),
-    )),
-)}
+SYSTEM_NAMESPACES = {
+    ns.namespace: ns
+    for ns in (
+        SystemNamespace(
+            "kueue-system",
+            (
+                Allow("webhook-from-api-server", KUEUE, (9443,), Source.API_SERVER, "admission webhooks"),
+                Allow("visibility-from-api-server", KUEUE, (8082,), Source.API_SERVER, "visibility API (APIService)"),
+                Allow("metrics-from-scrapers", KUEUE, (8443,), Source.SCRAPERS),
+            ),
+        ),
+        SystemNamespace(
+            "kubeflow-system",
+            (
+                Allow(
+                    "jobset-webhook-from-api-server", JOBSET, (9443,), Source.API_SERVER, "JobSet admission webhooks"
+                ),
+                Allow(
+                    "trainer-webhook-from-api-server", TRAINER, (9443,), Source.API_SERVER, "Trainer admission webhooks"
+                ),
+                Allow(
+                    "trainer-status-from-teams", TRAINER, (10443,), Source.TEAMS, "TrainJob progress from training pods"
+                ),
+                Allow("metrics-from-scrapers-jobset", JOBSET, (8443,), Source.SCRAPERS),
+                Allow("metrics-from-scrapers-trainer", TRAINER, (8443,), Source.SCRAPERS),
+            ),
+        ),
+        SystemNamespace(
+            "slinky",
+            (
+                Allow("webhook-from-api-server", SLINKY_WEBHOOK, (9443,), Source.API_SERVER, "Slinky CR webhooks"),
+                Allow("metrics-from-scrapers", SLINKY_OPERATOR, (8080,), Source.SCRAPERS),
+            ),
+        ),
+        SystemNamespace(
+            "gpu-operator",
+            (
+                Allow("metrics-from-scrapers-operator", GPU_OPERATOR, (8080,), Source.SCRAPERS),
+                Allow("metrics-from-scrapers-nfd", NFD, (8080,), Source.SCRAPERS),
+                Allow(
+                    "metrics-from-scrapers-dcgm",
+                    DCGM_EXPORTER,
+                    (9400,),
+                    Source.SCRAPERS,
+                    "the operator creates the DCGM exporter and its Service at run time",
+                ),
+            ),
+        ),
+        SystemNamespace("nvidia-device-plugin", (Allow("metrics-from-scrapers-nfd", NFD, (8080,), Source.SCRAPERS),)),
+        SystemNamespace("dra-driver-nvidia-gpu"),
+        SystemNamespace("aws-efa-device-plugin"),
+        SystemNamespace("gpu-cluster-prepull"),  # pre-pull DaemonSets: nothing calls in
+        SystemNamespace(
+            "keda",
+            (  # serving's autoscaler
+                Allow("webhook-from-api-server", KEDA_WEBHOOKS, (9443,), Source.API_SERVER, "ScaledObject webhooks"),
+                Allow(
+                    "metrics-api-from-api-server",
+                    KEDA_METRICS_API,
+                    (6443,),
+                    Source.API_SERVER,
+                    "external metrics API (APIService) the HPA reads",
+                ),
+                Allow("metrics-from-scrapers", KEDA_METRICS_API, (8080,), Source.SCRAPERS),
+                Allow(
+                    "operator-from-metrics-api",
+                    KEDA_OPERATOR,
+                    (9666,),
+                    Source.NAMESPACE,
+                    "the metrics API server reads scaler metrics from the operator (gRPC)",
+                ),
+            ),
+        ),
+        SystemNamespace(
+            "lws-system",
+            (Allow("webhook-from-api-server", LWS, (9443,), Source.API_SERVER, "LeaderWorkerSet webhooks"),),
+        ),
+    )
+}
 
 
 def _policy(namespace: str, name: str, selector: dict[str, Any], ingress: list[dict[str, Any]]) -> dict[str, Any]:
     spec: dict[str, Any] = {"podSelector": selector, "policyTypes": ["Ingress"]}
     if ingress:
         spec["ingress"] = ingress
-    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(LABELS)}, "spec": spec}
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(LABELS)},
+        "spec": spec,
+    }
 
 
 def _peers(source: Source, team_namespaces: Sequence[str]) -> list[dict[str, Any]] | None:
@@ -121,17 +164,29 @@ def _peers(source: Source, team_namespaces: Sequence[str]) -> list[dict[str, Any
     if source == Source.NAMESPACE:
         return [{"podSelector": {}}]
     if source == Source.TEAMS:
-        return [{"namespaceSelector": {"matchExpressions": [{
-            "key": "kubernetes.io/metadata.name", "operator": "In", "values": sorted(team_namespaces)}]}}] \
-            if team_namespaces else []
+        return (
+            [
+                {
+                    "namespaceSelector": {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": sorted(team_namespaces)}
+                        ]
+                    }
+                }
+            ]
+            if team_namespaces
+            else []
+        )
     return [{"namespaceSelector": {"matchLabels": {SCRAPER_LABEL: "true"}}}]
 
 
 def system_namespace_policies(namespace: str, team_namespaces: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Default-deny, same-namespace, and the namespace's allows. ``team_namespaces``: where TrainJobs run."""
     ns = SYSTEM_NAMESPACES[namespace]
-    out = [_policy(namespace, "default-deny-ingress", {}, []),
-           _policy(namespace, "allow-same-ns", {}, [{"from": [{"podSelector": {}}]}])]
+    out = [
+        _policy(namespace, "default-deny-ingress", {}, []),
+        _policy(namespace, "allow-same-ns", {}, [{"from": [{"podSelector": {}}]}]),
+    ]
     for allow in ns.allows:
         peers = _peers(allow.source, team_namespaces)
         if peers == []:

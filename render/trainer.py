@@ -7,6 +7,7 @@ placement annotation on the pod template; on a fabric pool, what NCCL needs to u
 (``render/fabric_pod.py``). A team submits a TrainJob with ``runtimeRef: torch-<pool>`` and the label
 ``kueue.x-k8s.io/queue-name: <queue>``; Kueue admits it against the queue's quota in that pool.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -62,8 +63,9 @@ def training_runtimes(pools: Sequence[PoolFacts], placements: Mapping[str, Place
     return out
 
 
-def _runtime(pool: PoolFacts, where: Placement | None, annotations: Mapping[str, str] | None = None,
-             name: str | None = None) -> dict[str, Any]:
+def _runtime(
+    pool: PoolFacts, where: Placement | None, annotations: Mapping[str, str] | None = None, name: str | None = None
+) -> dict[str, Any]:
     gpus = pool.gpus_per_node
     pod_meta: dict[str, Any] = {}
     if where is not None and where.annotation is not None:
@@ -71,22 +73,32 @@ def _runtime(pool: PoolFacts, where: Placement | None, annotations: Mapping[str,
         pod_meta["annotations"] = {key: label}
     if annotations:
         pod_meta["annotations"] = dict(annotations)
-    container = {"name": "node", "image": runtime_image(pool),
-                 "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}}}
-    pod_spec: dict[str, Any] = {"nodeSelector": dict(pool.pool_label),
-                                "tolerations": [dict(t) for t in pool.tolerations], "containers": [container]}
+    container = {
+        "name": "node",
+        "image": runtime_image(pool),
+        "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+    }
+    pod_spec: dict[str, Any] = {
+        "nodeSelector": dict(pool.pool_label),
+        "tolerations": [dict(t) for t in pool.tolerations],
+        "containers": [container],
+    }
     fabric = pod_fabric(pool)
     if fabric is not None:  # the pool's GPU network: NICs, RxDM sidecar, NCCL env, or EFA devices
         pod_spec = apply_to_pod_spec({**pod_spec, "containers": [apply_to_container(container, fabric)]}, fabric)
         if fabric.annotations:
             pod_meta["annotations"] = {**pod_meta.get("annotations", {}), **fabric.annotations}
-    job_template = {"metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
-                    "spec": {"template": {**({"metadata": pod_meta} if pod_meta else {}), "spec": pod_spec}}}
+    job_template = {
+        "metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
+        "spec": {"template": {**({"metadata": pod_meta} if pod_meta else {}), "spec": pod_spec}},
+    }
     return {
-        "apiVersion": API_VERSION, "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": name or runtime_name(pool.name),
-                     "labels": {FRAMEWORK_LABEL: "torch", "app.kubernetes.io/part-of": "gpu-cluster",
-                                **pool.pool_label}},
+        "apiVersion": API_VERSION,
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {
+            "name": name or runtime_name(pool.name),
+            "labels": {FRAMEWORK_LABEL: "torch", "app.kubernetes.io/part-of": "gpu-cluster", **pool.pool_label},
+        },
         "spec": {
             "mlPolicy": {"numNodes": 1, "torch": {}},  # v2.3: processes per node follow the GPUs the node requests
             "template": {"spec": {"replicatedJobs": [{"name": "node", "replicas": 1, "template": job_template}]}},

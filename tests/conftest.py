@@ -2,6 +2,7 @@
 
 Append new fixtures at the end of this file.
 """
+
 from __future__ import annotations
 
 import os
@@ -72,8 +73,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
         lines = stamp.read_text().splitlines()
         status, sentence = release_check(lines[1])
         notice = "" if status == "same" else f" -- {sentence}"
-        terminalreporter.write_line(f"real Slurm: slurmctld -V = {lines[1]}; {', '.join(lines[2:5])} "
-                                    f"({stamp.parent}){notice}")
+        terminalreporter.write_line(
+            f"real Slurm: slurmctld -V = {lines[1]}; {', '.join(lines[2:5])} ({stamp.parent}){notice}"
+        )
     else:
         terminalreporter.write_line("real Slurm: test root not built (scripts/slurm-root.sh); real-Slurm tests skipped")
 
@@ -95,7 +97,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     from tests.support.peers import peer_markers
 
     modules = dict(sys.modules)
-    slow = recorded()  # tests a full run measured at durations.SLOW_S or more (tests/durations.json): left out of the quick loop
+    slow = (
+        recorded()
+    )  # tests a full run measured at durations.SLOW_S or more (tests/durations.json): left out of the quick loop
     for item in items:
         for marker in peer_markers(item, modules):
             if marker not in item.keywords:
@@ -105,9 +109,12 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--record-durations", action="store_true",
-                     help="add the tests this run measured at tests.support.durations.SLOW_S or more to "
-                          "tests/durations.json (their slow marker keeps them out of the quick loop)")
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help="add the tests this run measured at tests.support.durations.SLOW_S or more to "
+        "tests/durations.json (their slow marker keeps them out of the quick loop)",
+    )
 
 
 _MEASURED: dict[str, float] = {}
@@ -138,4 +145,5 @@ def pytest_sessionfinish(session) -> None:
     worker = hasattr(session.config, "workerinput")  # under xdist the controller sees every report and writes once
     if session.config.getoption("--record-durations") and _MEASURED and not worker:
         from tests.support.durations import merged, recorded, write
+
         write(merged(recorded(), _MEASURED))

@@ -1,6 +1,7 @@
 """The node autoscaler of Kubernetes pools (GKE's, or the Cluster Autoscaler on EKS): pods that fit on no node ask
 for new nodes, up to maxNodes, which join after the catalog's provisioning delay; a node empty for
 ``SCALE_DOWN_UNNEEDED_S`` goes away, down to minNodes. Slurm NodeSets and ``nodes_up='max'`` runs never scale."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -75,4 +76,3 @@ class Autoscaler:
             idle_from = n.idle_since if n.state == UP else booted + pool.model.provision_s
             tails.append(max(0.0, idle_from + SCALE_DOWN_UNNEEDED_S - end))
         return sum(sorted(tails)[:extra])
-

@@ -1,5 +1,6 @@
 """``--vs STACK``: the same workload through two configs, and the differences a reviewer acts on ("p95 wait of
 research goes from 12 min to 3 h", "$ per used GPU-hour from 4.10 to 3.20")."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -41,11 +42,17 @@ def compare_table(c: dict[str, Any]) -> Table:
 
 
 def compare_markdown(c: dict[str, Any]) -> list[str]:
-    lines = [f"### Compared: `{c['base']}` → `{c['vs']}`", "", f"| | {c['base']} | {c['vs']} | change |",
-             "|---|---:|---:|---:|"]
+    lines = [
+        f"### Compared: `{c['base']}` → `{c['vs']}`",
+        "",
+        f"| | {c['base']} | {c['vs']} | change |",
+        "|---|---:|---:|---:|",
+    ]
     for r in c["rows"]:
-        lines.append(f"| {r['what']} | {show(r['base'], r['kind'])} | {show(r['vs'], r['kind'])} | "
-                     f"{show(r['delta'], r['kind'], True)} |")
+        lines.append(
+            f"| {r['what']} | {show(r['base'], r['kind'])} | {show(r['vs'], r['kind'])} | "
+            f"{show(r['delta'], r['kind'], True)} |"
+        )
     return lines
 
 

@@ -3,6 +3,7 @@ job's state every scheduler uses, the ``Scheduler`` protocol the engine drives (
 of it) and the narrow ``Host`` protocol a scheduler may use. The engine (``engine.py``) implements ``Host``; the
 schedulers (``kueue_sched.py``, ``slurm_sched.py``) implement ``Scheduler`` and add their own per-job fields in a
 ``JobState`` subclass. Nobody here imports a scheduler or the engine, so there is no import circle."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
@@ -17,8 +18,26 @@ PENDING, ADMITTED, RUNNING, DONE, NEVER = range(5)
 
 class JobState:
     """A job during one run, as the engine sees it (scheduler-specific fields live in subclasses)."""
-    __slots__ = ("job", "n", "state", "pool", "alloc", "start", "token", "starts", "preempts", "backfilled",
-                 "never", "eligible", "placed_nodes", "end", "running_at", "ready_at", "saved_s")
+
+    __slots__ = (
+        "job",
+        "n",
+        "state",
+        "pool",
+        "alloc",
+        "start",
+        "token",
+        "starts",
+        "preempts",
+        "backfilled",
+        "never",
+        "eligible",
+        "placed_nodes",
+        "end",
+        "running_at",
+        "ready_at",
+        "saved_s",
+    )
 
     def __init__(self, job: Job, n: int):
         self.job, self.n = job, n
@@ -46,6 +65,7 @@ class JobState:
 
 class Host(Protocol):
     """The engine as a scheduler (and the autoscaler) may use it."""
+
     cluster: ClusterModel
     options: SimOptions
     pools: dict[str, PoolState]
@@ -70,8 +90,10 @@ J = TypeVar("J", bound=JobState)
 
 class Scheduler(Protocol, Generic[J]):
     """A scheduler family, over its own ``JobState`` subclass ``J``."""
+
     def new_job(self, job: Job, n: int) -> J:
         """The scheduler's job state for a submitted job (the engine creates every job through this)."""
+
     def submit(self, js: J, now: float) -> None: ...
     def schedule(self, now: float) -> None: ...
     def released(self, js: J, now: float, requeue: bool) -> None: ...
@@ -79,6 +101,7 @@ class Scheduler(Protocol, Generic[J]):
     def pending(self) -> int: ...
     def unplaced(self) -> list[J]:
         """Admitted jobs whose pods wait for nodes (the autoscaler's demand); [] where nodes never scale."""
+
     def unbilled_tail(self, pool: PoolState, end: float) -> float:
         """Node-seconds of ``pool`` paid after ``end`` because of scaling the scheduler drives itself (Slurm power
         saving: idle nodes suspend after SuspendTime, then their Kubernetes nodes go); 0.0 where it drives none."""

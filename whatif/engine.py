@@ -2,6 +2,7 @@
 interruptions, node billing and the time series. What is admitted or started, and when, is the scheduler's
 (``slurm_sched.py``, ``kueue_sched.py``, chosen by ``run.scheduler_for``); nodes coming and going under Kubernetes
 is ``autoscale.py``. The engine implements ``core.Host`` and knows schedulers only by ``core.Scheduler``."""
+
 from __future__ import annotations
 
 import heapq
@@ -13,7 +14,19 @@ from stacks.plan.start_time import overhead_s
 from whatif.autoscale import Autoscaler
 from whatif.cluster import ClusterModel, slices_for
 from whatif.core import (
-    BLOCK_END, DONE, END, IDLE_CHECK, INTERRUPT, NEVER, NODE_READY, PENDING, RUNNING, SUBMIT, TICK, JobState, Scheduler,
+    BLOCK_END,
+    DONE,
+    END,
+    IDLE_CHECK,
+    INTERRUPT,
+    NEVER,
+    NODE_READY,
+    PENDING,
+    RUNNING,
+    SUBMIT,
+    TICK,
+    JobState,
+    Scheduler,
     SchedulerFactory,
 )
 from whatif.feasible import fitting_pools, never_startable
@@ -24,8 +37,9 @@ PROGRESS_EVERY_EVENTS = 4096
 
 
 class Engine:
-    def __init__(self, cluster: ClusterModel, jobs: Sequence[Job], seed: int, options: SimOptions,
-                 scheduler: SchedulerFactory):
+    def __init__(
+        self, cluster: ClusterModel, jobs: Sequence[Job], seed: int, options: SimOptions, scheduler: SchedulerFactory
+    ):
         self.cluster, self.options = cluster, options
         self.now = 0.0
         self._heap: list[tuple[float, int, int, Any]] = []
@@ -47,8 +61,9 @@ class Engine:
         self.power_pools = set(power.pools) if power is not None and options.nodes_up == "min" else set()
         """Slurm pools that follow the queue (power saving, ``slurm_power.py``): they start at minNodes."""
         self.scheduler: Scheduler[Any] = scheduler(self)
-        self.jobs: list[JobState] = [self.scheduler.new_job(j, i) for i, j in
-                                     enumerate(sorted(jobs, key=lambda j: (j.submit_s, j.id)))]
+        self.jobs: list[JobState] = [
+            self.scheduler.new_job(j, i) for i, j in enumerate(sorted(jobs, key=lambda j: (j.submit_s, j.id)))
+        ]
         self.autoscaler = Autoscaler(self, self.scheduler)
         self.block_notes: list[str] = []
         """What each capacity block's end did to the run, and a cut run's note (a warning in every format)."""
@@ -139,11 +154,13 @@ class Engine:
     def _cut_note(self, cut: float) -> str:
         left = [js.job.id for js in self.jobs if js.state not in (DONE, NEVER)]
         names = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
-        return (f"the run was cut at {cut / 3600:,.1f} h with {len(left)} job(s) unfinished ({names}): no job ended "
-                f"or kept work at a checkpoint, and none running then could still end, within "
-                f"{DRAIN_LIMIT_S / 86400:.0f} days of the last submit, job end or checkpointed stop (jobs requeued or evicted over and over, or waiting for capacity that never comes); it "
-                f"is billed as a horizon cut at {cut / 3600:,.1f} h (nodes still up paid to it, no scale-down tail). "
-                f"Pass --horizon-hours to choose where the run stops")
+        return (
+            f"the run was cut at {cut / 3600:,.1f} h with {len(left)} job(s) unfinished ({names}): no job ended "
+            f"or kept work at a checkpoint, and none running then could still end, within "
+            f"{DRAIN_LIMIT_S / 86400:.0f} days of the last submit, job end or checkpointed stop (jobs requeued or evicted over and over, or waiting for capacity that never comes); it "
+            f"is billed as a horizon cut at {cut / 3600:,.1f} h (nodes still up paid to it, no scale-down tail). "
+            f"Pass --horizon-hours to choose where the run stops"
+        )
 
     def _dispatch(self, kind: int, payload: Any) -> None:
         if kind == SUBMIT:
@@ -232,7 +249,8 @@ class Engine:
             f"capacity block {pool.model.name}: its window ends at {window / 3600:,.1f} h; its nodes went at "
             f"{self.now / 3600:,.1f} h (EC2 terminates them 30 minutes before the end), killing {killed} running "
             f"job(s); nothing starts on it afterwards (a queue that keeps quota on it admits jobs there that wait "
-            f"for nodes until requeued: remove the block's quota when the block ends)")
+            f"for nodes until requeued: remove the block's quota when the block ends)"
+        )
 
     def _stranded(self) -> bool:
         """Every job left fits only capacity blocks that have ended, and none runs: nothing can change (a pool the
@@ -321,8 +339,11 @@ class Engine:
     def _sample(self, t: float) -> None:
         s = Sample(t, round(self.allocated_gpus, 6), self.up_gpus, self.scheduler.pending())
         last = self.samples[-1] if self.samples else None
-        if last is not None and (last.allocated_gpus, last.up_gpus, last.pending) == \
-                (s.allocated_gpus, s.up_gpus, s.pending):
+        if last is not None and (last.allocated_gpus, last.up_gpus, last.pending) == (
+            s.allocated_gpus,
+            s.up_gpus,
+            s.pending,
+        ):
             return
         if last is not None and last.t == t:
             self.samples[-1] = s
@@ -353,14 +374,25 @@ class Engine:
         for js in self.jobs:
             done = js.state == DONE
             outcomes[js.job.id] = JobOutcome(
-                id=js.job.id, start_s=js.starts[0] if js.starts else None,
-                end_s=js.end if done else None, starts=tuple(js.starts),
-                pool=js.pool.model.name if js.pool is not None else None, nodes=js.placed_nodes,
-                preemptions=js.preempts, never_startable=js.never, backfilled=js.backfilled,
-                running_s=js.running_at if js.starts and js.running_at >= 0 else None)
-        return SimResult(scheduler=self.cluster.scheduler, horizon_s=end, jobs=outcomes,
-                         pools={name: p.usage for name, p in self.pools.items()}, samples=self.samples,
-                         preemptions=self.preemptions, queue_gpu_s=dict(self.queue_gpu_s),
-                         warnings=list(getattr(self.scheduler, "warnings", list)()) + self.block_notes,
-                         cut=self.cut)
-
+                id=js.job.id,
+                start_s=js.starts[0] if js.starts else None,
+                end_s=js.end if done else None,
+                starts=tuple(js.starts),
+                pool=js.pool.model.name if js.pool is not None else None,
+                nodes=js.placed_nodes,
+                preemptions=js.preempts,
+                never_startable=js.never,
+                backfilled=js.backfilled,
+                running_s=js.running_at if js.starts and js.running_at >= 0 else None,
+            )
+        return SimResult(
+            scheduler=self.cluster.scheduler,
+            horizon_s=end,
+            jobs=outcomes,
+            pools={name: p.usage for name, p in self.pools.items()},
+            samples=self.samples,
+            preemptions=self.preemptions,
+            queue_gpu_s=dict(self.queue_gpu_s),
+            warnings=list(getattr(self.scheduler, "warnings", list)()) + self.block_notes,
+            cut=self.cut,
+        )

@@ -1,4 +1,5 @@
 """Jobs that can never start on a stack, and why, found before the run (they are named up front in every output)."""
+
 from __future__ import annotations
 
 from whatif.cluster import ClusterModel, PoolModel, QueueModel, slices_for
@@ -44,8 +45,10 @@ def _why_not(cluster: ClusterModel, queue: QueueModel, pool: PoolModel, job: Job
         if not pool.spans_blocks:
             return f"{job.nodes} nodes > {pool.block_nodes} per topology block (placement required)"
         if job.nodes % pool.block_nodes:  # the block runtime places whole blocks (slices of one NVLink domain)
-            return (f"{job.nodes} nodes: a gang of several topology blocks is placed in whole blocks of "
-                    f"{pool.block_nodes} (placement required)")
+            return (
+                f"{job.nodes} nodes: a gang of several topology blocks is placed in whole blocks of "
+                f"{pool.block_nodes} (placement required)"
+            )
     per_node = pool.slices_per_node if pool.exclusive else slices
     total = per_node * job.nodes
     if cluster.slurm is not None:

@@ -1,6 +1,7 @@
 """One run -> the numbers a reviewer reads: per pool and overall utilization (allocated / paid GPU-hours), idle paid
 GPU-hours and their cost, effective $ per used GPU-hour, queue waits (p50/p95/p99) per queue and job-size class,
 preemptions and GPU-hours lost, fair-share deviation, and the jobs that can never start. Strict-JSON-ready dicts."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
@@ -8,8 +9,13 @@ from typing import Any, Iterable, Sequence
 from whatif.cluster import ClusterModel
 from whatif.model import DRAIN_LIMIT_S, Job, PoolUsage, SimResult, Workload
 
-SIZE_CLASSES = (("<1 GPU", 0.0, 1.0), ("1 GPU", 1.0, 1.0), ("2-8 GPUs", 2.0, 8.0), ("9-64 GPUs", 9.0, 64.0),
-                ("65+ GPUs", 65.0, float("inf")))
+SIZE_CLASSES = (
+    ("<1 GPU", 0.0, 1.0),
+    ("1 GPU", 1.0, 1.0),
+    ("2-8 GPUs", 2.0, 8.0),
+    ("9-64 GPUs", 9.0, 64.0),
+    ("65+ GPUs", 65.0, float("inf")),
+)
 
 
 def size_class(job: Job) -> str:
@@ -32,21 +38,32 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 def wait_stats(waits: Sequence[float], censored: int = 0) -> dict[str, Any]:
     r = lambda v: None if v is None else round(v, 1)  # noqa: E731
-    return {"jobs": len(waits) + censored, "started": len(waits), "neverStarted": censored,
-            "meanS": r(sum(waits) / len(waits)) if waits else None, "p50S": r(percentile(waits, 50)),
-            "p95S": r(percentile(waits, 95)), "p99S": r(percentile(waits, 99))}
+    return {
+        "jobs": len(waits) + censored,
+        "started": len(waits),
+        "neverStarted": censored,
+        "meanS": r(sum(waits) / len(waits)) if waits else None,
+        "p50S": r(percentile(waits, 50)),
+        "p95S": r(percentile(waits, 95)),
+        "p99S": r(percentile(waits, 99)),
+    }
 
 
-def _money(paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float | None,
-           idle_cost: float | None) -> dict[str, Any]:
+def _money(
+    paid_gpu_h: float, alloc_gpu_h: float, lost_gpu_h: float, cost: float | None, idle_cost: float | None
+) -> dict[str, Any]:
     """``cost`` None: a pool's price is unknown (reservation-bound A4X), so every $ figure is None, never $0."""
     used = alloc_gpu_h - lost_gpu_h
-    return {"paidGpuHours": round(paid_gpu_h, 2), "allocatedGpuHours": round(alloc_gpu_h, 2),
-            "utilization": round(alloc_gpu_h / paid_gpu_h, 4) if paid_gpu_h else None,
-            "idleGpuHours": round(paid_gpu_h - alloc_gpu_h, 2), "lostGpuHours": round(lost_gpu_h, 2),
-            "costUsd": None if cost is None else round(cost, 2),
-            "idleCostUsd": None if idle_cost is None else round(idle_cost, 2),
-            "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if cost is not None and used > 0 else None}
+    return {
+        "paidGpuHours": round(paid_gpu_h, 2),
+        "allocatedGpuHours": round(alloc_gpu_h, 2),
+        "utilization": round(alloc_gpu_h / paid_gpu_h, 4) if paid_gpu_h else None,
+        "idleGpuHours": round(paid_gpu_h - alloc_gpu_h, 2),
+        "lostGpuHours": round(lost_gpu_h, 2),
+        "costUsd": None if cost is None else round(cost, 2),
+        "idleCostUsd": None if idle_cost is None else round(idle_cost, 2),
+        "effectiveUsdPerUsedGpuHour": round(cost / used, 4) if cost is not None and used > 0 else None,
+    }
 
 
 def _pool_money(u: PoolUsage) -> tuple[float, float, float, float | None, float | None]:
@@ -81,40 +98,55 @@ def total_row(pools: Iterable[PoolUsage]) -> dict[str, Any]:
 
 
 DRAIN_DAYS = f"{DRAIN_LIMIT_S / 86400:g}"
-RUN_BILLING = ("the run is billed from 0 h to its end, when nothing left can change (the last job has ended, or every "
-               "job left can never run again), with the scale-down tails (node autoscaler, Slurm power saving) after "
-               "it, whatever --horizon-hours says; a run cut with jobs left that could still run, by --horizon-hours "
-               f"or by the what-if's {DRAIN_DAYS}-day drain limit (no job ended or kept work at a checkpoint, and "
-               f"none running then could still end, for {DRAIN_DAYS} days: a warning says so), is billed to the cut (nodes still up are paid to it, "
-               "no tail). cost $ = paid node-hours × $/node-h; idle $ = (paid - allocated) GPU-h × $/GPU-h; $ per used "
-               "GPU-h = cost $ / (allocated - lost) GPU-h; GPU pools only: the control plane and the system pool, "
-               "which the preview's cost table adds, are not in these dollars")
+RUN_BILLING = (
+    "the run is billed from 0 h to its end, when nothing left can change (the last job has ended, or every "
+    "job left can never run again), with the scale-down tails (node autoscaler, Slurm power saving) after "
+    "it, whatever --horizon-hours says; a run cut with jobs left that could still run, by --horizon-hours "
+    f"or by the what-if's {DRAIN_DAYS}-day drain limit (no job ended or kept work at a checkpoint, and "
+    f"none running then could still end, for {DRAIN_DAYS} days: a warning says so), is billed to the cut (nodes still up are paid to it, "
+    "no tail). cost $ = paid node-hours × $/node-h; idle $ = (paid - allocated) GPU-h × $/GPU-h; $ per used "
+    "GPU-h = cost $ / (allocated - lost) GPU-h; GPU pools only: the control plane and the system pool, "
+    "which the preview's cost table adds, are not in these dollars"
+)
 """The run's billing convention, the same for every stack (``stacks/plan/billing.py`` bills the pools)."""
 
 
 def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed: int) -> dict[str, Any]:
     counted = [j for j in workload.jobs if j.id not in workload.warm_up]
-    never = [{"job": j.id, "queue": j.queue, "gpus": j.gpus, "nodes": j.nodes,
-              "reason": result.jobs[j.id].never_startable} for j in counted if result.jobs[j.id].never_startable]
+    never = [
+        {"job": j.id, "queue": j.queue, "gpus": j.gpus, "nodes": j.nodes, "reason": result.jobs[j.id].never_startable}
+        for j in counted
+        if result.jobs[j.id].never_startable
+    ]
     pools = [pool_row(u) for u in result.pools.values()]
     total = total_row(result.pools.values())
     return {
-        "stack": cluster.stack, "scheduler": cluster.scheduler, "seed": seed,
+        "stack": cluster.stack,
+        "scheduler": cluster.scheduler,
+        "seed": seed,
         "horizonHours": round(result.horizon_s / 3600, 3),
         "cutBy": result.cut,
-        "workload": {"name": workload.name, "kind": workload.kind, "description": workload.description,
-                     "jobs": len(counted), "warmUpJobs": len(workload.warm_up), "attribution": workload.attribution,
-                     "notes": workload.notes},
+        "workload": {
+            "name": workload.name,
+            "kind": workload.kind,
+            "description": workload.description,
+            "jobs": len(counted),
+            "warmUpJobs": len(workload.warm_up),
+            "attribution": workload.attribution,
+            "notes": workload.notes,
+        },
         "neverStartable": never,
-        "pools": pools, "total": total,
+        "pools": pools,
+        "total": total,
         "billing": [RUN_BILLING, *(f"pool {p.billing_note}" for p in cluster.pools.values() if p.billing_note)],
         "waits": _waits(result, counted),
         "timeToRunning": _time_to_running(result, cluster, counted),
         "preemptions": {"count": result.preemptions, "lostGpuHours": total["lostGpuHours"]},
         "warnings": list(result.warnings),
         "fairShare": _fair_share(result, cluster),
-        "unfinished": sum(1 for j in counted if result.jobs[j.id].end_s is None and
-                          not result.jobs[j.id].never_startable),
+        "unfinished": sum(
+            1 for j in counted if result.jobs[j.id].end_s is None and not result.jobs[j.id].never_startable
+        ),
         "assumptions": cluster.sources,
     }
 
@@ -141,9 +173,11 @@ def _waits(result: SimResult, counted: Iterable[Job]) -> dict[str, Any]:
         by_size[s].append(w)
         every.append(w)
     order = [c[0] for c in SIZE_CLASSES]
-    return {"all": wait_stats(every, sum(censored_q.values())),
-            "byQueue": {q: wait_stats(v, censored_q.get(q, 0)) for q, v in sorted(by_queue.items())},
-            "bySize": {s: wait_stats(by_size[s], censored_s.get(s, 0)) for s in order if s in by_size}}
+    return {
+        "all": wait_stats(every, sum(censored_q.values())),
+        "byQueue": {q: wait_stats(v, censored_q.get(q, 0)) for q, v in sorted(by_queue.items())},
+        "bySize": {s: wait_stats(by_size[s], censored_s.get(s, 0)) for s in order if s in by_size},
+    }
 
 
 def _time_to_running(result: SimResult, cluster: ClusterModel, counted: Iterable[Job]) -> dict[str, Any]:
@@ -157,10 +191,15 @@ def _time_to_running(result: SimResult, cluster: ClusterModel, counted: Iterable
             by_size.setdefault(size_class(j), []).append(o.running_s - j.submit_s)
     r = lambda v: None if v is None else round(v, 1)  # noqa: E731
     order = [c[0] for c in SIZE_CLASSES]
-    return {"bySize": {s: {"jobs": len(by_size[s]), "p50S": r(percentile(by_size[s], 50)),
-                           "p95S": r(percentile(by_size[s], 95))} for s in order if s in by_size},
-            "note": "node provisioning, image pull and pod start from catalog/data/start-path.csv (override with "
-                    "--assume NAME=VALUE); the run time of a job starts at placement"}
+    return {
+        "bySize": {
+            s: {"jobs": len(by_size[s]), "p50S": r(percentile(by_size[s], 50)), "p95S": r(percentile(by_size[s], 95))}
+            for s in order
+            if s in by_size
+        },
+        "note": "node provisioning, image pull and pod start from catalog/data/start-path.csv (override with "
+        "--assume NAME=VALUE); the run time of a job starts at placement",
+    }
 
 
 def _fair_share(result: SimResult, cluster: ClusterModel) -> list[dict[str, Any]]:
@@ -169,9 +208,16 @@ def _fair_share(result: SimResult, cluster: ClusterModel) -> list[dict[str, Any]
     rows = []
     for q in cluster.queues.values():
         share = result.queue_gpu_s.get(q.name, 0.0) / used if used else 0.0
-        rows.append({"queue": q.name, "weight": q.weight, "weightShare": round(q.weight / total_w, 4),
-                     "usedShare": round(share, 4), "usedGpuHours": round(result.queue_gpu_s.get(q.name, 0.0) / 3600, 2),
-                     "deviation": round(share - q.weight / total_w, 4)})
+        rows.append(
+            {
+                "queue": q.name,
+                "weight": q.weight,
+                "weightShare": round(q.weight / total_w, 4),
+                "usedShare": round(share, 4),
+                "usedGpuHours": round(result.queue_gpu_s.get(q.name, 0.0) / 3600, 2),
+                "deviation": round(share - q.weight / total_w, 4),
+            }
+        )
     return rows
 
 

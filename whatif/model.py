@@ -3,6 +3,7 @@
 Times are seconds from the simulation start (t = 0). The fields are documented for the real-Slurm comparison harness
 too (docs/whatif.md, "Public API (for other tools)").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ class Job:
 @dataclass
 class Workload:
     """The jobs of one workload file (``workload/load.py`` reads them)."""
+
     name: str
     kind: str
     jobs: list[Job]
@@ -107,14 +109,24 @@ class JobOutcome:
     """Kubernetes schedulers: when all its pods were first running (placement + image pull + pod start)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "startS": self.start_s, "endS": self.end_s, "starts": list(self.starts),
-                "pool": self.pool, "nodes": list(self.nodes), "preemptions": self.preemptions,
-                "neverStartable": self.never_startable, "backfilled": self.backfilled, "runningS": self.running_s}
+        return {
+            "id": self.id,
+            "startS": self.start_s,
+            "endS": self.end_s,
+            "starts": list(self.starts),
+            "pool": self.pool,
+            "nodes": list(self.nodes),
+            "preemptions": self.preemptions,
+            "neverStartable": self.never_startable,
+            "backfilled": self.backfilled,
+            "runningS": self.running_s,
+        }
 
 
 @dataclass
 class PoolUsage:
     """Per-pool totals of one run (GPU-seconds count physical GPUs; a shared slice counts its share)."""
+
     pool: str
     gpus_per_node: int
     usd_per_node_hour: float | None

@@ -1,5 +1,6 @@
 """Nodes of each pool: which are up, what they hold, placement of a job's pods (best fit, by block when the pool is
 placed by block), and billing while a node is up or booting."""
+
 from __future__ import annotations
 
 from typing import Sequence

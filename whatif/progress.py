@@ -1,4 +1,5 @@
 """A progress bar on stderr that appears only once a run has taken a couple of seconds (short runs stay quiet)."""
+
 from __future__ import annotations
 
 import time
@@ -20,8 +21,15 @@ class LazyProgress:
                 return
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[at]}"),
-                                 TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[at]}"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=max(end_s, 1.0), at="")
         self._bar.update(self._task, completed=min(sim_s, end_s), at=f"{sim_s / 3600:.0f} h simulated")

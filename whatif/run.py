@@ -1,5 +1,6 @@
 """One what-if run from names and files to a report dict: load and check the stack and the workload, simulate, sum
 up. Shared by the CLI, the trace study and the benchmarks."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -27,28 +28,44 @@ class Run:
     report: dict[str, Any]
 
 
-def run_whatif(stack: str | Path | dict[str, Any], workload: Path, seed: int = 0, options: SimOptions | None = None,
-               name: str | None = None) -> Run:
+def run_whatif(
+    stack: str | Path | dict[str, Any],
+    workload: Path,
+    seed: int = 0,
+    options: SimOptions | None = None,
+    name: str | None = None,
+) -> Run:
     """Raises SpecError (stack) or WorkloadError (workload) with every problem at once."""
     opts = options or SimOptions()
-    label = name or (stack if isinstance(stack, str) else "stack" if isinstance(stack, dict)
-                     else stack.stem.removeprefix("Pulumi."))
+    label = name or (
+        stack if isinstance(stack, str) else "stack" if isinstance(stack, dict) else stack.stem.removeprefix("Pulumi.")
+    )
     spec = load_stack_spec(stack)
     if _is_manager(spec):  # a MultiKueue fleet: the workers' stacks, dispatched by the manager
         from whatif.fleet.run import simulate_fleet  # lazy: only a fleet manager's run loads the fleet model
+
         root = stack.parent if isinstance(stack, Path) else stack_path(stack if isinstance(stack, str) else "x").parent
-        cluster, wl, result, fleet = simulate_fleet(spec, label, root, load_stack_spec,
-                                                    lambda s, n: cluster_of(s, n, opts), load_workload, workload,
-                                                    seed, opts)
+        cluster, wl, result, fleet = simulate_fleet(
+            spec, label, root, load_stack_spec, lambda s, n: cluster_of(s, n, opts), load_workload, workload, seed, opts
+        )
         report = summarize(result, cluster, wl, seed)
         report["fleet"] = fleet
         return Run(cluster, wl, result, report)
     cluster = cluster_of(spec, label, opts)
     wl = load_workload(workload, cluster, seed)
     if wl.outages:  # only a MultiKueue manager can lose a worker
-        raise WorkloadError(workload, [SpecIssue(f"{workload.name}: outages", f"stack {label} is not a fleet manager",
-                                                 [w for w, _, _ in wl.outages], allowed="a stack with fleet: {role: manager}",
-                                                 fix="remove outages, or run the workload against the fleet's manager stack")])
+        raise WorkloadError(
+            workload,
+            [
+                SpecIssue(
+                    f"{workload.name}: outages",
+                    f"stack {label} is not a fleet manager",
+                    [w for w, _, _ in wl.outages],
+                    allowed="a stack with fleet: {role: manager}",
+                    fix="remove outages, or run the workload against the fleet's manager stack",
+                )
+            ],
+        )
     return run_cluster(cluster, wl, seed, opts)
 
 
@@ -56,6 +73,7 @@ def _is_manager(spec: StackSpec) -> bool:
     if spec.fleet is None:
         return False
     from whatif.fleet.cluster import is_manager  # lazy: the fleet model is for fleet stacks only (import floor)
+
     return is_manager(spec)
 
 
@@ -64,8 +82,10 @@ def scheduler_for(cluster: ClusterModel) -> SchedulerFactory:
     Imported here, not at the top: a run loads only its own scheduler's modules (the import floor, bench/)."""
     if cluster.scheduler == "slurm":
         from whatif.slurm.sched import SlurmScheduler
+
         return SlurmScheduler
     from whatif.kueue.sched import KueueScheduler
+
     return KueueScheduler
 
 
@@ -80,9 +100,12 @@ def run_cluster(cluster: ClusterModel, wl: Workload, seed: int, options: SimOpti
 
 def chart(run: Run, path: Path) -> None:
     from whatif.report.chart import write_chart
-    title = (f"{run.cluster.stack} ({run.cluster.scheduler}) — {run.workload.name}: "
-             f"utilization {100 * (run.report['total']['utilization'] or 0):.0f} %, "
-             f"$ {run.report['total']['effectiveUsdPerUsedGpuHour'] or 0:.2f} per used GPU-hour")
+
+    title = (
+        f"{run.cluster.stack} ({run.cluster.scheduler}) — {run.workload.name}: "
+        f"utilization {100 * (run.report['total']['utilization'] or 0):.0f} %, "
+        f"$ {run.report['total']['effectiveUsdPerUsedGpuHour'] or 0:.2f} per used GPU-hour"
+    )
     write_chart(path, title, run.result.samples, waits_of(run.result, run.workload))
 
 

@@ -3,6 +3,7 @@
 were ~10 % of a short run, bench/whatif_bench.py). Whatever the C parser refuses, and text where the two parsers are
 known to differ (characters the pure reader refuses, a ``%YAML`` directive), goes through ``yaml.safe_load``, so errors
 and edge cases read exactly as before."""
+
 from __future__ import annotations
 
 from typing import Any

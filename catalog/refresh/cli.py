@@ -1,5 +1,6 @@
 """Command line of ``python -m catalog``: ``refresh`` (live public price sources) and ``import-facts`` (the
 researched tables in ``../shared/facts/prices``). Both print a diff of prices.csv and write atomically."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,8 @@ from catalog.loader import DATA_DIR
 from catalog.refresh.errors import RefreshError
 
 GCP_KEY_ENV = "GPU_CLUSTER_GCP_API_KEY"
-DESCRIPTION = """Rebuild the catalog's prices from public sources and print what changed.
+DESCRIPTION = (
+    """Rebuild the catalog's prices from public sources and print what changed.
 
 refresh       pulls current list prices:
                 AWS on-demand: the public Price List bulk API (offer index -> AmazonEC2 region index ->
@@ -28,26 +30,46 @@ import-facts  rebuilds prices.csv, regions.csv and zone-availability.csv from ..
               (offline; the same tables tests/catalog checks every price against).
 
 Files are written to a temporary file and renamed, so an interrupted run never leaves half a file.
-""" % GCP_KEY_ENV
+"""
+    % GCP_KEY_ENV
+)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m catalog", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m catalog", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    refresh = sub.add_parser("refresh", help="pull current prices from AWS and GCP public price sources",
-                             description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    refresh.add_argument("--cloud", choices=["aws", "gcp", "all"], default="all",
-                         help="which cloud's prices to pull (default: all)")
-    refresh.add_argument("--aws-base-url", default="https://pricing.us-east-1.amazonaws.com",
-                         help="AWS Price List bulk API endpoint (default: %(default)s)")
-    refresh.add_argument("--gcp-base-url", default="https://cloudbilling.googleapis.com",
-                         help="Cloud Billing Catalog API endpoint (default: %(default)s)")
-    refresh.add_argument("--timeout-seconds", type=float, default=60.0,
-                         help="per-request timeout in seconds (default: %(default)s)")
+    refresh = sub.add_parser(
+        "refresh",
+        help="pull current prices from AWS and GCP public price sources",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    refresh.add_argument(
+        "--cloud", choices=["aws", "gcp", "all"], default="all", help="which cloud's prices to pull (default: all)"
+    )
+    refresh.add_argument(
+        "--aws-base-url",
+        default="https://pricing.us-east-1.amazonaws.com",
+        help="AWS Price List bulk API endpoint (default: %(default)s)",
+    )
+    refresh.add_argument(
+        "--gcp-base-url",
+        default="https://cloudbilling.googleapis.com",
+        help="Cloud Billing Catalog API endpoint (default: %(default)s)",
+    )
+    refresh.add_argument(
+        "--timeout-seconds", type=float, default=60.0, help="per-request timeout in seconds (default: %(default)s)"
+    )
     facts = sub.add_parser("import-facts", help="rebuild prices, regions and zones from ../shared/facts/prices")
-    facts.add_argument("folder", type=Path, nargs="?", default=Path(__file__).resolve().parents[3] / "shared"
-                       / "facts" / "prices", help="the facts folder (default: ../shared/facts/prices)")
+    facts.add_argument(
+        "folder",
+        type=Path,
+        nargs="?",
+        default=Path(__file__).resolve().parents[3] / "shared" / "facts" / "prices",
+        help="the facts folder (default: ../shared/facts/prices)",
+    )
     for p in (refresh, facts):
         p.add_argument("--data-dir", type=Path, default=DATA_DIR, help="catalog data folder (default: catalog/data)")
         p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
@@ -60,12 +82,21 @@ def main(argv: list[str]) -> int:
     try:
         if args.command == "import-facts":
             from catalog.refresh.run import import_facts
+
             import_facts(console, args.folder, args.data_dir, dry_run=args.dry_run)
         else:
             from catalog.refresh.run import refresh
-            refresh(console, args.data_dir, clouds={"aws", "gcp"} if args.cloud == "all" else {args.cloud},
-                    aws_base=args.aws_base_url, gcp_base=args.gcp_base_url, gcp_key=os.environ.get(GCP_KEY_ENV),
-                    timeout=args.timeout_seconds, dry_run=args.dry_run)
+
+            refresh(
+                console,
+                args.data_dir,
+                clouds={"aws", "gcp"} if args.cloud == "all" else {args.cloud},
+                aws_base=args.aws_base_url,
+                gcp_base=args.gcp_base_url,
+                gcp_key=os.environ.get(GCP_KEY_ENV),
+                timeout=args.timeout_seconds,
+                dry_run=args.dry_run,
+            )
     except RefreshError as exc:
         console.print(f"[bold red]error:[/] {exc}\n[dim]catalog/data was not changed.[/]", highlight=False)
         return 1

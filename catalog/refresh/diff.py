@@ -1,4 +1,5 @@
 """What a refresh changes in prices.csv: added, removed and changed prices, printed as a rich table."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,11 @@ def price_changes(old: list[PriceRow], new: list[PriceRow]) -> list[Change]:
     before = {p.key: p.usd_per_hour for p in old}
     after = {p.key: p.usd_per_hour for p in new}
     keys = sorted(set(before) | set(after))
-    return [Change(k, before.get(k), after.get(k)) for k in keys
-            if before.get(k) is None or after.get(k) is None or abs(before[k] - after[k]) >= 1e-6]
+    return [
+        Change(k, before.get(k), after.get(k))
+        for k in keys
+        if before.get(k) is None or after.get(k) is None or abs(before[k] - after[k]) >= 1e-6
+    ]
 
 
 def _usd(value: float | None) -> str:

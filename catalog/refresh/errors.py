@@ -1,4 +1,5 @@
 """The one error a refresh raises: what failed, where, and what to do; the catalog files stay as they were."""
+
 from __future__ import annotations
 
 

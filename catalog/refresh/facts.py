@@ -10,6 +10,7 @@ Rules (all from SOURCES.md, nothing guessed):
 - N1 rows ("n1-standard-8 + 1x nvidia-tesla-t4") are split back into the host's and the GPU's own price, as the
   catalog prices an N1 pool as host + GPUs x count.
 """
+
 from __future__ import annotations
 
 import csv
@@ -23,8 +24,10 @@ from catalog.refresh.rows import PriceRow, RegionRow, ZoneRow
 SKY_V9_DATE = dt.date(2026, 7, 9)
 """SOURCES.md: the SkyPilot v9 snapshot is undated; >= 2026-07-09 is inferred from matching weekly snapshots."""
 N1_ROW = re.compile(r"^(?P<host>n1-[a-z0-9-]+) \+ 1x (?P<gpu>[a-z0-9-]+)$")
-N1_SPLIT = re.compile(r"host (?P<host>\S+) (?P<host_od>[\d.]+) \(spot (?P<host_spot>[\d.]+)\).*?"
-                      r"\+ 1x \S+ (?P<gpu_od>[\d.]+) \(spot (?P<gpu_spot>[\d.]+)\)")
+N1_SPLIT = re.compile(
+    r"host (?P<host>\S+) (?P<host_od>[\d.]+) \(spot (?P<host_spot>[\d.]+)\).*?"
+    r"\+ 1x \S+ (?P<gpu_od>[\d.]+) \(spot (?P<gpu_spot>[\d.]+)\)"
+)
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 MAIN_FILES = ("gpu-prices-gcp.csv", "gpu-prices-aws.csv")
 
@@ -62,11 +65,19 @@ def _label(cloud: str, capacity: str, as_of: dt.date) -> str:
     return "AWS price list (ec2instances.info)" if capacity == "on-demand" else "AWS spot (ec2instances.info)"
 
 
-def _price(cloud: str, item: str, region: str, capacity: str, value: str, as_of: dt.date, file: str,
-           source: str) -> PriceRow:
-    return PriceRow(cloud=cloud, machine_type=item, region=region, capacity=capacity,
-                    usd_per_hour=round(float(value), 6), as_of=as_of, label=_label(cloud, capacity, as_of),
-                    source=f"shared facts prices/{file}: {source}")
+def _price(
+    cloud: str, item: str, region: str, capacity: str, value: str, as_of: dt.date, file: str, source: str
+) -> PriceRow:
+    return PriceRow(
+        cloud=cloud,
+        machine_type=item,
+        region=region,
+        capacity=capacity,
+        usd_per_hour=round(float(value), 6),
+        as_of=as_of,
+        label=_label(cloud, capacity, as_of),
+        source=f"shared facts prices/{file}: {source}",
+    )
 
 
 def _gpu_rows(folder: Path, known: Known) -> list[PriceRow]:
@@ -80,15 +91,17 @@ def _gpu_rows(folder: Path, known: Known) -> list[PriceRow]:
                     continue
                 if (cloud, name) in known.machines:
                     date = _dates(r["as_of"], capacity)
-                    out[(cloud, name, region, capacity)] = _price(cloud, name, region, capacity, r[column], date,
-                                                                  file, r["source"])
+                    out[(cloud, name, region, capacity)] = _price(
+                        cloud, name, region, capacity, r[column], date, file, r["source"]
+                    )
                 elif n1 and (cloud, n1["gpu"]) in known.attachable:
                     out.update(_n1_rows(cloud, region, capacity, file, r, n1["host"], n1["gpu"]))
     return list(out.values())
 
 
-def _n1_rows(cloud: str, region: str, capacity: str, file: str, r: dict[str, str], host: str,
-             gpu: str) -> dict[tuple[str, str, str, str], PriceRow]:
+def _n1_rows(
+    cloud: str, region: str, capacity: str, file: str, r: dict[str, str], host: str, gpu: str
+) -> dict[tuple[str, str, str, str], PriceRow]:
     """Host and GPU prices of an N1 row; their sum must equal the row's total (a check on the parse)."""
     split = N1_SPLIT.search(r["source"])
     if split is None or split["host"] != host:
@@ -101,10 +114,12 @@ def _n1_rows(cloud: str, region: str, capacity: str, file: str, r: dict[str, str
     host_date = _dates(r["as_of"].split(";")[0].replace("host", "").strip(), capacity)
     host_src = f"{host} part of the row '{r['machine_type']}' {region}: {r['source']}"
     gpu_src = f"{gpu} part (per GPU) of the row '{r['machine_type']}' {region}: {r['source']}"
-    return {(cloud, host, region, capacity): _price(cloud, host, region, capacity, str(host_usd), host_date, file,
-                                                    host_src),
-            (cloud, gpu, region, capacity): _price(cloud, gpu, region, capacity, str(gpu_usd), SKY_V9_DATE, file,
-                                                   gpu_src)}
+    return {
+        (cloud, host, region, capacity): _price(
+            cloud, host, region, capacity, str(host_usd), host_date, file, host_src
+        ),
+        (cloud, gpu, region, capacity): _price(cloud, gpu, region, capacity, str(gpu_usd), SKY_V9_DATE, file, gpu_src),
+    }
 
 
 def _system_rows(folder: Path, known: Known) -> list[PriceRow]:
@@ -114,8 +129,18 @@ def _system_rows(folder: Path, known: Known) -> list[PriceRow]:
             continue
         for column, capacity in (("on_demand_usd_hr", "on-demand"), ("spot_usd_hr", "spot")):
             if r[column].strip():
-                out.append(_price(r["cloud"], r["machine_type"], r["region"], capacity, r[column],
-                                  _dates(r["as_of"], capacity), "system-prices.csv", r["source"]))
+                out.append(
+                    _price(
+                        r["cloud"],
+                        r["machine_type"],
+                        r["region"],
+                        capacity,
+                        r[column],
+                        _dates(r["as_of"], capacity),
+                        "system-prices.csv",
+                        r["source"],
+                    )
+                )
     return out
 
 
@@ -136,10 +161,15 @@ def build(folder: Path, known: Known) -> tuple[list[PriceRow], list[RegionRow], 
         source = f"shared facts prices/regions-zones.csv: {r['source']}"
         if r["cloud"] == "aws":
             source += "; AZ IDs only (an AZ name maps to an ID per account: not sourced)"
-        regions.append(RegionRow(cloud=r["cloud"], region=r["region"], zones=" ".join(names),
-                                 zone_ids=" ".join(zone_ids), source=source))
-    prices = sorted((p for p in gpu + system if (p.cloud, p.region) in keep),
-                    key=lambda p: (p.cloud, p.machine_type, p.region, p.capacity))
+        regions.append(
+            RegionRow(
+                cloud=r["cloud"], region=r["region"], zones=" ".join(names), zone_ids=" ".join(zone_ids), source=source
+            )
+        )
+    prices = sorted(
+        (p for p in gpu + system if (p.cloud, p.region) in keep),
+        key=lambda p: (p.cloud, p.machine_type, p.region, p.capacity),
+    )
     return prices, sorted(regions, key=lambda r: (r.cloud, r.region)), _zone_rows(folder, known, keep)
 
 
@@ -152,5 +182,7 @@ def _zone_rows(folder: Path, known: Known, keep: set[tuple[str, str]]) -> list[Z
             continue
         zones.setdefault(key, []).append(r["zone"])
         sources[key] = f"shared facts prices/gpu-zone-availability-gcp.csv ({r['evidence']}): {r['source']}"
-    return [ZoneRow(cloud=c, machine_type=m, zones=" ".join(sorted(set(z))), as_of=SKY_V9_DATE,
-                    source=sources[(c, m)]) for (c, m), z in sorted(zones.items())]
+    return [
+        ZoneRow(cloud=c, machine_type=m, zones=" ".join(sorted(set(z))), as_of=SKY_V9_DATE, source=sources[(c, m)])
+        for (c, m), z in sorted(zones.items())
+    ]

@@ -4,6 +4,7 @@ price is its vCPUs x the family's core SKU + its GiB x the RAM SKU + its GPUs x 
 
 Only families priced that way are refreshed; families whose list price bundles local SSD or is sold as one SKU
 (A2 Ultra, A3, A4, G4) are kept as they are and the command says so."""
+
 from __future__ import annotations
 
 import csv
@@ -62,8 +63,10 @@ def _unit_price(sku: dict[str, Any]) -> float:
         rate = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][-1]["unitPrice"]
         return int(rate.get("units") or 0) + int(rate.get("nanos") or 0) / 1e9
     except (KeyError, IndexError, TypeError, ValueError):
-        raise RefreshError(f"GCP SKU {sku.get('skuId', '?')} ({sku.get('description', '?')}): no unit price in "
-                           "pricingInfo[0].pricingExpression.tieredRates") from None
+        raise RefreshError(
+            f"GCP SKU {sku.get('skuId', '?')} ({sku.get('description', '?')}): no unit price in "
+            "pricingInfo[0].pricingExpression.tieredRates"
+        ) from None
 
 
 def _sku_prices(fetch: Fetcher, base: str, key: str) -> dict[tuple[str, str, str], float]:
@@ -90,8 +93,9 @@ def _sku_prices(fetch: Fetcher, base: str, key: str) -> dict[tuple[str, str, str
             return out
 
 
-def prices(fetch: Fetcher, base: str, key: str, items: dict[str, Recipe],
-           regions: set[str] | None = None) -> dict[tuple[str, str, str, str], float]:
+def prices(
+    fetch: Fetcher, base: str, key: str, items: dict[str, Recipe], regions: set[str] | None = None
+) -> dict[tuple[str, str, str, str], float]:
     """$/h per (item, region, capacity) wherever every SKU of its recipe is priced."""
     skus = _sku_prices(fetch, base, key)
     all_regions = regions or {r for (_, _, r) in skus}

@@ -1,4 +1,5 @@
 """Fetch JSON over HTTP(S) with a timeout and a progress bar; every failure becomes one clear RefreshError."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ class Fetcher:
 
     def __init__(self, console: Console, timeout: float):
         self._timeout = timeout
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), console=console,
-                                  transient=True)
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(), console=console, transient=True
+        )
 
     def __enter__(self) -> Fetcher:
         self._progress.start()
@@ -38,9 +40,11 @@ class Fetcher:
         try:
             data = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RefreshError(f"{what}: the response from {shown} is not complete JSON ({exc.__class__.__name__}: "
-                               f"{exc}; {len(body)} bytes received): the download was cut short or the service "
-                               "returned something else; run again") from None
+            raise RefreshError(
+                f"{what}: the response from {shown} is not complete JSON ({exc.__class__.__name__}: "
+                f"{exc}; {len(body)} bytes received): the download was cut short or the service "
+                "returned something else; run again"
+            ) from None
         if not isinstance(data, dict):
             raise RefreshError(f"{what}: {shown} returned JSON {type(data).__name__}, not an object")
         return data
@@ -57,15 +61,19 @@ class Fetcher:
                     self._progress.advance(task, len(chunk))
                 return b"".join(chunks)
         except urllib.error.HTTPError as exc:
-            raise RefreshError(f"{what}: HTTP {exc.code} {exc.reason} from {shown}"
-                               + (" (check the API key)" if exc.code in (400, 401, 403) else "")) from None
+            raise RefreshError(
+                f"{what}: HTTP {exc.code} {exc.reason} from {shown}"
+                + (" (check the API key)" if exc.code in (400, 401, 403) else "")
+            ) from None
         except (TimeoutError, socket.timeout):
-            raise RefreshError(f"{what}: no answer from {shown} within {self._timeout:g} s "
-                               "(raise --timeout-seconds, or run again)") from None
+            raise RefreshError(
+                f"{what}: no answer from {shown} within {self._timeout:g} s (raise --timeout-seconds, or run again)"
+            ) from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, (TimeoutError, socket.timeout)):
-                raise RefreshError(f"{what}: no answer from {shown} within {self._timeout:g} s "
-                                   "(raise --timeout-seconds, or run again)") from None
+                raise RefreshError(
+                    f"{what}: no answer from {shown} within {self._timeout:g} s (raise --timeout-seconds, or run again)"
+                ) from None
             raise RefreshError(f"{what}: cannot reach {shown}: {exc.reason}") from None
         except (ConnectionError, OSError) as exc:
             raise RefreshError(f"{what}: the connection to {shown} failed: {exc}") from None

@@ -1,5 +1,6 @@
 """The rows of the catalog's regional CSV files, and the one way to write a file: temp file + rename, so a failed
 refresh leaves the existing catalog untouched."""
+
 from __future__ import annotations
 
 import csv
@@ -73,6 +74,16 @@ def write_rows(path: Path, rows: Iterable[Any], row_type: type) -> None:
 
 def read_prices(path: Path) -> list[PriceRow]:
     with open(path, newline="", encoding="utf-8") as fh:
-        return [PriceRow(cloud=r["cloud"], machine_type=r["machine_type"], region=r["region"], capacity=r["capacity"],
-                         usd_per_hour=float(r["usd_per_hour"]), as_of=dt.date.fromisoformat(r["as_of"]),
-                         label=r["label"], source=r["source"]) for r in csv.DictReader(fh)]
+        return [
+            PriceRow(
+                cloud=r["cloud"],
+                machine_type=r["machine_type"],
+                region=r["region"],
+                capacity=r["capacity"],
+                usd_per_hour=float(r["usd_per_hour"]),
+                as_of=dt.date.fromisoformat(r["as_of"]),
+                label=r["label"],
+                source=r["source"],
+            )
+            for r in csv.DictReader(fh)
+        ]

@@ -1,4 +1,5 @@
 """The two refresh flows: read the current catalog files, build the new rows, print the diff, write atomically."""
+
 from __future__ import annotations
 
 import csv
@@ -17,13 +18,17 @@ SYSTEM_ROLE = "system"
 
 def known_items(data_dir: Path) -> Known:
     """What the catalog models, read from the data folder being refreshed (not the installed catalog)."""
+
     def rows(name: str) -> list[dict[str, str]]:
         with open(data_dir / name, newline="", encoding="utf-8") as fh:
             return list(csv.DictReader(fh))
+
     hosts = rows("host-machines.csv")
-    return Known(machines=frozenset((r["cloud"], r["machine_type"]) for r in rows("machines.csv")),
-                 attachable=frozenset((r["cloud"], r["accelerator"]) for r in rows("attachable-gpus.csv")),
-                 system={r["cloud"]: r["machine_type"] for r in hosts if r["role"] == SYSTEM_ROLE})
+    return Known(
+        machines=frozenset((r["cloud"], r["machine_type"]) for r in rows("machines.csv")),
+        attachable=frozenset((r["cloud"], r["accelerator"]) for r in rows("attachable-gpus.csv")),
+        system={r["cloud"]: r["machine_type"] for r in hosts if r["role"] == SYSTEM_ROLE},
+    )
 
 
 def import_facts(console: Console, folder: Path, data_dir: Path, *, dry_run: bool) -> None:
@@ -38,8 +43,14 @@ def import_facts(console: Console, folder: Path, data_dir: Path, *, dry_run: boo
         write_rows(data_dir / "zone-availability.csv", zones, ZoneRow)
 
 
-def merge(old: list[PriceRow], fresh: dict[tuple[str, str, str, str], float], pulled: set[tuple[str, str, str]],
-          label: dict[str, str], source: dict[str, str], today: dt.date) -> list[PriceRow]:
+def merge(
+    old: list[PriceRow],
+    fresh: dict[tuple[str, str, str, str], float],
+    pulled: set[tuple[str, str, str]],
+    label: dict[str, str],
+    source: dict[str, str],
+    today: dt.date,
+) -> list[PriceRow]:
     """The old rows with fresh values. ``pulled`` holds the (cloud, item, capacity) a source was asked for: each of
     their rows must be in ``fresh`` (a catalog price the source no longer states is an error, never silently kept
     or dropped); rows of other items are kept as they were."""
@@ -48,27 +59,49 @@ def merge(old: list[PriceRow], fresh: dict[tuple[str, str, str, str], float], pu
         if (row.cloud, row.machine_type, row.capacity) not in pulled:
             out.append(row)
         elif row.key in fresh:
-            out.append(PriceRow(cloud=row.cloud, machine_type=row.machine_type, region=row.region,
-                                capacity=row.capacity, usd_per_hour=fresh[row.key], as_of=today,
-                                label=label[row.cloud], source=source[row.cloud]))
+            out.append(
+                PriceRow(
+                    cloud=row.cloud,
+                    machine_type=row.machine_type,
+                    region=row.region,
+                    capacity=row.capacity,
+                    usd_per_hour=fresh[row.key],
+                    as_of=today,
+                    label=label[row.cloud],
+                    source=source[row.cloud],
+                )
+            )
         else:
             vanished.append(" ".join(row.key))
     if vanished:
         shown = "; ".join(vanished[:8]) + (f"; … {len(vanished) - 8} more" if len(vanished) > 8 else "")
-        raise RefreshError(f"{len(vanished)} catalog price(s) are no longer stated by the source: {shown}. "
-                           "Check the machine type is still sold there; remove the rows from prices.csv (or the "
-                           "region) deliberately if it is not")
+        raise RefreshError(
+            f"{len(vanished)} catalog price(s) are no longer stated by the source: {shown}. "
+            "Check the machine type is still sold there; remove the rows from prices.csv (or the "
+            "region) deliberately if it is not"
+        )
     return out
 
 
-def refresh(console: Console, data_dir: Path, *, clouds: set[str], aws_base: str, gcp_base: str,
-            gcp_key: str | None, timeout: float, dry_run: bool) -> None:
+def refresh(
+    console: Console,
+    data_dir: Path,
+    *,
+    clouds: set[str],
+    aws_base: str,
+    gcp_base: str,
+    gcp_key: str | None,
+    timeout: float,
+    dry_run: bool,
+) -> None:
     from catalog.refresh import aws, gcp
     from catalog.refresh.http import Fetcher
 
     if "gcp" in clouds and not gcp_key:
-        raise RefreshError("the GCP prices need a Cloud Billing Catalog API key: set GPU_CLUSTER_GCP_API_KEY (an API "
-                           "key of a project with the Cloud Billing API enabled), or run with --cloud aws")
+        raise RefreshError(
+            "the GCP prices need a Cloud Billing Catalog API key: set GPU_CLUSTER_GCP_API_KEY (an API "
+            "key of a project with the Cloud Billing API enabled), or run with --cloud aws"
+        )
     old = read_prices(data_dir / "prices.csv")
     today = dt.datetime.now(dt.timezone.utc).date()
     fresh: dict[tuple[str, str, str, str], float] = {}
@@ -89,8 +122,10 @@ def refresh(console: Console, data_dir: Path, *, clouds: set[str], aws_base: str
             fresh.update(gcp.prices(fetch, gcp_base, gcp_key, items))
             pulled |= {("gcp", name, capacity) for name in items for capacity in ("on-demand", "spot")}
             label["gcp"] = "Cloud Billing Catalog API"
-            source["gcp"] = (f"{gcp_base}/v1/services/{gcp.COMPUTE_SERVICE}/skus (pulled {today}): vCPU, RAM and "
-                             "GPU SKUs x the machine's counts")
+            source["gcp"] = (
+                f"{gcp_base}/v1/services/{gcp.COMPUTE_SERVICE}/skus (pulled {today}): vCPU, RAM and "
+                "GPU SKUs x the machine's counts"
+            )
             kept = sorted({r.machine_type for r in old if r.cloud == "gcp"} - set(items))
             if kept:
                 console.print(f"GCP: no SKU mapping, kept as they were: {', '.join(kept)}")

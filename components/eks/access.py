@@ -13,6 +13,7 @@ take values known only at deploy, the account and the cluster's ARN, so the comp
   Deep Learning Container the EFA runtimes default to) and the stack's own account's repositories in its region,
   instead of every repository of every account (AmazonEC2ContainerRegistryReadOnly).
 """
+
 from __future__ import annotations
 
 import re
@@ -22,9 +23,14 @@ ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdmin
 POD_IDENTITY_SERVICE = "pods.eks.amazonaws.com"
 ECR_PULL_ACTIONS = ("ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")
 EKS_ADDON_REPOSITORIES = (
-    "amazon-k8s-cni", "amazon-k8s-cni-init", "amazon/aws-network-policy-agent",  # vpc-cni (with its policy agent)
-    "eks/kube-proxy", "eks/coredns", "eks/pause",  # what every EKS cluster runs
-    "eks/eks-pod-identity-agent", "eks/eks-node-monitoring-agent",  # add-ons gpu-cluster installs
+    "amazon-k8s-cni",
+    "amazon-k8s-cni-init",
+    "amazon/aws-network-policy-agent",  # vpc-cni (with its policy agent)
+    "eks/kube-proxy",
+    "eks/coredns",
+    "eks/pause",  # what every EKS cluster runs
+    "eks/eks-pod-identity-agent",
+    "eks/eks-node-monitoring-agent",  # add-ons gpu-cluster installs
     "eks/aws-efa-k8s-device-plugin",  # the EFA device plugin chart's default image
 )
 """Repository names in the EKS add-on registries (one account per region, EKS User Guide "View Amazon container image
@@ -41,26 +47,44 @@ def cluster_account(cluster_arn: str) -> str:
 
 def pod_identity_trust(cluster_arn: str, namespace: str, service_account: str) -> dict[str, Any]:
     """The trust policy of a role one ServiceAccount of one cluster assumes through EKS Pod Identity."""
-    return {"Version": "2012-10-17", "Statement": [{
-        "Sid": "PodIdentityThisClusterAndServiceAccountOnly", "Effect": "Allow",
-        "Principal": {"Service": POD_IDENTITY_SERVICE}, "Action": ["sts:AssumeRole", "sts:TagSession"],
-        "Condition": {"StringEquals": {
-            "aws:SourceAccount": cluster_account(cluster_arn),
-            "aws:RequestTag/eks-cluster-arn": cluster_arn,
-            "aws:RequestTag/kubernetes-namespace": namespace,
-            "aws:RequestTag/kubernetes-service-account": service_account}}}]}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "PodIdentityThisClusterAndServiceAccountOnly",
+                "Effect": "Allow",
+                "Principal": {"Service": POD_IDENTITY_SERVICE},
+                "Action": ["sts:AssumeRole", "sts:TagSession"],
+                "Condition": {
+                    "StringEquals": {
+                        "aws:SourceAccount": cluster_account(cluster_arn),
+                        "aws:RequestTag/eks-cluster-arn": cluster_arn,
+                        "aws:RequestTag/kubernetes-namespace": namespace,
+                        "aws:RequestTag/kubernetes-service-account": service_account,
+                    }
+                },
+            }
+        ],
+    }
 
 
 def ecr_pull_policy(region: str, account: str, repositories: Iterable[str] = EKS_ADDON_REPOSITORIES) -> dict[str, Any]:
     """Image pulls for the nodes: named repositories in any registry, and every repository of ``account`` in
     ``region`` (the stack's own images). ``ecr:GetAuthorizationToken`` takes no resource, so ``*``."""
     named = [f"arn:aws:ecr:*:*:repository/{repo}" for repo in sorted(set(repositories))]
-    return {"Version": "2012-10-17", "Statement": [
-        {"Sid": "RegistryLogin", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": "*"},
-        {"Sid": "PullNamedRepositories", "Effect": "Allow", "Action": list(ECR_PULL_ACTIONS), "Resource": named},
-        {"Sid": "PullThisAccountsRepositories", "Effect": "Allow", "Action": list(ECR_PULL_ACTIONS),
-         "Resource": f"arn:aws:ecr:{region}:{account}:repository/*"},
-    ]}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "RegistryLogin", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": "*"},
+            {"Sid": "PullNamedRepositories", "Effect": "Allow", "Action": list(ECR_PULL_ACTIONS), "Resource": named},
+            {
+                "Sid": "PullThisAccountsRepositories",
+                "Effect": "Allow",
+                "Action": list(ECR_PULL_ACTIONS),
+                "Resource": f"arn:aws:ecr:{region}:{account}:repository/*",
+            },
+        ],
+    }
 
 
 def session_role_arn(arn: str) -> str:

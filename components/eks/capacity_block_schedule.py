@@ -2,6 +2,7 @@
 minutes before its end (EKS user guide, "Create self-managed nodes with Capacity Blocks for ML": scale to zero
 more than 30 minutes before the end, when EC2 starts terminating the block's instances). The actions sit on the
 Auto Scaling group EKS made for the managed node group, which only EKS names (``resources[0].autoscalingGroups``)."""
+
 from __future__ import annotations
 
 import pulumi
@@ -11,11 +12,21 @@ from components.eks.cluster_autoscaler import node_group_asg_name
 from stacks.plan.capacity_block import ScheduledSize
 
 
-def block_schedules(name: str, node_group: aws.eks.NodeGroup, actions: list[ScheduledSize],
-                    parent: pulumi.Resource) -> list[aws.autoscaling.Schedule]:
+def block_schedules(
+    name: str, node_group: aws.eks.NodeGroup, actions: list[ScheduledSize], parent: pulumi.Resource
+) -> list[aws.autoscaling.Schedule]:
     """One one-time ``aws.autoscaling.Schedule`` per action, named ``<pool>-<role>`` (``p5-scale-up``)."""
     asg = node_group_asg_name(node_group)
-    return [aws.autoscaling.Schedule(
-        f"{name}-{a.role}", autoscaling_group_name=asg, scheduled_action_name=f"gpu-cluster-{name}-{a.role}",
-        start_time=a.at_iso, min_size=a.min_size, max_size=a.max_size, desired_capacity=a.desired,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[node_group])) for a in actions]
+    return [
+        aws.autoscaling.Schedule(
+            f"{name}-{a.role}",
+            autoscaling_group_name=asg,
+            scheduled_action_name=f"gpu-cluster-{name}-{a.role}",
+            start_time=a.at_iso,
+            min_size=a.min_size,
+            max_size=a.max_size,
+            desired_capacity=a.desired,
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[node_group]),
+        )
+        for a in actions
+    ]

@@ -1,4 +1,5 @@
 """An EKS cluster with secure defaults and an untainted system node group, or an existing cluster by name."""
+
 from __future__ import annotations
 
 import hashlib
@@ -42,8 +43,13 @@ class EksCluster(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
 
-    def __init__(self, name: str, spec: ClusterPlan, admitted_egress: pulumi.Input[list[str]] | None = None,
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterPlan,
+        admitted_egress: pulumi.Input[list[str]] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         """``admitted_egress``: a fleet worker's manager's egress addresses (a StackReference output), admitted by the
         public endpoint besides ``authorized_networks``."""
         super().__init__("gpu-cluster:aws:EksCluster", name, None, opts)
@@ -73,26 +79,48 @@ class EksCluster(pulumi.ComponentResource):
         self.endpoint = endpoint
         # the admin grants are in the kubeconfig's dependencies: no Kubernetes object is sent before they exist
         self.kubeconfig = pulumi.Output.all(endpoint, ca, *[a.id for a in admins]).apply(
-            lambda a: eks_kubeconfig(spec.name, region, a[0] or "", a[1] or ""))
+            lambda a: eks_kubeconfig(spec.name, region, a[0] or "", a[1] or "")
+        )
         provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
-        self.ref = EksClusterRef(spec_name=spec.name, name=cluster_name, region=region, node_role_arn=node_role.arn,
-                                 cluster_security_group_id=sg, vpc_id=vpc_id, subnets={**spec.subnets, **spec.node_subnets},
-                                 k8s_provider=provider, kubernetes_version=version,
-                                 system_node_selector=system_selector, arn=arn)
+        self.ref = EksClusterRef(
+            spec_name=spec.name,
+            name=cluster_name,
+            region=region,
+            node_role_arn=node_role.arn,
+            cluster_security_group_id=sg,
+            vpc_id=vpc_id,
+            subnets={**spec.subnets, **spec.node_subnets},
+            k8s_provider=provider,
+            kubernetes_version=version,
+            system_node_selector=system_selector,
+            arn=arn,
+        )
         self.register_outputs({"name": self.name, "endpoint": self.endpoint})
 
-    def _create(self, name: str, spec: ClusterPlan, tags: dict[str, str],
-                child: pulumi.ResourceOptions) -> aws.eks.Cluster:
-        role = aws.iam.Role(f"{name}-cluster-role",
-                            assume_role_policy=assume_role_policy("eks.amazonaws.com",
-                                                                  ("sts:AssumeRole", "sts:TagSession")),
-                            description="EKS control plane, managed by gpu-cluster", tags=tags or None, opts=child)
-        attach = aws.iam.RolePolicyAttachment(f"{name}-cluster-policy", role=role.name,
-                                              policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
-                                              opts=child)
-        key = aws.kms.Key(f"{name}-secrets-key", description=f"EKS Secrets envelope encryption for {spec.name}",
-                          enable_key_rotation=True, deletion_window_in_days=30, tags=tags or None,
-                          opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection))
+    def _create(
+        self, name: str, spec: ClusterPlan, tags: dict[str, str], child: pulumi.ResourceOptions
+    ) -> aws.eks.Cluster:
+        role = aws.iam.Role(
+            f"{name}-cluster-role",
+            assume_role_policy=assume_role_policy("eks.amazonaws.com", ("sts:AssumeRole", "sts:TagSession")),
+            description="EKS control plane, managed by gpu-cluster",
+            tags=tags or None,
+            opts=child,
+        )
+        attach = aws.iam.RolePolicyAttachment(
+            f"{name}-cluster-policy",
+            role=role.name,
+            policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+            opts=child,
+        )
+        key = aws.kms.Key(
+            f"{name}-secrets-key",
+            description=f"EKS Secrets envelope encryption for {spec.name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            tags=tags or None,
+            opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection),
+        )
         literal = list(spec.authorized_networks)
         public: pulumi.Input[bool] = bool(literal)
         public_cidrs: pulumi.Input[list[str] | None] = literal or None
@@ -103,56 +131,103 @@ class EksCluster(pulumi.ComponentResource):
         cluster = aws.eks.Cluster(
             name,
             name=spec.name,  # a cluster is never replaced in place: it is protected instead
-            role_arn=role.arn, version=spec.kubernetes_version,
-            vpc_config={"subnet_ids": list(spec.subnets.values()), "endpoint_private_access": True,
-                        "endpoint_public_access": public,
-                        "public_access_cidrs": public_cidrs},
+            role_arn=role.arn,
+            version=spec.kubernetes_version,
+            vpc_config={
+                "subnet_ids": list(spec.subnets.values()),
+                "endpoint_private_access": True,
+                "endpoint_public_access": public,
+                "public_access_cidrs": public_cidrs,
+            },
             enabled_cluster_log_types=CONTROL_PLANE_LOGS,
             encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
             # nobody is admin by having created the cluster: admins are the explicit access entries of _admins
             access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": False},
             tags=tags or None,
             # the bootstrap flag forces a new cluster: one created with the old default keeps it (docs/security.md)
-            opts=pulumi.ResourceOptions(parent=self, protect=spec.deletion_protection, depends_on=[attach],
-                                        ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"]))
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=spec.deletion_protection,
+                depends_on=[attach],
+                ignore_changes=["accessConfig.bootstrapClusterCreatorAdminPermissions"],
+            ),
+        )
         # NetworkPolicies are ignored on EKS unless the VPC CNI runs its network policy agent
-        aws.eks.Addon(f"{name}-vpc-cni", cluster_name=cluster.name, addon_name="vpc-cni",
-                      configuration_values=json.dumps(VPC_CNI_CONFIGURATION), resolve_conflicts_on_create="OVERWRITE",
-                      resolve_conflicts_on_update="PRESERVE", tags=tags or None, opts=child)
+        aws.eks.Addon(
+            f"{name}-vpc-cni",
+            cluster_name=cluster.name,
+            addon_name="vpc-cni",
+            configuration_values=json.dumps(VPC_CNI_CONFIGURATION),
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="PRESERVE",
+            tags=tags or None,
+            opts=child,
+        )
         return cluster
 
-    def _admins(self, name: str, spec: ClusterPlan, cluster: aws.eks.Cluster,
-                tags: dict[str, str]) -> list[aws.eks.AccessPolicyAssociation]:
+    def _admins(
+        self, name: str, spec: ClusterPlan, cluster: aws.eks.Cluster, tags: dict[str, str]
+    ) -> list[aws.eks.AccessPolicyAssociation]:
         """An access entry with AmazonEKSClusterAdminPolicy (cluster scope) per admin: ``adminPrincipalArns``, or the
         IAM role (or user) running ``pulumi up`` when none is configured, so the same run can install the add-ons."""
         principals: list[tuple[str, pulumi.Input[str]]] = [
-            (hashlib.sha256(arn.encode()).hexdigest()[:8], arn) for arn in spec.admin_principal_arns]
+            (hashlib.sha256(arn.encode()).hexdigest()[:8], arn) for arn in spec.admin_principal_arns
+        ]
         if not principals:
             caller = aws.get_caller_identity_output(opts=pulumi.InvokeOptions(parent=self))
             deployer = aws.iam.get_session_context_output(arn=caller.arn, opts=pulumi.InvokeOptions(parent=self))
             principals = [("deployer", deployer.issuer_arn)]
         out = []
         for key, arn in principals:
-            entry = aws.eks.AccessEntry(f"{name}-admin-{key}", cluster_name=cluster.name, principal_arn=arn,
-                                        type="STANDARD", tags=tags or None, opts=pulumi.ResourceOptions(parent=self))
-            out.append(aws.eks.AccessPolicyAssociation(
-                f"{name}-admin-{key}", cluster_name=cluster.name, principal_arn=arn, policy_arn=ADMIN_POLICY_ARN,
-                access_scope={"type": "cluster"}, opts=pulumi.ResourceOptions(parent=self, depends_on=[entry])))
+            entry = aws.eks.AccessEntry(
+                f"{name}-admin-{key}",
+                cluster_name=cluster.name,
+                principal_arn=arn,
+                type="STANDARD",
+                tags=tags or None,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            out.append(
+                aws.eks.AccessPolicyAssociation(
+                    f"{name}-admin-{key}",
+                    cluster_name=cluster.name,
+                    principal_arn=arn,
+                    policy_arn=ADMIN_POLICY_ARN,
+                    access_scope={"type": "cluster"},
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
+                )
+            )
         return out
 
-    def _system_node_group(self, name: str, spec: ClusterPlan, cluster: aws.eks.Cluster, node_role: EksNodeRole,
-                           tags: dict[str, str]) -> None:
+    def _system_node_group(
+        self, name: str, spec: ClusterPlan, cluster: aws.eks.Cluster, node_role: EksNodeRole, tags: dict[str, str]
+    ) -> None:
         child = pulumi.ResourceOptions(parent=self)
-        lt = aws.ec2.LaunchTemplate(f"{name}-system-lt", metadata_options=metadata_options(),
-                                    block_device_mappings=root_volume(100), update_default_version=True,
-                                    tags=tags or None, opts=child)
+        lt = aws.ec2.LaunchTemplate(
+            f"{name}-system-lt",
+            metadata_options=metadata_options(),
+            block_device_mappings=root_volume(100),
+            update_default_version=True,
+            tags=tags or None,
+            opts=child,
+        )
         group = aws.eks.NodeGroup(
-            f"{name}-system", cluster_name=cluster.name, node_role_arn=node_role.arn,
-            subnet_ids=list(spec.subnets.values()), ami_type="AL2023_x86_64_STANDARD",
-            instance_types=[spec.system_machine_type], capacity_type="ON_DEMAND",
-            scaling_config={"min_size": spec.system_min_nodes, "desired_size": spec.system_min_nodes,
-                            "max_size": spec.system_max_nodes},
-            launch_template={"id": lt.id, "version": lt.latest_version.apply(str)}, labels=dict(SYSTEM_NODE_LABELS),
-            update_config={"max_unavailable": 1}, tags=tags or None,
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]))
+            f"{name}-system",
+            cluster_name=cluster.name,
+            node_role_arn=node_role.arn,
+            subnet_ids=list(spec.subnets.values()),
+            ami_type="AL2023_x86_64_STANDARD",
+            instance_types=[spec.system_machine_type],
+            capacity_type="ON_DEMAND",
+            scaling_config={
+                "min_size": spec.system_min_nodes,
+                "desired_size": spec.system_min_nodes,
+                "max_size": spec.system_max_nodes,
+            },
+            launch_template={"id": lt.id, "version": lt.latest_version.apply(str)},
+            labels=dict(SYSTEM_NODE_LABELS),
+            update_config={"max_unavailable": 1},
+            tags=tags or None,
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]),
+        )
         tag_node_group_asg(f"{name}-system", group, discovery_tags(spec.name), parent=self)

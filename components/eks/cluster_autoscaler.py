@@ -4,6 +4,7 @@
 GKE scales node pools itself; EKS managed node groups are plain Auto Scaling groups whose desired size nobody changes
 unless an autoscaler runs in the cluster. Without one, a pool with ``minNodes: 0`` never gets a node.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,9 @@ def discovery_tags(cluster_name: str) -> dict[str, str]:
     return {ENABLED_TAG: "true", TAG_PREFIX + cluster_name: "owned"}
 
 
-def node_template_tags(labels: Mapping[str, str], taints: Iterable[tuple[str, str, str]],
-                       resources: Mapping[str, int | str]) -> dict[str, str]:
+def node_template_tags(
+    labels: Mapping[str, str], taints: Iterable[tuple[str, str, str]], resources: Mapping[str, int | str]
+) -> dict[str, str]:
     """What a node of a group with no node yet will carry, so the autoscaler can scale it up from zero: labels,
     taints as ``value:Effect`` and extended resources (cluster-autoscaler AWS README, "Auto-Discovery Setup").
     ``taints``: (key, value, Kubernetes effect such as ``NoSchedule``)."""
@@ -75,17 +77,23 @@ def _asg_name(resources: Any) -> str | None:
     return None
 
 
-def tag_node_group_asg(name: str, node_group: aws.eks.NodeGroup, tags: Mapping[str, pulumi.Input[str]],
-                       parent: pulumi.Resource) -> list[aws.autoscaling.Tag]:
+def tag_node_group_asg(
+    name: str, node_group: aws.eks.NodeGroup, tags: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource
+) -> list[aws.autoscaling.Tag]:
     """One ``aws.autoscaling.Tag`` per key on the Auto Scaling group EKS made for ``node_group``. Tags on the
     ``aws.eks.NodeGroup`` itself are not propagated to its Auto Scaling group, so they cannot carry these. Resource
     names follow the tag key (``<name>-asg-tag-node-template/label/<label>``), so adding a label never moves another
     tag to a new resource (a moved tag would be deleted by its old resource after the new one set it)."""
     asg = node_group_asg_name(node_group)
-    return [aws.autoscaling.Tag(f"{name}-asg-tag-{key.removeprefix(TAG_PREFIX)}", autoscaling_group_name=asg,
-                                tag={"key": key, "value": value, "propagate_at_launch": False},
-                                opts=pulumi.ResourceOptions(parent=parent))
-            for key, value in tags.items()]
+    return [
+        aws.autoscaling.Tag(
+            f"{name}-asg-tag-{key.removeprefix(TAG_PREFIX)}",
+            autoscaling_group_name=asg,
+            tag={"key": key, "value": value, "propagate_at_launch": False},
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        for key, value in tags.items()
+    ]
 
 
 def image_tag(kubernetes_version: str | None) -> str:
@@ -111,25 +119,48 @@ def _minor(version: str) -> tuple[int, int] | None:
 def iam_policy(cluster_name: str, region: str) -> dict:
     """Read what it must; resize and terminate only in Auto Scaling groups tagged as this cluster's; describe only
     this cluster's managed node groups (labels and taints of groups at zero nodes)."""
-    return {"Version": "2012-10-17", "Statement": [
-        {"Sid": "ReadScalingState", "Effect": "Allow", "Action": list(READ_ACTIONS), "Resource": "*"},
-        {"Sid": "ReadThisClustersNodeGroups", "Effect": "Allow", "Action": ["eks:DescribeNodegroup"],
-         "Resource": f"arn:aws:eks:{region}:*:nodegroup/{cluster_name}/*"},
-        {"Sid": "ScaleOnlyThisClustersGroups", "Effect": "Allow", "Action": list(WRITE_ACTIONS), "Resource": "*",
-         "Condition": {"StringEquals": {f"aws:ResourceTag/{ENABLED_TAG}": "true",
-                                        f"aws:ResourceTag/{TAG_PREFIX}{cluster_name}": "owned"}}},
-    ]}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "ReadScalingState", "Effect": "Allow", "Action": list(READ_ACTIONS), "Resource": "*"},
+            {
+                "Sid": "ReadThisClustersNodeGroups",
+                "Effect": "Allow",
+                "Action": ["eks:DescribeNodegroup"],
+                "Resource": f"arn:aws:eks:{region}:*:nodegroup/{cluster_name}/*",
+            },
+            {
+                "Sid": "ScaleOnlyThisClustersGroups",
+                "Effect": "Allow",
+                "Action": list(WRITE_ACTIONS),
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {
+                        f"aws:ResourceTag/{ENABLED_TAG}": "true",
+                        f"aws:ResourceTag/{TAG_PREFIX}{cluster_name}": "owned",
+                    }
+                },
+            },
+        ],
+    }
 
 
 def provisioning_request_crd(autoscaler_version: str) -> str:
     """The ProvisioningRequest CRD (autoscaling.x-k8s.io) at the Cluster Autoscaler release the chart ships: the chart
     grants access to ProvisioningRequests but installs no CRD, and EKS has none (GKE ships its own)."""
-    return (f"https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{autoscaler_version}/"
-            "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml")
+    return (
+        f"https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{autoscaler_version}/"
+        "cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
+    )
 
 
-def autoscaler_values(cluster_name: str, region: str, tag: pulumi.Input[str],
-                      node_selector: Mapping[str, str] | None, provisioning_requests: bool = False) -> dict:
+def autoscaler_values(
+    cluster_name: str,
+    region: str,
+    tag: pulumi.Input[str],
+    node_selector: Mapping[str, str] | None,
+    provisioning_requests: bool = False,
+) -> dict:
     """Chart values: AWS auto-discovery of this cluster's tagged groups, least-waste expansion, no balancing across
     similar groups (GPU pools differ on purpose: capacity type, reservation, placement), on the system nodes and
     tolerating no taint, so it never lands on (or keeps alive) a GPU node. ``provisioning_requests``: serve Kueue's
@@ -141,15 +172,25 @@ def autoscaler_values(cluster_name: str, region: str, tag: pulumi.Input[str],
         "fullnameOverride": RELEASE_NAME,
         "image": {"tag": tag},
         "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
-        "extraArgs": {"expander": EXPANDER, "balance-similar-node-groups": False,
-                      **(CA_PROVISIONING_ARGS if provisioning_requests else {})},
+        "extraArgs": {
+            "expander": EXPANDER,
+            "balance-similar-node-groups": False,
+            **(CA_PROVISIONING_ARGS if provisioning_requests else {}),
+        },
         "priorityClassName": "system-cluster-critical",
         "tolerations": [],
         "resources": {"requests": {"cpu": "100m", "memory": "600Mi"}, "limits": {"memory": "600Mi"}},
-        "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534,
-                            "seccompProfile": {"type": "RuntimeDefault"}},
-        "containerSecurityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                                     "capabilities": {"drop": ["ALL"]}},
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65534,
+            "runAsGroup": 65534,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containerSecurityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
     }
     if node_selector:
         values["nodeSelector"] = dict(node_selector)
@@ -174,46 +215,91 @@ class ClusterAutoscaler(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
     provisioning_request_crd: k8s.yaml.v2.ConfigFile | None
 
-    def __init__(self, name: str, cluster: EksClusterRef, install_pod_identity_agent: bool, tags: dict[str, str],
-                 after: Sequence[pulumi.Resource] = (), provisioning_requests: bool = False,
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        cluster: EksClusterRef,
+        install_pod_identity_agent: bool,
+        tags: dict[str, str],
+        after: Sequence[pulumi.Resource] = (),
+        provisioning_requests: bool = False,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("gpu-cluster:aws:ClusterAutoscaler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         # only this cluster's cluster-autoscaler ServiceAccount may assume it (Pod Identity session tags)
         trust = pulumi.Output.from_input(cluster.arn).apply(
-            lambda arn: json.dumps(pod_identity_trust(str(arn), NAMESPACE, SERVICE_ACCOUNT)))
+            lambda arn: json.dumps(pod_identity_trust(str(arn), NAMESPACE, SERVICE_ACCOUNT))
+        )
         self.role = aws.iam.Role(
-            f"{name}-role", assume_role_policy=trust,
+            f"{name}-role",
+            assume_role_policy=trust,
             description=f"Cluster Autoscaler of EKS cluster {cluster.spec_name}, managed by gpu-cluster",
-            tags=tags or None, opts=child)
-        policy = aws.iam.RolePolicy(f"{name}-policy", role=self.role.id,
-                                    policy=json.dumps(iam_policy(cluster.spec_name, cluster.region)), opts=child)
+            tags=tags or None,
+            opts=child,
+        )
+        policy = aws.iam.RolePolicy(
+            f"{name}-policy",
+            role=self.role.id,
+            policy=json.dumps(iam_policy(cluster.spec_name, cluster.region)),
+            opts=child,
+        )
         agent = []
         if install_pod_identity_agent:
-            agent = [aws.eks.Addon(f"{name}-pod-identity-agent", cluster_name=cluster.name,
-                                   addon_name=POD_IDENTITY_AGENT, tags=tags or None, opts=child)]
+            agent = [
+                aws.eks.Addon(
+                    f"{name}-pod-identity-agent",
+                    cluster_name=cluster.name,
+                    addon_name=POD_IDENTITY_AGENT,
+                    tags=tags or None,
+                    opts=child,
+                )
+            ]
         association = aws.eks.PodIdentityAssociation(
-            f"{name}-pod-identity", cluster_name=cluster.name, namespace=NAMESPACE, service_account=SERVICE_ACCOUNT,
-            role_arn=self.role.arn, tags=tags or None,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*agent, policy]))
+            f"{name}-pod-identity",
+            cluster_name=cluster.name,
+            namespace=NAMESPACE,
+            service_account=SERVICE_ACCOUNT,
+            role_arn=self.role.arn,
+            tags=tags or None,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*agent, policy]),
+        )
         version = cluster.kubernetes_version
         # cast: mypy picks no Output.from_input overload for the narrowed Awaitable[str] | Output[str]
-        tag = image_tag(version) if isinstance(version, str) or version is None \
+        tag = (
+            image_tag(version)
+            if isinstance(version, str) or version is None
             else pulumi.Output.from_input(cast(pulumi.Input[str], version)).apply(image_tag)
+        )
         pin = CLUSTER_AUTOSCALER
         self.provisioning_request_crd = None
         crd: list[pulumi.Resource] = []
         if provisioning_requests:
             self.provisioning_request_crd = k8s.yaml.v2.ConfigFile(
-                f"{name}-provisioning-request-crd", file=provisioning_request_crd(CLUSTER_AUTOSCALER_APP_VERSION),
-                opts=child)
+                f"{name}-provisioning-request-crd",
+                file=provisioning_request_crd(CLUSTER_AUTOSCALER_APP_VERSION),
+                opts=child,
+            )
             crd = [self.provisioning_request_crd]
         # the association first: EKS injects Pod Identity credentials only into pods created after it exists
         self.release = k8s.helm.v3.Release(
-            name, name=RELEASE_NAME, chart=pin.chart, version=pin.version, repository_opts={"repo": pin.repo},
-            namespace=NAMESPACE, create_namespace=False,
-            values=autoscaler_values(cluster.spec_name, cluster.region, tag, cluster.system_node_selector,
-                                     provisioning_requests),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[association, *crd, *after]))
-        self.register_outputs({"roleArn": self.role.arn, "chartVersion": pin.version, "imageTag": tag,
-                               "provisioningRequests": provisioning_requests})
+            name,
+            name=RELEASE_NAME,
+            chart=pin.chart,
+            version=pin.version,
+            repository_opts={"repo": pin.repo},
+            namespace=NAMESPACE,
+            create_namespace=False,
+            values=autoscaler_values(
+                cluster.spec_name, cluster.region, tag, cluster.system_node_selector, provisioning_requests
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[association, *crd, *after]),
+        )
+        self.register_outputs(
+            {
+                "roleArn": self.role.arn,
+                "chartVersion": pin.version,
+                "imageTag": tag,
+                "provisioningRequests": provisioning_requests,
+            }
+        )

@@ -1,6 +1,7 @@
 """One EKS GPU managed node group: NVIDIA AMI, GPU taint, pool label, IMDSv2, EFA + placement group when multi-node,
 and the Auto Scaling group tags Cluster Autoscaler needs to find the group and scale it up from zero. Everything is
 resolved in its plan (``stacks/plan/eks_pool.py``); this component wires it to the launch template and the cluster."""
+
 from __future__ import annotations
 
 import base64
@@ -22,9 +23,16 @@ from render.nodeadm import nodeadm_user_data
 def efa_interfaces(cards: Sequence[EfaAttachment], security_groups: list) -> list[dict]:
     """The launch template's network interfaces: one EFA per card as the plan lays them out (``stacks/plan/efa_layout.py``:
     card 0 the primary ``efa``, the rest ``efa-only`` at device 1, or the catalog's per-card layout on P6e-GB200)."""
-    return [{"network_card_index": a.network_card_index, "device_index": a.device_index,
-             "interface_type": a.interface_type, "delete_on_termination": "true", "security_groups": security_groups}
-            for a in cards]
+    return [
+        {
+            "network_card_index": a.network_card_index,
+            "device_index": a.device_index,
+            "interface_type": a.interface_type,
+            "delete_on_termination": "true",
+            "security_groups": security_groups,
+        }
+        for a in cards
+    ]
 
 
 class EksGpuNodeGroup(pulumi.ComponentResource):
@@ -48,18 +56,20 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     schedules: list[aws.autoscaling.Schedule]
     """Capacity blocks with a window: the scale-up and scale-down actions still ahead (``block_schedule``)."""
 
-    def __init__(self, name: str, plan: PoolPlan, cluster: EksClusterRef,
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, plan: PoolPlan, cluster: EksClusterRef, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-cluster:aws:EksGpuNodeGroup", name, None, opts)
         self.facts = facts = plan.facts
         eks = plan.eks
         assert eks is not None, f"pool {plan.name}: an EKS node group needs its EKS plan"
         child = pulumi.ResourceOptions(parent=self)
         pool_tags = eks.pool_tags
-        lt_args: dict = {"metadata_options": metadata_options(),
-                         "block_device_mappings": root_volume(eks.disk_size_gib, eks.root_throughput, eks.root_iops),
-                         "update_default_version": True, "tags": pool_tags,
-                         "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}]}
+        lt_args: dict = {
+            "metadata_options": metadata_options(),
+            "block_device_mappings": root_volume(eks.disk_size_gib, eks.root_throughput, eks.root_iops),
+            "update_default_version": True,
+            "tags": pool_tags,
+            "tag_specifications": [{"resource_type": "instance", "tags": pool_tags}],
+        }
         # NVMe RAID0 for images and scratch, fast image pull, parallel pulls; the host IMEX service masked; the
         # toolkit's env-var lockdown
         user_data = nodeadm_user_data(eks.pod_start, eks.instance_store_raid, eks.mask_host_imex, eks.toolkit_lockdown)
@@ -67,18 +77,41 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             lt_args["user_data"] = base64.b64encode(user_data.encode()).decode()
         if eks.multi_node:
             efa_sg = aws.ec2.SecurityGroup(
-                f"{name}-efa-sg", vpc_id=cluster.vpc_id,
+                f"{name}-efa-sg",
+                vpc_id=cluster.vpc_id,
                 description=f"EFA traffic between nodes of GPU pool {plan.name}",
-                ingress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True,
-                          "description": "all traffic within the pool (EFA requires it)"}],
-                egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "self": True,
-                         "description": "all traffic within the pool (EFA requires it)"},
-                        {"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"],
-                         "description": "outbound (images, cloud APIs)"}],
-                tags=pool_tags, opts=child)
+                ingress=[
+                    {
+                        "protocol": "-1",
+                        "from_port": 0,
+                        "to_port": 0,
+                        "self": True,
+                        "description": "all traffic within the pool (EFA requires it)",
+                    }
+                ],
+                egress=[
+                    {
+                        "protocol": "-1",
+                        "from_port": 0,
+                        "to_port": 0,
+                        "self": True,
+                        "description": "all traffic within the pool (EFA requires it)",
+                    },
+                    {
+                        "protocol": "-1",
+                        "from_port": 0,
+                        "to_port": 0,
+                        "cidr_blocks": ["0.0.0.0/0"],
+                        "description": "outbound (images, cloud APIs)",
+                    },
+                ],
+                tags=pool_tags,
+                opts=child,
+            )
             if eks.efa_interfaces:
-                lt_args["network_interfaces"] = efa_interfaces(eks.efa_cards,
-                                                               [cluster.cluster_security_group_id, efa_sg.id])
+                lt_args["network_interfaces"] = efa_interfaces(
+                    eks.efa_cards, [cluster.cluster_security_group_id, efa_sg.id]
+                )
             if eks.own_placement_group:  # a reservation brings its own placement (see above)
                 placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=pool_tags, opts=child)
                 lt_args["placement"] = {"group_name": placement.name}
@@ -86,31 +119,39 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             if eks.reservation_placement_group:
                 lt_args["placement"] = {"group_name": eks.reservation_placement_group}
             # several UltraServer blocks: target their resource group, not one block's reservation
-            target: dict[str, str | None] = ({"capacity_reservation_resource_group_arn": eks.reservation_group} if eks.reservation_group
-                      else {"capacity_reservation_id": eks.reservation_id})
+            target: dict[str, str | None] = (
+                {"capacity_reservation_resource_group_arn": eks.reservation_group}
+                if eks.reservation_group
+                else {"capacity_reservation_id": eks.reservation_id}
+            )
             lt_args["capacity_reservation_specification"] = {"capacity_reservation_target": target}
             if eks.capacity_block:
                 lt_args["instance_market_options"] = {"market_type": "capacity-block"}
         self.launch_template = aws.ec2.LaunchTemplate(f"{name}-lt", **lt_args, opts=child)
         self.node_group = aws.eks.NodeGroup(
             name,
-            cluster_name=cluster.name, node_role_arn=cluster.node_role_arn,
+            cluster_name=cluster.name,
+            node_role_arn=cluster.node_role_arn,
             subnet_ids=[cluster.subnets[z] for z in eks.zones],
-            ami_type=eks.ami_type, instance_types=[eks.machine_type],
+            ami_type=eks.ami_type,
+            instance_types=[eks.machine_type],
             release_version=eks.release_version,  # None: EKS's newest at create/update (preview advises pinning)
             capacity_type=eks.capacity_type,
             scaling_config=eks.scaling_config,
-            launch_template={"id": self.launch_template.id,
-                             "version": self.launch_template.latest_version.apply(str)},
+            launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
             labels=eks.labels,
             taints=eks.taints,
             update_config=eks.update_config,
             node_repair_config=eks.node_repair_config,
             tags=eks.tags,
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=eks.ignore_changes))
-        asg_tags = {**discovery_tags(cluster.spec_name),
-                    **node_template_tags(eks.labels, eks.autoscaler_taints, eks.autoscaler_resources)}
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=eks.ignore_changes),
+        )
+        asg_tags = {
+            **discovery_tags(cluster.spec_name),
+            **node_template_tags(eks.labels, eks.autoscaler_taints, eks.autoscaler_resources),
+        }
         self.asg_tags = tag_node_group_asg(name, self.node_group, asg_tags, parent=self)
         self.schedules = block_schedules(name, self.node_group, list(eks.schedule), parent=self)
-        self.register_outputs({"nodeGroupArn": self.node_group.arn, "gpusPerNode": facts.gpus_per_node,
-                               "maxGpus": facts.max_gpus})
+        self.register_outputs(
+            {"nodeGroupArn": self.node_group.arn, "gpusPerNode": facts.gpus_per_node, "maxGpus": facts.max_gpus}
+        )

@@ -7,6 +7,7 @@ deploy, so a NAT gateway replaced outside Pulumi shows up at the next ``pulumi u
 workers). A subnet that uses the VPC's main route table implicitly is not found by subnet: associate it explicitly, or
 declare the addresses in ``fleet.egressCidrs``. A NAT gateway's secondary Elastic IPs are not read.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -28,8 +29,9 @@ def nat_gateway_ids(route_tables: Sequence[Any]) -> list[str]:
     return ids
 
 
-def nat_egress_addresses(subnets: Sequence[str], parent: pulumi.Resource | None = None,
-                         provider: pulumi.ProviderResource | None = None) -> pulumi.Output[list[str]]:
+def nat_egress_addresses(
+    subnets: Sequence[str], parent: pulumi.Resource | None = None, provider: pulumi.ProviderResource | None = None
+) -> pulumi.Output[list[str]]:
     """The NAT gateways' public IPs as /32 CIDRs, sorted (offline, under mocks, the lookups return nothing: [])."""
     invoke = pulumi.InvokeOptions(parent=parent, provider=provider)
     tables = [aws.ec2.get_route_table_output(subnet_id=s, opts=invoke) for s in subnets]

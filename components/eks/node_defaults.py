@@ -1,5 +1,6 @@
 """Launch-template settings every EKS node shares: IMDSv2 only, encrypted gp3 root volume (GPU nodes add throughput
 and IOPS for multi-GB images: ``stacks.spec.eks_node.root_volume_performance``)."""
+
 from __future__ import annotations
 
 IMDS_HOP_LIMIT = 1
@@ -8,8 +9,12 @@ ROOT_DEVICE = "/dev/xvda"  # AL2023 and Bottlerocket EKS AMIs boot from xvda
 
 
 def metadata_options() -> dict:
-    return {"http_endpoint": "enabled", "http_tokens": "required",
-            "http_put_response_hop_limit": IMDS_HOP_LIMIT, "instance_metadata_tags": "disabled"}
+    return {
+        "http_endpoint": "enabled",
+        "http_tokens": "required",
+        "http_put_response_hop_limit": IMDS_HOP_LIMIT,
+        "instance_metadata_tags": "disabled",
+    }
 
 
 def root_volume(size_gib: int, throughput_mibps: int | None = None, iops: int | None = None) -> list[dict]:

@@ -4,6 +4,7 @@ network, the NCCL plugin installer, and (TCPX/TCPXO) the NRI device injector. No
 multi-networking (``enable_multi_networking``, which Dataplane V2 allows). Pools in fabric mode ``managed`` get
 ``network_config.accelerator_network_profile`` instead: GKE creates and attaches their networks, so nothing here
 creates networks or Network objects for them; the NCCL plugin installer still runs on their nodes."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -14,7 +15,14 @@ import pulumi_kubernetes as k8s
 from catalog.fabric import FabricKind, load_fabric_catalog
 from components.k8s.custom_resources import custom_resource
 from render.gke_fabric_manifests import (
-    INJECTOR_NAME, INSTALLER_NAMES, NEEDS_INJECTOR, device_injector, installer, nccl_config, network, param_set,
+    INJECTOR_NAME,
+    INSTALLER_NAMES,
+    NEEDS_INJECTOR,
+    device_injector,
+    installer,
+    nccl_config,
+    network,
+    param_set,
 )
 from components.gke.fabric_networks import Attachment, GkeFabricNetworks
 from stacks.plan.gke_fabric import FabricKindPlan
@@ -22,8 +30,9 @@ from stacks.plan.gke_fabric import FabricKindPlan
 
 def node_network_config(attachments: Sequence[Attachment]) -> dict:
     """The node pool's ``network_config``: one additional node network per extra NIC, in NIC order."""
-    return {"additional_node_network_configs": [{"network": a.network, "subnetwork": a.subnetwork}
-                                                for a in attachments]}
+    return {
+        "additional_node_network_configs": [{"network": a.network, "subnetwork": a.subnetwork} for a in attachments]
+    }
 
 
 def managed_network_config(profile: str) -> dict:
@@ -40,8 +49,16 @@ class GkeFabric(pulumi.ComponentResource):
     """Pool name -> its node pool ``network_config``."""
     daemonsets: list[str]
 
-    def __init__(self, name: str, kinds: Sequence[FabricKindPlan], cluster_name: str, project: str, region: str,
-                 after: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        kinds: Sequence[FabricKindPlan],
+        cluster_name: str,
+        project: str,
+        region: str,
+        after: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         """``kinds``: the plan's GKE fabric, grouped by kind (``stacks/plan/gke_fabric.py``)."""
         super().__init__("gpu-cluster:gcp:GkeFabric", name, None, opts)
         fab = load_fabric_catalog()
@@ -53,11 +70,15 @@ class GkeFabric(pulumi.ComponentResource):
             for pool, profile in group.managed.items():
                 self.node_network_configs[pool] = managed_network_config(profile)
             if group.networks is not None and group.zone is not None:
-                nets = GkeFabricNetworks(f"{name}-{kind.value}", group.networks, cluster_name, project, region,
-                                         group.zone, opts=child)
+                nets = GkeFabricNetworks(
+                    f"{name}-{kind.value}", group.networks, cluster_name, project, region, group.zone, opts=child
+                )
                 for a in nets.attachments:
-                    custom_resource(f"{name}-{a.plan.k8s_name}-params",
-                                    param_set(a.plan.k8s_name, a.network, a.subnetwork, a.plan.device_mode), k8s_opts)
+                    custom_resource(
+                        f"{name}-{a.plan.k8s_name}-params",
+                        param_set(a.plan.k8s_name, a.network, a.subnetwork, a.plan.device_mode),
+                        k8s_opts,
+                    )
                     custom_resource(f"{name}-{a.plan.k8s_name}-network", network(a.plan.k8s_name), k8s_opts)
                 for pool in group.attached:
                     self.node_network_configs[pool] = node_network_config(nets.attachments)

@@ -3,6 +3,7 @@
 a firewall rule that lets the subnet talk to itself; RDMA gets one RoCE VPC made with the zone's ``-vpc-roce``
 network profile, MTU 8896 and 8 subnets (cluster-toolkit ``modules/network/multivpc`` and ``gpu-rdma-vpc``; GKE's
 GPUDirect guides). Networks and subnets cost nothing per hour."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ unset, GCE gives 1460, which caps the RoCEv2 path MTU of every GPU NIC."""
 @dataclass(frozen=True)
 class Attachment:
     """One extra NIC of a node: the Kubernetes network name and the VPC network and subnet behind it."""
+
     plan: FabricNetworkPlan
     network: pulumi.Input[str]
     subnetwork: pulumi.Input[str]
@@ -38,8 +40,16 @@ class GkeFabricNetworks(pulumi.ComponentResource):
 
     attachments: list[Attachment]
 
-    def __init__(self, name: str, plan: FabricPlan, cluster_name: str, project: str, region: str, zone: str,
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        plan: FabricPlan,
+        cluster_name: str,
+        project: str,
+        region: str,
+        zone: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("gpu-cluster:gcp:GkeFabricNetworks", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.attachments = []
@@ -51,28 +61,56 @@ class GkeFabricNetworks(pulumi.ComponentResource):
         for n in plan.gvnic:
             cidr = n.cidr or ""  # planned (stacks/plan/fabric.py): set on every network gpu-cluster creates
             vpc = gcp.compute.Network(
-                f"{name}-{n.k8s_name}", name=f"{prefix}-{n.k8s_name}", project=project,
-                auto_create_subnetworks=False, mtu=GVNIC_MTU,
+                f"{name}-{n.k8s_name}",
+                name=f"{prefix}-{n.k8s_name}",
+                project=project,
+                auto_create_subnetworks=False,
+                mtu=GVNIC_MTU,
                 description=f"GPU NIC network {n.k8s_name} of the {plan.kind.display_name} pools of {cluster_name}",
-                opts=child)
-            sub = gcp.compute.Subnetwork(f"{name}-{n.k8s_name}-subnet", name=f"{prefix}-{n.k8s_name}-sub",
-                                         project=project, region=region, network=vpc.id, ip_cidr_range=cidr,
-                                         opts=child)
+                opts=child,
+            )
+            sub = gcp.compute.Subnetwork(
+                f"{name}-{n.k8s_name}-subnet",
+                name=f"{prefix}-{n.k8s_name}-sub",
+                project=project,
+                region=region,
+                network=vpc.id,
+                ip_cidr_range=cidr,
+                opts=child,
+            )
             gcp.compute.Firewall(
-                f"{name}-{n.k8s_name}-internal", name=f"{prefix}-{n.k8s_name}-internal", project=project,
-                network=vpc.name, direction="INGRESS", source_ranges=[cidr],
+                f"{name}-{n.k8s_name}-internal",
+                name=f"{prefix}-{n.k8s_name}-internal",
+                project=project,
+                network=vpc.name,
+                direction="INGRESS",
+                source_ranges=[cidr],
                 allows=[{"protocol": "tcp"}, {"protocol": "udp"}, {"protocol": "icmp"}],
-                description="GPU traffic between the nodes on this GPU NIC network", opts=child)
+                description="GPU traffic between the nodes on this GPU NIC network",
+                opts=child,
+            )
             self.attachments.append(Attachment(n, vpc.name, sub.name))
         if plan.rdma:
             roce = gcp.compute.Network(
-                f"{name}-roce", name=f"{prefix}-roce", project=project, auto_create_subnetworks=False,
-                network_profile=roce_profile(project, zone), routing_mode="REGIONAL", mtu=ROCE_MTU,
+                f"{name}-roce",
+                name=f"{prefix}-roce",
+                project=project,
+                auto_create_subnetworks=False,
+                network_profile=roce_profile(project, zone),
+                routing_mode="REGIONAL",
+                mtu=ROCE_MTU,
                 description=f"RoCE network of the {plan.kind.display_name} pools of {cluster_name} ({zone})",
-                opts=child)
+                opts=child,
+            )
             for n in plan.rdma:
                 sub = gcp.compute.Subnetwork(
-                    f"{name}-{n.k8s_name}-subnet", name=f"{prefix}-{n.k8s_name}", project=project, region=region,
-                    network=roce.id, ip_cidr_range=n.cidr or "", opts=child)
+                    f"{name}-{n.k8s_name}-subnet",
+                    name=f"{prefix}-{n.k8s_name}",
+                    project=project,
+                    region=region,
+                    network=roce.id,
+                    ip_cidr_range=n.cidr or "",
+                    opts=child,
+                )
                 self.attachments.append(Attachment(n, roce.name, sub.name))
         self.register_outputs({"networks": [a.plan.k8s_name for a in self.attachments]})

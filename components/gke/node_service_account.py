@@ -1,4 +1,5 @@
 """A dedicated, least-privilege Google service account for GKE nodes (never the Compute Engine default)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,7 +9,7 @@ import pulumi_gcp as gcp
 
 NODE_ROLES = (
     "roles/container.defaultNodeServiceAccount",  # logging, monitoring, metadata: GKE's node baseline
-    "roles/artifactregistry.reader",               # pull images from Artifact Registry
+    "roles/artifactregistry.reader",  # pull images from Artifact Registry
 )
 
 
@@ -30,11 +31,19 @@ class GkeNodeServiceAccount(pulumi.ComponentResource):
         super().__init__("gpu-cluster:gcp:GkeNodeServiceAccount", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         account = gcp.serviceaccount.Account(
-            f"{name}-sa", account_id=account_id, project=project,
-            display_name=f"GKE nodes ({account_id}), managed by gpu-cluster", opts=child)
+            f"{name}-sa",
+            account_id=account_id,
+            project=project,
+            display_name=f"GKE nodes ({account_id}), managed by gpu-cluster",
+            opts=child,
+        )
         self.email = account.email
         for role in NODE_ROLES:
             gcp.projects.IAMMember(
-                f"{name}-{role.split('/')[1].replace('.', '-').lower()}", project=project, role=role,
-                member=account.email.apply(lambda e: f"serviceAccount:{e}"), opts=child)
+                f"{name}-{role.split('/')[1].replace('.', '-').lower()}",
+                project=project,
+                role=role,
+                member=account.email.apply(lambda e: f"serviceAccount:{e}"),
+                opts=child,
+            )
         self.register_outputs({"email": self.email})

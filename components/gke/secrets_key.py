@@ -1,6 +1,7 @@
 """The Cloud KMS key a GKE cluster encrypts Kubernetes Secrets with (application-layer Secrets encryption), as the
 EKS path envelope-encrypts them: a key ring in the cluster's region, a CryptoKey that rotates, and the GKE service agent
 allowed to encrypt and decrypt with it."""
+
 from __future__ import annotations
 
 import pulumi
@@ -26,16 +27,33 @@ class GkeSecretsKey(pulumi.ComponentResource):
     key_name: pulumi.Output[str]
     """``projects/<p>/locations/<region>/keyRings/<ring>/cryptoKeys/<key>``."""
 
-    def __init__(self, name: str, project: str, region: str, protect: bool, labels: dict[str, str],
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        project: str,
+        region: str,
+        protect: bool,
+        labels: dict[str, str],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("gpu-cluster:gcp:GkeSecretsKey", name, None, opts)
         keep = pulumi.ResourceOptions(parent=self, protect=protect)
         ring = gcp.kms.KeyRing(f"{name}-ring", location=region, project=project, opts=keep)
-        key = gcp.kms.CryptoKey(f"{name}-key", key_ring=ring.id, purpose="ENCRYPT_DECRYPT",
-                                rotation_period=ROTATION_PERIOD, labels=labels or None, opts=keep)
-        number = gcp.organizations.get_project_output(project_id=project,
-                                                      opts=pulumi.InvokeOptions(parent=self)).number
-        gcp.kms.CryptoKeyIAMMember(f"{name}-gke-service-agent", crypto_key_id=key.id, role=ENCRYPTER_DECRYPTER,
-                                   member=number.apply(gke_service_agent), opts=pulumi.ResourceOptions(parent=self))
+        key = gcp.kms.CryptoKey(
+            f"{name}-key",
+            key_ring=ring.id,
+            purpose="ENCRYPT_DECRYPT",
+            rotation_period=ROTATION_PERIOD,
+            labels=labels or None,
+            opts=keep,
+        )
+        number = gcp.organizations.get_project_output(project_id=project, opts=pulumi.InvokeOptions(parent=self)).number
+        gcp.kms.CryptoKeyIAMMember(
+            f"{name}-gke-service-agent",
+            crypto_key_id=key.id,
+            role=ENCRYPTER_DECRYPTER,
+            member=number.apply(gke_service_agent),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.key_name = key.id
         self.register_outputs({"keyName": self.key_name})

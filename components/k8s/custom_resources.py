@@ -4,6 +4,7 @@ Custom resources go through the provider's generic ``kubernetes:<apiVersion>:<Ki
 top-level field of the object (a Kueue WorkloadPriorityClass has ``value`` and ``description`` beside its metadata,
 which the Python ``CustomResource`` class cannot express). Policies read these inputs directly.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,12 +44,18 @@ def custom_resource(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions
     """One custom resource; a change of an immutable field replaces the object (see the two tables above)."""
     kind = obj["kind"]
     if kind in DELETE_FIRST_FIELDS:
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-            replace_on_changes=DELETE_FIRST_FIELDS[kind], delete_before_replace=True))
+        opts = pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(replace_on_changes=DELETE_FIRST_FIELDS[kind], delete_before_replace=True)
+        )
     elif kind in CONTENT_NAMED_FIELDS:
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(replace_on_changes=CONTENT_NAMED_FIELDS[kind]))
     opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=kubernetes_provider_version()))
-    return pulumi.CustomResource(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", name, pin_images(dict(obj), quoted=kind == "ValidatingAdmissionPolicy"), opts)
+    return pulumi.CustomResource(
+        f"kubernetes:{obj['apiVersion']}:{obj['kind']}",
+        name,
+        pin_images(dict(obj), quoted=kind == "ValidatingAdmissionPolicy"),
+        opts,
+    )
 
 
 def namespace(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:

@@ -1,4 +1,5 @@
 """A fleet worker's side of MultiKueue: the manager's identity on this cluster, its kubeconfig, the fleet runtimes."""
+
 from __future__ import annotations
 
 import base64
@@ -25,10 +26,19 @@ class FleetWorker(pulumi.ComponentResource):
 
     kubeconfig: pulumi.Output[str]
 
-    def __init__(self, name: str, cluster_name: str, endpoint: pulumi.Input[str], token_generation: int,
-                 gpus_per_node: dict, after: Sequence[pulumi.Resource] = (), runtimes_after: Sequence[pulumi.Resource] = (),
-                 opts: pulumi.ResourceOptions | None = None, namespaces: Sequence[str] = (),
-                 runtime_image: pulumi.Output[str | None] | None = None):
+    def __init__(
+        self,
+        name: str,
+        cluster_name: str,
+        endpoint: pulumi.Input[str],
+        token_generation: int,
+        gpus_per_node: dict,
+        after: Sequence[pulumi.Resource] = (),
+        runtimes_after: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+        namespaces: Sequence[str] = (),
+        runtime_image: pulumi.Output[str | None] | None = None,
+    ):
         """``after``: Kueue (its ``kueue-system`` namespace); ``runtimes_after``: the Trainer release (its CRDs);
         ``runtime_image``: the manager's fleet runtime image by digest (None, or resolving to None: this cluster
         pins the image itself), so that every cluster of the fleet runs the same bytes."""
@@ -37,34 +47,59 @@ class FleetWorker(pulumi.ComponentResource):
         # the token is refused anything outside the mirrored namespaces before it exists
         policy, policy_binding = token_admission_objects(namespaces)
         vap = custom_resource(f"{name}-token-policy", policy, child)
-        guard = custom_resource(f"{name}-token-policy-binding", policy_binding,
-                                pulumi.ResourceOptions(parent=self, depends_on=[*after, vap]))
+        guard = custom_resource(
+            f"{name}-token-policy-binding",
+            policy_binding,
+            pulumi.ResourceOptions(parent=self, depends_on=[*after, vap]),
+        )
         objects = worker_access_objects(token_generation, namespaces)
         sa, role, binding, token = objects[0], objects[1], objects[2], objects[-1]
-        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=sa["metadata"], opts=pulumi.ResourceOptions(
-            parent=self, depends_on=[*after, guard]))
-        cluster_role = k8s.rbac.v1.ClusterRole(f"{name}-role", metadata=role["metadata"], rules=role["rules"], opts=child)
-        k8s.rbac.v1.ClusterRoleBinding(f"{name}-binding", metadata=binding["metadata"], role_ref=binding["roleRef"],
-                                       subjects=binding["subjects"], opts=pulumi.ResourceOptions(
-                                           parent=self, depends_on=[account, cluster_role]))
+        account = k8s.core.v1.ServiceAccount(
+            f"{name}-sa", metadata=sa["metadata"], opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, guard])
+        )
+        cluster_role = k8s.rbac.v1.ClusterRole(
+            f"{name}-role", metadata=role["metadata"], rules=role["rules"], opts=child
+        )
+        k8s.rbac.v1.ClusterRoleBinding(
+            f"{name}-binding",
+            metadata=binding["metadata"],
+            role_ref=binding["roleRef"],
+            subjects=binding["subjects"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[account, cluster_role]),
+        )
         for i in range(3, len(objects) - 1, 2):  # Role and RoleBinding per mirrored namespace
             r, rb = objects[i], objects[i + 1]
             ns = r["metadata"]["namespace"]
             writer = k8s.rbac.v1.Role(f"{name}-writer-{ns}", metadata=r["metadata"], rules=r["rules"], opts=child)
-            k8s.rbac.v1.RoleBinding(f"{name}-writer-{ns}", metadata=rb["metadata"], role_ref=rb["roleRef"],
-                                    subjects=rb["subjects"], opts=pulumi.ResourceOptions(
-                                        parent=self, depends_on=[account, writer]))
+            k8s.rbac.v1.RoleBinding(
+                f"{name}-writer-{ns}",
+                metadata=rb["metadata"],
+                role_ref=rb["roleRef"],
+                subjects=rb["subjects"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[account, writer]),
+            )
         # The provider waits until the token controller has filled in data.token (pulumi-kubernetes#2048).
-        secret = k8s.core.v1.Secret(f"{name}-token", metadata=token["metadata"], type=token["type"],
-                                    opts=pulumi.ResourceOptions(parent=self, depends_on=[account]))
-        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, secret.data).apply(
-            lambda a: _kubeconfig(cluster_name, a[0], a[1] or {})))
+        secret = k8s.core.v1.Secret(
+            f"{name}-token",
+            metadata=token["metadata"],
+            type=token["type"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[account]),
+        )
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(endpoint, secret.data).apply(lambda a: _kubeconfig(cluster_name, a[0], a[1] or {}))
+        )
         for obj in fleet_runtimes(gpus_per_node):
             if runtime_image is not None:
-                obj = _with_image(obj, TORCH_IMAGE, pulumi.Output.all(runtime_image, pinned(TORCH_IMAGE)).apply(
-                    lambda a: a[0] or a[1]))
-            custom_resource(f"{name}-runtime-{obj['metadata']['name']}", obj,
-                            pulumi.ResourceOptions(parent=self, depends_on=list(runtimes_after)))
+                obj = _with_image(
+                    obj,
+                    TORCH_IMAGE,
+                    pulumi.Output.all(runtime_image, pinned(TORCH_IMAGE)).apply(lambda a: a[0] or a[1]),
+                )
+            custom_resource(
+                f"{name}-runtime-{obj['metadata']['name']}",
+                obj,
+                pulumi.ResourceOptions(parent=self, depends_on=list(runtimes_after)),
+            )
         self.register_outputs({"kubeconfig": self.kubeconfig})
 
 

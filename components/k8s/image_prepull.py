@@ -1,4 +1,5 @@
 """The pre-pull DaemonSets of the pools that ask for one (``podStart.prepull``), in their own restricted namespace."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -16,8 +17,9 @@ class ImagePrepull(pulumi.ComponentResource):
 
     daemonsets: list[str]
 
-    def __init__(self, name: str, pools: Sequence[tuple[PoolFacts, Sequence[str]]],
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self, name: str, pools: Sequence[tuple[PoolFacts, Sequence[str]]], opts: pulumi.ResourceOptions | None = None
+    ):
         super().__init__("gpu-cluster:k8s:ImagePrepull", name, None, opts)
         ns_obj = prepull_namespace()
         ns = namespace(f"{name}-namespace", ns_obj, pulumi.ResourceOptions(parent=self))

@@ -8,6 +8,7 @@ by the digest its tag names at deploy (``render/manifest_images.py``). The rewri
 tested without Pulumi.
 The defaults themselves are listed once, in ``catalog/known_defaults.py``, which the policy pack reads too.
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,8 +21,11 @@ from catalog.known_defaults import upstream_secret_defaults
 from components.image_digests import resolved
 from render.manifest_images import pin_secret_holders
 
-BASELINE_PSS = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted",
-                "pod-security.kubernetes.io/audit": "restricted"}
+BASELINE_PSS = {
+    "pod-security.kubernetes.io/enforce": "baseline",
+    "pod-security.kubernetes.io/warn": "restricted",
+    "pod-security.kubernetes.io/audit": "restricted",
+}
 """The shared ``kubeflow`` namespace: nothing there needs more than baseline."""
 KNOWN_DEFAULT_CREDENTIALS: dict[str, dict[str, str]] = upstream_secret_defaults()
 """Upstream Secret name -> key -> its published value (what must never be deployed); every Secret named here must be
@@ -135,8 +139,9 @@ def rewrite_object(type_: str, props: Mapping[str, Any], rewrites: ManifestRewri
     return None
 
 
-def manifest_transform(rewrites: ManifestRewrites, resolve: Callable[[str], Any] = resolved) -> Callable[
-        [pulumi.ResourceTransformArgs], pulumi.ResourceTransformResult | None]:
+def manifest_transform(
+    rewrites: ManifestRewrites, resolve: Callable[[str], Any] = resolved
+) -> Callable[[pulumi.ResourceTransformArgs], pulumi.ResourceTransformResult | None]:
     """A Pulumi transform for the kustomize ``Directory``'s children applying ``rewrites``, then pinning every
     secret-holding container's image by the digest ``resolve`` gives (by default the registry's, at deploy)."""
 
@@ -144,8 +149,10 @@ def manifest_transform(rewrites: ManifestRewrites, resolve: Callable[[str], Any]
         props: Mapping[str, Any] = args.props or {}
         new = rewrite_object(args.type_, props, rewrites)
         new = pin_secret_holders(args.type_, new if new is not None else props, resolve) or new
-        if args.type_ == "kubernetes:core/v1:Namespace" \
-                and (props.get("metadata") or {}).get("name") in rewrites.shared_namespaces:
+        if (
+            args.type_ == "kubernetes:core/v1:Namespace"
+            and (props.get("metadata") or {}).get("name") in rewrites.shared_namespaces
+        ):
             keep = pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(retain_on_delete=True))
             return pulumi.ResourceTransformResult(props=new if new is not None else dict(props), opts=keep)
         return pulumi.ResourceTransformResult(props=new, opts=args.opts) if new is not None else None

@@ -2,6 +2,7 @@
 workload, Service, PodDisruptionBudget and ScaledObject; on GKE the InferencePool + endpoint picker (the pinned
 ``inferencepool`` chart), the inference Gateway and each service's HTTPRoute. Objects come rendered from the plan
 (``render/serving.py``); this component only orders them."""
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -36,29 +37,54 @@ class Serving(pulumi.ComponentResource):
     waits for, and how long Pulumi waits for that workload to be ready (its ready budget; Pulumi's default is 10
     minutes, shorter than a cold node, image pull and weights load)."""
 
-    def __init__(self, name: str, objects: ServingObjects, lws: bool, after: Sequence[pulumi.Resource] = (),
-                 inference_crd_managed: bool = False,
-                 workload_after: Mapping[str, Sequence[pulumi.Resource]] | None = None,
-                 ready_timeout_s: Mapping[str, int] | None = None, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        objects: ServingObjects,
+        lws: bool,
+        after: Sequence[pulumi.Resource] = (),
+        inference_crd_managed: bool = False,
+        workload_after: Mapping[str, Sequence[pulumi.Resource]] | None = None,
+        ready_timeout_s: Mapping[str, int] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("gpu-cluster:serving:Serving", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         releases: dict[str, pulumi.Resource] = {}
-        keda_ns = k8s.core.v1.Namespace(f"{name}-keda-namespace", metadata={"name": KEDA_NAMESPACE, "labels": {
-            "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
+        keda_ns = k8s.core.v1.Namespace(
+            f"{name}-keda-namespace",
+            metadata={"name": KEDA_NAMESPACE, "labels": {"app.kubernetes.io/part-of": "gpu-cluster"}},
+            opts=child,
+        )
         releases["keda"] = k8s.helm.v3.Release(
-            f"{name}-keda", name="keda", chart=KEDA.chart, version=KEDA.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA.repo), namespace=KEDA_NAMESPACE,
+            f"{name}-keda",
+            name="keda",
+            chart=KEDA.chart,
+            version=KEDA.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA.repo),
+            namespace=KEDA_NAMESPACE,
             # KEDA's operator reads the metrics as its workload identity (GKE: the chart annotates its ServiceAccount)
-            values=pinned_chart_values(KEDA.chart, KEDA.version, objects.metrics.keda_values()), timeout=600,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[keda_ns, *after]))
+            values=pinned_chart_values(KEDA.chart, KEDA.version, objects.metrics.keda_values()),
+            timeout=600,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[keda_ns, *after]),
+        )
         system_network_policies(f"{name}-keda", KEDA_NAMESPACE, keda_ns, self)  # webhooks, metrics API only
         if lws:
-            lws_ns = k8s.core.v1.Namespace(f"{name}-lws-namespace", metadata={"name": LWS_NAMESPACE, "labels": {
-                "app.kubernetes.io/part-of": "gpu-cluster"}}, opts=child)
+            lws_ns = k8s.core.v1.Namespace(
+                f"{name}-lws-namespace",
+                metadata={"name": LWS_NAMESPACE, "labels": {"app.kubernetes.io/part-of": "gpu-cluster"}},
+                opts=child,
+            )
             releases["lws"] = k8s.helm.v3.Release(
-                f"{name}-lws", name="lws", chart=f"{LWS.repo}/{LWS.chart}", version=LWS.version,
-                namespace=LWS_NAMESPACE, values=pinned_chart_values(LWS.chart, LWS.version, {}), timeout=600,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[lws_ns]))
+                f"{name}-lws",
+                name="lws",
+                chart=f"{LWS.repo}/{LWS.chart}",
+                version=LWS.version,
+                namespace=LWS_NAMESPACE,
+                values=pinned_chart_values(LWS.chart, LWS.version, {}),
+                timeout=600,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[lws_ns]),
+            )
             system_network_policies(f"{name}-lws", LWS_NAMESPACE, lws_ns, self)
         first: list[pulumi.Resource] = list(after)
         if objects.namespace is not None:
@@ -69,11 +95,15 @@ class Serving(pulumi.ComponentResource):
             if obj["kind"] in NEEDS:
                 waits = [*waits, releases[NEEDS[obj["kind"]]]]
             wait = None if timeout_s is None else f"{timeout_s // 60}m"
-            opts = pulumi.ResourceOptions(parent=self, depends_on=waits,
-                                          custom_timeouts=pulumi.CustomTimeouts(create=wait, update=wait) if wait else None)
+            opts = pulumi.ResourceOptions(
+                parent=self,
+                depends_on=waits,
+                custom_timeouts=pulumi.CustomTimeouts(create=wait, update=wait) if wait else None,
+            )
             if obj["kind"] == "LeaderWorkerSet" and QUEUE_LABEL in obj["metadata"].get("labels", {}):
-                opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
-                    replace_on_changes=list(LWS_POD_TEMPLATES), delete_before_replace=True))
+                opts = pulumi.ResourceOptions.merge(
+                    opts, pulumi.ResourceOptions(replace_on_changes=list(LWS_POD_TEMPLATES), delete_before_replace=True)
+                )
             res = custom_resource(f"{name}-{obj['kind'].lower()}-{obj['metadata']['name']}", obj, opts)
             created[id(obj)] = res
             return res
@@ -89,10 +119,15 @@ class Serving(pulumi.ComponentResource):
         for svc in objects.services:
             if svc.inference_pool_values is not None:
                 pools[svc.name] = k8s.helm.v3.Release(
-                    f"{name}-{svc.name}-pool", name=svc.name, chart=f"{INFERENCE_POOL.repo}/{INFERENCE_POOL.chart}",
-                    version=INFERENCE_POOL.version, namespace=svc.service["metadata"]["namespace"],
-                    values=svc.inference_pool_values, timeout=600,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, *queue, *crd]))
+                    f"{name}-{svc.name}-pool",
+                    name=svc.name,
+                    chart=f"{INFERENCE_POOL.repo}/{INFERENCE_POOL.chart}",
+                    version=INFERENCE_POOL.version,
+                    namespace=svc.service["metadata"]["namespace"],
+                    values=svc.inference_pool_values,
+                    timeout=600,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*first, *queue, *crd]),
+                )
         for obj in objects.objects():
             if obj["kind"] == "Namespace" or id(obj) in created or any(obj is s.workload for s in objects.services):
                 continue
@@ -101,5 +136,7 @@ class Serving(pulumi.ComponentResource):
                 waits += [*crd, *(pools[b["name"]] for rule in obj["spec"]["rules"] for b in rule["backendRefs"])]
             create(obj, waits)
         for svc in objects.services:  # the workload: after its GPU pool, waited for as long as it may take to start
-            create(svc.workload, [*first, *(workload_after or {}).get(svc.name, ())], (ready_timeout_s or {}).get(svc.name))
+            create(
+                svc.workload, [*first, *(workload_after or {}).get(svc.name, ())], (ready_timeout_s or {}).get(svc.name)
+            )
         self.register_outputs({})

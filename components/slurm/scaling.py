@@ -7,6 +7,7 @@
   answers (``scontrol create``; a record that exists already is left alone), through the client slurm.conf and
   the mounted slurm.key, like the accounts Job. The Job is auto-named: a changed node list replaces it.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -36,35 +37,70 @@ class SlurmScaling(pulumi.ComponentResource):
     programs: k8s.core.v1.ConfigMap
     account: k8s.core.v1.ServiceAccount
 
-    def __init__(self, name: str, namespace: pulumi.Input[str], resume: str, suspend: str,
-                 opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        namespace: pulumi.Input[str],
+        resume: str,
+        suspend: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
         super().__init__("gpu-cluster:slurm:SlurmScaling", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         meta = {"namespace": namespace, "labels": LABELS}
         self.programs = k8s.core.v1.ConfigMap(
-            f"{name}-programs", metadata={**meta, "name": SCALING_PROGRAMS},
-            data={"slurm-resume": resume, "slurm-suspend": suspend}, opts=child)
-        self.account = k8s.core.v1.ServiceAccount(f"{name}-account", metadata={**meta, "name": SCALER_ACCOUNT},
-                                                  opts=child)
-        role = k8s.rbac.v1.Role(f"{name}-role", metadata={**meta, "name": SCALER_ACCOUNT}, rules=[
-            {"api_groups": ["slinky.slurm.net"], "resources": ["nodesets/scale"], "verbs": ["get", "patch"]},
-            {"api_groups": [""], "resources": ["pods"], "verbs": ["delete"]},
-        ], opts=child)
+            f"{name}-programs",
+            metadata={**meta, "name": SCALING_PROGRAMS},
+            data={"slurm-resume": resume, "slurm-suspend": suspend},
+            opts=child,
+        )
+        self.account = k8s.core.v1.ServiceAccount(
+            f"{name}-account", metadata={**meta, "name": SCALER_ACCOUNT}, opts=child
+        )
+        role = k8s.rbac.v1.Role(
+            f"{name}-role",
+            metadata={**meta, "name": SCALER_ACCOUNT},
+            rules=[
+                {"api_groups": ["slinky.slurm.net"], "resources": ["nodesets/scale"], "verbs": ["get", "patch"]},
+                {"api_groups": [""], "resources": ["pods"], "verbs": ["delete"]},
+            ],
+            opts=child,
+        )
         k8s.rbac.v1.RoleBinding(
-            f"{name}-binding", metadata=meta,
+            f"{name}-binding",
+            metadata=meta,
             role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "Role", "name": role.metadata.name},
-            subjects=[{"kind": "ServiceAccount", "name": SCALER_ACCOUNT, "namespace": namespace}], opts=child)
+            subjects=[{"kind": "ServiceAccount", "name": SCALER_ACCOUNT, "namespace": namespace}],
+            opts=child,
+        )
         self.register_outputs({"programs": self.programs.metadata.name})
 
 
-def cloud_records_job(name: str, namespace: pulumi.Input[str], cluster_name: str, commands: list[list[str]],
-                      refs: SecretRefs, parent: pulumi.Resource, after: list[pulumi.Resource]) -> k8s.batch.v1.Job:
+def cloud_records_job(
+    name: str,
+    namespace: pulumi.Input[str],
+    cluster_name: str,
+    commands: list[list[str]],
+    refs: SecretRefs,
+    parent: pulumi.Resource,
+    after: list[pulumi.Resource],
+) -> k8s.batch.v1.Job:
     """The Job creating the CLOUD records, once the slurm Release (slurmctld) is deployed; it waits until slurmctld
     answers. Not a child of ``SlurmScaling``: the Release waits for that component, and this Job waits for the
     Release."""
     config = k8s.core.v1.ConfigMap(
-        f"{name}-config", metadata={"namespace": namespace, "labels": LABELS},
+        f"{name}-config",
+        metadata={"namespace": namespace, "labels": LABELS},
         data={"create-nodes.sh": cloud_nodes_script(commands), "slurm.conf": client_slurm_conf(cluster_name)},
-        opts=pulumi.ResourceOptions(parent=parent))
-    return slurm_client_job(f"{name}-job", namespace, LABELS, "scontrol", config, "create-nodes.sh", refs,
-                            pulumi.ResourceOptions(parent=parent, depends_on=[config, *after]))
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    return slurm_client_job(
+        f"{name}-job",
+        namespace,
+        LABELS,
+        "scontrol",
+        config,
+        "create-nodes.sh",
+        refs,
+        pulumi.ResourceOptions(parent=parent, depends_on=[config, *after]),
+    )

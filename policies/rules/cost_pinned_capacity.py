@@ -5,6 +5,7 @@ every pod holds a node). The price per node cancels out, so the share is nodes a
 (min = max, no range to scale in) and reserved or capacity-block pools (billed whether nodes run or not) are out of
 scope: their floor is a decision, not a side effect.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -46,35 +47,66 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     limit = float(cfg["maxIdleShare"])
     for view in gpu_pools(resources, cat):
         low, high = _autoscaler_min(view), view.max_nodes
-        if not (isinstance(low, int) and isinstance(high, int)) or low >= high or view.capacity_block \
-                or view.capacity == CapacityType.RESERVATION or view.reserved_nodes:
+        if (
+            not (isinstance(low, int) and isinstance(high, int))
+            or low >= high
+            or view.capacity_block
+            or view.capacity == CapacityType.RESERVATION
+            or view.reserved_nodes
+        ):
             continue
         pods, nodeset = held.get(view.name, (0, ""))
         idle = min(high, max(low, pods))
         if idle / high <= limit:
             continue
-        why = (f"Slurm NodeSet '{nodeset}' runs {pods} slurmd pods on it" if pods > low
-               else f"the autoscaler minimum is {low}")
-        yield Finding(view.subject, "the pool's cost at idle is most of its cost at max (pinned capacity)",
-                      observed=f"{idle} of {high} nodes run when no job does ({idle / high:.0%}): {why}",
-                      required=f"at most {limit:.0%} of maxNodes at idle, from maxIdleShare",
-                      fix="with workload slurm keep slurm.scaling on (the NodeSet then starts at minNodes and follows "
-                          "the queue); otherwise lower minNodes, or waive the rule for a pool kept warm on purpose",
-                      keys=(*view.keys, nodeset) if nodeset else view.keys)
+        why = (
+            f"Slurm NodeSet '{nodeset}' runs {pods} slurmd pods on it"
+            if pods > low
+            else f"the autoscaler minimum is {low}"
+        )
+        yield Finding(
+            view.subject,
+            "the pool's cost at idle is most of its cost at max (pinned capacity)",
+            observed=f"{idle} of {high} nodes run when no job does ({idle / high:.0%}): {why}",
+            required=f"at most {limit:.0%} of maxNodes at idle, from maxIdleShare",
+            fix="with workload slurm keep slurm.scaling on (the NodeSet then starts at minNodes and follows "
+            "the queue); otherwise lower minNodes, or waive the rule for a pool kept warm on purpose",
+            keys=(*view.keys, nodeset) if nodeset else view.keys,
+        )
 
 
-RULE = register(Rule(
-    id=ID, title="No pinned GPU capacity", category=Category.COST,
-    description="An autoscaled GPU pool's cost at idle is at most maxIdleShare of its cost at max.",
-    why=("Idle GPU nodes are the largest avoidable cost of a GPU cluster. A pool with an autoscaling range whose "
-         "floor is near its maximum - a high minimum, or scheduler pods that hold every node, as Slurm NodeSets "
-         "with replicas = maxNodes do - pays for its range without using it."),
-    remediation=("1. Read the pool, its nodes at idle and what holds them in the message. 2. With workload slurm, "
-                 "leave scheduling.slurm.scaling.enabled on so the NodeSet follows the queue. 3. Otherwise lower "
-                 "minNodes. 4. A pool kept warm on purpose (latency-critical inference) gets a waiver with the "
-                 "reason."),
-    severity=Severity.LOW, enforcement=EnforcementLevel.ADVISORY,
-    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, HELM_RELEASE), check=check, reads_catalog=True, stack=True,
-    config={"maxIdleShare": {"type": "number", "minimum": 0, "maximum": 1, "default": DEFAULT_MAX_IDLE_SHARE,
-                             "description": "Largest share of maxNodes an autoscaled pool may run at idle."}},
-), order=1040)
+RULE = register(
+    Rule(
+        id=ID,
+        title="No pinned GPU capacity",
+        category=Category.COST,
+        description="An autoscaled GPU pool's cost at idle is at most maxIdleShare of its cost at max.",
+        why=(
+            "Idle GPU nodes are the largest avoidable cost of a GPU cluster. A pool with an autoscaling range whose "
+            "floor is near its maximum - a high minimum, or scheduler pods that hold every node, as Slurm NodeSets "
+            "with replicas = maxNodes do - pays for its range without using it."
+        ),
+        remediation=(
+            "1. Read the pool, its nodes at idle and what holds them in the message. 2. With workload slurm, "
+            "leave scheduling.slurm.scaling.enabled on so the NodeSet follows the queue. 3. Otherwise lower "
+            "minNodes. 4. A pool kept warm on purpose (latency-critical inference) gets a waiver with the "
+            "reason."
+        ),
+        severity=Severity.LOW,
+        enforcement=EnforcementLevel.ADVISORY,
+        applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, HELM_RELEASE),
+        check=check,
+        reads_catalog=True,
+        stack=True,
+        config={
+            "maxIdleShare": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "default": DEFAULT_MAX_IDLE_SHARE,
+                "description": "Largest share of maxNodes an autoscaled pool may run at idle.",
+            }
+        },
+    ),
+    order=1040,
+)

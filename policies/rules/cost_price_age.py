@@ -1,4 +1,5 @@
 """cost-price-age: the price each GPU pool is judged by is not older than a configured age (advisory)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -36,32 +37,57 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
             continue  # unknown prices are cost-gpu-hour-limit's (mandatory) finding
         age = (today - quote.as_of).days
         if age > max_age:
-            where = "priceOverrides" if quote.overridden else \
-                f"catalog/data/{'flex-start-prices.csv' if view.capacity == CapacityType.FLEX_START else 'prices.csv'}"
-            yield Finding(view.subject, "the price is old, so cost checks may be off",
-                          observed=f"the {machine_type} {view.capacity.value} price in {view.region} is {age} days "
-                                   f"old ({quote.describe()})",
-                          required=f"at most {max_age} days on {today.isoformat()}, from maxPriceAgeDays",
-                          fix=f"refresh the price in {where} from the provider's current price list (with its date "
-                              "and source)",
-                          keys=view.keys)
+            where = (
+                "priceOverrides"
+                if quote.overridden
+                else f"catalog/data/{'flex-start-prices.csv' if view.capacity == CapacityType.FLEX_START else 'prices.csv'}"
+            )
+            yield Finding(
+                view.subject,
+                "the price is old, so cost checks may be off",
+                observed=f"the {machine_type} {view.capacity.value} price in {view.region} is {age} days "
+                f"old ({quote.describe()})",
+                required=f"at most {max_age} days on {today.isoformat()}, from maxPriceAgeDays",
+                fix=f"refresh the price in {where} from the provider's current price list (with its date and source)",
+                keys=view.keys,
+            )
 
 
-RULE = register(Rule(
-    id=ID, title="Prices are current", category=Category.COST,
-    description="The price each GPU pool is judged by is not older than the configured age.",
-    why=("Spot prices move daily and list prices change a few times a year; a cost check against a two-year-old "
-         "snapshot can pass a pool that now costs far more. This is advisory: an old price is still a price."),
-    remediation=("1. Look up the current price for the machine type, region and capacity type in the message. "
-                 "2. Update its row in catalog/data/prices.csv (usd_per_hour, as_of, source), or the asOf of the "
-                 "matching priceOverrides entry. 3. Or raise maxPriceAgeDays in the policy pack config."),
-    severity=Severity.LOW, enforcement=EnforcementLevel.ADVISORY, applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP),
-    check=check, reads_catalog=True,
-    config={
-        "maxPriceAgeDays": {"type": "integer", "minimum": 1, "default": DEFAULT_MAX_AGE_DAYS,
-                            "description": "Oldest acceptable price, in days before the evaluation date."},
-        "evaluationDate": {"type": "string", "default": "", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2})?$",
-                           "description": "Judge ages as of this date (YYYY-MM-DD) for reproducible CI; empty: today."},
-        "priceOverrides": PRICE_OVERRIDES_SCHEMA,
-    },
-), order=1030)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Prices are current",
+        category=Category.COST,
+        description="The price each GPU pool is judged by is not older than the configured age.",
+        why=(
+            "Spot prices move daily and list prices change a few times a year; a cost check against a two-year-old "
+            "snapshot can pass a pool that now costs far more. This is advisory: an old price is still a price."
+        ),
+        remediation=(
+            "1. Look up the current price for the machine type, region and capacity type in the message. "
+            "2. Update its row in catalog/data/prices.csv (usd_per_hour, as_of, source), or the asOf of the "
+            "matching priceOverrides entry. 3. Or raise maxPriceAgeDays in the policy pack config."
+        ),
+        severity=Severity.LOW,
+        enforcement=EnforcementLevel.ADVISORY,
+        applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP),
+        check=check,
+        reads_catalog=True,
+        config={
+            "maxPriceAgeDays": {
+                "type": "integer",
+                "minimum": 1,
+                "default": DEFAULT_MAX_AGE_DAYS,
+                "description": "Oldest acceptable price, in days before the evaluation date.",
+            },
+            "evaluationDate": {
+                "type": "string",
+                "default": "",
+                "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2})?$",
+                "description": "Judge ages as of this date (YYYY-MM-DD) for reproducible CI; empty: today.",
+            },
+            "priceOverrides": PRICE_OVERRIDES_SCHEMA,
+        },
+    ),
+    order=1030,
+)

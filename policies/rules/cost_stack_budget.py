@@ -4,6 +4,7 @@ is within the budget. GPU pools without a price fail closed; CPU pools without o
 Control-plane fees are counted for the clusters the stack creates (an existing cluster is looked up, not a
 resource here, and its fee is not caused by this stack). An EKS cluster is priced by its Kubernetes version's
 support status on the catalog's price date, as the offline preview does (``Catalog.control_plane_fee``)."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -50,13 +51,16 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     budget = float(cfg["maxUsdPerHour"])
     keys = ("stack",)
     if unpriced_gpu:
-        yield Finding("stack", "the budget cannot be checked",
-                      observed=f"unpriced GPU pools: {listing(list(dict.fromkeys(unpriced_gpu)))}",
-                      required="a known price and autoscaler maximum for every GPU pool (unknown is not $0), to "
-                               f"compare with the budget of {money(budget)}/hour",
-                      fix="give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
-                          f"priceOverrides of {ID} in the policy pack config)",
-                      keys=keys)
+        yield Finding(
+            "stack",
+            "the budget cannot be checked",
+            observed=f"unpriced GPU pools: {listing(list(dict.fromkeys(unpriced_gpu)))}",
+            required="a known price and autoscaler maximum for every GPU pool (unknown is not $0), to "
+            f"compare with the budget of {money(budget)}/hour",
+            fix="give every GPU pool a known price and autoscaler maximum (catalog/data/prices.csv or "
+            f"priceOverrides of {ID} in the policy pack config)",
+            keys=keys,
+        )
         return
     total = sum(cost for _, cost in items)
     if total <= budget:
@@ -65,13 +69,16 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     parts = [f"{label} = {money(cost)}" for label, cost in items]
     not_counted = f"; not counted (no price): {listing(unpriced_cpu)}" if unpriced_cpu else ""
     largest = [name for name, _ in sorted(pools, key=lambda p: (-p[1], p[0]))[:2]]
-    yield Finding("stack", "the hourly cost at max autoscale is over the budget",
-                  observed=f"{money(total)} per hour: {listing(parts, 5)}{not_counted}",
-                  required=f"at most {money(budget)}/hour, from maxUsdPerHour",
-                  fix=f"lower maxNodes of the largest pools ({', '.join(largest)}), use spot or negotiated prices "
-                      f"(priceOverrides), or have the platform team raise maxUsdPerHour of {ID} in the policy pack "
-                      "config",
-                  keys=keys)
+    yield Finding(
+        "stack",
+        "the hourly cost at max autoscale is over the budget",
+        observed=f"{money(total)} per hour: {listing(parts, 5)}{not_counted}",
+        required=f"at most {money(budget)}/hour, from maxUsdPerHour",
+        fix=f"lower maxNodes of the largest pools ({', '.join(largest)}), use spot or negotiated prices "
+        f"(priceOverrides), or have the platform team raise maxUsdPerHour of {ID} in the policy pack "
+        "config",
+        keys=keys,
+    )
 
 
 def _control_plane_fee(cat: Catalog, cloud: Cloud, cluster: Resource) -> Any:
@@ -108,21 +115,38 @@ def _pool_cost(view: PoolView, cat: Catalog, overrides: Any) -> tuple[tuple[str,
     return (f"{view.name} {nodes} × {money(quote.usd_per_node_hour)}", cost), ""
 
 
-RULE = register(Rule(
-    id=ID, title="Stack hourly budget at max autoscale", category=Category.COST,
-    description="The stack's cost per hour with every pool at its autoscaler maximum, control-plane fees "
-                "included, is within the budget.",
-    why=("Autoscaler maximums are promises the cloud will keep: a pool that may grow to 96 nodes will, under "
-         "load, bill for 96. Summing every pool at its maximum, plus the per-cluster fee, bounds the bill "
-         "before anything is deployed."),
-    remediation=("1. Read the total and the largest items in the message. 2. Lower maxNodes of the largest "
-                 "pools, or move them to spot or a negotiated price (priceOverrides). 3. Or have the platform "
-                 "team raise maxUsdPerHour for this stack in the policy pack config."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, GKE_CLUSTER, EKS_CLUSTER), check=check, reads_catalog=True, stack=True,
-    config={
-        "maxUsdPerHour": {"type": "number", "minimum": 0, "default": DEFAULT_MAX_USD_PER_HOUR,
-                          "description": "Budget in USD per hour for the whole stack at max autoscale."},
-        "priceOverrides": PRICE_OVERRIDES_SCHEMA,
-    },
-), order=1020)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Stack hourly budget at max autoscale",
+        category=Category.COST,
+        description="The stack's cost per hour with every pool at its autoscaler maximum, control-plane fees "
+        "included, is within the budget.",
+        why=(
+            "Autoscaler maximums are promises the cloud will keep: a pool that may grow to 96 nodes will, under "
+            "load, bill for 96. Summing every pool at its maximum, plus the per-cluster fee, bounds the bill "
+            "before anything is deployed."
+        ),
+        remediation=(
+            "1. Read the total and the largest items in the message. 2. Lower maxNodes of the largest "
+            "pools, or move them to spot or a negotiated price (priceOverrides). 3. Or have the platform "
+            "team raise maxUsdPerHour for this stack in the policy pack config."
+        ),
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, GKE_CLUSTER, EKS_CLUSTER),
+        check=check,
+        reads_catalog=True,
+        stack=True,
+        config={
+            "maxUsdPerHour": {
+                "type": "number",
+                "minimum": 0,
+                "default": DEFAULT_MAX_USD_PER_HOUR,
+                "description": "Budget in USD per hour for the whole stack at max autoscale.",
+            },
+            "priceOverrides": PRICE_OVERRIDES_SCHEMA,
+        },
+    ),
+    order=1020,
+)

@@ -1,5 +1,6 @@
 """cross-layer-fleet-gpus-per-node: every worker with a GPU model agrees on its GPUs per node, so the fleet runtime
 ``fleet-<model>`` is the same object on every cluster."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -30,24 +31,37 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
                 continue
             other, m = first[model]
             if n != m:
-                yield Finding(f"worker '{w.name}'",
-                              f"its {model} nodes have {n} GPUs where worker '{other}''s have {m}: the fleet runtime "
-                              "requests a whole node's GPUs and is rendered from each cluster's own pools, so the "
-                              "manager's Workload and this worker's copy differ (MultiKueue cannot keep them in sync) "
-                              "and a job sized for one never fits the other",
-                              observed=f"{model}: {n} GPUs per node on '{w.name}', {m} on '{other}'",
-                              required=f"the same GPUs per node for {model} on every worker",
-                              fix=f"use {model} machines of {m} GPUs on '{w.name}', or leave {model} out of its "
-                                  "fleet queues and run it through a separate fleet",
-                              keys=w.keys, urn=w.resource.urn)
+                yield Finding(
+                    f"worker '{w.name}'",
+                    f"its {model} nodes have {n} GPUs where worker '{other}''s have {m}: the fleet runtime "
+                    "requests a whole node's GPUs and is rendered from each cluster's own pools, so the "
+                    "manager's Workload and this worker's copy differ (MultiKueue cannot keep them in sync) "
+                    "and a job sized for one never fits the other",
+                    observed=f"{model}: {n} GPUs per node on '{w.name}', {m} on '{other}'",
+                    required=f"the same GPUs per node for {model} on every worker",
+                    fix=f"use {model} machines of {m} GPUs on '{w.name}', or leave {model} out of its "
+                    "fleet queues and run it through a separate fleet",
+                    keys=w.keys,
+                    urn=w.resource.urn,
+                )
 
 
-RULE = register(Rule(
-    id=ID, title="Fleet workers agree on GPUs per node", category=Category.CROSS_LAYER,
-    description="Every worker with a GPU model has the same number of GPUs per node of it.",
-    why=("A fleet runtime asks for one node's GPUs and must be the same object on the manager and every worker; "
-         "a worker whose nodes of that model differ renders another runtime, so the dispatched copy is out of sync."),
-    remediation="1. Align the machine types of that GPU model across workers, or 2. drop the model from the fleet.",
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(f"{KUEUE_ANY}MultiKueueCluster",), check=check, stack=True,
-), order=3168)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Fleet workers agree on GPUs per node",
+        category=Category.CROSS_LAYER,
+        description="Every worker with a GPU model has the same number of GPUs per node of it.",
+        why=(
+            "A fleet runtime asks for one node's GPUs and must be the same object on the manager and every worker; "
+            "a worker whose nodes of that model differ renders another runtime, so the dispatched copy is out of sync."
+        ),
+        remediation="1. Align the machine types of that GPU model across workers, or 2. drop the model from the fleet.",
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=(f"{KUEUE_ANY}MultiKueueCluster",),
+        check=check,
+        stack=True,
+    ),
+    order=3168,
+)

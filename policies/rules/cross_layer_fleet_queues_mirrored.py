@@ -1,5 +1,6 @@
 """cross-layer-fleet-queues-mirrored: every LocalQueue of a fleet manager exists, same name and namespace, on every
 worker."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -26,24 +27,40 @@ def check(resources: list[Resource], cfg: Config) -> Iterable[Finding]:
         have = {(q.get("name"), q.get("namespace")) for q in worker.facts.get("queues", []) if isinstance(q, dict)}
         missing = [f"{n} in {ns}" for n, ns in wanted if (n, ns) not in have]
         if missing:
-            yield Finding(f"worker '{worker.name}'", "the manager's queues are not mirrored there: MultiKueue "
-                          "creates each dispatched workload in the worker's LocalQueue of the same name and namespace, "
-                          "so jobs of these queues can never run on this worker",
-                          observed=f"missing LocalQueue {listing(missing)}",
-                          required=f"every manager LocalQueue on every worker ({listing([f'{n} in {ns}' for n, ns in wanted])})",
-                          fix=f"add the queue (name and namespace) to scheduling.queues of the worker's stack "
-                              f"({worker.facts.get('cluster', worker.name)})",
-                          keys=worker.keys, urn=worker.resource.urn)
+            yield Finding(
+                f"worker '{worker.name}'",
+                "the manager's queues are not mirrored there: MultiKueue "
+                "creates each dispatched workload in the worker's LocalQueue of the same name and namespace, "
+                "so jobs of these queues can never run on this worker",
+                observed=f"missing LocalQueue {listing(missing)}",
+                required=f"every manager LocalQueue on every worker ({listing([f'{n} in {ns}' for n, ns in wanted])})",
+                fix=f"add the queue (name and namespace) to scheduling.queues of the worker's stack "
+                f"({worker.facts.get('cluster', worker.name)})",
+                keys=worker.keys,
+                urn=worker.resource.urn,
+            )
 
 
-RULE = register(Rule(
-    id=ID, title="Fleet queues exist on every worker", category=Category.CROSS_LAYER,
-    description="Every LocalQueue of a fleet manager exists with the same name and namespace on every worker.",
-    why=("MultiKueue copies a job and its Workload into the same namespace on the worker and the worker's Kueue "
-         "admits it through the LocalQueue named in the job; without it the copy is never admitted there "
-         "(Kueue docs, setup_multikueue: namespaces and LocalQueues must be mirrored)."),
-    remediation=("1. Add the manager's queue (name and namespace) to scheduling.queues of each worker stack. "
-                 "2. `pulumi up` the worker before the manager."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(f"{KUEUE_ANY}MultiKueueCluster", f"{KUEUE_ANY}LocalQueue"), check=check, stack=True,
-), order=3140)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Fleet queues exist on every worker",
+        category=Category.CROSS_LAYER,
+        description="Every LocalQueue of a fleet manager exists with the same name and namespace on every worker.",
+        why=(
+            "MultiKueue copies a job and its Workload into the same namespace on the worker and the worker's Kueue "
+            "admits it through the LocalQueue named in the job; without it the copy is never admitted there "
+            "(Kueue docs, setup_multikueue: namespaces and LocalQueues must be mirrored)."
+        ),
+        remediation=(
+            "1. Add the manager's queue (name and namespace) to scheduling.queues of each worker stack. "
+            "2. `pulumi up` the worker before the manager."
+        ),
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=(f"{KUEUE_ANY}MultiKueueCluster", f"{KUEUE_ANY}LocalQueue"),
+        check=check,
+        stack=True,
+    ),
+    order=3140,
+)

@@ -1,4 +1,5 @@
 """cross-layer-kueue-quota: Kueue nominal GPU quota on a pool's flavor is at most the pool's GPUs at max nodes."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -34,26 +35,40 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
         total = sum(q for _, q in quotas[flavor])
         if total > capacity:
             parts = [f"{cq} {q:g}" for cq, q in sorted(quotas[flavor])]
-            yield Finding(f"Kueue ResourceFlavor '{flavor}'", "ClusterQueues promise more nvidia.com/gpu on pool "
-                          f"'{pool.name}' than it can ever have",
-                          observed=f"{total:g} GPUs of nominalQuota ({listing(parts)})",
-                          required=f"at most {capacity} = {pool.max_nodes} nodes × {machine.gpus} GPUs at max "
-                                   "autoscale",
-                          fix=f"lower the nominalQuota of {flavor} in the queues, or raise the pool's maxNodes",
-                          keys=(flavor, pool.name, r.name, r.urn), urn=r.urn)
+            yield Finding(
+                f"Kueue ResourceFlavor '{flavor}'",
+                f"ClusterQueues promise more nvidia.com/gpu on pool '{pool.name}' than it can ever have",
+                observed=f"{total:g} GPUs of nominalQuota ({listing(parts)})",
+                required=f"at most {capacity} = {pool.max_nodes} nodes × {machine.gpus} GPUs at max autoscale",
+                fix=f"lower the nominalQuota of {flavor} in the queues, or raise the pool's maxNodes",
+                keys=(flavor, pool.name, r.name, r.urn),
+                urn=r.urn,
+            )
 
 
-RULE = register(Rule(
-    id=ID, title="Kueue quota fits the pool", category=Category.CROSS_LAYER,
-    description="The nominal nvidia.com/gpu quota all ClusterQueues give a pool's ResourceFlavor is at most the "
-                "pool's GPUs at max nodes.",
-    why=("Kueue does not compare quota with capacity (kueue#2665): a queue promised more GPUs than the pool can "
-         "grow to admits jobs that then wait for nodes that never come, and fair sharing is computed on numbers "
-         "that do not exist. Pools that share or partition GPUs (MIG, time-slicing) advertise more than physical "
-         "GPUs and are skipped."),
-    remediation=("1. Lower nominalQuota of the flavor across the ClusterQueues (borrowing covers bursts). 2. Or "
-                 "raise the pool's maxNodes (and check cost-stack-budget)."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", "kubernetes:kueue.x-k8s.io/*:ClusterQueue"),
-    check=check, reads_catalog=True, stack=True,
-), order=3030)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Kueue quota fits the pool",
+        category=Category.CROSS_LAYER,
+        description="The nominal nvidia.com/gpu quota all ClusterQueues give a pool's ResourceFlavor is at most the "
+        "pool's GPUs at max nodes.",
+        why=(
+            "Kueue does not compare quota with capacity (kueue#2665): a queue promised more GPUs than the pool can "
+            "grow to admits jobs that then wait for nodes that never come, and fair sharing is computed on numbers "
+            "that do not exist. Pools that share or partition GPUs (MIG, time-slicing) advertise more than physical "
+            "GPUs and are skipped."
+        ),
+        remediation=(
+            "1. Lower nominalQuota of the flavor across the ClusterQueues (borrowing covers bursts). 2. Or "
+            "raise the pool's maxNodes (and check cost-stack-budget)."
+        ),
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", "kubernetes:kueue.x-k8s.io/*:ClusterQueue"),
+        check=check,
+        reads_catalog=True,
+        stack=True,
+    ),
+    order=3030,
+)

@@ -1,5 +1,6 @@
 """cross-layer-scheduler-tolerations: every Kueue ResourceFlavor and every Slurm NodeSet tolerates the taints of the
 pool it selects (read from the GKE node pool / EKS node group)."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -55,15 +56,20 @@ def toleration_for(taint: Taint) -> str:
     return f"{{key: {taint.key}, operator: Exists, effect: {effect_of(taint)}}}"
 
 
-def _finding(subject: str, what: str, field: str, pool: PoolView, missing: list[Taint], keys: tuple[str, ...],
-             urn: str) -> Finding:
+def _finding(
+    subject: str, what: str, field: str, pool: PoolView, missing: list[Taint], keys: tuple[str, ...], urn: str
+) -> Finding:
     taints = "taint" if len(missing) == 1 else "taints"
-    return Finding(subject, f"does not tolerate pool '{pool.name}''s {taints}, so {what} stay Pending",
-                   observed=f"untolerated {taints} {listing(show(t) for t in missing)}",
-                   required="a toleration for every NoSchedule and NoExecute taint of the pool",
-                   fix=f"add {listing(toleration_for(t) for t in missing)} to {field} (gpu-cluster renders one "
-                       "toleration per pool taint)",
-                   keys=keys, urn=urn)
+    return Finding(
+        subject,
+        f"does not tolerate pool '{pool.name}''s {taints}, so {what} stay Pending",
+        observed=f"untolerated {taints} {listing(show(t) for t in missing)}",
+        required="a toleration for every NoSchedule and NoExecute taint of the pool",
+        fix=f"add {listing(toleration_for(t) for t in missing)} to {field} (gpu-cluster renders one "
+        "toleration per pool taint)",
+        keys=keys,
+        urn=urn,
+    )
 
 
 def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
@@ -76,31 +82,56 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             missing = untolerated(dig(r.props, "spec", "tolerations"), pool)
             if missing:
                 flavor = object_name(r)
-                yield _finding(f"Kueue ResourceFlavor '{flavor}'", "the workloads Kueue admits to it",
-                               "spec.tolerations", pool, missing, (flavor, pool.name, r.name, r.urn), r.urn)
+                yield _finding(
+                    f"Kueue ResourceFlavor '{flavor}'",
+                    "the workloads Kueue admits to it",
+                    "spec.tolerations",
+                    pool,
+                    missing,
+                    (flavor, pool.name, r.name, r.urn),
+                    r.urn,
+                )
         elif is_slurm_release(r):
             for ns in nodesets(r):
                 pool = pools.get(selected_pool(ns.selector) or "")
                 missing = untolerated(ns.tolerations, pool) if pool is not None else []
                 if pool is not None and missing:
-                    yield _finding(f"Slurm NodeSet '{ns.name}'", "its slurmd pods",
-                                   f"nodesets.{ns.name}.podSpec.tolerations", pool, missing,
-                                   (ns.name, pool.name, r.name, r.urn), r.urn)
+                    yield _finding(
+                        f"Slurm NodeSet '{ns.name}'",
+                        "its slurmd pods",
+                        f"nodesets.{ns.name}.podSpec.tolerations",
+                        pool,
+                        missing,
+                        (ns.name, pool.name, r.name, r.urn),
+                        r.urn,
+                    )
 
 
-RULE = register(Rule(
-    id=ID, title="Schedulers tolerate their pool's taints", category=Category.CROSS_LAYER,
-    description="Every Kueue ResourceFlavor and every Slurm NodeSet tolerates the NoSchedule and NoExecute taints of "
-                "the pool it selects.",
-    why=("Kueue adds a flavor's tolerations to the pods it admits there, and Slinky runs each NodeSet's slurmd pods "
-         "with its podSpec tolerations. A pool taint neither tolerates (a `dedicated=team-a` taint added to the pool "
-         "later) leaves admitted jobs and slurmd pods Pending, with quota held and no error at deploy time. The "
-         "taints are read from the node pool / node group, the tolerations from the ResourceFlavor and the Slurm "
-         "release values, so a drift between the layers is caught before deploy."),
-    remediation=("1. Add a toleration for each of the pool's taints to the flavor's spec.tolerations or the "
-                 "NodeSet's podSpec.tolerations (key, operator Equal and value, or Exists for an empty value, and the "
-                 "effect). 2. gpu-cluster renders them from the pool's taints: re-render after changing them."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE),
-    check=check, reads_catalog=True, stack=True,
-), order=3080)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Schedulers tolerate their pool's taints",
+        category=Category.CROSS_LAYER,
+        description="Every Kueue ResourceFlavor and every Slurm NodeSet tolerates the NoSchedule and NoExecute taints of "
+        "the pool it selects.",
+        why=(
+            "Kueue adds a flavor's tolerations to the pods it admits there, and Slinky runs each NodeSet's slurmd pods "
+            "with its podSpec tolerations. A pool taint neither tolerates (a `dedicated=team-a` taint added to the pool "
+            "later) leaves admitted jobs and slurmd pods Pending, with quota held and no error at deploy time. The "
+            "taints are read from the node pool / node group, the tolerations from the ResourceFlavor and the Slurm "
+            "release values, so a drift between the layers is caught before deploy."
+        ),
+        remediation=(
+            "1. Add a toleration for each of the pool's taints to the flavor's spec.tolerations or the "
+            "NodeSet's podSpec.tolerations (key, operator Equal and value, or Exists for an empty value, and the "
+            "effect). 2. gpu-cluster renders them from the pool's taints: re-render after changing them."
+        ),
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=("kubernetes:kueue.x-k8s.io/*:ResourceFlavor", HELM_RELEASE),
+        check=check,
+        reads_catalog=True,
+        stack=True,
+    ),
+    order=3080,
+)

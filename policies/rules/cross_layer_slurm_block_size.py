@@ -1,6 +1,7 @@
 """cross-layer-slurm-block-size: the block sizes of a Slurm block topology (topology.yaml in the slurm chart's values)
 fit the pools of its NodeSets: the base size divides each pool's nodes, equals the NVLink domain when one spans nodes,
 and each larger size is the previous one times a power of two."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -65,27 +66,37 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                 continue
             users = members(r, topology, sets)
             subject = f"Slurm topology '{topology}'"
-            keys = (topology, *(n.name for n in users), *(p for n in users if (p := selected_pool(n.selector))),
-                    r.name, r.urn)
+            keys = (
+                topology,
+                *(n.name for n in users),
+                *(p for n in users if (p := selected_pool(n.selector))),
+                r.name,
+                r.urn,
+            )
             shown = ", ".join(map(str, sizes))
             for smaller, larger in zip(sizes, sizes[1:]):
                 if not _power_of_two_multiple(smaller, larger):
-                    yield Finding(subject, f"{larger} is not {smaller} times a power of two, so slurmctld refuses to "
-                                  f"start (fatal: Invalid BlockSizes value in topology {topology})",
-                                  observed=f"block_sizes {shown}",
-                                  required=f"each size the one before times 2, 4, 8 …: e.g. {smaller}, {smaller * 2}, "
-                                           f"{smaller * 4}",
-                                  fix="make each block size double (or quadruple …) the one before it (gpu-cluster "
-                                      f"renders {smaller}, {smaller * 2}, … up to the pool's nodes)",
-                                  keys=keys, urn=r.urn)
+                    yield Finding(
+                        subject,
+                        f"{larger} is not {smaller} times a power of two, so slurmctld refuses to "
+                        f"start (fatal: Invalid BlockSizes value in topology {topology})",
+                        observed=f"block_sizes {shown}",
+                        required=f"each size the one before times 2, 4, 8 …: e.g. {smaller}, {smaller * 2}, "
+                        f"{smaller * 4}",
+                        fix="make each block size double (or quadruple …) the one before it (gpu-cluster "
+                        f"renders {smaller}, {smaller * 2}, … up to the pool's nodes)",
+                        keys=keys,
+                        urn=r.urn,
+                    )
                     break
             base = sizes[0]
             for ns in users:
                 yield from _fits_pool(subject, keys, r, ns, pools.get(selected_pool(ns.selector) or ""), base, cat)
 
 
-def _fits_pool(subject: str, keys: tuple[str, ...], r: Resource, ns: NodeSet, pool: PoolView | None, base: int,
-               cat: Any) -> Iterable[Finding]:
+def _fits_pool(
+    subject: str, keys: tuple[str, ...], r: Resource, ns: NodeSet, pool: PoolView | None, base: int, cat: Any
+) -> Iterable[Finding]:
     if pool is not None and isinstance(pool.max_nodes, int):
         nodes, counted = pool.max_nodes, f"pool '{pool.name}' (its node pool's max nodes)"
     elif isinstance(ns.replicas, int):
@@ -94,28 +105,35 @@ def _fits_pool(subject: str, keys: tuple[str, ...], r: Resource, ns: NodeSet, po
         return  # sizes unknown until deploy
     if nodes % base:
         divisors = [d for d in range(1, nodes + 1) if nodes % d == 0]
-        yield Finding(subject, f"the base block size does not divide the nodes of {counted}, so {nodes % base} "
-                      f"node{'s form' if nodes % base != 1 else ' forms'} a partial block that never fits a job sized "
-                      "for a full block",
-                      observed=f"base block size {base} for {nodes} nodes",
-                      required=f"a base block size that divides {nodes}: {listing(divisors, 12)}",
-                      fix=f"start block_sizes at a divisor of {nodes} (gpu-cluster: scheduling.slurm.blockSize), or "
-                          f"make the pool's max nodes a multiple of {base}",
-                      keys=keys, urn=r.urn)
+        yield Finding(
+            subject,
+            f"the base block size does not divide the nodes of {counted}, so {nodes % base} "
+            f"node{'s form' if nodes % base != 1 else ' forms'} a partial block that never fits a job sized "
+            "for a full block",
+            observed=f"base block size {base} for {nodes} nodes",
+            required=f"a base block size that divides {nodes}: {listing(divisors, 12)}",
+            fix=f"start block_sizes at a divisor of {nodes} (gpu-cluster: scheduling.slurm.blockSize), or "
+            f"make the pool's max nodes a multiple of {base}",
+            keys=keys,
+            urn=r.urn,
+        )
         return
     machine = pool.machine(cat) if pool is not None else None
     if pool is None or machine is None:
         return
     domain = nodes_per_nvlink_domain(machine)
     if domain > 1 and base != domain:
-        yield Finding(subject, f"the base block size is not one NVLink domain of pool '{pool.name}', so blocks "
-                      f"{'split' if base < domain else 'span several'} NVLink domains",
-                      observed=f"base block size {base}; {machine.machine_type}: {domain} nodes share one NVLink "
-                               "domain",
-                      required=f"a base block size of {domain}",
-                      fix=f"start block_sizes at {domain} (gpu-cluster: remove scheduling.slurm.blockSize; the base "
-                          "block is then the NVLink domain)",
-                      keys=keys, urn=r.urn)
+        yield Finding(
+            subject,
+            f"the base block size is not one NVLink domain of pool '{pool.name}', so blocks "
+            f"{'split' if base < domain else 'span several'} NVLink domains",
+            observed=f"base block size {base}; {machine.machine_type}: {domain} nodes share one NVLink domain",
+            required=f"a base block size of {domain}",
+            fix=f"start block_sizes at {domain} (gpu-cluster: remove scheduling.slurm.blockSize; the base "
+            "block is then the NVLink domain)",
+            keys=keys,
+            urn=r.urn,
+        )
 
 
 def _power_of_two_multiple(smaller: int, larger: int) -> bool:
@@ -125,22 +143,35 @@ def _power_of_two_multiple(smaller: int, larger: int) -> bool:
     return ratio & (ratio - 1) == 0
 
 
-RULE = register(Rule(
-    id=ID, title="Slurm topology blocks fit the pool", category=Category.CROSS_LAYER,
-    description="Each Slurm block topology's base block size divides the nodes of its pools (one NVLink domain when "
-                "it spans nodes), and each larger size doubles up.",
-    why=("Slurm's topology/block expects every block to hold at least the base block size of nodes: when the base "
-         "size does not divide a pool's nodes, the remainder forms a partial block that never fits a job sized for a "
-         "full block, GPUs paid for and idle for gangs. When an NVLink domain spans several nodes (GB200/GB300 NVL72 "
-         "racks), the base block is that domain, or gangs straddle racks. Each larger block size must be the previous "
-         "one times a power of two: slurmctld 26.05 refuses to start otherwise (fatal: Invalid BlockSizes value). "
-         "The sizes are read from topology.yaml in the slurm release values, the NodeSets "
-         "from the same values (the NodeSet named after the topology and those of partitions with Topology=), and "
-         "the node counts from the node pool's autoscaling maximum / the node group's scalingConfig.maxSize."),
-    remediation=("1. Start block_sizes at a divisor of each pool's max nodes (gpu-cluster: scheduling.slurm.blockSize, "
-                 "or leave it out: the base block is then the NVLink domain, else the whole compact placement "
-                 "pool). 2. Or change the pool's maxNodes to a multiple of the base size. 3. Make each larger size "
-                 "2, 4, 8 … times the previous one."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(HELM_RELEASE, GKE_NODE_POOL, EKS_NODE_GROUP), check=check, reads_catalog=True, stack=True,
-), order=3070)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Slurm topology blocks fit the pool",
+        category=Category.CROSS_LAYER,
+        description="Each Slurm block topology's base block size divides the nodes of its pools (one NVLink domain when "
+        "it spans nodes), and each larger size doubles up.",
+        why=(
+            "Slurm's topology/block expects every block to hold at least the base block size of nodes: when the base "
+            "size does not divide a pool's nodes, the remainder forms a partial block that never fits a job sized for a "
+            "full block, GPUs paid for and idle for gangs. When an NVLink domain spans several nodes (GB200/GB300 NVL72 "
+            "racks), the base block is that domain, or gangs straddle racks. Each larger block size must be the previous "
+            "one times a power of two: slurmctld 26.05 refuses to start otherwise (fatal: Invalid BlockSizes value). "
+            "The sizes are read from topology.yaml in the slurm release values, the NodeSets "
+            "from the same values (the NodeSet named after the topology and those of partitions with Topology=), and "
+            "the node counts from the node pool's autoscaling maximum / the node group's scalingConfig.maxSize."
+        ),
+        remediation=(
+            "1. Start block_sizes at a divisor of each pool's max nodes (gpu-cluster: scheduling.slurm.blockSize, "
+            "or leave it out: the base block is then the NVLink domain, else the whole compact placement "
+            "pool). 2. Or change the pool's maxNodes to a multiple of the base size. 3. Make each larger size "
+            "2, 4, 8 … times the previous one."
+        ),
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=(HELM_RELEASE, GKE_NODE_POOL, EKS_NODE_GROUP),
+        check=check,
+        reads_catalog=True,
+        stack=True,
+    ),
+    order=3070,
+)

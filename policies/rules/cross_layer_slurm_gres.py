@@ -1,4 +1,5 @@
 """cross-layer-slurm-gres: a Slurm NodeSet's Gres=gpu count equals the GPUs per node of the pool it runs on."""
+
 from __future__ import annotations
 
 import re
@@ -30,22 +31,34 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             machine = pool.machine(cat)
             if machine is None or int(match.group(1)) == machine.gpus:
                 continue
-            yield Finding(f"Slurm NodeSet '{ns.name}'", f"its GPU count differs from what pool '{pool.name}' nodes "
-                          f"({machine.machine_type}) have",
-                          observed=f"Gres=gpu count {match.group(1)}",
-                          required=f"Gres=gpu:<type>:{machine.gpus}",
-                          fix=f"set the NodeSet's Gres count to {machine.gpus} (gpu-cluster renders it from the "
-                              "catalog)",
-                          keys=(ns.name, pool.name, r.name, r.urn), urn=r.urn)
+            yield Finding(
+                f"Slurm NodeSet '{ns.name}'",
+                f"its GPU count differs from what pool '{pool.name}' nodes ({machine.machine_type}) have",
+                observed=f"Gres=gpu count {match.group(1)}",
+                required=f"Gres=gpu:<type>:{machine.gpus}",
+                fix=f"set the NodeSet's Gres count to {machine.gpus} (gpu-cluster renders it from the catalog)",
+                keys=(ns.name, pool.name, r.name, r.urn),
+                urn=r.urn,
+            )
 
 
-RULE = register(Rule(
-    id=ID, title="Slurm GRES matches the pool's GPUs", category=Category.CROSS_LAYER,
-    description="Each Slurm NodeSet declares as many GPUs (Gres=gpu:…:N) as the nodes of its pool have.",
-    why=("slurmd refuses to register a node whose declared GRES exceeds what it finds (the node goes INVALID), and "
-         "declaring fewer wastes GPUs that Slurm will never hand out."),
-    remediation="1. Set the NodeSet's Gres count to the pool's GPUs per node, or move the NodeSet to the right pool.",
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(HELM_RELEASE,),
-    check=check, reads_catalog=True,
-    stack=True,
-), order=3050)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Slurm GRES matches the pool's GPUs",
+        category=Category.CROSS_LAYER,
+        description="Each Slurm NodeSet declares as many GPUs (Gres=gpu:…:N) as the nodes of its pool have.",
+        why=(
+            "slurmd refuses to register a node whose declared GRES exceeds what it finds (the node goes INVALID), and "
+            "declaring fewer wastes GPUs that Slurm will never hand out."
+        ),
+        remediation="1. Set the NodeSet's Gres count to the pool's GPUs per node, or move the NodeSet to the right pool.",
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=(HELM_RELEASE,),
+        check=check,
+        reads_catalog=True,
+        stack=True,
+    ),
+    order=3050,
+)

@@ -7,6 +7,7 @@ pool's instance type); for a release, the chart's default images on GPU nodes co
 A GPU Operator release runs its operands on every GPU pool not labelled ``nvidia.com/gpu.deploy.operands=false`` (its
 values name no pool): each operand its values turn on (``catalog/data/chart-operands.csv``, with the release's image
 overrides) must be in the table with arm64."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -98,12 +99,17 @@ def _built(value: Any) -> dict[str, ImageArchitectures]:
     out: dict[str, ImageArchitectures] = {}
     if isinstance(value, dict):
         build = load_fabric_image_tables().build(
-            str(((value.get("metadata") or {}).get("annotations") or {}).get(BUILD_ANNOTATION) or ""))
+            str(((value.get("metadata") or {}).get("annotations") or {}).get(BUILD_ANNOTATION) or "")
+        )
         first = next(iter(((value.get("podSpec") or {}).get("initContainers") or [])), None)
         if build is not None and isinstance(first, dict) and first.get("name") == CHECK_CONTAINER:
             out[str(first.get("image"))] = ImageArchitectures(
-                image=str(first.get("image")), architectures=build.architectures, chart="", basis="documented",
-                source=f"built from {build.dockerfile} (catalog/data/image-builds.csv)")
+                image=str(first.get("image")),
+                architectures=build.architectures,
+                chart="",
+                basis="documented",
+                source=f"built from {build.dockerfile} (catalog/data/image-builds.csv)",
+            )
         for v in value.values():
             out.update(_built(v))
     elif isinstance(value, list):
@@ -161,8 +167,11 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
     for r in resources:
         if r.type in (GKE_NODE_POOL, EKS_NODE_GROUP) or not r.type.startswith("kubernetes:"):
             continue
-        pools = _operator_pools(arm) if _chart(r) == OPERATOR_CHART else \
-            sorted({arm[t].name for t in _targets(r.props) if t in arm})
+        pools = (
+            _operator_pools(arm)
+            if _chart(r) == OPERATOR_CHART
+            else sorted({arm[t].name for t in _targets(r.props) if t in arm})
+        )
         if not pools:
             continue
         missing, unknown = [], []
@@ -177,33 +186,55 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
         keys = (*pools, r.name, r.urn)
         where = f"arm64 pool{'s' if len(pools) > 1 else ''} {listing([repr(p) for p in pools])}"
         if missing:
-            yield Finding(subject, f"it runs on {where} (Grace arm64 hosts) images without an arm64 variant, whose "
-                          "pods would fail with 'exec format error'",
-                          observed=f"images: {listing(missing)}", required="every image has a linux/arm64 variant",
-                          fix="use the image's arm64 (or multi-arch) build, or keep the workload off the arm64 pool; "
-                              "gpu-cluster picks the arm64 builds it knows (catalog/data/image-architectures.csv)",
-                          keys=keys, urn=r.urn)
+            yield Finding(
+                subject,
+                f"it runs on {where} (Grace arm64 hosts) images without an arm64 variant, whose "
+                "pods would fail with 'exec format error'",
+                observed=f"images: {listing(missing)}",
+                required="every image has a linux/arm64 variant",
+                fix="use the image's arm64 (or multi-arch) build, or keep the workload off the arm64 pool; "
+                "gpu-cluster picks the arm64 builds it knows (catalog/data/image-architectures.csv)",
+                keys=keys,
+                urn=r.urn,
+            )
         if unknown:
-            yield Finding(subject, f"it runs images on {where} whose architectures nobody checked (unknown is not "
-                          "arm64)", observed=f"images not in catalog/data/image-architectures.csv: {listing(unknown)}",
-                          required="every image in the table with a linux/arm64 variant",
-                          fix="check the image index (`crane manifest <image>`) and add a row with its architectures "
-                              "and source, or waive this rule for the pool with the reason",
-                          keys=keys, urn=r.urn)
+            yield Finding(
+                subject,
+                f"it runs images on {where} whose architectures nobody checked (unknown is not arm64)",
+                observed=f"images not in catalog/data/image-architectures.csv: {listing(unknown)}",
+                required="every image in the table with a linux/arm64 variant",
+                fix="check the image index (`crane manifest <image>`) and add a row with its architectures "
+                "and source, or waive this rule for the pool with the reason",
+                keys=keys,
+                urn=r.urn,
+            )
 
 
-RULE = register(Rule(
-    id=ID, title="Arm64 pools run only arm64 images", category=Category.TOPOLOGY,
-    description="Every image scheduled onto an arm64 GPU pool (GB200 on Grace) has an arm64 variant, by the sourced "
-                "image table; an image the table does not know fails closed.",
-    why=("GB200 NVL72 machines (GKE A4X, EKS P6e-GB200) have Grace arm64 hosts. An amd64-only image on them fails at "
-         "start with 'exec format error' (on GKE its pods may also stay Pending for lack of the arm64 toleration), "
-         "and a DaemonSet such as an NCCL plugin installer then leaves every job on the pool without its network. "
-         "Several GPU images differ per architecture (the gIB NCCL plugin has a separate -arm64 image; the "
-         "pytorch/pytorch CUDA images are amd64 only)."),
-    remediation=("1. Use the image's arm64 or multi-arch build (catalog/data/image-architectures.csv lists the ones "
-                 "gpu-cluster pins, with sources; catalog/data/chart-operands.csv the GPU Operator's operands). 2. For an image of your own, check its index (`crane manifest`) "
-                 "and add a row. 3. Or keep the workload off arm64 pools."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY,
-    applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, HELM_RELEASE), check=check, reads_catalog=True, stack=True,
-), order=2090)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Arm64 pools run only arm64 images",
+        category=Category.TOPOLOGY,
+        description="Every image scheduled onto an arm64 GPU pool (GB200 on Grace) has an arm64 variant, by the sourced "
+        "image table; an image the table does not know fails closed.",
+        why=(
+            "GB200 NVL72 machines (GKE A4X, EKS P6e-GB200) have Grace arm64 hosts. An amd64-only image on them fails at "
+            "start with 'exec format error' (on GKE its pods may also stay Pending for lack of the arm64 toleration), "
+            "and a DaemonSet such as an NCCL plugin installer then leaves every job on the pool without its network. "
+            "Several GPU images differ per architecture (the gIB NCCL plugin has a separate -arm64 image; the "
+            "pytorch/pytorch CUDA images are amd64 only)."
+        ),
+        remediation=(
+            "1. Use the image's arm64 or multi-arch build (catalog/data/image-architectures.csv lists the ones "
+            "gpu-cluster pins, with sources; catalog/data/chart-operands.csv the GPU Operator's operands). 2. For an image of your own, check its index (`crane manifest`) "
+            "and add a row. 3. Or keep the workload off arm64 pools."
+        ),
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=(GKE_NODE_POOL, EKS_NODE_GROUP, HELM_RELEASE),
+        check=check,
+        reads_catalog=True,
+        stack=True,
+    ),
+    order=2090,
+)

@@ -1,6 +1,7 @@
 """topology-efa-interfaces: multi-node p4d/p5/p5e/p5en/p6/p6e node groups attach every EFA interface the instance
 type has, one per network card (per-card types and device indices where the catalog lays the cards out:
 ``catalog/data/network-cards.csv``)."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -29,15 +30,20 @@ ENA_CARD_LIMITS = {"p6e-gb200.36xlarge": "eks-p6e-gb200-network-card-0"}
 def _fix(machine: Any) -> str:
     layout = efa_layout(machine)
     if not any(a.efa_gbps for a in layout):
-        return (f"attach one EFA interface per network card: networkCardIndex 0–{len(layout) - 1}, deviceIndex 0 on "
-                "card 0 and 1 on the others (gpu-cluster does this for multiNode: true pools)")
+        return (
+            f"attach one EFA interface per network card: networkCardIndex 0–{len(layout) - 1}, deviceIndex 0 on "
+            "card 0 and 1 on the others (gpu-cluster does this for multiNode: true pools)"
+        )
     groups: dict[tuple[str, int], list[str]] = {}
     for a in layout:  # the ENA-only card too: the layout is the launch template's whole list
         groups.setdefault((a.interface_type, a.device_index), []).append(str(a.network_card_index))
-    parts = "; ".join(f"{kind} at deviceIndex {dev} on cards {', '.join(cards)}"
-                      for (kind, dev), cards in groups.items())
-    return (f"attach one EFA interface per network card as catalog/data/network-cards.csv lays out "
-            f"{machine.machine_type}: {parts} (gpu-cluster does this for multiNode: true pools)")
+    parts = "; ".join(
+        f"{kind} at deviceIndex {dev} on cards {', '.join(cards)}" for (kind, dev), cards in groups.items()
+    )
+    return (
+        f"attach one EFA interface per network card as catalog/data/network-cards.csv lays out "
+        f"{machine.machine_type}: {parts} (gpu-cluster does this for multiNode: true pools)"
+    )
 
 
 def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Finding]:
@@ -62,57 +68,90 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
             if template is not None and ena_only:
                 row = ENA_CARD_LIMITS.get(instance_type)
                 limit = cloud_limit(row) if row is not None else None
-                yield Finding(view.subject, f"{instance_type} takes a plain ENA interface on network card "
-                              f"{', '.join(map(str, ena_only))}, not EFA",
-                              observed=f"EFA on card {', '.join(map(str, ena_only))} in launch template "
-                                       f"'{template.name}'",
-                              required=(limit.cite() if limit is not None else "the catalog's layout"),
-                              fix=fix, keys=view.keys, urn=view.resource.urn)
+                yield Finding(
+                    view.subject,
+                    f"{instance_type} takes a plain ENA interface on network card "
+                    f"{', '.join(map(str, ena_only))}, not EFA",
+                    observed=f"EFA on card {', '.join(map(str, ena_only))} in launch template '{template.name}'",
+                    required=(limit.cite() if limit is not None else "the catalog's layout"),
+                    fix=fix,
+                    keys=view.keys,
+                    urn=view.resource.urn,
+                )
             elif template is None:
-                yield Finding(view.subject, f"multi-node {instance_type} pool has no EFA interfaces",
-                              observed="no launch template",
-                              required=f"{want} EFA interfaces, one per network card",
-                              fix=fix,
-                              keys=view.keys, urn=view.resource.urn)
+                yield Finding(
+                    view.subject,
+                    f"multi-node {instance_type} pool has no EFA interfaces",
+                    observed="no launch template",
+                    required=f"{want} EFA interfaces, one per network card",
+                    fix=fix,
+                    keys=view.keys,
+                    urn=view.resource.urn,
+                )
             elif len(efas) != want:
-                yield Finding(view.subject, f"multi-node {instance_type} pool leaves network cards without EFA, so "
-                              f"NCCL traffic uses {len(efas)} of its {want} network cards",
-                              observed=f"{len(efas)} EFA interface{'s' if len(efas) != 1 else ''} in launch template "
-                                       f"'{template.name}'",
-                              required=f"{want} EFA interfaces, one per network card",
-                              fix=fix,
-                              keys=view.keys, urn=view.resource.urn)
+                yield Finding(
+                    view.subject,
+                    f"multi-node {instance_type} pool leaves network cards without EFA, so "
+                    f"NCCL traffic uses {len(efas)} of its {want} network cards",
+                    observed=f"{len(efas)} EFA interface{'s' if len(efas) != 1 else ''} in launch template "
+                    f"'{template.name}'",
+                    required=f"{want} EFA interfaces, one per network card",
+                    fix=fix,
+                    keys=view.keys,
+                    urn=view.resource.urn,
+                )
             elif cards != (efa_cards if len(efa_cards) == want else list(range(want))):
                 expected = efa_cards if len(efa_cards) == want else list(range(want))
                 twice = sorted({c for c in cards if cards.count(c) > 1})
                 missing = sorted(set(expected) - set(cards))
-                yield Finding(view.subject, f"the {want} EFA interfaces of {instance_type} share network cards",
-                              observed=f"networkCardIndex in launch template '{template.name}': cards {twice} have "
-                                       f"two interfaces, cards {missing} none",
-                              required=f"cards {expected[0]}–{expected[-1]}, one interface each",
-                              fix=fix,
-                              keys=view.keys, urn=view.resource.urn)
+                yield Finding(
+                    view.subject,
+                    f"the {want} EFA interfaces of {instance_type} share network cards",
+                    observed=f"networkCardIndex in launch template '{template.name}': cards {twice} have "
+                    f"two interfaces, cards {missing} none",
+                    required=f"cards {expected[0]}–{expected[-1]}, one interface each",
+                    fix=fix,
+                    keys=view.keys,
+                    urn=view.resource.urn,
+                )
 
 
-RULE = register(Rule(
-    id=ID, title="Multi-node EFA pools have every EFA interface", category=Category.TOPOLOGY,
-    description="Multi-node p4d/p5/p5e/p5en/p6/p6e node groups attach one EFA interface per network card of the "
-                "instance type.",
-    why=("A p5.48xlarge has 32 network cards and 3,200 Gbps of EFA only when every card carries an EFA "
-         "interface; with one interface NCCL runs at a fraction of the fabric and multi-node jobs slow down "
-         "without any error. The count per instance type comes from the catalog."),
-    remediation=("1. For a gpu-cluster stack, set multiNode: true on the pool: the component writes one EFA "
-                 "interface per network card. 2. Otherwise add launch-template network interfaces with "
-                 "interfaceType efa, networkCardIndex 0..N-1 (deviceIndex 0 on card 0, 1 on the rest) and the "
-                 "EFA security group; where the catalog lays out the cards (P6e-GB200: efa-only at deviceIndex 0 "
-                 "on the odd 400 Gbps cards, efa at deviceIndex 1 on the even ones, card 0 a plain ENA interface), "
-                 "follow "
-                 "catalog/data/network-cards.csv."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(EKS_NODE_GROUP, LAUNCH_TEMPLATE),
-    check=check, reads_catalog=True, stack=True,
-    config={
-        "instanceTypePrefixes": {"type": "array", "items": {"type": "string"}, "default": DEFAULT_PREFIXES,
-                                 "description": "Instance types (by prefix) whose EFA count is enforced."},
-        "minNodes": MIN_NODES_SCHEMA,
-    },
-), order=2030)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Multi-node EFA pools have every EFA interface",
+        category=Category.TOPOLOGY,
+        description="Multi-node p4d/p5/p5e/p5en/p6/p6e node groups attach one EFA interface per network card of the "
+        "instance type.",
+        why=(
+            "A p5.48xlarge has 32 network cards and 3,200 Gbps of EFA only when every card carries an EFA "
+            "interface; with one interface NCCL runs at a fraction of the fabric and multi-node jobs slow down "
+            "without any error. The count per instance type comes from the catalog."
+        ),
+        remediation=(
+            "1. For a gpu-cluster stack, set multiNode: true on the pool: the component writes one EFA "
+            "interface per network card. 2. Otherwise add launch-template network interfaces with "
+            "interfaceType efa, networkCardIndex 0..N-1 (deviceIndex 0 on card 0, 1 on the rest) and the "
+            "EFA security group; where the catalog lays out the cards (P6e-GB200: efa-only at deviceIndex 0 "
+            "on the odd 400 Gbps cards, efa at deviceIndex 1 on the even ones, card 0 a plain ENA interface), "
+            "follow "
+            "catalog/data/network-cards.csv."
+        ),
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=(EKS_NODE_GROUP, LAUNCH_TEMPLATE),
+        check=check,
+        reads_catalog=True,
+        stack=True,
+        config={
+            "instanceTypePrefixes": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": DEFAULT_PREFIXES,
+                "description": "Instance types (by prefix) whose EFA count is enforced.",
+            },
+            "minNodes": MIN_NODES_SCHEMA,
+        },
+    ),
+    order=2030,
+)

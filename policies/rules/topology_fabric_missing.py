@@ -1,6 +1,7 @@
 """topology-fabric-missing: a multi-node GKE pool on a fabric-capable machine (A3 High / Mega / Ultra, A4) attaches
 its GPU fabric: the extra networks GPUDirect-TCPX/TCPXO/RDMA needs, or GKE-managed accelerator networking
 (``acceleratorNetworkProfile: auto``). EKS pools: EFA is checked by topology-efa-interfaces."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -45,27 +46,40 @@ def check(resource: Resource, cfg: Config, cat: Catalog) -> Iterable[Finding]:
         f"this multi-node {fabric.machine_type} pool attaches {has} {fabric.kind.display_name} networks, so NCCL "
         f"between its nodes runs over the primary NIC and gives up {fabric.nominal_gbps_per_node:,} Gbps per node",
         observed=f"{networks} in networkConfig.additionalNodeNetworkConfigs, networkConfig.acceleratorNetworkProfile "
-                 f"{shown(profile)}",
+        f"{shown(profile)}",
         required=f"{want} networks in networkConfig.additionalNodeNetworkConfigs, or "
-                 f"networkConfig.acceleratorNetworkProfile {GKE_MANAGED}",
+        f"networkConfig.acceleratorNetworkProfile {GKE_MANAGED}",
         fix="remove `fabric: {mode: off}` from the pool (gpu-cluster then creates the networks, multi-networking, "
-            f"the NCCL plugin and wires the jobs), or attach your own with fabric mode existing; waive {ID} for this "
-            "pool only if it never runs jobs across nodes",
-        keys=view.keys)
+        f"the NCCL plugin and wires the jobs), or attach your own with fabric mode existing; waive {ID} for this "
+        "pool only if it never runs jobs across nodes",
+        keys=view.keys,
+    )
 
 
-RULE = register(Rule(
-    id=ID, title="Multi-node GPU pools have their fabric", category=Category.TOPOLOGY,
-    description="A compact-placement GKE pool on an A3/A4 machine attaches its GPUDirect fabric's networks (TCPX 4, "
-                "TCPXO 8, RDMA 1 + 8) or GKE-managed accelerator networking.",
-    why=("Without its fabric a multi-node job all-reduces over the primary NIC: roughly 4 GB/s instead of the "
-         "~340 GB/s NVIDIA measures with GPUDirect-TCPXO on A3 Mega (AICR GKE TCPXO guide). The job runs, just "
-         "many times slower, and nothing reports it. The network count per machine comes from the catalog."),
-    remediation=("1. For a gpu-cluster stack, leave the pool's fabric at mode auto (the default for multiNode: "
-                 "true) or bring your own networks with mode existing. 2. Otherwise attach the fabric's networks "
-                 "through networkConfig.additionalNodeNetworkConfigs (and install the NCCL plugin), or set "
-                 "networkConfig.acceleratorNetworkProfile: auto where GKE supports it. 3. Waive the rule for a pool "
-                 "that never runs jobs across nodes."),
-    severity=Severity.HIGH, enforcement=EnforcementLevel.MANDATORY, applies_to=(GKE_NODE_POOL,), check=check,
-    reads_catalog=True,
-), order=2040)
+RULE = register(
+    Rule(
+        id=ID,
+        title="Multi-node GPU pools have their fabric",
+        category=Category.TOPOLOGY,
+        description="A compact-placement GKE pool on an A3/A4 machine attaches its GPUDirect fabric's networks (TCPX 4, "
+        "TCPXO 8, RDMA 1 + 8) or GKE-managed accelerator networking.",
+        why=(
+            "Without its fabric a multi-node job all-reduces over the primary NIC: roughly 4 GB/s instead of the "
+            "~340 GB/s NVIDIA measures with GPUDirect-TCPXO on A3 Mega (AICR GKE TCPXO guide). The job runs, just "
+            "many times slower, and nothing reports it. The network count per machine comes from the catalog."
+        ),
+        remediation=(
+            "1. For a gpu-cluster stack, leave the pool's fabric at mode auto (the default for multiNode: "
+            "true) or bring your own networks with mode existing. 2. Otherwise attach the fabric's networks "
+            "through networkConfig.additionalNodeNetworkConfigs (and install the NCCL plugin), or set "
+            "networkConfig.acceleratorNetworkProfile: auto where GKE supports it. 3. Waive the rule for a pool "
+            "that never runs jobs across nodes."
+        ),
+        severity=Severity.HIGH,
+        enforcement=EnforcementLevel.MANDATORY,
+        applies_to=(GKE_NODE_POOL,),
+        check=check,
+        reads_catalog=True,
+    ),
+    order=2040,
+)

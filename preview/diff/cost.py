@@ -1,4 +1,5 @@
 """Cost delta between two cost reports: per pool and fixed item, and in total, at min and at max nodes."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -38,18 +39,32 @@ class CostLine:
 
     @property
     def changed(self) -> bool:
-        return abs(self.delta_min) >= EPSILON_USD or abs(self.delta_max) >= EPSILON_USD \
+        return (
+            abs(self.delta_min) >= EPSILON_USD
+            or abs(self.delta_max) >= EPSILON_USD
             or self.before_gpus != self.after_gpus
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"item": self.item, "kind": self.kind, "detail": self.detail,
-                "usdPerHourMin": {"before": round(self.before_min, 4), "after": round(self.after_min, 4),
-                                  "delta": round(self.delta_min, 4)},
-                "usdPerHourMax": {"before": round(self.before_max, 4), "after": round(self.after_max, 4),
-                                  "delta": round(self.delta_max, 4)},
-                "usdPerMonthMin": {"delta": round(self.delta_min * HOURS_PER_MONTH, 2)},
-                "usdPerMonthMax": {"delta": round(self.delta_max * HOURS_PER_MONTH, 2)},
-                "maxGpus": {"before": self.before_gpus, "after": self.after_gpus}, "unknown": self.unknown}
+        return {
+            "item": self.item,
+            "kind": self.kind,
+            "detail": self.detail,
+            "usdPerHourMin": {
+                "before": round(self.before_min, 4),
+                "after": round(self.after_min, 4),
+                "delta": round(self.delta_min, 4),
+            },
+            "usdPerHourMax": {
+                "before": round(self.before_max, 4),
+                "after": round(self.after_max, 4),
+                "delta": round(self.delta_max, 4),
+            },
+            "usdPerMonthMin": {"delta": round(self.delta_min * HOURS_PER_MONTH, 2)},
+            "usdPerMonthMax": {"delta": round(self.delta_max * HOURS_PER_MONTH, 2)},
+            "maxGpus": {"before": self.before_gpus, "after": self.after_gpus},
+            "unknown": self.unknown,
+        }
 
 
 @dataclass
@@ -104,20 +119,31 @@ class CostDiff:
         return {
             "lines": [line.as_dict() for line in self.lines],
             "totals": {
-                "usdPerHourMin": {"before": round(self.before_min, 4), "after": round(self.after_min, 4),
-                                  "delta": round(self.delta_min, 4)},
-                "usdPerHourMax": {"before": round(self.before_max, 4), "after": round(self.after_max, 4),
-                                  "delta": round(self.delta_max, 4)},
-                "usdPerMonthMin": {"before": round(self.before_min * HOURS_PER_MONTH, 2),
-                                   "after": round(self.after_min * HOURS_PER_MONTH, 2),
-                                   "delta": round(self.delta_min * HOURS_PER_MONTH, 2)},
-                "usdPerMonthMax": {"before": round(self.before_max * HOURS_PER_MONTH, 2),
-                                   "after": round(self.after_max * HOURS_PER_MONTH, 2),
-                                   "delta": round(self.delta_max * HOURS_PER_MONTH, 2)},
+                "usdPerHourMin": {
+                    "before": round(self.before_min, 4),
+                    "after": round(self.after_min, 4),
+                    "delta": round(self.delta_min, 4),
+                },
+                "usdPerHourMax": {
+                    "before": round(self.before_max, 4),
+                    "after": round(self.after_max, 4),
+                    "delta": round(self.delta_max, 4),
+                },
+                "usdPerMonthMin": {
+                    "before": round(self.before_min * HOURS_PER_MONTH, 2),
+                    "after": round(self.after_min * HOURS_PER_MONTH, 2),
+                    "delta": round(self.delta_min * HOURS_PER_MONTH, 2),
+                },
+                "usdPerMonthMax": {
+                    "before": round(self.before_max * HOURS_PER_MONTH, 2),
+                    "after": round(self.after_max * HOURS_PER_MONTH, 2),
+                    "delta": round(self.delta_max * HOURS_PER_MONTH, 2),
+                },
                 "maxGpus": {"before": self.before_gpus, "after": self.after_gpus},
                 "unpricedPools": self.unknown,
             },
-            "notes": self.notes, "conventions": self.conventions,
+            "notes": self.notes,
+            "conventions": self.conventions,
         }
 
 
@@ -134,24 +160,40 @@ def diff_cost(before: CostReport | None, after: CostReport | None) -> CostDiff:
         b, a = pools_b.get(name), pools_a.get(name)
         now = a or b
         assert now is not None  # the name comes from one of the two reports
-        lines.append(CostLine(
-            item=name, kind="pool",
-            before_min=(b.usd_per_hour_min or 0.0) if b else 0.0, before_max=(b.usd_per_hour_max or 0.0) if b else 0.0,
-            after_min=(a.usd_per_hour_min or 0.0) if a else 0.0, after_max=(a.usd_per_hour_max or 0.0) if a else 0.0,
-            detail=f"{now.min_nodes}-{now.max_nodes} × {now.machine_type} ({now.capacity})",
-            before_gpus=b.gpus_per_node * b.max_nodes if b else 0,
-            after_gpus=a.gpus_per_node * a.max_nodes if a else 0,
-            unknown=any(side is not None and not side.priced for side in (b, a))))
+        lines.append(
+            CostLine(
+                item=name,
+                kind="pool",
+                before_min=(b.usd_per_hour_min or 0.0) if b else 0.0,
+                before_max=(b.usd_per_hour_max or 0.0) if b else 0.0,
+                after_min=(a.usd_per_hour_min or 0.0) if a else 0.0,
+                after_max=(a.usd_per_hour_max or 0.0) if a else 0.0,
+                detail=f"{now.min_nodes}-{now.max_nodes} × {now.machine_type} ({now.capacity})",
+                before_gpus=b.gpus_per_node * b.max_nodes if b else 0,
+                after_gpus=a.gpus_per_node * a.max_nodes if a else 0,
+                unknown=any(side is not None and not side.priced for side in (b, a)),
+            )
+        )
     fixed_b = {_fixed_key(f.item): f for f in (before.fixed if before else [])}
     fixed_a = {_fixed_key(f.item): f for f in (after.fixed if after else [])}
     for key in list(fixed_b) + [k for k in fixed_a if k not in fixed_b]:
         fb, fa = fixed_b.get(key), fixed_a.get(key)
         fixed = fa or fb
         assert fixed is not None  # the key comes from one of the two reports
-        lines.append(CostLine(
-            item=key, kind="fixed", detail=fixed.item,
-            before_min=fb.usd_per_hour_min if fb else 0.0, before_max=fb.usd_per_hour_max if fb else 0.0,
-            after_min=fa.usd_per_hour_min if fa else 0.0, after_max=fa.usd_per_hour_max if fa else 0.0))
+        lines.append(
+            CostLine(
+                item=key,
+                kind="fixed",
+                detail=fixed.item,
+                before_min=fb.usd_per_hour_min if fb else 0.0,
+                before_max=fb.usd_per_hour_max if fb else 0.0,
+                after_min=fa.usd_per_hour_min if fa else 0.0,
+                after_max=fa.usd_per_hour_max if fa else 0.0,
+            )
+        )
     current = after or before  # the caveats of the prices shown (spot dates, reservations)
-    return CostDiff(lines=lines, notes=list(current.notes) if current else [],
-                    conventions=list(current.conventions) if current else [])
+    return CostDiff(
+        lines=lines,
+        notes=list(current.notes) if current else [],
+        conventions=list(current.conventions) if current else [],
+    )

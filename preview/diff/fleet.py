@@ -3,6 +3,7 @@
 Each side previews its workers from the stack files of its own revision, so a change in a worker's stack file shows
 here as that worker's line, and adding or dropping a worker shows as a cluster added or removed.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,9 +34,13 @@ def fleet_delta(base: dict[str, Any] | None, head: dict[str, Any] | None) -> dic
     changed = []
     for name in list(clusters_b) + [n for n in clusters_a if n not in clusters_b]:
         b, a = clusters_b.get(name), clusters_a.get(name)
-        entry = {"name": name, "role": (a or b or {}).get("role"), "stack": (a or b or {}).get("stack"),
-                 "status": "added" if b is None else "removed" if a is None else "changed",
-                 **{k: _pair(b, a, k) for k in CLUSTER_KEYS}}
+        entry = {
+            "name": name,
+            "role": (a or b or {}).get("role"),
+            "stack": (a or b or {}).get("stack"),
+            "status": "added" if b is None else "removed" if a is None else "changed",
+            **{k: _pair(b, a, k) for k in CLUSTER_KEYS},
+        }
         if entry["status"] != "changed" or _moved(entry, CLUSTER_KEYS):
             changed.append(entry)
     out["clusters"] = changed

@@ -1,4 +1,5 @@
 """Wording shared by the text and Markdown diff renderers: values, money deltas, one line per changed thing."""
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -87,8 +88,9 @@ def replacement_of(diff: StackDiff, e: EntityDiff) -> ResourceChange | None:
     """The pool's node pool / node group, when the change replaces it (matched by name, as Pulumi names it)."""
     if e.kind != POOL:
         return None
-    return next((c for c in diff.resources.changes
-                 if c.action == REPLACE and c.type in RULES and c.name == e.name), None)
+    return next(
+        (c for c in diff.resources.changes if c.action == REPLACE and c.type in RULES and c.name == e.name), None
+    )
 
 
 def entity_line(diff: StackDiff, e: EntityDiff, code: Callable[[str], str] = lambda s: f"`{s}`") -> str:
@@ -124,8 +126,10 @@ def headline(diff: StackDiff) -> list[str]:
     items: list[str] = []
     plus = f" + unknown ({', '.join(c.unknown)})" if c.unknown else ""
     if abs(c.delta_max) >= EPSILON_USD:
-        items.append(f"{signed_usd(c.delta_max)}/h at max ({usd(c.before_max)} → {usd(c.after_max)}; "
-                     f"{signed_usd(month(c.delta_max), 0)}/month){plus}")
+        items.append(
+            f"{signed_usd(c.delta_max)}/h at max ({usd(c.before_max)} → {usd(c.after_max)}; "
+            f"{signed_usd(month(c.delta_max), 0)}/month){plus}"
+        )
     else:
         items.append(f"cost at max unchanged ({usd(c.after_max)}/h){plus}")
     if abs(c.delta_min) >= EPSILON_USD:
@@ -135,8 +139,10 @@ def headline(diff: StackDiff) -> list[str]:
     fleet = diff.fleet
     if fleet is not None and fleet["changed"]:  # a manager: the fleet changes with its workers' stack files too
         f = fleet["usdPerHourMax"]
-        items.append(f"fleet {signed_usd(f['delta'])}/h at max ({usd(f['before'])} → {usd(f['after'])}; "
-                     f"{len(fleet['clusters'])} cluster{'s' if len(fleet['clusters']) != 1 else ''} changed)")
+        items.append(
+            f"fleet {signed_usd(f['delta'])}/h at max ({usd(f['before'])} → {usd(f['after'])}; "
+            f"{len(fleet['clusters'])} cluster{'s' if len(fleet['clusters']) != 1 else ''} changed)"
+        )
     r = diff.resources
     counts = [f"{r.count(a)} to {a}" for a in ("replace", "remove", "add", "update") if r.count(a)]
     refused = sum(1 for ch in r.changes if ch.refused)
@@ -147,8 +153,10 @@ def headline(diff: StackDiff) -> list[str]:
     policy = []
     if p.new:
         mandatory = len(p.new_mandatory)
-        policy.append(f"{len(p.new)} new violation{'s' if len(p.new) != 1 else ''}"
-                      + (f" ({mandatory} mandatory)" if mandatory else ""))
+        policy.append(
+            f"{len(p.new)} new violation{'s' if len(p.new) != 1 else ''}"
+            + (f" ({mandatory} mandatory)" if mandatory else "")
+        )
     if p.resolved:
         policy.append(f"{len(p.resolved)} resolved")
     if p.unchanged:
@@ -164,8 +172,10 @@ def side_notes(diff: StackDiff) -> list[str]:
         notes.append(f"New stack: Pulumi.{diff.stack}.yaml does not exist at {diff.base.label}; everything is added.")
     elif diff.base.state == INVALID:
         n = len(diff.base.report.errors) if diff.base.report else 0
-        notes.append(f"The stack file at {diff.base.label} was invalid ({n} error{'s' if n != 1 else ''}), so nothing "
-                     f"was rendered for it: everything below reads as added.")
+        notes.append(
+            f"The stack file at {diff.base.label} was invalid ({n} error{'s' if n != 1 else ''}), so nothing "
+            f"was rendered for it: everything below reads as added."
+        )
     if diff.head.state == ABSENT:
         notes.append("Stack deleted: the stack file is gone from the working tree; everything is removed.")
     return notes

@@ -16,6 +16,7 @@ Data, not logic, in two tables a reviewer can check against their sources:
 
 Paths are Pulumi input paths (camelCase, as the API spells them); ``[*]`` matches any list index.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,11 +29,20 @@ _SELECTOR = ("spec.selector",)  # covers matchLabels and matchExpressions
 FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "DaemonSet"): _SELECTOR,
     ("apps", "Deployment"): _SELECTOR,
-    ("apps", "StatefulSet"): ("spec.podManagementPolicy", "spec.revisionHistoryLimit", "spec.selector",
-                              "spec.serviceName", "spec.volumeClaimTemplates"),
+    ("apps", "StatefulSet"): (
+        "spec.podManagementPolicy",
+        "spec.revisionHistoryLimit",
+        "spec.selector",
+        "spec.serviceName",
+        "spec.volumeClaimTemplates",
+    ),
     ("batch", "Job"): ("spec.completions", "spec.parallelism", "spec.selector", "spec.template"),
-    ("core", "PersistentVolumeClaim"): ("spec.accessModes", "spec.selector", "spec.storageClassName",
-                                        "spec.volumeName"),
+    ("core", "PersistentVolumeClaim"): (
+        "spec.accessModes",
+        "spec.selector",
+        "spec.storageClassName",
+        "spec.volumeName",
+    ),
     ("core", "ResourceQuota"): ("spec.scopes",),
     ("core", "Secret"): ("type", "data", "stringData"),
     ("core", "ConfigMap"): ("data", "binaryData"),
@@ -56,12 +66,19 @@ CRD_IMMUTABLE: dict[tuple[str, str], Immutable] = {
     ("kueue.x-k8s.io", "AdmissionCheck"): Immutable(("spec.controllerName",)),
     ("kueue.x-k8s.io", "LocalQueue"): Immutable(("spec.clusterQueue",)),
     ("kueue.x-k8s.io", "Topology"): Immutable(("spec.levels",)),
-    ("kueue.x-k8s.io", "ResourceFlavor"): Immutable(("spec.nodeLabels", "spec.tolerations", "spec.topologyName"),
-                                                    when="spec.topologyName"),
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): Immutable((
-        "spec.template.spec.failurePolicy", "spec.template.spec.network",
-        "spec.template.spec.replicatedJobs[*].dependsOn", "spec.template.spec.startupPolicy",
-        "spec.template.spec.successPolicy", "spec.template.spec.volumeClaimPolicies")),
+    ("kueue.x-k8s.io", "ResourceFlavor"): Immutable(
+        ("spec.nodeLabels", "spec.tolerations", "spec.topologyName"), when="spec.topologyName"
+    ),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): Immutable(
+        (
+            "spec.template.spec.failurePolicy",
+            "spec.template.spec.network",
+            "spec.template.spec.replicatedJobs[*].dependsOn",
+            "spec.template.spec.startupPolicy",
+            "spec.template.spec.successPolicy",
+            "spec.template.spec.volumeClaimPolicies",
+        )
+    ),
     ("resource.nvidia.com", "ComputeDomain"): Immutable(("spec",)),  # the whole spec (numNodes, channel)
 }
 """(API group, kind) -> the fields its CRD makes immutable, for the custom resources gpu-cluster renders."""
@@ -99,8 +116,13 @@ class K8sVerdict:
 def classify_k8s(resource_type: str, changed: list[str], old_inputs: dict, new_inputs: dict) -> K8sVerdict | None:
     """None for a type that is no Kubernetes object."""
     if resource_type == HELM_RELEASE:
-        return K8sVerdict(replaces={p: f"{p} changed: the Kubernetes provider replaces a Helm release whose {p} "
-                                       "changes" for p in changed if any(matches(f, p) for f in HELM_FORCE_NEW)})  # helm_release.go: DeleteBeforeReplace false
+        return K8sVerdict(
+            replaces={
+                p: f"{p} changed: the Kubernetes provider replaces a Helm release whose {p} changes"
+                for p in changed
+                if any(matches(f, p) for f in HELM_FORCE_NEW)
+            }
+        )  # helm_release.go: DeleteBeforeReplace false
     gk = group_kind(resource_type)
     if gk is None:
         return None
@@ -119,8 +141,10 @@ def classify_k8s(resource_type: str, changed: list[str], old_inputs: dict, new_i
         for p in changed:
             hit = next((f for f in rule.paths if matches(f, p)), None)
             if hit is not None:
-                refused[p] = (f"{hit} is immutable in the {gk[1]} CRD: the API server refuses the update, so "
-                              "`pulumi up` fails on this object (a new metadata.name would replace it instead)")
+                refused[p] = (
+                    f"{hit} is immutable in the {gk[1]} CRD: the API server refuses the update, so "
+                    "`pulumi up` fails on this object (a new metadata.name would replace it instead)"
+                )
     renamed = any(matches(m, p) for m in METADATA for p in replaces)
     named = _has(new_inputs, "metadata.name")
     return K8sVerdict(replaces=replaces, refused=refused, delete_first=bool(replaces) and named and not renamed)

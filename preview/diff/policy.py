@@ -4,6 +4,7 @@ A violation is matched by policy + subject (the pool, else the resource, else th
 same policy on the same subject whose message changed (the observed value moved: "$12,153/h over budget" became
 "$11,000/h") is still the same problem: it counts as unchanged, shown with its new wording.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -38,9 +39,15 @@ class PolicyDiff:
         return [v for v in self.new if v.get("enforcement") == MANDATORY]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"new": self.new, "resolved": self.resolved, "unchanged": self.unchanged,
-                "reworded": [{"before": b["message"], "after": a["message"], "policy": a.get("policy"),
-                              "subject": subject(a)} for b, a in self.reworded]}
+        return {
+            "new": self.new,
+            "resolved": self.resolved,
+            "unchanged": self.unchanged,
+            "reworded": [
+                {"before": b["message"], "after": a["message"], "policy": a.get("policy"), "subject": subject(a)}
+                for b, a in self.reworded
+            ],
+        }
 
 
 def diff_violations(before: Iterable[dict[str, Any]], after: Iterable[dict[str, Any]]) -> PolicyDiff:

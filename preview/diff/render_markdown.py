@@ -3,13 +3,23 @@
 GitHub refuses comments over 65,536 characters. ``render_diff_markdown(diff, max_chars)`` tries the full rendering,
 then drops the changed input paths of resources, then every folded list, and as a last resort cuts the text.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from preview.diff.compare import INVALID, StackDiff
 from preview.diff.format import (
-    MAX_INLINE, entity_line, headline, month, replace_reason, replacement_of, side_notes, signed_usd, usd, value,
+    MAX_INLINE,
+    entity_line,
+    headline,
+    month,
+    replace_reason,
+    replacement_of,
+    side_notes,
+    signed_usd,
+    usd,
+    value,
     violation_lines,
 )
 from preview.diff.resources import REPLACE, ResourceChange
@@ -41,7 +51,7 @@ def render_diff_markdown(diff: StackDiff, max_chars: int = GITHUB_COMMENT_LIMIT,
         if len(text) <= max_chars:
             return text
     note = "\n\n_…cut to fit a pull-request comment; run the diff locally for the rest._\n"
-    return text[:max(0, max_chars - len(note))] + note
+    return text[: max(0, max_chars - len(note))] + note
 
 
 def _render(diff: StackDiff, level: int, heading: str) -> str:
@@ -70,11 +80,16 @@ def _render(diff: StackDiff, level: int, heading: str) -> str:
 
 def _head_errors(diff: StackDiff) -> list[str]:
     errors = diff.head.report.errors if diff.head.report else []
-    out = [f"**The stack file is invalid: {len(errors)} configuration error{'s' if len(errors) != 1 else ''}; "
-           f"nothing was rendered.**", ""]
+    out = [
+        f"**The stack file is invalid: {len(errors)} configuration error{'s' if len(errors) != 1 else ''}; "
+        f"nothing was rendered.**",
+        "",
+    ]
     for e in errors:
-        out.append(f"- `{e.path}`: {cell(e.problem)} (received {code(e.value) if e.value is not None else 'nothing'}"
-                   f"; allowed: {cell(e.allowed or '-')}; fix: {cell(e.fix or '-')})")
+        out.append(
+            f"- `{e.path}`: {cell(e.problem)} (received {code(e.value) if e.value is not None else 'nothing'}"
+            f"; allowed: {cell(e.allowed or '-')}; fix: {cell(e.fix or '-')})"
+        )
     return out + [""]
 
 
@@ -91,8 +106,9 @@ def _changes(diff: StackDiff) -> list[str]:
         if c.action == REPLACE and c.name not in replaced_names:
             lines.append(f"- **replaces** {code(c.type)} {code(c.name)}: {replace_reason(c, code)}")
         elif c.refused:
-            lines.append(f"- **refused update** {code(c.type)} {code(c.name)}: "
-                         f"{'; '.join(sorted(set(c.refused.values())))}")
+            lines.append(
+                f"- **refused update** {code(c.type)} {code(c.name)}: {'; '.join(sorted(set(c.refused.values())))}"
+            )
     if not lines:
         return []
     return ["**Changes**", "", *lines, ""]
@@ -117,8 +133,10 @@ def _policy(diff: StackDiff, level: int) -> list[str]:
     out.append("")
     if p.unchanged and level >= NO_PATHS:
         reworded = {id(a): b for b, a in p.reworded}
-        out += [f"<details><summary>{len(p.unchanged)} unchanged violation{'s' if len(p.unchanged) != 1 else ''}"
-                f"</summary>", ""]
+        out += [
+            f"<details><summary>{len(p.unchanged)} unchanged violation{'s' if len(p.unchanged) != 1 else ''}</summary>",
+            "",
+        ]
         for v in p.unchanged[:MAX_ROWS]:
             out.append(_violation(v, "still" if id(v) not in reworded else "still (numbers changed)"))
         out += _more(len(p.unchanged)) + ["", "</details>", ""]
@@ -130,26 +148,39 @@ def _cost(diff: StackDiff, level: int) -> list[str]:
     changed = c.changed_lines
     if not changed:
         return _fleet(diff)
-    out = ["**Cost** (USD, catalog list prices)", "",
-           "| item | $/h at min | $/h at max | Δ $/h at max | Δ $/month at max | GPUs at max |",
-           "|---|---:|---:|---:|---:|---:|"]
+    out = [
+        "**Cost** (USD, catalog list prices)",
+        "",
+        "| item | $/h at min | $/h at max | Δ $/h at max | Δ $/month at max | GPUs at max |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for line in changed:
         name = code(line.item) if line.kind == "pool" else f"_{cell(line.item)}_"
         gpus = f"{line.before_gpus} → {line.after_gpus}" if line.kind == "pool" else ""
         if line.unknown:  # never shown as $0
             out.append(f"| {name} | unknown | unknown | unknown | unknown | {gpus} |")
             continue
-        out.append(f"| {name} | {_pair(line.before_min, line.after_min)} | {_pair(line.before_max, line.after_max)} | "
-                   f"{signed_usd(line.delta_max)} | {signed_usd(month(line.delta_max), 0)} | {gpus} |")
+        out.append(
+            f"| {name} | {_pair(line.before_min, line.after_min)} | {_pair(line.before_max, line.after_max)} | "
+            f"{signed_usd(line.delta_max)} | {signed_usd(month(line.delta_max), 0)} | {gpus} |"
+        )
     plus = " + unknown" if c.unknown else ""
-    out.append(f"| **total** | {_pair(c.before_min, c.after_min)}{plus} | {_pair(c.before_max, c.after_max)}{plus} | "
-               f"**{signed_usd(c.delta_max)}{plus}** | **{signed_usd(month(c.delta_max), 0)}{plus}** | "
-               f"{c.before_gpus} → {c.after_gpus} |")
+    out.append(
+        f"| **total** | {_pair(c.before_min, c.after_min)}{plus} | {_pair(c.before_max, c.after_max)}{plus} | "
+        f"**{signed_usd(c.delta_max)}{plus}** | **{signed_usd(month(c.delta_max), 0)}{plus}** | "
+        f"{c.before_gpus} → {c.after_gpus} |"
+    )
     out.append("")
     out += [f"> {n}" for n in c.notes] + ([""] if c.notes else [])
     if c.conventions and level >= NO_PATHS:  # reference, not news: folded, and the first thing cut to fit
-        out += ["<details><summary>How the cost is counted</summary>", "", *[f"- {n}" for n in c.conventions], "",
-                "</details>", ""]
+        out += [
+            "<details><summary>How the cost is counted</summary>",
+            "",
+            *[f"- {n}" for n in c.conventions],
+            "",
+            "</details>",
+            "",
+        ]
     return out + _fleet(diff, always=True)
 
 
@@ -159,20 +190,27 @@ def _fleet(diff: StackDiff, always: bool = False) -> list[str]:
     f = diff.fleet
     if f is None or not (f["changed"] or always):
         return []
-    out = [f"**Fleet total** (manager + workers): {_pair(f['usdPerHourMax']['before'], f['usdPerHourMax']['after'])}"
-           f" $/h at max (**{signed_usd(f['usdPerHourMax']['delta'])}**, "
-           f"{signed_usd(f['usdPerMonthMax']['delta'], 0)} $/month); GPUs at max "
-           f"{f['maxGpus']['before']} → {f['maxGpus']['after']}", ""]
+    out = [
+        f"**Fleet total** (manager + workers): {_pair(f['usdPerHourMax']['before'], f['usdPerHourMax']['after'])}"
+        f" $/h at max (**{signed_usd(f['usdPerHourMax']['delta'])}**, "
+        f"{signed_usd(f['usdPerMonthMax']['delta'], 0)} $/month); GPUs at max "
+        f"{f['maxGpus']['before']} → {f['maxGpus']['after']}",
+        "",
+    ]
     if f["clusters"]:
-        out += ["| fleet cluster | stack | $/h at min | $/h at max | Δ $/h at max | GPUs at max |",
-                "|---|---|---:|---:|---:|---:|"]
+        out += [
+            "| fleet cluster | stack | $/h at min | $/h at max | Δ $/h at max | GPUs at max |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
         for c in f["clusters"]:
             status = "" if c["status"] == "changed" else f" ({c['status']})"
-            out.append(f"| {code(c['name'])}{status} | {code(c['stack'])} | "
-                       f"{_pair(c['usdPerHourMin']['before'], c['usdPerHourMin']['after'])} | "
-                       f"{_pair(c['usdPerHourMax']['before'], c['usdPerHourMax']['after'])} | "
-                       f"{signed_usd(c['usdPerHourMax']['delta'])} | "
-                       f"{c['maxGpus']['before']} → {c['maxGpus']['after']} |")
+            out.append(
+                f"| {code(c['name'])}{status} | {code(c['stack'])} | "
+                f"{_pair(c['usdPerHourMin']['before'], c['usdPerHourMin']['after'])} | "
+                f"{_pair(c['usdPerHourMax']['before'], c['usdPerHourMax']['after'])} | "
+                f"{signed_usd(c['usdPerHourMax']['delta'])} | "
+                f"{c['maxGpus']['before']} → {c['maxGpus']['after']} |"
+            )
         out.append("")
     return out
 
@@ -184,8 +222,10 @@ def _pair(before: float, after: float) -> str:
 def _resource_row(c: ResourceChange, with_paths: bool) -> str:
     detail = ""
     if with_paths and c.paths:
-        shown = [f"{code(p)}{' (replace)' if p in c.replace_reasons else ' (refused)' if p in c.refused else ''}"
-                 for p in c.paths[:12]]
+        shown = [
+            f"{code(p)}{' (replace)' if p in c.replace_reasons else ' (refused)' if p in c.refused else ''}"
+            for p in c.paths[:12]
+        ]
         detail = ", ".join(shown) + (f" (+{len(c.paths) - 12} more)" if len(c.paths) > 12 else "")
     notes = [detail] if detail else []
     if c.unassessed:
@@ -205,8 +245,12 @@ def _resources(diff: StackDiff, with_paths: bool) -> list[str]:
     if not r.changes:
         return []
     counts = ", ".join(f"{r.count(a)} to {a}" for a in ("replace", "remove", "add", "update") if r.count(a))
-    out = [f"<details><summary>Resources: {counts} ({r.unchanged} unchanged)</summary>", "",
-           "| action | type | name | in | changed inputs |", "|---|---|---|---|---|"]
+    out = [
+        f"<details><summary>Resources: {counts} ({r.unchanged} unchanged)</summary>",
+        "",
+        "| action | type | name | in | changed inputs |",
+        "|---|---|---|---|---|",
+    ]
     out += [_resource_row(c, with_paths) for c in r.changes[:MAX_ROWS]]
     return out + _more(len(r.changes)) + ["", "</details>", ""]
 
@@ -216,15 +260,20 @@ def _settings(diff: StackDiff) -> list[str]:
     rows = sum(len(e.changes) for e in changed)
     if all(len(e.changes) <= MAX_INLINE for e in changed):  # the Changes list already shows every one
         return []
-    out = [f"<details><summary>Every setting that changed ({rows})</summary>", "",
-           "| what | setting | before | after |", "|---|---|---|---|"]
+    out = [
+        f"<details><summary>Every setting that changed ({rows})</summary>",
+        "",
+        "| what | setting | before | after |",
+        "|---|---|---|---|",
+    ]
     n = 0
     for e in changed:
         for c in e.changes:
             n += 1
             if n <= MAX_ROWS:
-                out.append(f"| {e.kind} {code(e.name)} | {cell(c.label)} | {cell(value(c.before))} | "
-                           f"{cell(value(c.after))} |")
+                out.append(
+                    f"| {e.kind} {code(e.name)} | {cell(c.label)} | {cell(value(c.before))} | {cell(value(c.after))} |"
+                )
     return out + _more(n) + ["", "</details>", ""]
 
 
@@ -234,9 +283,8 @@ def _more(total: int) -> list[str]:
 
 def _footer(diff: StackDiff) -> list[str]:
     workers = " (a fleet manager's worker stack files too, each side at its own revision)" if diff.fleet else ""
-    return [f"<sub>Both sides rendered offline by this branch's program (no cloud credentials): the stack file at "
-            f"`{diff.base.label}` against the {diff.head.label}{workers}. The diff compares configurations, not code. "
-            f"Replacement per the providers' ForceNew fields.</sub>"]
-
-
-
+    return [
+        f"<sub>Both sides rendered offline by this branch's program (no cloud credentials): the stack file at "
+        f"`{diff.base.label}` against the {diff.head.label}{workers}. The diff compares configurations, not code. "
+        f"Replacement per the providers' ForceNew fields.</sub>"
+    ]

@@ -1,11 +1,21 @@
 """The diff as plain text for a terminal: the same sections as the Markdown, nothing folded."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from preview.diff.compare import INVALID, StackDiff
 from preview.diff.format import (
-    MAX_INLINE, entity_line, headline, month, replace_reason, replacement_of, side_notes, signed_usd, usd, value,
+    MAX_INLINE,
+    entity_line,
+    headline,
+    month,
+    replace_reason,
+    replacement_of,
+    side_notes,
+    signed_usd,
+    usd,
+    value,
     violation_lines,
 )
 from preview.diff.resources import REPLACE
@@ -69,24 +79,40 @@ def _cost(diff: StackDiff) -> list[str]:
     c = diff.cost
     if not c.changed_lines:
         return _fleet(diff)
-    out = ["Cost (USD, catalog list prices)",
-           f"  {'item':<24} {'$/h at min':>22} {'$/h at max':>26} {'Δ $/h max':>12} {'Δ $/month max':>14} "
-           f"{'GPUs max':>12}"]
+    out = [
+        "Cost (USD, catalog list prices)",
+        f"  {'item':<24} {'$/h at min':>22} {'$/h at max':>26} {'Δ $/h max':>12} {'Δ $/month max':>14} "
+        f"{'GPUs max':>12}",
+    ]
 
     def row(name: str, bmin: float, amin: float, bmax: float, amax: float, bg: int, ag: int, gpus: bool) -> str:
         mins = usd(amin) if abs(amin - bmin) < 0.005 else f"{usd(bmin)} → {usd(amin)}"
         maxs = usd(amax) if abs(amax - bmax) < 0.005 else f"{usd(bmax)} → {usd(amax)}"
         g = f"{bg} → {ag}" if gpus else ""
-        return (f"  {name:<24} {mins:>22} {maxs:>26} {signed_usd(amax - bmax):>12} "
-                f"{signed_usd(month(amax - bmax), 0):>14} {g:>12}")
+        return (
+            f"  {name:<24} {mins:>22} {maxs:>26} {signed_usd(amax - bmax):>12} "
+            f"{signed_usd(month(amax - bmax), 0):>14} {g:>12}"
+        )
 
     for line in c.changed_lines:
         if line.unknown:  # never shown as $0
-            out.append(f"  {line.item:<24} {'unknown':>22} {'unknown':>26} {'unknown':>12} {'unknown':>14} "
-                       f"{f'{line.before_gpus} → {line.after_gpus}':>12}")
+            out.append(
+                f"  {line.item:<24} {'unknown':>22} {'unknown':>26} {'unknown':>12} {'unknown':>14} "
+                f"{f'{line.before_gpus} → {line.after_gpus}':>12}"
+            )
             continue
-        out.append(row(line.item, line.before_min, line.after_min, line.before_max, line.after_max,
-                       line.before_gpus, line.after_gpus, line.kind == "pool"))
+        out.append(
+            row(
+                line.item,
+                line.before_min,
+                line.after_min,
+                line.before_max,
+                line.after_max,
+                line.before_gpus,
+                line.after_gpus,
+                line.kind == "pool",
+            )
+        )
     total = row("total", c.before_min, c.after_min, c.before_max, c.after_max, c.before_gpus, c.after_gpus, True)
     out.append(total + (f"  (+ unknown: {', '.join(c.unknown)})" if c.unknown else ""))
     out += [f"  note: {n}" for n in [*c.notes, *c.conventions]]
@@ -103,14 +129,19 @@ def _fleet(diff: StackDiff, always: bool = False) -> list[str]:
         b, a = entry["before"], entry["after"]
         return usd(a) if abs(a - b) < 0.005 else f"{usd(b)} → {usd(a)}"
 
-    out = ["Fleet (manager + workers, USD)",
-           f"  {'cluster':<24} {'$/h at min':>22} {'$/h at max':>26} {'Δ $/h max':>12} {'GPUs max':>12}"]
-    rows = [({**c, "name": c["name"] + ("" if c["status"] == "changed" else f" ({c['status']})")})
-            for c in f["clusters"]] + [{"name": "fleet total", **f}]
+    out = [
+        "Fleet (manager + workers, USD)",
+        f"  {'cluster':<24} {'$/h at min':>22} {'$/h at max':>26} {'Δ $/h max':>12} {'GPUs max':>12}",
+    ]
+    rows = [
+        ({**c, "name": c["name"] + ("" if c["status"] == "changed" else f" ({c['status']})")}) for c in f["clusters"]
+    ] + [{"name": "fleet total", **f}]
     for r in rows:
         gpus = f"{r['maxGpus']['before']} → {r['maxGpus']['after']}"
-        out.append(f"  {r['name']:<24} {pair(r['usdPerHourMin']):>22} {pair(r['usdPerHourMax']):>26} "
-                   f"{signed_usd(r['usdPerHourMax']['delta']):>12} {gpus:>12}")
+        out.append(
+            f"  {r['name']:<24} {pair(r['usdPerHourMin']):>22} {pair(r['usdPerHourMax']):>26} "
+            f"{signed_usd(r['usdPerHourMax']['delta']):>12} {gpus:>12}"
+        )
     return out + [""]
 
 
@@ -123,8 +154,13 @@ def _resources(diff: StackDiff) -> list[str]:
         where = f" in {c.where}" if c.where else ""
         out.append(f"  {c.action:<8} {c.type} {c.name}{where}")
         for path in c.paths:
-            why = f"  (forces replacement: {c.replace_reasons[path]})" if path in c.replace_reasons else \
-                f"  (REFUSED: {c.refused[path]})" if path in c.refused else ""
+            why = (
+                f"  (forces replacement: {c.replace_reasons[path]})"
+                if path in c.replace_reasons
+                else f"  (REFUSED: {c.refused[path]})"
+                if path in c.refused
+                else ""
+            )
             out.append(f"             {path}{why}")
         if c.unassessed:
             out.append(f"             replacement not assessed for: {', '.join(c.unassessed)}")

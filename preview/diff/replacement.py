@@ -19,6 +19,7 @@ Sources (read 2026-12; Terraform SDKv2 schema, ``ForceNew: true``):
 - EKS ``aws.eks.NodeGroup`` = ``aws_eks_node_group``: hashicorp/terraform-provider-aws
   ``internal/service/eks/node_group.go`` @ 012e0a32 (``resourceNodeGroup`` schema).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -42,7 +43,9 @@ class ReplacementRules:
 
 GKE_NODE_POOL_RULES = ReplacementRules(
     replaces={
-        "cluster": "cluster", "location": "location", "project": "project",
+        "cluster": "cluster",
+        "location": "location",
+        "project": "project",
         "initialNodeCount": "initial_node_count",  # in ignore_changes: the autoscaler owns the count
         "placementPolicy": "placement_policy",
         # the GPU fabric's extra NICs (ForceNew in schemaNodePool's network_config block)
@@ -58,30 +61,65 @@ GKE_NODE_POOL_RULES = ReplacementRules(
         "nodeConfig.metadata": "node_config.metadata",
         "nodeConfig.oauthScopes": "node_config.oauth_scopes",
     },
-    in_place=frozenset({
-        "nodeLocations", "autoscaling", "management", "upgradeSettings", "nodeCount",
-        "nodeConfig.machineType", "nodeConfig.diskSizeGb", "nodeConfig.diskType", "nodeConfig.gvnic",
-        "nodeConfig.labels", "nodeConfig.resourceLabels", "nodeConfig.taints", "nodeConfig.imageType",
+    in_place=frozenset(
+        {
+            "nodeLocations",
+            "autoscaling",
+            "management",
+            "upgradeSettings",
+            "nodeCount",
+            "nodeConfig.machineType",
+            "nodeConfig.diskSizeGb",
+            "nodeConfig.diskType",
+            "nodeConfig.gvnic",
+            "nodeConfig.labels",
+            "nodeConfig.resourceLabels",
+            "nodeConfig.taints",
+            "nodeConfig.imageType",
+            "nodeConfig.workloadMetadataConfig",
+            "nodeConfig.linuxNodeConfig",  # no ForceNew on linux_node_config (v7 schemaNodeConfig); nodes recreated
+        }
+    ),
+    rolling=(
+        "nodeConfig.machineType",
+        "nodeConfig.diskSizeGb",
+        "nodeConfig.diskType",
+        "nodeConfig.gvnic",
+        "nodeConfig.imageType",
         "nodeConfig.workloadMetadataConfig",
-        "nodeConfig.linuxNodeConfig",  # no ForceNew on linux_node_config (v7 schemaNodeConfig); nodes recreated
-    }),
-    rolling=("nodeConfig.machineType", "nodeConfig.diskSizeGb", "nodeConfig.diskType", "nodeConfig.gvnic",
-             "nodeConfig.imageType", "nodeConfig.workloadMetadataConfig", "nodeConfig.linuxNodeConfig"),
+        "nodeConfig.linuxNodeConfig",
+    ),
     note="GKE recreates the pool's nodes to apply this, a few at a time per its upgrade settings (surge)",
 )
 
 EKS_NODE_GROUP_RULES = ReplacementRules(
     replaces={
-        "clusterName": "cluster_name", "nodeRoleArn": "node_role_arn", "subnetIds": "subnet_ids",
-        "amiType": "ami_type", "instanceTypes": "instance_types", "capacityType": "capacity_type",
-        "launchTemplate.id": "launch_template.id", "launchTemplate.name": "launch_template.name",
-        "nodeGroupName": "node_group_name", "nodeGroupNamePrefix": "node_group_name_prefix",
-        "diskSize": "disk_size", "remoteAccess": "remote_access",
+        "clusterName": "cluster_name",
+        "nodeRoleArn": "node_role_arn",
+        "subnetIds": "subnet_ids",
+        "amiType": "ami_type",
+        "instanceTypes": "instance_types",
+        "capacityType": "capacity_type",
+        "launchTemplate.id": "launch_template.id",
+        "launchTemplate.name": "launch_template.name",
+        "nodeGroupName": "node_group_name",
+        "nodeGroupNamePrefix": "node_group_name_prefix",
+        "diskSize": "disk_size",
+        "remoteAccess": "remote_access",
     },
-    in_place=frozenset({
-        "scalingConfig", "launchTemplate.version", "labels", "taints", "updateConfig", "nodeRepairConfig", "tags",
-        "version", "releaseVersion",
-    }),
+    in_place=frozenset(
+        {
+            "scalingConfig",
+            "launchTemplate.version",
+            "labels",
+            "taints",
+            "updateConfig",
+            "nodeRepairConfig",
+            "tags",
+            "version",
+            "releaseVersion",
+        }
+    ),
     rolling=("launchTemplate.version", "releaseVersion", "version"),
     note="EKS rolls the group's nodes to apply this (updateConfig.maxUnavailable at a time)",
 )
@@ -90,7 +128,7 @@ RULES: dict[str, ReplacementRules] = {GKE_NODE_POOL: GKE_NODE_POOL_RULES, EKS_NO
 
 UPDATE_NOTES: dict[str, str] = {
     EKS_LAUNCH_TEMPLATE: "a launch template change makes a new template version; EKS then rolls every node of the "
-                         "node group that uses it",
+    "node group that uses it",
 }
 """What an update of a resource type without a replacement table means for running nodes."""
 

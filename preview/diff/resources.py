@@ -1,6 +1,7 @@
 """Resource-level diff of two recordings: added, removed, replaced and updated resources with the input paths that
 changed. Resources match by (type, name, parent chain): Pulumi auto-names pools after the resource name, so a
 pool keeps its identity exactly as long as its name and place in the tree stay the same."""
+
 from __future__ import annotations
 
 import re
@@ -45,10 +46,18 @@ class ResourceChange:
         return " › ".join(self.parents)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "type": self.type, "name": self.name, "parents": list(self.parents),
-                "changedInputs": list(self.paths), "replaceBecause": dict(self.replace_reasons),
-                "ignoredChanges": list(self.ignored), "replacementNotAssessed": list(self.unassessed),
-                "refusedBecause": dict(self.refused), "note": self.note}
+        return {
+            "action": self.action,
+            "type": self.type,
+            "name": self.name,
+            "parents": list(self.parents),
+            "changedInputs": list(self.paths),
+            "replaceBecause": dict(self.replace_reasons),
+            "ignoredChanges": list(self.ignored),
+            "replacementNotAssessed": list(self.unassessed),
+            "refusedBecause": dict(self.refused),
+            "note": self.note,
+        }
 
 
 @dataclass
@@ -96,8 +105,9 @@ def join_path(prefix: str, key: str) -> str:
 def changed_paths(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     flat_before, flat_after = flatten(before), flatten(after)
     missing = object()
-    return sorted(p for p in flat_before.keys() | flat_after.keys()
-                  if flat_before.get(p, missing) != flat_after.get(p, missing))
+    return sorted(
+        p for p in flat_before.keys() | flat_after.keys() if flat_before.get(p, missing) != flat_after.get(p, missing)
+    )
 
 
 def _parents(key: Key) -> tuple[str, ...]:
@@ -141,27 +151,45 @@ def _compare(key: Key, old: Registered, new: Registered) -> ResourceChange | Non
     k8s = classify_k8s(new.type, inputs, old.redacted_inputs, new.redacted_inputs) if new.custom else None
     if k8s is not None:
         if k8s.replaces:
-            return ResourceChange(REPLACE, new.type, new.name, _parents(key), tuple(acted), k8s.replaces, ignored,
-                                  note=_k8s_replace_note(k8s.delete_first))
+            return ResourceChange(
+                REPLACE,
+                new.type,
+                new.name,
+                _parents(key),
+                tuple(acted),
+                k8s.replaces,
+                ignored,
+                note=_k8s_replace_note(k8s.delete_first),
+            )
         note = "the API server refuses this update: see the paths marked refused" if k8s.refused else ""
-        return ResourceChange(UPDATE, new.type, new.name, _parents(key), tuple(acted), {}, ignored, note=note,
-                              refused=k8s.refused)
+        return ResourceChange(
+            UPDATE, new.type, new.name, _parents(key), tuple(acted), {}, ignored, note=note, refused=k8s.refused
+        )
     verdict = classify(new.type, inputs)
     rules = RULES.get(new.type)
     if verdict.replaces:
-        return ResourceChange(REPLACE, new.type, new.name, _parents(key), tuple(acted), verdict.replaces, ignored,
-                              verdict.unassessed, note=_replace_note(new))
+        return ResourceChange(
+            REPLACE,
+            new.type,
+            new.name,
+            _parents(key),
+            tuple(acted),
+            verdict.replaces,
+            ignored,
+            verdict.unassessed,
+            note=_replace_note(new),
+        )
     rolls = rules is not None and any(covers(r, p) for r in rules.rolling for p in acted)
     note = (rules.note if rolls else "") if rules else UPDATE_NOTES.get(new.type, "")
-    return ResourceChange(UPDATE, new.type, new.name, _parents(key), tuple(acted), {}, ignored, verdict.unassessed,
-                          note=note)
+    return ResourceChange(
+        UPDATE, new.type, new.name, _parents(key), tuple(acted), {}, ignored, verdict.unassessed, note=note
+    )
 
 
 def _k8s_replace_note(delete_first: bool) -> str:
     if delete_first:
-        return ("same name: the provider deletes the old object before creating the new one, so it is absent for a "
-                "while")
-    return ("the provider creates the new object, repoints what references it, then deletes the old one")
+        return "same name: the provider deletes the old object before creating the new one, so it is absent for a while"
+    return "the provider creates the new object, repoints what references it, then deletes the old one"
 
 
 def _replace_note(r: Registered) -> str:

@@ -4,6 +4,7 @@ Only stack files are read at the base (the stack's own and, for a fleet manager,
 the program (``__main__.py``, components, policies) is the working tree's, so the diff compares configurations, not
 code.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -51,8 +52,9 @@ def base_from_file(path: Path) -> BaseConfig:
     except StackFileError as exc:
         if path.is_file():  # a broken base: shown as invalid, the head still diffed
             return BaseConfig(label=str(path), config=exc, stack_files=files)
-        raise BaseSourceError(f"{exc.issue}\n  (--base-file: pass an existing Pulumi.<stack>.yaml, or --base GIT_REF)"
-                              ) from None
+        raise BaseSourceError(
+            f"{exc.issue}\n  (--base-file: pass an existing Pulumi.<stack>.yaml, or --base GIT_REF)"
+        ) from None
 
 
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -62,18 +64,23 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def base_from_git(stack_path: Path, ref: str) -> BaseConfig:
     """The stack file ``stack_path`` as it was at ``ref`` in the git repository that holds it."""
     if shutil.which("git") is None:
-        raise BaseSourceError("error: --base needs git, and git is not on PATH\n"
-                              "  fix: install git (apt-get install git), or pass --base-file with the old stack file")
+        raise BaseSourceError(
+            "error: --base needs git, and git is not on PATH\n"
+            "  fix: install git (apt-get install git), or pass --base-file with the old stack file"
+        )
     folder = stack_path.resolve().parent
     top = _git(["rev-parse", "--show-toplevel"], folder)
     if top.returncode != 0:
-        raise BaseSourceError(f"error: {folder} is not inside a git repository, so --base {ref} has nothing to read\n"
-                              f"  fix: run from a git checkout, or pass --base-file with the old stack file")
+        raise BaseSourceError(
+            f"error: {folder} is not inside a git repository, so --base {ref} has nothing to read\n"
+            f"  fix: run from a git checkout, or pass --base-file with the old stack file"
+        )
     if _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], folder).returncode != 0:
         raise BaseSourceError(
             f"error: git could not find the ref {ref!r} in {top.stdout.strip()}\n"
             f"  fix: fetch it first (git fetch origin {ref.split('/')[-1]}), or pass a branch, tag or commit SHA that "
-            f"exists locally (git branch -a); in GitHub Actions check out with fetch-depth: 0")
+            f"exists locally (git branch -a); in GitHub Actions check out with fetch-depth: 0"
+        )
     root = Path(top.stdout.strip()).resolve()
     relative = stack_path.resolve().relative_to(root).as_posix()
     folder_in_repo = stack_path.resolve().parent.relative_to(root).as_posix()
@@ -82,8 +89,9 @@ def base_from_git(stack_path: Path, ref: str) -> BaseConfig:
         return BaseConfig(label=ref, config=None, stack_files=files)  # the stack is new in the working tree
     shown = subprocess.run(["git", "show", f"{ref}:{relative}"], cwd=folder, capture_output=True, timeout=60)
     if shown.returncode != 0:  # bytes, not text: the reader decodes (and refuses what is not UTF-8) itself
-        raise BaseSourceError(f"error: git show {ref}:{relative} failed: "
-                              f"{shown.stderr.decode('utf-8', 'replace').strip()}")
+        raise BaseSourceError(
+            f"error: git show {ref}:{relative} failed: {shown.stderr.decode('utf-8', 'replace').strip()}"
+        )
     try:
         return BaseConfig(label=ref, config=parse_stack_bytes(shown.stdout, f"{relative} at {ref}"), stack_files=files)
     except StackFileError as exc:

@@ -4,6 +4,7 @@ The preview of the working tree reads ``Pulumi.<worker>.yaml`` next to the progr
 (``--base REF``) reads it at that git ref, so a PR that changes a worker shows the change in the manager's fleet
 totals instead of the same worker on both sides; ``--base-file FILE`` reads the workers next to FILE.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -78,8 +79,10 @@ class GitStackFiles:
 
     def read(self, stack: str) -> StackConfig:
         spec = f"{self.ref}:{self._path(stack)}"
-        if subprocess.run(["git", "cat-file", "-e", spec], cwd=self.top, capture_output=True,
-                          timeout=60).returncode != 0:
+        if (
+            subprocess.run(["git", "cat-file", "-e", spec], cwd=self.top, capture_output=True, timeout=60).returncode
+            != 0
+        ):
             return None
         shown = subprocess.run(["git", "show", spec], cwd=self.top, capture_output=True, timeout=60)
         if shown.returncode != 0:

@@ -2,6 +2,7 @@
 the ComputeDomain, TrainingRuntime and TrainJob that give one job on a GB200 NVL72 pool its own NVLink IMEX domain
 (``render/job_domain.py``), from the stack as it is deployed. Offline, no credentials. Exit 0: printed; 2: the stack
 or an argument is invalid (every problem at once, each with the fix; nothing printed on stdout); 4: a bug."""
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--stack-file", type=Path, help="read the stack config from this file instead")
     p.add_argument("--job", required=True, help="the TrainJob's name (RFC 1035 label, at most 63 characters)")
     p.add_argument("--pool", help="the GB200 pool (default: the stack's only pool with ComputeDomains)")
-    p.add_argument("--queue", help="the queue (LocalQueue and namespace; default: the only queue with quota on the pool)")
-    p.add_argument("--nodes", type=int, help="trainer.numNodes (default: one NVLink domain, at most the pool's maxNodes)")
+    p.add_argument(
+        "--queue", help="the queue (LocalQueue and namespace; default: the only queue with quota on the pool)"
+    )
+    p.add_argument(
+        "--nodes", type=int, help="trainer.numNodes (default: one NVLink domain, at most the pool's maxNodes)"
+    )
     p.add_argument("--debug", action="store_true", help="on an internal error (exit 4), print the traceback")
     return p.parse_args(list(argv))
 
@@ -55,9 +60,12 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_INVALID
     path = args.stack_file or stack_file(args.stack, PROJECT_ROOT)
     if args.stack_file is None and not path.exists():
-        stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
-        print(f"error: no stack file {path.name} in {PROJECT_ROOT}\n  allowed:  {', '.join(stacks)}\n"
-              f"  fix:      pass --stack with one of the allowed names, or create {path.name}", file=sys.stderr)
+        stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
+        print(
+            f"error: no stack file {path.name} in {PROJECT_ROOT}\n  allowed:  {', '.join(stacks)}\n"
+            f"  fix:      pass --stack with one of the allowed names, or create {path.name}",
+            file=sys.stderr,
+        )
         return EXIT_INVALID
     try:  # load_planned loads the catalog (once per process) and keeps the plan
         planned = load_planned(decode_config(read_stack_file(path)), stack_name=args.stack)
@@ -66,16 +74,27 @@ def run(argv: Sequence[str]) -> int:
     except SpecError as exc:
         return _refuse(exc.errors)
     plan = planned.plan  # the runtime as deployed: the plan's facts and Kueue placements, as the program uses them
-    objects, issues = job_objects_for(planned.spec, list(plan.facts), args.job, args.pool, args.queue, args.nodes,
-                                      plan.kueue.placements if plan.kueue is not None else {})
+    objects, issues = job_objects_for(
+        planned.spec,
+        list(plan.facts),
+        args.job,
+        args.pool,
+        args.queue,
+        args.nodes,
+        plan.kueue.placements if plan.kueue is not None else {},
+    )
     if issues:
         return _refuse(issues)
-    print(f"# {args.job}: its own NVLink IMEX domain on pool {objects[1]['metadata']['labels'].get('gpu-cluster/pool', '')}"
-          f" of stack {args.stack} ({PROG}).\n# Add image/command/args under the TrainJob's spec.trainer; "
-          "apply the three together and delete them together when the job is done.")
+    print(
+        f"# {args.job}: its own NVLink IMEX domain on pool {objects[1]['metadata']['labels'].get('gpu-cluster/pool', '')}"
+        f" of stack {args.stack} ({PROG}).\n# Add image/command/args under the TrainJob's spec.trainer; "
+        "apply the three together and delete them together when the job is done."
+    )
     for image in _pinned_at_deploy(objects):  # the deployed runtime runs it by digest: so must the job's copy
-        print(f"# {image} runs by the digest its registry gave at deploy: before applying, copy that digest from the "
-              f"deployed ClusterTrainingRuntime (kubectl get clustertrainingruntimes -o yaml | grep '{image}@')")
+        print(
+            f"# {image} runs by the digest its registry gave at deploy: before applying, copy that digest from the "
+            f"deployed ClusterTrainingRuntime (kubectl get clustertrainingruntimes -o yaml | grep '{image}@')"
+        )
     print(yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True), end="")
     return 0
 
@@ -92,25 +111,46 @@ def _refuse(issues: list[SpecIssue]) -> int:
     return EXIT_INVALID
 
 
-def job_objects_for(spec: StackSpec, facts: list[PoolFacts], job: str, pool_name: str | None, queue_name: str | None,
-                    nodes: int | None, placements: dict[str, Placement]
-                    ) -> tuple[list[dict[str, Any]], list[SpecIssue]]:
+def job_objects_for(
+    spec: StackSpec,
+    facts: list[PoolFacts],
+    job: str,
+    pool_name: str | None,
+    queue_name: str | None,
+    nodes: int | None,
+    placements: dict[str, Placement],
+) -> tuple[list[dict[str, Any]], list[SpecIssue]]:
     """The job's objects, or every problem with the arguments against this stack (``facts`` and ``placements``: the
     StackPlan's)."""
     issues: list[SpecIssue] = []
     if not re.fullmatch(JOB_NAME_PATTERN, job) or len(job) > JOB_NAME_MAX:
-        issues.append(SpecIssue("--job", "is not a TrainJob name", job,
-                                f"an RFC 1035 label of at most {JOB_NAME_MAX} characters: lower-case letters, digits "
-                                "and '-', starting with a letter (the TrainJob CRD's rules)",
-                                "e.g. --job llama-70b-sft"))
+        issues.append(
+            SpecIssue(
+                "--job",
+                "is not a TrainJob name",
+                job,
+                f"an RFC 1035 label of at most {JOB_NAME_MAX} characters: lower-case letters, digits "
+                "and '-', starting with a letter (the TrainJob CRD's rules)",
+                "e.g. --job llama-70b-sft",
+            )
+        )
     sched = spec.scheduling
     if sched is None or sched.workload != Workload.KUBEFLOW:
-        shared = (f"Slurm jobs run in the NodeSet's slurmd pods, which share the pool's ComputeDomain "
-                  f"{compute_domain_name('<pool>')} in the Slurm namespace" if sched is not None
-                  else "the stack has no scheduling section, so no Kubeflow Trainer")
-        issues.append(SpecIssue("gpu-cluster:scheduling.workload", f"a job's own ComputeDomain is for Kubeflow "
-                                f"TrainJobs: {shared}", sched.workload.value if sched else None, "kubeflow",
-                                "use a stack with scheduling.workload: kubeflow"))
+        shared = (
+            f"Slurm jobs run in the NodeSet's slurmd pods, which share the pool's ComputeDomain "
+            f"{compute_domain_name('<pool>')} in the Slurm namespace"
+            if sched is not None
+            else "the stack has no scheduling section, so no Kubeflow Trainer"
+        )
+        issues.append(
+            SpecIssue(
+                "gpu-cluster:scheduling.workload",
+                f"a job's own ComputeDomain is for Kubeflow TrainJobs: {shared}",
+                sched.workload.value if sched else None,
+                "kubeflow",
+                "use a stack with scheduling.workload: kubeflow",
+            )
+        )
         return [], issues
     racks = [f for f in facts if uses_compute_domains(f)]
     rack_names = ", ".join(f.name for f in racks) or "none in this stack"
@@ -120,21 +160,49 @@ def job_objects_for(spec: StackSpec, facts: list[PoolFacts], job: str, pool_name
     queues = [q for q in sched.queues if any(quota.pool == pool.name for quota in q.quotas)]
     queue = None
     if not queues:
-        issues.append(SpecIssue("--pool", f"no queue has quota on pool {pool.name}, so Kueue admits no job there",
-                                pool.name, rack_names, f"add a quota on {pool.name} to a queue in scheduling.queues"))
+        issues.append(
+            SpecIssue(
+                "--pool",
+                f"no queue has quota on pool {pool.name}, so Kueue admits no job there",
+                pool.name,
+                rack_names,
+                f"add a quota on {pool.name} to a queue in scheduling.queues",
+            )
+        )
     elif queue_name is None and len(queues) > 1:
-        issues.append(SpecIssue("--queue", f"several queues have quota on pool {pool.name}: name one", None,
-                                ", ".join(q.name for q in queues), f"--queue {queues[0].name}"))
+        issues.append(
+            SpecIssue(
+                "--queue",
+                f"several queues have quota on pool {pool.name}: name one",
+                None,
+                ", ".join(q.name for q in queues),
+                f"--queue {queues[0].name}",
+            )
+        )
     else:
         queue = next((q for q in queues if q.name == queue_name), None) if queue_name else queues[0]
         if queue is None:
-            issues.append(SpecIssue("--queue", f"is not a queue with quota on pool {pool.name}", queue_name,
-                                    ", ".join(q.name for q in queues), f"--queue {queues[0].name}"))
+            issues.append(
+                SpecIssue(
+                    "--queue",
+                    f"is not a queue with quota on pool {pool.name}",
+                    queue_name,
+                    ", ".join(q.name for q in queues),
+                    f"--queue {queues[0].name}",
+                )
+            )
     assert pool.nvlink is not None
     if job in {f.name for f in racks}:  # <job>-imex would be the pool's shared domain of the namespace
-        issues.append(SpecIssue("--job", f"names a rack pool: its ComputeDomain {compute_domain_name(job)} is the "
-                                "domain the pool's jobs share in the namespace", job, "any other name",
-                                f"--job {job}-run"))
+        issues.append(
+            SpecIssue(
+                "--job",
+                f"names a rack pool: its ComputeDomain {compute_domain_name(job)} is the "
+                "domain the pool's jobs share in the namespace",
+                job,
+                "any other name",
+                f"--job {job}-run",
+            )
+        )
     per_rack = pool.nvlink.domain_nodes
     wanted = min(per_rack, pool.max_nodes) if nodes is None else nodes
     runtimes = {r["metadata"]["name"]: r for r in training_runtimes(facts, placements)}
@@ -144,51 +212,94 @@ def job_objects_for(spec: StackSpec, facts: list[PoolFacts], job: str, pool_name
         runtime = spanning
     required = _pod_annotations(runtime).get("kueue.x-k8s.io/podset-required-topology")
     if not 1 <= wanted <= pool.max_nodes:
-        issues.append(SpecIssue("--nodes", f"pool {pool.name} has {pool.max_nodes} nodes at most", wanted,
-                                f"1..{pool.max_nodes}", f"--nodes {min(per_rack, pool.max_nodes)} "
-                                "(one NVLink domain)"))
+        issues.append(
+            SpecIssue(
+                "--nodes",
+                f"pool {pool.name} has {pool.max_nodes} nodes at most",
+                wanted,
+                f"1..{pool.max_nodes}",
+                f"--nodes {min(per_rack, pool.max_nodes)} (one NVLink domain)",
+            )
+        )
     elif required == pool.nvlink.domain_label and wanted > per_rack:
-        issues.append(SpecIssue("--nodes", f"the torch-{pool.name} runtime requires each gang inside one NVLink domain "
-                                f"({pool.nvlink.domain_label}), so Kueue would never admit a larger one", wanted,
-                                f"1..{per_rack}", f"--nodes {per_rack}, or a "
-                                "scheduling.topology level above the domain (block)"))
+        issues.append(
+            SpecIssue(
+                "--nodes",
+                f"the torch-{pool.name} runtime requires each gang inside one NVLink domain "
+                f"({pool.nvlink.domain_label}), so Kueue would never admit a larger one",
+                wanted,
+                f"1..{per_rack}",
+                f"--nodes {per_rack}, or a scheduling.topology level above the domain (block)",
+            )
+        )
     elif runtime is spanning and wanted % per_rack:
-        issues.append(SpecIssue("--nodes", f"a gang larger than one rack on pool {pool.name} runs in whole racks "
-                                f"(the {runtime['metadata']['name']} runtime places it in slices of {per_rack} "
-                                f"nodes, one NVLink domain each)", wanted,
-                                f"1..{per_rack}, or a multiple of {per_rack} up to {pool.max_nodes}",
-                                f"--nodes {wanted - wanted % per_rack or per_rack} or --nodes "
-                                f"{min(wanted + per_rack - wanted % per_rack, pool.max_nodes)}"))
+        issues.append(
+            SpecIssue(
+                "--nodes",
+                f"a gang larger than one rack on pool {pool.name} runs in whole racks "
+                f"(the {runtime['metadata']['name']} runtime places it in slices of {per_rack} "
+                f"nodes, one NVLink domain each)",
+                wanted,
+                f"1..{per_rack}, or a multiple of {per_rack} up to {pool.max_nodes}",
+                f"--nodes {wanted - wanted % per_rack or per_rack} or --nodes "
+                f"{min(wanted + per_rack - wanted % per_rack, pool.max_nodes)}",
+            )
+        )
     elif required is not None and pool.nvlink.racks > 1 and wanted > per_rack:
         levels = placements[pool.name].levels
-        problem = placement_problem(levels, pool_nodes(pool, levels), 1, wanted,
-                                    ask_of(_pod_annotations(runtime)))
+        problem = placement_problem(levels, pool_nodes(pool, levels), 1, wanted, ask_of(_pod_annotations(runtime)))
         if problem is not None:  # e.g. racks from different reservation blocks: Kueue would hold it for ever
-            issues.append(SpecIssue("--nodes", f"Kueue could never place this gang on pool {pool.name}: {problem}",
-                                    wanted, f"1..{per_rack}", "set the pool's capacity.reservationBlock so every "
-                                    f"rack comes from one block, or --nodes {per_rack}"))
+            issues.append(
+                SpecIssue(
+                    "--nodes",
+                    f"Kueue could never place this gang on pool {pool.name}: {problem}",
+                    wanted,
+                    f"1..{per_rack}",
+                    "set the pool's capacity.reservationBlock so every "
+                    f"rack comes from one block, or --nodes {per_rack}",
+                )
+            )
     if issues or queue is None:
         return [], issues
     return job_domain_objects(pool, runtime, job, namespace_of(queue), queue.name, wanted), []
 
 
-def _pick(facts: list[PoolFacts], racks: list[PoolFacts], name: str | None,
-          issues: list[SpecIssue]) -> PoolFacts | None:
+def _pick(
+    facts: list[PoolFacts], racks: list[PoolFacts], name: str | None, issues: list[SpecIssue]
+) -> PoolFacts | None:
     rack_names = ", ".join(f.name for f in racks) or "none in this stack"
     if name is None:
         if len(racks) == 1:
             return racks[0]
-        issues.append(SpecIssue("--pool", "name the GB200 pool" if racks else
-                                "the stack has no pool whose jobs use ComputeDomains (a multiNode rack-scale "
-                                "NVLink pool: a4x-highgpu-4g, p6e-gb200.36xlarge)", None, rack_names,
-                                f"--pool {racks[0].name}" if racks else "add such a pool"))
+        issues.append(
+            SpecIssue(
+                "--pool",
+                "name the GB200 pool"
+                if racks
+                else "the stack has no pool whose jobs use ComputeDomains (a multiNode rack-scale "
+                "NVLink pool: a4x-highgpu-4g, p6e-gb200.36xlarge)",
+                None,
+                rack_names,
+                f"--pool {racks[0].name}" if racks else "add such a pool",
+            )
+        )
         return None
     pool = next((f for f in facts if f.name == name), None)
     if pool is None or not uses_compute_domains(pool):
-        problem = ("is not a pool of the stack" if pool is None else
-                   "does not use ComputeDomains (only multiNode pools of rack-scale NVLink machines do)")
-        issues.append(SpecIssue("--pool", problem, name, rack_names,
-                                f"--pool {racks[0].name}" if racks else "pick a stack with a GB200 pool"))
+        problem = (
+            "is not a pool of the stack"
+            if pool is None
+            else "does not use ComputeDomains (only multiNode pools of rack-scale NVLink machines do)"
+        )
+        issues.append(
+            SpecIssue(
+                "--pool",
+                problem,
+                name,
+                rack_names,
+                f"--pool {racks[0].name}" if racks else "pick a stack with a GB200 pool",
+            )
+        )
         return None
     return pool
 

@@ -7,6 +7,7 @@ in the pack directory, with the interpreter of the pack's ``virtualenv``) and ta
 resource), and the unit tests'. ``python -m preview --policy-pack-subprocess`` (or ``--policy-pack DIR``) takes the
 CLI's path; ``tests/policies/test_policy_paths_agree.py`` holds that both find the same on every example.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -30,9 +31,13 @@ from preview.sdk_private import PolicyAnalyzerServicer
 PACK_DIR = PROJECT_ROOT / "policies"
 LEVELS = {apb.ADVISORY: "advisory", apb.MANDATORY: "mandatory", apb.REMEDIATE: "remediate", apb.DISABLED: "disabled"}
 LEVEL_ENUM = {name: value for value, name in LEVELS.items()}
-SEVERITIES = {apb.POLICY_SEVERITY_UNSPECIFIED: "", apb.POLICY_SEVERITY_LOW: "low",
-              apb.POLICY_SEVERITY_MEDIUM: "medium", apb.POLICY_SEVERITY_HIGH: "high",
-              apb.POLICY_SEVERITY_CRITICAL: "critical"}
+SEVERITIES = {
+    apb.POLICY_SEVERITY_UNSPECIFIED: "",
+    apb.POLICY_SEVERITY_LOW: "low",
+    apb.POLICY_SEVERITY_MEDIUM: "medium",
+    apb.POLICY_SEVERITY_HIGH: "high",
+    apb.POLICY_SEVERITY_CRITICAL: "critical",
+}
 BOOT_TIMEOUT_S = 60
 CALL_TIMEOUT_S = 120
 
@@ -65,23 +70,44 @@ class Analyzer(ABC):
         return self._call("GetAnalyzerInfo", empty_pb2.Empty())
 
     def configure_stack(self, stack: str, project: str = PROJECT, tags: dict[str, str] | None = None) -> None:
-        self._call("ConfigureStack", apb.AnalyzerStackConfigureRequest(
-            stack=stack, project=project, organization="organization", dry_run=True, tags=tags or {}))
+        self._call(
+            "ConfigureStack",
+            apb.AnalyzerStackConfigureRequest(
+                stack=stack, project=project, organization="organization", dry_run=True, tags=tags or {}
+            ),
+        )
 
     def configure(self, request: apb.ConfigureAnalyzerRequest) -> None:
         self._call("Configure", request)
 
     def analyze(self, resource: Registered, providers: dict[str, Registered]) -> apb.AnalyzeResponse:
-        return self._call("Analyze", apb.AnalyzeRequest(
-            type=resource.type, name=resource.name, urn=resource.urn, properties=resource.raw_inputs,
-            options=_options(resource), provider=_provider(resource, providers)))
+        return self._call(
+            "Analyze",
+            apb.AnalyzeRequest(
+                type=resource.type,
+                name=resource.name,
+                urn=resource.urn,
+                properties=resource.raw_inputs,
+                options=_options(resource),
+                provider=_provider(resource, providers),
+            ),
+        )
 
     def analyze_stack(self, resources: list[Registered], providers: dict[str, Registered]) -> apb.AnalyzeResponse:
         request = apb.AnalyzeStackRequest()
         for r in resources:
-            request.resources.append(apb.AnalyzerResource(
-                type=r.type, name=r.name, urn=r.urn, properties=r.raw_inputs, options=_options(r),
-                provider=_provider(r, providers), parent=r.parent_urn, dependencies=r.dependencies))
+            request.resources.append(
+                apb.AnalyzerResource(
+                    type=r.type,
+                    name=r.name,
+                    urn=r.urn,
+                    properties=r.raw_inputs,
+                    options=_options(r),
+                    provider=_provider(r, providers),
+                    parent=r.parent_urn,
+                    dependencies=r.dependencies,
+                )
+            )
         return self._call("AnalyzeStack", request)
 
 
@@ -102,7 +128,9 @@ def pack_python(pack_dir: Path) -> str:
     venv = ((doc.get("runtime") or {}).get("options") or {}).get("virtualenv")
     if venv:
         # absolute: the pack starts in its own directory, where a relative `--policy-pack policies` means nothing
-        candidate = os.path.normpath(os.path.abspath(pack_dir / venv / "bin" / "python"))  # not resolve(): keep the venv's symlink
+        candidate = os.path.normpath(
+            os.path.abspath(pack_dir / venv / "bin" / "python")
+        )  # not resolve(): keep the venv's symlink
         if os.path.exists(candidate):
             return candidate
     return sys.executable
@@ -113,16 +141,22 @@ class SubprocessAnalyzer(Analyzer):
         pack_dir = Path(os.path.abspath(pack_dir))  # as given on the command line: relative to the caller's folder
         self.pack_dir = pack_dir
         self.proc = subprocess.Popen(
-            [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."], cwd=str(pack_dir),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+            [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."],
+            cwd=str(pack_dir),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
         assert self.proc.stdout is not None and self.proc.stderr is not None  # both PIPEs
         ready, _, _ = select.select([self.proc.stdout], [], [], BOOT_TIMEOUT_S)
         line = self.proc.stdout.readline().strip() if ready else ""
         if not line.isdigit():
             self.proc.kill()
-            raise PolicyPackError(f"policy pack in {pack_dir} did not start (first line {line!r}): "
-                                  f"{self.proc.stderr.read()[-4000:]}")
+            raise PolicyPackError(
+                f"policy pack in {pack_dir} did not start (first line {line!r}): {self.proc.stderr.read()[-4000:]}"
+            )
         self.port = int(line)
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
         grpc.channel_ready_future(self.channel).result(timeout=BOOT_TIMEOUT_S)
@@ -163,6 +197,7 @@ class InProcessAnalyzer(Analyzer):
         self._rules_by_type: dict[str, list[Any]] | None = None
         if arguments is None:
             from policies.pack import RULES, pack_arguments
+
             arguments = pack_arguments()
             by_type: dict[str, list[Any]] = {}
             for rule, policy in zip(RULES, arguments["policies"]):
@@ -177,10 +212,17 @@ class InProcessAnalyzer(Analyzer):
         """ConfigureStack and Configure requests, replayed to each per-type servicer."""
 
     def _servicer(self, policies: list[Any]) -> Any:
-        args = {k: v for k, v in self._args.items() if k not in ("name", "policies", "enforcement_level",
-                                                                  "initial_config")}
-        return PolicyAnalyzerServicer(self._args["name"], "0.0.1", policies, self._args["enforcement_level"],
-                                      self._args.get("initial_config"), **args)
+        args = {
+            k: v for k, v in self._args.items() if k not in ("name", "policies", "enforcement_level", "initial_config")
+        }
+        return PolicyAnalyzerServicer(
+            self._args["name"],
+            "0.0.1",
+            policies,
+            self._args["enforcement_level"],
+            self._args.get("initial_config"),
+            **args,
+        )
 
     def _call(self, method: str, request: Any) -> Any:
         if method in ("Configure", "ConfigureStack"):
@@ -192,6 +234,7 @@ class InProcessAnalyzer(Analyzer):
         if method == "AnalyzeStack":
             from policies.stack_cache import one_conversion
             from preview.policy.stack_once import analyze_stack
+
             with one_conversion():
                 return analyze_stack(self._svc, request)
         return getattr(self._svc, method)(request, None)
@@ -208,6 +251,7 @@ class InProcessAnalyzer(Analyzer):
                 getattr(svc, method)(setup, None)
         from policies.stack_cache import one_conversion
         from preview.policy.shared_props import shared_conversions
+
         with shared_conversions(), one_conversion():  # one conversion (the SDK's, then plain data) for all its rules
             return svc.Analyze(request, None)
 

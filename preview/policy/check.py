@@ -1,5 +1,6 @@
 """Run the policy pack over a recording, the way ``pulumi preview --policy-pack`` does, and turn its
 diagnostics into the preview's violations (grouped by pool, with the config path the user wrote)."""
+
 from __future__ import annotations
 
 import re
@@ -34,16 +35,31 @@ class PolicyOutcome:
 
 
 def rule_metadata(info: apb.AnalyzerInfo) -> list[dict[str, Any]]:
-    return [{"id": p.name, "title": p.displayName, "description": p.description,
-             "enforcement": LEVELS[p.enforcementLevel], "severity": SEVERITIES[p.severity],
-             "remediation": p.remediation_steps, "url": p.url, "tags": list(p.tags),
-             "config": json_format.MessageToDict(p.configSchema.properties) if p.HasField("configSchema") else {}}
-            for p in info.policies]
+    return [
+        {
+            "id": p.name,
+            "title": p.displayName,
+            "description": p.description,
+            "enforcement": LEVELS[p.enforcementLevel],
+            "severity": SEVERITIES[p.severity],
+            "remediation": p.remediation_steps,
+            "url": p.url,
+            "tags": list(p.tags),
+            "config": json_format.MessageToDict(p.configSchema.properties) if p.HasField("configSchema") else {},
+        }
+        for p in info.policies
+    ]
 
 
-def check_policies(analyzer: Analyzer, stack: str, resources: list[Registered], pool_paths: dict[str, str],
-                   cluster_path: str | None = None, config_file: Path | None = None,
-                   own_pack: bool = False) -> PolicyOutcome:
+def check_policies(
+    analyzer: Analyzer,
+    stack: str,
+    resources: list[Registered],
+    pool_paths: dict[str, str],
+    cluster_path: str | None = None,
+    config_file: Path | None = None,
+    own_pack: bool = False,
+) -> PolicyOutcome:
     """GetAnalyzerInfo, ConfigureStack, Configure (CLI reconciliation), Analyze per resource, AnalyzeStack.
     Raises PolicyConfigError when the config file is invalid. ``own_pack``: the project's pack served in this
     process, whose defaults are known valid (``reconcile``)."""
@@ -51,8 +67,12 @@ def check_policies(analyzer: Analyzer, stack: str, resources: list[Registered], 
     given = load_config_file(config_file) if config_file else {}
     source = str(config_file) if config_file else "policy pack config"
     config = reconcile(info, given, source, defaults_known_valid=own_pack)
-    outcome = PolicyOutcome(rules=rule_metadata(info), warnings=unknown_key_warnings(info, given, source),
-                            pack=info.name, price_overrides=overrides_in(config))
+    outcome = PolicyOutcome(
+        rules=rule_metadata(info),
+        warnings=unknown_key_warnings(info, given, source),
+        pack=info.name,
+        price_overrides=overrides_in(config),
+    )
     outcome.warnings += unmatched_waiver_warnings(given, resources, pool_paths, source)
     analyzer.configure_stack(stack)
     analyzer.configure(configure_request(config))
@@ -74,41 +94,74 @@ def check_policies(analyzer: Analyzer, stack: str, resources: list[Registered], 
     return outcome
 
 
-def _collect(outcome: PolicyOutcome, response: apb.AnalyzeResponse, urn: str, r: Registered, locator: Locator,
-             rules: dict[str, dict]) -> None:
+def _collect(
+    outcome: PolicyOutcome,
+    response: apb.AnalyzeResponse,
+    urn: str,
+    r: Registered,
+    locator: Locator,
+    rules: dict[str, dict],
+) -> None:
     for d in response.diagnostics:
         _add(outcome, d, urn, r, locator, rules)
     for na in response.not_applicable:
         _waived(outcome, na, urn, r, locator)
 
 
-def _add(outcome: PolicyOutcome, d: apb.AnalyzeDiagnostic, urn: str, r: Registered | None, locator: Locator,
-         rules: dict[str, dict]) -> None:
+def _add(
+    outcome: PolicyOutcome,
+    d: apb.AnalyzeDiagnostic,
+    urn: str,
+    r: Registered | None,
+    locator: Locator,
+    rules: dict[str, dict],
+) -> None:
     group, pool, path = locator.place(urn)
     message = d.message
     if d.description and message.startswith(d.description + "\n"):
-        message = message[len(d.description) + 1:]  # the SDK prefixes every message with the description
+        message = message[len(d.description) + 1 :]  # the SDK prefixes every message with the description
     rule = rules.get(d.policyName, {})
-    outcome.violations.append({
-        "policy": d.policyName, "title": rule.get("title", ""), "enforcement": LEVELS[d.enforcementLevel],
-        "severity": SEVERITIES[d.severity], "resource": r.name if r else "", "resourceType": r.type if r else "",
-        "urn": urn, "group": group, "pool": pool, "configPath": path, "message": message,
-        "description": d.description, "url": rule.get("url", "")})
+    outcome.violations.append(
+        {
+            "policy": d.policyName,
+            "title": rule.get("title", ""),
+            "enforcement": LEVELS[d.enforcementLevel],
+            "severity": SEVERITIES[d.severity],
+            "resource": r.name if r else "",
+            "resourceType": r.type if r else "",
+            "urn": urn,
+            "group": group,
+            "pool": pool,
+            "configPath": path,
+            "message": message,
+            "description": d.description,
+            "url": rule.get("url", ""),
+        }
+    )
 
 
-def _waived(outcome: PolicyOutcome, na: apb.PolicyNotApplicable, urn: str, r: Registered | None,
-            locator: Locator) -> None:
+def _waived(
+    outcome: PolicyOutcome, na: apb.PolicyNotApplicable, urn: str, r: Registered | None, locator: Locator
+) -> None:
     """One entry per waived subject; stack rules carry no URN, so their subject (``pool 'x'``) places them."""
     if not na.reason.startswith(WAIVED_PREFIX):
         return
-    for item in na.reason[len(WAIVED_PREFIX):].split("; "):
+    for item in na.reason[len(WAIVED_PREFIX) :].split("; "):
         group, pool, path = locator.place(urn)
         named = POOL_SUBJECT.match(item)
         if not urn and named:
             pool = named.group(1)
             group, path = f"pool {pool}", locator.pool_paths.get(pool)
-        outcome.waived.append({"policy": na.policy_name, "resource": r.name if r else (pool or ""), "group": group,
-                               "pool": pool, "configPath": path, "reason": item})
+        outcome.waived.append(
+            {
+                "policy": na.policy_name,
+                "resource": r.name if r else (pool or ""),
+                "group": group,
+                "pool": pool,
+                "configPath": path,
+                "reason": item,
+            }
+        )
 
 
 @dataclass
@@ -146,8 +199,15 @@ def apply_policies(report: Any, spec: Any, options: PolicyOptions) -> None:
         analyzer, own_pack = shared_in_process_analyzer(), True
     pool_paths = {pool.name: path_of("nodePools", i) for i, pool in enumerate(spec.node_pools)}
     try:
-        outcome = check_policies(analyzer, report.stack, report.resources, pool_paths, path_of("cluster"),
-                                 options.config_file, own_pack=own_pack)
+        outcome = check_policies(
+            analyzer,
+            report.stack,
+            report.resources,
+            pool_paths,
+            path_of("cluster"),
+            options.config_file,
+            own_pack=own_pack,
+        )
     except PolicyConfigError as exc:
         report.errors = list(exc.issues)
         return

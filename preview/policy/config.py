@@ -7,6 +7,7 @@ names and unknown settings in the file become warnings with "did you mean" (the 
 rule's former IDs (the pack lists them in each rule's waiver schema) are applied to the rule with a deprecation
 warning that names the current ID.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -45,11 +46,19 @@ def parse_config_text(text: str, source: str) -> dict[str, PolicyConfig]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PolicyConfigError([SpecIssue(source, f"not valid JSON ({exc})", fix="write the policy pack config as "
-                                           "JSON: {\"<rule id>\": {\"<setting>\": value}}")]) from None
+        raise PolicyConfigError(
+            [
+                SpecIssue(
+                    source,
+                    f"not valid JSON ({exc})",
+                    fix='write the policy pack config as JSON: {"<rule id>": {"<setting>": value}}',
+                )
+            ]
+        ) from None
     if not isinstance(doc, dict):
-        raise PolicyConfigError([SpecIssue(source, "must be a JSON object", type(doc).__name__,
-                                           "an object keyed by rule ID")])
+        raise PolicyConfigError(
+            [SpecIssue(source, "must be a JSON object", type(doc).__name__, "an object keyed by rule ID")]
+        )
     out, issues = {}, []
     for key, value in doc.items():
         where = f"{source}: {key}"
@@ -62,15 +71,24 @@ def parse_config_text(text: str, source: str) -> dict[str, PolicyConfig]:
             props = dict(value)
             level = props.pop("enforcementLevel", None)
             if level is not None and level not in VALID_LEVELS:
-                issues.append(SpecIssue(f"{where}.enforcementLevel", "not a valid enforcement level", level,
-                                        ", ".join(VALID_LEVELS)))
+                issues.append(
+                    SpecIssue(
+                        f"{where}.enforcementLevel", "not a valid enforcement level", level, ", ".join(VALID_LEVELS)
+                    )
+                )
                 continue
             if level is None and not props:
                 continue  # the CLI drops empty entries
             out[key] = PolicyConfig(level=level, properties=props)
         else:
-            issues.append(SpecIssue(where, "must be an enforcement level or an object", value,
-                                    "\"mandatory\", \"advisory\", \"disabled\", or {\"setting\": value}"))
+            issues.append(
+                SpecIssue(
+                    where,
+                    "must be an enforcement level or an object",
+                    value,
+                    '"mandatory", "advisory", "disabled", or {"setting": value}',
+                )
+            )
     if issues:
         raise PolicyConfigError(issues)
     return out
@@ -80,8 +98,15 @@ def load_config_file(path: Path) -> dict[str, PolicyConfig]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise PolicyConfigError([SpecIssue(str(path), f"cannot read the policy pack config ({exc.strerror})",
-                                           fix="pass an existing JSON file to --policy-pack-config")]) from None
+        raise PolicyConfigError(
+            [
+                SpecIssue(
+                    str(path),
+                    f"cannot read the policy pack config ({exc.strerror})",
+                    fix="pass an existing JSON file to --policy-pack-config",
+                )
+            ]
+        ) from None
     return parse_config_text(text, str(path))
 
 
@@ -132,8 +157,12 @@ def _apply(result: dict[str, PolicyConfig], given: dict[str, PolicyConfig]) -> N
         current.properties.update(cfg.properties)
 
 
-def reconcile(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig] | None, source: str = "policy pack config",
-              defaults_known_valid: bool = False) -> dict[str, PolicyConfig]:
+def reconcile(
+    info: apb.AnalyzerInfo,
+    given: dict[str, PolicyConfig] | None,
+    source: str = "policy pack config",
+    defaults_known_valid: bool = False,
+) -> dict[str, PolicyConfig]:
     """Defaults from each policy's schema and level, then initialConfig, then ``given``; raise on schema errors.
     ``defaults_known_valid``: the pack is the project's own, whose defaults and initialConfig a test validates
     against every rule's schema (tests/policies/test_policy_pack.py), so with nothing ``given`` there is nothing
@@ -158,9 +187,14 @@ def reconcile(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig] | None, sou
         validator = jsonschema.Draft7Validator(schema)
         for err in sorted(validator.iter_errors(result[policy.name].properties), key=lambda e: list(e.path)):
             where = ".".join(str(p) for p in err.absolute_path)
-            issues.append(SpecIssue(f"{source}: {policy.name}" + (f".{where}" if where else ""), err.message,
-                                    err.instance if not isinstance(err.instance, (dict, list)) else None,
-                                    fix=f"see the config knobs of {policy.name} in policies/RULES.md"))
+            issues.append(
+                SpecIssue(
+                    f"{source}: {policy.name}" + (f".{where}" if where else ""),
+                    err.message,
+                    err.instance if not isinstance(err.instance, (dict, list)) else None,
+                    fix=f"see the config knobs of {policy.name} in policies/RULES.md",
+                )
+            )
     if issues:
         raise PolicyConfigError(issues)
     return result
@@ -169,8 +203,9 @@ def reconcile(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig] | None, sou
 def configure_request(config: dict[str, PolicyConfig]) -> apb.ConfigureAnalyzerRequest:
     request = apb.ConfigureAnalyzerRequest()
     for name, cfg in config.items():
-        request.policyConfig[name].CopyFrom(apb.PolicyConfig(
-            enforcementLevel=LEVEL_ENUM[cfg.level or "advisory"], properties=to_struct(cfg.properties)))
+        request.policyConfig[name].CopyFrom(
+            apb.PolicyConfig(enforcementLevel=LEVEL_ENUM[cfg.level or "advisory"], properties=to_struct(cfg.properties))
+        )
     return request
 
 
@@ -190,28 +225,51 @@ def unknown_key_warnings(info: apb.AnalyzerInfo, given: dict[str, PolicyConfig],
             name = renamed[name]
         if name not in names:
             close = difflib.get_close_matches(name, names, n=1)
-            warnings.append(SpecIssue(f"{source}: {name}", "no rule has this ID, so this entry does nothing", name,
-                                      None, f"did you mean {close[0]!r}?" if close else
-                                      "see policies/RULES.md for the rule IDs", warning=True))
+            warnings.append(
+                SpecIssue(
+                    f"{source}: {name}",
+                    "no rule has this ID, so this entry does nothing",
+                    name,
+                    None,
+                    f"did you mean {close[0]!r}?" if close else "see policies/RULES.md for the rule IDs",
+                    warning=True,
+                )
+            )
             continue
         known = list(_schema(next(p for p in info.policies if p.name == name)))
         for key in cfg.properties:
             if key not in known:
                 close = difflib.get_close_matches(key, known, n=1)
-                warnings.append(SpecIssue(f"{source}: {written}.{key}", "this rule has no such setting, so it is "
-                                          "ignored", key, ", ".join(known) or "none",
-                                          f"did you mean {close[0]!r}?" if close else "remove it", warning=True))
+                warnings.append(
+                    SpecIssue(
+                        f"{source}: {written}.{key}",
+                        "this rule has no such setting, so it is ignored",
+                        key,
+                        ", ".join(known) or "none",
+                        f"did you mean {close[0]!r}?" if close else "remove it",
+                        warning=True,
+                    )
+                )
     return warnings
 
 
 def deprecated_id(where: str, former: str, current: str) -> SpecIssue:
-    return SpecIssue(where, f"{former} is a deprecated rule ID (rule IDs no longer embed the Checkov ID); it still "
-                     f"applies to {current}", former, None, f"rename it to {current!r}", warning=True)
+    return SpecIssue(
+        where,
+        f"{former} is a deprecated rule ID (rule IDs no longer embed the Checkov ID); it still applies to {current}",
+        former,
+        None,
+        f"rename it to {current!r}",
+        warning=True,
+    )
 
 
 def _former_waiver_rules(cfg: PolicyConfig, renamed: dict[str, str], where: str) -> list[SpecIssue]:
     waivers = cfg.properties.get("waivers")
     if not isinstance(waivers, list):
         return []
-    return [deprecated_id(f"{where}.waivers[{i}].rule", w["rule"], renamed[w["rule"]])
-            for i, w in enumerate(waivers) if isinstance(w, dict) and w.get("rule") in renamed]
+    return [
+        deprecated_id(f"{where}.waivers[{i}].rule", w["rule"], renamed[w["rule"]])
+        for i, w in enumerate(waivers)
+        if isinstance(w, dict) and w.get("rule") in renamed
+    ]

@@ -3,6 +3,7 @@ images" in text): by a literal digest, by the digest the registry returns at dep
 with the Docker provider's getRegistryImage during ``pulumi preview``/``up``; offline there is no registry, and the
 preview says so instead of showing a digest), or by tag only (the mandatory rule security-privileged-images-by-digest
 then fails the stack). The containers are the ones the rule sees (``policies/host_images.py``)."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -27,15 +28,33 @@ def _pin(image: str) -> dict[str, Any]:
     if resolved_at_deploy(image):
         row = digest_row(_tagged(image))
         registry = row.registry if row else image.split("/", 1)[0]
-        return {"image": _tagged(image), "pin": f"digest resolved from {registry} at deploy", "digest": None,
-                "resolvedAtDeploy": True, "registry": registry, "source": row.source if row else None}
+        return {
+            "image": _tagged(image),
+            "pin": f"digest resolved from {registry} at deploy",
+            "digest": None,
+            "resolvedAtDeploy": True,
+            "registry": registry,
+            "source": row.source if row else None,
+        }
     if by_digest(image):
         named, _, digest = image.partition("@")
         row = digest_row(named)
-        return {"image": named, "pin": "digest", "digest": digest, "resolvedAtDeploy": False,
-                "registry": image.split("/", 1)[0], "source": row.source if row and row.digest == digest else None}
-    return {"image": image, "pin": "tag only", "digest": None, "resolvedAtDeploy": False,
-            "registry": image.split("/", 1)[0], "source": None}
+        return {
+            "image": named,
+            "pin": "digest",
+            "digest": digest,
+            "resolvedAtDeploy": False,
+            "registry": image.split("/", 1)[0],
+            "source": row.source if row and row.digest == digest else None,
+        }
+    return {
+        "image": image,
+        "pin": "tag only",
+        "digest": None,
+        "resolvedAtDeploy": False,
+        "registry": image.split("/", 1)[0],
+        "source": None,
+    }
 
 
 def host_image_pins(resources: Sequence[Registered]) -> list[dict[str, Any]]:

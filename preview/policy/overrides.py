@@ -1,6 +1,7 @@
 """Which pool prices the policy pack's ``priceOverrides`` replace (committed-use, savings-plan or other negotiated
 prices): the cost table, the cost rules and the what-if price a pool by the same lookup (``stacks/plan/billing.py``),
 and the preview says which prices an override replaced."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,6 +29,7 @@ def configured_overrides(config_file: Path | None) -> list[dict]:
     if config_file is None:
         return []
     from preview.policy.config import PolicyConfigError, load_config_file
+
     try:
         given = load_config_file(config_file)
     except PolicyConfigError:
@@ -47,18 +49,24 @@ def override_notes(cost: Any, region: str | None, by_rule: dict[str, list[dict]]
     for p in cost.pools:
         if p.capacity == "capacity-block" or p.usd_per_node_hour is None:
             continue
-        hits = {rule: matching_override(items, p.machine_type, region, CapacityType(p.capacity))
-                for rule, items in by_rule.items()}
+        hits = {
+            rule: matching_override(items, p.machine_type, region, CapacityType(p.capacity))
+            for rule, items in by_rule.items()
+        }
         found = {rule: q for rule, q in hits.items() if q is not None}
         listed = p.list_usd_per_node_hour
         if not found and listed is None:
             continue
         parts = [f"{rule}: ${q.usd_per_node_hour:,.2f}/node-h, {q.describe()}" for rule, q in found.items()]
         was = f"the list ${listed:,.2f}/node-h" if listed is not None else "the catalog list price"
-        notes.append(f"price of {p.pool} is overridden in the policy pack config ({'; '.join(parts) or p.price_source}"
-                     f"): the table shows ${p.usd_per_node_hour:,.2f}/node-h instead of {was}")
+        notes.append(
+            f"price of {p.pool} is overridden in the policy pack config ({'; '.join(parts) or p.price_source}"
+            f"): the table shows ${p.usd_per_node_hour:,.2f}/node-h instead of {was}"
+        )
         other = [rule for rule, q in found.items() if abs(q.usd_per_node_hour - p.usd_per_node_hour) > 1e-9]
         if other:
-            notes.append(f"{', '.join(other)} judge{'s' if len(other) == 1 else ''} {p.pool} at another price than "
-                         "the table's: give the same priceOverrides entry to both cost rules")
+            notes.append(
+                f"{', '.join(other)} judge{'s' if len(other) == 1 else ''} {p.pool} at another price than "
+                "the table's: give the same priceOverrides entry to both cost rules"
+            )
     return notes

@@ -8,6 +8,7 @@ message (keyed by its bytes, so a provider's props shared by many resources conv
 what they get (the SDK wraps it in a read-only proxy per rule). The Pulumi CLI's path (``--policy-pack-subprocess``)
 converts as the SDK does; ``tests/policies/test_policy_paths_agree.py`` holds that both give the same findings.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

@@ -8,6 +8,7 @@ the same config and stack tags, the same handling of unknown values and of "not 
 (``--policy-pack-subprocess``) runs the SDK's own loop; ``tests/policies/test_policy_paths_agree.py`` holds that
 both give the same findings on every example.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -43,12 +44,20 @@ def analyze_stack(svc: Any, request: apb.AnalyzeStackRequest) -> apb.AnalyzeResp
                 loop.run_until_complete(result)  # as the servicer: a fresh loop per async policy
                 loop.close()
         except UnknownValueError as e:
-            response.diagnostics.append(apb.AnalyzeDiagnostic(
-                policyName=policy.name, policyPackName=inside.pack_name, policyPackVersion=inside.pack_version,
-                message=(f"can't run policy '{policy.name}' from policy pack "
-                         f"'{inside.pack_name}@v{inside.pack_version}' during preview: {e.message}"),
-                urn="", description=policy.description,
-                enforcementLevel=inside.map_enforcement_level(EnforcementLevel.ADVISORY)))
+            response.diagnostics.append(
+                apb.AnalyzeDiagnostic(
+                    policyName=policy.name,
+                    policyPackName=inside.pack_name,
+                    policyPackVersion=inside.pack_version,
+                    message=(
+                        f"can't run policy '{policy.name}' from policy pack "
+                        f"'{inside.pack_name}@v{inside.pack_version}' during preview: {e.message}"
+                    ),
+                    urn="",
+                    description=policy.description,
+                    enforcementLevel=inside.map_enforcement_level(EnforcementLevel.ADVISORY),
+                )
+            )
         except NotApplicableError as e:
             response.not_applicable.append(apb.PolicyNotApplicable(policy_name=policy.name, reason=e.reason or ""))
     return response

@@ -1,5 +1,6 @@
 """Where a violation belongs: the pool (by its gpu-cluster/pool label) or the cluster, and the config path the
 user wrote (``gpu-cluster:nodePools[1]``), so reviewers can find the line to change."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -57,8 +58,11 @@ class Locator:
             return f"pool {pool}", pool, path
         r = self.by_urn.get(urn)
         name = r.name if r else urn.rsplit("::", 1)[-1]
-        return f"cluster {name}" if r is not None and self._in_cluster(r) else f"resource {name}", None, \
-            self.cluster_path if r is not None and self._in_cluster(r) else None
+        return (
+            f"cluster {name}" if r is not None and self._in_cluster(r) else f"resource {name}",
+            None,
+            self.cluster_path if r is not None and self._in_cluster(r) else None,
+        )
 
     def _in_cluster(self, r: Registered) -> bool:
         """The cluster itself and what its component creates (system pool, launch template, roles)."""

@@ -4,6 +4,7 @@ Exit codes are a contract CI reads (README "Exit codes"): 0 valid, 1 a mandatory
 configuration, 3 the diff's cost threshold. A crash must never pass for one of them (a traceback with exit 1 would
 read as "policy violation"), so it exits ``EXIT_INTERNAL``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -18,8 +19,10 @@ def bug_line(exc: BaseException, prog: str) -> str:
     what = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
     if len(what) > 160:
         what = what[:157] + "..."
-    return (f"internal error (a bug in gpu-cluster, not in your stack): {what}; please report it to {REPORT_TO} "
-            f"with the output of `{prog} ... --debug` (exit {EXIT_INTERNAL})")
+    return (
+        f"internal error (a bug in gpu-cluster, not in your stack): {what}; please report it to {REPORT_TO} "
+        f"with the output of `{prog} ... --debug` (exit {EXIT_INTERNAL})"
+    )
 
 
 def run_guarded(command: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None, prog: str) -> int:

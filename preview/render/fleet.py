@@ -1,4 +1,5 @@
 """The Fleet section (a MultiKueue manager's preview) for the terminal and for Markdown."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,8 +23,10 @@ def _worker(queue: dict[str, Any], model: str, worker: str) -> str:
 
 
 def _runs_on(queue: dict[str, Any]) -> str:
-    return "; ".join(f"{m} ({queue['runtimes'][m]}): {', '.join(_worker(queue, m, x) for x in w) or 'NO WORKER'}"
-                     for m, w in queue["runsOn"].items())
+    return "; ".join(
+        f"{m} ({queue['runtimes'][m]}): {', '.join(_worker(queue, m, x) for x in w) or 'NO WORKER'}"
+        for m, w in queue["runsOn"].items()
+    )
 
 
 def _usd(value: float, complete: bool, digits: int = 2) -> str:
@@ -49,41 +52,69 @@ def egress_line(fleet: dict[str, Any]) -> str | None:
     e = fleet.get("egress")
     if not e:
         return None
-    where = {"reserved": f"{e['reserved']} static NAT address{'es' if e['reserved'] != 1 else ''} reserved (Cloud NAT "
-                         "MANUAL_ONLY)", "natGateways": "the Elastic IPs of the subnets' NAT gateways",
-             "declared": "declared (egressCidrs)"}.get(e["source"], e["source"])
+    where = {
+        "reserved": f"{e['reserved']} static NAT address{'es' if e['reserved'] != 1 else ''} reserved (Cloud NAT "
+        "MANUAL_ONLY)",
+        "natGateways": "the Elastic IPs of the subnets' NAT gateways",
+        "declared": "declared (egressCidrs)",
+    }.get(e["source"], e["source"])
     known = ", ".join(e["addresses"]) if e["addresses"] is not None else "known after the manager's pulumi up"
-    admitted = [f"by reference (fleet.manager): {', '.join(e['byReference'])}" if e["byReference"] else "",
-                f"by listing: {', '.join(e['listed'])}" if e["listed"] else ""]
-    return (f"manager egress: {where}, fleetEgressAddresses {known}; workers admit them "
-            + "; ".join(a for a in admitted if a))
+    admitted = [
+        f"by reference (fleet.manager): {', '.join(e['byReference'])}" if e["byReference"] else "",
+        f"by listing: {', '.join(e['listed'])}" if e["listed"] else "",
+    ]
+    return f"manager egress: {where}, fleetEgressAddresses {known}; workers admit them " + "; ".join(
+        a for a in admitted if a
+    )
 
 
 def print_fleet(console: Console, fleet: dict[str, Any]) -> None:
-    table = Table(title="Fleet (MultiKueue: this manager queues, the first worker whose Kueue admits a job runs it)",
-                  title_justify="left", header_style="bold", show_footer=True, footer_style="bold")
+    table = Table(
+        title="Fleet (MultiKueue: this manager queues, the first worker whose Kueue admits a job runs it)",
+        title_justify="left",
+        header_style="bold",
+        show_footer=True,
+        footer_style="bold",
+    )
     totals = fleet["totals"]
     for name, justify, footer in (
-            ("cluster", "left", "fleet"), ("role", "left", ""), ("stack", "left", ""), ("where", "left", ""),
-            ("GPUs at max", "left", _gpus(totals["gpusByModel"])),
-            ("$/h min", "right", _usd(totals["usdPerHourMin"], totals["complete"])),
-            ("$/h max", "right", _usd(totals["usdPerHourMax"], totals["complete"])),
-            ("$/month max", "right", _usd(totals["usdPerMonthMax"], totals["complete"], 0))):
+        ("cluster", "left", "fleet"),
+        ("role", "left", ""),
+        ("stack", "left", ""),
+        ("where", "left", ""),
+        ("GPUs at max", "left", _gpus(totals["gpusByModel"])),
+        ("$/h min", "right", _usd(totals["usdPerHourMin"], totals["complete"])),
+        ("$/h max", "right", _usd(totals["usdPerHourMax"], totals["complete"])),
+        ("$/month max", "right", _usd(totals["usdPerMonthMax"], totals["complete"], 0)),
+    ):
         table.add_column(name, justify=justify, footer=footer, no_wrap=True)  # type: ignore[arg-type]
     for c in fleet["clusters"]:
-        table.add_row(c["name"], c["role"], c["stack"], f"{CLOUD.get(c['cloud'], c['cloud'])} {c['region']}",
-                      _gpus(c["gpus"]), _usd(c["usdPerHourMin"], c["complete"]),
-                      _usd(c["usdPerHourMax"], c["complete"]), _usd(c["usdPerMonthMax"], c["complete"], 0))
+        table.add_row(
+            c["name"],
+            c["role"],
+            c["stack"],
+            f"{CLOUD.get(c['cloud'], c['cloud'])} {c['region']}",
+            _gpus(c["gpus"]),
+            _usd(c["usdPerHourMin"], c["complete"]),
+            _usd(c["usdPerHourMax"], c["complete"]),
+            _usd(c["usdPerMonthMax"], c["complete"], 0),
+        )
     console.print(table)
     blended = _blended(totals)
-    console.print(Text(f"{_dispatch(fleet)} · {totals['maxGpus']} GPUs at max" + (f" · {blended}" if blended else ""),
-                       style="dim"))
+    console.print(
+        Text(
+            f"{_dispatch(fleet)} · {totals['maxGpus']} GPUs at max" + (f" · {blended}" if blended else ""), style="dim"
+        )
+    )
     for note in fleet.get("notes", []):
         console.print(Text(f"note: {note}", style="dim"))
     if egress_line(fleet):
         console.print(Text(egress_line(fleet) or "", style="dim"))
-    queues = Table(title="Fleet queues (manager quota per GPU model; where each can run)", title_justify="left",
-                   header_style="bold")
+    queues = Table(
+        title="Fleet queues (manager quota per GPU model; where each can run)",
+        title_justify="left",
+        header_style="bold",
+    )
     for name in ("queue", "namespace", "quota", "runs on (runtime: workers)"):
         queues.add_column(name, no_wrap=name != "runs on (runtime: workers)")
     for q in fleet["queues"]:
@@ -93,16 +124,25 @@ def print_fleet(console: Console, fleet: dict[str, Any]) -> None:
 
 def fleet_markdown(fleet: dict[str, Any]) -> list[str]:
     totals = fleet["totals"]
-    lines = ["### Fleet", "", f"MultiKueue {_dispatch(fleet)}.", "",
-             "| cluster | role | stack | where | GPUs at max | $/h min | $/h max | $/month max |",
-             "|---|---|---|---|---|---:|---:|---:|"]
+    lines = [
+        "### Fleet",
+        "",
+        f"MultiKueue {_dispatch(fleet)}.",
+        "",
+        "| cluster | role | stack | where | GPUs at max | $/h min | $/h max | $/month max |",
+        "|---|---|---|---|---|---:|---:|---:|",
+    ]
     for c in fleet["clusters"]:
-        lines.append(f"| {c['name']} | {c['role']} | `{c['stack']}` | {CLOUD.get(c['cloud'], c['cloud'])} {c['region']} | "
-                     f"{_gpus(c['gpus'])} | {_usd(c['usdPerHourMin'], c['complete'])} | "
-                     f"{_usd(c['usdPerHourMax'], c['complete'])} | {_usd(c['usdPerMonthMax'], c['complete'], 0)} |")
+        lines.append(
+            f"| {c['name']} | {c['role']} | `{c['stack']}` | {CLOUD.get(c['cloud'], c['cloud'])} {c['region']} | "
+            f"{_gpus(c['gpus'])} | {_usd(c['usdPerHourMin'], c['complete'])} | "
+            f"{_usd(c['usdPerHourMax'], c['complete'])} | {_usd(c['usdPerMonthMax'], c['complete'], 0)} |"
+        )
     done = totals["complete"]
-    lines.append(f"| **fleet** | | | | {_gpus(totals['gpusByModel'])} | **{_usd(totals['usdPerHourMin'], done)}** | "
-                 f"**{_usd(totals['usdPerHourMax'], done)}** | **{_usd(totals['usdPerMonthMax'], done, 0)}** |")
+    lines.append(
+        f"| **fleet** | | | | {_gpus(totals['gpusByModel'])} | **{_usd(totals['usdPerHourMin'], done)}** | "
+        f"**{_usd(totals['usdPerHourMax'], done)}** | **{_usd(totals['usdPerMonthMax'], done, 0)}** |"
+    )
     if totals["blendedUsdPerGpuHour"] is not None:
         lines += ["", f"Blended ${totals['blendedUsdPerGpuHour']:,.3f}/GPU-h over {totals['maxGpus']} GPUs at max."]
     elif _blended(totals):

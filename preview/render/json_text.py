@@ -4,6 +4,7 @@ YAML 1.2 has ``.nan`` and ``.inf``; a value like that reaches the output only as
 and is shown as the YAML the user wrote (``".nan"``), so `json.loads(..., parse_constant=<refuse>)`, ``jq`` and
 every other strict parser read every output.
 """
+
 from __future__ import annotations
 
 import json

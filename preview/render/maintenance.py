@@ -1,4 +1,5 @@
 """The maintenance line of the text preview: when GKE may upgrade the cluster, and the exclusions."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,6 @@
 """SARIF 2.1.0 for code-scanning UIs: one rule per policy, one result per violation, located at the stack file
 line of the pool (or cluster) the violation names."""
+
 from __future__ import annotations
 
 import hashlib
@@ -33,11 +34,18 @@ def _rule(r: dict[str, Any]) -> dict[str, Any]:
     checkov = next((t for t in r["tags"] if CHECKOV_TAG.match(t)), None)
     if checkov:
         props["checkov"] = checkov
-    return {"id": r["id"], "name": _pascal(r["title"] or r["id"]),
-            "shortDescription": {"text": r["title"] or r["id"]}, "fullDescription": {"text": r["description"]},
-            "help": {"text": f"{r['remediation']}\nReference: {r['url']}",
-                     "markdown": f"{r['remediation']}\n\nReference: `{r['url']}`"},
-            "defaultConfiguration": {"level": LEVEL.get(r["enforcement"], "none")}, "properties": props}
+    return {
+        "id": r["id"],
+        "name": _pascal(r["title"] or r["id"]),
+        "shortDescription": {"text": r["title"] or r["id"]},
+        "fullDescription": {"text": r["description"]},
+        "help": {
+            "text": f"{r['remediation']}\nReference: {r['url']}",
+            "markdown": f"{r['remediation']}\n\nReference: `{r['url']}`",
+        },
+        "defaultConfiguration": {"level": LEVEL.get(r["enforcement"], "none")},
+        "properties": props,
+    }
 
 
 def render_sarif(report: PreviewReport) -> dict[str, Any]:
@@ -53,33 +61,59 @@ def render_sarif(report: PreviewReport) -> dict[str, Any]:
     for v in report.violations:
         if v["enforcement"] not in LEVEL:
             continue
-        logical = {"name": v.get("pool") or v.get("resource") or "stack", "kind": "resource",
-                   "fullyQualifiedName": v.get("configPath") or v.get("urn") or report.stack}
-        fingerprint = hashlib.sha256("|".join([v["policy"], v.get("urn") or "", v["message"].split("\n")[0]])
-                                     .encode()).hexdigest()
+        logical = {
+            "name": v.get("pool") or v.get("resource") or "stack",
+            "kind": "resource",
+            "fullyQualifiedName": v.get("configPath") or v.get("urn") or report.stack,
+        }
+        fingerprint = hashlib.sha256(
+            "|".join([v["policy"], v.get("urn") or "", v["message"].split("\n")[0]]).encode()
+        ).hexdigest()
         result: dict[str, Any] = {"ruleId": v["policy"]}
         if v["policy"] in index:
             result["ruleIndex"] = index[v["policy"]]
-        results.append({
-            **result, "level": LEVEL[v["enforcement"]],
-            "message": {"text": v["message"]},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
-                                                "region": {"startLine": line_of(text, v.get("configPath")) or 1}},
-                           "logicalLocations": [logical]}],
-            "partialFingerprints": {"gpuClusterFinding/v1": fingerprint},
-            "properties": {"enforcement": v["enforcement"], "severity": v["severity"], "group": v["group"],
-                           "resource": v.get("resource"), "resourceType": v.get("resourceType")},
-        })
+        results.append(
+            {
+                **result,
+                "level": LEVEL[v["enforcement"]],
+                "message": {"text": v["message"]},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                            "region": {"startLine": line_of(text, v.get("configPath")) or 1},
+                        },
+                        "logicalLocations": [logical],
+                    }
+                ],
+                "partialFingerprints": {"gpuClusterFinding/v1": fingerprint},
+                "properties": {
+                    "enforcement": v["enforcement"],
+                    "severity": v["severity"],
+                    "group": v["group"],
+                    "resource": v.get("resource"),
+                    "resourceType": v.get("resourceType"),
+                },
+            }
+        )
     return {
-        "$schema": SARIF_SCHEMA, "version": SARIF_VERSION,
-        "runs": [{
-            "tool": {"driver": {"name": "gpu-cluster-policy-pack", "semanticVersion": "0.1.0",
-                                "rules": [_rule(r) for r in rules]}},
-            "automationDetails": {"id": f"gpu-cluster/{report.stack}/"},
-            "results": results,
-            # a fleet manager's run carries the fleet (clusters, queues, cost) as run properties
-            **({"properties": {"fleet": report.fleet}} if report.fleet else {}),
-        }],
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "gpu-cluster-policy-pack",
+                        "semanticVersion": "0.1.0",
+                        "rules": [_rule(r) for r in rules],
+                    }
+                },
+                "automationDetails": {"id": f"gpu-cluster/{report.stack}/"},
+                "results": results,
+                # a fleet manager's run carries the fleet (clusters, queues, cost) as run properties
+                **({"properties": {"fleet": report.fleet}} if report.fleet else {}),
+            }
+        ],
     }
 
 

@@ -1,4 +1,5 @@
 """Terminal rendering with rich: resource tree, cost table, warnings and errors."""
+
 from __future__ import annotations
 
 import io
@@ -30,12 +31,21 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
         width = max(Console().width, 120) if Console().is_terminal else 180
     console = Console(file=buf, force_terminal=color, no_color=color is False, width=width, highlight=False)
     where = f"{CLOUD_NAMES.get(report.cloud or '', report.cloud)} {report.region}" if report.cloud else ""
-    console.print(Text.assemble(("gpu-cluster offline preview", "bold"), f" · stack {report.stack}",
-                                f" · {where}" if where else "", (" · no cloud credentials used", "dim")))
+    console.print(
+        Text.assemble(
+            ("gpu-cluster offline preview", "bold"),
+            f" · stack {report.stack}",
+            f" · {where}" if where else "",
+            (" · no cloud credentials used", "dim"),
+        )
+    )
     if report.errors:
         _issues(console, report, errors=True)
-        console.print(Text(f"Nothing was created or previewed: fix the configuration (exit {report.exit_code}).",
-                           style="bold red"))
+        console.print(
+            Text(
+                f"Nothing was created or previewed: fix the configuration (exit {report.exit_code}).", style="bold red"
+            )
+        )
         return buf.getvalue()
     console.print()
     console.print(resource_tree(report))
@@ -73,6 +83,7 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
         print_slurm(console, report.slurm)
     if report.serving:
         from preview.render.serving import print_serving
+
         console.print()
         print_serving(console, report.serving)
     if report.violations or report.waived:
@@ -98,8 +109,11 @@ def _issues(console: Console, report: PreviewReport, errors: bool) -> None:
     title = f"{len(items)} configuration {'error' if errors else 'warning'}{'s' if len(items) != 1 else ''}"
     console.print(Text(title, style="bold red" if errors else "bold yellow"))
     for issue in items:
-        console.print(Text.assemble(("✗ " if errors else "! ", "red" if errors else "yellow"), (issue.path, "bold"),
-                                    f": {issue.problem}"))
+        console.print(
+            Text.assemble(
+                ("✗ " if errors else "! ", "red" if errors else "yellow"), (issue.path, "bold"), f": {issue.problem}"
+            )
+        )
         for label, value in (("received", issue.shown_value), ("allowed", issue.allowed), ("fix", issue.fix)):
             if value is not None:  # shown_value: quoted, shortened, `null` for an empty key
                 console.print(Text(f"    {label + ':':<10}{value}", style="dim" if label != "fix" else ""))
@@ -114,8 +128,9 @@ def resource_tree(report: PreviewReport) -> Tree:
 
     def add(node: Tree, parent: str) -> None:
         for r in sorted(children.get(parent, []), key=lambda r: (r.custom, r.type, r.name)):
-            label = Text.assemble((r.name, "bold" if not r.custom else ""), "  ", (r.type, "cyan" if r.custom else
-                                                                                       "magenta"))
+            label = Text.assemble(
+                (r.name, "bold" if not r.custom else ""), "  ", (r.type, "cyan" if r.custom else "magenta")
+            )
             if r.protect:
                 label.append("  protected", style="yellow")
             add(node.add(label), r.urn)
@@ -126,16 +141,32 @@ def resource_tree(report: PreviewReport) -> Tree:
 
 def runtime_table(report: PreviewReport) -> Table:
     """Per pool: the one advertiser of nvidia.com/gpu, the driver, sharing, and what the scheduler sees per node."""
-    table = Table(title="GPU runtime (one nvidia.com/gpu advertiser per pool; cost above is per physical GPU)",
-                  title_justify="left", header_style="bold")
+    table = Table(
+        title="GPU runtime (one nvidia.com/gpu advertiser per pool; cost above is per physical GPU)",
+        title_justify="left",
+        header_style="bold",
+    )
     columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("pool", "left"), ("advertiser", "left"), ("driver", "left"), ("sharing", "left"), ("GPUs/node", "right"),
-        ("nvidia.com/gpu/node", "right"), ("EFA plugin", "left"))
+        ("pool", "left"),
+        ("advertiser", "left"),
+        ("driver", "left"),
+        ("sharing", "left"),
+        ("GPUs/node", "right"),
+        ("nvidia.com/gpu/node", "right"),
+        ("EFA plugin", "left"),
+    )
     for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=True)
     for r in report.gpu_runtime:
-        table.add_row(r["pool"], r["advertiser"], r["driver"], r["sharing"], str(r["physicalGpusPerNode"]),
-                      str(r["advertisedGpusPerNode"]), "yes" if r["efaDevicePlugin"] else "")
+        table.add_row(
+            r["pool"],
+            r["advertiser"],
+            r["driver"],
+            r["sharing"],
+            str(r["physicalGpusPerNode"]),
+            str(r["advertisedGpusPerNode"]),
+            "yes" if r["efaDevicePlugin"] else "",
+        )
     return table
 
 
@@ -154,23 +185,59 @@ def cost_basis(cost: CostReport) -> str:
 def cost_table(report: PreviewReport) -> Table:
     cost = report.cost
     assert cost is not None  # shown only for a stack with a cost
-    table = Table(title=f"Cost ({cost_basis(cost)}, USD)", title_justify="left", show_footer=True,
-                  header_style="bold", footer_style="bold")
+    table = Table(
+        title=f"Cost ({cost_basis(cost)}, USD)",
+        title_justify="left",
+        show_footer=True,
+        header_style="bold",
+        footer_style="bold",
+    )
     cols: list[tuple[str, JustifyMethod, str]] = [
-            ("pool", "left", "total"), ("machine", "left", ""), ("GPU", "left", ""), ("capacity", "left", ""),
-            ("nodes", "right", ""), ("GPUs/node", "right", ""), ("$/node-h", "right", ""), ("$/GPU-h", "right", ""),
-            ("$/h min", "right", usd_total(cost, cost.usd_per_hour_min)),
-            ("$/h max", "right", usd_total(cost, cost.usd_per_hour_max)),
-            ("$/month max", "right", usd_total(cost, cost.usd_per_month_max, 0)), ("price as of", "left", "")]
+        ("pool", "left", "total"),
+        ("machine", "left", ""),
+        ("GPU", "left", ""),
+        ("capacity", "left", ""),
+        ("nodes", "right", ""),
+        ("GPUs/node", "right", ""),
+        ("$/node-h", "right", ""),
+        ("$/GPU-h", "right", ""),
+        ("$/h min", "right", usd_total(cost, cost.usd_per_hour_min)),
+        ("$/h max", "right", usd_total(cost, cost.usd_per_hour_max)),
+        ("$/month max", "right", usd_total(cost, cost.usd_per_month_max, 0)),
+        ("price as of", "left", ""),
+    ]
     for name, justify, footer in cols:
         table.add_column(name, justify=justify, footer=footer, no_wrap=True)
     for p in cost.pools:
-        table.add_row(p.pool, p.machine_type, p.gpu_model, p.capacity, f"{p.min_nodes}-{p.max_nodes}",
-                      str(p.gpus_per_node), usd(p.usd_per_node_hour), usd(p.usd_per_gpu_hour, 3),
-                      usd(p.usd_per_hour_min), usd(p.usd_per_hour_max), usd(p.usd_per_month_max, 0), p.price_as_of)
+        table.add_row(
+            p.pool,
+            p.machine_type,
+            p.gpu_model,
+            p.capacity,
+            f"{p.min_nodes}-{p.max_nodes}",
+            str(p.gpus_per_node),
+            usd(p.usd_per_node_hour),
+            usd(p.usd_per_gpu_hour, 3),
+            usd(p.usd_per_hour_min),
+            usd(p.usd_per_hour_max),
+            usd(p.usd_per_month_max, 0),
+            p.price_as_of,
+        )
     for f in cost.fixed:
         what, _, detail = f.item.partition(" (")
-        table.add_row(Text(what, style="dim"), Text(detail.rstrip(")"), style="dim"), "", "", "", "", "", "",
-                      f"{f.usd_per_hour_min:,.2f}", f"{f.usd_per_hour_max:,.2f}", "", Text(f.as_of, style="dim"))
+        table.add_row(
+            Text(what, style="dim"),
+            Text(detail.rstrip(")"), style="dim"),
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            f"{f.usd_per_hour_min:,.2f}",
+            f"{f.usd_per_hour_max:,.2f}",
+            "",
+            Text(f.as_of, style="dim"),
+        )
     table.columns[5].footer = f"{cost.max_gpus} max"
     return table

@@ -1,4 +1,5 @@
 """Policy violations for people: grouped by pool (with the config path the user wrote), mandatory first."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,8 +24,10 @@ def grouped(violations: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, 
         path = v.get("configPath")
         return (0, sort_key(SpecIssue(path, ""))) if path else (1, (item[0],))
 
-    return [(h, sorted(vs, key=lambda v: (LEVEL_ORDER.get(v["enforcement"], 2), v["policy"])))
-            for h, vs in sorted(groups.items(), key=order)]
+    return [
+        (h, sorted(vs, key=lambda v: (LEVEL_ORDER.get(v["enforcement"], 2), v["policy"])))
+        for h, vs in sorted(groups.items(), key=order)
+    ]
 
 
 def summary(violations: list[dict[str, Any]]) -> str:
@@ -34,15 +37,24 @@ def summary(violations: list[dict[str, Any]]) -> str:
 
 def print_violations(console: Console, violations: list[dict[str, Any]], waived: list[dict[str, Any]]) -> None:
     if violations:
-        console.print(Text(summary(violations), style="bold red" if "mandatory" in
-                           {v["enforcement"] for v in violations} else "bold yellow"))
+        console.print(
+            Text(
+                summary(violations),
+                style="bold red" if "mandatory" in {v["enforcement"] for v in violations} else "bold yellow",
+            )
+        )
         for header, items in grouped(violations):
             console.print(Text(header, style="bold"))
             for v in items:
                 mandatory = v["enforcement"] in ("mandatory", "remediate")
                 first, _, rest = v["message"].partition("\n")
-                console.print(Text.assemble(("  ✗ " if mandatory else "  ! ", "red" if mandatory else "yellow"),
-                                            (f"[{v['enforcement']}] {v['policy']}", "bold"), f": {first}"))
+                console.print(
+                    Text.assemble(
+                        ("  ✗ " if mandatory else "  ! ", "red" if mandatory else "yellow"),
+                        (f"[{v['enforcement']}] {v['policy']}", "bold"),
+                        f": {first}",
+                    )
+                )
                 if rest:
                     console.print(Text(f"      {rest}"))
     for w in waived:
@@ -58,7 +70,9 @@ def markdown_violations(violations: list[dict[str, Any]], waived: list[dict[str,
             for v in items:
                 first, _, rest = v["message"].partition("\n")
                 mark = "❌" if v["enforcement"] in ("mandatory", "remediate") else "⚠️"
-                out.append(f"  - {mark} `{v['policy']}` ({v['enforcement']}): {first}" + (f"<br>{rest}" if rest else ""))
+                out.append(
+                    f"  - {mark} `{v['policy']}` ({v['enforcement']}): {first}" + (f"<br>{rest}" if rest else "")
+                )
         out.append("")
     if waived:
         out += [f"<details><summary>{len(waived)} waived finding(s)</summary>", ""]

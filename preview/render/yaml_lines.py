@@ -1,4 +1,5 @@
 """Line numbers of config paths in a stack file, so SARIF results point at the line to change."""
+
 from __future__ import annotations
 
 import re
@@ -30,8 +31,9 @@ def line_of(text: str, config_path: str | None) -> int | None:
     if root is None or head is None:
         return None
     steps: list[str | int] = ["config", head.group(0)]
-    steps += [m.group(1) if m.group(1) is not None else int(m.group(2))
-              for m in _STEP.finditer(config_path[head.end():])]
+    steps += [
+        m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _STEP.finditer(config_path[head.end() :])
+    ]
     node, line = root, None
     for step in steps:
         node = _child(node, step)

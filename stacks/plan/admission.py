@@ -8,6 +8,7 @@ fungibility (``shouldTryNextFlavor``, ``isPreferred``). Pure: it reads Kueue API
 Not ported: preemption-candidate simulation (a flavor that needs preemption is taken as preemptible), the TAS
 placement itself (node capacity by domain), elastic slices, concurrent admission, nomination mappings.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,19 +31,21 @@ NOT_FOUND = "flavor {f} not found"
 NO_TAS_FLAVOR = "no TAS flavor assigned"
 MULTIPLE_TAS = "multiple TAS flavors assigned: {f}"
 
-RULE_OF = {ONLY_TAS: "a PodSet without a topology request skips a TAS flavor in a ClusterQueue that is not "
-                     "TAS-only (tas_flavorassigner.go, checkPodSetAndFlavorMatchForTAS)",
-           NO_TAS: "a PodSet that requests topology skips a flavor without topologyName (checkPodSetAndFlavorMatchForTAS)",
-           NO_LEVEL: "a PodSet's topology level must be a level of the flavor's Topology (checkPodSetAndFlavorMatchForTAS)",
-           UNTOLERATED: "a flavor's NoSchedule/NoExecute taints need a toleration (checkFlavorForPodSets)",
-           NO_AFFINITY: "the pod's node selector must match the flavor's node labels (checkFlavorForPodSets)",
-           UNAVAILABLE: "every requested resource must be covered by a resource group (findFlavorForPodSetResource)",
-           OVER_MAX: "the request must fit the flavor's maximum capacity, borrowing included (fitsResourceQuota)",
-           NOT_FOUND: "every flavor a ClusterQueue names must exist (checkFlavorForPodSets)",
-           NO_TAS_FLAVOR: "a PodSet that uses TAS, asked for or implied by a TAS-only ClusterQueue, must get a TAS "
-                          "flavor for one of its resources; one that requests no quota resource gets none "
-                          "(tas_flavorassigner.go, WorkloadsTopologyRequests, onlyTASFlavor)",
-           MULTIPLE_TAS: "a PodSet's resources must all be placed by one TAS flavor (onlyTASFlavor)"}
+RULE_OF = {
+    ONLY_TAS: "a PodSet without a topology request skips a TAS flavor in a ClusterQueue that is not "
+    "TAS-only (tas_flavorassigner.go, checkPodSetAndFlavorMatchForTAS)",
+    NO_TAS: "a PodSet that requests topology skips a flavor without topologyName (checkPodSetAndFlavorMatchForTAS)",
+    NO_LEVEL: "a PodSet's topology level must be a level of the flavor's Topology (checkPodSetAndFlavorMatchForTAS)",
+    UNTOLERATED: "a flavor's NoSchedule/NoExecute taints need a toleration (checkFlavorForPodSets)",
+    NO_AFFINITY: "the pod's node selector must match the flavor's node labels (checkFlavorForPodSets)",
+    UNAVAILABLE: "every requested resource must be covered by a resource group (findFlavorForPodSetResource)",
+    OVER_MAX: "the request must fit the flavor's maximum capacity, borrowing included (fitsResourceQuota)",
+    NOT_FOUND: "every flavor a ClusterQueue names must exist (checkFlavorForPodSets)",
+    NO_TAS_FLAVOR: "a PodSet that uses TAS, asked for or implied by a TAS-only ClusterQueue, must get a TAS "
+    "flavor for one of its resources; one that requests no quota resource gets none "
+    "(tas_flavorassigner.go, WorkloadsTopologyRequests, onlyTASFlavor)",
+    MULTIPLE_TAS: "a PodSet's resources must all be placed by one TAS flavor (onlyTASFlavor)",
+}
 
 NO_FIT, PREEMPT, FIT = 0, 2, 4
 """preemptionMode, as ordered upstream (noFit < noPreemptionCandidates < preempt < reclaim < fit)."""
@@ -124,8 +127,21 @@ class Assignment:
         return "; ".join(f"{f}: {r}" for f, r in self.considered) or "no flavor"
 
 
-SUFFIXES = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60,
-            "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+SUFFIXES = {
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+    "m": 1e-3,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+}
 """Kubernetes resource quantity suffixes (apimachinery ``resource.Quantity``: binary SI, decimal SI, milli)."""
 
 
@@ -133,13 +149,12 @@ def quantity(value: Any) -> float:
     """A resource quantity (``8``, ``"500m"``, ``"5120Mi"``, ``"1e3"``) as a number."""
     text = str(value).strip()
     for suffix in sorted(SUFFIXES, key=len, reverse=True):
-        if text.endswith(suffix) and text[:-len(suffix)]:
-            return float(text[:-len(suffix)]) * SUFFIXES[suffix]
+        if text.endswith(suffix) and text[: -len(suffix)]:
+            return float(text[: -len(suffix)]) * SUFFIXES[suffix]
     return float(text)
 
 
-def podset_from_template(name: str, count: int, template: Mapping[str, Any],
-                         excluded: Sequence[str] = ()) -> PodSet:
+def podset_from_template(name: str, count: int, template: Mapping[str, Any], excluded: Sequence[str] = ()) -> PodSet:
     """A PodSet from a pod template (``{"metadata": ..., "spec": ...}``): the containers' requests (limits where no
     request is given, as Kubernetes defaults them), node selector, tolerations and the TAS annotations. ``excluded``:
     the Kueue manager's ``resources.excludeResourcePrefixes`` (Kueue drops those resources before flavor
@@ -159,33 +174,51 @@ def podset_from_template(name: str, count: int, template: Mapping[str, Any],
         topology = TopologyRequest("preferred", notes[PREFERRED_TOPOLOGY])
     elif str(notes.get(UNCONSTRAINED_TOPOLOGY, "")).lower() == "true":
         topology = TopologyRequest("unconstrained")
-    return PodSet(name, count, requests, dict(spec.get("nodeSelector") or {}),
-                  tuple(spec.get("tolerations") or ()), topology)
+    return PodSet(
+        name, count, requests, dict(spec.get("nodeSelector") or {}), tuple(spec.get("tolerations") or ()), topology
+    )
 
 
-def queue_from_objects(cq: Mapping[str, Any], flavors: Sequence[Mapping[str, Any]],
-                       topologies: Sequence[Mapping[str, Any]] = ()) -> QueueShape:
+def queue_from_objects(
+    cq: Mapping[str, Any], flavors: Sequence[Mapping[str, Any]], topologies: Sequence[Mapping[str, Any]] = ()
+) -> QueueShape:
     """A ClusterQueue with the ResourceFlavors and Topologies it refers to, as rendered (Kueue v1beta2 objects)."""
     levels = {t["metadata"]["name"]: tuple(lv["nodeLabel"] for lv in t["spec"]["levels"]) for t in topologies}
     by_name = {}
     for rf in flavors:
         s = rf.get("spec") or {}
         topo = s.get("topologyName")
-        by_name[rf["metadata"]["name"]] = Flavor(rf["metadata"]["name"], dict(s.get("nodeLabels") or {}),
-                                                 tuple(s.get("nodeTaints") or ()), tuple(s.get("tolerations") or ()),
-                                                 topo, levels.get(topo, ()) if topo else ())
+        by_name[rf["metadata"]["name"]] = Flavor(
+            rf["metadata"]["name"],
+            dict(s.get("nodeLabels") or {}),
+            tuple(s.get("nodeTaints") or ()),
+            tuple(s.get("tolerations") or ()),
+            topo,
+            levels.get(topo, ()) if topo else (),
+        )
     spec = cq.get("spec") or {}
     groups = []
     for g in spec.get("resourceGroups") or []:
-        quotas = {(f["name"], r["name"]): Quota(float(r.get("nominalQuota", 0)),
-                                                float(r["borrowingLimit"]) if "borrowingLimit" in r else None)
-                  for f in g.get("flavors") or [] for r in f.get("resources") or []}
-        groups.append(Group(tuple(g.get("coveredResources") or ()), tuple(f["name"] for f in g.get("flavors") or []),
-                            quotas))
+        quotas = {
+            (f["name"], r["name"]): Quota(
+                float(r.get("nominalQuota", 0)), float(r["borrowingLimit"]) if "borrowingLimit" in r else None
+            )
+            for f in g.get("flavors") or []
+            for r in f.get("resources") or []
+        }
+        groups.append(
+            Group(tuple(g.get("coveredResources") or ()), tuple(f["name"] for f in g.get("flavors") or []), quotas)
+        )
     fung = spec.get("flavorFungibility") or {}
-    return QueueShape(cq["metadata"]["name"], tuple(groups), by_name, spec.get("cohortName"),
-                      fung.get("whenCanBorrow", "MayStopSearch"), fung.get("whenCanPreempt", "TryNextFlavor"),
-                      fung.get("preference", "BorrowingOverPreemption"))
+    return QueueShape(
+        cq["metadata"]["name"],
+        tuple(groups),
+        by_name,
+        spec.get("cohortName"),
+        fung.get("whenCanBorrow", "MayStopSearch"),
+        fung.get("whenCanPreempt", "TryNextFlavor"),
+        fung.get("preference", "BorrowingOverPreemption"),
+    )
 
 
 def _tolerates(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
@@ -270,8 +303,9 @@ Available = Callable[[str, str], float]
 """(flavor, resource) -> quota free for this queue now (nominal and borrowable); None: an empty cluster."""
 
 
-def assign(queue: QueueShape, ps: PodSet, available: Available | None = None,
-           used: Available | None = None) -> Assignment:
+def assign(
+    queue: QueueShape, ps: PodSet, available: Available | None = None, used: Available | None = None
+) -> Assignment:
     """findFlavorForPodSets for one PodSet: per resource group, the flavors in order, each checked, then its quota;
     fungibility decides whether to stop at a flavor that needs borrowing or preemption. ``used``: (flavor, resource)
     -> what the queue already uses there (None: nothing): the PodSet borrows where that plus its request goes above
@@ -341,8 +375,9 @@ def topology_error(queue: QueueShape, ps: PodSet, assignment: Assignment) -> str
     TAS-only queue it fails with ``ErrNoTASFlavorAssigned`` and is never admitted. None: no objection."""
     if not assignment.admissible or ps.count == 0 or (ps.topology is None and not queue.tas_only):
         return None
-    tas = sorted({f for f in assignment.flavors.values()
-                  if queue.flavors.get(f) is not None and queue.flavors[f].topology})
+    tas = sorted(
+        {f for f in assignment.flavors.values() if queue.flavors.get(f) is not None and queue.flavors[f].topology}
+    )
     if not tas:
         return NO_TAS_FLAVOR
     return MULTIPLE_TAS.format(f=", ".join(tas)) if len(tas) > 1 else None

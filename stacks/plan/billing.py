@@ -15,6 +15,7 @@ What is billed when, by capacity type:
 The price: a negotiated price from the policy pack's ``priceOverrides`` (most specific match wins) before the
 catalog's list price; a capacity block is priced by its declared fee, never by an override or the on-demand list.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,6 +36,7 @@ CAPACITY_BLOCK = "capacity-block"
 @dataclass(frozen=True)
 class Override:
     """A negotiated $/node-hour from ``priceOverrides`` (committed use, savings plan, contract)."""
+
     usd_per_node_hour: float
     as_of: dt.date | None
     source: str
@@ -44,8 +46,9 @@ class Override:
         return f"negotiated price{when} ({self.source})"
 
 
-def match_override(overrides: Iterable[dict], machine_type: str, region: str | None,
-                   capacity: CapacityType) -> Override | None:
+def match_override(
+    overrides: Iterable[dict], machine_type: str, region: str | None, capacity: CapacityType
+) -> Override | None:
     """The most specific entry (region and capacity each add one) for a machine type; the first of equals wins."""
     best, best_score = None, -1
     for o in overrides:
@@ -86,6 +89,7 @@ def pack_config_overrides(config: object) -> list[dict]:
 @dataclass(frozen=True)
 class PoolBilling:
     """How one pool is billed: its rate and the nodes paid for whether they run or not."""
+
     pool: str
     kind: str
     """on-demand, spot, flex-start, reservation or capacity-block."""
@@ -119,8 +123,9 @@ def paid_node_seconds(billed: Sequence[tuple[float, float]], committed: int, end
 
 def above_committed(billed: Sequence[tuple[float, float]], committed: int, end_s: float) -> float:
     """∫ max(0, nodes billed at t − committed) dt over [0, end_s] (a sweep over the interval ends)."""
-    events = sorted([(min(a, end_s), 1) for a, b in billed if a < end_s] +
-                    [(min(b, end_s), -1) for a, b in billed if a < end_s])
+    events = sorted(
+        [(min(a, end_s), 1) for a, b in billed if a < end_s] + [(min(b, end_s), -1) for a, b in billed if a < end_s]
+    )
     total, up, last = 0.0, 0, 0.0
     for t, step in events:
         total += max(0, up - committed) * (t - last)
@@ -139,18 +144,41 @@ def pool_billing(f: PoolFacts, pool: NodePool, overrides: Iterable[dict] = ()) -
     if kind == CAPACITY_BLOCK and f.cloud == Cloud.AWS:
         # lazy: the block's window and price load only for a capacity-block pool (the what-if/preview import floor)
         from stacks.plan.capacity_block import block_price, block_window
+
         block, window = block_price(f.cloud, pool, f.gpus_per_node), block_window(pool)
         if block is None or window is None:
             # the window is a fact of its own: a block without a declared fee still ends when its window does
-            return PoolBilling(f.name, kind, None, committed, "unknown: capacity block without its fee or window", None,
-                               window_hours=window.hours if window is not None and window.hours > 0 else None)
-        return PoolBilling(f.name, kind, block.usd_per_node_hour, block.nodes, "capacity block fee (declared)",
-                           window.start.date(), window_hours=window.hours)
+            return PoolBilling(
+                f.name,
+                kind,
+                None,
+                committed,
+                "unknown: capacity block without its fee or window",
+                None,
+                window_hours=window.hours if window is not None and window.hours > 0 else None,
+            )
+        return PoolBilling(
+            f.name,
+            kind,
+            block.usd_per_node_hour,
+            block.nodes,
+            "capacity block fee (declared)",
+            window.start.date(),
+            window_hours=window.hours,
+        )
     listed = f.price
     hit = match_override(overrides, f.machine.machine_type, f.region, pool.capacity.type)
     if hit is not None:
-        return PoolBilling(f.name, kind, hit.usd_per_node_hour, committed, hit.describe(), hit.as_of, overridden=True,
-                           list_usd_per_node_hour=listed.usd_per_hour if listed is not None else None)
+        return PoolBilling(
+            f.name,
+            kind,
+            hit.usd_per_node_hour,
+            committed,
+            hit.describe(),
+            hit.as_of,
+            overridden=True,
+            list_usd_per_node_hour=listed.usd_per_hour if listed is not None else None,
+        )
     if listed is None:
         return PoolBilling(f.name, kind, None, committed, "unknown: reservation price not public", None)
     return PoolBilling(f.name, kind, listed.usd_per_hour, committed, listed.label, listed.as_of)
@@ -159,22 +187,34 @@ def pool_billing(f: PoolFacts, pool: NodePool, overrides: Iterable[dict] = ()) -
 def billing_note(bill: PoolBilling, gpus_per_node: int) -> str:
     """What a pool's dollars are, in words a reader can recompute them from (every what-if format prints it)."""
     if bill.usd_per_node_hour is None:
-        ends = (f"; its nodes still go when its {bill.window_hours:g}-h window ends"
-                if bill.kind == CAPACITY_BLOCK and bill.window_hours is not None else "")
+        ends = (
+            f"; its nodes still go when its {bill.window_hours:g}-h window ends"
+            if bill.kind == CAPACITY_BLOCK and bill.window_hours is not None
+            else ""
+        )
         return f"{bill.pool} ({bill.kind}): price unknown ({bill.label}); its $ figures are unknown, never $0{ends}"
     rate = f"${bill.usd_per_node_hour:,.4f}/node-h (${bill.usd_per_node_hour / gpus_per_node:,.4f}/GPU-h)"
     when = f", as of {bill.as_of.isoformat()}" if bill.as_of and bill.kind != CAPACITY_BLOCK else ""
     if bill.kind == CAPACITY_BLOCK and bill.window_hours is not None:
         fee = bill.usd_per_node_hour * bill.committed_nodes * bill.window_hours
-        return (f"{bill.pool} ({CAPACITY_BLOCK}): the declared fee ${fee:,.2f} over its {bill.window_hours:g}-h window "
-                f"and {bill.committed_nodes} nodes = {rate}, paid for the run's hours inside the window whether nodes "
-                f"run or not (all {bill.window_hours:g} h once the block has ended), never past it; the run starts at "
-                f"the window's start")
+        return (
+            f"{bill.pool} ({CAPACITY_BLOCK}): the declared fee ${fee:,.2f} over its {bill.window_hours:g}-h window "
+            f"and {bill.committed_nodes} nodes = {rate}, paid for the run's hours inside the window whether nodes "
+            f"run or not (all {bill.window_hours:g} h once the block has ended), never past it; the run starts at "
+            f"the window's start"
+        )
     if bill.kind == CapacityType.RESERVATION.value:
-        return (f"{bill.pool} (reservation): {bill.committed_nodes} reserved nodes paid for the whole run whether up "
-                f"or not, nodes above them while up, at {rate} ({bill.label}{when})")
-    spot = "; AWS spot rows are the lowest price among the region's zones" \
-        if bill.kind == CapacityType.SPOT.value and bill.label.startswith("AWS spot") else ""
-    return (f"{bill.pool} ({bill.kind}): each node paid while up, from the moment it is asked for (booting "
-            f"included) until it is gone (the scale-down tail after the last job included), at {rate} "
-            f"({bill.label}{when}){spot}")
+        return (
+            f"{bill.pool} (reservation): {bill.committed_nodes} reserved nodes paid for the whole run whether up "
+            f"or not, nodes above them while up, at {rate} ({bill.label}{when})"
+        )
+    spot = (
+        "; AWS spot rows are the lowest price among the region's zones"
+        if bill.kind == CapacityType.SPOT.value and bill.label.startswith("AWS spot")
+        else ""
+    )
+    return (
+        f"{bill.pool} ({bill.kind}): each node paid while up, from the moment it is asked for (booting "
+        f"included) until it is gone (the scale-down tail after the last job included), at {rate} "
+        f"({bill.label}{when}){spot}"
+    )

@@ -8,6 +8,7 @@ Blocks for ML"): blocks last 1-14 days in 1-day steps, then 7-day steps up to 18
 11:30 UTC; thirty minutes before the end EC2 starts terminating the block's instances, so the group should scale
 to zero more than 30 minutes before the end; a managed node group on a block is upgraded only at desired size 0.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -50,8 +51,13 @@ class BlockWindow:
         return self.end - SCALE_DOWN_LEAD
 
     def as_dict(self) -> dict[str, object]:
-        return {"start": iso(self.start), "end": iso(self.end), "hours": round(self.hours, 4),
-                "scaleUpAt": iso(self.scale_up_at), "scaleDownAt": iso(self.scale_down_at)}
+        return {
+            "start": iso(self.start),
+            "end": iso(self.end),
+            "hours": round(self.hours, 4),
+            "scaleUpAt": iso(self.scale_up_at),
+            "scaleDownAt": iso(self.scale_down_at),
+        }
 
 
 def iso(moment: dt.datetime) -> str:
@@ -78,6 +84,7 @@ def block_window(pool: NodePool) -> BlockWindow | None:
 @dataclass(frozen=True)
 class BlockPrice:
     """A capacity block's upfront fee spread over its window and its nodes: paid whether nodes run or not."""
+
     fee_usd: float
     hours: float
     nodes: int
@@ -109,6 +116,7 @@ def block_price(cloud: Cloud, pool: NodePool, gpus_per_node: int) -> BlockPrice 
 @dataclass(frozen=True)
 class ScheduledSize:
     """One Auto Scaling scheduled action on the block's node group: the sizes it sets, and when."""
+
     role: str
     """``scale-up`` (the window's start) or ``scale-down`` (30 minutes before its end)."""
     at: dt.datetime
@@ -122,8 +130,13 @@ class ScheduledSize:
         return iso(self.at)
 
     def as_dict(self) -> dict[str, object]:
-        return {"action": self.role, "at": iso(self.at), "minSize": self.min_size, "maxSize": self.max_size,
-                "desiredCapacity": self.desired}
+        return {
+            "action": self.role,
+            "at": iso(self.at),
+            "minSize": self.min_size,
+            "maxSize": self.max_size,
+            "desiredCapacity": self.desired,
+        }
 
 
 def block_schedule(pool: NodePool, now: dt.datetime, fill: bool = False) -> list[ScheduledSize]:
@@ -143,8 +156,10 @@ def _block_actions(pool: NodePool, fill: bool) -> list[ScheduledSize]:
         return []
     block = min(reserved_nodes(pool) or pool.max_nodes, pool.max_nodes)
     floor = block if fill else pool.min_nodes
-    return [ScheduledSize("scale-up", window.scale_up_at, floor, pool.max_nodes, floor),
-            ScheduledSize("scale-down", window.scale_down_at, 0, 0, 0)]
+    return [
+        ScheduledSize("scale-up", window.scale_up_at, floor, pool.max_nodes, floor),
+        ScheduledSize("scale-down", window.scale_down_at, 0, 0, 0),
+    ]
 
 
 def sizes_in_force(pool: NodePool, now: dt.datetime, fill: bool = False) -> ScheduledSize | None:

@@ -6,6 +6,7 @@ subnet IPs on GPU-traffic NICs that never use IP; AWS EFA user guide, "EFA-only 
 differ follow ``catalog/data/network-cards.csv``: on P6e-GB200 the odd cards take one interface (``efa-only`` at
 device 0: the 8 x 400 Gbps EFA) and the even cards two (``efa`` at device 1), as AWS ParallelCluster lays them out,
 while card 0 is a plain ENA ``interface`` (the EKS P6e guide: card 0 "must be of type interface")."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

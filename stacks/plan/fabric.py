@@ -1,6 +1,7 @@
 """Derived fabric facts of a pool: which fabric it gets, its networks as Kubernetes and the cloud name them, the NICs
 and NCCL transport a job uses, its nominal bandwidth. Computed once (``PoolFacts.fabric``); components, renderers,
 the preview and the policies' inputs read it and never recompute it. Pure: no Pulumi."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -87,10 +88,14 @@ class FabricPlan:
 def network_layout(machine: MachineFabric) -> list[tuple[str, str]]:
     """``(k8s name, deviceMode)`` of each extra network in NIC order, as GKE's guides name them."""
     if machine.kind == FabricKind.RDMA:
-        gvnic = [RDMA_GVNIC_NETWORK] if machine.gvnic_networks == 1 else \
-            [f"gvnic-{i}" for i in range(1, machine.gvnic_networks + 1)]
-        return [(n, "NetDevice") for n in gvnic] + [(f"{RDMA_NETWORK_PREFIX}{i}", "RDMA")
-                                                     for i in range(machine.rdma_networks)]
+        gvnic = (
+            [RDMA_GVNIC_NETWORK]
+            if machine.gvnic_networks == 1
+            else [f"gvnic-{i}" for i in range(1, machine.gvnic_networks + 1)]
+        )
+        return [(n, "NetDevice") for n in gvnic] + [
+            (f"{RDMA_NETWORK_PREFIX}{i}", "RDMA") for i in range(machine.rdma_networks)
+        ]
     return [(f"{TCPX_NETWORK_PREFIX}{i}", "NetDevice") for i in range(1, machine.gvnic_networks + 1)]
 
 
@@ -104,8 +109,9 @@ def fabric_mode(setting: PoolFabric | None) -> FabricMode:
     return setting.mode if setting is not None else FabricMode.AUTO
 
 
-def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: PoolFabric | None,
-                fabrics: FabricCatalog) -> FabricPlan | None:
+def fabric_plan(
+    cloud: Cloud, machine_type: str, multi_node: bool, setting: PoolFabric | None, fabrics: FabricCatalog
+) -> FabricPlan | None:
     """The pool's fabric, or None: no fabric on this machine, ``off``, or ``auto`` on a single-node pool."""
     machine = fabrics.for_machine(cloud, machine_type)
     mode = fabric_mode(setting)
@@ -119,13 +125,24 @@ def fabric_plan(cloud: Cloud, machine_type: str, multi_node: bool, setting: Pool
         own = given[i] if i < len(given) else None
         nth = counts[device_mode]
         counts[device_mode] += 1
-        networks.append(FabricNetworkPlan(k8s_name=name, interface=f"eth{i + 1}", device_mode=device_mode,
-                                          network=own.network if own else None,
-                                          subnetwork=own.subnetwork if own else None,
-                                          cidr=_cidr(machine.kind, device_mode, nth) if mode == FabricMode.AUTO
-                                          else None))
-    return FabricPlan(kind=machine.kind, machine=machine, mode=mode, networks=tuple(networks),
-                      shm_gib=setting.shared_memory_gib if setting is not None else None,
-                      runtime_image=setting.runtime_image if setting is not None else None,
-                      runtime_image_build=setting.runtime_image_build.value
-                      if setting is not None and setting.runtime_image_build is not None else None)
+        networks.append(
+            FabricNetworkPlan(
+                k8s_name=name,
+                interface=f"eth{i + 1}",
+                device_mode=device_mode,
+                network=own.network if own else None,
+                subnetwork=own.subnetwork if own else None,
+                cidr=_cidr(machine.kind, device_mode, nth) if mode == FabricMode.AUTO else None,
+            )
+        )
+    return FabricPlan(
+        kind=machine.kind,
+        machine=machine,
+        mode=mode,
+        networks=tuple(networks),
+        shm_gib=setting.shared_memory_gib if setting is not None else None,
+        runtime_image=setting.runtime_image if setting is not None else None,
+        runtime_image_build=setting.runtime_image_build.value
+        if setting is not None and setting.runtime_image_build is not None
+        else None,
+    )

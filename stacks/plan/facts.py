@@ -1,4 +1,5 @@
 """Derived facts per GPU pool: computed once from spec + catalog, read by components, scheduler and cost code."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,8 +17,12 @@ from stacks.spec.stack import GPU_TAINT_KEY, POOL_LABEL_KEY, NodePool, StackSpec
 GPU_TAINT_VALUE = "present"
 GPU_TOLERATION: dict[str, str] = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
 GKE_QUEUED_TOLERATION: dict[str, str] = {"key": GKE_QUEUED_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
-GKE_ARM64_TOLERATION: dict[str, str] = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
-                                        "effect": "NoSchedule"}
+GKE_ARM64_TOLERATION: dict[str, str] = {
+    "key": "kubernetes.io/arch",
+    "operator": "Equal",
+    "value": "arm64",
+    "effect": "NoSchedule",
+}
 """GKE taints every Arm node ``kubernetes.io/arch=arm64:NoSchedule`` (GKE "Prepare an Arm workload for deployment";
 cluster-toolkit's A4X DRA driver values tolerate it), so whatever must run on an arm64 GPU pool tolerates it."""
 
@@ -111,22 +116,30 @@ def _declared_block_price(spec: StackSpec, pool: NodePool, machine: MachineType)
         return None
     # lazy: the block's window and price load only for a capacity-block pool (the what-if/preview import floor)
     from stacks.plan.capacity_block import block_price, block_window
+
     block = block_price(spec.cloud, pool, machine.gpus)
     window = block_window(pool)
     if block is None or window is None:
         return None
-    return Price(usd_per_hour=block.usd_per_node_hour, as_of=window.start.date(), label="capacity block fee (declared)",
-                 source=f"capacity.upfrontFeeUsd ${block.fee_usd:,.2f} over {block.hours:g} h × {block.nodes} nodes")
+    return Price(
+        usd_per_hour=block.usd_per_node_hour,
+        as_of=window.start.date(),
+        label="capacity block fee (declared)",
+        source=f"capacity.upfrontFeeUsd ${block.fee_usd:,.2f} over {block.hours:g} h × {block.nodes} nodes",
+    )
 
 
-def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog, index: int | None = None,
-               operator_used: bool | None = None) -> PoolFacts:
+def pool_facts(
+    spec: StackSpec, pool: NodePool, cat: Catalog, index: int | None = None, operator_used: bool | None = None
+) -> PoolFacts:
     """``index`` (the pool's place in ``spec.node_pools``) and ``operator_used`` (``operator_in_stack(spec)``): a
     caller planning every pool passes them, so the facts of n pools cost n, not n x n (default: looked up here)."""
     acc = pool.accelerator
     machine = cat.resolve(spec.cloud, pool.machine_type, acc.type if acc else None, acc.count if acc else None)
     if machine is None:
-        raise LookupError(f"pool {pool.name}: machine type {pool.machine_type} is not in the catalog (spec not validated?)")
+        raise LookupError(
+            f"pool {pool.name}: machine type {pool.machine_type} is not in the catalog (spec not validated?)"
+        )
     price = cat.node_price(machine, spec.region, pool.capacity.type) or _declared_block_price(spec, pool, machine)
     special = cat.special.get((spec.cloud, machine.machine_type))
     if price is None and not (special is not None and special.sold_as == SoldAs.RESERVATION_BOUND):
@@ -134,13 +147,31 @@ def pool_facts(spec: StackSpec, pool: NodePool, cat: Catalog, index: int | None 
     if index is None:
         index = next(i for i, p in enumerate(spec.node_pools) if p.name == pool.name)  # for error paths only
     eff = effective_runtime(spec.cloud, spec.gpu_runtime, pool, index)
-    runtime = pool_runtime(spec.cloud, eff, pool, machine, load_mig_catalog(),
-                           operator_in_stack=operator_in_stack(spec) if operator_used is None else operator_used)
-    return PoolFacts(name=pool.name, cloud=spec.cloud, region=spec.region, machine=machine, zones=tuple(pool.zones),
-                     min_nodes=pool.min_nodes, max_nodes=pool.max_nodes, capacity=pool.capacity.type,
-                     multi_node=pool.multi_node, price=price, runtime=runtime, taints=tuple(pool.taints),
-                     fabric=fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric,
-                                        load_fabric_catalog()),
-                     queued=queued_plan(spec.cloud, pool), nvlink=nvlink_plan(cat, spec, pool, machine),
-                     fleet_gpu=gpu_slug(machine.gpu_model) if spec.fleet is not None and spec.fleet.role == FleetRole.WORKER
-                     else None)
+    runtime = pool_runtime(
+        spec.cloud,
+        eff,
+        pool,
+        machine,
+        load_mig_catalog(),
+        operator_in_stack=operator_in_stack(spec) if operator_used is None else operator_used,
+    )
+    return PoolFacts(
+        name=pool.name,
+        cloud=spec.cloud,
+        region=spec.region,
+        machine=machine,
+        zones=tuple(pool.zones),
+        min_nodes=pool.min_nodes,
+        max_nodes=pool.max_nodes,
+        capacity=pool.capacity.type,
+        multi_node=pool.multi_node,
+        price=price,
+        runtime=runtime,
+        taints=tuple(pool.taints),
+        fabric=fabric_plan(spec.cloud, pool.machine_type, pool.multi_node, pool.fabric, load_fabric_catalog()),
+        queued=queued_plan(spec.cloud, pool),
+        nvlink=nvlink_plan(cat, spec, pool, machine),
+        fleet_gpu=gpu_slug(machine.gpu_model)
+        if spec.fleet is not None and spec.fleet.role == FleetRole.WORKER
+        else None,
+    )

@@ -1,6 +1,7 @@
 """A stack's part in a MultiKueue fleet, planned once: whether it is the manager or a worker, and what a worker tells
 the manager about itself (its GPU models, GPUs per node, maximum GPUs and pools per model; each queue's GPUs per
 model). ``compose/fleet.py`` wires it; the stack outputs' names are re-exported here so compose needs no spec import."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,12 +11,26 @@ from catalog import GpuModel
 from stacks.plan.facts import PoolFacts
 from stacks.plan.fleet_egress import EgressPlan
 from stacks.plan.kueue_topology import namespace_of
-from stacks.spec.fleet import (EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT, RUNTIME_IMAGE_OUTPUT, Fleet, FleetRole,
-                               gpu_slug)
+from stacks.spec.fleet import (
+    EGRESS_OUTPUT,
+    FACTS_OUTPUT,
+    KUBECONFIG_OUTPUT,
+    RUNTIME_IMAGE_OUTPUT,
+    Fleet,
+    FleetRole,
+    gpu_slug,
+)
 from stacks.spec.scheduling import SchedulingSpec
 
-__all__ = ["EGRESS_OUTPUT", "FACTS_OUTPUT", "KUBECONFIG_OUTPUT", "RUNTIME_IMAGE_OUTPUT", "FleetPlan", "cohort_limits",
-           "fleet_plan"]
+__all__ = [
+    "EGRESS_OUTPUT",
+    "FACTS_OUTPUT",
+    "KUBECONFIG_OUTPUT",
+    "RUNTIME_IMAGE_OUTPUT",
+    "FleetPlan",
+    "cohort_limits",
+    "fleet_plan",
+]
 
 
 @dataclass(frozen=True)
@@ -41,9 +56,13 @@ class FleetPlan:
         return not self.worker
 
 
-def fleet_plan(section: Fleet | None, sched: SchedulingSpec | None, facts: Sequence[PoolFacts],
-               egress: EgressPlan | None = None,
-               windows: Mapping[str, Mapping[str, Any]] | None = None) -> FleetPlan | None:
+def fleet_plan(
+    section: Fleet | None,
+    sched: SchedulingSpec | None,
+    facts: Sequence[PoolFacts],
+    egress: EgressPlan | None = None,
+    windows: Mapping[str, Mapping[str, Any]] | None = None,
+) -> FleetPlan | None:
     """``windows``: pool -> its capacity block's window (``start``, ``end``, UTC): its nodes exist only inside it."""
     if section is None:
         return None
@@ -52,17 +71,25 @@ def fleet_plan(section: Fleet | None, sched: SchedulingSpec | None, facts: Seque
     models: dict[str, dict[str, Any]] = {}
     for f in facts:
         per_node.setdefault(f.machine.gpu_model, f.gpus_per_node)
-        entry = models.setdefault(f.machine.gpu_model.value, {"model": f.machine.gpu_model.value,
-                                                              "gpusPerNode": f.gpus_per_node, "maxGpus": 0, "pools": []})
+        entry = models.setdefault(
+            f.machine.gpu_model.value,
+            {"model": f.machine.gpu_model.value, "gpusPerNode": f.gpus_per_node, "maxGpus": 0, "pools": []},
+        )
         entry["maxGpus"] += f.max_gpus
         entry["pools"].append(f.name)
         if windows and f.name in windows:
             entry.setdefault("windows", {})[f.name] = dict(windows[f.name])
     queues = _queue_facts(sched, by_name)
     slugs = sorted({q.gpu_model for queue in section.queues for q in queue.quotas}, key=lambda m: m.value)
-    return FleetPlan(section=section, worker=section.role == FleetRole.WORKER, gpus_per_node=per_node,
-                     gpu_models=tuple(models.values()), queues=tuple(queues),
-                     model_slugs={gpu_slug(m): m for m in slugs}, egress=egress)
+    return FleetPlan(
+        section=section,
+        worker=section.role == FleetRole.WORKER,
+        gpus_per_node=per_node,
+        gpu_models=tuple(models.values()),
+        queues=tuple(queues),
+        model_slugs={gpu_slug(m): m for m in slugs},
+        egress=egress,
+    )
 
 
 def _queue_facts(sched: SchedulingSpec | None, pools: dict[str, PoolFacts]) -> list[dict[str, Any]]:
@@ -83,8 +110,9 @@ def _queue_facts(sched: SchedulingSpec | None, pools: dict[str, PoolFacts]) -> l
             lendable[model] = lendable.get(model, 0) + lent
             prev = limit.get(model, 0)
             limit[model] = None if prev is None or quota.borrowing_limit is None else prev + quota.borrowing_limit
-        rows.append({"name": queue.name, "namespace": namespace_of(queue), "gpus": gpus, "lendable": lendable,
-                     "limit": limit})
+        rows.append(
+            {"name": queue.name, "namespace": namespace_of(queue), "gpus": gpus, "lendable": lendable, "limit": limit}
+        )
     for row in rows:
         borrowable: dict[str, int] = {}
         caps: dict[str, int | None] = row.pop("limit")
@@ -95,8 +123,9 @@ def _queue_facts(sched: SchedulingSpec | None, pools: dict[str, PoolFacts]) -> l
     return rows
 
 
-def cohort_limits(queue: str, namespace: str, nominal: Mapping[str, int],
-                  workers: Sequence[Mapping[str, Any] | None]) -> dict[str, dict[str, int]]:
+def cohort_limits(
+    queue: str, namespace: str, nominal: Mapping[str, int], workers: Sequence[Mapping[str, Any] | None]
+) -> dict[str, dict[str, int]]:
     """GPU model slug (``h100-80gb``) -> the manager ClusterQueue's ``borrowingLimit`` and ``lendingLimit`` for a
     fleet queue with ``nominal`` GPUs per model: the sums over the workers' mirrored queue (same name and namespace)
     of what each can borrow in its cohort and lends to it (``borrowable``, ``lendable`` of its exported facts; a

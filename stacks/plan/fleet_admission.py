@@ -2,13 +2,21 @@
 worker exports (its ``fleet`` output's ``admission``: flavors, topologies, queues and the fleet runtimes' PodSets, as
 rendered there). The preview's "runs on", the pack's ``cross-layer-fleet-admissible`` and the what-if's fleet model
 all call ``fleet_verdict``, so the three agree. Pure."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from stacks.plan.admission import (
-    Assignment, Quota, assign, flavor_mismatch, max_capacity, podset_from_template, queue_from_objects, rule_of,
+    Assignment,
+    Quota,
+    assign,
+    flavor_mismatch,
+    max_capacity,
+    podset_from_template,
+    queue_from_objects,
+    rule_of,
 )
 
 
@@ -61,8 +69,11 @@ def fleet_verdict(worker: str, facts: Mapping[str, Any], queue: str, model: str)
 
 def quota_for(facts: Mapping[str, Any], queue: str, namespace: str, model: str) -> int:
     """GPUs of ``model`` the worker's mirrored queue (name and namespace) has: 0 when none."""
-    return sum(int((q.get("gpus") or {}).get(model, 0)) for q in facts.get("queues") or []
-               if isinstance(q, dict) and q.get("name") == queue and q.get("namespace") == namespace)
+    return sum(
+        int((q.get("gpus") or {}).get(model, 0))
+        for q in facts.get("queues") or []
+        if isinstance(q, dict) and q.get("name") == queue and q.get("namespace") == namespace
+    )
 
 
 def admitting_pools(facts: Mapping[str, Any], queue: str, model: str) -> set[str]:
@@ -80,8 +91,11 @@ def admitting_pools(facts: Mapping[str, Any], queue: str, model: str) -> set[str
     out = set()
     for group in shape.groups:
         for name in group.flavors:
-            fits = all(ps.requests[r] * ps.count <= max_capacity(shape, group.quotas.get((name, r), Quota(0)))
-                       for r in group.covered if ps.requests.get(r, 0) > 0)
+            fits = all(
+                ps.requests[r] * ps.count <= max_capacity(shape, group.quotas.get((name, r), Quota(0)))
+                for r in group.covered
+                if ps.requests.get(r, 0) > 0
+            )
             if flavor_mismatch(shape, ps, name, group) is None and fits and name in pools:
                 out.add(pools[name])
     return out

@@ -2,6 +2,7 @@
 which of them GKE networks itself (``fabric.mode: managed``, by accelerator network profile) and which attach the
 networks gpu-cluster creates or finds (the first such pool's fabric plan and zone define them), and one NCCL plugin
 installer per CPU architecture. ``components/gke/fabric.py`` wires it; EFA is the EKS node group's."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ class FabricKindPlan:
 def _installers(members: Sequence[PoolFacts]) -> tuple[tuple[str, tuple[str, ...], int], ...]:
     def nics(p: PoolFacts) -> int:
         return p.fabric.machine.rdma_networks if p.fabric is not None else 0
+
     groups = dict.fromkeys((p.arch, nics(p)) for p in members)
     # one DaemonSet name per architecture: two NIC counts on one architecture would need a second name
     arches = [arch for arch, _ in groups]
@@ -50,11 +52,19 @@ def gke_fabric_plan(facts: Sequence[PoolFacts]) -> tuple[FabricKindPlan, ...]:
     out = []
     for kind, members in by_kind.items():
         attached = [p for p in members if p.fabric is not None and not p.fabric.managed]
-        out.append(FabricKindPlan(
-            kind=kind, pools=tuple(p.name for p in members),
-            managed={p.name: p.fabric.machine.gke_managed_profile for p in members
-                     if p.fabric is not None and p.fabric.managed},
-            attached=tuple(p.name for p in attached),
-            networks=attached[0].fabric if attached else None, zone=attached[0].zones[0] if attached else None,
-            installers=_installers(members)))
+        out.append(
+            FabricKindPlan(
+                kind=kind,
+                pools=tuple(p.name for p in members),
+                managed={
+                    p.name: p.fabric.machine.gke_managed_profile
+                    for p in members
+                    if p.fabric is not None and p.fabric.managed
+                },
+                attached=tuple(p.name for p in attached),
+                networks=attached[0].fabric if attached else None,
+                zone=attached[0].zones[0] if attached else None,
+                installers=_installers(members),
+            )
+        )
     return tuple(out)

@@ -1,6 +1,7 @@
 """Everything a GKE GPU node pool needs, resolved from the spec pool and its facts: node config, autoscaling,
 reservation affinity, placement, queued provisioning and flex-start, pod-start settings, local SSDs, fabric sysctls.
 ``components/gke/gpu_node_pool.py`` only wires this to ``gcp.container.NodePool``. Pure: no Pulumi."""
+
 from __future__ import annotations
 
 import math
@@ -110,8 +111,9 @@ def compact_placement(pool: NodePool) -> dict | None:
     return {"type": "COMPACT", **({"policy_name": policy} if policy else {})}
 
 
-def gke_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, project: str,
-                  labels: dict[str, str]) -> GkePoolPlan:
+def gke_pool_plan(
+    pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, project: str, labels: dict[str, str]
+) -> GkePoolPlan:
     """``labels``: the stack's labels (GCP resource labels on the nodes)."""
     machine, runtime = facts.machine, facts.resolved_runtime
     policy = workload_policy_args(facts)
@@ -124,17 +126,23 @@ def gke_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, pro
         "machine_type": pool.machine_type,
         "disk_size_gb": pool.disk_size_gib,
         "disk_type": boot_disk_type(pool.machine_type),
-        "guest_accelerators": [{
-            "type": machine.accelerator, "count": machine.gpus,
-            "gpu_driver_installation_config": {"gpu_driver_version": runtime.gke_driver_installation},
-            # gke-managed sharing is a node pool setting (time-sharing / MPS clients, or MIG partitions)
-            **runtime.gke_accelerator_sharing,
-        }],
+        "guest_accelerators": [
+            {
+                "type": machine.accelerator,
+                "count": machine.gpus,
+                "gpu_driver_installation_config": {"gpu_driver_version": runtime.gke_driver_installation},
+                # gke-managed sharing is a node pool setting (time-sharing / MPS clients, or MIG partitions)
+                **runtime.gke_accelerator_sharing,
+            }
+        ],
         "spot": pool.capacity.type == CapacityType.SPOT,
         # runtime labels decide the advertiser (e.g. turn GKE's plugin off when the GPU Operator owns the pool)
-        "labels": {**pool.labels, **runtime.node_labels,
-                   **(DRANET_LABEL if facts.fabric is not None and facts.fabric.managed else {}),
-                   **facts.pool_label},
+        "labels": {
+            **pool.labels,
+            **runtime.node_labels,
+            **(DRANET_LABEL if facts.fabric is not None and facts.fabric.managed else {}),
+            **facts.pool_label,
+        },
         "taints": taints,
         SERVICE_ACCOUNT: None,
         "gvnic": {"enabled": True},
@@ -159,17 +167,24 @@ def gke_pool_plan(pool: NodePool, facts: PoolFacts, pod_start: PodStartPlan, pro
         node_config=node_config,
         node_locations=list(pool.zones),
         initial_node_count=math.ceil(min_nodes / len(pool.zones)),  # per zone
-        autoscaling={"total_min_node_count": min_nodes, "total_max_node_count": max_nodes,
-                     # ANY finds capacity wherever it exists (spot, reservations, compact groups)
-                     "location_policy": "ANY" if spread else "BALANCED"},
+        autoscaling={
+            "total_min_node_count": min_nodes,
+            "total_max_node_count": max_nodes,
+            # ANY finds capacity wherever it exists (spot, reservations, compact groups)
+            "location_policy": "ANY" if spread else "BALANCED",
+        },
         # flex-start nodes are not repaired (GKE's flex-start node pools run with auto-repair off)
         management={"auto_repair": not flex, "auto_upgrade": True},
-        upgrade_settings={"strategy": "SURGE", "max_surge": pool.upgrade.max_surge,
-                          "max_unavailable": pool.upgrade.max_unavailable},
+        upgrade_settings={
+            "strategy": "SURGE",
+            "max_surge": pool.upgrade.max_surge,
+            "max_unavailable": pool.upgrade.max_unavailable,
+        },
         # GKE refuses compact placement on queued-provisioning GPU pools
         placement_policy=None if queued else compact_placement(pool),
         workload_policy=policy,
         # nodes only through ProvisioningRequests (Kueue's ProvisioningRequest AdmissionCheck)
         queued_provisioning={"enabled": True} if queued else None,
         delete_before_replace=pool.capacity.type == CapacityType.RESERVATION,
-        racks=racks)
+        racks=racks,
+    )

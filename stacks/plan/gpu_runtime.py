@@ -10,6 +10,7 @@ Ownership model (one ``nvidia.com/gpu`` advertiser per node):
 - When any pool uses the GPU Operator, every other pool carries ``nvidia.com/gpu.deploy.operands=false``, because
   the operator otherwise deploys its device plugin on every GPU node it finds.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,8 +41,11 @@ class Advertiser(str, Enum):
     GPU_OPERATOR = "GPU Operator device plugin"
 
 
-ADVERTISER = {GpuRuntimeMode.GKE_MANAGED: Advertiser.GKE, GpuRuntimeMode.DEVICE_PLUGIN: Advertiser.DEVICE_PLUGIN_CHART,
-              GpuRuntimeMode.GPU_OPERATOR: Advertiser.GPU_OPERATOR}
+ADVERTISER = {
+    GpuRuntimeMode.GKE_MANAGED: Advertiser.GKE,
+    GpuRuntimeMode.DEVICE_PLUGIN: Advertiser.DEVICE_PLUGIN_CHART,
+    GpuRuntimeMode.GPU_OPERATOR: Advertiser.GPU_OPERATOR,
+}
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,10 @@ def effective_runtime(cloud: Cloud, stack: GpuRuntime, pool: NodePool, index: in
 def operator_in_stack(spec: StackSpec) -> bool:
     """Some pool uses the GPU Operator (cheap: called once per pool while building facts)."""
     default = spec.gpu_runtime.mode or DEFAULT_MODE[spec.cloud]
-    return any(((p.gpu_runtime.mode if p.gpu_runtime else None) or default) == GpuRuntimeMode.GPU_OPERATOR
-               for p in spec.node_pools)
+    return any(
+        ((p.gpu_runtime.mode if p.gpu_runtime else None) or default) == GpuRuntimeMode.GPU_OPERATOR
+        for p in spec.node_pools
+    )
 
 
 @dataclass(frozen=True)
@@ -120,9 +126,15 @@ class PoolRuntime:
 
     def as_dict(self) -> dict:
         """For stack outputs and the preview JSON: who advertises, how it is shared, what the scheduler sees."""
-        return {"mode": self.mode.value, "advertiser": self.advertiser.value, "driver": self.driver_source,
-                "sharing": self.sharing_summary, "physicalGpusPerNode": self.gpus_per_node,
-                "advertisedGpusPerNode": self.advertised_gpus_per_node, "efaDevicePlugin": self.efa_device_plugin}
+        return {
+            "mode": self.mode.value,
+            "advertiser": self.advertiser.value,
+            "driver": self.driver_source,
+            "sharing": self.sharing_summary,
+            "physicalGpusPerNode": self.gpus_per_node,
+            "advertisedGpusPerNode": self.advertised_gpus_per_node,
+            "efaDevicePlugin": self.efa_device_plugin,
+        }
 
     @property
     def gke_driver_installation(self) -> str:
@@ -140,8 +152,9 @@ class PoolRuntime:
             return {"gpu_partition_size": self.mig.profile}
         if self.sharing in (SharingMode.TIME_SLICING, SharingMode.MPS):
             strategy = "TIME_SHARING" if self.sharing == SharingMode.TIME_SLICING else "MPS"
-            return {"gpu_sharing_config": {"gpu_sharing_strategy": strategy,
-                                           "max_shared_clients_per_gpu": self.replicas}}
+            return {
+                "gpu_sharing_config": {"gpu_sharing_strategy": strategy, "max_shared_clients_per_gpu": self.replicas}
+            }
         return {}
 
     @property
@@ -152,8 +165,9 @@ class PoolRuntime:
         return self.node_labels[DEVICE_PLUGIN_CONFIG_LABEL]
 
 
-def pool_runtime(cloud: Cloud, eff: EffectiveRuntime, pool: NodePool, machine: MachineType, mig: MigCatalog,
-                 operator_in_stack: bool) -> PoolRuntime:
+def pool_runtime(
+    cloud: Cloud, eff: EffectiveRuntime, pool: NodePool, machine: MachineType, mig: MigCatalog, operator_in_stack: bool
+) -> PoolRuntime:
     """Resolve one (validated) pool's runtime: advertiser, driver, sharing, and the node labels that enforce it."""
     sharing = eff.sharing
     profile = mig.profile(machine.gpu_model, sharing.mig_profile or "") if sharing.mode == SharingMode.MIG else None
@@ -175,7 +189,14 @@ def pool_runtime(cloud: Cloud, eff: EffectiveRuntime, pool: NodePool, machine: M
     else:
         source = f"COS driver installer ({eff.driver_version.value})"
     return PoolRuntime(
-        mode=eff.mode, advertiser=ADVERTISER[eff.mode], driver_version=eff.driver_version, driver_source=source,
-        sharing=sharing.mode, replicas=replicas or 1, mig=profile,
+        mode=eff.mode,
+        advertiser=ADVERTISER[eff.mode],
+        driver_version=eff.driver_version,
+        driver_source=source,
+        sharing=sharing.mode,
+        replicas=replicas or 1,
+        mig=profile,
         efa_device_plugin=cloud == Cloud.AWS and eff.efa_requested and pool.multi_node,
-        node_labels=labels, gpus_per_node=machine.gpus)
+        node_labels=labels,
+        gpus_per_node=machine.gpus,
+    )

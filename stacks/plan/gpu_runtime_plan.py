@@ -2,6 +2,7 @@
 
 Built from the pools' derived facts (``stacks/plan/facts.py``), so the components never re-derive ownership.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,9 +48,14 @@ def runtime_plan(spec: StackSpec, pools: list[PoolFacts]) -> GpuRuntimePlan:
     not_gke = [p for p in pools if p.resolved_runtime.mode != GpuRuntimeMode.GKE_MANAGED]
     rt = spec.gpu_runtime
     return GpuRuntimePlan(
-        cloud=spec.cloud, device_plugin_pools=served(GpuRuntimeMode.DEVICE_PLUGIN), operator_pools=operator,
+        cloud=spec.cloud,
+        device_plugin_pools=served(GpuRuntimeMode.DEVICE_PLUGIN),
+        operator_pools=operator,
         efa_pools=tuple(p for p in pools if p.resolved_runtime.efa_device_plugin),
         # validation guarantees these pools agree on one version (one installer DaemonSet per cluster)
-        cos_driver_installer=not_gke[0].resolved_runtime.driver_version if spec.cloud == Cloud.GCP and not_gke else None,
+        cos_driver_installer=not_gke[0].resolved_runtime.driver_version
+        if spec.cloud == Cloud.GCP and not_gke
+        else None,
         gpu_feature_discovery=rt.gpu_feature_discovery,
-        dcgm_exporter=rt.dcgm_exporter if rt.dcgm_exporter is not None else bool(operator))
+        dcgm_exporter=rt.dcgm_exporter if rt.dcgm_exporter is not None else bool(operator),
+    )

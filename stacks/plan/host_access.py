@@ -7,6 +7,7 @@ must run exactly the bytes that were reviewed, so its image is pinned by digest 
 whoever controls the registry or the tag). Read-only host paths (the NCCL plugin libraries a job loads) do not make a
 container host-level: it can read, not change, the node.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,8 +16,21 @@ from typing import Any, Iterator
 from catalog.image_digests import DEPLOY_DIGEST, resolved_at_deploy
 from stacks.plan.images import parse_image
 
-BASELINE_CAPABILITIES = ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
-                         "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT")
+BASELINE_CAPABILITIES = (
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+)
 """Capabilities Pod Security baseline lets any container add."""
 HOST_NAMESPACES = ("hostPID", "hostNetwork", "hostIPC")
 WORKLOAD_KINDS = ("Pod", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "CronJob")
@@ -55,8 +69,11 @@ def _containers(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def host_containers(spec: dict[str, Any]) -> list[HostContainer]:
     """The host-level containers of a pod spec, each with why."""
     pod_reasons = tuple(k for k in HOST_NAMESPACES if spec.get(k) is True)
-    host_volumes = {v.get("name"): (v.get("hostPath") or {}).get("path", "")
-                    for v in spec.get("volumes") or [] if isinstance(v, dict) and "hostPath" in v}
+    host_volumes = {
+        v.get("name"): (v.get("hostPath") or {}).get("path", "")
+        for v in spec.get("volumes") or []
+        if isinstance(v, dict) and "hostPath" in v
+    }
     out = []
     for c in _containers(spec):
         sc = c.get("securityContext") or {}
@@ -65,8 +82,11 @@ def host_containers(spec: dict[str, Any]) -> list[HostContainer]:
             reasons.append("privileged")
         extra = sorted(set((sc.get("capabilities") or {}).get("add") or []) - set(BASELINE_CAPABILITIES))
         reasons += [f"adds {cap}" for cap in extra]
-        reasons += [f"writes host path {host_volumes[m.get('name')]}" for m in c.get("volumeMounts") or []
-                    if isinstance(m, dict) and m.get("name") in host_volumes and m.get("readOnly") is not True]
+        reasons += [
+            f"writes host path {host_volumes[m.get('name')]}"
+            for m in c.get("volumeMounts") or []
+            if isinstance(m, dict) and m.get("name") in host_volumes and m.get("readOnly") is not True
+        ]
         if reasons:
             out.append(HostContainer(str(c.get("name", "")), str(c.get("image", "")), tuple(reasons)))
     return out
@@ -94,15 +114,16 @@ def pod_specs(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     if kind == "TrainJob":  # runtime patches carry pod specs of their own (containers, volumes)
         out = []
         for i, patch in enumerate(spec.get("runtimePatches") or []):
-            jobs = ((((patch or {}).get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {})
-            out += _replicated(jobs.get("replicatedJobs"),
-                               f"spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec.replicatedJobs")
+            jobs = (((patch or {}).get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {}
+            out += _replicated(
+                jobs.get("replicatedJobs"), f"spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec.replicatedJobs"
+            )
         return out
     if kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
         jobs = (((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs")) or []
         out = []
         for i, job in enumerate(jobs):
-            inner = ((((job.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec"))
+            inner = (((job.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
             if isinstance(inner, dict):
                 out.append((f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec", inner))
         return out
@@ -144,25 +165,41 @@ def secret_holding_containers(spec: dict[str, Any], cloud_identity: str | None =
     volumes = _secret_volumes(spec)
     direct: dict[str, list[str]] = {}
     for c in _containers(spec):
-        reasons = [f"mounts Secret {s}" for m in c.get("volumeMounts") or [] if isinstance(m, dict)
-                   for s in volumes.get(str(m.get("name")), [])]
-        reasons += [f"env from Secret {(e.get('valueFrom') or {}).get('secretKeyRef', {}).get('name', '')}"
-                    for e in c.get("env") or [] if isinstance(e, dict)
-                    and isinstance((e.get("valueFrom") or {}).get("secretKeyRef"), dict)]
-        reasons += [f"env from Secret {e['secretRef'].get('name', '')}" for e in c.get("envFrom") or []
-                    if isinstance(e, dict) and isinstance(e.get("secretRef"), dict)]
+        reasons = [
+            f"mounts Secret {s}"
+            for m in c.get("volumeMounts") or []
+            if isinstance(m, dict)
+            for s in volumes.get(str(m.get("name")), [])
+        ]
+        reasons += [
+            f"env from Secret {(e.get('valueFrom') or {}).get('secretKeyRef', {}).get('name', '')}"
+            for e in c.get("env") or []
+            if isinstance(e, dict) and isinstance((e.get("valueFrom") or {}).get("secretKeyRef"), dict)
+        ]
+        reasons += [
+            f"env from Secret {e['secretRef'].get('name', '')}"
+            for e in c.get("envFrom") or []
+            if isinstance(e, dict) and isinstance(e.get("secretRef"), dict)
+        ]
         if reasons:
             direct[str(c.get("name", ""))] = reasons
     scratch = {str(v.get("name")) for v in spec.get("volumes") or [] if isinstance(v, dict) and "emptyDir" in v}
-    written = {str(m.get("name")): name for c in _containers(spec) if (name := str(c.get("name", ""))) in direct
-               for m in c.get("volumeMounts") or [] if isinstance(m, dict) and str(m.get("name")) in scratch
-               and m.get("readOnly") is not True}
+    written = {
+        str(m.get("name")): name
+        for c in _containers(spec)
+        if (name := str(c.get("name", ""))) in direct
+        for m in c.get("volumeMounts") or []
+        if isinstance(m, dict) and str(m.get("name")) in scratch and m.get("readOnly") is not True
+    }
     out = []
     for c in _containers(spec):
         name = str(c.get("name", ""))
         reasons = list(direct.get(name, []))
-        reasons += [f"shares emptyDir {v} written by {written[v]}" for m in c.get("volumeMounts") or []
-                    if isinstance(m, dict) and (v := str(m.get("name"))) in written and written[v] != name]
+        reasons += [
+            f"shares emptyDir {v} written by {written[v]}"
+            for m in c.get("volumeMounts") or []
+            if isinstance(m, dict) and (v := str(m.get("name"))) in written and written[v] != name
+        ]
         if cloud_identity:
             reasons.append(f"runs as cloud identity {cloud_identity}")
         if reasons:
@@ -179,8 +216,11 @@ def _reads_secrets(rules: Any) -> bool:
     for rule in rules or []:
         if not isinstance(rule, dict) or rule.get("resourceNames"):
             continue
-        if {"", "*"} & set(rule.get("apiGroups") or []) and {"secrets", "*"} & set(rule.get("resources") or []) \
-                and set(SECRET_READ_VERBS) & set(rule.get("verbs") or []):
+        if (
+            {"", "*"} & set(rule.get("apiGroups") or [])
+            and {"secrets", "*"} & set(rule.get("resources") or [])
+            and set(SECRET_READ_VERBS) & set(rule.get("verbs") or [])
+        ):
             return True
     return False
 
@@ -189,8 +229,11 @@ def secret_reading_service_accounts(objects: list[dict[str, Any]]) -> set[str]:
     """The ServiceAccounts a set of objects (one Helm release, one manifest) binds to a Role or ClusterRole of the
     same set that reads Secrets: an operator that fetches keys through the API (Slinky's operator reads
     ``slurm.key``) holds them as surely as a container that mounts them."""
-    roles = {(o.get("kind"), (o.get("metadata") or {}).get("name")): o for o in objects
-             if o.get("kind") in ("Role", "ClusterRole")}
+    roles = {
+        (o.get("kind"), (o.get("metadata") or {}).get("name")): o
+        for o in objects
+        if o.get("kind") in ("Role", "ClusterRole")
+    }
     out = set()
     for o in objects:
         if o.get("kind") not in ("RoleBinding", "ClusterRoleBinding"):
@@ -198,8 +241,11 @@ def secret_reading_service_accounts(objects: list[dict[str, Any]]) -> set[str]:
         ref = o.get("roleRef") or {}
         role = roles.get((ref.get("kind"), ref.get("name")))
         if role is not None and _reads_secrets(role.get("rules")):
-            out |= {str(s.get("name")) for s in o.get("subjects") or []
-                    if isinstance(s, dict) and s.get("kind") == "ServiceAccount"}
+            out |= {
+                str(s.get("name"))
+                for s in o.get("subjects") or []
+                if isinstance(s, dict) and s.get("kind") == "ServiceAccount"
+            }
     return out
 
 

@@ -1,5 +1,6 @@
 """Container image references as a pool declares them: the registry they come from, whether the tag is pinned, and
 where Artifact Registry serves them. Pure."""
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,10 @@ _COMPONENT = r"[a-z0-9]+(?:[._-]+[a-z0-9]+)*"
 _REFERENCE = re.compile(
     r"^(?:(?P<host>[A-Za-z0-9.-]+:[0-9]+|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost)/)?"
     rf"(?P<path>{_COMPONENT}(?:/{_COMPONENT})*)"
-    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[a-f0-9]{64}|" + re.escape(DEPLOY_DIGEST) + "))?$")
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[a-f0-9]{64}|"
+    + re.escape(DEPLOY_DIGEST)
+    + "))?$"
+)
 """The distribution reference grammar, simplified: lower-case path components, an optional tag, an optional digest
 (or ``DEPLOY_DIGEST``, which stands for the digest the registry returns at deploy, offline)."""
 UNPINNED_TAGS = frozenset({"latest"})
@@ -56,4 +60,3 @@ def parse_image(text: str) -> ImageRef | None:
     if registry is None:
         registry, path = DOCKER_HUB, path if "/" in path else f"library/{path}"
     return ImageRef(text=text, registry=registry, path=path, tag=match["tag"], digest=match["digest"])
-

@@ -10,6 +10,7 @@ pod's fate before any quota is looked at. Pure: reads the manager Configuration 
   ever admit it; without it, Kueue leaves it alone.
 
 Not ported: pod groups, owner checks (pods of a Kueue-managed owner are the owner's), the webhook's failure policy."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,16 +43,26 @@ def _selects(selector: Mapping[str, Any] | None, namespace: str, labels: Mapping
         return False
     for e in selector.get("matchExpressions") or []:
         value, values, op = ns_labels.get(e["key"]), e.get("values") or [], e["operator"]
-        if (op == "In" and value not in values) or (op == "NotIn" and value in values) \
-                or (op == "Exists" and value is None) or (op == "DoesNotExist" and value is not None):
+        if (
+            (op == "In" and value not in values)
+            or (op == "NotIn" and value in values)
+            or (op == "Exists" and value is None)
+            or (op == "DoesNotExist" and value is not None)
+        ):
             return False
     return True
 
 
-def pod_fate(config: Mapping[str, Any], namespace: str, pod_labels: Mapping[str, str],
-             local_queues: Sequence[Mapping[str, Any]], namespace_labels: Mapping[str, str] | None = None) -> PodFate:
-    if "pod" not in ((config.get("integrations") or {}).get("frameworks") or []) \
-            or not _selects(config.get("managedJobsNamespaceSelector"), namespace, namespace_labels or {}):
+def pod_fate(
+    config: Mapping[str, Any],
+    namespace: str,
+    pod_labels: Mapping[str, str],
+    local_queues: Sequence[Mapping[str, Any]],
+    namespace_labels: Mapping[str, str] | None = None,
+) -> PodFate:
+    if "pod" not in ((config.get("integrations") or {}).get("frameworks") or []) or not _selects(
+        config.get("managedJobsNamespaceSelector"), namespace, namespace_labels or {}
+    ):
         return PodFate(False, None)
     named = pod_labels.get(QUEUE_LABEL)
     here = {q["metadata"]["name"] for q in local_queues if q["metadata"].get("namespace") == namespace}

@@ -18,6 +18,7 @@ Pure data and functions (no Pulumi). Facts and their sources:
   labels of A3 High and A3 Mega nodes; A3 Ultra and A4 nodes get them anyway (cluster-toolkit
   docs/gke-consumption-options.md). A queued A3 High/Mega pool is therefore placed by zone and host only.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,10 +32,20 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 CLOUD_LEVELS: dict[Cloud, tuple[str, ...]] = {
-    Cloud.GCP: (ZONE_LABEL, "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
-                "cloud.google.com/gce-topology-host", HOSTNAME_LABEL),
-    Cloud.AWS: (ZONE_LABEL, "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
-                "topology.k8s.aws/network-node-layer-3", HOSTNAME_LABEL),
+    Cloud.GCP: (
+        ZONE_LABEL,
+        "cloud.google.com/gce-topology-block",
+        "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host",
+        HOSTNAME_LABEL,
+    ),
+    Cloud.AWS: (
+        ZONE_LABEL,
+        "topology.k8s.aws/network-node-layer-1",
+        "topology.k8s.aws/network-node-layer-2",
+        "topology.k8s.aws/network-node-layer-3",
+        HOSTNAME_LABEL,
+    ),
 }
 """Topology levels, broadest first, ``kubernetes.io/hostname`` last (Kueue allows it only as the lowest level)."""
 
@@ -58,8 +69,17 @@ BASIC_TOPOLOGY_NAME = "zone-host"
 
 _BLOCK_LABELLED: dict[Cloud, tuple[str, ...]] = {
     Cloud.GCP: ("a4x-", "a4-", "a3-ultragpu-", "a3-megagpu-", "a3-highgpu-8g"),
-    Cloud.AWS: ("p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge",
-                "p6-b200.48xlarge", "g6e.", "g7e."),
+    Cloud.AWS: (
+        "p3dn.24xlarge",
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+        "p6-b200.48xlarge",
+        "g6e.",
+        "g7e.",
+    ),
 }
 """Machine types (exact, or a prefix ending in '-' or '.') whose nodes the cloud labels with block topology."""
 _GKE_LABELLED_WITHOUT_COMPACT = ("a4x-", "a4-", "a3-ultragpu-")
@@ -121,15 +141,28 @@ class Placement:
     """Why, in a few words, for the preview."""
 
 
-def placement(cloud: Cloud, pool: str, machine_type: str, min_nodes: int, max_nodes: int, mode: str,
-              level: str, queued: bool = False, nvlink_label: str | None = None) -> Placement:
+def placement(
+    cloud: Cloud,
+    pool: str,
+    machine_type: str,
+    min_nodes: int,
+    max_nodes: int,
+    mode: str,
+    level: str,
+    queued: bool = False,
+    nvlink_label: str | None = None,
+) -> Placement:
     """Placement of one pool under ``topology: {mode, level}`` (validation rejects the unsatisfiable cases).
     ``nvlink_label``: on a rack-scale NVLink pool, the node label naming its domain (``level: nvlink``)."""
     if mode == "none":
         return Placement(pool, None, note="topology-aware placement is off (topology.mode: none)")
     if not tas_capable(min_nodes, max_nodes, queued):
-        return Placement(pool, None, note=f"autoscaled ({min_nodes}-{max_nodes} nodes): Kueue TAS only counts "
-                                          "existing nodes, so gangs are admitted by quota alone")
+        return Placement(
+            pool,
+            None,
+            note=f"autoscaled ({min_nodes}-{max_nodes} nodes): Kueue TAS only counts "
+            "existing nodes, so gangs are admitted by quota alone",
+        )
     blocks = has_block_labels(cloud, machine_type, queued)
     name, levels = (TOPOLOGY_NAMES[cloud], CLOUD_LEVELS[cloud]) if blocks else (BASIC_TOPOLOGY_NAME, BASIC_LEVELS)
     if nvlink_label is not None and nvlink_label not in levels:  # EKS GB200: GFD's clique is the domain level
@@ -163,18 +196,32 @@ def spanning_annotations(pool: PoolFacts, where: Placement | None) -> dict[str, 
         return None
     if where.annotation != (REQUIRED_ANNOTATION, nv.domain_label) or nv.block_label not in where.levels:
         return None  # preferred already falls back to the block; no TAS or no block level: nothing to span with
-    return {REQUIRED_ANNOTATION: nv.block_label, SLICE_TOPOLOGY_ANNOTATION: nv.domain_label,
-            SLICE_SIZE_ANNOTATION: str(nv.domain_nodes)}
+    return {
+        REQUIRED_ANNOTATION: nv.block_label,
+        SLICE_TOPOLOGY_ANNOTATION: nv.domain_label,
+        SLICE_SIZE_ANNOTATION: str(nv.domain_nodes),
+    }
 
 
 def pool_placements(spec: SchedulingSpec, pools: Sequence[PoolFacts]) -> dict[str, Placement]:
     """Pool name -> how its gangs are placed under ``scheduling.topology`` (pools no queue uses get no topology)."""
     used = {q.pool for queue in spec.queues for q in queue.quotas}
-    return {p.name: placement(p.cloud, p.name, p.machine.machine_type, p.min_nodes, p.max_nodes,
-                              spec.topology.mode.value, spec.topology.level.value, p.queued is not None,
-                              p.nvlink.domain_label if p.nvlink is not None else None)
-            if p.name in used
-            else Placement(p.name, None, note="no queue has quota in this pool") for p in pools}
+    return {
+        p.name: placement(
+            p.cloud,
+            p.name,
+            p.machine.machine_type,
+            p.min_nodes,
+            p.max_nodes,
+            spec.topology.mode.value,
+            spec.topology.level.value,
+            p.queued is not None,
+            p.nvlink.domain_label if p.nvlink is not None else None,
+        )
+        if p.name in used
+        else Placement(p.name, None, note="no queue has quota in this pool")
+        for p in pools
+    }
 
 
 def namespace_of(queue: Queue) -> str:

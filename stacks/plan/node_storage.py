@@ -1,4 +1,5 @@
 """Derived node storage of a pool: how many of the machine's local SSDs back its ephemeral storage. Pure."""
+
 from __future__ import annotations
 
 from catalog import Cloud
@@ -8,8 +9,11 @@ from stacks.spec.stack import NodePool
 
 def instance_store_raid(cloud: Cloud, pool: NodePool) -> bool:
     """EKS: whether the node's NVMe instance store backs containerd and the kubelet (RAID0 by nodeadm)."""
-    return cloud == Cloud.AWS and (cloud, pool.machine_type) in load_local_ssds() \
+    return (
+        cloud == Cloud.AWS
+        and (cloud, pool.machine_type) in load_local_ssds()
         and pool.local_ssd_ephemeral_storage is not False
+    )
 
 
 def ephemeral_local_ssds(cloud: Cloud, pool: NodePool) -> int | None:

@@ -7,6 +7,7 @@ NVLink only through IMEX channels, which a pod gets from a ``ComputeDomain`` (``
 controller creates a ResourceClaimTemplate for the channel, and each worker pod claims it (kubernetes-sigs/
 dra-driver-nvidia-gpu; GKE A4X and EKS P6e-GB200 guides; shared facts fleet-nvl72-podstart-research.md §2.2).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,9 +63,14 @@ def nvlink_plan(cat: Catalog, spec: StackSpec, pool: NodePool, machine: MachineT
         return None
     ultra = cat.ultraservers.get(pool.capacity.ultraserver_type or "") if spec.cloud == Cloud.AWS else None
     nodes = ultra.instances if ultra is not None else domain.domain_nodes
-    return NvlinkPlan(domain_gpus=nodes * machine.gpus, domain_nodes=nodes, domain_label=domain.domain_label,
-                      block_label=domain.block_label, accelerator_topology=domain.accelerator_topology,
-                      ultraserver_type=ultra.ultraserver_type if ultra is not None else "",
-                      compute_domains=pool.multi_node,
-                      reservation_block=pool.capacity.reservation_block if spec.cloud == Cloud.GCP else None,
-                      racks=(pool.racks or 1) if spec.cloud == Cloud.GCP else 1)
+    return NvlinkPlan(
+        domain_gpus=nodes * machine.gpus,
+        domain_nodes=nodes,
+        domain_label=domain.domain_label,
+        block_label=domain.block_label,
+        accelerator_topology=domain.accelerator_topology,
+        ultraserver_type=ultra.ultraserver_type if ultra is not None else "",
+        compute_domains=pool.multi_node,
+        reservation_block=pool.capacity.reservation_block if spec.cloud == Cloud.GCP else None,
+        racks=(pool.racks or 1) if spec.cloud == Cloud.GCP else 1,
+    )

@@ -1,5 +1,6 @@
 """Derived pod-start settings of a pool (the defaults ``podStart`` gets), the Artifact Registry mirrors of a stack,
 and the preview's per-pool account of what speeds up a pod's start and what a cold node pulls. Pure."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,10 +54,15 @@ def pod_start_plan(cloud: Cloud, pool: NodePool) -> PodStartPlan:
     gke, eks = cloud == Cloud.GCP, cloud == Cloud.AWS
     disk = ps.secondary_boot_disk.disk_image if gke and ps.secondary_boot_disk else None
     return PodStartPlan(
-        pool=pool.name, cloud=cloud, images=images,
-        streaming=gke and ps.image_streaming is not False, boot_disk_image=disk,
-        prepull=ps.prepull and bool(images), fast_image_pull=eks and ps.fast_image_pull is not False,
-        max_parallel_pulls=ps.max_parallel_image_pulls)
+        pool=pool.name,
+        cloud=cloud,
+        images=images,
+        streaming=gke and ps.image_streaming is not False,
+        boot_disk_image=disk,
+        prepull=ps.prepull and bool(images),
+        fast_image_pull=eks and ps.fast_image_pull is not False,
+        max_parallel_pulls=ps.max_parallel_image_pulls,
+    )
 
 
 def mirror_repository(mirror: ImageMirror) -> str:
@@ -72,8 +78,7 @@ def mirror_image(spec: StackSpec, image: ImageRef) -> str | None:
     mirror = mirror_for(spec, image.registry)
     if mirror is None or spec.cloud != Cloud.GCP:
         return None
-    return (f"{spec.region}-docker.pkg.dev/{spec.project}/{mirror_repository(mirror)}/{image.path}"
-            f"{image.reference}")
+    return f"{spec.region}-docker.pkg.dev/{spec.project}/{mirror_repository(mirror)}/{image.path}{image.reference}"
 
 
 def streams(plan: PodStartPlan) -> bool:
@@ -133,7 +138,12 @@ def pod_start_summary(spec: StackSpec, plans: Sequence[PodStartPlan]) -> list[di
     cold start pulls."""
     rows = []
     for pool, plan in zip(spec.node_pools, plans, strict=True):
-        rows.append({"pool": pool.name, "accelerators": accelerators(spec, pool, plan),
-                     "images": cold_start(spec, plan),
-                     "amiReleaseVersion": pool.ami_release_version if spec.cloud == Cloud.AWS else None})
+        rows.append(
+            {
+                "pool": pool.name,
+                "accelerators": accelerators(spec, pool, plan),
+                "images": cold_start(spec, plan),
+                "amiReleaseVersion": pool.ami_release_version if spec.cloud == Cloud.AWS else None,
+            }
+        )
     return rows

@@ -17,6 +17,7 @@ Facts and their sources:
   ``--enable-provisioning-requests=true`` and ``--kube-api-content-type application/json`` (cluster-autoscaler FAQ,
   "How can I use ProvisioningRequest to run batch workloads").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

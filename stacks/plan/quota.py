@@ -1,5 +1,6 @@
 """What the queues promise: GPU quota per queue and pool, the share of each pool's capacity that is promised, and the
 $/hour of each team's nominal quota at the pool's catalog price. Pure: read by the preview and the tests."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
@@ -70,44 +71,75 @@ class QuotaPlan:
     def repriced(self, rates: dict[str, float | None]) -> QuotaPlan:
         """The same promises at ``rates`` (pool -> $/GPU-hour; None: unknown), e.g. the cost table's own, which
         carry the policy pack's priceOverrides that the plan cannot know."""
-        return replace(self, quotas=[replace(q, usd_per_hour=None if rates.get(q.pool) is None
-                                             else q.gpus * rates[q.pool])  # type: ignore[operator]
-                                     if q.pool in rates else q for q in self.quotas])
+        return replace(
+            self,
+            quotas=[
+                replace(q, usd_per_hour=None if rates.get(q.pool) is None else q.gpus * rates[q.pool])  # type: ignore[operator]
+                if q.pool in rates
+                else q
+                for q in self.quotas
+            ],
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"workload": self.workload, "cohort": self.cohort, "overcommit": self.overcommit,
-                "queueingStrategy": self.queueing_strategy, "gangTimeoutSeconds": self.gang_timeout_seconds,
-                "quotas": [asdict(q) for q in self.quotas],
-                "pools": [{**asdict(p), "share": round(p.share, 4), "overcommitted": p.overcommitted}
-                          for p in self.pools],
-                "queueUsdPerHour": {k: None if v is None else round(v, 4)
-                                    for k, v in self.queue_usd_per_hour().items()},
-                "access": list(self.access)}
+        return {
+            "workload": self.workload,
+            "cohort": self.cohort,
+            "overcommit": self.overcommit,
+            "queueingStrategy": self.queueing_strategy,
+            "gangTimeoutSeconds": self.gang_timeout_seconds,
+            "quotas": [asdict(q) for q in self.quotas],
+            "pools": [{**asdict(p), "share": round(p.share, 4), "overcommitted": p.overcommitted} for p in self.pools],
+            "queueUsdPerHour": {k: None if v is None else round(v, 4) for k, v in self.queue_usd_per_hour().items()},
+            "access": list(self.access),
+        }
 
 
-def quota_plan(spec: SchedulingSpec, pools: Sequence[PoolFacts], placements: dict[str, str] | None = None,
-               rates: dict[str, float | None] | None = None) -> QuotaPlan:
+def quota_plan(
+    spec: SchedulingSpec,
+    pools: Sequence[PoolFacts],
+    placements: dict[str, str] | None = None,
+    rates: dict[str, float | None] | None = None,
+) -> QuotaPlan:
     """``placements``: pool -> a short description of its placement (Kueue: gang placement; Slurm: partition and
     topology), shown next to the pool. ``rates``: pool -> billed $/GPU-h (``billing.pool_billing``, so a capacity
     block's fee, never its list price; None: unknown); the catalog's list price where not given."""
     by_name = {p.name: p for p in pools}
     kueue = spec.workload == Workload.KUBEFLOW  # queueing strategy and gang admission are Kueue's, not Slurm's
-    plan = QuotaPlan(workload=spec.workload.value, cohort=spec.cohort, overcommit=spec.overcommit,
-                     queueing_strategy=spec.queueing_strategy.value if kueue else None,
-                     gang_timeout_seconds=spec.gang.timeout_seconds if kueue and spec.gang.enabled else None)
+    plan = QuotaPlan(
+        workload=spec.workload.value,
+        cohort=spec.cohort,
+        overcommit=spec.overcommit,
+        queueing_strategy=spec.queueing_strategy.value if kueue else None,
+        gang_timeout_seconds=spec.gang.timeout_seconds if kueue and spec.gang.enabled else None,
+    )
     promised: dict[str, int] = {}
     for queue in spec.queues:
         for quota in queue.quotas:
             pool = by_name[quota.pool]
-            plan.quotas.append(QueueQuota(
-                queue=queue.name, namespace=queue.namespace or queue.name, pool=pool.name,
-                gpu_model=pool.machine.gpu_model.value, gpus=quota.gpus, borrowing_limit=quota.borrowing_limit,
-                lending_limit=quota.lending_limit,
-                usd_per_hour=None if (rate := _rate(pool, rates)) is None else quota.gpus * rate))
+            plan.quotas.append(
+                QueueQuota(
+                    queue=queue.name,
+                    namespace=queue.namespace or queue.name,
+                    pool=pool.name,
+                    gpu_model=pool.machine.gpu_model.value,
+                    gpus=quota.gpus,
+                    borrowing_limit=quota.borrowing_limit,
+                    lending_limit=quota.lending_limit,
+                    usd_per_hour=None if (rate := _rate(pool, rates)) is None else quota.gpus * rate,
+                )
+            )
             promised[pool.name] = promised.get(pool.name, 0) + quota.gpus
-    plan.pools = [PoolPromise(pool=p.name, gpu_model=p.machine.gpu_model.value, capacity_gpus=p.max_gpus,
-                              promised_gpus=promised.get(p.name, 0), placement=(placements or {}).get(p.name, ""))
-                  for p in pools]
+    plan.pools = [
+        PoolPromise(
+            pool=p.name,
+            gpu_model=p.machine.gpu_model.value,
+            capacity_gpus=p.max_gpus,
+            promised_gpus=promised.get(p.name, 0),
+            placement=(placements or {}).get(p.name, ""),
+        )
+        for p in pools
+    ]
     return plan
 
 

@@ -7,6 +7,7 @@ validation (cold start against the ramp) and the docs' numbers.
   ``aws-amp-scraper-min-scrape-interval``): a configuration below it is refused by CreateScraper, and every serving
   object depends on the collector, so nothing would serve.
 """
+
 from __future__ import annotations
 
 from catalog import Cloud
@@ -29,8 +30,10 @@ def check_amp_scrape_interval(interval_s: int) -> None:
     """Refuse a managed-collector configuration AMP would refuse, naming the limit and its source."""
     limit = amp_min_scrape()
     if interval_s < int(limit.value):
-        raise ValueError(f"AMP managed collector scrape interval {interval_s} s is below {limit.value} s: "
-                         f"{limit.cite()}; use at least {limit.value} s")
+        raise ValueError(
+            f"AMP managed collector scrape interval {interval_s} s is below {limit.value} s: "
+            f"{limit.cite()}; use at least {limit.value} s"
+        )
 
 
 def scale_up_seen_s(cloud: Cloud, polling_interval_s: int) -> int:

@@ -5,6 +5,7 @@ What goes where in Slinky (slurm chart 1.2.1, Slurm 26.05): the operator writes 
 hosts, ports, auth/slurm, accounting storage), one ``NodeSet=<pool> Feature=<pool>`` line per NodeSet, then the
 chart's ``controller.extraConf`` (our directives) and one ``PartitionName=`` line per chart partition.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,7 +14,13 @@ from typing import Sequence
 from catalog import Cloud
 from catalog.fabric import FabricKind
 from stacks.plan.slurm_accounts import (
-    PREEMPT_PLUGINS, AccountPlan, QosPlan, plan_accounts, plan_qos, preempt_type, sacctmgr_script,
+    PREEMPT_PLUGINS,
+    AccountPlan,
+    QosPlan,
+    plan_accounts,
+    plan_qos,
+    preempt_type,
+    sacctmgr_script,
 )
 from stacks.plan.slurm_login import LoginPlan, plan_login
 from stacks.plan.slurm_nodes import NodeSetPlan, plan_nodeset
@@ -89,17 +96,29 @@ def plan_slurm(sched: SchedulingSpec, pools: Sequence[PoolFacts]) -> SlurmPlan:
     """``pools`` in spec order. The spec is validated (``stacks/validate/slurm.py``); this only derives."""
     s = sched.slurm
     overrides = {o.pool: o for o in s.node_sets}
-    nodesets = [plan_nodeset(p, overrides[p.name].cpus if p.name in overrides else None,
-                             overrides[p.name].real_memory_mib if p.name in overrides else None,
-                             scales=scales(s.scaling, p.min_nodes, p.max_nodes)) for p in pools]
+    nodesets = [
+        plan_nodeset(
+            p,
+            overrides[p.name].cpus if p.name in overrides else None,
+            overrides[p.name].real_memory_mib if p.name in overrides else None,
+            scales=scales(s.scaling, p.min_nodes, p.max_nodes),
+        )
+        for p in pools
+    ]
     topology = plan_topology(sched, nodesets, {p.name: p.machine for p in pools})
     kind = preempt_type(sched)
-    plan = SlurmPlan(accounting=accounting_on(sched), preempt_type=kind, nodesets=nodesets,
-                     partitions=_partitions(sched, nodesets, topology, kind), topology=topology,
-                     qos=plan_qos(sched), accounts=plan_accounts(sched, nodesets),
-                     scaling=plan_scaling(s.scaling, nodesets, topology),
-                     login=plan_login(s.access.login, pools[0].cloud) if pools else None,
-                     cloud=pools[0].cloud if pools else None)
+    plan = SlurmPlan(
+        accounting=accounting_on(sched),
+        preempt_type=kind,
+        nodesets=nodesets,
+        partitions=_partitions(sched, nodesets, topology, kind),
+        topology=topology,
+        qos=plan_qos(sched),
+        accounts=plan_accounts(sched, nodesets),
+        scaling=plan_scaling(s.scaling, nodesets, topology),
+        login=plan_login(s.access.login, pools[0].cloud) if pools else None,
+        cloud=pools[0].cloud if pools else None,
+    )
     if plan.accounting and s.backup.enabled:
         plan.backup_retention_days = s.backup.retention_days
     plan.directives = _directives(sched, plan)
@@ -129,8 +148,10 @@ def _directives(sched: SchedulingSpec, plan: SlurmPlan) -> dict[str, str]:
         "SelectTypeParameters": "CR_Core_Memory",
         "GresTypes": "gpu",
         "SchedulerType": "sched/backfill",
-        "SchedulerParameters": (f"bf_continue,bf_interval={bf.interval_seconds},bf_max_job_test={bf.max_job_test},"
-                                f"bf_resolution={bf.resolution_seconds},bf_window={bf.window_minutes}"),
+        "SchedulerParameters": (
+            f"bf_continue,bf_interval={bf.interval_seconds},bf_max_job_test={bf.max_job_test},"
+            f"bf_resolution={bf.resolution_seconds},bf_window={bf.window_minutes}"
+        ),
         "PriorityType": "priority/multifactor",
     }
     if plan.accounting:  # slurmctld ignores both, with an error, without slurmdbd
@@ -152,20 +173,28 @@ def _directives(sched: SchedulingSpec, plan: SlurmPlan) -> dict[str, str]:
 
 def _per_gpu(nodesets: Sequence[NodeSetPlan]) -> dict[str, str]:
     """Defaults for jobs that ask for GPUs only: the per-GPU share of the smallest node in the partition."""
-    return {"DefCpuPerGPU": str(min(n.cpus // n.gpus for n in nodesets)),
-            "DefMemPerGPU": str(min(n.real_memory_mib // n.gpus for n in nodesets))}
+    return {
+        "DefCpuPerGPU": str(min(n.cpus // n.gpus for n in nodesets)),
+        "DefMemPerGPU": str(min(n.real_memory_mib // n.gpus for n in nodesets)),
+    }
 
 
-def _partitions(sched: SchedulingSpec, nodesets: list[NodeSetPlan], topology: TopologyPlan,
-                kind: SlurmPreemptType) -> list[PartitionPlan]:
+def _partitions(
+    sched: SchedulingSpec, nodesets: list[NodeSetPlan], topology: TopologyPlan, kind: SlurmPreemptType
+) -> list[PartitionPlan]:
     s = sched.slurm
     tiered = kind == SlurmPreemptType.PARTITION_PRIO
-    default = next((p.name for p in s.partitions if p.default), None) or \
-        (ALL_PARTITION if s.all_pools_partition else nodesets[0].pool)
+    default = next((p.name for p in s.partitions if p.default), None) or (
+        ALL_PARTITION if s.all_pools_partition else nodesets[0].pool
+    )
     out = []
     for n in nodesets:
-        opts = {"Default": "YES" if default == n.pool else "NO", "State": "UP", "MaxTime": "UNLIMITED",
-                "MaxNodes": str(n.replicas)}
+        opts = {
+            "Default": "YES" if default == n.pool else "NO",
+            "State": "UP",
+            "MaxTime": "UNLIMITED",
+            "MaxNodes": str(n.replicas),
+        }
         if n.multi_node:
             opts["OverSubscribe"] = "EXCLUSIVE"  # gangs own whole nodes
         opts.update(_per_gpu([n]))
@@ -177,14 +206,29 @@ def _partitions(sched: SchedulingSpec, nodesets: list[NodeSetPlan], topology: To
     by_pool = {n.pool: n for n in nodesets}
     for p in s.partitions:
         members = [by_pool[name] for name in p.pools]
-        opts = {"Default": "YES" if default == p.name else "NO", "State": "UP", "MaxTime": "UNLIMITED",
-                **_per_gpu(members), "PriorityTier": str(p.priority_tier)}
+        opts = {
+            "Default": "YES" if default == p.name else "NO",
+            "State": "UP",
+            "MaxTime": "UNLIMITED",
+            **_per_gpu(members),
+            "PriorityTier": str(p.priority_tier),
+        }
         topo = topology.for_pools(p.pools)
         if topo:
             opts["Topology"] = topo
         out.append(PartitionPlan(p.name, tuple(p.pools), opts))
     if s.all_pools_partition:
-        out.append(PartitionPlan(ALL_PARTITION, (ALL_NODESETS,), {
-            "Default": "YES" if default == ALL_PARTITION else "NO", "State": "UP", "MaxTime": "UNLIMITED",
-            **_per_gpu(nodesets), "PriorityTier": str(ALL_TIER if tiered else 1)}))
+        out.append(
+            PartitionPlan(
+                ALL_PARTITION,
+                (ALL_NODESETS,),
+                {
+                    "Default": "YES" if default == ALL_PARTITION else "NO",
+                    "State": "UP",
+                    "MaxTime": "UNLIMITED",
+                    **_per_gpu(nodesets),
+                    "PriorityTier": str(ALL_TIER if tiered else 1),
+                },
+            )
+        )
     return out

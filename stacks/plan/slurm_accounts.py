@@ -16,6 +16,7 @@ several types an untyped job is held to the total only (it may take more of one 
 total). An account left uncapped on some type (no quota on that pool, or unlimited borrowing) gets no untyped cap:
 it would hold back its typed jobs on the uncapped type, so its untyped requests are not capped (docs/slurm.md).
 """
+
 from __future__ import annotations
 
 import shlex
@@ -26,8 +27,11 @@ from stacks.plan.slurm_nodes import NodeSetPlan
 from stacks.spec.scheduling import SchedulingSpec, WithinQueuePreemption
 from stacks.spec.slurm import SlurmPreemptType
 
-PREEMPT_PLUGINS = {SlurmPreemptType.QOS: "preempt/qos", SlurmPreemptType.PARTITION_PRIO: "preempt/partition_prio",
-                   SlurmPreemptType.NONE: "preempt/none"}
+PREEMPT_PLUGINS = {
+    SlurmPreemptType.QOS: "preempt/qos",
+    SlurmPreemptType.PARTITION_PRIO: "preempt/partition_prio",
+    SlurmPreemptType.NONE: "preempt/none",
+}
 
 
 def preempt_type(sched: SchedulingSpec) -> SlurmPreemptType:
@@ -112,13 +116,26 @@ def plan_accounts(sched: SchedulingSpec, nodesets: Sequence[NodeSetPlan]) -> lis
             caps[model] = None if extra is None else (caps.get(model) or 0) + quota.gpus + extra
         capped = tuple(sorted((t, n) for t, n in caps.items() if n is not None))
         total = sum(n for _, n in capped) if capped and {t for t, _ in capped} == cluster_types else None
-        out.append(AccountPlan(name=q.name, fairshare=q.fair_share_weight, qos=qos, default_qos=default_qos(sched),
-                               gpu_caps=capped, gpu_total=total))
+        out.append(
+            AccountPlan(
+                name=q.name,
+                fairshare=q.fair_share_weight,
+                qos=qos,
+                default_qos=default_qos(sched),
+                gpu_caps=capped,
+                gpu_total=total,
+            )
+        )
     return out
 
 
-def sacctmgr_script(cluster: str, qos: Sequence[QosPlan], accounts: Sequence[AccountPlan],
-                    gpu_types: Sequence[str], wait_seconds: int = 600) -> str:
+def sacctmgr_script(
+    cluster: str,
+    qos: Sequence[QosPlan],
+    accounts: Sequence[AccountPlan],
+    gpu_types: Sequence[str],
+    wait_seconds: int = 600,
+) -> str:
     """A POSIX shell script: wait for slurmdbd, then create-if-missing and set every QOS and account.
 
     Safe to run again (``add`` only for what is missing, ``modify`` always sets the declared values); accounts and
@@ -134,26 +151,29 @@ def sacctmgr_script(cluster: str, qos: Sequence[QosPlan], accounts: Sequence[Acc
         f"CLUSTER={q(cluster)}",
         "S='sacctmgr -i'",
         "# exists ENTITY FIELD NAME: is NAME listed (qos lists 'name')",
-        "exists() { sacctmgr -n -P show \"$1\" where name=\"$3\" format=\"$2\" | grep -qx \"$3\"; }",
+        'exists() { sacctmgr -n -P show "$1" where name="$3" format="$2" | grep -qx "$3"; }',
         "# here ACCOUNT: has ACCOUNT an association on this cluster (accounts are global, associations per cluster)",
-        "here() { sacctmgr -n -P show assoc where cluster=\"$CLUSTER\" account=\"$1\" format=account | grep -qx \"$1\";"
-        " }",
+        'here() { sacctmgr -n -P show assoc where cluster="$CLUSTER" account="$1" format=account | grep -qx "$1"; }',
         "i=0; until sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1; do",
         f"  i=$((i+5)); [ \"$i\" -le {wait_seconds} ] || {{ echo 'slurmdbd did not answer' >&2; exit 1; }}; sleep 5",
         "done",
-        "sacctmgr -n -P show cluster format=cluster | grep -qx \"$CLUSTER\" || $S add cluster \"$CLUSTER\"",
+        'sacctmgr -n -P show cluster format=cluster | grep -qx "$CLUSTER" || $S add cluster "$CLUSTER"',
     ]
     for item in qos:  # every QOS first: a Preempt= list may only name QOS that exist
         lines.append(f"exists qos name {q(item.name)} || $S add qos {q(item.name)}")
     for item in qos:
         preempt = ",".join(item.preempts) if item.preempts else "''"
         desc = item.description or item.name
-        lines.append(f"$S modify qos where name={q(item.name)} set priority={item.priority} preempt={preempt} "
-                     f"description={q(desc)}")
+        lines.append(
+            f"$S modify qos where name={q(item.name)} set priority={item.priority} preempt={preempt} "
+            f"description={q(desc)}"
+        )
     clear_caps = {"gres/gpu": -1, **{f"gres/gpu:{t}": -1 for t in gpu_types}}  # -1: no cap (clears an old one)
     for acct in accounts:
-        lines.append(f"here {q(acct.name)} || $S add account {q(acct.name)} cluster=\"$CLUSTER\" "
-                     f"description={q('gpu-cluster queue ' + acct.name)} organization=gpu-cluster")
+        lines.append(
+            f'here {q(acct.name)} || $S add account {q(acct.name)} cluster="$CLUSTER" '
+            f"description={q('gpu-cluster queue ' + acct.name)} organization=gpu-cluster"
+        )
         sets = [f"fairshare={acct.fairshare}"]
         if acct.qos:
             sets.append(f"qos={','.join(acct.qos)}")
@@ -162,6 +182,6 @@ def sacctmgr_script(cluster: str, qos: Sequence[QosPlan], accounts: Sequence[Acc
         caps = {**clear_caps, **acct.tres_caps}
         if caps:
             sets.append("grptres=" + ",".join(f"{k}={v}" for k, v in sorted(caps.items())))
-        lines.append(f"$S modify account where name={q(acct.name)} cluster=\"$CLUSTER\" set {' '.join(sets)}")
+        lines.append(f'$S modify account where name={q(acct.name)} cluster="$CLUSTER" set {" ".join(sets)}')
     lines.append("echo 'gpu-cluster: Slurm QOS and accounts applied'")
     return "\n".join(lines) + "\n"

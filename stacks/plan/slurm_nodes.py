@@ -4,6 +4,7 @@ Slinky runs every slurmd as a *dynamic* node (``slurmd -Z --conf "<extraConf>"``
 ``<nodeset>-<ordinal>``, and advertising ``Features=<nodeset>``. The controller's slurm.conf therefore has no
 NodeName lines: a NodeSet line per pool, and partitions that name NodeSets. Pure: no Pulumi.
 """
+
 from __future__ import annotations
 
 import math
@@ -93,21 +94,33 @@ class NodeSetPlan:
 
     def pod_resources(self) -> dict[str, dict[str, str]]:
         """slurmd container requests = limits = what Slurm advertises (Guaranteed QoS; the whole node's GPUs)."""
-        memory = f"{self.real_memory_mib // 1024}Gi" if self.real_memory_mib % 1024 == 0 else f"{self.real_memory_mib}Mi"
+        memory = (
+            f"{self.real_memory_mib // 1024}Gi" if self.real_memory_mib % 1024 == 0 else f"{self.real_memory_mib}Mi"
+        )
         amounts = {"cpu": str(self.cpus), "memory": memory, GPU_RESOURCE: str(self.gpus)}
         return {"requests": dict(amounts), "limits": dict(amounts)}
 
 
-def plan_nodeset(pool: PoolFacts, cpus: int | None = None, real_memory_mib: int | None = None,
-                 scales: bool = False) -> NodeSetPlan:
+def plan_nodeset(
+    pool: PoolFacts, cpus: int | None = None, real_memory_mib: int | None = None, scales: bool = False
+) -> NodeSetPlan:
     machine = pool.machine
     if machine.vcpu is None or machine.ram_gib is None:
-        raise ValueError(f"pool {pool.name}: the catalog has no vCPU/RAM for {machine.machine_type} "
-                         "(validation should have asked for slurm.nodeSets[].cpus and realMemoryMib)")
+        raise ValueError(
+            f"pool {pool.name}: the catalog has no vCPU/RAM for {machine.machine_type} "
+            "(validation should have asked for slurm.nodeSets[].cpus and realMemoryMib)"
+        )
     return NodeSetPlan(
-        pool=pool.name, replicas=pool.max_nodes, min_nodes=pool.min_nodes, scales=scales, gpu_type=machine.gpu_model.slurm_name, gpus=machine.gpus,
+        pool=pool.name,
+        replicas=pool.max_nodes,
+        min_nodes=pool.min_nodes,
+        scales=scales,
+        gpu_type=machine.gpu_model.slurm_name,
+        gpus=machine.gpus,
         cpus=cpus if cpus is not None else default_cpus(machine.vcpu),
         real_memory_mib=real_memory_mib if real_memory_mib is not None else default_real_memory_mib(machine.ram_gib),
-        multi_node=pool.multi_node, zones=pool.zones,
+        multi_node=pool.multi_node,
+        zones=pool.zones,
         node_selector={POOL_LABEL_KEY: pool.name, "kubernetes.io/os": "linux"},
-        tolerations=tuple(pool.tolerations))
+        tolerations=tuple(pool.tolerations),
+    )

@@ -6,6 +6,7 @@ operator then sets the Slurm node's ``Topology=``). Listing node names instead m
 ``_find_node_record: lookup failure`` for every node at start-up (checked against a real 26.05 controller).
 Partitions of multi-node pools name their topology; everything else uses the flat cluster default. Pure: no Pulumi.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -100,8 +101,13 @@ class TopologyPlan:
             return None
         doc: list[dict] = [{"topology": DEFAULT_TOPOLOGY, "cluster_default": True, "flat": True}]
         for b in self.blocks:
-            doc.append({"topology": b.name, "cluster_default": False,
-                        "block": {"block_sizes": list(b.sizes), "blocks": [{"block": name} for name in b.blocks]}})
+            doc.append(
+                {
+                    "topology": b.name,
+                    "cluster_default": False,
+                    "block": {"block_sizes": list(b.sizes), "blocks": [{"block": name} for name in b.blocks]},
+                }
+            )
         if self.tree is not None:
             switches = [{"switch": ROOT_SWITCH, "children": ",".join(self.tree.zones)}]
             for zone, leaves in self.tree.zones.items():
@@ -111,7 +117,9 @@ class TopologyPlan:
         return "---\n" + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 
 
-def plan_topology(sched: SchedulingSpec, nodesets: Sequence[NodeSetPlan], machines: dict[str, MachineType]) -> TopologyPlan:
+def plan_topology(
+    sched: SchedulingSpec, nodesets: Sequence[NodeSetPlan], machines: dict[str, MachineType]
+) -> TopologyPlan:
     """``machines``: pool name -> catalog machine (for NVLink domains)."""
     topo = sched.topology
     if topo.mode == TopologyMode.NONE or topo.level == TopologyLevel.HOST:
@@ -121,12 +129,21 @@ def plan_topology(sched: SchedulingSpec, nodesets: Sequence[NodeSetPlan], machin
         zones: dict[str, list[str]] = {}
         for n in multi:
             zones.setdefault(n.zones[0], []).append(n.pool)
-        return TopologyPlan(tree=TreeTopology(ZONE_TOPOLOGY, {z: tuple(p) for z, p in zones.items()})) if zones \
+        return (
+            TopologyPlan(tree=TreeTopology(ZONE_TOPOLOGY, {z: tuple(p) for z, p in zones.items()}))
+            if zones
             else TopologyPlan()
+        )
     blocks = []
     for n in multi:  # level block or nvlink: on a GB200 pool the base block is one NVLink domain either way
         size = sched.slurm.block_size or default_block_size(machines[n.pool], n.replicas)
-        blocks.append(BlockTopology(name=block_topology_name(n.pool), pool=n.pool, block_size=size,
-                                    blocks=pool_blocks(n.pool, n.replicas, size),
-                                    sizes=tuple(block_sizes(size, n.replicas))))
+        blocks.append(
+            BlockTopology(
+                name=block_topology_name(n.pool),
+                pool=n.pool,
+                block_size=size,
+                blocks=pool_blocks(n.pool, n.replicas, size),
+                sizes=tuple(block_sizes(size, n.replicas)),
+            )
+        )
     return TopologyPlan(blocks=tuple(blocks))

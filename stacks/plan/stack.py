@@ -3,6 +3,7 @@ components, the preview, the policy summaries and the what-if read about the sta
 per pool (facts, pod start, the GKE node pool or EKS node group inputs, resolved), the cluster, the GPU runtime plan,
 the maintenance window, the pre-pull DaemonSets, image mirrors, and the scheduler plans (Kueue placements, the Slurm
 plan, what each queue is promised), and the fleet role. Pure: no Pulumi, no rendering (``render/`` turns plans into documents)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -108,12 +109,14 @@ class StackPlan:
 
 def _gpu_hour_rate(f: PoolFacts, pool: NodePool) -> float | None:
     from stacks.plan.billing import pool_billing
+
     rate = pool_billing(f, pool).usd_per_node_hour
     return None if rate is None or not f.gpus_per_node else rate / f.gpus_per_node
 
 
-def _scheduler_plans(sched: SchedulingSpec | None, facts: list[PoolFacts], rates: dict[str, float | None]
-                     ) -> tuple[KueuePlan | None, SlurmPlan | None, QuotaPlan | None]:
+def _scheduler_plans(
+    sched: SchedulingSpec | None, facts: list[PoolFacts], rates: dict[str, float | None]
+) -> tuple[KueuePlan | None, SlurmPlan | None, QuotaPlan | None]:
     if sched is None:
         return None, None, None
     if sched.workload == Workload.KUBEFLOW:
@@ -121,13 +124,21 @@ def _scheduler_plans(sched: SchedulingSpec | None, facts: list[PoolFacts], rates
         notes = {name: (f"TAS {p.topology}: {p.note}" if p.topology else p.note) for name, p in placements.items()}
         for f in facts:  # GKE racks: the second runtime, for gangs of whole racks
             if spanning_annotations(f, placements.get(f.name)) is not None and f.nvlink is not None:
-                notes[f.name] += (f"; gangs of whole racks: required block, {f.nvlink.domain_nodes}-node slices "
-                                  "per rack (block runtime)")
-        kueue = KueuePlan(scheduling=sched, placements=placements, namespaces=pool_namespaces(sched),
-                          katib=sched.kubeflow.katib, pipelines=sched.kubeflow.pipelines)
+                notes[f.name] += (
+                    f"; gangs of whole racks: required block, {f.nvlink.domain_nodes}-node slices "
+                    "per rack (block runtime)"
+                )
+        kueue = KueuePlan(
+            scheduling=sched,
+            placements=placements,
+            namespaces=pool_namespaces(sched),
+            katib=sched.kubeflow.katib,
+            pipelines=sched.kubeflow.pipelines,
+        )
         return kueue, None, quota_plan(sched, facts, notes, rates)
     if sched.workload == Workload.SLURM:
         from stacks.plan.slurm import plan_slurm  # lazy: a Kueue stack's run (preview, what-if) never loads it
+
         slurm = plan_slurm(sched, facts)
         return None, slurm, quota_plan(sched, facts, slurm_placements(slurm), rates)
     return None, None, quota_plan(sched, facts, {}, rates)
@@ -140,6 +151,7 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     egress: EgressPlan | None = None
     if spec.fleet is not None:  # lazy: the fleet planners load for fleet stacks only (the what-if's import floor)
         from stacks.plan.fleet_egress import egress_plan
+
         egress = egress_plan(spec.fleet, spec.cloud, spec.cluster)  # a fleet manager's NAT addresses, else None
     cluster = plan_cluster(spec, cat.zones(Cloud.GCP, spec.region) if spec.cloud == Cloud.GCP else (), egress)
     pools: dict[str, PoolPlan] = {}
@@ -153,15 +165,18 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
         facts = pool_facts(spec, pool, cat, index, operator_used)
         pod_start = pod_start_plan(spec.cloud, pool)
         if spec.cloud == Cloud.GCP:
-            pools[pool.name] = PoolPlan(pool.name, facts, pod_start,
-                                        gke=gke_pool_plan(pool, facts, pod_start, cluster.project, spec.labels))
+            pools[pool.name] = PoolPlan(
+                pool.name, facts, pod_start, gke=gke_pool_plan(pool, facts, pod_start, cluster.project, spec.labels)
+            )
         else:
-            pools[pool.name] = PoolPlan(pool.name, facts, pod_start,
-                                        eks=eks_pool_plan(pool, facts, pod_start, spec.labels, now))
+            pools[pool.name] = PoolPlan(
+                pool.name, facts, pod_start, eks=eks_pool_plan(pool, facts, pod_start, spec.labels, now)
+            )
     facts_list = [p.facts for p in pools.values()]
     sched = spec.scheduling
     if spec.serving is not None and sched is not None and sched.workload == Workload.KUBEFLOW:
         from stacks.plan.serving import with_serving_queue  # serving's ClusterQueue joins the training cohort
+
         sched = with_serving_queue(sched, spec.serving, spec.cloud, spec.node_pools)
     # one price lookup: a queue's $/h is the pool's billed rate (a capacity block's fee, never its list price)
     rates = {f.name: _gpu_hour_rate(f, pool) for f, pool in zip(facts_list, spec.node_pools)}
@@ -174,22 +189,32 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
         if quota is not None and timeout is not None:
             quota.gang_timeout_seconds = timeout.seconds
     return StackPlan(
-        spec=spec, cluster=cluster, pools=pools, runtime=runtime_plan(spec, facts_list),
+        spec=spec,
+        cluster=cluster,
+        pools=pools,
+        runtime=runtime_plan(spec, facts_list),
         maintenance=maintenance_policy(spec),
-        prepull=tuple((p.facts, tuple(i.text for i in p.pod_start.images))
-                      for p in pools.values() if p.pod_start.prepull),
+        prepull=tuple(
+            (p.facts, tuple(i.text for i in p.pod_start.images)) for p in pools.values() if p.pod_start.prepull
+        ),
         streaming_pools=frozenset(p.name for p in pools.values() if p.pod_start.streaming),
-        mirrors=tuple(MirrorPlan(m.upstream.value, mirror_repository(m), m.username, m.password_secret_version)
-                      for m in spec.cluster.image_mirrors),
-        kueue=kueue, slurm=slurm, quota=quota,
+        mirrors=tuple(
+            MirrorPlan(m.upstream.value, mirror_repository(m), m.username, m.password_secret_version)
+            for m in spec.cluster.image_mirrors
+        ),
+        kueue=kueue,
+        slurm=slurm,
+        quota=quota,
         gke_fabric=_gke_fabric(spec, facts_list),
-        fleet=_fleet(spec, facts_list, egress))
+        fleet=_fleet(spec, facts_list, egress),
+    )
 
 
 def _gke_fabric(spec: StackSpec, facts: list[PoolFacts]) -> tuple[FabricKindPlan, ...]:
     if spec.cloud != Cloud.GCP or all(f.fabric is None for f in facts):
         return ()  # EKS (EFA is the node group's), or no pool with a fabric
     from stacks.plan.gke_fabric import gke_fabric_plan  # lazy: GKE stacks with a fabric pool only (the import floor)
+
     return gke_fabric_plan(facts)
 
 
@@ -198,6 +223,10 @@ def _fleet(spec: StackSpec, facts: list[PoolFacts], egress: EgressPlan | None) -
         return None
     from stacks.plan.capacity_block import block_window
     from stacks.plan.fleet import fleet_plan  # lazy: fleet stacks only
-    windows = {p.name: {"start": w.as_dict()["start"], "end": w.as_dict()["end"]}
-               for p in spec.node_pools if (w := block_window(p)) is not None}
+
+    windows = {
+        p.name: {"start": w.as_dict()["start"], "end": w.as_dict()["end"]}
+        for p in spec.node_pools
+        if (w := block_window(p)) is not None
+    }
     return fleet_plan(spec.fleet, spec.scheduling, facts, egress, windows)

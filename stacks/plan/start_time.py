@@ -2,6 +2,7 @@
 (``catalog/start_path.py``) and the pool's pod-start settings (``pod_start.py``): node provisioning (cold only), the
 image pull (full, SOCI parallel, streamed or preloaded; cold nodes only), Kueue admission, scheduling the pods, the
 pod start itself and, where a ComputeDomain is used, its start. Pure; read by the preview and the what-if."""
+
 from __future__ import annotations
 
 import math
@@ -54,7 +55,9 @@ def overhead_s(pods: int, f: Mapping[str, float], compute_domain: bool = False) 
     return 1 / f["admit_workloads_per_s"] + pods / f["schedule_pods_per_s"] + f["pod_start_s"] + cd
 
 
-def gang_seconds(start: PoolStart, pods: int, cold: bool, f: Mapping[str, float], compute_domain: bool = False) -> float:
+def gang_seconds(
+    start: PoolStart, pods: int, cold: bool, f: Mapping[str, float], compute_domain: bool = False
+) -> float:
     """Admission to all ``pods`` running: on new nodes (cold: provisioning and pull) or on nodes that have the image."""
     return (start.provision_s + start.pull_s if cold else 0.0) + overhead_s(pods, f, compute_domain)
 
@@ -71,8 +74,14 @@ def compute_domain_on_path(spec: StackSpec, facts: PoolFacts) -> tuple[bool, boo
     return True, not slurm
 
 
-def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: PoolFacts,
-                 f: Mapping[str, float] | None = None, timeout: int | None = None) -> dict[str, Any]:
+def largest_gang(
+    spec: StackSpec,
+    pool: NodePool,
+    plan: PodStartPlan,
+    facts: PoolFacts,
+    f: Mapping[str, float] | None = None,
+    timeout: int | None = None,
+) -> dict[str, Any]:
     """The preview's estimate for the pool's largest gang (every node of a multi-node pool, else one pod): admission
     to all pods running on new nodes (cold) and on nodes that already hold the image (warm); on rack-scale NVLink
     pools with the ComputeDomain start (``computeDomainS``, the ``compute_domain_s_per_pod`` factor). ``timeout``:
@@ -86,9 +95,14 @@ def largest_gang(spec: StackSpec, pool: NodePool, plan: PodStartPlan, facts: Poo
     slurm = spec.scheduling is not None and spec.scheduling.workload == Workload.SLURM
     # Slurm's warm start is sbatch to all tasks on slurmd pods already up: measured (bench/slurm_start.py)
     warm = f["slurm_warm_start_s"] if slurm else gang_seconds(start, pods, False, f, cd_warm)
-    out: dict[str, Any] = {"pods": pods, "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
-                           "warmS": round(warm, 1), "image": start.pull_how,
-           "provisionS": start.provision_s, "pullS": round(start.pull_s, 1)}
+    out: dict[str, Any] = {
+        "pods": pods,
+        "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
+        "warmS": round(warm, 1),
+        "image": start.pull_how,
+        "provisionS": start.provision_s,
+        "pullS": round(start.pull_s, 1),
+    }
     if slurm:
         out["warmMeasured"] = "sbatch to all tasks running, 64 nodes x 8 GPUs on real Slurm, median of 10"
     if cd_cold:
@@ -107,8 +121,12 @@ def gang_pods(spec: StackSpec, pool: NodePool, facts: PoolFacts) -> int:
         return 1
     topo = spec.scheduling.topology if spec.scheduling is not None else None
     nv = facts.nvlink
-    if nv is not None and topo is not None and topo.mode == TopologyMode.REQUIRED \
-            and topo.level == TopologyLevel.NVLINK:
+    if (
+        nv is not None
+        and topo is not None
+        and topo.mode == TopologyMode.REQUIRED
+        and topo.level == TopologyLevel.NVLINK
+    ):
         if nv.racks > 1 and nv.block_label and is_fixed_size(pool.min_nodes, pool.max_nodes):
             return pool.max_nodes  # the torch-<pool>-block runtime takes gangs of every rack (render/trainer.py)
         return min(pool.max_nodes, nv.domain_nodes)
@@ -150,12 +168,19 @@ class PodsReadyTimeout:
         return math.ceil(self.estimate_s * TIMEOUT_MARGIN / TIMEOUT_ROUND_S) * TIMEOUT_ROUND_S
 
     def as_dict(self) -> dict[str, Any]:
-        return {"seconds": self.seconds, "estimateS": self.estimate_s, "pool": self.pool, "derived": self.derived,
-                "configured": self.configured, "margin": TIMEOUT_MARGIN}
+        return {
+            "seconds": self.seconds,
+            "estimateS": self.estimate_s,
+            "pool": self.pool,
+            "derived": self.derived,
+            "configured": self.configured,
+            "margin": TIMEOUT_MARGIN,
+        }
 
 
-def pods_ready_timeout_plan(spec: StackSpec, plans: Sequence[PodStartPlan], facts: Sequence[PoolFacts],
-                            f: Mapping[str, float] | None = None) -> PodsReadyTimeout | None:
+def pods_ready_timeout_plan(
+    spec: StackSpec, plans: Sequence[PodStartPlan], facts: Sequence[PoolFacts], f: Mapping[str, float] | None = None
+) -> PodsReadyTimeout | None:
     """The timeout Kueue runs with (None: no gang admission). Every rack-scale gang waits for its ComputeDomain's IMEX
     daemons before a pod runs, so on a stack with such pools the default (600 s) is raised to the largest cold gang
     estimate x 1.5, rounded up to a minute; a timeout the stack sets is kept as set."""

@@ -15,6 +15,7 @@ when the pool targets one reservation block (``capacity.reservationBlock``); wit
 block of its own, so they are modelled apart (the case that can fail). On EKS one UltraServer is one
 ``nvidia.com/gpu.clique``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,13 @@ from typing import Mapping, Sequence
 
 from catalog import Cloud
 from stacks.plan.facts import PoolFacts
-from stacks.plan.kueue_topology import (HOSTNAME_LABEL, REQUIRED_ANNOTATION, SLICE_SIZE_ANNOTATION,
-                                        SLICE_TOPOLOGY_ANNOTATION, ZONE_LABEL)
+from stacks.plan.kueue_topology import (
+    HOSTNAME_LABEL,
+    REQUIRED_ANNOTATION,
+    SLICE_SIZE_ANNOTATION,
+    SLICE_TOPOLOGY_ANNOTATION,
+    ZONE_LABEL,
+)
 
 
 @dataclass(frozen=True)
@@ -36,8 +42,9 @@ class TopologyAsk:
 def ask_of(annotations: Mapping[str, str]) -> TopologyAsk:
     """The PodSet's topology request from its pod template annotations."""
     size = annotations.get(SLICE_SIZE_ANNOTATION)
-    return TopologyAsk(annotations.get(REQUIRED_ANNOTATION), annotations.get(SLICE_TOPOLOGY_ANNOTATION),
-                       int(size) if size else 1)
+    return TopologyAsk(
+        annotations.get(REQUIRED_ANNOTATION), annotations.get(SLICE_TOPOLOGY_ANNOTATION), int(size) if size else 1
+    )
 
 
 def pool_nodes(pool: PoolFacts, levels: Sequence[str]) -> list[dict[str, str]]:
@@ -67,8 +74,9 @@ def pool_nodes(pool: PoolFacts, levels: Sequence[str]) -> list[dict[str, str]]:
     return nodes
 
 
-def placement_problem(levels: Sequence[str], nodes: Sequence[Mapping[str, str]], pods_per_node: int, pods: int,
-                      ask: TopologyAsk) -> str | None:
+def placement_problem(
+    levels: Sequence[str], nodes: Sequence[Mapping[str, str]], pods_per_node: int, pods: int, ask: TopologyAsk
+) -> str | None:
     """None when TAS can place ``pods`` pods on these nodes under ``ask``; else why not, in a sentence."""
     for level in (ask.required, ask.slice_level):
         if level is not None and level not in levels:

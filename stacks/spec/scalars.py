@@ -7,6 +7,7 @@ of ``pulumi config set``; pulumi/pulumi#4393, #17586, #18285). So a count may ar
 ``4711`` or ``true``, a flag as ``"true"``: each becomes what the user meant. Every number stays inside int32, the
 type of every count the clouds' APIs take.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,15 +18,16 @@ from typing import Any, Union, get_args, get_origin
 import annotated_types
 from pydantic_core import PydanticCustomError
 
-INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 DIGITS = re.compile(r"-?[0-9]+")
 BOOL_TEXT = {"true": True, "false": False}
 """The strings a flag may be given as (the CLI writes top-level values as strings); ``"off"``, ``"yes"``, ``1`` are
 not among them: YAML 1.1 and YAML 1.2 disagree on them, and a flag that silently flips is worse than an error."""
 
 
-def read_scalar(annotation: Any, metadata: list[Any], value: Any, *, text_from_bool: bool = False,
-                keep_digits: bool = False) -> Any:
+def read_scalar(
+    annotation: Any, metadata: list[Any], value: Any, *, text_from_bool: bool = False, keep_digits: bool = False
+) -> Any:
     """``value`` as the field's type reads it, or a ``PydanticCustomError`` saying why not (type names in
     ``stacks/validate/shape.py``)."""
     kind = _plain(annotation)
@@ -66,8 +68,7 @@ def _read_int(value: Any, metadata: list[Any]) -> Any:
         if not math.isfinite(value):
             raise PydanticCustomError("int_not_finite", "Not a finite number", ctx)
         if not value.is_integer():
-            raise PydanticCustomError("int_fraction", "A number with a fraction where a whole number is expected",
-                                      ctx)
+            raise PydanticCustomError("int_fraction", "A number with a fraction where a whole number is expected", ctx)
         value = int(value)
     elif isinstance(value, str) and DIGITS.fullmatch(value.strip()):
         value = int(value)  # "4": a count set with `--type string`, or a top-level value

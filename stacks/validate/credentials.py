@@ -3,6 +3,7 @@ labels and taints are readable by anyone who may list nodes. A value that looks 
 access key ID, a long high-entropy string) or a key named like one (``*token*``, ``*secret*``, ``*password*``,
 ``*api-key*``) is reported without echoing the value.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,10 +14,20 @@ from typing import Any
 from stacks.validate.issues import Issues
 
 TOKEN_PREFIXES = {
-    "hf_": "a Hugging Face token", "ghp_": "a GitHub token", "gho_": "a GitHub token", "ghu_": "a GitHub token",
-    "ghs_": "a GitHub token", "ghr_": "a GitHub token", "github_pat_": "a GitHub token", "glpat-": "a GitLab token",
-    "sk-": "an API secret key (OpenAI, Anthropic, Stripe style)", "sk_live_": "a Stripe secret key",
-    "xoxb-": "a Slack token", "xoxp-": "a Slack token", "xoxa-": "a Slack token", "AIza": "a Google API key",
+    "hf_": "a Hugging Face token",
+    "ghp_": "a GitHub token",
+    "gho_": "a GitHub token",
+    "ghu_": "a GitHub token",
+    "ghs_": "a GitHub token",
+    "ghr_": "a GitHub token",
+    "github_pat_": "a GitHub token",
+    "glpat-": "a GitLab token",
+    "sk-": "an API secret key (OpenAI, Anthropic, Stripe style)",
+    "sk_live_": "a Stripe secret key",
+    "xoxb-": "a Slack token",
+    "xoxp-": "a Slack token",
+    "xoxa-": "a Slack token",
+    "AIza": "a Google API key",
 }
 """Prefixes of well-known credentials; a value is one when at least ``MIN_TOKEN_TAIL`` characters follow."""
 MIN_TOKEN_TAIL = 16
@@ -26,8 +37,10 @@ HIGH_ENTROPY_MIN_LENGTH = 24
 HIGH_ENTROPY_BITS = 4.0
 """Bits per character above which a long mixed-case alphanumeric string is taken for a generated secret. Hex digests
 (commit SHAs, 4 bits at most) and words joined by '-' stay below it."""
-WHERE_SECRETS_BELONG = ("remove it: keep secrets in a secret store (GCP Secret Manager, AWS Secrets Manager) or a "
-                        "Kubernetes Secret, and values the program needs in `pulumi config set --secret`")
+WHERE_SECRETS_BELONG = (
+    "remove it: keep secrets in a secret store (GCP Secret Manager, AWS Secrets Manager) or a "
+    "Kubernetes Secret, and values the program needs in `pulumi config set --secret`"
+)
 
 
 def credential_kind(value: str) -> str | None:
@@ -77,23 +90,37 @@ def _check_labels(where: Issues, labels: dict[Any, Any], what: str) -> None:
 
 
 def _check_pair(where: Issues, key_field: Any, key: Any, value_field: Any, value: Any, what: str) -> None:
-    exposed = ("billing exports and every tool that reads resource labels" if what == "cloud label"
-               else "anyone who may list nodes")
+    exposed = (
+        "billing exports and every tool that reads resource labels"
+        if what == "cloud label"
+        else "anyone who may list nodes"
+    )
     word = secret_key_word(key) if isinstance(key, str) else None
     if word is not None:
-        where.error(key_field, f"a {what} key named like a secret ('{word}'): {what}s are plaintext, readable by "
-                    f"{exposed}", key, allowed=f"{what}s without secrets", fix="rename the key if it holds no "
-                    f"secret; otherwise {WHERE_SECRETS_BELONG}")
+        where.error(
+            key_field,
+            f"a {what} key named like a secret ('{word}'): {what}s are plaintext, readable by {exposed}",
+            key,
+            allowed=f"{what}s without secrets",
+            fix=f"rename the key if it holds no secret; otherwise {WHERE_SECRETS_BELONG}",
+        )
     kind = credential_kind(value) if isinstance(value, str) else None
     if kind is not None and word is None:
-        where.error(value_field, f"the {what} value looks like {kind}: {what}s are plaintext, readable by {exposed}",
-                    masked(value), allowed=f"{what}s without secrets",
-                    fix=f"if it is a credential, revoke it now and {WHERE_SECRETS_BELONG}")
+        where.error(
+            value_field,
+            f"the {what} value looks like {kind}: {what}s are plaintext, readable by {exposed}",
+            masked(value),
+            allowed=f"{what}s without secrets",
+            fix=f"if it is a credential, revoke it now and {WHERE_SECRETS_BELONG}",
+        )
 
 
 def _high_entropy(value: str) -> bool:
-    if len(value) < HIGH_ENTROPY_MIN_LENGTH or not value.isascii() or not value.replace("-", "").replace(
-            "_", "").isalnum():
+    if (
+        len(value) < HIGH_ENTROPY_MIN_LENGTH
+        or not value.isascii()
+        or not value.replace("-", "").replace("_", "").isalnum()
+    ):
         return False
     if not (any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)):
         return False

@@ -1,6 +1,7 @@
 """Stack names given on the command line; the environment check the commands run first lives in
 ``catalog/environment.py`` (standard library only, importable from every package) and is re-exported here.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,6 +21,8 @@ def stack_name_problem(option: str, name: str) -> str | None:
         return None
     stem = path.name
     if stem.startswith("Pulumi.") and stem.endswith((".yaml", ".yml")):
-        stem = stem[len("Pulumi."):].rsplit(".", 1)[0]
-    return (f"error: {option} takes a stack name, not a file: received {name!r}\n"
-            f"  fix:      {option} {stem}   (reads Pulumi.{stem}.yaml in {PROJECT_ROOT}), or {option}-file {name}")
+        stem = stem[len("Pulumi.") :].rsplit(".", 1)[0]
+    return (
+        f"error: {option} takes a stack name, not a file: received {name!r}\n"
+        f"  fix:      {option} {stem}   (reads Pulumi.{stem}.yaml in {PROJECT_ROOT}), or {option}-file {name}"
+    )

@@ -5,6 +5,7 @@ is the one pushed from that build, immutably: so ``runtimeImage`` must be set an
 recipe's fabric and an architecture it builds for, with the workload the recipe serves (slurmd: ``workload: slurm``),
 and it must not be an image known to lack the fabric's plugin (the recipe's unmodified base, say).
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -18,8 +19,9 @@ from stacks.spec.stack import NodePool
 from stacks.validate.issues import Issues
 
 
-def check_fabric_images(issues: Issues, cloud: Cloud, pools: Iterable[tuple[int, NodePool]],
-                        scheduling: SchedulingSpec | None) -> None:
+def check_fabric_images(
+    issues: Issues, cloud: Cloud, pools: Iterable[tuple[int, NodePool]], scheduling: SchedulingSpec | None
+) -> None:
     for i, pool in pools:
         setting = pool.fabric
         if setting is None or setting.runtime_image_build is None:
@@ -29,32 +31,57 @@ def check_fabric_images(issues: Issues, cloud: Cloud, pools: Iterable[tuple[int,
         assert build is not None, f"catalog/data/image-builds.csv has no row {setting.runtime_image_build.value}"
         image = setting.runtime_image
         if image is None:
-            where.error("runtimeImage", f"runtimeImageBuild {build.build} names the recipe of runtimeImage, which "
-                        "is unset", None, allowed=f"the image pushed from {build.dockerfile}, by digest",
-                        fix=f"build and push {build.dockerfile} (docs/fabric.md), then set runtimeImage: "
-                            "<registry>/<repo>@sha256:<digest>")
+            where.error(
+                "runtimeImage",
+                f"runtimeImageBuild {build.build} names the recipe of runtimeImage, which is unset",
+                None,
+                allowed=f"the image pushed from {build.dockerfile}, by digest",
+                fix=f"build and push {build.dockerfile} (docs/fabric.md), then set runtimeImage: "
+                "<registry>/<repo>@sha256:<digest>",
+            )
         elif not by_digest(image):
-            where.error("runtimeImage", "an image built from a recipe must be named by digest, so what runs is what "
-                        "was built", image, allowed="<registry>/<repo>@sha256:<64 lowercase hex> (no tag before the digest)",
-                        fix="`docker buildx imagetools inspect <pushed tag>` prints the digest; name the image "
-                            "<repo>@sha256:<digest>")
+            where.error(
+                "runtimeImage",
+                "an image built from a recipe must be named by digest, so what runs is what was built",
+                image,
+                allowed="<registry>/<repo>@sha256:<64 lowercase hex> (no tag before the digest)",
+                fix="`docker buildx imagetools inspect <pushed tag>` prints the digest; name the image "
+                "<repo>@sha256:<digest>",
+            )
         elif (gap := load_fabric_catalog().image_gap(build.fabric, image)) is not None:
-            where.error("runtimeImage", f"this image is known to have no {gap.lacks}, so it was not built from "
-                        f"{build.dockerfile}", image, allowed=f"the image pushed from {build.dockerfile}",
-                        fix=f"push the image you built from {build.dockerfile} to your own registry and name that")
+            where.error(
+                "runtimeImage",
+                f"this image is known to have no {gap.lacks}, so it was not built from {build.dockerfile}",
+                image,
+                allowed=f"the image pushed from {build.dockerfile}",
+                fix=f"push the image you built from {build.dockerfile} to your own registry and name that",
+            )
         fabric = load_fabric_catalog().for_machine(cloud, pool.machine_type)
         if fabric is None or fabric.kind != build.fabric:
-            where.error("runtimeImageBuild", f"recipe {build.build} is for {build.fabric.display_name} pools, and "
-                        f"{pool.machine_type} has {fabric.kind.display_name if fabric else 'no fabric'}",
-                        build.build, allowed=f"a pool on a {build.fabric.display_name} machine",
-                        fix="omit runtimeImageBuild on this pool")
+            where.error(
+                "runtimeImageBuild",
+                f"recipe {build.build} is for {build.fabric.display_name} pools, and "
+                f"{pool.machine_type} has {fabric.kind.display_name if fabric else 'no fabric'}",
+                build.build,
+                allowed=f"a pool on a {build.fabric.display_name} machine",
+                fix="omit runtimeImageBuild on this pool",
+            )
         if scheduling is None or scheduling.workload != Workload.SLURM:
-            where.error("runtimeImageBuild", f"recipe {build.build} builds a slurmd image, which only a Slurm "
-                        "NodeSet runs", build.build, allowed="scheduling.workload: slurm",
-                        fix="omit runtimeImageBuild (the torch-<pool> runtime defaults to an EFA-capable image)")
+            where.error(
+                "runtimeImageBuild",
+                f"recipe {build.build} builds a slurmd image, which only a Slurm NodeSet runs",
+                build.build,
+                allowed="scheduling.workload: slurm",
+                fix="omit runtimeImageBuild (the torch-<pool> runtime defaults to an EFA-capable image)",
+            )
         machine = load_catalog().machines.get((cloud, pool.machine_type))
         arch = ARCH_OF_MACHINE.get(machine.arch, machine.arch) if machine is not None else None
         if arch is not None and arch not in build.architectures:
-            where.error("runtimeImageBuild", f"recipe {build.build} builds for {', '.join(sorted(build.architectures))}"
-                        f", not for this pool's {arch} nodes", build.build,
-                        allowed=", ".join(sorted(build.architectures)), fix="omit runtimeImageBuild on this pool")
+            where.error(
+                "runtimeImageBuild",
+                f"recipe {build.build} builds for {', '.join(sorted(build.architectures))}"
+                f", not for this pool's {arch} nodes",
+                build.build,
+                allowed=", ".join(sorted(build.architectures)),
+                fix="omit runtimeImageBuild on this pool",
+            )

@@ -3,6 +3,7 @@ are not all Ready by ``waitForPodsReady.timeout`` and requeues it; every gang on
 waits for its ComputeDomain's IMEX daemons before any pod runs, so on new nodes such a gang would be evicted every
 time and never start. The estimate is the preview's own (``stacks/plan/start_time.py``); without a set value
 gpu-cluster raises the default to it x 1.5 instead (``pods_ready_timeout_plan``)."""
+
 from __future__ import annotations
 
 from catalog import Catalog
@@ -24,9 +25,12 @@ def check_pods_ready_timeout(issues: Issues, cat: Catalog, spec: StackSpec) -> N
     if timeout is None or timeout.estimate_s is None or timeout.seconds >= timeout.estimate_s:
         return
     issues.at("scheduling", "gang").error(
-        "timeoutSeconds", f"Kueue's pods-ready timeout ({timeout.seconds} s) is below the cold start of pool "
+        "timeoutSeconds",
+        f"Kueue's pods-ready timeout ({timeout.seconds} s) is below the cold start of pool "
         f"{timeout.pool}'s largest gang ({timeout.estimate_s:g} s, the preview's estimate: node, image pull and the "
         "ComputeDomain's IMEX daemons), so on new nodes Kueue evicts and requeues that gang before it runs, every time",
-        timeout.seconds, allowed=f"at least {timeout.estimate_s:g} s",
+        timeout.seconds,
+        allowed=f"at least {timeout.estimate_s:g} s",
         fix=f"set scheduling.gang.timeoutSeconds: {timeout.suggested_s} (the estimate x {TIMEOUT_MARGIN:g}, rounded "
-            "up to a minute), or remove it and gpu-cluster sets that")
+        "up to a minute), or remove it and gpu-cluster sets that",
+    )

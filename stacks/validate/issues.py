@@ -1,5 +1,6 @@
 """Spec problems as data (config path, value received, what is allowed, the fix) and ``Issues``, the one collector
 every validation check reports through."""
+
 from __future__ import annotations
 
 import difflib
@@ -17,8 +18,15 @@ MAX_SHOWN_CHARS = 80
 error)."""
 MAX_SHOWN_STRUCTURE = 240
 """The same for a list or mapping, which the user reads item by item (networks, subnets)."""
-ALIASES = {"gke": "gcp", "google": "gcp", "eks": "aws", "amazon": "aws", "preemptible": "spot",
-           "ondemand": "on-demand", "reserved": "reservation"}
+ALIASES = {
+    "gke": "gcp",
+    "google": "gcp",
+    "eks": "aws",
+    "amazon": "aws",
+    "preemptible": "spot",
+    "ondemand": "on-demand",
+    "reserved": "reservation",
+}
 """Words users write for an allowed value (the product or an older name); offered as 'did you mean'."""
 
 
@@ -65,8 +73,14 @@ class SpecIssue:
             value = _show(value)  # strict JSON has no NaN
         if value is not None and _show(value) != _display(value):
             value = _show(value)  # shortened, like every message
-        return {"path": self.path, "problem": self.problem, "value": value, "allowed": self.allowed,
-                "fix": self.fix, "severity": "warning" if self.warning else "error"}
+        return {
+            "path": self.path,
+            "problem": self.problem,
+            "value": value,
+            "allowed": self.allowed,
+            "fix": self.fix,
+            "severity": "warning" if self.warning else "error",
+        }
 
 
 class SpecError(Exception):
@@ -103,7 +117,7 @@ def shorten(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
     """``text`` cut to about ``limit`` characters, saying how long it was."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit - 20]}… ({len(text):,} characters)"
+    return f"{text[: limit - 20]}… ({len(text):,} characters)"
 
 
 def format_issues(issues: Iterable[SpecIssue]) -> str:
@@ -173,9 +187,11 @@ def printable(text: str) -> str:
 def sort_key(issue: SpecIssue) -> tuple:
     """Order issues as the config reads: by path, list indexes numerically."""
     import re
+
     # ASCII digits only: str.isdigit() is also true for '²', which int() rejects (a key like 'nodePools²' crashed).
-    return tuple((0, int(t)) if t[0] in "0123456789" else (1, t)
-                 for t in re.findall(r"[0-9]+|[^\[\].0-9]+", issue.path))
+    return tuple(
+        (0, int(t)) if t[0] in "0123456789" else (1, t) for t in re.findall(r"[0-9]+|[^\[\].0-9]+", issue.path)
+    )
 
 
 Key = str | int
@@ -192,8 +208,7 @@ class Issues:
     ``found`` hands back every issue collected through any scope of the same root.
     """
 
-    def __init__(self, parts: tuple[Key, ...] = (), subject: str | None = None,
-                 sink: list[SpecIssue] | None = None):
+    def __init__(self, parts: tuple[Key, ...] = (), subject: str | None = None, sink: list[SpecIssue] | None = None):
         self._parts = parts
         self._subject = subject
         self._sink: list[SpecIssue] = [] if sink is None else sink
@@ -210,12 +225,14 @@ class Issues:
         """The scope of ``nodePools[index]`` (from any scope: pools are top-level), naming the pool as written."""
         return Issues(("nodePools", index), pool_subject(name), self._sink)
 
-    def error(self, field: Field, problem: str, value: Any = None, *, allowed: str | None = None,
-              fix: str | None = None) -> None:
+    def error(
+        self, field: Field, problem: str, value: Any = None, *, allowed: str | None = None, fix: str | None = None
+    ) -> None:
         self._add(field, problem, value, allowed, fix, warning=False)
 
-    def warn(self, field: Field, problem: str, value: Any = None, *, allowed: str | None = None,
-             fix: str | None = None) -> None:
+    def warn(
+        self, field: Field, problem: str, value: Any = None, *, allowed: str | None = None, fix: str | None = None
+    ) -> None:
         self._add(field, problem, value, allowed, fix, warning=True)
 
     def extend(self, issues: Iterable[SpecIssue]) -> None:
@@ -234,8 +251,7 @@ class Issues:
     def __len__(self) -> int:
         return len(self._sink)
 
-    def _add(self, field: Field, problem: str, value: Any, allowed: str | None, fix: str | None,
-             warning: bool) -> None:
+    def _add(self, field: Field, problem: str, value: Any, allowed: str | None, fix: str | None, warning: bool) -> None:
         steps: tuple[Key, ...] = () if field is None else field if isinstance(field, tuple) else (field,)
         text = f"{self._subject}: {problem}" if self._subject else problem
         if isinstance(value, str) and len(value) > MAX_SHOWN_CHARS:  # a long value quoted in the text, too

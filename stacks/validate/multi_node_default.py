@@ -1,6 +1,7 @@
 """The default of a pool's ``multiNode``: on for a pool bought for jobs that span nodes, so a minimal stack gets the
 compact placement and GPU fabric the policy pack's ``topology-multi-node-placement`` asks of such a pool, instead of
 a mandatory violation about a setting the user never wrote."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -47,5 +48,7 @@ def with_multi_node_defaults(raw: dict[str, Any], cat: Catalog) -> dict[str, Any
     runtime = raw.get("gpuRuntime")
     if not any(defaults_multi_node(p, cloud, cat, runtime) for p in pools):
         return raw
-    return {**raw, "nodePools": [{**p, "multiNode": True} if defaults_multi_node(p, cloud, cat, runtime) else p
-                                 for p in pools]}
+    return {
+        **raw,
+        "nodePools": [{**p, "multiNode": True} if defaults_multi_node(p, cloud, cat, runtime) else p for p in pools],
+    }

@@ -1,4 +1,5 @@
 """Name syntax shared by several checks (Kubernetes labels and taints, DNS labels) and how messages name a cloud."""
+
 from __future__ import annotations
 
 import re

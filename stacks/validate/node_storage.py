@@ -2,6 +2,7 @@
 
 Every problem is reported through the pool's scope (``issues.pool(i, name)``), so each message names the pool.
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -19,6 +20,9 @@ def check_local_ssd(issues: Issues, cloud: Cloud, pools: Iterable[tuple[int, Nod
             continue
         with_ssds = ", ".join(sorted(m for (c, m) in ssds if c == cloud))
         issues.pool(i, pool.name).error(
-            "localSsdEphemeralStorage", f"{pool.machine_type} comes with no local SSDs to back ephemeral storage",
-            True, allowed=f"machine types with local SSDs: {with_ssds}",
-            fix="remove localSsdEphemeralStorage, or pick a machine type with local SSDs")
+            "localSsdEphemeralStorage",
+            f"{pool.machine_type} comes with no local SSDs to back ephemeral storage",
+            True,
+            allowed=f"machine types with local SSDs: {with_ssds}",
+            fix="remove localSsdEphemeralStorage, or pick a machine type with local SSDs",
+        )

@@ -1,6 +1,7 @@
 """Validate and plan a stack's config once per process: the offline preview runs the program in-process, and both
 (and a diff's two sides, and the what-if) ask for the same config, so the second ask gets the first answer instead
 of validating and planning again. Errors are not kept: an invalid config raises ``SpecError`` every time."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,9 @@ def _key(raw: dict[str, Any], cat: Catalog, secret_keys: frozenset[str], stack_n
     return f"{id(cat)}|{sorted(secret_keys)}|{stack_name}|{text}"
 
 
-def load_planned(raw: dict[str, Any], catalog: Catalog | None = None,
-                 secret_keys: Iterable[str] = (), stack_name: str | None = None) -> Planned:
+def load_planned(
+    raw: dict[str, Any], catalog: Catalog | None = None, secret_keys: Iterable[str] = (), stack_name: str | None = None
+) -> Planned:
     """The validated spec, its warnings and its plan; raises ``SpecError`` (every problem) when invalid.
     ``stack_name``: as for ``load_spec`` (a fleet manager cannot list itself); part of what is kept per config."""
     cat = catalog or load_catalog()

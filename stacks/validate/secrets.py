@@ -10,6 +10,7 @@ and return in plaintext, so a secret there is refused with the reason instead of
 The offline preview cannot decrypt: a ``secure:`` value becomes ``SECRET_PLACEHOLDER``, which validation accepts in
 place of a format it cannot check, and which the preview shows as ``[secret]``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,10 +26,11 @@ MIN_MASKED_LENGTH = 4
 WHY_PLAINTEXT = {
     "labels": "cloud labels are plaintext on every resource and in billing exports; Pulumi cannot encrypt them",
     "project": "the project ID is part of resource IDs, service account e-mails and the kubeconfig, which the "
-               "provider returns in plaintext",
+    "provider returns in plaintext",
 }
-WHY_PLAINTEXT_DEFAULT = ("its values become resource names, node labels and rendered configs, which the clouds store "
-                         "and return in plaintext")
+WHY_PLAINTEXT_DEFAULT = (
+    "its values become resource names, node labels and rendered configs, which the clouds store and return in plaintext"
+)
 
 
 def is_secure_value(value: Any) -> bool:
@@ -73,11 +75,14 @@ def check_secret_keys(issues: Issues, raw: dict[str, Any], secret: set[str]) -> 
         if key in SECRET_CAPABLE:
             continue
         flags = "--path " if isinstance(raw[key], (dict, list)) else ""
-        issues.error(key, f"set as a secret, but {WHY_PLAINTEXT.get(key, WHY_PLAINTEXT_DEFAULT)}",
-                     SECRET_PLACEHOLDER, allowed="secrets only in " + ", ".join(
-                         f"{NAMESPACE}:{k} ({where})" for k, where in SECRET_CAPABLE.items()),
-                     fix=f"store it in plaintext: pulumi config set --plaintext {flags}'{NAMESPACE}:{key}…' VALUE "
-                     "(the `secure:` value goes away); if it really is a secret, it does not belong in this setting")
+        issues.error(
+            key,
+            f"set as a secret, but {WHY_PLAINTEXT.get(key, WHY_PLAINTEXT_DEFAULT)}",
+            SECRET_PLACEHOLDER,
+            allowed="secrets only in " + ", ".join(f"{NAMESPACE}:{k} ({where})" for k, where in SECRET_CAPABLE.items()),
+            fix=f"store it in plaintext: pulumi config set --plaintext {flags}'{NAMESPACE}:{key}…' VALUE "
+            "(the `secure:` value goes away); if it really is a secret, it does not belong in this setting",
+        )
 
 
 def secret_format_unknown(secret: set[str], key: str, value: Any) -> bool:
@@ -87,8 +92,17 @@ def secret_format_unknown(secret: set[str], key: str, value: Any) -> bool:
 
 def masked(found: list[SpecIssue], raw: dict[str, Any], secret: set[str]) -> list[SpecIssue]:
     """``found`` with every secret value replaced by ``[secret]``: in the value shown and in the text around it."""
-    leaves = sorted({s for k in secret if k in raw for s in _strings(raw[k])
-                     if s != SECRET_PLACEHOLDER and len(s) >= MIN_MASKED_LENGTH}, key=len, reverse=True)
+    leaves = sorted(
+        {
+            s
+            for k in secret
+            if k in raw
+            for s in _strings(raw[k])
+            if s != SECRET_PLACEHOLDER and len(s) >= MIN_MASKED_LENGTH
+        },
+        key=len,
+        reverse=True,
+    )
     paths = tuple(path_of(k) for k in secret)
     out = []
     for issue in found:

@@ -1,5 +1,6 @@
 """Shape checks: parse one part of the config with its pydantic model and report every failure in the user's words
 (path as written, the allowed values or range, 'did you mean', the fix)."""
+
 from __future__ import annotations
 
 import re
@@ -18,14 +19,16 @@ _TAG = re.compile(r"(function-[a-z]+|union)\[")
 """How pydantic names a validator or a union in an error location (``function-before[_strict_scalars(), int]``)."""
 
 
-def parse_part(where: Issues, annotation: Any, value: Any, field: FieldInfo | None = None,
-               keep_digits: bool = False) -> Any:
+def parse_part(
+    where: Issues, annotation: Any, value: Any, field: FieldInfo | None = None, keep_digits: bool = False
+) -> Any:
     """``value`` parsed as ``annotation``, or None after reporting each problem below ``where``. ``field``: the
     top-level setting being parsed, so a plain value (``labels``, ``region``) is read as strictly as a model field."""
     if field is not None and not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
         metadata = field.metadata
-        annotation = Annotated[annotation, BeforeValidator(
-            lambda v: read_scalar(field.annotation, metadata, v, keep_digits=keep_digits))]
+        annotation = Annotated[
+            annotation, BeforeValidator(lambda v: read_scalar(field.annotation, metadata, v, keep_digits=keep_digits))
+        ]
     try:
         return TypeAdapter(annotation).validate_python(value, by_alias=True, by_name=False)  # users write camelCase
     except ValidationError as exc:
@@ -54,14 +57,26 @@ def _report(where: Issues, root: Any, err: ErrorDetails) -> None:
     elif kind == "extra_forbidden":
         owner = _model_at(root, loc[:-1])
         keys = [f.alias or n for n, f in owner.model_fields.items()] if owner else []
-        where.error(field, "unknown setting", loc[-1], allowed=allowed_list(keys),
-                    fix=choice_fix("the key", loc[-1], keys, " (or remove it)"))
+        where.error(
+            field,
+            "unknown setting",
+            loc[-1],
+            allowed=allowed_list(keys),
+            fix=choice_fix("the key", loc[-1], keys, " (or remove it)"),
+        )
     elif kind == "enum":
         owner = _model_at(root, loc[:-1])
-        enum = _enum_of(owner, loc[-1]) if owner else (root if isinstance(root, type) and issubclass(root, Enum) else None)
+        enum = (
+            _enum_of(owner, loc[-1]) if owner else (root if isinstance(root, type) and issubclass(root, Enum) else None)
+        )
         choices = [m.value for m in enum] if enum else []
-        where.error(field, "not one of the allowed values", value, allowed=allowed_list(choices),
-                    fix=choice_fix("it", value, choices))
+        where.error(
+            field,
+            "not one of the allowed values",
+            value,
+            allowed=allowed_list(choices),
+            fix=choice_fix("it", value, choices),
+        )
     elif value is None and "input" in err:
         keyed = bool(loc) and isinstance(loc[-1], str)  # ``taints: [null]`` ends in a list index, not a key
         owner = _model_at(root, loc[:-1]) if keyed else None
@@ -70,16 +85,27 @@ def _report(where: Issues, root: Any, err: ErrorDetails) -> None:
             lists = _model_at(root, loc[:-2])
             ann = lists.model_fields[_field_name(lists, loc[-2])].annotation if lists else None
         optional = owner is not None and not owner.model_fields[_field_name(owner, loc[-1])].is_required()
-        where.error(field, "no value (null or an empty key)", NULL, allowed=describe(ann),
-                    fix="write a value, or remove the key to use its default" if optional else "write a value")
+        where.error(
+            field,
+            "no value (null or an empty key)",
+            NULL,
+            allowed=describe(ann),
+            fix="write a value, or remove the key to use its default" if optional else "write a value",
+        )
     elif kind in ("model_type", "model_attributes_type", "dict_type") and not isinstance(value, (dict, list)):
         _report_scalar_for_mapping(where, root, loc, field, value)
     elif kind == "list_type" and isinstance(value, (str, int, float)) and loc and isinstance(loc[-1], str):
-        where.error(field, "must be a list, not a single value", value, allowed="a YAML list",
-                    fix=f"write {loc[-1]}: [{value}]")
+        where.error(
+            field, "must be a list, not a single value", value, allowed="a YAML list", fix=f"write {loc[-1]}: [{value}]"
+        )
     else:
-        where.error(field, err["msg"][0].lower() + err["msg"][1:], value,
-                    allowed=_allowed_for(kind, err.get("ctx") or {}), fix=_fix_for(kind, where.path, loc, value))
+        where.error(
+            field,
+            err["msg"][0].lower() + err["msg"][1:],
+            value,
+            allowed=_allowed_for(kind, err.get("ctx") or {}),
+            fix=_fix_for(kind, where.path, loc, value),
+        )
 
 
 def _report_scalar_for_mapping(where: Issues, root: Any, loc: list, field: tuple[Key, ...], value: Any) -> None:
@@ -91,15 +117,23 @@ def _report_scalar_for_mapping(where: Issues, root: Any, loc: list, field: tuple
         model = _unwrap(owner.model_fields[_field_name(owner, loc[-1])].annotation if owner else root)
     name = str(loc[-1]) if loc and isinstance(loc[-1], str) else "it"
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        where.error(field, "must be a mapping (key: value pairs), not a single value", value,
-                    allowed="a YAML mapping", fix=f"write {name}: {{key: value}}")
+        where.error(
+            field,
+            "must be a mapping (key: value pairs), not a single value",
+            value,
+            allowed="a YAML mapping",
+            fix=f"write {name}: {{key: value}}",
+        )
         return
     keys = [f.alias or n for n, f in model.model_fields.items()]
     example = _example_key(model, value)
-    where.error(field, "must be a mapping of settings, not a single value", value,
-                allowed="a mapping with the keys " + allowed_list(keys),
-                fix=f"write {name}: {{{example}: {_yaml_scalar(value)}}}" if example
-                else f"write {name}: {{{keys[0]}: …}}")
+    where.error(
+        field,
+        "must be a mapping of settings, not a single value",
+        value,
+        allowed="a mapping with the keys " + allowed_list(keys),
+        fix=f"write {name}: {{{example}: {_yaml_scalar(value)}}}" if example else f"write {name}: {{{keys[0]}: …}}",
+    )
 
 
 def _example_key(model: type[BaseModel], value: Any) -> str | None:
@@ -148,9 +182,11 @@ def _fix_for(kind: str, scope: str, loc: list, value: Any) -> str:
         "int_out_of_range": "write a number in the allowed range",
         "bool_parsing": "write true or false",
         "bool_strict": f"write true or false, unquoted in YAML (with the CLI: pulumi config set {cli_path}'{key}' "
-                       "false; --path stores true/false as booleans)",
+        "false; --path stores true/false as booleans)",
         "string_type": f"write a string: quote it in YAML (with the CLI: pulumi config set --type string {cli_path}"
-                       f"'{key}' VALUE)" if isinstance(value, (bool, int)) else "write a string (quote it in YAML)",
+        f"'{key}' VALUE)"
+        if isinstance(value, (bool, int))
+        else "write a string (quote it in YAML)",
         "list_type": "write a YAML list",
         "dict_type": "write a YAML mapping",
         "model_type": "write a YAML mapping of settings",
@@ -197,8 +233,12 @@ def optional_model(annotation: Any) -> Any:
     """``SchedulingSpec | None`` -> ``SchedulingSpec``: a value that is set is parsed as the model itself, so error
     paths (``scheduling.queues[1].quotas[0].pool``) and the allowed keys and values in messages resolve."""
     args = [a for a in getattr(annotation, "__args__", ()) or () if a is not type(None)]
-    if len(args) == 1 and type(None) in annotation.__args__ and isinstance(args[0], type) \
-            and issubclass(args[0], BaseModel):
+    if (
+        len(args) == 1
+        and type(None) in annotation.__args__
+        and isinstance(args[0], type)
+        and issubclass(args[0], BaseModel)
+    ):
         return args[0]
     return annotation
 

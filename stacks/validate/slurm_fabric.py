@@ -1,4 +1,5 @@
 """The slurmd image of a multi-node EFA pool in a ``workload: slurm`` stack (tasks run in slurmd's container)."""
+
 from __future__ import annotations
 
 from catalog import Cloud
@@ -21,9 +22,12 @@ def check_efa_slurmd_image(issues: Issues, pools: list[tuple[int, NodePool]]) ->
         if fabric_mode(pool.fabric) == FabricMode.OFF or (pool.fabric and pool.fabric.runtime_image):
             continue
         issues.pool(i, pool.name).at("fabric").error(
-            "runtimeImage", "a multi-node EFA pool of a workload: slurm stack needs a slurmd image with libfabric's "
-            "EFA provider and aws-ofi-nccl (Slinky's default slurmd image has neither, so NCCL would use TCP)", None,
+            "runtimeImage",
+            "a multi-node EFA pool of a workload: slurm stack needs a slurmd image with libfabric's "
+            "EFA provider and aws-ofi-nccl (Slinky's default slurmd image has neither, so NCCL would use TCP)",
+            None,
             allowed="a slurmd image built from images/slurmd-efa, named by digest",
             fix="build and push images/slurmd-efa (docs/fabric.md), then set fabric.runtimeImageBuild: slurmd-efa "
-                "and fabric.runtimeImage: <registry>/<repo>@sha256:<digest>; or set fabric.mode: off (NCCL over "
-                "the primary NIC) or multiNode: false")
+            "and fabric.runtimeImage: <registry>/<repo>@sha256:<digest>; or set fabric.mode: off (NCCL over "
+            "the primary NIC) or multiNode: false",
+        )

@@ -6,6 +6,7 @@ as the Pulumi CLI reads it: YAML 1.2 (``stacks/validate/yaml12.py``), UTF-8 or U
 ``config:`` a mapping of ``<namespace>:<key>`` to values, each plain value handed over as its text (the program
 decodes it: ``compose/config.py``), ``{secure: …}`` and objects as they are.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,15 @@ class StackFileError(Exception):
         super().__init__(str(issue))
 
 
-def _error(where: str, line: int, column: int, problem: str, value: Any = None, allowed: str | None = SHAPE,
-           fix: str | None = None) -> StackFileError:
+def _error(
+    where: str,
+    line: int,
+    column: int,
+    problem: str,
+    value: Any = None,
+    allowed: str | None = SHAPE,
+    fix: str | None = None,
+) -> StackFileError:
     at = f"{where}:{line}:{column}" if line else where
     return StackFileError(SpecIssue(at, problem, value, allowed, fix))
 
@@ -45,19 +53,43 @@ def read_stack_file(path: Path) -> dict[str, Any]:
     where = str(path)
     try:
         if path.is_dir():
-            raise _error(where, 0, 0, "is a directory, not a stack file", allowed="a Pulumi.<stack>.yaml file",
-                         fix="pass the path of the stack file itself")
+            raise _error(
+                where,
+                0,
+                0,
+                "is a directory, not a stack file",
+                allowed="a Pulumi.<stack>.yaml file",
+                fix="pass the path of the stack file itself",
+            )
         if not path.is_file():
             problem = "is not a regular file" if path.exists() else "no such file"  # a device or a pipe: not read
-            raise _error(where, 0, 0, problem, allowed="an existing Pulumi.<stack>.yaml file",
-                         fix="check the path (and the stack name)")
+            raise _error(
+                where,
+                0,
+                0,
+                problem,
+                allowed="an existing Pulumi.<stack>.yaml file",
+                fix="check the path (and the stack name)",
+            )
         if path.stat().st_size > MAX_BYTES:
-            raise _error(where, 0, 0, f"the file has {path.stat().st_size:,} bytes, more than a stack file needs",
-                         allowed=f"at most {MAX_BYTES:,} bytes", fix="check that this is the stack file")
+            raise _error(
+                where,
+                0,
+                0,
+                f"the file has {path.stat().st_size:,} bytes, more than a stack file needs",
+                allowed=f"at most {MAX_BYTES:,} bytes",
+                fix="check that this is the stack file",
+            )
         data = path.read_bytes()
     except OSError as exc:
-        raise _error(where, 0, 0, f"cannot be read: {exc.strerror or exc}", allowed="a readable file",
-                     fix="check the file's permissions") from None
+        raise _error(
+            where,
+            0,
+            0,
+            f"cannot be read: {exc.strerror or exc}",
+            allowed="a readable file",
+            fix="check the file's permissions",
+        ) from None
     return parse_stack_bytes(data, where)
 
 
@@ -69,8 +101,14 @@ def parse_stack_bytes(data: bytes, where: str) -> dict[str, Any]:
 def decode_stack_bytes(data: bytes, where: str) -> str:
     """The text of a stack file: UTF-8, or UTF-8/UTF-16 after a byte order mark, as YAML allows."""
     if len(data) > MAX_BYTES:
-        raise _error(where, 0, 0, f"the file has {len(data):,} bytes, more than a stack file needs",
-                     allowed=f"at most {MAX_BYTES:,} bytes", fix="check that this is the stack file")
+        raise _error(
+            where,
+            0,
+            0,
+            f"the file has {len(data):,} bytes, more than a stack file needs",
+            allowed=f"at most {MAX_BYTES:,} bytes",
+            fix="check that this is the stack file",
+        )
     encoding, start = "utf-8", 0
     for bom, name in _BOMS:
         if data.startswith(bom):
@@ -79,12 +117,17 @@ def decode_stack_bytes(data: bytes, where: str) -> str:
     try:
         return data[start:].decode(encoding)
     except UnicodeDecodeError as exc:
-        before = data[start:start + exc.start]
+        before = data[start : start + exc.start]
         line = before.count(b"\n") + 1
         column = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise _error(where, line, column, f"not {encoding.upper()} text: byte 0x{data[start + exc.start]:02x} "
-                     f"cannot be decoded", allowed="UTF-8 text (or UTF-16 with a byte order mark)",
-                     fix="save the file as UTF-8") from None
+        raise _error(
+            where,
+            line,
+            column,
+            f"not {encoding.upper()} text: byte 0x{data[start + exc.start]:02x} cannot be decoded",
+            allowed="UTF-8 text (or UTF-16 with a byte order mark)",
+            fix="save the file as UTF-8",
+        ) from None
 
 
 def parse_stack_text(text: str, where: str) -> dict[str, Any]:
@@ -96,39 +139,66 @@ def parse_stack_text(text: str, where: str) -> dict[str, Any]:
     if doc is None:
         return {}
     if not isinstance(doc, dict):
-        raise _error(where, 1, 1, f"the document is {_kind(doc)}, not a stack file", _short(doc),
-                     fix="write the stack settings under a top-level config: mapping")
+        raise _error(
+            where,
+            1,
+            1,
+            f"the document is {_kind(doc)}, not a stack file",
+            _short(doc),
+            fix="write the stack settings under a top-level config: mapping",
+        )
     _refuse_misspelled_top_level_key(doc, where, positions)
     config = doc.get("config")
     if config is None:
         return {}
     line, column = positions.get(("config",), (1, 1))
     if not isinstance(config, dict):
-        raise _error(where, line, column, f"config: is {_kind(config)}, not a mapping", _short(config),
-                     fix="write config: as a mapping of <namespace>:<key>: value, one per line")
+        raise _error(
+            where,
+            line,
+            column,
+            f"config: is {_kind(config)}, not a mapping",
+            _short(config),
+            fix="write config: as a mapping of <namespace>:<key>: value, one per line",
+        )
     for key in config:
         if ":" not in key:
             at_line, at_column = positions.get(("config", key), (line, column))
-            raise _error(where, at_line, at_column, f"the config key {key!r} has no namespace", key,
-                         allowed="<namespace>:<key>, e.g. gpu-cluster:region (the Pulumi CLI refuses other keys)",
-                         fix=f"write gpu-cluster:{key} (or the namespace of the provider it configures)")
+            raise _error(
+                where,
+                at_line,
+                at_column,
+                f"the config key {key!r} has no namespace",
+                key,
+                allowed="<namespace>:<key>, e.g. gpu-cluster:region (the Pulumi CLI refuses other keys)",
+                fix=f"write gpu-cluster:{key} (or the namespace of the provider it configures)",
+            )
     _refuse_misspelled_namespaces(config, where, positions, (line, column))
     return dict(config)
 
 
-def _refuse_misspelled_top_level_key(doc: dict[str, Any], where: str,
-                                     positions: dict[tuple[str, ...], tuple[int, int]]) -> None:
+def _refuse_misspelled_top_level_key(
+    doc: dict[str, Any], where: str, positions: dict[tuple[str, ...], tuple[int, int]]
+) -> None:
     """``confg:`` would read as a file without settings: every setting then reported missing, the typo never named."""
     for key in doc:
         near = did_you_mean(str(key), STACK_FILE_KEYS) if key not in STACK_FILE_KEYS else None
         if near is not None and near not in doc:
             line, column = positions.get((str(key),), (1, 1))
-            raise _error(where, line, column, f"unknown key {key!r} (did you mean {near!r}?)", key,
-                         allowed=", ".join(STACK_FILE_KEYS), fix=f"rename {key}: to {near}:")
+            raise _error(
+                where,
+                line,
+                column,
+                f"unknown key {key!r} (did you mean {near!r}?)",
+                key,
+                allowed=", ".join(STACK_FILE_KEYS),
+                fix=f"rename {key}: to {near}:",
+            )
 
 
-def _refuse_misspelled_namespaces(config: dict[str, Any], where: str,
-                                  positions: dict[tuple[str, ...], tuple[int, int]], at: tuple[int, int]) -> None:
+def _refuse_misspelled_namespaces(
+    config: dict[str, Any], where: str, positions: dict[tuple[str, ...], tuple[int, int]], at: tuple[int, int]
+) -> None:
     """``gpu-clustr:cloud`` is another namespace to Pulumi: the setting would be dropped, then reported missing."""
     typos: dict[str, list[str]] = {}
     for key in config:
@@ -141,10 +211,15 @@ def _refuse_misspelled_namespaces(config: dict[str, Any], where: str,
         line, column = positions.get(("config", keys[0]), at)
         namespace = keys[0].split(":", 1)[0]
         others = "".join(f"; also {', '.join(k)} (did you mean {n!r}?)" for n, k in list(typos.items())[1:])
-        raise _error(where, line, column, f"unknown key {keys[0]!r}: unknown namespace {namespace!r} "
-                     f"(did you mean {near!r}?){others}", ", ".join(keys),
-                     allowed=f"{NAMESPACE}:<key> for this program's settings, or a provider's namespace",
-                     fix=f"write {', '.join(near + ':' + k.split(':', 1)[1] for k in keys)}")
+        raise _error(
+            where,
+            line,
+            column,
+            f"unknown key {keys[0]!r}: unknown namespace {namespace!r} (did you mean {near!r}?){others}",
+            ", ".join(keys),
+            allowed=f"{NAMESPACE}:<key> for this program's settings, or a provider's namespace",
+            fix=f"write {', '.join(near + ':' + k.split(':', 1)[1] for k in keys)}",
+        )
 
 
 def _kind(value: Any) -> str:

@@ -5,6 +5,7 @@ newline) and the node label became ``gpu-cluster/pool: "l4\\n"``. Every pattern 
 makes sure no string carries a line break, a terminal escape or an invisible direction override into a resource
 name, a label, a rendered config file or a message, whatever field it sits in.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -17,8 +18,14 @@ def control_character(text: str) -> str | None:
     """The first control character of ``text``, described (``U+000A LINE FEED``), or None."""
     for ch in text:
         if is_control(ch):
-            name = unicodedata.name(ch, "") or {"\n": "LINE FEED", "\t": "TAB", "\r": "CARRIAGE RETURN",
-                                                "\x1b": "ESCAPE", "\x00": "NULL", "\x7f": "DELETE"}.get(ch, "")
+            name = unicodedata.name(ch, "") or {
+                "\n": "LINE FEED",
+                "\t": "TAB",
+                "\r": "CARRIAGE RETURN",
+                "\x1b": "ESCAPE",
+                "\x00": "NULL",
+                "\x7f": "DELETE",
+            }.get(ch, "")
             return f"U+{ord(ch):04X} {name}".rstrip()
     return None
 
@@ -56,8 +63,12 @@ def _check(where: Issues, field: str | None, text: str, key: bool = False) -> bo
     if found is None:
         return False
     what = "key" if key else "value"
-    where.error(field, f"the {what} contains a control character ({found})", text,
-                allowed="printable characters only: no line breaks, tabs, escape codes or invisible direction marks",
-                fix=f"retype the {what} without it (in YAML a trailing newline comes from a `|` block or a \\n "
-                "escape in double quotes)")
+    where.error(
+        field,
+        f"the {what} contains a control character ({found})",
+        text,
+        allowed="printable characters only: no line breaks, tabs, escape codes or invisible direction marks",
+        fix=f"retype the {what} without it (in YAML a trailing newline comes from a `|` block or a \\n "
+        "escape in double quotes)",
+    )
     return True

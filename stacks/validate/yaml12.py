@@ -13,6 +13,7 @@ sets. Building from events (rather than composing a node tree and expanding it) 
 
 Every refusal is a ``YamlProblem`` with the 1-based line and column of the offending token.
 """
+
 from __future__ import annotations
 
 import math
@@ -109,8 +110,13 @@ def _as_float(text: str) -> float:
     return float(value)
 
 
-_TAGGED: dict[str, Callable[[str], Any]] = {CORE + "str": str, CORE + "null": _as_null, CORE + "bool": _as_bool,
-                                            CORE + "int": _as_int, CORE + "float": _as_float}
+_TAGGED: dict[str, Callable[[str], Any]] = {
+    CORE + "str": str,
+    CORE + "null": _as_null,
+    CORE + "bool": _as_bool,
+    CORE + "int": _as_int,
+    CORE + "float": _as_float,
+}
 COLLECTION_TAGS = {"map": CORE + "map", "seq": CORE + "seq"}
 
 
@@ -144,8 +150,9 @@ def _kind(value: Any) -> str:
     return "a boolean" if isinstance(value, bool) else "a number" if isinstance(value, (int, float)) else "a string"
 
 
-def parse_document(text: str, raw_under: str | None = None,
-                   positions: dict[tuple[str, ...], tuple[int, int]] | None = None) -> Any:
+def parse_document(
+    text: str, raw_under: str | None = None, positions: dict[tuple[str, ...], tuple[int, int]] | None = None
+) -> Any:
     """The one document of ``text`` (None when empty); raises ``YamlProblem``.
 
     ``raw_under``: scalars that are values directly in the top-level mapping's entry of that name keep their source
@@ -156,17 +163,29 @@ def parse_document(text: str, raw_under: str | None = None,
         return _build(YAML(typ="safe", pure=True).parse(text), raw_under, positions if positions is not None else {})
     except ReaderError as exc:  # a character YAML does not allow (control characters, most C1 codes)
         line, column = _position(text, exc.position)
-        raise YamlProblem(line, column, f"character U+{exc.character:04X} is not allowed in YAML"
-                          if isinstance(exc.character, int) else "a character is not allowed in YAML",
-                          fix="remove the character or write it as an escape inside a double-quoted string") from None
+        raise YamlProblem(
+            line,
+            column,
+            f"character U+{exc.character:04X} is not allowed in YAML"
+            if isinstance(exc.character, int)
+            else "a character is not allowed in YAML",
+            fix="remove the character or write it as an escape inside a double-quoted string",
+        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         opened = exc.context_mark if exc.context_mark is not None and exc.problem_mark is not None else None
-        context = f"{exc.context} (from line {opened.line + 1}, column {opened.column + 1})" if (
-            exc.context and opened is not None) else exc.context
+        context = (
+            f"{exc.context} (from line {opened.line + 1}, column {opened.column + 1})"
+            if (exc.context and opened is not None)
+            else exc.context
+        )
         what = ": ".join(p for p in (context, exc.problem) if p)
-        raise YamlProblem(mark.line + 1 if mark else 0, mark.column + 1 if mark else 0,
-                          f"not valid YAML: {what}", fix="repair the YAML syntax at that line") from None
+        raise YamlProblem(
+            mark.line + 1 if mark else 0,
+            mark.column + 1 if mark else 0,
+            f"not valid YAML: {what}",
+            fix="repair the YAML syntax at that line",
+        ) from None
     except YAMLError as exc:
         raise YamlProblem(0, 0, f"not valid YAML: {exc}", fix="repair the YAML syntax") from None
 
@@ -176,8 +195,11 @@ def _position(text: str, offset: int) -> tuple[int, int]:
     return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
 
-def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine reads best in one place
-           positions: dict[tuple[str, ...], tuple[int, int]]) -> Any:
+def _build(
+    events: Any,
+    raw_under: str | None,  # noqa: C901 - one state machine reads best in one place
+    positions: dict[tuple[str, ...], tuple[int, int]],
+) -> Any:
     stack: list[_Open] = []
     anchors: dict[str, tuple[Any, int]] = {}
     open_anchors: dict[str, _Open] = {}
@@ -194,25 +216,43 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
         top = stack[-1]
         top.size += size
         if top.size > MAX_VALUES:
-            raise YamlProblem(line, column, f"the document expands to more than {MAX_VALUES:,} values (aliases "
-                                            f"included): refused before expanding it",
-                              fix="write the values out, or use fewer and smaller aliases (*name)")
+            raise YamlProblem(
+                line,
+                column,
+                f"the document expands to more than {MAX_VALUES:,} values (aliases "
+                f"included): refused before expanding it",
+                fix="write the values out, or use fewer and smaller aliases (*name)",
+            )
         if isinstance(top.value, list):
             top.value.append(value)
         elif not top.has_key:
             if isinstance(value, (dict, list)):
-                raise YamlProblem(line, column, f"{_kind(value)} cannot be a key: keys are strings",
-                                  fix="use a plain string as the key")
+                raise YamlProblem(
+                    line,
+                    column,
+                    f"{_kind(value)} cannot be a key: keys are strings",
+                    fix="use a plain string as the key",
+                )
             if plain_merge:
                 top.key, top.has_key = _MERGE, True
                 return
             if not isinstance(value, str):
-                raise YamlProblem(line, column, f"the key {_scalar_text(value)} is {_kind(value)}: keys are strings "
-                                                f"(YAML 1.2, like the Pulumi CLI)", value,
-                                  fix=f"quote the key: '{_scalar_text(value)}'")
+                raise YamlProblem(
+                    line,
+                    column,
+                    f"the key {_scalar_text(value)} is {_kind(value)}: keys are strings "
+                    f"(YAML 1.2, like the Pulumi CLI)",
+                    value,
+                    fix=f"quote the key: '{_scalar_text(value)}'",
+                )
             if value in top.key_lines:
-                raise YamlProblem(line, column, f"duplicate key {value!r} (first at line {top.key_lines[value]})",
-                                  value, fix="remove one of the two, or merge them")
+                raise YamlProblem(
+                    line,
+                    column,
+                    f"duplicate key {value!r} (first at line {top.key_lines[value]})",
+                    value,
+                    fix="remove one of the two, or merge them",
+                )
             top.key, top.has_key = value, True
             top.key_lines[value] = line
         else:
@@ -222,8 +262,12 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
             if top.key is _MERGE:
                 sources = value if isinstance(value, list) else [value]
                 if not all(isinstance(s, dict) for s in sources):
-                    raise YamlProblem(line, column, "a merge (<<) takes a mapping or a list of mappings",
-                                      fix="merge an anchored mapping: <<: *name")
+                    raise YamlProblem(
+                        line,
+                        column,
+                        "a merge (<<) takes a mapping or a list of mappings",
+                        fix="merge an anchored mapping: <<: *name",
+                    )
                 top.merges.extend(sources)
             else:
                 top.value[top.key] = value
@@ -233,20 +277,38 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
         if isinstance(event, ev.DocumentStartEvent):
             documents += 1
             if documents > 1:
-                raise YamlProblem(line, column, "a second YAML document (---): a stack file holds one",
-                                  fix="remove the second document, or move it into its own file")
+                raise YamlProblem(
+                    line,
+                    column,
+                    "a second YAML document (---): a stack file holds one",
+                    fix="remove the second document, or move it into its own file",
+                )
         elif isinstance(event, ev.AliasEvent):
             aliases += 1
             if aliases > MAX_ALIASES:
-                raise YamlProblem(line, column, f"more than {MAX_ALIASES:,} aliases (*name) in one document",
-                                  fix="write the values out instead of aliasing them")
+                raise YamlProblem(
+                    line,
+                    column,
+                    f"more than {MAX_ALIASES:,} aliases (*name) in one document",
+                    fix="write the values out instead of aliasing them",
+                )
             if event.anchor in open_anchors:
-                raise YamlProblem(line, column, f"the alias *{event.anchor} refers to a value that contains it: "
-                                                f"a cycle that no configuration can hold", f"*{event.anchor}",
-                                  fix=f"remove *{event.anchor} from inside &{event.anchor}")
+                raise YamlProblem(
+                    line,
+                    column,
+                    f"the alias *{event.anchor} refers to a value that contains it: "
+                    f"a cycle that no configuration can hold",
+                    f"*{event.anchor}",
+                    fix=f"remove *{event.anchor} from inside &{event.anchor}",
+                )
             if event.anchor not in anchors:
-                raise YamlProblem(line, column, f"the alias *{event.anchor} has no anchor &{event.anchor} before it",
-                                  f"*{event.anchor}", fix=f"define &{event.anchor} before using *{event.anchor}")
+                raise YamlProblem(
+                    line,
+                    column,
+                    f"the alias *{event.anchor} has no anchor &{event.anchor} before it",
+                    f"*{event.anchor}",
+                    fix=f"define &{event.anchor} before using *{event.anchor}",
+                )
             value, size = anchors[event.anchor]
             add(value, size, line, column)
         elif isinstance(event, ev.ScalarEvent):
@@ -254,19 +316,34 @@ def _build(events: Any, raw_under: str | None,  # noqa: C901 - one state machine
             if event.anchor:
                 anchors[event.anchor] = (value, 1)
                 open_anchors.pop(event.anchor, None)  # redefined: the name now means this scalar
-            if (raw_under is not None and value is not None and len(stack) == 2 and stack[0].key == raw_under
-                    and isinstance(stack[1].value, dict) and stack[1].has_key):
+            if (
+                raw_under is not None
+                and value is not None
+                and len(stack) == 2
+                and stack[0].key == raw_under
+                and isinstance(stack[1].value, dict)
+                and stack[1].has_key
+            ):
                 value = event.value  # a config value as the CLI reads it: its text
             plain_merge = event.value == "<<" and event.tag is None and bool(event.implicit[0])
             add(value, 1, line, column, plain_merge)
         elif isinstance(event, (ev.SequenceStartEvent, ev.MappingStartEvent)):
             is_map = isinstance(event, ev.MappingStartEvent)
             if event.tag not in (None, "!", COLLECTION_TAGS["map" if is_map else "seq"]):
-                raise YamlProblem(line, column, f"unknown tag {event.tag}", event.tag,
-                                  fix="remove the tag: a stack file uses plain YAML mappings, lists and scalars")
+                raise YamlProblem(
+                    line,
+                    column,
+                    f"unknown tag {event.tag}",
+                    event.tag,
+                    fix="remove the tag: a stack file uses plain YAML mappings, lists and scalars",
+                )
             if len(stack) >= MAX_DEPTH:
-                raise YamlProblem(line, column, f"nested more than {MAX_DEPTH} levels deep",
-                                  fix="flatten the value: a stack file needs a handful of levels")
+                raise YamlProblem(
+                    line,
+                    column,
+                    f"nested more than {MAX_DEPTH} levels deep",
+                    fix="flatten the value: a stack file needs a handful of levels",
+                )
             stack.append(_Open({} if is_map else [], line, column, event.anchor))
             if event.anchor:
                 anchors.pop(event.anchor, None)
@@ -295,13 +372,23 @@ def _scalar(event: Any, line: int, column: int) -> Any:
         return text  # the non-specific tag: a string
     convert = _TAGGED.get(event.tag)
     if convert is None:
-        raise YamlProblem(line, column, f"unknown tag {event.tag}", event.tag,
-                          fix="remove the tag (quote the value if it must stay a string)")
+        raise YamlProblem(
+            line,
+            column,
+            f"unknown tag {event.tag}",
+            event.tag,
+            fix="remove the tag (quote the value if it must stay a string)",
+        )
     try:
         return convert(text)
     except _TagMismatch:
-        raise YamlProblem(line, column, f"{text!r} is not a valid {event.tag.removeprefix(CORE)}", text,
-                          fix="fix the value or remove the tag") from None
+        raise YamlProblem(
+            line,
+            column,
+            f"{text!r} is not a valid {event.tag.removeprefix(CORE)}",
+            text,
+            fix="fix the value or remove the tag",
+        ) from None
 
 
 def _scalar_text(value: Any) -> str:

@@ -1,5 +1,6 @@
 """The GPU catalog: complete machine facts, sane dated prices, GKE accelerator names, every accepted pool priced,
 and agreement with the shared research tables in ``../shared/facts``."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,9 +18,9 @@ KNOWN_UNPRICED = {
     (Cloud.GCP, "a3-edgegpu-8g"): "shared facts gpu-catalog.md §5.4: 'a3-edgegpu-8g has no price'",
     (Cloud.AWS, "p5e.48xlarge"): "shared facts prices/SOURCES.md §3: sold only as Capacity Blocks, no list price",
     (Cloud.AWS, "p6e-gb200.36xlarge"): "sold only as UltraServer Capacity Blocks: the declared fee is the price "
-                                       "(catalog/data/capacity-block-rates.csv has a third-party reference rate)",
+    "(catalog/data/capacity-block-rates.csv has a third-party reference rate)",
     (Cloud.GCP, "a4x-highgpu-4g"): "reservation-bound, no public list price (fleet-nvl72-podstart-research.md §2.5): "
-                                   "its cost is unknown unless priceOverrides gives it",
+    "its cost is unknown unless priceOverrides gives it",
 }
 """Machine types the catalog describes but cannot price anywhere: a pool of them is refused (fail closed), except a
 capacity block with its declared fee and a reservation-bound machine, whose cost is shown as unknown."""
@@ -69,8 +70,9 @@ def test_unpriced_machines_are_exactly_the_known_ones():
     assert unpriced == set(KNOWN_UNPRICED)
 
 
-@pytest.mark.parametrize("key", sorted((k for k in KNOWN_UNPRICED if k not in CAT.special), key=lambda k: k[1]),
-                         ids=lambda k: k[1])
+@pytest.mark.parametrize(
+    "key", sorted((k for k in KNOWN_UNPRICED if k not in CAT.special), key=lambda k: k[1]), ids=lambda k: k[1]
+)
 def test_unpriced_machines_are_refused_not_priced_at_zero(key):
     cloud, machine_type = key
     for region in CAT.region_names(cloud):
@@ -88,8 +90,9 @@ def test_attachable_gpus_fit_their_hosts():
             assert CAT.hosts[(cloud, host)].role == "gpu-host", (accelerator, host)
 
 
-@pytest.mark.parametrize("key", sorted((k for k in CAT.machines if k[0] == Cloud.GCP), key=lambda k: k[1]),
-                         ids=lambda k: k[1])
+@pytest.mark.parametrize(
+    "key", sorted((k for k in CAT.machines if k[0] == Cloud.GCP), key=lambda k: k[1]), ids=lambda k: k[1]
+)
 def test_gcp_accelerator_is_the_gke_name(key):
     machine = CAT.machines[key]
     family = [prefix for prefix in GKE_ACCELERATORS if machine.machine_type.startswith(prefix)]
@@ -116,7 +119,7 @@ def test_prices_are_positive_sourced_and_not_from_the_future():
 
 def test_prices_name_known_items_and_regions():
     known = {(c, m) for (c, m) in CAT.machines} | set(CAT.hosts) | set(CAT.attachable)
-    for (cloud, item, region, _kind) in CAT.prices:
+    for cloud, item, region, _kind in CAT.prices:
         assert (cloud, item) in known, item
         assert region in CAT.region_names(cloud), (item, region)
 
@@ -136,19 +139,28 @@ def _shapes(cloud: Cloud) -> list[tuple[str, str | None, int | None]]:
         if (cloud, machine_type) in CAT.machines:
             shapes.append((machine_type, None, None))
         else:
-            shapes += [(machine_type, gpu.accelerator, n) for gpu in CAT.attachable_gpus(cloud, machine_type)
-                       for n in gpu.allowed_counts]
+            shapes += [
+                (machine_type, gpu.accelerator, n)
+                for gpu in CAT.attachable_gpus(cloud, machine_type)
+                for n in gpu.allowed_counts
+            ]
     return shapes
 
 
-def _minimal_config(cloud: Cloud, region: str, machine_type: str, accelerator: str | None, count: int | None,
-                    capacity: CapacityType) -> dict[str, Any]:
+def _minimal_config(
+    cloud: Cloud, region: str, machine_type: str, accelerator: str | None, count: int | None, capacity: CapacityType
+) -> dict[str, Any]:
     zones = CAT.zones(cloud, region) or (f"{region}a", f"{region}b")  # AWS: any letter names a zone
     machine = CAT.resolve(cloud, machine_type, accelerator, count)
     avail = CAT.offered_zones(cloud, machine) if machine is not None else None
     zone = next((z for z in zones if avail is None or z in avail.zones), zones[0])
-    pool: dict[str, Any] = {"name": "gpu", "machineType": machine_type, "zones": [zone], "maxNodes": 2,
-                            "capacity": {"type": capacity.value}}
+    pool: dict[str, Any] = {
+        "name": "gpu",
+        "machineType": machine_type,
+        "zones": [zone],
+        "maxNodes": 2,
+        "capacity": {"type": capacity.value},
+    }
     if accelerator is not None:
         pool["accelerator"] = {"type": accelerator, "count": count}
     if capacity == CapacityType.RESERVATION:
@@ -176,15 +188,21 @@ def _reservation_bound(cloud: Cloud, machine_type: str, capacity: CapacityType) 
     return special is not None and special.sold_as == SoldAs.RESERVATION_BOUND and capacity == CapacityType.RESERVATION
 
 
-REFUSED_UNPRICED = {"gpu-cluster:nodePools[0].machineType", "gpu-cluster:nodePools[0].zones[0]",
-                    "gpu-cluster:nodePools[0].capacity.type"}
+REFUSED_UNPRICED = {
+    "gpu-cluster:nodePools[0].machineType",
+    "gpu-cluster:nodePools[0].zones[0]",
+    "gpu-cluster:nodePools[0].capacity.type",
+}
 """Where an unpriced pool is refused: no price, not offered in the region's zones, or sold only as capacity blocks."""
 
-COMBOS = [pytest.param(cloud, region, capacity, id=f"{cloud.value}-{region}-{capacity.value}")
-          for (cloud, region) in sorted(CAT.regions, key=lambda k: (k[0].value, k[1])) for capacity in CapacityType
-          # flex-start is GKE's DWS (refused on EKS), priced only where catalog/data/flex-start-prices.csv has rows
-          if capacity != CapacityType.FLEX_START
-          or any(k[0] == cloud and k[2] == region and k[3] == PriceKind.FLEX_START for k in CAT.prices)]
+COMBOS = [
+    pytest.param(cloud, region, capacity, id=f"{cloud.value}-{region}-{capacity.value}")
+    for (cloud, region) in sorted(CAT.regions, key=lambda k: (k[0].value, k[1]))
+    for capacity in CapacityType
+    # flex-start is GKE's DWS (refused on EKS), priced only where catalog/data/flex-start-prices.csv has rows
+    if capacity != CapacityType.FLEX_START
+    or any(k[0] == cloud and k[2] == region and k[3] == PriceKind.FLEX_START for k in CAT.prices)
+]
 
 
 @pytest.mark.parametrize("cloud, region, capacity", COMBOS)

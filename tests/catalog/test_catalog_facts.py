@@ -1,6 +1,7 @@
 """The catalog against the researched price tables in ``../shared/facts/prices``: every price it holds is the facts'
 price (to the cent), every fact about a modelled machine in a catalog region is in it, every catalog region prices
 the system pool, and the regions left out are exactly the ones the facts cannot support."""
+
 from __future__ import annotations
 
 import csv
@@ -16,16 +17,32 @@ GPU_FILES = ("gpu-prices-gcp.csv", "gpu-prices-aws.csv")
 N1_ROW = re.compile(r"^(?P<host>n1-[a-z0-9-]+) \+ (?P<count>\d+)x (?P<accelerator>[a-z0-9-]+)$")
 COLUMNS = (("on_demand_usd_hr", CapacityType.ON_DEMAND), ("spot_usd_hr", CapacityType.SPOT))
 NOT_MODELLED = {
-    "g4-standard-6", "g4-standard-12", "g4-standard-24", "g6f.large", "g6f.xlarge", "g6f.2xlarge", "g6f.4xlarge",
-    "gr6f.4xlarge", "n1-standard-8 + 1x nvidia-tesla-p100", "n1-standard-8 + 1x nvidia-tesla-p4",
+    "g4-standard-6",
+    "g4-standard-12",
+    "g4-standard-24",
+    "g6f.large",
+    "g6f.xlarge",
+    "g6f.2xlarge",
+    "g6f.4xlarge",
+    "gr6f.4xlarge",
+    "n1-standard-8 + 1x nvidia-tesla-p100",
+    "n1-standard-8 + 1x nvidia-tesla-p4",
     "p6-b300.48xlarge",
 }
 """Facts rows the catalog does not model: fractional GPUs (the catalog counts whole GPUs), the legacy P100/P4, and
 p6-b300 (its facts give 2,100 GiB of GPU memory for 8 GPUs, not a whole number per GPU, and no local NVMe size)."""
 REGIONS_LEFT_OUT = {
-    (Cloud.AWS, r): "no m6i.xlarge (system pool) price in the facts" for r in (
-        "ap-south-2", "ap-southeast-5", "eu-central-2", "eu-south-2", "il-central-1", "sa-east-1", "us-gov-east-1",
-        "us-gov-west-1")
+    (Cloud.AWS, r): "no m6i.xlarge (system pool) price in the facts"
+    for r in (
+        "ap-south-2",
+        "ap-southeast-5",
+        "eu-central-2",
+        "eu-south-2",
+        "il-central-1",
+        "sa-east-1",
+        "us-gov-east-1",
+        "us-gov-west-1",
+    )
 }
 """Regions with GPU prices in the facts that the catalog leaves out, so that every catalog total is a total."""
 
@@ -84,21 +101,30 @@ def test_every_fact_of_a_modelled_machine_is_the_catalog_price_to_the_cent():
 def test_every_catalog_gpu_price_is_stated_by_the_facts():
     """The reverse: no fixed-GPU price the facts do not state (N1 hosts and GPUs are checked through their sum)."""
     facts = _facts()
-    extra = [(c.value, m, r, k.value, p.usd_per_hour) for (c, m, r, k), p in CAT.prices.items()
-             # flex-start (DWS) prices have their own file and sources (tests/catalog/test_catalog.py checks them)
-             if (c, m) in CAT.machines and k != PriceKind.FLEX_START and abs(facts.get((c, m, r, CapacityType(k.value)), -1) - p.usd_per_hour) > 1e-6]
+    extra = [
+        (c.value, m, r, k.value, p.usd_per_hour)
+        for (c, m, r, k), p in CAT.prices.items()
+        # flex-start (DWS) prices have their own file and sources (tests/catalog/test_catalog.py checks them)
+        if (c, m) in CAT.machines
+        and k != PriceKind.FLEX_START
+        and abs(facts.get((c, m, r, CapacityType(k.value)), -1) - p.usd_per_hour) > 1e-6
+    ]
     assert extra == []
 
 
 def test_every_machine_the_facts_price_is_in_the_catalog():
     names = {r["machine_type"] for f in GPU_FILES for r in _rows(f)}
-    missing = sorted(n for n in names - NOT_MODELLED
-                     if _machine(Cloud.GCP, n) is None and _machine(Cloud.AWS, n) is None)
+    missing = sorted(
+        n for n in names - NOT_MODELLED if _machine(Cloud.GCP, n) is None and _machine(Cloud.AWS, n) is None
+    )
     assert missing == []
 
 
-@pytest.mark.parametrize("cloud, region", sorted(CAT.regions, key=lambda k: (k[0].value, k[1])),
-                         ids=lambda v: v.value if isinstance(v, Cloud) else v)
+@pytest.mark.parametrize(
+    "cloud, region",
+    sorted(CAT.regions, key=lambda k: (k[0].value, k[1])),
+    ids=lambda v: v.value if isinstance(v, Cloud) else v,
+)
 def test_every_catalog_region_prices_the_system_pool(cloud, region):
     for machine in CAT.system_machine_types(cloud):
         price = CAT.host_price(cloud, machine, region)
@@ -118,7 +144,9 @@ def test_regions_and_zones_come_from_the_facts():
         else:  # AZ IDs only: an AZ name maps to an ID per account, so the catalog names no AWS zone
             assert list(CAT.zone_ids[(cloud, region)]) == facts[(cloud, region)], region
             assert zones == (), region
-            assert CAT.is_zone(cloud, region, f"{region}z") and not CAT.is_zone(cloud, region, facts[(cloud, region)][0])
+            assert CAT.is_zone(cloud, region, f"{region}z") and not CAT.is_zone(
+                cloud, region, facts[(cloud, region)][0]
+            )
 
 
 def test_zone_availability_is_the_facts_per_machine():

@@ -2,6 +2,7 @@
 (../shared/charts/gpu-operator-v26.7.0): every operand image block of the values is listed (or excused with the
 reason), with the chart's default image and enabled flags; every operand a GPU Operator release of gpu-cluster runs is
 in the image table with arm64 and a source (so the GPU Operator on an arm64 pool never pulls an amd64-only image)."""
+
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -44,8 +45,11 @@ def test_every_operand_image_of_the_chart_is_listed_or_excused():
     assert not set(NOT_OPERANDS) & listed and set(NOT_OPERANDS) <= set(blocks)
 
 
-@pytest.mark.parametrize("operand", [o for o in OPERANDS if "." not in o.component or o.component == "driver.manager"],
-                         ids=lambda o: o.component)
+@pytest.mark.parametrize(
+    "operand",
+    [o for o in OPERANDS if "." not in o.component or o.component == "driver.manager"],
+    ids=lambda o: o.component,
+)
 def test_each_row_is_the_charts_default_image_and_flags(operand):
     values = _values()
     block = values
@@ -75,12 +79,24 @@ def test_every_operand_gpu_cluster_runs_has_an_arm64_build(cloud):
     from catalog import Cloud
     from stacks.plan.gpu_runtime_plan import GpuRuntimePlan
 
-    plan = GpuRuntimePlan(cloud=Cloud(cloud), device_plugin_pools=(), operator_pools=(), efa_pools=(),
-                          cos_driver_installer=None, gpu_feature_discovery=True, dcgm_exporter=True)
+    plan = GpuRuntimePlan(
+        cloud=Cloud(cloud),
+        device_plugin_pools=(),
+        operator_pools=(),
+        efa_pools=(),
+        cos_driver_installer=None,
+        gpu_feature_discovery=True,
+        dcgm_exporter=True,
+    )
     values = gpu_operator_values(plan, None)
     running = [o for o in OPERANDS if o.enabled(values)]
-    assert {o.component for o in running} >= {"validator", "devicePlugin", "gfd", "dcgmExporter",
-                                              "node-feature-discovery.image"}
+    assert {o.component for o in running} >= {
+        "validator",
+        "devicePlugin",
+        "gfd",
+        "dcgmExporter",
+        "node-feature-discovery.image",
+    }
     assert "driver" not in {o.component for o in running}  # no cloud here lets the operator install a driver
     table = load_image_table()
     for operand in running:

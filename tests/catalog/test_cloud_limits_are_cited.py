@@ -1,5 +1,6 @@
 """Cloud limits are written once (catalog/data/cloud-limits.csv) and every row is read by a check: a row no check
 cites is dead text, and a check citing an id the table lacks would fail only when a stack trips it."""
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,13 @@ def test_every_cited_limit_is_a_row():
 
 def test_every_row_is_read_by_a_check():
     cat = load_catalog()
-    by_lookup = {r.id for r in load_cloud_limits().values() if r.id.endswith("-zones")
-                 and (Cloud(r.cloud), r.applies_to) in cat.machines and sold_zones(r.cloud, r.applies_to) is r}
+    by_lookup = {
+        r.id
+        for r in load_cloud_limits().values()
+        if r.id.endswith("-zones")
+        and (Cloud(r.cloud), r.applies_to) in cat.machines
+        and sold_zones(r.cloud, r.applies_to) is r
+    }
     assert set(load_cloud_limits()) - _cited() - by_lookup == set()
 
 

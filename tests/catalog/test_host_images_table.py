@@ -1,9 +1,13 @@
 """catalog/data/host-level-images.csv names the chart versions gpu-cluster pins (a chart bump without the table fails
 here), every row is complete, and chart references resolve to their rows."""
+
 from __future__ import annotations
 
 from catalog.host_images import (
-    chart_host_images, chart_secret_images, load_chart_host_images, load_chart_secret_images,
+    chart_host_images,
+    chart_secret_images,
+    load_chart_host_images,
+    load_chart_secret_images,
 )
 from components import charts
 
@@ -11,13 +15,17 @@ from components import charts
 def test_every_row_names_a_pinned_chart_at_its_pinned_version():
     pins = {p.chart: p.version for p in vars(charts).values() if isinstance(p, charts.ChartPin)}
     for row in (*load_chart_host_images(), *load_chart_secret_images()):
-        assert pins.get(row.chart) == row.version, f"{row.chart} {row.version}: the pinned chart is {pins.get(row.chart)}"
+        assert pins.get(row.chart) == row.version, (
+            f"{row.chart} {row.version}: the pinned chart is {pins.get(row.chart)}"
+        )
 
 
 def test_rows_are_complete():
     for row in (*load_chart_host_images(), *load_chart_secret_images()):
         assert row.values_path and row.default_image and row.host_access and row.source, row
-        assert "*" not in row.values_path or row.defaults_path, f"{row.component}: a map entry needs the chart's default"
+        assert "*" not in row.values_path or row.defaults_path, (
+            f"{row.component}: a map entry needs the chart's default"
+        )
 
 
 def test_an_oci_chart_reference_finds_its_rows():

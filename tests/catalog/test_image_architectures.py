@@ -1,6 +1,7 @@
 """The image -> architectures table (catalog/data/image-architectures.csv): every row sourced with a basis, valid OCI
 architectures, chart rows naming the pinned chart versions and their default image tags, and every image gpu-cluster
 itself picks for a GPU pool's architecture present with that architecture."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,12 +35,23 @@ def test_the_images_gpu_cluster_picks_per_architecture_are_in_the_table():
         assert TABLE.lookup(fab.image(FabricKind.RDMA, component).reference).supports("arm64")
 
 
-@pytest.mark.parametrize("chart, folder, path, image", [
-    ("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-v0.4.0", ("image",), "registry.k8s.io/dra-driver-nvidia/"
-                                                                       "dra-driver-nvidia-gpu:v0.4.0"),
-    ("aws-efa-k8s-device-plugin", "aws-efa-k8s-device-plugin-v0.5.30", ("image",),
-     "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.20"),
-])
+@pytest.mark.parametrize(
+    "chart, folder, path, image",
+    [
+        (
+            "dra-driver-nvidia-gpu",
+            "dra-driver-nvidia-gpu-v0.4.0",
+            ("image",),
+            "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0",
+        ),
+        (
+            "aws-efa-k8s-device-plugin",
+            "aws-efa-k8s-device-plugin-v0.5.30",
+            ("image",),
+            "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.20",
+        ),
+    ],
+)
 def test_chart_rows_match_the_staged_charts_default_image(chart, folder, path, image):
     values = yaml.safe_load(require_shared("charts", folder, "values.yaml").read_text())
     node = values

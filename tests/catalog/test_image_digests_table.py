@@ -1,6 +1,7 @@
 """catalog/data/image-digests.csv: every row names exactly an image gpu-cluster pins (a version bump without the
 table fails here), a cited digest is a sha256 digest with a source naming a commit, a row without one says why and
 is resolved at deploy, and the offline stand-in counts only for those rows."""
+
 from __future__ import annotations
 
 import re
@@ -51,8 +52,8 @@ def test_cited_digests_are_sha256_with_a_commit_and_the_rest_say_why():
             # an upstream manifest is the only source cited: third-party pins of a tag do not count; a source that
             # pins it but is not staged here says so ("not cited (...)")
             assert row.source.startswith("deploy: ") and re.search(
-                r"no (public source|upstream manifest) pins this tag by digest|^deploy: not cited \(.+\)",
-                row.source), row
+                r"no (public source|upstream manifest) pins this tag by digest|^deploy: not cited \(.+\)", row.source
+            ), row
 
 
 def test_every_host_level_chart_default_has_a_row():

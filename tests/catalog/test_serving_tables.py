@@ -1,5 +1,6 @@
 """The serving tables: every throughput row names a model of the model table and a catalog GPU, with its source and
 date; the model shapes give the KV-cache sizes the research derived by hand (2 × layers × KV heads × head dim × 2 B)."""
+
 from __future__ import annotations
 
 import pytest

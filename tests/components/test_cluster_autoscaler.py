@@ -1,5 +1,6 @@
 """Cluster Autoscaler on EKS: the Helm release, its Pod Identity role and the Auto Scaling group tags that let it find
 node groups and scale them up from zero (recorded under mocks)."""
+
 from __future__ import annotations
 
 import json
@@ -24,14 +25,35 @@ CHART_VALUES = {
     # The keys and shapes our values use, as in the chart's values.yaml (kubernetes/autoscaler
     # cluster-autoscaler/charts/cluster-autoscaler/values.yaml, 9.5x line; ../shared/schemas has no copy).
     # extraArgs is free-form here: the chart turns every key into a --flag.
-    "affinity": {}, "autoDiscovery": {"clusterName": None, "namespace": None, "tags": [], "roles": [], "labels": []},
-    "awsRegion": "", "cloudProvider": "aws", "containerSecurityContext": {}, "expanderPriorities": {},
-    "extraArgs": {}, "fullnameOverride": "", "nodeSelector": {}, "priorityClassName": "system-cluster-critical",
-    "image": {"repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tag": "", "pullPolicy": "",
-              "pullSecrets": []},
-    "rbac": {"create": True, "pspEnabled": False, "clusterScoped": True, "annotations": {}, "additionalRules": [],
-             "serviceAccount": {"annotations": {}, "create": True, "name": "", "automountServiceAccountToken": True}},
-    "replicaCount": 1, "resources": {}, "securityContext": {}, "tolerations": [], "topologySpreadConstraints": [],
+    "affinity": {},
+    "autoDiscovery": {"clusterName": None, "namespace": None, "tags": [], "roles": [], "labels": []},
+    "awsRegion": "",
+    "cloudProvider": "aws",
+    "containerSecurityContext": {},
+    "expanderPriorities": {},
+    "extraArgs": {},
+    "fullnameOverride": "",
+    "nodeSelector": {},
+    "priorityClassName": "system-cluster-critical",
+    "image": {
+        "repository": "registry.k8s.io/autoscaling/cluster-autoscaler",
+        "tag": "",
+        "pullPolicy": "",
+        "pullSecrets": [],
+    },
+    "rbac": {
+        "create": True,
+        "pspEnabled": False,
+        "clusterScoped": True,
+        "annotations": {},
+        "additionalRules": [],
+        "serviceAccount": {"annotations": {}, "create": True, "name": "", "automountServiceAccountToken": True},
+    },
+    "replicaCount": 1,
+    "resources": {},
+    "securityContext": {},
+    "tolerations": [],
+    "topologySpreadConstraints": [],
 }
 
 
@@ -51,13 +73,18 @@ def test_release_is_the_pinned_chart_in_kube_system_on_the_system_nodes(rec):
     rel = one(rec, RELEASE, "cluster-autoscaler")
     i = rel.inputs
     assert (i["chart"], i["version"], i["repositoryOpts"]) == (
-        "cluster-autoscaler", "9.59.0", {"repo": "https://kubernetes.github.io/autoscaler"})
+        "cluster-autoscaler",
+        "9.59.0",
+        {"repo": "https://kubernetes.github.io/autoscaler"},
+    )
     assert (i["chart"], i["version"]) == (CLUSTER_AUTOSCALER.chart, CLUSTER_AUTOSCALER.version)
     assert i["namespace"] == "kube-system" and i["name"] == "cluster-autoscaler"
     v = i["values"]
     assert v["cloudProvider"] == "aws" and v["awsRegion"] == "us-east-1"
-    assert v["autoDiscovery"] == {"clusterName": "ml",
-                                  "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/ml"]}
+    assert v["autoDiscovery"] == {
+        "clusterName": "ml",
+        "tags": ["k8s.io/cluster-autoscaler/enabled", "k8s.io/cluster-autoscaler/ml"],
+    }
     assert v["nodeSelector"] == {"gpu-cluster/node-role": "system"}
     assert v["tolerations"] == [], "tolerates no taint: never on a GPU node"
     assert v["extraArgs"] == {"expander": "least-waste", "balance-similar-node-groups": False}
@@ -87,8 +114,10 @@ def test_pod_identity_binds_the_role_to_the_charts_service_account_before_the_po
     (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
     assert trust["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert trust["Action"] == ["sts:AssumeRole", "sts:TagSession"]
-    assert trust["Condition"]["StringEquals"]["aws:RequestTag/kubernetes-service-account"] == \
-        rel.inputs["values"]["rbac"]["serviceAccount"]["name"]  # the whole condition: test_cluster_access.py
+    assert (
+        trust["Condition"]["StringEquals"]["aws:RequestTag/kubernetes-service-account"]
+        == rel.inputs["values"]["rbac"]["serviceAccount"]["name"]
+    )  # the whole condition: test_cluster_access.py
 
 
 def test_iam_policy_is_least_privilege(rec):
@@ -96,11 +125,18 @@ def test_iam_policy_is_least_privilege(rec):
     by_sid = {s["Sid"]: s for s in doc["Statement"]}
     write = by_sid["ScaleOnlyThisClustersGroups"]
     assert write["Action"] == ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"]
-    assert write["Condition"] == {"StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/enabled": "true",
-                                                   "aws:ResourceTag/k8s.io/cluster-autoscaler/ml": "owned"}}
+    assert write["Condition"] == {
+        "StringEquals": {
+            "aws:ResourceTag/k8s.io/cluster-autoscaler/enabled": "true",
+            "aws:ResourceTag/k8s.io/cluster-autoscaler/ml": "owned",
+        }
+    }
     assert by_sid["ReadThisClustersNodeGroups"] == {
-        "Sid": "ReadThisClustersNodeGroups", "Effect": "Allow", "Action": ["eks:DescribeNodegroup"],
-        "Resource": "arn:aws:eks:us-east-1:*:nodegroup/ml/*"}
+        "Sid": "ReadThisClustersNodeGroups",
+        "Effect": "Allow",
+        "Action": ["eks:DescribeNodegroup"],
+        "Resource": "arn:aws:eks:us-east-1:*:nodegroup/ml/*",
+    }
     actions = [a for s in doc["Statement"] for a in s["Action"]]
     assert all("*" not in a for a in actions)
     assert all(a.split(":")[1].startswith(("Describe", "Get")) for a in by_sid["ReadScalingState"]["Action"])
@@ -124,16 +160,23 @@ def test_gpu_node_group_asg_is_tagged_for_discovery_and_scale_from_zero(rec):
 
 
 def test_system_node_group_asg_is_discoverable(rec):
-    assert asg_tags(rec, "ml-system") == {"k8s.io/cluster-autoscaler/enabled": "true",
-                                          "k8s.io/cluster-autoscaler/ml": "owned"}
+    assert asg_tags(rec, "ml-system") == {
+        "k8s.io/cluster-autoscaler/enabled": "true",
+        "k8s.io/cluster-autoscaler/ml": "owned",
+    }
 
 
 def test_template_carries_extra_taints_labels_and_shared_gpu_counts():
-    cfg = edits(EKS, {
-        "nodePools[0].machineType": "g6e.xlarge", "nodePools[0].multiNode": False,
-        "nodePools[0].labels": {"team": "infer"},
-        "nodePools[0].taints": [{"key": "dedicated", "value": "inference", "effect": "NoExecute"}],
-        "nodePools[0].gpuRuntime": {"sharing": {"mode": "mps", "replicas": 4}}})
+    cfg = edits(
+        EKS,
+        {
+            "nodePools[0].machineType": "g6e.xlarge",
+            "nodePools[0].multiNode": False,
+            "nodePools[0].labels": {"team": "infer"},
+            "nodePools[0].taints": [{"key": "dedicated", "value": "inference", "effect": "NoExecute"}],
+            "nodePools[0].gpuRuntime": {"sharing": {"mode": "mps", "replicas": 4}},
+        },
+    )
     tags = asg_tags(run_program(cfg), "p5")
     assert tags[TEMPLATE + "label/team"] == "infer"
     assert tags[TEMPLATE + "taint/dedicated"] == "inference:NoExecute"

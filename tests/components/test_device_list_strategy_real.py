@@ -3,6 +3,7 @@ rendered by real Helm with the stack's values, runs the plugin with the volume-m
 SYS_ADMIN capability the chart adds for it), and every config entry keeps that strategy. The node half (the toolkit
 refusing the env var from unprivileged containers) is in the GPU node groups' user data
 (``tests/components/test_gpu_runtime_components.py``); neither can be tried on a real GPU node here."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,11 @@ def test_the_rendered_device_plugin_hands_out_gpus_as_volume_mounts(stack):
     assert {"name": "DEVICE_LIST_STRATEGY", "value": DEVICE_LIST_STRATEGY} in ctr["env"]
     assert DEVICE_LIST_STRATEGY == "volume-mounts"
     assert "SYS_ADMIN" in ctr["securityContext"]["capabilities"]["add"]  # the chart's own requirement for it
-    for cm in (o for o in rendered(stack).objects if o["kind"] == "ConfigMap" and
-               any("flags" in str(v) for v in (o.get("data") or {}).values())):
+    for cm in (
+        o
+        for o in rendered(stack).objects
+        if o["kind"] == "ConfigMap" and any("flags" in str(v) for v in (o.get("data") or {}).values())
+    ):
         for entry in cm["data"].values():
             doc = yaml.safe_load(entry)
             if isinstance(doc, dict) and "flags" in doc:

@@ -1,4 +1,5 @@
 """EKS cluster and GPU node group: the provider inputs the program really sends (recorded under mocks)."""
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,12 @@ def test_every_launch_template_requires_imdsv2_and_encrypts_the_root_volume(rec)
     lts = of_type(rec, LAUNCH_TEMPLATE)
     assert {lt.name for lt in lts} == {"p5-lt", "ml-system-lt"}
     for lt in lts:
-        assert lt.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
-                                                "httpPutResponseHopLimit": 1, "instanceMetadataTags": "disabled"}
+        assert lt.inputs["metadataOptions"] == {
+            "httpEndpoint": "enabled",
+            "httpTokens": "required",
+            "httpPutResponseHopLimit": 1,
+            "instanceMetadataTags": "disabled",
+        }
         assert lt.inputs["blockDeviceMappings"][0]["ebs"]["encrypted"] == "true"
 
 
@@ -65,8 +70,11 @@ def test_cluster_secure_defaults(rec):
     assert c["enabledClusterLogTypes"] == ["api", "audit", "authenticator", "controllerManager", "scheduler"]
     assert c["encryptionConfig"]["resources"] == ["secrets"]
     assert c["encryptionConfig"]["provider"]["keyArn"].startswith("arn:")
-    assert c["vpcConfig"] == {"subnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
-                              "endpointPrivateAccess": True, "endpointPublicAccess": False}
+    assert c["vpcConfig"] == {
+        "subnetIds": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+        "endpointPrivateAccess": True,
+        "endpointPublicAccess": False,
+    }
     assert c["accessConfig"]["authenticationMode"] == "API"
     assert cluster.protect is True
     key = one(rec, "aws:kms/key:Key").inputs
@@ -77,10 +85,15 @@ def test_cluster_secure_defaults(rec):
 
 
 def test_node_role_has_only_the_documented_policies(rec):
-    arns = sorted(r.inputs["policyArn"] for r in of_type(rec, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-                  if r.name.startswith("ml-nodes"))
-    assert arns == ["arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-                    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"]  # image pulls: test_cluster_access.py
+    arns = sorted(
+        r.inputs["policyArn"]
+        for r in of_type(rec, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if r.name.startswith("ml-nodes")
+    )
+    assert arns == [
+        "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+        "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    ]  # image pulls: test_cluster_access.py
     trust = json.loads(one(rec, "aws:iam/role:Role", "ml-nodes-role").inputs["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
 
@@ -96,16 +109,32 @@ def test_public_endpoint_only_for_authorized_networks():
     assert vpc["endpointPublicAccess"] is True and vpc["publicAccessCidrs"] == ["198.51.100.0/24"]
 
 
-@pytest.mark.parametrize("capacity, expected_type, lt_extra", [
-    ({"type": "spot"}, "SPOT", {}),
-    ({"type": "reservation", "reservation": "cr-0123456789abcdef0"}, "ON_DEMAND",
-     {"capacityReservationSpecification": {"capacityReservationTarget": {
-         "capacityReservationId": "cr-0123456789abcdef0"}}}),
-    ({"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block"},
-     "CAPACITY_BLOCK",
-     {"capacityReservationSpecification": {"capacityReservationTarget": {
-         "capacityReservationId": "cr-0123456789abcdef0"}}, "instanceMarketOptions": {"marketType": "capacity-block"}}),
-], ids=["spot", "odcr", "capacity-block"])
+@pytest.mark.parametrize(
+    "capacity, expected_type, lt_extra",
+    [
+        ({"type": "spot"}, "SPOT", {}),
+        (
+            {"type": "reservation", "reservation": "cr-0123456789abcdef0"},
+            "ON_DEMAND",
+            {
+                "capacityReservationSpecification": {
+                    "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
+                }
+            },
+        ),
+        (
+            {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block"},
+            "CAPACITY_BLOCK",
+            {
+                "capacityReservationSpecification": {
+                    "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
+                },
+                "instanceMarketOptions": {"marketType": "capacity-block"},
+            },
+        ),
+    ],
+    ids=["spot", "odcr", "capacity-block"],
+)
 def test_capacity_types(capacity, expected_type, lt_extra):
     rec = run_program(edit(EKS, "nodePools[0].capacity", capacity))
     assert one(rec, NODE_GROUP, "p5").inputs["capacityType"] == expected_type
@@ -117,8 +146,16 @@ def test_capacity_types(capacity, expected_type, lt_extra):
 
 
 def test_single_node_pool_has_no_efa_or_placement_group():
-    rec = run_program(edits(EKS, {"nodePools[0].machineType": "g6e.xlarge", "nodePools[0].multiNode": False,
-                                  "nodePools[0].zones": ["us-east-1a", "us-east-1b"]}))
+    rec = run_program(
+        edits(
+            EKS,
+            {
+                "nodePools[0].machineType": "g6e.xlarge",
+                "nodePools[0].multiNode": False,
+                "nodePools[0].zones": ["us-east-1a", "us-east-1b"],
+            },
+        )
+    )
     lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     assert "networkInterfaces" not in lt and "placement" not in lt
     assert of_type(rec, "aws:ec2/placementGroup:PlacementGroup") == []
@@ -133,10 +170,14 @@ def test_existing_cluster_is_looked_up_not_created():
     assert one(rec, NODE_GROUP, "p5").inputs["clusterName"] == "ml"
 
 
-@pytest.mark.parametrize("capacity", [
-    {"type": "reservation", "reservation": "cr-0123456789abcdef0"},
-    {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block"},
-], ids=["odcr", "capacity-block"])
+@pytest.mark.parametrize(
+    "capacity",
+    [
+        {"type": "reservation", "reservation": "cr-0123456789abcdef0"},
+        {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block"},
+    ],
+    ids=["odcr", "capacity-block"],
+)
 def test_multi_node_reservation_pool_gets_no_new_placement_group(capacity):
     """A targeted ODCR serves only the placement group it was created in; a capacity block is placed already."""
     rec = run_program(edit(EKS, "nodePools[0].capacity", capacity))
@@ -147,19 +188,29 @@ def test_multi_node_reservation_pool_gets_no_new_placement_group(capacity):
 
 
 def test_odcr_launches_into_the_placement_group_it_was_created_in():
-    rec = run_program(edit(EKS, "nodePools[0].capacity", {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                                          "placementGroup": "p5-odcr-pg"}))
+    rec = run_program(
+        edit(
+            EKS,
+            "nodePools[0].capacity",
+            {"type": "reservation", "reservation": "cr-0123456789abcdef0", "placementGroup": "p5-odcr-pg"},
+        )
+    )
     assert of_type(rec, "aws:ec2/placementGroup:PlacementGroup") == []
     lt = one(rec, LAUNCH_TEMPLATE, "p5-lt").inputs
     assert lt["placement"] == {"groupName": "p5-odcr-pg"}
-    assert lt["capacityReservationSpecification"] == {"capacityReservationTarget": {
-        "capacityReservationId": "cr-0123456789abcdef0"}}
+    assert lt["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}
+    }
 
 
-@pytest.mark.parametrize("upgrade, expected", [
-    ({"maxSurge": 0, "maxUnavailable": 3}, {"maxUnavailable": 3, "updateStrategy": "MINIMAL"}),
-    ({"maxSurge": 2, "maxUnavailable": 1}, {"maxUnavailable": 1, "updateStrategy": "DEFAULT"}),
-], ids=["no-surge-minimal", "surge-default"])
+@pytest.mark.parametrize(
+    "upgrade, expected",
+    [
+        ({"maxSurge": 0, "maxUnavailable": 3}, {"maxUnavailable": 3, "updateStrategy": "MINIMAL"}),
+        ({"maxSurge": 2, "maxUnavailable": 1}, {"maxUnavailable": 1, "updateStrategy": "DEFAULT"}),
+    ],
+    ids=["no-surge-minimal", "surge-default"],
+)
 def test_upgrade_settings_map_to_eks_update_config(upgrade, expected):
     """maxUnavailable as written (no silent 0 -> 1); maxSurge decides whether EKS launches new nodes first."""
     rec = run_program(edit(EKS, "nodePools[0].upgrade", upgrade))

@@ -1,5 +1,6 @@
 """EKS fabric: EFA on every network card of a multi-node pool (card 0 ``efa``, the rest ``efa-only``), none with
 ``fabric.mode: off`` (the policy pack then reports the pool)."""
+
 from __future__ import annotations
 
 from preview.engine import run_program
@@ -18,7 +19,9 @@ def _asg_tags(rec) -> dict[str, str]:
 def test_only_card_zero_is_an_ip_carrying_efa_interface():
     nics = one(run_program(EKS), LAUNCH_TEMPLATE, "p5-lt").inputs["networkInterfaces"]
     assert [(n["networkCardIndex"], n["deviceIndex"], n["interfaceType"]) for n in nics] == [
-        (0, 0, "efa"), *((i, 1, "efa-only") for i in range(1, 32))]
+        (0, 0, "efa"),
+        *((i, 1, "efa-only") for i in range(1, 32)),
+    ]
 
 
 def test_fabric_off_attaches_no_efa_and_advertises_none():
@@ -39,7 +42,10 @@ def test_p5_nodes_assemble_their_nvme_instance_store_as_raid0_with_nodeadm():
     others = [p.get_payload() for p in message.get_payload() if p is not part]  # the device plugin's toolkit lockdown
     assert len(others) == 1 and "nvidia-ctk config --in-place" in others[0]
     import yaml
+
     config = yaml.safe_load(part.get_payload())
     assert config["kind"] == "NodeConfig" and config["spec"]["instance"]["localStorage"] == {"strategy": "RAID0"}
-    off = one(run_program(edits(EKS, {"nodePools[0].localSsdEphemeralStorage": False})), LAUNCH_TEMPLATE, "p5-lt").inputs
+    off = one(
+        run_program(edits(EKS, {"nodePools[0].localSsdEphemeralStorage": False})), LAUNCH_TEMPLATE, "p5-lt"
+    ).inputs
     assert "localStorage" not in base64.b64decode(off["userData"]).decode()

@@ -1,5 +1,6 @@
 """EKS clusters gpu-cluster creates get the node monitoring agent add-on, which reports the GPU node conditions
 that the node groups' auto repair acts on; existing clusters are left alone."""
+
 from __future__ import annotations
 
 from preview.engine import run_program

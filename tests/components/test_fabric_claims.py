@@ -3,6 +3,7 @@ namespace with quota on the pool (Kubeflow), after that namespace exists, or in 
 (Slurm), whose NodeSet pod and slurmd carry the claim; Kueue maps the claim's DeviceClass to a quota resource the
 ClusterQueues cover. Recorded inputs validate against the Kubernetes 1.35 schema;
 the NodeSet the chart renders validates against the NodeSet CRD and the pod schema."""
+
 from __future__ import annotations
 
 import jsonschema
@@ -41,16 +42,16 @@ def test_the_template_is_registered_in_the_team_namespace_after_it(rec):
     meta = template.inputs["metadata"]
     assert (meta["name"], meta["namespace"]) == ("rdma-h200", "research")
     (request,) = template.inputs["spec"]["spec"]["devices"]["requests"]
-    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount",
-                                  "count": 8}
+    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 8}
     namespace = one(rec, NAMESPACE, "kueue-ns-research")
     assert namespace.urn in template.dependencies, "the template waits for its namespace"
     kubernetes_validate.validate(unwrap_secrets(template.inputs), K8S_VERSION, strict=True)
 
 
 def test_the_runtime_names_the_registered_template(rec):
-    runtime = one(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime",
-                  "kubeflow-runtime-torch-h200").inputs
+    runtime = one(
+        rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime", "kubeflow-runtime-torch-h200"
+    ).inputs
     pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert pod["resourceClaims"] == [{"name": "rdma", "resourceClaimTemplateName": "rdma-h200"}]
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "rdma"}]
@@ -73,16 +74,26 @@ def test_slurm_gets_the_template_in_the_nodesets_namespace_and_the_nodeset_holds
     assert pod_spec["resourceClaims"] == [{"name": "rdma", "resourceClaimTemplateName": "rdma-h200"}]
     slurmd = cr["spec"]["slurmd"]
     assert slurmd["resources"]["claims"] == [{"name": "rdma"}], "job steps run in slurmd: it holds the NICs"
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "h200-0"},
-           "spec": {**pod_spec, "containers": [{**slurmd, "name": "slurmd"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "h200-0"},
+        "spec": {**pod_spec, "containers": [{**slurmd, "name": "slurmd"}]},
+    }
     kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
 
 
 def test_preview_shows_the_claim_each_managed_pool_wires_and_warns_no_more():
     report = preview_config("t", MANAGED)
     entry = {f["pool"]: f for f in report.as_dict()["fabric"]}["h200"]
-    assert entry["draClaim"] == {"podClaim": "rdma", "template": "rdma-h200", "deviceClass": "mrdma.google.com",
-                                 "allocationMode": "ExactCount", "count": 8, "namespaces": ["research"]}
+    assert entry["draClaim"] == {
+        "podClaim": "rdma",
+        "template": "rdma-h200",
+        "deviceClass": "mrdma.google.com",
+        "allocationMode": "ExactCount",
+        "count": 8,
+        "namespaces": ["research"],
+    }
     assert "DRA claim rdma: ResourceClaimTemplate rdma-h200 (8 × mrdma.google.com) in research" in entry["wired"]
     assert report.as_dict()["warnings"] == [], "the DRA-claim warning is gone now that the jobs are wired"
 
@@ -92,10 +103,13 @@ def test_kueue_maps_the_device_class_and_the_cluster_queue_gives_the_nics_quota(
     values = one(rec, RELEASE, "kueue-chart").inputs["values"]
     config = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     assert config["resources"]["deviceClassMappings"] == [
-        {"name": "gpu-cluster/rdma-nics", "deviceClassNames": ["mrdma.google.com"]}]
+        {"name": "gpu-cluster/rdma-nics", "deviceClassNames": ["mrdma.google.com"]}
+    ]
     queue = one(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "kueue-cq-research").inputs
     (group,) = queue["spec"]["resourceGroups"]
     assert group["coveredResources"] == ["nvidia.com/gpu", "gpu-cluster/rdma-nics"]
     (flavor,) = group["flavors"]
     assert {r["name"]: r["nominalQuota"] for r in flavor["resources"]} == {
-        "nvidia.com/gpu": 8, "gpu-cluster/rdma-nics": 8}
+        "nvidia.com/gpu": 8,
+        "gpu-cluster/rdma-nics": 8,
+    }

@@ -2,6 +2,7 @@
 /proc/sys writable: the admission CEL (run by cel-python on the stack's recorded policies) exempts only the rendered
 container, so no variant of it that runs a tenant's code inside it is admitted, and exec reaches it neither by name
 nor by leaving the container out."""
+
 from __future__ import annotations
 
 import copy
@@ -28,8 +29,9 @@ def _sidecar(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def _probe(pod):
-    _sidecar(pod)["startupProbe"] = {"exec": {"command": ["/bin/sh", "-c", "echo '|/tmp/x' > "
-                                                          "/hostprocsysfs/kernel/core_pattern"]}}
+    _sidecar(pod)["startupProbe"] = {
+        "exec": {"command": ["/bin/sh", "-c", "echo '|/tmp/x' > /hostprocsysfs/kernel/core_pattern"]}
+    }
 
 
 def _post_start(pod):
@@ -56,8 +58,9 @@ def _uid_zero(pod):
 def _libraries_from_a_config_map(pod):
     """Same volume name, another source: the sidecar's LD_LIBRARY_PATH would load the tenant's libraries."""
     libs = next(m["name"] for m in _sidecar(pod)["volumeMounts"] if m.get("readOnly"))
-    pod["spec"]["volumes"] = [v if v["name"] != libs else {"name": libs, "configMap": {"name": "evil"}}
-                              for v in pod["spec"]["volumes"]]
+    pod["spec"]["volumes"] = [
+        v if v["name"] != libs else {"name": libs, "configMap": {"name": "evil"}} for v in pod["spec"]["volumes"]
+    ]
 
 
 def _sub_path(pod):
@@ -78,10 +81,17 @@ def _tty(pod):
 
 
 VARIANTS: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
-    ("startupProbe exec", _probe), ("postStart exec", _post_start), ("LD_PRELOAD in env", _ld_preload),
-    ("envFrom", _env_from), ("ConfigMap mounted over the binary", _config_map_over_binary),
-    ("runAsUser 0", _uid_zero), ("library volume from a ConfigMap", _libraries_from_a_config_map),
-    ("subPath into /proc/sys", _sub_path), ("args", _args), ("workingDir", _working_dir), ("stdin and tty", _tty),
+    ("startupProbe exec", _probe),
+    ("postStart exec", _post_start),
+    ("LD_PRELOAD in env", _ld_preload),
+    ("envFrom", _env_from),
+    ("ConfigMap mounted over the binary", _config_map_over_binary),
+    ("runAsUser 0", _uid_zero),
+    ("library volume from a ConfigMap", _libraries_from_a_config_map),
+    ("subPath into /proc/sys", _sub_path),
+    ("args", _args),
+    ("workingDir", _working_dir),
+    ("stdin and tty", _tty),
 ]
 
 
@@ -100,8 +110,9 @@ def test_a_changed_sidecar_is_not_admitted(tcpx, what, change):
 def test_an_ephemeral_container_may_not_target_the_sidecar(tcpx):
     objects, ns, pod = tcpx
     evil = copy.deepcopy(pod)
-    evil["spec"]["ephemeralContainers"] = [{"name": "debug", "image": "busybox:1.37",
-                                            "targetContainerName": "tcpx-daemon"}]
+    evil["spec"]["ephemeralContainers"] = [
+        {"name": "debug", "image": "busybox:1.37", "targetContainerName": "tcpx-daemon"}
+    ]
     refusals = admission_failures(objects, evil, ns, "UPDATE", "pods/ephemeralcontainers")
     assert any("ephemeral containers may not target the GPU fabric's sidecar" in r for r in refusals), refusals
 
@@ -113,12 +124,16 @@ def test_a_pod_with_the_sidecar_may_not_share_its_process_namespace(tcpx):
     assert any("may not share its process namespace" in r for r in admission_failures(objects, evil, ns))
 
 
-@pytest.mark.parametrize("options, admitted", [
-    ({"command": ["sh"], "stdin": True, "tty": True}, False),  # kubectl exec without -c
-    ({"container": "", "command": ["sh"]}, False),
-    ({"container": "tcpx-daemon", "command": ["sh"]}, False),
-    ({"container": "node", "command": ["sh"]}, True),
-], ids=["no container", "empty container", "the sidecar", "the training container"])
+@pytest.mark.parametrize(
+    "options, admitted",
+    [
+        ({"command": ["sh"], "stdin": True, "tty": True}, False),  # kubectl exec without -c
+        ({"container": "", "command": ["sh"]}, False),
+        ({"container": "tcpx-daemon", "command": ["sh"]}, False),
+        ({"container": "node", "command": ["sh"]}, True),
+    ],
+    ids=["no container", "empty container", "the sidecar", "the training container"],
+)
 def test_exec_must_name_a_container_other_than_the_sidecar(tcpx, options, admitted):
     objects, ns, pod = tcpx
     main = pod["spec"]["containers"][0]["name"]
@@ -128,11 +143,19 @@ def test_exec_must_name_a_container_other_than_the_sidecar(tcpx, options, admitt
         assert (refusals == []) == admitted, (resource, refusals)
 
 
-@pytest.mark.parametrize("context, admitted", [
-    ({"runAsUser": 0}, False), ({"runAsGroup": 0}, False), ({"runAsGroup": 1000}, False),
-    ({"supplementalGroups": [0]}, False), ({"fsGroup": 1000}, False),
-    ({"runAsUser": 1000}, True), ({"runAsNonRoot": False}, True), ({}, True),
-])
+@pytest.mark.parametrize(
+    "context, admitted",
+    [
+        ({"runAsUser": 0}, False),
+        ({"runAsGroup": 0}, False),
+        ({"runAsGroup": 1000}, False),
+        ({"supplementalGroups": [0]}, False),
+        ({"fsGroup": 1000}, False),
+        ({"runAsUser": 1000}, True),
+        ({"runAsNonRoot": False}, True),
+        ({}, True),
+    ],
+)
 def test_pod_level_identity_that_reaches_the_sidecar_is_refused(tcpx, context, admitted):
     """A pod-level uid 0 or group applies to the sidecar too (NET_ADMIN, host /proc/sys); a non-zero uid only
     narrows it."""

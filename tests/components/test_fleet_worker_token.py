@@ -1,6 +1,7 @@
 """The fleet manager's token on a worker reaches only the mirrored team namespaces: its cluster-wide role only reads,
 Roles in those namespaces carry the writes, and the worker's admission policy (CEL run by cel-python on the recorded
 objects) refuses the token a pod or a Job in kube-system or any other namespace, whatever RBAC says."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,12 @@ from tests.support.kube.admission import admission_failures, k8s_objects
 
 WORKERS = ["fleet-gke", "fleet-eks"]
 WRITES = {"create", "delete", "update", "patch", "*"}
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
-       "spec": {"containers": [{"name": "x", "image": "busybox:1.37"}]}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "x"},
+    "spec": {"containers": [{"name": "x", "image": "busybox:1.37"}]},
+}
 
 
 @pytest.fixture(scope="module", params=WORKERS)
@@ -45,12 +50,19 @@ def test_the_token_writes_in_the_mirrored_namespaces_and_others_are_untouched(wo
 
 def test_the_cluster_role_only_reads_and_roles_write_only_in_team_namespaces(worker):
     objects, teams = worker
-    bound = {b["roleRef"]["name"]: b for b in objects if b["kind"] in ("ClusterRoleBinding", "RoleBinding")
-             and any(s.get("name") == "multikueue-sa" for s in b.get("subjects", []))}
+    bound = {
+        b["roleRef"]["name"]: b
+        for b in objects
+        if b["kind"] in ("ClusterRoleBinding", "RoleBinding")
+        and any(s.get("name") == "multikueue-sa" for s in b.get("subjects", []))
+    }
     cluster_roles = [o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] in bound]
     assert cluster_roles and all(not WRITES & set(r["verbs"]) for c in cluster_roles for r in c["rules"])
-    writers = sorted(o["metadata"]["namespace"] for o in objects if o["kind"] == "RoleBinding"
-                     and any(s.get("name") == "multikueue-sa" for s in o["subjects"]))
+    writers = sorted(
+        o["metadata"]["namespace"]
+        for o in objects
+        if o["kind"] == "RoleBinding" and any(s.get("name") == "multikueue-sa" for s in o["subjects"])
+    )
     assert writers == teams
 
 
@@ -59,14 +71,20 @@ def test_the_new_admission_objects_are_valid_kubernetes_objects(stack):
     import kubernetes_validate
 
     from tests.support.kube.schema import K8S_VERSION
+
     objects = [o for o in k8s_objects(recording(stack)) if o["apiVersion"].startswith("admissionregistration")]
     assert {o["metadata"]["name"] for o in objects} >= {"gpu-cluster-quota"}
     for obj in objects:
         kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
 
 
-WORKLOAD = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "job-x"},
-            "spec": {"queueName": "research"}, "status": {"conditions": []}}
+WORKLOAD = {
+    "apiVersion": "kueue.x-k8s.io/v1beta2",
+    "kind": "Workload",
+    "metadata": {"name": "job-x"},
+    "spec": {"queueName": "research"},
+    "status": {"conditions": []},
+}
 
 
 def _status(conditions: list[dict], admission: dict | None = None) -> dict:
@@ -78,9 +96,11 @@ def test_the_token_may_not_mark_a_workload_admitted_even_in_a_mirrored_namespace
     # RBAC allows the write there: the admission policy is what stops the token from admitting a copy itself
     objects, teams = worker
     ns = teams[0]
-    for forged in (_status([{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"}]),
-                   _status([{"type": "Admitted", "status": "True", "reason": "Admitted"}]),
-                   _status([], {"clusterQueue": "research", "podSetAssignments": []})):
+    for forged in (
+        _status([{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"}]),
+        _status([{"type": "Admitted", "status": "True", "reason": "Admitted"}]),
+        _status([], {"clusterQueue": "research", "podSetAssignments": []}),
+    ):
         assert _token(objects, forged, ns, operation="UPDATE", resource="workloads/status", old=WORKLOAD), forged
     # what MultiKueue writes: the deactivation target of a copy the manager evicted
     evicted = _status([{"type": "DeactivationTarget", "status": "True", "reason": "EvictedOnManagerCluster"}])
@@ -96,15 +116,23 @@ def test_the_token_may_not_rewrite_an_admitted_workloads_admission(worker):
     # multikueue/workload.go 590-597) re-applies the admission unchanged and still passes.
     objects, teams = worker
     ns = teams[0]
-    admitted = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
-                {"type": "Admitted", "status": "True", "reason": "Admitted"}]
-    given = {"clusterQueue": "research", "podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": "h100"},
-                                                                 "count": 1}]}
+    admitted = [
+        {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+        {"type": "Admitted", "status": "True", "reason": "Admitted"},
+    ]
+    given = {
+        "clusterQueue": "research",
+        "podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": "h100"}, "count": 1}],
+    }
     old = _status(admitted, given)
-    for forged in ({**given, "clusterQueue": "product"},
-                   {**given, "podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": "l4"}, "count": 1}]}):
-        assert _token(objects, _status(admitted, forged), ns, operation="UPDATE", resource="workloads/status",
-                      old=old), forged
-    deactivated = _status(admitted + [{"type": "DeactivationTarget", "status": "True",
-                                       "reason": "EvictedOnManagerCluster"}], given)
+    for forged in (
+        {**given, "clusterQueue": "product"},
+        {**given, "podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": "l4"}, "count": 1}]},
+    ):
+        assert _token(
+            objects, _status(admitted, forged), ns, operation="UPDATE", resource="workloads/status", old=old
+        ), forged
+    deactivated = _status(
+        admitted + [{"type": "DeactivationTarget", "status": "True", "reason": "EvictedOnManagerCluster"}], given
+    )
     assert _token(objects, deactivated, ns, operation="UPDATE", resource="workloads/status", old=old) == []

@@ -1,4 +1,5 @@
 """GKE cluster and GPU node pool: the provider inputs the program really sends (recorded under mocks)."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,9 @@ def test_gpu_pool_accelerators_taint_label_and_placement(rec):
     inputs = pool.inputs
     nc = inputs["nodeConfig"]
     assert nc["machineType"] == "a3-highgpu-8g"
-    assert nc["guestAccelerators"] == [{"type": "nvidia-h100-80gb", "count": 8,
-                                        "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}]
+    assert nc["guestAccelerators"] == [
+        {"type": "nvidia-h100-80gb", "count": 8, "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}
+    ]
     assert nc["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
     assert nc["labels"] == {"gpu-cluster/pool": "h100"}
     assert inputs["placementPolicy"] == {"type": "COMPACT"}
@@ -48,8 +50,9 @@ def test_gpu_pool_security_and_upgrade_settings(rec):
 def test_each_pool_has_a_dedicated_least_privilege_service_account(rec):
     accounts = {r.name: r.inputs["accountId"] for r in of_type(rec, "gcp:serviceaccount/account:Account")}
     assert accounts == {"h100-nodes-sa": "ml-h100", "ml-system-sa": "ml-system"}
-    roles = sorted(r.inputs["role"] for r in of_type(rec, "gcp:projects/iAMMember:IAMMember")
-                   if r.name.startswith("h100-nodes"))
+    roles = sorted(
+        r.inputs["role"] for r in of_type(rec, "gcp:projects/iAMMember:IAMMember") if r.name.startswith("h100-nodes")
+    )
     assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
 
 
@@ -59,9 +62,10 @@ def test_cluster_secure_defaults(rec):
     assert c["name"] == "ml" and c["location"] == "us-central1"
     assert c["removeDefaultNodePool"] is True and "nodePools" not in c
     assert c["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": False}
-    assert c["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [{"cidrBlock": "203.0.113.0/24",
-                                                                   "displayName": "authorized-0"}],
-                                                   "gcpPublicCidrsAccessEnabled": False}
+    assert c["masterAuthorizedNetworksConfig"] == {
+        "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}],
+        "gcpPublicCidrsAccessEnabled": False,
+    }
     assert c["workloadIdentityConfig"] == {"workloadPool": "test-project-1.svc.id.goog"}
     assert c["releaseChannel"] == {"channel": "REGULAR"}
     assert c["datapathProvider"] == "ADVANCED_DATAPATH"
@@ -94,16 +98,32 @@ def test_private_endpoint_when_no_authorized_networks():
     assert c["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [], "gcpPublicCidrsAccessEnabled": False}
 
 
-@pytest.mark.parametrize("capacity, expected_spot, expected_affinity", [
-    ({"type": "spot"}, True, {"consumeReservationType": "NO_RESERVATION"}),
-    ({"type": "reservation", "reservation": "res-a"}, False,
-     {"consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name",
-      "values": ["res-a"]}),
-    ({"type": "reservation", "reservation": "res-b", "reservationProject": "shared-proj"}, False,
-     {"consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name",
-      "values": ["projects/shared-proj/reservations/res-b"]}),
-    ({"type": "on-demand"}, False, None),
-], ids=["spot", "reservation", "shared-reservation", "on-demand"])
+@pytest.mark.parametrize(
+    "capacity, expected_spot, expected_affinity",
+    [
+        ({"type": "spot"}, True, {"consumeReservationType": "NO_RESERVATION"}),
+        (
+            {"type": "reservation", "reservation": "res-a"},
+            False,
+            {
+                "consumeReservationType": "SPECIFIC_RESERVATION",
+                "key": "compute.googleapis.com/reservation-name",
+                "values": ["res-a"],
+            },
+        ),
+        (
+            {"type": "reservation", "reservation": "res-b", "reservationProject": "shared-proj"},
+            False,
+            {
+                "consumeReservationType": "SPECIFIC_RESERVATION",
+                "key": "compute.googleapis.com/reservation-name",
+                "values": ["projects/shared-proj/reservations/res-b"],
+            },
+        ),
+        ({"type": "on-demand"}, False, None),
+    ],
+    ids=["spot", "reservation", "shared-reservation", "on-demand"],
+)
 def test_capacity_maps_to_spot_and_reservation_affinity(capacity, expected_spot, expected_affinity):
     rec = run_program(edit(GKE, "nodePools[0].capacity", capacity))
     nc = one(rec, NODE_POOL, "h100").inputs["nodeConfig"]
@@ -112,11 +132,20 @@ def test_capacity_maps_to_spot_and_reservation_affinity(capacity, expected_spot,
 
 
 def test_single_node_pool_spreads_over_zones_without_compact_placement():
-    rec = run_program(edits(GKE, {
-        "nodePools[0].machineType": "g2-standard-8", "nodePools[0].multiNode": False,
-        "nodePools[0].minNodes": 3, "nodePools[0].maxNodes": 6, "nodePools[0].zones": ["us-central1-a", "us-central1-b"],
-        "nodePools[0].labels": {"workload": "inference"},
-        "nodePools[0].taints": [{"key": "dedicated", "value": "eval", "effect": "NoExecute"}]}))
+    rec = run_program(
+        edits(
+            GKE,
+            {
+                "nodePools[0].machineType": "g2-standard-8",
+                "nodePools[0].multiNode": False,
+                "nodePools[0].minNodes": 3,
+                "nodePools[0].maxNodes": 6,
+                "nodePools[0].zones": ["us-central1-a", "us-central1-b"],
+                "nodePools[0].labels": {"workload": "inference"},
+                "nodePools[0].taints": [{"key": "dedicated", "value": "eval", "effect": "NoExecute"}],
+            },
+        )
+    )
     inputs = one(rec, NODE_POOL, "h100").inputs
     assert "placementPolicy" not in inputs
     assert inputs["initialNodeCount"] == 2  # per zone: ceil(3 / 2)
@@ -129,8 +158,16 @@ def test_single_node_pool_spreads_over_zones_without_compact_placement():
 
 
 def test_n1_host_gets_the_attached_gpu():
-    rec = run_program(edits(GKE, {"nodePools[0].machineType": "n1-standard-8", "nodePools[0].multiNode": False,
-                                  "nodePools[0].accelerator": {"type": "nvidia-tesla-t4", "count": 2}}))
+    rec = run_program(
+        edits(
+            GKE,
+            {
+                "nodePools[0].machineType": "n1-standard-8",
+                "nodePools[0].multiNode": False,
+                "nodePools[0].accelerator": {"type": "nvidia-tesla-t4", "count": 2},
+            },
+        )
+    )
     acc = one(rec, NODE_POOL, "h100").inputs["nodeConfig"]["guestAccelerators"]
     assert acc[0]["type"] == "nvidia-tesla-t4" and acc[0]["count"] == 2
 
@@ -154,8 +191,9 @@ def test_only_reservation_pools_delete_before_replace():
 def test_cloud_nat_follows_the_network_choice():
     default_net = run_program(GKE)
     own_net = run_program(edits(GKE, {"cluster.network": "ml-vpc", "cluster.subnetwork": "ml-vpc-a"}))
-    forced = run_program(edits(GKE, {"cluster.network": "ml-vpc", "cluster.subnetwork": "ml-vpc-a",
-                                     "cluster.cloudNat": True}))
+    forced = run_program(
+        edits(GKE, {"cluster.network": "ml-vpc", "cluster.subnetwork": "ml-vpc-a", "cluster.cloudNat": True})
+    )
     nat = one(default_net, "gcp:compute/routerNat:RouterNat").inputs
     assert nat["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
     assert one(default_net, "gcp:compute/router:Router").inputs["network"] == "default"

@@ -3,6 +3,7 @@ Network/GKENetworkParamSet pairs, installer and injector DaemonSets. Built-in ob
 kubernetes-validate; ``Network`` and ``GKENetworkParamSet`` (CRDs GKE installs, not in kubernetes-validate) against
 a JSON schema written here from the GKE API reference ("Network" and "GKENetworkParamSet" in
 cloud.google.com/kubernetes-engine/docs/reference/crds/network and .../gkenetworkparamset)."""
+
 from __future__ import annotations
 
 import jsonschema
@@ -20,8 +21,11 @@ from tests.support.spec.stack_configs import GKE
 
 FAB = load_fabric_catalog()
 NODE_POOL, CLUSTER = "gcp:container/nodePool:NodePool", "gcp:container/cluster:Cluster"
-VPC, SUBNET, FIREWALL = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork",
-                         "gcp:compute/firewall:Firewall")
+VPC, SUBNET, FIREWALL = (
+    "gcp:compute/network:Network",
+    "gcp:compute/subnetwork:Subnetwork",
+    "gcp:compute/firewall:Firewall",
+)
 PARAMS, NETWORK = ("kubernetes:networking.gke.io/v1:GKENetworkParamSet", "kubernetes:networking.gke.io/v1:Network")
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 
@@ -29,29 +33,58 @@ _META = {"type": "object", "required": ["name"], "properties": {"name": {"type":
 PARAM_SET_SCHEMA = {
     # GKENetworkParamSet (networking.gke.io/v1): spec.vpc and spec.vpcSubnet name the VPC and its subnet;
     # deviceMode is NetDevice or DPDK-VFIO, and RDMA for RoCE NICs (GKE API reference; GKE RDMA guide).
-    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
     "properties": {
-        "apiVersion": {"const": "networking.gke.io/v1"}, "kind": {"const": "GKENetworkParamSet"}, "metadata": _META,
-        "spec": {"type": "object", "additionalProperties": False, "required": ["vpc", "vpcSubnet"],
-                 "properties": {"vpc": {"type": "string", "minLength": 1},
-                                "vpcSubnet": {"type": "string", "minLength": 1},
-                                "deviceMode": {"enum": ["NetDevice", "DPDK-VFIO", "RDMA"]},
-                                "podIPv4Ranges": {"type": "object"}}}}}
+        "apiVersion": {"const": "networking.gke.io/v1"},
+        "kind": {"const": "GKENetworkParamSet"},
+        "metadata": _META,
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["vpc", "vpcSubnet"],
+            "properties": {
+                "vpc": {"type": "string", "minLength": 1},
+                "vpcSubnet": {"type": "string", "minLength": 1},
+                "deviceMode": {"enum": ["NetDevice", "DPDK-VFIO", "RDMA"]},
+                "podIPv4Ranges": {"type": "object"},
+            },
+        },
+    },
+}
 NETWORK_SCHEMA = {
     # Network (networking.gke.io/v1): type L3 or Device; parametersRef points at a GKENetworkParamSet.
-    "type": "object", "additionalProperties": False, "required": ["apiVersion", "kind", "metadata", "spec"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["apiVersion", "kind", "metadata", "spec"],
     "properties": {
-        "apiVersion": {"const": "networking.gke.io/v1"}, "kind": {"const": "Network"}, "metadata": _META,
-        "spec": {"type": "object", "additionalProperties": False, "required": ["type"],
-                 "properties": {
-                     "type": {"enum": ["L3", "Device"]},
-                     "parametersRef": {"type": "object", "additionalProperties": False,
-                                       "required": ["group", "kind", "name"],
-                                       "properties": {"group": {"const": "networking.gke.io"},
-                                                      "kind": {"const": "GKENetworkParamSet"},
-                                                      "name": {"type": "string"}}},
-                     "routes": {"type": "array"}, "dnsConfig": {"type": "object"},
-                     "provider": {"type": "string"}}}}}
+        "apiVersion": {"const": "networking.gke.io/v1"},
+        "kind": {"const": "Network"},
+        "metadata": _META,
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["type"],
+            "properties": {
+                "type": {"enum": ["L3", "Device"]},
+                "parametersRef": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["group", "kind", "name"],
+                    "properties": {
+                        "group": {"const": "networking.gke.io"},
+                        "kind": {"const": "GKENetworkParamSet"},
+                        "name": {"type": "string"},
+                    },
+                },
+                "routes": {"type": "array"},
+                "dnsConfig": {"type": "object"},
+                "provider": {"type": "string"},
+            },
+        },
+    },
+}
 
 RDMA = {"name": "h200", "machineType": "a3-ultragpu-8g", "zones": ["us-east4-b"]}
 
@@ -93,8 +126,10 @@ def test_one_param_set_and_network_per_extra_network_named_as_gkes_guides(tcpx):
     networks = {r.inputs["metadata"]["name"]: r.inputs for r in of_type(tcpx, NETWORK)}
     assert sorted(params) == sorted(networks) == [f"vpc{i}" for i in range(1, 5)]
     assert params["vpc3"]["spec"] == {"vpc": "ml-tcpx-vpc3", "vpcSubnet": "ml-tcpx-vpc3-sub", "deviceMode": "NetDevice"}
-    assert networks["vpc3"]["spec"] == {"type": "Device", "parametersRef": {
-        "group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": "vpc3"}}
+    assert networks["vpc3"]["spec"] == {
+        "type": "Device",
+        "parametersRef": {"group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": "vpc3"},
+    }
     for obj in params.values():
         jsonschema.validate(obj, PARAM_SET_SCHEMA)
     for obj in networks.values():
@@ -103,12 +138,25 @@ def test_one_param_set_and_network_per_extra_network_named_as_gkes_guides(tcpx):
 
 def test_the_schemas_have_teeth():
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"apiVersion": "networking.gke.io/v1", "kind": "Network", "metadata": {"name": "x"},
-                             "spec": {"type": "Device", "parametersRef": {"name": "x"}}}, NETWORK_SCHEMA)
+        jsonschema.validate(
+            {
+                "apiVersion": "networking.gke.io/v1",
+                "kind": "Network",
+                "metadata": {"name": "x"},
+                "spec": {"type": "Device", "parametersRef": {"name": "x"}},
+            },
+            NETWORK_SCHEMA,
+        )
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"apiVersion": "networking.gke.io/v1", "kind": "GKENetworkParamSet",
-                             "metadata": {"name": "x"}, "spec": {"vpc": "a", "vpcSubnet": "b",
-                                                                 "deviceMode": "netdevice"}}, PARAM_SET_SCHEMA)
+        jsonschema.validate(
+            {
+                "apiVersion": "networking.gke.io/v1",
+                "kind": "GKENetworkParamSet",
+                "metadata": {"name": "x"},
+                "spec": {"vpc": "a", "vpcSubnet": "b", "deviceMode": "netdevice"},
+            },
+            PARAM_SET_SCHEMA,
+        )
 
 
 def _daemonsets(rec) -> dict[str, dict]:
@@ -126,10 +174,13 @@ def test_tcpx_installer_injector_and_nccl_config_are_pinned_and_valid(tcpx):
     installer = ds["nccl-tcpx-installer"]
     # no public digest for this tag: resolved from the registry at deploy (DEPLOY_DIGEST offline)
     assert f"{FAB.image(FabricKind.TCPX, 'nccl-plugin').reference}@{DEPLOY_DIGEST}" in _images(installer)
-    assert f"us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9@{DEPLOY_DIGEST}" \
+    assert (
+        f"us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9@{DEPLOY_DIGEST}"
         in _images(installer)
-    assert _images(ds["device-injector"]) == ["gcr.io/gke-release/nri-device-injector@sha256:"
-                                              "6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970"]
+    )
+    assert _images(ds["device-injector"]) == [
+        "gcr.io/gke-release/nri-device-injector@sha256:6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970"
+    ]
     for obj in ds.values():
         pod = obj["spec"]["template"]["spec"]
         assert obj["metadata"]["namespace"] == "kube-system" and pod["priorityClassName"] == "system-node-critical"
@@ -151,8 +202,9 @@ def test_rdma_pool_gets_a_roce_vpc_from_the_zones_profile_with_eight_subnets(rdm
     assert roce["routingMode"] == "REGIONAL"
     # cluster-toolkit gpu-rdma-vpc sets 8896 (the RDMA profile allows 1300-8896); unset, GCE gives 1460
     assert roce["mtu"] == 8896 == ROCE_MTU_ALLOWED[1] and ROCE_MTU_ALLOWED[0] <= roce["mtu"]
-    rdma_subnets = sorted(s.inputs["ipCidrRange"] for s in of_type(rdma, SUBNET) if s.inputs["network"] ==
-                          "fabric-rdma-roce-id")
+    rdma_subnets = sorted(
+        s.inputs["ipCidrRange"] for s in of_type(rdma, SUBNET) if s.inputs["network"] == "fabric-rdma-roce-id"
+    )
     assert len(rdma_subnets) == 8 and "192.168.128.0/21" in rdma_subnets and "192.168.184.0/21" in rdma_subnets
     nets = one(rdma, NODE_POOL, "h200").inputs["networkConfig"]["additionalNodeNetworkConfigs"]
     assert [n["network"] for n in nets] == ["ml-rdma-gvnic-1"] + ["ml-rdma-roce"] * 8
@@ -160,8 +212,9 @@ def test_rdma_pool_gets_a_roce_vpc_from_the_zones_profile_with_eight_subnets(rdm
     assert modes == {"gvnic-1": "NetDevice", **{f"rdma-{i}": "RDMA" for i in range(8)}}
     ds = _daemonsets(rdma)
     assert sorted(ds) == ["nccl-rdma-installer"], "gIB needs no device injector"
-    assert f"us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.0@{DEPLOY_DIGEST}" \
-        in _images(ds["nccl-rdma-installer"])
+    assert f"us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.0@{DEPLOY_DIGEST}" in _images(
+        ds["nccl-rdma-installer"]
+    )
     kubernetes_validate.validate(ds["nccl-rdma-installer"], K8S_VERSION, strict=True)
 
 

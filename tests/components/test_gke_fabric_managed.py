@@ -2,6 +2,7 @@
 pool asks GKE for accelerator networking (``acceleratorNetworkProfile: auto``, GKE's DRANET node label), gpu-cluster
 creates no VPCs, subnets, firewall rules or Network/GKENetworkParamSet objects, the gIB installer still runs, the
 runtime carries gIB but no multi-network annotations, and the fabric policies accept the pool."""
+
 from __future__ import annotations
 
 import json
@@ -17,14 +18,28 @@ from tests.support.preview.recorded import of_type, one
 from tests.support.spec.stack_configs import GKE
 
 NODE_POOL, CLUSTER = "gcp:container/nodePool:NodePool", "gcp:container/cluster:Cluster"
-CREATED = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:compute/firewall:Firewall",
-           "kubernetes:networking.gke.io/v1:GKENetworkParamSet", "kubernetes:networking.gke.io/v1:Network")
+CREATED = (
+    "gcp:compute/network:Network",
+    "gcp:compute/subnetwork:Subnetwork",
+    "gcp:compute/firewall:Firewall",
+    "kubernetes:networking.gke.io/v1:GKENetworkParamSet",
+    "kubernetes:networking.gke.io/v1:Network",
+)
 RUNTIME = "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime"
-MANAGED = edits(GKE, {"gpu-cluster:region": "us-east4", "nodePools[0].name": "h200",
-                      "nodePools[0].machineType": "a3-ultragpu-8g", "nodePools[0].zones": ["us-east4-b"],
-                      "nodePools[0].fabric": {"mode": "managed"},
-                      "gpu-cluster:scheduling": {"workload": "kubeflow", "queues": [
-                          {"name": "research", "quotas": [{"pool": "h200", "gpus": 8}]}]}})
+MANAGED = edits(
+    GKE,
+    {
+        "gpu-cluster:region": "us-east4",
+        "nodePools[0].name": "h200",
+        "nodePools[0].machineType": "a3-ultragpu-8g",
+        "nodePools[0].zones": ["us-east4-b"],
+        "nodePools[0].fabric": {"mode": "managed"},
+        "gpu-cluster:scheduling": {
+            "workload": "kubeflow",
+            "queues": [{"name": "research", "quotas": [{"pool": "h200", "gpus": 8}]}],
+        },
+    },
+)
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +77,15 @@ def test_preview_says_the_pool_is_gke_managed_with_its_floor_unchecked_and_no_fa
     report = preview_config("t", MANAGED)
     entry = {f["pool"]: f for f in report.as_dict()["fabric"]}["h200"]
     assert (entry["mode"], entry["status"], entry["networking"]) == (
-        "managed", "managed", "GKE-managed (acceleratorNetworkProfile auto)")
+        "managed",
+        "managed",
+        "GKE-managed (acceleratorNetworkProfile auto)",
+    )
     assert entry["networks"] == [] and entry["createdByGpuCluster"] is False
     assert entry["gkeVersionFloor"] == "1.34.1-gke.1829001"
-    assert entry["gkeVersionCheck"] == ("not checked: cluster.minMasterVersion is unset, so release channel "
-                                        "REGULAR picks the version")
+    assert entry["gkeVersionCheck"] == (
+        "not checked: cluster.minMasterVersion is unset, so release channel REGULAR picks the version"
+    )
     assert not [v for v in report.violations if str(v.get("policy", "")).startswith("topology-fabric")]
 
 

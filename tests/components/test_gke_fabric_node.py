@@ -1,6 +1,7 @@
 """Node settings of GKE fabric pools as the program registers them (under mocks): cluster-toolkit's TCP buffer
 sysctls through ``linux_node_config`` on fabric pools only (other pools are left as they are), and compact placement
 that names the placement policy a specific reservation was created with."""
+
 from __future__ import annotations
 
 from preview.engine import run_program
@@ -25,8 +26,11 @@ def test_pools_without_a_fabric_keep_the_kernel_defaults():
     assert "linuxNodeConfig" not in one(rec, NODE_POOL, "h100").inputs["nodeConfig"]
 
 
-RESERVED = {"nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res"},
-            "nodePools[0].minNodes": 4, "nodePools[0].upgrade": {"maxSurge": 0, "maxUnavailable": 1}}
+RESERVED = {
+    "nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res"},
+    "nodePools[0].minNodes": 4,
+    "nodePools[0].upgrade": {"maxSurge": 0, "maxUnavailable": 1},
+}
 
 
 def test_a_reservation_pool_names_the_reservations_placement_policy():

@@ -1,5 +1,6 @@
 """The GPU runtime as the program really sends it (recorded under mocks): node pool inputs and labels per mode,
 Helm releases and their values, the objects around them, parents and providers. One advertiser per pool."""
+
 from __future__ import annotations
 
 import pytest
@@ -59,10 +60,15 @@ def pool_selector(values: dict) -> list[str]:
 # -- GKE, gke-managed -------------------------------------------------------------------------------------------------
 def test_gke_managed_sharing_is_a_node_pool_setting():
     rec = recording("gke-managed")
-    assert accelerator(rec, "plain") == {"type": "nvidia-h100-80gb", "count": 8,
-                                         "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}
-    assert accelerator(rec, "ts")["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING",
-                                                          "maxSharedClientsPerGpu": 3}
+    assert accelerator(rec, "plain") == {
+        "type": "nvidia-h100-80gb",
+        "count": 8,
+        "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+    }
+    assert accelerator(rec, "ts")["gpuSharingConfig"] == {
+        "gpuSharingStrategy": "TIME_SHARING",
+        "maxSharedClientsPerGpu": 3,
+    }
     assert accelerator(rec, "mps")["gpuSharingConfig"] == {"gpuSharingStrategy": "MPS", "maxSharedClientsPerGpu": 8}
     mig = accelerator(rec, "mig")
     assert mig["gpuPartitionSize"] == "3g.40gb" and "gpuSharingConfig" not in mig
@@ -116,8 +122,9 @@ def test_gke_operator_values():
     # operands tolerate exactly the served pools' taints (a100-ts is tainted dedicated=inference)
     assert values["daemonsets"]["tolerations"] == [GPU_TAINT_TOLERATION, DEDICATED_TOLERATION]
     assert values["node-feature-discovery"]["worker"]["tolerations"] == [GPU_TAINT_TOLERATION, DEDICATED_TOLERATION]
-    assert unpinned(values["devicePlugin"]) == {"config": {"create": False, "name": "gpu-cluster-device-plugin-config",
-                                                           "default": "default"}}
+    assert unpinned(values["devicePlugin"]) == {
+        "config": {"create": False, "name": "gpu-cluster-device-plugin-config", "default": "default"}
+    }
 
 
 def test_gke_operator_sharing_config_map_has_one_entry_per_shared_pool():
@@ -128,9 +135,16 @@ def test_gke_operator_sharing_config_map_has_one_entry_per_shared_pool():
     data = {k: yaml.safe_load(v) for k, v in cm.inputs["data"].items()}
     assert data == {
         "default": {"version": "v1", "flags": {"migStrategy": "single"}},
-        "a100-ts": {"version": "v1", "flags": {"migStrategy": "single"},
-                    "sharing": {"timeSlicing": {"failRequestsGreaterThanOne": True,
-                                                "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}},
+        "a100-ts": {
+            "version": "v1",
+            "flags": {"migStrategy": "single"},
+            "sharing": {
+                "timeSlicing": {
+                    "failRequestsGreaterThanOne": True,
+                    "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+                }
+            },
+        },
     }
 
 
@@ -142,11 +156,15 @@ def test_gke_namespace_quota_admits_critical_pods_and_release_waits_for_both():
     quota = one(rec, QUOTA).inputs
     assert quota["metadata"]["namespace"] == "gpu-operator"
     assert quota["spec"]["scopeSelector"]["matchExpressions"] == [
-        {"operator": "In", "scopeName": "PriorityClass", "values": ["system-node-critical", "system-cluster-critical"]}]
+        {"operator": "In", "scopeName": "PriorityClass", "values": ["system-node-critical", "system-cluster-critical"]}
+    ]
     assert quota["spec"]["hard"] == {"pods": str(10 * (4 + 4 + 4 + 1))}  # three served pools × maxNodes 4, + 1
     rel = release(rec, "gpu-operator")
     assert {d.split("::")[-1] for d in rel.dependencies} == {
-        "gpu-runtime-gpu-operator-ns", "gpu-runtime-gpu-operator-quota", "gpu-runtime-gpu-operator-config"}
+        "gpu-runtime-gpu-operator-ns",
+        "gpu-runtime-gpu-operator-quota",
+        "gpu-runtime-gpu-operator-config",
+    }
 
 
 def test_gke_operator_release_pin_and_placement():
@@ -161,14 +179,17 @@ def test_gke_operator_release_pin_and_placement():
     assert "ml" in {d.split("::")[-1] for d in runtime.dependencies}, "after the cluster (its system pool runs it)"
 
 
-@pytest.mark.parametrize("config, manifest", [("gke-operator", "daemonset-preloaded.yaml"),
-                                              ("gke-operator-latest", "daemonset-preloaded-latest.yaml")])
+@pytest.mark.parametrize(
+    "config, manifest",
+    [("gke-operator", "daemonset-preloaded.yaml"), ("gke-operator-latest", "daemonset-preloaded-latest.yaml")],
+)
 def test_gke_cos_driver_installer_is_pinned_and_follows_driver_version(config, manifest):
     rec = recording(config)
     installer = one(rec, CONFIG_FILE)
     assert installer.inputs["file"] == (
         "https://raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/"
-        f"{COS_DRIVER_INSTALLER_COMMIT}/nvidia-driver-installer/cos/{manifest}")
+        f"{COS_DRIVER_INSTALLER_COMMIT}/nvidia-driver-installer/cos/{manifest}"
+    )
     assert parent_of(rec, installer).type == "gpu-cluster:k8s:NvidiaGpuRuntime"
 
 
@@ -180,8 +201,11 @@ def test_eks_device_plugin_values_target_exactly_its_pools():
     assert rel.inputs["version"] == "0.20.0" and rel.inputs["namespace"] == "nvidia-device-plugin"
     assert rel.inputs["repositoryOpts"] == {"repo": "https://nvidia.github.io/k8s-device-plugin"}
     assert pool_selector(values) == ["p5", "l40s-ts", "l40s-mps"]
-    assert values["tolerations"] == [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU_TAINT_TOLERATION,
-                                     DEDICATED_TOLERATION]
+    assert values["tolerations"] == [
+        {"key": "CriticalAddonsOnly", "operator": "Exists"},
+        GPU_TAINT_TOLERATION,
+        DEDICATED_TOLERATION,
+    ]
     assert values["gfd"] == {"enabled": True}
     assert values["nfd"] == {"worker": {"tolerations": [GPU_TAINT_TOLERATION, DEDICATED_TOLERATION]}}
     assert values["config"] == {"name": "gpu-cluster-device-plugin-config", "default": "default"}
@@ -192,8 +216,10 @@ def test_eks_device_plugin_sharing_entries_and_pool_labels_agree():
     rec = recording("eks-device-plugin")
     data = {k: yaml.safe_load(v) for k, v in one(rec, CONFIG_MAP).inputs["data"].items()}
     # volume-mounts in every entry too: a node's config entry never brings the env-var strategy back
-    assert data["default"] == {"version": "v1", "flags": {"migStrategy": "none",
-                                                          "plugin": {"deviceListStrategy": "volume-mounts"}}}
+    assert data["default"] == {
+        "version": "v1",
+        "flags": {"migStrategy": "none", "plugin": {"deviceListStrategy": "volume-mounts"}},
+    }
     assert all(d["flags"]["plugin"] == {"deviceListStrategy": "volume-mounts"} for d in data.values())
     assert data["l40s-ts"]["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
     assert data["l40s-mps"]["sharing"] == {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}}
@@ -206,11 +232,15 @@ def test_eks_device_plugin_sharing_entries_and_pool_labels_agree():
 def test_eks_efa_plugin_only_on_the_multi_node_pool():
     rec = recording("eks-device-plugin")
     rel = release(rec, "aws-efa-k8s-device-plugin")
-    assert rel.inputs["version"] == "v0.5.30" and rel.inputs["repositoryOpts"] == {"repo": "https://aws.github.io/eks-charts"}
+    assert rel.inputs["version"] == "v0.5.30" and rel.inputs["repositoryOpts"] == {
+        "repo": "https://aws.github.io/eks-charts"
+    }
     assert rel.inputs["namespace"] == "aws-efa-device-plugin"
     values = rel.inputs["values"]
     assert {k: v for k, v in values.items() if k != "image"} == {
-        "supportedInstanceLabels": {"keys": ["gpu-cluster/pool"], "values": ["p5"]}, "tolerations": [GPU_TAINT_TOLERATION]}
+        "supportedInstanceLabels": {"keys": ["gpu-cluster/pool"], "values": ["p5"]},
+        "tolerations": [GPU_TAINT_TOLERATION],
+    }
     assert unpinned(values["image"]) == {} and values["image"]["tag"].startswith("v0.5.20@")  # resolved at deploy
     assert parent_of(rec, rel).type == "gpu-cluster:aws:AwsEfaDevicePlugin"
 
@@ -230,18 +260,27 @@ def test_eks_operator_uses_the_ami_driver_and_toolkit():
 def test_eks_operator_and_device_plugin_split_the_pools():
     rec = recording("eks-operator")
     labels = gpu_node_group_labels(rec)
-    assert labels["a100-mig"] == {"gpu-cluster/pool": "a100-mig", "nvidia.com/mig.config": "all-3g.20gb",
-                                  "k8s.amazonaws.com/accelerator": "nvidia-a100"}
-    assert labels["l40s"] == {"gpu-cluster/pool": "l40s", "nvidia.com/gpu.deploy.operands": "false",
-                              "k8s.amazonaws.com/accelerator": "nvidia-l40s"}
+    assert labels["a100-mig"] == {
+        "gpu-cluster/pool": "a100-mig",
+        "nvidia.com/mig.config": "all-3g.20gb",
+        "k8s.amazonaws.com/accelerator": "nvidia-a100",
+    }
+    assert labels["l40s"] == {
+        "gpu-cluster/pool": "l40s",
+        "nvidia.com/gpu.deploy.operands": "false",
+        "k8s.amazonaws.com/accelerator": "nvidia-l40s",
+    }
     assert pool_selector(release(rec, "nvidia-device-plugin").inputs["values"]) == ["l40s"]
 
 
 def test_eks_efa_plugin_can_be_turned_off():
     rec = recording("eks-operator")  # gpuRuntime.efaDevicePlugin: false, with a multi-node pool
     assert of_type(rec, "gpu-cluster:aws:AwsEfaDevicePlugin") == []
-    assert sorted(r.inputs["chart"] for r in of_type(rec, RELEASE)) == ["cluster-autoscaler", "gpu-operator",
-                                                                        "nvidia-device-plugin"]
+    assert sorted(r.inputs["chart"] for r in of_type(rec, RELEASE)) == [
+        "cluster-autoscaler",
+        "gpu-operator",
+        "nvidia-device-plugin",
+    ]
 
 
 def test_eks_gpu_nodes_get_the_toolkit_lockdown_in_their_user_data():
@@ -250,13 +289,16 @@ def test_eks_gpu_nodes_get_the_toolkit_lockdown_in_their_user_data():
     import base64
 
     rec = recording("eks-device-plugin")
-    templates = [r for r in rec.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate"
-                 and r.name != "ml-system-lt"]  # the system group runs no GPU
+    templates = [
+        r for r in rec.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate" and r.name != "ml-system-lt"
+    ]  # the system group runs no GPU
     assert len(templates) == 3
     for lt in templates:
         data = base64.b64decode(lt.inputs["userData"]).decode()
-        assert "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false " \
-               "--set accept-nvidia-visible-devices-as-volume-mounts=true" in data, lt.name
+        assert (
+            "nvidia-ctk config --in-place --set accept-nvidia-visible-devices-envvar-when-unprivileged=false "
+            "--set accept-nvidia-visible-devices-as-volume-mounts=true" in data
+        ), lt.name
         assert 'Content-Type: text/x-shellscript; charset="us-ascii"' in data and data.endswith("--GPUCLUSTER--\n")
 
 
@@ -272,5 +314,7 @@ def test_eks_operator_pools_get_the_lockdown_and_the_operators_plugin_lists_by_v
     values = release(rec, "gpu-operator").inputs["values"]
     assert {"name": "DEVICE_LIST_STRATEGY", "value": DEVICE_LIST_STRATEGY} in values["devicePlugin"]["env"]
     (lt,) = [r for r in rec.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate" and r.name == "a100-mig-lt"]
-    assert "accept-nvidia-visible-devices-envvar-when-unprivileged=false" in base64.b64decode(
-        lt.inputs["userData"]).decode()
+    assert (
+        "accept-nvidia-visible-devices-envvar-when-unprivileged=false"
+        in base64.b64decode(lt.inputs["userData"]).decode()
+    )

@@ -1,6 +1,7 @@
 """Real peers for the GPU runtime: every rendered Helm value exists in the pinned chart's default values.yaml
 (``../shared/schemas``), every Kubernetes object validates against the Kubernetes OpenAPI schema, and what the node
 labels select exists in what the charts read."""
+
 from __future__ import annotations
 
 import kubernetes_validate
@@ -56,9 +57,11 @@ def test_the_values_check_catches_a_typo_and_a_wrong_shape():
         "driver.enabeld: not in the chart's values.yaml (known here: certConfig, enabled, env, hostNetwork, "
         "image, imagePullPolicy, imagePullSecrets, kernelModuleConfig, kernelModuleType, licensingConfig, manager, "
         "nvidiaDriverCRD, rdma, repoConfig, repository, resources, secretEnv, startupProbe, upgradePolicy, "
-        "usePrecompiled, version, virtualTopology)"]
+        "usePrecompiled, version, virtualTopology)"
+    ]
     assert unknown_keys({"daemonsets": {"tolerations": {"key": "x"}}}, defaults) == [
-        "daemonsets.tolerations: the chart expects a list, got dict"]
+        "daemonsets.tolerations: the chart expects a list, got dict"
+    ]
     # free-form maps in the chart accept any key
     assert unknown_keys({"nodeSelector": {"anything/at-all": "x"}}, chart_defaults(NVIDIA_DEVICE_PLUGIN)) == []
 
@@ -77,7 +80,9 @@ def test_device_plugin_values_merged_replace_the_nfd_affinity():
     rel = next(r for r in releases("eks-device-plugin") if r.inputs["chart"] == "nvidia-device-plugin")
     merged = helm_merge(chart_defaults(NVIDIA_DEVICE_PLUGIN), rel.inputs["values"])
     terms = merged["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert len(terms) == 1, "Helm replaces lists: the chart's three NFD-label terms are gone, only the pool term is left"
+    assert len(terms) == 1, (
+        "Helm replaces lists: the chart's three NFD-label terms are gone, only the pool term is left"
+    )
     assert merged["priorityClassName"] == "system-node-critical" and merged["devicePlugin"] == {"enabled": True}
 
 
@@ -131,8 +136,11 @@ def test_node_labels_select_entries_that_exist(config):
     """A device-plugin.config label must name a config-map entry in the namespace of the chart serving that pool;
     a mig.config label must be an all-<profile> layout valid for the pool's GPU."""
     rec = recording(config)
-    maps = {r.inputs["metadata"]["namespace"]: r.inputs["data"] for r in rec.resources
-            if r.type == "kubernetes:core/v1:ConfigMap"}
+    maps = {
+        r.inputs["metadata"]["namespace"]: r.inputs["data"]
+        for r in rec.resources
+        if r.type == "kubernetes:core/v1:ConfigMap"
+    }
     served_by = {}
     for rel in releases(config):
         values = rel.inputs["values"]

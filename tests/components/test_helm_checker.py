@@ -1,5 +1,6 @@
 """The Helm release checker catches each defect kind: one deliberately broken value per kind, on an example stack
 that passes as it is (``test_helm_releases.py``)."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,10 @@ def test_a_values_schema_error_fails_the_render():
 
 def test_an_object_the_kubernetes_schema_refuses():
     found = problems(with_edit("eks-p5-efa", "gpu-runtime-device-plugin", "tolerations[0].effect", 5))
-    assert "DaemonSet nvidia-device-plugin/nvidia-device-plugin: spec.template.spec.tolerations.0.effect: 5 is not " \
-           "of type 'string', 'null'" in found
+    assert (
+        "DaemonSet nvidia-device-plugin/nvidia-device-plugin: spec.template.spec.tolerations.0.effect: 5 is not "
+        "of type 'string', 'null'" in found
+    )
 
 
 def test_a_custom_resource_its_chart_crd_refuses():
@@ -33,8 +36,10 @@ def test_a_custom_resource_its_chart_crd_refuses():
 
 def test_an_object_two_releases_render():
     found = problems(with_edit("eks-kueue", "kubeflow-trainer", "jobset.fullnameOverride", "kueue"))
-    assert "ClusterRole /kueue-metrics-reader (rbac.authorization.k8s.io): rendered by kubeflow-trainer and " \
-           "kueue-chart" in found
+    assert (
+        "ClusterRole /kueue-metrics-reader (rbac.authorization.k8s.io): rendered by kubeflow-trainer and "
+        "kueue-chart" in found
+    )
 
 
 def test_an_object_a_release_and_the_program_both_create():
@@ -44,26 +49,45 @@ def test_an_object_a_release_and_the_program_both_create():
 
 
 def test_one_object_rendered_twice_by_one_release():
-    found = problems(with_edit("gke-operator-mig", "gpu-runtime-gpu-operator",
-                               "node-feature-discovery.fullnameOverride", "gpu-operator"))
-    assert "ClusterRole /gpu-operator (rbac.authorization.k8s.io): rendered by gpu-runtime-gpu-operator and " \
-           "gpu-runtime-gpu-operator" in found
+    found = problems(
+        with_edit(
+            "gke-operator-mig", "gpu-runtime-gpu-operator", "node-feature-discovery.fullnameOverride", "gpu-operator"
+        )
+    )
+    assert (
+        "ClusterRole /gpu-operator (rbac.authorization.k8s.io): rendered by gpu-runtime-gpu-operator and "
+        "gpu-runtime-gpu-operator" in found
+    )
 
 
 def test_a_floating_image_tag():
     found = problems(with_edit("eks-kueue", "kueue-chart", "controllerManager.manager.image.tag", "latest"))
-    assert found == ["Deployment kueue-controller-manager.spec.template.spec.containers[0].image: "
-                     "registry.k8s.io/kueue/kueue:latest"]
+    assert found == [
+        "Deployment kueue-controller-manager.spec.template.spec.containers[0].image: registry.k8s.io/kueue/kueue:latest"
+    ]
 
 
-@pytest.mark.parametrize("ref, moves", [
-    ("alpine", True), ("docker.io/library/alpine:latest", True), ("localhost:5000/alpine", True),
-    ("alpine:3.22.2", False), ("localhost:5000/alpine:3.22", False), ("alpine:latest@sha256:" + "0" * 64, False)])
+@pytest.mark.parametrize(
+    "ref, moves",
+    [
+        ("alpine", True),
+        ("docker.io/library/alpine:latest", True),
+        ("localhost:5000/alpine", True),
+        ("alpine:3.22.2", False),
+        ("localhost:5000/alpine:3.22", False),
+        ("alpine:latest@sha256:" + "0" * 64, False),
+    ],
+)
 def test_floating_tag_rules(ref, moves):
     assert floating(ref) is moves
 
 
 def test_the_api_server_view_of_a_custom_resource_drops_nulls_and_applies_defaults():
-    schema = {"properties": {"a": {"type": "array"}, "b": {"type": "array", "nullable": True},
-                             "c": {"type": "boolean", "default": False}}}
+    schema = {
+        "properties": {
+            "a": {"type": "array"},
+            "b": {"type": "array", "nullable": True},
+            "c": {"type": "boolean", "default": False},
+        }
+    }
     assert as_admitted({"a": None, "b": None}, schema) == {"b": None, "c": False}

@@ -5,12 +5,18 @@ error, an object the API server would refuse (Kubernetes 1.35 OpenAPI, or the CR
 object two releases (or a release and the program) create, and a floating image tag.
 
 The checker's own tests (one broken value per defect kind) are in ``test_helm_checker.py``."""
+
 from __future__ import annotations
 
 import pytest
 
 from components.charts import (
-    CLUSTER_AUTOSCALER, GPU_RUNTIME_CHARTS, KUBEFLOW_TRAINER, KUEUE, NVIDIA_DRA_DRIVER, SLURM_CHARTS,
+    CLUSTER_AUTOSCALER,
+    GPU_RUNTIME_CHARTS,
+    KUBEFLOW_TRAINER,
+    KUEUE,
+    NVIDIA_DRA_DRIVER,
+    SLURM_CHARTS,
 )
 from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS, MATRIX
 from tests.support.helm.binary import HELM3, HELM4
@@ -42,6 +48,8 @@ def test_helm4_renders_the_same_objects_as_helm3(name):
 def test_the_examples_render_every_pinned_chart():
     """The checks above have teeth only if the examples (and the GPU runtime matrix) install every chart."""
     charts = {c.chart_name for n in CONFIGS for c in release_calls(recording(n))}
-    pins = {p.chart for p in (*GPU_RUNTIME_CHARTS, NVIDIA_DRA_DRIVER, CLUSTER_AUTOSCALER, KUEUE, KUBEFLOW_TRAINER,
-                              *SLURM_CHARTS)}
+    pins = {
+        p.chart
+        for p in (*GPU_RUNTIME_CHARTS, NVIDIA_DRA_DRIVER, CLUSTER_AUTOSCALER, KUEUE, KUBEFLOW_TRAINER, *SLURM_CHARTS)
+    }
     assert pins <= charts, sorted(pins - charts)

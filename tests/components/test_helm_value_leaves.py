@@ -1,6 +1,7 @@
 """Every leaf of the values the project gives a chart changes what Helm renders (or is documented in
 ``tests/support/value_leaves.RESTATED_DEFAULTS``): no silent no-op values. Each distinct leaf path of each chart is
 checked once, on the first example (or GPU runtime matrix config) that sets it."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,9 +27,20 @@ def leaves_by_chart() -> dict[str, dict[str, tuple[ReleaseCall, Leaf]]]:
     return out
 
 
-CHARTS = ["aws-efa-k8s-device-plugin", "cluster-autoscaler", "dra-driver-nvidia-gpu", "gpu-operator",
-          "inferencepool", "keda", "kubeflow-trainer", "kueue", "lws", "nvidia-device-plugin", "slurm",
-          "slurm-operator"]
+CHARTS = [
+    "aws-efa-k8s-device-plugin",
+    "cluster-autoscaler",
+    "dra-driver-nvidia-gpu",
+    "gpu-operator",
+    "inferencepool",
+    "keda",
+    "kubeflow-trainer",
+    "kueue",
+    "lws",
+    "nvidia-device-plugin",
+    "slurm",
+    "slurm-operator",
+]
 
 
 def test_the_charts_above_are_all_the_charts_with_values():
@@ -47,8 +59,9 @@ def test_every_value_leaf_changes_the_render(chart):
     with ThreadPoolExecutor(max_workers=2) as pool:  # Helm runs as a separate process
         no_effect = {p for p in pool.map(silent, items) if p is not None}
     documented = {p for (c, p) in RESTATED_DEFAULTS if c == chart}
-    assert no_effect == documented, f"no effect: {sorted(no_effect - documented)}; documented but effective: " \
-                                    f"{sorted(documented - no_effect)}"
+    assert no_effect == documented, (
+        f"no effect: {sorted(no_effect - documented)}; documented but effective: {sorted(documented - no_effect)}"
+    )
 
 
 def test_the_leaf_check_catches_a_value_the_chart_ignores():

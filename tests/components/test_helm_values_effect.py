@@ -3,6 +3,7 @@ GPU daemons select exactly the stack's GPU pools and tolerate their taints, the 
 GPU Operator's ClusterPolicy carries the driver/toolkit settings of the cloud, Kueue's manager config its
 waitForPodsReady/fairSharing/integrations, the Slurm CRs the slurm.conf lines, NodeSets and accounting storage, the
 cluster autoscaler discovers exactly this cluster's node groups."""
+
 from __future__ import annotations
 
 import functools
@@ -53,7 +54,8 @@ def pod_spec(obj: dict) -> dict:
 
 def selected_pools(obj: dict) -> list[str]:
     terms = pod_spec(obj)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"]
+        "nodeSelectorTerms"
+    ]
     assert len(terms) == 1 and len(terms[0]["matchExpressions"]) == 1, terms
     expr = terms[0]["matchExpressions"][0]
     assert (expr["key"], expr["operator"]) == (POOL_LABEL_KEY, "In")
@@ -68,10 +70,14 @@ def tolerates(tolerations: list[dict], pools: tuple[PoolFacts, ...]) -> list[dic
 @pytest.mark.parametrize("name", with_release("gpu-runtime-device-plugin"))
 def test_device_plugin_gfd_and_mps_daemons_run_on_exactly_the_gpu_pools(name):
     plan, stack = plan_of(name), rendered(name)
-    daemons = [o for o in stack.release("gpu-runtime-device-plugin") if o["kind"] == "DaemonSet"
-               and o["metadata"]["name"] != "nvidia-device-plugin-node-feature-discovery-worker"]
-    expected = {"nvidia-device-plugin"} | ({"nvidia-device-plugin-gpu-feature-discovery"}
-                                           if plan.gpu_feature_discovery else set())
+    daemons = [
+        o
+        for o in stack.release("gpu-runtime-device-plugin")
+        if o["kind"] == "DaemonSet" and o["metadata"]["name"] != "nvidia-device-plugin-node-feature-discovery-worker"
+    ]
+    expected = {"nvidia-device-plugin"} | (
+        {"nvidia-device-plugin-gpu-feature-discovery"} if plan.gpu_feature_discovery else set()
+    )
     assert expected <= {d["metadata"]["name"] for d in daemons}
     for daemon in daemons:
         assert selected_pools(daemon) == [p.name for p in plan.device_plugin_pools], daemon["metadata"]["name"]
@@ -93,13 +99,18 @@ def test_the_sharing_config_map_is_mounted_by_the_device_plugin(name):
     stack = rendered(name)
     ours = [o for o in program_objects(stack.rec) if o["kind"] == "ConfigMap"]
     assert [(o["metadata"]["name"], o["metadata"]["namespace"]) for o in ours] == [
-        (SHARING_CONFIG_MAP, "nvidia-device-plugin")]
+        (SHARING_CONFIG_MAP, "nvidia-device-plugin")
+    ]
     plugin = stack.one("DaemonSet", "nvidia-device-plugin")
-    volumes = {v["name"] for v in pod_spec(plugin)["volumes"] if (v.get("configMap") or {}).get("name") ==
-               SHARING_CONFIG_MAP}
+    volumes = {
+        v["name"] for v in pod_spec(plugin)["volumes"] if (v.get("configMap") or {}).get("name") == SHARING_CONFIG_MAP
+    }
     assert volumes, "no volume of the sharing config map"
-    mounted = {m["name"] for c in pod_spec(plugin)["containers"] + pod_spec(plugin).get("initContainers", [])
-               for m in c.get("volumeMounts", [])}
+    mounted = {
+        m["name"]
+        for c in pod_spec(plugin)["containers"] + pod_spec(plugin).get("initContainers", [])
+        for m in c.get("volumeMounts", [])
+    }
     assert volumes <= mounted
     env = {e["name"]: e.get("value") for c in pod_spec(plugin)["containers"] for e in c.get("env", [])}
     assert env.get("DEFAULT_CONFIG") == "default"
@@ -121,8 +132,9 @@ def test_the_cluster_policy_has_the_driver_and_toolkit_settings_of_the_cloud(nam
         assert policy["toolkit"]["enabled"] is False and policy["cdi"]["enabled"] is False
     sharing = any(p.resolved_runtime.device_plugin_config for p in plan.operator_pools)
     config_ref = policy["devicePlugin"].get("config") or {}
-    assert (config_ref.get("name"), config_ref.get("default")) == ((SHARING_CONFIG_MAP, "default") if sharing
-                                                                   else (None, None))
+    assert (config_ref.get("name"), config_ref.get("default")) == (
+        (SHARING_CONFIG_MAP, "default") if sharing else (None, None)
+    )
 
 
 @pytest.mark.parametrize("name", with_release("kueue-chart"))
@@ -131,8 +143,9 @@ def test_the_kueue_manager_config_carries_our_settings(name):
     cm = rendered(name).one("ConfigMap", "kueue-manager-config")
     got = yaml.safe_load(cm["data"]["controller_manager_config.yaml"])
     timeout = load_planned(decode_config(config(name)), CAT).plan.kueue.pods_ready_timeout  # raised on rack pools
-    want = yaml.safe_load(manager_config_yaml(spec.scheduling, pods_ready_timeout_s=timeout.seconds,
-                                              serving=spec.serving is not None))
+    want = yaml.safe_load(
+        manager_config_yaml(spec.scheduling, pods_ready_timeout_s=timeout.seconds, serving=spec.serving is not None)
+    )
     assert {"waitForPodsReady", "integrations"} <= set(want)
     for key in ("waitForPodsReady", "fairSharing", "integrations"):  # fairSharing: only with a cohort to share in
         assert got.get(key) == want.get(key), key
@@ -142,8 +155,13 @@ def test_the_kueue_manager_config_carries_our_settings(name):
 
 
 def test_an_example_turns_fair_sharing_on():
-    assert any("fairSharing" in yaml.safe_load(rendered(n).one("ConfigMap", "kueue-manager-config")["data"][
-        "controller_manager_config.yaml"]) for n in with_release("kueue-chart"))
+    assert any(
+        "fairSharing"
+        in yaml.safe_load(
+            rendered(n).one("ConfigMap", "kueue-manager-config")["data"]["controller_manager_config.yaml"]
+        )
+        for n in with_release("kueue-chart")
+    )
 
 
 @pytest.mark.parametrize("name", with_release("slurm-slurm"))
@@ -162,14 +180,21 @@ def test_the_slurm_crs_carry_the_plan(name):
         assert got["replicas"] == (n.min_nodes if n.scales else n.replicas)
         assert got["template"]["spec"]["nodeSelector"] == dict(n.node_selector)
         fabric = pod_fabric(next(f for f in facts if f.name == n.pool))  # EFA, IMEX channel: on top of the plan
-        want = n.pod_resources() if fabric is None else \
-            apply_to_container({"resources": n.pod_resources()}, fabric)["resources"]
+        want = (
+            n.pod_resources()
+            if fabric is None
+            else apply_to_container({"resources": n.pod_resources()}, fabric)["resources"]
+        )
         assert got["slurmd"]["resources"] == want
         assert tolerates(got["template"]["spec"]["tolerations"], tuple(f for f in facts if f.name == n.pool)) == []
     if plan.accounting:
         storage = stack.one("Accounting")["spec"]["storageConfig"]
         assert (storage["host"], storage["port"], storage["database"], storage["username"]) == (
-            "slurm-mariadb", 3306, "slurm_acct_db", "slurm")
+            "slurm-mariadb",
+            3306,
+            "slurm_acct_db",
+            "slurm",
+        )
         assert storage["passwordKeyRef"] == {"name": "slurm-db-password", "key": "password"}
 
 
@@ -178,6 +203,8 @@ def test_the_cluster_autoscaler_discovers_exactly_this_clusters_node_groups(name
     spec, _ = spec_of(name)
     container = pod_spec(rendered(name).one("Deployment", "cluster-autoscaler"))["containers"][0]
     discovery = [a for a in container["command"] if a.startswith("--node-group-auto-discovery=")]
-    assert discovery == ["--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,"
-                         f"k8s.io/cluster-autoscaler/{spec.cluster.name}"]
+    assert discovery == [
+        "--node-group-auto-discovery=asg:tag=k8s.io/cluster-autoscaler/enabled,"
+        f"k8s.io/cluster-autoscaler/{spec.cluster.name}"
+    ]
     assert "--cloud-provider=aws" in container["command"]

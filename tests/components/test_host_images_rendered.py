@@ -4,6 +4,7 @@ custom resources as the pods its operator makes of them, ``tests/support/helm/sl
 only the releases' values and the program's objects (catalog/data/host-level-images.csv and secret-holding-images.csv
 for the charts' defaults), must see each of them and no image the charts do not render; since the rule is mandatory,
 every one of them is pinned by digest (cited, or resolved from the registry at deploy: ``DEPLOY_DIGEST`` offline)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,8 +12,15 @@ from typing import Any
 import pytest
 
 from catalog.image_digests import DEPLOY_DIGEST, load_image_digests
-from stacks.plan.host_access import (HostContainer, by_digest, host_containers, pod_specs, secret_holding_containers,
-                                     secret_reading_containers, secret_reading_service_accounts)
+from stacks.plan.host_access import (
+    HostContainer,
+    by_digest,
+    host_containers,
+    pod_specs,
+    secret_holding_containers,
+    secret_reading_containers,
+    secret_reading_service_accounts,
+)
 from policies.host_images import cloud_identities, seen_host_containers, seen_secret_containers
 from policies.rule import Resource
 from policies.rules.security_privileged_images_by_digest import RULE
@@ -73,8 +81,11 @@ def rendered_secret_containers(stack: str) -> list[HostContainer]:
                 out += _with_readers(spec, readers)
     program = program_objects(r.rec)
     readers = secret_reading_service_accounts(program)
-    return out + [c for obj in _workload_objects(stack) for _, spec in pod_specs(obj)
-                  for c in _with_readers(spec, readers)] + identity_containers(stack)
+    return (
+        out
+        + [c for obj in _workload_objects(stack) for _, spec in pod_specs(obj) for c in _with_readers(spec, readers)]
+        + identity_containers(stack)
+    )
 
 
 def identity_containers(stack: str) -> list[HostContainer]:
@@ -104,8 +115,13 @@ def operand_images(stack: str) -> set[str]:
 def runtime_images(stack: str) -> set[str]:
     """Images of the Trainer runtimes the program creates (their default training image is pinned by digest; it
     runs host-level only on TCPX/TCPXO pools, which no example leaves on the default)."""
-    return {c.get("image") for obj in program_objects(rendered(stack).rec) if obj["kind"] == "ClusterTrainingRuntime"
-            for _, spec in pod_specs(obj) for c in spec.get("containers") or []}
+    return {
+        c.get("image")
+        for obj in program_objects(rendered(stack).rec)
+        if obj["kind"] == "ClusterTrainingRuntime"
+        for _, spec in pod_specs(obj)
+        for c in spec.get("containers") or []
+    }
 
 
 def resources(stack: str) -> list[Resource]:
@@ -128,15 +144,17 @@ def test_every_rendered_host_level_image_is_pinned_by_digest_and_the_mandatory_r
     assert not unpinned, f"{stack}: host-level containers pinned by tag only: {unpinned}"
     findings = [f for r in resources(stack) for f in RULE.evaluate(r)[0]]
     assert not findings, f"{stack}: {[f.message for f in findings]}"
-    assert all(c.by_digest for c in containers if c.image.startswith("docker.io/library/ubuntu")), \
+    assert all(c.by_digest for c in containers if c.image.startswith("docker.io/library/ubuntu")), (
         f"{stack}: an ubuntu tag runs in the host's namespaces"
+    )
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
 def test_the_rule_sees_every_secret_holding_container_the_example_renders(stack):
     really = {c.image for c in rendered_secret_containers(stack)}
-    seen = {s.container.image for r in resources(stack)
-            for s in seen_secret_containers(r.type, r.props, identities(stack))}
+    seen = {
+        s.container.image for r in resources(stack) for s in seen_secret_containers(r.type, r.props, identities(stack))
+    }
     assert really <= seen, f"{stack}: rendered secret-holding images the rule does not see: {sorted(really - seen)}"
     assert not seen - really, f"{stack}: the rule reads images no chart of the stack renders: {sorted(seen - really)}"
 
@@ -156,8 +174,20 @@ def test_the_slurm_examples_hold_their_keys_in_containers_pinned_by_digest():
     RBAC) and webhook, each by digest."""
     for stack in ("gke-h100-512", "eks-p6e-gb200"):
         held = {c.container: c for c in rendered_secret_containers(stack)}
-        assert {"slurmctld", "slurmrestd", "slurmdbd", "login", "initconf", "slurmd", "sacctmgr", "scontrol",
-                "mariadb", "dump", "slurm-operator", "webhook"} <= set(held), f"{stack}: {sorted(held)}"
+        assert {
+            "slurmctld",
+            "slurmrestd",
+            "slurmdbd",
+            "login",
+            "initconf",
+            "slurmd",
+            "sacctmgr",
+            "scontrol",
+            "mariadb",
+            "dump",
+            "slurm-operator",
+            "webhook",
+        } <= set(held), f"{stack}: {sorted(held)}"
         assert all(c.by_digest for c in held.values()), stack
         assert any("slurm-auth-slurm" in r for r in held["initconf"].reasons)
         assert held["sacctmgr"].image.startswith("ghcr.io/slinkyproject/login:26.05-ubuntu26.04@sha256:")
@@ -170,14 +200,23 @@ CLUSTER_OPERATORS = {
     "gke-serving": {
         ("manager", f"registry.k8s.io/kueue/kueue:v0.19.2@{DEPLOY_DIGEST}", "kueue-webhook-server-cert"),
         ("controller", f"registry.k8s.io/jobset/jobset:v0.12.0@{DEPLOY_DIGEST}", "jobset-webhook-server-cert"),
-        ("manager", f"ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0@{DEPLOY_DIGEST}",
-         "kubeflow-trainer-webhook-cert"),
+        (
+            "manager",
+            f"ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.3.0@{DEPLOY_DIGEST}",
+            "kubeflow-trainer-webhook-cert",
+        ),
         ("manager", f"registry.k8s.io/lws/lws:v0.10.0@{DEPLOY_DIGEST}", "lws-webhook-server-cert"),
         ("keda-operator", f"ghcr.io/kedacore/keda:2.20.2@{DEPLOY_DIGEST}", "kedaorg-certs"),
-        ("keda-operator-metrics-apiserver", f"ghcr.io/kedacore/keda-metrics-apiserver:2.20.2@{DEPLOY_DIGEST}",
-         "kedaorg-certs"),
-        ("keda-admission-webhooks", f"ghcr.io/kedacore/keda-admission-webhooks:2.20.2@{DEPLOY_DIGEST}",
-         "kedaorg-certs"),
+        (
+            "keda-operator-metrics-apiserver",
+            f"ghcr.io/kedacore/keda-metrics-apiserver:2.20.2@{DEPLOY_DIGEST}",
+            "kedaorg-certs",
+        ),
+        (
+            "keda-admission-webhooks",
+            f"ghcr.io/kedacore/keda-admission-webhooks:2.20.2@{DEPLOY_DIGEST}",
+            "kedaorg-certs",
+        ),
     },
     "gke-h100-512": {
         ("webhook", f"ghcr.io/slinkyproject/slurm-operator-webhook@{DEPLOY_DIGEST}", "slurm-operator-webhook-ca"),
@@ -225,14 +264,20 @@ def test_the_gpu_operators_host_level_operands_are_pinned():
     Operands the release leaves off (driver and its manager, the sandbox operands) keep the chart's tags: they never
     run."""
     operands = operand_images("gke-operator-mig")
-    host_level = ("nvcr.io/nvidia/k8s-device-plugin:", "nvcr.io/nvidia/k8s/container-toolkit:",
-                  "nvcr.io/nvidia/k8s/dcgm-exporter:", "nvcr.io/nvidia/cloud-native/k8s-mig-manager:",
-                  "nvcr.io/nvidia/gpu-operator:")
+    host_level = (
+        "nvcr.io/nvidia/k8s-device-plugin:",
+        "nvcr.io/nvidia/k8s/container-toolkit:",
+        "nvcr.io/nvidia/k8s/dcgm-exporter:",
+        "nvcr.io/nvidia/cloud-native/k8s-mig-manager:",
+        "nvcr.io/nvidia/gpu-operator:",
+    )
     running = {i for i in operands if i.startswith(host_level)}
     assert {i.partition(":")[0] for i in running} == {p.rstrip(":") for p in host_level}
     assert all(by_digest(i) for i in running), sorted(i for i in running if not by_digest(i))
-    assert "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:" \
-           "a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312" in running
+    assert (
+        "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:"
+        "a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312" in running
+    )
     assert f"nvcr.io/nvidia/gpu-operator:v26.7.0@{DEPLOY_DIGEST}" in running
 
 

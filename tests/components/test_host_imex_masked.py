@@ -1,6 +1,7 @@
 """EKS nodes whose IMEX runs in ComputeDomain daemons get the AMI's host ``nvidia-imex.service`` masked by their
 launch template's user data (NVIDIA DRA driver prerequisites: disable and mask it), and other GPU nodes keep it.
 The script part runs under a real ``sh`` with a stand-in ``systemctl``."""
+
 from __future__ import annotations
 
 import base64
@@ -51,8 +52,13 @@ def _run(script: str, tmp_path: Path, unit_exists: bool) -> tuple[int, list[str]
     (bin_dir / "systemctl").write_text(f'#!/bin/sh\necho "$*" >> {log}\n{fail}exit 0\n')
     (bin_dir / "systemctl").chmod(0o755)
     (tmp_path / "mask.sh").write_text(script)
-    out = subprocess.run(["sh", str(tmp_path / "mask.sh")], capture_output=True, text=True, timeout=30,
-                         env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    out = subprocess.run(
+        ["sh", str(tmp_path / "mask.sh")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
     return out.returncode, log.read_text().splitlines()
 
 

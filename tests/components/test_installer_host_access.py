@@ -3,6 +3,7 @@
 rendered containers run, in every example stack: ``hostPID`` exactly when a command enters the host's PID 1
 (``nsenter -t 1``), ``hostNetwork`` exactly when a command writes a host network sysctl (``/proc/sys/net``); no
 other DaemonSet the program registers uses a host namespace at all."""
+
 from __future__ import annotations
 
 import functools
@@ -31,15 +32,16 @@ def _daemonsets(stack: str) -> list[dict]:
 
 
 def _commands(spec: dict) -> str:
-    return json.dumps([c.get("command", []) + c.get("args", [])
-                       for c in spec.get("initContainers", []) + spec["containers"]])
+    return json.dumps(
+        [c.get("command", []) + c.get("args", []) for c in spec.get("initContainers", []) + spec["containers"]]
+    )
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
 def test_host_namespaces_are_exactly_what_the_containers_use(stack):
     for ds in _daemonsets(stack):
         spec, commands = ds["spec"], _commands(ds["spec"])
-        uses_pid = "nsenter" in commands and ("-at\", \"1" in commands or "-t 1" in commands or "-at 1" in commands)
+        uses_pid = "nsenter" in commands and ('-at", "1' in commands or "-t 1" in commands or "-at 1" in commands)
         uses_net = "/proc/sys/net" in commands
         assert bool(spec.get("hostPID")) == uses_pid, f"{stack}: {ds['name']} hostPID vs its commands"
         assert bool(spec.get("hostNetwork")) == uses_net, f"{stack}: {ds['name']} hostNetwork vs its commands"

@@ -3,6 +3,7 @@
 Custom resources (Kueue, Slinky, Trainer) are checked against their upstream CRDs elsewhere; this covers the core,
 apps, batch, rbac, ... objects the components create directly, whatever component made them.
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,9 +14,17 @@ import pytest
 from preview.engine import PROJECT_ROOT, Recording, read_stack_file, run_program
 from tests.support.kube.schema import K8S_VERSION, unwrap_secrets
 
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
-BUILT_IN_GROUPS = ("core/v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "policy/v1",
-                   "storage.k8s.io/v1", "networking.k8s.io/v1", "scheduling.k8s.io/v1")
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml"))
+BUILT_IN_GROUPS = (
+    "core/v1",
+    "apps/v1",
+    "batch/v1",
+    "rbac.authorization.k8s.io/v1",
+    "policy/v1",
+    "storage.k8s.io/v1",
+    "networking.k8s.io/v1",
+    "scheduling.k8s.io/v1",
+)
 
 
 @functools.cache
@@ -24,8 +33,12 @@ def _recording(stack: str) -> Recording:
 
 
 def _built_in(rec: Recording) -> list:
-    return [r for r in rec.resources if r.type.startswith("kubernetes:")
-            and any(r.type.startswith(f"kubernetes:{group}:") for group in BUILT_IN_GROUPS)]
+    return [
+        r
+        for r in rec.resources
+        if r.type.startswith("kubernetes:")
+        and any(r.type.startswith(f"kubernetes:{group}:") for group in BUILT_IN_GROUPS)
+    ]
 
 
 @pytest.mark.slow
@@ -37,5 +50,9 @@ def test_every_built_in_object_validates(stack):
 
 def test_the_examples_create_workload_objects_so_the_check_above_has_teeth():
     kinds = {r.type for stack in STACKS for r in _built_in(_recording(stack))}
-    assert {"kubernetes:apps/v1:StatefulSet", "kubernetes:batch/v1:Job", "kubernetes:core/v1:Namespace",
-            "kubernetes:core/v1:Secret"} <= kinds, sorted(kinds)
+    assert {
+        "kubernetes:apps/v1:StatefulSet",
+        "kubernetes:batch/v1:Job",
+        "kubernetes:core/v1:Namespace",
+        "kubernetes:core/v1:Secret",
+    } <= kinds, sorted(kinds)

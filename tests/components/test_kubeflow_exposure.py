@@ -3,6 +3,7 @@
 What the recorded kustomize transforms make of the upstream objects (UI and cache deployer at 0 replicas, the deployer's
 ClusterRole emptied, ``kubeflow`` at Pod Security baseline), and what the stack's NetworkPolicies let a tenant's pod
 reach."""
+
 from __future__ import annotations
 
 import pulumi
@@ -13,7 +14,13 @@ from tests.support.helm.examples import recording
 from tests.support.kube.network_policy import Peer, ingress_allowed
 from tests.support.preview.recorded import one
 from tests.support.kube.upstream_manifests import (
-    CACHE_DEPLOYER, CACHE_DEPLOYER_ROLE, CACHE_SERVER, CLUSTER_ROLE, DEPLOYMENT, KATIB_UI, KUBEFLOW_NAMESPACE,
+    CACHE_DEPLOYER,
+    CACHE_DEPLOYER_ROLE,
+    CACHE_SERVER,
+    CLUSTER_ROLE,
+    DEPLOYMENT,
+    KATIB_UI,
+    KUBEFLOW_NAMESPACE,
     NAMESPACE,
 )
 
@@ -42,8 +49,9 @@ def test_the_katib_ui_does_not_run():
     assert transformed("gke-kueue", "kubeflow-katib-manifests", DEPLOYMENT, KATIB_UI)["spec"]["replicas"] == 0
 
 
-@pytest.mark.parametrize("stack, directory", [("gke-kueue", "kubeflow-katib-manifests"),
-                                              ("eks-kueue", "kubeflow-pipelines-manifests")])
+@pytest.mark.parametrize(
+    "stack, directory", [("gke-kueue", "kubeflow-katib-manifests"), ("eks-kueue", "kubeflow-pipelines-manifests")]
+)
 def test_the_kubeflow_namespace_enforces_baseline(stack, directory):
     labels = transformed(stack, directory, NAMESPACE, KUBEFLOW_NAMESPACE)["metadata"]["labels"]
     assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
@@ -56,8 +64,9 @@ def test_the_pipelines_cache_deployer_and_server_do_not_run_and_lose_their_clust
     assert role["rules"] == []
 
 
-@pytest.mark.parametrize("source", [Peer("pretraining", {"app": "trainer"}), Peer("default", {}),
-                                    Peer("kueue-system", {"app": "kueue"})])
+@pytest.mark.parametrize(
+    "source", [Peer("pretraining", {"app": "trainer"}), Peer("default", {}), Peer("kueue-system", {"app": "kueue"})]
+)
 def test_a_tenant_cannot_reach_the_pipelines_api(source):
     for port in (8888, 8887):
         assert not ingress_allowed(policies("eks-kueue"), source, ML_PIPELINE, port)
@@ -82,6 +91,7 @@ def test_network_policies_are_valid(stack):
     import kubernetes_validate
 
     from tests.support.kube.schema import K8S_VERSION
+
     netpols = policies(stack)
     assert len(netpols) >= 2
     for obj in netpols:

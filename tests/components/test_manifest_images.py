@@ -3,6 +3,7 @@ image in a tenant's path): MySQL by the pinned 8.4 LTS digest in both, MinIO of 
 same Secret under today's variable names. The documents have the shape of the upstream manifests at the pinned tags
 (tests/support/kube/upstream_manifests.py); that the components attach these rewrites to their kustomize Directory is
 checked in test_scheduling_components.py."""
+
 from __future__ import annotations
 
 import copy
@@ -17,8 +18,13 @@ from render.manifest_images import pin_secret_holders
 from catalog.image_digests import DEPLOY_DIGEST
 from preview.engine import install_mocks, restored_config_environment
 from stacks.plan.host_access import by_digest
-from tests.support.kube.upstream_manifests import (KATIB_DB_MANAGER, KATIB_MYSQL_DEPLOYMENT, KATIB_UI,
-                                                   MINIO_DEPLOYMENT, MYSQL_DEPLOYMENT)
+from tests.support.kube.upstream_manifests import (
+    KATIB_DB_MANAGER,
+    KATIB_MYSQL_DEPLOYMENT,
+    KATIB_UI,
+    MINIO_DEPLOYMENT,
+    MYSQL_DEPLOYMENT,
+)
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
@@ -44,10 +50,15 @@ def test_pipelines_minio_of_2019_is_replaced_and_reads_the_same_secret_under_the
     new = rewrite_object(DEPLOYMENT, MINIO_DEPLOYMENT, pipelines_rewrites("a", "s", "m"))
     assert container(new)["image"] == KFP_MINIO_IMAGE and "2019" not in KFP_MINIO_IMAGE
     assert container(new)["env"] == [
-        {"name": "MINIO_ROOT_USER", "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact",
-                                                                    "key": "accesskey"}}},
-        {"name": "MINIO_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact",
-                                                                        "key": "secretkey"}}}]
+        {
+            "name": "MINIO_ROOT_USER",
+            "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "accesskey"}},
+        },
+        {
+            "name": "MINIO_ROOT_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "secretkey"}},
+        },
+    ]
 
 
 def test_other_deployments_and_containers_keep_their_images():
@@ -80,7 +91,8 @@ def test_every_container_holding_a_secret_on_a_tag_gets_a_digest_and_the_others_
     spec["volumes"] = [{"name": "cert", "secret": {"secretName": "katib-webhook-cert"}}]
     spec["containers"][0]["volumeMounts"] = [{"name": "cert", "mountPath": "/tmp/cert"}]
     assert container(pin_secret_holders(DEPLOYMENT, mounted, _stub))["image"] == _stub(
-        "docker.io/kubeflowkatib/katib-ui")
+        "docker.io/kubeflowkatib/katib-ui"
+    )
 
 
 def test_the_components_transform_asks_the_registry_for_the_digest_at_deploy():
@@ -93,8 +105,9 @@ def test_the_components_transform_asks_the_registry_for_the_digest_at_deploy():
         @pulumi.runtime.test
         def run():
             transform = manifest_transform(katib_rewrites("k"))
-            result = transform(pulumi.ResourceTransformArgs(True, DEPLOYMENT, "katib:db", KATIB_DB_MANAGER,
-                                                            pulumi.ResourceOptions()))
+            result = transform(
+                pulumi.ResourceTransformArgs(True, DEPLOYMENT, "katib:db", KATIB_DB_MANAGER, pulumi.ResourceOptions())
+            )
             image = container(result.props)["image"]
             return pulumi.Output.from_input(image).apply(lambda v: seen.update(image=v))
 

@@ -1,6 +1,7 @@
 """Team namespaces and ``slurm`` are closed to other namespaces (tenants never escape their lane; defense in depth):
 what the stack's NetworkPolicies let in, judged by the NetworkPolicy model of ``tests/support/kube/network_policy.py``.
 """
+
 from __future__ import annotations
 
 from tests.support.helm.examples import recording
@@ -22,8 +23,11 @@ def test_another_team_cannot_reach_a_teams_pods():
 
 def test_no_tenant_reaches_slurm_daemons_or_its_database():
     netpols = _policies("gke-h100-512")
-    for port, target in ((6817, {"app.kubernetes.io/name": "slurmctld"}), (3306, {"app": "mariadb"}),
-                         (6820, {"app.kubernetes.io/name": "slurmrestd"})):
+    for port, target in (
+        (6817, {"app.kubernetes.io/name": "slurmctld"}),
+        (3306, {"app": "mariadb"}),
+        (6820, {"app.kubernetes.io/name": "slurmrestd"}),
+    ):
         assert not ingress_allowed(netpols, Peer("default", {}), Peer("slurm", target), port)
     slurmd = Peer("slurm", {"app.kubernetes.io/name": "slurmd"})
     assert ingress_allowed(netpols, slurmd, Peer("slurm", {"app.kubernetes.io/name": "slurmctld"}), 6817)

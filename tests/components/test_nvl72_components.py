@@ -2,6 +2,7 @@
 workload policy on a reservation block, the P6e-GB200 node group on an UltraServer capacity block with the AL2023 ARM
 NVIDIA AMI, the NVIDIA DRA driver release (ComputeDomains only, kubelet plugin on the rack pools) rendered by real
 Helm on the staged chart, and the ComputeDomains validated against that chart's CRD."""
+
 from __future__ import annotations
 
 import pytest
@@ -49,9 +50,13 @@ def test_a4x_gets_the_rdma_multi_networks_and_the_arm64_gib_installer():
     rec = recording("gke-a4x-nvl72")
     names = {r.inputs["metadata"]["name"] for r in of_type(rec, "kubernetes:networking.gke.io/v1:Network")}
     assert names == {"gvnic-1", "rdma-0", "rdma-1", "rdma-2", "rdma-3"}
-    images = [c["image"] for r in rec.resources if r.type == "kubernetes:apps/v1:DaemonSet"
-              for c in r.inputs["spec"]["template"]["spec"].get("initContainers", [])
-              if "nccl-plugin-gib" in c["image"]]
+    images = [
+        c["image"]
+        for r in rec.resources
+        if r.type == "kubernetes:apps/v1:DaemonSet"
+        for c in r.inputs["spec"]["template"]["spec"].get("initContainers", [])
+        if "nccl-plugin-gib" in c["image"]
+    ]
     assert images == [f"us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0@{DEPLOY_DIGEST}"]
 
 
@@ -83,8 +88,9 @@ def test_dra_driver_release_serves_compute_domains_only_on_the_rack_pools(stack,
     assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}
     assert values.get("nvidiaDriverRoot") == root
     terms = values["kubeletPlugin"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    assert terms["nodeSelectorTerms"] == [{"matchExpressions": [
-        {"key": "gpu-cluster/pool", "operator": "In", "values": ["gb200"]}]}]
+    assert terms["nodeSelectorTerms"] == [
+        {"matchExpressions": [{"key": "gpu-cluster/pool", "operator": "In", "values": ["gb200"]}]}
+    ]
     tolerations = values["kubeletPlugin"]["tolerations"]
     assert (ARM64 in tolerations) == (stack == "gke-a4x-nvl72")  # GKE taints Arm nodes; EKS does not
     assert release.inputs["chart"] == "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
@@ -143,6 +149,7 @@ def test_a_two_ultraserver_p6e_group_targets_the_capacity_reservation_resource_g
     rec = run_program(cfg, "eks-p6e-gb200")
     (lt,) = [r for r in of_type(rec, "aws:ec2/launchTemplate:LaunchTemplate") if r.inputs.get("networkInterfaces")]
     assert lt.inputs["capacityReservationSpecification"] == {
-        "capacityReservationTarget": {"capacityReservationResourceGroupArn": arn}}
+        "capacityReservationTarget": {"capacityReservationResourceGroupArn": arn}
+    }
     up = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-up")
     assert (up.inputs["minSize"], up.inputs["desiredCapacity"]) == (36, 36)

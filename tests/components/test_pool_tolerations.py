@@ -2,6 +2,7 @@
 Kueue ResourceFlavor, the Trainer runtime, the ``pools.*.tolerations`` output, the Slurm NodeSet plan and its Helm
 values; and cross-layer-scheduler-tolerations refuses a flavor or NodeSet that drifts from the pool's taints.
 Tainted pools on GKE and EKS, on the Kueue and the Slurm path."""
+
 from __future__ import annotations
 
 import functools
@@ -39,8 +40,10 @@ def _tainted(config: dict, pool: str) -> dict:
     return edit(config, f"nodePools[{index}].taints", [DEDICATED, DRAINING])
 
 
-KUEUE_CASES = {"gke": (flat_config(_tainted(GKE_TEAMS, "l4")), "l4"),
-               "eks": (flat_config(_tainted(EKS_TEAMS, "l40s")), "l40s")}
+KUEUE_CASES = {
+    "gke": (flat_config(_tainted(GKE_TEAMS, "l4")), "l4"),
+    "eks": (flat_config(_tainted(EKS_TEAMS, "l40s")), "l40s"),
+}
 SLURM_CASES = {"gke": (_tainted(GKE_NO_ACCOUNTING, "l4"), "l4"), "eks": (_tainted(EKS_ZONES, "l4"), "l4")}
 
 
@@ -68,8 +71,10 @@ def test_pool_facts_tolerate_the_gpu_taint_and_every_extra_taint_exactly():
 @pytest.mark.parametrize("cloud", ["gke", "eks"])
 def test_kueue_flavor_runtime_and_output_tolerate_a_tainted_pool(cloud):
     rec, pool = _run("kueue", cloud)
-    flavors = {r.redacted_inputs["spec"]["nodeLabels"]["gpu-cluster/pool"]: r.redacted_inputs["spec"]
-               for r in of_type(rec, FLAVOR)}
+    flavors = {
+        r.redacted_inputs["spec"]["nodeLabels"]["gpu-cluster/pool"]: r.redacted_inputs["spec"]
+        for r in of_type(rec, FLAVOR)
+    }
     assert flavors[pool]["tolerations"] == [GPU, TOLERATE_DEDICATED, TOLERATE_DRAINING]
     assert all(spec["tolerations"] == [GPU] for name, spec in flavors.items() if name != pool)
     runtime = one(rec, RUNTIME, f"kubeflow-runtime-torch-{pool}").redacted_inputs
@@ -105,13 +110,17 @@ def test_a_flavor_missing_a_pool_taint_is_refused(pack, cloud):
     flavor = find(rs, FLAVOR, f"kueue-flavor-{pool}")
     name = wire(flavor)["metadata"]["name"]
     drifted = edit(wire(flavor), "spec.tolerations", [GPU, TOLERATE_DRAINING])
-    assert [d for d in pack.stack([with_props(flavor, drifted) if r is flavor else r for r in rs]) if d[0] == RULE] \
-        == [(RULE, "mandatory",
-             f"Kueue ResourceFlavor '{name}': does not tolerate pool '{pool}''s taint, so the workloads Kueue admits "
-             "to it stay Pending · observed: untolerated taint dedicated=team-a:NoSchedule · required: a toleration "
-             "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: "
-             "team-a, effect: NoSchedule} to "
-             "spec.tolerations (gpu-cluster renders one toleration per pool taint)")]
+    assert [d for d in pack.stack([with_props(flavor, drifted) if r is flavor else r for r in rs]) if d[0] == RULE] == [
+        (
+            RULE,
+            "mandatory",
+            f"Kueue ResourceFlavor '{name}': does not tolerate pool '{pool}''s taint, so the workloads Kueue admits "
+            "to it stay Pending · observed: untolerated taint dedicated=team-a:NoSchedule · required: a toleration "
+            "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: "
+            "team-a, effect: NoSchedule} to "
+            "spec.tolerations (gpu-cluster renders one toleration per pool taint)",
+        )
+    ]
 
 
 @pytest.mark.parametrize("cloud", ["gke", "eks"])
@@ -120,14 +129,20 @@ def test_a_nodeset_missing_pool_taints_is_refused(pack, cloud):
     rs = list(rec.resources)
     release = find(rs, RELEASE, "slurm-slurm")
     gpu_only = edit(wire(release), f"values.nodesets.{pool}.podSpec.tolerations", [GPU])
-    assert [d for d in pack.stack([with_props(release, gpu_only) if r is release else r for r in rs]) if d[0] == RULE] \
-        == [(RULE, "mandatory",
-             f"Slurm NodeSet '{pool}': does not tolerate pool '{pool}''s taints, so its slurmd pods stay Pending · "
-             "observed: untolerated taints dedicated=team-a:NoSchedule, draining=:NoExecute · required: a toleration "
-             "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: "
-             "team-a, effect: NoSchedule}, "
-             f"{{key: draining, operator: Exists, effect: NoExecute}} to nodesets.{pool}.podSpec.tolerations "
-             "(gpu-cluster renders one toleration per pool taint)")]
+    assert [
+        d for d in pack.stack([with_props(release, gpu_only) if r is release else r for r in rs]) if d[0] == RULE
+    ] == [
+        (
+            RULE,
+            "mandatory",
+            f"Slurm NodeSet '{pool}': does not tolerate pool '{pool}''s taints, so its slurmd pods stay Pending · "
+            "observed: untolerated taints dedicated=team-a:NoSchedule, draining=:NoExecute · required: a toleration "
+            "for every NoSchedule and NoExecute taint of the pool\nFix: add {key: dedicated, operator: Equal, value: "
+            "team-a, effect: NoSchedule}, "
+            f"{{key: draining, operator: Exists, effect: NoExecute}} to nodesets.{pool}.podSpec.tolerations "
+            "(gpu-cluster renders one toleration per pool taint)",
+        )
+    ]
 
 
 def test_the_pool_taints_are_read_from_the_node_pool_resource(pack):
@@ -136,25 +151,46 @@ def test_the_pool_taints_are_read_from_the_node_pool_resource(pack):
     rs = list(rec.resources)
     node_pool = find(rs, "gcp:container/nodePool:NodePool", "h100")
     taints = wire(node_pool)["nodeConfig"]["taints"] + [{"key": "maintenance", "value": "", "effect": "NO_EXECUTE"}]
-    found = [d[2].split("\n")[0] for d in pack.stack(
-        [with_props(node_pool, edit(wire(node_pool), "nodeConfig.taints", taints)) if r is node_pool else r
-         for r in rs]) if d[0] == RULE]
-    assert len(found) == 1 and "pool 'h100''s taint, " in found[0] and \
-        " · observed: untolerated taint maintenance=:NoExecute · " in found[0]
+    found = [
+        d[2].split("\n")[0]
+        for d in pack.stack(
+            [
+                with_props(node_pool, edit(wire(node_pool), "nodeConfig.taints", taints)) if r is node_pool else r
+                for r in rs
+            ]
+        )
+        if d[0] == RULE
+    ]
+    assert (
+        len(found) == 1
+        and "pool 'h100''s taint, " in found[0]
+        and " · observed: untolerated taint maintenance=:NoExecute · " in found[0]
+    )
     prefer = wire(node_pool)["nodeConfig"]["taints"] + [{"key": "soft", "value": "x", "effect": "PREFER_NO_SCHEDULE"}]
-    assert [d for d in pack.stack([with_props(node_pool, edit(wire(node_pool), "nodeConfig.taints", prefer))
-                                   if r is node_pool else r for r in rs]) if d[0] == RULE] == []
+    assert [
+        d
+        for d in pack.stack(
+            [
+                with_props(node_pool, edit(wire(node_pool), "nodeConfig.taints", prefer)) if r is node_pool else r
+                for r in rs
+            ]
+        )
+        if d[0] == RULE
+    ] == []
 
 
-@pytest.mark.parametrize("toleration, result", [
-    ({"key": "dedicated", "operator": "Equal", "value": "team-a", "effect": "NoSchedule"}, True),
-    ({"key": "dedicated", "value": "team-a"}, True),                      # Equal is the default; any effect
-    ({"key": "dedicated", "operator": "Exists"}, True),
-    ({"operator": "Exists"}, True),                                        # empty key + Exists: every taint
-    ({"key": "dedicated", "operator": "Equal", "value": "team-b", "effect": "NoSchedule"}, False),
-    ({"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}, False),
-    ({"key": "other", "operator": "Exists"}, False),
-])
+@pytest.mark.parametrize(
+    "toleration, result",
+    [
+        ({"key": "dedicated", "operator": "Equal", "value": "team-a", "effect": "NoSchedule"}, True),
+        ({"key": "dedicated", "value": "team-a"}, True),  # Equal is the default; any effect
+        ({"key": "dedicated", "operator": "Exists"}, True),
+        ({"operator": "Exists"}, True),  # empty key + Exists: every taint
+        ({"key": "dedicated", "operator": "Equal", "value": "team-b", "effect": "NoSchedule"}, False),
+        ({"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}, False),
+        ({"key": "other", "operator": "Exists"}, False),
+    ],
+)
 def test_toleration_matching_follows_kubernetes(toleration, result):
     assert tolerates(toleration, Taint("dedicated", "team-a", "NO_SCHEDULE")) is result
 

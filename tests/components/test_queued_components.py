@@ -1,6 +1,7 @@
 """Queued provisioning in the recorded resources (Pulumi mocks): the GKE flex-start node pool with the settings GKE
 requires, the EKS Cluster Autoscaler with ProvisioningRequest support and its CRD (before the autoscaler and Kueue),
 the queued node group's tag, and the Kueue objects created in reference order."""
+
 from __future__ import annotations
 
 import json
@@ -62,8 +63,9 @@ def test_gke_kueue_objects_wait_for_what_they_name(gke):
 def test_eks_autoscaler_serves_provisioning_requests_after_their_crd(eks):
     crd = one(eks, CONFIG_FILE, "cluster-autoscaler-provisioning-request-crd")
     assert crd.inputs == {"file": provisioning_request_crd("1.35.0")}
-    assert crd.inputs["file"].startswith("https://raw.githubusercontent.com/kubernetes/autoscaler/"
-                                         "cluster-autoscaler-1.35.0/")
+    assert crd.inputs["file"].startswith(
+        "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-1.35.0/"
+    )
     release = one(eks, RELEASE, "cluster-autoscaler")
     args = release.inputs["values"]["extraArgs"]
     assert args["enable-provisioning-requests"] is True and args["kube-api-content-type"] == "application/json"

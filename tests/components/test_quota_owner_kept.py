@@ -2,6 +2,7 @@
 stacks the bound admission policies (CEL run by cel-python) refuse a tenant's UPDATE that removes or changes a
 pod's ownerReferences or its job labels, a DELETE of a Job, JobSet or TrainJob that orphans its pods (the batch/v1
 default included) and the orphan finalizer, and admit the same from the controllers and a cascading delete."""
+
 from __future__ import annotations
 
 import copy
@@ -14,8 +15,12 @@ from tests.support.kube.admission import admission_failures, k8s_objects
 
 JOB_CONTROLLER = sa("kube-system", "job-controller")
 OWNER = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "6b1f", "controller": True}
-LABELS = {"batch.kubernetes.io/controller-uid": "6b1f", "batch.kubernetes.io/job-name": "train",
-          "controller-uid": "6b1f", "job-name": "train"}
+LABELS = {
+    "batch.kubernetes.io/controller-uid": "6b1f",
+    "batch.kubernetes.io/job-name": "train",
+    "controller-uid": "6b1f",
+    "job-name": "train",
+}
 
 
 @pytest.fixture(scope="module", params=["gke-kueue", "eks-kueue", "fleet-gke"])
@@ -30,9 +35,12 @@ def _refused(objects, obj, ns, **kw) -> list[str]:
 
 
 def _running_pod() -> dict:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "train-0", "labels": dict(LABELS), "ownerReferences": [dict(OWNER)]},
-            "spec": {"containers": [{"name": "main", "image": "busybox:1.37"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "train-0", "labels": dict(LABELS), "ownerReferences": [dict(OWNER)]},
+        "spec": {"containers": [{"name": "main", "image": "busybox:1.37"}]},
+    }
 
 
 def test_removing_or_changing_a_pods_owner_is_refused_but_to_the_controllers(stack):
@@ -43,8 +51,10 @@ def test_removing_or_changing_a_pods_owner_is_refused_but_to_the_controllers(sta
     renamed["metadata"]["ownerReferences"][0]["uid"] = "other"
     for ns in teams:
         for new in (ownerless, renamed):
-            assert any("changed (or removed) only by those controllers" in r
-                       for r in _refused(objects, new, ns, operation="UPDATE", old=old)), ns
+            assert any(
+                "changed (or removed) only by those controllers" in r
+                for r in _refused(objects, new, ns, operation="UPDATE", old=old)
+            ), ns
         # the garbage collector strips the owner when a cascade orphans; the Job controller adopts and releases
         for user in (GARBAGE_COLLECTOR, JOB_CONTROLLER):
             assert _refused(objects, ownerless, ns, operation="UPDATE", old=old, user=user) == []
@@ -67,17 +77,20 @@ def test_a_pods_job_labels_are_changed_only_by_the_controllers(stack, key):
     assert _refused(objects, other, teams[0], operation="UPDATE", old=_running_pod()) == []
 
 
-@pytest.mark.parametrize("resource, options, admitted", [
-    ("jobs", {"propagationPolicy": "Orphan"}, False),
-    ("jobs", {}, False),  # batch/v1's legacy default through the API orphans the pods
-    ("jobs", {"orphanDependents": True}, False),
-    ("jobs", {"propagationPolicy": "Background"}, True),  # kubectl delete's default
-    ("jobs", {"propagationPolicy": "Foreground"}, True),
-    ("jobsets", {"propagationPolicy": "Orphan"}, False),
-    ("jobsets", {}, True),  # a custom resource's default is background
-    ("trainjobs", {"orphanDependents": True}, False),
-    ("trainjobs", {"propagationPolicy": "Background"}, True),
-])
+@pytest.mark.parametrize(
+    "resource, options, admitted",
+    [
+        ("jobs", {"propagationPolicy": "Orphan"}, False),
+        ("jobs", {}, False),  # batch/v1's legacy default through the API orphans the pods
+        ("jobs", {"orphanDependents": True}, False),
+        ("jobs", {"propagationPolicy": "Background"}, True),  # kubectl delete's default
+        ("jobs", {"propagationPolicy": "Foreground"}, True),
+        ("jobsets", {"propagationPolicy": "Orphan"}, False),
+        ("jobsets", {}, True),  # a custom resource's default is background
+        ("trainjobs", {"orphanDependents": True}, False),
+        ("trainjobs", {"propagationPolicy": "Background"}, True),
+    ],
+)
 def test_a_delete_that_orphans_a_jobs_pods_is_refused(stack, resource, options, admitted):
     objects, teams = stack
     job = {"kind": "Job", "metadata": {"name": "train"}, "spec": {"suspend": False}}
@@ -85,8 +98,19 @@ def test_a_delete_that_orphans_a_jobs_pods_is_refused(stack, resource, options, 
         refused = _refused(objects, job, ns, operation="DELETE", resource=resource, old=job, options=options)
         assert (refused == []) == admitted, (ns, refused)
     # the garbage collector and the Job controller delete as the cascade they serve asks
-    assert _refused(objects, job, teams[0], operation="DELETE", resource=resource, old=job,
-                    options={"propagationPolicy": "Orphan"}, user=GARBAGE_COLLECTOR) == []
+    assert (
+        _refused(
+            objects,
+            job,
+            teams[0],
+            operation="DELETE",
+            resource=resource,
+            old=job,
+            options={"propagationPolicy": "Orphan"},
+            user=GARBAGE_COLLECTOR,
+        )
+        == []
+    )
 
 
 def test_the_orphan_finalizer_is_refused_on_a_job(stack):
@@ -94,6 +118,7 @@ def test_the_orphan_finalizer_is_refused_on_a_job(stack):
     old = {"kind": "Job", "metadata": {"name": "train"}, "spec": {"suspend": False}}
     new = copy.deepcopy(old)
     new["metadata"]["finalizers"] = ["orphan"]
-    assert any("orphan finalizer" in r for r in _refused(objects, new, teams[0], operation="UPDATE",
-                                                         resource="jobs", old=old))
+    assert any(
+        "orphan finalizer" in r for r in _refused(objects, new, teams[0], operation="UPDATE", resource="jobs", old=old)
+    )
     assert _refused(objects, new, teams[0], operation="UPDATE", resource="jobs", old=new) == []

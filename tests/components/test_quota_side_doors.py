@@ -2,6 +2,7 @@
 CEL run by cel-python, as the API server would, with the requesting user and the object before an update) refuse a
 tenant's forged-owner pod, the removal of Kueue's scheduling gates, unsuspending a job, raising a running Job's
 parallelism, an elastic Job and a long termination grace period, and admit the same requests from the controllers that make them legitimately."""
+
 from __future__ import annotations
 
 import copy
@@ -26,9 +27,15 @@ def stack(request):
 
 
 def _pod(**spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-            "spec": {"containers": [{"name": "main", "image": "busybox:1.37",
-                                     "resources": {"limits": {"nvidia.com/gpu": "8"}}}], **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [{"name": "main", "image": "busybox:1.37", "resources": {"limits": {"nvidia.com/gpu": "8"}}}],
+            **spec,
+        },
+    }
 
 
 def _refused(objects, obj, ns, **kw) -> list[str]:
@@ -103,8 +110,11 @@ def test_a_running_jobs_parallelism_is_raised_only_by_kueue(stack):
 
 def test_elastic_jobs_are_refused(stack):
     _, objects, teams = stack
-    job = {"kind": "Job", "metadata": {"name": "j", "annotations": {"kueue.x-k8s.io/elastic-job": "true"}},
-           "spec": {"parallelism": 1}}
+    job = {
+        "kind": "Job",
+        "metadata": {"name": "j", "annotations": {"kueue.x-k8s.io/elastic-job": "true"}},
+        "spec": {"parallelism": 1},
+    }
     refused = _refused(objects, job, teams[0], resource="jobs")
     assert any("elastic Jobs (kueue.x-k8s.io/elastic-job) are refused" in r for r in refused), refused
 
@@ -128,8 +138,11 @@ def test_the_controller_identities_are_the_pinned_charts_service_accounts(identi
     """The names the policy trusts are the ServiceAccounts the pinned Kueue and Trainer charts create, in the
     namespaces the stack installs them in (a typo would refuse the controllers and admit nobody's jobs)."""
     _, _, namespace, name = identity.split(":")
-    accounts = {(o["metadata"].get("namespace"), o["metadata"]["name"])
-                for o in rendered("gke-kueue").objects if o["kind"] == "ServiceAccount"}
+    accounts = {
+        (o["metadata"].get("namespace"), o["metadata"]["name"])
+        for o in rendered("gke-kueue").objects
+        if o["kind"] == "ServiceAccount"
+    }
     assert (namespace, name) in accounts, sorted(accounts)
 
 

@@ -1,6 +1,7 @@
 """The serving layer as the program creates it, on a GKE stack with a multi-node service: every Helm release renders
 with real Helm (KEDA, LeaderWorkerSet, the inferencepool chart) and passes the release checks, the program's serving
 objects validate against the CRDs those charts install, and each object waits for the release serving its kind."""
+
 from __future__ import annotations
 
 import functools
@@ -16,9 +17,14 @@ from tests.support.spec.edit import edits
 @functools.cache
 def _stack() -> RenderedStack:
     cfg = read_stack_file(PROJECT_ROOT / "Pulumi.gke-serving.yaml")
-    cfg = edits(cfg, {("serving", "services"): [cfg["gpu-cluster:serving"]["services"][0], _BIG],
-                      ("scheduling", "queues", 0, "quotas", 0, "gpus"): 4,
-                      ("scheduling", "queues", 1, "quotas", 0, "gpus"): 4})
+    cfg = edits(
+        cfg,
+        {
+            ("serving", "services"): [cfg["gpu-cluster:serving"]["services"][0], _BIG],
+            ("scheduling", "queues", 0, "quotas", 0, "gpus"): 4,
+            ("scheduling", "queues", 1, "quotas", 0, "gpus"): 4,
+        },
+    )
     rec = run_program(cfg, "gke-serving")
     return RenderedStack(rec, render_stack(rec))
 
@@ -33,8 +39,11 @@ def test_program_objects_validate_against_the_crds_the_serving_charts_install():
     st = _stack()
     crds = st.crds
     kinds = {"LeaderWorkerSet", "ScaledObject", "TriggerAuthentication"}
-    objs = [{k: v for k, v in r.inputs.items() if k not in ("__defaults",)} for r in st.rec.resources
-            if r.type.rsplit(":", 1)[-1] in kinds and r.type.startswith("kubernetes:")]
+    objs = [
+        {k: v for k, v in r.inputs.items() if k not in ("__defaults",)}
+        for r in st.rec.resources
+        if r.type.rsplit(":", 1)[-1] in kinds and r.type.startswith("kubernetes:")
+    ]
     assert {o["kind"] for o in objs} == kinds
     for obj in objs:
         assert object_errors(obj, crds) == []

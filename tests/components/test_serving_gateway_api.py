@@ -1,5 +1,6 @@
 """GKE clusters that serve turn on the Gateway controller (the inference Gateway needs it); other clusters keep the
 field out, so their recorded inputs do not change."""
+
 from __future__ import annotations
 
 from tests.support.helm.examples import recording

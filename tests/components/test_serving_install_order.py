@@ -1,6 +1,7 @@
 """What the serving layer creates before what, as the program records it on the GKE example: GKE installs the
 InferencePool CRD itself (the program creating it again fails with AlreadyExists), only the InferencePool releases and
 the routes wait on routing, and the endpoint-picker releases wait for the queue Kueue gives their queue-less pods."""
+
 from __future__ import annotations
 
 import functools
@@ -18,8 +19,11 @@ def _by_name():
 
 
 def test_gke_serving_does_not_create_the_inference_pool_crd_gke_installs():
-    assert [r.name for r in _rec().resources if "inferencepool-crd" in r.name or r.type.endswith("yaml/v2:ConfigFile")
-            and "serving" in r.name] == []
+    assert [
+        r.name
+        for r in _rec().resources
+        if "inferencepool-crd" in r.name or r.type.endswith("yaml/v2:ConfigFile") and "serving" in r.name
+    ] == []
 
 
 def _cluster_installs_no_crd(monkeypatch):
@@ -29,6 +33,7 @@ def _cluster_installs_no_crd(monkeypatch):
     class Unmanaged(serving.Serving):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **{**kwargs, "inference_crd_managed": False})
+
     monkeypatch.setattr(serving, "Serving", Unmanaged)
     return run_program(read_stack_file(PROJECT_ROOT / "Pulumi.gke-serving.yaml"), "gke-serving")
 
@@ -39,11 +44,27 @@ def test_where_the_program_creates_the_crd_only_pools_and_routes_wait_for_it(mon
     crd = by_name["serving-inferencepool-crd"].urn
     for waits in ("serving-chat-pool", "serving-long-context-pool", "serving-httproute-chat"):
         assert crd in by_name[waits].dependencies, waits
-    workloads = [r for r in rec.resources if r.type.rsplit(":", 1)[-1] in
-                 ("Deployment", "LeaderWorkerSet", "ScaledObject", "LocalQueue", "ClusterQueue", "Service",
-                  "PodDisruptionBudget") and r.name.startswith("serving-")]
-    assert {r.type.rsplit(":", 1)[-1] for r in workloads} >= {"Deployment", "LeaderWorkerSet", "ScaledObject",
-                                                                "LocalQueue"}
+    workloads = [
+        r
+        for r in rec.resources
+        if r.type.rsplit(":", 1)[-1]
+        in (
+            "Deployment",
+            "LeaderWorkerSet",
+            "ScaledObject",
+            "LocalQueue",
+            "ClusterQueue",
+            "Service",
+            "PodDisruptionBudget",
+        )
+        and r.name.startswith("serving-")
+    ]
+    assert {r.type.rsplit(":", 1)[-1] for r in workloads} >= {
+        "Deployment",
+        "LeaderWorkerSet",
+        "ScaledObject",
+        "LocalQueue",
+    }
     for r in workloads:
         assert crd not in r.dependencies, r.name
 
@@ -51,9 +72,12 @@ def test_where_the_program_creates_the_crd_only_pools_and_routes_wait_for_it(mon
 def test_workloads_wait_for_no_inference_pool_release():
     by_name = _by_name()
     routing = {by_name[n].urn for n in ("serving-chat-pool", "serving-long-context-pool")}
-    workloads = [r for r in _rec().resources if r.type.rsplit(":", 1)[-1] in
-                 ("Deployment", "LeaderWorkerSet", "ScaledObject", "LocalQueue", "ClusterQueue")
-                 and r.name.startswith("serving-")]
+    workloads = [
+        r
+        for r in _rec().resources
+        if r.type.rsplit(":", 1)[-1] in ("Deployment", "LeaderWorkerSet", "ScaledObject", "LocalQueue", "ClusterQueue")
+        and r.name.startswith("serving-")
+    ]
     for r in workloads:
         assert not routing & set(r.dependencies), r.name
 
@@ -66,8 +90,14 @@ def test_each_route_waits_for_its_pool_release():
 
 def test_endpoint_picker_releases_wait_for_the_default_queue_its_clusterqueue_and_flavor():
     by_name = _by_name()
-    queue = {by_name[n].urn for n in ("serving-localqueue-default", "serving-clusterqueue-serving-default",
-                                       "serving-resourceflavor-serving-default")}
+    queue = {
+        by_name[n].urn
+        for n in (
+            "serving-localqueue-default",
+            "serving-clusterqueue-serving-default",
+            "serving-resourceflavor-serving-default",
+        )
+    }
     for pool in ("serving-chat-pool", "serving-long-context-pool"):
         assert queue <= set(by_name[pool].dependencies), pool
 
@@ -91,6 +121,7 @@ def test_the_preview_prints_each_services_ready_wait():
 
     from preview.render.serving import print_serving
     from preview.run import preview_stack
+
     rows = preview_stack("gke-serving").serving
     assert {r["service"]: r["readyTimeoutS"] for r in rows} == {"chat": 1200, "long-context": 1920}
     out = StringIO()
@@ -112,7 +143,9 @@ def test_a_kueue_managed_leaderworkerset_is_recreated_when_its_pod_templates_cha
     by_name = _by_name()
     lws = by_name["serving-leaderworkerset-long-context"]
     assert lws.delete_before_replace
-    assert set(lws.replace_on_changes) == {"spec.leaderWorkerTemplate.leaderTemplate.spec",
-                                           "spec.leaderWorkerTemplate.workerTemplate.spec"}
+    assert set(lws.replace_on_changes) == {
+        "spec.leaderWorkerTemplate.leaderTemplate.spec",
+        "spec.leaderWorkerTemplate.workerTemplate.spec",
+    }
     chat = by_name["serving-deployment-chat"]  # Kueue admits a Deployment pod by pod: it rolls as usual
     assert not chat.delete_before_replace and chat.replace_on_changes == []

@@ -2,6 +2,7 @@
 real Helm) is a Google service account with Monitoring Viewer; on EKS its Pod Identity role may query exactly the AMP
 workspace the ScaledObjects name, and an AWS managed collector fills that workspace with vLLM's metrics from the
 serving namespace, labelled as the queries filter them."""
+
 from __future__ import annotations
 
 import json
@@ -24,12 +25,15 @@ def test_gke_keda_operator_runs_as_a_google_account_with_monitoring_viewer():
     sa = next(o for o in objs if o["kind"] == "ServiceAccount" and o["metadata"]["name"] == "keda-operator")
     email = sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
     resources = example("gke-serving")
-    viewers = [i for i in _inputs(resources, "gcp:projects/iAMMember:IAMMember")
-               if i["role"] == "roles/monitoring.viewer"]
+    viewers = [
+        i for i in _inputs(resources, "gcp:projects/iAMMember:IAMMember") if i["role"] == "roles/monitoring.viewer"
+    ]
     assert [v["member"] for v in viewers] == [f"serviceAccount:{email}"]
-    assert any(i["member"] == "serviceAccount:ml-platform-prod.svc.id.goog[keda/keda-operator]"
-               and i["role"] == "roles/iam.workloadIdentityUser"
-               for i in _inputs(resources, "gcp:serviceaccount/iAMMember:IAMMember"))
+    assert any(
+        i["member"] == "serviceAccount:ml-platform-prod.svc.id.goog[keda/keda-operator]"
+        and i["role"] == "roles/iam.workloadIdentityUser"
+        for i in _inputs(resources, "gcp:serviceaccount/iAMMember:IAMMember")
+    )
 
 
 def test_eks_keda_queries_the_workspace_the_collector_fills():
@@ -37,12 +41,18 @@ def test_eks_keda_queries_the_workspace_the_collector_fills():
     scaled = _inputs(resources, "kubernetes:keda.sh/v1alpha1:ScaledObject")[0]
     address = scaled["spec"]["triggers"][0]["metadata"]["serverAddress"]
     workspace = f"arn:aws:aps:us-east-1:123456789012:workspace/{address.rsplit('/', 1)[-1]}"
-    (assoc,) = [i for i in _inputs(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
-                if i["namespace"] == "keda"]
+    (assoc,) = [
+        i
+        for i in _inputs(resources, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+        if i["namespace"] == "keda"
+    ]
     assert assoc["serviceAccount"] == "keda-operator"
     role = assoc["roleArn"].rsplit("/", 1)[-1]
-    (policy,) = [json.loads(r.inputs["policy"]) for r in resources if r.type == "aws:iam/rolePolicy:RolePolicy"
-                 and r.inputs["role"] in (role, f"{role}-id")]
+    (policy,) = [
+        json.loads(r.inputs["policy"])
+        for r in resources
+        if r.type == "aws:iam/rolePolicy:RolePolicy" and r.inputs["role"] in (role, f"{role}-id")
+    ]
     (st,) = policy["Statement"]
     assert st["Resource"] == workspace and "aps:QueryMetrics" in st["Action"]
     assert not any(a.startswith("aps:RemoteWrite") or a == "aps:*" for a in st["Action"])
@@ -83,6 +93,7 @@ def test_keda_reads_only_this_clusters_vllm_series(stack):
     """GMP answers for the whole project and an AMP workspace may be shared: another cluster's serving/chat must not
     inflate the signals, so every query matches this cluster's name, and on EKS the collector sets that label."""
     from tests.render.test_serving_render import _plan
+
     cluster = _plan(stack).cluster.name
     resources = example(stack)
     for scaled in _inputs(resources, "kubernetes:keda.sh/v1alpha1:ScaledObject"):

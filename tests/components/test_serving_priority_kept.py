@@ -2,6 +2,7 @@
 admit serving's own vLLM pods at ``gpu-cluster-serving`` in the serving namespace and refuse that PriorityClass, a
 system-critical one, or the Kueue label naming serving's WorkloadPriorityClass in every other team namespace (a pod
 at serving's priority preempts other teams' running pods)."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,8 +49,11 @@ def test_servings_own_pods_are_admitted_in_serving_and_refused_elsewhere(stack):
 @pytest.mark.parametrize("name", ["system-node-critical", "system-cluster-critical", "anything-else"])
 def test_team_namespaces_name_no_priority_class(stack, name):
     objects, teams = stack
-    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"priorityClassName": name,
-                                                              "containers": [{"name": "m", "image": "x"}]}}
+    pod = {
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"priorityClassName": name, "containers": [{"name": "m", "image": "x"}]},
+    }
     for ns in [*teams, "serving"]:
         assert _refused(objects, pod, ns), ns
     assert _refused(objects, {**pod, "spec": {"containers": [{"name": "m", "image": "x"}]}}, teams[0]) == []
@@ -61,10 +65,22 @@ def test_a_priority_class_in_a_workload_template_is_refused(stack, where):
     spec = {"priorityClassName": SERVING_PRIORITY_CLASS, "containers": [{"name": "m", "image": "x"}]}
     obj, resource = {
         "template": ({"kind": "Job", "metadata": {"name": "j"}, "spec": {"template": {"spec": spec}}}, "jobs"),
-        "jobset": ({"kind": "JobSet", "metadata": {"name": "j"}, "spec": {"replicatedJobs": [
-            {"name": "w", "template": {"spec": {"template": {"spec": spec}}}}]}}, "jobsets"),
-        "lws": ({"kind": "LeaderWorkerSet", "metadata": {"name": "l"}, "spec": {"leaderWorkerTemplate": {
-            "workerTemplate": {"spec": spec}}}}, "leaderworkersets"),
+        "jobset": (
+            {
+                "kind": "JobSet",
+                "metadata": {"name": "j"},
+                "spec": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": {"spec": spec}}}}]},
+            },
+            "jobsets",
+        ),
+        "lws": (
+            {
+                "kind": "LeaderWorkerSet",
+                "metadata": {"name": "l"},
+                "spec": {"leaderWorkerTemplate": {"workerTemplate": {"spec": spec}}},
+            },
+            "leaderworkersets",
+        ),
     }[where]
     assert _refused(objects, obj, teams[0], resource=resource)
     assert _refused(objects, obj, "serving", resource=resource) == []
@@ -72,8 +88,11 @@ def test_a_priority_class_in_a_workload_template_is_refused(stack, where):
 
 def test_the_kueue_label_naming_servings_class_is_refused_outside_serving(stack):
     objects, teams = stack
-    job = {"kind": "Job", "metadata": {"name": "j", "labels": {"kueue.x-k8s.io/priority-class": SERVING_PRIORITY_CLASS}},
-           "spec": {"suspend": True}}
+    job = {
+        "kind": "Job",
+        "metadata": {"name": "j", "labels": {"kueue.x-k8s.io/priority-class": SERVING_PRIORITY_CLASS}},
+        "spec": {"suspend": True},
+    }
     assert any("outranks every other job" in r for r in _refused(objects, job, teams[0], resource="jobs"))
     assert _refused(objects, job, "serving", resource="jobs") == []
     other = {**job, "metadata": {"name": "j", "labels": {"kueue.x-k8s.io/priority-class": "high"}}}

@@ -3,6 +3,7 @@ dumps and is protected; the identity may only add objects (GCS ``objectCreator``
 Identity for ``slurm/slurm-db-backup``; S3 ``PutObject`` under the prefix through Pod Identity); the CronJob runs
 exactly the dump script ``tests/render/test_slurm_backup_real.py`` restores on real Slurm, validates against
 Kubernetes 1.35 and runs locked down; the MariaDB volume uses the ``Retain`` StorageClass (encrypted on EKS)."""
+
 from __future__ import annotations
 
 import functools
@@ -23,9 +24,14 @@ CRONJOB = "kubernetes:batch/v1:CronJob"
 
 @functools.cache
 def _rec(which: str) -> Recording:
-    return run_program({"gke": slurm_configs()["gke-h100-512"], "eks": EKS_ZONES,
-                        "off": edit(slurm_configs()["gke-h100-512"], "scheduling.slurm.backup.enabled", False),
-                        "no-accounting": slurm_configs()["gke-no-accounting"]}[which])
+    return run_program(
+        {
+            "gke": slurm_configs()["gke-h100-512"],
+            "eks": EKS_ZONES,
+            "off": edit(slurm_configs()["gke-h100-512"], "scheduling.slurm.backup.enabled", False),
+            "no-accounting": slurm_configs()["gke-no-accounting"],
+        }[which]
+    )
 
 
 def _cronjob(rec: Recording):
@@ -41,8 +47,12 @@ def test_the_cronjob_runs_the_tested_dump_locked_down_and_validates():
         refs = SecretRefs()
         (dump,) = pod["initContainers"]
         assert dump["command"] == ["bash", "-c", dump_script(refs.db_host, MARIADB_PORT, DATABASE_USER, DATABASE)]
-        assert dump["env"] == [{"name": "MYSQL_PWD", "valueFrom": {"secretKeyRef": {
-            "name": refs.db_password, "key": refs.db_password_key}}}]
+        assert dump["env"] == [
+            {
+                "name": "MYSQL_PWD",
+                "valueFrom": {"secretKeyRef": {"name": refs.db_password, "key": refs.db_password_key}},
+            }
+        ]
         assert pod["serviceAccountName"] == BACKUP_NAME and pod["automountServiceAccountToken"] is False
         assert pod["securityContext"]["runAsNonRoot"] is True
         assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -74,8 +84,11 @@ def test_s3_bucket_private_encrypted_and_the_role_may_only_put_under_the_prefix(
     assert one(rec, "aws:s3/bucket:Bucket", "slurm-backup-bucket").protect
     block = one(rec, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "slurm-backup-public-access").inputs
     assert all(block[k] for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"))
-    sse = one(rec, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
-              "slurm-backup-encryption").inputs
+    sse = one(
+        rec,
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+        "slurm-backup-encryption",
+    ).inputs
     assert sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms"
     role = one(rec, "aws:iam/role:Role", "slurm-backup-role").inputs
     trust = json.loads(role["assumeRolePolicy"])["Statement"][0]

@@ -3,6 +3,7 @@ pinned slurm and slurm-operator charts render no Job) runs as the slurm user, no
 escalation or capabilities, under seccomp ``RuntimeDefault``, with the key read-only for owner and group, and is
 deleted ``ttlSecondsAfterFinished`` after it ends. ``test_slurm_real.py`` runs the accounts script as the slurm user
 with the key mounted that way against a real slurmdbd."""
+
 from __future__ import annotations
 
 import functools
@@ -36,8 +37,11 @@ def _key_items(pod: dict) -> list[dict]:
 
 
 def _key_jobs(rec: Recording) -> list:
-    return [r for r in rec.resources if r.type == "kubernetes:batch/v1:Job"
-            and _key_items(r.inputs["spec"]["template"]["spec"])]
+    return [
+        r
+        for r in rec.resources
+        if r.type == "kubernetes:batch/v1:Job" and _key_items(r.inputs["spec"]["template"]["spec"])
+    ]
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))

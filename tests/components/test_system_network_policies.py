@@ -3,6 +3,7 @@ really render with our values (real Helm, every example stack): every port of ev
 has an allow for the pods it selects (health ports excepted: the kubelet probes from the node), every admission
 webhook's and APIService's port is open to the API server, and every allow selects pods some chart renders (no
 dead rule). The generated objects validate against the Kubernetes schema."""
+
 from __future__ import annotations
 
 import functools
@@ -31,16 +32,23 @@ def _objects() -> list[tuple[str, str, dict[str, Any]]]:
     for stack in EXAMPLE_STACKS:
         st = rendered(stack)
         ns = {c.resource: c.namespace for c in release_calls(st.rec)}
-        out += [(stack, o.get("metadata", {}).get("namespace") or ns[rel], o)
-                for rel, objs in st.releases.items() for o in objs]
+        out += [
+            (stack, o.get("metadata", {}).get("namespace") or ns[rel], o)
+            for rel, objs in st.releases.items()
+            for o in objs
+        ]
     return out
 
 
 def _pods(namespace: str, selector: dict[str, str]) -> list[tuple[dict, dict]]:
     """(pod labels, pod spec) of the workloads in ``namespace`` a selector matches."""
-    return [(o["spec"]["template"]["metadata"].get("labels", {}), o["spec"]["template"]["spec"])
-            for _, ns, o in _objects() if ns == namespace and o["kind"] in WORKLOADS
-            and selector.items() <= o["spec"]["template"]["metadata"].get("labels", {}).items()]
+    return [
+        (o["spec"]["template"]["metadata"].get("labels", {}), o["spec"]["template"]["spec"])
+        for _, ns, o in _objects()
+        if ns == namespace
+        and o["kind"] in WORKLOADS
+        and selector.items() <= o["spec"]["template"]["metadata"].get("labels", {}).items()
+    ]
 
 
 def _container_port(spec: dict, target: int | str) -> int:
@@ -50,8 +58,10 @@ def _container_port(spec: dict, target: int | str) -> int:
 
 
 def _allowed(namespace: str, labels: dict, port: int, source: Source | None = None) -> bool:
-    return any(a.selector.items() <= labels.items() and port in a.ports and (source is None or a.source == source)
-               for a in SYSTEM_NAMESPACES[namespace].allows)
+    return any(
+        a.selector.items() <= labels.items() and port in a.ports and (source is None or a.source == source)
+        for a in SYSTEM_NAMESPACES[namespace].allows
+    )
 
 
 def _services() -> list[tuple[str, str, dict]]:
@@ -69,8 +79,9 @@ def test_every_service_port_in_a_system_namespace_has_an_allow():
                 if target in HEALTH_PORTS:
                     continue
                 checked += 1
-                assert _allowed(ns, labels, target), \
+                assert _allowed(ns, labels, target), (
                     f"{stack}: {ns}/{svc['metadata']['name']} port {port.get('name')} -> {target}: no allow"
+                )
     assert checked >= 10, checked  # kueue, trainer, jobset, slinky services at least
 
 
@@ -86,14 +97,14 @@ def test_every_webhook_and_api_service_is_open_to_the_api_server():
         for ref in filter(None, refs):
             if ref["namespace"] not in SYSTEM_NAMESPACES:
                 continue
-            svc = next(o for _, ns, o in _services() if ns == ref["namespace"]
-                       and o["metadata"]["name"] == ref["name"])
+            svc = next(o for _, ns, o in _services() if ns == ref["namespace"] and o["metadata"]["name"] == ref["name"])
             port = next(p for p in svc["spec"]["ports"] if p["port"] == ref.get("port", 443))
             for labels, spec in _pods(ref["namespace"], svc["spec"]["selector"]):
                 checked += 1
                 target = _container_port(spec, port.get("targetPort", port["port"]))
-                assert _allowed(ref["namespace"], labels, target, Source.API_SERVER), \
+                assert _allowed(ref["namespace"], labels, target, Source.API_SERVER), (
                     f"{stack}: {obj['metadata']['name']} -> {ref}: port {target} not open to the API server"
+                )
     assert checked >= 4, checked
 
 
@@ -114,7 +125,8 @@ def test_teams_reach_the_trainer_status_server_only_when_there_are_teams():
     names = {p["metadata"]["name"]: p for p in system_namespace_policies("kubeflow-system", ["research"])}
     peers = names["trainer-status-from-teams"]["spec"]["ingress"][0]["from"]
     assert peers[0]["namespaceSelector"]["matchExpressions"][0]["values"] == ["research"]
-    assert "trainer-status-from-teams" not in {p["metadata"]["name"] for p in
-                                               system_namespace_policies("kubeflow-system", [])}
+    assert "trainer-status-from-teams" not in {
+        p["metadata"]["name"] for p in system_namespace_policies("kubeflow-system", [])
+    }
     webhook = names["trainer-webhook-from-api-server"]["spec"]["ingress"][0]
     assert "from" not in webhook and webhook["ports"] == [{"protocol": "TCP", "port": 9443}]

@@ -1,6 +1,7 @@
 """Two ways a tenant could escape its lane (root on a node, a host device), on the example stacks as recorded: what the
 admission chain (Pod Security + the bound ValidatingAdmissionPolicies, their CEL run by cel-python) decides for the pods
 the stack's own runtimes make, and for a tenant's pod that tries to become root on a node or take a host device."""
+
 from __future__ import annotations
 
 import copy
@@ -10,8 +11,14 @@ import pytest
 
 from render.kueue import ADMISSION_ANNOTATION
 from tests.support.kube.admission import (
-    admission_failures, fabric_case, fleet_runtime_pods, k8s_objects, pod_from_template, policy_failures,
-    runtime_pods, team_pools,
+    admission_failures,
+    fabric_case,
+    fleet_runtime_pods,
+    k8s_objects,
+    pod_from_template,
+    policy_failures,
+    runtime_pods,
+    team_pools,
 )
 from tests.support.spec.gpu_runtime_matrix import EXAMPLE_STACKS
 from tests.support.helm.examples import recording
@@ -46,12 +53,15 @@ def test_every_fleet_runtime_pod_is_admitted_in_every_team_namespace(stack):
 
 
 @pytest.mark.parametrize("stack", FABRIC_TEAM_STACKS)
-@pytest.mark.parametrize("change, why", [
-    ({"privileged": True}, "privileged"),
-    ({"hostPID": True}, "host namespaces"),
-    ({"hostNetwork": True}, "host namespaces"),
-    ({"hostPath": "/"}, "hostPath volumes are refused"),
-])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        ({"privileged": True}, "privileged"),
+        ({"hostPID": True}, "host namespaces"),
+        ({"hostNetwork": True}, "host namespaces"),
+        ({"hostPath": "/"}, "hostPath volumes are refused"),
+    ],
+)
 def test_a_tenant_cannot_become_root_on_a_node_from_a_fabric_team_namespace(stack, change, why):
     """Way in 1: before, these namespaces were Pod Security ``privileged`` with nothing else in the way."""
     objects, ns, pod = fabric_case(stack)
@@ -91,9 +101,12 @@ def test_a_pod_cannot_take_the_boot_disk_through_the_device_injector(stack):
     refuses it (a team namespace without fabric quota, and ``default``)."""
     objects = k8s_objects(recording(stack))
     assert any(o["kind"] == "DaemonSet" and o["metadata"]["name"] == "device-injector" for o in objects)
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"annotations": {
-        "devices.gke.io/container.main": "- path: /dev/sda\n"}},
-           "spec": {"containers": [{"name": "main", "image": "busybox:1.37"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"annotations": {"devices.gke.io/container.main": "- path: /dev/sda\n"}},
+        "spec": {"containers": [{"name": "main", "image": "busybox:1.37"}]},
+    }
     for ns in ("default", "kube-public"):
         refusals = admission_failures(objects, pod, ns)
         assert any("gpu-cluster-device-annotations" in r for r in refusals), (ns, refusals)
@@ -105,8 +118,11 @@ def test_the_device_policy_admits_every_fabric_daemonset_of_the_stack():
     """The fabric's own workloads (installers, injector) carry no device annotation and pass the policy even though
     its binding leaves kube-system out."""
     objects = k8s_objects(recording("gke-h100-512"))
-    policy = next(o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"
-                  and o["metadata"]["name"] == "gpu-cluster-device-annotations")
+    policy = next(
+        o
+        for o in objects
+        if o["kind"] == "ValidatingAdmissionPolicy" and o["metadata"]["name"] == "gpu-cluster-device-annotations"
+    )
     daemonsets = [o for o in objects if o["kind"] == "DaemonSet"]
     assert len(daemonsets) >= 2
     for ds in daemonsets:
@@ -120,9 +136,11 @@ def test_no_exec_into_the_fabric_sidecar(stack):
     sidecar = next(c["name"] for c in pod["spec"]["initContainers"] if c.get("restartPolicy") == "Always")
     into_sidecar = {"kind": "PodExecOptions", "container": sidecar, "command": ["sh"], "stdin": True}
     refusals = admission_failures(objects, into_sidecar, ns, "CONNECT", "pods/exec")
-    assert refusals == ["gpu-cluster-fabric-exec: exec and attach must name the container (kubectl exec -c "
-                        f"<container>), and never the GPU fabric's sidecar ({sidecar}): it holds NET_ADMIN and the "
-                        "host's /sys"]
+    assert refusals == [
+        "gpu-cluster-fabric-exec: exec and attach must name the container (kubectl exec -c "
+        f"<container>), and never the GPU fabric's sidecar ({sidecar}): it holds NET_ADMIN and the "
+        "host's /sys"
+    ]
     into_main = {**into_sidecar, "container": pod["spec"]["containers"][0]["name"]}
     assert admission_failures(objects, into_main, ns, "CONNECT", "pods/exec") == []
     assert admission_failures(objects, into_sidecar, "default", "CONNECT", "pods/exec") == []  # not bound there

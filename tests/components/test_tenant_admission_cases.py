@@ -2,6 +2,7 @@
 pod of ``gke-flex-start-tas`` in a team namespace with quota on it), each refused with the exact message; the pods
 Helm renders from our values (every Slinky NodeSet, every pod template of every release) against the device policy;
 and the Python model of Pod Security baseline agreeing with the CEL on every case outside the fabric's exceptions."""
+
 from __future__ import annotations
 
 import copy
@@ -11,7 +12,12 @@ import pytest
 
 from render.admission import DEVICE_POLICY, FABRIC_POLICY
 from tests.support.kube.admission import (
-    admission_failures, fabric_case, k8s_objects, pod_from_template, policy_failures, psa_baseline_failures,
+    admission_failures,
+    fabric_case,
+    k8s_objects,
+    pod_from_template,
+    policy_failures,
+    psa_baseline_failures,
 )
 from tests.support.helm.examples import recording, rendered
 
@@ -37,6 +43,7 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         for step in steps:
             target = target.setdefault(step, {})
         target[last] = value
+
     return change
 
 
@@ -50,8 +57,9 @@ def _writable_libraries(pod):
 
 
 def _ephemeral_privileged(pod):
-    pod["spec"]["ephemeralContainers"] = [{"name": "debug", "image": "busybox:1.37",
-                                           "securityContext": {"privileged": True}}]
+    pod["spec"]["ephemeralContainers"] = [
+        {"name": "debug", "image": "busybox:1.37", "securityContext": {"privileged": True}}
+    ]
 
 
 def _host_path(path):
@@ -62,6 +70,7 @@ def _device(value):
     def change(pod):
         key = next(k for k in pod["metadata"]["annotations"] if k.startswith("devices.gke.io"))
         pod["metadata"]["annotations"][key] = value
+
     return change
 
 
@@ -74,42 +83,85 @@ def _one_gpu(pod):
 
 
 FABRIC_CASES = [
-    ("net-admin on the main container", lambda p: _main(p).__setitem__(
-        "securityContext", {"capabilities": {"add": ["NET_ADMIN"]}}), BASELINE + "capabilities beyond baseline"),
-    ("sys-admin on the sidecar", lambda p: _sidecar(p)["securityContext"]["capabilities"]["add"].append("SYS_ADMIN"),
-     BASELINE + "capabilities beyond baseline"),
-    ("sidecar with another image", lambda p: _sidecar(p).__setitem__("image", "evil.example/rxdm:latest"),
-     BASELINE + "capabilities beyond baseline"),
-    ("sidecar running a shell", lambda p: _sidecar(p).__setitem__("command", ["/bin/sh", "-c", "sleep inf"]),
-     BASELINE + "capabilities beyond baseline"),
+    (
+        "net-admin on the main container",
+        lambda p: _main(p).__setitem__("securityContext", {"capabilities": {"add": ["NET_ADMIN"]}}),
+        BASELINE + "capabilities beyond baseline",
+    ),
+    (
+        "sys-admin on the sidecar",
+        lambda p: _sidecar(p)["securityContext"]["capabilities"]["add"].append("SYS_ADMIN"),
+        BASELINE + "capabilities beyond baseline",
+    ),
+    (
+        "sidecar with another image",
+        lambda p: _sidecar(p).__setitem__("image", "evil.example/rxdm:latest"),
+        BASELINE + "capabilities beyond baseline",
+    ),
+    (
+        "sidecar running a shell",
+        lambda p: _sidecar(p).__setitem__("command", ["/bin/sh", "-c", "sleep inf"]),
+        BASELINE + "capabilities beyond baseline",
+    ),
     ("host /sys in the main container", _mount_sys_in_main, "only the GPU fabric's sidecar may mount /proc/sys, /sys"),
-    ("writable NCCL libraries", _writable_libraries,
-     "the GPU fabric's library paths must be mounted read-only: /home/kubernetes/bin/gpu-cluster, "
-     "/home/kubernetes/bin/nvidia/lib64"),
-    ("hostPath outside the fabric's", _host_path("/sys/../etc"),
-     "hostPath volumes are refused except the GPU fabric's: /home/kubernetes/bin/gpu-cluster, "
-     "/home/kubernetes/bin/nvidia/lib64, /proc/sys, /sys"),
-    ("privileged ephemeral container", _ephemeral_privileged, BASELINE + "privileged containers in ephemeral containers"),
+    (
+        "writable NCCL libraries",
+        _writable_libraries,
+        "the GPU fabric's library paths must be mounted read-only: /home/kubernetes/bin/gpu-cluster, "
+        "/home/kubernetes/bin/nvidia/lib64",
+    ),
+    (
+        "hostPath outside the fabric's",
+        _host_path("/sys/../etc"),
+        "hostPath volumes are refused except the GPU fabric's: /home/kubernetes/bin/gpu-cluster, "
+        "/home/kubernetes/bin/nvidia/lib64, /proc/sys, /sys",
+    ),
+    (
+        "privileged ephemeral container",
+        _ephemeral_privileged,
+        BASELINE + "privileged containers in ephemeral containers",
+    ),
     ("hostIPC", _set("spec.hostIPC", True), BASELINE + "host namespaces (hostNetwork, hostPID, hostIPC)"),
-    ("host port", lambda p: _main(p).__setitem__("ports", [{"containerPort": 22, "hostPort": 22}]),
-     BASELINE + "host ports"),
-    ("unsafe sysctl", _set("spec.securityContext", {"sysctls": [{"name": "kernel.core_pattern", "value": "|/x"}]}),
-     BASELINE + "unsafe sysctls"),
-    ("seccomp unconfined", _set("spec.securityContext", {"seccompProfile": {"type": "Unconfined"}}),
-     BASELINE + "seccomp Unconfined"),
-    ("unmasked /proc", lambda p: _main(p).__setitem__("securityContext", {"procMount": "Unmasked"}),
-     BASELINE + "an unmasked /proc mount"),
+    (
+        "host port",
+        lambda p: _main(p).__setitem__("ports", [{"containerPort": 22, "hostPort": 22}]),
+        BASELINE + "host ports",
+    ),
+    (
+        "unsafe sysctl",
+        _set("spec.securityContext", {"sysctls": [{"name": "kernel.core_pattern", "value": "|/x"}]}),
+        BASELINE + "unsafe sysctls",
+    ),
+    (
+        "seccomp unconfined",
+        _set("spec.securityContext", {"seccompProfile": {"type": "Unconfined"}}),
+        BASELINE + "seccomp Unconfined",
+    ),
+    (
+        "unmasked /proc",
+        lambda p: _main(p).__setitem__("securityContext", {"procMount": "Unmasked"}),
+        BASELINE + "an unmasked /proc mount",
+    ),
 ]
 DEVICE_CASES = [
-    ("boot disk in the device list", _device("- path: /dev/nvidia0\n- path: /dev/sda\n"),
-     "a device annotation may only list the GPU devices"),
+    (
+        "boot disk in the device list",
+        _device("- path: /dev/nvidia0\n- path: /dev/sda\n"),
+        "a device annotation may only list the GPU devices",
+    ),
     ("device list in another form", _device("[{path: /dev/sda}]"), "a device annotation may only list the GPU devices"),
     ("devices.gke.io/pod", _annotate("devices.gke.io/pod"), "devices.gke.io annotations are refused except"),
-    ("devices for the main container", _annotate("devices.gke.io/container.node"),
-     "devices.gke.io annotations are refused except"),
+    (
+        "devices for the main container",
+        _annotate("devices.gke.io/container.node"),
+        "devices.gke.io annotations are refused except",
+    ),
     ("devices without the node's GPUs", _one_gpu, "a pod with device annotations must hold the node's GPUs"),
-    ("sidecar with another image", lambda p: _sidecar(p).__setitem__("image", "evil.example/rxdm:latest"),
-     "a device annotation must name the GPU fabric's sidecar running the pinned RxDM image"),
+    (
+        "sidecar with another image",
+        lambda p: _sidecar(p).__setitem__("image", "evil.example/rxdm:latest"),
+        "a device annotation must name the GPU fabric's sidecar running the pinned RxDM image",
+    ),
 ]
 
 
@@ -160,8 +212,12 @@ def test_the_python_baseline_model_and_the_cel_agree(tcpx, what, change, message
     model = [f for f in psa_baseline_failures(bad) if f not in allowed]
     cel = policy_failures(_policies(objects)[FABRIC_POLICY], bad, ns)
     # the model has no notion of "the sidecar as rendered" or of read-only mounts: the fabric's exceptions
-    in_model = bool(model) or what in ("sidecar with another image", "sidecar running a shell",
-                                       "host /sys in the main container", "writable NCCL libraries")
+    in_model = bool(model) or what in (
+        "sidecar with another image",
+        "sidecar running a shell",
+        "host /sys in the main container",
+        "writable NCCL libraries",
+    )
     checks_only_in_cel = ("unsafe sysctl", "seccomp unconfined", "unmasked /proc")
     assert bool(cel) == (in_model or what in checks_only_in_cel), (model, cel)
 

@@ -1,6 +1,7 @@
 """Every kubeflow example stack's Kueue queues match its pools exactly as the program registers them (one
 ResourceFlavor per pool, ClusterQueues as configured, flavors that exist). The import-direction guard that used to
 live beside these is tests/project/test_architecture.py."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,10 @@ from stacks.validate.load import decode_config
 from tests.support.preview.recorded import of_type
 
 KUBEFLOW_STACKS = sorted(
-    p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
-    if (decode_config(read_stack_file(p)).get("scheduling") or {}).get("workload") == "kubeflow")
+    p.name[len("Pulumi.") : -len(".yaml")]
+    for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
+    if (decode_config(read_stack_file(p)).get("scheduling") or {}).get("workload") == "kubeflow"
+)
 
 
 def test_there_is_a_gke_and_an_eks_kubeflow_example_with_two_or_more_teams():
@@ -41,15 +44,18 @@ def test_registered_queues_match_the_stacks_pools_exactly(stack):
     every_queue = of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
     queues = [q for q in every_queue if q.redacted_inputs["metadata"]["name"] != SERVING_DEFAULT_CLUSTER_QUEUE]
     assert len(every_queue) - len(queues) == len(serving)
-    assert sorted(q.redacted_inputs["metadata"]["name"] for q in queues) == \
-        sorted([q["name"] for q in raw["scheduling"]["queues"]] + serving)
+    assert sorted(q.redacted_inputs["metadata"]["name"] for q in queues) == sorted(
+        [q["name"] for q in raw["scheduling"]["queues"]] + serving
+    )
     for q in queues:
         for group in q.redacted_inputs["spec"]["resourceGroups"]:
             assert {f["name"] for f in group["flavors"]} <= {f["metadata"]["name"] for f in flavors.values()}
     # one LocalQueue per ClusterQueue, and serving's namespace's "default" one (its pods that name no queue)
     assert len(of_type(rec, "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")) == len(queues) + len(serving)
-    runtimes = {r.redacted_inputs["metadata"]["name"] for r in
-                of_type(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")}
+    runtimes = {
+        r.redacted_inputs["metadata"]["name"]
+        for r in of_type(rec, "kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")
+    }
     fleet = {n for n in runtimes if n.startswith("fleet-")}  # a fleet worker's runtimes per GPU model (docs/fleet.md)
     assert not fleet or (raw.get("fleet") or {}).get("role") == "worker"
     # GKE pools of several racks also get a runtime for gangs of whole racks (docs/nvl72.md)

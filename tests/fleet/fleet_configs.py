@@ -1,4 +1,5 @@
 """The fleet example's stack configs (decoded), for the fleet tests."""
+
 from __future__ import annotations
 
 import functools
@@ -21,6 +22,7 @@ def _raw(stack: str) -> dict[str, Any]:
 def raw(stack: str) -> dict[str, Any]:
     """The decoded config (``<key>`` -> value), a fresh deep copy each call."""
     import copy
+
     return copy.deepcopy(_raw(stack))
 
 

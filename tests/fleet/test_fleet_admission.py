@@ -1,6 +1,7 @@
 """One admission model for the fleet: the flavor assigner ported from Kueue v0.19.2 (``stacks/plan/admission.py``)
 decides, from the facts each worker exports, whether a fleet job is admitted there; the preview's "runs on" and the
 pack's ``cross-layer-fleet-admissible`` both ask it, so a fleet Kueue could never run exits 1 naming why."""
+
 from __future__ import annotations
 
 import functools
@@ -25,10 +26,12 @@ def facts(stack: str) -> dict:
 
 
 def test_the_example_admits_an_h100_and_an_l4_job_on_the_worker_each_targets():
-    for worker, stack, queue, model, pool in [("gke", "fleet-gke", "research", "H100_80GB", "h100"),
-                                              ("gke", "fleet-gke", "product", "L4", "l4"),
-                                              ("eks", "fleet-eks", "research", "H100_80GB", "p5"),
-                                              ("eks", "fleet-eks", "product", "L40S", "l40s")]:
+    for worker, stack, queue, model, pool in [
+        ("gke", "fleet-gke", "research", "H100_80GB", "h100"),
+        ("gke", "fleet-gke", "product", "L4", "l4"),
+        ("eks", "fleet-eks", "research", "H100_80GB", "p5"),
+        ("eks", "fleet-eks", "product", "L40S", "l40s"),
+    ]:
         v = fleet_verdict(worker, facts(stack), queue, model)
         assert v.admissible, (worker, queue, model, v.reason)
         assert v.flavor is not None and v.flavor.startswith(f"{pool}-"), v.flavor  # the pool of that model
@@ -47,8 +50,9 @@ def _fleet_with(tmp_path: Path, gke_topology: dict) -> FolderStackFiles:
 def test_a_topology_aware_worker_flavor_is_a_mandatory_violation_naming_runtime_flavor_and_rule(tmp_path):
     # the shipped fleet before: block placement on the GKE worker makes its H100 flavor topology-aware, in queues
     # that also hold the (autoscaled, plain) L4 flavor, and the fleet runtime asks for no topology
-    rep = preview_config("fleet", stack_config("fleet"),
-                         stack_files=_fleet_with(tmp_path, {"mode": "preferred", "level": "block"}))
+    rep = preview_config(
+        "fleet", stack_config("fleet"), stack_files=_fleet_with(tmp_path, {"mode": "preferred", "level": "block"})
+    )
     assert rep.exit_code == 1
     found = [v for v in rep.violations if v["policy"] == "cross-layer-fleet-admissible"]
     assert len(found) == 2 and all(v["enforcement"] == "mandatory" for v in found)  # research and product on gke
@@ -64,9 +68,17 @@ def test_the_what_if_never_starts_a_fleet_job_on_a_worker_whose_kueue_would_not_
     _fleet_with(tmp_path, {"mode": "preferred", "level": "block"})  # gke's H100 flavor topology-aware
     shutil.copy(PROJECT_ROOT / "Pulumi.fleet.yaml", tmp_path / "Pulumi.fleet.yaml")
     jobs = tmp_path / "jobs.yaml"
-    jobs.write_text(yaml.safe_dump({"kind": "jobs", "jobs": [
-        {"id": "four-nodes", "submitS": 0, "queue": "research", "gpusPerNode": 8, "nodes": 4, "runS": 600},
-        {"id": "one-node", "submitS": 0, "queue": "research", "gpusPerNode": 8, "nodes": 1, "runS": 600}]}))
+    jobs.write_text(
+        yaml.safe_dump(
+            {
+                "kind": "jobs",
+                "jobs": [
+                    {"id": "four-nodes", "submitS": 0, "queue": "research", "gpusPerNode": 8, "nodes": 4, "runS": 600},
+                    {"id": "one-node", "submitS": 0, "queue": "research", "gpusPerNode": 8, "nodes": 1, "runS": 600},
+                ],
+            }
+        )
+    )
     run = run_whatif(tmp_path / "Pulumi.fleet.yaml", jobs, options=SimOptions(spot_interruptions=False))
     out = run.result.jobs
     assert out["four-nodes"].start_s is None  # only gke has four H100 nodes, and its Kueue never admits the job

@@ -3,6 +3,7 @@ GPU model, what the queue lends its cohort (``lendingLimit``, else its whole nom
 borrow there (its ``borrowingLimit``, capped by what its siblings lend; Kueue's cohort arithmetic); the manager's
 ClusterQueues carry the sums as their own ``lendingLimit`` / ``borrowingLimit``, worked out by hand below from
 Pulumi.fleet-gke.yaml and Pulumi.fleet-eks.yaml."""
+
 from __future__ import annotations
 
 from stacks.plan.fleet import cohort_limits
@@ -15,10 +16,15 @@ def queues(stack: str) -> dict[str, dict]:
 
 
 def manager_gpus(queue: str) -> dict[str, dict]:
-    cq = next(r.inputs for r in recording("fleet").resources
-              if r.type.endswith(":ClusterQueue") and r.inputs["metadata"]["name"] == queue)
-    return {f["name"]: next(x for x in f["resources"] if x["name"] == "nvidia.com/gpu")
-            for f in cq["spec"]["resourceGroups"][0]["flavors"]}
+    cq = next(
+        r.inputs
+        for r in recording("fleet").resources
+        if r.type.endswith(":ClusterQueue") and r.inputs["metadata"]["name"] == queue
+    )
+    return {
+        f["name"]: next(x for x in f["resources"] if x["name"] == "nvidia.com/gpu")
+        for f in cq["spec"]["resourceGroups"][0]["flavors"]
+    }
 
 
 def test_workers_export_what_each_queue_lends_and_can_borrow_in_their_cohort():
@@ -35,8 +41,12 @@ def test_workers_export_what_each_queue_lends_and_can_borrow_in_their_cohort():
 
 def test_manager_queues_carry_the_workers_summed_cohort_limits():
     research, product = manager_gpus("research"), manager_gpus("product")
-    assert research["fleet-h100-80gb"] == {"name": "nvidia.com/gpu", "nominalQuota": 36, "lendingLimit": 8 + 4,
-                                           "borrowingLimit": 8 + 4}
+    assert research["fleet-h100-80gb"] == {
+        "name": "nvidia.com/gpu",
+        "nominalQuota": 36,
+        "lendingLimit": 8 + 4,
+        "borrowingLimit": 8 + 4,
+    }
     assert research["fleet-l40s"] == {"name": "nvidia.com/gpu", "nominalQuota": 2, "borrowingLimit": 6}
     # product lends all its GPUs on both workers: no lendingLimit; it borrows 8 + 4 H100 and only 2 L40S
     assert product["fleet-h100-80gb"] == {"name": "nvidia.com/gpu", "nominalQuota": 12, "borrowingLimit": 12}
@@ -53,10 +63,12 @@ def test_no_fleet_queue_can_hold_more_at_the_manager_than_its_workers_can_admit(
 
 
 def test_cohort_limits_count_only_the_mirrored_queue_and_leave_out_a_lending_limit_of_everything():
-    worker = {"queues": [{"name": "a", "namespace": "a", "gpus": {"L4": 8}, "lendable": {"L4": 8},
-                          "borrowable": {"L4": 2}},
-                         {"name": "a", "namespace": "other", "gpus": {"L4": 8}, "lendable": {"L4": 0},
-                          "borrowable": {"L4": 9}}]}
+    worker = {
+        "queues": [
+            {"name": "a", "namespace": "a", "gpus": {"L4": 8}, "lendable": {"L4": 8}, "borrowable": {"L4": 2}},
+            {"name": "a", "namespace": "other", "gpus": {"L4": 8}, "lendable": {"L4": 0}, "borrowable": {"L4": 9}},
+        ]
+    }
     assert cohort_limits("a", "a", {"l4": 8}, [worker, None]) == {"l4": {"borrowingLimit": 2}}
     assert cohort_limits("a", "a", {"l4": 16}, [worker, worker]) == {"l4": {"borrowingLimit": 4}}  # lends all 16
     assert cohort_limits("a", "other", {"l4": 8}, [worker]) == {"l4": {"borrowingLimit": 9, "lendingLimit": 0}}

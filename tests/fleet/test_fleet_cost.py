@@ -1,6 +1,7 @@
 """Honest money in the fleet roll-up: a worker whose price is unknown (a capacity block without its fee) is unknown in
 every format, never $0 — the sums say "+ unknown", the blended $/GPU-h is unknown, and the manager's preview exits
 as that worker's own preview does (its fail-closed cost findings carried over); what no figure includes is named."""
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,9 @@ def test_a_worker_of_unknown_price_is_unknown_in_every_format_and_fails_as_it_fa
     eks = next(c for c in rep.fleet["clusters"] if c["name"] == "eks")
     assert eks["complete"] is False and eks["unpricedPools"] == ["p5"]
     text = " ".join(render_report(rep, "text").split())
-    assert f"{totals['usdPerHourMax']:,.2f} + unknown" in text and "blended $/GPU-h unknown: no price for eks/p5" in text
+    assert (
+        f"{totals['usdPerHourMax']:,.2f} + unknown" in text and "blended $/GPU-h unknown: no price for eks/p5" in text
+    )
     markdown = render_report(rep, "markdown")
     assert f"**{totals['usdPerHourMax']:,.2f} + unknown**" in markdown and "no price for eks/p5" in markdown
     doc = json.loads(render_report(rep, "json"))["fleet"]["totals"]

@@ -1,5 +1,6 @@
 """The PR diff of a fleet manager shows the fleet's cost delta (manager and workers), not only the manager's, with
 each side's workers read at that side's revision."""
+
 from __future__ import annotations
 
 import json
@@ -56,8 +57,9 @@ def _fleet_repo(path: Path) -> Path:
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "base")
     git(path, "tag", "base")
-    (path / "Pulumi.fleet-gke.yaml").write_text(stack_text(edit(stack_config("fleet-gke"), "nodePools[1].maxNodes",
-                                                                 LARGER_L4)))
+    (path / "Pulumi.fleet-gke.yaml").write_text(
+        stack_text(edit(stack_config("fleet-gke"), "nodePools[1].maxNodes", LARGER_L4))
+    )
     return path
 
 
@@ -65,8 +67,14 @@ def _fleet_repo(path: Path) -> Path:
 def worker_change(tmp_path_factory):
     repo = _fleet_repo(tmp_path_factory.mktemp("fleet") / "repo")
     base = base_from_git(repo / "Pulumi.fleet.yaml", "base")
-    diff = diff_configs("fleet", base.config, head_config(repo / "Pulumi.fleet.yaml"), "base",
-                        base_files=base.stack_files, head_files=FolderStackFiles(repo))
+    diff = diff_configs(
+        "fleet",
+        base.config,
+        head_config(repo / "Pulumi.fleet.yaml"),
+        "base",
+        base_files=base.stack_files,
+        head_files=FolderStackFiles(repo),
+    )
     worker_base = base_from_git(repo / "Pulumi.fleet-gke.yaml", "base")
     worker = diff_configs("fleet-gke", worker_base.config, head_config(repo / "Pulumi.fleet-gke.yaml"), "base")
     return repo, diff, worker
@@ -76,8 +84,10 @@ def worker_change(tmp_path_factory):
 def test_the_base_side_reads_the_worker_at_the_base_ref(worker_change):
     _, diff, worker = worker_change
     assert isinstance(diff.base.report.fleet, dict) and isinstance(diff.head.report.fleet, dict)
-    gke = {s: next(c for c in side.report.fleet["clusters"] if c["name"] == "gke")
-           for s, side in (("base", diff.base), ("head", diff.head))}
+    gke = {
+        s: next(c for c in side.report.fleet["clusters"] if c["name"] == "gke")
+        for s, side in (("base", diff.base), ("head", diff.head))
+    }
     assert gke["base"]["gpus"]["L4"] == 16 and gke["head"]["gpus"]["L4"] == 2 * LARGER_L4
     # the manager's own file did not change: its own cost is the same, the fleet's moves by the worker's delta
     assert not diff.cost.changed_lines and worker.cost.delta_max > 0
@@ -104,8 +114,14 @@ def test_working_tree_workers_on_both_sides_would_show_no_fleet_change(worker_ch
     """The bug this replaces: both sides reading the working tree's worker see the same fleet."""
     repo, _, _ = worker_change
     base = base_from_git(repo / "Pulumi.fleet.yaml", "base")
-    diff = diff_configs("fleet", base.config, head_config(repo / "Pulumi.fleet.yaml"), "base",
-                        base_files=FolderStackFiles(repo), head_files=FolderStackFiles(repo))
+    diff = diff_configs(
+        "fleet",
+        base.config,
+        head_config(repo / "Pulumi.fleet.yaml"),
+        "base",
+        base_files=FolderStackFiles(repo),
+        head_files=FolderStackFiles(repo),
+    )
     assert diff.fleet is not None and not diff.fleet["changed"] and not diff.has_changes
 
 
@@ -127,5 +143,5 @@ def test_the_pr_comment_diffs_the_manager_of_a_changed_worker(worker_change, tmp
     assert comment_main(["--base", "base", "--base-label", "main", "--root", str(repo), "--output", str(out)]) == 0
     body = out.read_text()
     assert "1 stack file changed against `main`, and 1 fleet manager whose workers changed (`fleet`)" in body
-    manager = body[body.index(marker("fleet") + "\n"):]
+    manager = body[body.index(marker("fleet") + "\n") :]
     assert "**Fleet total** (manager + workers)" in manager and f"{signed_usd(worker.cost.delta_max)}" in manager

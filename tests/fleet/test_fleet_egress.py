@@ -3,6 +3,7 @@ address and its Cloud NAT uses only it; the manager exports them as ``fleetEgres
 ``fleet.manager`` reads that output through a StackReference and admits it in its API's authorized networks (GKE
 master authorized networks, EKS public access CIDRs). Offline the manager's addresses do not exist yet, so the worker
 records only its literal networks; fed a deployed manager's output, the same program admits it."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,13 +37,18 @@ def test_the_gke_manager_reserves_its_nat_address_and_uses_only_it():
 
 
 def test_more_reserved_addresses_and_a_declared_egress():
-    three = run_program(encoded(edits(raw("fleet"), {("fleet", "egressAddresses"): 3})), "fleet",
-                        stack_references=recording_refs())
+    three = run_program(
+        encoded(edits(raw("fleet"), {("fleet", "egressAddresses"): 3})), "fleet", stack_references=recording_refs()
+    )
     assert len([r for r in three.resources if r.type == "gcp:compute/address:Address"]) == 3
     assert len(one(three.resources, "gcp:compute/routerNat:RouterNat").inputs["natIps"]) == 3
-    declared = run_program(encoded(edits(raw("fleet"), {("fleet", "egressAddresses"): DELETE,
-                                                       ("fleet", "egressCidrs"): ["203.0.113.7/32"]})), "fleet",
-                           stack_references=recording_refs())
+    declared = run_program(
+        encoded(
+            edits(raw("fleet"), {("fleet", "egressAddresses"): DELETE, ("fleet", "egressCidrs"): ["203.0.113.7/32"]})
+        ),
+        "fleet",
+        stack_references=recording_refs(),
+    )
     assert [r for r in declared.resources if r.type == "gcp:compute/address:Address"] == []
     assert one(declared.resources, "gcp:compute/routerNat:RouterNat").inputs["natIpAllocateOption"] == "AUTO_ONLY"
     assert declared.outputs[EGRESS_OUTPUT] == ["203.0.113.7/32"]
@@ -61,9 +67,14 @@ def _gke_networks(rec) -> list[tuple[str, str]]:
 def test_gke_worker_admits_the_deployed_managers_addresses():
     offline = recording("fleet-gke")
     assert _gke_networks(offline) == [("198.51.100.0/24", "authorized-0")]  # the manager's address: unknown here
-    deployed = run_program(stack_config("fleet-gke"), "fleet-gke", stack_references={MANAGER: {EGRESS_OUTPUT: DEPLOYED}})
-    assert _gke_networks(deployed) == [("198.51.100.0/24", "authorized-0"), (DEPLOYED[0], "fleet-manager-0"),
-                                       (DEPLOYED[1], "fleet-manager-1")]
+    deployed = run_program(
+        stack_config("fleet-gke"), "fleet-gke", stack_references={MANAGER: {EGRESS_OUTPUT: DEPLOYED}}
+    )
+    assert _gke_networks(deployed) == [
+        ("198.51.100.0/24", "authorized-0"),
+        (DEPLOYED[0], "fleet-manager-0"),
+        (DEPLOYED[1], "fleet-manager-1"),
+    ]
     cluster = one(deployed.resources, "gcp:container/cluster:Cluster").inputs
     assert cluster["privateClusterConfig"]["enablePrivateEndpoint"] is False
 
@@ -75,7 +86,9 @@ def _eks_access(rec) -> tuple[bool, list[str] | None]:
 
 def test_eks_worker_admits_the_deployed_managers_addresses():
     assert _eks_access(recording("fleet-eks")) == (True, ["198.51.100.0/24"])
-    deployed = run_program(stack_config("fleet-eks"), "fleet-eks", stack_references={MANAGER: {EGRESS_OUTPUT: DEPLOYED}})
+    deployed = run_program(
+        stack_config("fleet-eks"), "fleet-eks", stack_references={MANAGER: {EGRESS_OUTPUT: DEPLOYED}}
+    )
     assert _eks_access(deployed) == (True, ["198.51.100.0/24", *DEPLOYED])
 
 
@@ -88,15 +101,30 @@ def test_eks_worker_with_only_the_manager_never_opens_its_endpoint_to_everyone(m
 
 
 def test_an_eks_manager_reads_its_nat_gateways_and_reserves_nothing():
-    manager = edits(raw("fleet"), {"cloud": "aws", "region": "us-east-1", "accountId": "123456789012",
-                                   "project": DELETE, ("fleet", "egressAddresses"): DELETE,
-                                   ("cluster", "kubernetesVersion"): "1.35", ("cluster", "network"): DELETE,
-                                   ("cluster", "subnetwork"): DELETE,
-                                   ("cluster", "cloudNat"): DELETE,
-                                   ("cluster", "subnets"): {"us-east-1a": "subnet-0a1b2c3d4e5f60011",
-                                                            "us-east-1b": "subnet-0a1b2c3d4e5f60012"}})
+    manager = edits(
+        raw("fleet"),
+        {
+            "cloud": "aws",
+            "region": "us-east-1",
+            "accountId": "123456789012",
+            "project": DELETE,
+            ("fleet", "egressAddresses"): DELETE,
+            ("cluster", "kubernetesVersion"): "1.35",
+            ("cluster", "network"): DELETE,
+            ("cluster", "subnetwork"): DELETE,
+            ("cluster", "cloudNat"): DELETE,
+            ("cluster", "subnets"): {
+                "us-east-1a": "subnet-0a1b2c3d4e5f60011",
+                "us-east-1b": "subnet-0a1b2c3d4e5f60012",
+            },
+        },
+    )
     rec = run_program(encoded(manager, base="fleet-eks"), "fleet", stack_references=recording_refs())
     assert [r for r in rec.resources if r.type.startswith(("gcp:", "aws:ec2/eip", "aws:ec2/natGateway"))] == []
-    assert rec.outputs[EGRESS_OUTPUT] == []  # offline the lookups find nothing (tests/fleet/test_fleet_egress_lookup.py)
+    assert (
+        rec.outputs[EGRESS_OUTPUT] == []
+    )  # offline the lookups find nothing (tests/fleet/test_fleet_egress_lookup.py)
     assert one(rec.resources, "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig").inputs["spec"]["clusters"] == [
-        "gke", "eks"]  # the program ran through to the manager's objects
+        "gke",
+        "eks",
+    ]  # the program ran through to the manager's objects

@@ -1,6 +1,7 @@
 """An EKS manager's egress addresses are the Elastic IPs of the NAT gateways its subnets' default routes point at:
 the lookups run (invokes answered by a mock AWS here, with the data-source tokens and field names of pulumi-aws), and
 what comes back is each NAT gateway's public IP as a /32, once, whatever the number of subnets sharing it."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -10,11 +11,15 @@ import pulumi
 from components.eks.nat_egress import DEFAULT_ROUTE, nat_gateway_ids, nat_egress_addresses
 
 ROUTES = {  # subnet -> its route table's routes (the second subnet shares the first NAT, the third has its own)
-    "subnet-a": [{"cidrBlock": "10.0.0.0/16", "gatewayId": "local"},
-                 {"cidrBlock": DEFAULT_ROUTE, "natGatewayId": "nat-1"}],
+    "subnet-a": [
+        {"cidrBlock": "10.0.0.0/16", "gatewayId": "local"},
+        {"cidrBlock": DEFAULT_ROUTE, "natGatewayId": "nat-1"},
+    ],
     "subnet-b": [{"cidrBlock": DEFAULT_ROUTE, "natGatewayId": "nat-1"}],
-    "subnet-c": [{"cidrBlock": DEFAULT_ROUTE, "natGatewayId": "nat-2"},
-                 {"cidrBlock": "192.168.0.0/16", "natGatewayId": "nat-9"}],  # not the default route: not egress
+    "subnet-c": [
+        {"cidrBlock": DEFAULT_ROUTE, "natGatewayId": "nat-2"},
+        {"cidrBlock": "192.168.0.0/16", "natGatewayId": "nat-9"},
+    ],  # not the default route: not egress
 }
 NAT_IPS = {"nat-1": "198.51.100.10", "nat-2": "198.51.100.20", "nat-9": "198.51.100.99"}
 
@@ -37,8 +42,14 @@ class AwsMocks(pulumi.runtime.Mocks):
 
 
 def test_default_routes_name_the_nat_gateways_each_once():
-    tables = [SimpleNamespace(routes=[SimpleNamespace(cidr_block=r.get("cidrBlock"), nat_gateway_id=r.get("natGatewayId"))
-                                      for r in routes]) for routes in ROUTES.values()]
+    tables = [
+        SimpleNamespace(
+            routes=[
+                SimpleNamespace(cidr_block=r.get("cidrBlock"), nat_gateway_id=r.get("natGatewayId")) for r in routes
+            ]
+        )
+        for routes in ROUTES.values()
+    ]
     assert nat_gateway_ids(tables) == ["nat-1", "nat-2"]
     assert nat_gateway_ids([SimpleNamespace(routes=None)]) == []  # offline: the lookup found nothing
 

@@ -1,6 +1,7 @@
 """One Cloud NAT per project, region and VPC network across a fleet's stack files: GCP allows no second NAT beside
 one over all subnetworks (catalog/data/cloud-limits.csv), so a manager and a GKE worker sharing the `default` network
 would fail at the second `pulumi up`; the preview refuses that before anything is created (exit 2)."""
+
 from __future__ import annotations
 
 from preview.run import preview_config
@@ -31,8 +32,10 @@ def test_the_shipped_manager_has_its_own_network_so_no_two_nats_share_one():
 
 def test_two_workers_in_one_network_and_region_are_refused_and_other_regions_are_not():
     other = dict(SCOPE, region="europe-west4")
-    issues = shared_nat_issues(None, [(0, "a", "fleet-a", SCOPE), (1, "b", "fleet-b", SCOPE), (2, "c", "fleet-c", other),
-                                      (3, "d", "fleet-d", None)])
+    issues = shared_nat_issues(
+        None,
+        [(0, "a", "fleet-a", SCOPE), (1, "b", "fleet-b", SCOPE), (2, "c", "fleet-c", other), (3, "d", "fleet-d", None)],
+    )
     assert [i.path for i in issues] == ["gpu-cluster:fleet.workers[1].stack"]
     assert "worker 'b' (stack fleet-b) and worker 'a' (stack fleet-a)" in issues[0].problem
 

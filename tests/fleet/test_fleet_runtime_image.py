@@ -2,6 +2,7 @@
 (``fleetRuntimeImage``); each worker with ``fleet.manager`` runs its fleet runtimes on that value, so the Workload the
 manager builds from its runtime and the pods a worker builds from its own name the same bytes even when the tag moved
 between the two deploys. Before the manager's first ``pulumi up`` (and offline) a worker pins the image itself."""
+
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -31,8 +32,11 @@ def images(obj: Any) -> Iterator[str]:
 
 
 def runtime_images(rec, prefix: str) -> dict[str, set[str]]:
-    return {r.name: set(images(r.inputs)) for r in rec.resources
-            if r.type.endswith(":ClusterTrainingRuntime") and r.inputs["metadata"]["name"].startswith(prefix)}
+    return {
+        r.name: set(images(r.inputs))
+        for r in rec.resources
+        if r.type.endswith(":ClusterTrainingRuntime") and r.inputs["metadata"]["name"].startswith(prefix)
+    }
 
 
 def test_the_manager_exports_the_image_its_own_fleet_runtimes_run():
@@ -79,14 +83,25 @@ def test_a_digest_pinned_in_the_fleet_file_is_what_the_manager_runs_and_exports(
 
 def test_a_runtime_image_without_a_digest_or_on_a_worker_is_refused():
     from tests.fleet.test_fleet_spec_errors import one
-    one(edits(raw("fleet"), {("fleet", "runtimeImage"): TORCH_IMAGE}), "fleet.runtimeImage",
-        "not an image pinned by digest", "crane digest")
-    one(edits(raw("fleet-gke"), {("fleet", "runtimeImage"): PIN}), "fleet.runtimeImage", "only a fleet manager",
-        stack="fleet-gke")
+
+    one(
+        edits(raw("fleet"), {("fleet", "runtimeImage"): TORCH_IMAGE}),
+        "fleet.runtimeImage",
+        "not an image pinned by digest",
+        "crane digest",
+    )
+    one(
+        edits(raw("fleet-gke"), {("fleet", "runtimeImage"): PIN}),
+        "fleet.runtimeImage",
+        "only a fleet manager",
+        stack="fleet-gke",
+    )
 
 
 def test_the_preview_says_when_workers_must_be_deployed_again_after_the_manager():
     from preview.run import preview_stack
+
     notes = preview_stack("fleet").fleet["notes"]
-    assert any("resolved to its digest at every manager deploy" in n and "deploy every worker again" in n
-               for n in notes), notes
+    assert any(
+        "resolved to its digest at every manager deploy" in n and "deploy every worker again" in n for n in notes
+    ), notes

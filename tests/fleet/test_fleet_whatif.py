@@ -2,6 +2,7 @@
 known by hand (AllAtOnce starts a job on whichever worker has room; Incremental with stepSize 1 asks the second
 worker only after 5 minutes; the manager's quota holds jobs back), and on the shipped workload (each job on one
 worker, the fleet totals the sum of the workers')."""
+
 from __future__ import annotations
 
 import functools
@@ -53,8 +54,13 @@ def test_incremental_step_one_asks_the_second_worker_after_five_minutes(tmp_path
 
 
 def test_incremental_order_is_the_workers_order(tmp_path):
-    config = manager({("fleet", "dispatcher"): "Incremental", ("fleet", "incrementalStepSize"): 1,
-                      ("fleet", "workers"): list(reversed(raw("fleet")["fleet"]["workers"]))})
+    config = manager(
+        {
+            ("fleet", "dispatcher"): "Incremental",
+            ("fleet", "incrementalStepSize"): 1,
+            ("fleet", "workers"): list(reversed(raw("fleet")["fleet"]["workers"])),
+        }
+    )
     run = run_whatif(config, jobs_file(tmp_path, [dict(NEXT, submitS=0)]), options=OPTS, name="eks-first")
     assert run.result.jobs["next"].pool == "eks/p5"  # eks is asked first now, and has room
 
@@ -62,8 +68,9 @@ def test_incremental_order_is_the_workers_order(tmp_path):
 def test_the_managers_quota_holds_jobs_back(tmp_path):
     quotas = [{"gpuModel": "H100_80GB", "gpus": 8}]
     # product has no H100 quota on the manager here: nothing to borrow in the manager's cohort
-    config = manager({("fleet", "queues", 0, "quotas"): quotas,
-                      ("fleet", "queues", 1, "quotas"): [{"gpuModel": "L4", "gpus": 8}]})
+    config = manager(
+        {("fleet", "queues", 0, "quotas"): quotas, ("fleet", "queues", 1, "quotas"): [{"gpuModel": "L4", "gpus": 8}]}
+    )
     two = [dict(NEXT, id="a", submitS=0), dict(NEXT, id="b", submitS=0)]
     run = run_whatif(config, jobs_file(tmp_path, two), options=OPTS, name="small-quota")
     starts = sorted(j.start_s for j in run.result.jobs.values())
@@ -93,8 +100,23 @@ def test_shipped_workload_every_job_on_one_worker_and_totals_add_up():
 
 
 def test_cli_vs_a_worker_by_name(capsys):
-    assert main(["--stack", "fleet", "--workload", str(ROOT / "workloads/fleet.yaml"), "--vs", "gke",
-                 "--horizon-hours", "12", "--format", "markdown"]) == 0
+    assert (
+        main(
+            [
+                "--stack",
+                "fleet",
+                "--workload",
+                str(ROOT / "workloads/fleet.yaml"),
+                "--vs",
+                "gke",
+                "--horizon-hours",
+                "12",
+                "--format",
+                "markdown",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "**Fleet: MultiKueue AllAtOnce over gke, eks**" in out and "### Compared: `fleet` → `fleet-gke`" in out
 

@@ -14,6 +14,7 @@ job for it: 2 preemptions. The batch job preempted on the worker that lost p5 is
 has room again) and runs; the one preempted where p5 runs is dispatched again at 620 when p5 ends. Its new copy on
 the other worker is dated 620, newer than the batch copy running there (created at about 50), so it may not preempt
 it and waits: no third preemption, about 0.08 GPU-h lost (two batch jobs' 8 GPUs for the seconds before p5)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,13 +28,25 @@ OPTS = SimOptions(spot_interruptions=False)
 
 
 def product(job_id: str, submit: float, run: float, priority: str) -> dict:
-    return {"id": job_id, "submitS": submit, "queue": "product", "gpusPerNode": 8, "nodes": 1, "runS": run,
-            "priority": priority}
+    return {
+        "id": job_id,
+        "submitS": submit,
+        "queue": "product",
+        "gpusPerNode": 8,
+        "nodes": 1,
+        "runS": run,
+        "priority": priority,
+    }
 
 
 def jobs_file(tmp_path: Path) -> Path:
-    jobs = [product("p1", 0, 7200, "batch"), product("p2", 1, 7200, "batch"), product("p3", 2, 7200, "batch"),
-            product("p4", 10, 600, "preemptible"), product("p5", 20, 600, "production")]
+    jobs = [
+        product("p1", 0, 7200, "batch"),
+        product("p2", 1, 7200, "batch"),
+        product("p3", 2, 7200, "batch"),
+        product("p4", 10, 600, "preemptible"),
+        product("p5", 20, 600, "production"),
+    ]
     path = tmp_path / "jobs.yaml"
     path.write_text(yaml.safe_dump({"kind": "jobs", "jobs": jobs}))
     return path

@@ -5,6 +5,7 @@ unused guaranteed quota plus what the cohort can still lend, capped by ``borrowi
 ``pkg/cache/scheduler`` resource nodes; ``whatif/kueue/cohort.py`` ports it). A job's flavor is its fleet runtime's
 GPU model: the runtimes take whole nodes (8 H100, 2 L4, 1 L40S on the example), so a 1- or 2-GPU job never lands
 on an H100 pool."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -62,8 +63,9 @@ def test_a_job_no_fleet_runtime_asks_for_never_starts_and_says_why(tmp_path):
     run = run_whatif("fleet", jobs_file(tmp_path, [job("four", 0, 4)]), options=OPTS, name="fleet-four")
     four = run.result.jobs["four"]
     assert four.start_s is None
-    assert four.never_startable == ("no fleet runtime asks for 4 GPUs per node (fleet runtimes take whole nodes: "
-                                    "H100_80GB 8, L4 2, L40S 1)")
+    assert four.never_startable == (
+        "no fleet runtime asks for 4 GPUs per node (fleet runtimes take whole nodes: H100_80GB 8, L4 2, L40S 1)"
+    )
 
 
 def test_after_its_block_window_eks_still_admits_h100_copies_that_wait_out_the_pods_ready_timeout(tmp_path):
@@ -72,8 +74,10 @@ def test_after_its_block_window_eks_still_admits_h100_copies_that_wait_out_the_p
     # dispatches it again, and eks wins again, round after round. `late` starts on gke only at the end of the round in
     # which gke frees (t0 + 12 x 600), not when `fill` ends (t0 - 60 + 7200)
     end = 4368 * 3600
-    jobs = [{"id": "fill", "submitS": end, "queue": "research", "gpusPerNode": 8, "nodes": 4, "runS": 7200},
-            {"id": "late", "submitS": end + 60, "queue": "research", "gpusPerNode": 8, "nodes": 1, "runS": 600}]
+    jobs = [
+        {"id": "fill", "submitS": end, "queue": "research", "gpusPerNode": 8, "nodes": 4, "runS": 7200},
+        {"id": "late", "submitS": end + 60, "queue": "research", "gpusPerNode": 8, "nodes": 1, "runS": 600},
+    ]
     run = run_whatif("fleet", jobs_file(tmp_path, jobs), options=OPTS, name="fleet-after-block")
     late = run.result.jobs["late"]
     assert late.pool == "gke/h100" and late.start_s == end + 60 + 12 * 600

@@ -8,6 +8,7 @@
   ``preemption/common/ordering.go`` and ``fillBackWorkloads``): a job that does not fit evicts lower-priority jobs of
   its queue, the lowest priority and the most recently admitted first, only as many as it needs; MultiKueue deletes
   the victim's copy on its worker (its work is lost) and the victim waits again at its creation time."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -60,8 +61,11 @@ def test_the_manager_dispatches_by_priority_not_by_submit_order(tmp_path):
     # `first` (production) holds the 8 GPUs until 600; `sweep` (preemptible, t=10) and `release` (production, t=20)
     # wait. Neither can preempt `first` (same or lower priority); at 600 Kueue's queue order gives the quota to
     # `release` (higher priority) although `sweep` came first.
-    jobs = [h100("first", 0, 600, "production"), h100("sweep", 10, 600, "preemptible"),
-            h100("release", 20, 600, "production")]
+    jobs = [
+        h100("first", 0, 600, "production"),
+        h100("sweep", 10, 600, "preemptible"),
+        h100("release", 20, 600, "production"),
+    ]
     run = run_whatif(research_quota(8), jobs_file(tmp_path, jobs), options=OPTS, name="fleet-order")
     assert run.result.jobs["release"].start_s == 600
     assert run.result.jobs["sweep"].start_s == 1200
@@ -76,10 +80,14 @@ def test_a_job_evicted_on_a_worker_queues_again_behind_jobs_created_before_the_e
     # t=60), after `next` (t=30). So `next` gets the quota at once (36 available to research) and starts on gke
     # beside `prod`; `fill` (32) no longer fits the 20 left. Ordered by creation (t=0), `fill` would take the quota
     # back first (it fits 36) and `next` would wait until `prod` ends.
-    config = research_quota(32, {("fleet", "dispatcher"): "Incremental", ("fleet", "incrementalStepSize"): 1},
-                            product_h100=True)
-    jobs = [h100("fill", 0, 7200, nodes=4), h100("next", 30, 600, nodes=2),
-            {"id": "prod", "submitS": 60, "queue": "product", "gpusPerNode": 8, "nodes": 1, "runS": 600}]
+    config = research_quota(
+        32, {("fleet", "dispatcher"): "Incremental", ("fleet", "incrementalStepSize"): 1}, product_h100=True
+    )
+    jobs = [
+        h100("fill", 0, 7200, nodes=4),
+        h100("next", 30, 600, nodes=2),
+        {"id": "prod", "submitS": 60, "queue": "product", "gpusPerNode": 8, "nodes": 1, "runS": 600},
+    ]
     run = run_whatif(config, jobs_file(tmp_path, jobs), options=OPTS, name="fleet-evicted")
     fill, nxt, prod = (run.result.jobs[j] for j in ("fill", "next", "prod"))
     assert fill.preemptions == 1 and prod.pool == "gke/h100"
@@ -90,8 +98,9 @@ def test_a_job_evicted_on_a_worker_queues_again_behind_jobs_created_before_the_e
 
 def _manager_research(*held: Admitted) -> CohortView:
     """The manager's research ClusterQueue alone in its cohort, with its rendered preemption policies."""
-    queue = QueueModel("research", 1, {"H100_80GB": QuotaModel(32, None, None)}, within_queue="LowerPriority",
-                       reclaim="Any")
+    queue = QueueModel(
+        "research", 1, {"H100_80GB": QuotaModel(32, None, None)}, within_queue="LowerPriority", reclaim="Any"
+    )
     view = CohortView(KueueModel("fleet", False, None), {"research": QueueView(queue)})
     for w in held:
         view.queues["research"].add(w)
@@ -104,8 +113,9 @@ def test_manager_preemption_takes_lowest_priority_then_newest_and_gives_back_the
 
     def victims_for(priority: int, need: int) -> list[int]:
         view = _manager_research(held(1, 10, 8, 0.0), held(2, 10, 8, 50.0), held(3, 100, 16, 10.0))
-        return [w.key for w in targets(view, Incoming("research", priority, 100.0, {"H100_80GB": need}), "H100_80GB",
-                                       need)]
+        return [
+            w.key for w in targets(view, Incoming("research", priority, 100.0, {"H100_80GB": need}), "H100_80GB", need)
+        ]
 
     assert victims_for(1000, 8) == [2]  # same priority: the most recently admitted first
     assert victims_for(1000, 16) == [2, 1]

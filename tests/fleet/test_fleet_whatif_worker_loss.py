@@ -13,6 +13,7 @@ plain run. ``w`` is lost from t=1,000 for 3,600 s: p1 keeps its manager quota un
 then (8 GPUs x 1,900 s = 4.22 GPU-h lost), is dispatched at 1,900 to the other worker only (``w`` is out until
 4,600) and ends at 1,900 + 7,200 = 9,100. Lost for 600 s only (< 900), the worker comes back in time and p1 ends at
 7,200 where it started."""
+
 from __future__ import annotations
 
 import shutil
@@ -89,6 +90,7 @@ def test_a_job_submitted_while_a_worker_is_out_goes_only_to_the_reachable_worker
 def test_the_timeout_is_the_one_the_manager_renders():
     from render.fleet_manager import multikueue_config
     from whatif.stack import load_stack_spec
+
     spec = load_stack_spec("fleet")
     assert spec.fleet is not None
     assert go_seconds(multikueue_config(spec.fleet)["workerLostTimeout"]) == 900.0
@@ -97,9 +99,15 @@ def test_the_timeout_is_the_one_the_manager_renders():
 
 def test_an_outage_naming_no_worker_or_overlapping_another_is_refused_with_every_problem(tmp_path):
     with pytest.raises(WorkloadError) as err:
-        run_with(tmp_path, [h100("p1", 0, 600)], [{"worker": "aks", "atS": 0, "forS": 60},
-                                                  {"worker": "gke", "atS": 100, "forS": 600},
-                                                  {"worker": "gke", "atS": 300, "forS": 60}])
+        run_with(
+            tmp_path,
+            [h100("p1", 0, 600)],
+            [
+                {"worker": "aks", "atS": 0, "forS": 60},
+                {"worker": "gke", "atS": 100, "forS": 600},
+                {"worker": "gke", "atS": 300, "forS": 60},
+            ],
+        )
     text = str(err.value)
     assert "2 errors" in text
     assert "outages[0].worker: no worker 'aks' in this fleet" in text and "gke, eks" in text
@@ -115,9 +123,15 @@ def test_an_outage_shape_error_names_the_setting(tmp_path):
 
 def test_outages_on_a_stack_that_is_not_a_fleet_manager_are_refused(tmp_path):
     path = tmp_path / "jobs.yaml"
-    path.write_text(yaml.safe_dump({"kind": "jobs", "jobs": [{"id": "a", "submitS": 0, "queue": "research",
-                                                               "gpusPerNode": 8, "runS": 60}],
-                                    "outages": [{"worker": "gke", "atS": 0, "forS": 60}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "kind": "jobs",
+                "jobs": [{"id": "a", "submitS": 0, "queue": "research", "gpusPerNode": 8, "runS": 60}],
+                "outages": [{"worker": "gke", "atS": 0, "forS": 60}],
+            }
+        )
+    )
     with pytest.raises(WorkloadError) as err:
         run_whatif("fleet-gke", path, seed=0, options=OPTS)
     assert "is not a fleet manager" in str(err.value) and "fleet: {role: manager}" in str(err.value)

@@ -2,6 +2,7 @@
 NATs over all subnetworks of one project, region and network are refused before anything is created (GCP allows one
 such NAT per network and region: `gcp-cloud-nat-all-subnetworks` in catalog/data/cloud-limits.csv), naming both
 stacks; the shipped fleet worker has its own network, so it deploys beside the other examples of its project."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,8 +42,10 @@ def test_two_stacks_with_one_nat_scope_deployed_together_are_exit_2_naming_both(
     assert rep.exit_code == 2 and rep.resources == []
     (err,) = rep.errors
     assert err.path == "gpu-cluster:cluster.network"
-    assert "stacks team-a and team-b would each create a Cloud NAT over all subnetworks of project ml-platform-prod, " \
-           "region us-central1, network default" in err.problem
+    assert (
+        "stacks team-a and team-b would each create a Cloud NAT over all subnetworks of project ml-platform-prod, "
+        "region us-central1, network default" in err.problem
+    )
     assert "must be the only Cloud NAT of its VPC network in its region" in err.problem
     assert "Pulumi.team-b.yaml" in (err.fix or "") and "cluster.cloudNat: true" in (err.fix or "")
 
@@ -57,13 +60,16 @@ def test_a_stack_listed_with_that_has_no_file_is_exit_2(tmp_path, capsys):
 
 def test_stacks_in_other_networks_regions_or_clouds_pass(tmp_path):
     config = copy_stack(tmp_path, "gke-kueue", "team-a")
-    for name, key, value in (("team-b", "cluster", {"name": "b", "network": "team-b", "subnetwork": "team-b-us-central1",
-                                                          "cloudNat": True}),
-                             ("team-d", "project", "another-project")):
+    for name, key, value in (
+        ("team-b", "cluster", {"name": "b", "network": "team-b", "subnetwork": "team-b-us-central1", "cloudNat": True}),
+        ("team-d", "project", "another-project"),
+    ):
         other = copy_stack(tmp_path, "gke-kueue", name)
         other[f"gpu-cluster:{key}"] = value
         (tmp_path / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": other}))
     copy_stack(tmp_path, "eks-kueue", "team-c")  # EKS: gpu-cluster makes no Cloud NAT there
-    rep = preview_config("team-a", config, stack_files=FolderStackFiles(tmp_path), alongside=["team-b", "team-c", "team-d"])
+    rep = preview_config(
+        "team-a", config, stack_files=FolderStackFiles(tmp_path), alongside=["team-b", "team-c", "team-d"]
+    )
     assert rep.errors == [], rep.errors
     assert preview_config("team-a", config, stack_files=FolderStackFiles(tmp_path), alongside=["team-a"]).errors == []

@@ -1,4 +1,5 @@
 """Fixtures shared by the policy tests."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,8 +13,14 @@ def _waived(pack: Pack, rule: str, resource: str, run, **settings) -> list:
     pack.configure({rule: settings} if settings else None)
     try:
         assert rule in [d[0] for d in run()], f"{rule} reports nothing to waive"
-        pack.configure({rule: {**settings, "waivers": [
-            {"rule": rule, "resource": resource, "reason": "accepted in this test stack"}]}})
+        pack.configure(
+            {
+                rule: {
+                    **settings,
+                    "waivers": [{"rule": rule, "resource": resource, "reason": "accepted in this test stack"}],
+                }
+            }
+        )
         return [d for d in run() if d[0] == rule]
     finally:
         pack.configure()

@@ -1,6 +1,7 @@
 """topology-fabric-missing: the recorded GKE baseline (a multi-node a3-highgpu-8g pool with its TCPX fabric)
 passes; the same pool without its networks is a mandatory violation; GKE-managed accelerator networking passes; a
 waiver silences one pool."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,7 +20,8 @@ MESSAGE = (
     "auto\n"
     "Fix: remove `fabric: {{mode: off}}` from the pool (gpu-cluster then creates the networks, multi-networking, "
     "the NCCL plugin and wires the jobs), or attach your own with fabric mode existing; waive topology-fabric-missing "
-    "for this pool only if it never runs jobs across nodes")
+    "for this pool only if it never runs jobs across nodes"
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +55,9 @@ def test_too_few_networks_is_a_violation_naming_the_count(pack, gke):
     rs, pool = gke
     nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"][:2]
     short = with_props(pool, edit(wire(pool), "networkConfig.additionalNodeNetworkConfigs", nets))
-    assert _ours(pack.resource(short, rs)) == [(ID, "mandatory", MESSAGE.format(has="2 of the 4", networks="2 networks"))]
+    assert _ours(pack.resource(short, rs)) == [
+        (ID, "mandatory", MESSAGE.format(has="2 of the 4", networks="2 networks"))
+    ]
 
 
 def test_gke_managed_accelerator_networking_passes(pack, gke):
@@ -94,13 +98,27 @@ def test_the_baseline_has_the_machines_shape(pack, gke):
 def test_an_extra_network_is_a_shape_violation(pack, gke):
     rs, pool = gke
     nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"]
-    extra = with_props(pool, edit(wire(pool), "networkConfig.additionalNodeNetworkConfigs", nets + [{"network": "extra", "subnetwork": "extra-sub"}]))
-    assert _shape(pack.resource(extra, rs)) == [(SHAPE, "mandatory", (
-        "pool 'h100': a3-highgpu-8g with GPUDirect-TCPX attaches 1 more network than it has NICs for"
-        " · observed: 5 networks in networkConfig.additionalNodeNetworkConfigs"
-        " · required: exactly 4 gVNIC networks, each its own VPC\n"
-        "Fix: attach the networks gpu-cluster's fabric mode auto creates, or list them in this order with mode "
-        "existing"))]
+    extra = with_props(
+        pool,
+        edit(
+            wire(pool),
+            "networkConfig.additionalNodeNetworkConfigs",
+            nets + [{"network": "extra", "subnetwork": "extra-sub"}],
+        ),
+    )
+    assert _shape(pack.resource(extra, rs)) == [
+        (
+            SHAPE,
+            "mandatory",
+            (
+                "pool 'h100': a3-highgpu-8g with GPUDirect-TCPX attaches 1 more network than it has NICs for"
+                " · observed: 5 networks in networkConfig.additionalNodeNetworkConfigs"
+                " · required: exactly 4 gVNIC networks, each its own VPC\n"
+                "Fix: attach the networks gpu-cluster's fabric mode auto creates, or list them in this order with mode "
+                "existing"
+            ),
+        )
+    ]
 
 
 def test_one_vpc_on_two_gvnic_nics_is_a_shape_violation(pack, gke):
@@ -108,10 +126,17 @@ def test_one_vpc_on_two_gvnic_nics_is_a_shape_violation(pack, gke):
     nets = wire(pool)["networkConfig"]["additionalNodeNetworkConfigs"]
     twice = [nets[0], nets[0], nets[2], nets[3]]
     bad = with_props(pool, edit(wire(pool), "networkConfig.additionalNodeNetworkConfigs", twice))
-    assert _shape(pack.resource(bad, rs)) == [(SHAPE, "mandatory", (
-        "pool 'h100': a3-highgpu-8g attaches one VPC to several gVNIC NICs, which breaks the per-NIC routing "
-        "GPUDirect-TCPX expects"
-        " · observed: networkConfig.additionalNodeNetworkConfigs lists ml-tcpx-vpc1 2 times"
-        " · required: exactly 4 gVNIC networks, each its own VPC\n"
-        "Fix: attach the networks gpu-cluster's fabric mode auto creates, or list them in this order with mode "
-        "existing"))]
+    assert _shape(pack.resource(bad, rs)) == [
+        (
+            SHAPE,
+            "mandatory",
+            (
+                "pool 'h100': a3-highgpu-8g attaches one VPC to several gVNIC NICs, which breaks the per-NIC routing "
+                "GPUDirect-TCPX expects"
+                " · observed: networkConfig.additionalNodeNetworkConfigs lists ml-tcpx-vpc1 2 times"
+                " · required: exactly 4 gVNIC networks, each its own VPC\n"
+                "Fix: attach the networks gpu-cluster's fabric mode auto creates, or list them in this order with mode "
+                "existing"
+            ),
+        )
+    ]

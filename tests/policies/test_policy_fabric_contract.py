@@ -2,6 +2,7 @@
 pass; the same stacks with the TaskProlog line gone from slurm.conf (the Slurm tasks then have the submitter's env
 only: the state before the fix), or with an EKS runtime image that lacks aws-ofi-nccl, are mandatory violations that
 name each requirement NCCL falls back to TCP without; a waiver silences them."""
+
 from __future__ import annotations
 
 import copy
@@ -46,7 +47,8 @@ def _without_task_prolog(resources):
     conf = props["values"]["controller"]["extraConf"]
     assert "TaskProlog=" in conf
     props["values"]["controller"]["extraConf"] = "\n".join(
-        line for line in conf.split("\n") if not line.startswith("TaskProlog="))
+        line for line in conf.split("\n") if not line.startswith("TaskProlog=")
+    )
     return [with_props(r, props) if r is release else r for r in out]
 
 
@@ -55,7 +57,8 @@ def _with_image(resources, image):
     (runtime,) = [r for r in out if r.type == RUNTIME and r.inputs["metadata"]["name"] == "torch-p5"]
     props = wire(runtime)
     props["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0][
-        "image"] = image
+        "image"
+    ] = image
     return [with_props(r, props) if r is runtime else r for r in out]
 
 
@@ -68,23 +71,31 @@ def test_slurm_tasks_without_the_task_prolog_fall_back_to_tcp(pack, slurm):
     found = _ours(pack.stack(_without_task_prolog(slurm)))
     assert [(d[0], d[1]) for d in found] == [(ID, "mandatory")] * 2
     first, second = (d[2] for d in found)
-    assert first.startswith("Slinky NodeSet h100-mega: its training process on pool 'h100-mega' lacks "
-                            "LD_LIBRARY_PATH (tcpxo-plugin-path), so NCCL falls back to TCP on the primary NIC "
-                            "instead of the 1,600 Gbps of GPUDirect-TCPXO per node · observed: "
-                            "LD_LIBRARY_PATH=(unset) (env from the submitter's env only (no TaskProlog in "
-                            "slurm.conf; slurmd's env is not inherited))")
+    assert first.startswith(
+        "Slinky NodeSet h100-mega: its training process on pool 'h100-mega' lacks "
+        "LD_LIBRARY_PATH (tcpxo-plugin-path), so NCCL falls back to TCP on the primary NIC "
+        "instead of the 1,600 Gbps of GPUDirect-TCPXO per node · observed: "
+        "LD_LIBRARY_PATH=(unset) (env from the submitter's env only (no TaskProlog in "
+        "slurm.conf; slurmd's env is not inherited))"
+    )
     assert "lacks NCCL_FASTRAK_IFNAME (tcpxo-ifname)" in second
-    assert "required: NCCL_FASTRAK_IFNAME: eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8 (source: GoogleCloudPlatform/" \
-           "container-engine-accelerators@992db812" in second
+    assert (
+        "required: NCCL_FASTRAK_IFNAME: eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8 (source: GoogleCloudPlatform/"
+        "container-engine-accelerators@992db812" in second
+    )
 
 
 def test_an_efa_runtime_image_without_aws_ofi_nccl_falls_back_to_tcp(pack, efa):
     (finding,) = _ours(pack.stack(_with_image(efa, "pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime")))
     assert finding[1] == "mandatory"
-    assert finding[2].startswith("ClusterTrainingRuntime torch-p5: its training process on pool 'p5' lacks "
-                                 "libfabric + aws-ofi-nccl (efa-image), so NCCL falls back to TCP")
-    assert "observed: image pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime has no libfabric (EFA provider) and " \
-           "aws-ofi-nccl" in finding[2]
+    assert finding[2].startswith(
+        "ClusterTrainingRuntime torch-p5: its training process on pool 'p5' lacks "
+        "libfabric + aws-ofi-nccl (efa-image), so NCCL falls back to TCP"
+    )
+    assert (
+        "observed: image pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime has no libfabric (EFA provider) and "
+        "aws-ofi-nccl" in finding[2]
+    )
 
 
 def test_a_waiver_for_the_pool_silences_it(pack, slurm):
@@ -97,14 +108,25 @@ def test_a_waiver_for_the_pool_silences_it(pack, slurm):
 
 def _with_martians(resources, nics):
     out = [copy.deepcopy(r) for r in resources]
-    (ds,) = [r for r in out if r.type == "kubernetes:apps/v1:DaemonSet"
-             and r.inputs["metadata"]["name"] == "nccl-rdma-installer-arm64"]
+    (ds,) = [
+        r
+        for r in out
+        if r.type == "kubernetes:apps/v1:DaemonSet" and r.inputs["metadata"]["name"] == "nccl-rdma-installer-arm64"
+    ]
     props = wire(ds)
     # A4X's installer has no martians step (as upstream's): put one back, naming ``nics`` NICs, to see the rule judge it
-    props["spec"]["template"]["spec"]["initContainers"].insert(0, {
-        "name": "disable-log-martians", "image": "busybox:1.37", "command": [
-            "/bin/sh", "-c",
-            "; ".join(f"echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians" for i in range(nics))]})
+    props["spec"]["template"]["spec"]["initContainers"].insert(
+        0,
+        {
+            "name": "disable-log-martians",
+            "image": "busybox:1.37",
+            "command": [
+                "/bin/sh",
+                "-c",
+                "; ".join(f"echo 0 > /proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians" for i in range(nics)),
+            ],
+        },
+    )
     return [with_props(r, props) if r is ds else r for r in out]
 
 
@@ -113,7 +135,9 @@ def test_a_node_daemonset_naming_an_rdma_nic_the_machine_lacks_is_a_violation(pa
     assert _ours(pack.stack(_with_martians(a4x, 4))) == []
     (finding,) = _ours(pack.stack(_with_martians(a4x, 8)))
     assert finding[1] == "mandatory"
-    assert finding[2].startswith("DaemonSet nccl-rdma-installer-arm64: its containers name RDMA NICs that "
-                                 "a4x-highgpu-4g on pool 'gb200' does not have, so the step fails on every node · "
-                                 "observed: gpu4rdma0, gpu5rdma0, gpu6rdma0, gpu7rdma0")
+    assert finding[2].startswith(
+        "DaemonSet nccl-rdma-installer-arm64: its containers name RDMA NICs that "
+        "a4x-highgpu-4g on pool 'gb200' does not have, so the step fails on every node · "
+        "observed: gpu4rdma0, gpu5rdma0, gpu6rdma0, gpu7rdma0"
+    )
     assert "(source: catalog/data/fabrics.csv rdma_networks" in finding[2]

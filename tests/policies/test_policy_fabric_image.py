@@ -2,6 +2,7 @@
 with its start check first, the built image passes both ``cross-layer-fabric-contract`` (libfabric + aws-ofi-nccl,
 from the recipe's catalog row) and ``topology-arm64-images`` (amd64 + arm64, from the same row); without the check,
 nothing vouches for the image and both rules refuse it; Slinky's own slurmd image is refused by the contract."""
+
 from __future__ import annotations
 
 import copy
@@ -44,6 +45,7 @@ def test_the_built_image_with_its_check_passes_both_rules(pack, p6e):
 def test_without_its_start_check_nothing_vouches_for_the_built_image(pack, p6e):
     def drop_check(ns):
         ns["podSpec"]["initContainers"] = [c for c in ns["podSpec"]["initContainers"] if c["name"] != CHECK_CONTAINER]
+
     diags = pack.stack(_edit_nodeset(p6e, drop_check))
     (arm,) = _ours(diags, ARM)
     assert "images not in catalog/data/image-architectures.csv: " in arm[2] and "slurmd-efa@sha256:" in arm[2]
@@ -56,6 +58,9 @@ def test_slinkys_own_slurmd_image_is_refused_by_the_contract(pack, p6e):
         ns["slurmd"]["image"] = {"repository": "ghcr.io/slinkyproject/slurmd", "tag": "26.05-ubuntu26.04"}
         ns["podSpec"]["initContainers"] = [c for c in ns["podSpec"]["initContainers"] if c["name"] != CHECK_CONTAINER]
         ns.pop("metadata")
+
     (contract,) = _ours(pack.stack(_edit_nodeset(p6e, slinky)), CONTRACT)
-    assert "image ghcr.io/slinkyproject/slurmd:26.05-ubuntu26.04 has no libfabric (EFA provider) and aws-ofi-nccl" \
+    assert (
+        "image ghcr.io/slinkyproject/slurmd:26.05-ubuntu26.04 has no libfabric (EFA provider) and aws-ofi-nccl"
         in contract[2]
+    )

@@ -1,6 +1,7 @@
 """security-gke-secrets-encryption (mandatory) through the pack: encrypted with a key passes, every way of not being
 encrypted is a violation with the exact message, a value known only at deploy passes, a waiver silences it; the
 clusters gpu-cluster creates pass (the baseline of test_policy_security.py changes databaseEncryption)."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,22 +31,34 @@ def cluster(encryption) -> Registered:
 
 
 KEY = "projects/p/locations/us-central1/keyRings/ml/cryptoKeys/secrets"
-FIX = ("Fix: set databaseEncryption {state: ENCRYPTED, keyName: <CryptoKey in the cluster's region>} and grant the GKE "
-       "service agent roles/cloudkms.cryptoKeyEncrypterDecrypter on it (gpu-cluster creates the key ring, a rotating "
-       "key and the grant)")
+FIX = (
+    "Fix: set databaseEncryption {state: ENCRYPTED, keyName: <CryptoKey in the cluster's region>} and grant the GKE "
+    "service agent roles/cloudkms.cryptoKeyEncrypterDecrypter on it (gpu-cluster creates the key ring, a rotating "
+    "key and the grant)"
+)
 
 
-@pytest.mark.parametrize("encryption, observed", [
-    (None, "databaseEncryption.state unset"),
-    ({"state": "DECRYPTED"}, "databaseEncryption.state DECRYPTED"),
-    ({"state": "ENCRYPTED"}, "databaseEncryption.keyName unset"),
-    ({"state": "ENCRYPTED", "keyName": ""}, "databaseEncryption.keyName unset"),
-])
+@pytest.mark.parametrize(
+    "encryption, observed",
+    [
+        (None, "databaseEncryption.state unset"),
+        ({"state": "DECRYPTED"}, "databaseEncryption.state DECRYPTED"),
+        ({"state": "ENCRYPTED"}, "databaseEncryption.keyName unset"),
+        ({"state": "ENCRYPTED", "keyName": ""}, "databaseEncryption.keyName unset"),
+    ],
+)
 def test_a_gke_cluster_without_kms_secrets_encryption_is_a_mandatory_violation(pack, encryption, observed):
-    assert ours(pack.resource(cluster(encryption)), KMS) == [(KMS, "mandatory", (
-        "cluster 'ml': Kubernetes Secrets are stored with only Google's default encryption at rest, not encrypted "
-        f"with a key you control · observed: {observed} · required: databaseEncryption.state ENCRYPTED with a Cloud "
-        f"KMS keyName\n{FIX}"))]
+    assert ours(pack.resource(cluster(encryption)), KMS) == [
+        (
+            KMS,
+            "mandatory",
+            (
+                "cluster 'ml': Kubernetes Secrets are stored with only Google's default encryption at rest, not encrypted "
+                f"with a key you control · observed: {observed} · required: databaseEncryption.state ENCRYPTED with a Cloud "
+                f"KMS keyName\n{FIX}"
+            ),
+        )
+    ]
 
 
 def test_encrypted_with_a_key_passes_and_a_key_known_only_at_deploy_passes(pack):

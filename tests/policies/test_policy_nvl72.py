@@ -2,6 +2,7 @@
 without a topology level is a violation; required inside one domain it can never be admitted; an explicit block
 level passes) and topology-arm64-images (an amd64-only or unknown image on an arm64 pool is a violation); and the
 A4X example's cost rules fail closed until priceOverrides gives the reservation price."""
+
 from __future__ import annotations
 
 import copy
@@ -61,7 +62,8 @@ def test_a_144_gpu_gang_without_a_topology_level_is_a_violation(pack, a4x):
     assert finding[:2] == (NVLINK, "mandatory")
     assert finding[2].startswith(
         "training runtime 'torch-gb200': a 144-GPU gang on pool 'gb200' (72-GPU NVLink domains, one per "
-        "cloud.google.com/gce-topology-subblock value) has no topology level, so its pods land on racks at random")
+        "cloud.google.com/gce-topology-subblock value) has no topology level, so its pods land on racks at random"
+    )
 
 
 def test_a_144_gpu_gang_required_inside_one_domain_is_never_admitted(pack, a4x):
@@ -86,8 +88,10 @@ def test_an_amd64_only_image_on_the_arm64_pool_is_a_violation(pack, a4x):
     pod["containers"][0]["image"] = "pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime"
     (finding,) = _ours(pack.stack([with_props(r, props) if r is runtime else r for r in out]), ARM)
     assert finding[:2] == (ARM, "mandatory")
-    assert finding[2].startswith("ClusterTrainingRuntime 'kubeflow-runtime-torch-gb200': it runs on arm64 pool "
-                                 "'gb200' (Grace arm64 hosts) images without an arm64 variant")
+    assert finding[2].startswith(
+        "ClusterTrainingRuntime 'kubeflow-runtime-torch-gb200': it runs on arm64 pool "
+        "'gb200' (Grace arm64 hosts) images without an arm64 variant"
+    )
     assert "pytorch/pytorch:2.7.1-cuda12.6-cudnn9-runtime (amd64 only:" in finding[2]
 
 
@@ -112,12 +116,20 @@ def test_the_x86_gib_installer_on_the_arm64_pool_is_caught(pack, a4x):
 
 
 def test_a4x_cost_rules_pass_with_a_contract_price(pack, a4x):
-    price = {"machineType": "a4x-highgpu-4g", "capacity": "reservation", "usdPerNodeHour": 40.0,
-             "asOf": "2026-11-01", "source": "reservation contract 2026"}
+    price = {
+        "machineType": "a4x-highgpu-4g",
+        "capacity": "reservation",
+        "usdPerNodeHour": 40.0,
+        "asOf": "2026-11-01",
+        "source": "reservation contract 2026",
+    }
     assert {d[0] for d in pack.everything(list(copy.deepcopy(a4x))) if d[1] == "mandatory"} == {
-        "cost-gpu-hour-limit", "cost-stack-budget"}
-    pack.configure({"cost-gpu-hour-limit": {"priceOverrides": [price]},
-                    "cost-stack-budget": {"priceOverrides": [price]}})
+        "cost-gpu-hour-limit",
+        "cost-stack-budget",
+    }
+    pack.configure(
+        {"cost-gpu-hour-limit": {"priceOverrides": [price]}, "cost-stack-budget": {"priceOverrides": [price]}}
+    )
     try:
         assert [d for d in pack.everything(list(copy.deepcopy(a4x))) if d[1] == "mandatory"] == []
     finally:
@@ -128,9 +140,11 @@ def _eks_kueue(gfd: bool):
     cfg = read_stack_file(PROJECT_ROOT / "Pulumi.eks-p6e-gb200.yaml")
     cfg["gpu-cluster:nodePools"][0]["minNodes"] = 18  # Kueue TAS counts only nodes that exist
     cfg["gpu-cluster:nodePools"][0].pop("fabric")  # the slurmd-efa image is the Slurm form's; runtimes get the DLC
-    cfg["gpu-cluster:scheduling"] = {"workload": "kubeflow", "queues": [
-        {"name": "pretraining", "quotas": [{"pool": "gb200", "gpus": 72}]}],
-        "topology": {"mode": "required", "level": "nvlink"}}
+    cfg["gpu-cluster:scheduling"] = {
+        "workload": "kubeflow",
+        "queues": [{"name": "pretraining", "quotas": [{"pool": "gb200", "gpus": 72}]}],
+        "topology": {"mode": "required", "level": "nvlink"},
+    }
     cfg["gpu-cluster:gpuRuntime"]["gpuFeatureDiscovery"] = gfd
     return list(run_program(cfg, "eks-p6e-gb200").resources)
 
@@ -139,7 +153,10 @@ def test_eks_kueue_places_gangs_by_gfd_clique_and_needs_gfd(pack):
     resources = _eks_kueue(gfd=True)
     (topology,) = [r for r in resources if r.type.endswith(":Topology")]
     assert [lv["nodeLabel"] for lv in topology.inputs["spec"]["levels"]] == [
-        "topology.kubernetes.io/zone", "nvidia.com/gpu.clique", "kubernetes.io/hostname"]
+        "topology.kubernetes.io/zone",
+        "nvidia.com/gpu.clique",
+        "kubernetes.io/hostname",
+    ]
     assert _ours(pack.stack(resources), "cross-layer-kueue-topology") == []
     (finding,) = _ours(pack.stack(_eks_kueue(gfd=False)), "cross-layer-kueue-topology")
     assert "spec.levels[1].nodeLabel nvidia.com/gpu.clique" in finding[2]

@@ -2,6 +2,7 @@
 per resource); ``--policy-pack-subprocess`` boots it exactly as the Pulumi CLI does. Both must find the same: every
 example stack, and one with a pack config that sets limits, levels and a waiver, goes through both paths over the
 same recorded resources and must give identical violations, waivers, warnings, rule metadata and cost notes."""
+
 from __future__ import annotations
 
 import copy
@@ -17,14 +18,20 @@ from preview.report import PreviewReport
 from preview.run import preview_stack
 from stacks.validate.load import decode_config, load_spec
 
-EXAMPLES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
-                  if p.name != "Pulumi.yaml")
+EXAMPLES = sorted(
+    p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml"
+)
 
 
 def _findings(report: PreviewReport) -> dict:
-    return {"violations": report.violations, "waived": report.waived, "rules": report.policy_rules,
-            "warnings": [str(w) for w in report.warnings], "errors": [str(e) for e in report.errors],
-            "notes": report.cost.notes if report.cost else None}
+    return {
+        "violations": report.violations,
+        "waived": report.waived,
+        "rules": report.policy_rules,
+        "warnings": [str(w) for w in report.warnings],
+        "errors": [str(e) for e in report.errors],
+        "notes": report.cost.notes if report.cost else None,
+    }
 
 
 def _both_paths(stack: str, config_file: Path | None = None) -> tuple[dict, dict]:
@@ -51,14 +58,29 @@ def test_in_process_and_cli_paths_find_the_same(stack):
 
 def test_the_paths_agree_under_a_pack_config_with_limits_levels_and_a_waiver(tmp_path):
     config = tmp_path / "org.json"
-    config.write_text(json.dumps({
-        "all": "advisory",
-        "cost-gpu-hour-limit": {"maxUsdPerGpuHour": 2.0, "enforcementLevel": "mandatory"},
-        "cost-stack-budget": {"maxUsdPerHour": 100},
-        "security-gke-secure-boot": {"waivers": [{"rule": "security-gke-secure-boot", "resource": "h100-mig",
-                                                  "reason": "the GPU Operator compiles the driver on the node"},
-                                                 {"rule": "security-gke-secure-boot", "resource": "no-such-pool",
-                                                  "reason": "a waiver that matches nothing"}]}}))
+    config.write_text(
+        json.dumps(
+            {
+                "all": "advisory",
+                "cost-gpu-hour-limit": {"maxUsdPerGpuHour": 2.0, "enforcementLevel": "mandatory"},
+                "cost-stack-budget": {"maxUsdPerHour": 100},
+                "security-gke-secure-boot": {
+                    "waivers": [
+                        {
+                            "rule": "security-gke-secure-boot",
+                            "resource": "h100-mig",
+                            "reason": "the GPU Operator compiles the driver on the node",
+                        },
+                        {
+                            "rule": "security-gke-secure-boot",
+                            "resource": "no-such-pool",
+                            "reason": "a waiver that matches nothing",
+                        },
+                    ]
+                },
+            }
+        )
+    )
     in_process, cli = _both_paths("gke-operator-mig", config)
     assert in_process == cli
     assert {v["enforcement"] for v in in_process["violations"]} == {"mandatory", "advisory"}

@@ -1,4 +1,5 @@
 """cost-pinned-capacity (advisory): a passing baseline, then one change per case (exact messages), and a waiver."""
+
 from __future__ import annotations
 
 import functools
@@ -11,8 +12,10 @@ from tests.support.policy.harness import Pack, baseline, find, wire, with_props
 
 RULE = "cost-pinned-capacity"
 NP = "gcp:container/nodePool:NodePool"
-FIX = ("Fix: with workload slurm keep slurm.scaling on (the NodeSet then starts at minNodes and follows the queue); "
-       "otherwise lower minNodes, or waive the rule for a pool kept warm on purpose")
+FIX = (
+    "Fix: with workload slurm keep slurm.scaling on (the NodeSet then starts at minNodes and follows the queue); "
+    "otherwise lower minNodes, or waive the rule for a pool kept warm on purpose"
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,24 +43,33 @@ def test_baselines_and_a_scaling_slurm_pool_pass(pack):
 
 def test_a_slurm_nodeset_holding_every_node_is_pinned(pack):
     pack.configure()
-    assert _mine(pack.stack(list(_slurm(False)))) == [(
-        RULE, "advisory",
-        "pool 'l4-eval': the pool's cost at idle is most of its cost at max (pinned capacity) · observed: 8 of 8 "
-        "nodes run when no job does (100%): Slurm NodeSet 'l4-eval' runs 8 slurmd pods on it · required: at most "
-        "50% of maxNodes at idle, from maxIdleShare\n" + FIX)]
+    assert _mine(pack.stack(list(_slurm(False)))) == [
+        (
+            RULE,
+            "advisory",
+            "pool 'l4-eval': the pool's cost at idle is most of its cost at max (pinned capacity) · observed: 8 of 8 "
+            "nodes run when no job does (100%): Slurm NodeSet 'l4-eval' runs 8 slurmd pods on it · required: at most "
+            "50% of maxNodes at idle, from maxIdleShare\n" + FIX,
+        )
+    ]
 
 
 def test_a_high_autoscaler_minimum_is_pinned_and_the_threshold_is_settable(pack):
     resources = baseline("gcp")
     pool = find(resources, NP, "h100")
-    raised = [with_props(pool, edit(wire(pool), "autoscaling.totalMinNodeCount", 3)) if r is pool else r
-              for r in resources]
+    raised = [
+        with_props(pool, edit(wire(pool), "autoscaling.totalMinNodeCount", 3)) if r is pool else r for r in resources
+    ]
     pack.configure()
-    assert _mine(pack.stack(raised)) == [(
-        RULE, "advisory",
-        "pool 'h100': the pool's cost at idle is most of its cost at max (pinned capacity) · observed: 3 of 4 nodes "
-        "run when no job does (75%): the autoscaler minimum is 3 · required: at most 50% of maxNodes at idle, from "
-        "maxIdleShare\n" + FIX)]
+    assert _mine(pack.stack(raised)) == [
+        (
+            RULE,
+            "advisory",
+            "pool 'h100': the pool's cost at idle is most of its cost at max (pinned capacity) · observed: 3 of 4 nodes "
+            "run when no job does (75%): the autoscaler minimum is 3 · required: at most 50% of maxNodes at idle, from "
+            "maxIdleShare\n" + FIX,
+        )
+    ]
     pack.configure({RULE: {"maxIdleShare": 0.75}})
     try:
         assert _mine(pack.stack(raised)) == []

@@ -1,6 +1,7 @@
 """Rules are discovered by registration (policies/registry.py): every module of policies/rules/ registers exactly the
 rule it exposes, the order is the registered one, and a module that forgets to register, a reused ID or a reused
 order is refused. Synthetic rule packages are written to a temporary directory and imported like the real one."""
+
 from __future__ import annotations
 
 import sys
@@ -62,8 +63,9 @@ def scratch(tmp_path, monkeypatch):
 
 
 def test_discovery_sorts_by_registered_order_not_by_file_name(scratch):
-    pkg = _package(scratch, "synthetic_rules_ok", {"a_second": ("cost-synthetic-b", 20),
-                                                   "b_first": ("cost-synthetic-a", 10)})
+    pkg = _package(
+        scratch, "synthetic_rules_ok", {"a_second": ("cost-synthetic-b", 20), "b_first": ("cost-synthetic-a", 10)}
+    )
     assert [r.id for r in discover(pkg)] == ["cost-synthetic-a", "cost-synthetic-b"]
 
 

@@ -1,5 +1,6 @@
 """cross-layer-rxdm-pairing: gke-h100-512 (TCPXO installer v1.0.14, NodeSet RxDM v1.0.20) passes; a NodeSet whose
 RxDM is another release is a mandatory violation; a waiver silences it."""
+
 from __future__ import annotations
 
 import copy
@@ -27,8 +28,9 @@ def _with_rxdm(resources, tag):
     out = [copy.deepcopy(r) for r in resources]
     (release,) = [r for r in out if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "slurm-slurm"]
     props = wire(release)
-    (rxdm,) = [c for c in props["values"]["nodesets"]["h100-mega"]["podSpec"]["initContainers"]
-               if c["name"] == "tcpxo-daemon"]  # after the fabric-ready gate
+    (rxdm,) = [
+        c for c in props["values"]["nodesets"]["h100-mega"]["podSpec"]["initContainers"] if c["name"] == "tcpxo-daemon"
+    ]  # after the fabric-ready gate
     rxdm["image"] = f"{RXDM}:{tag}"
     return [with_props(r, props) if r is release else r for r in out]
 
@@ -42,13 +44,20 @@ def test_the_catalog_pair_passes(pack, recorded):
 
 
 def test_another_rxdm_release_is_a_violation(pack, recorded):
-    assert _ours(pack.stack(_with_rxdm(recorded, "v1.0.18"))) == [(ID, "mandatory", (
-        "Slurm NodeSet 'h100-mega': its RxDM sidecar is not the release paired with the GPUDirect-TCPXO NCCL plugin "
-        "the installer puts on the nodes, so NCCL fails at init or runs degraded"
-        " · observed: RxDM v1.0.18 in container tcpxo-daemon, NCCL plugin v1.0.14 on the nodes"
-        " · required: RxDM v1.0.20, released with plugin v1.0.14\n"
-        f"Fix: set the tcpxo-daemon image to {RXDM}:v1.0.20 (gpu-cluster renders the pair from "
-        "catalog/data/fabric-images.csv)"))]
+    assert _ours(pack.stack(_with_rxdm(recorded, "v1.0.18"))) == [
+        (
+            ID,
+            "mandatory",
+            (
+                "Slurm NodeSet 'h100-mega': its RxDM sidecar is not the release paired with the GPUDirect-TCPXO NCCL plugin "
+                "the installer puts on the nodes, so NCCL fails at init or runs degraded"
+                " · observed: RxDM v1.0.18 in container tcpxo-daemon, NCCL plugin v1.0.14 on the nodes"
+                " · required: RxDM v1.0.20, released with plugin v1.0.14\n"
+                f"Fix: set the tcpxo-daemon image to {RXDM}:v1.0.20 (gpu-cluster renders the pair from "
+                "catalog/data/fabric-images.csv)"
+            ),
+        )
+    ]
 
 
 def test_a_waiver_silences_it(pack, recorded):

@@ -1,5 +1,6 @@
 """SARIF output for code-scanning UIs: the shape GitHub code scanning requires (SARIF 2.1.0), rules with
 metadata, and results located at the stack-file line of the pool the violation names."""
+
 from __future__ import annotations
 
 import json
@@ -14,34 +15,88 @@ from preview.engine import PROJECT_ROOT
 
 # The subset of the SARIF 2.1.0 schema that code-scanning uploads rely on (written from the spec, not copied).
 SARIF_SUBSET = {
-    "type": "object", "required": ["version", "runs", "$schema"],
+    "type": "object",
+    "required": ["version", "runs", "$schema"],
     "properties": {
         "version": {"const": "2.1.0"},
-        "runs": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "required": ["tool", "results"],
-            "properties": {
-                "tool": {"type": "object", "required": ["driver"], "properties": {"driver": {
-                    "type": "object", "required": ["name", "rules"], "properties": {"rules": {"type": "array", "items": {
-                        "type": "object", "required": ["id", "shortDescription", "fullDescription", "help"],
-                        "properties": {"defaultConfiguration": {"properties": {
-                            "level": {"enum": ["none", "note", "warning", "error"]}}}}}}}}}},
-                "results": {"type": "array", "items": {
-                    "type": "object", "required": ["ruleId", "message", "locations", "level"],
-                    "properties": {
-                        "level": {"enum": ["none", "note", "warning", "error"]},
-                        "message": {"type": "object", "required": ["text"]},
-                        "locations": {"type": "array", "minItems": 1, "items": {"required": ["physicalLocation"],
-                            "properties": {"physicalLocation": {"required": ["artifactLocation", "region"], "properties": {
-                                "region": {"required": ["startLine"],
-                                           "properties": {"startLine": {"type": "integer", "minimum": 1}}}}}}}}}}}}}},
+        "runs": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["tool", "results"],
+                "properties": {
+                    "tool": {
+                        "type": "object",
+                        "required": ["driver"],
+                        "properties": {
+                            "driver": {
+                                "type": "object",
+                                "required": ["name", "rules"],
+                                "properties": {
+                                    "rules": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["id", "shortDescription", "fullDescription", "help"],
+                                            "properties": {
+                                                "defaultConfiguration": {
+                                                    "properties": {
+                                                        "level": {"enum": ["none", "note", "warning", "error"]}
+                                                    }
+                                                }
+                                            },
+                                        },
+                                    }
+                                },
+                            }
+                        },
+                    },
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["ruleId", "message", "locations", "level"],
+                            "properties": {
+                                "level": {"enum": ["none", "note", "warning", "error"]},
+                                "message": {"type": "object", "required": ["text"]},
+                                "locations": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "items": {
+                                        "required": ["physicalLocation"],
+                                        "properties": {
+                                            "physicalLocation": {
+                                                "required": ["artifactLocation", "region"],
+                                                "properties": {
+                                                    "region": {
+                                                        "required": ["startLine"],
+                                                        "properties": {"startLine": {"type": "integer", "minimum": 1}},
+                                                    }
+                                                },
+                                            }
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
     },
 }
 
 
 @pytest.mark.slow
 def test_sarif_for_the_topology_example():
-    out = subprocess.run([sys.executable, "-m", "preview", "--stack", "gke-a3-spread", "--format", "sarif"],
-                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=180)
+    out = subprocess.run(
+        [sys.executable, "-m", "preview", "--stack", "gke-a3-spread", "--format", "sarif"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert out.returncode == 1, out.stderr
     doc = json.loads(out.stdout)
     jsonschema.validate(doc, SARIF_SUBSET)
@@ -59,6 +114,9 @@ def test_sarif_for_the_topology_example():
         line = loc["physicalLocation"]["region"]["startLine"]
         text = (PROJECT_ROOT / "Pulumi.gke-a3-spread.yaml").read_text().splitlines()[line - 1]
         assert "name: a3-mega" in text  # the pool's entry in nodePools
-        assert loc["logicalLocations"][0] == {"name": "a3-mega", "kind": "resource",
-                                              "fullyQualifiedName": "gpu-cluster:nodePools[0]"}
+        assert loc["logicalLocations"][0] == {
+            "name": "a3-mega",
+            "kind": "resource",
+            "fullyQualifiedName": "gpu-cluster:nodePools[0]",
+        }
     assert len({r["partialFingerprints"]["gpuClusterFinding/v1"] for r in errors}) == 1

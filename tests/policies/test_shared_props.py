@@ -1,5 +1,6 @@
 """The in-process pack converts each resource once per AnalyzeStack request, not once per stack rule; the SDK's own
 names are back when the call ends (the findings of both paths are compared in test_policy_paths_agree.py)."""
+
 from __future__ import annotations
 
 from google.protobuf import struct_pb2
@@ -28,8 +29,11 @@ def test_equal_messages_convert_once_and_the_sdk_names_come_back():
         proxy = POLICY_MODULE.unknown_checking_proxy(values)
         assert POLICY_MODULE.unknown_checking_proxy(values) is proxy and proxy["b"] == "x"
         assert POLICY_MODULE.json_format.MessageToJson is before[0].MessageToJson  # the rest is the module's own
-    assert (POLICY_MODULE.json_format, POLICY_MODULE.deserialize_properties,
-            POLICY_MODULE.unknown_checking_proxy) == before
+    assert (
+        POLICY_MODULE.json_format,
+        POLICY_MODULE.deserialize_properties,
+        POLICY_MODULE.unknown_checking_proxy,
+    ) == before
 
 
 def test_a_preview_builds_one_proxy_per_distinct_value(monkeypatch):
@@ -47,7 +51,6 @@ def test_a_preview_builds_one_proxy_per_distinct_value(monkeypatch):
     # without sharing, AnalyzeStack alone builds one per resource and stack rule (31 of them), and as many for the
     # resources' providers: over 30 per resource; shared, at most one per distinct props and provider props
     assert len(built) <= 2 * resources, (len(built), resources)
-
 
 
 def test_each_resource_turns_into_plain_data_once_per_request_not_once_per_rule(monkeypatch):

@@ -1,6 +1,7 @@
 """The in-process AnalyzeStack (resources built once for all stack rules) answers exactly as the SDK's servicer:
 the same diagnostics, in the same order, and the same "not applicable" entries, on example stacks with and
 without violations and on a pack config that disables a rule and raises another to mandatory."""
+
 from __future__ import annotations
 
 import json
@@ -44,9 +45,13 @@ def test_built_once_answers_as_the_servicer(stack):
 
 
 def test_levels_from_the_config_are_honoured_as_by_the_servicer():
-    svc, request = servicer_and_request("eks-over-budget", {
-        "cost-stack-budget": {"enforcementLevel": "disabled"},
-        "cost-gpu-hour-limit": {"enforcementLevel": "mandatory"}})
+    svc, request = servicer_and_request(
+        "eks-over-budget",
+        {
+            "cost-stack-budget": {"enforcementLevel": "disabled"},
+            "cost-gpu-hour-limit": {"enforcementLevel": "mandatory"},
+        },
+    )
     ours, sdks = analyze_stack(svc, request), svc.AnalyzeStack(request, None)
     assert ours == sdks
     assert not any(d.policyName == "cost-stack-budget" for d in ours.diagnostics)

@@ -1,5 +1,6 @@
 """A broken stack file, through the command as CI runs it: a stack file that is no stack file is exit 2 with file, line
 and column in every format (JSON strict), never a traceback, nothing registered; a crash is exit 4, said in one line."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,10 @@ DEV = (PROJECT_ROOT / "Pulumi.dev.yaml").read_text(encoding="utf-8")
 
 def strict(text: str) -> Any:
     """JSON as RFC 8259 has it: NaN, Infinity and -Infinity are refused."""
+
     def refuse(constant: str) -> Any:
         raise AssertionError(f"not strict JSON: {constant}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -50,8 +53,11 @@ BROKEN = {
     "key 1": ("config:\n  gpu-cluster:labels: {1: x}\n", 2),
     "key ~": ("config:\n  gpu-cluster:labels: {~: x}\n", 2),
     "self-referencing anchor": ("config:\n  gpu-cluster:labels: &l {env: dev, self: *l}\n", 2),
-    "alias bomb": ("config:\n  x:a: &a [l, l, l, l, l, l, l, l, l]\n" + "".join(
-        f"  x:{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(7)), 7),
+    "alias bomb": (
+        "config:\n  x:a: &a [l, l, l, l, l, l, l, l, l]\n"
+        + "".join(f"  x:{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(7)),
+        7,
+    ),
 }
 
 
@@ -93,8 +99,9 @@ def test_a_broken_base_file_is_an_invalid_base_in_the_diff(tmp_path, capsys):
 
 def test_a_nan_in_the_head_is_strict_json_in_the_diff(tmp_path, capsys):
     head = write(tmp_path, DEV.replace("      maxNodes: 2\n      capacity", "      maxNodes: .nan\n      capacity"))
-    code, out, _ = run(capsys, "--stack", "dev", "--stack-file", str(head), "--base-file", str(head),
-                       "--format", "json")
+    code, out, _ = run(
+        capsys, "--stack", "dev", "--stack-file", str(head), "--base-file", str(head), "--format", "json"
+    )
     doc = strict(out)
     assert code == 2 and doc["head"]["state"] == "invalid"
     assert ".nan" in [e["value"] for e in doc["head"]["errors"]]

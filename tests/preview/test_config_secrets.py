@@ -5,6 +5,7 @@ Two ways in, as in real life: a stack file with `secure:` values (the offline pr
 the decrypted config plus the secret key list (what the Pulumi CLI hands the program: PULUMI_CONFIG and
 PULUMI_CONFIG_SECRET_KEYS). The canary test runs the second way and looks for the plaintext everywhere.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,14 @@ def eks_stack() -> dict[str, Any]:
 
 
 def every_output(report) -> str:
-    return "\n".join([render_text(report, color=False), render_markdown(report), render_sarif_text(report),
-                      json.dumps(report.as_dict(), default=str, allow_nan=False)])
+    return "\n".join(
+        [
+            render_text(report, color=False),
+            render_markdown(report),
+            render_sarif_text(report),
+            json.dumps(report.as_dict(), default=str, allow_nan=False),
+        ]
+    )
 
 
 def plaintext_outside_secrets(value: Any, needle: str) -> bool:
@@ -71,10 +78,10 @@ def test_a_secret_label_is_refused_and_never_shown():
     config = {**eks_stack(), "gpu-cluster:labels": {"team": "llm", "cost-center": LABEL_SECRET}}
     report = preview_config("eks-kueue", config, secret_keys=["gpu-cluster:labels"])
     assert report.resources == [] and report.exit_code == 2
-    assert [(e.path, e.problem.split(",")[0]) for e in report.errors] == [
-        ("gpu-cluster:labels", "set as a secret")]
-    assert report.errors[0].fix.startswith("store it in plaintext: pulumi config set --plaintext --path "
-                                           "'gpu-cluster:labels…' VALUE")
+    assert [(e.path, e.problem.split(",")[0]) for e in report.errors] == [("gpu-cluster:labels", "set as a secret")]
+    assert report.errors[0].fix.startswith(
+        "store it in plaintext: pulumi config set --plaintext --path 'gpu-cluster:labels…' VALUE"
+    )
     assert LABEL_SECRET not in every_output(report)
 
 
@@ -82,7 +89,8 @@ def test_a_secret_whose_value_is_also_wrong_is_reported_masked():
     config = {**eks_stack(), "gpu-cluster:accountId": "21098765432"}  # 11 digits
     report = preview_config("eks-kueue", config, secret_keys=["gpu-cluster:accountId"])
     assert [(e.path, e.problem, e.value) for e in report.errors] == [
-        ("gpu-cluster:accountId", "not a valid AWS account ID", "[secret]")]
+        ("gpu-cluster:accountId", "not a valid AWS account ID", "[secret]")
+    ]
     assert "21098765432" not in every_output(report)
 
 
@@ -105,8 +113,11 @@ def test_a_secure_leaf_makes_its_whole_key_secret_as_the_cli_does():
 
 
 def test_the_program_refuses_a_secret_label_before_any_resource():
-    monitor = install_mocks({**eks_stack(), "gpu-cluster:labels": {"team": "llm", "owner": LABEL_SECRET}},
-                            "eks-kueue", secret_keys=["gpu-cluster:labels"])
+    monitor = install_mocks(
+        {**eks_stack(), "gpu-cluster:labels": {"team": "llm", "owner": LABEL_SECRET}},
+        "eks-kueue",
+        secret_keys=["gpu-cluster:labels"],
+    )
     with pytest.raises(pulumi.RunError) as info:
         execute_program()
     assert monitor.registered == [] and LABEL_SECRET not in str(info.value)

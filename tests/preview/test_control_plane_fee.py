@@ -1,5 +1,6 @@
 """The per-cluster fee: EKS bills extended support for versions past standard support (judged on the catalog's price
 date, 2026-12-02), and neither the preview nor the budget rule counts the fee of a cluster the stack does not create."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,13 +29,18 @@ def test_every_supported_eks_version_has_a_sourced_calendar_row(version):
     assert 360 <= (row.end_of_extended_support - row.end_of_standard_support).days <= 370, "12 months extended"
 
 
-@pytest.mark.parametrize("version, usd, support", [
-    ("1.32", 0.60, "extended"), ("1.33", 0.60, "extended"),
-    ("1.34", 0.60, "extended"),  # standard support ended 2026-12-02: billing for extended starts 00:00 UTC that day
-    ("1.35", 0.10, "standard"), ("1.36", 0.10, "standard"),
-    ("1.29", 0.60, "extended"),  # not in the calendar: the higher fee, unknown is not cheaper
-    (None, 0.10, "standard"),    # the provider's default version
-])
+@pytest.mark.parametrize(
+    "version, usd, support",
+    [
+        ("1.32", 0.60, "extended"),
+        ("1.33", 0.60, "extended"),
+        ("1.34", 0.60, "extended"),  # standard support ended 2026-12-02: billing for extended starts 00:00 UTC that day
+        ("1.35", 0.10, "standard"),
+        ("1.36", 0.10, "standard"),
+        ("1.29", 0.60, "extended"),  # not in the calendar: the higher fee, unknown is not cheaper
+        (None, 0.10, "standard"),  # the provider's default version
+    ],
+)
 def test_eks_fee_follows_the_versions_support_status(version, usd, support):
     fee = CAT.control_plane_fee(Cloud.AWS, version)
     assert (fee.usd_per_hour, fee.support) == (pytest.approx(usd), support)
@@ -58,11 +64,17 @@ def test_preview_prices_an_old_eks_version_at_extended_support_and_says_why():
     report = preview_config("t", edit(EKS, "cluster.kubernetesVersion", "1.33"))
     (line,) = [f for f in report.cost.fixed if f.item.startswith("control plane")]
     assert (line.item, line.usd_per_hour_min, line.usd_per_hour_max) == (
-        "control plane (EKS extended support)", pytest.approx(0.60), pytest.approx(0.60))
-    assert ("EKS 1.33 is past standard support since 2026-07-29: the control plane bills $0.60/h (extended support) "
-            "instead of $0.10/h; a version in standard support costs less") in report.cost.notes
+        "control plane (EKS extended support)",
+        pytest.approx(0.60),
+        pytest.approx(0.60),
+    )
+    assert (
+        "EKS 1.33 is past standard support since 2026-07-29: the control plane bills $0.60/h (extended support) "
+        "instead of $0.10/h; a version in standard support costs less"
+    ) in report.cost.notes
     assert [w.path for w in report.warnings if w.path.endswith("kubernetesVersion")] == [
-        "gpu-cluster:cluster.kubernetesVersion"]
+        "gpu-cluster:cluster.kubernetesVersion"
+    ]
 
 
 def test_preview_prices_the_default_eks_version_at_standard_support():
@@ -72,11 +84,14 @@ def test_preview_prices_the_default_eks_version_at_standard_support():
     assert not [n for n in report.cost.notes if "standard support" in n]
 
 
-@pytest.mark.parametrize("cfg", [edit(EKS, "cluster.mode", "existing"), edit(GKE, "cluster.mode", "existing")],
-                         ids=["eks", "gke"])
+@pytest.mark.parametrize(
+    "cfg", [edit(EKS, "cluster.mode", "existing"), edit(GKE, "cluster.mode", "existing")], ids=["eks", "gke"]
+)
 def test_existing_cluster_fee_is_not_this_stacks(cfg):
     report = preview_config("t", cfg)
     assert [f.item for f in report.cost.fixed] == []
-    assert "the control-plane fee of the existing cluster 'ml' is not counted: this stack adds node pools to it but " \
-           "does not create it" in report.cost.notes
+    assert (
+        "the control-plane fee of the existing cluster 'ml' is not counted: this stack adds node pools to it but "
+        "does not create it" in report.cost.notes
+    )
     assert report.cost.usd_per_hour_max == pytest.approx(sum(p.usd_per_hour_max for p in report.cost.pools))

@@ -1,16 +1,25 @@
 """Every default gpu-cluster chooses passes the mandatory rules: a stack that names no image gets the Trainer
 runtime's default training image pinned by digest (resolved from the registry at deploy), also where it runs
 host-level (the GPUDirect-TCPXO pool of an a3-megagpu-8g), so the user is never sent to fix what they did not write."""
+
 from __future__ import annotations
 
 from preview.run import preview_config
 from tests.support.spec.edit import edits
 from tests.support.spec.stack_configs import GKE
 
-A3_MEGA_KUEUE = edits(GKE, {
-    "nodePools[0].machineType": "a3-megagpu-8g", "nodePools[0].minNodes": 16, "nodePools[0].maxNodes": 16,
-    "gpu-cluster:scheduling": {"workload": "kubeflow", "queues": [{"name": "team", "quotas": [
-        {"pool": "h100", "gpus": 128}]}]}})
+A3_MEGA_KUEUE = edits(
+    GKE,
+    {
+        "nodePools[0].machineType": "a3-megagpu-8g",
+        "nodePools[0].minNodes": 16,
+        "nodePools[0].maxNodes": 16,
+        "gpu-cluster:scheduling": {
+            "workload": "kubeflow",
+            "queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": 128}]}],
+        },
+    },
+)
 
 
 def test_a_16_node_a3_mega_kueue_stack_with_every_default_exits_0():

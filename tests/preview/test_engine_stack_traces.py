@@ -1,5 +1,6 @@
 """The offline run skips the SDK's per-registration stack trace (the mocks drop it) and puts the SDK's function back
 afterwards; what the program registers is the same either way."""
+
 from __future__ import annotations
 
 from preview.engine import PROJECT_ROOT, no_stack_traces, read_stack_file, run_program
@@ -21,8 +22,10 @@ def test_no_trace_is_captured_during_the_run_and_the_sdk_function_comes_back(mon
     calls.clear()
     with_traces = run_program_with_traces(config, monkeypatch)
     assert len(calls) >= len(skipped.resources) - 1  # with the capture on: one per registration
+
     def seen(recording):  # registration order follows the event loop, so compare as sets of registrations
         return sorted((r.type, r.name, r.parent_urn, repr(r.redacted_inputs)) for r in recording.resources)
+
     assert seen(skipped) == seen(with_traces)
 
 
@@ -30,6 +33,7 @@ def run_program_with_traces(config, monkeypatch):
     """The same run with the SDK's capture left on (``no_stack_traces`` made a no-op)."""
     import contextlib
     import preview.engine as engine
+
     monkeypatch.setattr(engine, "no_stack_traces", contextlib.nullcontext)
     return run_program(config, "dev")
 

@@ -1,6 +1,7 @@
 """The fabric in the offline preview: gke-h100-512 shows 8 TCPXO networks, the installer and injector, a wired
 Slinky NodeSet and no GPUDirect warning; a multi-node A3 pool with the fabric off exits 1 (mandatory violation);
 an EKS p5 runtime requests 32 EFA devices; the cost notes say the fabric costs nothing per hour."""
+
 from __future__ import annotations
 
 import pytest
@@ -63,14 +64,16 @@ def test_rdma_example_shows_gib_on_nine_networks_and_a_roce_vpc_in_the_pools_zon
     assert h200["daemonSets"] == ["nccl-rdma-installer"] and h200["wired"] == ["ClusterTrainingRuntime torch-h200"]
     roce = [r for r in report.resources if r.type == "gcp:compute/network:Network" and r.name.endswith("-roce")]
     assert [r.inputs["networkProfile"] for r in roce] == [
-        "projects/ml-research-prod/global/networkProfiles/us-east4-b-vpc-roce"]
+        "projects/ml-research-prod/global/networkProfiles/us-east4-b-vpc-roce"
+    ]
 
 
 def test_an_existing_cluster_is_told_to_have_multi_networking_on():
     report = preview_config("t", edits(GKE, {"cluster.mode": "existing"}))
     assert [w.problem for w in report.warnings if w.path == "gpu-cluster:nodePools[0].fabric"] == [
         "pool 'h100' attaches GPUDirect-TCPX networks to the existing cluster 'ml', which gpu-cluster does not "
-        "modify: multi-networking (enable_multi_networking, Dataplane V2) must already be on"]
+        "modify: multi-networking (enable_multi_networking, Dataplane V2) must already be on"
+    ]
 
 
 def test_each_workloads_image_says_how_it_is_pinned(h100):

@@ -6,6 +6,7 @@ policy pack on, so exit 1 happens too) is marked ``fuzz`` and excluded by defaul
 
     FUZZ_EXAMPLES=2000 .venv/bin/python -m pytest -m fuzz -p no:cacheprovider tests/preview/test_fuzz_stack_files.py
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,13 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.support.spec.mutations import run_preview, structural_mutation, text_mutation
 
-IN_SUITE = settings(max_examples=30, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+IN_SUITE = settings(
+    max_examples=30,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 LONG = settings(IN_SUITE, max_examples=int(os.environ.get("FUZZ_EXAMPLES", "500")), derandomize=False)
 
 

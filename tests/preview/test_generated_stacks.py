@@ -9,6 +9,7 @@ the what-if's time to running of that gang on an empty pool, and every job the w
 on the flavor it ran on, the per-flavor checks ported from Kueue's flavor assigner (``stacks/plan/admission.py``:
 TAS match, taints, node selector) and fits that flavor's maximum quota, from the objects the stack renders (the
 assigner's choice among flavors is not replayed). The example count is bounded so this runs in CI."""
+
 from __future__ import annotations
 
 import copy
@@ -34,12 +35,20 @@ from whatif.run import simulate_jobs
 from tests.support.spec.stack_configs import EKS, GKE
 
 CAT = load_catalog()
-EXAMPLES = settings(max_examples=20, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-MACHINES = {Cloud.GCP: ("a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "g2-standard-24", "a2-highgpu-1g"),
-            Cloud.AWS: ("p5.48xlarge", "p4d.24xlarge", "g6e.xlarge", "g5.xlarge")}
-CAPACITY = {Cloud.GCP: ("on-demand", "spot", "reservation", "flex-start"),
-            Cloud.AWS: ("on-demand", "spot", "reservation", "capacity-block")}
+EXAMPLES = settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+MACHINES = {
+    Cloud.GCP: ("a3-highgpu-8g", "a3-megagpu-8g", "a3-ultragpu-8g", "g2-standard-24", "a2-highgpu-1g"),
+    Cloud.AWS: ("p5.48xlarge", "p4d.24xlarge", "g6e.xlarge", "g5.xlarge"),
+}
+CAPACITY = {
+    Cloud.GCP: ("on-demand", "spot", "reservation", "flex-start"),
+    Cloud.AWS: ("on-demand", "spot", "reservation", "capacity-block"),
+}
 HOURS = 10.0
 
 
@@ -65,9 +74,13 @@ def _capacity(cloud: Cloud, kind: str, nodes: int, machine: str = "p5.48xlarge")
     if kind == "reservation":
         return {"type": "reservation", "reservation": "res-a" if cloud == Cloud.GCP else "cr-0123456789abcdef0"}
     if kind == "capacity-block":
-        return {"type": "reservation", "reservation": "cr-0123456789abcdef0", "reservationKind": "capacity-block",
-                "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336},
-                "upfrontFeeUsd": round(0.6 * _list_rate(cloud, machine) * 336 * nodes, 2)}
+        return {
+            "type": "reservation",
+            "reservation": "cr-0123456789abcdef0",
+            "reservationKind": "capacity-block",
+            "window": {"start": "2030-01-07T11:30:00Z", "durationHours": 336},
+            "upfrontFeeUsd": round(0.6 * _list_rate(cloud, machine) * 336 * nodes, 2),
+        }
     return {"type": kind}
 
 
@@ -79,8 +92,13 @@ def stacks(draw) -> dict[str, Any]:
     machine = draw(st.sampled_from(MACHINES[cloud]))
     capacity = draw(st.sampled_from(CAPACITY[cloud]))
     max_nodes = draw(st.integers(1, 4))
-    pool: dict[str, Any] = {"name": "gpu", "machineType": machine, "zones": [_zone(cloud, region, machine)],
-                            "minNodes": draw(st.sampled_from([0, max_nodes])), "maxNodes": max_nodes}
+    pool: dict[str, Any] = {
+        "name": "gpu",
+        "machineType": machine,
+        "zones": [_zone(cloud, region, machine)],
+        "minNodes": draw(st.sampled_from([0, max_nodes])),
+        "maxNodes": max_nodes,
+    }
     if capacity != "on-demand":
         pool["capacity"] = _capacity(cloud, capacity, max_nodes, machine)
     if draw(st.booleans()):  # fabric on (where the machine has one)
@@ -91,8 +109,10 @@ def stacks(draw) -> dict[str, Any]:
     config = {**base, "gpu-cluster:nodePools": [pool]}
     if workload != "none":
         gpus = max_nodes * CAT.resolve(cloud, machine, None, None).gpus
-        config["gpu-cluster:scheduling"] = {"workload": workload, "queues": [
-            {"name": "team", "quotas": [{"pool": "gpu", "gpus": gpus}]}]}
+        config["gpu-cluster:scheduling"] = {
+            "workload": workload,
+            "queues": [{"name": "team", "quotas": [{"pool": "gpu", "gpus": gpus}]}],
+        }
     if draw(st.booleans()):
         config["gpu-cluster:fleet"] = {"role": "worker"}
     return config
@@ -125,8 +145,9 @@ def _refusal_is_clear(issue) -> bool:
 @EXAMPLES
 def test_a_minimal_stack_previews_or_is_refused_clearly_and_never_fails_a_mandatory_rule(config):
     report = preview_config("generated", config)
-    mandatory = [v for v in report.violations if v.get("enforcement") == "mandatory"
-                 and not _known_default_defect(config, v)]
+    mandatory = [
+        v for v in report.violations if v.get("enforcement") == "mandatory" and not _known_default_defect(config, v)
+    ]
     assert not mandatory, f"a mandatory rule flags what the user did not write: {mandatory}"
     if report.errors:
         assert report.exit_code == 2 and report.resources == []
@@ -142,8 +163,9 @@ def test_a_minimal_stack_previews_or_is_refused_clearly_and_never_fails_a_mandat
 
 
 def _spec(config: dict[str, Any]):
-    return load_stack_spec({k.removeprefix("gpu-cluster:"): v for k, v in config.items()
-                            if k.startswith("gpu-cluster:")})
+    return load_stack_spec(
+        {k.removeprefix("gpu-cluster:"): v for k, v in config.items() if k.startswith("gpu-cluster:")}
+    )
 
 
 def _whatif_pays_the_preview_price(config: dict[str, Any], report) -> None:
@@ -160,7 +182,8 @@ def _whatif_pays_the_preview_price(config: dict[str, Any], report) -> None:
     u = res.pools["gpu"]
     paid_usd = u.paid_node_s / 3600 * u.usd_per_node_hour
     assert paid_usd == pytest.approx(pool.usd_per_hour_max * HOURS, rel=1e-9), (
-        f"what-if ${paid_usd:,.2f} vs preview ${pool.usd_per_hour_max:,.2f}/h × {HOURS:g} h")
+        f"what-if ${paid_usd:,.2f} vs preview ${pool.usd_per_hour_max:,.2f}/h × {HOURS:g} h"
+    )
 
 
 def _whatif_time_to_running_is_the_preview_pod_start(config: dict[str, Any], report) -> None:
@@ -197,8 +220,10 @@ def check_admitted_starts(spec) -> int:
     objects = render_kueue(spec.scheduling, facts, placements, namespaces=False)
     runtimes = {r["metadata"]["name"]: r for r in training_runtimes(facts, placements)}
     excluded = manager_config(spec.scheduling)["resources"]["excludeResourcePrefixes"]
-    queues = {cq["metadata"]["name"]: queue_from_objects(cq, objects.flavors, objects.topologies)
-              for cq in objects.cluster_queues}
+    queues = {
+        cq["metadata"]["name"]: queue_from_objects(cq, objects.flavors, objects.topologies)
+        for cq in objects.cluster_queues
+    }
     opts = SimOptions(spot_interruptions=False)
     model = cluster_of(spec, "generated", opts)
     started = 0
@@ -206,10 +231,13 @@ def check_admitted_starts(spec) -> int:
         jobs = []
         for name in model.queues[queue].quotas:
             m = model.pools[name]
-            jobs += [Job(f"{queue}-{name}-one-{i}", 60.0 * i, queue, m.gpus_per_node, run_s=1800, pool=name)
-                     for i in range(2)]
-            jobs.append(Job(f"{queue}-{name}-gang", 0, queue, m.gpus_per_node, run_s=1800, nodes=m.max_nodes,
-                            pool=name))
+            jobs += [
+                Job(f"{queue}-{name}-one-{i}", 60.0 * i, queue, m.gpus_per_node, run_s=1800, pool=name)
+                for i in range(2)
+            ]
+            jobs.append(
+                Job(f"{queue}-{name}-gang", 0, queue, m.gpus_per_node, run_s=1800, nodes=m.max_nodes, pool=name)
+            )
             if m.gpus_per_node > 1:
                 jobs.append(Job(f"{queue}-{name}-part", 30, queue, m.gpus_per_node // 2, run_s=1800, pool=name))
         res = simulate_jobs(model, jobs, 0, opts)
@@ -223,13 +251,19 @@ def check_admitted_starts(spec) -> int:
             flavor = objects.flavor_names()[out.pool]
             group = next(g for g in shape.groups if flavor in g.flavors)
             runtime = runtimes.get(runtime_name(out.pool))
-            template = runtime_pod_template(runtime) if runtime is not None else _bare_pod(
-                next(f for f in facts if f.name == out.pool), group)  # shared GPUs: no runtime, a plain pod
+            template = (
+                runtime_pod_template(runtime)
+                if runtime is not None
+                else _bare_pod(next(f for f in facts if f.name == out.pool), group)
+            )  # shared GPUs: no runtime, a plain pod
             ps = podset_from_template("node", job.nodes, template, excluded)
             gpu = next(r for r in ps.requests if r.startswith("nvidia.com/"))
             ps = dataclasses.replace(ps, requests={**ps.requests, gpu: slices_for(pool, job.gpus_per_node, None)})
             assert set(ps.requests) <= set(group.covered), f"{job.id}: Kueue has no quota for {sorted(ps.requests)}"
-            assert flavor_mismatch(shape, ps, flavor, group) is None, (job.id, flavor_mismatch(shape, ps, flavor, group))
+            assert flavor_mismatch(shape, ps, flavor, group) is None, (
+                job.id,
+                flavor_mismatch(shape, ps, flavor, group),
+            )
             need, cap = ps.requests[gpu] * ps.count, max_capacity(shape, group.quotas[(flavor, gpu)])
             assert need <= cap, f"{job.id} started on {flavor}: {need} > Kueue's maximum capacity {cap}"
     return started
@@ -239,8 +273,12 @@ def _bare_pod(fact, group) -> dict[str, Any]:
     """The pod a user submits to a pool without a TrainingRuntime (shared GPUs): the pool's label as node selector
     and the GPU resource the queue's quota covers."""
     resource = next(r for r in group.covered if r.startswith("nvidia.com/"))
-    return {"spec": {"nodeSelector": dict(fact.pool_label),
-                     "containers": [{"name": "main", "resources": {"requests": {resource: 1}}}]}}
+    return {
+        "spec": {
+            "nodeSelector": dict(fact.pool_label),
+            "containers": [{"name": "main", "resources": {"requests": {resource: 1}}}],
+        }
+    }
 
 
 @pytest.mark.parametrize("stack", ["gke-kueue", "eks-kueue", "gke-flex-start-tas"])
@@ -264,10 +302,16 @@ def test_the_fleet_roll_up_is_the_sum_of_the_workers_own_previews():
     assert manager.fleet["totals"]["usdPerHourMax"] == pytest.approx(own, abs=1e-3)
 
 
-A3_MEGA_KUEUE = {**GKE, "gpu-cluster:nodePools": [{"name": "gpu", "machineType": "a3-megagpu-8g",
-                                                         "zones": ["us-central1-a"], "maxNodes": 16}],
-                 "gpu-cluster:scheduling": {"workload": "kubeflow", "queues": [
-                     {"name": "team", "quotas": [{"pool": "gpu", "gpus": 128}]}]}}
+A3_MEGA_KUEUE = {
+    **GKE,
+    "gpu-cluster:nodePools": [
+        {"name": "gpu", "machineType": "a3-megagpu-8g", "zones": ["us-central1-a"], "maxNodes": 16}
+    ],
+    "gpu-cluster:scheduling": {
+        "workload": "kubeflow",
+        "queues": [{"name": "team", "quotas": [{"pool": "gpu", "gpus": 128}]}],
+    },
+}
 
 
 def test_an_hgx_pool_of_sixteen_nodes_with_every_default_is_multi_node_and_passes_the_pack():
@@ -294,6 +338,7 @@ def test_an_hgx_pool_over_two_zones_is_not_made_multi_node_by_default():
 def test_the_multi_node_default_uses_the_packs_node_threshold():
     from policies.multinode import MIN_NODES_SCHEMA
     from stacks.validate.multi_node_default import MULTI_NODE_MIN_NODES
+
     assert MULTI_NODE_MIN_NODES == MIN_NODES_SCHEMA["default"]
     config = copy.deepcopy(A3_MEGA_KUEUE)
     config["gpu-cluster:nodePools"][0]["maxNodes"] = MULTI_NODE_MIN_NODES - 1
@@ -312,20 +357,34 @@ def _refused(config: dict[str, Any], path_end: str) -> str:
 def test_a_multi_node_efa_pool_of_a_slurm_stack_without_a_slurmd_image_is_refused_naming_the_image_to_build():
     """Slinky's default slurmd image has no libfabric/aws-ofi-nccl; gpu-cluster cannot default an image the user must
     build and push, so validation asks for it instead of the pack flagging the default."""
-    config = {**EKS, "gpu-cluster:nodePools": [{"name": "gpu", "machineType": "p5.48xlarge", "zones": ["us-east-1a"],
-                                                "maxNodes": 2, "multiNode": True}],
-              "gpu-cluster:scheduling": {"workload": "slurm", "queues": [
-                  {"name": "team", "quotas": [{"pool": "gpu", "gpus": 16}]}]}}
+    config = {
+        **EKS,
+        "gpu-cluster:nodePools": [
+            {"name": "gpu", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "maxNodes": 2, "multiNode": True}
+        ],
+        "gpu-cluster:scheduling": {
+            "workload": "slurm",
+            "queues": [{"name": "team", "quotas": [{"pool": "gpu", "gpus": 16}]}],
+        },
+    }
     text = _refused(config, "nodePools[0].fabric.runtimeImage")
     assert "images/slurmd-efa" in text and "runtimeImageBuild: slurmd-efa" in text
     config["gpu-cluster:nodePools"][0]["fabric"] = {"mode": "off"}
-    assert not [e for e in preview_config("generated", config).errors
-                if e.path.endswith("fabric.runtimeImage") and not e.warning]
+    assert not [
+        e
+        for e in preview_config("generated", config).errors
+        if e.path.endswith("fabric.runtimeImage") and not e.warning
+    ]
 
 
 def test_a_flex_start_pool_in_a_stack_without_kueue_is_refused_since_nothing_would_request_its_nodes():
-    pool = {"name": "gpu", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 1,
-            "capacity": {"type": "flex-start"}}
+    pool = {
+        "name": "gpu",
+        "machineType": "a3-highgpu-8g",
+        "zones": ["us-central1-a"],
+        "maxNodes": 1,
+        "capacity": {"type": "flex-start"},
+    }
     config = {**GKE, "gpu-cluster:nodePools": [pool]}
     text = _refused(config, "nodePools[0].capacity.queuedProvisioning")
     assert "workload: kubeflow" in text and "queuedProvisioning: false" in text

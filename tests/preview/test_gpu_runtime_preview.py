@@ -1,5 +1,6 @@
 """The offline preview shows, per pool, who advertises the GPUs, the sharing, and schedulable nvidia.com/gpu per
 node, while cost stays per physical GPU; the example stacks use every runtime and sharing mode."""
+
 from __future__ import annotations
 
 import json
@@ -44,15 +45,27 @@ def test_runtime_examples_write_a_gpu_runtime_section():
 
 @pytest.mark.slow
 def test_json_runtime_rows_and_physical_cost():
-    out = subprocess.run([sys.executable, "-m", "preview", "--stack", "gke-operator-mig", "--format", "json"],
-                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "preview", "--stack", "gke-operator-mig", "--format", "json"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     rows = {r["pool"]: r for r in doc["gpuRuntime"]}
     assert rows["h100-mig"] == {
-        "pool": "h100-mig", "machineType": "a3-highgpu-8g", "mode": "gpu-operator",
-        "advertiser": "GPU Operator device plugin", "driver": "COS driver installer (default)",
-        "sharing": "mig 1g.10gb ×7", "physicalGpusPerNode": 8, "advertisedGpusPerNode": 56, "efaDevicePlugin": False}
+        "pool": "h100-mig",
+        "machineType": "a3-highgpu-8g",
+        "mode": "gpu-operator",
+        "advertiser": "GPU Operator device plugin",
+        "driver": "COS driver installer (default)",
+        "sharing": "mig 1g.10gb ×7",
+        "physicalGpusPerNode": 8,
+        "advertisedGpusPerNode": 56,
+        "efaDevicePlugin": False,
+    }
     assert rows["l4-managed"]["advertiser"] == "GKE device plugin" and rows["l4-managed"]["advertisedGpusPerNode"] == 2
     cost = {p["pool"]: p for p in doc["cost"]["pools"]}
     assert cost["h100-mig"]["gpus_per_node"] == 8, "cost counts physical GPUs, not MIG instances"
@@ -65,21 +78,28 @@ def test_text_and_markdown_show_the_runtime_table():
     text = render_text(report, color=False, width=200)
     title = "GPU runtime (one nvidia.com/gpu advertiser per pool"
     assert title in text
-    runtime_lines = text[text.index(title):].splitlines()  # the cost table above has rows per pool too
+    runtime_lines = text[text.index(title) :].splitlines()  # the cost table above has rows per pool too
     row = next(line for line in runtime_lines if line.startswith("│ l40s-spot"))
     assert "NVIDIA device plugin (chart)" in row and "mps ×4" in row and "EKS NVIDIA AMI" in row
     assert [c.strip() for c in row.split("│")[5:8]] == ["1", "4", ""]
     p5 = next(line for line in runtime_lines if line.startswith("│ p5-block"))
     assert [c.strip() for c in p5.split("│")[5:8]] == ["8", "8", "yes"]
     md = render_markdown(report)
-    assert ("| l40s-spot | NVIDIA device plugin (chart) | EKS NVIDIA AMI | mps ×4 | 1 | 4 |  |" in md)
+    assert "| l40s-spot | NVIDIA device plugin (chart) | EKS NVIDIA AMI | mps ×4 | 1 | 4 |  |" in md
     assert "| p5-block | NVIDIA device plugin (chart) | EKS NVIDIA AMI | none | 8 | 8 | yes |" in md
 
 
 def test_stack_outputs_carry_the_runtime_per_pool():
     from tests.support.spec.gpu_runtime_matrix import recording
+
     pools = recording("dev").outputs["pools"]
     assert pools["l4"]["gpuRuntime"] == {
-        "mode": "gke-managed", "advertiser": "GKE device plugin", "driver": "GKE (DEFAULT)",
-        "sharing": "time-slicing ×4", "physicalGpusPerNode": 1, "advertisedGpusPerNode": 4, "efaDevicePlugin": False}
+        "mode": "gke-managed",
+        "advertiser": "GKE device plugin",
+        "driver": "GKE (DEFAULT)",
+        "sharing": "time-slicing ×4",
+        "physicalGpusPerNode": 1,
+        "advertisedGpusPerNode": 4,
+        "efaDevicePlugin": False,
+    }
     assert pools["l4"]["maxGpus"] == 2, "capacity stays physical"

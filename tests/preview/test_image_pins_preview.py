@@ -1,6 +1,7 @@
 """The preview says how every host-level image is pinned (JSON ``hostImages``, text "Host-level images"): a cited
 digest as it is, a tag gpu-cluster resolves at deploy as "digest resolved from <registry> at deploy" with no digest
 (there is no registry offline: nothing made up is shown as real), a tag alone as "tag only"."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,8 +33,11 @@ def test_json_names_each_host_level_image_and_its_pin(h100):
     injector = rows["gcr.io/gke-release/nri-device-injector"]
     assert (injector["pin"], injector["digest"]) == ("digest", INJECTOR_DIGEST)
     assert DEPLOY_DIGEST not in json.dumps(h100.as_dict()["hostImages"])
-    assert {r["pin"] for r in rows.values()} == {"digest", "digest resolved from us-docker.pkg.dev at deploy",
-                                                 "digest resolved from ghcr.io at deploy"}
+    assert {r["pin"] for r in rows.values()} == {
+        "digest",
+        "digest resolved from us-docker.pkg.dev at deploy",
+        "digest resolved from ghcr.io at deploy",
+    }
 
 
 def test_text_says_resolved_at_deploy_and_counts(h100):

@@ -3,6 +3,7 @@ stack: namespaces before what lives in them; the releases that install CRDs (Kue
 slurm-operator, GPU Operator, ...) before objects of their kinds; slurmdbd's database and secrets before the Slurm
 release; the system pool before the cluster autoscaler and every add-on (children do not inherit a component's
 ``depends_on``, pulumi/pulumi#8721, so each add-on's root objects wait for the cluster explicitly)."""
+
 from __future__ import annotations
 
 import functools
@@ -17,8 +18,14 @@ from tests.support.helm.render import RELEASE
 from tests.support.kube.install_order import Order, kind_of
 
 SYSTEM_POOL_TYPES = ("gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup")
-ADD_ON_TYPES = (RELEASE, "kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet", "kubernetes:batch/v1:Job",
-                "kubernetes:kustomize/v2:Directory", "kubernetes:yaml/v2:ConfigFile")
+ADD_ON_TYPES = (
+    RELEASE,
+    "kubernetes:apps/v1:Deployment",
+    "kubernetes:apps/v1:StatefulSet",
+    "kubernetes:batch/v1:Job",
+    "kubernetes:kustomize/v2:Directory",
+    "kubernetes:yaml/v2:ConfigFile",
+)
 """What must schedule somewhere (or installs something that must): it waits for the system pool."""
 
 
@@ -41,8 +48,11 @@ def test_namespaces_before_what_lives_in_them(stack):
     namespaces = {r["inputs"]["metadata"]["name"]: r["urn"] for r in o.of_type("kubernetes:core/v1:Namespace")}
     wrong, checked = [], 0
     for r in o.by_urn.values():
-        ns = r["inputs"].get("namespace") if r["type"] == RELEASE else (r["inputs"].get("metadata") or {}).get(
-            "namespace")
+        ns = (
+            r["inputs"].get("namespace")
+            if r["type"] == RELEASE
+            else (r["inputs"].get("metadata") or {}).get("namespace")
+        )
         if ns in namespaces:
             checked += 1
             if not o.before(namespaces[ns], r["urn"]):
@@ -54,12 +64,18 @@ def test_namespaces_before_what_lives_in_them(stack):
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
 def test_crd_installing_releases_before_objects_of_their_kinds(stack):
     o = order(stack)
-    installer = {(c["spec"]["group"], c["spec"]["names"]["kind"]): release
-                 for release, objects in rendered(stack).releases.items()
-                 for c in objects if c["kind"] == "CustomResourceDefinition"}
+    installer = {
+        (c["spec"]["group"], c["spec"]["names"]["kind"]): release
+        for release, objects in rendered(stack).releases.items()
+        for c in objects
+        if c["kind"] == "CustomResourceDefinition"
+    }
     releases = {r["name"]: r["urn"] for r in o.of_type(RELEASE)}
-    wrong = [f"{r['type']} {r['name']} before release {installer[kind_of(r)]}" for r in o.k8s_objects()
-             if kind_of(r) in installer and not o.before(releases[installer[kind_of(r)]], r["urn"])]
+    wrong = [
+        f"{r['type']} {r['name']} before release {installer[kind_of(r)]}"
+        for r in o.k8s_objects()
+        if kind_of(r) in installer and not o.before(releases[installer[kind_of(r)]], r["urn"])
+    ]
     assert wrong == []
 
 
@@ -72,11 +88,17 @@ def test_the_crd_order_check_has_objects_to_check():
 def test_database_and_secrets_before_slurmdbd(stack):
     o = order(stack)
     slurm = next(r for r in o.of_type(RELEASE) if r["name"] == "slurm-slurm")
-    needed = [r for r in o.by_urn.values() if ("SlurmDatabase$" in r["urn"] or "SlurmSecrets$" in r["urn"])
-              and r["type"] in ("kubernetes:apps/v1:StatefulSet", "kubernetes:core/v1:Service",
-                                "kubernetes:core/v1:Secret")]
-    assert {r["type"] for r in needed} == {"kubernetes:apps/v1:StatefulSet", "kubernetes:core/v1:Service",
-                                           "kubernetes:core/v1:Secret"}
+    needed = [
+        r
+        for r in o.by_urn.values()
+        if ("SlurmDatabase$" in r["urn"] or "SlurmSecrets$" in r["urn"])
+        and r["type"] in ("kubernetes:apps/v1:StatefulSet", "kubernetes:core/v1:Service", "kubernetes:core/v1:Secret")
+    ]
+    assert {r["type"] for r in needed} == {
+        "kubernetes:apps/v1:StatefulSet",
+        "kubernetes:core/v1:Service",
+        "kubernetes:core/v1:Secret",
+    }
     assert [r["name"] for r in needed if not o.before(r["urn"], slurm["urn"])] == []
 
 

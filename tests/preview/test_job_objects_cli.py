@@ -4,6 +4,7 @@ against the driver chart's CRD, the Trainer v2.3.0 CRDs (schemas and CEL rules) 
 to each other (channel claim, runtimeRef, namespace, the stack's LocalQueue), the job's pod is admitted in its
 namespace by the stack's own admission objects, and bad arguments are refused all at once (exit 2, nothing on
 stdout)."""
+
 from __future__ import annotations
 
 import re
@@ -34,8 +35,13 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def printed() -> tuple[int, list[dict], str, str]:
     """The command as a user runs it: a fresh process from the project folder."""
-    proc = subprocess.run([sys.executable, "-m", "preview", *A4X, "--job", "llama-70b"], cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "preview", *A4X, "--job", "llama-70b"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return proc.returncode, [d for d in yaml.safe_load_all(proc.stdout) if d], proc.stderr, proc.stdout
 
 
@@ -44,7 +50,10 @@ def test_it_prints_the_domain_the_runtime_and_the_trainjob(printed):
     code, docs, err, _ = printed
     assert code == 0, err
     assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
-        ("ComputeDomain", "llama-70b-imex"), ("TrainingRuntime", "torch-gb200-llama-70b"), ("TrainJob", "llama-70b")]
+        ("ComputeDomain", "llama-70b-imex"),
+        ("TrainingRuntime", "torch-gb200-llama-70b"),
+        ("TrainJob", "llama-70b"),
+    ]
     assert {d["metadata"]["namespace"] for d in docs} == {"pretraining"}
 
 
@@ -54,14 +63,18 @@ def test_the_objects_are_wired_to_each_other_and_to_the_stack(printed):
     claims = {c["name"]: c["resourceClaimTemplateName"] for c in pod["spec"]["resourceClaims"]}
     assert claims == {POD_CLAIM: domain["spec"]["channel"]["resourceClaimTemplate"]["name"]}
     assert [c["name"] for c in pod["spec"]["containers"][0]["resources"]["claims"]] == [POD_CLAIM]
-    assert job["spec"]["runtimeRef"] == {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime",
-                                         "name": runtime["metadata"]["name"]}
+    assert job["spec"]["runtimeRef"] == {
+        "apiGroup": "trainer.kubeflow.org",
+        "kind": "TrainingRuntime",
+        "name": runtime["metadata"]["name"],
+    }
     assert job["spec"]["trainer"]["numNodes"] == 18  # one NVLink domain by default
     objects = k8s_objects(recording("gke-a4x-nvl72"))
     queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o["kind"] == "LocalQueue"}
     assert (job["metadata"]["namespace"], job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]) in queues
-    (pool_runtime,) = [o for o in objects if o["kind"] == "ClusterTrainingRuntime"
-                       and o["metadata"]["name"] == "torch-gb200"]
+    (pool_runtime,) = [
+        o for o in objects if o["kind"] == "ClusterTrainingRuntime" and o["metadata"]["name"] == "torch-gb200"
+    ]
     shared = runtime_pod(pool_runtime)  # the same pod as the deployed runtime, only the claim differs
     deployed = yaml.safe_dump(shared["spec"])
     at_deploy = sorted(set(re.findall(rf"image: (\S+)@{DEPLOY_DIGEST}", deployed)))
@@ -85,8 +98,13 @@ def test_every_object_validates_against_its_crd_and_kubernetes(printed):
 
 @pytest.mark.slow
 def test_the_jobs_pod_is_admitted_in_its_namespace():
-    code = subprocess.run([sys.executable, "-m", "preview", *A4X, "--job", "j1", "--nodes", "4"], cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=300)
+    code = subprocess.run(
+        [sys.executable, "-m", "preview", *A4X, "--job", "j1", "--nodes", "4"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert code.returncode == 0, code.stderr
     _, runtime, job = [d for d in yaml.safe_load_all(code.stdout) if d]
     assert job["spec"]["trainer"]["numNodes"] == 4
@@ -95,8 +113,12 @@ def test_the_jobs_pod_is_admitted_in_its_namespace():
 
 
 def test_the_trainjob_crd_check_can_fail():
-    bad = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-           "metadata": {"name": "Llama_70B", "namespace": "x"}, "spec": {"runtimeRef": {"name": "r"}, "trainer": {"numNodes": "2"}}}
+    bad = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "Llama_70B", "namespace": "x"},
+        "spec": {"runtimeRef": {"name": "r"}, "trainer": {"numNodes": "2"}},
+    }
     assert schema_errors(bad) and cel_errors(bad)[0]
 
 

@@ -1,5 +1,6 @@
 """``--no-policies`` says in the output that the pack was skipped: a clean exit 0 without it reads as "the rules
 passed", which nothing checked."""
+
 from __future__ import annotations
 
 from preview.policy.check import PolicyOptions

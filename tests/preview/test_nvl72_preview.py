@@ -1,6 +1,7 @@
 """The GB200 NVL72 examples in the offline preview: each pool's NVLink domains (size, count at maxNodes, the label
 naming a domain, the ComputeDomains its jobs claim), the A4X cost shown as unknown and left out of the totals (never
 $0), and the P6e capacity block priced by its declared fee."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,9 +22,15 @@ def p6e():
 def test_the_a4x_pool_shows_two_nvlink_domains_and_its_compute_domain(a4x):
     (entry,) = [f for f in a4x["fabric"] if f["pool"] == "gb200"]
     assert entry["nvlink"] == {
-        "domainGpus": 72, "domainNodes": 18, "domainsAtMax": 2,
-        "domainLabel": "cloud.google.com/gce-topology-subblock", "acceleratorTopology": "1x72",
-        "ultraserverType": None, "reservationBlock": "gb200-block-1", "computeDomains": ["pretraining/gb200-imex"]}
+        "domainGpus": 72,
+        "domainNodes": 18,
+        "domainsAtMax": 2,
+        "domainLabel": "cloud.google.com/gce-topology-subblock",
+        "acceleratorTopology": "1x72",
+        "ultraserverType": None,
+        "reservationBlock": "gb200-block-1",
+        "computeDomains": ["pretraining/gb200-imex"],
+    }
     assert entry["networks"] == ["gvnic-1", "rdma-0", "rdma-1", "rdma-2", "rdma-3"]
 
 

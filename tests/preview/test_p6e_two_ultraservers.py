@@ -2,6 +2,7 @@
 capacity blocks in a Capacity Reservation Resource Group and the fee of both, as docs/nvl72.md shows it. It previews
 with the policies passing, targets the group, starts all 36 nodes at the block's start (no scale-from-zero for DRA
 pods), and Slurm gets one topology block per UltraServer."""
+
 from __future__ import annotations
 
 import copy
@@ -19,7 +20,9 @@ def two_ultraservers() -> dict:
     doc = yaml.safe_load((PROJECT_ROOT / "Pulumi.eks-p6e-gb200.yaml").read_text())
     cfg = copy.deepcopy(doc)
     (pool,) = cfg["config"]["gpu-cluster:nodePools"]
-    pool["minNodes"] = pool["maxNodes"] = 36  # several Slurm blocks: every node up (a pool following the queue is refused)
+    pool["minNodes"] = pool["maxNodes"] = (
+        36  # several Slurm blocks: every node up (a pool following the queue is refused)
+    )
     capacity = pool["capacity"]
     capacity.pop("reservation")
     capacity.update(reservationGroup=GROUP, upfrontFeeUsd=511999.48)  # 2 x 72 GPUs x 336 h x $10.582

@@ -5,6 +5,7 @@ module bound them.
 
 Validation checks ``podStart`` with the same ``pod_start_plan`` before any plan exists (a validation rule, not
 planning); calls made from ``stacks/validate/`` are counted apart and not held to once."""
+
 from __future__ import annotations
 
 import sys
@@ -13,17 +14,34 @@ from pathlib import Path
 
 import pytest
 
-from stacks.plan import facts, fleet, gpu_runtime, gpu_runtime_plan, kueue_topology, maintenance, pod_start, quota, slurm, stack
+from stacks.plan import (
+    facts,
+    fleet,
+    gpu_runtime,
+    gpu_runtime_plan,
+    kueue_topology,
+    maintenance,
+    pod_start,
+    quota,
+    slurm,
+    stack,
+)
 from preview.engine import PROJECT_ROOT, read_stack_file
 from preview.run import preview_stack
 from stacks.validate import load, planned
 
 VALIDATION_DIR = str(Path(load.__file__).parent)
 COUNTED = {
-    "pool_facts": facts.pool_facts, "pod_start_plan": pod_start.pod_start_plan, "plan_slurm": slurm.plan_slurm,
-    "pool_placements": kueue_topology.pool_placements, "runtime_plan": gpu_runtime_plan.runtime_plan,
-    "quota_plan": quota.quota_plan, "maintenance_policy": maintenance.maintenance_policy,
-    "plan_stack": stack.plan_stack, "load_spec": load.load_spec, "fleet_plan": fleet.fleet_plan,
+    "pool_facts": facts.pool_facts,
+    "pod_start_plan": pod_start.pod_start_plan,
+    "plan_slurm": slurm.plan_slurm,
+    "pool_placements": kueue_topology.pool_placements,
+    "runtime_plan": gpu_runtime_plan.runtime_plan,
+    "quota_plan": quota.quota_plan,
+    "maintenance_policy": maintenance.maintenance_policy,
+    "plan_stack": stack.plan_stack,
+    "load_spec": load.load_spec,
+    "fleet_plan": fleet.fleet_plan,
     "operator_in_stack": gpu_runtime.operator_in_stack,
 }
 PER_POOL = {"pool_facts", "pod_start_plan"}
@@ -48,6 +66,7 @@ def calls(monkeypatch):
             from_validation = caller.startswith(VALIDATION_DIR) and not caller.endswith("planned.py")
             counted[("validation", name) if from_validation else (name, _pool_of(name, args))] += 1
             return original(*args, **kwargs)
+
         return counting
 
     wrappers = {id(fn): wrap(name, fn) for name, fn in COUNTED.items()}
@@ -62,10 +81,16 @@ def calls(monkeypatch):
     planned.forget()
 
 
-@pytest.mark.parametrize("stack_name, scheduler", [
-    ("gke-kueue", "kueue"), ("gke-h100-512", "slurm"), ("eks-p5-efa", None), ("eks-kueue", "kueue"),
-    ("gke-flex-start-tas", "kueue"),
-])
+@pytest.mark.parametrize(
+    "stack_name, scheduler",
+    [
+        ("gke-kueue", "kueue"),
+        ("gke-h100-512", "slurm"),
+        ("eks-p5-efa", None),
+        ("eks-kueue", "kueue"),
+        ("gke-flex-start-tas", "kueue"),
+    ],
+)
 def test_each_planning_function_runs_once_per_preview(calls, stack_name, scheduler):
     report = preview_stack(stack_name)
     assert not report.errors and report.resources, report.errors  # the program really ran

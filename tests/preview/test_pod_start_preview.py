@@ -1,6 +1,7 @@
 """Pod start in the offline preview: gke-kueue streams from its nvcr.io mirror, pre-pulls on h100 and preloads from a
 secondary boot disk on l4; eks-kueue pulls with SOCI fast pull on a pinned AMI; the JSON key and the text table say
 per pool what speeds up a pod's start and what a cold node pulls; the mirror and DaemonSets are among the resources."""
+
 from __future__ import annotations
 
 import json
@@ -31,11 +32,19 @@ def rows(report) -> dict:
 def test_gke_kueue_streams_pre_pulls_and_preloads(gke):
     assert gke.exit_code == 0
     h100, l4 = rows(gke)["h100"], rows(gke)["l4"]
-    assert h100["accelerators"] == ["image streaming (Artifact Registry images)", "images on local SSDs",
-                                    "pre-pull DaemonSet prepull-h100 (1 image)"]
-    assert h100["images"] == [{"image": MIRRORED, "registry": "us-central1-docker.pkg.dev", "coldStart":
-                               "streamed from Artifact Registry (starts before the full download); pulled by the "
-                               "pre-pull DaemonSet as the node joins"}]
+    assert h100["accelerators"] == [
+        "image streaming (Artifact Registry images)",
+        "images on local SSDs",
+        "pre-pull DaemonSet prepull-h100 (1 image)",
+    ]
+    assert h100["images"] == [
+        {
+            "image": MIRRORED,
+            "registry": "us-central1-docker.pkg.dev",
+            "coldStart": "streamed from Artifact Registry (starts before the full download); pulled by the "
+            "pre-pull DaemonSet as the node joins",
+        }
+    ]
     assert l4["accelerators"][1] == "secondary boot disk global/images/triton-2501-cache (CONTAINER_IMAGE_CACHE)"
     assert l4["images"][0]["coldStart"] == "preloaded from the secondary boot disk (if the disk image holds it)"
     types = {(r.type, r.name) for r in gke.resources}
@@ -47,10 +56,13 @@ def test_gke_kueue_streams_pre_pulls_and_preloads(gke):
 def test_eks_kueue_pulls_in_parallel_on_a_pinned_ami(eks):
     p5, l40s = rows(eks)["p5"], rows(eks)["l40s"]
     assert p5["amiReleaseVersion"] == "1.35.2-20260304"
-    assert p5["accelerators"][:2] == ["SOCI parallel pull/unpack (nodeadm FastImagePull)",
-                                      "parallel image pulls (unlimited)"]
-    assert p5["images"][0]["coldStart"] == ("full pull from nvcr.io (SOCI parallel pull and unpack); pulled by the "
-                                            "pre-pull DaemonSet as the node joins")
+    assert p5["accelerators"][:2] == [
+        "SOCI parallel pull/unpack (nodeadm FastImagePull)",
+        "parallel image pulls (unlimited)",
+    ]
+    assert p5["images"][0]["coldStart"] == (
+        "full pull from nvcr.io (SOCI parallel pull and unpack); pulled by the pre-pull DaemonSet as the node joins"
+    )
     assert l40s["images"] == [] and l40s["accelerators"] == ["gp3 root 1000 MiB/s, 4000 IOPS"]
     assert not [w for w in eks.warnings if "amiReleaseVersion" in w.path]
 

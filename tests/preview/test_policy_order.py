@@ -1,5 +1,6 @@
 """The preview's violations do not depend on the order resources were registered in (the SDK registers
 from a thread pool, so that order varies run to run): the same stack gives the same JSON every time."""
+
 from __future__ import annotations
 
 import copy
@@ -40,7 +41,6 @@ def test_violations_come_out_in_one_order_whatever_the_registration_order():
     forward, backward = _violations(False), _violations(True)
     assert len([v for v in forward if v["policy"] == "security-eks-imdsv2"]) == 3  # one per template: an order
     assert forward == backward
-
 
 
 def test_the_markdown_resource_table_does_not_depend_on_the_registration_order():

@@ -1,4 +1,5 @@
 """The offline preview end to end: every example stack, the JSON contract, exit codes, and invalid input."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,11 @@ from tests.support.spec.edit import edit, edits
 from tests.support.policy.examples import REFUSED_EXAMPLES
 from tests.support.spec.stack_configs import GKE
 
-EXAMPLE_STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
-                        if p.name[len("Pulumi."):-len(".yaml")] not in REFUSED_EXAMPLES)
+EXAMPLE_STACKS = sorted(
+    p.name[len("Pulumi.") : -len(".yaml")]
+    for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
+    if p.name[len("Pulumi.") : -len(".yaml")] not in REFUSED_EXAMPLES
+)
 """Examples that must preview cleanly; the ones built to be refused by the policy pack have their own test."""
 
 
@@ -31,7 +35,9 @@ def test_every_example_stack_previews_cleanly(stack):
     assert report.errors == [] and report.exit_code == 0
     assert report.resources, "the program registered nothing"
     assert report.cost.usd_per_hour_max > 0
-    spec_pools = [p["name"] for p in read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml").get("gpu-cluster:nodePools", [])]
+    spec_pools = [
+        p["name"] for p in read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml").get("gpu-cluster:nodePools", [])
+    ]
     assert [p.pool for p in report.cost.pools] == spec_pools
     assert report.cost.pools or report.fleet, "only a fleet manager may have no GPU pool"
 
@@ -62,8 +68,13 @@ def test_cost_math_for_one_pool():
 
 @pytest.mark.slow
 def test_json_contract_keys_and_no_secret_values():
-    out = subprocess.run([sys.executable, "-m", "preview", "--stack", "eks-p5-efa", "--format", "json"],
-                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "preview", "--stack", "eks-p5-efa", "--format", "json"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert {"stack", "resources", "cost", "violations", "errors"} <= set(doc)
@@ -87,11 +98,18 @@ def test_text_and_markdown_render_the_cost_table():
 @pytest.mark.slow
 def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):
     bad = tmp_path / "Pulumi.broken.yaml"
-    bad.write_text("config:\n  gpu-cluster:cloud: gcp\n  gpu-cluster:region: us-centrl1\n"
-                   "  gpu-cluster:project: test-project-1\n  gpu-cluster:cluster: {name: ml}\n"
-                   "  gpu-cluster:nodePools:\n    - {name: a, machineType: a3-highgpu-8, zones: [x], maxNodes: 1}\n")
-    out = subprocess.run([sys.executable, "-m", "preview", "--stack", "broken", "--stack-file", str(bad)],
-                         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    bad.write_text(
+        "config:\n  gpu-cluster:cloud: gcp\n  gpu-cluster:region: us-centrl1\n"
+        "  gpu-cluster:project: test-project-1\n  gpu-cluster:cluster: {name: ml}\n"
+        "  gpu-cluster:nodePools:\n    - {name: a, machineType: a3-highgpu-8, zones: [x], maxNodes: 1}\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "preview", "--stack", "broken", "--stack-file", str(bad)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2, out.stdout + out.stderr
     assert "Traceback" not in out.stdout + out.stderr
     assert "gpu-cluster:region: no catalog data for gcp region 'us-centrl1'" in out.stdout
@@ -102,8 +120,13 @@ def test_cli_exits_2_with_every_error_and_no_traceback(tmp_path):
 
 @pytest.mark.slow
 def test_cli_unknown_stack_lists_the_stacks():
-    out = subprocess.run([sys.executable, "-m", "preview", "--stack", "nope"], cwd=PROJECT_ROOT, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "preview", "--stack", "nope"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2 and "Pulumi.nope.yaml" in out.stderr and "dev" in out.stderr
 
 
@@ -113,8 +136,7 @@ def test_invalid_config_registers_nothing_even_when_the_program_runs():
     report = preview_config("t", bad)
     assert report.exit_code == 2 and report.resources == []
     monitor = install_mocks(bad)
-    with pytest.raises(pulumi.RunError,
-                       match=r"gpu-cluster:nodePools\[0\]\.minNodes: pool 'h100': minNodes is larger"):
+    with pytest.raises(pulumi.RunError, match=r"gpu-cluster:nodePools\[0\]\.minNodes: pool 'h100': minNodes is larger"):
         execute_program()
     assert monitor.registered == []
     good = install_mocks(GKE)  # the same path with valid config does register: the check above can fail
@@ -128,7 +150,8 @@ def test_private_endpoint_advice_only_when_no_authorized_networks():
     endpoint = "gpu-cluster:cluster.authorizedNetworks"
     assert [w.problem for w in private.warnings if w.path == endpoint] == [
         "the new cluster's Kubernetes API gets a private endpoint only: `pulumi up` must run from inside the VPC to "
-        "install the GPU runtime and scheduler"]
+        "install the GPU runtime and scheduler"
+    ]
     assert [w for w in public.warnings if w.path == endpoint] == []
 
 
@@ -145,6 +168,7 @@ def test_a_clean_policy_run_is_said_not_left_silent():
     assert f"policy pack: {len(checked.policy_rules)} rules, no violations" in render_text(checked, color=False)
     assert f"**Policy pack:** {len(checked.policy_rules)} rules, no violations." in render_markdown(checked)
     from preview.policy.check import PolicyOptions
+
     unchecked = preview_stack("dev", policies=PolicyOptions(enabled=False))
     skipped = render_text(unchecked, color=False)
     assert "policy pack: skipped (--no-policies)" in skipped and "no violations" not in skipped  # never "clean"

@@ -1,5 +1,6 @@
 """The queue table prices a team's quota with the pool's billed rate, the same lookup as the cost table and the
 what-if: a capacity block's fee, never the on-demand list price, and unknown (never a number) without the fee."""
+
 from __future__ import annotations
 
 from preview.engine import PROJECT_ROOT, read_stack_file
@@ -26,6 +27,9 @@ def test_a_capacity_blocks_queue_is_priced_at_the_block_fee():
 def test_a_block_without_its_fee_prices_its_queues_unknown():
     config = read_stack_file(PROJECT_ROOT / "Pulumi.eks-kueue.yaml")
     index = next(i for i, p in enumerate(config["gpu-cluster:nodePools"]) if p["name"] == "p5")
-    report = preview_config("eks-kueue", edit(config, f"nodePools[{index}].capacity.upfrontFeeUsd", DELETE),
-                            policies=PolicyOptions(enabled=False))
+    report = preview_config(
+        "eks-kueue",
+        edit(config, f"nodePools[{index}].capacity.upfrontFeeUsd", DELETE),
+        policies=PolicyOptions(enabled=False),
+    )
     assert _p5(report, "pretraining").usd_per_hour is None

@@ -1,5 +1,6 @@
 """The scheduling section of the offline preview: quotas per queue, pool and GPU model, borrowing, the cohort, the
 promised share of each pool, and $/hour of each team's nominal quota."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,11 @@ def test_json_has_each_queue_quota_with_pool_gpu_model_and_limits(report):
     rows = {(q["queue"], q["pool"]): q for q in data["quotas"]}
     research = rows[("research", "h100")]
     assert (research["gpus"], research["gpu_model"], research["lending_limit"], research["borrowing_limit"]) == (
-        24, "H100_80GB", 8, None)
+        24,
+        "H100_80GB",
+        8,
+        None,
+    )
     assert rows[("product", "h100")]["borrowing_limit"] == 16 and rows[("product", "h100")]["namespace"] == "product-ml"
     pools = {p["pool"]: p for p in data["pools"]}
     assert (pools["h100"]["capacity_gpus"], pools["h100"]["promised_gpus"], pools["h100"]["share"]) == (32, 32, 1.0)

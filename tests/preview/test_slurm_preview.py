@@ -1,4 +1,5 @@
 """The offline preview's Slurm section for the 512-GPU example stack, in JSON, text and Markdown."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,13 +19,26 @@ def test_slurm_section_data(report):
     s = report.as_dict()["slurm"]
     assert report.exit_code == 0 and s["accounting"] is True
     assert [(p["name"], p["nodes"], p["gpus"], p["default"], p["topology"]) for p in s["partitions"]] == [
-        ("h100-mega", 64, 512, False, "h100-mega"), ("l4-eval", 8, 16, False, None), ("all", 72, 528, True, None)]
+        ("h100-mega", 64, 512, False, "h100-mega"),
+        ("l4-eval", 8, 16, False, None),
+        ("all", 72, 528, True, None),
+    ]
     assert [(n["pool"], n["nodeNames"], n["gres"]) for n in s["nodeSets"]] == [
-        ("h100-mega", "h100-mega-[0-63]", "gpu:h100:8"), ("l4-eval", "l4-eval-[0-7]", "gpu:l4:2")]
-    assert s["blocks"] == [{"topology": "h100-mega", "blockSize": 8, "blocks": [f"h100-mega-b{i}" for i in range(8)],
-                            "blockSizes": [8, 16, 32, 64]}]
+        ("h100-mega", "h100-mega-[0-63]", "gpu:h100:8"),
+        ("l4-eval", "l4-eval-[0-7]", "gpu:l4:2"),
+    ]
+    assert s["blocks"] == [
+        {
+            "topology": "h100-mega",
+            "blockSize": 8,
+            "blocks": [f"h100-mega-b{i}" for i in range(8)],
+            "blockSizes": [8, 16, 32, 64],
+        }
+    ]
     assert [(a["name"], a["fairshare"], a["defaultQos"]) for a in s["accounts"]] == [
-        ("pretraining", 3, "standard"), ("research", 1, "standard")]
+        ("pretraining", 3, "standard"),
+        ("research", 1, "standard"),
+    ]
     assert s["priorityWeights"] == {"fairShare": 10000, "age": 1000, "jobSize": 1000, "qos": 2000}
     assert (s["preemptType"], s["preemptMode"]) == ("preempt/qos", "REQUEUE")
     assert s["qos"][0] == {"name": "urgent", "priority": 1000, "preempts": ["standard", "scavenger"]}
@@ -32,9 +46,15 @@ def test_slurm_section_data(report):
 
 def test_slurm_section_in_text_and_markdown(report):
     text = render_text(report, color=False, width=200)
-    for needle in ("Slurm partitions", "h100-mega-[0-63]", "gpu:h100:8", "8 blocks of 8 nodes",
-                   "fair-share 10000, age 1000, job size 1000, QOS 2000", "preempts standard, scavenger",
-                   "gres/gpu=144,gres/gpu:h100=128,gres/gpu:l4=16"):
+    for needle in (
+        "Slurm partitions",
+        "h100-mega-[0-63]",
+        "gpu:h100:8",
+        "8 blocks of 8 nodes",
+        "fair-share 10000, age 1000, job size 1000, QOS 2000",
+        "preempts standard, scavenger",
+        "gres/gpu=144,gres/gpu:h100=128,gres/gpu:l4=16",
+    ):
         assert needle in text, needle
     md = render_markdown(report)
     assert "**Slurm** (Slinky)" in md
@@ -57,7 +77,9 @@ def test_queue_section_shows_what_slurm_reads_and_no_kueue_settings(report):
     data = report.as_dict()["queues"]
     assert (data["queueingStrategy"], data["gangTimeoutSeconds"]) == (None, None)
     assert [p["placement"] for p in data["pools"]] == [
-        "partition h100-mega · topology h100-mega: 8 blocks of 8 nodes", "partition l4-eval · flat (no topology)"]
+        "partition h100-mega · topology h100-mega: 8 blocks of 8 nodes",
+        "partition l4-eval · flat (no topology)",
+    ]
     text = render_text(report, color=False, width=250)
     md = render_markdown(report)
     for out in (text, md):
@@ -66,7 +88,14 @@ def test_queue_section_shows_what_slurm_reads_and_no_kueue_settings(report):
             assert kueue_only not in out, kueue_only
     queue_header = next(line for line in text.splitlines() if "nominal GPUs" in line and line.startswith("┃"))
     assert [c.strip() for c in queue_header.strip("┃ ").split("┃")] == [
-        "account", "pool", "GPU", "nominal GPUs", "borrow ≤", "$/h", "account $/h"]
+        "account",
+        "pool",
+        "GPU",
+        "nominal GPUs",
+        "borrow ≤",
+        "$/h",
+        "account $/h",
+    ]
     assert "| account | pool | GPU | nominal GPUs | borrow ≤ | $/h |" in md
     assert "| l4-eval | L4 | 16 | 16 | 100% | partition l4-eval · flat (no topology) |" in md
 
@@ -86,10 +115,15 @@ def test_cost_at_min_of_a_scaling_slurm_pool_is_its_min_nodes(report):
     l4 = {p["pool"]: p for p in cost["pools"]}["l4-eval"]
     assert (l4["min_nodes"], l4["max_nodes"], l4["usd_per_hour_min"]) == (0, 8, 0.0)
     assert not any("priced at maxNodes" in n for n in cost["notes"])
-    assert report.as_dict()["slurm"]["scaling"] == {"pools": ["l4-eval"], "idleSeconds": 600,
-                                                    "resumeTimeoutSeconds": 1200}
-    assert ("follows the queue (Slurm power saving scales the NodeSet): l4-eval 0-8 nodes · released after 10 min "
-            "idle · a resumed node must register within 20 min") in render_text(report, color=False, width=250)
+    assert report.as_dict()["slurm"]["scaling"] == {
+        "pools": ["l4-eval"],
+        "idleSeconds": 600,
+        "resumeTimeoutSeconds": 1200,
+    }
+    assert (
+        "follows the queue (Slurm power saving scales the NodeSet): l4-eval 0-8 nodes · released after 10 min "
+        "idle · a resumed node must register within 20 min"
+    ) in render_text(report, color=False, width=250)
 
 
 def test_cost_at_min_of_a_slurm_pool_without_scaling_is_its_max_nodes():

@@ -1,5 +1,6 @@
 """Every output format of every example stack, as the command prints it: JSON and SARIF parse as strict JSON (no
 NaN or Infinity, which strict JSON readers refuse); Markdown and text render and carry no non-finite number either."""
+
 from __future__ import annotations
 
 import json
@@ -11,13 +12,15 @@ from preview.__main__ import main, render_report
 from preview.engine import PROJECT_ROOT
 from preview.run import preview_stack
 
-ALL_EXAMPLES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml")
-                      if p.name != "Pulumi.yaml")
+ALL_EXAMPLES = sorted(
+    p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_ROOT.glob("Pulumi.*.yaml") if p.name != "Pulumi.yaml"
+)
 
 
 def strict(text: str) -> Any:
     def refuse(constant: str) -> Any:
         raise AssertionError(f"not strict JSON: {constant}")
+
     return json.loads(text, parse_constant=refuse)
 
 

@@ -3,6 +3,7 @@ runtime beside the one-rack runtime, `job-objects` picks it for more than one ra
 (the port in stacks/plan/admission.py) admits its PodSet against the rendered ClusterQueue, and TAS can place it on
 the rendered Topology over the stack's two rack node pools (both sub-blocks of one reservation block). The one-rack
 runtime's PodSet of 36 cannot be placed, which is why the block runtime exists."""
+
 from __future__ import annotations
 
 import pytest
@@ -47,8 +48,9 @@ def _runtime(objects: list[dict], name: str) -> dict:
 
 def _queue(objects: list[dict]):
     (cq,) = [o for o in objects if o["kind"] == "ClusterQueue"]
-    return queue_from_objects(cq, [o for o in objects if o["kind"] == "ResourceFlavor"],
-                              [o for o in objects if o["kind"] == "Topology"])
+    return queue_from_objects(
+        cq, [o for o in objects if o["kind"] == "ResourceFlavor"], [o for o in objects if o["kind"] == "Topology"]
+    )
 
 
 def test_the_stack_renders_a_block_runtime_in_slices_of_one_rack(objects):
@@ -74,10 +76,14 @@ def test_a_36_node_job_gets_the_block_runtime_is_admitted_and_placeable(capsys, 
     assert assignment.admissible, assignment.why()
     assert assignment.flavors["nvidia.com/gpu"].startswith("gb200")
     pool, placement = gb200
-    (flavor,) = [o for o in objects if o["kind"] == "ResourceFlavor"
-                 and o["metadata"]["name"] == assignment.flavors["nvidia.com/gpu"]]
-    (topology,) = [o for o in objects if o["kind"] == "Topology"
-                   and o["metadata"]["name"] == flavor["spec"]["topologyName"]]
+    (flavor,) = [
+        o
+        for o in objects
+        if o["kind"] == "ResourceFlavor" and o["metadata"]["name"] == assignment.flavors["nvidia.com/gpu"]
+    ]
+    (topology,) = [
+        o for o in objects if o["kind"] == "Topology" and o["metadata"]["name"] == flavor["spec"]["topologyName"]
+    ]
     assert placement.topology is not None and topology["metadata"]["name"].startswith(placement.topology)
     levels = [lv["nodeLabel"] for lv in topology["spec"]["levels"]]
     nodes = pool_nodes(pool, levels)
@@ -86,8 +92,7 @@ def test_a_36_node_job_gets_the_block_runtime_is_admitted_and_placeable(capsys, 
     # the one-rack runtime's 36-pod PodSet passes the flavor checks but TAS can never place it
     shared = runtime_pod(_runtime(objects, "torch-gb200"))
     assert assign(_queue(objects), podset_from_template("node", 36, shared)).admissible
-    assert "holds at most 18 pods" in placement_problem(levels, nodes, 1, 36,
-                                                        ask_of(shared["metadata"]["annotations"]))
+    assert "holds at most 18 pods" in placement_problem(levels, nodes, 1, 36, ask_of(shared["metadata"]["annotations"]))
 
 
 def test_a_one_rack_job_keeps_the_one_rack_runtime(capsys):

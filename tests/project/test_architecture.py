@@ -5,6 +5,7 @@ Data flow (ARCHITECTURE.md): catalog <- stacks (spec <- plan <- validate) <- ren
 policies and preview read resources and the catalog. Every check below has a synthetic counterpart that must fail, so
 a checker that silently accepts everything would be caught.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -14,8 +15,19 @@ from pathlib import Path
 import pytest
 
 from tests.support.project.import_graph import (
-    Import, find_cycle, imported_names, imports_in, module_graph, module_name, package_of, project_files,
-    refused_imports, top_level_units, unit_graph, unit_of, unit_of_module,
+    Import,
+    find_cycle,
+    imported_names,
+    imports_in,
+    module_graph,
+    module_name,
+    package_of,
+    project_files,
+    refused_imports,
+    top_level_units,
+    unit_graph,
+    unit_of,
+    unit_of_module,
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -71,8 +83,19 @@ def test_every_top_level_package_is_in_the_table():
 def test_the_table_names_only_known_units_and_the_core_packages_exist():
     assert all(allowed <= PROJECT_UNITS for allowed in ALLOWED.values())
     present = top_level_units(PROJECT_ROOT)
-    assert present >= {"catalog", SPEC, PLAN, "render", VALIDATE, "components", "compose", "policies",
-                       "preview", "__main__.py", "tests"}  # whatif (and bench) may be absent; these may not
+    assert present >= {
+        "catalog",
+        SPEC,
+        PLAN,
+        "render",
+        VALIDATE,
+        "components",
+        "compose",
+        "policies",
+        "preview",
+        "__main__.py",
+        "tests",
+    }  # whatif (and bench) may be absent; these may not
 
 
 @pytest.mark.parametrize("path", FILES, ids=_rel)
@@ -107,17 +130,26 @@ def test_the_long_file_allow_list_is_exact():
 
 # The checkers refuse what they must: synthetic bad code, never written to disk.
 
-@pytest.mark.parametrize("unit, source, package, expected", [
-    ("catalog", "import stacks.spec.stack\n", ["catalog"], "line 1: stacks.spec.stack"),
-    ("components", "def f():\n    from compose import gke\n", ["components"], "line 2: compose"),
-    ("policies", "from ..pools import x\nfrom preview.engine import run\n", ["policies", "rules"], "line 2: preview."),
-    ("preview", "import importlib\nimportlib.import_module('compose.gke')\n", ["preview"], "line 2: compose.gke"),
-    ("render", "from pulumi.runtime import rpc\n", ["render"], "pure: no Pulumi SDK"),
-    (VALIDATE, "import pulumi_kubernetes as k8s\n", ["stacks", "validate"], "pure: no Pulumi SDK"),
-    ("bench", "from tests.support import edit\n", ["bench"], "line 1: tests.support"),
-    (PLAN, "from stacks.validate.load import load_stack\n", ["stacks", "plan"], "line 1: stacks.validate.load"),
-    (SPEC, "from ..plan.stack import StackPlan\n", ["stacks", "spec"], "line 1: stacks.plan.stack"),
-])
+
+@pytest.mark.parametrize(
+    "unit, source, package, expected",
+    [
+        ("catalog", "import stacks.spec.stack\n", ["catalog"], "line 1: stacks.spec.stack"),
+        ("components", "def f():\n    from compose import gke\n", ["components"], "line 2: compose"),
+        (
+            "policies",
+            "from ..pools import x\nfrom preview.engine import run\n",
+            ["policies", "rules"],
+            "line 2: preview.",
+        ),
+        ("preview", "import importlib\nimportlib.import_module('compose.gke')\n", ["preview"], "line 2: compose.gke"),
+        ("render", "from pulumi.runtime import rpc\n", ["render"], "pure: no Pulumi SDK"),
+        (VALIDATE, "import pulumi_kubernetes as k8s\n", ["stacks", "validate"], "pure: no Pulumi SDK"),
+        ("bench", "from tests.support import edit\n", ["bench"], "line 1: tests.support"),
+        (PLAN, "from stacks.validate.load import load_stack\n", ["stacks", "plan"], "line 1: stacks.validate.load"),
+        (SPEC, "from ..plan.stack import StackPlan\n", ["stacks", "spec"], "line 1: stacks.plan.stack"),
+    ],
+)
 def test_the_import_checker_refuses_a_bad_import(unit, source, package, expected):
     refused = refused_imports(unit, imports_in(source, package), ALLOWED, PROJECT_UNITS, PURE)
     assert len(refused) == 1 and expected in refused[0], refused
@@ -140,6 +172,7 @@ def test_the_cycle_finder_sees_a_synthetic_cycle():
 # Plan once, render many (the plan is the one truth every output reads): no import circle between modules,
 # components take plans only.
 
+
 def _module_sources() -> dict[str, tuple[str, list[str]]]:
     return {module_name(p, PROJECT_ROOT): (p.read_text(encoding="utf-8"), package_of(p, PROJECT_ROOT)) for p in FILES}
 
@@ -153,8 +186,11 @@ def test_no_import_circle_between_modules_anywhere_module_level_or_lazy():
 
 
 def test_the_module_graph_sees_a_lazy_circle_and_a_submodule_import():
-    sources = {"pkg": ("", ["pkg"]), "pkg.a": ("def f():\n    from pkg import b\n", ["pkg"]),
-               "pkg.b": ("from .a import f\n", ["pkg"])}
+    sources = {
+        "pkg": ("", ["pkg"]),
+        "pkg.a": ("def f():\n    from pkg import b\n", ["pkg"]),
+        "pkg.b": ("from .a import f\n", ["pkg"]),
+    }
     graph = module_graph(sources)
     assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == {"pkg.a"}
     assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.a"]
@@ -179,21 +215,34 @@ def plan_only_refusals(source: str) -> list[str]:
 @pytest.mark.parametrize("path", [p for p in FILES if unit_of(p, PROJECT_ROOT) == "components"], ids=_rel)
 def test_components_take_plans_only(path: Path):
     source = path.read_text(encoding="utf-8")
-    assert not [i for i in imports_in(source, ["components"]) if i.module == PLAN], "import plan types by name (from stacks.plan.x import T)"
+    assert not [i for i in imports_in(source, ["components"]) if i.module == PLAN], (
+        "import plan types by name (from stacks.plan.x import T)"
+    )
     refused = plan_only_refusals(source)
     assert not refused, f"{_rel(path)}: " + "; ".join(refused)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("from stacks.spec.stack import NodePool\n", "stacks.spec.stack (a spec module)"),
-    ("def f():\n    import stacks.spec.scheduling\n", "stacks.spec.scheduling (a spec module)"),
-    ("from stacks.plan.pod_start import pod_start_plan\n", "stacks.plan.pod_start.pod_start_plan (a planning function"),
-    ("from stacks.plan.slurm import SlurmPlan, plan_slurm\n", "stacks.plan.slurm.plan_slurm (a planning function"),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from stacks.spec.stack import NodePool\n", "stacks.spec.stack (a spec module)"),
+        ("def f():\n    import stacks.spec.scheduling\n", "stacks.spec.scheduling (a spec module)"),
+        (
+            "from stacks.plan.pod_start import pod_start_plan\n",
+            "stacks.plan.pod_start.pod_start_plan (a planning function",
+        ),
+        ("from stacks.plan.slurm import SlurmPlan, plan_slurm\n", "stacks.plan.slurm.plan_slurm (a planning function"),
+    ],
+)
 def test_the_plans_only_checker_refuses_spec_and_planning_functions(source, expected):
     refused = plan_only_refusals(source)
     assert len(refused) == 1 and expected in refused[0], refused
 
 
 def test_the_plans_only_checker_accepts_plan_types_and_constants():
-    assert plan_only_refusals("from stacks.plan.stack import PoolPlan\nfrom stacks.plan.queued import CA_PROVISIONING_ARGS\n") == []
+    assert (
+        plan_only_refusals(
+            "from stacks.plan.stack import PoolPlan\nfrom stacks.plan.queued import CA_PROVISIONING_ARGS\n"
+        )
+        == []
+    )

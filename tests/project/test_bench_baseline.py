@@ -2,6 +2,7 @@
 next to the repository at the right commit and always removed, runs there import that tree's code, cases the
 baseline lacks files for are found, each command runs in its own folder, and the no-bytecode-cache mode leaves no
 ``__pycache__`` to read. Nothing here is timed."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,13 @@ from bench.whatif_bench import CASES, missing_in
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo,
-                          check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -38,8 +44,11 @@ def repo(tmp_path: Path) -> tuple[Path, str, str]:
 
 
 def registered(root: Path) -> list[str]:
-    return [line[len("worktree "):] for line in git(root, "worktree", "list", "--porcelain").splitlines()
-            if line.startswith("worktree ")]
+    return [
+        line[len("worktree ") :]
+        for line in git(root, "worktree", "list", "--porcelain").splitlines()
+        if line.startswith("worktree ")
+    ]
 
 
 def test_the_baseline_is_a_sibling_at_the_commit_and_is_removed(repo):
@@ -105,8 +114,10 @@ def test_a_case_whose_files_the_baseline_lacks_is_found(tmp_path):
     h100, kueue, alibaba = (cli for _, cli in CASES)
     assert missing_in(tmp_path, h100) == []
     assert missing_in(tmp_path, kueue) == ["Pulumi.gke-kueue.yaml", "workloads/gke-kueue.yaml"]
-    assert missing_in(tmp_path, alibaba) == ["workloads/stacks/Pulumi.alibaba-replay-kueue.yaml",
-                                             "workloads/alibaba-openb.yaml"]
+    assert missing_in(tmp_path, alibaba) == [
+        "workloads/stacks/Pulumi.alibaba-replay-kueue.yaml",
+        "workloads/alibaba-openb.yaml",
+    ]
     assert missing_in(tmp_path, None) == ["whatif/report/text.py"]  # the floor's modules
 
 
@@ -116,8 +127,9 @@ def test_interleaved_commands_run_in_their_own_folders_round_by_round(tmp_path):
     a.mkdir(), b.mkdir()
     cmd = [sys.executable, "-c", f"import os; open({str(log)!r}, 'a').write(os.getcwd() + '\\n')"]
     rounds: list[str] = []
-    got = measure_interleaved([(cmd, (0,)), (cmd, (0,))], tmp_path, 2, warm_up=True, cwds=[a, b],
-                              progress=rounds.append)
+    got = measure_interleaved(
+        [(cmd, (0,)), (cmd, (0,))], tmp_path, 2, warm_up=True, cwds=[a, b], progress=rounds.append
+    )
     assert log.read_text().splitlines() == [str(a), str(b)] * 3  # warm-up, then 2 rounds
     assert rounds == ["warm-up round done", "round 1/2 done", "round 2/2 done"]
     assert [len(m.cpu_samples_s) for m in got] == [2, 2]

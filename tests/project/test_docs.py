@@ -1,5 +1,6 @@
 """The README stays a one-screen entry point and docs/ stays true to the code: every relative link and anchor
 resolves, every path and module the pages name exists, and the copies of real files and real output are current."""
+
 from __future__ import annotations
 
 import glob
@@ -25,8 +26,10 @@ FENCE = re.compile(r"^```.*?^```[ \t]*$", re.MULTILINE | re.DOTALL)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
-REPO_PATH = re.compile(r"`((?:catalog|stacks|validation|compose|components|scheduling|policies|preview|tests|scripts"
-                       r"|bench|docs|\.github|\.ci)/[\w./*-]*)`")
+REPO_PATH = re.compile(
+    r"`((?:catalog|stacks|validation|compose|components|scheduling|policies|preview|tests|scripts"
+    r"|bench|docs|\.github|\.ci)/[\w./*-]*)`"
+)
 GENERATED_PATHS = ("bench/results",)
 """Written by a run (and ignored by git), so absent from a fresh clone."""
 MODULE = re.compile(r"python -m ([\w.]+)")
@@ -56,8 +59,10 @@ def anchors(page: Path) -> set[str]:
 def test_anchor_rule_matches_github_on_the_headings_we_link_to():
     assert _anchor("Checked by a real Slurm 26.05 (test set-up)") == "checked-by-a-real-slurm-2605-test-set-up"
     assert _anchor("Top-level keys (`gpu-cluster:<key>`)") == "top-level-keys-gpu-clusterkey"
-    assert _anchor("Deploying for real: `pulumi preview` / `pulumi up` (with credentials)") == \
-        "deploying-for-real-pulumi-preview--pulumi-up-with-credentials"
+    assert (
+        _anchor("Deploying for real: `pulumi preview` / `pulumi up` (with credentials)")
+        == "deploying-for-real-pulumi-preview--pulumi-up-with-credentials"
+    )
 
 
 def test_readme_fits_a_screen():
@@ -83,8 +88,9 @@ def test_every_relative_link_resolves(page: Path):
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(PROJECT_ROOT).as_posix())
 def test_every_named_path_and_module_exists(page: Path):
     text = page.read_text(encoding="utf-8")
-    missing = [p for p in REPO_PATH.findall(text)
-               if not p.startswith(GENERATED_PATHS) and not glob.glob(str(PROJECT_ROOT / p))]
+    missing = [
+        p for p in REPO_PATH.findall(text) if not p.startswith(GENERATED_PATHS) and not glob.glob(str(PROJECT_ROOT / p))
+    ]
     missing += [f"python -m {m}" for m in MODULE.findall(text) if importlib.util.find_spec(m) is None]
     assert missing == [], "stale names: fix the page (files moved in the architecture redesign?)"
 
@@ -118,13 +124,15 @@ def _code_block_with(page: Path, needle: str) -> str:
 
 def test_readme_stack_file_is_the_real_dev_stack():
     shown = _code_block_with(README, "gpu-cluster:nodePools:")
-    assert shown == (PROJECT_ROOT / "Pulumi.dev.yaml").read_text(encoding="utf-8").rstrip("\n"), \
+    assert shown == (PROJECT_ROOT / "Pulumi.dev.yaml").read_text(encoding="utf-8").rstrip("\n"), (
         "copy Pulumi.dev.yaml into the README"
+    )
 
 
 def test_preview_output_shown_in_the_docs_is_the_real_output():
     real = "\n".join(line.rstrip() for line in render_text(preview_stack("dev"), color=False, width=180).splitlines())
     fix = "rerun .venv/bin/python -m preview --stack dev --color never and copy its output"
     assert _code_block_with(README, "Cost (catalog list prices, USD)") in real, f"README.md: {fix}"
-    assert _code_block_with(PROJECT_ROOT / "docs" / "offline-preview.md", "stack dev") == real.rstrip("\n"), \
+    assert _code_block_with(PROJECT_ROOT / "docs" / "offline-preview.md", "stack dev") == real.rstrip("\n"), (
         f"docs/offline-preview.md: {fix}"
+    )

@@ -2,6 +2,7 @@
 added, moved or removed without the page following it fails here, so the page a newcomer reads first stays the map
 of the code as it is. Under ``tests/`` only ``tests`` itself counts: its folders mirror the packages, which the page
 states as a rule, and its helpers are described as a group."""
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """docs/benchmarks.md shows current results only: each section is one benchmark with the date and the code it was
 measured on, and the figures of earlier runs live in docs/contributing/benchmarks-history.csv, one row per figure, so
 the user page never grows a new dated section per run again."""
+
 from __future__ import annotations
 
 import csv

@@ -2,6 +2,7 @@
 provider modules the components and compose call (``gcp.compute.Firewall(...)``, ``aws.eks.get_cluster_output(...)``)
 are read from the source, and each must map to the API or IAM prefix the page names. A component that starts using
 a new service fails here until the page says what a deploy then needs."""
+
 from __future__ import annotations
 
 import re
@@ -40,8 +41,11 @@ def services_used(sources: dict[str, str]) -> set[tuple[str, str]]:
 
 
 def _sources() -> dict[str, str]:
-    return {p.as_posix(): p.read_text(encoding="utf-8")
-            for folder in ("components", "compose") for p in sorted((PROJECT_ROOT / folder).rglob("*.py"))}
+    return {
+        p.as_posix(): p.read_text(encoding="utf-8")
+        for folder in ("components", "compose")
+        for p in sorted((PROJECT_ROOT / folder).rglob("*.py"))
+    }
 
 
 def test_every_cloud_service_the_program_uses_is_on_the_page():
@@ -56,6 +60,8 @@ def test_every_cloud_service_the_program_uses_is_on_the_page():
 
 
 def test_the_scan_finds_resources_and_data_sources_but_not_strings():
-    sources = {"a.py": 'gcp.compute.Firewall("fw")\nx = aws.eks.get_cluster_output(name=n)\n'
-                       'IMAGE = "docker.io/library/mysql:8.4"\nme = aws.get_caller_identity_output()\n'}
+    sources = {
+        "a.py": 'gcp.compute.Firewall("fw")\nx = aws.eks.get_cluster_output(name=n)\n'
+        'IMAGE = "docker.io/library/mysql:8.4"\nme = aws.get_caller_identity_output()\n'
+    }
     assert services_used(sources) == {("gcp", "compute"), ("aws", "eks"), ("aws", "sts")}

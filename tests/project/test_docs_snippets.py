@@ -1,5 +1,6 @@
 """Every YAML snippet the docs show is valid YAML and uses only keys the configuration models know, where the models
 put them: a renamed or moved key in the spec fails here, though no documented command runs the snippet."""
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,12 @@ from pydantic import BaseModel
 from stacks.spec.stack import NodePool, StackSpec
 from tests.conftest import PROJECT_ROOT
 
-PAGES = [PROJECT_ROOT / "README.md", PROJECT_ROOT / "CONTRIBUTING.md", *sorted((PROJECT_ROOT / "docs").glob("*.md")),
-         *sorted((PROJECT_ROOT / "docs" / "contributing").glob("*.md"))]
+PAGES = [
+    PROJECT_ROOT / "README.md",
+    PROJECT_ROOT / "CONTRIBUTING.md",
+    *sorted((PROJECT_ROOT / "docs").glob("*.md")),
+    *sorted((PROJECT_ROOT / "docs" / "contributing").glob("*.md")),
+]
 YAML_FENCE = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
 NAMESPACE = "gpu-cluster:"
 ELIDED = {"…", "..."}
@@ -22,8 +27,11 @@ ELIDED = {"…", "..."}
 
 
 def snippets() -> list[tuple[str, str]]:
-    return [(f"{page.relative_to(PROJECT_ROOT)}#{i}", block) for page in PAGES
-            for i, block in enumerate(YAML_FENCE.findall(page.read_text(encoding="utf-8")))]
+    return [
+        (f"{page.relative_to(PROJECT_ROOT)}#{i}", block)
+        for page in PAGES
+        for i, block in enumerate(YAML_FENCE.findall(page.read_text(encoding="utf-8")))
+    ]
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
@@ -61,8 +69,9 @@ def roots(doc: Any) -> list[tuple[Any, list[type[BaseModel]], str]]:
     if isinstance(doc, dict) and "config" in doc:
         doc = doc["config"]
     if isinstance(doc, dict) and any(str(k).startswith(NAMESPACE) for k in doc):
-        return [({k.removeprefix(NAMESPACE): v for k, v in doc.items() if str(k).startswith(NAMESPACE)},
-                 [StackSpec], "")]
+        return [
+            ({k.removeprefix(NAMESPACE): v for k, v in doc.items() if str(k).startswith(NAMESPACE)}, [StackSpec], "")
+        ]
     if isinstance(doc, list) and all(isinstance(p, dict) and "machineType" in p for p in doc):
         return [(doc, [NodePool], "nodePools")]
     return []

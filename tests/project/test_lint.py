@@ -1,5 +1,6 @@
 """The linter (ruff, pinned in requirements-dev.txt; rules under [tool.ruff] in pyproject.toml) passes on the whole
 tree, so `python -m ruff check` in a contributor's checkout reports what CI would."""
+
 from __future__ import annotations
 
 import subprocess
@@ -19,7 +20,9 @@ def _ruff(*args: str, cwd: Path = PROJECT_ROOT) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_the_tree_passes_the_linter():
     result = _ruff()
-    assert result.returncode == 0, f"ruff check found problems (fix them, or `ruff check --fix`):\n{result.stdout}{result.stderr}"
+    assert result.returncode == 0, (
+        f"ruff check found problems (fix them, or `ruff check --fix`):\n{result.stdout}{result.stderr}"
+    )
 
 
 @pytest.mark.slow

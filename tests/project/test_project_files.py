@@ -1,4 +1,5 @@
 """Project files the Pulumi CLI reads (and which no test could otherwise exercise here), and generated docs."""
+
 from __future__ import annotations
 
 import yaml

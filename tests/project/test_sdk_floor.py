@@ -1,6 +1,7 @@
 """The SDK floor of the benchmarks (``bench/sdk_floor.py``) registers each recorded resource through the provider class
 the program used: every type token of every example maps to that class (a wrong map would time another class or
 fail half-way through a benchmark run)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,15 +10,18 @@ from bench.sdk_floor import class_path, provider_class
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program
 
 
-@pytest.mark.parametrize("token, expected", [
-    ("gcp:container/nodePool:NodePool", ("pulumi_gcp.container", "NodePool")),
-    ("aws:eks/nodeGroup:NodeGroup", ("pulumi_aws.eks", "NodeGroup")),
-    ("kubernetes:helm.sh/v3:Release", ("pulumi_kubernetes.helm.v3", "Release")),
-    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", ("pulumi_kubernetes.rbac.v1", "ClusterRole")),
-    ("kubernetes:apiextensions.k8s.io:CustomResource", ("pulumi_kubernetes.apiextensions", "CustomResource")),
-    ("random:index/randomBytes:RandomBytes", ("pulumi_random", "RandomBytes")),
-    ("pulumi:providers:kubernetes", ("pulumi_kubernetes", "Provider")),
-])
+@pytest.mark.parametrize(
+    "token, expected",
+    [
+        ("gcp:container/nodePool:NodePool", ("pulumi_gcp.container", "NodePool")),
+        ("aws:eks/nodeGroup:NodeGroup", ("pulumi_aws.eks", "NodeGroup")),
+        ("kubernetes:helm.sh/v3:Release", ("pulumi_kubernetes.helm.v3", "Release")),
+        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", ("pulumi_kubernetes.rbac.v1", "ClusterRole")),
+        ("kubernetes:apiextensions.k8s.io:CustomResource", ("pulumi_kubernetes.apiextensions", "CustomResource")),
+        ("random:index/randomBytes:RandomBytes", ("pulumi_random", "RandomBytes")),
+        ("pulumi:providers:kubernetes", ("pulumi_kubernetes", "Provider")),
+    ],
+)
 def test_class_path(token, expected):
     assert class_path(token) == expected
 

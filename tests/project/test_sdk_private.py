@@ -5,6 +5,7 @@ imports or reaches by attribute a private or internal SDK name.
 The public routes that replaced the others are checked here too: the program's config channel (``PULUMI_CONFIG``),
 the Kubernetes provider version (package metadata) and the pack's proxies walked as ``Mapping``/``Sequence``.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -22,7 +23,11 @@ from compose.config import raw_config_from_pulumi, secret_config_keys
 from policies.values import UNKNOWN, plain
 from preview import sdk_private as preview_shim
 from preview.engine import (
-    CONFIG_VARIABLES, PROJECT_ROOT, RecordingMonitor, install_mocks, language_host_environment,
+    CONFIG_VARIABLES,
+    PROJECT_ROOT,
+    RecordingMonitor,
+    install_mocks,
+    language_host_environment,
     restored_config_environment,
 )
 from preview.policy.analyzer import InProcessAnalyzer
@@ -35,6 +40,7 @@ SHIMS = {"preview/sdk_private.py"}
 
 def test_the_preview_shim_resolves_the_mock_monitor_and_the_engine_records_through_it():
     assert issubclass(RecordingMonitor, preview_shim.MockMonitor)
+
     @pulumi.runtime.test
     def register_one():
         return pulumi.CustomResource("test:index:Thing", "thing", {"size": 1}).urn
@@ -65,12 +71,19 @@ def test_a_vanished_private_name_fails_loudly_naming_it_and_the_fix():
 
 
 def test_the_program_reads_config_through_the_language_hosts_channel():
-    config = {"gpu-cluster:cloud": "gcp", "gpu-cluster:nodePools": [{"name": "a"}], "gcp:project": "p",
-              "gpu-cluster:token": {"secure": "v1:abc"}}
+    config = {
+        "gpu-cluster:cloud": "gcp",
+        "gpu-cluster:nodePools": [{"name": "a"}],
+        "gcp:project": "p",
+        "gpu-cluster:token": {"secure": "v1:abc"},
+    }
     env = language_host_environment(config)
     assert json.loads(env["PULUMI_CONFIG"]) == {
-        "gpu-cluster:cloud": "gcp", "gpu-cluster:nodePools": '[{"name": "a"}]', "gcp:project": "p",
-        "gpu-cluster:token": '{"secure": "v1:abc"}'}  # every value a string, as the CLI sends them
+        "gpu-cluster:cloud": "gcp",
+        "gpu-cluster:nodePools": '[{"name": "a"}]',
+        "gcp:project": "p",
+        "gpu-cluster:token": '{"secure": "v1:abc"}',
+    }  # every value a string, as the CLI sends them
     assert json.loads(env["PULUMI_CONFIG_SECRET_KEYS"]) == ["gpu-cluster:token"]
     before = {name: os.environ.get(name) for name in CONFIG_VARIABLES}
     with restored_config_environment():
@@ -115,34 +128,48 @@ def test_no_module_outside_the_shim_uses_a_private_or_internal_sdk_name(path):
 def test_the_shim_is_what_the_scan_would_refuse():
     shim = (PROJECT_ROOT / "preview" / "sdk_private.py").read_text(encoding="utf-8")
     assert [use.split(": ")[1] for use in private_sdk_uses(shim)] == [
-        "pulumi.runtime.mocks.MockMonitor", "pulumi_policy.policy._PolicyAnalyzerServicer",
-        "pulumi_policy.policy._NotApplicableError", "pulumi.runtime.resource._get_stack_trace"]
+        "pulumi.runtime.mocks.MockMonitor",
+        "pulumi_policy.policy._PolicyAnalyzerServicer",
+        "pulumi_policy.policy._NotApplicableError",
+        "pulumi.runtime.resource._get_stack_trace",
+    ]
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("from pulumi.runtime import settings as s\ns.ROOT.set(None)\n", ["line 2: pulumi.runtime.settings.ROOT"]),
-    ("import pulumi\npulumi.runtime.config.CONFIG.get()\n", ["line 2: pulumi.runtime.config.CONFIG"]),
-    ("from pulumi.runtime import config\nconfig.CONFIG.get()\n", ["line 2: pulumi.runtime.config.CONFIG"]),
-    ("from pulumi.runtime import mocks\nclass M(mocks.MockMonitor): ...\n",
-     ["line 2: pulumi.runtime.mocks.MockMonitor"]),
-    ("def f():\n    from pulumi_policy.policy import _PolicyAnalyzerServicer\n",
-     ["line 2: pulumi_policy.policy._PolicyAnalyzerServicer"]),
-    ("from pulumi_kubernetes import _utilities\n", ["line 1: pulumi_kubernetes._utilities"]),
-    ("import pulumi_kubernetes._utilities as u\n", ["line 1: pulumi_kubernetes._utilities"]),
-    ("import pulumi_policy.proxy as p\nx = p._DictProxy\n", ["line 2: pulumi_policy.proxy._DictProxy"]),
-    ("from pulumi.runtime.settings import SETTINGS\n", ["line 1: pulumi.runtime.settings.SETTINGS"]),
-    ("import pulumi\npulumi.runtime.settings._set_stack('x')\n", ["line 2: pulumi.runtime.settings._set_stack"]),
-    ("import importlib\nimportlib.import_module('pulumi_kubernetes._utilities')\n",
-     ["line 2: pulumi_kubernetes._utilities"]),
-    ("from pulumi.runtime import settings\ngetattr(settings, 'ROOT')\n", ["line 2: pulumi.runtime.settings.ROOT"]),
-    ("lookup('pulumi_policy.proxy', '_ListProxy')\n", ["line 1: pulumi_policy.proxy._ListProxy"]),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from pulumi.runtime import settings as s\ns.ROOT.set(None)\n", ["line 2: pulumi.runtime.settings.ROOT"]),
+        ("import pulumi\npulumi.runtime.config.CONFIG.get()\n", ["line 2: pulumi.runtime.config.CONFIG"]),
+        ("from pulumi.runtime import config\nconfig.CONFIG.get()\n", ["line 2: pulumi.runtime.config.CONFIG"]),
+        (
+            "from pulumi.runtime import mocks\nclass M(mocks.MockMonitor): ...\n",
+            ["line 2: pulumi.runtime.mocks.MockMonitor"],
+        ),
+        (
+            "def f():\n    from pulumi_policy.policy import _PolicyAnalyzerServicer\n",
+            ["line 2: pulumi_policy.policy._PolicyAnalyzerServicer"],
+        ),
+        ("from pulumi_kubernetes import _utilities\n", ["line 1: pulumi_kubernetes._utilities"]),
+        ("import pulumi_kubernetes._utilities as u\n", ["line 1: pulumi_kubernetes._utilities"]),
+        ("import pulumi_policy.proxy as p\nx = p._DictProxy\n", ["line 2: pulumi_policy.proxy._DictProxy"]),
+        ("from pulumi.runtime.settings import SETTINGS\n", ["line 1: pulumi.runtime.settings.SETTINGS"]),
+        ("import pulumi\npulumi.runtime.settings._set_stack('x')\n", ["line 2: pulumi.runtime.settings._set_stack"]),
+        (
+            "import importlib\nimportlib.import_module('pulumi_kubernetes._utilities')\n",
+            ["line 2: pulumi_kubernetes._utilities"],
+        ),
+        ("from pulumi.runtime import settings\ngetattr(settings, 'ROOT')\n", ["line 2: pulumi.runtime.settings.ROOT"]),
+        ("lookup('pulumi_policy.proxy', '_ListProxy')\n", ["line 1: pulumi_policy.proxy._ListProxy"]),
+    ],
+)
 def test_the_scan_refuses_synthetic_private_uses(source, expected):
     assert private_sdk_uses(source) == expected
 
 
 def test_the_scan_accepts_public_routes_and_unrelated_privates():
-    source = ("import pulumi\nfrom pulumi.runtime import rpc\npulumi.runtime.reset_options(project='p')\n"
-              "pulumi.runtime.get_config_env()\nrpc.deserialize_properties\npulumi.Output.__name__\n"
-              "class X:\n    _hidden = 1\nX._hidden\nimport yaml\nyaml._private\n")
+    source = (
+        "import pulumi\nfrom pulumi.runtime import rpc\npulumi.runtime.reset_options(project='p')\n"
+        "pulumi.runtime.get_config_env()\nrpc.deserialize_properties\npulumi.Output.__name__\n"
+        "class X:\n    _hidden = 1\nX._hidden\nimport yaml\nyaml._private\n"
+    )
     assert private_sdk_uses(source) == []

@@ -1,4 +1,5 @@
 """Static type check of every package; the options live in pyproject.toml, so `python -m mypy` runs the same check."""
+
 from __future__ import annotations
 
 import subprocess
@@ -21,9 +22,12 @@ def _mypy_settings() -> dict:
 
 
 def test_the_mypy_settings_list_every_package():
-    packages = {unit.split(".")[0] for unit in top_level_units(PROJECT_ROOT) - NOT_TYPE_CHECKED}  # stacks.spec: in stacks
-    assert set(_mypy_settings()["packages"]) == packages, \
+    packages = {
+        unit.split(".")[0] for unit in top_level_units(PROJECT_ROOT) - NOT_TYPE_CHECKED
+    }  # stacks.spec: in stacks
+    assert set(_mypy_settings()["packages"]) == packages, (
         "add the new package to `packages` under [tool.mypy] in pyproject.toml (or remove a package that is gone)"
+    )
 
 
 def test_every_function_must_be_annotated():

@@ -2,6 +2,7 @@
 ``../shared``; the script verifies checksums (and repeats the packaging edits) so a bad download never reaches a test;
 the tests find the fetched cache when ``../shared`` is absent. (The download itself needs the internet: not run
 here.)"""
+
 from __future__ import annotations
 
 import hashlib
@@ -28,16 +29,18 @@ def listed() -> dict[str, list[str]]:
 def test_the_list_is_current_with_shared():
     """Every file of ../shared/schemas and ../shared/charts, with its sha256 and URL (regenerate with
     ``expected_lines`` after a bump)."""
-    assert (PROJECT_ROOT / LIST_FILE).read_text(encoding="utf-8").splitlines() == \
-        expected_lines(require_shared("schemas").parent)
+    assert (PROJECT_ROOT / LIST_FILE).read_text(encoding="utf-8").splitlines() == expected_lines(
+        require_shared("schemas").parent
+    )
 
 
 def test_every_file_the_tests_name_is_listed():
     files = listed()
     named = [f"schemas/{p}" for p in CRD_FILES.values()]
     named += [f"schemas/{pin.default_values}" for pin in (*GPU_RUNTIME_CHARTS, KUEUE, KUBEFLOW_TRAINER, *SLURM_CHARTS)]
-    named += [f"schemas/{pin.default_values.rsplit('/', 1)[0]}/Chart.yaml" for pin in (KUEUE, KUBEFLOW_TRAINER,
-                                                                                        *SLURM_CHARTS)]
+    named += [
+        f"schemas/{pin.default_values.rsplit('/', 1)[0]}/Chart.yaml" for pin in (KUEUE, KUBEFLOW_TRAINER, *SLURM_CHARTS)
+    ]
     assert [n for n in named if n not in files] == []
     charts = {p.split("/")[1] for p in files if p.startswith("charts/")}
     assert {p.name for p in require_shared("charts").iterdir() if p.is_dir()} == charts
@@ -53,8 +56,7 @@ def test_fetch_refuses_a_file_whose_checksum_differs(tmp_path):
     good.write_text("a: 1\n")
     bad.write_text("b: 2\n")
     sha = hashlib.sha256(b"a: 1\n").hexdigest()
-    (tmp_path / "list").write_text(f"{sha} schemas/x/good.yaml file://{good}\n"
-                                   f"{sha} schemas/x/bad.yaml file://{bad}\n")
+    (tmp_path / "list").write_text(f"{sha} schemas/x/good.yaml file://{good}\n{sha} schemas/x/bad.yaml file://{bad}\n")
     result = _run(tmp_path / "list", tmp_path / "cache")
     assert result.returncode == 1
     got = hashlib.sha256(b"b: 2\n").hexdigest()
@@ -65,9 +67,13 @@ def test_fetch_refuses_a_file_whose_checksum_differs(tmp_path):
     assert _run(tmp_path / "list", tmp_path / "cache").stdout.startswith("fetch-upstream: 1 files verified")
 
 
-@pytest.mark.parametrize("staged, original", [
-    ("charts/gpu-operator-v26.7.0/Chart.yaml", "schemas/gpu-operator/v26.7.0/deployments/gpu-operator/Chart.yaml"),
-    ("charts/kueue-0.19.2/values.yaml", "schemas/kueue/v0.19.2/charts/kueue/values.yaml")])
+@pytest.mark.parametrize(
+    "staged, original",
+    [
+        ("charts/gpu-operator-v26.7.0/Chart.yaml", "schemas/gpu-operator/v26.7.0/deployments/gpu-operator/Chart.yaml"),
+        ("charts/kueue-0.19.2/values.yaml", "schemas/kueue/v0.19.2/charts/kueue/values.yaml"),
+    ],
+)
 def test_the_packaging_edits_turn_the_tagged_file_into_the_staged_one(tmp_path, staged, original):
     """Where ../shared/schemas holds the untouched file at the tag, the listed edit is proven offline."""
     sha, path, _, edit = listed()[staged]

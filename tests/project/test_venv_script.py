@@ -1,5 +1,6 @@
 """``scripts/venv.sh``, which both documented commands run first: a first run says what it is doing (it takes minutes),
 a built environment is silent, and the venv's python finds the project from any folder."""
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,13 @@ def _project_copy(tmp_path: Path) -> Path:
 
 
 def _venv_sh(root: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(root / "scripts" / "venv.sh"), "requirements.txt"], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "GPU_CLUSTER_NO_UV": "1"})
+    return subprocess.run(
+        ["bash", str(root / "scripts" / "venv.sh"), "requirements.txt"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "GPU_CLUSTER_NO_UV": "1"},
+    )
 
 
 def test_a_first_install_says_what_it_does_and_a_built_venv_says_nothing(tmp_path):
@@ -56,8 +62,14 @@ def test_the_venv_puts_the_project_on_its_path(tmp_path):
 def test_the_projects_python_imports_the_project_from_any_folder(tmp_path):
     # the documented `.venv/bin/python -m preview` used to print "No module named preview" outside the project folder
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    found = subprocess.run([sys.executable, "-c", "import preview.engine as e; print(e.PROJECT_ROOT)"], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=60, env=env)
+    found = subprocess.run(
+        [sys.executable, "-c", "import preview.engine as e; print(e.PROJECT_ROOT)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert found.returncode == 0, f"run bash scripts/venv.sh first: {found.stderr}"
     # the venv's own project (a worktree sharing another clone's .venv finds that clone)
     assert (Path(found.stdout.strip()) / "Pulumi.yaml").is_file()

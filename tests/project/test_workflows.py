@@ -1,5 +1,6 @@
 """The GitHub Actions workflows: actionlint passes (ShellCheck too, when it is installed), the comment markers match
 the diff tool, actions are pinned by major version, and permissions are least privilege."""
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,9 @@ def actionlint() -> str:
 
 
 def lint(*paths: Path, cwd: Path = PROJECT_ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([actionlint(), "-no-color", *map(str, paths)], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [actionlint(), "-no-color", *map(str, paths)], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def load(path: Path) -> dict:
@@ -111,15 +113,29 @@ console.log(JSON.stringify(calls));
 """
 
 
-@pytest.mark.parametrize("existing, body, expected", [
-    ([], f"{COMMENT_MARKER}\nchanges", [["create", 7]]),
-    ([{"id": 3, "user": {"type": "Bot"}, "body": f"{COMMENT_MARKER}\nold"}], f"{COMMENT_MARKER}\nnew", [["update", 3]]),
-    ([], f"{COMMENT_MARKER}\n{NO_CHANGE_MARKER}\nnothing", []),
-    ([{"id": 3, "user": {"type": "Bot"}, "body": f"{COMMENT_MARKER}\nold"}], f"{COMMENT_MARKER}\n{NO_CHANGE_MARKER}",
-     [["update", 3]]),
-    ([{"id": 4, "user": {"type": "User"}, "body": f"quoting {COMMENT_MARKER}"}], f"{COMMENT_MARKER}\nx",
-     [["create", 7]]),
-], ids=["create", "update", "no-change-no-comment", "no-change-updates-old", "never-edits-a-human-comment"])
+@pytest.mark.parametrize(
+    "existing, body, expected",
+    [
+        ([], f"{COMMENT_MARKER}\nchanges", [["create", 7]]),
+        (
+            [{"id": 3, "user": {"type": "Bot"}, "body": f"{COMMENT_MARKER}\nold"}],
+            f"{COMMENT_MARKER}\nnew",
+            [["update", 3]],
+        ),
+        ([], f"{COMMENT_MARKER}\n{NO_CHANGE_MARKER}\nnothing", []),
+        (
+            [{"id": 3, "user": {"type": "Bot"}, "body": f"{COMMENT_MARKER}\nold"}],
+            f"{COMMENT_MARKER}\n{NO_CHANGE_MARKER}",
+            [["update", 3]],
+        ),
+        (
+            [{"id": 4, "user": {"type": "User"}, "body": f"quoting {COMMENT_MARKER}"}],
+            f"{COMMENT_MARKER}\nx",
+            [["create", 7]],
+        ),
+    ],
+    ids=["create", "update", "no-change-no-comment", "no-change-updates-old", "never-edits-a-human-comment"],
+)
 def test_comment_step_updates_its_own_comment_or_creates_one(tmp_path, existing, body, expected):
     """Runs the workflow's github-script code under node with a fake GitHub client."""
     import json
@@ -131,8 +147,13 @@ def test_comment_step_updates_its_own_comment_or_creates_one(tmp_path, existing,
     step = next(s for s in doc["jobs"]["diff"]["steps"] if s.get("uses", "").startswith("actions/github-script@"))
     (tmp_path / "body.md").write_text(body)
     (tmp_path / "run.js").write_text(COMMENT_HARNESS.replace("SCRIPT", step["with"]["script"]))
-    done = subprocess.run([node, str(tmp_path / "run.js")], capture_output=True, text=True, timeout=60,
-                          env={"EXISTING": json.dumps(existing), "BODY_FILE": str(tmp_path / "body.md")})
+    done = subprocess.run(
+        [node, str(tmp_path / "run.js")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"EXISTING": json.dumps(existing), "BODY_FILE": str(tmp_path / "body.md")},
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == expected
 

@@ -1,4 +1,5 @@
 """``--write`` commands print what they wrote: a silent success reads like nothing happened."""
+
 from __future__ import annotations
 
 import shutil

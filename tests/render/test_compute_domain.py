@@ -3,6 +3,7 @@ namespace with quota on the pool (or the Slurm namespace), its channel template 
 pods and the NodeSet's slurmd, Kueue charging the claims; a job's own domain through job_objects. Objects validate
 against the driver chart's ComputeDomain CRD, the Trainer v2.3 CRDs, and the Kubernetes 1.35
 schema (the pod spec with resource.k8s.io claims)."""
+
 from __future__ import annotations
 
 import copy
@@ -11,7 +12,13 @@ import kubernetes_validate
 import pytest
 
 from render.compute_domain import (
-    CHANNEL_DEVICE_CLASS, KUEUE_RESOURCE, POD_CLAIM, compute_domain, compute_domains, job_objects, pod_claim,
+    CHANNEL_DEVICE_CLASS,
+    KUEUE_RESOURCE,
+    POD_CLAIM,
+    compute_domain,
+    compute_domains,
+    job_objects,
+    pod_claim,
     uses_compute_domains,
 )
 from stacks.plan.kueue_topology import pool_namespaces
@@ -25,23 +32,40 @@ from tests.support.kube.crd_schemas import cel_errors, schema_errors
 from tests.support.spec.scheduling_fixtures import spec_and_facts
 
 A4X = {
-    "cloud": "gcp", "project": "ml-research-prod", "region": "us-central1",
+    "cloud": "gcp",
+    "project": "ml-research-prod",
+    "region": "us-central1",
     "cluster": {"name": "gb200", "minMasterVersion": "1.35"},
-    "nodePools": [{"name": "gb200", "machineType": "a4x-highgpu-4g", "zones": ["us-central1-a"], "minNodes": 36,
-                   "maxNodes": 36, "multiNode": True, "racks": 2,
-                   "capacity": {"type": "reservation", "reservation": "gb200-res", "reservationBlock": "block-1"}},
-                  {"name": "l4", "machineType": "g2-standard-24", "zones": ["us-central1-a"], "maxNodes": 2}],
-    "scheduling": {"workload": "kubeflow", "cohort": "ml", "queues": [
-        {"name": "research", "quotas": [{"pool": "gb200", "gpus": 72, "borrowingLimit": 0}]},
-        {"name": "product", "namespace": "product-ml", "quotas": [{"pool": "gb200", "gpus": 72}]}],
-        "topology": {"mode": "required", "level": "nvlink"}},
+    "nodePools": [
+        {
+            "name": "gb200",
+            "machineType": "a4x-highgpu-4g",
+            "zones": ["us-central1-a"],
+            "minNodes": 36,
+            "maxNodes": 36,
+            "multiNode": True,
+            "racks": 2,
+            "capacity": {"type": "reservation", "reservation": "gb200-res", "reservationBlock": "block-1"},
+        },
+        {"name": "l4", "machineType": "g2-standard-24", "zones": ["us-central1-a"], "maxNodes": 2},
+    ],
+    "scheduling": {
+        "workload": "kubeflow",
+        "cohort": "ml",
+        "queues": [
+            {"name": "research", "quotas": [{"pool": "gb200", "gpus": 72, "borrowingLimit": 0}]},
+            {"name": "product", "namespace": "product-ml", "quotas": [{"pool": "gb200", "gpus": 72}]},
+        ],
+        "topology": {"mode": "required", "level": "nvlink"},
+    },
 }
 
 
 def _runtime(raw: dict, name: str = "torch-gb200") -> dict:
     spec, facts = spec_and_facts(raw)
-    return {r["metadata"]["name"]: r for r in training_runtimes(
-        facts, render_kueue(spec.scheduling, facts).placements)}[name]
+    return {
+        r["metadata"]["name"]: r for r in training_runtimes(facts, render_kueue(spec.scheduling, facts).placements)
+    }[name]
 
 
 def _pod_template(runtime: dict) -> dict:
@@ -54,9 +78,13 @@ def test_one_compute_domain_per_team_namespace_with_quota_on_the_rack_pool():
     assert uses_compute_domains(gb200) and not uses_compute_domains(l4)
     domains = compute_domains(facts, pool_namespaces(spec.scheduling))
     assert [(d["metadata"]["namespace"], d["metadata"]["name"]) for d in domains] == [
-        ("research", "gb200-imex"), ("product-ml", "gb200-imex")]
-    assert domains[0]["spec"] == {"numNodes": 0, "channel": {
-        "resourceClaimTemplate": {"name": "gb200-imex-channel"}, "allocationMode": "Single"}}
+        ("research", "gb200-imex"),
+        ("product-ml", "gb200-imex"),
+    ]
+    assert domains[0]["spec"] == {
+        "numNodes": 0,
+        "channel": {"resourceClaimTemplate": {"name": "gb200-imex-channel"}, "allocationMode": "Single"},
+    }
 
 
 def test_compute_domains_validate_against_the_driver_crd():
@@ -86,8 +114,10 @@ def test_the_runtime_pod_claims_the_channel_and_validates_against_kubernetes_and
     assert node["resources"]["limits"]["nvidia.com/gpu"] == 4
     tolerations = template["spec"]["tolerations"]
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in tolerations
-    assert template["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"] == \
-        "cloud.google.com/gce-topology-subblock"
+    assert (
+        template["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"]
+        == "cloud.google.com/gce-topology-subblock"
+    )
     assert schema_errors(runtime) == []
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "job-node-0-0"}, "spec": template["spec"]}
     kubernetes_validate.validate(pod, "1.35.0", strict=True)
@@ -100,7 +130,8 @@ def test_a_job_gets_its_own_domain_and_namespaced_runtime():
     assert domain["metadata"]["name"] == "llama-70b-imex" and domain["metadata"]["namespace"] == "research"
     assert own["kind"] == "TrainingRuntime" and own["metadata"]["name"] == "torch-gb200-llama-70b"
     assert {c["name"]: c["resourceClaimTemplateName"] for c in _pod_template(own)["spec"]["resourceClaims"]} == {
-        POD_CLAIM: "llama-70b-imex-channel"}
+        POD_CLAIM: "llama-70b-imex-channel"
+    }
     assert _pod_template(runtime)["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] == "gb200-imex-channel"
     assert schema_errors(domain) == [] and schema_errors(own) == []
 
@@ -120,21 +151,28 @@ def test_kueue_maps_the_channel_class_and_charges_one_channel_per_node():
     assert group["coveredResources"] == ["nvidia.com/gpu", KUEUE_RESOURCE]
     (flavor,) = group["flavors"]
     assert {r["name"]: r for r in flavor["resources"]}[KUEUE_RESOURCE] == {
-        "name": KUEUE_RESOURCE, "nominalQuota": 18, "borrowingLimit": 0}  # 72 GPUs = 18 pods = 18 channels
+        "name": KUEUE_RESOURCE,
+        "nominalQuota": 18,
+        "borrowingLimit": 0,
+    }  # 72 GPUs = 18 pods = 18 channels
     mappings = manager_config(spec.scheduling, [CHANNEL_DEVICE_CLASS])["resources"]["deviceClassMappings"]
     assert mappings == [{"name": KUEUE_RESOURCE, "deviceClassNames": [CHANNEL_DEVICE_CLASS]}]
 
 
 def test_slurm_nodesets_of_rack_pools_claim_the_channel():
     raw = copy.deepcopy(A4X)
-    raw["scheduling"] = {"workload": "slurm", "queues": [
-        {"name": "research", "quotas": [{"pool": "gb200", "gpus": 144}]}],
-                         "topology": {"mode": "required", "level": "nvlink"}}
+    raw["scheduling"] = {
+        "workload": "slurm",
+        "queues": [{"name": "research", "quotas": [{"pool": "gb200", "gpus": 144}]}],
+        "topology": {"mode": "required", "level": "nvlink"},
+    }
     spec, facts = spec_and_facts(raw)
     plan = plan_slurm(spec.scheduling, facts)
     values = slurm_values(plan, "ml", fabrics={p.name: pod_fabric(p) for p in facts})
     nodeset = values["nodesets"]["gb200"]
-    assert {"name": POD_CLAIM, "resourceClaimTemplateName": "gb200-imex-channel"} in nodeset["podSpec"]["resourceClaims"]
+    assert {"name": POD_CLAIM, "resourceClaimTemplateName": "gb200-imex-channel"} in nodeset["podSpec"][
+        "resourceClaims"
+    ]
     assert {"name": POD_CLAIM} in nodeset["slurmd"]["resources"]["claims"]
     assert plan.topology.blocks[0].block_size == 18 and plan.topology.blocks[0].blocks == ("gb200-b0", "gb200-b1")
 

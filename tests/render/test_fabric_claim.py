@@ -3,6 +3,7 @@ guide: ``resource.k8s.io/v1``, DeviceClass ``mrdma.google.com``, every NIC: ``Ex
 ``All``), one per namespace the pool's
 jobs run in, and the runtime's pod that names it. Objects are parsed, and the template validates against the
 Kubernetes 1.34 and 1.35 OpenAPI schemas (kubernetes-validate ships resource.k8s.io/v1 for both)."""
+
 from __future__ import annotations
 
 import copy
@@ -11,7 +12,12 @@ import kubernetes_validate
 import pytest
 
 from render.fabric_claim import (
-    KUEUE_RESOURCE, claim_template, claim_templates, device_class, kueue_device_classes, pod_claim,
+    KUEUE_RESOURCE,
+    claim_template,
+    claim_templates,
+    device_class,
+    kueue_device_classes,
+    pod_claim,
 )
 from render.fabric_pod import pod_fabric
 from stacks.plan.kueue_topology import pool_namespaces
@@ -40,11 +46,16 @@ MANAGED, ATTACHED = _ultra("managed"), _ultra("auto")
 
 def _pod(raw: dict) -> dict:
     spec, facts = spec_and_facts(raw)
-    runtime = {r["metadata"]["name"]: r for r in training_runtimes(
-        facts, render_kueue(spec.scheduling, facts).placements)}["torch-h200"]
+    runtime = {
+        r["metadata"]["name"]: r for r in training_runtimes(facts, render_kueue(spec.scheduling, facts).placements)
+    }["torch-h200"]
     template = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "job-node-0-0", **template.get("metadata", {})},
-            "spec": template["spec"]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "job-node-0-0", **template.get("metadata", {})},
+        "spec": template["spec"],
+    }
 
 
 def _templates(raw: dict) -> list[dict]:
@@ -55,11 +66,12 @@ def _templates(raw: dict) -> list[dict]:
 def test_one_template_per_team_namespace_with_quota_on_the_managed_pool():
     templates = _templates(MANAGED)
     assert [(t["metadata"]["namespace"], t["metadata"]["name"]) for t in templates] == [
-        ("research", "rdma-h200"), ("product-ml", "rdma-h200")]
+        ("research", "rdma-h200"),
+        ("product-ml", "rdma-h200"),
+    ]
     (request,) = templates[0]["spec"]["spec"]["devices"]["requests"]
     assert templates[0]["apiVersion"] == "resource.k8s.io/v1"
-    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount",
-                                  "count": 8}
+    assert request["exactly"] == {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 8}
     assert templates[0]["metadata"]["labels"]["gpu-cluster/pool"] == "h200"
 
 
@@ -88,8 +100,9 @@ def test_the_runtime_pod_names_the_template_and_its_container_holds_the_claim():
     assert node["resources"]["limits"] == {"nvidia.com/gpu": 8}
     env = {e["name"]: e["value"] for e in node["env"]}
     assert env["NCCL_NET"] == "gIB" and env["BASH_ENV"] == "/usr/local/gib/scripts/set_nccl_env.sh"
-    assert not any(k.startswith("networking.gke.io/") for k in pod["metadata"].get("annotations", {})), \
+    assert not any(k.startswith("networking.gke.io/") for k in pod["metadata"].get("annotations", {})), (
         "managed networks have no Network objects to name: the NICs come through the claim"
+    )
     for version in K8S_VERSIONS:
         kubernetes_validate.validate(pod, version, strict=True)
 
@@ -126,7 +139,8 @@ def test_kueue_charges_the_claimed_nics_against_quota_next_to_the_pools_gpus():
         assert schema_errors(queue) == [] and cel_errors(queue)[0] == [], queue["metadata"]["name"]
     config = manager_config(spec.scheduling, kueue_device_classes(facts))
     assert config["resources"]["deviceClassMappings"] == [
-        {"name": KUEUE_RESOURCE, "deviceClassNames": ["mrdma.google.com"]}]
+        {"name": KUEUE_RESOURCE, "deviceClassNames": ["mrdma.google.com"]}
+    ]
 
 
 def test_stacks_without_a_managed_pool_keep_gpu_only_quota_and_no_mappings():

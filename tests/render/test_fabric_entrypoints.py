@@ -4,6 +4,7 @@ installer (v1.0.14) and RxDM (v1.0.20) manifests chmod their scripts before runn
 (v1.1.0) installers run theirs directly. The rendered installer DaemonSets and the RxDM sidecar must do exactly that:
 a missing chmod on an image that ships the script without its exec bit fails the installer, and every fabric job then
 waits at its ready gate."""
+
 from __future__ import annotations
 
 import re
@@ -47,6 +48,10 @@ def test_the_tcpxo_rxdm_sidecar_chmods_then_execs_the_entry_script_with_upstream
     raw = edit(GKE_TEAMS, "nodePools[0].machineType", "a3-megagpu-8g")
     _, facts = spec_and_facts(raw)
     sidecar = next(s for s in pod_fabric(facts[0]).sidecars if s["name"] == SIDECAR[FabricKind.TCPXO])
-    assert sidecar["command"] == ["/bin/sh", "-c", "chmod 755 /fts/entrypoint_rxdm_container.sh && exec "
-                                  "/fts/entrypoint_rxdm_container.sh --num_hops=2 --num_nics=8"]
+    assert sidecar["command"] == [
+        "/bin/sh",
+        "-c",
+        "chmod 755 /fts/entrypoint_rxdm_container.sh && exec "
+        "/fts/entrypoint_rxdm_container.sh --num_hops=2 --num_nics=8",
+    ]
     assert FAB.entrypoint(FabricKind.TCPXO, "rxdm").chmod

@@ -2,6 +2,7 @@
 (``fabric.sharedMemoryGiB`` overrides it, within the RAM), on the ``torch-<pool>`` runtime and the NodeSet's slurmd
 alike; on EKS an EFA-capable default runtime image in the stack's region (``fabric.runtimeImage`` overrides it, also
 for slurmd), and a warning when the override is an image known to lack libfabric/aws-ofi-nccl."""
+
 from __future__ import annotations
 
 import copy
@@ -35,8 +36,9 @@ def _shm(pod_spec: dict, container: dict) -> str | None:
     return empty.get("sizeLimit") if empty.get("medium") == "Memory" else None
 
 
-@pytest.mark.parametrize("ram,override,want", [
-    (1872, None, 234), (2952, None, 256), (2048, None, 256), (4, None, 1), (1872, 64, 64)])
+@pytest.mark.parametrize(
+    "ram,override,want", [(1872, None, 234), (2952, None, 256), (2048, None, 256), (4, None, 1), (1872, 64, 64)]
+)
 def test_shm_is_an_eighth_of_the_ram_at_most_256_gib_unless_set(ram, override, want):
     assert shm_gib(ram, override) == want
 
@@ -48,8 +50,17 @@ def test_runtime_and_nodeset_mount_the_same_memory_shm(raw, size):
         raw["gpuRuntime"] = {"mode": "device-plugin", "efaDevicePlugin": True}
     pod = _pod(raw)
     assert _shm(pod, pod["containers"][0]) == size
-    spec, facts = spec_and_facts(with_slurmd_efa_image({**raw, "scheduling": {"workload": "slurm", "queues": [
-        {"name": "team", "quotas": [{"pool": raw["nodePools"][0]["name"], "gpus": 8}]}]}}))
+    spec, facts = spec_and_facts(
+        with_slurmd_efa_image(
+            {
+                **raw,
+                "scheduling": {
+                    "workload": "slurm",
+                    "queues": [{"name": "team", "quotas": [{"pool": raw["nodePools"][0]["name"], "gpus": 8}]}],
+                },
+            }
+        )
+    )
     values = slurm_values(plan_slurm(spec.scheduling, facts), "ml", fabrics={p.name: pod_fabric(p) for p in facts})
     nodeset = values["nodesets"][raw["nodePools"][0]["name"]]
     assert _shm(nodeset["podSpec"], nodeset["slurmd"]) == size
@@ -60,11 +71,13 @@ def test_shared_memory_gib_overrides_and_must_fit_in_the_ram():
     assert _shm(pod, pod["containers"][0]) == "64Gi"
     with pytest.raises(SpecError) as exc:
         load_spec(edit(GKE_TEAMS, "nodePools[0].fabric", {"sharedMemoryGiB": 1872}))
-    assert [str(e) for e in exc.value.errors] == [textwrap.dedent("""\
+    assert [str(e) for e in exc.value.errors] == [
+        textwrap.dedent("""\
         error: gpu-cluster:nodePools[0].fabric.sharedMemoryGiB: pool 'h100': /dev/shm of 1872 GiB does not fit in the 1872 GiB of RAM of a a3-highgpu-8g node
           received: 1872
           allowed:  1 to 1871
-          fix:      lower sharedMemoryGiB, or omit it (an eighth of the RAM, at most 256 GiB)""")]
+          fix:      lower sharedMemoryGiB, or omit it (an eighth of the RAM, at most 256 GiB)""")
+    ]
 
 
 def test_efa_runtimes_default_to_the_deep_learning_container_of_the_region():
@@ -72,8 +85,11 @@ def test_efa_runtimes_default_to_the_deep_learning_container_of_the_region():
     assert _pod(raw)["containers"][0]["image"] == DLC
     spec, facts = spec_and_facts(raw)
     assert runtime_image(facts[1]) == TORCH_IMAGE  # the single-node L40S pool has no fabric
-    west = edit(edit(raw, "region", "us-west-2"), "cluster.subnets",
-                {"us-west-2a": "subnet-0123456789abcdef0", "us-west-2b": "subnet-0123456789abcdef1"})
+    west = edit(
+        edit(raw, "region", "us-west-2"),
+        "cluster.subnets",
+        {"us-west-2a": "subnet-0123456789abcdef0", "us-west-2b": "subnet-0123456789abcdef1"},
+    )
     west["nodePools"][0]["zones"], west["nodePools"][1]["zones"] = ["us-west-2a"], ["us-west-2a", "us-west-2b"]
     assert _pod(west)["containers"][0]["image"] == DLC.replace("us-east-1", "us-west-2")
 
@@ -82,11 +98,17 @@ def test_runtime_image_overrides_the_runtime_and_slurmd():
     raw = {**copy.deepcopy(EKS_TEAMS), "gpuRuntime": {"mode": "device-plugin", "efaDevicePlugin": True}}
     raw["nodePools"][0]["fabric"] = {"runtimeImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1.2"}
     assert _pod(raw)["containers"][0]["image"] == "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1.2"
-    spec, facts = spec_and_facts({**raw, "scheduling": {"workload": "slurm", "queues": [
-        {"name": "team", "quotas": [{"pool": "p5", "gpus": 8}]}]}})
+    spec, facts = spec_and_facts(
+        {
+            **raw,
+            "scheduling": {"workload": "slurm", "queues": [{"name": "team", "quotas": [{"pool": "p5", "gpus": 8}]}]},
+        }
+    )
     values = slurm_values(plan_slurm(spec.scheduling, facts), "ml", fabrics={p.name: pod_fabric(p) for p in facts})
     assert values["nodesets"]["p5"]["slurmd"]["image"] == {
-        "repository": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train", "tag": "1.2"}
+        "repository": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train",
+        "tag": "1.2",
+    }
 
 
 def test_an_efa_runtime_image_without_aws_ofi_nccl_is_a_warning():
@@ -94,5 +116,6 @@ def test_an_efa_runtime_image_without_aws_ofi_nccl_is_a_warning():
     _, warnings = load_spec(raw)
     assert [str(w).splitlines()[0] for w in warnings] == [
         "warning: gpu-cluster:nodePools[0].fabric.runtimeImage: pool 'p5': image has no libfabric (EFA provider) and "
-        "aws-ofi-nccl, so NCCL on this EFA pool falls back to TCP sockets"]
+        "aws-ofi-nccl, so NCCL on this EFA pool falls back to TCP sockets"
+    ]
     assert load_spec(edit(EKS_TEAMS, "nodePools[0].fabric", {"runtimeImage": DLC}))[1] == []

@@ -3,6 +3,7 @@ each fabric carry the GKE multi-network annotations, the RxDM sidecar and its de
 the EFA requests. Objects are parsed (JSON annotations, YAML device lists), not grepped; the pod a TrainJob gets
 from each runtime validates as a core/v1 Pod with kubernetes-validate. One golden file per fabric runtime
 (``UPDATE_GOLDEN=1`` regenerates them; review the diff)."""
+
 from __future__ import annotations
 
 import copy
@@ -58,14 +59,19 @@ def _runtime(raw: dict) -> dict:
     spec, facts = spec_and_facts(raw)
     objects = render_kueue(spec.scheduling, facts)
     return {r["metadata"]["name"]: r for r in training_runtimes(facts, objects.placements)}[
-        f"torch-{raw['nodePools'][0]['name']}"]
+        f"torch-{raw['nodePools'][0]['name']}"
+    ]
 
 
 def _pod(runtime: dict) -> dict:
     """The pod a TrainJob node gets: the runtime's pod template, as JobSet copies it."""
     template = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "job-node-0-0", **template.get("metadata", {})},
-            "spec": template["spec"]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "job-node-0-0", **template.get("metadata", {})},
+        "spec": template["spec"],
+    }
 
 
 def _env(container: dict) -> dict[str, str]:
@@ -92,10 +98,14 @@ def test_tcpxo_runtime_has_nine_nics_the_rxdm_sidecar_its_devices_and_the_nccl_e
     assert notes["networking.gke.io/default-interface"] == "eth0"
     assert json.loads(notes["networking.gke.io/interfaces"]) == [
         {"interfaceName": "eth0", "network": "default"},
-        *({"interfaceName": f"eth{i}", "network": f"vpc{i}"} for i in range(1, 9))]
+        *({"interfaceName": f"eth{i}", "network": f"vpc{i}"} for i in range(1, 9)),
+    ]
     devices = [d["path"] for d in yaml.safe_load(notes["devices.gke.io/container.tcpxo-daemon"])]
-    assert devices == [f"/dev/nvidia{i}" for i in range(8)] + ["/dev/nvidiactl", "/dev/nvidia-uvm",
-                                                               "/dev/dmabuf_import_helper"]
+    assert devices == [f"/dev/nvidia{i}" for i in range(8)] + [
+        "/dev/nvidiactl",
+        "/dev/nvidia-uvm",
+        "/dev/dmabuf_import_helper",
+    ]
     gate, sidecar = pod["spec"]["initContainers"]  # the ready gate runs to completion before RxDM starts
     assert gate["name"] == "fabric-ready" and "restartPolicy" not in gate
     assert sidecar["name"] == "tcpxo-daemon" and sidecar["restartPolicy"] == "Always"
@@ -125,8 +135,11 @@ def test_tcpx_runtime_has_five_nics_and_the_tcpx_daemon():
 def test_rdma_runtime_uses_gib_on_gvnic_and_eight_rdma_nics():
     pod = _pod(_runtime(FABRICS["rdma"]))
     nics = json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])
-    assert nics == [{"interfaceName": "eth0", "network": "default"}, {"interfaceName": "eth1", "network": "gvnic-1"},
-                    *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8))]
+    assert nics == [
+        {"interfaceName": "eth0", "network": "default"},
+        {"interfaceName": "eth1", "network": "gvnic-1"},
+        *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8)),
+    ]
     assert [c["name"] for c in pod["spec"]["initContainers"]] == ["fabric-ready"], "gIB has no sidecar, only the gate"
     node = pod["spec"]["containers"][0]
     assert _env(node)["NCCL_NET"] == "gIB"
@@ -168,8 +181,10 @@ def test_team_namespaces_on_gpudirect_pools_admit_the_fabrics_host_paths():
 
 def _slurm(raw: dict) -> dict:
     raw = copy.deepcopy(raw)
-    raw["scheduling"] = {"workload": "slurm", "queues": [{"name": "research", "quotas": [
-        {"pool": raw["nodePools"][0]["name"], "gpus": 8}]}]}
+    raw["scheduling"] = {
+        "workload": "slurm",
+        "queues": [{"name": "research", "quotas": [{"pool": raw["nodePools"][0]["name"], "gpus": 8}]}],
+    }
     spec, facts = spec_and_facts(with_slurmd_efa_image(raw))
     plan = plan_slurm(spec.scheduling, facts)
     return slurm_values(plan, "ml", fabrics={p.name: pod_fabric(p) for p in facts})
@@ -182,16 +197,20 @@ def test_slinky_nodeset_gets_the_same_fabric_as_the_runtime(fabric):
     nodeset = values["nodesets"][pool]
     runtime_pod = _pod(_runtime(FABRICS[fabric]))
     assert nodeset.get("metadata", {}).get("annotations", {}) == {
-        k: v for k, v in runtime_pod["metadata"].get("annotations", {}).items() if not k.startswith("kueue")}
+        k: v for k, v in runtime_pod["metadata"].get("annotations", {}).items() if not k.startswith("kueue")
+    }
     assert nodeset["podSpec"].get("initContainers", []) == runtime_pod["spec"].get("initContainers", [])
     # plus the TaskProlog's ConfigMap (the fabric env of every Slurm task: stacks/plan/slurm_task_env.py)
-    assert nodeset["podSpec"].get("volumes", []) == [*runtime_pod["spec"].get("volumes", []),
-                                                     slurm_task_env.volume(pool, True)]
+    assert nodeset["podSpec"].get("volumes", []) == [
+        *runtime_pod["spec"].get("volumes", []),
+        slurm_task_env.volume(pool, True),
+    ]
     assert nodeset["podSpec"].get("resourceClaims", []) == runtime_pod["spec"].get("resourceClaims", [])
     runtime_env = _env(runtime_pod["spec"]["containers"][0])
     assert _env(nodeset["slurmd"]) == runtime_env
     assert nodeset["slurmd"]["resources"].get("claims") == runtime_pod["spec"]["containers"][0]["resources"].get(
-        "claims"), "slurmd, where job steps run, holds the same DRA claims as the runtime's container"
+        "claims"
+    ), "slurmd, where job steps run, holds the same DRA claims as the runtime's container"
     if fabric == "efa":
         assert nodeset["slurmd"]["resources"]["requests"][EFA_RESOURCE] == 32
         assert nodeset["slurmd"]["resources"]["limits"][EFA_RESOURCE] == 32

@@ -2,6 +2,7 @@
 and A4X's installer has none, as upstream's A4X installers: run by a real ``sh`` against a fake procfs, the step
 succeeds on 8 NICs and the old 8-NIC step fails at the 5th NIC of a 4-NIC node (the init container crash-looped and
 the plugin was never installed)."""
+
 from __future__ import annotations
 
 import shutil
@@ -36,13 +37,17 @@ def _fake_procfs(root: Path, nics: int) -> Path:
 def _run(command: str, root: Path) -> subprocess.CompletedProcess:
     assert SH is not None
     # the same script, with /proc pointed at the fake tree
-    return subprocess.run([SH, "-c", command.replace("/proc/", f"{root}/proc/")], capture_output=True, text=True,
-                          timeout=30)
+    return subprocess.run(
+        [SH, "-c", command.replace("/proc/", f"{root}/proc/")], capture_output=True, text=True, timeout=30
+    )
 
 
 def test_the_a4x_installer_has_no_martians_step_as_upstreams():
-    (ds,) = [r for r in of_type(recording("gke-a4x-nvl72"), DAEMONSET)
-             if r.inputs["metadata"]["name"] == "nccl-rdma-installer-arm64"]
+    (ds,) = [
+        r
+        for r in of_type(recording("gke-a4x-nvl72"), DAEMONSET)
+        if r.inputs["metadata"]["name"] == "nccl-rdma-installer-arm64"
+    ]
     names = [c["name"] for c in ds.inputs["spec"]["template"]["spec"]["initContainers"]]
     assert "nccl-rdma-installer" in names and MARTIANS_STEP not in names
 
@@ -52,8 +57,9 @@ def test_the_a3_ultra_step_runs_clean_on_a_node_with_8_rdma_nics(tmp_path):
     root = _fake_procfs(tmp_path, 8)
     done = _run(_step("gke-a3-ultra-rdma", "nccl-rdma-installer"), root)
     assert done.returncode == 0, done.stderr
-    assert [(root / f"proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians").read_text().strip() for i in range(8)] \
-        == ["0"] * 8
+    assert [(root / f"proc/sys/net/ipv4/conf/gpu{i}rdma0/log_martians").read_text().strip() for i in range(8)] == [
+        "0"
+    ] * 8
 
 
 @pytest.mark.skipif(SH is None, reason="no sh on PATH")

@@ -1,6 +1,7 @@
 """Every resource a rendered training runtime asks for is one Kueue can admit: covered by some ClusterQueue or
 excluded from quota in the manager config. Kueue holds a workload that requests anything else as inadmissible for
 ever (an EFA job's ``vpc.amazonaws.com/efa`` and huge pages were such resources)."""
+
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -36,8 +37,13 @@ def admissible(name: str, covered: set[str], excluded: list[str]) -> bool:
 def test_every_requested_resource_is_covered_or_excluded(stack):
     spec, facts = spec_and_facts(SPECS[stack])
     objects = render_kueue(spec.scheduling, facts)
-    covered = {r for o in objects.custom_resources() if o["kind"] == "ClusterQueue"
-               for group in o["spec"]["resourceGroups"] for r in group["coveredResources"]}
+    covered = {
+        r
+        for o in objects.custom_resources()
+        if o["kind"] == "ClusterQueue"
+        for group in o["spec"]["resourceGroups"]
+        for r in group["coveredResources"]
+    }
     excluded = manager_config(spec.scheduling)["resources"]["excludeResourcePrefixes"]
     asked = {name for runtime in training_runtimes(facts, objects.placements) for name in requested(runtime)}
     assert "nvidia.com/gpu" in asked  # the walk reached the containers

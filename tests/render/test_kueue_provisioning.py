@@ -2,6 +2,7 @@
 the cloud's class, attached to the ClusterQueues with quota there on that pool's flavor only; topology-aware
 placement on the autoscaled queued pool; GKE's queued taint tolerated. (CRD validation of every object:
 ``test_scheduling_schemas.py``, which renders the same specs.)"""
+
 from __future__ import annotations
 
 from preview.engine import PROJECT_ROOT, read_stack_file
@@ -27,15 +28,30 @@ def _example():
 def test_gke_flex_start_pool_gets_a_queued_provisioning_check_on_every_queue_with_quota():
     objects, _ = _example()
     flavor = objects.flavor_names()["h100-flex"]
-    assert [c["spec"] for c in objects.provisioning_configs] == [{
-        "provisioningClassName": "queued-provisioning.gke.io", "managedResources": ["nvidia.com/gpu"],
-        "parameters": {"maxRunDurationSeconds": "259200"}}]  # maxRunHours: 72
-    assert [(c["metadata"]["name"], c["spec"]) for c in objects.admission_checks] == [(
-        "h100-flex-provisioning", {"controllerName": "kueue.x-k8s.io/provisioning-request", "parameters": {
-            "apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "h100-flex-provisioning"}})]
+    assert [c["spec"] for c in objects.provisioning_configs] == [
+        {
+            "provisioningClassName": "queued-provisioning.gke.io",
+            "managedResources": ["nvidia.com/gpu"],
+            "parameters": {"maxRunDurationSeconds": "259200"},
+        }
+    ]  # maxRunHours: 72
+    assert [(c["metadata"]["name"], c["spec"]) for c in objects.admission_checks] == [
+        (
+            "h100-flex-provisioning",
+            {
+                "controllerName": "kueue.x-k8s.io/provisioning-request",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": "h100-flex-provisioning",
+                },
+            },
+        )
+    ]
     for cq in objects.cluster_queues:
         assert cq["spec"]["admissionChecksStrategy"] == {
-            "admissionChecks": [{"name": "h100-flex-provisioning", "onFlavors": [flavor]}]}, cq["metadata"]["name"]
+            "admissionChecks": [{"name": "h100-flex-provisioning", "onFlavors": [flavor]}]
+        }, cq["metadata"]["name"]
     kinds = [o["kind"] for o in objects.custom_resources()]
     assert kinds.index("ProvisioningRequestConfig") < kinds.index("AdmissionCheck") < kinds.index("ClusterQueue")
 
@@ -66,16 +82,22 @@ def test_without_queued_provisioning_the_same_pool_gets_no_check_and_no_tas():
 
 def test_eks_queued_pool_uses_the_atomic_scale_up_class_and_keeps_block_labels():
     objects, _ = _render(EKS_QUEUED)
-    assert [c["spec"] for c in objects.provisioning_configs] == [{
-        "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
-        "managedResources": ["nvidia.com/gpu"]}]
+    assert [c["spec"] for c in objects.provisioning_configs] == [
+        {
+            "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+            "managedResources": ["nvidia.com/gpu"],
+        }
+    ]
     p5 = objects.flavor_names()["p5"]
     by_name = {cq["metadata"]["name"]: cq["spec"] for cq in objects.cluster_queues}
     assert by_name["pretraining"]["admissionChecksStrategy"] == {
-        "admissionChecks": [{"name": "p5-provisioning", "onFlavors": [p5]}]}
+        "admissionChecks": [{"name": "p5-provisioning", "onFlavors": [p5]}]
+    }
     assert "admissionChecksStrategy" not in by_name["eval"]  # no quota on the queued pool: no check
-    assert objects.placements["p5"].annotation == ("kueue.x-k8s.io/podset-required-topology",
-                                                   "topology.k8s.aws/network-node-layer-2")
+    assert objects.placements["p5"].annotation == (
+        "kueue.x-k8s.io/podset-required-topology",
+        "topology.k8s.aws/network-node-layer-2",
+    )
     assert all(t["key"] != "cloud.google.com/gke-queued" for t in objects.flavors[0]["spec"]["tolerations"])
 
 
@@ -89,7 +111,10 @@ def test_the_crd_schemas_refuse_a_broken_check_and_config():
     check, config = objects.admission_checks[0], objects.provisioning_configs[0]
     assert schema_errors(check) == [] and schema_errors(config) == []
     assert schema_errors(edit(check, "spec.controllerName", DELETE)) == [
-        "spec: 'controllerName' is a required property"]
+        "spec: 'controllerName' is a required property"
+    ]
     assert any("provisioningClass" in e for e in schema_errors(edit(config, "spec.provisioningClass", "x")))
-    assert any("maxRunDurationSeconds" in e for e in schema_errors(
-        edit(config, "spec.parameters.maxRunDurationSeconds", 259200)))  # parameters are strings
+    assert any(
+        "maxRunDurationSeconds" in e
+        for e in schema_errors(edit(config, "spec.parameters.maxRunDurationSeconds", 259200))
+    )  # parameters are strings

@@ -1,5 +1,6 @@
 """Property: rendered Kueue quotas never promise more GPUs than a pool has at maxNodes unless ``overcommit`` is
 declared, and validation refuses exactly the specs that would (no false alarms, no misses)."""
+
 from __future__ import annotations
 
 import copy
@@ -17,8 +18,12 @@ from tests.support.spec.scheduling_fixtures import CAT
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GKE_MACHINES = {"a3-highgpu-8g": 8, "g2-standard-24": 2, "g2-standard-8": 1}
 """Machine type -> GPUs per node (cross-checked against the catalog below)."""
-BASE: dict[str, Any] = {"cloud": "gcp", "region": "us-central1", "project": "ml-platform-prod",
-                        "cluster": {"name": "ml-train"}}
+BASE: dict[str, Any] = {
+    "cloud": "gcp",
+    "region": "us-central1",
+    "project": "ml-platform-prod",
+    "cluster": {"name": "ml-train"},
+}
 
 
 @st.composite
@@ -28,12 +33,18 @@ def scheduled_stacks(draw) -> dict[str, Any]:
     for i in range(n_pools):
         machine = draw(st.sampled_from(sorted(GKE_MACHINES)))
         max_nodes = draw(st.integers(1, 6))
-        pools.append({"name": f"pool-{i}", "machineType": machine, "zones": ["us-central1-a"],
-                      "minNodes": draw(st.integers(0, max_nodes)), "maxNodes": max_nodes})
+        pools.append(
+            {
+                "name": f"pool-{i}",
+                "machineType": machine,
+                "zones": ["us-central1-a"],
+                "minNodes": draw(st.integers(0, max_nodes)),
+                "maxNodes": max_nodes,
+            }
+        )
     queues = []
     for q in range(draw(st.integers(1, 4))):
-        chosen = draw(st.lists(st.sampled_from([p["name"] for p in pools]), min_size=1, max_size=n_pools,
-                               unique=True))
+        chosen = draw(st.lists(st.sampled_from([p["name"] for p in pools]), min_size=1, max_size=n_pools, unique=True))
         quotas = []
         for pool in chosen:
             gpus = draw(st.integers(0, 40))
@@ -44,9 +55,16 @@ def scheduled_stacks(draw) -> dict[str, Any]:
                 quota["lendingLimit"] = draw(st.integers(0, gpus))
             quotas.append(quota)
         queues.append({"name": f"team-{q}", "quotas": quotas, "fairShareWeight": draw(st.integers(1, 4))})
-    sched = {"workload": "kubeflow", "cohort": "ml", "overcommit": draw(st.booleans()), "queues": queues,
-             "topology": {"mode": draw(st.sampled_from(["preferred", "none"])),
-                          "level": draw(st.sampled_from(["host", "block", "zone"]))}}
+    sched = {
+        "workload": "kubeflow",
+        "cohort": "ml",
+        "overcommit": draw(st.booleans()),
+        "queues": queues,
+        "topology": {
+            "mode": draw(st.sampled_from(["preferred", "none"])),
+            "level": draw(st.sampled_from(["host", "block", "zone"])),
+        },
+    }
     return {**copy.deepcopy(BASE), "nodePools": pools, "scheduling": sched}
 
 

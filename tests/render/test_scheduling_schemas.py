@@ -1,5 +1,6 @@
 """Every rendered Kueue and Trainer object against the upstream CRDs (OpenAPI v3, closed objects, CEL rules), team
 namespaces against the Kubernetes OpenAPI schema, and the Helm values against the pinned charts' values.yaml."""
+
 from __future__ import annotations
 
 import re
@@ -28,9 +29,14 @@ def _raw_stack(stack: str) -> dict:
     return decode_config(read_stack_file(PROJECT_ROOT / f"Pulumi.{stack}.yaml"))
 
 
-SPECS = {"gke-fixture": GKE_TEAMS, "eks-fixture": EKS_TEAMS, "gke-kueue": _raw_stack("gke-kueue"),
-         "eks-kueue": _raw_stack("eks-kueue"), "gke-flex-start-tas": _raw_stack("gke-flex-start-tas"),
-         "eks-queued-fixture": EKS_QUEUED}
+SPECS = {
+    "gke-fixture": GKE_TEAMS,
+    "eks-fixture": EKS_TEAMS,
+    "gke-kueue": _raw_stack("gke-kueue"),
+    "eks-kueue": _raw_stack("eks-kueue"),
+    "gke-flex-start-tas": _raw_stack("gke-flex-start-tas"),
+    "eks-queued-fixture": EKS_QUEUED,
+}
 
 
 def _rendered(raw):
@@ -97,9 +103,13 @@ def test_trainer_values_are_known_to_the_pinned_chart():
     assert unknown_keys(trainer_values(), _values_yaml(KUBEFLOW_TRAINER)) == []
 
 
-@pytest.mark.parametrize("pin, chart_yaml", [
-    (KUEUE, "kueue/v0.19.2/charts/kueue/Chart.yaml"),
-    (KUBEFLOW_TRAINER, "kubeflow-trainer/v2.3.0/charts/kubeflow-trainer/Chart.yaml")])
+@pytest.mark.parametrize(
+    "pin, chart_yaml",
+    [
+        (KUEUE, "kueue/v0.19.2/charts/kueue/Chart.yaml"),
+        (KUBEFLOW_TRAINER, "kubeflow-trainer/v2.3.0/charts/kubeflow-trainer/Chart.yaml"),
+    ],
+)
 def test_chart_pins_match_the_charts_in_shared_schemas(pin, chart_yaml):
     chart = yaml.safe_load(require_shared("schemas", chart_yaml).read_text(encoding="utf-8"))
     assert (chart["name"], chart["version"]) == (pin.chart, pin.version)
@@ -107,13 +117,32 @@ def test_chart_pins_match_the_charts_in_shared_schemas(pin, chart_yaml):
 
 CONFIG_FIELDS = {
     # config.kueue.x-k8s.io/v1beta2 Configuration (Kueue apis/config/v1beta2/configuration_types.go)
-    "": {"apiVersion", "kind", "namespace", "webhook", "leaderElection", "metrics", "health", "pprofBindAddress",
-         "controller", "tls", "manageJobsWithoutQueueName", "managedJobsNamespaceSelector", "internalCertManagement",
-         "waitForPodsReady", "clientConnection", "integrations", "multiKueue", "fairSharing", "admissionFairSharing",
-         "resources", "featureGates", "objectRetentionPolicies"},
+    "": {
+        "apiVersion",
+        "kind",
+        "namespace",
+        "webhook",
+        "leaderElection",
+        "metrics",
+        "health",
+        "pprofBindAddress",
+        "controller",
+        "tls",
+        "manageJobsWithoutQueueName",
+        "managedJobsNamespaceSelector",
+        "internalCertManagement",
+        "waitForPodsReady",
+        "clientConnection",
+        "integrations",
+        "multiKueue",
+        "fairSharing",
+        "admissionFairSharing",
+        "resources",
+        "featureGates",
+        "objectRetentionPolicies",
+    },
     "waitForPodsReady": {"timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout"},
-    "waitForPodsReady.requeuingStrategy": {"timestamp", "backoffLimitCount", "backoffBaseSeconds",
-                                           "backoffMaxSeconds"},
+    "waitForPodsReady.requeuingStrategy": {"timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"},
     "fairSharing": {"preemptionStrategies"},
     "integrations": {"frameworks", "externalFrameworks", "labelKeysToCopy"},
     "resources": {"excludeResourcePrefixes", "transformations", "deviceClassMappings"},
@@ -122,11 +151,26 @@ CONFIG_FIELDS = {
     "metrics": {"bindAddress", "enableClusterQueueResources", "customLabels"},
     "webhook": {"port", "host", "certDir"},
 }
-FRAMEWORKS = {"batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
-              "jobset.x-k8s.io/jobset", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
-              "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob",
-              "workload.codeflare.dev/appwrapper", "sparkoperator.k8s.io/sparkapplication", "pod", "deployment",
-              "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"}
+FRAMEWORKS = {
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/rayservice",
+    "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "workload.codeflare.dev/appwrapper",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+}
 
 
 def test_manager_configuration_uses_only_v1beta2_fields_and_keeps_the_charts_endpoints():
@@ -141,4 +185,6 @@ def test_manager_configuration_uses_only_v1beta2_fields_and_keeps_the_charts_end
     chart_default = yaml.safe_load(_values_yaml(KUEUE)["managerConfig"]["controllerManagerConfigYaml"])
     for key in ("apiVersion", "kind", "health", "metrics", "webhook", "leaderElection"):
         assert config[key] == chart_default[key], key  # the chart's probes, Service ports and lock still match
-    assert {"trainer.kubeflow.org/trainjob", "jobset.x-k8s.io/jobset"} <= set(chart_default["integrations"]["frameworks"])
+    assert {"trainer.kubeflow.org/trainjob", "jobset.x-k8s.io/jobset"} <= set(
+        chart_default["integrations"]["frameworks"]
+    )

@@ -4,6 +4,7 @@ the program, and Kueue's decisions from its ported rules (``stacks/plan/kueue_po
 ``stacks/plan/admission.py`` for the flavor). Before the serving namespace had a ``default`` LocalQueue, the endpoint
 pickers (no queue label, ``manageJobsWithoutQueueName``) were gated for good and the Gateway had no picker; and the
 single pods-ready timeout (600 s) evicted a vLLM pod its own 900 s startup probe still allowed to load."""
+
 from __future__ import annotations
 
 import copy
@@ -41,10 +42,12 @@ def _templates(obj):
 
 
 def _admit(config, by_kind, local_queue, template, cluster_queue=None):
-    lq = next(q for q in by_kind["LocalQueue"] if q["metadata"]["namespace"] == NS
-              and q["metadata"]["name"] == local_queue)
-    cq = next(q for q in by_kind["ClusterQueue"]
-              if q["metadata"]["name"] == (cluster_queue or lq["spec"]["clusterQueue"]))
+    lq = next(
+        q for q in by_kind["LocalQueue"] if q["metadata"]["namespace"] == NS and q["metadata"]["name"] == local_queue
+    )
+    cq = next(
+        q for q in by_kind["ClusterQueue"] if q["metadata"]["name"] == (cluster_queue or lq["spec"]["clusterQueue"])
+    )
     # Kueue drops the configured prefixes from a workload's requests before it looks for quota
     excluded = config["resources"]["excludeResourcePrefixes"]
     template = copy.deepcopy(template)
@@ -84,8 +87,9 @@ def test_in_servings_tas_only_queue_the_pickers_would_never_be_admitted():
 
 def test_vllm_pods_are_admitted_against_servings_own_quota_on_their_pool():
     _, config, by_kind = _setup()
-    workloads = [o for k in ("Deployment", "LeaderWorkerSet") for o in by_kind.get(k, [])
-                 if o["metadata"].get("namespace") == NS]
+    workloads = [
+        o for k in ("Deployment", "LeaderWorkerSet") for o in by_kind.get(k, []) if o["metadata"].get("namespace") == NS
+    ]
     assert {w["metadata"]["name"] for w in workloads} == {"chat", "long-context"}
     for w in workloads:
         for t in _templates(w):
@@ -110,23 +114,32 @@ def test_a_leader_worker_set_group_is_admitted_as_one_workload_on_one_flavor():
         flavor = a.flavors["nvidia.com/gpu"]
         gpus = p.template["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
         used[flavor] = used.get(flavor, 0) + int(gpus) * p.count
-    (flavor, gpus), = used.items()
-    nominal = next(r["nominalQuota"] for g in cq["spec"]["resourceGroups"] for f in g["flavors"]
-                   if f["name"] == flavor for r in f["resources"] if r["name"] == "nvidia.com/gpu")
+    ((flavor, gpus),) = used.items()
+    nominal = next(
+        r["nominalQuota"]
+        for g in cq["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        if f["name"] == flavor
+        for r in f["resources"]
+        if r["name"] == "nvidia.com/gpu"
+    )
     assert gpus == 16 and gpus <= nominal
 
 
 def test_without_the_lws_integration_each_pod_of_a_group_is_its_own_workload():
     _, config, by_kind = _setup()
     (lws,) = [o for o in by_kind["LeaderWorkerSet"] if o["metadata"]["namespace"] == NS]
-    plain = {**config, "integrations": {"frameworks": [f for f in config["integrations"]["frameworks"]
-                                                       if f != LWS_INTEGRATION]}}
+    plain = {
+        **config,
+        "integrations": {"frameworks": [f for f in config["integrations"]["frameworks"] if f != LWS_INTEGRATION]},
+    }
     assert [[(p.name, p.count) for p in w] for w in workloads_of(plain, lws)] == [[("main", 1)], [("main", 1)]]
 
 
 def test_stacks_without_serving_do_not_enable_the_serving_integrations():
-    config = yaml.safe_load(rendered("gke-kueue").one("ConfigMap", "kueue-manager-config")["data"][
-        "controller_manager_config.yaml"])
+    config = yaml.safe_load(
+        rendered("gke-kueue").one("ConfigMap", "kueue-manager-config")["data"]["controller_manager_config.yaml"]
+    )
     assert not set(SERVING_INTEGRATIONS) & set(config["integrations"]["frameworks"])
 
 
@@ -154,8 +167,9 @@ def test_the_pods_ready_timeout_outlasts_every_serving_pods_own_startup_budget()
     timeout = _seconds(config["waitForPodsReady"]["timeout"])
     plan = _plan("gke-serving")
     pools = {p.name: p for p in plan.spec.node_pools}
-    for w in (o for k in ("Deployment", "LeaderWorkerSet") for o in by_kind.get(k, [])
-              if o["metadata"].get("namespace") == NS):
+    for w in (
+        o for k in ("Deployment", "LeaderWorkerSet") for o in by_kind.get(k, []) if o["metadata"].get("namespace") == NS
+    ):
         probe = _templates(w)[0]["spec"]["containers"][0]["startupProbe"]
         svc = next(s for s in plan.spec.serving.services if s.name == w["metadata"]["name"])
         card = model_card(svc)
@@ -165,6 +179,7 @@ def test_the_pods_ready_timeout_outlasts_every_serving_pods_own_startup_budget()
 
 
 def test_stacks_without_serving_keep_their_gang_timeout():
-    config = yaml.safe_load(rendered("gke-kueue").one("ConfigMap", "kueue-manager-config")["data"][
-        "controller_manager_config.yaml"])
+    config = yaml.safe_load(
+        rendered("gke-kueue").one("ConfigMap", "kueue-manager-config")["data"]["controller_manager_config.yaml"]
+    )
     assert config["waitForPodsReady"]["timeout"] == "900s"  # its own gang.timeoutSeconds

@@ -1,6 +1,7 @@
 """The rendered serving objects of both examples (and a multi-node variant) against the staged upstream CRDs and the
 Kubernetes schema, and what they must do: scale on vLLM's own signals, run above training's priority, be admitted
 through serving's Kueue queue (which lends its idle GPUs and never borrows), and route through the InferencePool."""
+
 from __future__ import annotations
 
 import functools
@@ -28,14 +29,26 @@ def _raw(stack: str) -> dict:
 
 # the GKE example with a second service whose replica spans two nodes (a LeaderWorkerSet)
 _BIG = {
-        "name": "big", "model": "llama-3.1-405b", "modelUri": "gs://ml-platform-prod-models/llama-3.1-405b-fp8",
-        "precision": "fp8", "pool": "h100", "gpusPerReplica": 16, "nodesPerReplica": 2,
-        "replicas": {"min": 1, "max": 1}, "slo": {"ttftP99Ms": 6000, "tpotP99Ms": 175},
-        "traffic": {"peakRequestsPerSecond": 0.5, "inputTokens": 2000, "outputTokens": 600},
-        "maxConcurrency": 64}
-MULTI_NODE = edits(_raw("gke-serving"), {
-    ("serving", "services"): [_raw("gke-serving")["serving"]["services"][0], _BIG],
-    ("scheduling", "queues", 0, "quotas", 0, "gpus"): 4, ("scheduling", "queues", 1, "quotas", 0, "gpus"): 4})
+    "name": "big",
+    "model": "llama-3.1-405b",
+    "modelUri": "gs://ml-platform-prod-models/llama-3.1-405b-fp8",
+    "precision": "fp8",
+    "pool": "h100",
+    "gpusPerReplica": 16,
+    "nodesPerReplica": 2,
+    "replicas": {"min": 1, "max": 1},
+    "slo": {"ttftP99Ms": 6000, "tpotP99Ms": 175},
+    "traffic": {"peakRequestsPerSecond": 0.5, "inputTokens": 2000, "outputTokens": 600},
+    "maxConcurrency": 64,
+}
+MULTI_NODE = edits(
+    _raw("gke-serving"),
+    {
+        ("serving", "services"): [_raw("gke-serving")["serving"]["services"][0], _BIG],
+        ("scheduling", "queues", 0, "quotas", 0, "gpus"): 4,
+        ("scheduling", "queues", 1, "quotas", 0, "gpus"): 4,
+    },
+)
 
 
 @functools.cache
@@ -47,8 +60,14 @@ def _plan(stack: str):
 
 def _objects(stack: str):
     plan = _plan(stack)
-    return render_serving(plan.spec.serving, {f.name: f for f in plan.facts}, plan.cloud, plan.spec.region,
-                          plan.spec.project, plan.kueue is not None)
+    return render_serving(
+        plan.spec.serving,
+        {f.name: f for f in plan.facts},
+        plan.cloud,
+        plan.spec.region,
+        plan.spec.project,
+        plan.kueue is not None,
+    )
 
 
 STACKS = ["gke-serving", "eks-serving", "multi-node"]
@@ -87,19 +106,29 @@ def test_autoscaling_reads_vllm_queue_depth_and_kv_cache_usage(stack):
     svc = _objects(stack).services[0]
     triggers = svc.scaled_object["spec"]["triggers"]
     assert [t["metadata"]["query"].split("{")[0] for t in triggers] == [
-        "sum(vllm:num_requests_waiting", "avg(vllm:kv_cache_usage_perc", "sum(vllm:num_requests_running"]
+        "sum(vllm:num_requests_waiting",
+        "avg(vllm:kv_cache_usage_perc",
+        "sum(vllm:num_requests_running",
+    ]
     assert [t["metricType"] for t in triggers] == ["AverageValue", "Value", "AverageValue"]
     # running target: 0.8 × requests in flight per replica at the row's rate (Little's law with the mean time in
     # server estimated as decode, output tokens × p99 TPOT: the p99 TTFT tail is no mean)
-    running = {"gke-serving": int(0.8 * 5104 / 200 * (200 * 0.0251)),
-               "eks-serving": int(0.8 * 1207 / 200 * (200 * 0.0971))}[stack]
+    running = {
+        "gke-serving": int(0.8 * 5104 / 200 * (200 * 0.0251)),
+        "eks-serving": int(0.8 * 1207 / 200 * (200 * 0.0971)),
+    }[stack]
     assert [t["metadata"]["threshold"] for t in triggers] == ["5", "0.8", str(running)]
     spec = _plan(stack).spec.serving.services[0]
     assert (svc.scaled_object["spec"]["minReplicaCount"], svc.scaled_object["spec"]["maxReplicaCount"]) == (
-        spec.replicas.min, spec.replicas.max)
+        spec.replicas.min,
+        spec.replicas.max,
+    )
     address = triggers[0]["metadata"]["serverAddress"]
-    assert address.startswith("https://monitoring.googleapis.com/" if stack == "gke-serving" else
-                              "https://aps-workspaces.us-east-1.amazonaws.com/")
+    assert address.startswith(
+        "https://monitoring.googleapis.com/"
+        if stack == "gke-serving"
+        else "https://aps-workspaces.us-east-1.amazonaws.com/"
+    )
 
 
 @pytest.mark.parametrize("stack", ["gke-serving", "eks-serving"])
@@ -118,18 +147,27 @@ def test_serving_runs_above_training_and_is_admitted_through_its_own_queue(stack
 def test_serving_queue_lends_idle_gpus_to_the_training_cohort_and_never_borrows(stack):
     plan = _plan(stack)
     kueue = render_kueue(plan.kueue.scheduling, list(plan.facts), plan.kueue.placements)
-    cq = next(o for o in kueue.custom_resources() if o["kind"] == "ClusterQueue" and
-              o["metadata"]["name"] == SERVING_QUEUE)
+    cq = next(
+        o for o in kueue.custom_resources() if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == SERVING_QUEUE
+    )
     assert cq["spec"]["cohortName"] == plan.spec.scheduling.cohort
     svcs = plan.spec.serving.services  # all on one pool in both examples
-    gpu = next(r for g in cq["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]
-               if r["name"] == "nvidia.com/gpu")
+    gpu = next(
+        r
+        for g in cq["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        for r in f["resources"]
+        if r["name"] == "nvidia.com/gpu"
+    )
     assert gpu["nominalQuota"] == sum(s.replicas.max * s.gpus_per_replica for s in svcs)  # gke: 8 + 16
     assert gpu["borrowingLimit"] == 0  # nothing borrowed, so no reclaim can ever preempt serving
     assert gpu["lendingLimit"] == sum((s.replicas.max - s.replicas.min) * s.gpus_per_replica for s in svcs)  # gke: 6
     assert cq["spec"]["preemption"]["reclaimWithinCohort"] == "Any"
-    wpc = next(o for o in kueue.custom_resources() if o["kind"] == "WorkloadPriorityClass"
-               and o["metadata"]["name"] == SERVING_PRIORITY_CLASS)
+    wpc = next(
+        o
+        for o in kueue.custom_resources()
+        if o["kind"] == "WorkloadPriorityClass" and o["metadata"]["name"] == SERVING_PRIORITY_CLASS
+    )
     assert wpc["value"] == plan.spec.serving.priority
     for obj in kueue.custom_resources():
         if obj["kind"] in ("ClusterQueue", "WorkloadPriorityClass", "LocalQueue"):
@@ -140,11 +178,14 @@ def test_gke_routes_each_service_through_its_inference_pool():
     objs = _objects("gke-serving")
     route = objs.services[0].route
     assert route["spec"]["rules"][0]["backendRefs"] == [
-        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "chat"}]
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "chat"}
+    ]
     assert objs.gateway["spec"]["gatewayClassName"] == "gke-l7-rilb"
     values = objs.services[0].inference_pool_values
-    assert values["inferencePool"]["modelServers"]["matchLabels"] == {"app.kubernetes.io/name": "vllm",
-                                                                      "app.kubernetes.io/instance": "chat"}
+    assert values["inferencePool"]["modelServers"]["matchLabels"] == {
+        "app.kubernetes.io/name": "vllm",
+        "app.kubernetes.io/instance": "chat",
+    }
     assert values["provider"]["name"] == "gke"
 
 
@@ -156,6 +197,12 @@ def test_eks_has_no_gateway_objects():
 def test_vllm_flags_follow_the_spec():
     cmd = _objects("gke-serving").services[0].workload["spec"]["template"]["spec"]["containers"][0]["command"][2]
     # Little's law at peak: 150 req/s ÷ 8 replicas × (2 s + 200 × 0.1 s) = 412.5 -> 413 sequences
-    for flag in ("--max-num-seqs 413", "--max-model-len 8192", "--gpu-memory-utilization 0.92",
-                 "--kv-cache-dtype fp8", "--load-format runai_streamer", "--tensor-parallel-size 1"):
+    for flag in (
+        "--max-num-seqs 413",
+        "--max-model-len 8192",
+        "--gpu-memory-utilization 0.92",
+        "--kv-cache-dtype fp8",
+        "--load-format runai_streamer",
+        "--tensor-parallel-size 1",
+    ):
         assert flag in cmd

@@ -1,6 +1,7 @@
 """Each rendered vLLM pod can reach the weights path it is given, read-only and as its own identity: on GKE through a
 Cloud Storage FUSE mount of its bucket prefix (vLLM v0.10.0 reads no gs://), on EKS by streaming s3:// with a role
 that may read that prefix and nothing else; the pods run as the ServiceAccount the identity is bound to."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,12 @@ def _served_path(pod):
 
 
 def _allows(policy, action, resource):
-    return any(st["Effect"] == "Allow" and any(fnmatchcase(action, a) for a in st["Action"])
-               and fnmatchcase(resource, st["Resource"]) for st in policy["Statement"])
+    return any(
+        st["Effect"] == "Allow"
+        and any(fnmatchcase(action, a) for a in st["Action"])
+        and fnmatchcase(resource, st["Resource"])
+        for st in policy["Statement"]
+    )
 
 
 @pytest.mark.parametrize("stack", ["gke-serving", "multi-node"])
@@ -74,8 +79,10 @@ def test_eks_vllm_streams_s3_with_a_role_that_reads_only_its_prefix():
     plan = _plan("eks-serving")
     svc, objs = plan.spec.serving.services[0], _objects("eks-serving").services[0]
     pod = _pods(objs.workload)[0]
-    assert _served_path(pod) == svc.model_uri and "--load-format runai_streamer" in pod["spec"]["containers"][0][
-        "command"][2]
+    assert (
+        _served_path(pod) == svc.model_uri
+        and "--load-format runai_streamer" in pod["spec"]["containers"][0]["command"][2]
+    )
     assert pod["spec"]["serviceAccountName"] == objs.service_account["metadata"]["name"] == objs.weights.service_account
     policy = json.loads(json.dumps(objs.weights.s3_read_policy))
     bucket, prefix = "llm-serving-models-us-east-1", "llama-3.1-8b-instruct-fp8"
@@ -92,6 +99,7 @@ def test_eks_vllm_keeps_the_streamers_boto3_credentials_that_read_pod_identity()
     """The streamer switches boto3 off when RUNAI_STREAMER_NO_BOTO3_SESSION is present at all (even "0"), and
     RUNAI_STREAMER_S3_UNSIGNED=1 drops credentials: neither may reach the container."""
     from render.serving_identity import STREAMER_BOTO3_OFF
+
     for pod in _pods(_objects("eks-serving").services[0].workload):
         env = {e["name"] for c in pod["spec"]["containers"] for e in c.get("env") or []}
         assert not env & set(STREAMER_BOTO3_OFF)
@@ -101,6 +109,7 @@ def test_a_hugging_face_model_needs_no_bucket_identity():
     raw = edits(_raw("eks-serving"), {("serving", "services", 0, "modelUri"): "meta-llama/Llama-3.1-8B-Instruct"})
     spec, _ = load_spec(raw)
     plan = plan_stack(spec, load_catalog())
-    objs = render_serving(plan.spec.serving, {f.name: f for f in plan.facts}, plan.cloud, plan.spec.region,
-                          plan.spec.project, True).services[0]
+    objs = render_serving(
+        plan.spec.serving, {f.name: f for f in plan.facts}, plan.cloud, plan.spec.region, plan.spec.project, True
+    ).services[0]
     assert objs.weights is None and _served_path(_pods(objs.workload)[0]) == "meta-llama/Llama-3.1-8B-Instruct"

@@ -7,6 +7,7 @@
   refuses one second more; the operator's ``jwt_key`` survives next to our ``max_token_lifespan`` (Slinky merges
   the two ``AuthAltParameters`` lines; slurmctld uses the last).
 """
+
 from __future__ import annotations
 
 import re
@@ -23,8 +24,7 @@ LIFESPAN_MINUTES = 30
 
 @pytest.fixture(scope="module")
 def controller(chroot, slurm_key):
-    config = edit(CONFIGS["gke-no-accounting"], "scheduling.slurm.access.tokens.maxLifespanMinutes",
-                  LIFESPAN_MINUTES)
+    config = edit(CONFIGS["gke-no-accounting"], "scheduling.slurm.access.tokens.maxLifespanMinutes", LIFESPAN_MINUTES)
     plan, values = _plan_and_values(config)
     ctl = SlurmController(chroot, values, slurm_key, None)
     yield plan, ctl

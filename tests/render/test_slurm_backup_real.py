@@ -3,6 +3,7 @@ and ``mariadb-dump`` flags) of a real slurmdbd 26.05 database on MariaDB 11.8, r
 restore script into a fresh MariaDB, must give a new slurmdbd the same clusters, accounts, associations (shares,
 GPU caps, QOS) and QOS. The dump runs as the database's ``slurm`` user over TCP with the password in ``MYSQL_PWD``,
 as in the CronJob. Not run here: the upload (GCS/S3) and the cloud identities; they are checked as objects."""
+
 from __future__ import annotations
 
 import re
@@ -29,20 +30,24 @@ class RestoredDbd(SlurmDbd):
         super().__init__(chroot, key, name="dbd-restored")
 
     def _create_user(self) -> None:
-        out = self.chroot.run(["bash", "-c", restore_script(self.dump_inside, f"--socket={self._sock}")],
-                              timeout=300)
+        out = self.chroot.run(["bash", "-c", restore_script(self.dump_inside, f"--socket={self._sock}")], timeout=300)
         assert out.returncode == 0, out.stdout + out.stderr
         super()._create_user()  # the user is not in the dump (a database dump, not the server's grants)
 
 
 def _assocs(chroot, conf: str) -> list[str]:
-    return sorted(chroot.run(["sacctmgr", "-n", "-P", "show", "assoc",
-                              "format=cluster,account,user,share,grptres,qos,defaultqos"], conf=conf).stdout.split())
+    return sorted(
+        chroot.run(
+            ["sacctmgr", "-n", "-P", "show", "assoc", "format=cluster,account,user,share,grptres,qos,defaultqos"],
+            conf=conf,
+        ).stdout.split()
+    )
 
 
 def _qos(chroot, conf: str) -> list[str]:
-    return sorted(chroot.run(["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt"],
-                             conf=conf).stdout.split())
+    return sorted(
+        chroot.run(["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt"], conf=conf).stdout.split()
+    )
 
 
 def test_a_dumped_slurmdbd_database_restores_with_its_associations(chroot, key):
@@ -66,9 +71,16 @@ def test_a_dumped_slurmdbd_database_restores_with_its_associations(chroot, key):
         assert any(f"|{a.name}|" in line for a in plan.accounts for line in before_assoc), before_assoc
 
         # the CronJob's dump, as the database's slurm user over TCP
-        dump = chroot.run(["env", f"MYSQL_PWD={original.password}", "bash", "-c",
-                           dump_script("127.0.0.1", original.db_port, DATABASE_USER, DATABASE, work.inside)],
-                          timeout=300)
+        dump = chroot.run(
+            [
+                "env",
+                f"MYSQL_PWD={original.password}",
+                "bash",
+                "-c",
+                dump_script("127.0.0.1", original.db_port, DATABASE_USER, DATABASE, work.inside),
+            ],
+            timeout=300,
+        )
         assert dump.returncode == 0, dump.stdout + dump.stderr
         files = sorted((work.host).glob(f"{DATABASE}-*.sql.gz"))
         assert len(files) == 1 and not list(work.host.glob("*.part")), files
@@ -80,8 +92,9 @@ def test_a_dumped_slurmdbd_database_restores_with_its_associations(chroot, key):
         restored.dir.write("client/slurm.conf", client_slurm_conf(cluster, "localhost", 1, "localhost", restored.port))
         assert _assocs(chroot, rconf) == before_assoc
         assert _qos(chroot, rconf) == before_qos
-        assert [ln for ln in restored.log().rsplit("started", 1)[-1].splitlines()
-                if re.search(r"\b(error|fatal):", ln)] == []
+        assert [
+            ln for ln in restored.log().rsplit("started", 1)[-1].splitlines() if re.search(r"\b(error|fatal):", ln)
+        ] == []
     finally:
         original.stop()
         if restored is not None:
@@ -93,8 +106,10 @@ def test_a_failed_dump_leaves_no_file(chroot, key, tmp_path):
     work = Workdir(chroot, "backup-fail")
     work.host.mkdir(parents=True, exist_ok=True)
     try:
-        out = chroot.run(["env", "MYSQL_PWD=wrong", "bash", "-c",
-                          dump_script("127.0.0.1", 1, DATABASE_USER, DATABASE, work.inside)], timeout=60)
+        out = chroot.run(
+            ["env", "MYSQL_PWD=wrong", "bash", "-c", dump_script("127.0.0.1", 1, DATABASE_USER, DATABASE, work.inside)],
+            timeout=60,
+        )
         assert out.returncode != 0
         assert list(work.host.glob("*")) == []
     finally:

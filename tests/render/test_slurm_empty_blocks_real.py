@@ -5,6 +5,7 @@ after, with the value validation prints (``<topology>:<block>``), a job of one b
 The Slinky operator copies each Kubernetes node's ``topology.slinky.slurm.net/spec`` into the Slurm node's
 ``Topology=``; here the node records are created with it, as the operator would.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,15 +27,27 @@ from tests.support.spec.edit import edits
 from tests.support.spec.stack_configs import GKE
 
 POOL, NODES, BLOCK = "h100", 4, 2
-CONFIG = edits(GKE, {"nodePools": [
-    {"name": POOL, "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": NODES, "maxNodes": NODES,
-     "multiNode": True},
-], "scheduling": {
-    "workload": "slurm",
-    "queues": [{"name": "team", "quotas": [{"pool": POOL, "gpus": 8 * NODES}]}],
-    "topology": {"mode": "required", "level": "block"},
-    "slurm": {"accounting": False, "blockSize": BLOCK, "priorityWeights": {"fairShare": 0, "age": 0}},
-}})
+CONFIG = edits(
+    GKE,
+    {
+        "nodePools": [
+            {
+                "name": POOL,
+                "machineType": "a3-highgpu-8g",
+                "zones": ["us-central1-a"],
+                "minNodes": NODES,
+                "maxNodes": NODES,
+                "multiNode": True,
+            },
+        ],
+        "scheduling": {
+            "workload": "slurm",
+            "queues": [{"name": "team", "quotas": [{"pool": POOL, "gpus": 8 * NODES}]}],
+            "topology": {"mode": "required", "level": "block"},
+            "slurm": {"accounting": False, "blockSize": BLOCK, "priorityWeights": {"fairShare": 0, "age": 0}},
+        },
+    },
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +84,15 @@ def _start(chroot: Chroot, values: dict, name: str, topology: list[str | None]) 
     ctl = SlurmController(chroot, values, secrets.token_bytes(1024), name=name)
     extra = values["nodesets"][POOL]["extraConf"].split(" ")
     for i, topo in enumerate(topology):
-        out = ctl.run("scontrol", "create", f"NodeName={POOL}-{i}", f"Features={POOL}", *extra,
-                      *([f"Topology={topo}"] if topo else []), "State=CLOUD")
+        out = ctl.run(
+            "scontrol",
+            "create",
+            f"NodeName={POOL}-{i}",
+            f"Features={POOL}",
+            *extra,
+            *([f"Topology={topo}"] if topo else []),
+            "State=CLOUD",
+        )
         assert out.returncode == 0, out.stderr
     return ctl
 
@@ -98,8 +118,12 @@ def test_a_block_partition_runs_jobs_unplaced_until_nodes_carry_the_annotation_t
         ctl.stop()
 
     # blocks interleaved on purpose: b0 = nodes 0 and 2, b1 = nodes 1 and 3
-    ctl = _start(chroot, values, "ctld-annotated-blocks",
-                 [annotation_value(block_topo["topology"], blocks[i % 2]) for i in range(NODES)])
+    ctl = _start(
+        chroot,
+        values,
+        "ctld-annotated-blocks",
+        [annotation_value(block_topo["topology"], blocks[i % 2]) for i in range(NODES)],
+    )
     try:
         shown = ctl.run("scontrol", "show", "topology", POOL).stdout
         assert re.search(rf"BlockName={POOL}-b0 .*Nodes={POOL}-\[0,2\]", shown), shown

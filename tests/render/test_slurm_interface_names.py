@@ -1,6 +1,7 @@
 """The real-Slurm test support names network interfaces after its probes and sessions; Linux refuses a name over 15
 bytes with "Attribute failed policy validation", which the support would report as a kernel without bridges (a full
 CI run's 28 real-Slurm tests failed so once the probe counter reached two digits). No real peer: names only."""
+
 from __future__ import annotations
 
 from tests.support.slurm.netns import IFNAME_MAX, NodeNetwork, probe_name

@@ -5,6 +5,7 @@ did, authenticate. Before, both shared the host network on random ports, and one
 run's slurmdbd (its log full of ``decode_jwt`` / ``REQUEST_PERSIST_INIT`` authentication errors, the test failing
 with "slurmdbd did not come up").
 """
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,7 @@ class Session:
 
     def sacctmgr(self, *args: str) -> tuple[int, str]:
         """``sacctmgr -n -P ARGS`` against this session's slurmdbd, from inside its namespace and run directories."""
-        out = self.chroot.run(["sacctmgr", "-n", "-P", *args], conf=f"{self.client.inside}/etc/slurm.conf",
-                              timeout=60)
+        out = self.chroot.run(["sacctmgr", "-n", "-P", *args], conf=f"{self.client.inside}/etc/slurm.conf", timeout=60)
         return out.returncode, out.stdout + out.stderr
 
     def registered(self) -> bool:
@@ -64,8 +64,11 @@ def _start(root: object, name: str, values: dict) -> Session:
         assert rc == 0, out
         ctl = session.ctl = SlurmController(chroot, {**values, "clusterName": name}, key, dbd, name=f"ctld-iso-{name}")
         client.write("etc/slurm.conf", client_slurm_conf(name, "localhost", ctl.port, "localhost", dbd.port))
-        _wait(f"slurmctld of {name} registered with its slurmdbd (sacctmgr shows its control port)",
-              session.registered, log=ctl.log)
+        _wait(
+            f"slurmctld of {name} registered with its slurmdbd (sacctmgr shows its control port)",
+            session.registered,
+            log=ctl.log,
+        )
         return session
     except BaseException:
         for part in (ctl, dbd):
@@ -127,17 +130,22 @@ def test_nothing_in_another_session_reaches_our_slurmdbd_even_with_our_key(sessi
     alpha, beta = sessions
     stray = Workdir(beta.chroot, "client-iso-stray")
     try:
-        stray.write("etc/slurm.conf", client_slurm_conf("alpha", "localhost", alpha.ctl.port, "localhost",
-                                                        alpha.dbd.port))
+        stray.write(
+            "etc/slurm.conf", client_slurm_conf("alpha", "localhost", alpha.ctl.port, "localhost", alpha.dbd.port)
+        )
         stray.write("etc/slurm.key", alpha.key, 0o600)
-        out = beta.chroot.run(["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"],
-                              conf=f"{stray.inside}/etc/slurm.conf", timeout=120)
+        out = beta.chroot.run(
+            ["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"],
+            conf=f"{stray.inside}/etc/slurm.conf",
+            timeout=120,
+        )
         assert out.returncode != 0 and "alpha" not in out.stdout.split(), out.stdout + out.stderr
         assert "UP" not in beta.chroot.run(["scontrol", "ping"], conf=f"{stray.inside}/etc/slurm.conf").stdout
         rc, shown = alpha.sacctmgr("show", "cluster", "format=cluster")
         assert rc == 0 and shown.split() == ["alpha"], shown
-        assert not any(word in alpha.dbd.log() for word in ("authentication error", "decode_jwt")), \
-            alpha.dbd.log()[-2000:]
+        assert not any(word in alpha.dbd.log() for word in ("authentication error", "decode_jwt")), alpha.dbd.log()[
+            -2000:
+        ]
     finally:
         stray.remove()
 
@@ -149,9 +157,25 @@ def test_a_client_signed_by_another_sessions_daemons_is_refused_by_our_slurmdbd(
     used to see (``decode_jwt``, ``REQUEST_PERSIST_INIT has authentication error``)."""
     alpha, beta = sessions
     conf = f"{alpha.client.inside}/etc/slurm.conf"
-    wrong = subprocess.run([*enter_prefix(alpha.chroot.netns), *beta.chroot.run_prefix(), "chroot",
-                            str(alpha.chroot.root), "env", f"SLURM_CONF={conf}", "sacctmgr", "-n", "-P", "show",
-                            "cluster", "format=cluster"], capture_output=True, text=True, timeout=120)
+    wrong = subprocess.run(
+        [
+            *enter_prefix(alpha.chroot.netns),
+            *beta.chroot.run_prefix(),
+            "chroot",
+            str(alpha.chroot.root),
+            "env",
+            f"SLURM_CONF={conf}",
+            "sacctmgr",
+            "-n",
+            "-P",
+            "show",
+            "cluster",
+            "format=cluster",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert wrong.returncode != 0 and "alpha" not in wrong.stdout.split(), wrong.stdout + wrong.stderr
     assert "authentication error" in alpha.dbd.log()
     rc, shown = alpha.sacctmgr("show", "cluster", "format=cluster")

@@ -4,6 +4,7 @@ carries the topology annotation. When some of the pool's nodes are in the block 
 refuses a multi-node job outright; the rendered records of a one-block pool are created in the block, so the job
 is accepted whether or not the nodes that already run were annotated.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,15 +22,27 @@ from tests.support.spec.edit import edits
 from tests.support.spec.stack_configs import GKE
 
 POOL, NODES = "h100", 4
-CONFIG = edits(GKE, {"nodePools": [
-    {"name": POOL, "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": 0, "maxNodes": NODES,
-     "multiNode": True},
-], "scheduling": {
-    "workload": "slurm",
-    "queues": [{"name": "team", "quotas": [{"pool": POOL, "gpus": 8 * NODES}]}],
-    "topology": {"mode": "required", "level": "block"},
-    "slurm": {"accounting": False, "blockSize": NODES, "priorityWeights": {"fairShare": 0, "age": 0}},
-}})
+CONFIG = edits(
+    GKE,
+    {
+        "nodePools": [
+            {
+                "name": POOL,
+                "machineType": "a3-highgpu-8g",
+                "zones": ["us-central1-a"],
+                "minNodes": 0,
+                "maxNodes": NODES,
+                "multiNode": True,
+            },
+        ],
+        "scheduling": {
+            "workload": "slurm",
+            "queues": [{"name": "team", "quotas": [{"pool": POOL, "gpus": 8 * NODES}]}],
+            "topology": {"mode": "required", "level": "block"},
+            "slurm": {"accounting": False, "blockSize": NODES, "priorityWeights": {"fairShare": 0, "age": 0}},
+        },
+    },
+)
 """One pool of one 4-node block, 0 nodes at deploy: every node starts as a powered-down record."""
 REFUSED = "Requested node configuration is not available"
 

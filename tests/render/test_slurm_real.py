@@ -10,6 +10,7 @@ through the rendered client slurm.conf, and ``sshare`` must show the declared sh
 cluster on the same slurmdbd must give that cluster its own associations and limits. The root's own build script
 (suite choice, versioned path, privileges) is tested in ``test_slurm_root.py``.
 """
+
 from __future__ import annotations
 
 import os
@@ -93,6 +94,7 @@ def test_the_root_runs_the_pinned_slurm_release_or_a_newer_one(chroot):
 def _plan_and_values(config: dict) -> tuple[SlurmPlan, dict]:
     spec, _ = load_spec(decode_config(config))
     from catalog import load_catalog
+
     cat = load_catalog()
     plan = plan_slurm(spec.scheduling, [pool_facts(spec, p, cat) for p in spec.node_pools])
     release = one(run_program(config), "kubernetes:helm.sh/v3:Release", "slurm-slurm")
@@ -179,8 +181,9 @@ def test_real_slurmctld_accepts_and_schedules_the_rendered_config(name, chroot, 
         ctl.stop()
 
 
-def _apply_and_check_accounts(ctl: SlurmController, chroot: Chroot, plan: SlurmPlan, cluster: str, dbd: SlurmDbd,
-                              slurm_key: bytes) -> None:
+def _apply_and_check_accounts(
+    ctl: SlurmController, chroot: Chroot, plan: SlurmPlan, cluster: str, dbd: SlurmDbd, slurm_key: bytes
+) -> None:
     """The script, twice, for this cluster; then for a second cluster on the same slurmdbd (accounts and QOS exist
     already, associations not): each cluster must get its own associations with the declared limits."""
     client = Workdir(chroot, f"client-{cluster}")
@@ -193,24 +196,50 @@ def _apply_and_check_accounts(ctl: SlurmController, chroot: Chroot, plan: SlurmP
         conf = f"{client.inside}/etc/slurm.conf"
         for target in (cluster, cluster, f"{cluster}-second"):  # run 2 must succeed and change nothing
             client.write("apply-accounts.sh", plan.sacctmgr_script(target), 0o755)
-            out = chroot.run(["runuser", "-u", "slurm", "--", "/bin/sh", f"{client.inside}/apply-accounts.sh"],
-                             conf=conf, timeout=120)
+            out = chroot.run(
+                ["runuser", "-u", "slurm", "--", "/bin/sh", f"{client.inside}/apply-accounts.sh"],
+                conf=conf,
+                timeout=120,
+            )
             assert out.returncode == 0, f"{target}: {out.stdout}{out.stderr}"
-        shown_qos = {line.split("|")[0]: line.split("|")[1:] for line in chroot.run(
-            ["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt"], conf=conf).stdout.splitlines()}
+        shown_qos = {
+            line.split("|")[0]: line.split("|")[1:]
+            for line in chroot.run(
+                ["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt"], conf=conf
+            ).stdout.splitlines()
+        }
         for q in plan.qos:
             assert shown_qos[q.name][0] == str(q.priority)
             assert sorted(filter(None, shown_qos[q.name][1].split(","))) == sorted(q.preempts)
-        share = {line.split("|")[0].strip(): line.split("|")[1] for line in chroot.run(
-            ["sshare", "-n", "-P", "-a", "-o", "Account,RawShares,User"], conf=ctl.conf).stdout.splitlines()
-            if line.split("|")[2] == ""}
+        share = {
+            line.split("|")[0].strip(): line.split("|")[1]
+            for line in chroot.run(
+                ["sshare", "-n", "-P", "-a", "-o", "Account,RawShares,User"], conf=ctl.conf
+            ).stdout.splitlines()
+            if line.split("|")[2] == ""
+        }
         for a in plan.accounts:
             assert share.get(a.name) == str(a.fairshare), share
         for target in (cluster, f"{cluster}-second"):
-            assoc = {f[0]: f[2:] for f in (line.split("|") for line in chroot.run(
-                ["sacctmgr", "-n", "-P", "show", "assoc", f"cluster={target}",
-                 "format=account,user,grptres,qos,defaultqos"], conf=conf).stdout.splitlines())
-                if f[1] == ""}  # account-level associations (no user)
+            assoc = {
+                f[0]: f[2:]
+                for f in (
+                    line.split("|")
+                    for line in chroot.run(
+                        [
+                            "sacctmgr",
+                            "-n",
+                            "-P",
+                            "show",
+                            "assoc",
+                            f"cluster={target}",
+                            "format=account,user,grptres,qos,defaultqos",
+                        ],
+                        conf=conf,
+                    ).stdout.splitlines()
+                )
+                if f[1] == ""
+            }  # account-level associations (no user)
             for a in plan.accounts:
                 assert a.name in assoc, f"{target}: no association for account {a.name}: {assoc}"
                 grp, qos_list, default = assoc[a.name]
@@ -227,6 +256,7 @@ def test_a_daemon_whose_port_was_taken_starts_again_on_fresh_ports(chroot, slurm
     """Something binds the port between free_port() and the daemon's bind: each daemon is started again on fresh
     ports instead of failing the test. Only the session's own processes share its network namespace, so the holder
     binds there."""
+
     def listening() -> socket.socket:
         sock = socket.socket()
         sock.bind(("0.0.0.0", 0))

@@ -14,6 +14,7 @@ Real slurmctld runs the rendered programs against the stand-in API server; the s
 pod's slurmd on the same machine (the host's boot time), with the NodeSet's rendered slurmd arguments.
 SuspendTime is compressed to 10 s and SuspendTimeout to 5 s. Needs root with network namespaces: skip outside CI without them.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -54,13 +55,26 @@ def _until(what: str, ok, cluster: SlurmCluster, timeout_s: float) -> float:
             return time.monotonic() - start
         time.sleep(0.5)
     nodes = cluster.ctl.run("sinfo", "-N", "-h", "-o", "%N %T").stdout
-    raise AssertionError(f"{what}: not within {timeout_s:.0f} s; nodes:\n{nodes}program calls "
-                         f"{cluster.ctl.program_calls()}")
+    raise AssertionError(
+        f"{what}: not within {timeout_s:.0f} s; nodes:\n{nodes}program calls {cluster.ctl.program_calls()}"
+    )
 
 
 def _submit(cluster: SlurmCluster, node: str, seconds: int) -> str:
-    out = cluster.ctl.run("sbatch", "--chdir=/tmp", "-o", "/dev/null", "-w", node, "-N", "1", "--gres=gpu:1",
-                          "--time=20", "--wrap", f"sleep {seconds}")
+    out = cluster.ctl.run(
+        "sbatch",
+        "--chdir=/tmp",
+        "-o",
+        "/dev/null",
+        "-w",
+        node,
+        "-N",
+        "1",
+        "--gres=gpu:1",
+        "--time=20",
+        "--wrap",
+        f"sleep {seconds}",
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     return re.search(r"(\d+)", out.stdout).group(1)
 
@@ -72,6 +86,7 @@ def _job_state(cluster: SlurmCluster, job: str) -> str:
 def test_the_rendered_nodeset_reports_its_slurmd_start_as_boot_only_on_pools_that_follow_the_queue():
     plan = plan_of(POWER)
     from render.slurm_values import slurm_values
+
     values = slurm_values(plan, "c")
     assert [p for p, _, _ in plan.scaling.pools] == ["h100"]
     assert values["nodesets"]["h100"]["slurmd"]["args"] == list(SLURMD_BOOT_ARGS) == ["-b"]
@@ -90,8 +105,9 @@ def test_a_kept_node_resumed_by_the_rendered_program_registers_and_runs_its_job(
     sa = service_account(chroot, api, "sa-resume-kept")
     cluster = operator = None
     try:
-        cluster = SlurmCluster(chroot, plan, "resume-kept", secrets.token_bytes(1024),
-                               programs=programs_for(plan.scaling, api, sa.inside))
+        cluster = SlurmCluster(
+            chroot, plan, "resume-kept", secrets.token_bytes(1024), programs=programs_for(plan.scaling, api, sa.inside)
+        )
         assert "SuspendTime=10" in cluster.values["controller"]["extraConf"].splitlines()
         operator = NodeSetOperator(cluster, api, boot_s=2.0)
         # h100-1 for a short job, h100-2 for a long one: both resumed, replicas 3 (fresh pods, fresh boots)
@@ -99,18 +115,34 @@ def test_a_kept_node_resumed_by_the_rendered_program_registers_and_runs_its_job(
         _until("both jobs running on resumed nodes", lambda: _job_state(cluster, long_) == "RUNNING", cluster, 120)
         _until("the short job done", lambda: _job_state(cluster, short) == "", cluster, 60)
         # h100-1 idle for SuspendTime: suspended, but h100-2 runs, so replicas stay 3 and h100-1's pod is kept
-        _until("SuspendProgram for h100-1", lambda: any(
-            c.startswith("slurm-suspend h100-1 ") for c in cluster.ctl.program_calls()), cluster, 90)
-        _until("h100-1 powered down", lambda: "POWERED_DOWN" in cluster.ctl.run(
-            "scontrol", "show", "node", "h100-1").stdout, cluster, 60)
+        _until(
+            "SuspendProgram for h100-1",
+            lambda: any(c.startswith("slurm-suspend h100-1 ") for c in cluster.ctl.program_calls()),
+            cluster,
+            90,
+        )
+        _until(
+            "h100-1 powered down",
+            lambda: "POWERED_DOWN" in cluster.ctl.run("scontrol", "show", "node", "h100-1").stdout,
+            cluster,
+            60,
+        )
         assert api.replicas[f"{NODESET_PREFIX}h100"] == 3, api.calls
         assert "h100-1" in cluster.slurmd and cluster.slurmd["h100-1"].poll() is None, "the kept pod's slurmd runs"
         # a job for h100-1: Slurm resumes it, the rendered ResumeProgram restarts the kept pod (same machine)
         job = _submit(cluster, "h100-1", 900)
-        _until("ResumeProgram restarting h100-1's pod", lambda: any(
-            e[1:] == ("restart", "h100-1") for e in operator.events), cluster, 60)
-        took = _until("the job on the resumed kept node running", lambda: _job_state(cluster, job) == "RUNNING",
-                      cluster, REGISTERED_WITHIN_S)
+        _until(
+            "ResumeProgram restarting h100-1's pod",
+            lambda: any(e[1:] == ("restart", "h100-1") for e in operator.events),
+            cluster,
+            60,
+        )
+        took = _until(
+            "the job on the resumed kept node running",
+            lambda: _job_state(cluster, job) == "RUNNING",
+            cluster,
+            REGISTERED_WITHIN_S,
+        )
         node = cluster.ctl.run("scontrol", "show", "node", "h100-1").stdout
         assert "POWERING_UP" not in node and "NOT_RESPONDING" not in node, node
         assert operator.errors == [] and api.errors == []

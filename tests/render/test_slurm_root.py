@@ -1,6 +1,7 @@
 """The test root itself (``scripts/slurm-root.sh``): the reproducible choice of Slurm release suite by suite, the
 versioned path, a root built for something else is never deleted, and a missing privilege is named up front with
 its fix (a failure in CI, a skip elsewhere). The daemons that run in the root: ``test_slurm_real.py``."""
+
 from __future__ import annotations
 
 import contextlib
@@ -25,16 +26,19 @@ DAEMON_TESTS = Path(__file__).with_name("test_slurm_real.py")
 def test_ci_builds_the_slurm_root_before_the_suite():
     """In CI the real-Slurm tests must run, so scripts/test.sh builds their root first (they fail without it)."""
     test_sh = (PROJECT_ROOT / "scripts" / "test.sh").read_text()
-    ci_block = test_sh.split("CI:-}\" = \"true\" ]; then", 1)[1].split("\nfi\n", 1)[0]
+    ci_block = test_sh.split('CI:-}" = "true" ]; then', 1)[1].split("\nfi\n", 1)[0]
     assert "scripts/slurm-root.sh" in ci_block
     assert test_sh.index("slurm-root.sh") < test_sh.index("-m pytest")
 
 
-
-
 def _script(*args: str, env: dict | None = None, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    return subprocess.run([*prefix, "bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [*prefix, "bash", str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @contextlib.contextmanager
@@ -44,8 +48,11 @@ def _fake_mirror(tmp_path: Path, slurmctld: dict[str, str]):
     for suite, version in slurmctld.items():
         d = tmp_path / "debian" / "dists" / suite / "main" / f"binary-{arch}"
         d.mkdir(parents=True)
-        stanzas = ["Package: slurm-client\nVersion: 99.99.9-1\n", f"Package: slurmctld\nVersion: {version}\n",
-                   "Package: zzz\nVersion: 1.0\n"]
+        stanzas = [
+            "Package: slurm-client\nVersion: 99.99.9-1\n",
+            f"Package: slurmctld\nVersion: {version}\n",
+            "Package: zzz\nVersion: 1.0\n",
+        ]
         (d / "Packages.xz").write_bytes(lzma.compress("\n".join(stanzas).encode(), format=lzma.FORMAT_XZ))
     handler = functools.partial(QuietHandler, directory=str(tmp_path))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -68,12 +75,16 @@ def _needs_dpkg() -> None:
         pytest.skip("scripts/slurm-root.sh runs on Debian (dpkg, wget, xz)")
 
 
-@pytest.mark.parametrize("mirror,chosen,notice", [
-    ({"sid": "26.05.5-1", "testing": "26.05.4-1"}, "sid 26.05.5-1", None),
-    ({"sid": "26.11.1-1", "testing": "26.05.5-1"}, "testing 26.05.5-1", None),  # sid moved on: testing still has it
-    ({"sid": "26.11.1-1", "testing": "26.11.0-2"}, "sid 26.11.1-1", "NEWER than the pinned Slinky images' 26.05"),
-    ({"testing": "27.05.0-1"}, "testing 27.05.0-1", "sid=none"),  # sid unreadable: the next suite
-], ids=["sid-has-it", "only-testing-has-it", "none-has-it-newest", "sid-missing"])
+@pytest.mark.parametrize(
+    "mirror,chosen,notice",
+    [
+        ({"sid": "26.05.5-1", "testing": "26.05.4-1"}, "sid 26.05.5-1", None),
+        ({"sid": "26.11.1-1", "testing": "26.05.5-1"}, "testing 26.05.5-1", None),  # sid moved on: testing still has it
+        ({"sid": "26.11.1-1", "testing": "26.11.0-2"}, "sid 26.11.1-1", "NEWER than the pinned Slinky images' 26.05"),
+        ({"testing": "27.05.0-1"}, "testing 27.05.0-1", "sid=none"),  # sid unreadable: the next suite
+    ],
+    ids=["sid-has-it", "only-testing-has-it", "none-has-it-newest", "sid-missing"],
+)
 def test_the_build_prefers_the_pinned_slurm_release_suite_by_suite(tmp_path, mirror, chosen, notice):
     _needs_dpkg()
     with _fake_mirror(tmp_path, mirror) as url:
@@ -144,12 +155,18 @@ def test_a_root_built_for_something_else_is_never_deleted(tmp_path):
 
 
 DROPS = {
-    "no-cap-sys-admin": (("--bounding-set=-sys_admin", "--inh-caps=-all"),
-                         ("mount -t proc failed", "needs CAP_SYS_ADMIN", "--privileged")),
-    "no-cap-sys-chroot": (("--bounding-set=-sys_chroot", "--inh-caps=-all"),
-                          ("chroot failed", "needs CAP_SYS_CHROOT", "--privileged")),
-    "not-root": (("--reuid=65534", "--regid=65534", "--clear-groups"),
-                 ("needs root", "you are uid 65534", "sudo bash scripts/slurm-root.sh")),
+    "no-cap-sys-admin": (
+        ("--bounding-set=-sys_admin", "--inh-caps=-all"),
+        ("mount -t proc failed", "needs CAP_SYS_ADMIN", "--privileged"),
+    ),
+    "no-cap-sys-chroot": (
+        ("--bounding-set=-sys_chroot", "--inh-caps=-all"),
+        ("chroot failed", "needs CAP_SYS_CHROOT", "--privileged"),
+    ),
+    "not-root": (
+        ("--reuid=65534", "--regid=65534", "--clear-groups"),
+        ("needs root", "you are uid 65534", "sudo bash scripts/slurm-root.sh"),
+    ),
 }
 
 
@@ -177,9 +194,22 @@ def test_a_missing_privilege_is_named_up_front_with_the_fix(drop, tmp_path):
 @pytest.mark.slow
 def test_ci_reports_the_missing_privilege_as_a_failure_not_a_skip():
     prefix = _drop(DROPS["no-cap-sys-admin"][0])
-    out = subprocess.run([*prefix, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          f"{DAEMON_TESTS}::test_the_root_runs_the_pinned_slurm_release_or_a_newer_one"],
-                         capture_output=True, text=True, timeout=300, cwd=PROJECT_ROOT,
-                         env={**os.environ, "CI": "true"})
+    out = subprocess.run(
+        [
+            *prefix,
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"{DAEMON_TESTS}::test_the_root_runs_the_pinned_slurm_release_or_a_newer_one",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "CI": "true"},
+    )
     assert out.returncode == 1, out.stdout[-2000:]
     assert "needs CAP_SYS_ADMIN" in out.stdout and "CI=true, so this is a failure, not a skip" in out.stdout

@@ -5,6 +5,7 @@ in the slurmctld image (which has socat and no curl: docs/slurm.md), to a stand-
 service-account directory are swapped for the test's. The full power-saving loop with a real slurmctld running these
 programs is ``test_slurm_scaling_real.py``.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -37,8 +38,21 @@ class Run:
 
     def __call__(self, program: str, hosts: str) -> subprocess.CompletedProcess:
         self.sa.write(program, self.programs[program], 0o755)
-        return subprocess.run([*self.chroot.prefix(), "chroot", str(self.chroot.root), "env", "-i", f"SLURM_CONF={self.sa.inside}/slurm.conf",
-                               f"{self.sa.inside}/{program}", hosts], capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [
+                *self.chroot.prefix(),
+                "chroot",
+                str(self.chroot.root),
+                "env",
+                "-i",
+                f"SLURM_CONF={self.sa.inside}/slurm.conf",
+                f"{self.sa.inside}/{program}",
+                hosts,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
 
 def test_resume_raises_replicas_through_the_api_and_restarts_a_kept_nodes_pod(chroot, api):  # noqa: F811
@@ -47,8 +61,12 @@ def test_resume_raises_replicas_through_the_api_and_restarts_a_kept_nodes_pod(ch
         out = run("slurm-resume", "l4-[2-3]")
         assert out.returncode == 0, out.stdout + out.stderr
         scale = f"/apis/slinky.slurm.net/v1beta1/namespaces/{NAMESPACE}/nodesets/{L4}/scale"
-        assert api.calls == [("GET", scale, ""), ("PATCH", scale, '{"spec":{"replicas":3}}'),
-                             ("GET", scale, ""), ("PATCH", scale, '{"spec":{"replicas":4}}')]
+        assert api.calls == [
+            ("GET", scale, ""),
+            ("PATCH", scale, '{"spec":{"replicas":3}}'),
+            ("GET", scale, ""),
+            ("PATCH", scale, '{"spec":{"replicas":4}}'),
+        ]
         assert api.replicas[L4] == 4 and "NodeSet slurm-worker-l4 replicas=4" in out.stdout
         # l4-1 is below the replicas: its pod still runs, so it is restarted rather than scaling
         out = run("slurm-resume", "l4-1")
@@ -88,10 +106,22 @@ def test_the_stand_in_catches_a_client_that_half_closes_before_the_answer(chroot
     sa = service_account(chroot, api, "kube-sa-halfclose")
     try:
         request = f"GET /apis/x HTTP/1.0\r\nAuthorization: Bearer {api.token}\r\n\r\n"
-        out = subprocess.run([*chroot.prefix(), "chroot", str(chroot.root), "socat", "-T", "10", "STDIO",
-                              f"OPENSSL:127.0.0.1:{api.port},cafile={sa.inside}/ca.crt,"
-                              "commonname=kubernetes.default.svc"], input=request, capture_output=True, text=True,
-                             timeout=60)
+        out = subprocess.run(
+            [
+                *chroot.prefix(),
+                "chroot",
+                str(chroot.root),
+                "socat",
+                "-T",
+                "10",
+                "STDIO",
+                f"OPENSSL:127.0.0.1:{api.port},cafile={sa.inside}/ca.crt,commonname=kubernetes.default.svc",
+            ],
+            input=request,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert "HTTP/" not in out.stdout and api.calls == []
         assert api.errors == ["GET /apis/x: the client closed its side before the answer"]
     finally:

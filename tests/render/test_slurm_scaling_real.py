@@ -8,6 +8,7 @@ only the address and the service-account directory are swapped): each call is re
 (``SlurmController.program_calls``), each must exit 0, and the NodeSet's replicas must follow. SuspendTime is
 compressed from the rendered minutes to 10 s, as the simulator tests compress job times.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,10 @@ from tests.support.kube.fake_api import L4, NAMESPACE, FakeKubeApi, make_pki, pr
 from tests.support.slurm.real import START_TIMEOUT_S, SlurmController, Workdir
 from tests.support.slurm.root import Chroot
 
-SCALING = edits(GKE_NO_ACCOUNTING, {"nodePools[1].minNodes": 1, "nodePools[1].maxNodes": 4,
-                                    "scheduling.slurm.scaling": {"idleMinutes": 15}})
+SCALING = edits(
+    GKE_NO_ACCOUNTING,
+    {"nodePools[1].minNodes": 1, "nodePools[1].maxNodes": 4, "scheduling.slurm.scaling": {"idleMinutes": 15}},
+)
 """h100 6-6 (fixed), l4 1-4 (follows the queue, released after 15 idle minutes)."""
 
 
@@ -33,8 +36,9 @@ def _until(what: str, ok, ctl: SlurmController, timeout_s: float = START_TIMEOUT
         if ok():
             return
         time.sleep(0.5)  # the polling interval
-    raise AssertionError(f"{what}: not seen in {timeout_s:.0f} s; program calls {ctl.program_calls()}; "
-                         f"log ends:\n{ctl.log()[-2000:]}")
+    raise AssertionError(
+        f"{what}: not seen in {timeout_s:.0f} s; program calls {ctl.program_calls()}; log ends:\n{ctl.log()[-2000:]}"
+    )
 
 
 def _states(ctl: SlurmController) -> dict[str, str]:
@@ -57,13 +61,19 @@ def _resume_and_release(chroot: Chroot, slurm_key: bytes, api: FakeKubeApi, sa: 
     plan, values = _plan_and_values(SCALING)
     assert [p for p, _, _ in plan.scaling.pools] == ["l4"]
     conf = values["controller"]["extraConf"]
-    for line in ("SuspendTime=900", "ResumeTimeout=1200", "SuspendExcParts=h100", "SuspendExcNodes=l4:1",
-                 "ResumeProgram=/usr/local/lib/gpu-cluster/slurm-resume"):
+    for line in (
+        "SuspendTime=900",
+        "ResumeTimeout=1200",
+        "SuspendExcParts=h100",
+        "SuspendExcNodes=l4:1",
+        "ResumeProgram=/usr/local/lib/gpu-cluster/slurm-resume",
+    ):
         assert line in conf.splitlines(), line
     assert values["nodesets"]["l4"]["replicas"] == 1 and values["nodesets"]["h100"]["replicas"] == 6
     values["controller"]["extraConf"] = conf.replace("SuspendTime=900", "SuspendTime=10")
-    ctl = SlurmController(chroot, values, slurm_key, name="ctld-scaling",
-                          programs=programs_for(plan.scaling, api, sa.inside))
+    ctl = SlurmController(
+        chroot, values, slurm_key, name="ctld-scaling", programs=programs_for(plan.scaling, api, sa.inside)
+    )
     try:
         assert _bad_log_lines(ctl.log()) == [], "slurmctld logged errors or unexpected warnings at start-up"
         ctl.create_nodes()  # the pods running at deploy (minNodes), then the rendered Job's CLOUD records
@@ -75,8 +85,11 @@ def _resume_and_release(chroot: Chroot, slurm_key: bytes, api: FakeKubeApi, sa: 
         out = ctl.run("sbatch", "-p", "l4", "-N", "2", "--wrap", "sleep 600")
         assert out.returncode == 0, out.stdout + out.stderr
         job = re.search(r"(\d+)", out.stdout).group(1)
-        _until("ResumeProgram for the job's two l4 nodes", lambda: any(
-            c.startswith("slurm-resume l4-[") for c in ctl.program_calls()), ctl)
+        _until(
+            "ResumeProgram for the job's two l4 nodes",
+            lambda: any(c.startswith("slurm-resume l4-[") for c in ctl.program_calls()),
+            ctl,
+        )
         resumed = next(c for c in ctl.program_calls() if c.startswith("slurm-resume")).split()[1]
         nodes = ctl.run("scontrol", "show", "hostnames", resumed).stdout.split()
         assert len(nodes) == 2 and all(n.startswith("l4-") for n in nodes)
@@ -88,10 +101,17 @@ def _resume_and_release(chroot: Chroot, slurm_key: bytes, api: FakeKubeApi, sa: 
         _until("ResumeProgram's exit", lambda: ctl.program_exits()[:1] == ["slurm-resume 0"], ctl)
         assert api.replicas[L4] == top, (api.calls, api.errors)
         # the two l4 nodes the job does not use are released after SuspendTime; no h100 node ever is
-        _until("SuspendProgram for the idle l4 nodes", lambda: any(
-            c.startswith("slurm-suspend") for c in ctl.program_calls()), ctl)
-        suspended = [n for c in ctl.program_calls() if c.startswith("slurm-suspend")
-                     for n in ctl.run("scontrol", "show", "hostnames", c.split()[1]).stdout.split()]
+        _until(
+            "SuspendProgram for the idle l4 nodes",
+            lambda: any(c.startswith("slurm-suspend") for c in ctl.program_calls()),
+            ctl,
+        )
+        suspended = [
+            n
+            for c in ctl.program_calls()
+            if c.startswith("slurm-suspend")
+            for n in ctl.run("scontrol", "show", "hostnames", c.split()[1]).stdout.split()
+        ]
         assert suspended and set(suspended) <= {f"l4-{i}" for i in range(4)} - set(nodes), suspended
         assert not any("h100" in c for c in ctl.program_calls())
         # the real SuspendProgram kept replicas at the highest ordinal still in use (the job's), not below minNodes

@@ -5,6 +5,7 @@
 the bar are kept. ``pytest --record-durations`` adds what a run measured (a test's larger figure wins, so a test
 slowed by a shared fixture it sets up stays recorded); a test that got faster is dropped by deleting its line.
 """
+
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@ through the module, as far as the code names it) names one of the callables that
 another way (a helper in another module) is caught at run time: with ``GPU_CLUSTER_NO_REAL_PEERS=1`` (set by
 ``scripts/test.sh --quick``) the entry points fail the test with the marker to add, instead of starting the peer.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,15 +22,22 @@ PEER_MARKERS = ("real_slurm", "real_helm")
 
 _STARTERS: dict[str, tuple[tuple[str, str], ...]] = {
     "real_slurm": (
-        ("tests.support.slurm.root", "Chroot"), ("tests.support.slurm.root", "ensure_root"),
-        ("tests.support.slurm.real", "SlurmController"), ("tests.support.slurm.real", "SlurmDbd"),
-        ("tests.support.slurm.cluster", "SlurmCluster"), ("tests.support.slurm.session", "real_slurm"),
+        ("tests.support.slurm.root", "Chroot"),
+        ("tests.support.slurm.root", "ensure_root"),
+        ("tests.support.slurm.real", "SlurmController"),
+        ("tests.support.slurm.real", "SlurmDbd"),
+        ("tests.support.slurm.cluster", "SlurmCluster"),
+        ("tests.support.slurm.session", "real_slurm"),
     ),
     "real_helm": (
-        ("tests.support.helm.binary", "helm_path"), ("tests.support.helm.render", "render"),
-        ("tests.support.helm.render", "render_text"), ("tests.support.helm.render", "render_stack"),
-        ("tests.support.helm.examples", "rendered"), ("tests.support.helm.examples", "with_edit"),
-        ("tests.support.helm.value_leaves", "has_effect"), ("tests.support.helm.value_leaves", "unstable_lines"),
+        ("tests.support.helm.binary", "helm_path"),
+        ("tests.support.helm.render", "render"),
+        ("tests.support.helm.render", "render_text"),
+        ("tests.support.helm.render", "render_stack"),
+        ("tests.support.helm.examples", "rendered"),
+        ("tests.support.helm.examples", "with_edit"),
+        ("tests.support.helm.value_leaves", "has_effect"),
+        ("tests.support.helm.value_leaves", "unstable_lines"),
     ),
 }
 """The callables that start each peer (by module and name, so the support modules are imported only when a test
@@ -37,7 +45,9 @@ module already imported them)."""
 
 
 def _starters(marker: str, modules: dict[str, types.ModuleType]) -> set[int]:
-    return {id(getattr(modules[m], name)) for m, name in _STARTERS[marker] if m in modules and hasattr(modules[m], name)}
+    return {
+        id(getattr(modules[m], name)) for m, name in _STARTERS[marker] if m in modules and hasattr(modules[m], name)
+    }
 
 
 def _code_objects(func: Any) -> Iterable[types.CodeType]:
@@ -82,7 +92,7 @@ def peer_markers(item: pytest.Item, modules: dict[str, types.ModuleType]) -> lis
         return []
     funcs: list[Callable[..., Any]] = [function]
     info = getattr(item, "_fixtureinfo", None)
-    for defs in (info.name2fixturedefs.values() if info is not None else ()):
+    for defs in info.name2fixturedefs.values() if info is not None else ():
         funcs.extend(d.func for d in defs)
     found = []
     for marker in PEER_MARKERS:
@@ -100,6 +110,9 @@ def _module_of(func: Any, modules: dict[str, types.ModuleType], default: types.M
 def refuse_in_quick_loop(marker: str, what: str) -> None:
     """Called where a real peer starts: in the quick loop the test fails and says which marker it lacks."""
     if os.environ.get(NO_REAL_PEERS) == "1":
-        pytest.fail(f"this test starts {what} but is not marked {marker}: the quick loop runs no real peer. "
-                    f"Add @pytest.mark.{marker} (or call the starter from the test or a fixture so the marker is "
-                    f"found automatically, tests/support/peers.py)", pytrace=False)
+        pytest.fail(
+            f"this test starts {what} but is not marked {marker}: the quick loop runs no real peer. "
+            f"Add @pytest.mark.{marker} (or call the starter from the test or a fixture so the marker is "
+            f"found automatically, tests/support/peers.py)",
+            pytrace=False,
+        )

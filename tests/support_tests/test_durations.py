@@ -1,4 +1,5 @@
 """The durations record that keeps slow tests out of the quick loop: what it keeps and how a run marks from it."""
+
 from __future__ import annotations
 
 from tests.support.durations import SLOW_S, is_slow, merged, recorded, write
@@ -20,6 +21,7 @@ def test_a_recorded_test_is_slow_only_at_or_over_the_bar():
 def test_the_record_names_tests_that_exist_in_the_tree():
     """A recorded id whose file is gone marks nothing: keep the record to files that exist (rerun the recording)."""
     from pathlib import Path
+
     root = Path(__file__).resolve().parents[2]
     files = {test.split("::")[0] for test in recorded()}
     assert files and all((root / f).exists() for f in files), sorted(f for f in files if not (root / f).exists())

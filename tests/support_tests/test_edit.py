@@ -1,5 +1,6 @@
 """The one edit helper the tests change configs and resources with (``tests/support/spec/edit.py``): every kind of path it
 promises, and that it never changes its input."""
+
 from __future__ import annotations
 
 import copy
@@ -8,10 +9,15 @@ import pytest
 
 from tests.support.spec.edit import DELETE, edit, edits, steps_of
 
-RAW = {"cluster": {"name": "ml"}, "nodePools": [{"name": "h100", "maxNodes": 4, "zones": ["a"]},
-                                               {"name": "l4", "maxNodes": 2}]}
-FLAT = {"gpu-cluster:cloud": "gcp", "gpu-cluster:cluster": {"name": "ml"},
-        "gpu-cluster:nodePools": [{"name": "h100", "maxNodes": 4}]}
+RAW = {
+    "cluster": {"name": "ml"},
+    "nodePools": [{"name": "h100", "maxNodes": 4, "zones": ["a"]}, {"name": "l4", "maxNodes": 2}],
+}
+FLAT = {
+    "gpu-cluster:cloud": "gcp",
+    "gpu-cluster:cluster": {"name": "ml"},
+    "gpu-cluster:nodePools": [{"name": "h100", "maxNodes": 4}],
+}
 
 
 def test_paths_read_as_the_config_spells_them():
@@ -72,8 +78,10 @@ def test_edits_apply_in_order():
 def test_the_input_is_never_changed_and_the_result_shares_nothing_with_it():
     raw, flat = copy.deepcopy(RAW), copy.deepcopy(FLAT)
     new_zones = ["b"]
-    out = edits(RAW, {"nodePools[0].maxNodes": 8, "nodePools[1]": DELETE, "cluster.name": DELETE,
-                      "nodePools[0].zones": new_zones})
+    out = edits(
+        RAW,
+        {"nodePools[0].maxNodes": 8, "nodePools[1]": DELETE, "cluster.name": DELETE, "nodePools[0].zones": new_zones},
+    )
     edit(FLAT, "nodePools[0].labels.team", "ml")
     assert RAW == raw and FLAT == flat
     out["cluster"]["name"] = "changed later"

@@ -1,6 +1,7 @@
 """The Helm binary's first extraction on a cold cache, from many threads in many processes at once, while other
 threads of the same processes fork: every caller gets the verified binary and every exec of it works (a fresh CI
 machine used to fail with ``OSError: [Errno 26] Text file busy``)."""
+
 from __future__ import annotations
 
 import json
@@ -65,15 +66,24 @@ def cold_cache_fixture(tmp_path, monkeypatch) -> Path:
 
 def test_concurrent_first_use_from_threads_and_processes_extracts_once_and_every_exec_works(cold_cache):
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
-    children = [subprocess.Popen([sys.executable, "-c", CALLER, str(THREADS)], cwd=PROJECT_ROOT, env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for _ in range(PROCESSES)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CALLER, str(THREADS)],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(PROCESSES)
+    ]
     here: list[str] = []
 
     def call() -> None:
         path = helm_path(HELM3)
-        here.append(subprocess.run([str(path), "version", "--short"], capture_output=True, text=True,
-                                   check=True).stdout.strip())
+        here.append(
+            subprocess.run([str(path), "version", "--short"], capture_output=True, text=True, check=True).stdout.strip()
+        )
 
     mine = [threading.Thread(target=call) for _ in range(THREADS)]
     for t in mine:

@@ -2,6 +2,7 @@
 last checkpoint. Hand-derived case (Kueue, one queue, 2 L4 GPUs): ``low`` (checkpoint every 600 s, 5,000 s of work)
 runs from 0; ``high`` preempts it at 1,000 and runs 1,030-1,130 (admitted once low's pods are gone, 30 s); low kept
 600 s in its checkpoint, loses 400 s x 2 GPUs and resumes at 1,130 for the remaining 4,400 s."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,14 +17,17 @@ CLASSES = [{"name": "high", "value": 100}, {"name": "low", "value": 1}]
 
 
 def config():
-    return kueue_config([l4_pool(1, min_nodes=1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
-                       priorityClasses=CLASSES)
+    return kueue_config(
+        [l4_pool(1, min_nodes=1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}], priorityClasses=CLASSES
+    )
 
 
 def run(checkpoint_s):
     cfg = config()
-    jobs = [Job("low", 0, "a", 2, run_s=5000, priority="low", checkpoint_s=checkpoint_s),
-            Job("high", 1000, "a", 2, run_s=100, priority="high")]
+    jobs = [
+        Job("low", 0, "a", 2, run_s=5000, priority="low", checkpoint_s=checkpoint_s),
+        Job("high", 1000, "a", 2, run_s=100, priority="high"),
+    ]
     return simulate_jobs(cluster(cfg, OPTS), jobs, 0, OPTS)
 
 
@@ -41,9 +45,11 @@ def test_without_a_checkpoint_a_preempted_job_restarts_from_the_beginning():
 
 def test_the_workload_file_sets_the_checkpoint_interval(tmp_path):
     path = tmp_path / "w.yaml"
-    path.write_text("kind: profile\nhours: 2\nqueues:\n  - queue: a\n    arrivals: {perHour: 4}\n"
-                    "    sizes: [{gpus: 2}]\n    duration: {medianMinutes: 30, sigma: 0.5}\n"
-                    "    checkpointMinutes: 15\n")
+    path.write_text(
+        "kind: profile\nhours: 2\nqueues:\n  - queue: a\n    arrivals: {perHour: 4}\n"
+        "    sizes: [{gpus: 2}]\n    duration: {medianMinutes: 30, sigma: 0.5}\n"
+        "    checkpointMinutes: 15\n"
+    )
     jobs = load_workload(path, cluster(config(), OPTS), 0).jobs
     assert jobs and all(j.checkpoint_s == 900 for j in jobs)
     path.write_text("kind: jobs\njobs:\n  - {id: j, submitS: 0, queue: a, gpusPerNode: 2, runS: 60, checkpointS: 0}\n")

@@ -3,6 +3,7 @@ job's pods start only once every IMEX daemon of their ComputeDomain is Ready (dr
 256 pods upstream (#816), so the what-if's time to running and the preview's largest gang include
 ``compute_domain_s_per_pod`` per pod on GB200 pools (every Kueue job, cold or warm; a Slinky NodeSet only as its nodes
 join), and ``--assume`` overrides it."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,10 +24,16 @@ PER_POD = F["compute_domain_s_per_pod"]
 
 
 def gb200_pool(nodes: int = 18) -> dict:
-    return {"name": "gb200", "machineType": "a4x-highgpu-4g", "zones": ["us-central1-a"],
-            "zoneAvailabilityOverride": {"zones": ["us-central1-a"], "reason": "test reservation"},
-            "minNodes": nodes, "maxNodes": nodes, "multiNode": True,
-            "capacity": {"type": "reservation", "reservation": "r", "reservationBlock": "b"}}
+    return {
+        "name": "gb200",
+        "machineType": "a4x-highgpu-4g",
+        "zones": ["us-central1-a"],
+        "zoneAvailabilityOverride": {"zones": ["us-central1-a"], "reason": "test reservation"},
+        "minNodes": nodes,
+        "maxNodes": nodes,
+        "multiNode": True,
+        "capacity": {"type": "reservation", "reservation": "r", "reservationBlock": "b"},
+    }
 
 
 def gb200_cluster(assume: dict[str, float] | None = None):
@@ -81,6 +88,7 @@ def test_the_largest_gang_is_what_the_rendered_runtimes_can_place():
     # gke-a4x-nvl72 requires gangs inside one NVLink domain, but its two racks also get the block runtime
     # (torch-gb200-block, slices of one rack): the largest gang is both racks, 36 pods; one rack alone is 18
     from preview.engine import PROJECT_ROOT, read_stack_file
+
     rows = {r["pool"]: r for r in preview_stack("gke-a4x-nvl72").as_dict()["podStart"]}
     assert rows["gb200"]["largestGang"]["pods"] == 36
     assert "overPodsReadyTimeoutS" not in rows["gb200"]["largestGang"]  # the timeout is raised for it
@@ -91,6 +99,7 @@ def test_the_largest_gang_is_what_the_rendered_runtimes_can_place():
     from stacks.plan.start_time import pod_start_rows
     from stacks.validate.load import decode_config
     from stacks.validate.planned import load_planned
+
     planned = load_planned(decode_config(cfg))
     plans = [p.pod_start for p in planned.plan.pools.values()]
     (row,) = pod_start_rows(planned.spec, plans, list(planned.plan.facts))
@@ -109,8 +118,7 @@ def test_a_cold_start_over_the_pods_ready_timeout_is_flagged():
     cfg = read_stack_file(PROJECT_ROOT / "Pulumi.gke-a4x-nvl72.yaml")
     spec, _ = load_spec(decode_config(cfg))
     pool = spec.node_pools[0]
-    g = largest_gang(spec, pool, pod_start_plan(spec.cloud, pool), pool_facts(spec, pool, load_catalog()),
-                     timeout=300)
+    g = largest_gang(spec, pool, pod_start_plan(spec.cloud, pool), pool_facts(spec, pool, load_catalog()), timeout=300)
     assert g["coldS"] > 300 and g["overPodsReadyTimeoutS"] == 300
     assert "! cold start over waitForPodsReady (300 s): the gang is evicted and requeued" in gang_cell(g)
 

@@ -3,6 +3,7 @@ v0.19.2 decides it (``pkg/scheduler/preemption/classical/hierarchical_preemption
 and ``isAboveBorrowingThreshold``): a job that must borrow may preempt a lower-priority job of another queue that is
 borrowing only with policy LowerPriority, and only up to ``maxPriorityThreshold``. Kueue allows the field only with
 classical preemption (``site/content/en/docs/concepts/cluster_queue.md``), so the stack turns fair sharing off."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,16 +28,22 @@ def _stack(borrow: dict | None, fair_sharing: bool = False, reclaim: str = "Lowe
     preemption: dict = {"reclaimWithinCohort": reclaim}
     if borrow is not None:
         preemption["borrowWithinCohort"] = borrow
-    return kueue_config([l4_pool(4, min_nodes=4)], queues, cohort="ml", fairSharing=fair_sharing,
-                        preemption=preemption, priorityClasses=[{"name": "low", "value": 10},
-                                                                {"name": "high", "value": 1000}])
+    return kueue_config(
+        [l4_pool(4, min_nodes=4)],
+        queues,
+        cohort="ml",
+        fairSharing=fair_sharing,
+        preemption=preemption,
+        priorityClasses=[{"name": "low", "value": 10}, {"name": "high", "value": 1000}],
+    )
 
 
 def _b_starts(borrow: dict | None) -> float | None:
     """a runs three 2-GPU low jobs (6 of 8 GPUs: 4 borrowed); at 60 s b asks 4 GPUs at high priority (2 borrowed),
     with 2 free. b needs one of a's jobs gone."""
-    jobs = [Job(f"a{i}", 0, "a", 2, run_s=10 * H, priority="low") for i in range(3)] + \
-        [Job("b", 60, "b", 2, run_s=H, nodes=2, priority="high")]
+    jobs = [Job(f"a{i}", 0, "a", 2, run_s=10 * H, priority="low") for i in range(3)] + [
+        Job("b", 60, "b", 2, run_s=H, nodes=2, priority="high")
+    ]
     res = simulate_jobs(cluster(_stack(borrow), OPTS), jobs, 0, OPTS)
     return res.jobs["b"].start_s
 
@@ -59,16 +66,18 @@ def test_borrow_within_cohort_is_rendered_and_fair_sharing_turned_off():
     plan = plan_stack(spec, load_catalog())
     objects = render_kueue(spec.scheduling, list(plan.facts), plan.kueue.placements, namespaces=False)
     for q in objects.cluster_queues:
-        assert q["spec"]["preemption"]["borrowWithinCohort"] == {"policy": "LowerPriority",
-                                                                 "maxPriorityThreshold": 100}
+        assert q["spec"]["preemption"]["borrowWithinCohort"] == {"policy": "LowerPriority", "maxPriorityThreshold": 100}
         assert "fairSharing" not in q["spec"]
     assert "fairSharing" not in manager_config(spec.scheduling)
 
 
-@pytest.mark.parametrize("changes, says", [
-    ({"fair_sharing": True}, "only with classical preemption, not with fair sharing"),
-    ({"reclaim": "Never"}, "only when reclaimWithinCohort is not Never"),
-])
+@pytest.mark.parametrize(
+    "changes, says",
+    [
+        ({"fair_sharing": True}, "only with classical preemption, not with fair sharing"),
+        ({"reclaim": "Never"}, "only when reclaimWithinCohort is not Never"),
+    ],
+)
 def test_borrow_within_cohort_is_refused_where_kueue_refuses_it(changes, says):
     with pytest.raises(SpecError) as err:
         load_stack_spec(_stack({"policy": "LowerPriority"}, **changes))
@@ -101,6 +110,7 @@ def test_slurm_stacks_refuse_the_kueue_only_preemption_knobs():
 
 def test_weights_with_fair_sharing_off_are_a_warning():
     from stacks.validate.load import load_spec
+
     cfg = _stack(None)
     cfg["scheduling"]["queues"][0]["fairShareWeight"] = 3
     _, warnings = load_spec(cfg)

@@ -3,6 +3,7 @@ the ClusterQueue CRD documents it, v0.19.2: whenCanBorrow MayStopSearch | TryNex
 TryNextFlavor | MayStopSearch). Hand-derived case: queue ``a`` has 2 GPUs on ``p1`` (its first flavor) and 2 on
 ``p2``; ``b`` has 2 on ``p1``; cohort ``c``. ``a`` runs one 2-GPU job on p1; its next 2-GPU job fits on p1 only by
 borrowing b's idle 2 GPUs, and on p2 without borrowing."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,8 +18,10 @@ OPTS = SimOptions(nodes_up="max", spot_interruptions=False)
 
 def config(**fungibility):
     pools = [l4_pool(2, name="p1", min_nodes=2), l4_pool(1, name="p2", min_nodes=1)]
-    queues = [{"name": "a", "quotas": [{"pool": "p1", "gpus": 2}, {"pool": "p2", "gpus": 2}]},
-              {"name": "b", "quotas": [{"pool": "p1", "gpus": 2}]}]
+    queues = [
+        {"name": "a", "quotas": [{"pool": "p1", "gpus": 2}, {"pool": "p2", "gpus": 2}]},
+        {"name": "b", "quotas": [{"pool": "p1", "gpus": 2}]},
+    ]
     extra = {"flavorFungibility": fungibility} if fungibility else {}
     return kueue_config(pools, queues, cohort="c", **extra)
 
@@ -50,8 +53,10 @@ def test_fungibility_is_rendered_into_every_cluster_queue_only_when_written():
         return render_kueue(spec.scheduling, facts, None, namespaces=False).cluster_queues
 
     assert all("flavorFungibility" not in cq["spec"] for cq in cqs(config()))  # Kueue's defaults: nothing written
-    assert all(cq["spec"]["flavorFungibility"] == {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "MayStopSearch"}
-               for cq in cqs(config(whenCanBorrow="TryNextFlavor", whenCanPreempt="MayStopSearch")))
+    assert all(
+        cq["spec"]["flavorFungibility"] == {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "MayStopSearch"}
+        for cq in cqs(config(whenCanBorrow="TryNextFlavor", whenCanPreempt="MayStopSearch"))
+    )
 
 
 def test_a_wrong_fungibility_value_is_refused_with_the_allowed_values():
@@ -63,8 +68,12 @@ def test_a_wrong_fungibility_value_is_refused_with_the_allowed_values():
 
 def test_fungibility_is_refused_on_a_slurm_stack():
     from tests.support.whatif.stacks import slurm_config
-    cfg = slurm_config([l4_pool(1, min_nodes=1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
-                       flavorFungibility={"whenCanBorrow": "TryNextFlavor"})
+
+    cfg = slurm_config(
+        [l4_pool(1, min_nodes=1)],
+        [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
+        flavorFungibility={"whenCanBorrow": "TryNextFlavor"},
+    )
     with pytest.raises(SpecError) as err:
         cluster(cfg, OPTS)
     text = str(err.value.issues)

@@ -3,6 +3,7 @@ format; a run without one says nothing. gke-kueue without its ``lendingLimit: 0`
 loop under Kueue v0.19.2's rules: product's 16-GPU production gangs exceed its 8-GPU nominal H100 quota, so they can
 only run borrowing, and the quota a reclaim frees goes to whichever head wins the next cycle (docs/whatif.md,
 "Preemption loops"). The shipped example carries the remedy."""
+
 from __future__ import annotations
 
 import copy

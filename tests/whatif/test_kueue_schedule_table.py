@@ -2,6 +2,7 @@
 (tests/whatif/kueue_tables/schedule.yaml): one scheduling cycle of the simulator's Kueue model (``kueue_cycle``
 over ``kueue_preempt.choose``) admits, preempts and leaves exactly what Kueue's test expects, case by case. Cases
 outside the model are listed with the reason; together they are every case of the Go table."""
+
 from __future__ import annotations
 
 import re
@@ -23,7 +24,7 @@ def test_one_cycle_of_the_model_does_what_kueues_scheduler_test_expects(case):
 
 def test_every_case_of_the_go_table_is_ported_or_listed_out_of_scope_with_a_reason():
     go = require_shared("upstream", "kueue-v0.19.2", "pkg", "scheduler", "scheduler_test.go").read_text()
-    body = go[go.index("func TestSchedule("):go.index("func TestEntryOrdering(")]
+    body = go[go.index("func TestSchedule(") : go.index("func TestEntryOrdering(")]
     names = re.findall(r'^\t\t"([^"]+)": \{$', body, flags=re.M)
     ours = [c.name for c in CASES] + [o["name"] for o in OUT_OF_SCOPE]
     assert sorted(ours) == sorted(names)

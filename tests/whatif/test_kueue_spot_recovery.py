@@ -5,6 +5,7 @@ they do not run within the recovery timeout. Hand-derived case: one spot L4 node
 (priority low) runs from 0; ``next`` (priority high, no preemption) waits for the quota from 500; the node is
 reclaimed at 1,000 and a new one is up at 1,300 (provisioning 300 s); the cold pull (~257 s) puts long's pods
 running at ~1,562 s."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,12 +30,18 @@ def reclaim_at_1000(monkeypatch):
         node_on(self, pool, node, ready)
         if ready and node.index == 0 and self.now == 0:
             self.push(1000.0, INTERRUPT, (pool, node, node.epoch))
+
     monkeypatch.setattr(Engine, "node_on", first_node_reclaimed)
 
 
 def run(**gang):
-    cfg = kueue_config([l4_pool(1, min_nodes=1, spot=True)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
-                       priorityClasses=CLASSES, preemption={"withinQueue": "Never"}, gang=gang)
+    cfg = kueue_config(
+        [l4_pool(1, min_nodes=1, spot=True)],
+        [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
+        priorityClasses=CLASSES,
+        preemption={"withinQueue": "Never"},
+        gang=gang,
+    )
     c = cluster(cfg, OPTS)
     return c, simulate_jobs(c, JOBS, 0, OPTS)
 
@@ -56,11 +63,23 @@ def test_a_reclaimed_workload_is_requeued_once_its_recovery_timeout_passes(recla
 def test_the_recovery_timeout_is_rendered_into_kueues_config_and_validated():
     from render.kueue_config import manager_config
     from stacks.spec.scheduling import SchedulingSpec
-    spec = SchedulingSpec.model_validate({"workload": "kubeflow", "queues": [{"name": "a", "quotas": [
-        {"pool": "l4", "gpus": 2}]}], "gang": {"timeoutSeconds": 900, "recoveryTimeoutSeconds": 120}})
+
+    spec = SchedulingSpec.model_validate(
+        {
+            "workload": "kubeflow",
+            "queues": [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
+            "gang": {"timeoutSeconds": 900, "recoveryTimeoutSeconds": 120},
+        }
+    )
     assert manager_config(spec)["waitForPodsReady"]["recoveryTimeout"] == "120s"
-    assert "recoveryTimeout" not in manager_config(SchedulingSpec.model_validate(
-        {"workload": "kubeflow", "queues": [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}]}))["waitForPodsReady"]
+    assert (
+        "recoveryTimeout"
+        not in manager_config(
+            SchedulingSpec.model_validate(
+                {"workload": "kubeflow", "queues": [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}]}
+            )
+        )["waitForPodsReady"]
+    )
     with pytest.raises(ValueError, match="recovery_timeout_seconds|recoveryTimeoutSeconds"):
         Gang.model_validate({"recoveryTimeoutSeconds": -1})
 
@@ -70,5 +89,8 @@ def test_a_fleet_workers_spot_reclaim_goes_through_the_worker_host(capsys):
     # recovery path there too (the three-day fleet run has reclaims; it failed with exit 4 before)
     from whatif.__main__ import main
     from whatif.api import PROJECT_ROOT
-    assert main(["--stack", "fleet", "--workload", str(PROJECT_ROOT / "workloads" / "fleet.yaml"),
-                 "--format", "json"]) == 0
+
+    assert (
+        main(["--stack", "fleet", "--workload", str(PROJECT_ROOT / "workloads" / "fleet.yaml"), "--format", "json"])
+        == 0
+    )

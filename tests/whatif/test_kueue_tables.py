@@ -1,6 +1,7 @@
 """Kueue v0.19.2's own preemption tables (classical and fair sharing), ported as data, agree with the simulator's
 Kueue model case by case; cases outside the model (hierarchical cohorts, several resources per flavor, ...) are listed
 with the reason in the YAML and counted in docs/contributing/whatif-validation.md."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,10 @@ def test_the_tables_cover_both_preemption_modes_and_name_what_is_left_out():
 
 def test_the_validation_doc_reports_the_counts_the_tables_have():
     from pathlib import Path
+
     doc = (Path(__file__).resolve().parents[2] / "docs" / "contributing" / "whatif-validation.md").read_text(
-        encoding="utf-8")
+        encoding="utf-8"
+    )
     for test in ("TestPreemption", "TestFairPreemptions"):
         ported = sum(c.test == test for c in CASES)
         left = sum(o["test"] == test for o in OUT_OF_SCOPE)

@@ -2,6 +2,7 @@
 sources, the per-pool cold pull (full, SOCI, streamed, preloaded), the what-if's per-job figure (cold node: pull; warm
 node: none; pre-pull warms idle nodes), its p50/p95 per job size, the preview's largest-gang estimate, and the user's
 overrides."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,16 @@ F = factors()
 
 
 def plan(**kw) -> PodStartPlan:
-    base = dict(pool="p", cloud=None, images=(), streaming=False, boot_disk_image=None, prepull=False,
-                fast_image_pull=False, max_parallel_pulls=None)
+    base = dict(
+        pool="p",
+        cloud=None,
+        images=(),
+        streaming=False,
+        boot_disk_image=None,
+        prepull=False,
+        fast_image_pull=False,
+        max_parallel_pulls=None,
+    )
     return PodStartPlan(**{**base, **kw})  # type: ignore[arg-type]
 
 
@@ -92,6 +101,7 @@ def test_the_cli_takes_overrides_and_refuses_unknown_ones(capsys):
 
 def test_the_preview_estimates_the_largest_gang_cold_and_warm():
     from preview.run import preview_stack
+
     rows = {r["pool"]: r for r in json.loads(json.dumps(preview_stack("gke-kueue").as_dict(), default=str))["podStart"]}
     h100 = rows["h100"]["largestGang"]
     assert h100["pods"] == 4 and h100["image"] == "streamed (image streaming)"
@@ -103,8 +113,9 @@ def test_pods_ready_is_judged_when_the_pods_run_not_when_they_are_placed():
     # waitForPodsReady counts from admission to all pods Ready: node provisioning (300 s) and a 30 GB pull (514.6 s)
     # put the pods at ~819.6 s, past the 600 s timeout, so Kueue evicts at 600 s and requeues after its 60 s backoff
     opts = SimOptions(spot_interruptions=False, assume={"image_gb": 30})
-    cfg = kueue_config([l4_pool(1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
-                       gang={"timeoutSeconds": 600})
+    cfg = kueue_config(
+        [l4_pool(1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}], gang={"timeoutSeconds": 600}
+    )
     c = cluster(cfg, opts)
     assert 300 + c.pools["l4"].pull_s == pytest.approx(814.6, abs=0.1)
     res = simulate_jobs(c, [Job("big-image", 0, "a", 2, run_s=3600)], 0, opts)
@@ -117,6 +128,7 @@ def test_pods_ready_is_judged_when_the_pods_run_not_when_they_are_placed():
 
 def test_a_slurm_stacks_warm_start_is_the_measured_512_gpu_sbatch_path():
     from preview.run import preview_stack
+
     report = json.loads(json.dumps(preview_stack("gke-h100-512").as_dict(), default=str))
     gang = {r["pool"]: r for r in report["podStart"]}["h100-mega"]["largestGang"]
     assert gang["pods"] == 64

@@ -1,5 +1,6 @@
 """Trace adapters: Helios/Acme ``cluster_log.csv`` and Philly ``cluster_job_log`` on small files written in their
 documented schemas; the staged Alibaba openb window and Helios VC capacities (../shared/traces) read as published."""
+
 from __future__ import annotations
 
 import json
@@ -21,14 +22,36 @@ HELIOS = """job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time
 """
 
 PHILLY = [
-    {"status": "Pass", "vc": "vc1", "jobid": "application_1", "user": "a", "submitted_time": "2017-10-07 02:56:06",
-     "attempts": [{"start_time": "2017-10-07 02:56:09", "end_time": "2017-10-07 03:00:00",
-                   "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}]},
-                  {"start_time": "2017-10-07 03:10:00", "end_time": "2017-10-07 04:10:00",
-                   "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1", "gpu2", "gpu3"]},
-                              {"ip": "m2", "gpus": ["gpu0", "gpu1", "gpu2", "gpu3"]}]}]},
-    {"status": "Killed", "vc": "vc2", "jobid": "application_2", "user": "b", "submitted_time": "2017-10-07 03:00:00",
-     "attempts": []},
+    {
+        "status": "Pass",
+        "vc": "vc1",
+        "jobid": "application_1",
+        "user": "a",
+        "submitted_time": "2017-10-07 02:56:06",
+        "attempts": [
+            {
+                "start_time": "2017-10-07 02:56:09",
+                "end_time": "2017-10-07 03:00:00",
+                "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}],
+            },
+            {
+                "start_time": "2017-10-07 03:10:00",
+                "end_time": "2017-10-07 04:10:00",
+                "detail": [
+                    {"ip": "m1", "gpus": ["gpu0", "gpu1", "gpu2", "gpu3"]},
+                    {"ip": "m2", "gpus": ["gpu0", "gpu1", "gpu2", "gpu3"]},
+                ],
+            },
+        ],
+    },
+    {
+        "status": "Killed",
+        "vc": "vc2",
+        "jobid": "application_2",
+        "user": "b",
+        "submitted_time": "2017-10-07 03:00:00",
+        "attempts": [],
+    },
 ]
 
 
@@ -37,11 +60,15 @@ def test_helios_cluster_log(tmp_path):
     recs = read_cluster_log(tmp_path / "cluster_log.csv")
     assert [(r.id, r.gpus_per_node, r.nodes) for r in recs] == [("1", 8, 1), ("2", 8, 2), ("4", 1, 1)]
     assert recs[0].start - recs[0].submit == 30 and recs[2].start is None
-    (tmp_path / "w.yaml").write_text("kind: trace\nformat: helios-cluster-log\npath: cluster_log.csv\n"
-                                     "mapping: {by: vc, queues: {vcA: research}, default: product}\n")
+    (tmp_path / "w.yaml").write_text(
+        "kind: trace\nformat: helios-cluster-log\npath: cluster_log.csv\n"
+        "mapping: {by: vc, queues: {vcA: research}, default: product}\n"
+    )
     w = load_workload(tmp_path / "w.yaml", CLUSTER, 0)
     assert [(j.id, j.queue, j.submit_s, j.run_s, j.time_limit_s) for j in w.jobs] == [
-        ("1", "research", 0.0, 3600.0, 5400.0), ("2", "product", 600.0, 600.0, 900.0)]
+        ("1", "research", 0.0, 3600.0, 5400.0),
+        ("2", "product", 600.0, 600.0, 900.0),
+    ]
     assert w.recorded_waits == {"1": 30.0, "2": 600.0}
     assert "1 trace jobs left out: never started in the trace" in w.notes
     assert "CC BY 4.0" in w.attribution[0]
@@ -52,8 +79,10 @@ def test_philly_job_log(tmp_path):
     recs = read_job_log(tmp_path / "cluster_job_log")
     assert (recs[0].gpus_per_node, recs[0].nodes, recs[0].start - recs[0].submit) == (4, 2, 3)
     assert recs[0].end - recs[0].start == 3600 and recs[1].start is None
-    (tmp_path / "w.yaml").write_text("kind: trace\nformat: philly-job-log\npath: cluster_job_log\n"
-                                     "mapping: {by: hash, weights: {research: 1, product: 1}}\n")
+    (tmp_path / "w.yaml").write_text(
+        "kind: trace\nformat: philly-job-log\npath: cluster_job_log\n"
+        "mapping: {by: hash, weights: {research: 1, product: 1}}\n"
+    )
     w = load_workload(tmp_path / "w.yaml", CLUSTER, 0)
     assert len(w.jobs) == 1 and w.jobs[0].nodes == 2 and "Philly" in w.attribution[0]
 

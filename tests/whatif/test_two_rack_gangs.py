@@ -1,6 +1,7 @@
 """The what-if places gangs of both GB200 racks on `gke-a4x-nvl72` as the stack does: the stack renders a block
 runtime (required block, one 18-node slice per rack), so a 36-node gang runs on the two racks, while a gang that is
 not whole racks still never starts."""
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,23 @@ STACK = "gke-a4x-nvl72"
 
 def _workload(tmp_path, nodes: int) -> str:
     path = tmp_path / f"w{nodes}.yaml"
-    path.write_text(yaml.safe_dump({
-        "kind": "profile", "description": f"gangs of {nodes} GB200 nodes", "hours": 6,
-        "queues": [{"queue": "pretraining", "arrivals": {"perHour": 1.0},
-                    "sizes": [{"gpus": 4, "nodes": nodes, "weight": 1}],
-                    "duration": {"medianMinutes": 60, "sigma": 0.5, "maxHours": 4}}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "kind": "profile",
+                "description": f"gangs of {nodes} GB200 nodes",
+                "hours": 6,
+                "queues": [
+                    {
+                        "queue": "pretraining",
+                        "arrivals": {"perHour": 1.0},
+                        "sizes": [{"gpus": 4, "nodes": nodes, "weight": 1}],
+                        "duration": {"medianMinutes": 60, "sigma": 0.5, "maxHours": 4},
+                    }
+                ],
+            }
+        )
+    )
     return str(path)
 
 

@@ -2,6 +2,7 @@
 window ends (EC2 user guide, "Work with Capacity Blocks": EC2 starts terminating the instances then), the jobs on
 them are killed, nothing starts on it afterwards, and the bill is the block's fee for the hours of the window the
 run covers, the same figure the preview prices (``stacks/plan/billing.py``), never more than the fee."""
+
 from __future__ import annotations
 
 import copy
@@ -34,8 +35,10 @@ def test_a_job_on_a_capacity_block_is_killed_when_the_block_ends_and_the_bill_is
     30 minutes before its end); a job submitted at 30 h never starts. Paid: 2 nodes × 24 h = the fee, $1,536.00
     (the old what-if ran the job to 48 h on nodes that no longer exist and billed 2 × 48 h: $3,072)."""
     model = cluster(_eks_kueue_block(24, 1536.0), OPTS)
-    jobs = [Job("long", 0, "pretraining", 8, run_s=48 * H, pool="p5"),
-            Job("late", 30 * H, "pretraining", 8, run_s=H, pool="p5")]
+    jobs = [
+        Job("long", 0, "pretraining", 8, run_s=48 * H, pool="p5"),
+        Job("late", 30 * H, "pretraining", 8, run_s=H, pool="p5"),
+    ]
     res = simulate_jobs(model, jobs, 0, OPTS)
     long, late = res.jobs["long"], res.jobs["late"]
     assert long.start_s == 0 and long.end_s is None  # killed, never finished
@@ -69,8 +72,9 @@ def test_the_reviewers_gb200_case_bills_the_block_fee_not_more():
     """eks-p6e-gb200 (Slurm, one 18-node block of 336 h for $255,999.74) with a job longer than the window: the
     reviewer's run billed $306,348.90 (the block kept running to 402 h). The block's fee is the most it costs."""
     model = cluster(read_stack_config(PROJECT_ROOT / "Pulumi.eks-p6e-gb200.yaml"), OPTS)
-    res = simulate_jobs(model, [Job("long", 0, next(iter(model.queues)), 4, run_s=402 * H, nodes=2,
-                                    time_limit_s=500 * H)], 0, OPTS)
+    res = simulate_jobs(
+        model, [Job("long", 0, next(iter(model.queues)), 4, run_s=402 * H, nodes=2, time_limit_s=500 * H)], 0, OPTS
+    )
     assert res.jobs["long"].end_s is None
     assert pool_row(res.pools["gb200"])["costUsd"] == 255_999.74
     assert res.horizon_s == pytest.approx(335.5 * H)
@@ -85,6 +89,7 @@ def test_eks_kueue_what_if_cost_is_the_preview_block_price_for_the_same_hours():
     the window, at most the declared fee: the block's $/h × its window hours is its fee)."""
     from preview.run import preview_stack
     from whatif.run import run_whatif
+
     report = preview_stack("eks-kueue")
     p5 = next(p for p in report.cost.pools if p.pool == "p5")
     res = run_whatif("eks-kueue", PROJECT_ROOT / "workloads" / "eks-kueue.yaml").result

@@ -1,5 +1,6 @@
 """The pure parts of the real-Slurm validation (no daemons): how jobs become ``sbatch`` arguments, which nodes and
 blocks the harness starts, and how the comparison judges order and lag (so a disagreement cannot slip through)."""
+
 from __future__ import annotations
 
 from tests.support.slurm.cluster import chart_values, plan_nodes
@@ -28,16 +29,21 @@ def test_time_limits_round_up_to_whole_minutes_as_slurm_keeps_them():
 def test_nodes_join_the_blocks_in_ordinal_order():
     nodes = plan_nodes(chart_values(plan_of(BLOCKS), "blocks"))
     assert [n.name for n in nodes] == ["h100-0", "h100-1", "h100-2", "h100-3"]
-    assert [n.conf.split("Topology=")[1] for n in nodes] == ["h100:h100-b0", "h100:h100-b0", "h100:h100-b1",
-                                                            "h100:h100-b1"]
+    assert [n.conf.split("Topology=")[1] for n in nodes] == [
+        "h100:h100-b0",
+        "h100:h100-b0",
+        "h100:h100-b1",
+        "h100:h100-b1",
+    ]
     assert all("Gres=gpu:h100:8" in n.conf and "Features=h100" in n.conf for n in nodes)
 
 
 def test_the_fifo_arm_replaces_only_the_scheduler_type():
     fifo, backfill = plan_of(FIFO).directives, plan_of(BACKFILL).directives
     assert fifo["SchedulerType"] == "sched/builtin" and backfill["SchedulerType"] == "sched/backfill"
-    assert {k: v for k, v in fifo.items() if k != "SchedulerType"} == \
-        {k: v for k, v in backfill.items() if k != "SchedulerType"}
+    assert {k: v for k, v in fifo.items() if k != "SchedulerType"} == {
+        k: v for k, v in backfill.items() if k != "SchedulerType"
+    }
 
 
 def test_tolerance_is_the_schedulers_own_interval():
@@ -91,8 +97,11 @@ def test_a_requeued_jobs_restart_must_match_the_real_eligible_time():
 def test_a_restart_inherits_the_lag_of_the_start_that_preempted_it():
     # CI under load: H started 2.46 s later in the simulator than in reality, so L1's requeue delay began later too
     victim = Row("L1", 0.0, 0.5, 0.0, "", "", 1, 1, 122.44, 125.5)
-    rows = (victim, Row("L2", 0.3, 0.5, 0.3, "", "", 0, 0, None, None), Row("H", 1.5, 2.04, 4.5, "", "", 0, 0, None,
-                                                                             None))
+    rows = (
+        victim,
+        Row("L2", 0.3, 0.5, 0.3, "", "", 0, 0, None, None),
+        Row("H", 1.5, 2.04, 4.5, "", "", 0, 0, None, None),
+    )
     c = _comparison(*rows)
     assert c.restart_allowed_s(victim) == 7.0 and c.restarts_agree  # groups [L1 L2], [H] before it: 3 steps + 1 s
     late = (Row("L1", 0.0, 0.5, 0.0, "", "", 1, 1, 122.44, 130.0),) + rows[1:]
@@ -104,17 +113,20 @@ def _wide_row(job: str, real: float, sim: float, run: float = 10.0) -> Row:
 
 
 def test_many_job_scenarios_are_judged_on_order_lag_utilization_and_mean_wait():
-    ok = _comparison(_wide_row("A", 1.0, 0.0), _wide_row("B", 12.0, 10.0), _wide_row("C", 45.0, 40.0), tol=31.0,
-                     scenario=WIDE)
+    ok = _comparison(
+        _wide_row("A", 1.0, 0.0), _wide_row("B", 12.0, 10.0), _wide_row("C", 45.0, 40.0), tol=31.0, scenario=WIDE
+    )
     assert ok.wide_order(31.0) == (1, []) and not ok.wide_late
     (ru, rw), (su, sw) = ok.aggregates("real"), ok.aggregates("sim")
     assert (round(rw, 3), round(sw, 3)) == (round(58 / 3, 3), round(50 / 3, 3))
     assert (round(ru, 4), round(su, 4)) == (round(3 * 10 * 8 / (16 * 55), 4), round(3 * 10 * 8 / (16 * 50), 4))
     assert ok.agrees  # Δ utilization 3.0 pts, mean wait 13.8 %
-    swapped = _comparison(_wide_row("A", 1.0, 0.0), _wide_row("B", 80.0, 10.0), _wide_row("C", 45.0, 50.0),
-                          tol=31.0, scenario=WIDE)
+    swapped = _comparison(
+        _wide_row("A", 1.0, 0.0), _wide_row("B", 80.0, 10.0), _wide_row("C", 45.0, 50.0), tol=31.0, scenario=WIDE
+    )
     assert swapped.wide_order(31.0) == (2, ["B/C"])  # A/B are within one backfill cycle: not judged
     assert not swapped.agrees
-    slow = _comparison(_wide_row("A", 1.0, 0.0), _wide_row("B", 12.0, 10.0), _wide_row("C", 60.0, 40.0), tol=31.0,
-                       scenario=WIDE)
+    slow = _comparison(
+        _wide_row("A", 1.0, 0.0), _wide_row("B", 12.0, 10.0), _wide_row("C", 60.0, 40.0), tol=31.0, scenario=WIDE
+    )
     assert not slow.wide_late and not slow.agrees  # C's lag is allowed, but the mean wait is 28 % off

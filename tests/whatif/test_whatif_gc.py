@@ -1,6 +1,7 @@
 """`python -m whatif` runs with the cyclic garbage collector off (a command whose objects live until it exits, as
 `python -m preview`); code calling ``main()`` in-process keeps its collector. The probe records the collector's state
 inside the simulation itself, so a run that never simulated cannot pass."""
+
 from __future__ import annotations
 
 import gc

@@ -1,6 +1,7 @@
 """whatif/ has no import circle between its modules, counting every import (module level, inside functions and
 under TYPE_CHECKING): the engine knows schedulers only by the ``core.Scheduler`` protocol, the schedulers know the
 engine only by ``core.Host``, and the run picks the scheduler (so a scheduler can be added or changed alone)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,5 +43,6 @@ def test_the_engine_and_the_schedulers_meet_only_in_core_and_run():
 
 def test_kueue_preemption_needs_no_engine():
     graph = whatif_graph()
-    assert graph["whatif.kueue.preempt"] <= {"whatif.kueue.cohort", "whatif.cluster", "whatif.model"}, \
-        graph["whatif.kueue.preempt"]
+    assert graph["whatif.kueue.preempt"] <= {"whatif.kueue.cohort", "whatif.cluster", "whatif.model"}, graph[
+        "whatif.kueue.preempt"
+    ]

@@ -1,5 +1,6 @@
 """The Kueue model on small cases: borrowing within a cohort, reclaim by preemption, StrictFIFO vs BestEffortFIFO,
 gang requeue after waitForPodsReady, autoscaling with the provisioning delay and billing while up."""
+
 from __future__ import annotations
 
 from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
@@ -11,7 +12,10 @@ FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
 
 
 def two_teams(**scheduling):
-    queues = [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}, {"name": "b", "quotas": [{"pool": "l4", "gpus": 4}]}]
+    queues = [
+        {"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]},
+        {"name": "b", "quotas": [{"pool": "l4", "gpus": 4}]},
+    ]
     return kueue_config([l4_pool(4, min_nodes=4)], queues, **scheduling)
 
 
@@ -34,8 +38,11 @@ def test_without_a_cohort_nothing_is_borrowed():
 
 
 def test_strict_fifo_head_blocks_and_best_effort_lets_smaller_jobs_pass():
-    jobs = [Job("run", 0, "a", 2, run_s=1000), Job("head", 1, "a", 2, nodes=2, run_s=10),
-            Job("small", 2, "a", 2, run_s=10)]
+    jobs = [
+        Job("run", 0, "a", 2, run_s=1000),
+        Job("head", 1, "a", 2, nodes=2, run_s=10),
+        Job("small", 2, "a", 2, run_s=10),
+    ]
     strict = run(two_teams(queueingStrategy="StrictFIFO"), jobs)
     best = run(two_teams(queueingStrategy="BestEffortFIFO"), jobs)
     assert strict.jobs["small"].start_s == 1010
@@ -51,8 +58,12 @@ def test_autoscaled_pool_waits_for_provisioning_and_bills_from_the_request():
 
 
 def test_a_gang_that_cannot_get_its_nodes_is_requeued_after_the_timeout():
-    cfg = kueue_config([l4_pool(2, min_nodes=2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 8}]}],
-                       overcommit=True, gang={"timeoutSeconds": 600})  # above hold's cold pull (~260 s)
+    cfg = kueue_config(
+        [l4_pool(2, min_nodes=2)],
+        [{"name": "a", "quotas": [{"pool": "l4", "gpus": 8}]}],
+        overcommit=True,
+        gang={"timeoutSeconds": 600},
+    )  # above hold's cold pull (~260 s)
     jobs = [Job("hold", 0, "a", 2, run_s=1000), Job("gang", 1, "a", 2, nodes=2, run_s=10)]
     res = run(cfg, jobs)
     assert res.jobs["gang"].start_s is not None and res.jobs["gang"].start_s >= 1000

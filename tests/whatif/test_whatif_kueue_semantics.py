@@ -2,6 +2,7 @@
 shows): preemption on topology-placed (TAS) pools, reclaimWithinCohort with fair sharing, the minimal victim set
 (Kueue's fill-back), the queue position of a preempted workload, the configured fair-sharing strategies, and the cost
 arithmetic (total idle $, unrounded totals, nodes billed until scale-down)."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,11 +23,17 @@ def run(cfg, jobs, options=FIXED):
 
 
 def test_a_full_tas_pool_is_preempted_by_priority():
-    cfg = kueue_config([h100_pool(2)], [{"name": "a", "quotas": [{"pool": "h100", "gpus": 16}]}],
-                       priorityClasses=CLASSES, topology={"mode": "required", "level": "block"})
+    cfg = kueue_config(
+        [h100_pool(2)],
+        [{"name": "a", "quotas": [{"pool": "h100", "gpus": 16}]}],
+        priorityClasses=CLASSES,
+        topology={"mode": "required", "level": "block"},
+    )
     assert cluster(cfg, FIXED).pools["h100"].block_nodes  # the pool really is placed by block
-    jobs = [Job("low", 0, "a", 8, nodes=2, run_s=10_000, priority="low"),
-            Job("high", 100, "a", 8, nodes=2, run_s=100, priority="high")]
+    jobs = [
+        Job("low", 0, "a", 8, nodes=2, run_s=10_000, priority="low"),
+        Job("high", 100, "a", 8, nodes=2, run_s=100, priority="high"),
+    ]
     res = run(cfg, jobs)
     # admitted once low's pods are gone (before: the TAS pool was skipped, high waited until 10,000 s)
     assert res.jobs["high"].start_s == 100 + EVICTION_S
@@ -34,7 +41,10 @@ def test_a_full_tas_pool_is_preempted_by_priority():
 
 
 def two_teams(reclaim: str) -> dict:
-    queues = [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}, {"name": "b", "quotas": [{"pool": "l4", "gpus": 4}]}]
+    queues = [
+        {"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]},
+        {"name": "b", "quotas": [{"pool": "l4", "gpus": 4}]},
+    ]
     return kueue_config([l4_pool(4, min_nodes=4)], queues, cohort="c", preemption={"reclaimWithinCohort": reclaim})
 
 
@@ -50,11 +60,16 @@ def test_reclaim_within_cohort_is_honoured_with_fair_sharing(reclaim, b_start, p
 def test_only_the_victims_needed_are_evicted():
     # 3 nodes x 2 GPUs, quota 6: low (1 GPU) and mid (2 GPUs) are both lower than the incoming high (2 GPUs); taking
     # low first is not enough, taking mid too is, and then low is not needed any more (Kueue adds it back)
-    cfg = kueue_config([l4_pool(3, min_nodes=3)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 6}]}],
-                       priorityClasses=CLASSES)
-    jobs = [Job("filler", 0, "a", 1, run_s=9000, priority="high"), Job("other", 0, "a", 2, run_s=9000, priority="high"),
-            Job("mid", 0, "a", 2, run_s=9000, priority="mid"), Job("low", 0, "a", 1, run_s=9000, priority="low"),
-            Job("incoming", 100, "a", 2, run_s=100, priority="high")]
+    cfg = kueue_config(
+        [l4_pool(3, min_nodes=3)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 6}]}], priorityClasses=CLASSES
+    )
+    jobs = [
+        Job("filler", 0, "a", 1, run_s=9000, priority="high"),
+        Job("other", 0, "a", 2, run_s=9000, priority="high"),
+        Job("mid", 0, "a", 2, run_s=9000, priority="mid"),
+        Job("low", 0, "a", 1, run_s=9000, priority="low"),
+        Job("incoming", 100, "a", 2, run_s=100, priority="high"),
+    ]
     res = run(cfg, jobs)
     assert res.jobs["incoming"].start_s == 100 + EVICTION_S
     assert res.jobs["mid"].preemptions == 1
@@ -62,10 +77,14 @@ def test_only_the_victims_needed_are_evicted():
 
 
 def test_a_preempted_workload_keeps_its_place_in_the_queue():
-    cfg = kueue_config([l4_pool(1, min_nodes=1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}],
-                       priorityClasses=CLASSES)
-    jobs = [Job("first", 0, "a", 2, run_s=1000, priority="low"), Job("second", 10, "a", 2, run_s=100, priority="low"),
-            Job("urgent", 20, "a", 2, run_s=100, priority="high")]
+    cfg = kueue_config(
+        [l4_pool(1, min_nodes=1)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 2}]}], priorityClasses=CLASSES
+    )
+    jobs = [
+        Job("first", 0, "a", 2, run_s=1000, priority="low"),
+        Job("second", 10, "a", 2, run_s=100, priority="low"),
+        Job("urgent", 20, "a", 2, run_s=100, priority="high"),
+    ]
     res = run(cfg, jobs)
     # creation time orders it ahead of "second" (before: behind it)
     assert res.jobs["first"].starts == (0, 20 + EVICTION_S + 100)
@@ -112,22 +131,31 @@ def test_a_node_stays_billed_after_the_last_job_until_scale_down():
 
 def reclaim_or_preempt() -> dict:
     pools = [l4_pool(1, name="p1", min_nodes=1), l4_pool(1, name="p2", min_nodes=1)]
-    queues = [{"name": "a", "quotas": [{"pool": "p1", "gpus": 2}, {"pool": "p2", "gpus": 2}]},
-              {"name": "b", "quotas": [{"pool": "p2", "gpus": 0}]}]
-    return kueue_config(pools, queues, cohort="c", priorityClasses=CLASSES,
-                        preemption={"withinQueue": "LowerPriority", "reclaimWithinCohort": "LowerPriority"})
+    queues = [
+        {"name": "a", "quotas": [{"pool": "p1", "gpus": 2}, {"pool": "p2", "gpus": 2}]},
+        {"name": "b", "quotas": [{"pool": "p2", "gpus": 0}]},
+    ]
+    return kueue_config(
+        pools,
+        queues,
+        cohort="c",
+        priorityClasses=CLASSES,
+        preemption={"withinQueue": "LowerPriority", "reclaimWithinCohort": "LowerPriority"},
+    )
 
 
 def test_the_flavor_where_the_workload_reclaims_wins_over_one_where_it_preempts_its_own_queue():
     # Kueue's flavor assigner (scheduler_test.go "prefer reclamation over cq priority based preemption"): p1 needs
     # a's own low job preempted, p2 only reclaims what b borrows; p2 wins although p1 comes first
-    jobs = [Job("own-low", 0, "a", 2, run_s=9000, priority="low"), Job("b-borrow", 1, "b", 2, run_s=9000, priority="low"),
-            Job("high", 100, "a", 2, run_s=100, priority="high")]
+    jobs = [
+        Job("own-low", 0, "a", 2, run_s=9000, priority="low"),
+        Job("b-borrow", 1, "b", 2, run_s=9000, priority="low"),
+        Job("high", 100, "a", 2, run_s=100, priority="high"),
+    ]
     res = run(reclaim_or_preempt(), jobs)
     assert res.jobs["high"].start_s == 100 + EVICTION_S
     assert res.jobs["b-borrow"].preemptions == 1
     assert res.jobs["own-low"].preemptions == 0  # before: the first flavor with victims, p1, evicted own-low
-
 
 
 def test_only_nodes_of_topology_placed_pools_retry_inadmissible_workloads(monkeypatch):
@@ -138,17 +166,24 @@ def test_only_nodes_of_topology_placed_pools_retry_inadmissible_workloads(monkey
 
     decided: list[str] = []
     real = sched.choose
-    monkeypatch.setattr(sched, "choose", lambda view, inc, nodes_fit: (
-        decided.append(names[inc.order_ts]), real(view, inc, nodes_fit))[1])
-    cfg = kueue_config([h100_pool(2), l4_pool(2)],
-                       [{"name": "a", "quotas": [{"pool": "h100", "gpus": 16}, {"pool": "l4", "gpus": 4}]}],
-                       topology={"mode": "preferred", "level": "block"})
+    monkeypatch.setattr(
+        sched,
+        "choose",
+        lambda view, inc, nodes_fit: (decided.append(names[inc.order_ts]), real(view, inc, nodes_fit))[1],
+    )
+    cfg = kueue_config(
+        [h100_pool(2), l4_pool(2)],
+        [{"name": "a", "quotas": [{"pool": "h100", "gpus": 16}, {"pool": "l4", "gpus": 4}]}],
+        topology={"mode": "preferred", "level": "block"},
+    )
     options = SimOptions(spot_interruptions=False)
     model = cluster(cfg, options)
     assert model.pools["h100"].block_nodes and not model.pools["l4"].block_nodes
-    jobs = [Job("hold", 0, "a", 8, nodes=2, run_s=10_000, pool="h100"),
-            Job("wait", 10, "a", 8, nodes=1, run_s=100, pool="h100"),
-            Job("small", 20, "a", 2, run_s=100, pool="l4")]
+    jobs = [
+        Job("hold", 0, "a", 8, nodes=2, run_s=10_000, pool="h100"),
+        Job("wait", 10, "a", 8, nodes=1, run_s=100, pool="h100"),
+        Job("small", 20, "a", 2, run_s=100, pool="l4"),
+    ]
     names = {j.submit_s: j.id for j in jobs}
     res = simulate_jobs(model, jobs, 0, options)
     assert res.jobs["small"].start_s > 20  # its L4 node booted while "wait" was parked
@@ -160,10 +195,15 @@ def test_only_nodes_of_topology_placed_pools_retry_inadmissible_workloads(monkey
 def test_a_preemptor_heads_its_queue_until_its_victims_pods_are_gone():
     # scheduler.go: a preemptor is not admitted when it evicts; it is requeued at once and stays its queue's head,
     # so "mid", arriving while "low" terminates, cannot take the 2 free GPUs "high" counted on (it would loop)
-    cfg = kueue_config([l4_pool(3, min_nodes=3)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 6}]}],
-                       priorityClasses=CLASSES)
-    jobs = [Job("busy", 0, "a", 2, run_s=9000, priority="high"), Job("low", 0, "a", 2, run_s=9000, priority="low"),
-            Job("high", 100, "a", 2, nodes=2, run_s=1000, priority="high"), Job("mid", 105, "a", 2, run_s=100, priority="mid")]
+    cfg = kueue_config(
+        [l4_pool(3, min_nodes=3)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 6}]}], priorityClasses=CLASSES
+    )
+    jobs = [
+        Job("busy", 0, "a", 2, run_s=9000, priority="high"),
+        Job("low", 0, "a", 2, run_s=9000, priority="low"),
+        Job("high", 100, "a", 2, nodes=2, run_s=1000, priority="high"),
+        Job("mid", 105, "a", 2, run_s=100, priority="mid"),
+    ]
     res = run(cfg, jobs)
     assert res.jobs["high"].start_s == 100 + EVICTION_S  # before: 100, admitted while low's pods still ran
     assert res.jobs["low"].preemptions == 1 and res.jobs["mid"].preemptions == 0

@@ -1,5 +1,6 @@
 """Properties of the simulator (Hypothesis): more GPUs never lengthen a FIFO workload's mean wait; a job bigger than
 every pool never starts and is named; allocated GPU-hours never exceed paid ones; the same seed gives the same output."""
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,9 @@ def test_more_gpus_never_lengthen_the_mean_fifo_wait(specs, nodes, more):
 @settings(max_examples=15, deadline=None)
 @given(jobs_st, st.integers(2, 6))
 def test_a_job_bigger_than_every_pool_never_starts_and_is_named(specs, nodes):
-    jobs = whole_node_jobs(specs) + [Job(id="too-big", submit_s=0, queue="team", gpus_per_node=2, nodes=nodes + 1,
-                                         run_s=60)]
+    jobs = whole_node_jobs(specs) + [
+        Job(id="too-big", submit_s=0, queue="team", gpus_per_node=2, nodes=nodes + 1, run_s=60)
+    ]
     c = cluster(fifo_l4(nodes), FIXED)
     res = simulate_jobs(c, jobs, 0, FIXED)
     assert res.jobs["too-big"].start_s is None
@@ -47,13 +49,20 @@ def test_a_job_bigger_than_every_pool_never_starts_and_is_named(specs, nodes):
     assert all(res.jobs[j.id].start_s is not None for j in jobs if j.id != "too-big")
 
 
-AUTOSCALED = kueue_config([h100_pool(2, min_nodes=0, multi=False), l4_pool(4, spot=True)],
-                          [{"name": "a", "quotas": [{"pool": "h100", "gpus": 8}, {"pool": "l4", "gpus": 4}]},
-                           {"name": "b", "quotas": [{"pool": "h100", "gpus": 8}, {"pool": "l4", "gpus": 4}]}],
-                          cohort="c")
+AUTOSCALED = kueue_config(
+    [h100_pool(2, min_nodes=0, multi=False), l4_pool(4, spot=True)],
+    [
+        {"name": "a", "quotas": [{"pool": "h100", "gpus": 8}, {"pool": "l4", "gpus": 4}]},
+        {"name": "b", "quotas": [{"pool": "h100", "gpus": 8}, {"pool": "l4", "gpus": 4}]},
+    ],
+    cohort="c",
+)
 
-mixed_st = st.lists(st.tuples(st.integers(0, 40_000), st.integers(30, 30_000), st.sampled_from([1, 2, 8]),
-                              st.sampled_from(["a", "b"])), min_size=1, max_size=40)
+mixed_st = st.lists(
+    st.tuples(st.integers(0, 40_000), st.integers(30, 30_000), st.sampled_from([1, 2, 8]), st.sampled_from(["a", "b"])),
+    min_size=1,
+    max_size=40,
+)
 
 
 def mixed_jobs(specs) -> list[Job]:

@@ -13,6 +13,7 @@ simulator models it; any other disagreement fails. Scenarios run in parallel thr
 namespaces); the 30-job scenario on the rendered bf_* settings is the long pole: the file takes about 5 minutes.
 Root with CAP_SYS_ADMIN/SYS_CHROOT/NET_ADMIN is needed: skip outside CI without it, failure in CI.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -54,8 +55,9 @@ def real_runs() -> dict[str, dict[str, RealOutcome]]:
         cleanup: list[Callable[[], object]] = []
         try:
             with ThreadPoolExecutor(max_workers=len(SCENARIOS)) as pool:
-                futures = {s.name: pool.submit(run_real, real.chroot, real.key, real.dbd, s, cleanup)
-                           for s in SCENARIOS}
+                futures = {
+                    s.name: pool.submit(run_real, real.chroot, real.key, real.dbd, s, cleanup) for s in SCENARIOS
+                }
                 runs = {name: f.result() for name, f in futures.items()}
         finally:
             for stop in reversed(cleanup):

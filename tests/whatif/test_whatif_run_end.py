@@ -1,6 +1,7 @@
 """Where a what-if run ends and what it bills: a long job runs to its end (the drain limit never cuts a job that can
 still end), a run that must stop with work left says so in every format and is billed as a horizon cut, and a job
 whose only fitting pool is a capacity block that has ended does not keep the run going on pools it does not fit."""
+
 from __future__ import annotations
 
 import copy
@@ -41,23 +42,39 @@ def test_a_run_with_a_job_that_can_never_finish_is_cut_and_billed_to_the_cut():
     """A 10-h spot job reclaimed every ~43 minutes restarts for ever: the run is cut once 30 days have passed with no
     job ended and the job running then has been stopped; it is billed as a horizon cut (the block's 2 nodes paid
     to the cut) and the warning names the job."""
-    res = simulate_jobs(cluster(_eks_kueue(), SPOT_STORM),
-                        [Job("doomed", 0, "finetune", 1, run_s=10 * H, pool="l40s")], 0, SPOT_STORM)
+    res = simulate_jobs(
+        cluster(_eks_kueue(), SPOT_STORM), [Job("doomed", 0, "finetune", 1, run_s=10 * H, pool="l40s")], 0, SPOT_STORM
+    )
     assert res.jobs["doomed"].end_s is None and len(res.jobs["doomed"].starts) > 100
     assert res.cut is not None and "30-day drain limit" in res.cut
     assert DRAIN_LIMIT_S <= res.horizon_s < DRAIN_LIMIT_S + 24 * H
     assert res.pools["p5"].paid_node_s == pytest.approx(BLOCK_NODES * res.horizon_s)
-    assert any(f"cut at {res.horizon_s / H:,.1f} h" in w and "doomed" in w and "horizon cut" in w
-               for w in res.warnings)
+    assert any(f"cut at {res.horizon_s / H:,.1f} h" in w and "doomed" in w and "horizon cut" in w for w in res.warnings)
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_a_cut_run_says_so_in_every_format(fmt, tmp_path, capsys):
     wl = tmp_path / "doomed.yaml"
-    wl.write_text("kind: jobs\njobs:\n"
-                  "  - {id: doomed, submitS: 0, queue: finetune, gpusPerNode: 1, runS: 36000, pool: l40s}\n")
-    assert main(["--stack", "eks-kueue", "--workload", str(wl), "--format", fmt,
-                 "--spot-interruptions-per-node-month", "1000", "--color", "never"]) == 0
+    wl.write_text(
+        "kind: jobs\njobs:\n  - {id: doomed, submitS: 0, queue: finetune, gpusPerNode: 1, runS: 36000, pool: l40s}\n"
+    )
+    assert (
+        main(
+            [
+                "--stack",
+                "eks-kueue",
+                "--workload",
+                str(wl),
+                "--format",
+                fmt,
+                "--spot-interruptions-per-node-month",
+                "1000",
+                "--color",
+                "never",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     if fmt == "json":
         report = json.loads(out)
@@ -71,9 +88,12 @@ def test_a_cut_run_says_so_in_every_format(fmt, tmp_path, capsys):
 
 
 def test_a_horizon_that_cuts_the_run_is_named():
-    res = simulate_jobs(cluster(_eks_kueue(), SimOptions(spot_interruptions=False, horizon_s=5 * H)),
-                        [Job("long", 0, "pretraining", 8, run_s=10 * H)], 0,
-                        SimOptions(spot_interruptions=False, horizon_s=5 * H))
+    res = simulate_jobs(
+        cluster(_eks_kueue(), SimOptions(spot_interruptions=False, horizon_s=5 * H)),
+        [Job("long", 0, "pretraining", 8, run_s=10 * H)],
+        0,
+        SimOptions(spot_interruptions=False, horizon_s=5 * H),
+    )
     assert res.cut == "--horizon-hours" and res.horizon_s == 5 * H
 
 

@@ -1,5 +1,6 @@
 """The Slurm model on small cases whose answer is known: priority order, backfill into a hole without delaying the
 top job, QOS preemption with REQUEUE, GrpTRES caps, Fair Tree ranking, block placement."""
+
 from __future__ import annotations
 
 from tests.support.whatif.stacks import cluster, h100_pool, slurm_config
@@ -8,7 +9,10 @@ from whatif.model import Job, SimOptions
 from whatif.slurm.sched import fair_tree
 
 FIXED = SimOptions(nodes_up="max", spot_interruptions=False)
-QUEUES = [{"name": "a", "quotas": [{"pool": "h100", "gpus": 32}]}, {"name": "b", "quotas": [{"pool": "h100", "gpus": 32}]}]
+QUEUES = [
+    {"name": "a", "quotas": [{"pool": "h100", "gpus": 32}]},
+    {"name": "b", "quotas": [{"pool": "h100", "gpus": 32}]},
+]
 CLASSES = [{"name": "high", "value": 100}, {"name": "low", "value": 1}]
 
 
@@ -18,10 +22,12 @@ def run(cfg, jobs, options=FIXED):
 
 def test_backfill_starts_a_short_job_in_the_hole_and_the_big_job_keeps_its_start():
     cfg = slurm_config([h100_pool(4)], QUEUES, overcommit=True)
-    jobs = [Job("long", 0, "a", 8, nodes=3, run_s=3600, time_limit_s=3600),
-            Job("big", 10, "b", 8, nodes=4, run_s=600, time_limit_s=600),
-            Job("short", 20, "a", 8, nodes=1, run_s=1000, time_limit_s=1200),
-            Job("too-long", 30, "b", 8, nodes=1, run_s=5000, time_limit_s=5000)]
+    jobs = [
+        Job("long", 0, "a", 8, nodes=3, run_s=3600, time_limit_s=3600),
+        Job("big", 10, "b", 8, nodes=4, run_s=600, time_limit_s=600),
+        Job("short", 20, "a", 8, nodes=1, run_s=1000, time_limit_s=1200),
+        Job("too-long", 30, "b", 8, nodes=1, run_s=5000, time_limit_s=5000),
+    ]
     res = run(cfg, jobs)
     assert res.jobs["long"].start_s == 0
     assert res.jobs["short"].start_s == 30 and res.jobs["short"].backfilled  # first backfill pass after submit
@@ -31,16 +37,21 @@ def test_backfill_starts_a_short_job_in_the_hole_and_the_big_job_keeps_its_start
 
 def test_without_backfill_the_short_job_waits_behind_the_big_one():
     cfg = slurm_config([h100_pool(4)], QUEUES, overcommit=True)
-    jobs = [Job("long", 0, "a", 8, nodes=3, run_s=3600), Job("big", 10, "b", 8, nodes=4, run_s=600),
-            Job("short", 20, "a", 8, nodes=1, run_s=1000)]
+    jobs = [
+        Job("long", 0, "a", 8, nodes=3, run_s=3600),
+        Job("big", 10, "b", 8, nodes=4, run_s=600),
+        Job("short", 20, "a", 8, nodes=1, run_s=1000),
+    ]
     res = run(cfg, jobs, SimOptions(nodes_up="max", spot_interruptions=False, backfill=False))
     assert res.jobs["short"].start_s == 4200
 
 
 def test_qos_preemption_requeues_the_low_job_and_it_restarts_from_scratch():
     cfg = slurm_config([h100_pool(2)], QUEUES, priorityClasses=CLASSES, overcommit=True)
-    jobs = [Job("low", 0, "a", 8, nodes=2, run_s=1000, priority="low"),
-            Job("high", 100, "b", 8, nodes=2, run_s=500, priority="high")]
+    jobs = [
+        Job("low", 0, "a", 8, nodes=2, run_s=1000, priority="low"),
+        Job("high", 100, "b", 8, nodes=2, run_s=500, priority="high"),
+    ]
     res = run(cfg, jobs)
     assert res.jobs["high"].start_s == 103  # the main scheduler preempts after batch_sched_delay (3 s)
     assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 603)
@@ -50,7 +61,10 @@ def test_qos_preemption_requeues_the_low_job_and_it_restarts_from_scratch():
 
 def test_grptres_caps_an_account_and_lets_the_other_pass():
     """A job over its account's GrpTRES waits (AssocGrpGRES) without blocking lower-priority jobs."""
-    queues = [{"name": "a", "quotas": [{"pool": "h100", "gpus": 8}]}, {"name": "b", "quotas": [{"pool": "h100", "gpus": 24}]}]
+    queues = [
+        {"name": "a", "quotas": [{"pool": "h100", "gpus": 8}]},
+        {"name": "b", "quotas": [{"pool": "h100", "gpus": 24}]},
+    ]
     cfg = slurm_config([h100_pool(4)], queues)
     jobs = [Job("a1", 0, "a", 8, run_s=1000), Job("a2", 1, "a", 8, run_s=1000), Job("b1", 2, "b", 8, run_s=1000)]
     res = run(cfg, jobs)
@@ -84,8 +98,12 @@ def test_backfill_reserves_a_gang_at_its_joint_start_after_a_reservation_on_a_no
     for n in pool.nodes:
         n.state = UP
     n0, n1, n2, n3 = pool.nodes
-    busy = {id(n0): [(0.0, 100.0, 4), (100.0, 500.0, 8)], id(n1): [(0.0, 300.0, 8)],
-            id(n2): [(0.0, 5000.0, 8)], id(n3): [(0.0, 5000.0, 8)]}
+    busy = {
+        id(n0): [(0.0, 100.0, 4), (100.0, 500.0, 8)],
+        id(n1): [(0.0, 300.0, 8)],
+        id(n2): [(0.0, 5000.0, 8)],
+        id(n3): [(0.0, 5000.0, 8)],
+    }
 
     class Gang:
         job = Job("gang", 0, "a", 4, nodes=2, run_s=50, time_limit_s=50)

@@ -1,6 +1,7 @@
 """Slurm power saving (``scheduling.slurm.scaling``) in the simulator: a pool with minNodes < maxNodes starts at
 minNodes, resumes nodes for jobs that do not fit (after the catalog's provisioning delay), suspends them after
 SuspendTime and is billed only while its Kubernetes nodes exist (until the node autoscaler removes an empty one)."""
+
 from __future__ import annotations
 
 from tests.support.whatif.stacks import cluster, h100_pool, slurm_config
@@ -50,8 +51,11 @@ def test_a_node_below_the_highest_ordinal_in_use_keeps_its_pod_and_stays_paid():
     """SuspendProgram lowers replicas only to the highest ordinal still powered up: node 1 idles and is suspended
     while node 2 runs, but its pod (and node) stay until node 2 goes too."""
     cfg = slurm_config([h100_pool(3, min_nodes=0)], [{"name": "a", "quotas": [{"pool": "h100", "gpus": 24}]}])
-    jobs = [Job("short", 0, "a", 8, nodes=1, run_s=100), Job("long", 1, "a", 8, nodes=1, run_s=5000),
-            Job("third", 2, "a", 8, nodes=1, run_s=5000)]
+    jobs = [
+        Job("short", 0, "a", 8, nodes=1, run_s=100),
+        Job("long", 1, "a", 8, nodes=1, run_s=5000),
+        Job("third", 2, "a", 8, nodes=1, run_s=5000),
+    ]
     _, res = run(cfg, jobs)
     assert {res.jobs[j].nodes for j in ("short", "long", "third")} == {("h100-0",), ("h100-1",), ("h100-2",)}
     assert res.jobs["short"].nodes == ("h100-0",)

@@ -1,6 +1,7 @@
 """The trace tables of docs/whatif.md are what ``python -m whatif.study`` computes today: the page holds them between
 markers that ``--write`` rewrites, so a change to the simulator that moves a figure fails here until the page (and the
 conclusions written under the tables) are brought up to date. The full study takes about 10 s on 2 cores."""
+
 from __future__ import annotations
 
 import pytest

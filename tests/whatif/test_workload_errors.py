@@ -1,5 +1,6 @@
 """Bad workload files get the stack files' error quality: the path as written, the value received, what is allowed
 and the fix, every problem at once, exit 2 from the CLI and no traceback."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,29 +31,42 @@ GOOD_QUEUE = """
 
 
 def test_every_shape_problem_at_once_with_path_value_allowed_and_fix(tmp_path):
-    found = errors(tmp_path, """kind: profile
+    found = errors(
+        tmp_path,
+        """kind: profile
 hours: 24
 queues:
   - queue: research
     arrivals: {perHour: 0, process: poison}
     sizes: [{gpus: 8, nodez: 2}]
     duration: {medianMinutes: 30}
-""")
+""",
+    )
     text = "\n".join(found)
     assert len(found) == 3
-    assert "error: w.yaml: queues[0].arrivals.perHour: input should be greater than 0\n  received: 0\n" \
-           "  allowed:  more than 0" in text
-    assert "queues[0].arrivals.process: not one of the allowed values\n  received: 'poison'\n" \
-           "  allowed:  poisson, uniform\n  fix:      did you mean 'poisson'?" in text
+    assert (
+        "error: w.yaml: queues[0].arrivals.perHour: input should be greater than 0\n  received: 0\n"
+        "  allowed:  more than 0" in text
+    )
+    assert (
+        "queues[0].arrivals.process: not one of the allowed values\n  received: 'poison'\n"
+        "  allowed:  poisson, uniform\n  fix:      did you mean 'poisson'?" in text
+    )
     assert "queues[0].sizes[0].nodez: unknown setting" in text and "did you mean 'nodes'?" in text
 
 
 def test_names_are_checked_against_the_stack(tmp_path):
-    found = errors(tmp_path, "kind: profile\nhours: 24\nqueues:\n" + GOOD_QUEUE.replace("research", "reserch") +
-                   "    priorities: [{name: urgent}]\n    pool: h200\n")
+    found = errors(
+        tmp_path,
+        "kind: profile\nhours: 24\nqueues:\n"
+        + GOOD_QUEUE.replace("research", "reserch")
+        + "    priorities: [{name: urgent}]\n    pool: h200\n",
+    )
     text = "\n".join(found)
-    assert "w.yaml: queues[0].queue: no queue 'reserch' in stack gke-kueue\n  received: 'reserch'\n" \
-           "  allowed:  research, product\n  fix:      did you mean 'research'?" in text
+    assert (
+        "w.yaml: queues[0].queue: no queue 'reserch' in stack gke-kueue\n  received: 'reserch'\n"
+        "  allowed:  research, product\n  fix:      did you mean 'research'?" in text
+    )
     assert "queues[0].priorities[0].name: no priority class 'urgent'" in text
     assert "allowed:  production, batch, preemptible" in text
     assert "queues[0].pool: pool 'h200' is not one of the stack" in text
@@ -64,8 +78,11 @@ def test_unknown_kind_and_broken_yaml(tmp_path):
 
 
 def test_duplicate_job_ids(tmp_path):
-    found = errors(tmp_path, "kind: jobs\njobs:\n" + "".join(
-        "  - {id: x, submitS: 0, queue: research, gpusPerNode: 1, runS: 10}\n" for _ in range(2)))
+    found = errors(
+        tmp_path,
+        "kind: jobs\njobs:\n"
+        + "".join("  - {id: x, submitS: 0, queue: research, gpusPerNode: 1, runS: 10}\n" for _ in range(2)),
+    )
     assert "job ids must be unique" in found[0]
 
 

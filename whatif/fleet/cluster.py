@@ -1,6 +1,7 @@
 """A fleet for the simulator: each worker's own cluster model (its pools, queues, Kueue settings as rendered), with
 its pools and queues renamed ``<worker>/<name>`` so one engine can run them side by side, and the manager's view (the
 fleet queues over every worker's pools, and its quota per queue). Pure: no Pulumi."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -58,8 +59,10 @@ class FleetModel:
             if job.pool:
                 return f"pool {job.pool} has no GPU model a fleet runtime selects"
             runtimes = ", ".join(f"{m} {n}" for m, n in sorted(self.runtime_gpus.items()))
-            return (f"no fleet runtime asks for {job.gpus_per_node} GPUs per node (fleet runtimes take whole nodes: "
-                    f"{runtimes or 'none'})")
+            return (
+                f"no fleet runtime asks for {job.gpus_per_node} GPUs per node (fleet runtimes take whole nodes: "
+                f"{runtimes or 'none'})"
+            )
         queue = self.manager_quota.get(job.queue)
         if queue is None or model not in queue.quotas:
             return f"fleet queue {job.queue} has no {model} quota on the manager"
@@ -68,8 +71,10 @@ class FleetModel:
 
 def prefixed(cluster: ClusterModel, worker: str) -> ClusterModel:
     pools = {f"{worker}/{n}": replace(p, name=f"{worker}/{n}") for n, p in cluster.pools.items()}
-    queues = {f"{worker}/{n}": replace(q, name=f"{worker}/{n}", quotas={f"{worker}/{p}": v for p, v in q.quotas.items()})
-              for n, q in cluster.queues.items()}
+    queues = {
+        f"{worker}/{n}": replace(q, name=f"{worker}/{n}", quotas={f"{worker}/{p}": v for p, v in q.quotas.items()})
+        for n, q in cluster.queues.items()
+    }
     kueue = cluster.kueue
     if kueue is not None and kueue.cohort:
         kueue = replace(kueue, cohort=f"{worker}/{kueue.cohort}")
@@ -90,9 +95,13 @@ def worker_facts(spec: StackSpec) -> dict[str, Any]:
     plan = plan_stack(spec, load_catalog())
     if plan.fleet is None or plan.kueue is None:
         return {}
-    return {"gpus": [dict(m) for m in plan.fleet.gpu_models], "queues": [dict(q) for q in plan.fleet.queues],
-            "admission": admission_facts(plan.kueue.scheduling, list(plan.facts), plan.kueue.placements,
-                                         plan.fleet.gpus_per_node)}
+    return {
+        "gpus": [dict(m) for m in plan.fleet.gpu_models],
+        "queues": [dict(q) for q in plan.fleet.queues],
+        "admission": admission_facts(
+            plan.kueue.scheduling, list(plan.facts), plan.kueue.placements, plan.fleet.gpus_per_node
+        ),
+    }
 
 
 def admissible_only(cluster: ClusterModel, facts: dict[str, Any]) -> ClusterModel:
@@ -101,14 +110,16 @@ def admissible_only(cluster: ClusterModel, facts: dict[str, Any]) -> ClusterMode
     model_of = {p: str(g["model"]) for g in facts.get("gpus") or [] for p in g.get("pools") or []}
     queues = {}
     for name, q in cluster.queues.items():
-        keep = {p: v for p, v in q.quotas.items()
-                if p in model_of and p in admitting_pools(facts, name, model_of[p])}
+        keep = {p: v for p, v in q.quotas.items() if p in model_of and p in admitting_pools(facts, name, model_of[p])}
         queues[name] = replace(q, quotas=keep)
     return replace(cluster, queues=queues)
 
 
-def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel],
-                facts_of_stack: Callable[[str], dict[str, Any]] | None = None) -> FleetModel:
+def fleet_model(
+    spec: StackSpec,
+    cluster_of_stack: Callable[[str], ClusterModel],
+    facts_of_stack: Callable[[str], dict[str, Any]] | None = None,
+) -> FleetModel:
     """``cluster_of_stack(stack name)``: a worker's cluster model (the worker's stack file, validated);
     ``facts_of_stack``: its exported facts, whose admission facts keep only the pools Kueue admits fleet jobs to."""
     fleet = spec.fleet
@@ -127,10 +138,17 @@ def fleet_model(spec: StackSpec, cluster_of_stack: Callable[[str], ClusterModel]
         for g in (f or {}).get("gpus") or []:
             runtime_gpus.setdefault(str(g["model"]), int(g["gpusPerNode"]))
             pool_model.update({f"{w.name}/{p}": str(g["model"]) for p in g.get("pools") or []})
-    return FleetModel(fleet.dispatcher.value, fleet.incremental_step_size if fleet.dispatcher == Dispatcher.INCREMENTAL
-                      else len(fleet.workers), tuple(w.name for w in fleet.workers), stacks, clusters,
-                      {q.name: manager_queue(q, facts) for q in fleet.queues}, pool_model, runtime_gpus,
-                      go_seconds(multikueue_config(fleet)["workerLostTimeout"]))
+    return FleetModel(
+        fleet.dispatcher.value,
+        fleet.incremental_step_size if fleet.dispatcher == Dispatcher.INCREMENTAL else len(fleet.workers),
+        tuple(w.name for w in fleet.workers),
+        stacks,
+        clusters,
+        {q.name: manager_queue(q, facts) for q in fleet.queues},
+        pool_model,
+        runtime_gpus,
+        go_seconds(multikueue_config(fleet)["workerLostTimeout"]),
+    )
 
 
 def go_seconds(duration: str) -> float:
@@ -168,8 +186,12 @@ def composite(name: str, fleet: FleetModel) -> ClusterModel:
         for w, c in fleet.clusters.items():
             mirrored = c.queues.get(f"{w}/{q}")
             if mirrored is not None:  # what the worker's queue can reach there, borrowing included
-                quotas.update({p: QuotaModel(v.nominal + borrowable(c, mirrored, p, v.borrowing_limit), 0, 0)
-                               for p, v in mirrored.quotas.items()})
+                quotas.update(
+                    {
+                        p: QuotaModel(v.nominal + borrowable(c, mirrored, p, v.borrowing_limit), 0, 0)
+                        for p, v in mirrored.quotas.items()
+                    }
+                )
         queues[q] = QueueModel(q, 1, quotas)
     classes: dict[str, int] = {}
     for c in fleet.clusters.values():
@@ -177,8 +199,9 @@ def composite(name: str, fleet: FleetModel) -> ClusterModel:
             classes.setdefault(k, v)
     sources = sorted({s for c in fleet.clusters.values() for s in c.sources})
     start = next(iter(fleet.clusters.values())).start  # the same factors for every worker (catalog + --assume)
-    return ClusterModel(name, "kueue", pools, queues, classes, None, kueue=KueueModel(None, False, None),
-                        sources=sources, start=start)
+    return ClusterModel(
+        name, "kueue", pools, queues, classes, None, kueue=KueueModel(None, False, None), sources=sources, start=start
+    )
 
 
 def worker_stack_path(root: Path, stack: str) -> Path:

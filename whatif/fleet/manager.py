@@ -12,10 +12,10 @@ workers' borrowing and lending limits, ``withinClusterQueue: LowerPriority``, ``
 the same ported flavor assigner and preemptor as a worker's queues (``whatif/kueue/cohort.py``, ``preempt.py``):
 candidates from borrowing siblings first, then lower priority, then the most recently admitted; ``fillBackWorkloads``
 gives back every victim that is not needed."""
+
 from __future__ import annotations
 
 
 def manager_order(value: int, order_ts: float, n: int) -> tuple[int, float, int]:
     """The key of Kueue's queue order in one ClusterQueue: higher priority, older queue-order timestamp."""
     return (-value, order_ts, n)
-

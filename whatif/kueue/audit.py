@@ -2,6 +2,7 @@
 Kueue's rules (``tests/preview/test_generated_cohorts.py``: cohort usage within what the cohort can give, honouring
 lending and borrowing limits, and the flavor chosen as the ported flavor assigner chooses it). Recorded only when a
 caller sets ``KueueScheduler.audit`` to a list: a normal run pays nothing for it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -3,6 +3,7 @@ quotas, usage and admitted workloads. Plain data and quota arithmetic, no engine
 (``kueue_sched.py``) and the ported Kueue test tables build one from YAML (``tests/whatif/kueue_tables``), so the
 preemption (``kueue_preempt.py``) is tested on exactly what it decides on. Quantities are slices (= GPUs on pools that
 do not share) per flavor (= pool); one resource per flavor, as the rendered ClusterQueues have."""
+
 from __future__ import annotations
 
 import math
@@ -15,6 +16,7 @@ from whatif.cluster import KueueModel, QueueModel
 @dataclass(eq=False)
 class Admitted:
     """A workload holding quota (admitted, pods running or not)."""
+
     key: Any
     """The owner's handle: the simulator's job state, or a test case's workload name."""
     queue: str
@@ -35,6 +37,7 @@ class Admitted:
 class Incoming:
     """The head workload looking for quota (one per head and cycle: a plain slotted class, cheap to make; nothing
     changes it)."""
+
     queue: str
     priority: int
     order_ts: float
@@ -49,8 +52,9 @@ class QueueView:
         self.admitted: dict[Any, Admitted] = {}
         """key -> admitted workload, in admission order."""
         self.nominal: dict[str, int] = {p: q.nominal for p, q in model.quotas.items()}
-        self.guarantee: dict[str, int] = {p: 0 if q.lending_limit is None else max(0, q.nominal - q.lending_limit)
-                                          for p, q in model.quotas.items()}
+        self.guarantee: dict[str, int] = {
+            p: 0 if q.lending_limit is None else max(0, q.nominal - q.lending_limit) for p, q in model.quotas.items()
+        }
         """Per flavor: nominal minus the lending limit (0 without one), what the queue keeps for itself."""
 
     def add(self, w: Admitted) -> None:
@@ -80,8 +84,10 @@ class CohortView:
 
     def __post_init__(self) -> None:
         flavors = {p for q in self.queues.values() for p in q.model.quotas}
-        self.lendable = {p: sum(_lend(q.model, p) for q in self.queues.values() if p in q.model.quotas)
-                         + self.cohort_quota.get(p, 0) for p in flavors}
+        self.lendable = {
+            p: sum(_lend(q.model, p) for q in self.queues.values() if p in q.model.quotas) + self.cohort_quota.get(p, 0)
+            for p in flavors
+        }
         self.in_cohort = self.kueue.cohort is not None
         self._members = {p: [c for c in self.queues.values() if p in c.nominal] for p in flavors}
         """Per flavor, the queues that quota it (the view's queues are fixed)."""

@@ -14,6 +14,7 @@
 
 Pure: the owner applies each decision through ``Apply`` (the simulator admits and evicts; the ported Kueue tables,
 ``tests/whatif/kueue_tables/schedule.yaml``, record them)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -131,8 +132,7 @@ class Cycle:
         q = self.view.queues[queue]
         quota, usage = q.model.quotas[pool], q.usage[pool]
         if borrows:
-            slices = need if quota.borrowing_limit is None else min(need,
-                                                                    quota.nominal + quota.borrowing_limit - usage)
+            slices = need if quota.borrowing_limit is None else min(need, quota.nominal + quota.borrowing_limit - usage)
         else:
             slices = max(0, min(need, quota.nominal - usage))
         if slices > 0:
@@ -144,4 +144,3 @@ def _classical_key(e: Entry) -> tuple:
     """classicalIterator: not borrowing first, higher priority, older queue-order timestamp (stable otherwise)."""
     borrows = e.choice is not None and e.choice.borrows
     return (borrows, -e.inc.priority, e.inc.order_ts, e.n)
-

@@ -2,6 +2,7 @@
 has no guard against them (each decision is legal on its own), so the simulator reports one as a configuration defect,
 naming the queues and the pool, instead of printing a large preemption count without comment (docs/whatif.md,
 "Preemption loops")."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -45,17 +46,22 @@ class PreemptionLog:
                 f"{len(here)} workloads evicted {LOOP_EVICTIONS}+ times ({worst}: {self.evictions[worst]:,}). The "
                 f"simulator, applying Kueue v0.19.2's preemption rules, made each of these evictions as a legal decision "
                 f"on its own; the loop is this configuration's under those rules (not checked against a running "
-                f"Kueue). {_remedies(len(queues) == 1)} docs/whatif.md, 'Preemption loops', works through one.")
+                f"Kueue). {_remedies(len(queues) == 1)} docs/whatif.md, 'Preemption loops', works through one."
+            )
         return out
 
 
 def _remedies(one_queue: bool) -> str:
     """What removed or shrank the loops docs/whatif.md measured (gke-kueue, seeds 0 / 1 / 7), not untested advice."""
     if one_queue:
-        return ("The queue's own higher-priority jobs evict its lower ones (scheduling.preemption.withinQueue), each "
-                "restart losing the work since its last checkpoint: checkpoints (the workload's checkpointMinutes or "
-                "checkpointS) bound what each eviction costs.")
-    return ("Measured remedies: reclaimWithinCohort: Never, or no lending of this pool's quota (lendingLimit: 0 on "
-            "every queue's quota here), removed the loop between queues; reclaimWithinCohort: LowerPriority shrank "
-            "it to tens of evictions; lendingLimit: 0 on one queue only, or a nominal quota covering the largest "
-            "gang, left or moved it.")
+        return (
+            "The queue's own higher-priority jobs evict its lower ones (scheduling.preemption.withinQueue), each "
+            "restart losing the work since its last checkpoint: checkpoints (the workload's checkpointMinutes or "
+            "checkpointS) bound what each eviction costs."
+        )
+    return (
+        "Measured remedies: reclaimWithinCohort: Never, or no lending of this pool's quota (lendingLimit: 0 on "
+        "every queue's quota here), removed the loop between queues; reclaimWithinCohort: LowerPriority shrank "
+        "it to tens of evictions; lendingLimit: 0 on one queue only, or a nominal quota covering the largest "
+        "gang, left or moved it."
+    )

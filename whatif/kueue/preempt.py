@@ -14,6 +14,7 @@ Kueue v0.19.2 does it (pkg/scheduler/preemption: preemption.go, classical/, fair
 - on topology-placed (TAS) flavors "fits" also means the nodes hold the gang once the victims are gone.
 
 Quantities are one resource per flavor (the rendered ClusterQueues quota GPUs or GPU slices)."""
+
 from __future__ import annotations
 
 import math
@@ -80,8 +81,11 @@ def _may_preempt(view: CohortView, q: QueueView, pool: str, need: int) -> bool:
     if need > view.potential(q, pool):
         return False
     model = q.model
-    return need <= model.quotas[pool].nominal or model.borrow_within_cohort != "Never" or (
-        view.kueue.fair_sharing and model.reclaim != "Never")
+    return (
+        need <= model.quotas[pool].nominal
+        or model.borrow_within_cohort != "Never"
+        or (view.kueue.fair_sharing and model.reclaim != "Never")
+    )
 
 
 def targets(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
@@ -142,14 +146,15 @@ def _restore(view: CohortView, ws: list[Admitted]) -> None:
         view.queues[w.queue].usage[w.flavor] += w.slices
 
 
-def _fill_back(view: CohortView, q: QueueView, pool: str, need: int, victims: list[Admitted],
-               allow_borrowing: bool) -> list[Admitted]:
+def _fill_back(
+    view: CohortView, q: QueueView, pool: str, need: int, victims: list[Admitted], allow_borrowing: bool
+) -> list[Admitted]:
     """Add back, newest removal first (the last one excepted), every victim the workload fits without."""
     victims = list(victims)
     for i in range(len(victims) - 2, -1, -1):
         w = victims[i]
         view.queues[w.queue].usage[w.flavor] += w.slices
-        rest = victims[:i] + victims[i + 1:]
+        rest = victims[:i] + victims[i + 1 :]
         if _fits(view, q, pool, need, allow_borrowing, rest):
             victims[i] = victims[-1]  # Kueue's O(1) delete: the last victim takes the freed slot
             victims.pop()
@@ -167,8 +172,11 @@ def _borrows_after(view: CohortView, q: QueueView, pool: str, need: int, victims
 def _classical(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Admitted]:
     q = view.queues[inc.queue]
     model = q.model
-    same = [] if model.within_queue == "Never" else [
-        (w, WITHIN) for w in q.admitted.values() if w.flavor == pool and satisfies(model.within_queue, inc, w)]
+    same = (
+        []
+        if model.within_queue == "Never"
+        else [(w, WITHIN) for w in q.admitted.values() if w.flavor == pool and satisfies(model.within_queue, inc, w)]
+    )
     hier: list[tuple[Admitted, str]] = []
     prio: list[tuple[Admitted, str]] = []
     forbidden = model.borrow_within_cohort == "Never"
@@ -182,16 +190,20 @@ def _classical(view: CohortView, inc: Incoming, pool: str, need: int) -> list[Ad
                     continue
                 if advantage:
                     hier.append((w, HIER))
-                elif forbidden or w.priority >= inc.priority or (
-                        model.borrow_threshold is not None and w.priority > model.borrow_threshold):
+                elif (
+                    forbidden
+                    or w.priority >= inc.priority
+                    or (model.borrow_threshold is not None and w.priority > model.borrow_threshold)
+                ):
                     prio.append((w, WITHOUT_BORROWING))
                 else:
                     prio.append((w, WHILE_BORROWING))
     key = ordering(inc)
     for group in (hier, prio, same):
         group.sort(key=lambda c: key(c[0]))
-    cands = [c for g in (hier, prio, same) for c in g if c[0].evicted] + \
-            [c for g in (hier, prio, same) for c in g if not c[0].evicted]
+    cands = [c for g in (hier, prio, same) for c in g if c[0].evicted] + [
+        c for g in (hier, prio, same) for c in g if not c[0].evicted
+    ]
     under_nominal = q.usage[pool] < model.quotas[pool].nominal
     attempts: tuple[bool, ...]
     if not hier and not prio or (forbidden and not under_nominal):
@@ -286,8 +298,9 @@ class _Targets:
         for name, c in self.view.queues.items():
             if name in self.pruned:
                 continue
-            if not self.by_queue.get(name) or (c is not self.q and not any(
-                    self.view.borrowing(c, f) for f in c.nominal)):
+            if not self.by_queue.get(name) or (
+                c is not self.q and not any(self.view.borrowing(c, f) for f in c.nominal)
+            ):
                 self.pruned.add(name)
                 continue
             share = self.view.share(c)
@@ -318,8 +331,16 @@ def _passes(strategy: str, preemptor_new: tuple, target_old: tuple, target_new: 
     return preemptor_new <= target_new  # LessThanOrEqualToFinalShare
 
 
-def _first_strategy(view: CohortView, q: QueueView, inc: Incoming, pool: str, need: int, cands: list[Admitted],
-                    removed: list[Admitted], strategy: str) -> tuple[bool, list[Admitted]]:
+def _first_strategy(
+    view: CohortView,
+    q: QueueView,
+    inc: Incoming,
+    pool: str,
+    need: int,
+    cands: list[Admitted],
+    removed: list[Admitted],
+    strategy: str,
+) -> tuple[bool, list[Admitted]]:
     order = _Targets(view, q, inc, cands)
     retry: list[Admitted] = []
     within_nominal = not view.borrowing(q, pool)  # FairSharingPreemptWithinNominal (on in v0.19): usage incl. incoming
@@ -348,8 +369,9 @@ def _first_strategy(view: CohortView, q: QueueView, inc: Incoming, pool: str, ne
     return False, retry
 
 
-def _second_strategy(view: CohortView, q: QueueView, inc: Incoming, pool: str, need: int, retry: list[Admitted],
-                     removed: list[Admitted]) -> bool:
+def _second_strategy(
+    view: CohortView, q: QueueView, inc: Incoming, pool: str, need: int, retry: list[Admitted], removed: list[Admitted]
+) -> bool:
     """Rule S2-b: one workload per queue whose share is still above the preemptor's (LessThanInitialShare)."""
     order = _Targets(view, q, inc, retry)
     while (c := order.next()) is not None:

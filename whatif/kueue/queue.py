@@ -1,6 +1,7 @@
 """A Kueue ClusterQueue's pending workloads as the simulator keeps them (``kueue_sched.py``): each workload's
 queue-order fields, the queue kept in Kueue's order, the workloads parked as inadmissible, and where the next head
 search starts."""
+
 from __future__ import annotations
 
 from whatif.cluster import QueueModel

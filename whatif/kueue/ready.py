@@ -4,6 +4,7 @@ running ``timeout`` after admission is evicted and requeued after a backoff; one
 spot node reclaimed) keeps its admission, and its quota, while replacement pods start, for ``recoveryTimeout`` (the
 timeout when unset; 0 turns the check off), and is evicted and requeued the same way if they do not run by then.
 Pods count as running once placed, pulled and started (the engine's start path, ``JobState.ready_at``)."""
+
 from __future__ import annotations
 
 from whatif.cluster import KueueModel

@@ -1,5 +1,6 @@
 """The PNG a user puts in a design doc: GPUs allocated vs up and the queue depth over time, and the CDF of queue waits
 per queue (matplotlib, no display needed)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,13 +18,14 @@ def _thin(samples: Sequence[Sample]) -> list[Sample]:
     step = len(samples) / MAX_POINTS
     out = []
     for i in range(MAX_POINTS):
-        bucket = samples[int(i * step):int((i + 1) * step)] or [samples[-1]]
+        bucket = samples[int(i * step) : int((i + 1) * step)] or [samples[-1]]
         out.append(max(bucket, key=lambda s: (s.pending, s.allocated_gpus)))
     return out
 
 
 def write_chart(path: Path, title: str, samples: Sequence[Sample], waits: dict[str, list[float]]) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -1,5 +1,6 @@
 """The fleet part of a what-if report (a MultiKueue manager's run): per worker and fleet utilization, waits and $ per
 used GPU-hour, for the terminal and Markdown."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,8 +28,10 @@ def _loss(report: dict[str, Any]) -> str | None:
     if not loss:
         return None
     spans = ", ".join(f"{o['worker']} from {o['atS']:g} s for {o['forS']:g} s" for o in loss["outages"])
-    return (f"Workers lost: {spans}; workerLostTimeout {loss['workerLostTimeoutS']:g} s; "
-            f"{loss['jobsEvicted']} job(s) evicted and requeued (their lost work is in the preemptions)")
+    return (
+        f"Workers lost: {spans}; workerLostTimeout {loss['workerLostTimeoutS']:g} s; "
+        f"{loss['jobsEvicted']} job(s) evicted and requeued (their lost work is in the preemptions)"
+    )
 
 
 def fleet_table(report: dict[str, Any]) -> Table:
@@ -36,16 +39,29 @@ def fleet_table(report: dict[str, Any]) -> Table:
     for col in ("cluster", "jobs run", "utilization", "cost $", "$ per used GPU-h", "p50 wait", "p95 wait"):
         t.add_column(col, justify="left" if col == "cluster" else "right")
     for name, money, waits in _rows(report):
-        t.add_row(name, str(waits["started"]), pct(money["utilization"]), usd(money["costUsd"]),
-                  usd(money["effectiveUsdPerUsedGpuHour"]), hours(waits["p50S"]), hours(waits["p95S"]))
+        t.add_row(
+            name,
+            str(waits["started"]),
+            pct(money["utilization"]),
+            usd(money["costUsd"]),
+            usd(money["effectiveUsdPerUsedGpuHour"]),
+            hours(waits["p50S"]),
+            hours(waits["p95S"]),
+        )
     return t
 
 
 def fleet_markdown(report: dict[str, Any]) -> list[str]:
-    out = [f"**{_title(report)}**", "", "| cluster | jobs run | utilization | cost $ | $ per used GPU-h | p50 wait | "
-           "p95 wait |", "|---|---:|---:|---:|---:|---:|---:|"]
-    out += [f"| {name} | {waits['started']} | {pct(money['utilization'])} | {usd(money['costUsd'])} | "
-            f"{usd(money['effectiveUsdPerUsedGpuHour'])} | {hours(waits['p50S'])} | {hours(waits['p95S'])} |"
-            for name, money, waits in _rows(report)]
+    out = [
+        f"**{_title(report)}**",
+        "",
+        "| cluster | jobs run | utilization | cost $ | $ per used GPU-h | p50 wait | p95 wait |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    out += [
+        f"| {name} | {waits['started']} | {pct(money['utilization'])} | {usd(money['costUsd'])} | "
+        f"{usd(money['effectiveUsdPerUsedGpuHour'])} | {hours(waits['p50S'])} | {hours(waits['p95S'])} |"
+        for name, money, waits in _rows(report)
+    ]
     loss = _loss(report)
     return out + ([""] + [loss] if loss else []) + [""]

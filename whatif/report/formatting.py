@@ -1,4 +1,5 @@
 """Numbers for people, shared by every renderer (text, Markdown, the --vs comparison): times, percentages, dollars."""
+
 from __future__ import annotations
 
 from typing import Any

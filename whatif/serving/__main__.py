@@ -1,6 +1,7 @@
 """``python -m whatif.serving --stack gke-serving --workload workloads/serving/gke-serving.yaml [--format json]``: a day (or
 ``hours``) of the stack's serving traffic beside backlogged training, and the answer to "does serving hold its SLO
 while the cluster runs at ≥ 80 % utilization?". Exit 0 with the answer, 2 on bad input."""
+
 from __future__ import annotations
 
 import argparse
@@ -36,14 +37,19 @@ def main(argv: list[str] | None = None) -> int:
         training = load_training(doc)
         hours = int(doc.get("hours", 24))
     except (OSError, KeyError, TypeError, ValueError) as exc:
-        print(f"error: {args.workload}: {exc}\n  fix: see workloads/serving/gke-serving.yaml for the shape "
-              "(hours; training: [{pool, gpusPerJob, checkpointMinutes, terminationGraceSeconds}])", file=sys.stderr)
+        print(
+            f"error: {args.workload}: {exc}\n  fix: see workloads/serving/gke-serving.yaml for the shape "
+            "(hours; training: [{pool, gpusPerJob, checkpointMinutes, terminationGraceSeconds}])",
+            file=sys.stderr,
+        )
         return 2
     pools = {p.name for p in spec.node_pools}
     bad = [t.pool for t in training if t.pool not in pools]
     if bad or hours < 1:
-        print(f"error: {args.workload}: training pool {bad} not in the stack (allowed: {sorted(pools)}) or hours < 1",
-              file=sys.stderr)
+        print(
+            f"error: {args.workload}: training pool {bad} not in the stack (allowed: {sorted(pools)}) or hours < 1",
+            file=sys.stderr,
+        )
         return 2
     plan = plan_stack(spec, load_catalog())
     result = simulate(spec, {f.name: f for f in plan.facts}, training, hours)

@@ -14,6 +14,7 @@ service's mean input and output tokens, converted through output tokens/s); no K
 effects; a row measured with another engine is taken as the service's (validation flags it). The queueing model is
 a first cut of the kind the research (arXiv 2407.05347, 2605.04595) validates against simulation for batched
 servers, not a reproduction of either."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +30,9 @@ class Minute:
     tpot_p99_s: float
 
 
-def step(backlog: float, arrivals_per_s: float, capacity_per_s: float, ttft_s: float, tpot_s: float,
-         seconds: float = 60.0) -> Minute:
+def step(
+    backlog: float, arrivals_per_s: float, capacity_per_s: float, ttft_s: float, tpot_s: float, seconds: float = 60.0
+) -> Minute:
     """One step of the fluid queue. ``capacity_per_s``: ready replicas × requests/s each at the SLO."""
     offered = backlog + arrivals_per_s * seconds
     served = min(offered, capacity_per_s * seconds)

@@ -8,6 +8,7 @@ backlogged: it runs whole jobs on every GPU its nominal quota and what it may bo
 allow. When serving needs a GPU training borrowed, Kueue's ``reclaimWithinCohort`` preempts the newest borrowing job
 in the admission cycle the serving pod is created in; its GPUs are free after the job's termination grace period, and
 the work since its last checkpoint is lost. Pure."""
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,15 @@ from catalog import Cloud
 from catalog.serving import ThroughputRow
 from stacks.plan.billing import pool_billing
 from stacks.plan.facts import PoolFacts
-from stacks.plan.serving import (Evidence, desired_replicas, evidence, kv_tokens_per_replica, model_card,
-                                 replica_start, unrendered_metrics_source)
+from stacks.plan.serving import (
+    Evidence,
+    desired_replicas,
+    evidence,
+    kv_tokens_per_replica,
+    model_card,
+    replica_start,
+    unrendered_metrics_source,
+)
 from stacks.spec.serving import Service
 from stacks.spec.stack import NodePool, StackSpec
 from whatif.serving.queue import step
@@ -107,7 +115,9 @@ class PoolResult:
 
     @property
     def utilization(self) -> float:
-        return (self.serving_gpu_minutes + self.training_gpu_minutes) / (self.gpus * self.minutes) if self.minutes else 0
+        return (
+            (self.serving_gpu_minutes + self.training_gpu_minutes) / (self.gpus * self.minutes) if self.minutes else 0
+        )
 
     @property
     def training_utilization(self) -> float:
@@ -144,15 +154,19 @@ def _quota(spec: StackSpec, pool: str) -> tuple[int, int | None]:
     return nominal, (None if unlimited else limit) if sched.cohort is not None else 0
 
 
-def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[TrainingLoad], hours: int = 24,
-             rows: tuple[ThroughputRow, ...] | None = None) -> SimResult:
+def simulate(
+    spec: StackSpec,
+    facts: dict[str, PoolFacts],
+    training: list[TrainingLoad],
+    hours: int = 24,
+    rows: tuple[ThroughputRow, ...] | None = None,
+) -> SimResult:
     out = SimResult(hours)
     minutes = hours * 60
     serving = spec.serving
     if serving is None:
         return out
-    out.fixed_at_min = unrendered_metrics_source(Cloud(spec.cloud), serving, spec.project, spec.region,
-                                                 spec.account_id)
+    out.fixed_at_min = unrendered_metrics_source(Cloud(spec.cloud), serving, spec.project, spec.region, spec.account_id)
     pools = {p.name: p for p in spec.node_pools}
     sims: list[tuple[Service, Evidence, ServiceResult]] = []
     for svc in serving.services:
@@ -163,8 +177,9 @@ def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[Traini
         # billed as the preview bills the pool (a reservation's or block's rate, not only the list price)
         rate = pool_billing(facts[svc.pool], pools[svc.pool]).usd_per_node_hour
         gpus = facts[svc.pool].machine.gpus
-        res = ServiceResult(svc.name, ev.row.cite(), usd_per_gpu_hour=rate / gpus if rate is not None and gpus
-                            else None)
+        res = ServiceResult(
+            svc.name, ev.row.cite(), usd_per_gpu_hour=rate / gpus if rate is not None and gpus else None
+        )
         sims.append((svc, ev, res))
         out.services.append(res)
     for pool_name in dict.fromkeys([s.pool for s, _, _ in sims] + [t.pool for t in training]):
@@ -172,13 +187,22 @@ def simulate(spec: StackSpec, facts: dict[str, PoolFacts], training: list[Traini
         pool_gpus = f.machine.gpus * f.max_nodes
         load = next((t for t in training if t.pool == pool_name), None)
         here = [x for x in sims if x[0].pool == pool_name]
-        out.pools.append(_simulate_pool(spec, pools[pool_name], f, pool_gpus, here, load, minutes,
-                                        out.fixed_at_min is not None))
+        out.pools.append(
+            _simulate_pool(spec, pools[pool_name], f, pool_gpus, here, load, minutes, out.fixed_at_min is not None)
+        )
     return out
 
 
-def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int, sims: list[_Sim],
-                   load: TrainingLoad | None, minutes: int, fixed_at_min: bool = False) -> PoolResult:
+def _simulate_pool(
+    spec: StackSpec,
+    pool: NodePool,
+    f: PoolFacts,
+    pool_gpus: int,
+    sims: list[_Sim],
+    load: TrainingLoad | None,
+    minutes: int,
+    fixed_at_min: bool = False,
+) -> PoolResult:
     res = PoolResult(pool.name, pool_gpus, minutes)
     nominal, borrow_limit = _quota(spec, pool.name)
     serving_quota = sum(s.replicas.max * s.gpus_per_replica for s, _, _ in sims)
@@ -197,8 +221,7 @@ def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int
         cold = replica_start(cloud, pool, svc, card, node_running=fixed)
         r.replica_start_s = (load.termination_grace_seconds if load else 0) + warm.total_s
         kv_tokens = kv_tokens_per_replica(svc, card, f.machine.gpu_memory_gib_per_gpu)
-        state[svc.name] = _State([_Replica(0) for _ in range(svc.replicas.min)], warm.total_s, cold.total_s,
-                                 kv_tokens)
+        state[svc.name] = _State([_Replica(0) for _ in range(svc.replicas.min)], warm.total_s, cold.total_s, kv_tokens)
     assert spec.serving is not None
     autoscaling = spec.serving.autoscaling
     cooldown_s = autoscaling.cooldown_seconds
@@ -210,8 +233,13 @@ def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int
             share = svc.traffic.daily_profile[hour] if svc.traffic.daily_profile else 1.0
             lam = svc.traffic.peak_requests_per_second * share
             ready = sum(1 for x in st.replicas if x.ready_at <= t)
-            m = step(st.backlog, lam, ready * ev.requests_per_s_per_replica,
-                     ev.row.p99_ttft_ms / 1000, ev.row.p99_tpot_ms / 1000)
+            m = step(
+                st.backlog,
+                lam,
+                ready * ev.requests_per_s_per_replica,
+                ev.row.p99_ttft_ms / 1000,
+                ev.row.p99_tpot_ms / 1000,
+            )
             st.backlog = m.backlog
             r.minutes += 1
             r.requests += lam * 60
@@ -219,20 +247,25 @@ def _simulate_pool(spec: StackSpec, pool: NodePool, f: PoolFacts, pool_gpus: int
             r.ttft_ok += m.ttft_p99_s * 1000 <= svc.slo.ttft_p99_ms
             r.tpot_ok += m.tpot_p99_s * 1000 <= svc.slo.tpot_p99_ms
             r.worst_ttft_s = max(r.worst_ttft_s, m.ttft_p99_s)
-            desired = svc.replicas.min if fixed_at_min else desired_replicas(
-                svc, ev, autoscaling, m.served / 60, ready, st.kv_tokens, m.backlog)
+            desired = (
+                svc.replicas.min
+                if fixed_at_min
+                else desired_replicas(svc, ev, autoscaling, m.served / 60, ready, st.kv_tokens, m.backlog)
+            )
             st.history.append(desired)
             window = max(1, math.ceil(cooldown_s / 60))
             current = len(st.replicas)
             if desired > current:
                 for _ in range(desired - current):
-                    reclaimed = _make_room(res, jobs, load, pool_gpus, svc.gpus_per_replica, t,
-                                           _serving_used(state, sims))
+                    reclaimed = _make_room(
+                        res, jobs, load, pool_gpus, svc.gpus_per_replica, t, _serving_used(state, sims)
+                    )
                     # GPUs freed by this minute's preemption are free only after the jobs' grace period
                     reclaimed = reclaimed or last_reclaim == t
                     last_reclaim = t if reclaimed else last_reclaim
                     delay = (grace_min if reclaimed else 0) + math.ceil(
-                        (st.warm_s if reclaimed or fixed else st.cold_s) / 60)
+                        (st.warm_s if reclaimed or fixed else st.cold_s) / 60
+                    )
                     st.replicas.append(_Replica(t + delay))
                     r.scale_up_events.append((t, t + delay, reclaimed))
                     r.scale_ups += 1
@@ -263,8 +296,9 @@ def _serving_used(state: dict[str, _State], sims: list[_Sim]) -> int:
     return sum(len(state[s.name].replicas) * s.gpus_per_replica for s, _, _ in sims)
 
 
-def _make_room(res: PoolResult, jobs: list[_Job], load: TrainingLoad | None, pool_gpus: int, gpus: int, t: int,
-               serving_used: int) -> bool:
+def _make_room(
+    res: PoolResult, jobs: list[_Job], load: TrainingLoad | None, pool_gpus: int, gpus: int, t: int, serving_used: int
+) -> bool:
     """Free ``gpus`` for a serving pod: idle GPUs first; else preempt the newest borrowing training jobs (Kueue
     reclaims within the cohort, newest admitted first). True when training was preempted."""
     free = pool_gpus - serving_used - sum(j.gpus for j in jobs)
@@ -281,5 +315,12 @@ def _make_room(res: PoolResult, jobs: list[_Job], load: TrainingLoad | None, poo
 
 
 def load_training(doc: dict[str, Any]) -> list[TrainingLoad]:
-    return [TrainingLoad(str(t["pool"]), int(t["gpusPerJob"]), int(t.get("checkpointMinutes", 30)),
-                         int(t.get("terminationGraceSeconds", 30))) for t in doc.get("training") or []]
+    return [
+        TrainingLoad(
+            str(t["pool"]),
+            int(t["gpusPerJob"]),
+            int(t.get("checkpointMinutes", 30)),
+            int(t.get("terminationGraceSeconds", 30)),
+        )
+        for t in doc.get("training") or []
+    ]

@@ -7,6 +7,7 @@ Two shortcuts keep a week of a 512-GPU cluster within seconds, both exact for sm
 reservations for the first ``RESERVED_JOBS`` jobs that cannot start now (Slurm plans one for every job it tests), and
 a job is not tested again in a pass once a job on the same pools with no larger shape and time limit failed to start
 (reservations only grow within a pass, so it would fail too)."""
+
 from __future__ import annotations
 
 import math
@@ -20,6 +21,7 @@ from whatif.slurm.job import SlurmJob
 
 class SlurmScheduler(Protocol):
     """What the backfill pass uses of ``slurm_sched.SlurmScheduler`` (named here so the two modules form no circle)."""
+
     m: SlurmModel
     eng: Host
     queue: list[SlurmJob]
@@ -46,7 +48,7 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
     busy: Busy = {}
     for js in sched.running + sched.holding():  # running, and holding nodes that are resuming
         end = max(now, js.start + js.job.limit_s)  # a running job's end as it is (not on the grid: real Slurm
-        for node, take in js.alloc:                # 26.05 kept a 1-min job out of a hole ending 34 s later)
+        for node, take in js.alloc:  # 26.05 kept a 1-min job out of a hole ending 34 s later)
             busy.setdefault(id(node), []).append((now, end, take))
     failed: dict[tuple, float] = {}
     reserved = tested = 0
@@ -76,8 +78,11 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
         if best is None:
             continue
         t, pool, chosen = best
-        take = pool.model.slices_per_node if pool.model.exclusive else \
-            slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
+        take = (
+            pool.model.slices_per_node
+            if pool.model.exclusive
+            else slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
+        )
         end = _up(t + js.job.limit_s, now, res)
         for node in chosen:
             busy.setdefault(id(node), []).append((t, end, take))
@@ -89,8 +94,10 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
 
 def _any_fits_now(sched: SlurmScheduler) -> bool:
     """Could any pending job fit the free nodes now, reservations aside? If not, the pass can start nothing."""
-    free: dict[str, list[int]] = {name: sorted((n.free for n in p.nodes if n.state == UP and n.free > 0),
-                                               reverse=True) for name, p in sched.eng.pools.items()}
+    free: dict[str, list[int]] = {
+        name: sorted((n.free for n in p.nodes if n.state == UP and n.free > 0), reverse=True)
+        for name, p in sched.eng.pools.items()
+    }
     if not any(free.values()):
         return False
     seen: set[tuple] = set()
@@ -132,8 +139,9 @@ def free_over(node: Node, spans: list[tuple[float, float, int]], a: float, b: fl
     return node.cap - used
 
 
-def node_earliest(node: Node, spans: list[tuple[float, float, int]], need: int, length: float, now: float,
-                  limit: float) -> float | None:
+def node_earliest(
+    node: Node, spans: list[tuple[float, float, int]], need: int, length: float, now: float, limit: float
+) -> float | None:
     """Earliest t in [now, limit] with ``need`` slices free on the node over [t, t + length)."""
     if need >= node.cap:  # a whole node: the first gap of ``length`` between spans
         t = now
@@ -148,8 +156,9 @@ def node_earliest(node: Node, spans: list[tuple[float, float, int]], need: int, 
     return None
 
 
-def earliest(pool: PoolState, js: SlurmJob, busy: Busy, now: float, limit: float,
-             res: float) -> tuple[float, list[Node]] | None:
+def earliest(
+    pool: PoolState, js: SlurmJob, busy: Busy, now: float, limit: float, res: float
+) -> tuple[float, list[Node]] | None:
     """Earliest start in [now, limit] where the job's nodes are free for its whole time limit, and those nodes."""
     job, model = js.job, pool.model
     need = model.slices_per_node if model.exclusive else slices_for(model, job.gpus_per_node, job.gpu_share)
@@ -168,7 +177,7 @@ def earliest(pool: PoolState, js: SlurmJob, busy: Busy, now: float, limit: float
     # earliest start, or a later end of a span on a node that was free earlier but is reserved then (checking only
     # the nodes' own earliest starts would miss it and leave a multi-node job without its reservation).
     ends = {e for t, n in starts for _, e, _ in busy.get(id(n), []) if first < e <= limit}
-    for t in sorted({t for t, _ in starts[job.nodes - 1:]} | ends):
+    for t in sorted({t for t, _ in starts[job.nodes - 1 :]} | ends):
         ok = [n for s, n in starts if s <= t and free_over(n, busy.get(id(n), []), t, t + job.limit_s) >= need]
         chosen = _choose(model, ok, job.nodes, need, busy, t, t + job.limit_s)
         if chosen is not None:

@@ -1,4 +1,5 @@
 """A job's state under the Slurm model: the engine's ``JobState`` plus Slurm's priority, QOS and queue key."""
+
 from __future__ import annotations
 
 from whatif.core import JobState

@@ -17,6 +17,7 @@
   start later: the resumed pods times ``compute_domain_s_per_pod`` (``stacks/plan/start_time.py``, the factor of a
   Kubeflow job's start).
 """
+
 from __future__ import annotations
 
 import math
@@ -37,6 +38,7 @@ POWER_SAVE_INTERVAL_S = 10.0
 
 class SlurmScheduler(Protocol):
     """What power saving uses of ``slurm_sched.SlurmScheduler`` (named here so the two modules form no circle)."""
+
     def start(self, js: SlurmJob, pool: PoolState, chosen: list[Node], backfilled: bool, now: float) -> None: ...
     def dequeue(self, js: SlurmJob) -> None: ...
 
@@ -135,7 +137,7 @@ class PowerSaving:
         self.eng.node_on(pool, node, ready=kept)
         if node.index + 1 > self.replicas[name]:
             self.replicas[name] = node.index + 1
-            for other in pool.nodes[:node.index + 1]:  # every lower ordinal gets a pod, and so a paid node
+            for other in pool.nodes[: node.index + 1]:  # every lower ordinal gets a pod, and so a paid node
                 self.pod_gen[id(other)] = self.pod_gen.get(id(other), 0) + 1
                 pool.bill_on(other, now)
 
@@ -159,7 +161,7 @@ class PowerSaving:
         if node.epoch != epoch or node.state != UP or node.jobs or node.idle_since != since:
             return
         name = pool.model.name
-        kept = [n for n in pool.nodes if n.state != OFF][:self.m.pools[name]]
+        kept = [n for n in pool.nodes if n.state != OFF][: self.m.pools[name]]
         if node in kept:
             return  # SuspendExcNodes=<pool>:<min>: minNodes stay powered up (here the lowest ordinals)
         self.log.append((now, "suspend", node.name))
@@ -167,7 +169,7 @@ class PowerSaving:
         self.down_until[id(node)] = now + self.m.suspend_timeout_s
         top = max((n.index + 1 for n in pool.nodes if n.state != OFF), default=0)
         new = max(top, self.m.pools[name])
-        for gone in pool.nodes[new:self.replicas[name]]:  # pods deleted: their nodes go after the unneeded time
+        for gone in pool.nodes[new : self.replicas[name]]:  # pods deleted: their nodes go after the unneeded time
             gen = self.pod_gen[id(gone)] = self.pod_gen.get(id(gone), 0) + 1
             self.unbill_at[id(gone)] = now + SCALE_DOWN_UNNEEDED_S
             self.eng.push(now + SCALE_DOWN_UNNEEDED_S, TICK, ("unbill", pool, gone, gen))
@@ -186,8 +188,9 @@ class PowerSaving:
         gone: dict[int, float] = {}
         replicas, live = self.replicas[name], {n.index for n in up}
         for n in sorted(rest, key=lambda n: (n.idle_since, n.index)):
-            t = max(end, math.ceil((n.idle_since + self.m.suspend_time_s) / POWER_SAVE_INTERVAL_S)
-                    * POWER_SAVE_INTERVAL_S)
+            t = max(
+                end, math.ceil((n.idle_since + self.m.suspend_time_s) / POWER_SAVE_INTERVAL_S) * POWER_SAVE_INTERVAL_S
+            )
             suspends.append((t, n.name))
             live.discard(n.index)
             new = max(max(live, default=-1) + 1, lo)

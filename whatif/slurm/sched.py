@@ -3,6 +3,7 @@ job size, QOS), the main scheduler (priority order; a job that does not fit keep
 partition's nodes), preemption by QOS or by partition PriorityTier (REQUEUE, with Slurm's 121 s hold before the
 requeued job may start again, or CANCEL), GrpTRES GPU caps per account (with accounting only), the backfill pass
 every ``bf_interval`` (``slurm_backfill.py``) and power saving on pools that follow the queue (``slurm_power.py``)."""
+
 from __future__ import annotations
 
 import bisect
@@ -124,13 +125,18 @@ class SlurmScheduler:
         age = min(max(0.0, now - js.eligible), m.max_age_s) / m.max_age_s
         size = (job.nodes / self.total_nodes + self.cpus(js) / self.total_cpus) / 2
         qos = m.qos_priority.get(js.qos or "", 0) / self.max_qos
-        return m.weight_age * age + m.weight_fairshare * self.fs.get(job.queue, 1.0) + m.weight_job_size * size + \
-            m.weight_qos * qos
+        return (
+            m.weight_age * age
+            + m.weight_fairshare * self.fs.get(job.queue, 1.0)
+            + m.weight_job_size * size
+            + m.weight_qos * qos
+        )
 
     def _accrue(self, js: SlurmJob, now: float) -> None:
         """Usage since the last priority calculation (CPU-seconds, Slurm's default billing)."""
-        self.usage[js.job.queue] = self.usage.get(js.job.queue, 0.0) + \
-            self.cpus(js) * max(0.0, now - max(js.start, self.last_calc))
+        self.usage[js.job.queue] = self.usage.get(js.job.queue, 0.0) + self.cpus(js) * max(
+            0.0, now - max(js.start, self.last_calc)
+        )
 
     def _calc(self, now: float) -> None:
         """Every PriorityCalcPeriod: decay usage, re-rank accounts (Fair Tree), recompute pending priorities."""
@@ -300,8 +306,10 @@ def fair_tree(shares: dict[str, int], usage: dict[str, float]) -> dict[str, floa
     factor = rank / accounts, ties sharing the higher rank; an account with no usage ranks first."""
     total_s = sum(shares.values()) or 1
     total_u = sum(usage.get(a, 0.0) for a in shares)
-    level = {a: (math.inf if total_u <= 0 or usage.get(a, 0.0) <= 0 else
-                 (s / total_s) / (usage[a] / total_u)) for a, s in shares.items()}
+    level = {
+        a: (math.inf if total_u <= 0 or usage.get(a, 0.0) <= 0 else (s / total_s) / (usage[a] / total_u))
+        for a, s in shares.items()
+    }
     ordered = sorted(level.values(), reverse=True)
     n = len(ordered)
     return {a: (n - ordered.index(v)) / n for a, v in level.items()}

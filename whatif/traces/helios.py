@@ -2,6 +2,7 @@
 ``job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue`` (Acme has no ``vc``
 and adds ``type``, ``gpu_time``); times are date-times or seconds. Also the Helios per-VC GPU capacity table
 (``cluster_gpu_number.csv``: ``date``, one column per VC, ``total``)."""
+
 from __future__ import annotations
 
 import csv
@@ -28,10 +29,17 @@ def read_cluster_log(path: Path, gpus_per_node: int = 8) -> list[TraceRecord]:
             submit = parse_time(r["submit_time"])
             if submit is None:
                 continue
-            out.append(TraceRecord(
-                id=str(r["job_id"]), submit=submit, start=parse_time(r["start_time"]), end=parse_time(r["end_time"]),
-                gpus_per_node=math.ceil(gpus / nodes), nodes=nodes,
-                tenant={k: r[k] for k in ("vc", "user", "state", "type") if r.get(k)}))
+            out.append(
+                TraceRecord(
+                    id=str(r["job_id"]),
+                    submit=submit,
+                    start=parse_time(r["start_time"]),
+                    end=parse_time(r["end_time"]),
+                    gpus_per_node=math.ceil(gpus / nodes),
+                    nodes=nodes,
+                    tenant={k: r[k] for k in ("vc", "user", "state", "type") if r.get(k)},
+                )
+            )
     return out
 
 

@@ -1,5 +1,6 @@
 """A ``kind: trace`` workload -> jobs: read the trace, keep the window, map each job's tenant onto a stack queue with
 the mapping, and keep what the trace recorded (its queue waits) for a side-by-side comparison."""
+
 from __future__ import annotations
 
 import hashlib
@@ -66,9 +67,20 @@ def load_trace(w: Trace, path: Path, cluster: ClusterModel) -> Workload:
             continue
         submit = 0.0 if r.carry_in else r.submit - t0
         prio = w.mapping.priorities.get(r.tenant.get(w.mapping.by, ""))
-        out.jobs.append(Job(id=r.id, submit_s=submit, queue=queue, gpus_per_node=r.gpus_per_node, nodes=r.nodes,
-                            run_s=run, time_limit_s=math.ceil(run * w.time_limit_factor / 60) * 60, priority=prio,
-                            pool=w.pool, gpu_share=r.gpu_share))
+        out.jobs.append(
+            Job(
+                id=r.id,
+                submit_s=submit,
+                queue=queue,
+                gpus_per_node=r.gpus_per_node,
+                nodes=r.nodes,
+                run_s=run,
+                time_limit_s=math.ceil(run * w.time_limit_factor / 60) * 60,
+                priority=prio,
+                pool=w.pool,
+                gpu_share=r.gpu_share,
+            )
+        )
         if r.carry_in:
             out.warm_up.add(r.id)
         else:

@@ -1,5 +1,6 @@
 """Read a workload file: YAML shape (the stack files' error quality: path, value, allowed values, fix, every problem at
 once), then its names against the stack (queues, priority classes, pools), then the jobs it describes."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,8 +33,10 @@ class WorkloadError(Exception):
 def _relabel(issues: list[SpecIssue], path: Path) -> list[SpecIssue]:
     """Stack-style paths (``gpu-cluster:queues[0]``) -> workload paths (``file.yaml: queues[0]``)."""
     prefix = f"{NAMESPACE}:"
-    return [dataclasses.replace(i, path=f"{path.name}: {i.path[len(prefix):] if i.path.startswith(prefix) else i.path}")
-            for i in issues]
+    return [
+        dataclasses.replace(i, path=f"{path.name}: {i.path[len(prefix) :] if i.path.startswith(prefix) else i.path}")
+        for i in issues
+    ]
 
 
 def parse_workload(path: Path) -> AnyWorkload:
@@ -41,20 +44,48 @@ def parse_workload(path: Path) -> AnyWorkload:
     try:
         doc = safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise WorkloadError(path, [SpecIssue(str(path), f"cannot read the file: {exc.strerror}", fix=(
-            "pass --workload with an existing file, e.g. workloads/gke-kueue.yaml"))]) from None
+        raise WorkloadError(
+            path,
+            [
+                SpecIssue(
+                    str(path),
+                    f"cannot read the file: {exc.strerror}",
+                    fix=("pass --workload with an existing file, e.g. workloads/gke-kueue.yaml"),
+                )
+            ],
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise WorkloadError(path, [SpecIssue(path.name, f"not valid YAML{where}: {getattr(exc, 'problem', exc)}",
-                                             fix="correct the YAML syntax")]) from None
+        raise WorkloadError(
+            path,
+            [
+                SpecIssue(
+                    path.name, f"not valid YAML{where}: {getattr(exc, 'problem', exc)}", fix="correct the YAML syntax"
+                )
+            ],
+        ) from None
     if not isinstance(doc, dict):
-        raise WorkloadError(path, [SpecIssue(path.name, "the file must be a YAML mapping", type(doc).__name__,
-                                             fix="start with `kind: profile` (or jobs, trace)")])
+        raise WorkloadError(
+            path,
+            [
+                SpecIssue(
+                    path.name,
+                    "the file must be a YAML mapping",
+                    type(doc).__name__,
+                    fix="start with `kind: profile` (or jobs, trace)",
+                )
+            ],
+        )
     kind = doc.get("kind")
     if kind not in KINDS:
-        issues.error("kind", "missing or unknown workload kind" if kind else "required setting is missing", kind,
-                     allowed=allowed_list(KINDS), fix=choice_fix("kind", kind, KINDS))
+        issues.error(
+            "kind",
+            "missing or unknown workload kind" if kind else "required setting is missing",
+            kind,
+            allowed=allowed_list(KINDS),
+            fix=choice_fix("kind", kind, KINDS),
+        )
         raise WorkloadError(path, _relabel(issues.found, path))
     parsed = parse_part(issues, KINDS[kind], doc)
     if parsed is None:
@@ -68,14 +99,23 @@ def check_names(w: AnyWorkload, cluster: ClusterModel, issues: Issues) -> None:
 
     def queue(where: Issues, key: Any, name: str | None) -> None:
         if name is not None and name not in cluster.queues:
-            where.error(key, f"no queue {name!r} in stack {cluster.stack}", name, allowed=allowed_list(queues),
-                        fix=choice_fix("it", name, queues))
+            where.error(
+                key,
+                f"no queue {name!r} in stack {cluster.stack}",
+                name,
+                allowed=allowed_list(queues),
+                fix=choice_fix("it", name, queues),
+            )
 
     def klass(where: Issues, key: Any, name: str | None) -> None:
         if name is not None and name not in cluster.class_values:
-            where.error(key, f"no priority class {name!r} in stack {cluster.stack}", name,
-                        allowed=allowed_list(classes) or "none (the stack declares no priorityClasses)",
-                        fix=choice_fix("it", name, classes) if classes else "remove it")
+            where.error(
+                key,
+                f"no priority class {name!r} in stack {cluster.stack}",
+                name,
+                allowed=allowed_list(classes) or "none (the stack declares no priorityClasses)",
+                fix=choice_fix("it", name, classes) if classes else "remove it",
+            )
 
     def pool(where: Issues, key: Any, name: str | None, q: str | None) -> None:
         if name is None:
@@ -83,8 +123,13 @@ def check_names(w: AnyWorkload, cluster: ClusterModel, issues: Issues) -> None:
         by_queue = q is not None and q in cluster.queues and cluster.slurm is None
         allowed = list(cluster.queues[q].quotas) if by_queue and q is not None else list(cluster.pools)
         if name not in allowed:
-            where.error(key, f"pool {name!r} is not one {f'queue {q} has quota in' if by_queue else 'of the stack'}",
-                        name, allowed=allowed_list(allowed), fix=choice_fix("it", name, allowed))
+            where.error(
+                key,
+                f"pool {name!r} is not one {f'queue {q} has quota in' if by_queue else 'of the stack'}",
+                name,
+                allowed=allowed_list(allowed),
+                fix=choice_fix("it", name, allowed),
+            )
 
     if isinstance(w, Profile):
         for i, qp in enumerate(w.queues):
@@ -112,8 +157,11 @@ def check_names(w: AnyWorkload, cluster: ClusterModel, issues: Issues) -> None:
         if m.by == "hash" and not m.weights:
             issues.error(("mapping", "weights"), "`by: hash` needs queue weights", fix="add weights: {QUEUE: 1, …}")
         if m.by != "hash" and not m.queues and m.default is None:
-            issues.error(("mapping", "queues"), f"no queue for any `{m.by}` value",
-                         fix="map trace values to queues, or set mapping.default")
+            issues.error(
+                ("mapping", "queues"),
+                f"no queue for any `{m.by}` value",
+                fix="map trace values to queues, or set mapping.default",
+            )
 
 
 def _outages(parsed: Profile | JobList) -> list[tuple[str, float, float]]:
@@ -129,21 +177,45 @@ def load_workload(path: Path, cluster: ClusterModel, seed: int) -> Workload:
         raise WorkloadError(path, _relabel(issues.found, path))
     if isinstance(parsed, Profile):
         from whatif.workload.profile import generate
+
         return Workload(path.stem, "profile", generate(parsed, seed), parsed.description, outages=_outages(parsed))
     if isinstance(parsed, JobList):
-        jobs = [Job(id=j.id, submit_s=j.submit_s, queue=j.queue, gpus_per_node=j.gpus_per_node, nodes=j.nodes,
-                    run_s=j.run_s, time_limit_s=j.time_limit_s, priority=j.priority, pool=j.pool,
-                    gpu_share=j.gpu_share, checkpoint_s=j.checkpoint_s) for j in parsed.jobs]
+        jobs = [
+            Job(
+                id=j.id,
+                submit_s=j.submit_s,
+                queue=j.queue,
+                gpus_per_node=j.gpus_per_node,
+                nodes=j.nodes,
+                run_s=j.run_s,
+                time_limit_s=j.time_limit_s,
+                priority=j.priority,
+                pool=j.pool,
+                gpu_share=j.gpu_share,
+                checkpoint_s=j.checkpoint_s,
+            )
+            for j in parsed.jobs
+        ]
         counts = Counter(j.id for j in jobs)
         dup = sorted(i for i, n in counts.items() if n > 1)
         if dup:
-            raise WorkloadError(path, [SpecIssue(f"{path.name}: jobs", "job ids must be unique", dup,
-                                                 fix="rename the repeated ids")])
+            raise WorkloadError(
+                path, [SpecIssue(f"{path.name}: jobs", "job ids must be unique", dup, fix="rename the repeated ids")]
+            )
         return Workload(path.stem, "jobs", jobs, parsed.description, outages=_outages(parsed))
     from whatif.traces.replay import load_trace  # lazy: the trace readers are for trace workloads only
+
     try:
         return load_trace(parsed, path, cluster)
     except (OSError, ValueError, KeyError) as exc:
-        raise WorkloadError(path, [SpecIssue(f"{path.name}: path", f"cannot read the trace: {exc}", parsed.path,
-                                             fix="point path at a trace file in the format named by `format`")]) \
-            from None
+        raise WorkloadError(
+            path,
+            [
+                SpecIssue(
+                    f"{path.name}: path",
+                    f"cannot read the trace: {exc}",
+                    parsed.path,
+                    fix="point path at a trace file in the format named by `format`",
+                )
+            ],
+        ) from None

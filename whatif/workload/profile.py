@@ -1,6 +1,7 @@
 """A parametric profile -> jobs: per queue, arrivals (Poisson or evenly spaced, optionally diurnal), a size mix, a run-
 time distribution and a priority mix. Each queue draws from its own seeded stream, so adding a queue leaves the jobs
 of the others unchanged."""
+
 from __future__ import annotations
 
 import math
@@ -62,10 +63,20 @@ def generate(profile: Profile, seed: int) -> list[Job]:
             size = rng.choices(qp.sizes, weights=sizes)[0]
             prio = rng.choices(qp.priorities, weights=prios)[0].name if qp.priorities else None
             run = run_seconds(qp.duration, rng)
-            jobs.append(Job(id=f"{qp.queue}-{qi}-{k:05d}", submit_s=round(t, 3), queue=qp.queue,
-                            gpus_per_node=size.gpus, nodes=size.nodes, run_s=run,
-                            time_limit_s=math.ceil(run * qp.time_limit_factor / 60.0) * 60.0, priority=prio,
-                            pool=qp.pool, gpu_share=size.gpu_share,
-                            checkpoint_s=qp.checkpoint_minutes * 60 if qp.checkpoint_minutes else None))
+            jobs.append(
+                Job(
+                    id=f"{qp.queue}-{qi}-{k:05d}",
+                    submit_s=round(t, 3),
+                    queue=qp.queue,
+                    gpus_per_node=size.gpus,
+                    nodes=size.nodes,
+                    run_s=run,
+                    time_limit_s=math.ceil(run * qp.time_limit_factor / 60.0) * 60.0,
+                    priority=prio,
+                    pool=qp.pool,
+                    gpu_share=size.gpu_share,
+                    checkpoint_s=qp.checkpoint_minutes * 60 if qp.checkpoint_minutes else None,
+                )
+            )
     jobs.sort(key=lambda j: (j.submit_s, j.id))
     return jobs

@@ -1,4 +1,5 @@
 """The one-comment-per-PR composer CI runs: which stack files changed, one section each, the worst exit code."""
+
 from __future__ import annotations
 
 from preview.diff.comment import COMMENT_MARKER, NO_CHANGE_MARKER, changed_stacks, main, worst
@@ -25,8 +26,9 @@ def test_changed_stacks_lists_modified_deleted_and_new_files_only(tmp_path):
 def test_one_comment_with_a_section_per_stack_and_the_worst_exit_code(tmp_path):
     repo = make_repo(tmp_path / "repo", "small", BASE)
     write_head(repo, "small", edit(BASE, "nodePools[0].maxNodes", 8), commit=True)
-    (repo / "Pulumi.big.yaml").write_text(stack_text(edits(BASE, {"nodePools[0].maxNodes": OVER_BUDGET_NODES,
-                                                                   "scheduling.overcommit": True})))
+    (repo / "Pulumi.big.yaml").write_text(
+        stack_text(edits(BASE, {"nodePools[0].maxNodes": OVER_BUDGET_NODES, "scheduling.overcommit": True}))
+    )
     out = tmp_path / "comment.md"
     code = main(["--base", "base", "--base-label", "main", "--root", str(repo), "--output", str(out)])
     body = out.read_text()

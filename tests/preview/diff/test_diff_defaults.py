@@ -1,4 +1,5 @@
 """Writing out a default is not a change: the semantic diff compares resolved values."""
+
 from __future__ import annotations
 
 from preview.diff.spec import diff_specs

@@ -1,5 +1,6 @@
 """The stack diff end to end on fixture git repositories (made here, under tmp_path): the real program, the real
 policy pack and real git, one scenario per test. The base is the tag ``base``; the head is the working tree."""
+
 from __future__ import annotations
 
 import json
@@ -75,7 +76,8 @@ def test_quota_change_shows_per_queue_and_changes_the_cluster_queue(tmp_path):
 
 def test_new_pool_is_added_with_its_resources_and_cost(tmp_path):
     pools = BASE["gpu-cluster:nodePools"] + [
-        {"name": "a100", "machineType": "a2-highgpu-1g", "zones": ["us-central1-a"], "maxNodes": 2}]
+        {"name": "a100", "machineType": "a2-highgpu-1g", "zones": ["us-central1-a"], "maxNodes": 2}
+    ]
     diff = diff_in_repo(tmp_path, BASE, edit(BASE, "nodePools", pools))
     added = entity(diff, "pool", "a100")
     assert added.status == "added"
@@ -87,8 +89,10 @@ def test_new_pool_is_added_with_its_resources_and_cost(tmp_path):
 
 
 def test_removed_pool_is_removed_with_its_quota(tmp_path):
-    head = edits(BASE, {"nodePools": BASE["gpu-cluster:nodePools"][:1],
-                        "scheduling.queues[0].quotas": [{"pool": "h100", "gpus": 16}]})
+    head = edits(
+        BASE,
+        {"nodePools": BASE["gpu-cluster:nodePools"][:1], "scheduling.queues[0].quotas": [{"pool": "h100", "gpus": 16}]},
+    )
     diff = diff_in_repo(tmp_path, BASE, head)
     assert entity(diff, "pool", "l4").status == "removed"
     queue = entity(diff, "queue", "team-a")
@@ -99,8 +103,9 @@ def test_removed_pool_is_removed_with_its_quota(tmp_path):
 
 
 def test_policy_newly_violated_through_the_real_pack(tmp_path):
-    diff = diff_in_repo(tmp_path, BASE, edits(BASE, {"nodePools[0].maxNodes": OVER_BUDGET_NODES,
-                                                     "scheduling.overcommit": True}))
+    diff = diff_in_repo(
+        tmp_path, BASE, edits(BASE, {"nodePools[0].maxNodes": OVER_BUDGET_NODES, "scheduling.overcommit": True})
+    )
     new = [v["policy"] for v in diff.policy.new]
     assert "cost-stack-budget" in new
     budget = next(v for v in diff.policy.new if v["policy"] == "cost-stack-budget")

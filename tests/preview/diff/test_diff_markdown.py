@@ -5,6 +5,7 @@ resource per pool) and violations set directly, so the golden files change only 
 not when a component gains an input. After a deliberate change regenerate them with
 ``UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/preview/diff/test_diff_markdown.py`` and review the diff.
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,33 +34,69 @@ STACK = "research"
 STACK_URN = f"urn:pulumi:{STACK}::gpu-cluster::pulumi:pulumi:Stack::gpu-cluster-{STACK}"
 
 BASE: dict[str, Any] = {
-    "gpu-cluster:cloud": "gcp", "gpu-cluster:project": "ml-research", "gpu-cluster:region": "us-central1",
+    "gpu-cluster:cloud": "gcp",
+    "gpu-cluster:project": "ml-research",
+    "gpu-cluster:region": "us-central1",
     "gpu-cluster:cluster": {"name": "research", "authorizedNetworks": ["203.0.113.0/24"]},
     "gpu-cluster:nodePools": [
-        {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": 0, "maxNodes": 8,
-         "multiNode": True},
-        {"name": "l4", "machineType": "g2-standard-8", "zones": ["us-central1-a", "us-central1-b"], "maxNodes": 4,
-         "capacity": {"type": "spot"}},
+        {
+            "name": "h100",
+            "machineType": "a3-highgpu-8g",
+            "zones": ["us-central1-a"],
+            "minNodes": 0,
+            "maxNodes": 8,
+            "multiNode": True,
+        },
+        {
+            "name": "l4",
+            "machineType": "g2-standard-8",
+            "zones": ["us-central1-a", "us-central1-b"],
+            "maxNodes": 4,
+            "capacity": {"type": "spot"},
+        },
         {"name": "a100", "machineType": "a2-highgpu-1g", "zones": ["us-central1-a"], "maxNodes": 2},
     ],
-    "gpu-cluster:scheduling": {"workload": "kubeflow", "queues": [
-        {"name": "team-a", "quotas": [{"pool": "h100", "gpus": 64}]},
-        {"name": "team-b", "quotas": [{"pool": "l4", "gpus": 4}, {"pool": "a100", "gpus": 2}]},
-    ]},
+    "gpu-cluster:scheduling": {
+        "workload": "kubeflow",
+        "queues": [
+            {"name": "team-a", "quotas": [{"pool": "h100", "gpus": 64}]},
+            {"name": "team-b", "quotas": [{"pool": "l4", "gpus": 4}, {"pool": "a100", "gpus": 2}]},
+        ],
+    },
 }
 
-BUDGET = {"policy": "cost-stack-budget", "enforcement": "mandatory", "severity": "high", "resource": "", "pool": None,
-          "group": "stack", "message": "stack: the hourly cost at max autoscale is over the budget · observed: "
-          "$1,425.61 per hour: h100 16 × $88.49 = $1,415.84, … · required: at most $1,000.00/hour, from "
-          "maxUsdPerHour\nFix: lower maxNodes of the largest pools (h100), or have the platform team raise "
-          "maxUsdPerHour of cost-stack-budget"}
-PRICE_AGE = {"policy": "cost-price-age", "enforcement": "advisory", "severity": "low", "resource": "l4", "pool": "l4",
-             "group": "pool l4", "message": "pool 'l4': the price is old, so cost checks may be off · observed: the "
-             "g2-standard-8 spot price is 400 days old · required: at most 180 days\nFix: refresh it"}
-SECURE_BOOT = {"policy": "security-gke-secure-boot", "enforcement": "advisory", "severity": "medium",
-               "resource": "a100", "pool": "a100", "group": "pool a100",
-               "message": "pool 'a100': Secure Boot is off · observed: nodeConfig.shieldedInstanceConfig."
-               "enableSecureBoot false · required: true\nFix: turn it on"}
+BUDGET = {
+    "policy": "cost-stack-budget",
+    "enforcement": "mandatory",
+    "severity": "high",
+    "resource": "",
+    "pool": None,
+    "group": "stack",
+    "message": "stack: the hourly cost at max autoscale is over the budget · observed: "
+    "$1,425.61 per hour: h100 16 × $88.49 = $1,415.84, … · required: at most $1,000.00/hour, from "
+    "maxUsdPerHour\nFix: lower maxNodes of the largest pools (h100), or have the platform team raise "
+    "maxUsdPerHour of cost-stack-budget",
+}
+PRICE_AGE = {
+    "policy": "cost-price-age",
+    "enforcement": "advisory",
+    "severity": "low",
+    "resource": "l4",
+    "pool": "l4",
+    "group": "pool l4",
+    "message": "pool 'l4': the price is old, so cost checks may be off · observed: the "
+    "g2-standard-8 spot price is 400 days old · required: at most 180 days\nFix: refresh it",
+}
+SECURE_BOOT = {
+    "policy": "security-gke-secure-boot",
+    "enforcement": "advisory",
+    "severity": "medium",
+    "resource": "a100",
+    "pool": "a100",
+    "group": "pool a100",
+    "message": "pool 'a100': Secure Boot is off · observed: nodeConfig.shieldedInstanceConfig."
+    "enableSecureBoot false · required: true\nFix: turn it on",
+}
 
 
 def synthetic_previewer(violations: dict[str, list[dict[str, Any]]]):
@@ -76,23 +113,36 @@ def synthetic_previewer(violations: dict[str, list[dict[str, Any]]]):
         report.cloud, report.region = spec.cloud.value, spec.region
         facts = [pool_facts(spec, p, cat) for p in spec.node_pools]
         report.cost = stack_cost(spec, facts, cat)
-        report.gpu_runtime = [{"pool": f.name, "machineType": f.machine.machine_type, **f.runtime.as_dict()}
-                              for f in facts]
+        report.gpu_runtime = [
+            {"pool": f.name, "machineType": f.machine.machine_type, **f.runtime.as_dict()} for f in facts
+        ]
         for pool, f in zip(spec.node_pools, facts):
             component = _registered("gpu-cluster:gcp:GkeGpuNodePool", pool.name, {}, STACK_URN)
-            inputs = {"autoscaling": {"totalMinNodeCount": pool.min_nodes, "totalMaxNodeCount": pool.max_nodes},
-                      "nodeConfig": {"machineType": pool.machine_type, "spot": pool.capacity.type.value == "spot",
-                                     "guestAccelerators": [{"type": f.machine.accelerator, "count": f.gpus_per_node}]}}
+            inputs = {
+                "autoscaling": {"totalMinNodeCount": pool.min_nodes, "totalMaxNodeCount": pool.max_nodes},
+                "nodeConfig": {
+                    "machineType": pool.machine_type,
+                    "spot": pool.capacity.type.value == "spot",
+                    "guestAccelerators": [{"type": f.machine.accelerator, "count": f.gpus_per_node}],
+                },
+            }
             report.resources += [component, _registered(GKE_NODE_POOL, pool.name, inputs, component.urn)]
         report.violations = [dict(v) for v in violations.get(config.get("tag", ""), [])]
         return report
+
     return run
 
 
 def _registered(type_: str, name: str, inputs: dict[str, Any], parent: str) -> Registered:
-    return Registered(type=type_, name=name, urn=f"urn:pulumi:{STACK}::gpu-cluster::{type_}::{name}",
-                      parent_urn=parent, custom=not type_.startswith("gpu-cluster:"), inputs=inputs,
-                      raw_inputs=struct_pb2.Struct())
+    return Registered(
+        type=type_,
+        name=name,
+        urn=f"urn:pulumi:{STACK}::gpu-cluster::{type_}::{name}",
+        parent_urn=parent,
+        custom=not type_.startswith("gpu-cluster:"),
+        inputs=inputs,
+        raw_inputs=struct_pb2.Struct(),
+    )
 
 
 def scenario(name: str):
@@ -103,11 +153,20 @@ def scenario(name: str):
         base, head = {**BASE, "tag": "base"}, {**head, "tag": "head"}
         return base, head, {"base": [PRICE_AGE, SECURE_BOOT], "head": [SECURE_BOOT, BUDGET]}, GITHUB_COMMENT_LIMIT
     if name == "replace-add-remove":
-        head = edits(BASE, {
-            "nodePools[1].machineType": "g2-standard-24",
-            "nodePools[2]": {"name": "h200", "machineType": "a3-ultragpu-8g", "zones": ["us-central1-b"],
-                             "maxNodes": 2, "multiNode": True},
-            "scheduling.queues[1].quotas": [{"pool": "l4", "gpus": 8}]})
+        head = edits(
+            BASE,
+            {
+                "nodePools[1].machineType": "g2-standard-24",
+                "nodePools[2]": {
+                    "name": "h200",
+                    "machineType": "a3-ultragpu-8g",
+                    "zones": ["us-central1-b"],
+                    "maxNodes": 2,
+                    "multiNode": True,
+                },
+                "scheduling.queues[1].quotas": [{"pool": "l4", "gpus": 8}],
+            },
+        )
         return BASE, head, {}, GITHUB_COMMENT_LIMIT
     if name == "new-stack":
         return None, BASE, {}, GITHUB_COMMENT_LIMIT
@@ -166,9 +225,15 @@ def test_cut_to_fit_stays_under_the_limit_and_keeps_the_summary():
 
 
 def test_a_huge_diff_fits_a_github_comment():
-    head = edit(BASE, "nodePools", BASE["gpu-cluster:nodePools"] + [
-        {"name": f"extra-{i:03d}", "machineType": "g2-standard-8", "zones": ["us-central1-a"], "maxNodes": 1}
-        for i in range(400)])
+    head = edit(
+        BASE,
+        "nodePools",
+        BASE["gpu-cluster:nodePools"]
+        + [
+            {"name": f"extra-{i:03d}", "machineType": "g2-standard-8", "zones": ["us-central1-a"], "maxNodes": 1}
+            for i in range(400)
+        ],
+    )
     diff = diff_configs(STACK, BASE, head, "main", previewer=synthetic_previewer({}))
     md = render_diff_markdown(diff)
     assert len(md) <= GITHUB_COMMENT_LIMIT and "extra-000" in md
@@ -186,6 +251,7 @@ def test_text_rendering_has_the_same_facts():
 def test_docs_example_comment_is_the_golden_file():
     page = (Path(__file__).resolve().parents[3] / "docs" / "diffs-and-ci.md").read_text(encoding="utf-8")
     start, end = "<!-- BEGIN EXAMPLE DIFF COMMENT -->\n", "<!-- END EXAMPLE DIFF COMMENT -->"
-    example = page[page.index(start) + len(start):page.index(end)]
-    assert example == (GOLDEN / "resize-quota-policy.md").read_text(encoding="utf-8"), \
+    example = page[page.index(start) + len(start) : page.index(end)]
+    assert example == (GOLDEN / "resize-quota-policy.md").read_text(encoding="utf-8"), (
         "copy tests/preview/diff/golden/resize-quota-policy.md into the example in docs/diffs-and-ci.md"
+    )

@@ -1,6 +1,7 @@
 """Kubernetes objects in the stack diff: what the provider replaces (metadata.name/namespace, each kind's force-new
 fields) and which in-place updates the API server refuses (a CRD's immutable fields), checked against the pinned CRDs
 and on a real stack pair whose pool placement changes."""
+
 from __future__ import annotations
 
 import copy
@@ -21,11 +22,16 @@ from tests.support.kube.crd_schemas import crd
 from tests.support.preview.diff_fixtures import cached_previewer
 
 RENDERED_CRDS = {  # (group, kind) -> the version gpu-cluster renders (render/ and components/)
-    ("kueue.x-k8s.io", "AdmissionCheck"): "v1beta2", ("kueue.x-k8s.io", "ClusterQueue"): "v1beta2",
-    ("kueue.x-k8s.io", "Cohort"): "v1beta2", ("kueue.x-k8s.io", "LocalQueue"): "v1beta2",
-    ("kueue.x-k8s.io", "MultiKueueCluster"): "v1beta2", ("kueue.x-k8s.io", "MultiKueueConfig"): "v1beta2",
-    ("kueue.x-k8s.io", "ResourceFlavor"): "v1beta2", ("kueue.x-k8s.io", "Topology"): "v1beta2",
-    ("kueue.x-k8s.io", "WorkloadPriorityClass"): "v1beta2", ("kueue.x-k8s.io", "ProvisioningRequestConfig"): "v1beta2",
+    ("kueue.x-k8s.io", "AdmissionCheck"): "v1beta2",
+    ("kueue.x-k8s.io", "ClusterQueue"): "v1beta2",
+    ("kueue.x-k8s.io", "Cohort"): "v1beta2",
+    ("kueue.x-k8s.io", "LocalQueue"): "v1beta2",
+    ("kueue.x-k8s.io", "MultiKueueCluster"): "v1beta2",
+    ("kueue.x-k8s.io", "MultiKueueConfig"): "v1beta2",
+    ("kueue.x-k8s.io", "ResourceFlavor"): "v1beta2",
+    ("kueue.x-k8s.io", "Topology"): "v1beta2",
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"): "v1beta2",
+    ("kueue.x-k8s.io", "ProvisioningRequestConfig"): "v1beta2",
     ("trainer.kubeflow.org", "ClusterTrainingRuntime"): "v1alpha1",
     ("resource.nvidia.com", "ComputeDomain"): "v1beta1",
 }
@@ -68,28 +74,38 @@ def test_the_immutable_table_is_what_the_pinned_crd_says(group, kind):
 
 
 def reg(type_: str, inputs: dict, name: str = "r") -> Registered:
-    return Registered(type=type_, name=name, urn=f"urn:pulumi:s::p::{type_}::{name}", parent_urn="", custom=True,
-                      inputs=inputs, raw_inputs=struct_pb2.Struct())
+    return Registered(
+        type=type_,
+        name=name,
+        urn=f"urn:pulumi:s::p::{type_}::{name}",
+        parent_urn="",
+        custom=True,
+        inputs=inputs,
+        raw_inputs=struct_pb2.Struct(),
+    )
 
 
-@pytest.mark.parametrize("type_, path, replaces", [
-    ("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor", "metadata.name", True),
-    ("kubernetes:core/v1:Namespace", "metadata.labels.team", False),
-    ("kubernetes:core/v1:ConfigMap", "metadata.namespace", True),
-    ("kubernetes:batch/v1:Job", "spec.template.spec.containers[0].image", True),
-    ("kubernetes:batch/v1:Job", "spec.backoffLimit", False),
-    ("kubernetes:apps/v1:StatefulSet", "spec.volumeClaimTemplates[0].spec.resources.requests.storage", True),
-    ("kubernetes:apps/v1:StatefulSet", "spec.replicas", False),
-    ("kubernetes:apps/v1:DaemonSet", "spec.selector.matchLabels.app", True),
-    ("kubernetes:apps/v1:DaemonSet", "spec.template.spec.containers[0].image", False),
-    ("kubernetes:core/v1:Service", "spec.clusterIP", True),
-    ("kubernetes:core/v1:Secret", "stringData.key", True),  # enableSecretMutable is off
-    ("kubernetes:core/v1:ConfigMap", "data.slurm_conf", True),  # enableConfigMapMutable is off
-    ("kubernetes:storage.k8s.io/v1:StorageClass", "parameters.type", True),
-    ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "roleRef.name", True),
-    ("kubernetes:helm.sh/v3:Release", "values.x", False),
-    ("kubernetes:helm.sh/v3:Release", "namespace", True),
-])
+@pytest.mark.parametrize(
+    "type_, path, replaces",
+    [
+        ("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor", "metadata.name", True),
+        ("kubernetes:core/v1:Namespace", "metadata.labels.team", False),
+        ("kubernetes:core/v1:ConfigMap", "metadata.namespace", True),
+        ("kubernetes:batch/v1:Job", "spec.template.spec.containers[0].image", True),
+        ("kubernetes:batch/v1:Job", "spec.backoffLimit", False),
+        ("kubernetes:apps/v1:StatefulSet", "spec.volumeClaimTemplates[0].spec.resources.requests.storage", True),
+        ("kubernetes:apps/v1:StatefulSet", "spec.replicas", False),
+        ("kubernetes:apps/v1:DaemonSet", "spec.selector.matchLabels.app", True),
+        ("kubernetes:apps/v1:DaemonSet", "spec.template.spec.containers[0].image", False),
+        ("kubernetes:core/v1:Service", "spec.clusterIP", True),
+        ("kubernetes:core/v1:Secret", "stringData.key", True),  # enableSecretMutable is off
+        ("kubernetes:core/v1:ConfigMap", "data.slurm_conf", True),  # enableConfigMapMutable is off
+        ("kubernetes:storage.k8s.io/v1:StorageClass", "parameters.type", True),
+        ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "roleRef.name", True),
+        ("kubernetes:helm.sh/v3:Release", "values.x", False),
+        ("kubernetes:helm.sh/v3:Release", "namespace", True),
+    ],
+)
 def test_kubernetes_force_new_fields(type_, path, replaces):
     verdict = classify_k8s(type_, [path], {}, {})
     assert verdict is not None and bool(verdict.replaces) == replaces, verdict
@@ -101,10 +117,14 @@ def test_wildcards_match_any_index_and_nothing_else():
 
 
 def test_a_renamed_object_is_created_first_and_a_same_name_one_deleted_first():
-    renamed = diff_resources([reg("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "a"}, "data": {"k": "1"}})],
-                             [reg("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "b"}, "data": {"k": "1"}})])
-    same = diff_resources([reg("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "a"}, "data": {"k": "1"}})],
-                          [reg("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "a"}, "data": {"k": "2"}})])
+    renamed = diff_resources(
+        [reg("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "a"}, "data": {"k": "1"}})],
+        [reg("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "b"}, "data": {"k": "1"}})],
+    )
+    same = diff_resources(
+        [reg("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "a"}, "data": {"k": "1"}})],
+        [reg("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "a"}, "data": {"k": "2"}})],
+    )
     assert renamed.changes[0].action == same.changes[0].action == "replace"
     assert "creates the new object" in renamed.changes[0].note
     assert "deletes the old object before" in same.changes[0].note
@@ -118,13 +138,16 @@ def test_a_crd_immutable_field_is_a_refused_update_not_a_replacement():
     assert change.action == "update" and set(change.refused) == {"spec.clusterQueue"}
     assert "API server refuses" in change.refused["spec.clusterQueue"]
     flavor = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"  # immutable only once it names a Topology
-    free = diff_resources([reg(flavor, {"metadata": {"name": "f"}, "spec": {"nodeLabels": {"a": "1"}}})],
-                          [reg(flavor, {"metadata": {"name": "f"}, "spec": {"nodeLabels": {"a": "2"}}})])
+    free = diff_resources(
+        [reg(flavor, {"metadata": {"name": "f"}, "spec": {"nodeLabels": {"a": "1"}}})],
+        [reg(flavor, {"metadata": {"name": "f"}, "spec": {"nodeLabels": {"a": "2"}}})],
+    )
     assert free.changes[0].refused == {}
     bound = diff_resources(
         [reg(flavor, {"metadata": {"name": "f"}, "spec": {"nodeLabels": {"a": "1"}, "topologyName": "t"}})],
-        [reg(flavor, {"metadata": {"name": "f"}, "spec": {"nodeLabels": {"a": "2"}, "topologyName": "t"}})])
-    assert set(bound.changes[0].refused) == {'spec.nodeLabels.a'}
+        [reg(flavor, {"metadata": {"name": "f"}, "spec": {"nodeLabels": {"a": "2"}, "topologyName": "t"}})],
+    )
+    assert set(bound.changes[0].refused) == {"spec.nodeLabels.a"}
 
 
 @pytest.fixture(scope="module")
@@ -143,8 +166,9 @@ def test_a_placement_change_replaces_the_content_named_flavor(placement_diff):
     by_name = {c.name: c for c in placement_diff.resources.changes}
     flavor = by_name["kueue-flavor-h100"]
     assert flavor.action == "replace"
-    assert flavor.replace_reasons["metadata.name"] == \
-        "metadata.name changed: the Kubernetes provider replaces the object"
+    assert (
+        flavor.replace_reasons["metadata.name"] == "metadata.name changed: the Kubernetes provider replaces the object"
+    )
     assert "creates the new object" in flavor.note
     assert by_name["kueue-topology-gke-network"].action == "remove"
     for cq in ("kueue-cq-research", "kueue-cq-product"):  # repointed at the new flavor, in place
@@ -152,12 +176,16 @@ def test_a_placement_change_replaces_the_content_named_flavor(placement_diff):
     node_pool = by_name["h100"]
     assert node_pool.action == "replace" and "nodeConfig.reservationAffinity" in " ".join(node_pool.replace_reasons)
     text = render_text(placement_diff)
-    assert "ResourceFlavor kueue-flavor-h100" in text and \
-        "metadata.name  (forces replacement: metadata.name changed: the Kubernetes provider replaces the object)" \
+    assert (
+        "ResourceFlavor kueue-flavor-h100" in text
+        and "metadata.name  (forces replacement: metadata.name changed: the Kubernetes provider replaces the object)"
         in text
+    )
     md = render_markdown(placement_diff)
-    assert "- **replaces** `kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor` `kueue-flavor-h100`: metadata.name " \
-           "changed: the Kubernetes provider replaces the object" in md
+    assert (
+        "- **replaces** `kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor` `kueue-flavor-h100`: metadata.name "
+        "changed: the Kubernetes provider replaces the object" in md
+    )
     as_json = json.loads(json.dumps(placement_diff.as_dict()))
     row = next(c for c in as_json["resources"]["changes"] if c["name"] == "kueue-flavor-h100")
     assert row["action"] == "replace" and "metadata.name" in row["replaceBecause"]

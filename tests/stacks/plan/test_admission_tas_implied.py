@@ -3,12 +3,12 @@ PodSet of a ClusterQueue whose flavors are all TAS flavors, must have got one TA
 quota resource gets no flavor and is rejected with ``ErrNoTASFlavorAssigned``. Upstream's case
 (``flavorassigner_test.go`` "leader without a group is rejected (ClusterQueue-wide fallback is not supported)") as
 data, then the implied case that kept the serving namespace's endpoint pickers from ever being admitted."""
+
 from __future__ import annotations
 
 import pytest
 
-from stacks.plan.admission import (NO_TAS_FLAVOR, PodSet, TopologyRequest, admit, assign, queue_from_objects,
-                                   rule_of)
+from stacks.plan.admission import NO_TAS_FLAVOR, PodSet, TopologyRequest, admit, assign, queue_from_objects, rule_of
 
 HOSTNAME = "kubernetes.io/hostname"
 TOPOLOGY = {"metadata": {"name": "default"}, "spec": {"levels": [{"nodeLabel": HOSTNAME}]}}
@@ -17,16 +17,27 @@ PLAIN = {"metadata": {"name": "plain"}, "spec": {"nodeLabels": {}}}
 
 
 def _cq(flavor: str) -> dict:
-    return {"metadata": {"name": "test-clusterqueue"}, "spec": {"resourceGroups": [{
-        "coveredResources": ["example.com/gpu-a"],
-        "flavors": [{"name": flavor, "resources": [{"name": "example.com/gpu-a", "nominalQuota": 4}]}]}]}}
+    return {
+        "metadata": {"name": "test-clusterqueue"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "coveredResources": ["example.com/gpu-a"],
+                    "flavors": [{"name": flavor, "resources": [{"name": "example.com/gpu-a", "nominalQuota": 4}]}],
+                }
+            ]
+        },
+    }
 
 
 # (PodSet, its expected flavors, Kueue's PodSet error or None): flavorassigner_test.go:5849
 UPSTREAM = [
     (PodSet("leader", 1, {}, topology=TopologyRequest("required", HOSTNAME)), {}, NO_TAS_FLAVOR),
-    (PodSet("worker", 1, {"example.com/gpu-a": 1}, topology=TopologyRequest("required", HOSTNAME)),
-     {"example.com/gpu-a": "tas-a"}, None),
+    (
+        PodSet("worker", 1, {"example.com/gpu-a": 1}, topology=TopologyRequest("required", HOSTNAME)),
+        {"example.com/gpu-a": "tas-a"},
+        None,
+    ),
 ]
 
 

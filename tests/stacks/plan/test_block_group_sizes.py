@@ -2,6 +2,7 @@
 zero) carries the window's sizes itself once the block is open, so a ``pulumi up`` during the block sends the
 block's size, not the 0/0 the group was created with (EKS would apply that to the Auto Scaling group and stop every
 node mid-training)."""
+
 from __future__ import annotations
 
 import copy

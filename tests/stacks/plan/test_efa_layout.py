@@ -2,6 +2,7 @@
 (catalog/data/network-cards.csv: odd cards EFA-only at device 0, the 8 x 400 Gbps GPU network; even cards EFA + ENA at
 device 1; card 0 the primary), rendered into the node group's launch template and enforced by topology-efa-interfaces;
 other EFA machines keep one EFA per card (card 0 ``efa``, the rest ``efa-only`` at device 1)."""
+
 from __future__ import annotations
 
 import copy
@@ -24,26 +25,30 @@ def test_p6e_cards_follow_the_catalog():
     # card 0 is the plain ENA primary (the EKS P6e guide: "must be of type interface"), so a node has 16 EFA devices
     layout = efa_layout(P6E)
     assert [(a.network_card_index, a.device_index, a.interface_type) for a in layout] == [
-        (0, 0, "interface"), *((i, 0, "efa-only") if i % 2 else (i, 1, "efa") for i in range(1, 17))]
+        (0, 0, "interface"),
+        *((i, 0, "efa-only") if i % 2 else (i, 1, "efa") for i in range(1, 17)),
+    ]
     fast = [a.network_card_index for a in layout if a.efa_gbps == 400]
     assert fast == [1, 3, 5, 7, 9, 11, 13, 15]
-    assert efa_summary(layout) == ("16 EFA interfaces (8 x 400 Gbps links on cards 1, 3, 5, 7, 9, 11, 13, 15); "
-                                   "card 0 ENA only")
+    assert efa_summary(layout) == (
+        "16 EFA interfaces (8 x 400 Gbps links on cards 1, 3, 5, 7, 9, 11, 13, 15); card 0 ENA only"
+    )
 
 
 def test_every_laid_out_machine_is_consistent_with_the_catalog():
     for (cloud, machine_type), cards in load_network_cards().items():
         machine = CAT.machines[(cloud, machine_type)]
         efa = [c.index for c in cards if c.efa_interface in EFA_TYPES]
-        assert len(efa) == machine.efa_interfaces and [c.index for c in cards] == list(range(len(cards))), \
-            machine_type
+        assert len(efa) == machine.efa_interfaces and [c.index for c in cards] == list(range(len(cards))), machine_type
         for c in cards:  # a card that takes one interface has it at device 0; a second one goes to device 1
             assert c.device_index == (0 if c.max_interfaces == 1 or c.index == 0 else 1), (machine_type, c.index)
             assert len(c.source) > 80
         gbps = sum(c.efa_gbps or 0 for c in cards)
         fabric = load_fabric_catalog().for_machine(cloud, machine_type)
         # the cards' line rates bound the instance's EFA figure, which comes from the cloud's own number
-        assert fabric is not None and fabric.kind == FabricKind.EFA and gbps >= fabric.nominal_gbps_per_node, machine_type
+        assert fabric is not None and fabric.kind == FabricKind.EFA and gbps >= fabric.nominal_gbps_per_node, (
+            machine_type
+        )
 
 
 def test_p6e_efa_bandwidth_is_aws_ultraserver_figure_per_instance():
@@ -57,7 +62,9 @@ def test_p6e_efa_bandwidth_is_aws_ultraserver_figure_per_instance():
 def test_other_efa_machines_keep_one_efa_per_card():
     p5 = CAT.machines[(Cloud.AWS, "p5.48xlarge")]
     assert [(a.network_card_index, a.device_index, a.interface_type) for a in efa_layout(p5)] == [
-        (0, 0, "efa"), *((i, 1, "efa-only") for i in range(1, 32))]
+        (0, 0, "efa"),
+        *((i, 1, "efa-only") for i in range(1, 32)),
+    ]
     assert efa_summary(efa_layout(p5)) == "32 EFA interfaces"
 
 
@@ -74,7 +81,8 @@ def _template(resources):
 def test_the_p6e_launch_template_carries_the_layout(p6e):
     nics = _template(p6e).inputs["networkInterfaces"]
     assert [(n["networkCardIndex"], n["deviceIndex"], n["interfaceType"]) for n in nics] == [
-        (a.network_card_index, a.device_index, a.interface_type) for a in efa_layout(P6E)]
+        (a.network_card_index, a.device_index, a.interface_type) for a in efa_layout(P6E)
+    ]
 
 
 def test_the_rule_wants_every_card_on_p6e(p6e):
@@ -86,10 +94,14 @@ def test_the_rule_wants_every_card_on_p6e(p6e):
     props = wire(lt)
     props["networkInterfaces"] = [n for n in props["networkInterfaces"] if n["networkCardIndex"] != 3]
     (finding,) = [d for d in pack.stack([with_props(r, props) if r is lt else r for r in out]) if d[0] == rule]
-    assert "multi-node p6e-gb200.36xlarge pool leaves network cards without EFA, so NCCL traffic uses 15 of its 16" \
+    assert (
+        "multi-node p6e-gb200.36xlarge pool leaves network cards without EFA, so NCCL traffic uses 15 of its 16"
         in finding[2]
-    assert ("interface at deviceIndex 0 on cards 0; efa-only at deviceIndex 0 on cards 1, 3, 5, 7, 9, 11, 13, 15; "
-            "efa at deviceIndex 1 on cards 2, 4, 6, 8, 10, 12, 14, 16") in finding[2]
+    )
+    assert (
+        "interface at deviceIndex 0 on cards 0; efa-only at deviceIndex 0 on cards 1, 3, 5, 7, 9, 11, 13, 15; "
+        "efa at deviceIndex 1 on cards 2, 4, 6, 8, 10, 12, 14, 16"
+    ) in finding[2]
 
 
 def test_card_0_as_efa_on_p6e_is_a_violation_citing_the_eks_guide(p6e):
@@ -99,16 +111,22 @@ def test_card_0_as_efa_on_p6e_is_a_violation_citing_the_eks_guide(p6e):
     props = wire(lt)
     assert props["networkInterfaces"][0]["interfaceType"] == "interface"
     props["networkInterfaces"][0]["interfaceType"] = "efa"  # what the launch template said before
-    (finding,) = [d for d in pack.stack([with_props(r, props) if r is lt else r for r in out])
-                  if d[0] == "topology-efa-interfaces"]
-    assert finding[2].startswith("pool 'gb200': p6e-gb200.36xlarge takes a plain ENA interface on network card 0, "
-                                 "not EFA · observed: EFA on card 0 in launch template")
+    (finding,) = [
+        d
+        for d in pack.stack([with_props(r, props) if r is lt else r for r in out])
+        if d[0] == "topology-efa-interfaces"
+    ]
+    assert finding[2].startswith(
+        "pool 'gb200': p6e-gb200.36xlarge takes a plain ENA interface on network card 0, "
+        "not EFA · observed: EFA on card 0 in launch template"
+    )
     assert "network card 0 (device 0, the primary interface) must be of type interface (ENA)" in finding[2]
     assert "ml-eks-nvidia-ultraserver" in finding[2]
 
 
 def test_the_preview_says_which_cards_carry_the_efa():
     from preview.run import preview_stack
+
     (p6e,) = [f for f in preview_stack("eks-p6e-gb200").as_dict()["fabric"] if f["pool"] == "gb200"]
     assert p6e["efaCards"].startswith("16 EFA interfaces (8 x 400 Gbps links on cards 1, 3,")
     assert p6e["efaCards"].endswith("; card 0 ENA only")

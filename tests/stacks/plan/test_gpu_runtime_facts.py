@@ -1,5 +1,6 @@
 """GPU runtime facts, pure: advertised nvidia.com/gpu per node, the MIG table, and the single-advertiser invariant
 over random stacks (whatever mix of modes and sharing validates, each pool has exactly one advertiser)."""
+
 from __future__ import annotations
 
 import copy
@@ -14,7 +15,11 @@ from catalog import Cloud, GpuModel, load_catalog, load_mig_catalog
 from stacks.validate.issues import SpecError
 from stacks.plan.facts import pool_facts
 from stacks.plan.gpu_runtime import (
-    DEVICE_PLUGIN_CONFIG_LABEL, GKE_NO_DEFAULT_PLUGIN_LABEL, MIG_CONFIG_LABEL, OPERANDS_LABEL, Advertiser,
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    GKE_NO_DEFAULT_PLUGIN_LABEL,
+    MIG_CONFIG_LABEL,
+    OPERANDS_LABEL,
+    Advertiser,
 )
 from stacks.plan.gpu_runtime_plan import runtime_plan
 from stacks.spec.gpu_runtime import GpuRuntimeMode
@@ -27,14 +32,26 @@ NON_MIG_GPUS = {GpuModel.L4, GpuModel.L40S, GpuModel.A10G, GpuModel.T4, GpuModel
 MIG_PROFILES_NOT_CATALOGUED = {GpuModel.RTX_PRO_6000, GpuModel.GB200}
 """MIG-capable GPUs whose profiles no stored source lists: MIG on them is refused until mig-profiles.csv has them."""
 
-GKE: dict[str, Any] = {"cloud": "gcp", "region": "us-central1", "project": "ml-platform-prod",
-                       "cluster": {"name": "ml-train"}, "nodePools": []}
-EKS: dict[str, Any] = {"cloud": "aws", "region": "us-east-1",
-                       "cluster": {"name": "ml-train", "subnets": {"us-east-1a": "subnet-0123456789abcdef0",
-                                                                   "us-east-1b": "subnet-0123456789abcdef1"}},
-                       "nodePools": []}
-MACHINES = {Cloud.GCP: ["a3-highgpu-8g", "a2-highgpu-1g", "a2-ultragpu-8g", "g2-standard-24"],
-            Cloud.AWS: ["p5.48xlarge", "p4d.24xlarge", "g6e.xlarge", "g5.12xlarge"]}
+GKE: dict[str, Any] = {
+    "cloud": "gcp",
+    "region": "us-central1",
+    "project": "ml-platform-prod",
+    "cluster": {"name": "ml-train"},
+    "nodePools": [],
+}
+EKS: dict[str, Any] = {
+    "cloud": "aws",
+    "region": "us-east-1",
+    "cluster": {
+        "name": "ml-train",
+        "subnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
+    },
+    "nodePools": [],
+}
+MACHINES = {
+    Cloud.GCP: ["a3-highgpu-8g", "a2-highgpu-1g", "a2-ultragpu-8g", "g2-standard-24"],
+    Cloud.AWS: ["p5.48xlarge", "p4d.24xlarge", "g6e.xlarge", "g5.12xlarge"],
+}
 
 
 def facts_of(raw: dict[str, Any]):
@@ -43,21 +60,40 @@ def facts_of(raw: dict[str, Any]):
 
 
 def one_pool(base: dict, machine: str, runtime: dict, zone: str) -> dict:
-    return edit(base, "nodePools", [{"name": "p", "machineType": machine, "zones": [zone], "maxNodes": 2,
-                                     "gpuRuntime": runtime}])
+    return edit(
+        base,
+        "nodePools",
+        [{"name": "p", "machineType": machine, "zones": [zone], "maxNodes": 2, "gpuRuntime": runtime}],
+    )
 
 
-@pytest.mark.parametrize("base, machine, zone, runtime, physical, advertised", [
-    (GKE, "a3-highgpu-8g", "us-central1-a", {}, 8, 8),
-    (GKE, "a3-highgpu-8g", "us-central1-a", {"sharing": {"mode": "time-slicing", "replicas": 4}}, 8, 32),
-    (GKE, "a3-highgpu-8g", "us-central1-a", {"sharing": {"mode": "mig", "migProfile": "1g.10gb"}}, 8, 56),
-    (GKE, "a3-highgpu-8g", "us-central1-a", {"mode": "gpu-operator",
-                                             "sharing": {"mode": "mig", "migProfile": "4g.40gb"}}, 8, 8),
-    (GKE, "a2-highgpu-1g", "us-central1-a", {"sharing": {"mode": "mig", "migProfile": "2g.10gb"}}, 1, 3),
-    (EKS, "p4d.24xlarge", "us-east-1a", {"mode": "gpu-operator",
-                                         "sharing": {"mode": "mig", "migProfile": "3g.20gb"}}, 8, 16),
-    (EKS, "g6e.xlarge", "us-east-1a", {"sharing": {"mode": "mps", "replicas": 6}}, 1, 6),
-], ids=["none", "ts4", "mig-1g10", "mig-4g40-operator", "a100-2g10", "p4d-3g20", "mps6"])
+@pytest.mark.parametrize(
+    "base, machine, zone, runtime, physical, advertised",
+    [
+        (GKE, "a3-highgpu-8g", "us-central1-a", {}, 8, 8),
+        (GKE, "a3-highgpu-8g", "us-central1-a", {"sharing": {"mode": "time-slicing", "replicas": 4}}, 8, 32),
+        (GKE, "a3-highgpu-8g", "us-central1-a", {"sharing": {"mode": "mig", "migProfile": "1g.10gb"}}, 8, 56),
+        (
+            GKE,
+            "a3-highgpu-8g",
+            "us-central1-a",
+            {"mode": "gpu-operator", "sharing": {"mode": "mig", "migProfile": "4g.40gb"}},
+            8,
+            8,
+        ),
+        (GKE, "a2-highgpu-1g", "us-central1-a", {"sharing": {"mode": "mig", "migProfile": "2g.10gb"}}, 1, 3),
+        (
+            EKS,
+            "p4d.24xlarge",
+            "us-east-1a",
+            {"mode": "gpu-operator", "sharing": {"mode": "mig", "migProfile": "3g.20gb"}},
+            8,
+            16,
+        ),
+        (EKS, "g6e.xlarge", "us-east-1a", {"sharing": {"mode": "mps", "replicas": 6}}, 1, 6),
+    ],
+    ids=["none", "ts4", "mig-1g10", "mig-4g40-operator", "a100-2g10", "p4d-3g20", "mps6"],
+)
 def test_advertised_gpus_per_node(base, machine, zone, runtime, physical, advertised):
     _, (f,) = facts_of(one_pool(base, machine, runtime, zone))
     assert (f.runtime.gpus_per_node, f.runtime.advertised_gpus_per_node) == (physical, advertised)
@@ -66,8 +102,9 @@ def test_advertised_gpus_per_node(base, machine, zone, runtime, physical, advert
 
 def test_cost_per_gpu_hour_ignores_sharing():
     plain = facts_of(one_pool(GKE, "a3-highgpu-8g", {}, "us-central1-a"))[1][0]
-    shared = facts_of(one_pool(GKE, "a3-highgpu-8g", {"sharing": {"mode": "mig", "migProfile": "1g.10gb"}},
-                               "us-central1-a"))[1][0]
+    shared = facts_of(
+        one_pool(GKE, "a3-highgpu-8g", {"sharing": {"mode": "mig", "migProfile": "1g.10gb"}}, "us-central1-a")
+    )[1][0]
     assert shared.usd_per_gpu_hour == plain.usd_per_gpu_hour == plain.price.usd_per_hour / 8
     assert shared.runtime.advertised_gpus_per_node == 7 * plain.runtime.advertised_gpus_per_node
 
@@ -99,8 +136,15 @@ def test_catalog_memory_per_gpu_bounds_the_mig_profiles():
 
 
 # -- one advertiser per pool, for any stack that validates --------------------------------------------------------------
-SHARING = st.sampled_from([{}, {"mode": "time-slicing", "replicas": 2}, {"mode": "mps", "replicas": 3},
-                           {"mode": "mig", "migProfile": "1g.10gb"}, {"mode": "mig", "migProfile": "3g.40gb"}])
+SHARING = st.sampled_from(
+    [
+        {},
+        {"mode": "time-slicing", "replicas": 2},
+        {"mode": "mps", "replicas": 3},
+        {"mode": "mig", "migProfile": "1g.10gb"},
+        {"mode": "mig", "migProfile": "3g.40gb"},
+    ]
+)
 MODES = st.sampled_from([None, "gke-managed", "device-plugin", "gpu-operator"])
 
 
@@ -114,8 +158,15 @@ def stacks(draw):
         raw["gpuRuntime"] = {"mode": stack_mode}
     for i in range(draw(st.integers(1, 4))):
         runtime = {k: v for k, v in (("mode", draw(MODES)), ("sharing", draw(SHARING))) if v}
-        raw["nodePools"].append({"name": f"p{i}", "machineType": draw(st.sampled_from(MACHINES[cloud])),
-                                 "zones": [zone], "maxNodes": draw(st.integers(1, 8)), "gpuRuntime": runtime})
+        raw["nodePools"].append(
+            {
+                "name": f"p{i}",
+                "machineType": draw(st.sampled_from(MACHINES[cloud])),
+                "zones": [zone],
+                "maxNodes": draw(st.integers(1, 8)),
+                "gpuRuntime": runtime,
+            }
+        )
     return raw
 
 

@@ -1,5 +1,6 @@
 """Pure pod-start facts: image references (registry, pinning, Artifact Registry), the defaults ``podStart`` gets, and
 the nodeadm user data (unchanged bytes for a pool without ``podStart``)."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,19 +22,23 @@ def node_config_spec(p: NodePool) -> dict:
 def nodeadm_user_data(p: NodePool) -> str | None:
     return _nodeadm_user_data(pod_start_plan(Cloud.AWS, p), instance_store_raid(Cloud.AWS, p))
 
+
 DIGEST = "sha256:" + "0" * 64
 
 
-@pytest.mark.parametrize("text, registry, path, pinned, in_ar", [
-    ("ubuntu:24.04", "docker.io", "library/ubuntu", True, False),
-    ("ubuntu", "docker.io", "library/ubuntu", False, False),
-    ("nvidia/cuda:12.4.1-base-ubuntu22.04", "docker.io", "nvidia/cuda", True, False),
-    ("nvcr.io/nvidia/pytorch:25.01-py3", "nvcr.io", "nvidia/pytorch", True, False),
-    ("nvcr.io/nvidia/pytorch:latest", "nvcr.io", "nvidia/pytorch", False, False),
-    ("localhost:5000/team/img:1", "localhost:5000", "team/img", True, False),
-    (f"us-docker.pkg.dev/p/r/img@{DIGEST}", "us-docker.pkg.dev", "p/r/img", True, True),
-    ("europe-west4-docker.pkg.dev/p/r/img:v2", "europe-west4-docker.pkg.dev", "p/r/img", True, True),
-])
+@pytest.mark.parametrize(
+    "text, registry, path, pinned, in_ar",
+    [
+        ("ubuntu:24.04", "docker.io", "library/ubuntu", True, False),
+        ("ubuntu", "docker.io", "library/ubuntu", False, False),
+        ("nvidia/cuda:12.4.1-base-ubuntu22.04", "docker.io", "nvidia/cuda", True, False),
+        ("nvcr.io/nvidia/pytorch:25.01-py3", "nvcr.io", "nvidia/pytorch", True, False),
+        ("nvcr.io/nvidia/pytorch:latest", "nvcr.io", "nvidia/pytorch", False, False),
+        ("localhost:5000/team/img:1", "localhost:5000", "team/img", True, False),
+        (f"us-docker.pkg.dev/p/r/img@{DIGEST}", "us-docker.pkg.dev", "p/r/img", True, True),
+        ("europe-west4-docker.pkg.dev/p/r/img:v2", "europe-west4-docker.pkg.dev", "p/r/img", True, True),
+    ],
+)
 def test_image_references_parse_into_registry_path_and_pinning(text, registry, path, pinned, in_ar):
     image = parse_image(text)
     assert image is not None
@@ -46,8 +51,9 @@ def test_malformed_references_are_not_images(text):
 
 
 def pool(**extra) -> NodePool:
-    return NodePool.model_validate({"name": "p", "machineType": "p5.48xlarge", "zones": ["us-east-1a"],
-                                    "maxNodes": 2, **extra})
+    return NodePool.model_validate(
+        {"name": "p", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "maxNodes": 2, **extra}
+    )
 
 
 def test_without_pod_start_nothing_is_on_and_nodeadm_gets_only_raid0():
@@ -64,5 +70,6 @@ def test_declaring_pod_start_turns_on_the_clouds_fast_pull(cloud, streaming, fas
 
 def test_one_parallel_pull_keeps_pulls_serial_and_off_turns_fast_pull_off():
     assert node_config_spec(pool(podStart={"maxParallelImagePulls": 1, "fastImagePull": False}))["kubelet"] == {
-        "config": {"serializeImagePulls": True}}
+        "config": {"serializeImagePulls": True}
+    }
     assert "featureGates" not in node_config_spec(pool(podStart={"fastImagePull": False}))

@@ -2,6 +2,7 @@
 unset it is raised to the largest cold gang x 1.5 (rounded up to a minute), rendered into Kueue's configuration and
 shown in the preview; set below the estimate it is refused (exit 2) naming both figures; stacks without such pools
 keep the spec's value."""
+
 from __future__ import annotations
 
 import copy
@@ -38,8 +39,9 @@ def test_an_unset_timeout_is_raised_to_the_two_rack_cold_start_with_a_margin():
 
 
 def test_the_raised_timeout_is_what_kueue_runs_with():
-    (release,) = [r for r in recording(A4X).resources
-                  if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "kueue-chart"]
+    (release,) = [
+        r for r in recording(A4X).resources if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "kueue-chart"
+    ]
     config = yaml.safe_load(release.redacted_inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
     assert config["waitForPodsReady"]["timeout"] == "960s"
 

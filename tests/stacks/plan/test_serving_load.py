@@ -1,10 +1,16 @@
 """vLLM v0.10.0's runai_streamer reads the whole checkpoint in every rank, so a node's load grows with its ranks; the
 rendered startup probe (and Kueue's pods-ready timeout, which follows it) must outlast that estimate."""
+
 from __future__ import annotations
 
 from stacks.plan.serving import model_card
-from stacks.plan.serving_load import (PROBE_HEADROOM, STARTUP_PROBE_FAILURES, bytes_per_node_gb, startup_probe_failures,
-                                      weights_load_s)
+from stacks.plan.serving_load import (
+    PROBE_HEADROOM,
+    STARTUP_PROBE_FAILURES,
+    bytes_per_node_gb,
+    startup_probe_failures,
+    weights_load_s,
+)
 from tests.render.test_serving_render import _plan
 from tests.support.helm.examples import rendered
 

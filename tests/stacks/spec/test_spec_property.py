@@ -1,4 +1,5 @@
 """Property tests for the stack loader: it is total (only SpecError escapes), and valid-by-construction specs pass."""
+
 from __future__ import annotations
 
 import copy
@@ -21,26 +22,57 @@ CAT = load_catalog()
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 GKE_BASELINE: dict[str, Any] = {
-    "cloud": "gcp", "region": "us-central1", "project": "ml-platform-prod",
+    "cloud": "gcp",
+    "region": "us-central1",
+    "project": "ml-platform-prod",
     "labels": {"team": "ml"},
     "cluster": {"name": "ml-train", "authorizedNetworks": ["203.0.113.0/24"], "systemPool": {"maxNodes": 3}},
     "nodePools": [
-        {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 4, "multiNode": True,
-         "capacity": {"type": "reservation", "reservation": "h100-res"}, "labels": {"example.com/team": "ml"},
-         "taints": [{"key": "dedicated", "value": "train", "effect": "NoSchedule"}],
-         "upgrade": {"maxSurge": 0, "maxUnavailable": 1}},
-        {"name": "t4", "machineType": "n1-standard-8", "accelerator": {"type": "nvidia-tesla-t4", "count": 2},
-         "zones": ["us-central1-b", "us-central1-c"], "minNodes": 1, "maxNodes": 8, "capacity": {"type": "spot"}},
+        {
+            "name": "h100",
+            "machineType": "a3-highgpu-8g",
+            "zones": ["us-central1-a"],
+            "maxNodes": 4,
+            "multiNode": True,
+            "capacity": {"type": "reservation", "reservation": "h100-res"},
+            "labels": {"example.com/team": "ml"},
+            "taints": [{"key": "dedicated", "value": "train", "effect": "NoSchedule"}],
+            "upgrade": {"maxSurge": 0, "maxUnavailable": 1},
+        },
+        {
+            "name": "t4",
+            "machineType": "n1-standard-8",
+            "accelerator": {"type": "nvidia-tesla-t4", "count": 2},
+            "zones": ["us-central1-b", "us-central1-c"],
+            "minNodes": 1,
+            "maxNodes": 8,
+            "capacity": {"type": "spot"},
+        },
     ],
 }
 EKS_BASELINE: dict[str, Any] = {
-    "cloud": "aws", "region": "us-east-1", "accountId": "012345678901",
-    "cluster": {"name": "ml-train", "kubernetesVersion": "1.34",
-                "subnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"}},
-    "nodePools": [{"name": "h100", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "maxNodes": 4,
-                   "multiNode": True,
-                   "capacity": {"type": "reservation", "reservation": "cr-0123456789abcdef0",
-                                "reservationKind": "capacity-block"}}],
+    "cloud": "aws",
+    "region": "us-east-1",
+    "accountId": "012345678901",
+    "cluster": {
+        "name": "ml-train",
+        "kubernetesVersion": "1.34",
+        "subnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
+    },
+    "nodePools": [
+        {
+            "name": "h100",
+            "machineType": "p5.48xlarge",
+            "zones": ["us-east-1a"],
+            "maxNodes": 4,
+            "multiNode": True,
+            "capacity": {
+                "type": "reservation",
+                "reservation": "cr-0123456789abcdef0",
+                "reservationKind": "capacity-block",
+            },
+        }
+    ],
 }
 
 
@@ -48,18 +80,63 @@ def _aliases(model) -> list[str]:
     return [f.alias or n for n, f in model.model_fields.items()]
 
 
-KNOWN_KEYS = sorted({*_aliases(StackSpec), *_aliases(ClusterSpec), *_aliases(NodePool), "type", "count", "key",
-                     "value", "effect", "reservation", "maxSurge", "maxUnavailable", "machineType"})
-PLAUSIBLE_STRINGS = sorted({
-    "gcp", "aws", "gke", "spot", "on-demand", "reservation", "NoSchedule", "RAPID", "existing", "create", "1.34",
-    "0.0.0.0/0", "::/0", "10.0.0.0/8", "gpu-cluster/pool", "nvidia.com/gpu", "cr-0123456789abcdef0",
-    "subnet-0123456789abcdef0", "capacity-block", "us-east-1a", "use1-az1", "", " ", "a" * 70,
-    *(m for c in Cloud for m in CAT.machine_types(c)), *(a for (_, a) in CAT.attachable),
-    *(r for (_, r) in CAT.regions), *(z for zs in CAT.regions.values() for z in zs),
-})
+KNOWN_KEYS = sorted(
+    {
+        *_aliases(StackSpec),
+        *_aliases(ClusterSpec),
+        *_aliases(NodePool),
+        "type",
+        "count",
+        "key",
+        "value",
+        "effect",
+        "reservation",
+        "maxSurge",
+        "maxUnavailable",
+        "machineType",
+    }
+)
+PLAUSIBLE_STRINGS = sorted(
+    {
+        "gcp",
+        "aws",
+        "gke",
+        "spot",
+        "on-demand",
+        "reservation",
+        "NoSchedule",
+        "RAPID",
+        "existing",
+        "create",
+        "1.34",
+        "0.0.0.0/0",
+        "::/0",
+        "10.0.0.0/8",
+        "gpu-cluster/pool",
+        "nvidia.com/gpu",
+        "cr-0123456789abcdef0",
+        "subnet-0123456789abcdef0",
+        "capacity-block",
+        "us-east-1a",
+        "use1-az1",
+        "",
+        " ",
+        "a" * 70,
+        *(m for c in Cloud for m in CAT.machine_types(c)),
+        *(a for (_, a) in CAT.attachable),
+        *(r for (_, r) in CAT.regions),
+        *(z for zs in CAT.regions.values() for z in zs),
+    }
+)
 
-json_leaf = (st.none() | st.booleans() | st.integers(-(2 ** 64), 2 ** 64) | st.floats(allow_nan=True)
-             | st.text(max_size=12) | st.sampled_from(PLAUSIBLE_STRINGS))
+json_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**64), 2**64)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=12)
+    | st.sampled_from(PLAUSIBLE_STRINGS)
+)
 json_key = st.sampled_from(KNOWN_KEYS) | st.text(max_size=10)
 json_like = st.recursive(
     json_leaf,
@@ -153,8 +230,9 @@ def _priced_options(cloud: Cloud, region: str) -> list[tuple[str, str | None, in
         if (cloud, machine_type) in CAT.machines:
             shapes = [(None, None)]
         else:
-            shapes = [(gpu.accelerator, n) for gpu in CAT.attachable_gpus(cloud, machine_type)
-                      for n in gpu.allowed_counts]
+            shapes = [
+                (gpu.accelerator, n) for gpu in CAT.attachable_gpus(cloud, machine_type) for n in gpu.allowed_counts
+            ]
         for accelerator, count in shapes:
             machine = CAT.resolve(cloud, machine_type, accelerator, count)
             # flex-start pools have rules of their own (minNodes 0, Kueue only): tests/stacks/validate's queued cases
@@ -178,16 +256,28 @@ def valid_pool(draw, cloud: Cloud, region: str, name: str, subnet_zones: list[st
     machine_type, accelerator, count, capacity = draw(st.sampled_from(OPTIONS[(cloud, region)]))
     machine = CAT.resolve(cloud, machine_type, accelerator, count)
     offered = CAT.offered_zones(cloud, machine)  # a zone the catalog's sources list, where they list any
-    zones_pool = [z for z in (subnet_zones if cloud == Cloud.AWS else CAT.zones(cloud, region))
-                  if offered is None or z in offered.zones]
+    zones_pool = [
+        z
+        for z in (subnet_zones if cloud == Cloud.AWS else CAT.zones(cloud, region))
+        if offered is None or z in offered.zones
+    ]
     multi_node = draw(st.booleans()) and not (cloud == Cloud.AWS and machine.efa_interfaces == 0)
-    zones = (draw(st.sampled_from(zones_pool)),) if multi_node else \
-        draw(st.lists(st.sampled_from(zones_pool), min_size=1, max_size=len(zones_pool), unique=True))
+    zones = (
+        (draw(st.sampled_from(zones_pool)),)
+        if multi_node
+        else draw(st.lists(st.sampled_from(zones_pool), min_size=1, max_size=len(zones_pool), unique=True))
+    )
     limit = GKE_COMPACT_PLACEMENT_MAX_NODES if multi_node and cloud == Cloud.GCP else 1000
     max_nodes = draw(st.integers(1, limit))
-    pool: dict[str, Any] = {"name": name, "machineType": machine_type, "zones": list(zones), "maxNodes": max_nodes,
-                            "minNodes": draw(st.integers(0, max_nodes)), "multiNode": multi_node,
-                            "diskSizeGib": draw(st.integers(50, 65536))}
+    pool: dict[str, Any] = {
+        "name": name,
+        "machineType": machine_type,
+        "zones": list(zones),
+        "maxNodes": max_nodes,
+        "minNodes": draw(st.integers(0, max_nodes)),
+        "multiNode": multi_node,
+        "diskSizeGib": draw(st.integers(50, 65536)),
+    }
     if accelerator is not None:
         pool["accelerator"] = {"type": accelerator, "count": count}
     elif cloud == Cloud.GCP and draw(st.booleans()):
@@ -205,13 +295,23 @@ def valid_pool(draw, cloud: Cloud, region: str, name: str, subnet_zones: list[st
         upgrades = [u for u in upgrades if u[1] >= 1]
     surge, unavailable = draw(st.sampled_from(upgrades))
     pool["upgrade"] = {"maxSurge": surge, "maxUnavailable": unavailable}
-    label_keys = draw(st.lists(st.tuples(st.sampled_from(["", "example.com/", "team.acme.io/"]), label_name)
-                               .map("".join), max_size=3, unique=True))
+    label_keys = draw(
+        st.lists(
+            st.tuples(st.sampled_from(["", "example.com/", "team.acme.io/"]), label_name).map("".join),
+            max_size=3,
+            unique=True,
+        )
+    )
     pool["labels"] = {k: draw(label_value) for k in label_keys}
     taint_keys = draw(st.lists(label_name.filter(lambda k: k != "nvidia.com/gpu"), max_size=3, unique=True))
-    pool["taints"] = [{"key": k, "value": draw(label_value),
-                       "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"]))}
-                      for k in taint_keys]
+    pool["taints"] = [
+        {
+            "key": k,
+            "value": draw(label_value),
+            "effect": draw(st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])),
+        }
+        for k in taint_keys
+    ]
     return pool
 
 
@@ -231,11 +331,17 @@ def valid_config(draw) -> dict[str, Any]:
         cluster["kubernetesVersion"] = draw(st.sampled_from(EKS_VERSIONS))
         if draw(st.booleans()):
             cfg["accountId"] = draw(st.from_regex(r"[0-9]{12}", fullmatch=True))
-    networks = draw(st.lists(st.ip_addresses(v=4).map(lambda a: str(ipaddress.ip_network(f"{a}/24", strict=False))),
-                             max_size=3))
+    networks = draw(
+        st.lists(st.ip_addresses(v=4).map(lambda a: str(ipaddress.ip_network(f"{a}/24", strict=False))), max_size=3)
+    )
     cluster["authorizedNetworks"] = networks
-    cfg["labels"] = draw(st.dictionaries(st.from_regex(r"[a-z][-_a-z0-9]{0,20}", fullmatch=True),
-                                         st.from_regex(r"[-_a-z0-9]{0,20}", fullmatch=True), max_size=3))
+    cfg["labels"] = draw(
+        st.dictionaries(
+            st.from_regex(r"[a-z][-_a-z0-9]{0,20}", fullmatch=True),
+            st.from_regex(r"[-_a-z0-9]{0,20}", fullmatch=True),
+            max_size=3,
+        )
+    )
     cfg["cluster"] = cluster
     names = draw(st.lists(dns_label, min_size=1, max_size=4, unique=True))
     cfg["nodePools"] = [draw(valid_pool(cloud, region, name, subnet_zones)) for name in names]

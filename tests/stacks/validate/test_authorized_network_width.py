@@ -1,4 +1,5 @@
 """``cluster.authorizedNetworks`` wider than a /16 is a warning (wider than a /8 is an error: spec error cases)."""
+
 from __future__ import annotations
 
 from tests.support.spec.cases import config_for
@@ -11,7 +12,8 @@ def test_a_network_wider_than_a_slash_16_is_warned_about():
         "warning: gpu-cluster:cluster.authorizedNetworks[0]: 1,048,576 addresses may reach the Kubernetes API\n"
         "  received: '10.0.0.0/12'\n"
         "  allowed:  /16 or narrower is what an office or VPN needs\n"
-        "  fix:      narrow it to the ranges that run kubectl/pulumi"]
+        "  fix:      narrow it to the ranges that run kubectl/pulumi"
+    ]
 
 
 def test_a_slash_16_passes_quietly():

@@ -3,6 +3,7 @@
 The rows live in ``tests/support/spec/error_cases/cluster.py`` (the program-level test in
 ``test_spec_errors_register_nothing.py`` runs them too); a row fails when its message changes.
 """
+
 from __future__ import annotations
 
 import pytest

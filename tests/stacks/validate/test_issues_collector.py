@@ -1,4 +1,5 @@
 """The one way validation reports a problem: ``Issues`` scopes build the config path, name the pool, keep order."""
+
 from __future__ import annotations
 
 from stacks.validate.issues import Issues, SpecIssue, pool_subject
@@ -6,10 +7,23 @@ from stacks.validate.issues import Issues, SpecIssue, pool_subject
 
 def test_an_error_below_nested_scopes_has_the_path_as_the_user_writes_it():
     issues = Issues()
-    issues.at("cluster").at("subnets").error("us-east-1b", "not an EC2 subnet ID", "subnet-xyz",
-                                             allowed="subnet- followed by 8 or 17 hex digits", fix="copy the ID")
-    assert issues.found == [SpecIssue("gpu-cluster:cluster.subnets.us-east-1b", "not an EC2 subnet ID", "subnet-xyz",
-                                      "subnet- followed by 8 or 17 hex digits", "copy the ID", warning=False)]
+    issues.at("cluster").at("subnets").error(
+        "us-east-1b",
+        "not an EC2 subnet ID",
+        "subnet-xyz",
+        allowed="subnet- followed by 8 or 17 hex digits",
+        fix="copy the ID",
+    )
+    assert issues.found == [
+        SpecIssue(
+            "gpu-cluster:cluster.subnets.us-east-1b",
+            "not an EC2 subnet ID",
+            "subnet-xyz",
+            "subnet- followed by 8 or 17 hex digits",
+            "copy the ID",
+            warning=False,
+        )
+    ]
 
 
 def test_list_indexes_render_in_brackets_and_a_field_may_be_several_steps_or_none():
@@ -17,8 +31,10 @@ def test_list_indexes_render_in_brackets_and_a_field_may_be_several_steps_or_non
     queues = issues.at("scheduling", "queues")
     queues.error((2, "quotas", 0, "pool"), "no GPU pool with this name")
     queues.at(1, "namespace").error(None, "namespace is reserved for the system")
-    assert [i.path for i in issues.found] == ["gpu-cluster:scheduling.queues[2].quotas[0].pool",
-                                              "gpu-cluster:scheduling.queues[1].namespace"]
+    assert [i.path for i in issues.found] == [
+        "gpu-cluster:scheduling.queues[2].quotas[0].pool",
+        "gpu-cluster:scheduling.queues[1].namespace",
+    ]
 
 
 def test_warn_marks_a_warning_and_error_does_not():

@@ -1,5 +1,6 @@
 """Messages stay readable at the edges: long values shortened, a mapping given a scalar explained
 with an example, ``received: null``, NaN with its range, pools named, reservation pools never told to grow."""
+
 from __future__ import annotations
 
 import copy
@@ -27,9 +28,10 @@ def test_a_mapping_given_a_scalar_names_its_keys_and_shows_an_example():
         "error: gpu-cluster:nodePools[0].capacity: pool 'h100': must be a mapping of settings, not a single value",
         "  received: 'spot'",
         "  allowed:  a mapping with the keys type, reservation, reservationProject, reservationKind, reservationBlock, "
-            "ultraserverType, placementGroup, reservedNodes, window, upfrontFeeUsd, rollNodes, placementPolicy, … "
-            "(15 in all)",
-        "  fix:      write capacity: {type: spot}"]
+        "ultraserverType, placementGroup, reservedNodes, window, upfrontFeeUsd, rollNodes, placementPolicy, … "
+        "(15 in all)",
+        "  fix:      write capacity: {type: spot}",
+    ]
     assert "Capacity" not in error  # never the internal class name
 
 
@@ -43,7 +45,10 @@ def test_null_shows_received_null():
     (error,) = errors_of(edits(GKE_BASELINE, {"nodePools[0].maxNodes": None}))
     assert error.splitlines() == [
         "error: gpu-cluster:nodePools[0].maxNodes: pool 'h100': no value (null or an empty key)",
-        "  received: null", "  allowed:  a whole number", "  fix:      write a value"]
+        "  received: null",
+        "  allowed:  a whole number",
+        "  fix:      write a value",
+    ]
 
 
 def test_null_in_json_is_null_not_a_string():
@@ -59,33 +64,47 @@ def test_nan_is_strict_json_in_the_issue():
 
 
 def test_zone_errors_name_the_pool():
-    cfg = edits(GKE_BASELINE, {"nodePools[0].zones": ["us-east1-b", "us-central1-a", "us-central1-a"],
-                               "nodePools[0].multiNode": True})
+    cfg = edits(
+        GKE_BASELINE,
+        {"nodePools[0].zones": ["us-east1-b", "us-central1-a", "us-central1-a"], "nodePools[0].multiNode": True},
+    )
     assert_pool_issues_name_their_pool(cfg)
     assert all("pool 'h100'" in e for e in errors_of(cfg))
 
 
 def test_quota_over_capacity_names_the_pool_and_its_max_nodes():
-    (error,) = errors_of(edits(GKE_TEAMS, {"scheduling.queues[0].quotas[1].gpus": 10,
-                                           "scheduling.queues[0].quotas[1].borrowingLimit": 0}))
+    (error,) = errors_of(
+        edits(
+            GKE_TEAMS, {"scheduling.queues[0].quotas[1].gpus": 10, "scheduling.queues[0].quotas[1].borrowingLimit": 0}
+        )
+    )
     assert "nominal quotas in pool 'l4' add up to 14 GPUs" in error
     assert "(nodePools[1].maxNodes: 4 × 2 = 8)" in error or "nodePools[1].maxNodes" in error
     assert "raise nodePools[1].maxNodes to" in error
 
 
 def test_quota_over_a_reservation_pool_never_asks_to_raise_its_max_nodes():
-    cfg = edits(GKE_TEAMS, {"nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res"},
-                            "scheduling.queues[0].quotas[0].gpus": 30})
+    cfg = edits(
+        GKE_TEAMS,
+        {
+            "nodePools[0].capacity": {"type": "reservation", "reservation": "h100-res"},
+            "scheduling.queues[0].quotas[0].gpus": 30,
+        },
+    )
     (error,) = [e for e in errors_of(cfg) if "nominal quotas" in e]
     assert "raise" not in error and "maxNodes to" not in error
     assert error.splitlines()[-1] == (
         "  fix:      lower the quotas to 32 GPUs in total, or set scheduling.overcommit: true (pool 'h100' consumes "
-        "h100-res; it grows only with a larger reservation)")
+        "h100-res; it grows only with a larger reservation)"
+    )
 
 
 def test_a_list_given_a_scalar_shows_the_list_it_meant():
     (error,) = errors_of(edits(GKE_BASELINE, {"nodePools[0].zones": "us-central1-a"}))
-    assert error.splitlines()[0] == "error: gpu-cluster:nodePools[0].zones: pool 'h100': must be a list, not a single value"
+    assert (
+        error.splitlines()[0]
+        == "error: gpu-cluster:nodePools[0].zones: pool 'h100': must be a list, not a single value"
+    )
     assert error.splitlines()[-1] == "  fix:      write zones: [us-central1-a]"
 
 
@@ -95,14 +114,16 @@ def test_null_as_a_list_entry_is_an_issue_not_a_crash():
     assert error.splitlines()[:3] == [
         "error: gpu-cluster:nodePools[0].taints[0]: pool 'h100': no value (null or an empty key)",
         "  received: null",
-        "  allowed:  a list; each entry a mapping with: key, effect"]
+        "  allowed:  a list; each entry a mapping with: key, effect",
+    ]
 
 
 def test_a_scalar_as_a_list_entry_names_the_entry_keys_not_a_crash():
     """``imageMirrors: [false]`` (found by the spec property test)."""
     (error,) = errors_of(edits(GKE_BASELINE, {"cluster.imageMirrors": [False]}))
-    assert error.splitlines()[0] == ("error: gpu-cluster:cluster.imageMirrors[0]: must be a mapping of settings, "
-                                     "not a single value")
+    assert error.splitlines()[0] == (
+        "error: gpu-cluster:cluster.imageMirrors[0]: must be a mapping of settings, not a single value"
+    )
 
 
 def test_a_key_that_looks_like_a_pydantic_location_tag_is_reported_as_the_users_key():

@@ -1,5 +1,6 @@
 """Names are matched whole (``fullmatch``, not ``re.match`` with ``$``, which matches before a
 trailing newline) and no string of the config may carry a control character, whatever field it sits in."""
+
 from __future__ import annotations
 
 import pulumi
@@ -17,15 +18,28 @@ TRAILING_NEWLINE = [
     pytest.param(GKE_BASELINE, {"cluster.name": "ml-train\n"}, "gpu-cluster:cluster.name", id="cluster-name"),
     pytest.param(GKE_BASELINE, {"project": "ml-platform-prod\n"}, "gpu-cluster:project", id="project"),
     pytest.param({**EKS_BASELINE, "accountId": "123456789012\n"}, {}, "gpu-cluster:accountId", id="account-id"),
-    pytest.param(EKS_BASELINE, {"cluster.subnets.us-east-1a": "subnet-0123456789abcdef0\n"},
-                 "gpu-cluster:cluster.subnets.us-east-1a", id="subnet-id"),
+    pytest.param(
+        EKS_BASELINE,
+        {"cluster.subnets.us-east-1a": "subnet-0123456789abcdef0\n"},
+        "gpu-cluster:cluster.subnets.us-east-1a",
+        id="subnet-id",
+    ),
     pytest.param(GKE_BASELINE, {"labels": {"team": "ml\n"}}, "gpu-cluster:labels.team", id="cloud-label-value"),
-    pytest.param(GKE_BASELINE, {"nodePools[0].labels": {"team\n": "ml"}}, "gpu-cluster:nodePools[0].labels.team\\n",
-                 id="node-label-key"),
-    pytest.param(GKE_BASELINE, {"nodePools[0].taints": [{"key": "dedicated", "value": "ml\n", "effect": "NoSchedule"}]},
-                 "gpu-cluster:nodePools[0].taints[0].value", id="taint-value"),
-    pytest.param(GKE_TEAMS, {"scheduling.queues[0].name": "research\n"}, "gpu-cluster:scheduling.queues[0].name",
-                 id="queue-name"),
+    pytest.param(
+        GKE_BASELINE,
+        {"nodePools[0].labels": {"team\n": "ml"}},
+        "gpu-cluster:nodePools[0].labels.team\\n",
+        id="node-label-key",
+    ),
+    pytest.param(
+        GKE_BASELINE,
+        {"nodePools[0].taints": [{"key": "dedicated", "value": "ml\n", "effect": "NoSchedule"}]},
+        "gpu-cluster:nodePools[0].taints[0].value",
+        id="taint-value",
+    ),
+    pytest.param(
+        GKE_TEAMS, {"scheduling.queues[0].name": "research\n"}, "gpu-cluster:scheduling.queues[0].name", id="queue-name"
+    ),
 ]
 
 
@@ -33,9 +47,16 @@ TRAILING_NEWLINE = [
 def test_a_trailing_newline_is_refused_once_at_its_path(base, changes, path):
     errors = errors_of(edits(base, changes))
     assert [e.splitlines()[0] for e in errors] == [
-        f"error: {path}: " + ("pool 'h100': " if "nodePools[0]" in path and "name" not in path
-                              else "pool 'l4\\n': " if path.endswith("nodePools[0].name") else "")
-        + f"the {'key' if path.endswith(chr(92) + 'n') else 'value'} contains a control character (U+000A LINE FEED)"]
+        f"error: {path}: "
+        + (
+            "pool 'h100': "
+            if "nodePools[0]" in path and "name" not in path
+            else "pool 'l4\\n': "
+            if path.endswith("nodePools[0].name")
+            else ""
+        )
+        + f"the {'key' if path.endswith(chr(92) + 'n') else 'value'} contains a control character (U+000A LINE FEED)"
+    ]
 
 
 def test_a_partition_name_with_a_newline_is_refused():
@@ -43,11 +64,24 @@ def test_a_partition_name_with_a_newline_is_refused():
     cfg = edits(raw, {"scheduling.slurm.partitions": [{"name": "big\n", "pools": ["h100"]}]})
     assert [e.splitlines()[0] for e in errors_of(cfg)] == [
         "error: gpu-cluster:scheduling.slurm.partitions[0].name: the value contains a control character "
-        "(U+000A LINE FEED)"]
+        "(U+000A LINE FEED)"
+    ]
 
 
-@pytest.mark.parametrize("text", ["a\tb", "esc\x1b[31m", "nul\x00", "del\x7f", "c1\x85", "ls\u2028",
-                                  "rtl\u202eoverride", "zw\u200bspace", "bom\ufeff"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\tb",
+        "esc\x1b[31m",
+        "nul\x00",
+        "del\x7f",
+        "c1\x85",
+        "ls\u2028",
+        "rtl\u202eoverride",
+        "zw\u200bspace",
+        "bom\ufeff",
+    ],
+)
 def test_every_control_or_invisible_character_is_refused_in_any_string_field(text):
     cfg = edits(GKE_BASELINE, {"cluster.network": text})  # a field no pattern checks
     (error,) = errors_of(cfg)
@@ -69,8 +103,9 @@ def test_the_pool_label_with_a_newline_never_reaches_the_program():
     assert monitor.registered == []
 
 
-@pytest.mark.parametrize("check, text", [(valid_label_key, "team\n"), (valid_label_value, "ml\n"),
-                                         (valid_label_key, "example.com\n/team")])
+@pytest.mark.parametrize(
+    "check, text", [(valid_label_key, "team\n"), (valid_label_value, "ml\n"), (valid_label_key, "example.com\n/team")]
+)
 def test_label_syntax_is_matched_whole(check, text):
     assert not check(text) and check(text.replace("\n", ""))
 

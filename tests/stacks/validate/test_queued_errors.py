@@ -4,6 +4,7 @@ what they allow in ``scheduling`` (required topology-aware placement on an autos
 
 The pool rows live in ``tests/support/spec/error_cases/queued.py``; a row fails when its message changes.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -15,10 +16,19 @@ from tests.support.spec.cases import assert_every_issue_explains_itself, config_
 from tests.support.spec.error_cases.queued import CASES, KUEUE
 from stacks.validate.load import load_spec
 
-FLEX_POOL = {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "maxNodes": 8,
-             "multiNode": True, "capacity": {"type": "flex-start"}}
-TEAMS = {"workload": "kubeflow", "queues": [{"name": "research", "quotas": [{"pool": "h100", "gpus": 32}]}],
-         "topology": {"mode": "required", "level": "zone"}}
+FLEX_POOL = {
+    "name": "h100",
+    "machineType": "a3-highgpu-8g",
+    "zones": ["us-central1-a"],
+    "maxNodes": 8,
+    "multiNode": True,
+    "capacity": {"type": "flex-start"},
+}
+TEAMS = {
+    "workload": "kubeflow",
+    "queues": [{"name": "research", "quotas": [{"pool": "h100", "gpus": 32}]}],
+    "topology": {"mode": "required", "level": "zone"},
+}
 
 
 def _flex(changes=None) -> dict:
@@ -45,15 +55,21 @@ def test_flex_start_defaults_to_queued_provisioning_for_seven_days():
 
 
 def test_flex_start_without_queued_provisioning_is_a_plain_autoscaled_pool():
-    spec, _ = load_spec(_flex({"nodePools[0].capacity.queuedProvisioning": False,
-                               "scheduling.topology.mode": "preferred", "nodePools[0].capacity.maxRunHours": 24}))
+    spec, _ = load_spec(
+        _flex(
+            {
+                "nodePools[0].capacity.queuedProvisioning": False,
+                "scheduling.topology.mode": "preferred",
+                "nodePools[0].capacity.maxRunHours": 24,
+            }
+        )
+    )
     pool = spec.node_pools[0]
     assert queued_plan(spec.cloud, pool) is None and max_run_duration(pool) == "86400s"
 
 
 def test_eks_queued_pool_uses_the_cluster_autoscalers_atomic_class():
-    spec, _ = load_spec(config_for("eks", {"nodePools[0].capacity": {"queuedProvisioning": True},
-                                           "scheduling": KUEUE}))
+    spec, _ = load_spec(config_for("eks", {"nodePools[0].capacity": {"queuedProvisioning": True}, "scheduling": KUEUE}))
     plan = queued_plan(spec.cloud, spec.node_pools[0])
     assert plan is not None and plan.provisioning_class == ATOMIC_SCALE_UP_CLASS and plan.max_run_seconds is None
 
@@ -67,7 +83,8 @@ def test_required_placement_is_allowed_on_an_autoscaled_queued_pool_and_refused_
         "  received: 'required'\n"
         "  allowed:  preferred or none (or minNodes = maxNodes, or capacity.queuedProvisioning, on those pools)\n"
         "  fix:      use topology.mode: preferred, set minNodes equal to maxNodes (e.g. on a reservation), or turn on "
-        "queued provisioning (GKE: capacity.type flex-start)"]
+        "queued provisioning (GKE: capacity.type flex-start)"
+    ]
 
 
 def test_required_block_placement_on_a_queued_a3_high_pool_is_refused():
@@ -78,7 +95,8 @@ def test_required_block_placement_on_a_queued_a3_high_pool_is_refused():
         "  received: 'block'\n"
         "  allowed:  zone or host (or topology.mode: preferred)\n"
         "  fix:      use level: zone or host, or mode: preferred, or move those quotas to a pool with block labels "
-        "(GKE A3/A4, EKS p4d/p5/p6/g6e)"]
+        "(GKE A3/A4, EKS p4d/p5/p6/g6e)"
+    ]
 
 
 def test_slurm_cannot_use_a_queued_pool():
@@ -89,4 +107,5 @@ def test_slurm_cannot_use_a_queued_pool():
         "  received: 'h100'\n"
         "  allowed:  pools without queued provisioning (workload: slurm)\n"
         "  fix:      use workload: kubeflow, or set nodePools[0].capacity.queuedProvisioning: false (GKE: a capacity "
-        "type other than flex-start)"]
+        "type other than flex-start)"
+    ]

@@ -1,6 +1,7 @@
 """Bad serving sections: each case breaks one field of a valid example and checks what the user reads (config path,
 the numbers, what is allowed, the fix). The fit, SLO-evidence and protection checks each have a case that passes
 only while the check exists."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -37,8 +38,10 @@ def test_examples_have_no_serving_errors_and_flag_only_evidence_from_another_eng
     errors, warnings = _issues(GKE)
     assert errors == []
     # 405B: a TensorRT-LLM row only, and 8 ranks per node each streaming the whole checkpoint
-    assert sorted(w.path for w in warnings) == ["gpu-cluster:serving.services[1].modelUri",
-                                                "gpu-cluster:serving.services[1].server"]
+    assert sorted(w.path for w in warnings) == [
+        "gpu-cluster:serving.services[1].modelUri",
+        "gpu-cluster:serving.services[1].server",
+    ]
 
 
 def test_every_rank_streaming_the_whole_405b_checkpoint_is_flagged_with_the_bytes_and_the_probe():
@@ -49,8 +52,7 @@ def test_every_rank_streaming_the_whole_405b_checkpoint_is_flagged_with_the_byte
 
 
 def test_llama_70b_bf16_on_one_h100_is_refused_with_the_gib_missing():
-    raw = edits(GKE, {(*SVC, "model"): "llama-3.1-70b", (*SVC, "precision"): "bf16",
-                      (*SVC, "maxConcurrency"): 1})
+    raw = edits(GKE, {(*SVC, "model"): "llama-3.1-70b", (*SVC, "precision"): "bf16", (*SVC, "maxConcurrency"): 1})
     errors, _ = _issues(raw)
     assert len(errors) == 1
     e = errors[0]
@@ -63,8 +65,16 @@ def test_llama_70b_bf16_on_one_h100_is_refused_with_the_gib_missing():
 
 
 def test_the_same_model_on_two_h100s_fits():
-    raw = edits(GKE, {(*SVC, "model"): "llama-3.1-70b", (*SVC, "precision"): "bf16", (*SVC, "maxConcurrency"): 1,
-                      (*SVC, "gpusPerReplica"): 2, (*SVC, "replicas"): {"min": 1, "max": 4}})
+    raw = edits(
+        GKE,
+        {
+            (*SVC, "model"): "llama-3.1-70b",
+            (*SVC, "precision"): "bf16",
+            (*SVC, "maxConcurrency"): 1,
+            (*SVC, "gpusPerReplica"): 2,
+            (*SVC, "replicas"): {"min": 1, "max": 4},
+        },
+    )
     errors, _ = _issues(raw)
     assert [e for e in errors if "does not fit" in e.problem] == []
 
@@ -79,8 +89,9 @@ def test_an_slo_no_source_measured_is_flagged_no_evidence_not_guessed():
     _, warnings = _issues(edits(GKE, {(*SVC, "slo"): {"ttftP99Ms": 300, "tpotP99Ms": 20}}))
     flagged = [w for w in warnings if w.path.endswith("services[0].slo")]
     assert len(flagged) == 1
-    assert flagged[0].problem.startswith("no evidence: no measured run of llama-3.1-8b on H100_80GB in fp8 held p99 "
-                                         "TTFT ≤ 300 ms and TPOT ≤ 20 ms")
+    assert flagged[0].problem.startswith(
+        "no evidence: no measured run of llama-3.1-8b on H100_80GB in fp8 held p99 TTFT ≤ 300 ms and TPOT ≤ 20 ms"
+    )
 
 
 def test_a_custom_model_has_no_evidence():
@@ -101,9 +112,17 @@ def test_max_replicas_below_what_the_peak_needs_at_the_measured_throughput_is_re
 
 
 def test_evidence_from_another_engine_is_flagged():
-    raw = edits(GKE, {(*SVC, "model"): "llama-2-70b", (*SVC, "gpusPerReplica"): 2, (*SVC, "maxConcurrency"): 16,
-                      (*SVC, "replicas"): {"min": 2, "max": 4}, (*SVC, "slo"): {"ttftP99Ms": 2000, "tpotP99Ms": 200},
-                      (*SVC, "traffic", "peakRequestsPerSecond"): 10})
+    raw = edits(
+        GKE,
+        {
+            (*SVC, "model"): "llama-2-70b",
+            (*SVC, "gpusPerReplica"): 2,
+            (*SVC, "maxConcurrency"): 16,
+            (*SVC, "replicas"): {"min": 2, "max": 4},
+            (*SVC, "slo"): {"ttftP99Ms": 2000, "tpotP99Ms": 200},
+            (*SVC, "traffic", "peakRequestsPerSecond"): 10,
+        },
+    )
     errors, warnings = _issues(raw)
     assert errors == []
     assert any(w.path.endswith("server") and "measured with tensorrt-llm, not vllm" in w.problem for w in warnings)
@@ -118,8 +137,9 @@ def test_serving_on_a_spot_pool_is_refused():
 def test_serving_priority_not_above_training_is_refused():
     errors, _ = _issues(edits(GKE, {("serving", "priority"): 1000}))
     assert len(errors) == 1
-    assert errors[0].problem == ("not above training's highest priority class ('production': 1000), so training "
-                                 "could preempt serving")
+    assert errors[0].problem == (
+        "not above training's highest priority class ('production': 1000), so training could preempt serving"
+    )
 
 
 def test_scale_to_zero_is_refused():
@@ -129,20 +149,33 @@ def test_scale_to_zero_is_refused():
 
 def test_serving_plus_training_quota_beyond_the_pool_is_refused():
     errors, _ = _issues(edits(GKE, {(*SVC, "replicas", "max"): 9}))
-    assert any("training quotas (24 GPUs) + serving at max replicas (25 GPUs) = 49, more than the pool has at "
-               "maxNodes (6 × 8 = 48)" in e.problem for e in errors)
+    assert any(
+        "training quotas (24 GPUs) + serving at max replicas (25 GPUs) = 49, more than the pool has at "
+        "maxNodes (6 × 8 = 48)" in e.problem
+        for e in errors
+    )
 
 
 def test_a_serving_pool_inside_slurm_nodesets_is_refused():
-    raw = edits(GKE, {("scheduling",): {"workload": "slurm", "queues": [{"name": "research", "quotas": [
-        {"pool": "h100", "gpus": 24}]}]}})
+    raw = edits(
+        GKE,
+        {
+            ("scheduling",): {
+                "workload": "slurm",
+                "queues": [{"name": "research", "quotas": [{"pool": "h100", "gpus": 24}]}],
+            }
+        },
+    )
     errors, _ = _issues(raw)
     assert any(e.path == "gpu-cluster:serving.services[0].pool" and "Slurm NodeSet" in e.problem for e in errors)
 
 
 def test_multi_node_replicas_take_whole_nodes_of_a_multi_node_pool():
-    errors, _ = _issues(edits(GKE, {(*SVC, "nodesPerReplica"): 2, (*SVC, "gpusPerReplica"): 8,
-                                    (*SVC, "replicas"): {"min": 1, "max": 1}}))
+    errors, _ = _issues(
+        edits(
+            GKE, {(*SVC, "nodesPerReplica"): 2, (*SVC, "gpusPerReplica"): 8, (*SVC, "replicas"): {"min": 1, "max": 1}}
+        )
+    )
     assert [e.allowed for e in errors] == ["16"]
 
 
@@ -160,8 +193,11 @@ def test_a_replica_slower_to_start_than_the_ramp_is_warned_with_its_parts():
     raw = edits(EKS, {(*SVC, "replicas", "min"): 1, (*SVC, "traffic", "rampSeconds"): 60})
     _, warnings = _issues(raw)
     ramp = [w for w in warnings if w.path.endswith("traffic.rampSeconds")]
-    assert len(ramp) == 1 and "longer than the 60 s ramp" in ramp[0].problem and "weights and server start" in \
-        ramp[0].problem
+    assert (
+        len(ramp) == 1
+        and "longer than the 60 s ramp" in ramp[0].problem
+        and "weights and server start" in ramp[0].problem
+    )
 
 
 def test_the_eks_cold_start_counts_amps_30_s_scrape_and_a_keda_poll():

@@ -1,6 +1,7 @@
 """GKE serving routes through InferencePools whose CRD GKE installs itself from one version on (gpu-cluster does not
 create it there: a second create fails with AlreadyExists). A created cluster must pin a version at or above that
 floor; each case reads what the user sees: the path, the version received, the floor and its source."""
+
 from __future__ import annotations
 
 from typing import Any

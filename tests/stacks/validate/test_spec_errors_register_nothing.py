@@ -4,6 +4,7 @@ The tables (tests/support/spec/error_cases/, run by tests/stacks/validate/test_*
 each row goes through ``__main__.py`` under the recording engine, as `pulumi preview` would run it, and must raise
 ``pulumi.RunError`` with nothing registered.
 """
+
 from __future__ import annotations
 
 import pulumi

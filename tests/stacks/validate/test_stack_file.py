@@ -1,5 +1,6 @@
 """The one stack file reader (stacks/validate/stack_file.py, stacks/validate/yaml12.py): every input ends in a config map or a
 StackFileError with file, line and column, what was received, what is allowed and the fix."""
+
 from __future__ import annotations
 
 import math
@@ -30,6 +31,7 @@ def at(error: StackFileError) -> tuple[int, int]:
 
 
 # Reading: a file that cannot be read or parsed is refused -------------------------------------------------------------
+
 
 def test_yaml_syntax_error_names_line_and_column():
     error = refused("config:\n  gpu-cluster:zones: [us-central1-a\n")
@@ -103,6 +105,7 @@ def test_a_file_over_the_size_limit_is_refused_before_parsing(tmp_path: Path):
 
 # Keys that are not strings --------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("key, problem", [("1", "is a number"), ("~", "is null"), ("true", "is a boolean")])
 def test_a_key_that_is_not_a_string_is_refused(key, problem):
     error = refused(f"config:\n  gpu-cluster:labels:\n    {key}: x\n")
@@ -120,6 +123,7 @@ def test_duplicate_keys_are_refused_as_yaml_1_2_requires():
 
 
 # Aliases: cycles and bombs --------------------------------------------------------------------------------------------
+
 
 def test_a_self_referencing_anchor_is_refused():
     error = refused("config:\n  gpu-cluster:labels: &l {env: dev, self: *l}\n")
@@ -151,6 +155,7 @@ def test_the_expanded_size_counts_every_alias():
 
 # YAML 1.2, like the Pulumi CLI ----------------------------------------------------------------------------------------
 
+
 def test_dates_stay_strings():
     config = parse_stack_bytes(b"config:\n  myorg:reviewed: 2024-01-01\n  myorg:meta: {when: 2024-01-01}\n", WHERE)
     assert config == {"myorg:reviewed": "2024-01-01", "myorg:meta": {"when": "2024-01-01"}}
@@ -159,10 +164,22 @@ def test_dates_stay_strings():
 YAML_1_1_VS_1_2 = [
     # text, YAML 1.2 core schema (what we read), what PyYAML (YAML 1.1) read
     ("123456789012", 123456789012, 123456789012),
-    ("yes", "yes", True), ("on", "on", True), ("off", "off", False), ("no", "no", False), ("y", "y", "y"),
-    ("0777", 777, 511), ("0o17", 15, "0o17"), ("0x1F", 31, 31), ("1_000", "1_000", 1000),
-    ("2024-01-01", "2024-01-01", "date"), ("1:20", "1:20", 80), (".nan", "nan", "nan"), ("-.inf", -math.inf, -math.inf),
-    ("~", None, None), ("True", True, True), ("012345678901", 12345678901, "012345678901"),
+    ("yes", "yes", True),
+    ("on", "on", True),
+    ("off", "off", False),
+    ("no", "no", False),
+    ("y", "y", "y"),
+    ("0777", 777, 511),
+    ("0o17", 15, "0o17"),
+    ("0x1F", 31, 31),
+    ("1_000", "1_000", 1000),
+    ("2024-01-01", "2024-01-01", "date"),
+    ("1:20", "1:20", 80),
+    (".nan", "nan", "nan"),
+    ("-.inf", -math.inf, -math.inf),
+    ("~", None, None),
+    ("True", True, True),
+    ("012345678901", 12345678901, "012345678901"),
 ]
 
 
@@ -172,7 +189,11 @@ def test_nested_values_follow_yaml_1_2(text, yaml12, yaml11):
 
     value = parse_stack_bytes(f"config:\n  x:obj: {{v: {text}}}\n".encode(), WHERE)["x:obj"]["v"]
     old = yaml.safe_load(f"v: {text}")["v"]
-    assert (math.isnan(value) and math.isnan(old)) if yaml12 == "nan" else (value == yaml12 and type(value) is type(yaml12))
+    assert (
+        (math.isnan(value) and math.isnan(old))
+        if yaml12 == "nan"
+        else (value == yaml12 and type(value) is type(yaml12))
+    )
     if yaml11 == "date":
         assert type(old).__name__ == "date"
     elif yaml11 != "nan":

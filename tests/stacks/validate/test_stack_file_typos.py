@@ -1,5 +1,6 @@
 """A misspelled top-level key or config namespace is named with the key it should be, instead of the file reading as
 one without settings (every required setting then "missing", the typo never mentioned)."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,7 +26,9 @@ def test_a_misspelled_config_key_is_named_with_the_key_it_should_be():
 
 def test_a_misspelled_namespace_is_named_with_every_key_it_hides():
     issue = refused("config:\n  gpu-clustr:cloud: gcp\n  gpu-clustr:region: us-central1\n").issue
-    assert issue.problem == "unknown key 'gpu-clustr:cloud': unknown namespace 'gpu-clustr' (did you mean 'gpu-cluster'?)"
+    assert (
+        issue.problem == "unknown key 'gpu-clustr:cloud': unknown namespace 'gpu-clustr' (did you mean 'gpu-cluster'?)"
+    )
     assert issue.value == "gpu-clustr:cloud, gpu-clustr:region"
     assert issue.fix == "write gpu-cluster:cloud, gpu-cluster:region"
     assert issue.path == f"{WHERE}:2:21"  # the first misspelled key's line
@@ -36,9 +39,12 @@ def test_a_misspelled_provider_namespace_is_named_too():
     assert "unknown namespace 'gpc' (did you mean 'gcp'?)" in issue.problem
 
 
-@pytest.mark.parametrize("text", [
-    "config:\n" + VALID + "  random:seed: 1\n",  # another provider's namespace, nothing like ours
-    "secretsprovider: passphrase\nencryptionsalt: v1:abc\nconfig:\n" + VALID,  # Pulumi's own top-level keys
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "config:\n" + VALID + "  random:seed: 1\n",  # another provider's namespace, nothing like ours
+        "secretsprovider: passphrase\nencryptionsalt: v1:abc\nconfig:\n" + VALID,  # Pulumi's own top-level keys
+    ],
+)
 def test_other_namespaces_and_pulumis_own_keys_still_read(text):
     assert parse_stack_bytes(text.encode(), WHERE)["gpu-cluster:cloud"] == "gcp"

@@ -1,5 +1,6 @@
 """``stacks/validate/`` stays pure: it reads the spec, the catalog and the scheduling renderers, never Pulumi or the
 layers built on top of it (components, compose, preview, policies)."""
+
 from __future__ import annotations
 
 import ast
@@ -8,8 +9,17 @@ from pathlib import Path
 import pytest
 
 VALIDATION = Path(__file__).resolve().parents[3] / "stacks" / "validate"
-FORBIDDEN = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "pulumi_policy", "components", "compose",
-             "preview", "policies")
+FORBIDDEN = (
+    "pulumi",
+    "pulumi_aws",
+    "pulumi_gcp",
+    "pulumi_kubernetes",
+    "pulumi_policy",
+    "components",
+    "compose",
+    "preview",
+    "policies",
+)
 MAX_LINES = 400
 
 

@@ -2,6 +2,7 @@
 
 ``routes`` maps a path (query string ignored, except GCP's pageToken) to (status, body); a route whose body is
 ``SLOW`` answers only after the client's timeout, so the timeout path runs without any timed assert."""
+
 from __future__ import annotations
 
 import threading

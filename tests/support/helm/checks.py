@@ -1,5 +1,6 @@
 """Checks over rendered Helm releases: every object valid (Kubernetes 1.35 OpenAPI, or the CRD the stack's charts
 ship), no kind/namespace/name rendered twice (across releases and the program's own objects), no floating image."""
+
 from __future__ import annotations
 
 import functools
@@ -16,11 +17,27 @@ from tests.support.kube.crd_schemas import cel_errors_against, closed
 from tests.support.kube.schema import unwrap_secrets
 
 K8S_SCHEMA_VERSION = "1.35.0"
-CLUSTER_SCOPED = {"Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "PriorityClass",
-                  "StorageClass", "CSIDriver", "RuntimeClass", "IngressClass", "CustomResourceDefinition",
-                  "APIService", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-                  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy",
-                  "MutatingAdmissionPolicyBinding", "DeviceClass"}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "PriorityClass",
+    "StorageClass",
+    "CSIDriver",
+    "RuntimeClass",
+    "IngressClass",
+    "CustomResourceDefinition",
+    "APIService",
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionPolicyBinding",
+    "DeviceClass",
+}
 NOT_OBJECTS = {"Release", "Directory", "ConfigGroup", "ConfigFile", "Chart"}
 """Pulumi Kubernetes resource types that are not one Kubernetes object."""
 
@@ -32,12 +49,16 @@ def group_of(obj: dict[str, Any]) -> str:
 
 
 def crds_of(objects: Iterable[dict[str, Any]]) -> CRDs:
-    return {(c["spec"]["group"], c["spec"]["names"]["kind"]): c
-            for c in objects if c.get("kind") == "CustomResourceDefinition"}
+    return {
+        (c["spec"]["group"], c["spec"]["names"]["kind"]): c
+        for c in objects
+        if c.get("kind") == "CustomResourceDefinition"
+    }
 
 
 class _Key:
     """Hashable by identity: lets the validator cache hold one compiled schema per rendered CRD."""
+
     def __init__(self, crd: dict[str, Any]):
         self.crd = crd
 
@@ -100,8 +121,10 @@ def object_errors(obj: dict[str, Any], crds: CRDs) -> list[str]:
         schema = {v["name"]: v for v in crd["spec"]["versions"]}[version]["schema"]["openAPIV3Schema"]
         obj = as_admitted(obj, schema)
         cel, _ = cel_errors_against(obj, schema)
-        return [f"{what}: {'.'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
-                for e in validator.iter_errors(obj)] + [f"{what}: {m}" for m in cel]
+        return [
+            f"{what}: {'.'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
+            for e in validator.iter_errors(obj)
+        ] + [f"{what}: {m}" for m in cel]
     k8s = _k8s_validator(obj.get("apiVersion", ""), obj.get("kind", ""))
     if k8s is None:
         return [f"{what}: {obj.get('apiVersion')} is neither built in nor a CRD this stack installs"]
@@ -115,8 +138,9 @@ def _k8s_validator(api_version: str, kind: str) -> jsonschema.protocols.Validato
     version = f"v{K8S_SCHEMA_VERSION}-local-strict"
     group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     try:
-        schema = kv_utils.schema_contents(f"kubernetes-json-schema/{version}/{kind.lower()}-{group}.json",
-                                          K8S_SCHEMA_VERSION)
+        schema = kv_utils.schema_contents(
+            f"kubernetes-json-schema/{version}/{kind.lower()}-{group}.json", K8S_SCHEMA_VERSION
+        )
     except FileNotFoundError:
         return None
     registry = referencing.Resource.from_contents(schema) @ referencing.Registry()  # as kubernetes-validate does
@@ -126,8 +150,9 @@ def _k8s_validator(api_version: str, kind: str) -> jsonschema.protocols.Validato
 
 @functools.lru_cache(maxsize=None)
 def _k8s_definitions() -> Any:
-    return kv_utils.schema_contents(f"kubernetes-json-schema/v{K8S_SCHEMA_VERSION}-local-strict/_definitions.json",
-                                    K8S_SCHEMA_VERSION)
+    return kv_utils.schema_contents(
+        f"kubernetes-json-schema/v{K8S_SCHEMA_VERSION}-local-strict/_definitions.json", K8S_SCHEMA_VERSION
+    )
 
 
 def identity(obj: dict[str, Any], default_namespace: str, crds: CRDs) -> tuple[str, str, str, str]:
@@ -144,8 +169,12 @@ def program_objects(rec: Recording) -> list[dict[str, Any]]:
     name (Pulumi auto-names the others with a random suffix: they cannot collide)."""
     out = []
     for r in rec.resources:
-        if r.type.startswith("kubernetes:") and r.custom and r.type.rpartition(":")[2] not in NOT_OBJECTS \
-                and (r.inputs.get("metadata") or {}).get("name"):
+        if (
+            r.type.startswith("kubernetes:")
+            and r.custom
+            and r.type.rpartition(":")[2] not in NOT_OBJECTS
+            and (r.inputs.get("metadata") or {}).get("name")
+        ):
             out.append(unwrap_secrets(r.inputs))
     return out
 
@@ -200,5 +229,6 @@ def floating(ref: str) -> bool:
 
 
 def floating_images(objects: Iterable[dict[str, Any]]) -> list[str]:
-    return [f"{o['kind']} {o['metadata']['name']}{p}: {ref}" for o in objects for p, ref in image_refs(o)
-            if floating(ref)]
+    return [
+        f"{o['kind']} {o['metadata']['name']}{p}: {ref}" for o in objects for p, ref in image_refs(o) if floating(ref)
+    ]

@@ -1,5 +1,6 @@
 """The example stacks (and the GPU runtime matrix configs) recorded once and rendered once per Helm version per
 session, for the Helm release tests; the checks every rendered stack must pass, as one function."""
+
 from __future__ import annotations
 
 import functools
@@ -12,8 +13,15 @@ from tests.support.helm.binary import HELM3, HelmPin
 from tests.support.helm.installed_crds import installed_crds
 from tests.support.helm.checks import CRDs, crds_of, duplicates, floating_images, object_errors, program_objects
 from tests.support.spec.edit import edit
-from tests.support.helm.render import (RELEASE, crd_api_versions, kube_version, release_call, release_calls, render,
-                                        render_stack)
+from tests.support.helm.render import (
+    RELEASE,
+    crd_api_versions,
+    kube_version,
+    release_call,
+    release_calls,
+    render,
+    render_stack,
+)
 
 
 @functools.cache
@@ -58,8 +66,12 @@ def problems(stack: RenderedStack) -> list[str]:
     render, a floating image tag."""
     installed, unvalidated = installed_crds(stack.rec)  # CRDs from outside the releases (a pinned URL, GKE)
     crds = {**stack.crds, **installed}
-    out = [e for o in stack.objects if (o.get("apiVersion", "").rpartition("/")[0], o.get("kind")) not in unvalidated
-           for e in object_errors(o, crds)]
+    out = [
+        e
+        for o in stack.objects
+        if (o.get("apiVersion", "").rpartition("/")[0], o.get("kind")) not in unvalidated
+        for e in object_errors(o, crds)
+    ]
     namespaces = {c.resource: c.namespace for c in release_calls(stack.rec)}
     program = program_objects(stack.rec)
     out += duplicates({**stack.releases, "the program": program}, namespaces, crds)

@@ -4,6 +4,7 @@ when a cluster turns its Gateway controller on (the staged upstream v1.6.1 stand
 differ), and the InferencePool CRD GKE installs from the version serving stacks must pin (the staged upstream v1 CRD,
 ``stacks/validate/serving_gateway.py``; GKE's own copy may differ). GKE's policy kinds (GCPBackendPolicy, HealthCheckPolicy) have no staged schema: they are listed as known
 kinds and reported as not validated, never passed with a stand-in schema."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,11 +16,14 @@ from tests.conftest import require_shared
 from tests.support.helm.checks import CRDs, crds_of
 
 STAGED_URLS = {
-    "inference.networking.k8s.io_inferencepools.yaml":
-        "gateway-api-inference-extension/v1.6.0/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml",
+    "inference.networking.k8s.io_inferencepools.yaml": "gateway-api-inference-extension/v1.6.0/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml",
 }
-GATEWAY_API = ("gateway.networking.k8s.io_gatewayclasses.yaml", "gateway.networking.k8s.io_gateways.yaml",
-               "gateway.networking.k8s.io_httproutes.yaml", "gateway.networking.k8s.io_referencegrants.yaml")
+GATEWAY_API = (
+    "gateway.networking.k8s.io_gatewayclasses.yaml",
+    "gateway.networking.k8s.io_gateways.yaml",
+    "gateway.networking.k8s.io_httproutes.yaml",
+    "gateway.networking.k8s.io_referencegrants.yaml",
+)
 GKE_UNSTAGED = frozenset({("networking.gke.io", "GCPBackendPolicy"), ("networking.gke.io", "HealthCheckPolicy")})
 """Installed by GKE with the Gateway controller; no schema staged, so objects of these kinds are not validated."""
 
@@ -36,8 +40,7 @@ def installed_crds(rec: Recording) -> tuple[CRDs, frozenset[tuple[str, str]]]:
             name = str(r.inputs.get("file", "")).rsplit("/", 1)[-1]
             if name in STAGED_URLS:
                 docs.append(_staged(STAGED_URLS[name]))
-    gateway = any(r.type == "gcp:container/cluster:Cluster" and r.inputs.get("gatewayApiConfig")
-                  for r in rec.resources)
+    gateway = any(r.type == "gcp:container/cluster:Cluster" and r.inputs.get("gatewayApiConfig") for r in rec.resources)
     if gateway:
         docs += [_staged(f"gateway-api/v1.6.1/config/crd/standard/{f}") for f in GATEWAY_API]
         docs.append(_staged(STAGED_URLS["inference.networking.k8s.io_inferencepools.yaml"]))

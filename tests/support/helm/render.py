@@ -4,6 +4,7 @@
 Each distinct (helm, chart, values, namespace, name, kube version, API versions) is rendered once per session; the
 releases of a stack render in parallel (Helm is a separate process).
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,6 +35,7 @@ class RenderError(AssertionError):
 @dataclass(frozen=True)
 class ReleaseCall:
     """What Pulumi would hand Helm for one recorded Release."""
+
     resource: str
     """The Pulumi resource name (for messages)."""
     name: str
@@ -75,10 +77,15 @@ def release_call(res: Registered, kube: str, values: dict[str, Any] | None = Non
     inputs = res.inputs
     chart = str(inputs["chart"]).rsplit("/", 1)[-1]
     vals = plain(inputs.get("values") or {}) if values is None else values
-    return ReleaseCall(resource=res.name, name=str(inputs.get("name") or res.name),
-                       namespace=str(inputs.get("namespace") or "default"), chart_name=chart,
-                       chart=STAGED_AS.get(f"{chart}-{inputs['version']}", f"{chart}-{inputs['version']}"),
-                       values_json=json.dumps(vals, sort_keys=True), kube_version=kube)
+    return ReleaseCall(
+        resource=res.name,
+        name=str(inputs.get("name") or res.name),
+        namespace=str(inputs.get("namespace") or "default"),
+        chart_name=chart,
+        chart=STAGED_AS.get(f"{chart}-{inputs['version']}", f"{chart}-{inputs['version']}"),
+        values_json=json.dumps(vals, sort_keys=True),
+        kube_version=kube,
+    )
 
 
 def release_calls(rec: Recording) -> list[ReleaseCall]:
@@ -106,14 +113,24 @@ def render_text(call: ReleaseCall, api_versions: Sequence[str] = (), helm: HelmP
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=True) as values:
         values.write(call.values_json)
         values.flush()
-        cmd = [str(helm_path(helm)), "template", call.name, str(chart_dir(call)), "--namespace", call.namespace,
-               "--kube-version", f"v{call.kube_version}.0", "--include-crds", "--values", values.name]
+        cmd = [
+            str(helm_path(helm)),
+            "template",
+            call.name,
+            str(chart_dir(call)),
+            "--namespace",
+            call.namespace,
+            "--kube-version",
+            f"v{call.kube_version}.0",
+            "--include-crds",
+            "--values",
+            values.name,
+        ]
         for api in api_versions:
             cmd += ["--api-versions", api]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300)
     if proc.returncode != 0:
-        raise RenderError(f"helm {helm.version} template {call.chart} (release {call.resource}): "
-                          f"{proc.stderr.strip()}")
+        raise RenderError(f"helm {helm.version} template {call.chart} (release {call.resource}): {proc.stderr.strip()}")
     return proc.stdout
 
 
@@ -132,18 +149,26 @@ def render_stack(rec: Recording, helm: HelmPin = HELM3) -> dict[str, list[dict[s
     """Release resource name -> rendered objects, every release rendered with ``--api-versions`` for all the CRDs
     the stack's releases install (a first pass finds them)."""
     calls = release_calls(rec)
-    helm_path(helm)  # extract (cold cache) before any thread of the pool runs Helm: docs of tests/support/helm/binary.py
+    helm_path(
+        helm
+    )  # extract (cold cache) before any thread of the pool runs Helm: docs of tests/support/helm/binary.py
     with ThreadPoolExecutor(max_workers=2) as pool:
         first = list(pool.map(lambda c: render(c, (), helm), calls))
         apis = crd_api_versions([o for objs in first for o in objs])
         # a chart whose templates never ask .Capabilities.APIVersions renders the same either way: render it once
-        final = list(pool.map(lambda cf: render(cf[0], apis, helm) if asks_api_versions(cf[0].chart) else cf[1],
-                              zip(calls, first)))
+        final = list(
+            pool.map(
+                lambda cf: render(cf[0], apis, helm) if asks_api_versions(cf[0].chart) else cf[1], zip(calls, first)
+            )
+        )
     return {c.resource: objs for c, objs in zip(calls, final)}
 
 
 @functools.lru_cache(maxsize=None)
 def asks_api_versions(chart: str) -> bool:
     root = require_shared("charts", chart)
-    return any("APIVersions" in f.read_text(encoding="utf-8", errors="replace")
-               for f in root.rglob("*") if f.is_file() and f.suffix in (".yaml", ".tpl", ".yml"))
+    return any(
+        "APIVersions" in f.read_text(encoding="utf-8", errors="replace")
+        for f in root.rglob("*")
+        if f.is_file() and f.suffix in (".yaml", ".tpl", ".yml")
+    )

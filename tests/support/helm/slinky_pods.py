@@ -13,6 +13,7 @@ of ``catalog/data/secret-holding-images.csv``, so the tests can compare the two:
   ``slurm-config``); login mounts the SSH host keys and the ``sssdConfRef`` Secret.
 - NodeSet: slurmd holds slurm.key (and runs privileged); the ``logfile`` container only the log volume.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,8 +27,12 @@ def _secret_volume(name: str, secrets: list[str]) -> dict[str, Any]:
 
 def _container(name: str, spec: Any, mounts: list[str], **extra: Any) -> dict[str, Any]:
     spec = spec if isinstance(spec, dict) else {}
-    return {**spec, "name": name, "volumeMounts": [*(spec.get("volumeMounts") or []),
-                                                   *({"name": m, "mountPath": f"/{m}"} for m in mounts)], **extra}
+    return {
+        **spec,
+        "name": name,
+        "volumeMounts": [*(spec.get("volumeMounts") or []), *({"name": m, "mountPath": f"/{m}"} for m in mounts)],
+        **extra,
+    }
 
 
 def _ref(spec: dict[str, Any], key: str) -> str:
@@ -64,15 +69,18 @@ def slinky_pod(obj: dict[str, Any], objects: list[dict[str, Any]]) -> dict[str, 
         volumes.append(_secret_volume("slurm-etc", [_ref(spec, "slurmKeyRef"), _ref(spec, "jwtKeyRef"), password]))
         containers.append(_container("slurmdbd", spec.get("slurmdbd"), ["slurm-etc"]))
     elif kind == "LoginSet":
-        volumes += [_secret_volume("slurm-config", keys[:1]),
-                    _secret_volume("ssh-host-keys", [f"{obj['metadata']['name']}-ssh-host-keys"]),
-                    _secret_volume("sssd-conf", [_ref(spec, "sssdConfRef")])]
+        volumes += [
+            _secret_volume("slurm-config", keys[:1]),
+            _secret_volume("ssh-host-keys", [f"{obj['metadata']['name']}-ssh-host-keys"]),
+            _secret_volume("sssd-conf", [_ref(spec, "sssdConfRef")]),
+        ]
         inits.append(_container("initconf", spec.get("initconf"), ["slurm-config"]))
         containers.append(_container("login", spec.get("login"), ["ssh-host-keys", "sssd-conf"]))
     else:  # NodeSet: Slinky's operator runs slurmd privileged whatever the values say
         volumes.append(_secret_volume("slurm-config", keys[:1]))
-        containers.append(_container("slurmd", spec.get("slurmd"), ["slurm-config"],
-                                     securityContext={"privileged": True}))
+        containers.append(
+            _container("slurmd", spec.get("slurmd"), ["slurm-config"], securityContext={"privileged": True})
+        )
         if spec.get("logfile"):
             inits.append(_container("logfile", spec.get("logfile"), []))
     return {**pod, "volumes": volumes, "initContainers": inits, "containers": containers}

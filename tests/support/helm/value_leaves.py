@@ -2,6 +2,7 @@
 list/mapping) is changed in turn and the release rendered again; a leaf whose change leaves the output as it was
 is a silent no-op, unless ``RESTATED_DEFAULTS`` documents why it is kept. A value equal to the chart's default still
 changes the render when changed, so it passes: only values the templates never read are caught."""
+
 from __future__ import annotations
 
 import copy
@@ -17,9 +18,11 @@ DATA_MAPS = {("nodesets",), ("partitions",), ("configFiles",)}
 
 RESTATED_DEFAULTS: dict[tuple[str, str], str] = {
     # (chart, leaf pattern) -> why the value stays although changing it leaves the render as it was
-    ("cluster-autoscaler", "autoDiscovery.clusterName"):
-        "on AWS only a switch (non-empty turns tag discovery on, templates/deployment.yaml); the tags themselves are "
-        "given in autoDiscovery.tags, from the same discovery_tags() the node groups' ASG tags use",
+    (
+        "cluster-autoscaler",
+        "autoDiscovery.clusterName",
+    ): "on AWS only a switch (non-empty turns tag discovery on, templates/deployment.yaml); the tags themselves are "
+    "given in autoDiscovery.tags, from the same discovery_tags() the node groups' ASG tags use",
 }
 
 

@@ -1,4 +1,5 @@
 """Check rendered Helm values against a chart's default values.yaml, the way Helm merges them."""
+
 from __future__ import annotations
 
 import copy

@@ -5,6 +5,7 @@ cel-python as the API server evaluates them (``object``, ``request``, ``variable
 
 A CEL expression that fails to evaluate raises (with ``failurePolicy: Fail`` the API server would refuse the pod,
 but a test should hear about a broken expression, not count it as a refusal)."""
+
 from __future__ import annotations
 
 import functools
@@ -36,19 +37,33 @@ TENANT = "alice@example.com"
 """A team member: what a request is made as unless a test says otherwise."""
 
 
-def policy_failures(policy: dict[str, Any], pod: dict[str, Any], namespace: str,
-                    operation: str = "CREATE", resource: str = "pods", user: str = TENANT,
-                    old: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> list[str]:
+def policy_failures(
+    policy: dict[str, Any],
+    pod: dict[str, Any],
+    namespace: str,
+    operation: str = "CREATE",
+    resource: str = "pods",
+    user: str = TENANT,
+    old: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+) -> list[str]:
     """Messages of the policy's validations that refuse ``pod`` (any object) in ``namespace``, requested by ``user``;
     ``old``: the object before an UPDATE or the one a DELETE removes (``oldObject``; null otherwise, as the API server
     passes it; on DELETE ``object`` is null); ``options``: the request's options (DeleteOptions on DELETE)."""
     obj = {**pod, "metadata": {**pod.get("metadata", {}), "namespace": namespace}}
-    request = {"namespace": namespace, "operation": operation, "userInfo": {"username": user},
-               "resource": {"resource": resource.split("/")[0]},
-               **({"subResource": resource.split("/")[1]} if "/" in resource else {}),
-               **({"options": options} if options is not None else {})}
-    activation: dict[str, Any] = {"object": celpy.json_to_cel(None if operation == "DELETE" else obj), "request": celpy.json_to_cel(request),
-                                  "oldObject": celpy.json_to_cel(old)}
+    request = {
+        "namespace": namespace,
+        "operation": operation,
+        "userInfo": {"username": user},
+        "resource": {"resource": resource.split("/")[0]},
+        **({"subResource": resource.split("/")[1]} if "/" in resource else {}),
+        **({"options": options} if options is not None else {}),
+    }
+    activation: dict[str, Any] = {
+        "object": celpy.json_to_cel(None if operation == "DELETE" else obj),
+        "request": celpy.json_to_cel(request),
+        "oldObject": celpy.json_to_cel(old),
+    }
     variables: dict[Any, Any] = {}
     for var in policy["spec"].get("variables", []):
         activation["variables"] = celpy.celtypes.MapType(variables)
@@ -102,23 +117,41 @@ def psa_baseline_failures(pod: dict[str, Any]) -> list[str]:
 
 def _matches(policy: dict[str, Any], operation: str, resource: str) -> bool:
     wildcard = "*/*" if "/" in resource else "*"  # "*": every resource, "*/*": every subresource too
-    return any(operation in r["operations"] and (resource in r["resources"] or wildcard in r["resources"]
-                                                 or "*/*" in r["resources"])
-               for r in policy["spec"]["matchConstraints"]["resourceRules"])
+    return any(
+        operation in r["operations"]
+        and (resource in r["resources"] or wildcard in r["resources"] or "*/*" in r["resources"])
+        for r in policy["spec"]["matchConstraints"]["resourceRules"]
+    )
 
 
-def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], namespace: str,
-                       operation: str = "CREATE", resource: str = "pods", user: str = TENANT,
-                       old: dict[str, Any] | None = None, options: dict[str, Any] | None = None) -> list[str]:
+def admission_failures(
+    objects: Iterable[dict[str, Any]],
+    pod: dict[str, Any],
+    namespace: str,
+    operation: str = "CREATE",
+    resource: str = "pods",
+    user: str = TENANT,
+    old: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+) -> list[str]:
     """Why the admission chain refuses ``pod`` in ``namespace`` (empty: admitted), given the stack's Namespace,
     ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects. A namespace the stack does not create
     has no Pod Security label (privileged)."""
     objects = list(objects)
-    labels = next((o["metadata"].get("labels", {}) for o in objects
-                   if o["kind"] == "Namespace" and o["metadata"]["name"] == namespace), {})
+    labels = next(
+        (
+            o["metadata"].get("labels", {})
+            for o in objects
+            if o["kind"] == "Namespace" and o["metadata"]["name"] == namespace
+        ),
+        {},
+    )
     level = labels.get("pod-security.kubernetes.io/enforce", "privileged")
-    out = ([f"Pod Security {level}: {f}" for f in psa_baseline_failures(pod)]
-           if level != "privileged" and resource == "pods" else [])
+    out = (
+        [f"Pod Security {level}: {f}" for f in psa_baseline_failures(pod)]
+        if level != "privileged" and resource == "pods"
+        else []
+    )
     policies = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"}
     for b in (o for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"):
         if "Deny" not in b["spec"]["validationActions"] or not binding_selects(b, namespace):
@@ -133,8 +166,12 @@ def admission_failures(objects: Iterable[dict[str, Any]], pod: dict[str, Any], n
 
 def pod_from_template(template: dict[str, Any]) -> dict[str, Any]:
     """A Pod as a controller would create it from a pod template."""
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": dict(template.get("metadata", {})),
-            "spec": dict(template["spec"])}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": dict(template.get("metadata", {})),
+        "spec": dict(template["spec"]),
+    }
 
 
 # -- the objects of a recorded stack --------------------------------------------------------------------------
@@ -150,15 +187,23 @@ def k8s_objects(rec: Recording) -> list[dict[str, Any]]:
         _, api, kind = r.type.split(":")
         obj = plain(r.inputs)
         api_version = api.removeprefix("core/")
-        out.append({"apiVersion": api_version, "kind": kind, **{k: v for k, v in obj.items()
-                                                                 if k not in ("apiVersion", "kind")}})
+        out.append(
+            {
+                "apiVersion": api_version,
+                "kind": kind,
+                **{k: v for k, v in obj.items() if k not in ("apiVersion", "kind")},
+            }
+        )
     return out
 
 
 def team_pools(objects: list[dict[str, Any]]) -> dict[str, set[str]]:
     """Team namespace -> pools its queues have quota on (ClusterQueue selector + flavors -> flavor node labels)."""
-    flavors = {o["metadata"]["name"]: o["spec"].get("nodeLabels", {}).get("gpu-cluster/pool")
-               for o in objects if o["kind"] == "ResourceFlavor"}
+    flavors = {
+        o["metadata"]["name"]: o["spec"].get("nodeLabels", {}).get("gpu-cluster/pool")
+        for o in objects
+        if o["kind"] == "ResourceFlavor"
+    }
     out: dict[str, set[str]] = {}
     for cq in (o for o in objects if o["kind"] == "ClusterQueue"):
         ns = cq["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
@@ -170,14 +215,20 @@ def team_pools(objects: list[dict[str, Any]]) -> dict[str, set[str]]:
 def runtime_pods(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Pool -> the pod its torch runtime's JobSet would create (before the TrainJob's image override). Fleet runtimes
     (one per GPU model, no pool label) are in ``fleet_runtime_pods``."""
-    return {rt["metadata"]["labels"]["gpu-cluster/pool"]: runtime_pod(rt) for rt in objects
-            if rt["kind"] == "ClusterTrainingRuntime" and "gpu-cluster/pool" in rt["metadata"].get("labels", {})}
+    return {
+        rt["metadata"]["labels"]["gpu-cluster/pool"]: runtime_pod(rt)
+        for rt in objects
+        if rt["kind"] == "ClusterTrainingRuntime" and "gpu-cluster/pool" in rt["metadata"].get("labels", {})
+    }
 
 
 def fleet_runtime_pods(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Runtime name -> pod, for the fleet-wide runtimes (``fleet-<model>``) a fleet worker or manager installs."""
-    return {rt["metadata"]["name"]: runtime_pod(rt) for rt in objects
-            if rt["kind"] == "ClusterTrainingRuntime" and "gpu-cluster/pool" not in rt["metadata"].get("labels", {})}
+    return {
+        rt["metadata"]["name"]: runtime_pod(rt)
+        for rt in objects
+        if rt["kind"] == "ClusterTrainingRuntime" and "gpu-cluster/pool" not in rt["metadata"].get("labels", {})
+    }
 
 
 def runtime_pod(runtime: dict[str, Any]) -> dict[str, Any]:

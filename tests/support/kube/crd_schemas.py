@@ -2,6 +2,7 @@
 the OpenAPI v3 schema (objects closed: unknown fields are errors, unless ``x-kubernetes-preserve-unknown-fields``) and
 the CRD's CEL rules (``x-kubernetes-validations``, evaluated with cel-python; transition rules need an old object
 and are skipped)."""
+
 from __future__ import annotations
 
 import copy
@@ -17,45 +18,74 @@ import yaml
 from tests.conftest import require_shared
 
 CRD_FILES = {
-    ("kueue.x-k8s.io", "AdmissionCheck"):
-        "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_admissionchecks.yaml",
+    (
+        "kueue.x-k8s.io",
+        "AdmissionCheck",
+    ): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_admissionchecks.yaml",
     ("kueue.x-k8s.io", "ClusterQueue"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml",
     ("kueue.x-k8s.io", "Cohort"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml",
     ("kueue.x-k8s.io", "LocalQueue"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml",
-    ("kueue.x-k8s.io", "MultiKueueCluster"):
-        "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_multikueueclusters.yaml",
-    ("kueue.x-k8s.io", "MultiKueueConfig"):
-        "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_multikueueconfigs.yaml",
-    ("kueue.x-k8s.io", "ResourceFlavor"):
-        "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml",
+    (
+        "kueue.x-k8s.io",
+        "MultiKueueCluster",
+    ): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_multikueueclusters.yaml",
+    (
+        "kueue.x-k8s.io",
+        "MultiKueueConfig",
+    ): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_multikueueconfigs.yaml",
+    (
+        "kueue.x-k8s.io",
+        "ResourceFlavor",
+    ): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml",
     ("kueue.x-k8s.io", "Topology"): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_topologies.yaml",
-    ("kueue.x-k8s.io", "WorkloadPriorityClass"):
-        "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml",
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"):
-        "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml",
-    ("trainer.kubeflow.org", "TrainingRuntime"):
-        "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml",
-    ("trainer.kubeflow.org", "TrainJob"):
-        "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml",
+    (
+        "kueue.x-k8s.io",
+        "WorkloadPriorityClass",
+    ): "kueue/v0.19.2/config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml",
+    (
+        "trainer.kubeflow.org",
+        "ClusterTrainingRuntime",
+    ): "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml",
+    (
+        "trainer.kubeflow.org",
+        "TrainingRuntime",
+    ): "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml",
+    (
+        "trainer.kubeflow.org",
+        "TrainJob",
+    ): "kubeflow-trainer/v2.3.0/manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml",
     ("slinky.slurm.net", "LoginSet"): "slurm-operator/v1.2.1/config/crd/bases/slinky.slurm.net_loginsets.yaml",
     # serving
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"):
-        "lws/v0.10.0/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+    (
+        "leaderworkerset.x-k8s.io",
+        "LeaderWorkerSet",
+    ): "lws/v0.10.0/config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
     ("keda.sh", "ScaledObject"): "keda/v2.20.2/config/crd/bases/keda.sh_scaledobjects.yaml",
     ("keda.sh", "TriggerAuthentication"): "keda/v2.20.2/config/crd/bases/keda.sh_triggerauthentications.yaml",
-    ("gateway.networking.k8s.io", "Gateway"): "gateway-api/v1.6.1/config/crd/standard/gateway.networking.k8s.io_gateways.yaml",
-    ("gateway.networking.k8s.io", "HTTPRoute"):
-        "gateway-api/v1.6.1/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml",
-    ("inference.networking.k8s.io", "InferencePool"):
-        "gateway-api-inference-extension/v1.6.0/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml",
+    (
+        "gateway.networking.k8s.io",
+        "Gateway",
+    ): "gateway-api/v1.6.1/config/crd/standard/gateway.networking.k8s.io_gateways.yaml",
+    (
+        "gateway.networking.k8s.io",
+        "HTTPRoute",
+    ): "gateway-api/v1.6.1/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml",
+    (
+        "inference.networking.k8s.io",
+        "InferencePool",
+    ): "gateway-api-inference-extension/v1.6.0/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml",
 }
 
 
 CHART_CRD_FILES = {
-    ("kueue.x-k8s.io", "ProvisioningRequestConfig"):
-        "kueue-0.19.2/templates/crd/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
-    ("resource.nvidia.com", "ComputeDomain"):
-        "dra-driver-nvidia-gpu-v0.4.0/crds/resource.nvidia.com_computedomains.yaml",
+    (
+        "kueue.x-k8s.io",
+        "ProvisioningRequestConfig",
+    ): "kueue-0.19.2/templates/crd/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
+    (
+        "resource.nvidia.com",
+        "ComputeDomain",
+    ): "dra-driver-nvidia-gpu-v0.4.0/crds/resource.nvidia.com_computedomains.yaml",
 }
 """CRDs ``../shared/schemas`` holds no plain copy of: read from the pinned chart, where they are templated only in
 their metadata (a licence comment, labels, a cert-manager annotation), never in the schema."""
@@ -95,9 +125,12 @@ def closed(schema: Any) -> Any:
     out = {k: closed(v) for k, v in schema.items() if k != "x-kubernetes-validations"}
     if isinstance(out.get("pattern"), str) and out["pattern"].startswith("^(?i)"):
         # Go's RE2 (the API server) takes inline flags anywhere; Python's re only at the start: same pattern
-        out["pattern"] = "(?i)^" + out["pattern"][len("^(?i)"):]
-    if "properties" in out and "additionalProperties" not in out \
-            and not schema.get("x-kubernetes-preserve-unknown-fields"):
+        out["pattern"] = "(?i)^" + out["pattern"][len("^(?i)") :]
+    if (
+        "properties" in out
+        and "additionalProperties" not in out
+        and not schema.get("x-kubernetes-preserve-unknown-fields")
+    ):
         out["additionalProperties"] = False
     return out
 

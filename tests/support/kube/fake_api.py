@@ -8,6 +8,7 @@ Stricter than needed where the real server is strict: a wrong token gets 401, a 
 error and gets none (Go's HTTP server, which the API server is, takes the half-close for a closed connection
 and cancels the request).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,23 @@ def make_pki(directory: Path, name: str) -> None:
     openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=fake-cluster-ca")
     openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver")
     (directory / "san.ext").write_text(f"subjectAltName=DNS:{name}\n")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "server.crt", "-days", "1", "-extfile", "san.ext")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+    )
 
 
 @dataclass
@@ -73,9 +89,13 @@ class FakeKubeApi:
 
     def scale(self, name: str) -> dict:
         n = self.replicas[name]
-        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-                "metadata": {"name": name, "namespace": self.namespace},
-                "spec": {"replicas": n} if n else {}, "status": {"replicas": n}}
+        return {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {"name": name, "namespace": self.namespace},
+            "spec": {"replicas": n} if n else {},
+            "status": {"replicas": n},
+        }
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -148,10 +168,13 @@ L4 = f"{NODESET_PREFIX}l4"
 
 def programs_for(scaling: ScalingPlan, api: FakeKubeApi, sa_inside: str) -> dict[str, str]:
     """The rendered programs, pointed at ``api`` and at a service-account directory with its token and CA."""
+
     def point(text: str) -> str:
         assert text.count(f"API={API_ADDRESS}\n") == 1 and text.count(f"SA={SERVICE_ACCOUNT_DIR}\n") == 1
         return text.replace(f"API={API_ADDRESS}\n", f"API=127.0.0.1:{api.port}\n").replace(
-            f"SA={SERVICE_ACCOUNT_DIR}\n", f"SA={sa_inside}\n")
+            f"SA={SERVICE_ACCOUNT_DIR}\n", f"SA={sa_inside}\n"
+        )
+
     return {"slurm-resume": point(scaling.resume_script()), "slurm-suspend": point(scaling.suspend_script())}
 
 

@@ -1,5 +1,6 @@
 """Install order over a preview's resources (``preview --format json``: each resource's ``urn`` and ``dependsOn``):
 what a resource waits for, transitively, so tests can state "A is created before B"."""
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,13 @@ class Order:
 
     def k8s_objects(self) -> list[dict[str, Any]]:
         """Resources that are one Kubernetes object (a ``kubernetes:<group>/<version>:<Kind>`` with metadata)."""
-        return [r for r in self.by_urn.values() if r["type"].startswith("kubernetes:")
-                and not r["type"].startswith("kubernetes:helm.sh/") and "metadata" in r["inputs"]]
+        return [
+            r
+            for r in self.by_urn.values()
+            if r["type"].startswith("kubernetes:")
+            and not r["type"].startswith("kubernetes:helm.sh/")
+            and "metadata" in r["inputs"]
+        ]
 
 
 def kind_of(resource: dict[str, Any]) -> tuple[str, str]:

@@ -2,6 +2,7 @@
 reference): a pod selected by no Ingress policy accepts everything; a selected pod accepts a connection that some
 selecting policy's ingress rule allows (``from`` empty = any source; ``ports`` empty = any port). Selectors support
 ``matchLabels`` and ``matchExpressions`` (In / NotIn / Exists), enough for the policies the stack creates."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,11 @@ def selects(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:
         return False
     for e in selector.get("matchExpressions") or []:
         op, key, values = e["operator"], e["key"], e.get("values", [])
-        if (op == "In" and labels.get(key) not in values) or (op == "NotIn" and labels.get(key) in values) \
-                or (op == "Exists" and key not in labels):
+        if (
+            (op == "In" and labels.get(key) not in values)
+            or (op == "NotIn" and labels.get(key) in values)
+            or (op == "Exists" and key not in labels)
+        ):
             return False
     return True
 
@@ -37,8 +41,11 @@ def _peer_allowed(rule_from: list[dict[str, Any]] | None, src: Peer, dst_namespa
     for peer in rule_from:
         if "ipBlock" in peer:
             continue  # pod-to-pod traffic is judged by the selectors
-        ns_ok = (selects(peer["namespaceSelector"], src.ns_labels) if "namespaceSelector" in peer
-                 else src.namespace == dst_namespace)
+        ns_ok = (
+            selects(peer["namespaceSelector"], src.ns_labels)
+            if "namespaceSelector" in peer
+            else src.namespace == dst_namespace
+        )
         pod_ok = selects(peer.get("podSelector"), src.labels) if "podSelector" in peer else True
         if ns_ok and pod_ok:
             return True
@@ -46,9 +53,13 @@ def _peer_allowed(rule_from: list[dict[str, Any]] | None, src: Peer, dst_namespa
 
 
 def ingress_allowed(policies: Iterable[dict[str, Any]], src: Peer, dst: Peer, port: int) -> bool:
-    selecting = [p for p in policies if p["metadata"]["namespace"] == dst.namespace
-                 and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])
-                 and selects(p["spec"].get("podSelector"), dst.labels)]
+    selecting = [
+        p
+        for p in policies
+        if p["metadata"]["namespace"] == dst.namespace
+        and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])
+        and selects(p["spec"].get("podSelector"), dst.labels)
+    ]
     if not selecting:
         return True
     for p in selecting:

@@ -1,5 +1,6 @@
 """What the Kubernetes OpenAPI schema checks (``kubernetes_validate``) need: the version to validate against, and
 recorded inputs as the API server would see them."""
+
 from __future__ import annotations
 
 from typing import Any

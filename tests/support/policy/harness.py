@@ -1,6 +1,7 @@
 """Policy test helpers: baseline resources recorded from the real components, and the pack driven through the
 analyzer protocol in process (the SDK's servicer, with the CLI's config reconciliation). Change one field of a
 resource with ``with_props(r, edit(wire(r), "nodeConfig.taints[0].effect", "X"))`` (``tests.support.spec.edit``)."""
+
 from __future__ import annotations
 
 import copy
@@ -59,8 +60,16 @@ def with_props(r: Registered, props: dict[str, Any]) -> Registered:
 
 
 def fake(type_: str, name: str, props: dict[str, Any], parent: str = "", provider: str = "") -> Registered:
-    return Registered(type=type_, name=name, urn=f"urn:pulumi:test::gpu-cluster::{type_}::{name}", parent_urn=parent,
-                      custom=True, inputs=props, raw_inputs=to_struct(props), provider=provider)
+    return Registered(
+        type=type_,
+        name=name,
+        urn=f"urn:pulumi:test::gpu-cluster::{type_}::{name}",
+        parent_urn=parent,
+        custom=True,
+        inputs=props,
+        raw_inputs=to_struct(props),
+        provider=provider,
+    )
 
 
 class Pack:
@@ -80,7 +89,7 @@ class Pack:
     def _diags(response) -> list[tuple[str, str, str]]:
         out = []
         for d in response.diagnostics:
-            message = d.message[len(d.description) + 1:] if d.message.startswith(d.description + "\n") else d.message
+            message = d.message[len(d.description) + 1 :] if d.message.startswith(d.description + "\n") else d.message
             out.append((d.policyName, LEVELS[d.enforcementLevel], message))
         return out
 

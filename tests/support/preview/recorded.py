@@ -1,4 +1,5 @@
 """Lookups over a recording (see preview/engine.py) that fail loudly instead of passing on nothing."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,6 +3,7 @@
 
 Pure functions over source text, so the architecture test can feed them synthetic bad code and see it refused.
 """
+
 from __future__ import annotations
 
 import ast
@@ -23,8 +24,11 @@ class Import:
 
 def project_files(root: Path) -> list[Path]:
     """Every ``.py`` file of the project (all packages, ``__main__.py`` and the tests), sorted."""
-    return sorted(p for p in root.rglob("*.py")
-                  if not any(part.startswith(".") or part in SKIPPED_DIRS for part in p.relative_to(root).parts))
+    return sorted(
+        p
+        for p in root.rglob("*.py")
+        if not any(part.startswith(".") or part in SKIPPED_DIRS for part in p.relative_to(root).parts)
+    )
 
 
 GROUPS = {"stacks"}
@@ -65,7 +69,7 @@ def imports_in(source: str, package: list[str]) -> list[Import]:
             found += [Import(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - (node.level - 1)] if node.level > 1 else list(package)
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else list(package)
                 module = ".".join(base + ([node.module] if node.module else []))
                 names = [f"{module}.{a.name}" for a in node.names] if not node.module else [module]
                 found += [Import(name, node.lineno) for name in names]
@@ -90,8 +94,9 @@ def is_pulumi(module: str) -> bool:
     return top == "pulumi" or top.startswith("pulumi_")
 
 
-def refused_imports(unit: str, imports: Iterable[Import], allowed: Mapping[str, set[str]], units: set[str],
-                    pure: set[str]) -> list[str]:
+def refused_imports(
+    unit: str, imports: Iterable[Import], allowed: Mapping[str, set[str]], units: set[str], pure: set[str]
+) -> list[str]:
     """The imports of ``unit`` the table does not allow, as ``"line N: module (why)"``. A project unit may always
     import itself; a module outside the project is refused only when ``unit`` is pure and the module is Pulumi."""
     refused = []
@@ -122,7 +127,7 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
         state[node] = "open"
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == "open":
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state:
                 cycle = visit(nxt, path + [nxt])
                 if cycle:
@@ -156,7 +161,7 @@ def module_graph(sources: Mapping[str, tuple[str, list[str]]]) -> dict[str, set[
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
-                    base = package[:len(package) - (node.level - 1)] if node.level > 1 else list(package)
+                    base = package[: len(package) - (node.level - 1)] if node.level > 1 else list(package)
                     module = ".".join(base + ([node.module] if node.module else []))
                 else:
                     module = node.module or ""
@@ -171,5 +176,9 @@ def module_graph(sources: Mapping[str, tuple[str, list[str]]]) -> dict[str, set[
 
 def imported_names(source: str) -> list[tuple[str, str, int]]:
     """``(module, name, line)`` of every absolute ``from module import name`` (module level or in a function)."""
-    return [(node.module or "", alias.name, node.lineno) for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.ImportFrom) and not node.level for alias in node.names]
+    return [
+        (node.module or "", alias.name, node.lineno)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and not node.level
+        for alias in node.names
+    ]

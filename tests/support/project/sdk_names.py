@@ -6,6 +6,7 @@ it is runtime state or machinery the SDK does not export even without an undersc
 (``pulumi.runtime.settings.ROOT``, ``pulumi.runtime.config.CONFIG``, ``...SETTINGS``; found by resolving the name,
 so a new one is caught too) or one of ``INTERNAL`` (``pulumi.runtime.mocks.MockMonitor``, ...).
 """
+
 from __future__ import annotations
 
 import ast
@@ -16,10 +17,16 @@ from typing import Any
 
 from tests.support.project.import_graph import is_pulumi
 
-INTERNAL = frozenset({
-    "pulumi.runtime.mocks.MockMonitor", "pulumi.runtime.mocks.MockEngine", "pulumi.runtime.mocks.MockSettings",
-    "pulumi.runtime.settings.ROOT", "pulumi.runtime.settings.SETTINGS", "pulumi.runtime.config.CONFIG",
-})
+INTERNAL = frozenset(
+    {
+        "pulumi.runtime.mocks.MockMonitor",
+        "pulumi.runtime.mocks.MockEngine",
+        "pulumi.runtime.mocks.MockSettings",
+        "pulumi.runtime.settings.ROOT",
+        "pulumi.runtime.settings.SETTINGS",
+        "pulumi.runtime.config.CONFIG",
+    }
+)
 """Not exported from ``pulumi.runtime`` and not meant for programs; the ContextVar rule covers the globals as well,
 listed here so the check does not depend on importing the SDK."""
 

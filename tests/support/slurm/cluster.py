@@ -17,6 +17,7 @@ What the harness adds, and why (none of it changes scheduling):
 - ``sacctmgr add user root account=<each account>``: job submitters need an association (an admin's step, not the
   rendered script's).
 """
+
 from __future__ import annotations
 
 import re
@@ -137,17 +138,25 @@ class SlurmCluster:
         self.net = NodeNetwork(len(self.nodes) + len(self.spare), home=self.chroot.netns)
         self.ctl = None  # type: ignore[assignment]
         try:
-            self.ctl = SlurmController(self.chroot, values, self.slurm_key, self.dbd, name=f"cluster-{self.cluster}",
-                                       extra_conf=self._harness_conf, programs=self.programs)
+            self.ctl = SlurmController(
+                self.chroot,
+                values,
+                self.slurm_key,
+                self.dbd,
+                name=f"cluster-{self.cluster}",
+                extra_conf=self._harness_conf,
+                programs=self.programs,
+            )
             self._fix_files()
             if self.dbd is not None:
                 self._apply_accounts()
             for i, node in enumerate(self.nodes):  # one at a time: registration order is Slurm's node order,
-                self._start_slurmd(i, node)          # which decides placement among equal nodes
+                self._start_slurmd(i, node)  # which decides placement among equal nodes
                 _wait(f"slurmd {node.name} registered and idle", lambda: self._all_idle(i + 1), log=self._logs)
             if self.spare:  # the rendered Job: powered-down CLOUD records for the ordinals above minNodes
-                self.ctl.run_script("create-nodes.sh", cloud_nodes_script(self.plan.scaling.cloud_nodes(
-                    self.plan.nodesets)))
+                self.ctl.run_script(
+                    "create-nodes.sh", cloud_nodes_script(self.plan.scaling.cloud_nodes(self.plan.nodesets))
+                )
         except BaseException:
             self.stop()
             raise
@@ -174,14 +183,22 @@ class SlurmCluster:
             _stop(proc)
 
     def _harness_conf(self, inside: str) -> str:
-        return "\n".join([
-            "### TEST HARNESS: real slurmd daemons in network namespaces (tests/support/slurm/cluster.py) ###",
-            f"SlurmctldAddr={self.net.controller}",
-            f"SlurmdSpoolDir={inside}/spool/%n", f"SlurmdLogFile={inside}/slurmd-%n.log",
-            f"SlurmdPidFile={inside}/slurmd-%n.pid",
-            "ProctrackType=proctrack/pgid", "TaskPlugin=task/none", "JobAcctGatherType=jobacct_gather/none",
-            "SlurmdParameters=config_overrides",
-        ]) + "\n"
+        return (
+            "\n".join(
+                [
+                    "### TEST HARNESS: real slurmd daemons in network namespaces (tests/support/slurm/cluster.py) ###",
+                    f"SlurmctldAddr={self.net.controller}",
+                    f"SlurmdSpoolDir={inside}/spool/%n",
+                    f"SlurmdLogFile={inside}/slurmd-%n.log",
+                    f"SlurmdPidFile={inside}/slurmd-%n.pid",
+                    "ProctrackType=proctrack/pgid",
+                    "TaskPlugin=task/none",
+                    "JobAcctGatherType=jobacct_gather/none",
+                    "SlurmdParameters=config_overrides",
+                ]
+            )
+            + "\n"
+        )
 
     def _fix_files(self) -> None:
         d = self.ctl.dir
@@ -196,15 +213,19 @@ class SlurmCluster:
     def _apply_accounts(self) -> None:
         assert self.dbd is not None
         d = self.ctl.dir
-        d.write("client/slurm.conf", client_slurm_conf(self.cluster, "localhost", self.ctl.port, "localhost",
-                                                       self.dbd.port))
+        d.write(
+            "client/slurm.conf", client_slurm_conf(self.cluster, "localhost", self.ctl.port, "localhost", self.dbd.port)
+        )
         d.write("client/slurm.key", self.slurm_key, 0o600)
         script = self.plan.sacctmgr_script(self.cluster)
-        script = script.replace("echo 'gpu-cluster: Slurm QOS and accounts applied'", "\n".join(
-            f"$S add user root account={a.name} cluster=\"$CLUSTER\"" for a in self.plan.accounts))
+        script = script.replace(
+            "echo 'gpu-cluster: Slurm QOS and accounts applied'",
+            "\n".join(f'$S add user root account={a.name} cluster="$CLUSTER"' for a in self.plan.accounts),
+        )
         d.write("client/apply.sh", script, 0o755)
-        out = self.chroot.run(["/bin/sh", f"{d.inside}/client/apply.sh"], conf=f"{d.inside}/client/slurm.conf",
-                              timeout=120)
+        out = self.chroot.run(
+            ["/bin/sh", f"{d.inside}/client/apply.sh"], conf=f"{d.inside}/client/slurm.conf", timeout=120
+        )
         assert out.returncode == 0, f"sacctmgr script: {out.stdout}{out.stderr}"
         # slurmctld learns new associations from slurmdbd asynchronously: wait until it knows root's
         _wait("slurmctld knows root's associations (sshare)", self._assoc_ok, log=self._logs)
@@ -239,18 +260,39 @@ class SlurmCluster:
             uptime = float(Path("/proc/uptime").read_text().split()[0])
             boot = ["unshare", "--time", f"--boottime={-int(uptime - 1)}", "--fork", "--kill-child"]
         self.slurmd[node.name] = subprocess.Popen(
-            [*self.net.exec_prefix(i), *boot, *self._volumes(node), *self.chroot.run_prefix(), "chroot",
-             str(self.chroot.root), "env", f"SLURM_CONF={self.ctl.conf}",
-             "slurmd", "-D", "-Z", "-N", node.name, "-f", self.ctl.conf, "--conf", node.conf, *self._args(node)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            [
+                *self.net.exec_prefix(i),
+                *boot,
+                *self._volumes(node),
+                *self.chroot.run_prefix(),
+                "chroot",
+                str(self.chroot.root),
+                "env",
+                f"SLURM_CONF={self.ctl.conf}",
+                "slurmd",
+                "-D",
+                "-Z",
+                "-N",
+                node.name,
+                "-f",
+                self.ctl.conf,
+                "--conf",
+                node.conf,
+                *self._args(node),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
     def _all_idle(self, count: int | None = None) -> bool:
         count = count or len(self.nodes) + len(self.spare)
         for name, proc in self.slurmd.items():
             if proc.poll() is not None:
                 raise AssertionError(f"slurmd {name} exited with {proc.returncode}: {self._logs()[-3000:]}")
-        states = dict(re.findall(r"NodeName=(\S+) .*?State=(\S+)", self.ctl.run("scontrol", "-o", "show",
-                                                                                 "node").stdout))
+        states = dict(
+            re.findall(r"NodeName=(\S+) .*?State=(\S+)", self.ctl.run("scontrol", "-o", "show", "node").stdout)
+        )
         return len(states) == count and all(s.startswith("IDLE") for s in states.values())
 
     def reconfigure(self) -> None:
@@ -259,14 +301,20 @@ class SlurmCluster:
         before = self.ctl.log().count(STARTED_LINE)
         out = self.ctl.run("scontrol", "reconfigure")
         assert out.returncode == 0, f"scontrol reconfigure: {out.stdout}{out.stderr}"
-        _wait("slurmctld restarted by scontrol reconfigure (a new start line in its log)",
-              lambda: self.ctl.log().count(STARTED_LINE) > before, log=self._logs)
+        _wait(
+            "slurmctld restarted by scontrol reconfigure (a new start line in its log)",
+            lambda: self.ctl.log().count(STARTED_LINE) > before,
+            log=self._logs,
+        )
         self.wait_ready()
 
     def wait_ready(self) -> None:
         """slurmctld answers and every node is idle."""
-        _wait("slurmctld answers scontrol ping and every node is idle",
-              lambda: "UP" in self.ctl.run("scontrol", "ping").stdout and self._all_idle(), log=self._logs)
+        _wait(
+            "slurmctld answers scontrol ping and every node is idle",
+            lambda: "UP" in self.ctl.run("scontrol", "ping").stdout and self._all_idle(),
+            log=self._logs,
+        )
 
     def _logs(self) -> str:
         d = self.ctl.dir.host if self.ctl is not None else None
@@ -292,8 +340,12 @@ class SlurmCluster:
         if self.ctl is not None:
             self.ctl.run("scancel", "--full", "-u", "root")
             try:  # let the steps end while slurmd can still report them
-                _wait("every job gone after scancel (squeue empty)", lambda: not self.ctl.run(
-                    "squeue", "-h").stdout.strip(), log=self._logs, timeout=STOP_TIMEOUT_S)
+                _wait(
+                    "every job gone after scancel (squeue empty)",
+                    lambda: not self.ctl.run("squeue", "-h").stdout.strip(),
+                    log=self._logs,
+                    timeout=STOP_TIMEOUT_S,
+                )
             except AssertionError:
                 pass  # stopping anyway: `scontrol shutdown` ends what is left
             self.ctl.stop()  # `scontrol shutdown` stops the slurmd daemons too

@@ -6,6 +6,7 @@ to a file per job (``date +%s.%N``: sub-second, the same clock as the harness's 
 with REQUEUE is killed before its ``end`` mark and starts again: one ``start`` line per start. Slurm's own
 ``StartTime`` has whole seconds only, so the marks are the measurement.
 """
+
 from __future__ import annotations
 
 import calendar
@@ -21,6 +22,7 @@ from tests.support.slurm.cluster import SlurmCluster
 @dataclass(frozen=True)
 class ScenarioJob:
     """The same fields as the simulator's ``whatif.api.Job`` (so ``Job(**asdict(job))`` converts)."""
+
     id: str
     submit_s: float
     queue: str
@@ -74,14 +76,17 @@ class RealOutcome:
 
 def _script(job: ScenarioJob, out: str) -> str:
     mark = shlex.quote(f"{out}/{job.id}")
-    return (f'echo "start $(date +%s.%N) $SLURM_JOB_NODELIST" >> {mark}; sleep {job.run_s}; '
-            f'echo "end $(date +%s.%N)" >> {mark}')
+    return (
+        f'echo "start $(date +%s.%N) $SLURM_JOB_NODELIST" >> {mark}; sleep {job.run_s}; '
+        f'echo "end $(date +%s.%N)" >> {mark}'
+    )
 
 
 @dataclass(frozen=True)
 class Phase:
     """Jobs submitted together; ``sim_start_s`` maps the phase's real start onto the simulator's clock (a later
     phase may start after a compressed idle gap, e.g. at the next PriorityCalcPeriod)."""
+
     sim_start_s: float
     jobs: tuple[ScenarioJob, ...]
     burst: bool = False
@@ -98,8 +103,13 @@ def _eligible_at(cluster: SlurmCluster, job_id: str) -> float:
     return calendar.timegm(time.strptime(found.group(1), "%Y-%m-%dT%H:%M:%S"))
 
 
-def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutcome], timeout_s: float = 60,
-              typed_gres: bool = False) -> None:
+def run_phase(
+    cluster: SlurmCluster,
+    phase: Phase,
+    outcomes: dict[str, RealOutcome],
+    timeout_s: float = 60,
+    typed_gres: bool = False,
+) -> None:
     """Submit every job at its offset in the phase, wait until every job has ended or is waiting out Slurm's
     requeue delay (``Reason=BeginTime`` after a REQUEUE preemption: eligible again ``cred_expire`` + 1 = 121 s
     later); those are cancelled and their EligibleTime recorded. Times are on the simulator's clock."""
@@ -108,9 +118,17 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
     ids: dict[str, str] = {}
 
     def submit(job: ScenarioJob, held: bool) -> None:
-        out = cluster.ctl.run("sbatch", "--parsable", "--chdir=/tmp", "-o", "/dev/null", *(["-H"] if held else []),
-                              *job.sbatch_args(accounting, _gpu_type(cluster, job) if typed_gres else None),
-                              "--wrap", _script(job, inside_out))
+        out = cluster.ctl.run(
+            "sbatch",
+            "--parsable",
+            "--chdir=/tmp",
+            "-o",
+            "/dev/null",
+            *(["-H"] if held else []),
+            *job.sbatch_args(accounting, _gpu_type(cluster, job) if typed_gres else None),
+            "--wrap",
+            _script(job, inside_out),
+        )
         assert out.returncode == 0, f"sbatch {job.id}: {out.stdout}{out.stderr}"
         ids[out.stdout.strip().split(";")[0]] = job.id
 
@@ -147,8 +165,10 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
         if shown.returncode == 0 and all(state == "PENDING" and reason == "BeginTime" for _, state, reason in queued):
             break
         if time.monotonic() > deadline:
-            raise AssertionError(f"jobs still queued after {timeout_s:.0f} s:\n"
-                                 + cluster.ctl.run("squeue", "-o", "%i %j %T %r %S").stdout)
+            raise AssertionError(
+                f"jobs still queued after {timeout_s:.0f} s:\n"
+                + cluster.ctl.run("squeue", "-o", "%i %j %T %r %S").stdout
+            )
         time.sleep(0.2)
     for slurm_id, _, _ in queued:
         outcomes[ids[slurm_id]].eligible_again_s = to_sim(_eligible_at(cluster, slurm_id))
@@ -166,8 +186,7 @@ def run_phase(cluster: SlurmCluster, phase: Phase, outcomes: dict[str, RealOutco
 
 def _last_backfill_cycle(cluster: SlurmCluster) -> int | None:
     """``sdiag``'s "Last cycle when" of the backfill thread (epoch, whole seconds), None before the first cycle."""
-    found = re.search(r"Backfilling stats.*?Last cycle when: [^(\n]*\((\d+)\)", cluster.ctl.run("sdiag").stdout,
-                      re.S)
+    found = re.search(r"Backfilling stats.*?Last cycle when: [^(\n]*\((\d+)\)", cluster.ctl.run("sdiag").stdout, re.S)
     return int(found.group(1)) if found else None
 
 
@@ -187,8 +206,9 @@ def _gpu_type(cluster: SlurmCluster, job: ScenarioJob) -> str:
     return cluster.plan.nodeset(job.pool).gpu_type if job.pool else cluster.plan.gpu_types[0]
 
 
-def run_phases(cluster: SlurmCluster, phases: list[Phase], typed_gres: bool = False,
-               timeout_s: float = 60) -> dict[str, RealOutcome]:
+def run_phases(
+    cluster: SlurmCluster, phases: list[Phase], typed_gres: bool = False, timeout_s: float = 60
+) -> dict[str, RealOutcome]:
     """Each phase in turn. Between phases ``scontrol reconfigure`` restarts slurmctld's priority calculation (what
     the decay thread does every PriorityCalcPeriod, 5 min by default): the compressed stand-in for the idle gap."""
     outcomes: dict[str, RealOutcome] = {}

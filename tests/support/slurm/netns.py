@@ -14,6 +14,7 @@ Layout: a bridge in the session's namespace (``home``) holds the controller's ad
 
 Names carry this process's id, so concurrent test sessions never collide; ``close()`` removes everything.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -56,11 +57,15 @@ def missing_netns_privilege() -> str | None:
     except FileNotFoundError:
         return "the `ip` command (iproute2) is missing: the real slurmd cluster puts each slurmd in a network namespace"
     if out.returncode != 0:
-        return (f"`ip netns add` failed ({out.stderr.strip()}): the real slurmd cluster needs CAP_NET_ADMIN "
-                "(root on the host, or a --privileged container)")
+        return (
+            f"`ip netns add` failed ({out.stderr.strip()}): the real slurmd cluster needs CAP_NET_ADMIN "
+            "(root on the host, or a --privileged container)"
+        )
     try:  # the bridge and veth drivers too (a kernel without them cannot link the namespaces)
-        for args in (["link", "add", f"{probe}b", "type", "bridge"],
-                     ["link", "add", f"{probe}v", "type", "veth", "peer", "name", "eth0", "netns", probe]):
+        for args in (
+            ["link", "add", f"{probe}b", "type", "bridge"],
+            ["link", "add", f"{probe}v", "type", "veth", "peer", "name", "eth0", "netns", probe],
+        ):
             made = _ip(*args, check=False)
             if made.returncode != 0:
                 return f"`ip {' '.join(args)}` failed ({made.stderr.strip()}): the kernel lacks bridge/veth support"
@@ -145,6 +150,7 @@ def _free_subnet(home: list[str]) -> str:
 class NodeNetwork:
     """``count`` namespaces on one bridge in namespace ``home`` (the session's; None: the host's). ``controller`` is
     the bridge's address; ``exec_prefix(i)`` runs a command inside namespace ``i``."""
+
     count: int
     home: str | None = None
     tag: str = field(default_factory=lambda: f"wr{os.getpid() % 100000}x{next(_COUNTER) % 100}")

@@ -7,6 +7,7 @@ The programs set ``replicas`` through the API; this thread turns it into slurmd 
 above ``replicas`` loses its slurmd at once (the pod deleted), and a pod DELETE (ResumeProgram restarting a kept
 node's pod) restarts that slurmd on the same machine (its boot time unchanged). Each change is recorded with its time.
 """
+
 from __future__ import annotations
 
 import threading
@@ -46,7 +47,7 @@ class NodeSetOperator:
 
     def step(self, now: float) -> None:
         with self.api.lock:
-            calls = self.api.calls[self.seen_calls:]
+            calls = self.api.calls[self.seen_calls :]
             self.seen_calls += len(calls)
             replicas = {pool: self.api.replicas[f"{NODESET_PREFIX}{pool}"] for pool in self.pools}
         for method, path, _ in calls:

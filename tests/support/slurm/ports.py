@@ -1,5 +1,6 @@
 """Local ports for the real Slurm daemons, which share this machine's network: a free one now, and a start again on
 fresh ports when another process took the port between choosing and binding it."""
+
 from __future__ import annotations
 
 import random

@@ -6,6 +6,7 @@ Everything runs with ``chroot ROOT`` inside the session's own network namespace 
 run can reach these daemons or take their ports. Every wait is on a condition (a client's answer, a log line), with
 one generous deadline that names the condition when it fails, never on a fixed pause a loaded machine stretches.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,13 @@ STOP_TIMEOUT_S = 60
 """How long jobs may take to end after ``scancel`` before the controller is shut down anyway."""
 
 
-def _wait(what: str, ok: Callable[[], bool], proc: subprocess.Popen | None = None, timeout: float = START_TIMEOUT_S,
-          log: Callable[[], str] = lambda: "") -> None:
+def _wait(
+    what: str,
+    ok: Callable[[], bool],
+    proc: subprocess.Popen | None = None,
+    timeout: float = START_TIMEOUT_S,
+    log: Callable[[], str] = lambda: "",
+) -> None:
     """Poll ``ok()`` until it holds; fail naming ``what`` when ``proc`` exits or the deadline passes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -53,6 +59,7 @@ def _own(path: Path, ids: tuple[int, int]) -> None:
 @dataclass
 class Workdir:
     """A directory inside the root; ``inside`` is its path as the chrooted daemons see it."""
+
     chroot: Chroot
     name: str
     host: Path = field(init=False)
@@ -83,8 +90,9 @@ MARIADB_SETTINGS = MARIADB_ARGS
 class SlurmDbd:
     """MariaDB + slurmdbd, configured as the Slinky Accounting CR would (auth/slurm, StorageType mysql)."""
 
-    def __init__(self, chroot: Chroot, slurm_key: bytes, settings: tuple[str, ...] = MARIADB_SETTINGS,
-                 name: str = "dbd"):
+    def __init__(
+        self, chroot: Chroot, slurm_key: bytes, settings: tuple[str, ...] = MARIADB_SETTINGS, name: str = "dbd"
+    ):
         self.chroot = chroot
         self.dir = Workdir(chroot, name)
         self.port = self.db_port = 0
@@ -114,36 +122,80 @@ class SlurmDbd:
         for sub in ("mysql", "run"):
             (d.host / sub).mkdir()
             os.chown(d.host / sub, *mysql)
-        chroot.run(["mariadb-install-db", "--user=mysql", f"--datadir={d.inside}/mysql",
-                    "--auth-root-authentication-method=socket", "--skip-test-db"], check=True, timeout=120)
+        chroot.run(
+            [
+                "mariadb-install-db",
+                "--user=mysql",
+                f"--datadir={d.inside}/mysql",
+                "--auth-root-authentication-method=socket",
+                "--skip-test-db",
+            ],
+            check=True,
+            timeout=120,
+        )
 
     def _start_mariadb(self, settings: tuple[str, ...]) -> None:
         chroot, d = self.chroot, self.dir
         self.db_port = ports.free_port()
         self.starts["mariadbd"] += 1
-        self.mariadb = chroot.popen(["mariadbd", "--user=mysql", f"--datadir={d.inside}/mysql",
-                                     f"--socket={self._sock}", f"--port={self.db_port}", "--bind-address=127.0.0.1",
-                                     f"--pid-file={d.inside}/run/mysqld.pid", *settings])
+        self.mariadb = chroot.popen(
+            [
+                "mariadbd",
+                "--user=mysql",
+                f"--datadir={d.inside}/mysql",
+                f"--socket={self._sock}",
+                f"--port={self.db_port}",
+                "--bind-address=127.0.0.1",
+                f"--pid-file={d.inside}/run/mysqld.pid",
+                *settings,
+            ]
+        )
         try:
-            _wait("mariadbd answers a query on its socket", lambda: chroot.run(["mariadb", f"--socket={self._sock}", "-e",
-                                                  "select 1"]).returncode == 0, self.mariadb)
+            _wait(
+                "mariadbd answers a query on its socket",
+                lambda: chroot.run(["mariadb", f"--socket={self._sock}", "-e", "select 1"]).returncode == 0,
+                self.mariadb,
+            )
         except AssertionError as exc:
             _stop(self.mariadb)
             raise port_taken(exc) from None
 
     def _create_user(self) -> None:
-        self.chroot.run(["mariadb", f"--socket={self._sock}", "-e",
-                         f"CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '{self.password}'; "
-                         "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"], check=True)
+        self.chroot.run(
+            [
+                "mariadb",
+                f"--socket={self._sock}",
+                "-e",
+                f"CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '{self.password}'; "
+                "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';",
+            ],
+            check=True,
+        )
 
     def _start_dbd(self) -> None:
         chroot, d = self.chroot, self.dir
         self.port = ports.free_port()
-        d.write("etc/slurmdbd.conf", "\n".join([
-            "DbdHost=localhost", f"DbdPort={self.port}", "SlurmUser=slurm", "AuthType=auth/slurm",
-            f"LogFile={d.inside}/slurmdbd.log", f"PidFile={d.inside}/slurmdbd.pid",
-            "StorageType=accounting_storage/mysql", "StorageHost=127.0.0.1", f"StoragePort={self.db_port}",
-            "StorageUser=slurm", f"StoragePass={self.password}", "StorageLoc=slurm_acct_db"]) + "\n", 0o600)
+        d.write(
+            "etc/slurmdbd.conf",
+            "\n".join(
+                [
+                    "DbdHost=localhost",
+                    f"DbdPort={self.port}",
+                    "SlurmUser=slurm",
+                    "AuthType=auth/slurm",
+                    f"LogFile={d.inside}/slurmdbd.log",
+                    f"PidFile={d.inside}/slurmdbd.pid",
+                    "StorageType=accounting_storage/mysql",
+                    "StorageHost=127.0.0.1",
+                    f"StoragePort={self.db_port}",
+                    "StorageUser=slurm",
+                    f"StoragePass={self.password}",
+                    "StorageLoc=slurm_acct_db",
+                ]
+            )
+            + "\n",
+            0o600,
+        )
         _own(d.host / "etc", user_ids(chroot.root, "slurm"))
         d.write("client/slurm.conf", client_slurm_conf("probe", "localhost", 1, "localhost", self.port))
         for attempt in range(1, 4):
@@ -174,8 +226,14 @@ class SlurmDbd:
         if self.dbd.poll() is not None or "started" not in log or PORT_IN_USE.search(log) or "fatal:" in log:
             return False
         try:
-            return self.chroot.run(["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"],
-                                   conf=f"{self.dir.inside}/client/slurm.conf", timeout=20).returncode == 0
+            return (
+                self.chroot.run(
+                    ["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"],
+                    conf=f"{self.dir.inside}/client/slurm.conf",
+                    timeout=20,
+                ).returncode
+                == 0
+            )
         except subprocess.TimeoutExpired:
             return False
 
@@ -203,9 +261,16 @@ def _stop(proc: subprocess.Popen | None) -> None:
 class SlurmController:
     """slurmctld loading the slurm.conf the Slinky operator would write for ``values``, plus our config files."""
 
-    def __init__(self, chroot: Chroot, values: dict, slurm_key: bytes, dbd: SlurmDbd | None = None,
-                 name: str | None = None, extra_conf: Callable[[str], str] | None = None,
-                 programs: dict[str, str] | None = None):
+    def __init__(
+        self,
+        chroot: Chroot,
+        values: dict,
+        slurm_key: bytes,
+        dbd: SlurmDbd | None = None,
+        name: str | None = None,
+        extra_conf: Callable[[str], str] | None = None,
+        programs: dict[str, str] | None = None,
+    ):
         """``extra_conf(workdir as the daemons see it)``: lines appended to slurm.conf (real slurmd daemons need
         their log, pid and spool paths, ``tests/support/slurm/cluster.py``). ``programs``: the real Resume/Suspend
         programs (``{"slurm-resume": text, ...}``), run after the recorder notes the call, their exit status going to
@@ -226,8 +291,13 @@ class SlurmController:
         self.starts += 1
         etc = f"{d.inside}/etc"
         self.conf = f"{etc}/slurm.conf"
-        paths = Paths(etc=etc, state=f"{d.inside}/state", log=f"{d.inside}/slurmctld.log",
-                      pid=f"{d.inside}/slurmctld.pid", spool=f"{d.inside}/spool")
+        paths = Paths(
+            etc=etc,
+            state=f"{d.inside}/state",
+            log=f"{d.inside}/slurmctld.log",
+            pid=f"{d.inside}/slurmctld.pid",
+            spool=f"{d.inside}/spool",
+        )
         conf = operator_slurm_conf(values, paths, self.port, ports.free_port(), self.dbd.port if self.dbd else None)
         # Resume/SuspendProgram (scaling pools): recorders in the work dir stand in for the rendered programs, which
         # call the Kubernetes API; each call appends "<program> <hostlist>" to programs/calls.log.
@@ -236,8 +306,10 @@ class SlurmController:
             record = f'#!/bin/sh\necho "$(basename "$0") $* $(date +%s.%N)" >> {d.inside}/programs/calls.log\n'
             if program in self.programs:
                 d.write(f"programs/real/{program}", self.programs[program], 0o755)
-                record += (f'{d.inside}/programs/real/{program} "$@"; rc=$?\n'
-                           f'echo "{program} $rc" >> {d.inside}/programs/exits.log\nexit $rc\n')
+                record += (
+                    f'{d.inside}/programs/real/{program} "$@"; rc=$?\n'
+                    f'echo "{program} $rc" >> {d.inside}/programs/exits.log\nexit $rc\n'
+                )
             d.write(f"programs/{program}", record, 0o755)
         d.write("programs/calls.log", "", 0o666)
         d.write("programs/exits.log", "", 0o666)
@@ -254,8 +326,16 @@ class SlurmController:
         _own(d.host, user_ids(chroot.root, "slurm"))
         self.proc = chroot.popen(["slurmctld", "-D", "-f", self.conf], conf=self.conf)
         try:  # ready = it answers scontrol ping (a process that lost its port exits: checked first)
-            _wait("slurmctld answers scontrol ping", lambda: self.proc.poll() is None and not PORT_IN_USE.search(self.log())
-                  and "UP" in self.run("scontrol", "ping").stdout, self.proc, log=self.log)
+            _wait(
+                "slurmctld answers scontrol ping",
+                lambda: (
+                    self.proc.poll() is None
+                    and not PORT_IN_USE.search(self.log())
+                    and "UP" in self.run("scontrol", "ping").stdout
+                ),
+                self.proc,
+                log=self.log,
+            )
         except AssertionError as exc:
             self.stop()
             raise port_taken(exc) from None

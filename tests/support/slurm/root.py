@@ -3,6 +3,7 @@ it (root, CAP_SYS_ADMIN to mount /proc, CAP_SYS_CHROOT), which Slurm release it 
 
 Outside CI a missing root or privilege is a skip with the reason; in CI (``CI=true``) it is a failure.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -31,8 +32,11 @@ def root_path() -> Path:
     """``$SLURM_ROOT``, else the script's versioned default (``slurm-root-<hash of what it builds>``)."""
     if os.environ.get("SLURM_ROOT"):
         return Path(os.environ["SLURM_ROOT"])
-    return Path(subprocess.run(["bash", str(SCRIPT), "--path"], capture_output=True, text=True, check=True,
-                               timeout=30).stdout.strip())
+    return Path(
+        subprocess.run(
+            ["bash", str(SCRIPT), "--path"], capture_output=True, text=True, check=True, timeout=30
+        ).stdout.strip()
+    )
 
 
 def missing_privileges() -> str | None:
@@ -82,11 +86,15 @@ def release_check(version: str, pinned: str = SLURM_RELEASE) -> tuple[str, str]:
     if have == want:
         return "same", f"slurmctld {found.group(0)}: the release the pinned Slinky images run ({pinned})"
     if have > want:
-        return "newer", (f"slurmctld {found.group(0)} is NEWER than the pinned Slinky images' {pinned}: the Debian "
-                         f"mirror no longer has {pinned}, so the configs were checked by {release}. Options removed "
-                         f"or changed after {pinned} may show up here first; this is not a failure")
-    return "older", (f"slurmctld {found.group(0)} is OLDER than the pinned Slinky images' {pinned}: it lacks options "
-                     "the rendered configs use (rebuild the root: bash scripts/slurm-root.sh)")
+        return "newer", (
+            f"slurmctld {found.group(0)} is NEWER than the pinned Slinky images' {pinned}: the Debian "
+            f"mirror no longer has {pinned}, so the configs were checked by {release}. Options removed "
+            f"or changed after {pinned} may show up here first; this is not a failure"
+        )
+    return "older", (
+        f"slurmctld {found.group(0)} is OLDER than the pinned Slinky images' {pinned}: it lacks options "
+        "the rendered configs use (rebuild the root: bash scripts/slurm-root.sh)"
+    )
 
 
 def user_ids(root: Path, user: str) -> tuple[int, int]:
@@ -113,6 +121,7 @@ class Chroot:
     exists there: in a root shared by concurrent runs that was another run's daemon, whose key ours refused
     (``decode_jwt ... failure``, ``REQUEST_PERSIST_INIT has authentication error``). ``close()`` deletes the
     namespace, what still runs in it, and the run directories."""
+
     root: Path
     mounted_proc: bool = False
     netns: str = field(default_factory=lambda: f"gcs{os.getpid() % 100000}x{next(_SESSIONS)}")
@@ -146,21 +155,46 @@ class Chroot:
 
     def run_prefix(self) -> list[str]:
         """The private mount namespace alone (a slurmd, already in its node's network namespace, needs only this)."""
-        return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                'src=$1 root=$2; shift 2; for d in ' + " ".join(RUN_DIRS) + '; do '
-                'mount --bind "$src/$d" "$root/run/$d" || exit 125; done; exec "$@"',
-                "sh", str(self.run_dir), str(self.root)]
+        return [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "src=$1 root=$2; shift 2; for d in " + " ".join(RUN_DIRS) + "; do "
+            'mount --bind "$src/$d" "$root/run/$d" || exit 125; done; exec "$@"',
+            "sh",
+            str(self.run_dir),
+            str(self.root),
+        ]
 
-    def run(self, args: list[str], conf: str | None = None, timeout: float = 60, check: bool = False,
-            input: str | None = None) -> subprocess.CompletedProcess:
+    def run(
+        self,
+        args: list[str],
+        conf: str | None = None,
+        timeout: float = 60,
+        check: bool = False,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess:
         env = ["env", f"SLURM_CONF={conf}"] if conf else []
-        return subprocess.run([*self.prefix(), "chroot", str(self.root), *env, *args],
-                              capture_output=True, text=True, timeout=timeout, check=check, input=input)
+        return subprocess.run(
+            [*self.prefix(), "chroot", str(self.root), *env, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=check,
+            input=input,
+        )
 
     def popen(self, args: list[str], conf: str | None = None) -> subprocess.Popen:
         env = ["env", f"SLURM_CONF={conf}"] if conf else []
-        return subprocess.Popen([*self.prefix(), "chroot", str(self.root), *env, *args],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen(
+            [*self.prefix(), "chroot", str(self.root), *env, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
     def close(self) -> None:
         """The namespace goes, with anything still running in it. /proc stays mounted: another test session may be

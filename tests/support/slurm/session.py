@@ -3,6 +3,7 @@ privilege the slurmd cluster needs, one chroot in its own network namespace, one
 alone: a daemon of another session, even if it reached ours, would fail authentication) and, when asked for, one MariaDB + slurmdbd,
 stopped again at the end. Outside CI a missing privilege is a skip with the reason; with ``CI=true`` a failure
 (``root.skip_or_fail``)."""
+
 from __future__ import annotations
 
 import secrets

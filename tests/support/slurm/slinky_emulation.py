@@ -13,6 +13,7 @@ It reads the *values we pass to the chart* (not our plan), so the test checks wh
 Ports, paths and the test-only ``MailProg``/``SuspendProgram``/``ResumeProgram`` (CLOUD nodes) are the harness's;
 power-saving programs the values render (scaling pools) replace the harness's ``/bin/true``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,9 +38,12 @@ def chart_extra_conf(values: dict[str, Any]) -> str:
             continue
         for m in members:
             if m not in nodesets:
-                raise ChartRenderError(f"partition `{name}` is referencing nodeset `{m}` that does not exist or is "
-                                       "disabled.")
-        lines.append(" ".join([f"PartitionName={name}", f"Nodes={','.join(members)}", part.get("config") or ""]).rstrip())
+                raise ChartRenderError(
+                    f"partition `{name}` is referencing nodeset `{m}` that does not exist or is disabled."
+                )
+        lines.append(
+            " ".join([f"PartitionName={name}", f"Nodes={','.join(members)}", part.get("config") or ""]).rstrip()
+        )
     return "\n".join(lines)
 
 
@@ -52,8 +56,9 @@ class Paths:
     spool: str
 
 
-def operator_slurm_conf(values: dict[str, Any], paths: Paths, ctld_port: int, slurmd_port: int,
-                        dbd_port: int | None) -> str:
+def operator_slurm_conf(
+    values: dict[str, Any], paths: Paths, ctld_port: int, slurmd_port: int, dbd_port: int | None
+) -> str:
     accounting = values.get("accounting", {}).get("enabled", False)
     conf = [
         "### GENERAL ###",
@@ -77,18 +82,29 @@ def operator_slurm_conf(values: dict[str, Any], paths: Paths, ctld_port: int, sl
         f"AuthAltParameters=jwt_key={paths.etc}/jwt_hs256.key",
         "SlurmctldParameters=enable_configless,reconfig_on_restart",
         "### ACCOUNTING ###",
-        "AccountingStorageType=accounting_storage/slurmdbd" if accounting else "AccountingStorageType=accounting_storage/none",
+        "AccountingStorageType=accounting_storage/slurmdbd"
+        if accounting
+        else "AccountingStorageType=accounting_storage/none",
     ]
     if accounting:
         conf += ["AccountingStorageHost=localhost", f"AccountingStoragePort={dbd_port}"]
     extra = chart_extra_conf(values)
     programs = [] if "ResumeProgram=" in extra else ["SuspendProgram=/bin/true", "ResumeProgram=/bin/true"]
-    conf += ["### TEST HARNESS (CLOUD nodes stand in for NodeSet pods) ###", "MailProg=/bin/true", *programs,
-             "### NODESET & PARTITION ###"]
+    conf += [
+        "### TEST HARNESS (CLOUD nodes stand in for NodeSet pods) ###",
+        "MailProg=/bin/true",
+        *programs,
+        "### NODESET & PARTITION ###",
+    ]
     conf += [f"NodeSet={n} Feature={n}" for n in sorted(values.get("nodesets", {}))]
     conf += ["### EXTRA CONFIG ###", extra]
-    merged = merged_config(extra, {"AuthAltParameters": [f"jwt_key={paths.etc}/jwt_hs256.key"],
-                                   "SlurmctldParameters": ["enable_configless", "reconfig_on_restart"]})
+    merged = merged_config(
+        extra,
+        {
+            "AuthAltParameters": [f"jwt_key={paths.etc}/jwt_hs256.key"],
+            "SlurmctldParameters": ["enable_configless", "reconfig_on_restart"],
+        },
+    )
     if merged:
         conf += ["### MERGED CONFIG ###", *merged]
     return "\n".join(conf) + "\n"

@@ -1,6 +1,7 @@
 """The measurement behind ``bench/slurm_start.py`` (which runs this module in a fresh interpreter: bench/ imports no
 test code): sbatch to all tasks running for a 64-node x 8-GPU job on this harness's real slurmctld + 64 slurmd.
 The method is in that script's docstring and in docs/benchmarks.md."""
+
 from __future__ import annotations
 
 import json
@@ -13,12 +14,21 @@ from pathlib import Path
 
 NODES, GPUS = 64, 8
 CONFIG = {
-    "nodePools": [{"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": NODES,
-                   "maxNodes": NODES, "multiNode": True}],
-    "scheduling": {"workload": "slurm",
-                   "queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": NODES * GPUS}]}],
-                   "slurm": {"accounting": False, "priorityWeights": {"fairShare": 0, "age": 0},
-                             "allPoolsPartition": False}},
+    "nodePools": [
+        {
+            "name": "h100",
+            "machineType": "a3-highgpu-8g",
+            "zones": ["us-central1-a"],
+            "minNodes": NODES,
+            "maxNodes": NODES,
+            "multiNode": True,
+        }
+    ],
+    "scheduling": {
+        "workload": "slurm",
+        "queues": [{"name": "team", "quotas": [{"pool": "h100", "gpus": NODES * GPUS}]}],
+        "slurm": {"accounting": False, "priorityWeights": {"fairShare": 0, "age": 0}, "allPoolsPartition": False},
+    },
 }
 
 
@@ -48,13 +58,22 @@ def main(runs: int = 10) -> dict:
             host_out, inside_out = cluster.out_dir
             for i in range(runs):
                 mark = f"{inside_out}/run{i}"
-                script = (f"#!/bin/sh\nsrun --ntasks-per-node={GPUS} /bin/sh -c "
-                          f"'date +%s.%N > {mark}.$SLURM_PROCID'\n")
+                script = f"#!/bin/sh\nsrun --ntasks-per-node={GPUS} /bin/sh -c 'date +%s.%N > {mark}.$SLURM_PROCID'\n"
                 (cluster.ctl.dir.host / f"run{i}.sh").write_text(script)
                 t0 = time.time()
-                out = cluster.ctl.run("sbatch", "--parsable", "--chdir=/tmp", "-o", "/dev/null", "-N", str(NODES),
-                                      f"--gres=gpu:{GPUS}", "--exclusive", "--time=5",
-                                      f"{cluster.ctl.dir.inside}/run{i}.sh")
+                out = cluster.ctl.run(
+                    "sbatch",
+                    "--parsable",
+                    "--chdir=/tmp",
+                    "-o",
+                    "/dev/null",
+                    "-N",
+                    str(NODES),
+                    f"--gres=gpu:{GPUS}",
+                    "--exclusive",
+                    "--time=5",
+                    f"{cluster.ctl.dir.inside}/run{i}.sh",
+                )
                 assert out.returncode == 0, f"sbatch: {out.stdout}{out.stderr}"
                 deadline = time.monotonic() + 300
                 while (starts := _marks(host_out, f"run{i}.*")) is None or len(starts) < NODES * GPUS:
@@ -65,9 +84,14 @@ def main(runs: int = 10) -> dict:
                 cluster.wait_ready()  # every node idle before the next run
         finally:
             cluster.stop()
-    return {"nodes": NODES, "gpusPerNode": GPUS, "runs": [round(t, 3) for t in times],
-            "medianS": round(statistics.median(times), 3), "p95S": round(p95(times), 3),
-            "clusterUpS": round(up_s, 1)}
+    return {
+        "nodes": NODES,
+        "gpusPerNode": GPUS,
+        "runs": [round(t, 3) for t in times],
+        "medianS": round(statistics.median(times), 3),
+        "p95S": round(p95(times), 3),
+        "clusterUpS": round(up_s, 1),
+    }
 
 
 def _marks(directory: Path, pattern: str) -> list[float] | None:

@@ -2,6 +2,7 @@
 volume's items (key -> path, mode) into a directory per node, and mount it at the volume's ``mountPath`` in that
 slurmd's own mount namespace (the daemons share one Debian root, so each needs a private view of the path, as each
 Slinky pod has). Nothing else of the rendered values changes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,5 +32,18 @@ def mount_prefix(source: Path, root: Path) -> tuple[list[str], Path]:
     inside ``root`` (created empty in the root when missing), and that target."""
     target = root / MOUNT["mountPath"].lstrip("/")
     target.mkdir(parents=True, exist_ok=True)
-    return (["unshare", "--mount", "--propagation", "private", "sh", "-c",
-             'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh", str(source), str(target)], target)
+    return (
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            'mount --bind "$1" "$2" && shift 2 && exec "$@"',
+            "sh",
+            str(source),
+            str(target),
+        ],
+        target,
+    )

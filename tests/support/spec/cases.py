@@ -4,6 +4,7 @@ A row is ``case(base, changes, *expected, id=...)``: ``changes`` edits ``BASELIN
 ``tests.support.spec.edit`` (paths as the config spells them, ``DELETE`` removes a key), and ``expected`` is every error
 a user reads, exactly (``str(SpecIssue)``: path and problem, then received / allowed / fix lines).
 """
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,10 @@ GKE_BASELINE: dict[str, Any] = {
 EKS_BASELINE: dict[str, Any] = {
     "cloud": "aws",
     "region": "us-east-1",
-    "cluster": {"name": "ml-train",
-                "subnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"}},
+    "cluster": {
+        "name": "ml-train",
+        "subnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
+    },
     "nodePools": [{"name": "h100", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "maxNodes": 4}],
 }
 BASELINES = {"gke": GKE_BASELINE, "eks": EKS_BASELINE}

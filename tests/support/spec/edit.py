@@ -7,6 +7,7 @@ its own (``gcp:project``), so a new top-level section lands under the namespace 
 index out of range, raises, so a typo in a path fails the test instead of editing nothing. Missing mappings on the
 way are created. The input is never changed: the result is a deep copy, and so is every value put into it.
 """
+
 from __future__ import annotations
 
 import copy

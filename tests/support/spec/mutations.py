@@ -5,6 +5,7 @@ Two kinds of mutation, drawn by Hypothesis: *text* (bytes deleted, inserted, lin
 bad edit or a bad merge does) and *structural* (a value anywhere in the config replaced by one of a palette of awkward
 values, a key dropped or added, a value wrapped in a list: what a confused user writes).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,21 +23,87 @@ from preview.__main__ import main
 from preview.engine import PROJECT_ROOT
 from preview.engine import read_stack_file
 
-EXAMPLES: dict[str, bytes] = {p.name: p.read_bytes() for p in sorted(PROJECT_ROOT.glob("Pulumi.*.yaml"))
-                              if p.name != "Pulumi.yaml"}
+EXAMPLES: dict[str, bytes] = {
+    p.name: p.read_bytes() for p in sorted(PROJECT_ROOT.glob("Pulumi.*.yaml")) if p.name != "Pulumi.yaml"
+}
 CONFIGS: dict[str, dict[str, Any]] = {name: read_stack_file(PROJECT_ROOT / name) for name in EXAMPLES}
 
 AWKWARD: list[Any] = [
-    None, True, False, 0, -1, 1, 7, 2 ** 31, 2 ** 63, 1.5, -0.0, math.nan, math.inf, -math.inf, "", " ", "x" * 300,
-    "l4\n", "a\tb", "é", "2024-01-01", "yes", "on", "012345678901", "123456789012", "gcp", "aws", "spot",
-    "us-central1-a", "a3-megagpu-8g", "p5.48xlarge", [], {}, ["a"], [None], [1, 2], {"a": 1}, {"secure": "v1:abc"},
-    {"type": "spot"}, [{"name": "x"}], {"": ""},
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    7,
+    2**31,
+    2**63,
+    1.5,
+    -0.0,
+    math.nan,
+    math.inf,
+    -math.inf,
+    "",
+    " ",
+    "x" * 300,
+    "l4\n",
+    "a\tb",
+    "é",
+    "2024-01-01",
+    "yes",
+    "on",
+    "012345678901",
+    "123456789012",
+    "gcp",
+    "aws",
+    "spot",
+    "us-central1-a",
+    "a3-megagpu-8g",
+    "p5.48xlarge",
+    [],
+    {},
+    ["a"],
+    [None],
+    [1, 2],
+    {"a": 1},
+    {"secure": "v1:abc"},
+    {"type": "spot"},
+    [{"name": "x"}],
+    {"": ""},
 ]
 """Values a confused user, a script or the Pulumi CLI's own encoding may put anywhere."""
 
-SNIPPETS = [b"[", b"]", b"{", b"}", b": ", b"- ", b"&a ", b"*a", b"!int ", b"!!binary ", b"---\n", b"\t", b"\x00",
-            b"\x07", b"\xff", b"\xef\xbb\xbf", b"'", b'"', b"#", b"<<: *a\n", b"? ", b"|\n", b"%YAML 1.1\n",
-            b"\n  ", b"~", b".nan", b"2024-01-01", "é".encode(), b"\r\n"]
+SNIPPETS = [
+    b"[",
+    b"]",
+    b"{",
+    b"}",
+    b": ",
+    b"- ",
+    b"&a ",
+    b"*a",
+    b"!int ",
+    b"!!binary ",
+    b"---\n",
+    b"\t",
+    b"\x00",
+    b"\x07",
+    b"\xff",
+    b"\xef\xbb\xbf",
+    b"'",
+    b'"',
+    b"#",
+    b"<<: *a\n",
+    b"? ",
+    b"|\n",
+    b"%YAML 1.1\n",
+    b"\n  ",
+    b"~",
+    b".nan",
+    b"2024-01-01",
+    "é".encode(),
+    b"\r\n",
+]
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -85,8 +152,12 @@ def structural_mutation(draw: st.DrawFn) -> bytes:
         if not paths:
             break
         path = draw(st.sampled_from(paths))
-        _set(config, path, draw(st.sampled_from(["replace", "replace", "delete", "wrap", "add-key"])),
-             copy.deepcopy(draw(st.sampled_from(AWKWARD))))  # a copy: a later mutation must not edit the palette
+        _set(
+            config,
+            path,
+            draw(st.sampled_from(["replace", "replace", "delete", "wrap", "add-key"])),
+            copy.deepcopy(draw(st.sampled_from(AWKWARD))),
+        )  # a copy: a later mutation must not edit the palette
     return ("config:\n" + "".join(f"  {json.dumps(k)}: {to_yaml(v)}\n" for k, v in config.items())).encode()
 
 
@@ -99,7 +170,7 @@ def text_mutation(draw: st.DrawFn) -> bytes:
         if op == "insert":
             data[at:at] = draw(st.sampled_from(SNIPPETS))
         elif op == "delete":
-            del data[at:at + draw(st.integers(1, 40))]
+            del data[at : at + draw(st.integers(1, 40))]
         elif op == "cut":
             del data[at:]
         else:

@@ -1,4 +1,5 @@
 """Valid stack specs with a ``scheduling`` section (raw, as ``load_spec`` reads them), and their derived facts."""
+
 from __future__ import annotations
 
 import copy
@@ -10,43 +11,82 @@ from stacks.validate.load import load_spec
 from stacks.spec.stack import StackSpec
 
 GKE_TEAMS: dict[str, Any] = {
-    "cloud": "gcp", "region": "us-central1", "project": "ml-platform-prod", "cluster": {"name": "ml-train"},
+    "cloud": "gcp",
+    "region": "us-central1",
+    "project": "ml-platform-prod",
+    "cluster": {"name": "ml-train"},
     "nodePools": [
-        {"name": "h100", "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"], "minNodes": 4, "maxNodes": 4,
-         "multiNode": True},
+        {
+            "name": "h100",
+            "machineType": "a3-highgpu-8g",
+            "zones": ["us-central1-a"],
+            "minNodes": 4,
+            "maxNodes": 4,
+            "multiNode": True,
+        },
         {"name": "l4", "machineType": "g2-standard-24", "zones": ["us-central1-a"], "maxNodes": 4},
     ],
     "scheduling": {
-        "workload": "kubeflow", "cohort": "ml",
+        "workload": "kubeflow",
+        "cohort": "ml",
         "queues": [
-            {"name": "research", "fairShareWeight": 2,
-             "quotas": [{"pool": "h100", "gpus": 24, "lendingLimit": 8}, {"pool": "l4", "gpus": 4, "borrowingLimit": 4}]},
-            {"name": "product", "namespace": "product-ml",
-             "quotas": [{"pool": "h100", "gpus": 8, "borrowingLimit": 16}, {"pool": "l4", "gpus": 4}]},
+            {
+                "name": "research",
+                "fairShareWeight": 2,
+                "quotas": [
+                    {"pool": "h100", "gpus": 24, "lendingLimit": 8},
+                    {"pool": "l4", "gpus": 4, "borrowingLimit": 4},
+                ],
+            },
+            {
+                "name": "product",
+                "namespace": "product-ml",
+                "quotas": [{"pool": "h100", "gpus": 8, "borrowingLimit": 16}, {"pool": "l4", "gpus": 4}],
+            },
         ],
-        "priorityClasses": [{"name": "production", "value": 1000, "description": "release runs"},
-                            {"name": "preemptible", "value": 10}],
+        "priorityClasses": [
+            {"name": "production", "value": 1000, "description": "release runs"},
+            {"name": "preemptible", "value": 10},
+        ],
         "gang": {"timeoutSeconds": 900},
         "topology": {"mode": "preferred", "level": "block"},
     },
 }
 
 EKS_TEAMS: dict[str, Any] = {
-    "cloud": "aws", "region": "us-east-1",
-    "cluster": {"name": "llm", "subnets": {"us-east-1a": "subnet-0123456789abcdef0",
-                                           "us-east-1b": "subnet-0123456789abcdef1"}},
+    "cloud": "aws",
+    "region": "us-east-1",
+    "cluster": {
+        "name": "llm",
+        "subnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
+    },
     "nodePools": [
-        {"name": "p5", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "minNodes": 2, "maxNodes": 2,
-         "multiNode": True},
-        {"name": "l40s", "machineType": "g6e.xlarge", "zones": ["us-east-1a", "us-east-1b"], "minNodes": 4,
-         "maxNodes": 4},
+        {
+            "name": "p5",
+            "machineType": "p5.48xlarge",
+            "zones": ["us-east-1a"],
+            "minNodes": 2,
+            "maxNodes": 2,
+            "multiNode": True,
+        },
+        {
+            "name": "l40s",
+            "machineType": "g6e.xlarge",
+            "zones": ["us-east-1a", "us-east-1b"],
+            "minNodes": 4,
+            "maxNodes": 4,
+        },
     ],
     "scheduling": {
-        "workload": "kubeflow", "cohort": "llm", "queueingStrategy": "StrictFIFO",
+        "workload": "kubeflow",
+        "cohort": "llm",
+        "queueingStrategy": "StrictFIFO",
         "queues": [
             {"name": "pretraining", "quotas": [{"pool": "p5", "gpus": 12}, {"pool": "l40s", "gpus": 1}]},
-            {"name": "finetune", "quotas": [{"pool": "p5", "gpus": 4, "borrowingLimit": 4},
-                                            {"pool": "l40s", "gpus": 3}]},
+            {
+                "name": "finetune",
+                "quotas": [{"pool": "p5", "gpus": 4, "borrowingLimit": 4}, {"pool": "l40s", "gpus": 3}],
+            },
         ],
         "preemption": {"withinQueue": "LowerOrNewerEqualPriority", "reclaimWithinCohort": "LowerPriority"},
         "topology": {"mode": "required", "level": "block"},
@@ -59,18 +99,30 @@ CAT = load_catalog()
 
 
 EKS_QUEUED: dict[str, Any] = {
-    "cloud": "aws", "region": "us-east-1",
-    "cluster": {"name": "llm", "subnets": {"us-east-1a": "subnet-0123456789abcdef0",
-                                           "us-east-1b": "subnet-0123456789abcdef1"}},
+    "cloud": "aws",
+    "region": "us-east-1",
+    "cluster": {
+        "name": "llm",
+        "subnets": {"us-east-1a": "subnet-0123456789abcdef0", "us-east-1b": "subnet-0123456789abcdef1"},
+    },
     "nodePools": [
-        {"name": "p5", "machineType": "p5.48xlarge", "zones": ["us-east-1a"], "maxNodes": 4, "multiNode": True,
-         "capacity": {"queuedProvisioning": True}},
+        {
+            "name": "p5",
+            "machineType": "p5.48xlarge",
+            "zones": ["us-east-1a"],
+            "maxNodes": 4,
+            "multiNode": True,
+            "capacity": {"queuedProvisioning": True},
+        },
         {"name": "l40s", "machineType": "g6e.xlarge", "zones": ["us-east-1a"], "minNodes": 2, "maxNodes": 2},
     ],
     "scheduling": {
-        "workload": "kubeflow", "cohort": "llm",
-        "queues": [{"name": "pretraining", "quotas": [{"pool": "p5", "gpus": 24}, {"pool": "l40s", "gpus": 1}]},
-                   {"name": "eval", "quotas": [{"pool": "l40s", "gpus": 1}]}],
+        "workload": "kubeflow",
+        "cohort": "llm",
+        "queues": [
+            {"name": "pretraining", "quotas": [{"pool": "p5", "gpus": 24}, {"pool": "l40s", "gpus": 1}]},
+            {"name": "eval", "quotas": [{"pool": "l40s", "gpus": 1}]},
+        ],
         "topology": {"mode": "required", "level": "block"},
     },
 }
@@ -88,8 +140,10 @@ def flat_config(raw: dict[str, Any]) -> dict[str, Any]:
     return {f"gpu-cluster:{k}": copy.deepcopy(v) for k, v in raw.items()}
 
 
-SLURMD_EFA_IMAGE = ("123456789012.dkr.ecr.us-east-1.amazonaws.com/slurmd-efa"
-                    "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+SLURMD_EFA_IMAGE = (
+    "123456789012.dkr.ecr.us-east-1.amazonaws.com/slurmd-efa"
+    "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+)
 """A slurmd image with the EFA libraries, pushed by the user: validation refuses a multi-node EFA pool of a Slurm stack
 on Slinky's default slurmd image (it has none)."""
 

@@ -7,6 +7,7 @@ The simulator gets the same rendered stack and the same job list, with each job'
 ``tolerance_s`` per scheduling step, the scheduler's own granularity (a start may wait for the next backfill cycle
 or the main scheduler's deferred pass) plus slurmd's launch of the batch script (0.1-0.3 s).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -81,19 +82,22 @@ def simulate_power(scenario: Scenario, real: dict[str, RealOutcome]) -> tuple[di
     run = importlib.import_module("whatif.run")
     jobs = [api.Job(**{**job.__dict__, "submit_s": round(real[job.id].submit_s, 3)}) for job in scenario.jobs]
     power = scenario.boot_s is not None
-    options = api.SimOptions(nodes_up="min" if power else "max", spot_interruptions=False, scheduler="slurm",
-                             backfill=scenario.backfill)
+    options = api.SimOptions(
+        nodes_up="min" if power else "max", spot_interruptions=False, scheduler="slurm", backfill=scenario.backfill
+    )
     cluster = api.cluster_of(api.load_stack_spec(scenario.config), "scenario", options)
     if power:
-        cluster = replace(cluster, pools={k: replace(p, provision_s=scenario.boot_s)
-                                          for k, p in cluster.pools.items()})
+        cluster = replace(cluster, pools={k: replace(p, provision_s=scenario.boot_s) for k, p in cluster.pools.items()})
     engine = run.Engine(cluster, jobs, 0, options, run.scheduler_for(cluster))
     result = engine.run()
     saving = getattr(engine.scheduler, "power", None)
     if saving is None:
         return result.jobs, []
-    later = [(t, "suspend", node) for pool in saving.pools.values()
-             for t, node in saving.after_end(pool, result.horizon_s)[0]]  # the idle pool after the last job
+    later = [
+        (t, "suspend", node)
+        for pool in saving.pools.values()
+        for t, node in saving.after_end(pool, result.horizon_s)[0]
+    ]  # the idle pool after the last job
     return result.jobs, sorted(saving.log + later)
 
 
@@ -134,8 +138,9 @@ class Comparison:
 
     def order(self, which: str) -> list[list[str]]:
         """Job ids in start order, grouped: starts within TIE_S of the group's first are one scheduling pass."""
-        starts = sorted((getattr(r, f"{which}_start_s"), r.job) for r in self.rows
-                        if getattr(r, f"{which}_start_s") is not None)
+        starts = sorted(
+            (getattr(r, f"{which}_start_s"), r.job) for r in self.rows if getattr(r, f"{which}_start_s") is not None
+        )
         groups: list[list[str]] = []
         first = None
         for t, job in starts:
@@ -170,8 +175,7 @@ class Comparison:
 
     @property
     def same_order(self) -> bool:
-        return not self.order_pairs()[1] and all((r.real_start_s is None) == (r.sim_start_s is None)
-                                                 for r in self.rows)
+        return not self.order_pairs()[1] and all((r.real_start_s is None) == (r.sim_start_s is None) for r in self.rows)
 
     @property
     def max_abs_delta_s(self) -> float:
@@ -186,8 +190,11 @@ class Comparison:
         that start's lag. So it is one step after the last start group before it (the groups of its phase the
         simulator began by then, plus one), plus EligibleTime's 1 s rounding."""
         phase = self.phase_of[row.job]
-        earlier = [g for g in self.order("sim") if self.phase_of[g[0]] == phase
-                   and min(r.sim_start_s for r in self.rows if r.job in g) <= row.sim_restart_s]  # type: ignore
+        earlier = [
+            g
+            for g in self.order("sim")
+            if self.phase_of[g[0]] == phase and min(r.sim_start_s for r in self.rows if r.job in g) <= row.sim_restart_s
+        ]  # type: ignore
         return (len(earlier) + 1) * self.tolerance_s + 1.0
 
     @property
@@ -195,16 +202,24 @@ class Comparison:
         """A requeued job's restart: the real EligibleTime (whole seconds) against the simulator's second start,
         within ``restart_allowed_s`` (a preemptor that started 2.5 s late in the simulator requeues its victim
         2.5 s late too: seen under CI load, real restart 122.4 s, simulated 125.5 s)."""
-        return all(abs(r.real_restart_s - r.sim_restart_s) <= self.restart_allowed_s(r) for r in self.rows
-                   if r.real_restart_s is not None and r.sim_restart_s is not None)
+        return all(
+            abs(r.real_restart_s - r.sim_restart_s) <= self.restart_allowed_s(r)
+            for r in self.rows
+            if r.real_restart_s is not None and r.sim_restart_s is not None
+        )
 
     @property
     def agrees(self) -> bool:
         preempted = all(r.real_preempted == r.sim_preempted for r in self.rows)
         if self.scenario.wide:
             return self.wide_agrees and preempted
-        return (self.same_order and self.within_tolerance == len(self.rows) and preempted and self.restarts_agree
-                and not self.power_problems())
+        return (
+            self.same_order
+            and self.within_tolerance == len(self.rows)
+            and preempted
+            and self.restarts_agree
+            and not self.power_problems()
+        )
 
     # -- power saving: the same nodes resumed (in order) and suspended, each at the right time --------------------
     def idle_from(self, which: str) -> dict[str, float]:
@@ -237,8 +252,10 @@ class Comparison:
             for n, t in susp.items():
                 after = t - idle.get(n, 0.0)
                 if not suspend_time - 1.0 <= after <= suspend_time + POWER_SAVE_INTERVAL_S + 2.0:
-                    bad.append(f"{which}: {n} suspended {after:.1f} s after its last job (SuspendTime "
-                               f"{suspend_time:g} s + the {POWER_SAVE_INTERVAL_S:g} s power-save pass)")
+                    bad.append(
+                        f"{which}: {n} suspended {after:.1f} s after its last job (SuspendTime "
+                        f"{suspend_time:g} s + the {POWER_SAVE_INTERVAL_S:g} s power-save pass)"
+                    )
         return bad
 
     # -- many-job scenarios: order beyond one scheduler step, every start within one backfill cycle, aggregates --
@@ -281,9 +298,13 @@ class Comparison:
     @property
     def wide_agrees(self) -> bool:
         (ru, rw), (su, sw) = self.aggregates("real"), self.aggregates("sim")
-        return (not self.wide_order(self.tolerance_s)[1] and not self.wide_late
-                and all((r.real_start_s is None) == (r.sim_start_s is None) for r in self.rows)
-                and abs(ru - su) <= UTILIZATION_PTS / 100 and abs(rw - sw) <= MEAN_WAIT_SHARE * rw)
+        return (
+            not self.wide_order(self.tolerance_s)[1]
+            and not self.wide_late
+            and all((r.real_start_s is None) == (r.sim_start_s is None) for r in self.rows)
+            and abs(ru - su) <= UTILIZATION_PTS / 100
+            and abs(rw - sw) <= MEAN_WAIT_SHARE * rw
+        )
 
 
 def hostnames(hosts: str) -> list[str]:
@@ -298,21 +319,44 @@ def hostnames(hosts: str) -> list[str]:
     return out
 
 
-def compare(scenario: Scenario, real: dict[str, RealOutcome], sim: dict[str, Any],
-            power_real: list | None = None, power_sim: list | None = None) -> Comparison:
+def compare(
+    scenario: Scenario,
+    real: dict[str, RealOutcome],
+    sim: dict[str, Any],
+    power_real: list | None = None,
+    power_sim: list | None = None,
+) -> Comparison:
     rows = []
     for job in scenario.jobs:
         r, s = real[job.id], sim[job.id]
-        rows.append(Row(job.id, r.submit_s, r.start_s, s.start_s, r.nodes[0] if r.nodes else "",
-                        _hostlist(s.nodes[:job.nodes]) if s.starts else "", r.preemptions, s.preemptions,
-                        r.eligible_again_s, s.starts[1] if len(s.starts) > 1 else None,
-                        r.end_s if r.preemptions == 0 else None, s.end_s if s.preemptions == 0 else None))
+        rows.append(
+            Row(
+                job.id,
+                r.submit_s,
+                r.start_s,
+                s.start_s,
+                r.nodes[0] if r.nodes else "",
+                _hostlist(s.nodes[: job.nodes]) if s.starts else "",
+                r.preemptions,
+                s.preemptions,
+                r.eligible_again_s,
+                s.starts[1] if len(s.starts) > 1 else None,
+                r.end_s if r.preemptions == 0 else None,
+                s.end_s if s.preemptions == 0 else None,
+            )
+        )
     phase_of = {j.id: i for i, p in enumerate(scenario.phases) for j in p.jobs}
     plan = plan_of(scenario)
-    return Comparison(scenario, tuple(rows), tolerance_s(scenario), phase_of,
-                      {j.id: j.gpus_per_node * j.nodes for j in scenario.jobs},
-                      sum(n.replicas * n.gpus for n in plan.nodesets),
-                      tuple(power_real or ()), tuple(power_sim or ()))
+    return Comparison(
+        scenario,
+        tuple(rows),
+        tolerance_s(scenario),
+        phase_of,
+        {j.id: j.gpus_per_node * j.nodes for j in scenario.jobs},
+        sum(n.replicas * n.gpus for n in plan.nodesets),
+        tuple(power_real or ()),
+        tuple(power_sim or ()),
+    )
 
 
 def _hostlist(nodes: tuple[str, ...]) -> str:

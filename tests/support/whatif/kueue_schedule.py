@@ -4,6 +4,7 @@
 ``whatif.kueue.preempt.choose``. The result is compared with what Kueue's test expects: the workloads admitted this
 cycle with their flavor, the workloads preempted, and the pending ones left in the active queues (``wantLeft``) or
 set aside as inadmissible (``wantInadmissibleLeft``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -69,8 +70,10 @@ class _Record:
 def run_schedule_case(case: ScheduleCase) -> dict[str, Any]:
     """{"admitted": {workload: flavor}, "preempted": [...], "left": [...], "inadmissible": [...]}: one cycle."""
     b = case.body
-    specs = [*(case.queue_sets[b["queues"]] if isinstance(b.get("queues"), str) else b.get("queues") or []),
-             *b.get("extraQueues", [])]
+    specs = [
+        *(case.queue_sets[b["queues"]] if isinstance(b.get("queues"), str) else b.get("queues") or []),
+        *b.get("extraQueues", []),
+    ]
     by_name = {q["name"]: q for q in specs}
     pending = b.get("pending", [])
     admitted_in = b.get("admitted", [])
@@ -89,13 +92,24 @@ def run_schedule_case(case: ScheduleCase) -> dict[str, Any]:
         view = CohortView(kueue, queues, cohort_quota={f: _units(v) for f, v in (b.get("cohortQuota") or {}).items()})
         for w in admitted_in:
             if w["cq"] in queues:
-                queues[w["cq"]].add(Admitted(w["name"], w["cq"], w["flavor"], _units(w["cpu"]), w.get("priority", 0),
-                                             w.get("createdAt", 0.0), w.get("admittedAt", 0.0),
-                                             order.index(w["name"])))
+                queues[w["cq"]].add(
+                    Admitted(
+                        w["name"],
+                        w["cq"],
+                        w["flavor"],
+                        _units(w["cpu"]),
+                        w.get("priority", 0),
+                        w.get("createdAt", 0.0),
+                        w.get("admittedAt", 0.0),
+                        order.index(w["name"]),
+                    )
+                )
         heads, rest = [], []
         for name, q in queues.items():
-            mine = sorted((w for w in pending if w["cq"] == name),
-                          key=lambda w: (-w.get("priority", 0), w.get("createdAt", 0.0), w["name"]))
+            mine = sorted(
+                (w for w in pending if w["cq"] == name),
+                key=lambda w: (-w.get("priority", 0), w.get("createdAt", 0.0), w["name"]),
+            )
             if mine:
                 heads.append(mine[0])
                 rest += mine[1:]
@@ -125,5 +139,9 @@ def run_schedule_case(case: ScheduleCase) -> dict[str, Any]:
 
 def expected(case: ScheduleCase) -> dict[str, Any]:
     want = case.body["want"]
-    return {"admitted": dict(want.get("admitted") or {}), "preempted": sorted(want.get("preempted") or []),
-            "left": sorted(want.get("left") or []), "inadmissible": sorted(want.get("inadmissible") or [])}
+    return {
+        "admitted": dict(want.get("admitted") or {}),
+        "preempted": sorted(want.get("preempted") or []),
+        "left": sorted(want.get("left") or []),
+        "inadmissible": sorted(want.get("inadmissible") or []),
+    }

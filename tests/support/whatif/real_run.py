@@ -3,6 +3,7 @@ the power-saving calls slurmctld made (scaling pools: the rendered Resume/Suspen
 server, with ``tests/support/slurm/nodeset_operator.py`` turning ``replicas`` into slurmd processes), and the
 daemons' unexpected log lines. Cleanup is left to the caller (``cleanup``, run last-in first-out), so that every
 cluster of a test module can stay up until all are done (see ``tests/whatif/test_whatif_real_slurm.py``)."""
+
 from __future__ import annotations
 
 import shutil
@@ -32,16 +33,18 @@ class RealRun:
     """Unexpected error/warning lines of the daemons, and errors of the stand-ins."""
 
 
-def run_real(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario,
-             cleanup: list[Callable[[], object]]) -> RealRun:
+def run_real(
+    chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario, cleanup: list[Callable[[], object]]
+) -> RealRun:
     plan = plan_of(scenario)
     programs, api, operator = None, None, None
     if scenario.boot_s is not None:
         pki = Path(tempfile.mkdtemp(prefix="whatif-pki-"))
         cleanup.append(lambda: shutil.rmtree(pki, ignore_errors=True))
         make_pki(pki, "kubernetes.default.svc")
-        api = FakeKubeApi(pki, NAMESPACE, {f"{NODESET_PREFIX}{p}": lo for p, lo, _ in plan.scaling.pools},
-                          netns=chroot.netns)
+        api = FakeKubeApi(
+            pki, NAMESPACE, {f"{NODESET_PREFIX}{p}": lo for p, lo, _ in plan.scaling.pools}, netns=chroot.netns
+        )
         cleanup.append(api.stop)
         sa = service_account(chroot, api, f"sa-{scenario.name}")
         cleanup.append(sa.remove)
@@ -51,8 +54,7 @@ def run_real(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario,
     if api is not None:
         operator = NodeSetOperator(cluster, api, scenario.boot_s or 0.0)
         cleanup.append(operator.stop)
-    outcomes = run_phases(cluster, list(scenario.phases), typed_gres=scenario.typed_gres,
-                          timeout_s=scenario.timeout_s)
+    outcomes = run_phases(cluster, list(scenario.phases), typed_gres=scenario.typed_gres, timeout_s=scenario.timeout_s)
     power: list[tuple[float, str, str]] = []
     problems: list[str] = []
     if operator is not None and api is not None:
@@ -67,4 +69,3 @@ def run_real(chroot: Chroot, key: bytes, dbd: SlurmDbd, scenario: Scenario,
         problems += [f"operator: {e}" for e in operator.errors] + [f"API: {e}" for e in api.errors]
     problems += cluster.log_problems()
     return RealRun(outcomes, power, problems)
-

@@ -1,4 +1,5 @@
 """Small stack configs for the what-if simulator tests (raw, as ``load_spec`` reads them), built by size."""
+
 from __future__ import annotations
 
 import copy
@@ -8,18 +9,33 @@ from whatif.api import cluster_of, load_stack_spec
 from whatif.cluster import ClusterModel
 from whatif.model import SimOptions
 
-BASE: dict[str, Any] = {"cloud": "gcp", "region": "us-central1", "project": "whatif-test",
-                        "cluster": {"name": "whatif"}}
+BASE: dict[str, Any] = {
+    "cloud": "gcp",
+    "region": "us-central1",
+    "project": "whatif-test",
+    "cluster": {"name": "whatif"},
+}
 
 
 def h100_pool(nodes: int, name: str = "h100", multi: bool = True, min_nodes: int | None = None) -> dict[str, Any]:
-    return {"name": name, "machineType": "a3-highgpu-8g", "zones": ["us-central1-a"],
-            "minNodes": nodes if min_nodes is None else min_nodes, "maxNodes": nodes, "multiNode": multi}
+    return {
+        "name": name,
+        "machineType": "a3-highgpu-8g",
+        "zones": ["us-central1-a"],
+        "minNodes": nodes if min_nodes is None else min_nodes,
+        "maxNodes": nodes,
+        "multiNode": multi,
+    }
 
 
 def l4_pool(nodes: int, name: str = "l4", min_nodes: int = 0, spot: bool = False) -> dict[str, Any]:
-    pool: dict[str, Any] = {"name": name, "machineType": "g2-standard-24", "zones": ["us-central1-a"],
-                            "minNodes": min_nodes, "maxNodes": nodes}
+    pool: dict[str, Any] = {
+        "name": name,
+        "machineType": "g2-standard-24",
+        "zones": ["us-central1-a"],
+        "minNodes": min_nodes,
+        "maxNodes": nodes,
+    }
     if spot:
         pool["capacity"] = {"type": "spot"}
     return pool
@@ -41,9 +57,11 @@ def slurm_config(pools: list[dict[str, Any]], queues: list[dict[str, Any]], **sc
 
 def fifo_l4(nodes: int) -> dict[str, Any]:
     """One queue, one fixed L4 pool of ``nodes`` (2 GPUs each), StrictFIFO, quota = the whole pool."""
-    return kueue_config([l4_pool(nodes, min_nodes=nodes)],
-                        [{"name": "team", "quotas": [{"pool": "l4", "gpus": 2 * nodes}]}],
-                        queueingStrategy="StrictFIFO")
+    return kueue_config(
+        [l4_pool(nodes, min_nodes=nodes)],
+        [{"name": "team", "quotas": [{"pool": "l4", "gpus": 2 * nodes}]}],
+        queueingStrategy="StrictFIFO",
+    )
 
 
 def cluster(cfg: dict[str, Any], options: SimOptions | None = None) -> ClusterModel:

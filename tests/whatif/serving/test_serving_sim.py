@@ -1,6 +1,7 @@
 """The serving what-if against cases worked out by hand: low load is the service time, the queue at and past the
 measured throughput, and a reclaim whose timing follows Kueue's rules (the serving pod preempts the newest borrowing
 training job in its admission cycle; the GPUs are free after the job's grace period; the replica then starts)."""
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,10 @@ def test_past_the_measured_throughput_the_backlog_grows_linearly():
 
 def _step_day_stack():
     """gke-serving with 12 quiet hours (10 % of peak) then 12 at peak."""
-    cfg = edits(read_stack_config(stack_path("gke-serving")),
-                {("serving", "services", 0, "traffic", "dailyProfile"): [0.1] * 12 + [1.0] * 12})
+    cfg = edits(
+        read_stack_config(stack_path("gke-serving")),
+        {("serving", "services", 0, "traffic", "dailyProfile"): [0.1] * 12 + [1.0] * 12},
+    )
     spec = load_stack_spec(cfg)
     return spec, {f.name: f for f in plan_stack(spec, load_catalog()).facts}
 
@@ -72,19 +75,24 @@ def test_a_reclaim_follows_kueue_timing_and_loses_work_since_the_last_checkpoint
 
 
 def test_a_service_without_evidence_is_not_simulated_and_the_answer_names_it():
-    cfg = edits(read_stack_config(stack_path("gke-serving")),
-                {("serving", "services", 0, "slo"): {"ttftP99Ms": 300, "tpotP99Ms": 20}})
+    cfg = edits(
+        read_stack_config(stack_path("gke-serving")),
+        {("serving", "services", 0, "slo"): {"ttftP99Ms": 300, "tpotP99Ms": 20}},
+    )
     spec = load_stack_spec(cfg)
     result = simulate(spec, {f.name: f for f in plan_stack(spec, load_catalog()).facts}, [], hours=1)
     assert [s.name for s in result.services] == ["long-context"] and result.no_evidence == ["chat"]
     assert verdict(result)[1].endswith("; not simulated (no evidence): chat")
     assert verdict(SimResult(1, no_evidence=["chat"])) == (
-        None, "no service could be simulated: no measured throughput for its model, GPU and SLO (no evidence)")
+        None,
+        "no service could be simulated: no measured throughput for its model, GPU and SLO (no evidence)",
+    )
 
 
 @pytest.mark.parametrize("stack", ["gke-serving", "eks-serving"])
 def test_examples_report_attainment_and_training_utilization(stack, capsys):
     import json
+
     assert main(["--stack", stack, "--workload", f"workloads/serving/{stack}.yaml", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["services"] and all(0 < s["ttftAttainment"] <= 1 for s in out["services"])

@@ -1,4 +1,5 @@
 """The spec error tables by concern (one module each, mirroring ``stacks/validate/``); ``ALL`` is every row."""
+
 from __future__ import annotations
 
 from tests.support.spec.error_cases import cluster, pool, pool_capacity, pool_catalog, queued, top_level
