@@ -4,6 +4,7 @@ recorded; (2) the same window with the Helios Venus per-VC GPU capacities as quo
 
 ``--write`` puts the tables into docs/whatif.md between the ``BEGIN``/``END TRACE TABLES`` markers, so the page shows
 what the code computes today (a test compares them)."""
+
 from __future__ import annotations
 
 import copy
@@ -57,20 +58,29 @@ def waits(values: list[float]) -> list[str]:
 
 def part_replay() -> list[str]:
     qos = {"by": "qos", "queues": {"LS": "serving"}, "default": "batch"}
-    out = ["| run | GPUs | utilization | wait mean s | p50 s | p95 s | p99 s | jobs waiting > 60 s |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        "| run | GPUs | utilization | wait mean s | p50 s | p95 s | p99 s | jobs waiting > 60 s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     first = replay(base("kueue"), "alibaba-replay-kueue", qos)
     rec = list(first.workload.recorded_waits.values())
-    out.append(f"| **trace, as recorded** (GPU pods that started) | 6,212 | 0.7 % | {' | '.join(waits(rec))} | "
-               f"{sum(1 for w in rec if w > 60)} |")
+    out.append(
+        f"| **trace, as recorded** (GPU pods that started) | 6,212 | 0.7 % | {' | '.join(waits(rec))} | "
+        f"{sum(1 for w in rec if w > 60)} |"
+    )
     for nodes in (9, 6):
         for kind in ("kueue", "slurm"):
             run = first if (nodes, kind) == (9, "kueue") else replay(sized(base(kind), nodes), kind, qos)
-            sim = [run.result.jobs[j].start_s - s for j, s in  # type: ignore[operator]
-                   ((j.id, j.submit_s) for j in run.workload.jobs if j.id not in run.workload.warm_up)
-                   if run.result.jobs[j].start_s is not None]
-            out.append(f"| {kind}, {nodes} × 8 L4 | {nodes * 8} | {100 * run.report['total']['utilization']:.1f} % | "
-                       f"{' | '.join(waits(sim))} | {sum(1 for w in sim if w > 60)} |")
+            counted = [
+                (run.result.jobs[j.id].start_s, j.submit_s)
+                for j in run.workload.jobs
+                if j.id not in run.workload.warm_up
+            ]
+            sim = [start - submit for start, submit in counted if start is not None]
+            out.append(
+                f"| {kind}, {nodes} × 8 L4 | {nodes * 8} | {100 * run.report['total']['utilization']:.1f} % | "
+                f"{' | '.join(waits(sim))} | {sum(1 for w in sim if w > 60)} |"
+            )
     return out
 
 
@@ -78,17 +88,27 @@ def helios_quotas(total: int) -> dict[str, int]:
     caps = {vc: n for vc, n in read_vc_capacity(HELIOS, HELIOS_DATE).items() if n >= HELIOS_MIN_VC_GPUS}
     raw = {vc: n * total / sum(caps.values()) for vc, n in caps.items()}
     quotas = {vc: int(v) for vc, v in raw.items()}
-    for vc in sorted(raw, key=lambda v: (quotas[v] - raw[v], v))[:total - sum(quotas.values())]:
+    for vc in sorted(raw, key=lambda v: (quotas[v] - raw[v], v))[: total - sum(quotas.values())]:
         quotas[vc] += 1  # largest remainder: the quotas add up to the cluster
     return quotas
 
 
-def helios_config(kind: str, nodes: int, quotas: dict[str, int], cohort: bool,
-                  weights: dict[str, Any] | None = None, strict: bool = False) -> dict[str, Any]:
+def helios_config(
+    kind: str,
+    nodes: int,
+    quotas: dict[str, int],
+    cohort: bool,
+    weights: dict[str, Any] | None = None,
+    strict: bool = False,
+) -> dict[str, Any]:
     cfg = sized(base(kind), nodes)
-    sched: dict[str, Any] = {"workload": "slurm" if kind == "slurm" else "kubeflow", "queues": [
-        {"name": vc.lower(), "fairShareWeight": max(1, n), "quotas": [{"pool": "gpu", "gpus": n}]}
-        for vc, n in sorted(quotas.items())]}
+    sched: dict[str, Any] = {
+        "workload": "slurm" if kind == "slurm" else "kubeflow",
+        "queues": [
+            {"name": vc.lower(), "fairShareWeight": max(1, n), "quotas": [{"pool": "gpu", "gpus": n}]}
+            for vc, n in sorted(quotas.items())
+        ],
+    }
     if cohort:
         sched["cohort"] = "venus"
     if kind == "slurm":
@@ -106,29 +126,57 @@ def part_helios(nodes: int) -> list[str]:
     fifo = {"fairShare": 0, "age": 1000, "jobSize": 0, "qos": 0}
     no_bf = SimOptions(nodes_up="max", spot_interruptions=False, backfill=False)
     runs = [
-        ("Slurm FIFO (age only), per-VC GrpTRES caps, no backfill", helios_config("slurm", nodes, quotas, False, fifo), no_bf),
-        ("Slurm FIFO (age only), per-VC GrpTRES caps, backfill", helios_config("slurm", nodes, quotas, False, fifo), FIXED),
-        ("Slurm fair-share (shares = VC GPUs), no caps (cohort), backfill", helios_config("slurm", nodes, quotas, True), FIXED),
+        (
+            "Slurm FIFO (age only), per-VC GrpTRES caps, no backfill",
+            helios_config("slurm", nodes, quotas, False, fifo),
+            no_bf,
+        ),
+        (
+            "Slurm FIFO (age only), per-VC GrpTRES caps, backfill",
+            helios_config("slurm", nodes, quotas, False, fifo),
+            FIXED,
+        ),
+        (
+            "Slurm fair-share (shares = VC GPUs), no caps (cohort), backfill",
+            helios_config("slurm", nodes, quotas, True),
+            FIXED,
+        ),
         ("Kueue StrictFIFO, VC quotas, no cohort", helios_config("kueue", nodes, quotas, False, strict=True), FIXED),
-        ("Kueue BestEffortFIFO, VC quotas, cohort borrowing + fair sharing", helios_config("kueue", nodes, quotas, True), FIXED),
+        (
+            "Kueue BestEffortFIFO, VC quotas, cohort borrowing + fair sharing",
+            helios_config("kueue", nodes, quotas, True),
+            FIXED,
+        ),
     ]
-    out = [f"Quotas ({nodes * 8} GPUs, Venus VCs with ≥ {HELIOS_MIN_VC_GPUS} GPUs on {HELIOS_DATE}, scaled): " +
-           ", ".join(f"{vc} {n}" for vc, n in sorted(quotas.items())), "",
-           "| policy | utilization | wait mean s | p50 s | p95 s | p99 s | never startable | max fair-share deviation |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [
+        f"Quotas ({nodes * 8} GPUs, Venus VCs with ≥ {HELIOS_MIN_VC_GPUS} GPUs on {HELIOS_DATE}, scaled): "
+        + ", ".join(f"{vc} {n}" for vc, n in sorted(quotas.items())),
+        "",
+        "| policy | utilization | wait mean s | p50 s | p95 s | p99 s | never startable | max fair-share deviation |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for label, cfg, opts in runs:
         run = replay(cfg, label, mapping, opts)
         w = run.report["waits"]["all"]
         dev = max(abs(r["deviation"]) for r in run.report["fairShare"])
-        out.append(f"| {label} | {100 * run.report['total']['utilization']:.1f} % | {w['meanS']:.0f} | {w['p50S']:.0f} | "
-                   f"{w['p95S']:.0f} | {w['p99S']:.0f} | {len(run.report['neverStartable'])} | {100 * dev:.1f} pts |")
+        out.append(
+            f"| {label} | {100 * run.report['total']['utilization']:.1f} % | {w['meanS']:.0f} | {w['p50S']:.0f} | "
+            f"{w['p95S']:.0f} | {w['p99S']:.0f} | {len(run.report['neverStartable'])} | {100 * dev:.1f} pts |"
+        )
     return out
 
 
 def tables() -> str:
     """The Markdown the page shows between its markers (the heading level fits docs/whatif.md)."""
-    lines = ["#### Alibaba openb window: simulated vs recorded queue waits", "", *part_replay(), "",
-             "#### The same window with Helios Venus VC capacities as quotas", "", *part_helios(6)]
+    lines = [
+        "#### Alibaba openb window: simulated vs recorded queue waits",
+        "",
+        *part_replay(),
+        "",
+        "#### The same window with Helios Venus VC capacities as quotas",
+        "",
+        *part_helios(6),
+    ]
     return "\n".join(lines)
 
 
@@ -136,8 +184,10 @@ def page_with(text: str, block: str) -> str:
     """``text`` with the part between the markers replaced by ``block``; the markers must be there, in order."""
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
-        raise ValueError(f"{PAGE}: the markers {BEGIN!r} and {END!r} are missing or out of order; put them back "
-                         "around the trace tables")
+        raise ValueError(
+            f"{PAGE}: the markers {BEGIN!r} and {END!r} are missing or out of order; put them back "
+            "around the trace tables"
+        )
     return f"{text[:start]}{BEGIN}\n\n{block}\n\n{text[end:]}"
 
 
