@@ -5,14 +5,15 @@ worker whose connection is not up as unavailable, so no copy is created there; s
 (lines 545-559) keeps a job whose admitting worker is unavailable admitted (check Ready, so its manager quota) for
 ``workerLostTimeout`` measured from when the loss was first observed (``admittingWorkerLostSince``, 284-291), then sets
 the check to ``Retry`` ("Admitting remote lost"): the job is evicted at the manager and queued again by that eviction's
-time. Its copy on the lost worker is removed once the worker reconnects (lines 264-265, 389-391).
-``workerLostTimeout`` defaults to 15 minutes (``apis/config/v1beta2/configuration_types.go`` 345-350).
+time. Its copy on the lost worker is out of the manager's reach and runs on; at reconnection the job, holding quota
+again, converges on the copy admitted first (step 6b, 571-581), the old one. ``workerLostTimeout`` defaults to
+15 minutes (``apis/config/v1beta2/configuration_types.go`` 345-350). Reconnection cases: ``test_fleet_whatif_reconnect``.
 
 The shipped fleet, one 8-GPU H100 job p1 (product, t=0, 7,200 s) on an idle fleet: it runs on the worker ``w`` of the
 plain run. ``w`` is lost from t=1,000 for 3,600 s: p1 keeps its manager quota until 1,000 + 900 = 1,900, is evicted
-then (8 GPUs x 1,900 s = 4.22 GPU-h lost), is dispatched at 1,900 to the other worker only (``w`` is out until
-4,600) and ends at 1,900 + 7,200 = 9,100. Lost for 600 s only (< 900), the worker comes back in time and p1 ends at
-7,200 where it started."""
+then and dispatched at 1,900 to the other worker only (``w`` is out until 4,600), while its copy on ``w`` runs on.
+At 4,600 the rerun is deleted (8 GPUs x 2,700 s = 6.0 GPU-h thrown away) and p1 ends on ``w`` at 7,200. Lost for
+600 s only (< 900), the worker comes back in time and p1 ends at 7,200 where it started, nothing lost."""
 
 from __future__ import annotations
 
@@ -49,14 +50,14 @@ def first_worker(tmp_path: Path) -> str:
     return pool.split("/", 1)[0]
 
 
-def test_a_job_on_a_lost_worker_keeps_manager_quota_until_the_timeout_then_reruns_elsewhere(tmp_path):
+def test_a_job_on_a_lost_worker_reruns_elsewhere_at_the_timeout_and_the_old_copy_wins_at_reconnection(tmp_path):
     w = first_worker(tmp_path)
     run = run_with(tmp_path, [h100("p1", 0, 7200)], [{"worker": w, "atS": 1000, "forS": 3600}])
     p1 = run.result.jobs["p1"]
     assert p1.starts == (0.0, 1900.0)  # evicted at 1,000 + workerLostTimeout (900), dispatched again at once
-    assert not p1.pool.startswith(f"{w}/")  # never dispatched to the worker while it is out
-    assert p1.end_s == 9100.0
-    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 4.22}  # 8 GPUs x 1,900 s
+    assert p1.pool.startswith(f"{w}/")  # the copy admitted first, on w, is the one that ends the job
+    assert p1.end_s == 7200.0
+    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 6.0}  # the rerun, 8 GPUs x 2,700 s
     loss = run.report["fleet"]["workerLoss"]
     assert loss["jobsEvicted"] == 1 and loss["workerLostTimeoutS"] == 900.0
     line = f"Workers lost: {w} from 1000 s for 3600 s; workerLostTimeout 900 s; 1 job(s) evicted"
@@ -156,14 +157,15 @@ def test_an_incremental_nominee_that_is_lost_stalls_the_job_until_the_next_round
         assert p1.pool.startswith(f"{worker}/") if worker else not p1.pool.startswith(f"{first}/")
 
 
-def test_a_copy_that_finished_on_the_lost_worker_before_the_timeout_runs_once(tmp_path):
-    """x ends on the lost worker at 1,500 s, before the 1,900 s timeout: Kueue finishes the manager's job from that
-    copy when the worker reconnects (``reconcileGroup`` step 3, workload.go 396-438), so x never runs again and every
-    job of the case ends (the reviewer's case: x ran twice and y never ended)."""
+def test_a_copy_that_finished_on_the_lost_worker_before_the_timeout_is_evicted_and_runs_again(tmp_path):
+    """x ends on the lost worker at 1,500 s, unseen, and keeps its quota until the 1,900 s timeout, when Kueue
+    evicts it all the same (step 6a) and queues it behind y (queued since 10), which takes the freed quota. At the
+    4,600 reconnect x holds no quota, so its finished copy is deleted (step 2, workload.go 380-394): x runs again
+    when g1's quota is free, at 7,201; every job of the case ends."""
     w = first_worker(tmp_path)
     jobs = [h100("x", 0, 1500), h100("g1", 1, 7200), h100("g2", 2, 7200), h100("y", 10, 7200)]
     run = run_with(tmp_path, jobs, [{"worker": w, "atS": 1000, "forS": 3600}])
     x = run.result.jobs["x"]
-    assert x.starts == (0.0,) and x.end_s == 1500.0 and x.pool.startswith(f"{w}/")
+    assert x.starts == (0.0, 7201.0) and x.end_s == 8701.0
     assert all(j.end_s is not None for j in run.result.jobs.values()), "every job of the case ends"
-    assert run.report["fleet"]["workerLoss"]["jobsEvicted"] == 0
+    assert run.report["fleet"]["workerLoss"]["jobsEvicted"] == 1

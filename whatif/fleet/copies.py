@@ -26,7 +26,18 @@ class FleetHooks(Protocol):
 class FleetJob(JobState):
     """A job as the manager sees it; ``copies`` are its offers, one per nominated worker."""
 
-    __slots__ = ("copies", "nominated", "reserved", "winner", "value", "order_ts", "reserved_at", "flavor", "held")
+    __slots__ = (
+        "copies",
+        "nominated",
+        "reserved",
+        "winner",
+        "value",
+        "order_ts",
+        "reserved_at",
+        "flavor",
+        "held",
+        "ghost",
+    )
 
     def __init__(self, job: Job, n: int):
         super().__init__(job, n)
@@ -43,6 +54,8 @@ class FleetJob(JobState):
         self.flavor: str | None = None
         """The manager flavor (GPU model) its fleet runtime selects; it holds that flavor's quota."""
         self.held: Admitted | None = None
+        self.ghost: "Copy | None" = None
+        """Its copy left on a lost worker after the manager evicted it (running or finished), until reconnection."""
 
     @property
     def gpus(self) -> float:

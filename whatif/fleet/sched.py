@@ -25,10 +25,11 @@ from whatif.kueue.cohort import Admitted, CohortView, Incoming, QueueView
 from whatif.kueue.preempt import choose
 from whatif.kueue.sched import KueueScheduler
 from whatif.fleet.copies import Copy, FleetJob, WorkerHost
+from whatif.fleet.reconnect import Reconnect
 from whatif.model import Job
 
 
-class FleetScheduler:
+class FleetScheduler(Reconnect):
     def __init__(self, eng: Host, fleet: FleetModel, seed: int = 0, outages: Sequence[tuple[str, float, float]] = ()):
         self.eng, self.fleet = eng, fleet
         self.race = random.Random(f"whatif-fleet-race-{seed}")
@@ -51,7 +52,9 @@ class FleetScheduler:
         self.won: dict[str, int] = {w: 0 for w in fleet.workers}
         """Worker -> copies it admitted (a job preempted and readmitted counts again)."""
         self.down: set[str] = set()
-        """Workers the manager cannot reach now (``outages``): nothing is dispatched to them."""
+        """Workers the manager cannot reach now (``outages``): nothing is dispatched to them (``reconnect.py``)."""
+        self.left: dict[str, list[FleetJob]] = {}
+        self._converging: FleetJob | None = None
         self.lost_evictions = 0
         self.outage_no: dict[str, int] = {w: 0 for w in fleet.workers}
         """Worker -> how many outages it has had: a timeout of an earlier outage is stale."""
@@ -121,29 +124,32 @@ class FleetScheduler:
         names = self.fleet.workers[fj.nominated : fj.nominated + self.fleet.step_size]
         fj.nominated += len(names)
         for w in names:
-            if w in self.down:
-                continue  # remoteClientsForAC leaves out a disconnected worker: no copy is created there
-            mirrored = self.fleet.clusters[w].queues.get(f"{w}/{fj.job.queue}")
-            if mirrored is None:
-                continue  # no mirrored queue there: the copy would never be admitted
-            pools = [
-                p
-                for p in mirrored.quotas
-                if self.fleet.pool_model.get(p) == fj.flavor and (fj.job.pool is None or p == fj.job.pool)
-            ]
-            if not pools:
-                continue  # the runtime's node selector matches no pool of this worker's queue
-            # the runtime selects its GPU model's nodes: the copy may use only those pools (the first of several)
-            pool = None if len(pools) == len(mirrored.quotas) and len(pools) > 1 else pools[0]
-            copy = Copy(replace(fj.job, queue=f"{w}/{fj.job.queue}", pool=pool), fj.n, w, fj)
-            copy.starts, copy.preempts = fj.starts, fj.preempts  # one history per job across its copies
-            # a new Workload on the worker (cloneForCreate copies spec and labels only): its queue order and its
-            # standing against same-priority victims date from its creation there, not from the job's submit
-            copy.order_ts = now
-            fj.copies[w] = copy
-            self.workers[w].submit(copy, now)
+            if w not in self.down:  # remoteClientsForAC leaves out a disconnected worker: offered on reconnection
+                self._offer(fj, w, now)
         if fj.nominated < len(self.fleet.workers):
             self.eng.push(now + INCREMENTAL_WIDEN_S, TICK, ("widen", fj, fj.token))
+
+    def _offer(self, fj: FleetJob, w: str, now: float) -> None:
+        """A copy of ``fj`` created on worker ``w``, where its queue is mirrored and a pool has its GPU model."""
+        mirrored = self.fleet.clusters[w].queues.get(f"{w}/{fj.job.queue}")
+        if mirrored is None:
+            return  # no mirrored queue there: the copy would never be admitted
+        pools = [
+            p
+            for p in mirrored.quotas
+            if self.fleet.pool_model.get(p) == fj.flavor and (fj.job.pool is None or p == fj.job.pool)
+        ]
+        if not pools:
+            return  # the runtime's node selector matches no pool of this worker's queue
+        # the runtime selects its GPU model's nodes: the copy may use only those pools (the first of several)
+        pool = None if len(pools) == len(mirrored.quotas) and len(pools) > 1 else pools[0]
+        copy = Copy(replace(fj.job, queue=f"{w}/{fj.job.queue}", pool=pool), fj.n, w, fj)
+        copy.starts, copy.preempts = fj.starts, fj.preempts  # one history per job across its copies
+        # a new Workload on the worker (cloneForCreate copies spec and labels only): its queue order and its
+        # standing against same-priority victims date from its creation there, not from the job's submit
+        copy.order_ts = now
+        fj.copies[w] = copy
+        self.workers[w].submit(copy, now)
 
     def _withdraw(self, fj: FleetJob, keep: str | None) -> None:
         for w, copy in list(fj.copies.items()):
@@ -193,6 +199,9 @@ class FleetScheduler:
         fj = js.parent
         sched = self.workers[js.worker]
         sched.released(js, now, requeue=False)
+        if self._settled_elsewhere(fj, js, requeue):
+            self.eng.dirty = True
+            return
         fj.preempts = js.preempts
         self.eng.jobs[js.n] = fj if requeue else js  # type: ignore[attr-defined]
         if requeue:  # evicted on the worker: Kueue evicts the manager's Workload too
@@ -223,47 +232,6 @@ class FleetScheduler:
         fj = js.parent
         if fj.copies.get(js.worker) is js and fj.winner == js.worker and js.state == PENDING:
             self._back_to_manager(fj, now)  # the winning copy's gang timed out on its worker: offered again
-
-    def _outage(self, now: float, kind: str, target: Any, token: int) -> None:
-        """MultiKueue's lost worker (v0.19.2 ``multikueue/workload.go`` ``reconcileGroup`` step 6a): a job whose
-        admitting worker is unreachable keeps its admission check Ready, so its manager quota, for
-        ``workerLostTimeout`` from when the loss was first seen; then the check goes to Retry and the job is evicted
-        and queued again at that time. Copies still queued on the lost worker can never be seen to reserve: they
-        are gone for the manager (removed there on reconnection)."""
-        self.eng.dirty = True
-        if kind == "up":
-            self.down.discard(target)
-            return
-        if kind == "down":
-            self.down.add(target)
-            self.outage_no[target] += 1
-            for fj in list(self.dispatched):
-                copy = fj.copies.get(target)
-                if copy is None:
-                    continue
-                if fj.winner == target:
-                    self.eng.push(now + self.fleet.worker_lost_timeout_s, TICK, ("lost", copy, self.outage_no[target]))
-                else:
-                    self._drop(fj, target, copy)
-            return
-        copy = target
-        fj = copy.parent
-        if (
-            copy.worker not in self.down
-            or self.outage_no[copy.worker] != token
-            or fj.copies.get(copy.worker) is not copy
-            or fj.winner != copy.worker
-            or fj.state == DONE
-            or copy.state == DONE
-        ):
-            # the worker came back in time, or the copy left; or it finished on the lost worker: on reconnection
-            # Kueue finishes the manager's job from that copy (step 3 of reconcileGroup), it never runs again
-            return
-        self.lost_evictions += 1
-        if copy.state == RUNNING:
-            self.eng.preempt(copy, requeue=True)  # its work is lost; released() requeues it by this eviction's time
-        else:
-            self.evicted_unstarted(copy, now)
 
     def _back_to_manager(self, fj: FleetJob, now: float) -> None:
         self._withdraw(fj, keep=None)  # out of the worker's queue (and its waiting pods), quota released there
