@@ -110,3 +110,21 @@ def test_a_copy_finishing_on_a_lost_worker_after_the_timeout_finishes_the_rerun_
     assert x.starts == (0.0, 1900.0) and x.end_s == 2000.0 and worker(x) == w
     assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 1.33}
     assert run.report["unfinished"] == 0
+
+
+def test_every_fleet_job_left_at_the_end_is_named_with_where_it_waits(tmp_path):
+    # eks lost from 1,000 past the 3,000 s horizon: s1 (L40S, eks only) holds manager quota with no copy anywhere;
+    # p1, on eks, is evicted at 1,900 and waits at the manager behind p4 while its copy stays on eks
+    jobs = [job("s1", 1100, 600, gpus=1), *(job(f"p{i}", 0, 7200) for i in (1, 2, 3)), job("p4", 10, 600)]
+    path = tmp_path / "jobs.yaml"
+    path.write_text(
+        yaml.safe_dump({"kind": "jobs", "jobs": jobs, "outages": [{"worker": "eks", "atS": 1000, "forS": 20000}]})
+    )
+    opts = SimOptions(spot_interruptions=False, horizon_s=3000)
+    run = run_whatif("fleet", path, seed=0, options=opts, name="fleet-left")
+    assert run.report["unfinished"] == 5
+    [line] = [w for w in run.report["warnings"] if "fleet job(s) not finished" in w]
+    assert line.startswith("5 fleet job(s) not finished at the end: ")
+    assert "s1 holds manager quota but no reachable worker has a L40S pool (offered to eks on reconnection)" in line
+    assert "p1 waits at the manager for H100_80GB quota in queue product; its copy stays on lost worker eks" in line
+    assert "p2 runs on gke" in line and "p4 holds manager quota, queued on gke" in line

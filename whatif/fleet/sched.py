@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from render.fleet_manager import MANAGER_COHORT
-from whatif.core import ADMITTED, DONE, PENDING, RUNNING, TICK, Host, JobState
+from whatif.core import ADMITTED, DONE, NEVER, PENDING, RUNNING, TICK, Host, JobState
 from whatif.fleet.cluster import INCREMENTAL_WIDEN_S, FleetModel
 from whatif.cluster import KueueModel
 from whatif.kueue.cohort import Admitted, CohortView, Incoming, QueueView
@@ -291,3 +291,29 @@ class FleetScheduler(Reconnect):
 
     def unplaced(self) -> list[Any]:
         return [js for s in self.workers.values() for js in s.unplaced()]
+
+    def warnings(self) -> list[str]:
+        """Every fleet job not finished at the end of the run, named with where it is and why."""
+        left = [why for js in self.eng.jobs if (why := self._left_why(js)) is not None]  # type: ignore[attr-defined]
+        if not left:
+            return []
+        return [f"{len(left)} fleet job(s) not finished at the end: " + "; ".join(left)]
+
+    def _left_why(self, js: JobState) -> str | None:
+        fj = js.parent if isinstance(js, Copy) else js
+        if not isinstance(fj, FleetJob) or js.state in (DONE, NEVER) or fj.state == DONE:
+            return None
+        name, lost = fj.job.id, sorted(self.down)
+        where = f"; its copy stays on lost worker {fj.ghost.worker}" if fj.ghost is not None else ""
+        if fj in self.waiting:
+            return f"{name} waits at the manager for {fj.flavor} quota in queue {fj.job.queue}{where}"
+        if fj.winner is not None:
+            copy = fj.copies[fj.winner]
+            state = "runs" if copy.state == RUNNING else "is admitted, its pods wait for nodes"
+            if copy.state == DONE:
+                state = "finished unseen (the manager sees it at reconnection or evicts it at workerLostTimeout)"
+            return f"{name} {state} on {fj.winner}" + (" (lost)" if fj.winner in self.down else "")
+        if fj.copies:
+            return f"{name} holds manager quota, queued on {', '.join(sorted(fj.copies))}{where}"
+        cause = f"offered to {', '.join(lost)} on reconnection" if lost else "no worker's queue has its pool"
+        return f"{name} holds manager quota but no reachable worker has a {fj.flavor} pool ({cause}){where}"
