@@ -12,7 +12,8 @@ The sample role has no rule for Kubeflow Trainer's TrainJob, which the fleet dis
 creates, reads, watches and deletes the copy on the worker with this identity, so the rule is added here. The role
 covers every kind the manager's Kueue manages (``KIND_OF_INTEGRATION``), plain pods included: the manager enables the
 ``pod`` integration, so the token may create and delete pods in the mirrored team namespaces, where the namespace's
-own admission (Pod Security baseline, ``gpu-cluster-fabric-pods``) applies to them as to a tenant's. The sample's
+own admission (Pod Security baseline, ``gpu-cluster-fabric-pods``) applies to them as to a tenant's. Its pods run under
+the namespace's ``default`` service account only (``TOKEN_SERVICE_ACCOUNTS``). The sample's
 kinds the fleet does not dispatch (Ray, AppWrapper, Kubeflow v1 jobs) are left out.
 
 Least privilege (the sample grants everything cluster-wide, ``kube-system`` included): the ClusterRole only reads
@@ -173,6 +174,45 @@ ClusterQueue or flavors: the copy would run on quota it was never given), or tur
 true where they were not."""
 
 
+TOKEN_SERVICE_ACCOUNTS = ("", "default")
+"""The service accounts the token's pods may run as: the namespace's ``default`` (unset means it). The token writes
+pods and pod templates in team namespaces; a team namespace may hold service accounts bound to a cloud identity (GKE
+Workload Identity, EKS Pod Identity), and a leaked token naming one would act as that team in its cloud. So a fleet
+job runs under ``default`` on the worker; a job that needs another identity is submitted to that worker directly."""
+
+
+def _sa_pinned(spec: str) -> str:
+    allowed = cel_list(list(TOKEN_SERVICE_ACCOUNTS))
+    return (
+        f"((!has({spec}.serviceAccountName) || {spec}.serviceAccountName in {allowed}) && "
+        f"(!has({spec}.serviceAccount) || {spec}.serviceAccount in {allowed}))"
+    )
+
+
+def _replicated(jobs: str) -> str:
+    """Every pod spec of a JobSet's ``replicatedJobs`` list (as in a JobSet, or a TrainJob's runtime patch)."""
+    return (
+        f"{jobs}.all(r, !has(r.template) || !has(r.template.spec) || !has(r.template.spec.template) || "
+        f"!has(r.template.spec.template.spec) || {_sa_pinned('r.template.spec.template.spec')})"
+    )
+
+
+PINS_SERVICE_ACCOUNT = (
+    "request.operation == 'DELETE' || request.operation == 'CONNECT' || "
+    f"(request.resource.resource != 'pods' || !has(object.spec) || {_sa_pinned('object.spec')}) && "
+    "(request.resource.resource != 'jobs' || !has(object.spec) || !has(object.spec.template) || "
+    f"!has(object.spec.template.spec) || {_sa_pinned('object.spec.template.spec')}) && "
+    "(request.resource.resource != 'jobsets' || !has(object.spec) || !has(object.spec.replicatedJobs) || "
+    f"{_replicated('object.spec.replicatedJobs')}) && "
+    "(request.resource.resource != 'trainjobs' || !has(object.spec) || !has(object.spec.runtimePatches) || "
+    "object.spec.runtimePatches.all(p, !has(p.trainingRuntimeSpec) || !has(p.trainingRuntimeSpec.template) || "
+    "!has(p.trainingRuntimeSpec.template.spec) || !has(p.trainingRuntimeSpec.template.spec.replicatedJobs) || "
+    f"{_replicated('p.trainingRuntimeSpec.template.spec.replicatedJobs')}))"
+)
+"""Pods, Jobs, JobSets and TrainJobs (its ``runtimePatches``, Trainer v2.3.0) written by the token name no service
+account but ``default``."""
+
+
 def token_admission_objects(namespaces: Sequence[str]) -> list[dict[str, Any]]:
     """The policy refusing the manager's token any write outside the mirrored namespaces, and its binding to every
     namespace (``kube-system`` included: no namespaceSelector)."""
@@ -190,6 +230,11 @@ def token_admission_objects(namespaces: Sequence[str]) -> list[dict[str, Any]]:
                 "expression": f"request.userInfo.username != '{username()}' || {ADMITS_NOTHING}",
                 "message": "the fleet manager's token may not mark a Workload as holding quota or admitted (only the "
                 "worker's own Kueue sets QuotaReserved, Admitted and status.admission)",
+            },
+            {
+                "expression": f"request.userInfo.username != '{username()}' || {PINS_SERVICE_ACCOUNT}",
+                "message": "the fleet manager's token may not run pods under a service account other than the "
+                "namespace's default (a fleet job that needs another identity goes to the worker directly)",
             },
         ],
         rule={

@@ -136,3 +136,74 @@ def test_the_token_may_not_rewrite_an_admitted_workloads_admission(worker):
         admitted + [{"type": "DeactivationTarget", "status": "True", "reason": "EvictedOnManagerCluster"}], given
     )
     assert _token(objects, deactivated, ns, operation="UPDATE", resource="workloads/status", old=old) == []
+
+
+def _spec(sa: dict) -> dict:
+    return {"containers": [{"name": "x", "image": "busybox:1.37"}], **sa}
+
+
+def _template(sa: dict) -> dict:
+    return {"template": {"spec": _spec(sa)}}
+
+
+def _jobset(sa: dict) -> dict:
+    return {
+        "replicatedJobs": [
+            {"name": "ok", "template": {"spec": _template({})}},
+            {"name": "node", "template": {"spec": _template(sa)}},
+        ]
+    }
+
+
+def _writes(sa: dict) -> list[tuple[str, dict]]:
+    """A pod, a Job, a JobSet and a TrainJob runtime patch whose pods run under ``sa``."""
+    return [
+        ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": _spec(sa)}),
+        ("jobs", {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": _template(sa)}),
+        (
+            "jobsets",
+            {
+                "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                "kind": "JobSet",
+                "metadata": {"name": "x"},
+                "spec": _jobset(sa),
+            },
+        ),
+        (
+            "trainjobs",
+            {
+                "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                "kind": "TrainJob",
+                "metadata": {"name": "x"},
+                "spec": {
+                    "runtimeRef": {"name": "torch-fleet-h100"},
+                    "runtimePatches": [{"manager": "x", "trainingRuntimeSpec": {"template": {"spec": _jobset(sa)}}}],
+                },
+            },
+        ),
+    ]
+
+
+@pytest.mark.parametrize("field", ["serviceAccountName", "serviceAccount"])
+def test_the_token_may_not_run_pods_under_a_team_service_account_in_a_mirrored_namespace(worker, field):
+    # a team's service account may carry its cloud identity (Workload Identity, Pod Identity): a leaked token naming
+    # it would act as that team; the token's pods, Jobs, JobSets and TrainJob patches run under default only
+    objects, teams = worker
+    for resource, obj in _writes({field: "team-cloud-identity"}):
+        for op in ("CREATE", "UPDATE"):
+            refused = _token(
+                objects, obj, teams[0], resource=resource, operation=op, old=obj if op == "UPDATE" else None
+            )
+            assert any("service account" in r for r in refused), (resource, op)
+    assert _token(objects, obj, teams[0], resource="trainjobs", operation="DELETE", old=obj) == []
+
+
+def test_the_token_runs_pods_under_the_default_service_account_and_tenants_keep_theirs(worker):
+    objects, teams = worker
+    for sa in ({}, {"serviceAccountName": "default"}):
+        for resource, obj in _writes(sa):
+            assert _token(objects, obj, teams[0], resource=resource) == [], (resource, sa)
+    for resource, obj in _writes({"serviceAccountName": "team-cloud-identity"}):
+        assert [
+            r for r in admission_failures(objects, obj, teams[0], resource=resource) if r.startswith(TOKEN_POLICY)
+        ] == []
