@@ -37,7 +37,12 @@ def _main(argv: Sequence[str] | None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m preview", description=__doc__)
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
-    parser.add_argument("--stack-file", type=Path, help="read the stack config from this file instead")
+    parser.add_argument(
+        "--stack-file",
+        type=Path,
+        help="read the stack config from this file instead (a fleet manager's workers, and --with stacks, from "
+        "Pulumi.<stack>.yaml next to it)",
+    )
     parser.add_argument("--format", choices=["text", "json", "markdown", "sarif"], default="text")
     parser.add_argument("--policy-pack", type=Path, help="policy pack directory (default: policies/)")
     parser.add_argument(

@@ -174,6 +174,11 @@ def preview_file(
     except StackFileError as exc:  # not a stack file: exit 2 with where and why, nothing run
         report = PreviewReport(stack=stack, errors=[exc.issue])
     else:
-        report = preview_config(stack, config, main, policies, alongside=alongside)
+        from preview.fleet.stack_files import FolderStackFiles
+
+        # a fleet manager's workers (and the stacks deployed alongside) are read next to its file, as --base-file does
+        here = path.resolve().parent != main.resolve().parent
+        files = FolderStackFiles(path.parent) if here else None
+        report = preview_config(stack, config, main, policies, alongside=alongside, stack_files=files)
     report.stack_file = path
     return report

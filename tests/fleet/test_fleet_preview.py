@@ -184,3 +184,20 @@ def test_no_window_warning_inside_the_window_and_one_after_it():
     assert outside_window_warnings(summary, ["gke", "eks"], at(2030, 3, 1)) == []
     after = outside_window_warnings(summary, ["gke", "eks"], at(2030, 7, 8, 11, 30))
     assert len(after) == 1 and "is after it" in after[0].problem  # one per worker and model, not per queue
+
+
+def test_a_stack_file_elsewhere_previews_the_workers_next_to_it(tmp_path, capsys):
+    # an edited fleet in another folder: its eks worker's capacity block has no fee, so its price is unknown. Read
+    # from the repository instead, the workers would be priced and the fleet total complete
+    from preview.engine import PROJECT_ROOT
+
+    for name in ("fleet", "fleet-gke", "fleet-eks"):
+        text = (PROJECT_ROOT / f"Pulumi.{name}.yaml").read_text()
+        if name == "fleet-eks":
+            assert "upfrontFeeUsd: 274869.50" in text
+            text = "\n".join(line for line in text.splitlines() if "upfrontFeeUsd" not in line)
+        (tmp_path / f"Pulumi.{name}.yaml").write_text(text)
+    args = ["--stack", "fleet", "--stack-file", str(tmp_path / "Pulumi.fleet.yaml"), "--format", "json"]
+    main([*args, "--no-policies"])
+    totals = json.loads(capsys.readouterr().out)["fleet"]["totals"]
+    assert totals["complete"] is False and totals["unpricedPools"] == ["eks/p5"]
