@@ -19,6 +19,7 @@ scales from zero (a node is up 300 s after it is asked for); the reconnect back-
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import yaml
@@ -128,3 +129,25 @@ def test_every_fleet_job_left_at_the_end_is_named_with_where_it_waits(tmp_path):
     assert "s1 holds manager quota but no reachable worker has a L40S pool (offered to eks on reconnection)" in line
     assert "p1 waits at the manager for H100_80GB quota in queue product; its copy stays on lost worker eks" in line
     assert "p2 runs on gke" in line and "p4 holds manager quota, queued on gke" in line
+
+
+def test_an_incremental_nominee_back_from_a_loss_gets_its_copy_at_reconnection(tmp_path):
+    # Incremental, one worker a round: p1 (t=10) is nominated to the first worker, lost 0-100, so no copy is made
+    # (remoteClientsForAC). Its reconnect at 100 reconciles p1, whose nominees include that worker: the copy is
+    # created then (913-950) and runs at once, before the next round (310) would offer p1 to the second worker
+    from preview.engine import PROJECT_ROOT
+
+    for name in ("fleet-eks", "fleet-gke"):
+        shutil.copy(PROJECT_ROOT / f"Pulumi.{name}.yaml", tmp_path / f"Pulumi.{name}.yaml")
+    doc = yaml.safe_load((PROJECT_ROOT / "Pulumi.fleet.yaml").read_text())
+    doc["config"]["gpu-cluster:fleet"].update({"dispatcher": "Incremental", "incrementalStepSize": 1})
+    first = doc["config"]["gpu-cluster:fleet"]["workers"][0]["name"]
+    (tmp_path / "Pulumi.fleet.yaml").write_text(yaml.safe_dump(doc))
+    path = tmp_path / "jobs.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {"kind": "jobs", "jobs": [job("p1", 10, 600)], "outages": [{"worker": first, "atS": 0, "forS": 100}]}
+        )
+    )
+    p1 = run_whatif(tmp_path / "Pulumi.fleet.yaml", path, seed=0, options=OPTS).result.jobs["p1"]
+    assert p1.starts == (100.0,) and worker(p1) == first
