@@ -102,7 +102,7 @@ def check_serving(
             continue
         card = model_card(svc)
         if card is not None:
-            check_fit(at, svc, card, machine.gpu_memory_gib_per_gpu, machine.machine_type)
+            check_fit(at, svc, card, machine.gpu_memory_gib_per_gpu, machine.machine_type, machine.gpu_model)
             check_slo(at, svc, machine.gpu_model)
             check_cold_start(
                 at, cloud, svc, card, pool, machine.gpu_model, serving.autoscaling.polling_interval_seconds

@@ -1,8 +1,9 @@
 """Serving and training on the same pools, minute by minute (``whatif/serving/queue.py`` is the latency model).
 
 Per minute: arrivals at peak × the hour's share (``traffic.dailyProfile``); each service's ready replicas serve at the
-measured rate of its evidence row; KEDA's two triggers decide the replica count (waiting requests per replica, the
-HPA's AverageValue; KV-cache usage from Little's law, the HPA's Value), scale-up at once and scale-down only after the
+measured rate of its evidence row; KEDA's triggers decide the replica count (waiting requests and completed requests/s
+per replica, the HPA's AverageValue; KV-cache usage from Little's law, the HPA's Value; each within the HPA's 10 %
+tolerance), scale-up at once and scale-down only after the
 cooldown window; a new replica serves after the replica-start estimate (``stacks/plan/serving.py``). Training is
 backlogged: it runs whole jobs on every GPU its nominal quota and what it may borrow from serving's idle, lent quota
 allow. When serving needs a GPU training borrowed, Kueue's ``reclaimWithinCohort`` preempts the newest borrowing job
@@ -250,7 +251,9 @@ def _simulate_pool(
             desired = (
                 svc.replicas.min
                 if fixed_at_min
-                else desired_replicas(svc, ev, autoscaling, m.served / 60, ready, st.kv_tokens, m.backlog)
+                else desired_replicas(
+                    svc, ev, autoscaling, m.served / 60, ready, st.kv_tokens, m.backlog, len(st.replicas)
+                )
             )
             st.history.append(desired)
             window = max(1, math.ceil(cooldown_s / 60))
