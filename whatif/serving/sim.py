@@ -27,6 +27,7 @@ from stacks.plan.serving import (
     kv_tokens_per_replica,
     model_card,
     replica_start,
+    slo_margin,
     unrendered_metrics_source,
 )
 from stacks.spec.serving import Service
@@ -87,6 +88,8 @@ class ServiceResult:
     replica_start_s: float = 0.0
     """A replica on GPUs reclaimed from training: grace + pod start + image + weights."""
     usd_per_gpu_hour: float | None = None
+    slo_margin: float | None = None
+    """How far the SLO is above the evidence row's measured p99s (``stacks/plan/serving.slo_margin``)."""
     scale_up_events: list[tuple[int, int, bool]] = field(default_factory=list)
     """(minute decided, minute ready, on reclaimed GPUs) per replica added."""
 
@@ -179,7 +182,10 @@ def simulate(
         rate = pool_billing(facts[svc.pool], pools[svc.pool]).usd_per_node_hour
         gpus = facts[svc.pool].machine.gpus
         res = ServiceResult(
-            svc.name, ev.row.cite(), usd_per_gpu_hour=rate / gpus if rate is not None and gpus else None
+            svc.name,
+            ev.row.cite(),
+            usd_per_gpu_hour=rate / gpus if rate is not None and gpus else None,
+            slo_margin=slo_margin(svc, ev),
         )
         sims.append((svc, ev, res))
         out.services.append(res)
