@@ -23,8 +23,8 @@ from render.kueue import API_VERSION as KUEUE_API_VERSION, GPU_RESOURCE
 from render.serving_autoscaling import (
     pod_monitoring,
     prometheus_address,
-    running_per_replica,
     scaled_object,
+    served_per_replica,
     trigger_auth,
 )
 from render.serving_gateway import EPP_HEALTH_PORT, EPP_PORT, gateway, inference_pool_values, route
@@ -214,7 +214,14 @@ def render_serving(
                 service(svc, ns),
                 pdb(svc, ns),
                 scaled_object(
-                    svc, serving, ns, address, None if gke else region, running_per_replica(svc, pool), cluster
+                    svc,
+                    serving,
+                    ns,
+                    address,
+                    None if gke else region,
+                    served_per_replica(svc, pool),
+                    cluster,
+                    cloud,
                 ),
                 pod_monitoring(svc, ns) if gke else None,
                 inference_pool_values(svc) if gke else None,

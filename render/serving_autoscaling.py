@@ -8,8 +8,8 @@ from typing import Any
 from catalog import Cloud
 from stacks.plan.facts import PoolFacts
 from render.serving_labels import app_labels, meta
-from stacks.plan.serving import PORT, evidence, running_target
-from stacks.plan.serving_metrics import GMP_SCRAPE_S
+from stacks.plan.serving import PORT, evidence, served_target
+from stacks.plan.serving_metrics import GMP_SCRAPE_S, scrape_interval_s
 from stacks.spec.serving import Service, ServingSpec
 
 TRIGGER_AUTH = "prometheus"
@@ -29,8 +29,9 @@ def scaled_object(
     ns: str,
     address: str | None,
     aws_region: str | None,
-    running: int | None,
+    served: float | None,
     cluster: str = "",
+    cloud: Cloud = Cloud.GCP,
 ) -> dict[str, Any]:
     a = serving.autoscaling
     kind = (
@@ -38,6 +39,8 @@ def scaled_object(
     )
     # GMP spans the project and an AMP workspace may be shared: only this cluster's series (GMP labels them with the
     # cluster's name, the AWS managed collector's configuration adds the same label)
+    # a rate needs several samples in its window: 4 scrapes (1 min on GKE, 2 min on EKS's 30 s minimum)
+    window = f"{max(60, 4 * scrape_interval_s(cloud)) // 60}m"
     match = (f'cluster="{cluster}",' if cluster else "") + f'namespace="{ns}",model_name="{svc.name}"'
 
     def trigger(name: str, query: str, threshold: str, metric_type: str) -> dict[str, Any]:
@@ -76,10 +79,18 @@ def scaled_object(
                     "AverageValue",
                 ),
                 trigger("kv-cache", f"avg(vllm:kv_cache_usage_perc{{{match}}})", f"{a.kv_cache_usage:g}", "Value"),
-                # requests in flight: grows with the load below saturation (the evidence row's Little's law)
+                # completed requests/s: grows with the load below saturation, and unlike requests in flight has no
+                # time-in-server in it (that grows with the batch); target 0.8 × the evidence row's rate
                 *(
-                    [trigger("running", f"sum(vllm:num_requests_running{{{match}}})", str(running), "AverageValue")]
-                    if running
+                    [
+                        trigger(
+                            "served",
+                            f"sum(rate(vllm:request_success_total{{{match}}}[{window}]))",
+                            f"{served:g}",
+                            "AverageValue",
+                        )
+                    ]
+                    if served
                     else []
                 ),
             ],
@@ -87,9 +98,9 @@ def scaled_object(
     }
 
 
-def running_per_replica(svc: Service, pool: PoolFacts) -> int | None:
+def served_per_replica(svc: Service, pool: PoolFacts) -> float | None:
     ev = evidence(svc, pool.machine.gpu_model)
-    return None if ev is None else running_target(svc, ev)
+    return None if ev is None else served_target(svc, ev)
 
 
 def trigger_auth(ns: str, cloud: Cloud) -> dict[str, Any]:

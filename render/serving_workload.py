@@ -28,7 +28,7 @@ DRAIN_SECONDS = 60
 """Grace period on scale-down: requests in flight finish (a decode of 200 tokens at 100 ms/token takes 20 s)."""
 
 
-def _vllm_args(svc: Service, served_model: str) -> list[str]:
+def _vllm_args(svc: Service, pool: PoolFacts, served_model: str) -> list[str]:
     tp = svc.gpus_per_replica // svc.nodes_per_replica
     args = [
         "vllm",
@@ -43,7 +43,7 @@ def _vllm_args(svc: Service, served_model: str) -> list[str]:
         "--max-model-len",
         str(svc.max_context_tokens),
         "--max-num-seqs",
-        str(concurrency(svc)),
+        str(concurrency(svc, pool.machine.gpu_model)),  # what a replica holds at its measured rate
         "--gpu-memory-utilization",
         f"{svc.gpu_memory_utilization:g}",
     ]
@@ -127,13 +127,14 @@ def _served_model(svc: Service) -> str:
 
 def deployment(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str, Any]:
     labels = _pod_labels(svc, kueue)
-    container = _container(svc, _vllm_args(svc, _served_model(svc)), svc.gpus_per_replica, True)
+    container = _container(svc, _vllm_args(svc, pool, _served_model(svc)), svc.gpus_per_replica, True)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": meta(svc.name, ns, labels),
+        # no replicas: the ScaledObject's HPA owns them (KEDA holds minReplicaCount); a value here would conflict
+        # with the HPA under server-side apply, or reset a scaled-out service to its minimum on every update
         "spec": {
-            "replicas": svc.replicas.min,
             "selector": {"matchLabels": app_labels(svc)},
             # one replica at a time: a surge replica needs GPUs that may be lent to training
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
@@ -150,7 +151,7 @@ def leader_worker_set(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> di
         MULTI_NODE_SCRIPT,
         "leader",
         "--ray_cluster_size=$(LWS_GROUP_SIZE);",
-        *_vllm_args(svc, _served_model(svc)),
+        *_vllm_args(svc, pool, _served_model(svc)),
     ]
     worker_cmd = ["bash", MULTI_NODE_SCRIPT, "worker", "--ray_address=$(LWS_LEADER_ADDRESS)"]
     leader = {
@@ -165,8 +166,7 @@ def leader_worker_set(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> di
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
         "metadata": meta(svc.name, ns, labels),
-        "spec": {
-            "replicas": svc.replicas.min,
+        "spec": {  # no replicas: the ScaledObject's HPA owns them, as for the Deployment
             "startupPolicy": "LeaderCreated",
             "rolloutStrategy": {
                 "type": "RollingUpdate",

@@ -21,10 +21,32 @@ LWS_NAMESPACE = "lws-system"
 NEEDS = {"ScaledObject": "keda", "TriggerAuthentication": "keda", "LeaderWorkerSet": "lws"}
 """Kinds whose CRD a release here installs: created after it."""
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-LWS_POD_TEMPLATES = ("spec.leaderWorkerTemplate.leaderTemplate.spec", "spec.leaderWorkerTemplate.workerTemplate.spec")
-"""Kueue's LeaderWorkerSet webhook refuses changes to these pod specs while Kueue manages the set (it has a queue
-label): ``ValidateUpdate`` -> ``validateImmutablePodTemplateSpec`` in kueue ``pkg/controller/jobs/leaderworkerset/
-leaderworkerset_webhook.go``. So a change deletes the set and creates it again (the service is down meanwhile)."""
+_SHAPE = (
+    "containers[*].resources.requests",
+    "containers[*].ports",
+    "initContainers[*].resources.requests",
+    "initContainers[*].ports",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "runtimeClassName",
+    "priority",
+    "topologySpreadConstraints",
+    "overhead",
+    "resourceClaims",
+    "resources",
+)
+LWS_IMMUTABLE = (
+    *(f"spec.leaderWorkerTemplate.{t}.spec.{f}" for t in ("leaderTemplate", "workerTemplate") for f in _SHAPE),
+    "spec.leaderWorkerTemplate.size",
+)
+"""What Kueue's LeaderWorkerSet webhook (v0.19.2) refuses to change while Kueue manages the set (it has a queue
+label): ``ValidateUpdate`` -> ``validateImmutablePodTemplateSpec`` compares only the pod specs' shape
+(``pkg/util/pod/pod.go`` ``SpecShape``: containers' requests and ports, nodeSelector, affinity, tolerations,
+runtimeClassName, priority, topologySpreadConstraints, overhead, resourceClaims, pod-level resources), and the
+``LWSImmutableGroupSize`` gate makes ``leaderWorkerTemplate.size`` immutable. A change to one of them deletes the set
+and creates it again (the service is down meanwhile); anything else (image, arguments, env, probes) is an ordinary
+rolling update."""
 
 
 class Serving(pulumi.ComponentResource):
@@ -102,7 +124,7 @@ class Serving(pulumi.ComponentResource):
             )
             if obj["kind"] == "LeaderWorkerSet" and QUEUE_LABEL in obj["metadata"].get("labels", {}):
                 opts = pulumi.ResourceOptions.merge(
-                    opts, pulumi.ResourceOptions(replace_on_changes=list(LWS_POD_TEMPLATES), delete_before_replace=True)
+                    opts, pulumi.ResourceOptions(replace_on_changes=list(LWS_IMMUTABLE), delete_before_replace=True)
                 )
             res = custom_resource(f"{name}-{obj['kind'].lower()}-{obj['metadata']['name']}", obj, opts)
             created[id(obj)] = res

@@ -51,11 +51,17 @@ def kv_precision(svc: Service) -> Precision:
     return Precision.FP8 if svc.precision in (Precision.FP8, Precision.FP4) else Precision.BF16
 
 
-def concurrency(svc: Service) -> int:
-    """Requests a replica holds at once: declared, or Little's law at peak with each request taking its SLO latency
-    (L = λW, W = TTFT + output tokens × TPOT)."""
+def concurrency(svc: Service, gpu: GpuModel | None = None) -> int:
+    """Requests a replica holds at once (vLLM's ``--max-num-seqs``, and the KV cache the fit check sizes): declared;
+    else what a replica holds at its measured rate (``measured_concurrency``), so that load above it waits in
+    vLLM's queue (``vllm:num_requests_waiting``, which the waiting trigger and the what-if read) instead of growing
+    the batch and every request's TPOT; without evidence (or no GPU given), Little's law at peak with each request
+    taking its SLO latency (L = λW, W = TTFT + output tokens × TPOT)."""
     if svc.max_concurrency is not None:
         return svc.max_concurrency
+    ev = evidence(svc, gpu) if gpu is not None else None
+    if ev is not None:
+        return measured_concurrency(svc, ev)
     per_replica = svc.traffic.peak_requests_per_second / svc.replicas.max
     latency_s = (svc.slo.ttft_p99_ms + svc.traffic.output_tokens * svc.slo.tpot_p99_ms) / 1000
     return max(1, math.ceil(per_replica * latency_s))
@@ -86,9 +92,10 @@ class Fit:
         return self.missing_gib == 0.0
 
 
-def fit(svc: Service, card: ModelCard, gpu_memory_gib: float) -> Fit:
+def fit(svc: Service, card: ModelCard, gpu_memory_gib: float, gpu: GpuModel | None = None) -> Fit:
+    """``gpu``: the pool's GPU model, which picks the evidence row the rendered concurrency comes from."""
     kv_bytes = card.kv_bytes_per_token(kv_precision(svc).value)
-    tokens = max(svc.max_context_tokens, concurrency(svc) * (svc.traffic.input_tokens + svc.traffic.output_tokens))
+    tokens = max(svc.max_context_tokens, concurrency(svc, gpu) * (svc.traffic.input_tokens + svc.traffic.output_tokens))
     return Fit(
         gpu_memory_gib,
         gpu_memory_gib * svc.gpus_per_replica * svc.gpu_memory_utilization,
@@ -131,27 +138,43 @@ def evidence(svc: Service, gpu: GpuModel, rows: tuple[ThroughputRow, ...] | None
     return Evidence(best, rps, best.software == svc.server.value)
 
 
-RUNNING_HEADROOM = 0.8
-"""Scale out when requests in flight reach this share of what a replica holds at its measured rate."""
+SERVED_HEADROOM = 0.8
+"""Scale out when the requests a replica completes per second reach this share of its measured rate."""
 LOW_CONFIDENCE_MARGIN = 0.10
 """An SLO within 10 % of the row's measured p99 rests on the row's request shape (MLPerf's prompt and output length
 distributions, not the service's): flagged as low confidence."""
+HPA_TOLERANCE = 0.1
+"""The HPA leaves the replica count alone while a metric is within 10 % of its target (kube-controller-manager
+``--horizontal-pod-autoscaler-tolerance``, default 0.1; KEDA's HPA inherits it)."""
 
 
 def time_in_server_s(svc: Service, ev: Evidence) -> float:
     """Mean time a request spends in a replica at the measured rate, for Little's law (L = λW, which needs the mean).
     The rows publish p99 only, so this is an estimate, stated: decode, output tokens × the row's p99 TPOT (decode
     steps are shared by the whole batch, so per-request TPOT varies little and its p99 is near its mean), and no
-    TTFT (its p99 at the measured rate is a queueing tail, far above its mean, and adding it would inflate the
-    in-flight count and make the trigger fire late)."""
+    TTFT (its p99 at the measured rate is a queueing tail, far above its mean). Used for what a replica holds at the
+    measured rate (``measured_concurrency``) and the KV-cache estimate, never as a scaling target: the time a request
+    spends in the server grows with the load, so a target on requests in flight would move with it."""
     return svc.traffic.output_tokens * ev.row.p99_tpot_ms / 1000
 
 
-def running_target(svc: Service, ev: Evidence) -> int:
-    """Requests in flight per replica the autoscaler aims at: Little's law at the measured rate (req/s per replica ×
-    ``time_in_server_s``), times the headroom. Unlike the waiting queue, which stays empty until a replica
-    saturates, this grows with the load, so replicas come before the SLO breaks."""
-    return max(1, math.floor(RUNNING_HEADROOM * ev.requests_per_s_per_replica * time_in_server_s(svc, ev)))
+def measured_concurrency(svc: Service, ev: Evidence) -> int:
+    """Requests a replica holds at its measured rate (Little's law: req/s per replica × ``time_in_server_s``)."""
+    return max(1, math.ceil(ev.requests_per_s_per_replica * time_in_server_s(svc, ev)))
+
+
+def served_target(svc: Service, ev: Evidence) -> float:
+    """Completed requests per second per replica the autoscaler aims at: the headroom × the measured rate, rounded
+    to what the rendered trigger's threshold says (the what-if reads this same number). A completion rate has no
+    time-in-server in it, so its per-replica value at a given load does not depend on how long requests take."""
+    return round(SERVED_HEADROOM * ev.requests_per_s_per_replica, 2)
+
+
+def _hpa(current: int, ratio: float) -> int:
+    """One metric's proposal, as the HPA computes it: keep ``current`` within the tolerance, else ratio × current."""
+    if current > 0 and abs(ratio - 1) <= HPA_TOLERANCE:
+        return current
+    return math.ceil(ratio * max(current, 1))
 
 
 def kv_tokens_per_replica(svc: Service, card: ModelCard, gpu_memory_gib: float) -> float:
@@ -161,20 +184,29 @@ def kv_tokens_per_replica(svc: Service, card: ModelCard, gpu_memory_gib: float) 
 
 
 def desired_replicas(
-    svc: Service, ev: Evidence, a: Autoscaling, served_per_s: float, ready: int, kv_tokens: float, backlog: float = 0.0
+    svc: Service,
+    ev: Evidence,
+    a: Autoscaling,
+    served_per_s: float,
+    ready: int,
+    kv_tokens: float,
+    backlog: float = 0.0,
+    current: int | None = None,
 ) -> int:
-    """What the rendered ScaledObject's triggers ask, as the HPA computes them (the largest wins, within min … max):
-    ceil(total waiting / target) (AverageValue), ceil(ready × KV usage / target) (Value) and ceil(in flight /
-    running target) (AverageValue). In flight = served/s × ``time_in_server_s``; KV usage = their tokens (prompt and
+    """What the rendered ScaledObject's triggers ask, as the HPA computes them (the largest wins, within min … max,
+    each metric within the HPA's 10 % tolerance of its target leaving ``current`` replicas, default ``ready``):
+    total waiting / target (AverageValue), ready × KV usage / target (Value) and completed requests per second /
+    ``served_target`` (AverageValue). KV usage = the tokens in flight (served/s × ``time_in_server_s``, prompt and
     half the output on average) ÷ the KV-cache tokens of the ready replicas. Read by the what-if every minute and by
     the price at peak."""
-    by_wait = math.ceil(backlog / a.waiting_requests_per_replica)
-    in_flight = served_per_s * time_in_server_s(svc, ev)
-    tokens = in_flight * (svc.traffic.input_tokens + svc.traffic.output_tokens / 2)
+    now = ready if current is None else current
+    per = max(now, 1)
+    by_wait = _hpa(now, backlog / a.waiting_requests_per_replica / per) if backlog > 0 else 0
+    tokens = served_per_s * time_in_server_s(svc, ev) * (svc.traffic.input_tokens + svc.traffic.output_tokens / 2)
     kv = min(1.0, tokens / (max(ready, 1) * kv_tokens))
-    by_kv = math.ceil(max(ready, 1) * kv / a.kv_cache_usage)
-    by_running = math.ceil(in_flight / running_target(svc, ev))
-    return max(svc.replicas.min, min(svc.replicas.max, max(by_wait, by_kv, by_running)))
+    by_kv = _hpa(now, max(ready, 1) * kv / a.kv_cache_usage / per)
+    by_served = _hpa(now, served_per_s / served_target(svc, ev) / per)
+    return max(svc.replicas.min, min(svc.replicas.max, max(by_wait, by_kv, by_served)))
 
 
 def peak_replicas(svc: Service, ev: Evidence, a: Autoscaling, kv_tokens: float) -> int:

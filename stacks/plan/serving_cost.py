@@ -80,7 +80,7 @@ def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts], overrides: Sequenc
     for svc in spec.serving.services:
         pool = pools[svc.pool]
         card = model_card(svc)
-        f = fit(svc, card, pool.machine.gpu_memory_gib_per_gpu) if card else None
+        f = fit(svc, card, pool.machine.gpu_memory_gib_per_gpu, pool.machine.gpu_model) if card else None
         ev = evidence(svc, pool.machine.gpu_model)
         cost = service_cost(svc, pool, node_pools[svc.pool], spec.serving.autoscaling, overrides)
         margin = slo_margin(svc, ev) if ev else None

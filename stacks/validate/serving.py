@@ -14,7 +14,7 @@ from catalog import Catalog, Cloud
 from stacks.plan.serving import model_card, unrendered_metrics_source
 from stacks.validate.issues import Issues, allowed_list, choice_fix
 from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, pool_capacities
-from stacks.validate.serving_protection import check_priority, check_protected, check_queue
+from stacks.validate.serving_protection import check_priority, check_protected, check_queue, check_reclaim
 from stacks.validate.serving_shape import check_placement, check_shape, label_ok
 from stacks.validate.serving_sizing import check_cold_start, check_fit, check_slo, check_weights_per_rank
 from stacks.spec.scheduling import SchedulingSpec
@@ -102,7 +102,7 @@ def check_serving(
             continue
         card = model_card(svc)
         if card is not None:
-            check_fit(at, svc, card, machine.gpu_memory_gib_per_gpu, machine.machine_type)
+            check_fit(at, svc, card, machine.gpu_memory_gib_per_gpu, machine.machine_type, machine.gpu_model)
             check_slo(at, svc, machine.gpu_model)
             check_cold_start(
                 at, cloud, svc, card, pool, machine.gpu_model, serving.autoscaling.polling_interval_seconds
@@ -132,6 +132,7 @@ def check_serving(
     check_priority(where, serving, sched)
     if sched is not None:
         check_queue(where, serving, sched, caps)
+        check_reclaim(issues.at("scheduling", "preemption"), serving, sched)
 
 
 def _check_metrics_source(

@@ -8,7 +8,7 @@ from stacks.plan.serving import SERVING_QUEUE, serving_gpus
 from stacks.plan.kueue_pods import SERVING_DEFAULT_CLUSTER_QUEUE
 from stacks.validate.issues import Issues
 from stacks.validate.scheduling import PoolCapacity
-from stacks.spec.scheduling import SchedulingSpec, Workload
+from stacks.spec.scheduling import ReclaimPreemption, SchedulingSpec, Workload
 from stacks.spec.serving import Service, ServingSpec
 from stacks.spec.stack import NodePool
 
@@ -98,3 +98,21 @@ def check_queue(where: Issues, serving: ServingSpec, sched: SchedulingSpec, caps
                 fix="lower training quotas or serving's replicas.max (serving lends its idle GPUs to the "
                 "cohort, so training keeps them busy), or set scheduling.overcommit: true",
             )
+
+
+def check_reclaim(where: Issues, serving: ServingSpec, sched: SchedulingSpec) -> None:
+    """Serving lends its idle GPUs to the cohort and gets them back only by reclaiming them: with
+    ``reclaimWithinCohort: Never`` a training job that borrowed them keeps them until it ends, and serving cannot
+    scale up meanwhile."""
+    lends = any(hi > lo for lo, hi in serving_gpus(serving).values())
+    if sched.workload == Workload.SLURM or sched.cohort is None or not lends:
+        return
+    if sched.preemption.reclaim_within_cohort == ReclaimPreemption.NEVER:
+        where.error(
+            "reclaimWithinCohort",
+            "serving lends its idle GPUs (above replicas.min) to the cohort, and with Never it cannot take them "
+            "back: a training job that borrowed them keeps them until it ends, so serving cannot scale up",
+            ReclaimPreemption.NEVER.value,
+            allowed="LowerPriority or Any (serving runs above every training class, so either reclaims for it)",
+            fix="set scheduling.preemption.reclaimWithinCohort: LowerPriority",
+        )

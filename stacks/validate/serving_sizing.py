@@ -22,8 +22,10 @@ from stacks.spec.serving import Service
 from stacks.spec.stack import NodePool
 
 
-def check_fit(at: Issues, svc: Service, card: ModelCard, gpu_gib: float, machine: str) -> None:
-    f = fit(svc, card, gpu_gib)
+def check_fit(
+    at: Issues, svc: Service, card: ModelCard, gpu_gib: float, machine: str, gpu: GpuModel | None = None
+) -> None:
+    f = fit(svc, card, gpu_gib, gpu)
     if f.fits:
         return
     need_gpus = math.ceil(f.needed_gib / (gpu_gib * svc.gpu_memory_utilization))
@@ -31,7 +33,7 @@ def check_fit(at: Issues, svc: Service, card: ModelCard, gpu_gib: float, machine
         "gpusPerReplica",
         f"{card.model} in {svc.precision.value} does not fit: weights {f.weights_gib:.1f} GiB + KV cache "
         f"{f.kv_gib:.1f} GiB ({f.kv_tokens:,} tokens × {f.kv_kib_per_token:g} KiB: "
-        f"{concurrency(svc)} concurrent requests × {svc.traffic.input_tokens + svc.traffic.output_tokens} tokens, "
+        f"{concurrency(svc, gpu)} concurrent requests × {svc.traffic.input_tokens + svc.traffic.output_tokens} tokens, "
         f"or one {svc.max_context_tokens:,}-token context) = {f.needed_gib:.1f} GiB, and {svc.gpus_per_replica} × "
         f"{gpu_gib:g} GiB ({machine}) × {svc.gpu_memory_utilization:g} (server memory share) = "
         f"{f.budget_gib:.1f} GiB: {f.missing_gib:.1f} GiB missing",

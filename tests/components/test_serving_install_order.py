@@ -137,15 +137,25 @@ def test_on_eks_the_serving_deployment_waits_for_its_node_group():
     assert deployment.custom_timeouts == {"create": "22m", "update": "22m"}
 
 
-def test_a_kueue_managed_leaderworkerset_is_recreated_when_its_pod_templates_change():
-    # Kueue's LeaderWorkerSet webhook refuses pod-template updates of a set with a queue label: an in-place update
-    # (new GPU count, ports) would fail the deploy, so Pulumi deletes the set and creates it again
+def test_a_kueue_managed_leaderworkerset_is_recreated_only_when_kueue_forbids_the_update():
+    # Kueue v0.19.2's LeaderWorkerSet webhook refuses changes to the pod specs' shape (requests, ports, placement)
+    # and to the group size of a set with a queue label: Pulumi deletes the set and creates it again for those; an
+    # image or argument change is an ordinary rolling update (recreating would take the only replica down)
     by_name = _by_name()
     lws = by_name["serving-leaderworkerset-long-context"]
     assert lws.delete_before_replace
-    assert set(lws.replace_on_changes) == {
-        "spec.leaderWorkerTemplate.leaderTemplate.spec",
-        "spec.leaderWorkerTemplate.workerTemplate.spec",
-    }
+    paths = set(lws.replace_on_changes)
+    for template in ("leaderTemplate", "workerTemplate"):
+        spec = f"spec.leaderWorkerTemplate.{template}.spec"
+        assert {
+            f"{spec}.containers[*].resources.requests",
+            f"{spec}.containers[*].ports",
+            f"{spec}.nodeSelector",
+            f"{spec}.affinity",
+            f"{spec}.tolerations",
+        } <= paths
+        assert spec not in paths  # the whole pod spec would recreate the set on an image change
+        assert not any(p.endswith((".image", ".args", ".command", ".env")) for p in paths)
+    assert "spec.leaderWorkerTemplate.size" in paths
     chat = by_name["serving-deployment-chat"]  # Kueue admits a Deployment pod by pod: it rolls as usual
     assert not chat.delete_before_replace and chat.replace_on_changes == []

@@ -36,13 +36,15 @@ def test_gke_chat_is_priced_at_min_max_and_per_million_tokens():
         pytest.approx(88.49, abs=0.01),
     )
     # priced at what the rendered autoscaler runs at peak, not the 6 replicas that carry it (150 ÷ 25.52 req/s):
-    # its running trigger aims at floor(0.8 × 25.52 req/s × 200 tokens × 25.1 ms) = 102 requests in flight per
-    # replica, and at peak 150 req/s × 5.02 s = 753 are in flight: ceil(753 / 102) = 8 replicas (the max)
+    # from those 6, its completion-rate trigger aims at 0.8 × 25.52 = 20.42 req/s per replica: 150 / (6 × 20.42) =
+    # 1.22, outside the HPA's 10 % tolerance, so ceil(150 / 20.42) = ceil(7.35) = 8 replicas (the max)
     assert row["replicasAtPeak"] == 8
     assert row["usdPerMillionOutputTokens"] == pytest.approx(8 * 88.49 / 8 / (150 * 200 * 3600) * 1e6, abs=1e-3)
     assert row["usdPerMillionOutputTokens"] == pytest.approx(0.819, abs=1e-3)
     assert row["evidence"].startswith("MLPerf Inference v5.1 Server, RedHat 5.1-0083")
-    assert (row["neededGib"], row["budgetGib"]) == (37.7, 73.6)
+    # KV cache for what a replica holds at the measured rate, ceil(25.52 × 200 × 0.0251) = 129 requests × 1,200
+    # tokens, not the 413 that peak ÷ max replicas × the SLO latency asked: 16.9 GiB with the weights
+    assert (row["neededGib"], row["budgetGib"]) == (16.9, 73.6)
 
 
 def test_a_multi_node_service_is_a_leaderworkerset_priced_at_its_16_gpus():

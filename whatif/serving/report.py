@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from stacks.plan.serving import LOW_CONFIDENCE_MARGIN
 from stacks.spec.stack import StackSpec
-from whatif.serving.sim import SimResult
+from whatif.serving.sim import ServiceResult, SimResult
 
 HOLDS_ATTAINMENT = 0.99
 """Serving "holds" its SLO when at least this share of minutes meets both p99 targets."""
@@ -31,7 +32,17 @@ def verdict(result: SimResult) -> tuple[bool | None, str]:
         why += f"; not simulated (no evidence): {', '.join(result.no_evidence)}"
     if result.fixed_at_min:
         why += f"; replicas fixed at min, the autoscaler may read nothing ({result.fixed_at_min})"
+    for s in low_confidence(result):
+        why += (
+            f"; LOW CONFIDENCE: {s.name}'s SLO is only {s.slo_margin:.1%} above its row's measured p99 (held on "
+            "the row's request shape, not the service's): load-test it"
+        )
     return holds and busy, why
+
+
+def low_confidence(result: SimResult) -> list[ServiceResult]:
+    """Services whose capacity rests on a row measured within ``LOW_CONFIDENCE_MARGIN`` of their SLO."""
+    return [s for s in result.services if s.slo_margin is not None and s.slo_margin < LOW_CONFIDENCE_MARGIN]
 
 
 def as_dict(spec: StackSpec, result: SimResult) -> dict[str, Any]:
@@ -39,7 +50,7 @@ def as_dict(spec: StackSpec, result: SimResult) -> dict[str, Any]:
     ok, why = verdict(result)
     return {
         "hours": result.hours,
-        "answer": {"holdsSloAtHighUtilization": ok, "why": why},
+        "answer": {"holdsSloAtHighUtilization": ok, "lowConfidence": bool(low_confidence(result)), "why": why},
         "services": [
             {
                 "service": s.name,

@@ -1,8 +1,9 @@
 """Serving and training on the same pools, minute by minute (``whatif/serving/queue.py`` is the latency model).
 
 Per minute: arrivals at peak × the hour's share (``traffic.dailyProfile``); each service's ready replicas serve at the
-measured rate of its evidence row; KEDA's two triggers decide the replica count (waiting requests per replica, the
-HPA's AverageValue; KV-cache usage from Little's law, the HPA's Value), scale-up at once and scale-down only after the
+measured rate of its evidence row; KEDA's triggers decide the replica count (waiting requests and completed requests/s
+per replica, the HPA's AverageValue; KV-cache usage from Little's law, the HPA's Value; each within the HPA's 10 %
+tolerance), scale-up at once and scale-down only after the
 cooldown window; a new replica serves after the replica-start estimate (``stacks/plan/serving.py``). Training is
 backlogged: it runs whole jobs on every GPU its nominal quota and what it may borrow from serving's idle, lent quota
 allow. When serving needs a GPU training borrowed, Kueue's ``reclaimWithinCohort`` preempts the newest borrowing job
@@ -26,6 +27,7 @@ from stacks.plan.serving import (
     kv_tokens_per_replica,
     model_card,
     replica_start,
+    slo_margin,
     unrendered_metrics_source,
 )
 from stacks.spec.serving import Service
@@ -86,6 +88,8 @@ class ServiceResult:
     replica_start_s: float = 0.0
     """A replica on GPUs reclaimed from training: grace + pod start + image + weights."""
     usd_per_gpu_hour: float | None = None
+    slo_margin: float | None = None
+    """How far the SLO is above the evidence row's measured p99s (``stacks/plan/serving.slo_margin``)."""
     scale_up_events: list[tuple[int, int, bool]] = field(default_factory=list)
     """(minute decided, minute ready, on reclaimed GPUs) per replica added."""
 
@@ -178,7 +182,10 @@ def simulate(
         rate = pool_billing(facts[svc.pool], pools[svc.pool]).usd_per_node_hour
         gpus = facts[svc.pool].machine.gpus
         res = ServiceResult(
-            svc.name, ev.row.cite(), usd_per_gpu_hour=rate / gpus if rate is not None and gpus else None
+            svc.name,
+            ev.row.cite(),
+            usd_per_gpu_hour=rate / gpus if rate is not None and gpus else None,
+            slo_margin=slo_margin(svc, ev),
         )
         sims.append((svc, ev, res))
         out.services.append(res)
@@ -250,7 +257,9 @@ def _simulate_pool(
             desired = (
                 svc.replicas.min
                 if fixed_at_min
-                else desired_replicas(svc, ev, autoscaling, m.served / 60, ready, st.kv_tokens, m.backlog)
+                else desired_replicas(
+                    svc, ev, autoscaling, m.served / 60, ready, st.kv_tokens, m.backlog, len(st.replicas)
+                )
             )
             st.history.append(desired)
             window = max(1, math.ceil(cooldown_s / 60))

@@ -209,3 +209,16 @@ def test_the_eks_cold_start_counts_amps_30_s_scrape_and_a_keda_poll():
 def test_a_training_queue_may_not_take_the_name_of_servings_default_cluster_queue():
     errors, _ = _issues(edits(GKE, {("scheduling", "queues", 0, "name"): "serving-default"}))
     assert any(e.value == "serving-default" and "serving's own ClusterQueues" in e.problem for e in errors)
+
+
+def test_a_cohort_that_never_reclaims_is_refused_since_serving_could_not_scale_up():
+    raw = edits(GKE, {("scheduling", "preemption", "reclaimWithinCohort"): "Never"})
+    try:
+        load_spec(raw)
+        errors: list[SpecIssue] = []
+    except SpecError as exc:
+        errors = exc.errors
+    (err,) = [e for e in errors if e.path.endswith("reclaimWithinCohort")]
+    assert err.path == "gpu-cluster:scheduling.preemption.reclaimWithinCohort"
+    assert "cannot take them back" in err.problem and "LowerPriority" in err.fix
+    load_spec(edits(GKE, {("scheduling", "preemption", "reclaimWithinCohort"): "Any"}))  # any reclaim is enough
