@@ -181,6 +181,15 @@ def test_real_slurmctld_accepts_and_schedules_the_rendered_config(name, chroot, 
         ctl.stop()
 
 
+def _minutes(shown: str) -> int | None:
+    """sacctmgr's ``[days-]hours:minutes:seconds`` -> minutes; empty: no limit."""
+    if not shown:
+        return None
+    days, _, hms = shown.rpartition("-")
+    h, m, sec = (int(x) for x in hms.split(":"))
+    return (int(days or 0) * 24 + h) * 60 + m + sec // 60
+
+
 def _apply_and_check_accounts(
     ctl: SlurmController, chroot: Chroot, plan: SlurmPlan, cluster: str, dbd: SlurmDbd, slurm_key: bytes
 ) -> None:
@@ -205,12 +214,19 @@ def _apply_and_check_accounts(
         shown_qos = {
             line.split("|")[0]: line.split("|")[1:]
             for line in chroot.run(
-                ["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt"], conf=conf
+                ["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt,maxwall,maxtrespu,grptres,flags"],
+                conf=conf,
             ).stdout.splitlines()
         }
         for q in plan.qos:
-            assert shown_qos[q.name][0] == str(q.priority)
-            assert sorted(filter(None, shown_qos[q.name][1].split(","))) == sorted(q.preempts)
+            priority, preempt, maxwall, per_user, grp, flags = shown_qos[q.name]
+            assert priority == str(q.priority)
+            assert sorted(filter(None, preempt.split(","))) == sorted(q.preempts)
+            # slurmdbd keeps the declared limits (MaxWall shown as [days-]hh:mm:ss), and DenyOnLimit with them
+            assert _minutes(maxwall) == q.max_wall_minutes, (q.name, maxwall)
+            assert per_user == (f"gres/gpu={q.max_gpus_per_user}" if q.max_gpus_per_user else ""), (q.name, per_user)
+            assert grp == (f"gres/gpu={q.grp_gpus}" if q.grp_gpus else ""), (q.name, grp)
+            assert ("DenyOnLimit" in flags) == q.limited, (q.name, flags)
         share = {
             line.split("|")[0].strip(): line.split("|")[1]
             for line in chroot.run(

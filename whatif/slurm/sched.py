@@ -17,6 +17,7 @@ from whatif.nodes import UP, Node, PoolState
 from whatif.slurm.backfill import backfill
 from whatif.slurm.job import SlurmJob
 from whatif.slurm.power import PowerSaving
+from whatif.slurm.qos_limits import QosLimits
 
 CONFIGURING = ADMITTED
 """Out of the queue, holding nodes that are being resumed (power saving)."""
@@ -39,6 +40,7 @@ class SlurmScheduler:
         self.held: dict[tuple[str, str], float] = {}
         self.held_by: dict[int, float] = {}
         self._caps = m.gpu_caps
+        self.qos_limits = QosLimits(m.qos_limits)
         self.bf_at: float | None = None
         self.total_nodes = sum(p.max_nodes for p in eng.cluster.pools.values()) or 1
         self.total_cpus = sum(p.max_nodes * p.cpus_per_node for p in eng.cluster.pools.values()) or 1
@@ -56,6 +58,9 @@ class SlurmScheduler:
 
     def pending(self) -> int:
         return len(self.queue) + (len(self.power.configuring) if self.power else 0)
+
+    def never_startable(self, job: Job) -> str | None:
+        return self.qos_limits.refusal(job, job.priority or self.m.default_qos)
 
     def submit(self, js: SlurmJob, now: float) -> None:
         js.qos = js.job.priority or self.m.default_qos
@@ -162,15 +167,20 @@ class SlurmScheduler:
         if sign > 0:
             self.held_by[js.n] = self.eng.gpus_held(js)
         self.held[k] = self.held.get(k, 0.0) + sign * self.held_by[js.n]
+        self.qos_limits.account(js.job, js.qos, sign * self.held_by[js.n])
 
     def over_cap(self, js: SlurmJob, pool: PoolState) -> bool:
-        caps = self._caps.get(js.job.queue)
-        cap = caps.get(pool.model.gpu_type) if caps else None
-        if cap is None:
-            return False
+        """Held by a GrpTRES cap of its account, or a GPU limit of its QOS (it does not block its partition)."""
         m = pool.model
         per_node = m.slices_per_node if m.exclusive else slices_for(m, js.job.gpus_per_node, js.job.gpu_share)
-        return self.held.get((js.job.queue, m.gpu_type), 0.0) + per_node * js.job.nodes / m.slices_per_gpu > cap + 1e-9
+        gpus = per_node * js.job.nodes / m.slices_per_gpu
+        if self.qos_limits.limits and self.qos_limits.over(js.job, js.qos, gpus):
+            return True
+        caps = self._caps.get(js.job.queue)
+        cap = caps.get(m.gpu_type) if caps else None
+        if cap is None:
+            return False
+        return self.held.get((js.job.queue, m.gpu_type), 0.0) + gpus > cap + 1e-9
 
     def pools_of(self, js: SlurmJob) -> list[PoolState]:
         """The pools of the job's partition (cached on the job: the job list never changes)."""
@@ -207,6 +217,8 @@ class SlurmScheduler:
         """Jobs with the same shape fit, or not, alike (account, pools, nodes, GPUs per node, share)."""
         if not js.key_shape:
             js.key_shape = (js.job.queue, js.job.pool, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share)
+            if self.qos_limits.limits:  # QOS GPU limits hold jobs by QOS and user too
+                js.key_shape += (js.qos, js.job.user if js.job.user is not None else js.job.id)
         return js.key_shape
 
     def _main(self, now: float) -> None:
