@@ -118,6 +118,8 @@ class PartitionModel:
     pools: tuple[str, ...]
     tier: int
     default: bool
+    def_cpu_per_gpu: int = 0
+    """``DefCpuPerGPU``: the CPUs a job asking for GPUs only requests per GPU (0: not rendered)."""
 
 
 @dataclass(frozen=True)

@@ -237,6 +237,7 @@ def _slurm_cluster(
             every if p.nodesets == (ALL_NODESETS,) else p.nodesets,
             int(p.options["PriorityTier"]),
             p.options["Default"] == "YES",
+            int(p.options.get("DefCpuPerGPU", 0)),
         )
         for p in plan.partitions
     )

@@ -125,10 +125,24 @@ class SlurmScheduler:
             return js.job.nodes * pool.cpus_per_node
         return js.job.nodes * js.job.gpus_per_node * pool.cpus_per_node / pool.gpus_per_node
 
+    def requested_cpus(self, js: SlurmJob) -> float:
+        """The CPUs a pending job's size factor counts: what it asks for, not the whole nodes it will hold. Slurm 26.05
+        (slurm-26-05-3-1) uses ``total_cpus`` when set, else the requested CPUs (priority_multifactor.c l.2132-2143);
+        a pending job's ``total_cpus`` is 0 at submission, only the requested ``MAX(min_cpus, min_nodes)`` after a
+        backfill will-run test (select/cons_tres/job_test.c l.1968), the whole nodes only once selected to run
+        (l.2196-2205), and 0 again on requeue (job_mgr.c l.16836)."""
+        job, part = js.job, self.partition(js)
+        if job.gpus_per_node > 0 and part.def_cpu_per_gpu > 0:
+            cpus = float(job.nodes * job.gpus_per_node * part.def_cpu_per_gpu)
+        else:
+            pool = self.eng.cluster.pools[part.pools[0]]
+            cpus = job.nodes * job.gpus_per_node * pool.cpus_per_node / pool.gpus_per_node
+        return max(cpus, float(job.nodes))
+
     def priority(self, js: SlurmJob, now: float) -> float:
         m, job = self.m, js.job
         age = min(max(0.0, now - js.eligible), m.max_age_s) / m.max_age_s
-        size = (job.nodes / self.total_nodes + self.cpus(js) / self.total_cpus) / 2
+        size = (job.nodes / self.total_nodes + self.requested_cpus(js) / self.total_cpus) / 2  # favor large
         qos = m.qos_priority.get(js.qos or "", 0) / self.max_qos
         return (
             m.weight_age * age
