@@ -58,3 +58,15 @@ def test_grptres_on_a_qos_caps_the_class_across_users():
     starts = sorted(res.jobs[f"j{i}"].start_s for i in range(3))
     assert starts[0] < 60 and starts[1] < 60 and starts[2] == 600  # the third waits for a low job to end
     assert res.jobs["hi"].start_s is not None and res.jobs["hi"].start_s < 60  # another QOS is not capped
+
+
+def test_a_job_without_a_time_limit_gets_maxwall_and_is_killed_at_it():
+    res = run(
+        {"maxWallMinutes": 10},
+        [
+            Job("no-limit", 0, "t", 8, run_s=3600, priority="low"),
+            Job("other-qos", 0, "t", 8, run_s=3600, priority="high"),
+        ],
+    )
+    assert res.jobs["no-limit"].start_s == 0 and res.jobs["no-limit"].end_s == 600  # killed at MaxWall
+    assert res.jobs["other-qos"].end_s == 3600

@@ -6,6 +6,8 @@ like an account's GrpTRES."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from whatif.model import Job
 
 Limits = dict[str, tuple[float | None, int | None, int | None]]
@@ -35,6 +37,14 @@ class QosLimits:
                     f"{job.gpus:g} GPUs over QOS {qos}'s {name} gres/gpu={limit} (DenyOnLimit: refused at submission)"
                 )
         return None
+
+    def with_time_limit(self, job: Job, qos: str | None) -> Job:
+        """A job submitted without a time limit gets its QOS's MaxWall as its limit (``_set_time_limit``,
+        acct_policy.c l.1219-1235): backfill plans with it and the job is killed at it."""
+        wall = self.limits.get(qos or "", (None, None, None))[0]
+        if wall is None or job.time_limit_s is not None:
+            return job
+        return replace(job, time_limit_s=wall)
 
     def over(self, job: Job, qos: str | None, gpus: float) -> bool:
         """Would ``gpus`` more GPUs take the job's user or its QOS over a GPU limit?"""

@@ -64,6 +64,7 @@ class SlurmScheduler:
 
     def submit(self, js: SlurmJob, now: float) -> None:
         js.qos = js.job.priority or self.m.default_qos
+        js.job = self.qos_limits.with_time_limit(js.job, js.qos)
         js.eligible = now
         self._enqueue(js, now)
 
