@@ -70,3 +70,17 @@ def test_a_job_without_a_time_limit_gets_maxwall_and_is_killed_at_it():
     )
     assert res.jobs["no-limit"].start_s == 0 and res.jobs["no-limit"].end_s == 600  # killed at MaxWall
     assert res.jobs["other-qos"].end_s == 3600
+
+
+def test_a_job_list_names_each_jobs_user(tmp_path):
+    from whatif.workload.load import load_workload
+
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "kind: jobs\njobs:\n"
+        "  - {id: a, submitS: 0, queue: t, gpusPerNode: 8, runS: 60, priority: low, user: ana}\n"
+        "  - {id: b, submitS: 0, queue: t, gpusPerNode: 8, runS: 60, priority: low}\n"
+    )
+    cfg = slurm_config([h100_pool(4)], QUEUES, priorityClasses=CLASSES, overcommit=True)
+    jobs = {j.id: j for j in load_workload(path, cluster(cfg, FIXED), 0).jobs}
+    assert (jobs["a"].user, jobs["b"].user) == ("ana", None)
