@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import socket
+import time
 
 import pytest
 import yaml
@@ -262,10 +263,32 @@ def _apply_and_check_accounts(
                 assert sorted(filter(None, grp.split(","))) == sorted(f"{k}={v}" for k, v in a.tres_caps.items())
                 assert sorted(filter(None, qos_list.split(","))) == sorted(a.qos)
                 assert default == (a.default_qos or "")
+        _check_qos_max_wall_is_enforced(ctl, chroot, plan, cluster, conf)
         since_start = dbd.log().rsplit("started", 1)[-1]  # a retried first start may have logged error 5027
         assert [ln for ln in since_start.splitlines() if re.search(r"\b(error|fatal):", ln)] == [], since_start
     finally:
         client.remove()
+
+
+def _check_qos_max_wall_is_enforced(ctl: SlurmController, chroot: Chroot, plan: SlurmPlan, cluster: str, conf: str):
+    """With the rendered DenyOnLimit, slurmctld refuses a job over its QOS's MaxWall at submission and accepts one at
+    it (what the what-if's refusal models)."""
+    limited = [q for q in plan.qos if q.max_wall_minutes is not None]
+    if not limited or not plan.accounts:
+        return
+    q, acct, part = limited[0], plan.accounts[0].name, plan.nodesets[0].pool
+    added = chroot.run(["sacctmgr", "-i", "add", "user", "root", f"account={acct}", f"cluster={cluster}"], conf=conf)
+    assert added.returncode == 0, added.stdout + added.stderr
+    job = ["sbatch", "--hold", "-A", acct, f"--qos={q.name}", "-p", part, "--wrap", "true"]
+    for _ in range(20):  # slurmdbd pushes the new association to slurmctld
+        at = ctl.run(*job, f"--time={q.max_wall_minutes}")
+        if at.returncode == 0:
+            break
+        time.sleep(0.5)
+    assert at.returncode == 0, at.stderr
+    over = ctl.run(*job, f"--time={q.max_wall_minutes + 1}")
+    assert over.returncode != 0 and "QOS policy" in over.stderr, over.stderr
+    ctl.run("scancel", "-u", "root")
 
 
 def test_a_daemon_whose_port_was_taken_starts_again_on_fresh_ports(chroot, slurm_key, monkeypatch):
