@@ -40,3 +40,17 @@ def test_every_bad_qos_limit_is_reported_at_once_with_path_value_and_fix():
     assert "not a priority class" in unknown and "received: 'lw'" in unknown and "did you mean 'low'?" in unknown
     no_dbd = next(e for e in errors if e.startswith("error: gpu-cluster:scheduling.slurm.accounting"))
     assert "QOS limits live in slurmdbd" in no_dbd and "fix:      set accounting: true, or remove" in no_dbd
+
+
+def test_a_maxwall_longer_than_the_backfill_window_is_a_warning_naming_the_fix():
+    cfg = edits(
+        BASE,
+        {
+            ("scheduling", "slurm", "qosLimits"): {"low": {"maxWallMinutes": 4320}},
+            ("scheduling", "slurm", "backfill"): {"windowMinutes": 2880},
+        },
+    )
+    _, warnings = load_spec(cfg)
+    (w,) = warnings
+    assert w.path == "gpu-cluster:scheduling.slurm.qosLimits.low.maxWallMinutes"
+    assert "raise backfill.windowMinutes to 4320" in str(w)
