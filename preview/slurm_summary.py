@@ -71,7 +71,15 @@ def slurm_summary(plan: SlurmPlan | None) -> dict[str, Any] | None:
         }
         if plan.topology.tree
         else None,
-        "qos": [{"name": q.name, "priority": q.priority, "preempts": list(q.preempts)} for q in plan.qos],
+        "qos": [
+            {
+                "name": q.name,
+                "priority": q.priority,
+                "preempts": list(q.preempts),
+                **({"limits": _qos_limits(q)} if q.limited else {}),  # only a limited QOS: the others stay as they were
+            }
+            for q in plan.qos
+        ],
         "accounts": [
             {
                 "name": a.name,
@@ -83,3 +91,9 @@ def slurm_summary(plan: SlurmPlan | None) -> dict[str, Any] | None:
             for a in plan.accounts
         ],
     }
+
+
+def _qos_limits(q: Any) -> dict[str, int]:
+    """The QOS limits the sacctmgr script sets (``slurm.qosLimits``), by their spec names; unset ones left out."""
+    named = {"maxWallMinutes": q.max_wall_minutes, "maxGpusPerUser": q.max_gpus_per_user, "grpGpus": q.grp_gpus}
+    return {k: v for k, v in named.items() if v is not None}

@@ -118,6 +118,8 @@ class PartitionModel:
     pools: tuple[str, ...]
     tier: int
     default: bool
+    def_cpu_per_gpu: int = 0
+    """``DefCpuPerGPU``: the CPUs a job asking for GPUs only requests per GPU (0: not rendered)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,9 @@ class SlurmModel:
     fairshare: dict[str, int]
     gpu_caps: dict[str, dict[str, int]]
     """Account -> GPU type -> GrpTRES cap."""
+    qos_limits: dict[str, tuple[float | None, int | None, int | None]] = field(default_factory=dict)
+    """QOS -> (MaxWall in seconds, MaxTRESPerUser GPUs, GrpTRES GPUs), None: no limit (with accounting only). Every
+    QOS with a limit has ``DenyOnLimit``: a job that can never meet one is refused at submission."""
     power: PowerModel | None = None
     """Pools that follow the queue (None: every NodeSet runs maxNodes)."""
     requeue_delay_s: float = REQUEUE_DELAY_S

@@ -237,6 +237,7 @@ def _slurm_cluster(
             every if p.nodesets == (ALL_NODESETS,) else p.nodesets,
             int(p.options["PriorityTier"]),
             p.options["Default"] == "YES",
+            int(p.options.get("DefCpuPerGPU", 0)),
         )
         for p in plan.partitions
     )
@@ -268,6 +269,15 @@ def _slurm_cluster(
         partitions=parts,
         fairshare={a.name: a.fairshare for a in plan.accounts},
         gpu_caps={a.name: dict(a.gpu_caps) for a in plan.accounts} if plan.accounting else {},
+        qos_limits={
+            q.name: (
+                None if q.max_wall_minutes is None else q.max_wall_minutes * 60.0,
+                q.max_gpus_per_user,
+                q.grp_gpus,
+            )
+            for q in plan.qos
+            if q.limited and plan.accounting
+        },
         power=_power(plan),
     )
     return ClusterModel(stack, "slurm", pools, queues, classes, slurm.default_qos, slurm=slurm, sources=sources)

@@ -34,6 +34,8 @@ class Job:
     checkpoint_s: float | None = None
     """The job saves its progress this often: preempted or interrupted, it resumes from its last checkpoint (work
     lost at most this). None: it restarts from the beginning."""
+    user: str | None = None
+    """Slurm: the submitting user, for per-user QOS limits (``MaxTRESPerUser``). None: a user of its own."""
 
     @property
     def gpus(self) -> float:

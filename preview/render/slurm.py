@@ -101,7 +101,9 @@ def print_slurm(console: Console, s: dict[str, Any]) -> None:
                 "",
                 f"priority {q['priority']}",
                 "",
-                "preempts " + (", ".join(q["preempts"]) or "nothing"),
+                "preempts "
+                + (", ".join(q["preempts"]) or "nothing")
+                + (f"; {qos_limits_text(q)}" if q.get("limits") else ""),
             )
         console.print(accts)
     for line in [*_blocks(s), _weights(s)]:
@@ -140,8 +142,22 @@ def markdown_slurm(s: dict[str, Any] | None) -> list[str]:
             "QOS: "
             + "; ".join(
                 f"`{q['name']}` priority {q['priority']} preempts {', '.join(q['preempts']) or 'nothing'}"
+                + (f" ({qos_limits_text(q)})" if q.get("limits") else "")
                 for q in s["qos"]
             ),
         ]
     out += [""] + [f"> {line}" for line in [*_blocks(s), _weights(s)]] + [""]
     return out
+
+
+def qos_limits_text(q: dict[str, Any]) -> str:
+    """``MaxWall 720 min, 16 GPUs per user, 24 GPUs in all`` for a QOS with limits; empty without."""
+    lim = q.get("limits") or {}
+    parts = []
+    if "maxWallMinutes" in lim:
+        parts.append(f"MaxWall {lim['maxWallMinutes']} min")
+    if "maxGpusPerUser" in lim:
+        parts.append(f"{lim['maxGpusPerUser']} GPUs per user")
+    if "grpGpus" in lim:
+        parts.append(f"{lim['grpGpus']} GPUs in all")
+    return ", ".join(parts)

@@ -1,7 +1,8 @@
 """Priority classes -> Slurm QOS, queues -> Slurm accounts, and the idempotent ``sacctmgr`` script that applies them.
 
 A QOS's ``Priority`` is the class value (PriorityWeightQOS scales it); it preempts the classes listed in
-``slurm.qosPreempts`` or, by default, every class with a lower value. An account per queue gets
+``slurm.qosPreempts`` or, by default, every class with a lower value; its limits are ``slurm.qosLimits`` (MaxWall,
+MaxTRESPerUser and GrpTRES on ``gres/gpu``, with ``DenyOnLimit``). An account per queue gets
 ``Fairshare=<fairShareWeight>``, every QOS, a default QOS, and a GPU cap per GPU model (``GrpTRES``) that mirrors
 the Kueue semantics of the same quotas: nominal GPUs without a cohort; nominal + borrowingLimit in a cohort (no cap
 when borrowing is unlimited). Pure: no Pulumi.
@@ -49,6 +50,26 @@ class QosPlan:
     priority: int
     preempts: tuple[str, ...]
     description: str
+    max_wall_minutes: int | None = None
+    max_gpus_per_user: int | None = None
+    grp_gpus: int | None = None
+
+    @property
+    def limited(self) -> bool:
+        return (self.max_wall_minutes, self.max_gpus_per_user, self.grp_gpus) != (None, None, None)
+
+    @property
+    def limit_sets(self) -> list[str]:
+        """``sacctmgr modify qos ... set`` terms: every limit, -1 clearing one no longer declared. ``DenyOnLimit``
+        with a limit: a job that could never meet it is refused at submission (acct_policy.c, strict checking),
+        instead of pending for ever with ``QOSMaxWallDurationPerJobLimit``."""
+        gpu = "gres/gpu="
+        return [
+            f"maxwall={self.max_wall_minutes if self.max_wall_minutes is not None else -1}",
+            f"maxtresperuser={gpu}{self.max_gpus_per_user if self.max_gpus_per_user is not None else -1}",
+            f"grptres={gpu}{self.grp_gpus if self.grp_gpus is not None else -1}",
+            "flags+=DenyOnLimit" if self.limited else "flags-=DenyOnLimit",
+        ]
 
 
 @dataclass(frozen=True)
@@ -84,7 +105,18 @@ def plan_qos(sched: SchedulingSpec) -> list[QosPlan]:
             preempts = tuple(o.name for o in classes if o.value < c.value)
         else:
             preempts = ()
-        out.append(QosPlan(c.name, c.value, preempts, c.description))
+        lim = sched.slurm.qos_limits.get(c.name)
+        out.append(
+            QosPlan(
+                c.name,
+                c.value,
+                preempts,
+                c.description,
+                max_wall_minutes=lim.max_wall_minutes if lim else None,
+                max_gpus_per_user=lim.max_gpus_per_user if lim else None,
+                grp_gpus=lim.grp_gpus if lim else None,
+            )
+        )
     return out
 
 
@@ -166,7 +198,7 @@ def sacctmgr_script(
         desc = item.description or item.name
         lines.append(
             f"$S modify qos where name={q(item.name)} set priority={item.priority} preempt={preempt} "
-            f"description={q(desc)}"
+            f"description={q(desc)} {' '.join(item.limit_sets)}"
         )
     clear_caps = {"gres/gpu": -1, **{f"gres/gpu:{t}": -1 for t in gpu_types}}  # -1: no cap (clears an old one)
     for acct in accounts:

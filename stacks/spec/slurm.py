@@ -122,6 +122,40 @@ class SlurmScaling(SpecModel):
     )
 
 
+class SlurmQosLimits(SpecModel):
+    """Limits of one QOS (a priority class), set with ``sacctmgr modify qos``; each omitted one is no limit. A QOS with
+    a limit also gets ``Flags=DenyOnLimit``: a job that could never meet a per-job limit is refused at submission
+    instead of pending for ever."""
+
+    max_wall_minutes: int | None = Field(
+        None,
+        ge=1,
+        le=525_600,
+        description=(
+            "`MaxWall`: the longest time limit a job of this class may ask for, in minutes. A longer `--time` is "
+            "refused at submission; a job with no `--time` gets this limit."
+        ),
+    )
+    max_gpus_per_user: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description=(
+            "`MaxTRESPerUser=gres/gpu=N`: GPUs one user's running jobs of this class may hold together. A job "
+            "asking for more is refused; one that would take its user over it waits (`QOSMaxGRESPerUser`)."
+        ),
+    )
+    grp_gpus: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description=(
+            "`GrpTRES=gres/gpu=N`: GPUs all running jobs of this class may hold together. A job asking for more "
+            "is refused; one that would take the class over it waits (`QOSGrpGRES`)."
+        ),
+    )
+
+
 class SlurmSettings(SpecModel):
     accounting: bool | None = Field(
         None,
@@ -153,6 +187,13 @@ class SlurmSettings(SpecModel):
     qos_preempts: dict[str, list[str]] = Field(
         default_factory=dict,
         description=("Per priority class, the classes it may preempt. Omitted: every class with a lower value."),
+    )
+    qos_limits: dict[str, SlurmQosLimits] = Field(
+        default_factory=dict,
+        description=(
+            "Per priority class, its QOS limits: `maxWallMinutes` (MaxWall), `maxGpusPerUser` (MaxTRESPerUser) and "
+            "`grpGpus` (GrpTRES). Needs accounting. Omitted: no QOS limits."
+        ),
     )
     default_qos: str | None = Field(
         None, description=("Priority class every account uses when a job names none. Omitted: the lowest-valued class.")

@@ -18,7 +18,7 @@ from stacks.plan.nvlink import default_block_size, nodes_per_nvlink_domain
 from stacks.validate.issues import Issues, allowed_list, choice_fix, pool_subject
 from stacks.validate.slurm_blocks import check_power_saving_blocks, warn_empty_blocks
 from stacks.validate.slurm_ignored_settings import check_kueue_only
-from stacks.validate.slurm_qos import check_accounts, check_preemption, check_qos
+from stacks.validate.slurm_qos import check_accounts, check_preemption, check_qos, check_qos_limits
 from stacks.spec.scheduling import SchedulingSpec, TopologyLevel, TopologyMode, Workload
 from stacks.spec.stack import NodePool
 
@@ -69,6 +69,7 @@ def check_slurm(
     _check_node_sets(issues, sched, pool_names, machines)
     _check_topology(issues, sched, machines)
     check_qos(scheduling, sched)
+    check_qos_limits(scheduling, sched)
     check_preemption(scheduling, sched)
     check_accounts(scheduling, sched)
     _check_sizes(issues, pools, sched.slurm.scaling.enabled)

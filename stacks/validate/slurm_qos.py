@@ -124,3 +124,39 @@ def check_accounts(scheduling: Issues, sched: SchedulingSpec) -> None:
             allowed="true (or omit it)",
             fix="remove accounting: false",
         )
+
+
+def check_qos_limits(scheduling: Issues, sched: SchedulingSpec) -> None:
+    from stacks.plan.slurm import accounting_on
+
+    slurm = scheduling.at("slurm")
+    names = [c.name for c in sched.priority_classes]
+    for qos in sched.slurm.qos_limits:
+        if qos not in names:
+            slurm.error(
+                ("qosLimits", qos),
+                "not a priority class (a QOS exists only for a priority class)",
+                qos,
+                allowed=allowed_list(names) or "none (no priorityClasses)",
+                fix=choice_fix("the key", qos, names) if names else "add it to scheduling.priorityClasses",
+            )
+    window = sched.slurm.backfill.window_minutes
+    for qos, lim in sched.slurm.qos_limits.items():
+        if lim.max_wall_minutes is not None and lim.max_wall_minutes > window:
+            # slurm.conf(5), bf_window: should be at least as long as the highest expected time limit, or backfill
+            # reserves nothing for the longest jobs and smaller ones can start ahead of them for ever
+            slurm.warn(
+                ("qosLimits", qos, "maxWallMinutes"),
+                f"longer than the backfill window ({window} min): backfill cannot plan a job of this length",
+                lim.max_wall_minutes,
+                allowed=f"at most backfill.windowMinutes ({window})",
+                fix=f"raise backfill.windowMinutes to {lim.max_wall_minutes}, or lower maxWallMinutes",
+            )
+    if sched.slurm.qos_limits and not accounting_on(sched):
+        slurm.error(
+            "accounting",
+            "QOS limits live in slurmdbd: without accounting slurmctld enforces none of slurm.qosLimits",
+            False,
+            allowed="true (or omit it with a fair-share or age weight)",
+            fix="set accounting: true, or remove slurm.qosLimits",
+        )

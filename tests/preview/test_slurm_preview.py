@@ -160,3 +160,21 @@ def test_the_stack_diff_prices_a_slurm_pool_at_max_nodes_at_min():
     diff = diff_cost(before, after)
     assert diff.delta_min == pytest.approx(0) and diff.delta_max == pytest.approx(0)
     assert before.usd_per_hour_min == pytest.approx(after.usd_per_hour_min)
+
+
+def test_qos_limits_show_in_the_preview_for_the_limited_class_only():
+    from preview.run import preview_config
+    from tests.support.slurm.configs import slurm_configs
+
+    cfg = edit(
+        slurm_configs()["gke-h100-512"],
+        "scheduling.slurm.qosLimits",
+        {"scavenger": {"maxWallMinutes": 720, "maxGpusPerUser": 16}},
+    )
+    limited = preview_config("limited", cfg)
+    qos = {q["name"]: q for q in limited.as_dict()["slurm"]["qos"]}
+    assert qos["scavenger"]["limits"] == {"maxWallMinutes": 720, "maxGpusPerUser": 16}
+    assert "limits" not in qos["urgent"]
+    text = render_text(limited, color=False, width=200)
+    assert "preempts nothing; MaxWall 720 min, 16 GPUs per user" in text
+    assert "preempts nothing (MaxWall 720 min, 16 GPUs per user)" in render_markdown(limited)

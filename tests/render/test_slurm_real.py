@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import socket
+import time
 
 import pytest
 import yaml
@@ -181,6 +182,15 @@ def test_real_slurmctld_accepts_and_schedules_the_rendered_config(name, chroot, 
         ctl.stop()
 
 
+def _minutes(shown: str) -> int | None:
+    """sacctmgr's ``[days-]hours:minutes:seconds`` -> minutes; empty: no limit."""
+    if not shown:
+        return None
+    days, _, hms = shown.rpartition("-")
+    h, m, sec = (int(x) for x in hms.split(":"))
+    return (int(days or 0) * 24 + h) * 60 + m + sec // 60
+
+
 def _apply_and_check_accounts(
     ctl: SlurmController, chroot: Chroot, plan: SlurmPlan, cluster: str, dbd: SlurmDbd, slurm_key: bytes
 ) -> None:
@@ -205,12 +215,19 @@ def _apply_and_check_accounts(
         shown_qos = {
             line.split("|")[0]: line.split("|")[1:]
             for line in chroot.run(
-                ["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt"], conf=conf
+                ["sacctmgr", "-n", "-P", "show", "qos", "format=name,priority,preempt,maxwall,maxtrespu,grptres,flags"],
+                conf=conf,
             ).stdout.splitlines()
         }
         for q in plan.qos:
-            assert shown_qos[q.name][0] == str(q.priority)
-            assert sorted(filter(None, shown_qos[q.name][1].split(","))) == sorted(q.preempts)
+            priority, preempt, maxwall, per_user, grp, flags = shown_qos[q.name]
+            assert priority == str(q.priority)
+            assert sorted(filter(None, preempt.split(","))) == sorted(q.preempts)
+            # slurmdbd keeps the declared limits (MaxWall shown as [days-]hh:mm:ss), and DenyOnLimit with them
+            assert _minutes(maxwall) == q.max_wall_minutes, (q.name, maxwall)
+            assert per_user == (f"gres/gpu={q.max_gpus_per_user}" if q.max_gpus_per_user else ""), (q.name, per_user)
+            assert grp == (f"gres/gpu={q.grp_gpus}" if q.grp_gpus else ""), (q.name, grp)
+            assert ("DenyOnLimit" in flags) == q.limited, (q.name, flags)
         share = {
             line.split("|")[0].strip(): line.split("|")[1]
             for line in chroot.run(
@@ -246,10 +263,32 @@ def _apply_and_check_accounts(
                 assert sorted(filter(None, grp.split(","))) == sorted(f"{k}={v}" for k, v in a.tres_caps.items())
                 assert sorted(filter(None, qos_list.split(","))) == sorted(a.qos)
                 assert default == (a.default_qos or "")
+        _check_qos_max_wall_is_enforced(ctl, chroot, plan, cluster, conf)
         since_start = dbd.log().rsplit("started", 1)[-1]  # a retried first start may have logged error 5027
         assert [ln for ln in since_start.splitlines() if re.search(r"\b(error|fatal):", ln)] == [], since_start
     finally:
         client.remove()
+
+
+def _check_qos_max_wall_is_enforced(ctl: SlurmController, chroot: Chroot, plan: SlurmPlan, cluster: str, conf: str):
+    """With the rendered DenyOnLimit, slurmctld refuses a job over its QOS's MaxWall at submission and accepts one at
+    it (what the what-if's refusal models)."""
+    limited = [q for q in plan.qos if q.max_wall_minutes is not None]
+    if not limited or not plan.accounts:
+        return
+    q, acct, part = limited[0], plan.accounts[0].name, plan.nodesets[0].pool
+    added = chroot.run(["sacctmgr", "-i", "add", "user", "root", f"account={acct}", f"cluster={cluster}"], conf=conf)
+    assert added.returncode == 0, added.stdout + added.stderr
+    job = ["sbatch", "--hold", "-A", acct, f"--qos={q.name}", "-p", part, "--wrap", "true"]
+    for _ in range(20):  # slurmdbd pushes the new association to slurmctld
+        at = ctl.run(*job, f"--time={q.max_wall_minutes}")
+        if at.returncode == 0:
+            break
+        time.sleep(0.5)
+    assert at.returncode == 0, at.stderr
+    over = ctl.run(*job, f"--time={q.max_wall_minutes + 1}")
+    assert over.returncode != 0 and "QOS policy" in over.stderr, over.stderr
+    ctl.run("scancel", "-u", "root")
 
 
 def test_a_daemon_whose_port_was_taken_starts_again_on_fresh_ports(chroot, slurm_key, monkeypatch):

@@ -1,7 +1,8 @@
 """Slurm's backfill pass, as configured by the rendered ``SchedulerParameters``: every ``bf_interval`` it walks the
 pending jobs in priority order (at most ``bf_max_job_test``), starts each one that can run now without delaying an
 earlier job's reservation, and reserves nodes for the others at their earliest start within ``bf_window`` (planned
-with time limits, on a ``bf_resolution`` grid).
+with time limits, on a ``bf_resolution`` grid: a reservation starts at its planned start rounded down and ends
+rounded up).
 
 Two shortcuts keep a week of a 512-GPU cluster within seconds, both exact for small job lists: a pass only plans
 reservations for the first ``RESERVED_JOBS`` jobs that cannot start now (Slurm plans one for every job it tests), and
@@ -83,9 +84,12 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
             if pool.model.exclusive
             else slices_for(pool.model, js.job.gpus_per_node, js.job.gpu_share)
         )
+        # A reservation's slot, as Slurm 26.05 sets it (src/plugins/sched/backfill/backfill.c, slurm-26-05-3-1,
+        # _set_slot_time l.1906-1913): the planned start rounded DOWN to the grid, the end (from the exact start) up.
+        # The floored start can hold the nodes before the job could run, and keep a shorter job out of them.
         end = _up(t + js.job.limit_s, now, res)
         for node in chosen:
-            busy.setdefault(id(node), []).append((t, end, take))
+            busy.setdefault(id(node), []).append((_down(t, res), end, take))
         if t <= now:
             sched.start(js, pool, chosen, True, now)
         else:
@@ -113,6 +117,12 @@ def _any_fits_now(sched: SlurmScheduler) -> bool:
             if len(f) >= js.job.nodes and f[js.job.nodes - 1] >= need:
                 return True
     return False
+
+
+def _down(t: float, res: float) -> float:
+    """Round a reservation's planned start down to the bf_resolution grid. Before ``now`` it holds the nodes from now
+    on, as Slurm's ``MAX(start_time, node_space[0].begin_time)`` (backfill.c l.4106) does."""
+    return math.floor(t / res) * res
 
 
 def _up(t: float, now: float, res: float) -> float:

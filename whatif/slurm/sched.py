@@ -17,6 +17,7 @@ from whatif.nodes import UP, Node, PoolState
 from whatif.slurm.backfill import backfill
 from whatif.slurm.job import SlurmJob
 from whatif.slurm.power import PowerSaving
+from whatif.slurm.qos_limits import QosLimits
 
 CONFIGURING = ADMITTED
 """Out of the queue, holding nodes that are being resumed (power saving)."""
@@ -39,6 +40,7 @@ class SlurmScheduler:
         self.held: dict[tuple[str, str], float] = {}
         self.held_by: dict[int, float] = {}
         self._caps = m.gpu_caps
+        self.qos_limits = QosLimits(m.qos_limits)
         self.bf_at: float | None = None
         self.total_nodes = sum(p.max_nodes for p in eng.cluster.pools.values()) or 1
         self.total_cpus = sum(p.max_nodes * p.cpus_per_node for p in eng.cluster.pools.values()) or 1
@@ -57,8 +59,12 @@ class SlurmScheduler:
     def pending(self) -> int:
         return len(self.queue) + (len(self.power.configuring) if self.power else 0)
 
+    def never_startable(self, job: Job) -> str | None:
+        return self.qos_limits.refusal(job, job.priority or self.m.default_qos)
+
     def submit(self, js: SlurmJob, now: float) -> None:
         js.qos = js.job.priority or self.m.default_qos
+        js.job = self.qos_limits.with_time_limit(js.job, js.qos)
         js.eligible = now
         self._enqueue(js, now)
 
@@ -120,10 +126,24 @@ class SlurmScheduler:
             return js.job.nodes * pool.cpus_per_node
         return js.job.nodes * js.job.gpus_per_node * pool.cpus_per_node / pool.gpus_per_node
 
+    def requested_cpus(self, js: SlurmJob) -> float:
+        """The CPUs a pending job's size factor counts: what it asks for, not the whole nodes it will hold. Slurm 26.05
+        (slurm-26-05-3-1) uses ``total_cpus`` when set, else the requested CPUs (priority_multifactor.c l.2132-2143);
+        a pending job's ``total_cpus`` is 0 at submission, only the requested ``MAX(min_cpus, min_nodes)`` after a
+        backfill will-run test (select/cons_tres/job_test.c l.1968), the whole nodes only once selected to run
+        (l.2196-2205), and 0 again on requeue (job_mgr.c l.16836)."""
+        job, part = js.job, self.partition(js)
+        if job.gpus_per_node > 0 and part.def_cpu_per_gpu > 0:
+            cpus = float(job.nodes * job.gpus_per_node * part.def_cpu_per_gpu)
+        else:
+            pool = self.eng.cluster.pools[part.pools[0]]
+            cpus = job.nodes * job.gpus_per_node * pool.cpus_per_node / pool.gpus_per_node
+        return max(cpus, float(job.nodes))
+
     def priority(self, js: SlurmJob, now: float) -> float:
         m, job = self.m, js.job
         age = min(max(0.0, now - js.eligible), m.max_age_s) / m.max_age_s
-        size = (job.nodes / self.total_nodes + self.cpus(js) / self.total_cpus) / 2
+        size = (job.nodes / self.total_nodes + self.requested_cpus(js) / self.total_cpus) / 2  # favor large
         qos = m.qos_priority.get(js.qos or "", 0) / self.max_qos
         return (
             m.weight_age * age
@@ -162,15 +182,20 @@ class SlurmScheduler:
         if sign > 0:
             self.held_by[js.n] = self.eng.gpus_held(js)
         self.held[k] = self.held.get(k, 0.0) + sign * self.held_by[js.n]
+        self.qos_limits.account(js.job, js.qos, sign * self.held_by[js.n])
 
     def over_cap(self, js: SlurmJob, pool: PoolState) -> bool:
-        caps = self._caps.get(js.job.queue)
-        cap = caps.get(pool.model.gpu_type) if caps else None
-        if cap is None:
-            return False
+        """Held by a GrpTRES cap of its account, or a GPU limit of its QOS (it does not block its partition)."""
         m = pool.model
         per_node = m.slices_per_node if m.exclusive else slices_for(m, js.job.gpus_per_node, js.job.gpu_share)
-        return self.held.get((js.job.queue, m.gpu_type), 0.0) + per_node * js.job.nodes / m.slices_per_gpu > cap + 1e-9
+        gpus = per_node * js.job.nodes / m.slices_per_gpu
+        if self.qos_limits.limits and self.qos_limits.over(js.job, js.qos, gpus):
+            return True
+        caps = self._caps.get(js.job.queue)
+        cap = caps.get(m.gpu_type) if caps else None
+        if cap is None:
+            return False
+        return self.held.get((js.job.queue, m.gpu_type), 0.0) + gpus > cap + 1e-9
 
     def pools_of(self, js: SlurmJob) -> list[PoolState]:
         """The pools of the job's partition (cached on the job: the job list never changes)."""
@@ -207,6 +232,8 @@ class SlurmScheduler:
         """Jobs with the same shape fit, or not, alike (account, pools, nodes, GPUs per node, share)."""
         if not js.key_shape:
             js.key_shape = (js.job.queue, js.job.pool, js.job.nodes, js.job.gpus_per_node, js.job.gpu_share)
+            if self.qos_limits.limits:  # QOS GPU limits hold jobs by QOS and user too
+                js.key_shape += (js.qos, js.job.user if js.job.user is not None else js.job.id)
         return js.key_shape
 
     def _main(self, now: float) -> None:

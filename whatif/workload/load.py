@@ -193,6 +193,7 @@ def load_workload(path: Path, cluster: ClusterModel, seed: int) -> Workload:
                 pool=j.pool,
                 gpu_share=j.gpu_share,
                 checkpoint_s=j.checkpoint_s,
+                user=j.user,
             )
             for j in parsed.jobs
         ]

@@ -122,6 +122,9 @@ class JobEntry(SpecModel):
     pool: str | None = None
     gpu_share: float | None = Field(None, gt=0, lt=1)
     checkpoint_s: float | None = Field(None, gt=0, description="Checkpoint interval; omitted: restart from the start.")
+    user: str | None = Field(
+        None, min_length=1, description="Slurm: the submitting user (QOS `maxGpusPerUser`); omitted: a user of its own."
+    )
 
 
 class JobList(SpecModel):

@@ -70,6 +70,7 @@ EKS_ZONES: dict[str, Any] = edits(
             "slurm": {
                 "preemptType": "partition_prio",
                 "partitions": [{"name": "train", "pools": ["p5-a", "p5-b"], "priorityTier": 3}],
+                "qosLimits": {"batch": {"maxWallMinutes": 720, "maxGpusPerUser": 16, "grpGpus": 24}},
             },
         },
     },
