@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build the environment (with test dependencies), then run the test suite.
-#   bash scripts/test.sh [pytest args]           the full suite, every real peer (README, CI)
+#   bash scripts/test.sh [-q]                    the full suite, every real peer (README, CI); the real-Slurm tests
+#                                                run as a second session beside the rest
+#   bash scripts/test.sh [pytest args]           the tests those arguments choose, in one session
 #   bash scripts/test.sh --quick [pytest args]   the unit tests only: no real Slurm, no real Helm, nothing marked
 #                                                slow; on every core (pytest-xdist). The loop to run while working.
 set -euo pipefail
@@ -22,4 +24,29 @@ if [ -n "$QUICK" ]; then
   exec .venv/bin/python -m pytest -q -p no:cacheprovider -n "${GPU_CLUSTER_TEST_WORKERS:-auto}" \
     -m "not real_slurm and not real_helm and not slow and not fuzz" "$@"
 fi
-exec .venv/bin/python -m pytest "$@"
+if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != "-q" ]; }; then
+  exec .venv/bin/python -m pytest "$@"  # a chosen subset: one session, as asked
+fi
+# The whole suite. The real-Slurm tests spend most of their time waiting on daemons and sleep jobs, so they run as a
+# second pytest session beside the rest: each session starts and owns its own daemons (docs/contributing/real-slurm.md),
+# and together they are every test the single session would run, with every assertion. Both must pass.
+SLURM_LOG="$(mktemp -t gpu-cluster-real-slurm.XXXXXX)"
+echo "real-Slurm tests: a second pytest session beside the others (output at the end; meanwhile in $SLURM_LOG)"
+.venv/bin/python -m pytest "$@" -p no:cacheprovider -m "real_slurm and not fuzz" >"$SLURM_LOG" 2>&1 &
+SLURM_PID=$!
+set +e
+.venv/bin/python -m pytest "$@" -m "not real_slurm and not fuzz"
+REST=$?
+wait "$SLURM_PID"
+SLURM=$?
+set -e
+echo "==================== real-Slurm session (exit $SLURM) ===================="
+cat "$SLURM_LOG"
+rm -f "$SLURM_LOG"
+# Exit 5 is "no tests collected": a session with nothing to run (e.g. every real-Slurm test deselected) is not a failure
+[ "$REST" -eq 5 ] && REST=0
+[ "$SLURM" -eq 5 ] && SLURM=0
+if [ "$REST" -ne 0 ] || [ "$SLURM" -ne 0 ]; then
+  echo "test suite failed: other tests exit $REST, real-Slurm tests exit $SLURM" >&2
+  exit 1
+fi

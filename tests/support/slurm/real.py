@@ -122,7 +122,7 @@ class SlurmDbd:
         for sub in ("mysql", "run"):
             (d.host / sub).mkdir()
             os.chown(d.host / sub, *mysql)
-        chroot.run(
+        done = chroot.run(
             [
                 "mariadb-install-db",
                 "--user=mysql",
@@ -130,9 +130,10 @@ class SlurmDbd:
                 "--auth-root-authentication-method=socket",
                 "--skip-test-db",
             ],
-            check=True,
             timeout=120,
         )
+        # Its own words, not only its exit code: a failed bootstrap is otherwise a bare CalledProcessError
+        assert done.returncode == 0, f"mariadb-install-db exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
 
     def _start_mariadb(self, settings: tuple[str, ...]) -> None:
         chroot, d = self.chroot, self.dir
