@@ -17,7 +17,7 @@ from stacks.plan.pod_start import pod_start_plan
 from stacks.plan.serving_load import startup_probe_budget_s, weights_load_s
 from stacks.plan.start_time import factors, overhead_s, pool_start
 from stacks.spec.scheduling import PoolQuota, PriorityClass, Queue, SchedulingSpec
-from stacks.spec.serving import Autoscaling, Precision, Service, ServingSpec
+from stacks.spec.serving import Precision, Service, ServingSpec
 from stacks.spec.stack import NodePool
 
 GIB = 1024**3
@@ -143,9 +143,6 @@ SERVED_HEADROOM = 0.8
 LOW_CONFIDENCE_MARGIN = 0.10
 """An SLO within 10 % of the row's measured p99 rests on the row's request shape (MLPerf's prompt and output length
 distributions, not the service's): flagged as low confidence."""
-HPA_TOLERANCE = 0.1
-"""The HPA leaves the replica count alone while a metric is within 10 % of its target (kube-controller-manager
-``--horizontal-pod-autoscaler-tolerance``, default 0.1; KEDA's HPA inherits it)."""
 
 
 def time_in_server_s(svc: Service, ev: Evidence) -> float:
@@ -164,56 +161,19 @@ def measured_concurrency(svc: Service, ev: Evidence) -> int:
 
 
 def served_target(svc: Service, ev: Evidence) -> float:
-    """Completed requests per second per replica the autoscaler aims at: the headroom × the measured rate, rounded
-    to what the rendered trigger's threshold says (the what-if reads this same number). A completion rate has no
-    time-in-server in it, so its per-replica value at a given load does not depend on how long requests take."""
+    """Completed requests per second per replica the autoscaler aims at: 0.8 × (the row's output tokens/s per GPU ×
+    GPUs per replica ÷ the service's output tokens per request), e.g. 0.8 × 5,104 ÷ 200 = 0.8 × 25.52 = 20.42 for
+    one H100, rounded to what the rendered trigger's threshold says (the what-if reads this same number). Not the
+    row's own ``requests_per_s_per_gpu``: that is at MLPerf's output length, not the service's. A completion rate
+    has no time-in-server in it, so its per-replica value at a given load does not depend on how long requests
+    take."""
     return round(SERVED_HEADROOM * ev.requests_per_s_per_replica, 2)
-
-
-def _hpa(current: int, ratio: float) -> int:
-    """One metric's proposal, as the HPA computes it: keep ``current`` within the tolerance, else ratio × current."""
-    if current > 0 and abs(ratio - 1) <= HPA_TOLERANCE:
-        return current
-    return math.ceil(ratio * max(current, 1))
 
 
 def kv_tokens_per_replica(svc: Service, card: ModelCard, gpu_memory_gib: float) -> float:
     """KV-cache tokens one replica holds: the server's memory budget minus the weights."""
     f = fit(svc, card, gpu_memory_gib)
     return max(1.0, (f.budget_gib - f.weights_gib) * 1024 * 1024 / f.kv_kib_per_token)
-
-
-def desired_replicas(
-    svc: Service,
-    ev: Evidence,
-    a: Autoscaling,
-    served_per_s: float,
-    ready: int,
-    kv_tokens: float,
-    backlog: float = 0.0,
-    current: int | None = None,
-) -> int:
-    """What the rendered ScaledObject's triggers ask, as the HPA computes them (the largest wins, within min … max,
-    each metric within the HPA's 10 % tolerance of its target leaving ``current`` replicas, default ``ready``):
-    total waiting / target (AverageValue), ready × KV usage / target (Value) and completed requests per second /
-    ``served_target`` (AverageValue). KV usage = the tokens in flight (served/s × ``time_in_server_s``, prompt and
-    half the output on average) ÷ the KV-cache tokens of the ready replicas. Read by the what-if every minute and by
-    the price at peak."""
-    now = ready if current is None else current
-    per = max(now, 1)
-    by_wait = _hpa(now, backlog / a.waiting_requests_per_replica / per) if backlog > 0 else 0
-    tokens = served_per_s * time_in_server_s(svc, ev) * (svc.traffic.input_tokens + svc.traffic.output_tokens / 2)
-    kv = min(1.0, tokens / (max(ready, 1) * kv_tokens))
-    by_kv = _hpa(now, max(ready, 1) * kv / a.kv_cache_usage / per)
-    by_served = _hpa(now, served_per_s / served_target(svc, ev) / per)
-    return max(svc.replicas.min, min(svc.replicas.max, max(by_wait, by_kv, by_served)))
-
-
-def peak_replicas(svc: Service, ev: Evidence, a: Autoscaling, kv_tokens: float) -> int:
-    """Replicas the rendered autoscaler runs at the steady peak: at least what carries the peak (else the queue grows
-    and the waiting trigger adds more), and what its other triggers ask on those replicas."""
-    ready = replicas_at(svc, ev, svc.traffic.peak_requests_per_second)
-    return max(ready, desired_replicas(svc, ev, a, svc.traffic.peak_requests_per_second, ready, kv_tokens))
 
 
 def slo_margin(svc: Service, ev: Evidence) -> float:

@@ -13,11 +13,11 @@ from stacks.plan.serving import (
     fit,
     kv_tokens_per_replica,
     model_card,
-    peak_replicas,
     ready_timeout_s,
     replicas_at,
     slo_margin,
 )
+from stacks.plan.serving_autoscale import peak_replicas
 from stacks.spec.serving import Autoscaling, Service
 from stacks.spec.stack import NodePool, StackSpec
 

@@ -35,12 +35,12 @@ def test_gke_chat_is_priced_at_min_max_and_per_million_tokens():
         pytest.approx(22.12, abs=0.01),
         pytest.approx(88.49, abs=0.01),
     )
-    # priced at what the rendered autoscaler runs at peak, not the 6 replicas that carry it (150 ÷ 25.52 req/s):
-    # from those 6, its completion-rate trigger aims at 0.8 × 25.52 = 20.42 req/s per replica: 150 / (6 × 20.42) =
-    # 1.22, outside the HPA's 10 % tolerance, so ceil(150 / 20.42) = ceil(7.35) = 8 replicas (the max)
-    assert row["replicasAtPeak"] == 8
-    assert row["usdPerMillionOutputTokens"] == pytest.approx(8 * 88.49 / 8 / (150 * 200 * 3600) * 1e6, abs=1e-3)
-    assert row["usdPerMillionOutputTokens"] == pytest.approx(0.819, abs=1e-3)
+    # priced at what the rendered autoscaler runs through the peak hours as traffic climbs the daily profile: its
+    # completion-rate trigger aims at 0.8 × 5,104 ÷ 200 = 20.42 req/s per replica; 120 req/s on 5 replicas (1.18,
+    # outside the HPA's 10 % tolerance) -> 6; 135 on 6 (1.10) -> 7; 150 on 7 (1.049, inside) stays at 7
+    assert row["replicasAtPeak"] == 7
+    assert row["usdPerMillionOutputTokens"] == pytest.approx(7 * 88.49 / 8 / (150 * 200 * 3600) * 1e6, abs=1e-4)
+    assert row["usdPerMillionOutputTokens"] == pytest.approx(0.717, abs=1e-3)
     assert row["evidence"].startswith("MLPerf Inference v5.1 Server, RedHat 5.1-0083")
     # KV cache for what a replica holds at the measured rate, ceil(25.52 × 200 × 0.0251) = 129 requests × 1,200
     # tokens, not the 413 that peak ÷ max replicas × the SLO latency asked: 16.9 GiB with the weights
@@ -66,7 +66,7 @@ def test_serving_is_priced_with_the_preview_billing_and_its_overrides():
     negotiated = [{"machineType": "a3-highgpu-8g", "usdPerNodeHour": 40.0, "source": "contract"}]
     row = next(r for r in serving_rows(spec, facts, negotiated) if r["service"] == "chat")
     assert row["usdPerGpuHour"] == 5.0 and row["usdPerHourMin"] == 10.0  # 2 replicas × 1 GPU × $40 / 8
-    assert row["usdPerMillionOutputTokens"] == pytest.approx(8 * 5.0 / (150 * 200 * 3600) * 1e6, abs=1e-4)
+    assert row["usdPerMillionOutputTokens"] == pytest.approx(7 * 5.0 / (150 * 200 * 3600) * 1e6, abs=1e-4)
 
 
 def test_a_stack_without_serving_keeps_its_json_shape():

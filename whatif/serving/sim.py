@@ -22,7 +22,6 @@ from stacks.plan.billing import pool_billing
 from stacks.plan.facts import PoolFacts
 from stacks.plan.serving import (
     Evidence,
-    desired_replicas,
     evidence,
     kv_tokens_per_replica,
     model_card,
@@ -30,6 +29,7 @@ from stacks.plan.serving import (
     slo_margin,
     unrendered_metrics_source,
 )
+from stacks.plan.serving_autoscale import desired_replicas
 from stacks.spec.serving import Service
 from stacks.spec.stack import NodePool, StackSpec
 from whatif.serving.queue import step
@@ -83,6 +83,8 @@ class ServiceResult:
     gpu_minutes: float = 0.0
     worst_ttft_s: float = 0.0
     replicas_max_seen: int = 0
+    replicas_by_minute: list[int] = field(default_factory=list)
+    """Replicas (starting or serving) at the end of each simulated minute."""
     scale_ups: int = 0
     reclaims: int = 0
     replica_start_s: float = 0.0
@@ -285,6 +287,7 @@ def _simulate_pool(
                     st.replicas.sort(key=lambda x: x.ready_at)
                     del st.replicas[keep:]
             r.replicas_max_seen = max(r.replicas_max_seen, len(st.replicas))
+            r.replicas_by_minute.append(len(st.replicas))
             r.gpu_minutes += len(st.replicas) * svc.gpus_per_replica
         used = _serving_used(state, sims)
         res.serving_gpu_minutes += used

@@ -12,7 +12,8 @@ import pytest
 
 from catalog import load_catalog
 from render.serving import render_serving
-from stacks.plan.serving import desired_replicas, evidence, served_target
+from stacks.plan.serving import evidence, served_target
+from stacks.plan.serving_autoscale import desired_replicas
 from stacks.plan.stack import plan_stack
 from whatif.stack import load_stack_spec, read_stack_config, stack_path
 
@@ -69,3 +70,30 @@ def test_a_metric_within_the_hpa_tolerance_keeps_the_replica_count():
     assert desired_replicas(svc, ev, a, 150.0, 7, 1e12, current=7) == 7
     # 160 req/s: 1.119, outside: ceil(160 / 20.42) = 8
     assert desired_replicas(svc, ev, a, 160.0, 7, 1e12, current=7) == 8
+
+
+def _kv_tokens_for_usage(svc, ev, served: float, ready: int, usage: float) -> float:
+    """KV-cache tokens per replica that put ``ready`` replicas at ``usage`` while serving ``served`` req/s."""
+    from stacks.plan.serving import time_in_server_s
+
+    tokens = served * time_in_server_s(svc, ev) * (svc.traffic.input_tokens + svc.traffic.output_tokens / 2)
+    return tokens / (ready * usage)
+
+
+def test_kv_usage_within_tolerance_keeps_every_replica_while_new_ones_start():
+    """The KV trigger is a Value metric: the HPA tests |usage / target - 1| itself, not scaled by ready / all pods.
+    3 ready of 5 (2 starting), usage 1.05 × the target: within 10 %, so 5 stay (not ceil(3 × 1.05 / 5 × 5) = 4)."""
+    _, svc, ev = _chat()
+    a = _plan("gke-serving").spec.serving.autoscaling
+    served = 10.0  # the completion-rate trigger asks min replicas
+    kv = _kv_tokens_for_usage(svc, ev, served, 3, 1.05 * a.kv_cache_usage)
+    assert desired_replicas(svc, ev, a, served, 3, kv, current=5) == 5
+
+
+def test_kv_usage_outside_tolerance_scales_the_ready_replicas():
+    """Outside the tolerance the HPA asks ceil(usage / target × ready pods): 3 ready at 1.2 × the target -> 4."""
+    _, svc, ev = _chat()
+    a = _plan("gke-serving").spec.serving.autoscaling
+    served = 10.0
+    kv = _kv_tokens_for_usage(svc, ev, served, 3, 1.2 * a.kv_cache_usage)
+    assert desired_replicas(svc, ev, a, served, 3, kv, current=3) == 4
