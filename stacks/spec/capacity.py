@@ -102,7 +102,7 @@ class Capacity(SpecModel):
         None,
         description=(
             "EKS capacity blocks: the window the block was bought for. The node group is scaled up at its start and "
-            "to 0 thirty minutes before its end by Auto Scaling scheduled actions. Omitted: no schedule (the group "
+            "to 0 forty-five minutes before its end (EC2 terminates at thirty) by Auto Scaling scheduled actions. Omitted: no schedule (the group "
             "stays at 0 until pods ask the Cluster Autoscaler for nodes)."
         ),
     )
