@@ -186,21 +186,44 @@ def _two_ultraservers(cfg):
     return cfg
 
 
-def test_a_pool_of_two_ultraservers_targets_their_reservation_group_not_one_block():
+BLOCKS = ["cr-0123456789abcdef0", "cr-0123456789abcdef1"]
+
+
+def _two_blocks(cfg):
+    cfg = edit(_two_ultraservers(cfg), "nodePools[0].capacity.reservations", BLOCKS)
+    del cfg["nodePools"][0]["capacity"]["reservation"]
+    return cfg
+
+
+def test_a_pool_of_two_ultraservers_lists_each_block_id_not_one():
     (err,) = errors_of(_two_ultraservers(P6E))
     assert err.startswith(
-        "error: gpu-cluster:nodePools[0].capacity.reservation: pool 'gb200': 36 reserved nodes are 2 "
-        "u-p6e-gb200x72 UltraServers, and one reservation ID names one of their blocks: each "
-        "UltraServer Capacity Block is its own capacity reservation"
+        "error: gpu-cluster:nodePools[0].capacity.reservations: pool 'gb200': 36 reserved nodes are 2 "
+        "u-p6e-gb200x72 UltraServers, each its own capacity block, and an EKS node group targets one block by "
+        "its ID: an EKS managed node group on a Capacity Block needs the block's CapacityReservationId"
     )
+    assert [i.path for i in issues_of(_two_blocks(P6E)) if not i.warning] == []
+    assert any(
+        "not an EC2 capacity block ID" in e
+        for e in errors_of(
+            edit(_two_blocks(P6E), "nodePools[0].capacity.reservations", ["cr-0123456789abcdef0", "gb200"])
+        )
+    )
+    assert any(
+        "listed twice" in e
+        for e in errors_of(edit(_two_blocks(P6E), "nodePools[0].capacity.reservations", BLOCKS[:1] * 2))
+    )
+
+
+def test_a_reservation_group_on_an_eks_pool_is_refused_citing_the_eks_capacity_block_guide():
     arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
     cfg = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
-    del cfg["nodePools"][0]["capacity"]["reservation"]  # the group names the blocks
-    assert [i.path for i in issues_of(cfg) if not i.warning] == []
-    assert any(
-        "not a resource group ARN" in e
-        for e in errors_of(edit(cfg, "nodePools[0].capacity.reservationGroup", "gb200-blocks"))
-    )
+    del cfg["nodePools"][0]["capacity"]["reservation"]
+    errs = errors_of(cfg)
+    (group,) = [e for e in errs if "capacity.reservationGroup" in e]
+    assert "cannot target a Capacity Reservation Resource Group" in group
+    assert "capacity-blocks-mng.html" in group and "eksctl-io/eksctl#7906" in group
+    assert "capacity.reservations: one capacity block ID" in group
 
 
 def test_two_team_namespaces_on_one_rack_pool_are_warned_about_sharing_a_clique():
@@ -235,9 +258,7 @@ def _rendered_blocks(cfg) -> list[tuple[str, str]]:
 
 def test_slurm_nvlink_blocks_of_a_fixed_pool_warn_with_the_annotation_value_of_each_rendered_block():
     """Slinky reads ``<topology name>:<block>``: the value users are told to set must name a rendered block."""
-    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
-    two = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
-    del two["nodePools"][0]["capacity"]["reservation"]
+    two = _two_blocks(P6E)
     one = edit(P6E, "nodePools[0].minNodes", 18)
     for cfg, blocks in ((one, ["gb200-b0"]), (two, ["gb200-b0", "gb200-b1"])):
         assert _rendered_blocks(copy.deepcopy(cfg)) == [("gb200", b) for b in blocks]
@@ -275,9 +296,7 @@ def test_a_power_saving_pool_of_one_block_creates_its_records_in_the_block_and_a
 
 def test_a_power_saving_pool_of_several_blocks_is_refused_naming_the_fix():
     """Ordinals move between UltraServers as pods come and go: a powered-down record's block cannot be known."""
-    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
-    two = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
-    del two["nodePools"][0]["capacity"]["reservation"]
+    two = _two_blocks(P6E)
     (err,) = errors_of(edit(two, "nodePools[0].minNodes", 0))
     assert err.startswith(
         "error: gpu-cluster:nodePools[0].minNodes: pool 'gb200': a pool that follows the queue "
