@@ -23,7 +23,8 @@ from render.nodeadm import nodeadm_user_data
 
 def efa_interfaces(cards: Sequence[EfaAttachment], security_groups: list) -> list[dict]:
     """The launch template's network interfaces: one EFA per card as the plan lays them out (``stacks/plan/efa_layout.py``:
-    card 0 the primary ``efa``, the rest ``efa-only`` at device 1, or the catalog's per-card layout on P6e-GB200)."""
+    card 0 the primary ``efa``, the rest ``efa-only`` at device 1, or the catalog's per-card layout on P6e-GB200: card 0
+    plain ENA, ``efa-only`` on cards 1, 5, 9 and 13)."""
     return [
         {
             "network_card_index": a.network_card_index,

@@ -77,7 +77,8 @@ def test_p6e_node_group_runs_the_arm_nvidia_ami_on_the_ultraserver_block():
     assert group.inputs["tags"]["gpu-cluster/reserved-nodes"] == "18"
     template = one(rec, "aws:ec2/launchTemplate:LaunchTemplate", "gb200-lt")
     assert template.inputs["instanceMarketOptions"] == {"marketType": "capacity-block"}
-    assert len(template.inputs["networkInterfaces"]) == 17  # one EFA per network card (EC2 user guide)
+    # card 0 ENA plus one efa-only per GPU's card pair (EC2 user guide, EFA configuration for P6e-GB200)
+    assert [n["networkCardIndex"] for n in template.inputs["networkInterfaces"]] == [0, 1, 5, 9, 13]
 
 
 @pytest.mark.parametrize("stack, root", [("gke-a4x-nvl72", "/home/kubernetes/bin/nvidia"), ("eks-p6e-gb200", None)])
