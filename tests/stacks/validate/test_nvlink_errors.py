@@ -132,8 +132,9 @@ def test_a_p6e_pool_outside_the_dallas_local_zone_is_refused_citing_where_it_is_
     (err,) = errors_of(cfg)
     assert err.startswith(
         "error: gpu-cluster:nodePools[0].zones[0]: pool 'gb200': p6e-gb200.36xlarge is not sold in "
-        "us-east-1a: P6e-GB200 UltraServer Capacity Blocks are sold only in the Dallas Local Zone, "
-        "and instances launch only in the block's zone (source: aws.amazon.com/ec2/capacityblocks/"
+        "us-east-1a: P6e-GB200 UltraServer Capacity Blocks are sold only in the Dallas Local Zone (opted in "
+        "first), and instances launch only in the block's zone (source: EC2 user guide, Launch instances using "
+        "Capacity Blocks (docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-launch.html"
     )
     assert "allowed:  us-east-1-dfw-2a" in err and "cluster.nodeSubnets.us-east-1-dfw-2a" in err
 
