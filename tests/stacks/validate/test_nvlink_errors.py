@@ -322,3 +322,23 @@ def _cloud_records(cfg) -> list[str]:
     plan = plan_slurm(spec.scheduling, [pool_facts(spec, p, load_catalog()) for p in spec.node_pools])
     (cmd,) = plan.scaling.cloud_nodes(plan.nodesets)
     return [a for a in cmd[2:] if not a.startswith(("CPUs=", "Gres=", "RealMemory="))]
+
+
+def test_a_list_of_block_ids_on_a_pool_that_is_not_rack_scale_is_refused():
+    cfg = {
+        "cloud": "aws",
+        "region": "us-east-1",
+        "cluster": {"name": "ml", "subnets": {"us-east-1a": "subnet-0123456789abcdef1"}},
+        "nodePools": [
+            {
+                "name": "p5",
+                "machineType": "p5.48xlarge",
+                "zones": ["us-east-1a"],
+                "maxNodes": 2,
+                "capacity": {"type": "reservation", "reservations": BLOCKS, "reservationKind": "capacity-block"},
+            }
+        ],
+    }
+    (err,) = [e for e in errors_of(cfg) if "capacity.reservations" in e]
+    assert "reservations is for pools of several UltraServer capacity blocks" in err
+    assert "capacity.reservation" in err
