@@ -2,8 +2,9 @@
 type each card takes, at which device index, and which cards carry the EFA bandwidth. Machines without rows get
 gpu-cluster's uniform layout (one EFA per card). Pure data; no Pulumi imports.
 
-P6e-GB200 is the first such machine: its 17 cards alternate between cards that take two interfaces (even: ENA +
-EFA) and cards that take one (odd: EFA-only, the 8 x 400 Gbps GPU network)."""
+P6e-GB200 is the first such machine: of its 17 cards, card 0 is the ENA primary and the layout attaches EFA-only
+interfaces on cards 1, 5, 9 and 13 (one per GPU's card pair, 4 x 400 Gbps: the EC2 user guide's recommendation);
+cards without a row get no interface."""
 
 from __future__ import annotations
 

@@ -126,13 +126,14 @@ def pool_view(resource: Resource, cat: Catalog) -> PoolView | None:
 
 
 def gpu_pools(resources: list[Resource], cat: Catalog) -> list[PoolView]:
-    """One view per pool: a GKE pool of several racks (one node pool per rack, same pool label) is read as one pool
-    whose maximum and reserved nodes are the racks' sums."""
+    """One view per pool: a GKE pool of several racks (one node pool per rack, same pool label) or an EKS pool of
+    several UltraServer blocks (one node group per block) is read as one pool whose maximum and reserved nodes, and
+    block fee, are the groups' sums."""
     views = [v for v in (pool_view(r, cat) for r in resources) if v is not None and v.is_gpu(cat)]
     merged: dict[tuple[Cloud, str], PoolView] = {}
     out: list[PoolView] = []
     for v in views:
-        first = merged.get((v.cloud, v.name)) if v.cloud == Cloud.GCP else None
+        first = merged.get((v.cloud, v.name))
         if first is None:
             merged[(v.cloud, v.name)] = v
             out.append(v)
@@ -141,6 +142,9 @@ def gpu_pools(resources: list[Resource], cat: Catalog) -> list[PoolView]:
             first,
             max_nodes=_sum(first.max_nodes, v.max_nodes),
             reserved_nodes=_sum(first.reserved_nodes, v.reserved_nodes),
+            block_fee_usd=None
+            if first.block_fee_usd is None or v.block_fee_usd is None
+            else first.block_fee_usd + v.block_fee_usd,
         )
         merged[(v.cloud, v.name)] = whole
         out[out.index(first)] = whole

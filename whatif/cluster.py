@@ -10,7 +10,7 @@ from render.kueue_config import REQUEUE_BACKOFF_BASE_SECONDS, REQUEUE_BACKOFF_MA
 
 BLOCK_SCALE_DOWN_LEAD_S = 1800.0
 """EC2 starts terminating a capacity block's instances 30 minutes before its end (EC2 user guide, "Work with
-Capacity Blocks"; ``stacks/plan/capacity_block.SCALE_DOWN_LEAD``, not imported here: the what-if's import floor)."""
+Capacity Blocks"; ``stacks/plan/capacity_block.EC2_TERMINATION_LEAD``, not imported here: the what-if's import floor)."""
 DEFAULT_QUEUE = "default"
 """The one queue of a stack without ``scheduling`` (the plain Kubernetes scheduler, first come first served)."""
 MONTH_S = 30 * 86400

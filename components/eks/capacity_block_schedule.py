@@ -1,6 +1,7 @@
-"""The Auto Scaling scheduled actions of an EKS capacity-block node group: up at the block's start, to zero 30
+"""The Auto Scaling scheduled actions of an EKS capacity-block node group: up at the block's start, to zero 45
 minutes before its end (EKS user guide, "Create self-managed nodes with Capacity Blocks for ML": scale to zero
-more than 30 minutes before the end, when EC2 starts terminating the block's instances). The actions sit on the
+more than 30 minutes before the end, when EC2 starts terminating the block's instances; EKS's own managed-node-group
+action runs at 40). The actions sit on the
 Auto Scaling group EKS made for the managed node group, which only EKS names (``resources[0].autoscalingGroups``)."""
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from components.eks.capacity_block_schedule import block_schedules
 from components.eks.cluster_autoscaler import discovery_tags, node_template_tags, tag_node_group_asg
 from components.eks.node_defaults import metadata_options, root_volume
 from stacks.plan.efa_layout import EfaAttachment
+from stacks.plan.eks_pool import EksPoolPlan
 from stacks.plan.facts import PoolFacts
 from stacks.plan.stack import PoolPlan
 from render.nodeadm import nodeadm_user_data
@@ -22,7 +23,8 @@ from render.nodeadm import nodeadm_user_data
 
 def efa_interfaces(cards: Sequence[EfaAttachment], security_groups: list) -> list[dict]:
     """The launch template's network interfaces: one EFA per card as the plan lays them out (``stacks/plan/efa_layout.py``:
-    card 0 the primary ``efa``, the rest ``efa-only`` at device 1, or the catalog's per-card layout on P6e-GB200)."""
+    card 0 the primary ``efa``, the rest ``efa-only`` at device 1, or the catalog's per-card layout on P6e-GB200: card 0
+    plain ENA, ``efa-only`` on cards 1, 5, 9 and 13)."""
     return [
         {
             "network_card_index": a.network_card_index,
@@ -52,6 +54,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     facts: PoolFacts
     node_group: aws.eks.NodeGroup
     launch_template: aws.ec2.LaunchTemplate
+    node_groups: list[aws.eks.NodeGroup]
+    """One, or one per UltraServer capacity block (``<pool>-us-<i>``, ``stacks/plan/eks_pool.ultraserver_groups``)."""
+    launch_templates: list[aws.ec2.LaunchTemplate]
     asg_tags: list[aws.autoscaling.Tag]
     schedules: list[aws.autoscaling.Schedule]
     """Capacity blocks with a window: the scale-up and scale-down actions still ahead (``block_schedule``)."""
@@ -115,20 +120,26 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             if eks.own_placement_group:  # a reservation brings its own placement (see above)
                 placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=pool_tags, opts=child)
                 lt_args["placement"] = {"group_name": placement.name}
-        if eks.reservation_id is not None or eks.reservation_group is not None:
-            if eks.reservation_placement_group:
-                lt_args["placement"] = {"group_name": eks.reservation_placement_group}
-            # several UltraServer blocks: target their resource group, not one block's reservation
-            target: dict[str, str | None] = (
-                {"capacity_reservation_resource_group_arn": eks.reservation_group}
-                if eks.reservation_group
-                else {"capacity_reservation_id": eks.reservation_id}
-            )
-            lt_args["capacity_reservation_specification"] = {"capacity_reservation_target": target}
-            if eks.capacity_block:
-                lt_args["instance_market_options"] = {"market_type": "capacity-block"}
-        self.launch_template = aws.ec2.LaunchTemplate(f"{name}-lt", **lt_args, opts=child)
-        self.node_group = aws.eks.NodeGroup(
+        if eks.reservation_placement_group:
+            lt_args["placement"] = {"group_name": eks.reservation_placement_group}
+        if eks.capacity_block:
+            lt_args["instance_market_options"] = {"market_type": "capacity-block"}
+        self.node_groups, self.launch_templates, self.asg_tags, self.schedules = [], [], [], []
+        # several UltraServer blocks: one node group per block, each targeting its block's ID
+        for suffix, group in eks.groups or (("", eks),):
+            self._node_group(f"{name}{suffix}", group, cluster, lt_args)
+        self.node_group, self.launch_template = self.node_groups[0], self.launch_templates[0]
+        self.register_outputs(
+            {"nodeGroupArn": self.node_group.arn, "gpusPerNode": facts.gpus_per_node, "maxGpus": facts.max_gpus}
+        )
+
+    def _node_group(self, name: str, eks: EksPoolPlan, cluster: EksClusterRef, lt_args: dict) -> None:
+        child = pulumi.ResourceOptions(parent=self)
+        if eks.reservation_id is not None:
+            target = {"capacity_reservation_id": eks.reservation_id}
+            lt_args = {**lt_args, "capacity_reservation_specification": {"capacity_reservation_target": target}}
+        launch_template = aws.ec2.LaunchTemplate(f"{name}-lt", **lt_args, opts=child)
+        node_group = aws.eks.NodeGroup(
             name,
             cluster_name=cluster.name,
             node_role_arn=cluster.node_role_arn,
@@ -138,7 +149,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             release_version=eks.release_version,  # None: EKS's newest at create/update (preview advises pinning)
             capacity_type=eks.capacity_type,
             scaling_config=eks.scaling_config,
-            launch_template={"id": self.launch_template.id, "version": self.launch_template.latest_version.apply(str)},
+            launch_template={"id": launch_template.id, "version": launch_template.latest_version.apply(str)},
             labels=eks.labels,
             taints=eks.taints,
             update_config=eks.update_config,
@@ -150,8 +161,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             **discovery_tags(cluster.spec_name),
             **node_template_tags(eks.labels, eks.autoscaler_taints, eks.autoscaler_resources),
         }
-        self.asg_tags = tag_node_group_asg(name, self.node_group, asg_tags, parent=self)
-        self.schedules = block_schedules(name, self.node_group, list(eks.schedule), parent=self)
-        self.register_outputs(
-            {"nodeGroupArn": self.node_group.arn, "gpusPerNode": facts.gpus_per_node, "maxGpus": facts.max_gpus}
-        )
+        self.launch_templates.append(launch_template)
+        self.node_groups.append(node_group)
+        self.asg_tags += tag_node_group_asg(name, node_group, asg_tags, parent=self)
+        self.schedules += block_schedules(name, node_group, list(eks.schedule), parent=self)

@@ -95,7 +95,7 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                     f"NCCL traffic uses {len(efas)} of its {want} network cards",
                     observed=f"{len(efas)} EFA interface{'s' if len(efas) != 1 else ''} in launch template "
                     f"'{template.name}'",
-                    required=f"{want} EFA interfaces, one per network card",
+                    required=_required(instance_type, want),
                     fix=fix,
                     keys=view.keys,
                     urn=view.resource.urn,
@@ -114,6 +114,13 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                     keys=view.keys,
                     urn=view.resource.urn,
                 )
+
+
+def _required(instance_type: str, want: int) -> str:
+    """P6e-GB200's count is AWS's documented layout (one EFA-only interface per GPU's card pair), not one per card."""
+    if instance_type == "p6e-gb200.36xlarge":
+        return f"{want} EFA interfaces: {cloud_limit('eks-p6e-gb200-efa-layout').cite()}"
+    return f"{want} EFA interfaces, one per network card"
 
 
 RULE = register(

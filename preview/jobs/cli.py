@@ -85,6 +85,7 @@ def run(argv: Sequence[str]) -> int:
     )
     if issues:
         return _refuse(issues)
+    _warn_next_to_the_shared_domain(args.job, objects)
     print(
         f"# {args.job}: its own NVLink IMEX domain on pool {objects[1]['metadata']['labels'].get('gpu-cluster/pool', '')}"
         f" of stack {args.stack} ({PROG}).\n# Add image/command/args under the TrainJob's spec.trainer; "
@@ -97,6 +98,23 @@ def run(argv: Sequence[str]) -> int:
         )
     print(yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True), end="")
     return 0
+
+
+def _warn_next_to_the_shared_domain(job: str, objects: list[dict[str, Any]]) -> None:
+    """The stack keeps the team's shared domain ``<pool>-imex`` in the job's namespace on the same pool (compose
+    makes one per namespace with quota there), so this job's domain can share an NVLink clique with it."""
+    domain = next(o for o in objects if o["kind"] == "ComputeDomain")
+    pool = objects[1]["metadata"]["labels"].get("gpu-cluster/pool", "")
+    namespace = domain["metadata"].get("namespace", "")
+    print(
+        f"warning: --job {job}: its ComputeDomain {domain['metadata']['name']} runs on pool {pool} next to the "
+        f"team's shared ComputeDomain {compute_domain_name(pool)} in namespace {namespace}: IMEX daemons of two "
+        "domains can then share one NVLink clique, which upstream advises against (dra-driver-nvidia-gpu#892: "
+        "intermittent CUDA_ERROR_NOT_SUPPORTED)\n"
+        "  fix:      keep the team's other jobs off this job's racks while it runs (or give every job of the team "
+        "its own domain)",
+        file=sys.stderr,
+    )
 
 
 def _pinned_at_deploy(objects: list[dict[str, Any]]) -> list[str]:

@@ -7,6 +7,8 @@ guide, "Create self-managed nodes with Capacity Blocks for ML" and "Create a man
 Blocks for ML"): blocks last 1-14 days in 1-day steps, then 7-day steps up to 182 days; every block ends at
 11:30 UTC; thirty minutes before the end EC2 starts terminating the block's instances, so the group should scale
 to zero more than 30 minutes before the end; a managed node group on a block is upgraded only at desired size 0.
+EKS's own "Capacity Scaledown Before Reservation End" action runs 40 minutes before the end; gpu-cluster's runs
+first, at 45, with min 0 so nothing it set earlier holds the group up.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ from catalog import Cloud
 from stacks.plan.reservation import is_capacity_block, reserved_nodes
 from stacks.spec.stack import NodePool
 
-SCALE_DOWN_LEAD = dt.timedelta(minutes=30)
-"""How long before the block's end the node group is scaled to zero (AWS: more than 30 minutes)."""
+EC2_TERMINATION_LEAD = dt.timedelta(minutes=30)
+"""EC2 starts terminating a block's instances this long before its end (EC2 user guide, "Work with Capacity
+Blocks"): what the what-if models as the nodes going."""
+SCALE_DOWN_LEAD = dt.timedelta(minutes=45)
+"""How long before the block's end gpu-cluster's scale-down action runs: before EKS's own action (40 minutes) and
+EC2's terminations (30), so pods are drained by the node group's scale-in, not cut by EC2."""
 BLOCK_END_UTC = dt.time(11, 30)
 """Every capacity block ends at 11:30 UTC."""
 MAX_BLOCK_HOURS = 182 * 24
@@ -118,7 +124,7 @@ class ScheduledSize:
     """One Auto Scaling scheduled action on the block's node group: the sizes it sets, and when."""
 
     role: str
-    """``scale-up`` (the window's start) or ``scale-down`` (30 minutes before its end)."""
+    """``scale-up`` (the window's start) or ``scale-down`` (45 minutes before its end)."""
     at: dt.datetime
     min_size: int
     max_size: int
@@ -140,8 +146,8 @@ class ScheduledSize:
 
 
 def block_schedule(pool: NodePool, now: dt.datetime, fill: bool = False) -> list[ScheduledSize]:
-    """Scale up to the pool's sizes at the start, to zero (max 0 too, so nothing launches into an ending block) 30
-    minutes before the end. An action whose time has passed is left out: Auto Scaling refuses times in the past
+    """Scale up to the pool's sizes at the start, to zero (min and max 0 too: nothing launches into an ending block, and
+    no floor set by the scale-up holds it) 45 minutes before the end. An action whose time has passed is left out: Auto Scaling refuses times in the past
     (validation warns about a started block and refuses one past its scale-down time).
 
     ``fill``: the pool's pods claim DRA devices (an IMEX channel), which the Cluster Autoscaler's AWS scale-from-zero

@@ -3,9 +3,10 @@
 By default one EFA per card: card 0 is the primary interface (device 0, ``efa``: EFA + ENA, it takes the node's
 subnet IP), the rest are device 1 and ``efa-only`` (no IP address: a 96-node p5en group would otherwise burn ~1,500
 subnet IPs on GPU-traffic NICs that never use IP; AWS EFA user guide, "EFA-only interfaces"). Machines whose cards
-differ follow ``catalog/data/network-cards.csv``: on P6e-GB200 the odd cards take one interface (``efa-only`` at
-device 0: the 8 x 400 Gbps EFA) and the even cards two (``efa`` at device 1), as AWS ParallelCluster lays them out,
-while card 0 is a plain ENA ``interface`` (the EKS P6e guide: card 0 "must be of type interface")."""
+differ follow ``catalog/data/network-cards.csv``: on P6e-GB200 card 0 is a plain ENA ``interface`` (the EKS P6e
+guide: card 0 "must be of type interface") and cards 1, 5, 9 and 13 take one ``efa-only`` interface at device 0,
+one per GPU's card pair (4 x 400 Gbps = 1,600 Gbps: the EC2 user guide's recommended layout, and the 4 EFA devices
+the EKS guide expects); the other cards share those physical NICs and get nothing."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def efa_count(layout: tuple[EfaAttachment, ...]) -> int:
 
 
 def efa_summary(layout: tuple[EfaAttachment, ...]) -> str:
-    """``16 EFA interfaces (8 x 400 Gbps links on cards 1, 3, …, 15); card 0 ENA only``: the preview's account."""
+    """``4 EFA interfaces (4 x 400 Gbps links on cards 1, 5, 9, 13); card 0 ENA only``: the preview's account."""
     fast = [a for a in layout if a.efa_gbps]
     count = efa_count(layout)
     ena = [a.network_card_index for a in layout if a.interface_type not in EFA_TYPES]
@@ -50,5 +51,5 @@ def efa_summary(layout: tuple[EfaAttachment, ...]) -> str:
         return f"{count} EFA interface{'s' if count != 1 else ''}{tail}"
     speeds = sorted({a.efa_gbps for a in fast if a.efa_gbps})
     cards = ", ".join(str(a.network_card_index) for a in fast)
-    # line rates only: the instance's EFA bandwidth is the fabric catalog's (on P6e AWS gives half the cards' sum)
+    # line rates only: the instance's EFA bandwidth is the fabric catalog's (on P6e the 4 links' sum, 1,600 Gbps)
     return f"{count} EFA interfaces ({len(fast)} x {'/'.join(map(str, speeds))} Gbps links on cards {cards}){tail}"

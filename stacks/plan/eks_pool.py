@@ -6,7 +6,7 @@ Autoscaler node template, node repair, the gp3 root volume and what nodeadm's us
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog import CapacityType, Cloud
@@ -83,9 +83,12 @@ class EksPoolPlan:
     toolkit_lockdown: bool = False
     """The pool runs NVIDIA's device plugin (volume-mounts): its user data sets the node toolkit to refuse a pod's
     ``NVIDIA_VISIBLE_DEVICES`` (``render/nodeadm.py``)."""
-    reservation_group: str | None = None
-    """The Capacity Reservation Resource Group ARN the launch template targets instead of one reservation (several
-    UltraServer capacity blocks)."""
+    reservation_ids: tuple[str, ...] = ()
+    """Several UltraServer capacity blocks (``capacity.reservations``): one node group per block, each targeting its
+    block's ID."""
+    groups: tuple[tuple[str, EksPoolPlan], ...] = ()
+    """The managed node groups, as (name suffix, plan): ``("", self)`` alone, or one per UltraServer block
+    (``-us-0``, ``-us-1``, …; ``ultraserver_groups``)."""
 
 
 def has_efa(pool: NodePool) -> bool:
@@ -191,7 +194,7 @@ def eks_pool_plan(
         resources.update(EFA_NODE_HUGEPAGES)  # EFA jobs request huge pages: a group at 0 must show them
     reservation = cap.type == CapacityType.RESERVATION
     pool_tags = {**tags, "gpu-cluster/pool": pool.name}
-    return EksPoolPlan(
+    plan = EksPoolPlan(
         machine_type=pool.machine_type,
         ami_type=NVIDIA_AMI[facts.machine.arch],
         zones=tuple(pool.zones),
@@ -212,7 +215,7 @@ def eks_pool_plan(
         own_placement_group=pool.multi_node and not reservation,
         reservation_id=cap.reservation if reservation else None,
         reservation_placement_group=cap.placement_group if reservation else None,
-        reservation_group=cap.reservation_group if reservation else None,
+        reservation_ids=tuple(cap.reservations or ()) if reservation else (),
         capacity_block=reservation and cap.reservation_kind == AwsReservationKind.CAPACITY_BLOCK,
         capacity_type=capacity_type(pool),
         scaling_config=scaling_config(pool, now, claims_dra(facts)),
@@ -234,3 +237,32 @@ def eks_pool_plan(
         # pods claiming an IMEX channel never trigger a scale-from-zero: the block's start brings the nodes up
         schedule=tuple(block_schedule(pool, now, fill=claims_dra(facts))),
     )
+    return replace(plan, groups=tuple(ultraserver_groups(plan)))
+
+
+def ultraserver_groups(plan: EksPoolPlan) -> list[tuple[str, EksPoolPlan]]:
+    """The managed node groups of a pool as (name suffix, plan): one, or one per UltraServer capacity block
+    (``<pool>-us-<i>``). An EKS
+    managed node group on a block needs that block's ID in its launch template (row
+    ``eks-capacity-block-mng-reservation-id``), so each block gets its own group, with an even share of the sizes,
+    the scheduled actions, the reserved nodes and the fee; all keep the pool's label and tags, so Kueue, Slurm and
+    the policies (which sum a pool's groups) see one pool."""
+    n = len(plan.reservation_ids)
+    if n < 2:
+        return [("", plan)]
+    tags = dict(plan.tags)
+    if RESERVED_NODES_TAG in tags:
+        tags[RESERVED_NODES_TAG] = str(int(tags[RESERVED_NODES_TAG]) // n)
+    if BLOCK_FEE_TAG in tags:
+        tags[BLOCK_FEE_TAG] = f"{float(tags[BLOCK_FEE_TAG]) / n:.2f}"
+    share = replace(
+        plan,
+        scaling_config={k: v // n for k, v in plan.scaling_config.items()},
+        tags=tags,
+        schedule=tuple(
+            replace(a, min_size=a.min_size // n, max_size=a.max_size // n, desired=a.desired // n)
+            for a in plan.schedule
+        ),
+        reservation_ids=(),
+    )
+    return [(f"-us-{i}", replace(share, reservation_id=rid)) for i, rid in enumerate(plan.reservation_ids)]

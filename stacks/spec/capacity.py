@@ -102,7 +102,7 @@ class Capacity(SpecModel):
         None,
         description=(
             "EKS capacity blocks: the window the block was bought for. The node group is scaled up at its start and "
-            "to 0 thirty minutes before its end by Auto Scaling scheduled actions. Omitted: no schedule (the group "
+            "to 0 forty-five minutes before its end (EC2 terminates at thirty) by Auto Scaling scheduled actions. Omitted: no schedule (the group "
             "stays at 0 until pods ask the Cluster Autoscaler for nodes)."
         ),
     )
@@ -151,12 +151,21 @@ class Capacity(SpecModel):
             "autoscaled pool. Needs minNodes 0 and `workload: kubeflow`. Omitted: true on flex-start pools, else false."
         ),
     )
+    reservations: list[str] | None = Field(
+        None,
+        description=(
+            "EKS capacity blocks of more than one UltraServer: one capacity block ID (`cr-…`) per UltraServer (each "
+            "UltraServer block is its own reservation), instead of `reservation`. gpu-cluster creates one managed "
+            "node group per UltraServer (`<pool>-us-0`, `<pool>-us-1`, …), each with its own launch template "
+            "targeting its block and its own scheduled scale actions; all carry the pool's label, so Kueue, Slurm "
+            "and the policies see one pool. Required when reservedNodes spans several UltraServers."
+        ),
+    )
     reservation_group: str | None = Field(
         None,
         description=(
-            "EKS capacity blocks of more than one UltraServer: the ARN of the Capacity Reservation Resource Group that "
-            "holds the blocks (each UltraServer block is its own reservation); the launch template targets the group "
-            "instead of one `reservation` ID, which may then be omitted. Required when reservedNodes spans several "
-            "UltraServers."
+            "Not supported: an EKS managed node group on capacity blocks needs the block's reservation ID in its "
+            "launch template, and a Capacity Reservation Resource Group ARN there is not used (cloud limit "
+            "`eks-capacity-block-mng-reservation-id`); list the blocks in `reservations` instead. Refused when set."
         ),
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime as dt
 
 from stacks.plan.capacity_block import (
+    EC2_TERMINATION_LEAD,
+    SCALE_DOWN_LEAD,
     BLOCK_END_UTC,
     MAX_BLOCK_HOURS,
     MAX_BLOCK_INSTANCES,
@@ -170,10 +172,10 @@ def _check_against_now(
         window.error(
             None,
             f"the block ends at {iso(end)}, and its scale-down time ({iso(scale_down)}) has passed: "
-            "Auto Scaling refuses scheduled actions in the past and EC2 is already terminating the block's "
-            "instances",
+            "Auto Scaling refuses scheduled actions in the past, and EC2 terminates the block's instances from "
+            f"{iso(end - EC2_TERMINATION_LEAD)}",
             iso(end),
-            allowed=f"a window that ends after {iso(now + dt.timedelta(minutes=30))}",
+            allowed=f"a window that ends after {iso(now + SCALE_DOWN_LEAD)}",
             fix="remove the pool, or declare the window of the next block",
         )
     elif start <= now:

@@ -37,6 +37,7 @@ from stacks.validate.pool import check_pool
 from stacks.validate.queued import check_queued_without_kueue
 from stacks.validate.scheduling import check_scheduling
 from stacks.validate.nvlink import check_shared_cliques
+from stacks.validate.compute_domain_churn import check_shared_domain_churn
 from stacks.validate.shape import describe, optional_model, parse_part
 from stacks.validate.credentials import check_credentials
 from stacks.validate.secrets import (
@@ -181,6 +182,7 @@ def load_spec(
         sched = parts["scheduling"]
         if cloud is not None:
             check_shared_cliques(issues, cat, cloud, pools, sched)
+            check_shared_domain_churn(issues, cat, cloud, pools, sched)
         if sched.workload == Workload.SLURM or "slurm" in sched.model_fields_set:
             from stacks.validate.slurm import check_slurm
 

@@ -6,18 +6,16 @@ block targeting and UltraServer types in the right place, whole racks, the Kuber
 
 from __future__ import annotations
 
-import re
 
 from catalog import CapacityType, Catalog, Cloud, MachineType
 from catalog.cloud_limits import cloud_limit, sold_zones
-from stacks.plan.reservation import is_capacity_block, reserved_nodes
+from stacks.plan.reservation import is_capacity_block
 from stacks.spec.scheduling import SchedulingSpec, Workload
 from stacks.spec.cluster import ClusterSpec
 from stacks.spec.stack import NodePool
 from stacks.validate.issues import Issues
+from stacks.validate.ultraserver_blocks import check_ultraserver_reservations
 
-RESOURCE_GROUP_ARN = re.compile(r"arn:aws(-cn|-us-gov)?:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9._-]{1,128}")
-"""A Capacity Reservation Resource Group (``aws resource-groups create-group`` with the reservation group type)."""
 AL2023_ARM_NVIDIA_MIN_RELEASE = "20251103"
 """The EKS UltraServer guide: P6e-GB200 nodes need the AL2023 ARM NVIDIA AMI release v20251103 or later (driver 580,
 CDMM; awsdocs/amazon-eks-user-guide@00e3293d ml-eks-nvidia-ultraserver.adoc, shared facts §2.4)."""
@@ -104,7 +102,7 @@ def check_rack_scale(
     _check_racks(pool, cloud, spec, machine, domain.accelerator_topology)
     _check_sold_where(pool, cloud, spec, machine)
     _check_start_without_scale_from_zero(pool, cloud, spec, machine)
-    _check_reservation_group(pool, cat, cloud, spec)
+    check_ultraserver_reservations(pool, cat, cloud, spec)
     if cloud == Cloud.GCP and spec.capacity.placement_policy is not None:
         pool.error(
             ("capacity", "placementPolicy"),
@@ -132,43 +130,6 @@ def check_rack_scale(
             fix="pin a newer release (`aws ssm get-parameter --name /aws/service/eks/optimized-ami/<k8s>/"
             "amazon-linux-2023/arm64/nvidia/recommended/release_version`), or remove amiReleaseVersion",
         )
-
-
-def _check_reservation_group(pool: Issues, cat: Catalog, cloud: Cloud, spec: NodePool) -> None:
-    """Each UltraServer capacity block is its own reservation: a pool of several targets their resource group."""
-    cap = spec.capacity
-    if cloud != Cloud.AWS:
-        if cap.reservation_group is not None:
-            pool.error(
-                ("capacity", "reservationGroup"),
-                "reservationGroup is an EKS setting",
-                cap.reservation_group,
-                fix="remove capacity.reservationGroup",
-            )
-        return
-    if cap.reservation_group is not None and not RESOURCE_GROUP_ARN.fullmatch(cap.reservation_group):
-        pool.error(
-            ("capacity", "reservationGroup"),
-            "not a resource group ARN",
-            cap.reservation_group,
-            allowed="arn:aws:resource-groups:<region>:<account>:group/<name>",
-            fix="copy the ARN from `aws resource-groups get-group --group <name>`",
-        )
-    ultra = cat.ultraservers.get(cap.ultraserver_type or "")
-    reserved = reserved_nodes(spec)
-    if ultra is None or reserved is None or reserved <= ultra.instances or cap.reservation_group is not None:
-        return
-    limit = cloud_limit("eks-capacity-block-multi-ultraserver-group")
-    pool.error(
-        ("capacity", "reservation"),
-        f"{reserved} reserved nodes are {reserved // ultra.instances} "
-        f"{ultra.ultraserver_type} UltraServers, and one reservation ID names one of their blocks: "
-        f"{limit.cite()}",
-        cap.reservation,
-        allowed="capacity.reservationGroup: <resource group ARN>",
-        fix="put the blocks' reservations in a Capacity Reservation Resource Group and set "
-        "capacity.reservationGroup to its ARN",
-    )
 
 
 def _check_start_without_scale_from_zero(pool: Issues, cloud: Cloud, spec: NodePool, machine: MachineType) -> None:

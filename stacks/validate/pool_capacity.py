@@ -23,7 +23,12 @@ GCE_RESOURCE_NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool, rack_scale: bool = False) -> None:
     """``rack_scale``: a GB200 NVL72 machine, whose GKE pools get gpu-cluster's own workload policy as placement."""
     cap, capacity = spec.capacity, pool.at("capacity")
-    if cap.type == CapacityType.RESERVATION and not cap.reservation and not cap.reservation_group:
+    if (
+        cap.type == CapacityType.RESERVATION
+        and not cap.reservation
+        and not cap.reservations
+        and not cap.reservation_group
+    ):
         what = "GKE specific reservation name" if cloud == Cloud.GCP else "capacity reservation ID (cr-…)"
         capacity.error(
             "reservation",
@@ -40,6 +45,7 @@ def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool, rack_scale: bool 
         or cap.reserved_nodes is not None
         or cap.reservation_block
         or cap.reservation_group
+        or cap.reservations
     ):
         capacity.error(
             "type",
@@ -48,6 +54,14 @@ def check_capacity(pool: Issues, cloud: Cloud, spec: NodePool, rack_scale: bool 
             allowed="reservation",
             fix="set capacity.type: reservation, or drop the "
             "reservation fields (spot nodes cannot consume a reservation)",
+        )
+    if not rack_scale and (cap.reservations or cap.reservation_group):
+        field = "reservations" if cap.reservations else "reservationGroup"
+        capacity.error(
+            field,
+            f"{field} is for pools of several UltraServer capacity blocks (EKS P6e-GB200)",
+            cap.reservations or cap.reservation_group,
+            fix=f"remove capacity.{field} (one capacity reservation: capacity.reservation)",
         )
     if cloud == Cloud.AWS and cap.reservation_project:
         capacity.error(

@@ -1,8 +1,8 @@
 """What an EFA pod requests is what its node advertises: the EFA device plugin advertises one
 ``vpc.amazonaws.com/efa`` per EFA interface the launch template attaches (``efa`` or ``efa-only``; a plain ENA
 ``interface`` has none). The EKS P6e-GB200 guide expects 4 devices per node for a launch template with one
-``efa-only`` interface in each NCI group; gpu-cluster's P6e layout (catalog/data/network-cards.csv) attaches 16, so
-its pods ask for 16. Request and layout must be one number: a layout of 4 gives a request of 4."""
+``efa-only`` interface in each NCI group, and gpu-cluster's P6e layout (catalog/data/network-cards.csv) attaches
+those 4 (cards 1, 5, 9, 13), so its pods ask for 4. Request and layout must be one number."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ def test_the_p6e_pod_request_is_the_launch_templates_efa_interfaces():
     attached = [i for i in template.redacted_inputs["networkInterfaces"] if i["interfaceType"] in EFA_TYPES]
     (slurm,) = [r for r in rec.resources if r.type == "kubernetes:helm.sh/v3:Release" and r.name == "slurm-slurm"]
     asked = re.findall(r"'vpc.amazonaws.com/efa': (\d+)", str(slurm.redacted_inputs["values"]["nodesets"]["gb200"]))
-    assert asked and {int(a) for a in asked} == {len(attached)} == {16}
+    assert asked and {int(a) for a in asked} == {len(attached)} == {4}
     tags = {
         r.redacted_inputs["tag"]["key"]: r.redacted_inputs["tag"]["value"]
         for r in rec.resources
         if r.type == "aws:autoscaling/tag:Tag"
     }
-    assert tags["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "16"
+    assert tags["k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"] == "4"
 
 
 def test_a_layout_of_one_efa_per_nci_group_gives_a_request_of_4(monkeypatch):

@@ -61,7 +61,7 @@ def test_schedules_sit_on_the_node_groups_auto_scaling_group():
     assert down.inputs == {
         "autoscalingGroupName": "eks-p5-offline",
         "scheduledActionName": "gpu-cluster-p5-scale-down",
-        "startTime": "2030-01-21T11:00:00Z",
+        "startTime": "2030-01-21T10:45:00Z",
         "minSize": 0,
         "maxSize": 0,
         "desiredCapacity": 0,

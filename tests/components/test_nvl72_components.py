@@ -77,7 +77,8 @@ def test_p6e_node_group_runs_the_arm_nvidia_ami_on_the_ultraserver_block():
     assert group.inputs["tags"]["gpu-cluster/reserved-nodes"] == "18"
     template = one(rec, "aws:ec2/launchTemplate:LaunchTemplate", "gb200-lt")
     assert template.inputs["instanceMarketOptions"] == {"marketType": "capacity-block"}
-    assert len(template.inputs["networkInterfaces"]) == 17  # one EFA per network card (EC2 user guide)
+    # card 0 ENA plus one efa-only per GPU's card pair (EC2 user guide, EFA configuration for P6e-GB200)
+    assert [n["networkCardIndex"] for n in template.inputs["networkInterfaces"]] == [0, 1, 5, 9, 13]
 
 
 @pytest.mark.parametrize("stack, root", [("gke-a4x-nvl72", "/home/kubernetes/bin/nvidia"), ("eks-p6e-gb200", None)])
@@ -94,7 +95,7 @@ def test_dra_driver_release_serves_compute_domains_only_on_the_rack_pools(stack,
     tolerations = values["kubeletPlugin"]["tolerations"]
     assert (ARM64 in tolerations) == (stack == "gke-a4x-nvl72")  # GKE taints Arm nodes; EKS does not
     assert release.inputs["chart"] == "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
-    assert release.inputs["version"] == "0.4.0"
+    assert release.inputs["version"] == "0.4.1"  # the ComputeDomain kubelet plugin's stale-prepare fix
 
 
 @pytest.mark.parametrize("stack", ["gke-a4x-nvl72", "eks-p6e-gb200"])
@@ -107,6 +108,8 @@ def test_real_helm_renders_the_driver_and_every_object_is_valid(stack):
     plugin = stack_render.one("DaemonSet", release="nvidia-dra-driver")
     containers = {c["name"] for c in plugin["spec"]["template"]["spec"]["containers"]}
     assert containers == {"compute-domains"}, "GPU allocation stays with the device plugin"
+    # rendered from the staged 0.4.1 chart, the version with the ComputeDomain kubelet plugin's stale-prepare fix
+    assert plugin["metadata"]["labels"]["helm.sh/chart"] == "dra-driver-nvidia-gpu-0.4.1"
     assert problems(stack_render) == []
 
 
@@ -138,18 +141,26 @@ def test_p6e_block_start_brings_up_the_block_nodes_without_the_autoscaler():
     assert (down.inputs["minSize"], down.inputs["desiredCapacity"], down.inputs["maxSize"]) == (0, 0, 0)
 
 
-def test_a_two_ultraserver_p6e_group_targets_the_capacity_reservation_resource_group():
-    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
+def test_a_two_ultraserver_p6e_pool_is_one_node_group_per_block_each_targeting_its_block_id():
+    blocks = ["cr-0123456789abcdef0", "cr-0123456789abcdef1"]
     cfg = edit(config("eks-p6e-gb200"), "gpu-cluster:nodePools[0].maxNodes", 36)
     cfg = edit(cfg, "gpu-cluster:nodePools[0].minNodes", 36)  # Slurm blocks over 2 UltraServers: every node up
     cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.upfrontFeeUsd", 511999.48)
-    cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.reservationGroup", arn)
+    cfg = edit(cfg, "gpu-cluster:nodePools[0].capacity.reservations", blocks)
     cfg["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 144
     del cfg["gpu-cluster:nodePools"][0]["capacity"]["reservation"]
     rec = run_program(cfg, "eks-p6e-gb200")
-    (lt,) = [r for r in of_type(rec, "aws:ec2/launchTemplate:LaunchTemplate") if r.inputs.get("networkInterfaces")]
-    assert lt.inputs["capacityReservationSpecification"] == {
-        "capacityReservationTarget": {"capacityReservationResourceGroupArn": arn}
-    }
-    up = one(rec, "aws:autoscaling/schedule:Schedule", "gb200-scale-up")
-    assert (up.inputs["minSize"], up.inputs["desiredCapacity"]) == (36, 36)
+    lts = [r for r in of_type(rec, "aws:ec2/launchTemplate:LaunchTemplate") if r.inputs.get("networkInterfaces")]
+    assert (
+        sorted(
+            lt.inputs["capacityReservationSpecification"]["capacityReservationTarget"]["capacityReservationId"]
+            for lt in lts
+        )
+        == blocks
+    )  # the EKS guide requires the block's ID: no resource-group target
+    for i in range(2):
+        group = one(rec, "aws:eks/nodeGroup:NodeGroup", f"gb200-us-{i}")
+        assert group.inputs["scalingConfig"]["maxSize"] == 18 and group.inputs["capacityType"] == "CAPACITY_BLOCK"
+        up = one(rec, "aws:autoscaling/schedule:Schedule", f"gb200-us-{i}-scale-up")
+        assert (up.inputs["minSize"], up.inputs["desiredCapacity"]) == (18, 18)
+    assert not [r for r in of_type(rec, "aws:eks/nodeGroup:NodeGroup") if r.name == "gb200"]

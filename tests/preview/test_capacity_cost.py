@@ -51,7 +51,7 @@ def test_block_costs_its_fee_over_the_window_whether_nodes_run_or_not(block_repo
         "end": "2030-01-21T11:30:00Z",
         "hours": 336.0,
         "scaleUpAt": "2030-01-07T11:30:00Z",
-        "scaleDownAt": "2030-01-21T11:00:00Z",
+        "scaleDownAt": "2030-01-21T10:45:00Z",
         "usdTotal": 21504.0,
     }
     assert p.price_source == (
@@ -64,7 +64,7 @@ def test_preview_shows_the_window_and_the_schedule(block_report):
     md = render_markdown(block_report)
     assert (
         "| p5 | 2030-01-07T11:30:00Z → 2030-01-21T11:30:00Z (336 h) | $21,504.00 | 32.00 | 4.000 | "
-        "2030-01-07T11:30:00Z → min 2 / desired 2 / max 2 | 2030-01-21T11:00:00Z → min 0 / desired 0 / max 0 |"
+        "2030-01-07T11:30:00Z → min 2 / desired 2 / max 2 | 2030-01-21T10:45:00Z → min 0 / desired 0 / max 0 |"
     ) in md
     text = render_text(block_report, color=False)
     assert "Capacity blocks (paid up front for the window, whether nodes run or not)" in text

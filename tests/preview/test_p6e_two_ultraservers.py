@@ -1,7 +1,8 @@
 """Two P6e-GB200 UltraServers (36 nodes, 144 GPUs) on EKS: the `eks-p6e-gb200` example with min/maxNodes 36, the two
-capacity blocks in a Capacity Reservation Resource Group and the fee of both, as docs/nvl72.md shows it. It previews
-with the policies passing, targets the group, starts all 36 nodes at the block's start (no scale-from-zero for DRA
-pods), and Slurm gets one topology block per UltraServer."""
+capacity blocks' IDs in `capacity.reservations` and the fee of both, as docs/nvl72.md shows it. It previews with the
+policies passing, renders one node group per UltraServer (an EKS managed node group on capacity blocks needs its
+block's ID in the launch template), starts all 36 nodes at the block's start (no scale-from-zero for DRA pods), and
+Slurm gets one topology block per UltraServer."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import yaml
 from preview.__main__ import main
 from tests.conftest import PROJECT_ROOT
 
-GROUP = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-ultraservers"
+BLOCKS = ["cr-0123456789abcdef0", "cr-0123456789abcdef1"]
 
 
 def two_ultraservers() -> dict:
@@ -25,7 +26,7 @@ def two_ultraservers() -> dict:
     )
     capacity = pool["capacity"]
     capacity.pop("reservation")
-    capacity.update(reservationGroup=GROUP, upfrontFeeUsd=511999.48)  # 2 x 72 GPUs x 336 h x $10.582
+    capacity.update(reservations=BLOCKS, upfrontFeeUsd=511999.48)  # 2 x 72 GPUs x 336 h x $10.582
     cfg["config"]["gpu-cluster:scheduling"]["queues"][0]["quotas"][0]["gpus"] = 144
     return cfg
 
@@ -37,8 +38,38 @@ def test_two_ultraservers_preview_with_the_policies_passing(capsys, tmp_path):
     report = yaml.safe_load(capsys.readouterr().out)
     assert report["exitCode"] == 0 and report["violations"] == [] and report["errors"] == []
     resources = {(r["type"].rsplit(":", 1)[-1], r["name"]): r["inputs"] for r in report["resources"]}
-    target = resources[("LaunchTemplate", "gb200-lt")]["capacityReservationSpecification"]["capacityReservationTarget"]
-    assert target == {"capacityReservationResourceGroupArn": GROUP}  # the group, not one block's reservation
-    up = resources[("Schedule", "gb200-scale-up")]
-    assert (up["minSize"], up["desiredCapacity"], up["maxSize"]) == (36, 36, 36)  # both UltraServers at the start
+    groups = {n: inputs for (kind, n), inputs in resources.items() if kind == "NodeGroup" and n.startswith("gb200")}
+    assert sorted(groups) == [
+        "gb200-slurm-system",
+        "gb200-us-0",
+        "gb200-us-1",
+    ]  # one managed node group per UltraServer block
+    for i, block in enumerate(BLOCKS):
+        lt = resources[("LaunchTemplate", f"gb200-us-{i}-lt")]
+        target = lt["capacityReservationSpecification"]["capacityReservationTarget"]
+        assert target == {"capacityReservationId": block}  # its own block's ID, as the EKS guide requires
+        group = groups[f"gb200-us-{i}"]
+        assert group["scalingConfig"]["maxSize"] == 18
+        assert group["labels"]["gpu-cluster/pool"] == "gb200"  # one pool for Kueue, Slurm and the policies
+        assert group["tags"]["gpu-cluster/reserved-nodes"] == "18"
+        assert group["tags"]["gpu-cluster/capacity-block-usd"] == "255999.74"
+        up = resources[("Schedule", f"gb200-us-{i}-scale-up")]
+        assert (up["minSize"], up["desiredCapacity"], up["maxSize"]) == (18, 18, 18)  # each block's nodes at its start
+        down = resources[("Schedule", f"gb200-us-{i}-scale-down")]
+        assert (down["minSize"], down["desiredCapacity"], down["maxSize"]) == (0, 0, 0)
     assert "topology gb200: 2 blocks of 18 nodes" in str(report["queues"])  # one Slurm block per UltraServer
+    (pool,) = report["cost"]["pools"]
+    assert (pool["reserved_nodes"], pool["block"]["usdTotal"]) == (36, 511999.48)  # one pool: both blocks' fee
+
+
+def test_a_reservation_group_on_an_eks_pool_exits_2_citing_the_eks_guide(capsys, tmp_path):
+    cfg = two_ultraservers()
+    capacity = cfg["config"]["gpu-cluster:nodePools"][0]["capacity"]
+    capacity.pop("reservations")
+    capacity["reservationGroup"] = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-ultraservers"
+    path = tmp_path / "Pulumi.p6e-x2.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    assert main(["--stack", "p6e-x2", "--stack-file", str(path)]) == 2
+    out = capsys.readouterr()
+    err = out.out + out.err
+    assert "capacity.reservationGroup" in err and "capacity-blocks-mng.html" in err

@@ -9,7 +9,7 @@ import copy
 
 import pytest
 
-from stacks.plan.capacity_block import SCALE_DOWN_LEAD
+from stacks.plan.capacity_block import EC2_TERMINATION_LEAD, SCALE_DOWN_LEAD
 from whatif.api import PROJECT_ROOT, read_stack_config
 from whatif.cluster import BLOCK_SCALE_DOWN_LEAD_S
 from whatif.metrics import pool_row
@@ -80,8 +80,9 @@ def test_the_reviewers_gb200_case_bills_the_block_fee_not_more():
     assert res.horizon_s == pytest.approx(335.5 * H)
 
 
-def test_the_what_if_drains_a_block_when_the_block_planner_does():
-    assert BLOCK_SCALE_DOWN_LEAD_S == SCALE_DOWN_LEAD.total_seconds()
+def test_the_what_if_loses_a_block_when_ec2_terminates_it_after_the_planned_scale_down():
+    assert BLOCK_SCALE_DOWN_LEAD_S == EC2_TERMINATION_LEAD.total_seconds()
+    assert SCALE_DOWN_LEAD > EC2_TERMINATION_LEAD  # the node group drains before EC2 cuts the instances
 
 
 def test_eks_kueue_what_if_cost_is_the_preview_block_price_for_the_same_hours():

@@ -39,7 +39,7 @@ def test_window_from_duration_or_end_is_the_same_block():
         "end": "2027-01-18T11:30:00Z",
         "hours": 336.0,
         "scaleUpAt": "2027-01-04T11:30:00Z",
-        "scaleDownAt": "2027-01-18T11:00:00Z",
+        "scaleDownAt": "2027-01-18T10:45:00Z",
     }
 
 
@@ -73,16 +73,16 @@ def test_block_without_fee_or_window_has_no_price(capacity):
     assert block_price(Cloud.AWS, pool(capacity), 8) is None
 
 
-def test_schedule_scales_up_at_start_and_to_zero_thirty_minutes_before_the_end():
+def test_schedule_scales_up_at_start_and_to_zero_45_minutes_before_the_end_before_ec2_terminates():
     p = pool({**BLOCK, "window": {"start": "2027-01-04T11:30:00Z", "durationHours": 48}}, min_nodes=1, max_nodes=2)
     before = dt.datetime(2027, 1, 1, tzinfo=UTC)
     assert [a.as_dict() for a in block_schedule(p, before)] == [
         {"action": "scale-up", "at": "2027-01-04T11:30:00Z", "minSize": 1, "maxSize": 2, "desiredCapacity": 1},
-        {"action": "scale-down", "at": "2027-01-06T11:00:00Z", "minSize": 0, "maxSize": 0, "desiredCapacity": 0},
+        {"action": "scale-down", "at": "2027-01-06T10:45:00Z", "minSize": 0, "maxSize": 0, "desiredCapacity": 0},
     ]
     during = dt.datetime(2027, 1, 5, tzinfo=UTC)
     assert [a.role for a in block_schedule(p, during)] == ["scale-down"]
-    assert block_schedule(p, dt.datetime(2027, 1, 6, 11, 0, tzinfo=UTC)) == []
+    assert block_schedule(p, dt.datetime(2027, 1, 6, 10, 45, tzinfo=UTC)) == []
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""EFA per network card (a GB200 job gets its full GPU network): P6e-GB200's 17 cards as the catalog lays them out
-(catalog/data/network-cards.csv: odd cards EFA-only at device 0, the 8 x 400 Gbps GPU network; even cards EFA + ENA at
-device 1; card 0 the primary), rendered into the node group's launch template and enforced by topology-efa-interfaces;
+"""EFA per network card (a GB200 job gets its full GPU network): P6e-GB200's cards as the catalog lays them out
+(catalog/data/network-cards.csv: card 0 the plain ENA primary, EFA-only at device 0 on cards 1, 5, 9 and 13, one per
+GPU's card pair: the EC2 user guide's 4 x 400 Gbps layout), rendered into the node group's launch template and enforced by topology-efa-interfaces;
 other EFA machines keep one EFA per card (card 0 ``efa``, the rest ``efa-only`` at device 1)."""
 
 from __future__ import annotations
@@ -22,24 +22,25 @@ LT = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
 def test_p6e_cards_follow_the_catalog():
-    # card 0 is the plain ENA primary (the EKS P6e guide: "must be of type interface"), so a node has 16 EFA devices
+    # card 0 is the plain ENA primary (the EKS P6e guide: "must be of type interface"); one efa-only interface per
+    # GPU's card pair, as the EC2 guide recommends, so a node has the 4 EFA devices the EKS guide expects
     layout = efa_layout(P6E)
     assert [(a.network_card_index, a.device_index, a.interface_type) for a in layout] == [
         (0, 0, "interface"),
-        *((i, 0, "efa-only") if i % 2 else (i, 1, "efa") for i in range(1, 17)),
+        *((i, 0, "efa-only") for i in (1, 5, 9, 13)),
     ]
     fast = [a.network_card_index for a in layout if a.efa_gbps == 400]
-    assert fast == [1, 3, 5, 7, 9, 11, 13, 15]
-    assert efa_summary(layout) == (
-        "16 EFA interfaces (8 x 400 Gbps links on cards 1, 3, 5, 7, 9, 11, 13, 15); card 0 ENA only"
-    )
+    assert fast == [1, 5, 9, 13]
+    assert sum(a.efa_gbps or 0 for a in layout) == 1600  # 4 x 400 Gbps: the instance's EFA bandwidth
+    assert efa_summary(layout) == "4 EFA interfaces (4 x 400 Gbps links on cards 1, 5, 9, 13); card 0 ENA only"
 
 
 def test_every_laid_out_machine_is_consistent_with_the_catalog():
     for (cloud, machine_type), cards in load_network_cards().items():
         machine = CAT.machines[(cloud, machine_type)]
         efa = [c.index for c in cards if c.efa_interface in EFA_TYPES]
-        assert len(efa) == machine.efa_interfaces and [c.index for c in cards] == list(range(len(cards))), machine_type
+        indices = [c.index for c in cards]
+        assert len(efa) == machine.efa_interfaces and indices[0] == 0 and indices == sorted(set(indices)), machine_type
         for c in cards:  # a card that takes one interface has it at device 0; a second one goes to device 1
             assert c.device_index == (0 if c.max_interfaces == 1 or c.index == 0 else 1), (machine_type, c.index)
             assert len(c.source) > 80
@@ -92,16 +93,14 @@ def test_the_rule_wants_every_card_on_p6e(p6e):
     out = [copy.deepcopy(r) for r in p6e]
     lt = _template(out)
     props = wire(lt)
-    props["networkInterfaces"] = [n for n in props["networkInterfaces"] if n["networkCardIndex"] != 3]
+    props["networkInterfaces"] = [n for n in props["networkInterfaces"] if n["networkCardIndex"] != 5]
     (finding,) = [d for d in pack.stack([with_props(r, props) if r is lt else r for r in out]) if d[0] == rule]
     assert (
-        "multi-node p6e-gb200.36xlarge pool leaves network cards without EFA, so NCCL traffic uses 15 of its 16"
+        "multi-node p6e-gb200.36xlarge pool leaves network cards without EFA, so NCCL traffic uses 3 of its 4"
         in finding[2]
     )
-    assert (
-        "interface at deviceIndex 0 on cards 0; efa-only at deviceIndex 0 on cards 1, 3, 5, 7, 9, 11, 13, 15; "
-        "efa at deviceIndex 1 on cards 2, 4, 6, 8, 10, 12, 14, 16"
-    ) in finding[2]
+    assert "efa-acc-inst-types.html#efa-for-p6e" in finding[2]  # the count is AWS's documented layout
+    assert ("interface at deviceIndex 0 on cards 0; efa-only at deviceIndex 0 on cards 1, 5, 9, 13") in finding[2]
 
 
 def test_card_0_as_efa_on_p6e_is_a_violation_citing_the_eks_guide(p6e):
@@ -128,6 +127,6 @@ def test_the_preview_says_which_cards_carry_the_efa():
     from preview.run import preview_stack
 
     (p6e,) = [f for f in preview_stack("eks-p6e-gb200").as_dict()["fabric"] if f["pool"] == "gb200"]
-    assert p6e["efaCards"].startswith("16 EFA interfaces (8 x 400 Gbps links on cards 1, 3,")
+    assert p6e["efaCards"].startswith("4 EFA interfaces (4 x 400 Gbps links on cards 1, 5, 9, 13)")
     assert p6e["efaCards"].endswith("; card 0 ENA only")
     assert all("efaCards" not in f for f in preview_stack("eks-p5-efa").as_dict()["fabric"])  # uniform cards: no line

@@ -61,9 +61,9 @@ ISSUES = [
     case(
         block(window={"start": "2026-12-02T11:30:00Z", "end": "2026-12-03T09:15:00Z"}),
         """
-        error: gpu-cluster:nodePools[0].capacity.window: pool 'p5': the block ends at 2026-12-03T09:15:00Z, and its scale-down time (2026-12-03T08:45:00Z) has passed: Auto Scaling refuses scheduled actions in the past and EC2 is already terminating the block's instances
+        error: gpu-cluster:nodePools[0].capacity.window: pool 'p5': the block ends at 2026-12-03T09:15:00Z, and its scale-down time (2026-12-03T08:30:00Z) has passed: Auto Scaling refuses scheduled actions in the past, and EC2 terminates the block's instances from 2026-12-03T08:45:00Z
           received: '2026-12-03T09:15:00Z'
-          allowed:  a window that ends after 2026-12-03T09:30:00Z
+          allowed:  a window that ends after 2026-12-03T09:45:00Z
           fix:      remove the pool, or declare the window of the next block""",
         id="past-scale-down",
     ),

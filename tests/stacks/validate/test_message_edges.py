@@ -29,7 +29,7 @@ def test_a_mapping_given_a_scalar_names_its_keys_and_shows_an_example():
         "  received: 'spot'",
         "  allowed:  a mapping with the keys type, reservation, reservationProject, reservationKind, reservationBlock, "
         "ultraserverType, placementGroup, reservedNodes, window, upfrontFeeUsd, rollNodes, placementPolicy, … "
-        "(15 in all)",
+        "(16 in all)",
         "  fix:      write capacity: {type: spot}",
     ]
     assert "Capacity" not in error  # never the internal class name

@@ -132,8 +132,9 @@ def test_a_p6e_pool_outside_the_dallas_local_zone_is_refused_citing_where_it_is_
     (err,) = errors_of(cfg)
     assert err.startswith(
         "error: gpu-cluster:nodePools[0].zones[0]: pool 'gb200': p6e-gb200.36xlarge is not sold in "
-        "us-east-1a: P6e-GB200 UltraServer Capacity Blocks are sold only in the Dallas Local Zone, "
-        "and instances launch only in the block's zone (source: aws.amazon.com/ec2/capacityblocks/"
+        "us-east-1a: P6e-GB200 UltraServer Capacity Blocks are sold only in the Dallas Local Zone (opted in "
+        "first), and instances launch only in the block's zone (source: EC2 user guide, Launch instances using "
+        "Capacity Blocks (docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-launch.html"
     )
     assert "allowed:  us-east-1-dfw-2a" in err and "cluster.nodeSubnets.us-east-1-dfw-2a" in err
 
@@ -186,21 +187,44 @@ def _two_ultraservers(cfg):
     return cfg
 
 
-def test_a_pool_of_two_ultraservers_targets_their_reservation_group_not_one_block():
+BLOCKS = ["cr-0123456789abcdef0", "cr-0123456789abcdef1"]
+
+
+def _two_blocks(cfg):
+    cfg = edit(_two_ultraservers(cfg), "nodePools[0].capacity.reservations", BLOCKS)
+    del cfg["nodePools"][0]["capacity"]["reservation"]
+    return cfg
+
+
+def test_a_pool_of_two_ultraservers_lists_each_block_id_not_one():
     (err,) = errors_of(_two_ultraservers(P6E))
     assert err.startswith(
-        "error: gpu-cluster:nodePools[0].capacity.reservation: pool 'gb200': 36 reserved nodes are 2 "
-        "u-p6e-gb200x72 UltraServers, and one reservation ID names one of their blocks: each "
-        "UltraServer Capacity Block is its own capacity reservation"
+        "error: gpu-cluster:nodePools[0].capacity.reservations: pool 'gb200': 36 reserved nodes are 2 "
+        "u-p6e-gb200x72 UltraServers, each its own capacity block, and an EKS node group targets one block by "
+        "its ID: an EKS managed node group on a Capacity Block needs the block's CapacityReservationId"
     )
+    assert [i.path for i in issues_of(_two_blocks(P6E)) if not i.warning] == []
+    assert any(
+        "not an EC2 capacity block ID" in e
+        for e in errors_of(
+            edit(_two_blocks(P6E), "nodePools[0].capacity.reservations", ["cr-0123456789abcdef0", "gb200"])
+        )
+    )
+    assert any(
+        "listed twice" in e
+        for e in errors_of(edit(_two_blocks(P6E), "nodePools[0].capacity.reservations", BLOCKS[:1] * 2))
+    )
+
+
+def test_a_reservation_group_on_an_eks_pool_is_refused_citing_the_eks_capacity_block_guide():
     arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
     cfg = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
-    del cfg["nodePools"][0]["capacity"]["reservation"]  # the group names the blocks
-    assert [i.path for i in issues_of(cfg) if not i.warning] == []
-    assert any(
-        "not a resource group ARN" in e
-        for e in errors_of(edit(cfg, "nodePools[0].capacity.reservationGroup", "gb200-blocks"))
-    )
+    del cfg["nodePools"][0]["capacity"]["reservation"]
+    errs = errors_of(cfg)
+    (group,) = [e for e in errs if "capacity.reservationGroup" in e]
+    assert "cannot target a Capacity Reservation Resource Group" in group
+    assert "capacity-blocks-mng.html" in group and "eksctl-io/eksctl#7906" in group
+    assert "capacity.reservations: one capacity block ID" in group
 
 
 def test_two_team_namespaces_on_one_rack_pool_are_warned_about_sharing_a_clique():
@@ -235,9 +259,7 @@ def _rendered_blocks(cfg) -> list[tuple[str, str]]:
 
 def test_slurm_nvlink_blocks_of_a_fixed_pool_warn_with_the_annotation_value_of_each_rendered_block():
     """Slinky reads ``<topology name>:<block>``: the value users are told to set must name a rendered block."""
-    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
-    two = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
-    del two["nodePools"][0]["capacity"]["reservation"]
+    two = _two_blocks(P6E)
     one = edit(P6E, "nodePools[0].minNodes", 18)
     for cfg, blocks in ((one, ["gb200-b0"]), (two, ["gb200-b0", "gb200-b1"])):
         assert _rendered_blocks(copy.deepcopy(cfg)) == [("gb200", b) for b in blocks]
@@ -275,9 +297,7 @@ def test_a_power_saving_pool_of_one_block_creates_its_records_in_the_block_and_a
 
 def test_a_power_saving_pool_of_several_blocks_is_refused_naming_the_fix():
     """Ordinals move between UltraServers as pods come and go: a powered-down record's block cannot be known."""
-    arn = "arn:aws:resource-groups:us-east-1:123456789012:group/gb200-blocks"
-    two = edit(_two_ultraservers(P6E), "nodePools[0].capacity.reservationGroup", arn)
-    del two["nodePools"][0]["capacity"]["reservation"]
+    two = _two_blocks(P6E)
     (err,) = errors_of(edit(two, "nodePools[0].minNodes", 0))
     assert err.startswith(
         "error: gpu-cluster:nodePools[0].minNodes: pool 'gb200': a pool that follows the queue "
@@ -302,3 +322,23 @@ def _cloud_records(cfg) -> list[str]:
     plan = plan_slurm(spec.scheduling, [pool_facts(spec, p, load_catalog()) for p in spec.node_pools])
     (cmd,) = plan.scaling.cloud_nodes(plan.nodesets)
     return [a for a in cmd[2:] if not a.startswith(("CPUs=", "Gres=", "RealMemory="))]
+
+
+def test_a_list_of_block_ids_on_a_pool_that_is_not_rack_scale_is_refused():
+    cfg = {
+        "cloud": "aws",
+        "region": "us-east-1",
+        "cluster": {"name": "ml", "subnets": {"us-east-1a": "subnet-0123456789abcdef1"}},
+        "nodePools": [
+            {
+                "name": "p5",
+                "machineType": "p5.48xlarge",
+                "zones": ["us-east-1a"],
+                "maxNodes": 2,
+                "capacity": {"type": "reservation", "reservations": BLOCKS, "reservationKind": "capacity-block"},
+            }
+        ],
+    }
+    (err,) = [e for e in errors_of(cfg) if "capacity.reservations" in e]
+    assert "reservations is for pools of several UltraServer capacity blocks" in err
+    assert "capacity.reservation" in err
