@@ -46,15 +46,13 @@ AWS_EFA_DEVICE_PLUGIN = ChartPin(
 )
 
 NVIDIA_DRA_DRIVER = ChartPin(
-    # kubernetes-sigs/dra-driver-nvidia-gpu v0.4.1 (the renamed nvidia-dra-driver-gpu; 0.4 = NGC 26.4), published as an
+    # kubernetes-sigs/dra-driver-nvidia-gpu v0.4.0 (the renamed nvidia-dra-driver-gpu; 0.4 = NGC 26.4), published as an
     # OCI chart with a strict-semver version (no "v"); installed for ComputeDomains only (resources.gpus.enabled=false).
-    # 0.4.1, not 0.4.0: its ComputeDomain kubelet plugin checkpoints an Unprepare state, so a stale prepare call after
-    # a pod's claim is released is not replayed (upstream 17d0a6ae, in tag v0.4.1 @764900e7).
-    # Its default values.yaml is staged with the chart in ../shared/charts/dra-driver-nvidia-gpu-v0.4.1.
+    # Its default values.yaml is staged with the chart in ../shared/charts/dra-driver-nvidia-gpu-v0.4.0.
     chart="dra-driver-nvidia-gpu",
-    version="0.4.1",
+    version="0.4.0",
     repo="oci://registry.k8s.io/dra-driver-nvidia/charts",
-    default_values="../charts/dra-driver-nvidia-gpu-v0.4.1/values.yaml",
+    default_values="../charts/dra-driver-nvidia-gpu-v0.4.0/values.yaml",
 )
 
 GPU_RUNTIME_CHARTS = (NVIDIA_DEVICE_PLUGIN, GPU_OPERATOR, AWS_EFA_DEVICE_PLUGIN)

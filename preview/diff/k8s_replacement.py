@@ -11,7 +11,7 @@ Data, not logic, in two tables a reviewer can check against their sources:
 - ``CRD_IMMUTABLE``: fields a custom resource's CRD declares immutable (``x-kubernetes-validations`` with
   ``self == oldSelf``). The provider does not know these, so it updates in place and the API server refuses the
   update ("field is immutable"): ``pulumi up`` fails on that object. Source: the pinned CRDs in ``../shared/schemas``
-  (Kueue v0.19.2, Kubeflow Trainer v2.3.0) and the NVIDIA DRA driver chart v0.4.1's ComputeDomain CRD;
+  (Kueue v0.19.2, Kubeflow Trainer v2.3.0) and the NVIDIA DRA driver chart v0.4.0's ComputeDomain CRD;
   ``tests/preview/diff/test_k8s_replacement.py`` re-reads them and fails when they disagree.
 
 Paths are Pulumi input paths (camelCase, as the API spells them); ``[*]`` matches any list index.

@@ -40,9 +40,9 @@ def test_the_images_gpu_cluster_picks_per_architecture_are_in_the_table():
     [
         (
             "dra-driver-nvidia-gpu",
-            "dra-driver-nvidia-gpu-v0.4.1",
+            "dra-driver-nvidia-gpu-v0.4.0",
             ("image",),
-            "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1",
+            "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0",
         ),
         (
             "aws-efa-k8s-device-plugin",

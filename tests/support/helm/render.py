@@ -68,10 +68,7 @@ def kube_version(rec: Recording) -> str:
     return str(eks[0].inputs.get("version") or DEFAULT_KUBE_VERSION) if eks else DEFAULT_KUBE_VERSION
 
 
-STAGED_AS = {
-    "dra-driver-nvidia-gpu-0.4.0": "dra-driver-nvidia-gpu-v0.4.0",
-    "dra-driver-nvidia-gpu-0.4.1": "dra-driver-nvidia-gpu-v0.4.1",
-}
+STAGED_AS = {"dra-driver-nvidia-gpu-0.4.0": "dra-driver-nvidia-gpu-v0.4.0"}
 """Charts staged under their git tag's name where the published (OCI, strict semver) version has no "v"."""
 
 

@@ -85,7 +85,7 @@ CHART_CRD_FILES = {
     (
         "resource.nvidia.com",
         "ComputeDomain",
-    ): "dra-driver-nvidia-gpu-v0.4.1/crds/resource.nvidia.com_computedomains.yaml",
+    ): "dra-driver-nvidia-gpu-v0.4.0/crds/resource.nvidia.com_computedomains.yaml",
 }
 """CRDs ``../shared/schemas`` holds no plain copy of: read from the pinned chart, where they are templated only in
 their metadata (a licence comment, labels, a cert-manager annotation), never in the schema."""

@@ -57,9 +57,6 @@ CHART_SOURCES: dict[str, list[tuple[str, str, str, str]]] = {
     "dra-driver-nvidia-gpu-v0.4.0": [
         ("", "kubernetes-sigs/dra-driver-nvidia-gpu", "v0.4.0", "deployments/helm/dra-driver-nvidia-gpu")
     ],
-    "dra-driver-nvidia-gpu-v0.4.1": [
-        ("", "kubernetes-sigs/dra-driver-nvidia-gpu", "v0.4.1", "deployments/helm/dra-driver-nvidia-gpu")
-    ],
     "lws-v0.10.0": [("", "kubernetes-sigs/lws", "v0.10.0", "charts/lws")],
     "inferencepool-v1.5.0": [
         ("", "kubernetes-sigs/gateway-api-inference-extension", "v1.5.0", "config/charts/inferencepool"),
