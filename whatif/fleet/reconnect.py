@@ -32,6 +32,8 @@ class Reconnect:
     down: set[str]
     dispatched: list[FleetJob]
     outage_no: dict[str, int]
+    lost_since: dict[str, float]
+    """Worker -> when its current (or last) outage began."""
     lost_evictions: int
     left: dict[str, list[FleetJob]]
     """Worker -> jobs the manager evicted after losing that worker, whose copy is still there."""
@@ -45,20 +47,37 @@ class Reconnect:
     def _release_quota(self, fj: FleetJob) -> None: ...
     def _offer(self, fj: FleetJob, w: str, now: float) -> None: ...
     def evicted_unstarted(self, js: Copy, now: float) -> None: ...
+    def _dispatch(self, now: float) -> None: ...
 
     def _outage(self, now: float, kind: str, target: Any, token: int) -> None:
         self.eng.dirty = True
         if kind == "up":
+            self._timeouts_due(target, now)
             self._reconnect(target, now)
         elif kind == "down":
             self.down.add(target)
             self.outage_no[target] += 1
+            self.lost_since[target] = now
             for fj in self.dispatched:  # queued copies stay on the lost worker: the manager cannot delete them
                 copy = fj.copies.get(target)
                 if copy is not None and fj.winner == target:
                     self.eng.push(now + self.fleet.worker_lost_timeout_s, TICK, ("lost", copy, self.outage_no[target]))
         else:
             self._lost(target, token, now)
+
+    def _timeouts_due(self, w: str, now: float) -> None:
+        """An outage ending exactly at ``workerLostTimeout`` evicts: Kueue waits only while the remaining time is
+        above zero (553-559), and a reconnection waits for its retry back-off, so at the same instant the timeout
+        comes first, then the manager's re-reservation of the evicted jobs, then the reconnection."""
+        if now < self.lost_since[w] + self.fleet.worker_lost_timeout_s:
+            return
+        before = self.lost_evictions
+        for fj in list(self.dispatched):
+            copy = fj.copies.get(w)
+            if copy is not None and fj.winner == w:
+                self._lost(copy, self.outage_no[w], now)
+        if self.lost_evictions > before:
+            self._dispatch(now)
 
     def _lost(self, copy: Copy, token: int, now: float) -> None:
         """Step 6a (545-559): a job whose admitting worker stays unreachable keeps its check Ready, so its manager

@@ -56,9 +56,10 @@ class FleetScheduler(Reconnect):
         self.left: dict[str, list[FleetJob]] = {}
         self._converging: FleetJob | None = None
         self.lost_evictions = 0
+        """Jobs evicted at the manager because their worker stayed lost past ``workerLostTimeout``."""
         self.outage_no: dict[str, int] = {w: 0 for w in fleet.workers}
         """Worker -> how many outages it has had: a timeout of an earlier outage is stale."""
-        """Jobs evicted at the manager because their worker stayed lost past ``workerLostTimeout``."""
+        self.lost_since: dict[str, float] = {w: 0.0 for w in fleet.workers}
         for w, at, span in outages:
             eng.push(at, TICK, ("down", w, 0))
             eng.push(at + span, TICK, ("up", w, 0))
