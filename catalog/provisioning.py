@@ -24,6 +24,12 @@ class Provisioning:
     """Expected reclaims per node and 30-day month (0 for capacity that is not reclaimed)."""
     as_of: dt.date
     source: str
+    low_seconds: int = 0
+    """The fastest provisioning a source gives (``provision_low_source``)."""
+    high_seconds: int = 0
+    """The slowest provisioning a source gives (``provision_high_source``)."""
+    low_source: str = ""
+    high_source: str = ""
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,6 +45,10 @@ def load_provisioning() -> dict[tuple[Cloud, CapacityType], Provisioning]:
             float(r["spot_interruptions_per_node_month"]),
             dt.date.fromisoformat(r["as_of"]),
             r["source"],
+            int(r["provision_low_seconds"]),
+            int(r["provision_high_seconds"]),
+            r["provision_low_source"],
+            r["provision_high_source"],
         )
         out[(item.cloud, item.capacity)] = item
     return out

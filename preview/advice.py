@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 from catalog import Catalog, Cloud
 from catalog.cloud_limits import sold_zones
 from catalog.fabric import load_fabric_catalog
@@ -82,3 +84,33 @@ def deploy_advice(spec: StackSpec, cat: Catalog) -> list[SpecIssue]:
                     )
                 )
     return advice + unpinned_ami_advice(spec)
+
+
+def pods_ready_warnings(spec: StackSpec, rows: Sequence[dict[str, Any]]) -> list[SpecIssue]:
+    """A pool whose cold start (``stacks/plan/start_time.py``) is over Kueue's ``waitForPodsReady`` timeout. Kueue
+    applies the timeout to every admitted workload, one pod too (kueue v0.19.2 apis/config/v1beta2/
+    configuration_types.go ``WaitForPodsReady``): it is evicted at the timeout and requeued after the backoff, and
+    runs only on a later admission that finds its nodes and image there."""
+    index = {p.name: i for i, p in enumerate(spec.node_pools)}
+    out = []
+    for row in rows:
+        g = row.get("largestGang") or {}
+        timeout = g.get("overPodsReadyTimeoutS")
+        if timeout is None:
+            continue
+        pods = g["pods"]
+        out.append(
+            SpecIssue(
+                path="gpu-cluster:scheduling.gang.timeoutSeconds",
+                warning=True,
+                problem=f"pool {row['pool']}: a cold start of its largest gang ({pods} pod{'s' if pods != 1 else ''}) "
+                f"takes about {g['coldS']:g} s (node, image pull, pod start), over Kueue's waitForPodsReady timeout: "
+                "Kueue evicts it at the timeout and requeues it after the backoff, so it starts only on a later "
+                "admission that finds its nodes and image still there",
+                value=timeout,
+                allowed=f">= {g['coldS']:g} s (the typical cold start; the high bound is {g['coldRangeS']['high']:g} s)",
+                fix=f"raise scheduling.gang.timeoutSeconds, or shorten the pull of nodePools[{index[row['pool']]}] "
+                "(podStart: image streaming, fast image pull, pre-pull, a secondary boot disk)",
+            )
+        )
+    return out

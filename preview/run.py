@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from catalog import load_catalog
 from preview.cost import UnpricedCost, stack_cost
-from preview.advice import deploy_advice
+from preview.advice import deploy_advice, pods_ready_warnings
 from preview.fabric_summary import COST_NOTES as FABRIC_COST_NOTES, contract_warnings, fabric_summary
 from stacks.plan.maintenance import summary as maintenance_summary
 from preview.engine import PROJECT_ROOT, read_stack_file, run_program, stack_file
@@ -131,6 +131,7 @@ def preview_config(
     report.warnings += contract_warnings(spec, report.fabric)
     report.maintenance = maintenance_summary(spec)
     report.pod_start = pod_start_rows(spec, [p.pod_start for p in plan.pools.values()], facts)
+    report.warnings += pods_ready_warnings(spec, report.pod_start)
     if any(f.fabric is not None for f in facts):
         report.cost.notes.append(FABRIC_COST_NOTES[spec.cloud.value])
     if plan.fleet is not None and plan.fleet.manager:

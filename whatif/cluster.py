@@ -50,6 +50,9 @@ class PoolModel:
     billing_note: str = ""
     """How the pool's dollars are made (``stacks/plan/billing.billing_note``), printed in every format."""
     compute_domains: bool = False
+    cold_range: dict[str, float] | None = None
+    """The preview's cold time to running of the pool's largest gang: pods, low, typical, high
+    (``stacks/plan/start_time.largest_gang``; the run itself uses the typical factors)."""
     spans_blocks: bool = False
     """A required-block pool whose stack also renders a runtime for gangs of whole blocks (GKE racks: the
     ``torch-<pool>-block`` runtime, ``spanning_annotations``): a gang of several whole blocks can be placed."""

@@ -16,7 +16,7 @@ from stacks.plan.nvlink import default_block_size
 from stacks.plan.billing import billing_note, pool_billing
 from stacks.plan.facts import PoolFacts
 from stacks.plan.stack import plan_stack
-from stacks.plan.start_time import factors, pool_start
+from stacks.plan.start_time import factor_bounds, factors, largest_gang, pool_start
 from stacks.spec.scheduling import SchedulingSpec, Workload
 from stacks.spec.stack import StackSpec
 from whatif.cluster import (
@@ -48,6 +48,7 @@ def build_cluster(
     reads them)."""
     stack_plan = plan_stack(spec, load_catalog())  # the same planner the preview and the program use
     start = factors(assume)
+    bounds = factor_bounds(assume)
     facts = list(stack_plan.facts)
     sched = spec.scheduling
     kind = (
@@ -71,6 +72,7 @@ def build_cluster(
             pool.pod_start.image_size_gb if pool.pod_start else None,
             start,
         )
+        gang = largest_gang(spec, pool, stack_plan.pools[pool.name].pod_start, f, start, None, bounds)
         rate = (
             p.spot_interruptions_per_node_month
             if interruptions_per_node_month is None
@@ -100,6 +102,7 @@ def build_cluster(
             prepull=how.prepull,
             nvlink_domain_nodes=f.nvlink.domain_nodes if f.nvlink is not None else None,
             compute_domains=f.nvlink is not None and f.nvlink.compute_domains,
+            cold_range={"pods": gang["pods"], **gang["coldRangeS"]},
             spans_blocks=placements is not None
             and kind == "kueue"
             and spanning_annotations(f, placements.get(f.name)) is not None,

@@ -30,8 +30,9 @@ from whatif.core import (
     SchedulerFactory,
 )
 from whatif.feasible import fitting_pools, never_startable
-from whatif.model import DRAIN_LIMIT_S, Job, JobOutcome, Sample, SimOptions, SimResult
+from whatif.model import DRAIN_LIMIT_S, Job, Sample, SimOptions, SimResult
 from whatif.nodes import BOOTING, OFF, UP, Node, PoolState, allocate, release
+from whatif.settle import settle
 
 PROGRESS_EVERY_EVENTS = 4096
 
@@ -278,12 +279,20 @@ class Engine:
         js.starts.append(self.now)
         js.token += 1
         self.allocated_gpus += self.gpus_held(js)
-        self.push(self.now + min(js.job.run_s - js.saved_s, js.job.limit_s), END, (js, js.token))
+        # the work starts once every pod runs (billed from placement): a job never ends before its pods run
+        left = min(js.job.run_s - js.saved_s, js.job.limit_s)
+        self.push(self.running_from(js) + left, END, (js, js.token))
+
+    @staticmethod
+    def running_from(js: JobState) -> float:
+        """When the current start's work begins: all pods running (Kubernetes schedulers: ``ready_at``); under
+        Slurm the engine starts a job once its slurmd pods are up and registered, so at once."""
+        return max(js.start, js.ready_at)
 
     def _start_path(self, pool: PoolState, chosen: Sequence[Node], pods: int) -> float:
         """Placement to all pods running: the image pull on nodes that do not have it yet, then admission,
         scheduling, the pod start and, on rack-scale NVLink pools, the job's ComputeDomain start (every IMEX daemon
-        Ready before a pod starts) (stacks/plan/start_time.py). Reported only: the run time starts at placement."""
+        Ready before a pod starts) (stacks/plan/start_time.py). The run time starts once it has passed."""
         pull = 0.0
         for n in chosen:
             if n.image_at is None:
@@ -305,8 +314,9 @@ class Engine:
             self.preemptions += 1
         assert js.pool is not None
         ran = self.now - js.start
+        worked = max(0.0, self.now - self.running_from(js))  # no work before the pods run, so no checkpoint
         ckpt = js.job.checkpoint_s
-        kept = min(math.floor(ran / ckpt) * ckpt, js.job.run_s - js.saved_s) if ckpt else 0.0  # last checkpoint
+        kept = min(math.floor(worked / ckpt) * ckpt, js.job.run_s - js.saved_s) if ckpt else 0.0  # last checkpoint
         js.saved_s += kept
         if kept > 0:
             self.last_saved = self.now
@@ -351,48 +361,5 @@ class Engine:
             self.samples.append(s)
 
     def _result(self, end: float, ended: bool) -> SimResult:
-        """``ended``: the run was not cut by ``--horizon-hours`` (every job ran, or can never run, before it): it is
-        billed to its end plus the autoscaled nodes' scale-down tails after it, whatever the horizon; a run cut by
-        the horizon is billed to the horizon (nodes still up are paid until then, no tail)."""
-        for js in self.jobs:
-            if js.state == RUNNING and js.pool is not None:
-                used = self.gpus_held(js) * (end - js.start)
-                js.pool.usage.allocated_gpu_s += used
-                self.queue_gpu_s[js.job.queue] = self.queue_gpu_s.get(js.job.queue, 0.0) + used
-        for pool in self.pools.values():
-            tail = 0.0
-            if self.autoscaled and ended:  # the bill runs on until scale-down
-                tail = self.autoscaler.unbilled_tail(pool, end)
-            elif self.power_pools and ended:  # the same under Slurm power saving
-                tail = self.scheduler.unbilled_tail(pool, end)
-            pool.settle(end)
-            pool.commit(end)  # reserved nodes: paid over the whole run, used or not
-            committed = pool.model.committed_nodes  # a tail past the end is billed only above the reservation
-            if not committed or sum(1 for n in pool.nodes if n.state != OFF) > committed:
-                pool.usage.paid_node_s += tail
-        outcomes = {}
-        for js in self.jobs:
-            done = js.state == DONE
-            outcomes[js.job.id] = JobOutcome(
-                id=js.job.id,
-                start_s=js.starts[0] if js.starts else None,
-                end_s=js.end if done else None,
-                starts=tuple(js.starts),
-                pool=js.pool.model.name if js.pool is not None else None,
-                nodes=js.placed_nodes,
-                preemptions=js.preempts,
-                never_startable=js.never,
-                backfilled=js.backfilled,
-                running_s=js.running_at if js.starts and js.running_at >= 0 else None,
-            )
-        return SimResult(
-            scheduler=self.cluster.scheduler,
-            horizon_s=end,
-            jobs=outcomes,
-            pools={name: p.usage for name, p in self.pools.items()},
-            samples=self.samples,
-            preemptions=self.preemptions,
-            queue_gpu_s=dict(self.queue_gpu_s),
-            warnings=list(getattr(self.scheduler, "warnings", list)()) + self.block_notes,
-            cut=self.cut,
-        )
+        """Settle the bill and the outcomes (``settle.py``)."""
+        return settle(self, end, ended)

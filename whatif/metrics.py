@@ -141,7 +141,11 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
         "billing": [RUN_BILLING, *(f"pool {p.billing_note}" for p in cluster.pools.values() if p.billing_note)],
         "waits": _waits(result, counted),
         "timeToRunning": _time_to_running(result, cluster, counted),
-        "preemptions": {"count": result.preemptions, "lostGpuHours": total["lostGpuHours"]},
+        "preemptions": {
+            "count": result.preemptions,
+            "lostGpuHours": total["lostGpuHours"],
+            "podsReadyEvictions": result.pods_ready_evictions,
+        },
         "warnings": list(result.warnings),
         "fairShare": _fair_share(result, cluster),
         "unfinished": sum(
@@ -182,8 +186,13 @@ def _waits(result: SimResult, counted: Iterable[Job]) -> dict[str, Any]:
 
 def _time_to_running(result: SimResult, cluster: ClusterModel, counted: Iterable[Job]) -> dict[str, Any]:
     """Submit to all pods running (queue wait + image pull + admission, scheduling and pod start), per job size."""
+    cold = {name: p.cold_range for name, p in cluster.pools.items() if p.cold_range is not None}
     if cluster.scheduler == "slurm":
-        return {"bySize": {}, "note": "Slurm jobs start in running slurmd pods: the queue wait is the time to running"}
+        return {
+            "bySize": {},
+            "coldStartByPool": cold,
+            "note": "Slurm jobs start in running slurmd pods: the queue wait is the time to running",
+        }
     by_size: dict[str, list[float]] = {}
     for j in counted:
         o = result.jobs[j.id]
@@ -197,8 +206,10 @@ def _time_to_running(result: SimResult, cluster: ClusterModel, counted: Iterable
             for s in order
             if s in by_size
         },
+        "coldStartByPool": cold,
         "note": "node provisioning, image pull and pod start from catalog/data/start-path.csv (override with "
-        "--assume NAME=VALUE); the run time of a job starts at placement",
+        "--assume NAME=VALUE), at their typical values; a job's run time starts once all its pods run (its GPUs "
+        "are held, and paid, from placement)",
     }
 
 

@@ -157,6 +157,8 @@ class SimResult:
     pools: dict[str, PoolUsage]
     samples: list[Sample] = field(default_factory=list)
     preemptions: int = 0
+    pods_ready_evictions: int = 0
+    """Evictions by Kueue's waitForPodsReady (pods not all running in time): not preemptions, reported beside them."""
     queue_gpu_s: dict[str, float] = field(default_factory=dict)
     """Allocated GPU-seconds per queue (lost work included)."""
     notes: list[str] = field(default_factory=list)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from preview.cost import usd, usd_total
 from preview.render.capacity import markdown_capacity_blocks
+from preview.render.pod_start import markdown_pod_start
 from preview.render.violations import markdown_violations
 from preview.render.queues import markdown_queues
 from preview.render.slurm import markdown_slurm
@@ -73,6 +74,7 @@ def render_markdown(report: PreviewReport) -> str:
             for r in report.gpu_runtime
         ]
         out.append("")
+    out += markdown_pod_start(report.pod_start)
     out += markdown_queues(report.queues)
     out += markdown_slurm(report.slurm)
     out += markdown_violations(report.violations, report.waived)

@@ -26,9 +26,19 @@ def print_pod_start(console: Console, rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
+def span_text(r: dict[str, float] | None, typical: float | None) -> str:
+    """``4.6–19.8 min (typical 9.4 min)``; one figure where no source gives a range; ``—`` where there is none."""
+    if typical is None:
+        return "—"
+    if r is None or r["low"] == r["high"]:
+        return _t(typical)
+    return f"{_t(r['low'])}–{_t(r['high'])} (typical {_t(typical)})"
+
+
 def gang_cell(g: dict[str, Any] | None) -> str:
-    """``256 pods: 9 min / 6 s`` and what the cold figure is made of (catalog/data/start-path.csv); on rack-scale
-    NVLink pools the ComputeDomain start, on the warm path too unless only a NodeSet's nodes join it."""
+    """``256 pods: cold 6.1–21.4 min (typical 9.4 min) / warm 6 s`` and what the cold figure is made of
+    (catalog/data/start-path.csv, the range from its sourced bounds); on rack-scale NVLink pools the ComputeDomain
+    start, on the warm path too unless only a NodeSet's nodes join it."""
     if not g:
         return "—"
     cd = ""
@@ -37,7 +47,7 @@ def gang_cell(g: dict[str, Any] | None) -> str:
     over = ""
     if g.get("overPodsReadyTimeoutS") is not None:  # Kueue evicts and requeues the gang before it is Ready
         over = (
-            f"\n! cold start over waitForPodsReady ({g['overPodsReadyTimeoutS']} s): the gang is evicted and "
+            f"\n! cold start over waitForPodsReady ({g['overPodsReadyTimeoutS']} s): evicted at the timeout and "
             "requeued; raise scheduling.gang.timeoutSeconds"
         )
     timeout = g.get("podsReadyTimeout")
@@ -46,11 +56,33 @@ def gang_cell(g: dict[str, Any] | None) -> str:
             f"\nwaitForPodsReady {timeout['seconds']} s: this cold start x {timeout['margin']:g}, rounded up "
             "to a minute (scheduling.gang.timeoutSeconds sets it)"
         )
-    warm = f"; warm measured: {g['warmMeasured']}" if g.get("warmMeasured") else ""
+    warm = f"; warm: {g['warmMeasured']}" if g.get("warmMeasured") else ""
     return (
-        f"{g['pods']} pod{'s' if g['pods'] != 1 else ''}: {_t(g['coldS'])} / {_t(g['warmS'])}\n"
+        f"{g['pods']} pod{'s' if g['pods'] != 1 else ''}: cold {span_text(g.get('coldRangeS'), g['coldS'])}"
+        f" / warm {span_text(g.get('warmRangeS'), g['warmS'])}\n"
         f"(node {_t(g['provisionS'])}, image {_t(g['pullS'])}: {g['image']}{cd}{warm}){over}"
     )
+
+
+def markdown_pod_start(rows: list[dict[str, Any]]) -> list[str]:
+    """The largest gang's time to all pods running per pool, low–high (typical) from the sourced bounds."""
+    gangs = [(r["pool"], r["largestGang"]) for r in rows if r.get("largestGang")]
+    if not gangs:
+        return []
+    out = [
+        "**Time to running** (largest gang, admission to all pods running; low–high from the sourced bounds of "
+        "`catalog/data/start-path.csv`)",
+        "",
+        "| pool | pods | cold (new nodes) | warm (image on the nodes) |",
+        "|---|---:|---|---|",
+    ]
+    for pool, g in gangs:
+        over = f" ⚠ over waitForPodsReady {g['overPodsReadyTimeoutS']} s" if g.get("overPodsReadyTimeoutS") else ""
+        out.append(
+            f"| {pool} | {g['pods']} | {span_text(g.get('coldRangeS'), g['coldS'])}{over} | "
+            f"{span_text(g.get('warmRangeS'), g['warmS'])} |"
+        )
+    return [*out, ""]
 
 
 def _t(seconds: float) -> str:

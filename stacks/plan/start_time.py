@@ -1,7 +1,9 @@
 """How long a gang takes from admission to all pods running on a pool, from the catalog's start-path factors
 (``catalog/start_path.py``) and the pool's pod-start settings (``pod_start.py``): node provisioning (cold only), the
 image pull (full, SOCI parallel, streamed or preloaded; cold nodes only), Kueue admission, scheduling the pods, the
-pod start itself and, where a ComputeDomain is used, its start. Pure; read by the preview and the what-if."""
+pod start itself and, where a ComputeDomain is used, its start. Each estimate is a range: low / typical / high from
+the factors' sourced bounds (a factor with no source for a range adds none). Pure; read by the preview and the
+what-if."""
 
 from __future__ import annotations
 
@@ -27,6 +29,12 @@ class PoolStart:
     prepull: bool
 
 
+FASTER_WHEN_HIGHER = frozenset({"pull_gb_per_s", "soci_speedup", "schedule_pods_per_s", "admit_workloads_per_s"})
+"""Rates and speed-ups: their high bound gives the shortest start (every other factor is a size or a duration)."""
+SLURM_MEASURED_NODES = 64
+"""The measured Slurm start's gang: 64 nodes x 8 GPUs (bench/slurm_start.py, docs/benchmarks.md)."""
+
+
 def factors(overrides: Mapping[str, float] | None = None) -> dict[str, float]:
     """The catalog's factor values, with the user's overrides (names must exist)."""
     out = {name: f.value for name, f in load_start_path().items()}
@@ -35,6 +43,31 @@ def factors(overrides: Mapping[str, float] | None = None) -> dict[str, float]:
         raise KeyError(f"unknown start-path factors {unknown}; allowed: {', '.join(sorted(out))}")
     out.update(overrides or {})
     return out
+
+
+@dataclass(frozen=True)
+class FactorBounds:
+    """Factor values giving the shortest (``low``), typical and longest (``high``) start, with the node provisioning
+    bounds of the pool's cloud and capacity. A factor the user overrides (``--assume``) has no range."""
+
+    low: Mapping[str, float]
+    typical: Mapping[str, float]
+    high: Mapping[str, float]
+
+
+def factor_bounds(overrides: Mapping[str, float] | None = None) -> FactorBounds:
+    typical = factors(overrides)
+    low, high = dict(typical), dict(typical)
+    for name, f in load_start_path().items():
+        if overrides and name in overrides:
+            continue
+        fast, slow = (f.high, f.low) if name in FASTER_WHEN_HIGHER else (f.low, f.high)
+        low[name], high[name] = fast, slow
+    return FactorBounds(low, typical, high)
+
+
+def span(low: float, typical: float, high: float) -> dict[str, float]:
+    return {"low": round(low, 1), "typical": round(typical, 1), "high": round(high, 1)}
 
 
 def pool_start(plan: PodStartPlan, provision_s: float, image_gb: float | None, f: Mapping[str, float]) -> PoolStart:
@@ -81,37 +114,67 @@ def largest_gang(
     facts: PoolFacts,
     f: Mapping[str, float] | None = None,
     timeout: int | None = None,
+    bounds: FactorBounds | None = None,
 ) -> dict[str, Any]:
     """The preview's estimate for the pool's largest gang (every node of a multi-node pool, else one pod): admission
     to all pods running on new nodes (cold) and on nodes that already hold the image (warm); on rack-scale NVLink
-    pools with the ComputeDomain start (``computeDomainS``, the ``compute_domain_s_per_pod`` factor). ``timeout``:
-    Kueue's pods-ready timeout the cold start is judged against (None: no gang admission)."""
+    pools with the ComputeDomain start (``computeDomainS``, the ``compute_domain_s_per_pod`` factor). ``coldS`` /
+    ``warmS`` are typical; ``coldRangeS`` / ``warmRangeS`` the low / typical / high from the sourced bounds
+    (``bounds``; the catalog's when None). ``timeout``: Kueue's pods-ready timeout the cold start is judged against
+    (None: no gang admission)."""
     f = factors() if f is None else f
+    b = factor_bounds() if bounds is None else bounds
     prov = load_provisioning()[(spec.cloud, pool.capacity.type)]
     ps = pool.pod_start
-    start = pool_start(plan, prov.provision_seconds, ps.image_size_gb if ps else None, f)
+    size = ps.image_size_gb if ps else None
+    start = pool_start(plan, prov.provision_seconds, size, f)
     pods = gang_pods(spec, pool, facts)
     cd_cold, cd_warm = compute_domain_on_path(spec, facts)
     slurm = spec.scheduling is not None and spec.scheduling.workload == Workload.SLURM
-    # Slurm's warm start is sbatch to all tasks on slurmd pods already up: measured (bench/slurm_start.py)
-    warm = f["slurm_warm_start_s"] if slurm else gang_seconds(start, pods, False, f, cd_warm)
+    cold = gang_seconds(start, pods, True, f, cd_cold)
+    cold_low = gang_seconds(pool_start(plan, prov.low_seconds, size, b.low), pods, True, b.low, cd_cold)
+    cold_high = gang_seconds(pool_start(plan, prov.high_seconds, size, b.high), pods, True, b.high, cd_cold)
     out: dict[str, Any] = {
         "pods": pods,
-        "coldS": round(gang_seconds(start, pods, True, f, cd_cold), 1),
-        "warmS": round(warm, 1),
-        "image": start.pull_how,
-        "provisionS": start.provision_s,
-        "pullS": round(start.pull_s, 1),
+        "coldS": round(cold, 1),
+        "coldRangeS": span(min(cold_low, cold), cold, max(cold_high, cold)),
     }
     if slurm:
-        out["warmMeasured"] = "sbatch to all tasks running, 64 nodes x 8 GPUs on real Slurm, median of 10"
+        out.update(slurm_warm(pods, f, b))
+    else:
+        warm = gang_seconds(start, pods, False, f, cd_warm)
+        out["warmS"] = round(warm, 1)
+        out["warmRangeS"] = span(
+            gang_seconds(start, pods, False, b.low, cd_warm), warm, gang_seconds(start, pods, False, b.high, cd_warm)
+        )
+    out.update({"image": start.pull_how, "provisionS": start.provision_s, "pullS": round(start.pull_s, 1)})
     if cd_cold:
         out["computeDomainS"] = round(pods * f["compute_domain_s_per_pod"], 1)
         out["computeDomainWarm"] = cd_warm
-    if timeout is not None and pods > 1 and out["coldS"] > timeout:
-        # Kueue evicts a gang not all Ready by then and requeues it: on new nodes this one never starts
+    if timeout is not None and out["coldS"] > timeout:
+        # Kueue's waitForPodsReady covers every admitted workload, one pod too: it is evicted at the timeout
         out["overPodsReadyTimeoutS"] = timeout
     return out
+
+
+def slurm_warm(pods: int, f: Mapping[str, float], b: FactorBounds) -> dict[str, Any]:
+    """A Slurm job on slurmd pods already up: sbatch to all tasks running, measured for a 64-node x 8-GPU job
+    (bench/slurm_start.py). Shown only for multi-node gangs, labelled with the size it was measured at; a 1-node job
+    has no measured figure (``warmS`` None)."""
+    if pods <= 1:
+        return {"warmS": None, "warmMeasured": "not measured for a 1-node Slurm job (the benchmark is 64 nodes)"}
+    size = (
+        "at this size"
+        if pods == SLURM_MEASURED_NODES
+        else f"at {SLURM_MEASURED_NODES} nodes, not at this gang's {pods}"
+    )
+    name = "slurm_warm_start_s"
+    return {
+        "warmS": round(f[name], 1),
+        "warmRangeS": span(b.low[name], f[name], b.high[name]),
+        "warmMeasured": f"measured sbatch to all tasks running, 64 nodes x 8 GPUs on real Slurm, median of 10 "
+        f"(range: min-p95), {size}",
+    }
 
 
 def gang_pods(spec: StackSpec, pool: NodePool, facts: PoolFacts) -> int:
@@ -210,9 +273,11 @@ def pod_start_rows(spec: StackSpec, plans: Sequence[PodStartPlan], facts: Sequen
     pools' pod-start plans and facts from the StackPlan, in spec order)."""
     rows = pod_start_summary(spec, plans)
     f = factors()
+    bounds = factor_bounds()
     timeout = pods_ready_timeout_plan(spec, plans, facts, f)
     for row, pool, plan, pool_facts in zip(rows, spec.node_pools, plans, facts, strict=True):
-        row["largestGang"] = largest_gang(spec, pool, plan, pool_facts, f, timeout.seconds if timeout else None)
+        seconds = timeout.seconds if timeout else None
+        row["largestGang"] = largest_gang(spec, pool, plan, pool_facts, f, seconds, bounds)
         if timeout is not None and timeout.derived and timeout.pool == pool.name:
             row["largestGang"]["podsReadyTimeout"] = timeout.as_dict()
     return rows

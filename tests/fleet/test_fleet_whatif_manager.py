@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 import yaml
@@ -48,18 +50,20 @@ def research_quota(gpus: int, changes: dict | None = None, product_h100: bool = 
 def test_a_higher_priority_job_waiting_at_the_manager_preempts_a_lower_one_and_its_copy_stops(tmp_path):
     # research may hold 8 GPUs at the manager; `low` holds them. `high` (production 1000 > preemptible 10) does not
     # fit: Kueue preempts `low` on the manager at t=60, MultiKueue deletes its copy on the worker (1 preemption), `high`
-    # is dispatched at once (both workers have room) and `low` waits for the quota `high` frees at 60 + 600.
+    # is dispatched at once (both workers have room) and `low` waits for the quota `high` frees 600 s after its pods
+    # run (a job's work starts once its pods run).
     jobs = [h100("low", 0, 3600, "preemptible"), h100("high", 60, 600, "production")]
     run = run_whatif(research_quota(8), jobs_file(tmp_path, jobs), options=OPTS, name="fleet-preempt")
     low, high = run.result.jobs["low"], run.result.jobs["high"]
     assert high.start_s == 60  # was 3600: the manager dispatched in submit order and never preempted
-    assert low.starts == (0, 660) and low.preemptions == 1
-    assert low.end_s == 660 + 3600
+    assert high.end_s is not None and high.running_s is not None and high.end_s == pytest.approx(high.running_s + 600)
+    assert low.starts == pytest.approx((0, high.end_s)) and low.preemptions == 1
+    assert 0 < low.end_s - (high.end_s + 3600) < 300  # its pods' start, then 3,600 s
 
 
 def test_the_manager_dispatches_by_priority_not_by_submit_order(tmp_path):
-    # `first` (production) holds the 8 GPUs until 600; `sweep` (preemptible, t=10) and `release` (production, t=20)
-    # wait. Neither can preempt `first` (same or lower priority); at 600 Kueue's queue order gives the quota to
+    # `first` (production) holds the 8 GPUs until 600 s after its pods run; `sweep` (preemptible, t=10) and `release` (production, t=20)
+    # wait. Neither can preempt `first` (same or lower priority); then Kueue's queue order gives the quota to
     # `release` (higher priority) although `sweep` came first.
     jobs = [
         h100("first", 0, 600, "production"),
@@ -67,8 +71,12 @@ def test_the_manager_dispatches_by_priority_not_by_submit_order(tmp_path):
         h100("release", 20, 600, "production"),
     ]
     run = run_whatif(research_quota(8), jobs_file(tmp_path, jobs), options=OPTS, name="fleet-order")
-    assert run.result.jobs["release"].start_s == 600
-    assert run.result.jobs["sweep"].start_s == 1200
+    first, release = run.result.jobs["first"], run.result.jobs["release"]
+    assert (
+        first.end_s is not None and first.running_s is not None and first.end_s == pytest.approx(first.running_s + 600)
+    )
+    assert release.start_s == first.end_s
+    assert run.result.jobs["sweep"].start_s == release.end_s
 
 
 def test_a_job_evicted_on_a_worker_queues_again_behind_jobs_created_before_the_eviction(tmp_path):
@@ -93,7 +101,8 @@ def test_a_job_evicted_on_a_worker_queues_again_behind_jobs_created_before_the_e
     assert fill.preemptions == 1 and prod.pool == "gke/h100"
     # `fill`'s pods are gone when `prod` starts: `next` is dispatched and admitted in that same instant
     assert nxt.pool == "gke/h100" and nxt.start_s == prod.start_s < prod.end_s  # was: after `prod` and `fill` end
-    assert fill.starts[1] == prod.end_s == nxt.end_s  # back to 32 free research H100 when both end
+    # back to 32 free research H100 when both end (600 s after their pods run: 1 and 2 pods, a few ms apart)
+    assert prod.end_s == pytest.approx(nxt.end_s, abs=0.1) and fill.starts[1] == max(prod.end_s, nxt.end_s)
 
 
 def _manager_research(*held: Admitted) -> CohortView:

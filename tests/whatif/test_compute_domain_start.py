@@ -120,7 +120,7 @@ def test_a_cold_start_over_the_pods_ready_timeout_is_flagged():
     pool = spec.node_pools[0]
     g = largest_gang(spec, pool, pod_start_plan(spec.cloud, pool), pool_facts(spec, pool, load_catalog()), timeout=300)
     assert g["coldS"] > 300 and g["overPodsReadyTimeoutS"] == 300
-    assert "! cold start over waitForPodsReady (300 s): the gang is evicted and requeued" in gang_cell(g)
+    assert "! cold start over waitForPodsReady (300 s): evicted at the timeout and requeued" in gang_cell(g)
 
 
 def test_a_slurm_resume_on_a_gb200_pool_waits_for_the_compute_domain_of_its_new_slurmd_pods():

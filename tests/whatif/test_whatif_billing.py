@@ -8,7 +8,7 @@ import pytest
 
 from stacks.plan.billing import match_override, paid_node_seconds
 from catalog import CapacityType
-from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
+from tests.support.whatif.stacks import COLD, cluster, kueue_config, l4_pool
 from whatif.api import PROJECT_ROOT, load_stack_spec
 from whatif.cluster_build import build_cluster
 from whatif.metrics import pool_row
@@ -75,7 +75,8 @@ def test_a_gke_reservation_at_min_nodes_zero_is_billed_for_every_reserved_node()
 def test_on_demand_nodes_are_still_billed_only_while_up():
     cfg = kueue_config([l4_pool(2)], [{"name": "a", "quotas": [{"pool": "l4", "gpus": 4}]}])
     res = simulate_jobs(cluster(cfg, OPTS), [Job("j", 0, "a", 2, run_s=3600)], 0, OPTS)
-    assert res.pools["l4"].paid_node_s == 300 + 3600 + 600  # provisioning + run + scale-down delay
+    # provisioning + the pull and pod start + run + scale-down delay
+    assert res.pools["l4"].paid_node_s == pytest.approx(300 + COLD + 3600 + 600)
 
 
 def test_a_horizon_past_the_last_job_does_not_change_the_bill():
@@ -87,7 +88,7 @@ def test_a_horizon_past_the_last_job_does_not_change_the_bill():
         simulate_jobs(cluster(cfg, o), jobs, 0, o).pools["l4"].paid_node_s
         for o in (OPTS, SimOptions(spot_interruptions=False, horizon_s=100 * 3600))
     ]
-    assert bills == [300 + 3600 + 600] * 2
+    assert bills == pytest.approx([300 + COLD + 3600 + 600] * 2)
 
 
 def test_a_horizon_that_cuts_the_run_bills_up_to_the_horizon():

@@ -51,12 +51,14 @@ def test_a_job_on_a_capacity_block_is_killed_when_the_block_ends_and_the_bill_is
 
 
 def test_a_run_inside_the_window_pays_the_fee_for_its_hours_only():
-    """The same block, one 2-h job: the run lasts 2 h and pays 2 of the window's 24 hours of fee (the preview's
-    $/h for the block × 2 h)."""
+    """The same block, one 2-h job: the run lasts its pods' start (the image pull on the block's nodes) + 2 h and
+    pays those hours of the window's 24 hours of fee (the preview's $/h for the block × those hours)."""
     model = cluster(_eks_kueue_block(24, 1536.0), OPTS)
     res = simulate_jobs(model, [Job("j", 0, "pretraining", 8, run_s=2 * H, pool="p5")], 0, OPTS)
-    assert res.horizon_s == pytest.approx(2 * H)
-    assert pool_row(res.pools["p5"])["costUsd"] == round(1536.0 / 24 * 2, 2)
+    running = res.jobs["j"].running_s
+    assert running is not None and 0 < running < 600
+    assert res.horizon_s == pytest.approx(running + 2 * H)
+    assert pool_row(res.pools["p5"])["costUsd"] == pytest.approx(1536.0 / 24 * res.horizon_s / H, abs=0.01)
     assert not res.warnings
 
 

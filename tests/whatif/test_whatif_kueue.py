@@ -3,7 +3,9 @@ gang requeue after waitForPodsReady, autoscaling with the provisioning delay and
 
 from __future__ import annotations
 
-from tests.support.whatif.stacks import cluster, kueue_config, l4_pool
+import pytest
+
+from tests.support.whatif.stacks import COLD, cluster, kueue_config, l4_pool, pods_run_after_s
 from whatif.kueue.sched import EVICTION_S
 from whatif.run import simulate_jobs
 from whatif.model import Job, SimOptions
@@ -34,7 +36,7 @@ def test_a_queue_borrows_idle_quota_in_its_cohort_and_is_reclaimed():
 def test_without_a_cohort_nothing_is_borrowed():
     jobs = [Job(f"a{i}", 0, "a", 2, run_s=5000) for i in range(3)]
     res = run(two_teams(), jobs)
-    assert res.jobs["a2"].start_s == 5000
+    assert res.jobs["a2"].start_s == pytest.approx(COLD + 5000)  # a0's pods run after the pull, then 5,000 s
 
 
 def test_strict_fifo_head_blocks_and_best_effort_lets_smaller_jobs_pass():
@@ -45,7 +47,8 @@ def test_strict_fifo_head_blocks_and_best_effort_lets_smaller_jobs_pass():
     ]
     strict = run(two_teams(queueingStrategy="StrictFIFO"), jobs)
     best = run(two_teams(queueingStrategy="BestEffortFIFO"), jobs)
-    assert strict.jobs["small"].start_s == 1010
+    # run ends 1,000 s after its pods (cold pull); head's second node pulls too, then head runs 10 s
+    assert strict.jobs["small"].start_s == pytest.approx(COLD + 1000 + pods_run_after_s(2) + 10)
     assert best.jobs["small"].start_s == 2
 
 
@@ -54,7 +57,8 @@ def test_autoscaled_pool_waits_for_provisioning_and_bills_from_the_request():
     opts = SimOptions(spot_interruptions=False)
     res = run(cfg, [Job("j", 0, "a", 2, run_s=3600)], opts)
     assert res.jobs["j"].start_s == 300  # catalog provisioning delay (catalog/data/provisioning.csv)
-    assert res.pools["l4"].paid_node_s == 300 + 3600 + 600  # until the autoscaler removes the empty node
+    # the pull and pod start, the run, then until the autoscaler removes the empty node
+    assert res.pools["l4"].paid_node_s == pytest.approx(300 + COLD + 3600 + 600)
 
 
 def test_a_gang_that_cannot_get_its_nodes_is_requeued_after_the_timeout():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from render.kueue_config import FAIR_SHARING_STRATEGIES
-from tests.support.whatif.stacks import cluster, h100_pool, kueue_config, l4_pool
+from tests.support.whatif.stacks import COLD, WARM, cluster, h100_pool, kueue_config, l4_pool, pods_run_after_s
 from whatif.metrics import summarize
 from whatif.model import Job, PoolUsage, SimOptions, SimResult, Workload
 from whatif.kueue.sched import EVICTION_S
@@ -37,7 +37,9 @@ def test_a_full_tas_pool_is_preempted_by_priority():
     res = run(cfg, jobs)
     # admitted once low's pods are gone (before: the TAS pool was skipped, high waited until 10,000 s)
     assert res.jobs["high"].start_s == 100 + EVICTION_S
-    assert res.jobs["low"].preemptions == 1 and res.jobs["low"].starts == (0, 200 + EVICTION_S)
+    # high's pods wait for the pull low's start began at 0, then run 100 s; low restarts then
+    assert res.jobs["low"].preemptions == 1
+    assert res.jobs["low"].starts == pytest.approx((0, pods_run_after_s(2) + 100))
 
 
 def two_teams(reclaim: str) -> dict:
@@ -48,12 +50,18 @@ def two_teams(reclaim: str) -> dict:
     return kueue_config([l4_pool(4, min_nodes=4)], queues, cohort="c", preemption={"reclaimWithinCohort": reclaim})
 
 
-@pytest.mark.parametrize("reclaim, b_start, preempted", [("Never", 5000, 0), ("Any", 100 + EVICTION_S, 1)])
+@pytest.mark.parametrize(
+    "reclaim, b_start, preempted",
+    [("Never", COLD + 5000, 0), ("Any", 100 + EVICTION_S, 1)],  # Never: until an a job ends, 5,000 s after its pull
+    ids=["Never", "Any"],
+)
 def test_reclaim_within_cohort_is_honoured_with_fair_sharing(reclaim, b_start, preempted):
     jobs = [Job(f"a{i}", 0, "a", 2, run_s=5000) for i in range(4)] + [Job("b1", 100, "b", 2, run_s=100)]
     res = run(two_teams(reclaim), jobs)
     assert cluster(two_teams(reclaim), FIXED).kueue.fair_sharing
-    assert res.jobs["b1"].start_s == b_start  # before: Never was ignored under fair sharing (b1 started at 100)
+    assert res.jobs["b1"].start_s == pytest.approx(
+        b_start
+    )  # before: Never was ignored under fair sharing (b1 started at 100)
     assert sum(res.jobs[f"a{i}"].preemptions for i in range(4)) == preempted
 
 
@@ -86,9 +94,10 @@ def test_a_preempted_workload_keeps_its_place_in_the_queue():
         Job("urgent", 20, "a", 2, run_s=100, priority="high"),
     ]
     res = run(cfg, jobs)
-    # creation time orders it ahead of "second" (before: behind it)
-    assert res.jobs["first"].starts == (0, 20 + EVICTION_S + 100)
-    assert res.jobs["second"].start_s == 20 + EVICTION_S + 100 + 1000
+    # creation time orders it ahead of "second" (before: behind it); urgent's pods wait for the pull first's start
+    # began at 0 and run 100 s, first's pods then start on a node with the image and run 1,000 s
+    assert res.jobs["first"].starts == pytest.approx((0, COLD + 100))
+    assert res.jobs["second"].start_s == pytest.approx(COLD + 100 + WARM + 1000)
 
 
 def test_the_configured_fair_sharing_strategies_reach_the_model_in_order():
@@ -126,7 +135,9 @@ def test_a_node_stays_billed_after_the_last_job_until_scale_down():
     opts = SimOptions(spot_interruptions=False)
     res = run(cfg, [Job("j", 0, "a", 2, run_s=3600)], opts)
     assert res.jobs["j"].start_s == 300
-    assert res.pools["l4"].paid_node_s == 300 + 3600 + 600  # before: 3900, the node was free after the last job
+    assert res.pools["l4"].paid_node_s == pytest.approx(
+        300 + COLD + 3600 + 600
+    )  # before: 3900 + COLD, the node was free after the last job
 
 
 def reclaim_or_preempt() -> dict:
@@ -189,7 +200,7 @@ def test_only_nodes_of_topology_placed_pools_retry_inadmissible_workloads(monkey
     assert res.jobs["small"].start_s > 20  # its L4 node booted while "wait" was parked
     # decided at submission, after small's release (420 s), after hold's (10,000 s): not when the L4 node came up
     assert decided.count("wait") == 3
-    assert res.jobs["wait"].start_s == 10_000
+    assert res.jobs["wait"].start_s == pytest.approx(pods_run_after_s(2) + 10_000)  # hold's pods, then its run
 
 
 def test_a_preemptor_heads_its_queue_until_its_victims_pods_are_gone():
@@ -207,4 +218,5 @@ def test_a_preemptor_heads_its_queue_until_its_victims_pods_are_gone():
     res = run(cfg, jobs)
     assert res.jobs["high"].start_s == 100 + EVICTION_S  # before: 100, admitted while low's pods still ran
     assert res.jobs["low"].preemptions == 1 and res.jobs["mid"].preemptions == 0
-    assert res.jobs["mid"].start_s == 100 + EVICTION_S + 1000  # once high is done
+    # once high is done: its second node pulls the image from 130 s, then 1,000 s of work
+    assert res.jobs["mid"].start_s == pytest.approx(100 + EVICTION_S + pods_run_after_s(2) + 1000)

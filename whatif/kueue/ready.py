@@ -17,6 +17,7 @@ class PodsReady:
     k: KueueModel
     cqs: dict[str, CQ]
     waiting_pods: list[KueueJob]
+    ready_evicted: list[str]
 
     def _unadmit(self, cq: CQ, js: KueueJob) -> None:
         raise NotImplementedError
@@ -42,8 +43,10 @@ class PodsReady:
         self._ready_deadline(js, now, self.k.recovery_timeout_s)
 
     def _gang_timeout(self, js: KueueJob, now: float) -> None:
-        """Pods not all running in time -> evicted, requeued after the backoff (not counted as a preemption)."""
+        """Pods not all running in time -> evicted, requeued after the backoff (not a preemption: counted and
+        warned about on their own, ``ready_warnings``)."""
         cq = self.cqs[js.job.queue]
+        self.ready_evicted.append(js.job.id)
         if js.state == RUNNING:  # placed, but its pods still pulling or starting
             self.eng.preempt(js, requeue=True, counted=False)
             cq.pending.remove(js)
@@ -59,3 +62,19 @@ class PodsReady:
         self.eng.push(js.eligible, TICK, ("backoff", js, js.token))
         for c in self.cqs.values():
             c.unpark()
+
+    def ready_warnings(self) -> list[str]:
+        """One warning when waitForPodsReady evicted anything: the start path (a new node, the image pull, the
+        pod start) is longer than the timeout, or a reclaimed node's replacement pods are slower than the recovery
+        timeout; each eviction throws that start away and requeues the workload after the backoff."""
+        if not self.ready_evicted:
+            return []
+        jobs = sorted(set(self.ready_evicted))
+        names = ", ".join(jobs[:5]) + (f" and {len(jobs) - 5} more" if len(jobs) > 5 else "")
+        return [
+            f"waitForPodsReady evicted {len(self.ready_evicted)} time(s) ({len(jobs)} job(s): {names}): their pods "
+            f"were not all running within the timeout ({self.k.gang_timeout_s or 0:g} s; after a spot reclaim the recovery "
+            f"timeout), so Kueue evicted and requeued them after the backoff and their start began again: raise "
+            f"scheduling.gang.timeoutSeconds above the cold start (the preview's pod start table), or shorten the "
+            f"image pull (podStart)"
+        ]

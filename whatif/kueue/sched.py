@@ -39,6 +39,7 @@ class KueueScheduler(PodsReady):
         self.view = CohortView(kueue, dict(self.cqs), topology=self._topology_fits)
         self._placing: KueueJob | None = None
         self.waiting_pods: list[KueueJob] = []  # admitted, pods not all running yet, in admission order
+        self.ready_evicted: list[str] = []  # jobs evicted by waitForPodsReady, one entry per eviction
         self._tas = [p for p in eng.pools.values() if p.model.block_nodes]
         self._tas_seen: tuple = ()
         self._up_seen = -1.0
@@ -65,7 +66,7 @@ class KueueScheduler(PodsReady):
         return 0.0  # Kubernetes pools scale with the node autoscaler (the engine bills its tail)
 
     def warnings(self) -> list[str]:
-        return self.loops.warnings()
+        return self.loops.warnings() + self.ready_warnings()
 
     def submit(self, js: KueueJob, now: float) -> None:
         js.value = self.eng.cluster.class_values.get(js.job.priority or "", 0)

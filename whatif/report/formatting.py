@@ -46,3 +46,16 @@ def show(value: Any, kind: str, signed: bool = False) -> str:
     if kind == "time":
         return sign + hours(v)
     return f"{sign}{v:,.1f}" if isinstance(v, float) else f"{sign}{v}"
+
+
+def _start(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def range_line(r: dict[str, Any]) -> str:
+    """A pool's cold time to running: ``64 pods: 5.1–23.1 min (typical 9.4 min)``, low–high from the sourced bounds
+    of catalog/data/start-path.csv (one figure where no source gives a range)."""
+    pods = f"{r['pods']} pod{'s' if r['pods'] != 1 else ''}"
+    if r["low"] == r["high"]:
+        return f"{pods}: {_start(r['typical'])}"
+    return f"{pods}: {_start(r['low'])}–{_start(r['high'])} (typical {_start(r['typical'])})"

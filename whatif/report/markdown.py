@@ -6,7 +6,7 @@ from typing import Any
 
 from whatif.compare import compare_markdown
 from whatif.report.fleet import fleet_markdown
-from whatif.report.formatting import hours, pct, simulated, usd
+from whatif.report.formatting import hours, pct, range_line, simulated, usd
 
 
 def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
@@ -56,13 +56,21 @@ def render_markdown(report: dict[str, Any], chart: str | None = None) -> str:
     if ttr:
         out += ["", "| time to all pods running, by job size | jobs | p50 | p95 |", "|---|---:|---:|---:|"]
         out += [f"| {k} | {v['jobs']} | {hours(v['p50S'])} | {hours(v['p95S'])} |" for k, v in ttr.items()]
+    cold = (report.get("timeToRunning") or {}).get("coldStartByPool") or {}
+    if cold:
+        out += ["", "Time to running on new nodes, largest gang per pool (low–high from the sourced bounds):", ""]
+        out += [f"- {pool}: {range_line(r)}" for pool, r in cold.items()]
     out += ["", "| queue | weight share | used share | deviation |", "|---|---:|---:|---:|"]
     out += [
         f"| {r['queue']} | {pct(r['weightShare'])} | {pct(r['usedShare'])} | {100 * r['deviation']:+.1f} pts |"
         for r in report["fairShare"]
     ]
     pre = report["preemptions"]
-    out += ["", f"Preemptions and spot interruptions: {pre['count']}; GPU-hours lost: {pre['lostGpuHours']:,.1f}."]
+    evicted = f" Pods-ready evictions: {pre['podsReadyEvictions']}." if pre.get("podsReadyEvictions") else ""
+    out += [
+        "",
+        f"Preemptions and spot interruptions: {pre['count']}; GPU-hours lost: {pre['lostGpuHours']:,.1f}.{evicted}",
+    ]
     out += [f"\n> **Warning:** {line}" for line in report.get("warnings", [])]
     out += ["", "Billing conventions:", "", *(f"- {line}" for line in report.get("billing", [])), ""]
     out += [f"- {n}" for n in w["notes"]]

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from whatif.compare import compare_table
 from whatif.report.fleet import fleet_table
-from whatif.report.formatting import hours, pct, simulated, usd
+from whatif.report.formatting import hours, pct, range_line, simulated, usd
 
 
 def money_table(report: dict[str, Any]) -> Table:
@@ -115,11 +115,14 @@ def render_text(report: dict[str, Any], color: bool | None = None) -> str:
     ttr = report.get("timeToRunning") or {}
     if ttr.get("bySize"):
         console.print(running_table(ttr["bySize"]))
+    for pool, r in (ttr.get("coldStartByPool") or {}).items():
+        console.print(f"time to running, cold, largest gang of pool {pool}: {range_line(r)}", highlight=False)
     console.print(fair_table(report["fairShare"]))
     pre = report["preemptions"]
     console.print(
         f"preemptions and spot interruptions: {pre['count']}, GPU-hours lost: {pre['lostGpuHours']:,.1f}; "
-        f"jobs still queued or running at the end: {report['unfinished']}"
+        + (f"pods-ready evictions: {pre['podsReadyEvictions']}; " if pre.get("podsReadyEvictions") else "")
+        + f"jobs still queued or running at the end: {report['unfinished']}"
     )
     for line in report.get("warnings", []):
         console.print(f"[bold red]WARNING:[/] {line}", highlight=False)
