@@ -31,7 +31,7 @@ class PreviewReport:
     policy_rules: list[dict[str, Any]] = field(default_factory=list)
     """Metadata of every rule of the policy pack that ran (for SARIF); empty when no pack ran."""
     policies_skipped: bool = False
-    """``--no-policies``: the pack did not run, which the text and markdown say (no violations is not a pass)."""
+    """``--no-policies``: the pack did not run, which every format says (no violations is not a pass)."""
     stack_file: Path | None = None
     queues: QuotaPlan | None = None
     """The scheduling section: quota per queue and pool, promised share of each pool, $/h per team."""
@@ -61,6 +61,15 @@ class PreviewReport:
             return EXIT_VIOLATION
         return EXIT_OK
 
+    @property
+    def policy_pack(self) -> dict[str, Any]:
+        """Whether the pack ran: in JSON a skipped pack must not read as a clean ``violations: []``."""
+        if self.policies_skipped:
+            return {"ran": False, "reason": "--no-policies"}
+        if self.errors and not self.policy_rules:  # invalid: refused before (or by) the pack, no rule was checked
+            return {"ran": False, "reason": "invalid configuration"}
+        return {"ran": True, "rules": len(self.policy_rules)}
+
     def as_dict(self) -> dict[str, Any]:
         serving = {"serving": self.serving} if self.serving else {}  # other stacks' JSON stays as it was
         return {
@@ -85,6 +94,7 @@ class PreviewReport:
             ],  # registration order varies
             "cost": self.cost.as_dict() if self.cost else None,
             "violations": self.violations,
+            "policyPack": self.policy_pack,
             "errors": [e.as_dict() for e in self.errors],
             "warnings": [w.as_dict() for w in self.warnings],
             "gpuRuntime": self.gpu_runtime,

@@ -126,6 +126,11 @@ class StackDiff:
         return fleet_delta(*(s.report.fleet if s.state == OK and s.report else None for s in (self.base, self.head)))
 
     @property
+    def policies_skipped(self) -> bool:
+        """``--no-policies``: no rule was checked on either side, so an empty policy delta is not a clean one."""
+        return any(s.report is not None and s.report.policies_skipped for s in (self.base, self.head))
+
+    @property
     def has_changes(self) -> bool:
         fleet = self.fleet
         return bool(
@@ -148,11 +153,13 @@ class StackDiff:
                 "label": self.base.label,
                 "state": self.base.state,
                 "errors": [e.as_dict() for e in (self.base.report.errors if self.base.report else [])],
+                "policyPack": self.base.report.policy_pack if self.base.report else None,
             },
             "head": {
                 "label": self.head.label,
                 "state": self.head.state,
                 "errors": [e.as_dict() for e in (self.head.report.errors if self.head.report else [])],
+                "policyPack": self.head.report.policy_pack if self.head.report else None,
             },
             "changes": [e.as_dict() for e in self.entities],
             "resources": {

@@ -161,8 +161,16 @@ def headline(diff: StackDiff) -> list[str]:
         policy.append(f"{len(p.resolved)} resolved")
     if p.unchanged:
         policy.append(f"{len(p.unchanged)} unchanged")
+    if diff.policies_skipped:  # nothing was checked: "no violations" would read as a pass
+        policy.append("skipped (--no-policies)")
     items.append("policy: " + (", ".join(policy) if policy else "no violations"))
     return items
+
+
+def no_change_line(diff: StackDiff) -> str:
+    if diff.policies_skipped:
+        return "No change: both sides render the same resources and cost; the policy pack was skipped (--no-policies)."
+    return "No change: both sides render the same resources, cost and policy results."
 
 
 def side_notes(diff: StackDiff) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from preview.diff.compare import INVALID, StackDiff
 from preview.diff.format import (
+    no_change_line,
     MAX_INLINE,
     entity_line,
     headline,
@@ -61,7 +62,7 @@ def _render(diff: StackDiff, level: int, heading: str) -> str:
     if diff.head.state == INVALID:
         return "\n".join(out + _head_errors(diff)) + "\n"
     if not diff.has_changes:
-        out += ["No change: both sides render the same resources, cost and policy results.", ""]
+        out += [no_change_line(diff), ""]
         return "\n".join(out + _footer(diff)) + "\n"
     items = headline(diff)
     if abs(diff.cost.delta_max) >= 0.005:

@@ -6,6 +6,7 @@ from typing import Any
 
 from preview.diff.compare import INVALID, StackDiff
 from preview.diff.format import (
+    no_change_line,
     MAX_INLINE,
     entity_line,
     headline,
@@ -36,7 +37,7 @@ def render_diff_text(diff: StackDiff) -> str:
         out += [str(e) for e in errors]
         return "\n".join(out) + "\n"
     if not diff.has_changes:
-        return "\n".join(out + ["No change: both sides render the same resources, cost and policy results."]) + "\n"
+        return "\n".join(out + [no_change_line(diff)]) + "\n"
     out += [f"  {item}" for item in headline(diff)] + [""]
     if diff.entities:
         out.append("Changes")

@@ -110,11 +110,24 @@ def render_sarif(report: PreviewReport) -> dict[str, Any]:
                 },
                 "automationDetails": {"id": f"gpu-cluster/{report.stack}/"},
                 "results": results,
+                **_skipped_pack_invocation(report),
                 # a fleet manager's run carries the fleet (clusters, queues, cost) as run properties
                 **({"properties": {"fleet": report.fleet}} if report.fleet else {}),
             }
         ],
     }
+
+
+SKIPPED_TEXT = "policy pack skipped (--no-policies): no rule was checked; an empty result list is not a clean scan"
+
+
+def _skipped_pack_invocation(report: PreviewReport) -> dict[str, Any]:
+    """``--no-policies``: an empty ``results`` would read as a clean scan, so the run says the pack was skipped (a
+    SARIF 2.1.0 invocation notification, which code-scanning UIs show as a tool warning). Other runs: unchanged."""
+    if not report.policies_skipped:
+        return {}
+    notice = {"level": "warning", "message": {"text": SKIPPED_TEXT}}
+    return {"invocations": [{"executionSuccessful": True, "toolExecutionNotifications": [notice]}]}
 
 
 def _stack_text(path: Path | None) -> str:

@@ -52,6 +52,27 @@ SARIF_SUBSET = {
                             }
                         },
                     },
+                    "invocations": {  # §3.20: executionSuccessful required; §3.58 notifications: message + level
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["executionSuccessful"],
+                            "properties": {
+                                "executionSuccessful": {"type": "boolean"},
+                                "toolExecutionNotifications": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["message"],
+                                        "properties": {
+                                            "level": {"enum": ["none", "note", "warning", "error"]},
+                                            "message": {"type": "object", "required": ["text"]},
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
                     "results": {
                         "type": "array",
                         "items": {

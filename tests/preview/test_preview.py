@@ -77,7 +77,8 @@ def test_json_contract_keys_and_no_secret_values():
     )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert {"stack", "resources", "cost", "violations", "errors"} <= set(doc)
+    assert {"stack", "resources", "cost", "violations", "policyPack", "errors"} <= set(doc)
+    assert doc["policyPack"]["ran"] is True and doc["policyPack"]["rules"] >= 25  # [] above means checked
     assert doc["stack"] == "eks-p5-efa" and doc["errors"] == []
     assert [v for v in doc["violations"] if v["enforcement"] == "mandatory"] == []
     assert {"type", "name", "parent", "inputs"} <= set(doc["resources"][0])
