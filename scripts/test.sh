@@ -32,17 +32,22 @@ fi
 # and together they are every test the single session would run, with every assertion. Both must pass.
 SLURM_LOG="$(mktemp -t gpu-cluster-real-slurm.XXXXXX)"
 echo "real-Slurm tests: a second pytest session beside the others (output at the end; meanwhile in $SLURM_LOG)"
-.venv/bin/python -m pytest "$@" -p no:cacheprovider -m "real_slurm and not fuzz" >"$SLURM_LOG" 2>&1 &
+# bash starts a background job with Ctrl-C ignored: the subshell restores it, so pytest (and the daemons it stops on
+# the way out) sees the interrupt like the foreground session does
+( trap - INT QUIT; exec .venv/bin/python -m pytest "$@" -p no:cacheprovider -m "real_slurm and not fuzz" ) \
+  >"$SLURM_LOG" 2>&1 &
 SLURM_PID=$!
+trap 'rm -f "$SLURM_LOG"' EXIT
+trap 'echo "interrupted: stopping the real-Slurm session" >&2; kill -INT "$SLURM_PID" 2>/dev/null; wait "$SLURM_PID"; exit 130' INT TERM
 set +e
 .venv/bin/python -m pytest "$@" -m "not real_slurm and not fuzz"
 REST=$?
+echo "waiting for the real-Slurm session to finish (its progress so far: $SLURM_LOG)"
 wait "$SLURM_PID"
 SLURM=$?
 set -e
 echo "==================== real-Slurm session (exit $SLURM) ===================="
 cat "$SLURM_LOG"
-rm -f "$SLURM_LOG"
 # Exit 5 is "no tests collected": a session with nothing to run (e.g. every real-Slurm test deselected) is not a failure
 [ "$REST" -eq 5 ] && REST=0
 [ "$SLURM" -eq 5 ] && SLURM=0
