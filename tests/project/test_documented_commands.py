@@ -263,8 +263,8 @@ NOT_RUN = {
     "bash scripts/test.sh -q tests/policies": "the test suite itself",
     f"{PY} -m pytest -q tests/preview/diff": "the test suite itself",
     f"sudo {PY} -m pytest -q -s tests/whatif/test_whatif_real_slurm.py": "the test suite itself (real Slurm)",
-    "sudo bash scripts/slurm-root.sh": "builds a Debian root as root (tests/support/slurm_root.py uses it)",
-    "bash scripts/slurm-root.sh --check": "root and capabilities (tests/support/slurm_root.py runs it)",
+    "sudo bash scripts/slurm-root.sh": "builds a Debian root as root (tests/support/slurm/root.py uses it)",
+    "bash scripts/slurm-root.sh --check": "root and capabilities (tests/support/slurm/root.py runs it)",
     f"{PY} bench/preview_bench.py [--runs 3] [--pools 50,100,200,400] [--pack-subprocess]": "a benchmark: never timed in tests",
     f"{PY} bench/policy_bench.py [--runs 3] [--pools 200]": "a benchmark: never timed in tests",
     f"{PY} bench/whatif_bench.py [--runs 3] [--baseline REF] [--no-bytecode-cache]": "a benchmark: never timed in tests (tests/project/test_bench_baseline.py checks its untimed parts)",
@@ -272,7 +272,9 @@ NOT_RUN = {
     "bash scripts/test.sh --quick": "the unit part of the test suite itself (its selection: tests/project/test_quick_loop.py)",
     "bash scripts/test.sh --quick tests/stacks": "the quick loop narrowed to a folder",
     f"{PY} -m pytest -m real_slurm": "the real-Slurm part of the test suite itself",
-    f"{PY} -m ruff check . && {PY} -m mypy": "run by tests/project/test_lint.py and tests/project/test_typecheck.py",
+    f"{PY} -m ruff format --check . && {PY} -m ruff check . && {PY} -m mypy": (
+        "run by tests/project/test_format.py, test_lint.py and test_typecheck.py"
+    ),
     "bash scripts/venv.sh": "builds .venv: scripts/test.sh runs it (with requirements-dev.txt) before every suite",
     "bash scripts/venv.sh requirements-dev.txt": "builds .venv: scripts/test.sh runs it before every suite",
     "bash scripts/venv.sh requirements.txt": "builds .venv: scripts/preview.sh runs it before every preview",
