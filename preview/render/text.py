@@ -30,7 +30,10 @@ def render_text(report: PreviewReport, color: bool | None = None, width: int | N
     if width is None:
         width = max(Console().width, 120) if Console().is_terminal else 180
     console = Console(file=buf, force_terminal=color, no_color=color is False, width=width, highlight=False)
-    where = f"{CLOUD_NAMES.get(report.cloud or '', report.cloud)} {report.region}" if report.cloud else ""
+    # A stack refused for a missing region still names its cloud, never "GKE None"
+    where = (
+        f"{CLOUD_NAMES.get(report.cloud or '', report.cloud)} {report.region or '(no region)'}" if report.cloud else ""
+    )
     console.print(
         Text.assemble(
             ("gpu-cluster offline preview", "bold"),

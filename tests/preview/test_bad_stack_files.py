@@ -127,6 +127,14 @@ def test_a_list_for_cloud_is_an_error_not_a_crash_of_the_text_renderer(tmp_path,
     assert code == 2 and "gpu-cluster:cloud" in out
 
 
+def test_a_misspelled_region_names_the_cloud_without_a_none_in_the_header(tmp_path, capsys):
+    path = write(tmp_path, DEV.replace("gpu-cluster:region:", "gpu-cluster:regoin:"))
+    code, out, _ = run(capsys, "--stack", "t", "--stack-file", str(path), "--color", "never")
+    header = out.splitlines()[0]
+    assert code == 2 and "GKE (no region)" in header and "None" not in header, header
+    assert "did you mean 'region'?" in out
+
+
 def test_a_date_under_another_namespace_previews(tmp_path, capsys):
     path = write(tmp_path, DEV + "  myorg:reviewed: 2024-01-01\n  myorg:review: {on: 2024-01-01, by: [ops]}\n")
     code, out, _ = run(capsys, "--stack", "t", "--stack-file", str(path), "--format", "json", "--no-policies")
