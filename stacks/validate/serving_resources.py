@@ -17,7 +17,10 @@ def check_resources(at: Issues, svc: Service, machine: MachineType) -> None:
         return  # the catalog lists no vCPUs or RAM for this machine: nothing to compare against
     share = default_resources(svc, machine)
     per_gpu = f" (default: {share.cpu:g} cores, {share.memory_gib} GiB)" if share else ""
-    where = f"a {machine.machine_type} node has {node.cpu} cores and {node.memory_gib} GiB for pods after the system reserve"
+    where = (
+        f"one {machine.machine_type} node has {node.cpu} cores and {node.memory_gib} GiB for pods "
+        "after the system reserve"
+    )
     cpu, mem = svc.resources.cpu, svc.resources.memory_gib
     if cpu is not None and cpu > node.cpu:
         at.error(
