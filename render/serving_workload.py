@@ -19,6 +19,7 @@ from stacks.plan.serving import (
     model_card,
 )
 from stacks.plan.serving_load import STARTUP_PROBE_PERIOD_S, startup_probe_failures
+from stacks.plan.serving_resources import vllm_resources
 from stacks.spec.serving import Service
 
 MULTI_NODE_SCRIPT = "/vllm-workspace/examples/online_serving/multi-node-serving.sh"
@@ -57,12 +58,25 @@ def _vllm_args(svc: Service, pool: PoolFacts, served_model: str) -> list[str]:
     return args
 
 
-def _container(svc: Service, command: list[str], gpus: int, serving: bool) -> dict[str, Any]:
+def _resources(svc: Service, pool: PoolFacts, gpus: int) -> dict[str, Any]:
+    """GPUs, and the pod's share of the node's CPU and memory: without them a vLLM pod is BestEffort beside training
+    (lowest CPU weight, evicted first under memory pressure). Memory limit = request (never over-committed); no CPU
+    limit (CFS throttling would stall the engine loop while cores are idle)."""
+    requests: dict[str, Any] = {"nvidia.com/gpu": gpus}
+    limits: dict[str, Any] = {"nvidia.com/gpu": gpus}
+    share = vllm_resources(svc, pool.machine)
+    if share is not None:
+        requests |= {"cpu": f"{share.cpu:g}", "memory": f"{share.memory_gib}Gi"}
+        limits["memory"] = f"{share.memory_gib}Gi"
+    return {"limits": limits, "requests": requests}
+
+
+def _container(svc: Service, pool: PoolFacts, command: list[str], gpus: int, serving: bool) -> dict[str, Any]:
     c: dict[str, Any] = {
         "name": "vllm",
         "image": image(svc),
         "command": ["/bin/sh", "-c", " ".join(command)],
-        "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+        "resources": _resources(svc, pool, gpus),
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],  # NCCL and the engine's workers share memory
         "securityContext": {"allowPrivilegeEscalation": False},
     }
@@ -127,7 +141,7 @@ def _served_model(svc: Service) -> str:
 
 def deployment(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> dict[str, Any]:
     labels = _pod_labels(svc, kueue)
-    container = _container(svc, _vllm_args(svc, pool, _served_model(svc)), svc.gpus_per_replica, True)
+    container = _container(svc, pool, _vllm_args(svc, pool, _served_model(svc)), svc.gpus_per_replica, True)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -156,11 +170,11 @@ def leader_worker_set(svc: Service, pool: PoolFacts, ns: str, kueue: bool) -> di
     worker_cmd = ["bash", MULTI_NODE_SCRIPT, "worker", "--ray_address=$(LWS_LEADER_ADDRESS)"]
     leader = {
         "metadata": pod_meta(svc, labels),
-        "spec": _pod_spec(svc, pool, _container(svc, leader_cmd, per_node, True)),
+        "spec": _pod_spec(svc, pool, _container(svc, pool, leader_cmd, per_node, True)),
     }
     worker = {
         "metadata": pod_meta(svc, labels),
-        "spec": _pod_spec(svc, pool, _container(svc, worker_cmd, per_node, False)),
+        "spec": _pod_spec(svc, pool, _container(svc, pool, worker_cmd, per_node, False)),
     }
     return {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",

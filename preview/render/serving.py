@@ -6,10 +6,15 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def _usd(v: float | None, digits: int = 2) -> str:
     return "unknown" if v is None else f"{v:,.{digits}f}"
+
+
+def _replicas(n: int) -> str:
+    return f"{n} replica" if n == 1 else f"{n} replicas"
 
 
 def print_serving(console: Console, rows: list[dict[str, Any]]) -> None:
@@ -46,7 +51,7 @@ def print_serving(console: Console, rows: list[dict[str, Any]]) -> None:
         per_m = (
             "—"
             if r["usdPerMillionOutputTokens"] is None
-            else f"{r['usdPerMillionOutputTokens']:.3f}\n({r['replicasAtPeak']} replicas)"
+            else f"{r['usdPerMillionOutputTokens']:.3f}\n({_replicas(r['replicasAtPeak'])})"
         )
         table.add_row(
             r["service"],
@@ -61,3 +66,11 @@ def print_serving(console: Console, rows: list[dict[str, Any]]) -> None:
             _usd(r["usdPerGpuHour"], 3),
         )
     console.print(table)
+    whole = sorted({r["pool"] for r in rows if r.get("poolBilledWhole")})
+    if whole:
+        pools = f"pool {whole[0]} is" if len(whole) == 1 else f"pools {', '.join(whole)} are"
+        note = (
+            f"note: {pools} billed whole (a reservation): $/h min · max is serving's attributed share; "
+            "scaling serving down frees GPUs for training, not dollars"
+        )
+        console.print(Text(note, style="dim"))

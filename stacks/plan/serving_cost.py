@@ -17,6 +17,7 @@ from stacks.plan.serving import (
     replicas_at,
     slo_margin,
 )
+from stacks.plan.reservation import reserved_nodes
 from stacks.plan.serving_autoscale import peak_replicas
 from stacks.spec.serving import Autoscaling, Service
 from stacks.spec.stack import NodePool, StackSpec
@@ -110,6 +111,8 @@ def serving_rows(spec: StackSpec, facts: Sequence[PoolFacts], overrides: Sequenc
                 "usdPerHourMin": None if cost.usd_per_hour_min is None else round(cost.usd_per_hour_min, 2),
                 "usdPerHourMax": None if cost.usd_per_hour_max is None else round(cost.usd_per_hour_max, 2),
                 "usdPerMillionOutputTokens": cost.usd_per_million_output_tokens,
+                # a reservation (or capacity block) bills every node: serving's $/h is its share, not a saving
+                "poolBilledWhole": reserved_nodes(node_pools[svc.pool]) is not None,
             }
         )
     return rows

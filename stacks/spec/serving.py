@@ -120,6 +120,27 @@ class Autoscaling(SpecModel):
     )
 
 
+class PodResources(SpecModel):
+    cpu: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description=(
+            "CPU cores each vLLM pod requests. Omitted: its GPUs' share of the node's CPUs after the system reserve "
+            "(6 %, at least 2), e.g. 24 per H100 on a3-highgpu-8g. At most what one node of the pool has."
+        ),
+    )
+    memory_gib: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Memory each vLLM pod requests and is limited to, in GiB. Omitted: its GPUs' share of the node's memory "
+            "after the system reserve (8 %, at least 6 GiB), e.g. 215 per H100 on a3-highgpu-8g. At most what one "
+            "node of the pool has."
+        ),
+    )
+
+
 class Service(SpecModel):
     name: str = Field(description="Service name (a DNS-1123 label, at most 40 characters): objects are named after it.")
     model: str | None = Field(
@@ -192,6 +213,13 @@ class Service(SpecModel):
         allow_inf_nan=False,
         description=(
             "Share of each GPU's memory the server may use (vLLM `--gpu-memory-utilization`). Default 0.92, vLLM's."
+        ),
+    )
+    resources: PodResources | None = Field(
+        None,
+        description=(
+            "CPU and memory of each vLLM pod. Omitted: its GPUs' share of the node, so serving is never BestEffort "
+            "beside training (evicted first under memory pressure, starved of CPU)."
         ),
     )
 

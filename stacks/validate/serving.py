@@ -15,6 +15,7 @@ from stacks.plan.serving import model_card, unrendered_metrics_source
 from stacks.validate.issues import Issues, allowed_list, choice_fix
 from stacks.validate.scheduling import LABEL_RULE, RESERVED_NAMESPACES, pool_capacities
 from stacks.validate.serving_protection import check_priority, check_protected, check_queue, check_reclaim
+from stacks.validate.serving_resources import check_resources
 from stacks.validate.serving_shape import check_placement, check_shape, label_ok
 from stacks.validate.serving_sizing import check_cold_start, check_fit, check_slo, check_weights_per_rank
 from stacks.spec.scheduling import SchedulingSpec
@@ -100,6 +101,7 @@ def check_serving(
             continue
         if not check_placement(at, svc, pool, cap.index, machine.gpus):
             continue
+        check_resources(at, svc, machine)
         card = model_card(svc)
         if card is not None:
             check_fit(at, svc, card, machine.gpu_memory_gib_per_gpu, machine.machine_type, machine.gpu_model)

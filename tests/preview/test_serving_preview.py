@@ -6,9 +6,11 @@ from __future__ import annotations
 import functools
 
 import pytest
+from rich.console import Console
 
 from catalog import load_catalog
 from preview.engine import PROJECT_ROOT, read_stack_file
+from preview.render.serving import print_serving
 from preview.run import preview_stack
 from stacks.plan.serving_cost import serving_rows
 from stacks.plan.stack import plan_stack
@@ -37,7 +39,7 @@ def test_gke_chat_is_priced_at_min_max_and_per_million_tokens():
     )
     # priced at what the rendered autoscaler runs through the peak hours as traffic climbs the daily profile: its
     # completion-rate trigger aims at 0.8 × 5,104 ÷ 200 = 20.42 req/s per replica; 120 req/s on 5 replicas (1.18,
-    # outside the HPA's 10 % tolerance) -> 6; 135 on 6 (1.10) -> 7; 150 on 7 (1.049, inside) stays at 7
+    # outside the HPA's 10 % tolerance) -> 6; 135 on 6 (1.102 > 1.10) -> 7; 150 on 7 (1.049, inside) stays at 7
     assert row["replicasAtPeak"] == 7
     assert row["usdPerMillionOutputTokens"] == pytest.approx(7 * 88.49 / 8 / (150 * 200 * 3600) * 1e6, abs=1e-4)
     assert row["usdPerMillionOutputTokens"] == pytest.approx(0.717, abs=1e-3)
@@ -71,3 +73,24 @@ def test_serving_is_priced_with_the_preview_billing_and_its_overrides():
 
 def test_a_stack_without_serving_keeps_its_json_shape():
     assert "serving" not in _report("gke-kueue").as_dict()
+
+
+def _serving_text(stack: str) -> str:
+    console = Console(record=True, width=260)
+    print_serving(console, _report(stack).serving)
+    return console.export_text()
+
+
+def test_a_reserved_pool_says_scaling_serving_down_saves_no_dollars():
+    text = _serving_text("gke-serving")  # h100: a 6-node reservation billed whole
+    assert "note: pool h100 is billed whole (a reservation)" in text
+    assert "frees GPUs for training, not dollars" in text
+    assert all(r["poolBilledWhole"] for r in _report("gke-serving").serving)
+    # eks-serving's L40S pool is on-demand: scaling down does save its dollars
+    assert not any(r["poolBilledWhole"] for r in _report("eks-serving").serving)
+    assert "billed whole" not in _serving_text("eks-serving")
+
+
+def test_one_replica_at_peak_is_printed_singular():
+    text = _serving_text("gke-serving")
+    assert "(1 replica)" in text and "(1 replicas)" not in text and "(7 replicas)" in text
