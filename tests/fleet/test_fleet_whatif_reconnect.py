@@ -26,16 +26,12 @@ from pathlib import Path
 
 import yaml
 
-from stacks.plan.start_time import factors, overhead_s
+from tests.support.whatif.fleet_start import EKS_H100_RUNS_AT
 from tests.support.whatif.stacks import COLD, WARM
 from whatif.model import SimOptions
 from whatif.run import run_whatif
 
 OPTS = SimOptions(spot_interruptions=False)
-EKS_H100_RUNS_AT = factors()["image_gb"] / factors()["pull_gb_per_s"] / factors()["soci_speedup"] + overhead_s(
-    1, factors()
-)
-"""eks's H100 nodes are up at 0 and pre-pull the 15 GB image as they join (SOCI parallel pull): ~90.8 s."""
 
 
 def job(job_id: str, submit: float, run: float, gpus: int = 8) -> dict:
