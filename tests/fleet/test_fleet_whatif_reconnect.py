@@ -26,6 +26,8 @@ from pathlib import Path
 
 import yaml
 
+from tests.support.whatif.fleet_start import EKS_H100_RUNS_AT
+from tests.support.whatif.stacks import COLD, WARM
 from whatif.model import SimOptions
 from whatif.run import run_whatif
 
@@ -152,58 +154,67 @@ def test_an_incremental_nominee_back_from_a_loss_gets_its_copy_at_reconnection(t
     assert p1.starts == (100.0,) and worker(p1) == first
 
 
-EIGHT_DONE_BY_1800 = [job(f"q{i}", 0, 1500, gpus=1) for i in range(1, 9)] + [job("w9", 100, 600, gpus=1)]
-"""q1-q8 fill the manager's 8 L40S GPUs and run on eks 300-1,800; w9 waits at the manager since 100."""
+EIGHT_DONE_BY_1763 = [job(f"q{i}", 0, 1200, gpus=1) for i in range(1, 9)] + [job("w9", 100, 600, gpus=1)]
+"""q1-q8 fill the manager's 8 L40S GPUs, placed on eks at 300 (new node), pods running at 300 + COLD (~562), done at
+~1,762, before the 1,900 timeout; w9 waits at the manager since 100."""
+EIGHT_END = 300 + COLD + 1200
 
 
 def test_an_outage_of_exactly_the_timeout_evicts_before_the_worker_is_back(tmp_path):
     # eks lost 1,000-1,900 with workerLostTimeout 900: at 1,900 Kueue's remaining wait is 900 - 900 = 0, not > 0,
     # so the check goes to Retry (553-559); the reconnection waits for a retry back-off, so it comes after. All 8
-    # are evicted at 1,900 (finished, unseen) and queued behind w9; w9 and q1-q7 get the 8 GPUs back (equal
-    # eviction times: submission order), q1-q7 finish at the reconnect (step 3) and q8, without quota, has its
-    # finished copy deleted (step 2): 1 GPU x 1,500 s = 0.42 GPU-h lost, and it runs again 1,900-3,400.
+    # are evicted at 1,900 (finished at ~1,762, unseen) and queued behind w9; w9 and q1-q7 get the 8 GPUs back
+    # (equal eviction times: submission order), q1-q7 finish at the reconnect (step 3) and q8, without quota, has
+    # its finished copy deleted (step 2): 1 GPU x ~1,462 s (placement at 300 to its end) = 0.41 GPU-h lost, and it
+    # runs again from 1,900 on the eks node that has the image (WARM), 1,200 s of work.
     # One second longer gives the same outcome one second later; one second shorter loses nothing
     outcomes = {}
     for span in (899, 900, 901):
-        run = run_with(tmp_path, EIGHT_DONE_BY_1800, [{"worker": "eks", "atS": 1000, "forS": span}])
+        run = run_with(tmp_path, EIGHT_DONE_BY_1763, [{"worker": "eks", "atS": 1000, "forS": span}])
         jobs = run.result.jobs
-        assert all(jobs[f"q{i}"].starts == (300.0,) and jobs[f"q{i}"].end_s == 1800.0 for i in range(1, 8))
+        for i in range(1, 8):
+            assert jobs[f"q{i}"].starts == (300.0,) and jobs[f"q{i}"].end_s == pytest.approx(EIGHT_END)
         assert run.report["unfinished"] == 0
         outcomes[span] = (jobs["q8"].starts, jobs["q8"].end_s, jobs["w9"].starts, run.report["preemptions"])
         outcomes[span] += (run.report["fleet"]["workerLoss"]["jobsEvicted"],)
-    lost = {"count": 1, "lostGpuHours": 0.42}
-    assert outcomes[900] == ((300.0, 1900.0), 3400.0, (1900.0,), lost, 8)
-    assert outcomes[901] == ((300.0, 1901.0), 3401.0, (1901.0,), lost, 8)
-    assert outcomes[899] == ((300.0,), 1800.0, (1899.0,), {"count": 0, "lostGpuHours": 0.0}, 0)
+    lost = {"count": 1, "lostGpuHours": 0.41, "podsReadyEvictions": 0}
+    assert outcomes[900] == ((300.0, 1900.0), pytest.approx(1900 + WARM + 1200), (1900.0,), lost, 8)
+    assert outcomes[901] == ((300.0, 1901.0), pytest.approx(1901 + WARM + 1200), (1901.0,), lost, 8)
+    nothing = {"count": 0, "lostGpuHours": 0.0, "podsReadyEvictions": 0}
+    assert outcomes[899] == ((300.0,), pytest.approx(EIGHT_END), (1899.0,), nothing, 0)
 
 
 def test_a_job_evicted_while_its_only_capable_worker_is_lost_converges_on_its_old_copy(tmp_path):
     # s (L40S, eks only) runs on eks from 300; eks lost 1,000-4,600. At 1,900 s is evicted (6a) and re-reserved at
     # the manager, but gke, the only reachable worker, has no L40S pool: no copy. At 4,600 s holds quota and its
-    # eks copy runs: it converges on it (6b) and ends at 7,500, nothing lost. s2 (t=2,000) holds quota with no
-    # copy until the reconnect creates one on eks (913-950), where a new L40S node is up 300 s later
+    # eks copy runs: it converges on it (6b) and ends 7,200 s after its pods run (300 + COLD), nothing lost. s2
+    # (t=2,000) holds quota with no copy until the reconnect creates one on eks (913-950), where a new L40S node is
+    # up 300 s later and pulls the image (COLD) before its 600 s of work
     jobs = [job("s", 0, 7200, gpus=1), job("s2", 2000, 600, gpus=1)]
     run = run_with(tmp_path, jobs, [{"worker": "eks", "atS": 1000, "forS": 3600}])
     s, s2 = run.result.jobs["s"], run.result.jobs["s2"]
-    assert s.starts == (300.0,) and s.end_s == 7500.0 and worker(s) == "eks"
-    assert s2.starts == (4900.0,) and s2.end_s == 5500.0 and worker(s2) == "eks"
-    assert run.report["preemptions"] == {"count": 0, "lostGpuHours": 0.0}
+    assert s.starts == (300.0,) and s.end_s == pytest.approx(300 + COLD + 7200) and worker(s) == "eks"
+    assert s2.starts == (4900.0,) and s2.end_s == pytest.approx(4900 + COLD + 600) and worker(s2) == "eks"
+    assert run.report["preemptions"] == {"count": 0, "lostGpuHours": 0.0, "podsReadyEvictions": 0}
     assert run.report["fleet"]["workerLoss"]["jobsEvicted"] == 1
 
 
 def test_a_running_copy_of_a_job_without_quota_at_reconnection_is_deleted_and_runs_again(tmp_path):
-    # q1-q8 (L40S, 5,000 s) run on eks from 300; w9 waits since 100; eks lost 1,000-3,000. At 1,900 all 8 are
-    # evicted and queued behind w9; w9 and q1-q7 get the 8 GPUs back (equal eviction times: Kueue races, the
-    # model takes submission order). At 3,000 q1-q7 converge on their running copies (6b); q8 holds no quota, so
-    # step 2 deletes its running copy: 1 GPU x 2,700 s = 0.75 GPU-h lost. w9 runs on eks 3,000-3,600, and q8,
-    # re-reserved on w9's quota, runs again 3,600-8,600
+    # q1-q8 (L40S, 5,000 s) are placed on eks at 300 (pods running at 300 + COLD); w9 waits since 100; eks lost
+    # 1,000-3,000. At 1,900 all 8 are evicted and queued behind w9; w9 and q1-q7 get the 8 GPUs back (equal
+    # eviction times: Kueue races, the model takes submission order). At 3,000 q1-q7 converge on their running
+    # copies (6b); q8 holds no quota, so step 2 deletes its running copy: 1 GPU x 2,700 s (placement to deletion) =
+    # 0.75 GPU-h lost. w9 is placed on eks at 3,000 (node has the image: WARM) and ends 600 s later; q8,
+    # re-reserved on w9's quota then, runs its 5,000 s again on the same warm node
     jobs = [job(f"q{i}", 0, 5000, gpus=1) for i in range(1, 9)] + [job("w9", 100, 600, gpus=1)]
     run = run_with(tmp_path, jobs, [{"worker": "eks", "atS": 1000, "forS": 2000}])
     got = run.result.jobs
-    assert all(got[f"q{i}"].starts == (300.0,) and got[f"q{i}"].end_s == 5300.0 for i in range(1, 8))
-    assert got["w9"].starts == (3000.0,) and got["w9"].end_s == 3600.0 and worker(got["w9"]) == "eks"
-    assert got["q8"].starts == (300.0, 3600.0) and got["q8"].end_s == 8600.0
-    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 0.75}
+    for i in range(1, 8):
+        assert got[f"q{i}"].starts == (300.0,) and got[f"q{i}"].end_s == pytest.approx(300 + COLD + 5000)
+    w9_end = 3000 + WARM + 600
+    assert got["w9"].starts == (3000.0,) and got["w9"].end_s == pytest.approx(w9_end) and worker(got["w9"]) == "eks"
+    assert got["q8"].starts == pytest.approx((300.0, w9_end)) and got["q8"].end_s == pytest.approx(w9_end + WARM + 5000)
+    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 0.75, "podsReadyEvictions": 0}
     assert run.report["fleet"]["workerLoss"]["jobsEvicted"] == 8
     assert run.report["unfinished"] == 0
 
@@ -227,7 +238,8 @@ def test_an_incremental_job_evicted_from_its_lost_first_worker_is_renominated_fr
     # Incremental, eks then gke. p1 (H100) runs on eks from 0; eks lost 1,000-4,600. At 1,900 p1 is evicted, which
     # resets its nominations (evict.go 205-217): round 1 nominates eks again, lost, so no copy; round 2 at 2,200
     # nominates gke, where p1 reruns. At 4,600 p1 converges on its eks copy, admitted first (6b): the gke rerun is
-    # deleted, 8 GPUs x 2,400 s = 5.33 GPU-h lost, and p1 ends at 7,200 on eks
+    # deleted, 8 GPUs x 2,400 s = 5.33 GPU-h lost, and p1 ends on eks 7,200 s after its first pods ran (eks's
+    # H100 nodes are up from 0 and pre-pull the image: EKS_H100_RUNS_AT)
     stack = incremental_fleet(tmp_path, ["eks", "gke"])
     path = tmp_path / "jobs.yaml"
     path.write_text(
@@ -238,6 +250,6 @@ def test_an_incremental_job_evicted_from_its_lost_first_worker_is_renominated_fr
     run = run_whatif(stack, path, seed=0, options=OPTS)
     assert run.report["fleet"]["dispatcher"] == "Incremental" and run.report["fleet"]["stepSize"] == 1
     p1 = run.result.jobs["p1"]
-    assert p1.starts == (0.0, 2200.0) and p1.end_s == 7200.0 and worker(p1) == "eks"
-    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 5.33}
+    assert p1.starts == (0.0, 2200.0) and p1.end_s == pytest.approx(EKS_H100_RUNS_AT + 7200) and worker(p1) == "eks"
+    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 5.33, "podsReadyEvictions": 0}
     assert run.report["fleet"]["workerLoss"]["jobsEvicted"] == 1

@@ -12,8 +12,9 @@ again, converges on the copy admitted first (step 6b, 571-581), the old one. ``w
 The shipped fleet, one 8-GPU H100 job p1 (product, t=0, 7,200 s) on an idle fleet: it runs on the worker ``w`` of the
 plain run. ``w`` is lost from t=1,000 for 3,600 s: p1 keeps its manager quota until 1,000 + 900 = 1,900, is evicted
 then and dispatched at 1,900 to the other worker only (``w`` is out until 4,600), while its copy on ``w`` runs on.
-At 4,600 the rerun is deleted (8 GPUs x 2,700 s = 6.0 GPU-h thrown away) and p1 ends on ``w`` at 7,200. Lost for
-600 s only (< 900), the worker comes back in time and p1 ends at 7,200 where it started, nothing lost."""
+At 4,600 the rerun is deleted (8 GPUs x 2,700 s = 6.0 GPU-h thrown away) and p1 ends on ``w`` 7,200 s after its
+first pods ran (``w``'s nodes are up from 0 and pre-pull the image: ``RUNS_AT``, ~90.8 s on eks). Lost for 600 s only
+(< 900), the worker comes back in time and p1 ends at that same time where it started, nothing lost."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ import pytest
 import yaml
 
 from preview.engine import PROJECT_ROOT
+from tests.support.whatif.fleet_start import RUNS_AT
+from tests.support.whatif.stacks import WARM
 from whatif.fleet.cluster import go_seconds
 from whatif.model import SimOptions
 from whatif.report.markdown import render_markdown
@@ -56,8 +59,8 @@ def test_a_job_on_a_lost_worker_reruns_elsewhere_at_the_timeout_and_the_old_copy
     p1 = run.result.jobs["p1"]
     assert p1.starts == (0.0, 1900.0)  # evicted at 1,000 + workerLostTimeout (900), dispatched again at once
     assert p1.pool.startswith(f"{w}/")  # the copy admitted first, on w, is the one that ends the job
-    assert p1.end_s == 7200.0
-    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 6.0}  # the rerun, 8 GPUs x 2,700 s
+    assert p1.end_s == pytest.approx(RUNS_AT[w] + 7200)
+    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": 6.0, "podsReadyEvictions": 0}  # 8 x 2,700 s
     loss = run.report["fleet"]["workerLoss"]
     assert loss["jobsEvicted"] == 1 and loss["workerLostTimeoutS"] == 900.0
     line = f"Workers lost: {w} from 1000 s for 3600 s; workerLostTimeout 900 s; 1 job(s) evicted"
@@ -69,7 +72,7 @@ def test_a_worker_back_before_the_timeout_loses_nothing(tmp_path):
     w = first_worker(tmp_path)
     run = run_with(tmp_path, [h100("p1", 0, 7200)], [{"worker": w, "atS": 1000, "forS": 600}])
     p1 = run.result.jobs["p1"]
-    assert p1.starts == (0.0,) and p1.end_s == 7200.0 and p1.pool.startswith(f"{w}/")
+    assert p1.starts == (0.0,) and p1.end_s == pytest.approx(RUNS_AT[w] + 7200) and p1.pool.startswith(f"{w}/")
     assert run.report["preemptions"]["count"] == 0 and run.report["fleet"]["workerLoss"]["jobsEvicted"] == 0
 
 
@@ -77,7 +80,8 @@ def test_a_job_submitted_while_a_worker_is_out_goes_only_to_the_reachable_worker
     w = first_worker(tmp_path)
     other = {"gke": "eks", "eks": "gke"}[w]
     # the lost worker is idle and would win half the races: while it is out only the other worker gets a copy;
-    # the other is busy with p0 until 3,000, so p1 waits for it rather than running on the lost worker
+    # the other is busy with p0 until 3,000 s after p0's pods run, so p1 waits for it rather than running on the
+    # lost worker
     jobs = [h100("p0", 0, 3000), h100("p1", 100, 600)]
     base = run_with(tmp_path, jobs, [])
     holder = base.result.jobs["p0"].pool.split("/", 1)[0]
@@ -85,7 +89,8 @@ def test_a_job_submitted_while_a_worker_is_out_goes_only_to_the_reachable_worker
     p0, p1 = run.result.jobs["p0"], run.result.jobs["p1"]
     lost = other if holder == w else w
     assert not p1.pool.startswith(f"{lost}/")
-    assert p1.start_s == p0.end_s == 3000.0  # it waited for the reachable worker, though the lost one was idle
+    # it waited for the reachable worker, though the lost one was idle
+    assert p1.start_s == p0.end_s == pytest.approx(RUNS_AT[holder] + 3000)
 
 
 def test_the_timeout_is_the_one_the_manager_renders():
@@ -158,14 +163,19 @@ def test_an_incremental_nominee_that_is_lost_stalls_the_job_until_the_next_round
 
 
 def test_a_copy_that_finished_on_the_lost_worker_before_the_timeout_is_evicted_and_runs_again(tmp_path):
-    """x ends on the lost worker at 1,500 s, unseen, and keeps its quota until the 1,900 s timeout, when Kueue
-    evicts it all the same (step 6a) and queues it behind y (queued since 10), which takes the freed quota. At the
-    4,600 reconnect x holds no quota, so its finished copy is deleted (step 2, workload.go 380-394): x runs again
-    when g1's quota is free, at 7,201; every job of the case ends."""
+    """x ends on the lost worker 1,500 s after its pods run (~1,591 on eks), unseen, and keeps its quota until the
+    1,900 s timeout, when Kueue evicts it all the same (step 6a) and queues it behind y (queued since 10), which
+    takes the freed quota. At the 4,600 reconnect x holds no quota, so its finished copy is deleted (step 2,
+    workload.go 380-394): 8 GPUs from 0 to its end count for nothing, and x runs again when g1's quota is free, on
+    g1's warm node; every job of the case ends."""
     w = first_worker(tmp_path)
     jobs = [h100("x", 0, 1500), h100("g1", 1, 7200), h100("g2", 2, 7200), h100("y", 10, 7200)]
     run = run_with(tmp_path, jobs, [{"worker": w, "atS": 1000, "forS": 3600}])
-    x = run.result.jobs["x"]
-    assert x.starts == (0.0, 7201.0) and x.end_s == 8701.0
+    x, g1 = run.result.jobs["x"], run.result.jobs["g1"]
+    other = {"gke": "eks", "eks": "gke"}[w]
+    assert g1.end_s == pytest.approx(RUNS_AT[other] + 7200)  # g1 (t=1) runs on the other worker
+    assert x.starts == pytest.approx((0.0, g1.end_s)) and x.end_s == pytest.approx(g1.end_s + WARM + 1500)
+    lost = round(8 * (RUNS_AT[w] + 1500) / 3600, 2)
+    assert run.report["preemptions"] == {"count": 1, "lostGpuHours": lost, "podsReadyEvictions": 0}
     assert all(j.end_s is not None for j in run.result.jobs.values()), "every job of the case ends"
     assert run.report["fleet"]["workerLoss"]["jobsEvicted"] == 1
