@@ -11,8 +11,7 @@ import datetime as dt
 
 from catalog.cloud_limits import cloud_limit
 from stacks.plan.capacity_block import (
-    EC2_TERMINATION_LEAD,
-    SCALE_DOWN_LEAD,
+    BlockWindow,
     BLOCK_END_UTC,
     MAX_BLOCK_HOURS,
     MAX_BLOCK_INSTANCES,
@@ -135,7 +134,7 @@ def _check_window(window: Issues, pool: NodePool, now: dt.datetime, dra: bool) -
             allowed="an end at 11:30:00Z",
             fix="copy EndDate from `aws ec2 describe-capacity-reservations`",
         )
-    _check_against_now(window, found.start, found.end, found.scale_down_at, now, dra)
+    _check_against_now(window, found, now, dra)
 
 
 def _check_length(window: Issues, key: str, hours: float) -> None:
@@ -159,9 +158,8 @@ def _check_length(window: Issues, key: str, hours: float) -> None:
         )
 
 
-def _check_against_now(
-    window: Issues, start: dt.datetime, end: dt.datetime, scale_down: dt.datetime, now: dt.datetime, dra: bool
-) -> None:
+def _check_against_now(window: Issues, found: BlockWindow, now: dt.datetime, dra: bool) -> None:
+    start, end, scale_down = found.start, found.end, found.scale_down_at
     if end <= now:
         window.error(
             None,
@@ -175,9 +173,9 @@ def _check_against_now(
             None,
             f"the block ends at {iso(end)}, and its scale-down time ({iso(scale_down)}) has passed: "
             "Auto Scaling refuses scheduled actions in the past, and EC2 terminates the block's instances from "
-            f"{iso(end - EC2_TERMINATION_LEAD)}",
+            f"{iso(found.terminates_at)}",
             iso(end),
-            allowed=f"a window that ends after {iso(now + SCALE_DOWN_LEAD)}",
+            allowed=f"a window that ends after {iso(now + (end - scale_down))}",
             fix="remove the pool, or declare the window of the next block",
         )
     elif start <= now:
