@@ -111,3 +111,19 @@ def test_one_ultraserver_has_no_registration_taint_nothing_would_remove(capsys):
     assert main(["--stack", "eks-p6e-gb200", "--format", "json"]) == 0
     report = yaml.safe_load(capsys.readouterr().out)
     assert "slurm-topology" not in str(report["resources"]) and "block-annotator" not in str(report["resources"])
+
+
+def test_the_registration_taint_is_a_violation_without_the_annotator_that_removes_it():
+    """cross-layer-scheduler-tolerations lets slurmd pods not tolerate the registration taint only when the stack
+    runs the annotator that removes it; otherwise the pods would wait forever."""
+    from preview.engine import run_program
+    from tests.support.policy.harness import Pack
+
+    rule = "cross-layer-scheduler-tolerations"
+    resources = list(run_program(two_ultraservers()["config"], "p6e-x2").resources)
+    pack = Pack()
+    assert not [d for d in pack.stack(resources) if d[0] == rule]
+    without = [r for r in resources if r.name != "slurm-block-annotator-deployment"]
+    assert len(without) == len(resources) - 1
+    found = [d for d in pack.stack(without) if d[0] == rule]
+    assert found and "startup-taint.cluster-autoscaler.kubernetes.io/slurm-topology" in str(found)
