@@ -145,6 +145,10 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             node_role_arn=cluster.node_role_arn,
             subnet_ids=[cluster.subnets[z] for z in eks.zones],
             ami_type=eks.ami_type,
+            # the instance type on the node group, not in the launch template: the EKS capacity-block guide lists
+            # InstanceType in the template data, but EKS accepts either place (not both), and AWS's own blueprint
+            # (aws-ia/terraform-aws-eks-blueprints patterns/ml-capacity-block/eks.tf) sets it here with the block's
+            # target in the template, as gpu-cluster does
             instance_types=[eks.machine_type],
             release_version=eks.release_version,  # None: EKS's newest at create/update (preview advises pinning)
             capacity_type=eks.capacity_type,

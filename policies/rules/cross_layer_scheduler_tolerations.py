@@ -23,6 +23,12 @@ BLOCKING = ("NoSchedule", "NoExecute")
 """Effects that keep an untolerating pod off the node (PreferNoSchedule only makes the scheduler avoid it)."""
 
 
+ANNOTATOR = ("kubernetes:apps/v1:Deployment", "slurm-block-annotator")
+"""The Slurm block annotator (``render/slurm_block_annotator.py``): present, it removes its registration taint."""
+REGISTRATION_TAINT = "startup-taint.cluster-autoscaler.kubernetes.io/slurm-topology"
+"""Kept off slurmd pods on purpose until the node's Slurm block is annotated (``stacks/plan/slurm_block_nodes.py``)."""
+
+
 def effect_of(taint: Taint) -> str:
     return EFFECTS.get(taint.effect, taint.effect)
 
@@ -40,10 +46,15 @@ def tolerates(toleration: dict, taint: Taint) -> bool:
     return operator == "Equal" and key == taint.key and (toleration.get("value") or "") == taint.value
 
 
-def untolerated(tolerations: list, pool: PoolView) -> list[Taint]:
-    """The pool's blocking taints that no toleration matches."""
+def untolerated(tolerations: list, pool: PoolView, removed: frozenset[str] = frozenset()) -> list[Taint]:
+    """The pool's blocking taints that no toleration matches; ``removed``: keys a controller of the stack removes once
+    the node is ready for the pods (not a taint to tolerate)."""
     tols = [t for t in as_list(tolerations) if isinstance(t, dict)]
-    return [t for t in pool.taints if effect_of(t) in BLOCKING and not any(tolerates(tol, t) for tol in tols)]
+    return [
+        t
+        for t in pool.taints
+        if effect_of(t) in BLOCKING and t.key not in removed and not any(tolerates(tol, t) for tol in tols)
+    ]
 
 
 def show(taint: Taint) -> str:
@@ -92,9 +103,13 @@ def check(resources: list[Resource], cfg: Config, cat: Catalog) -> Iterable[Find
                     r.urn,
                 )
         elif is_slurm_release(r):
+            annotator = any(
+                x.type == ANNOTATOR[0] and dig(x.props, "metadata", "name") == ANNOTATOR[1] for x in resources
+            )
+            removed = frozenset({REGISTRATION_TAINT}) if annotator else frozenset()
             for ns in nodesets(r):
                 pool = pools.get(selected_pool(ns.selector) or "")
-                missing = untolerated(ns.tolerations, pool) if pool is not None else []
+                missing = untolerated(ns.tolerations, pool, removed) if pool is not None else []
                 if pool is not None and missing:
                     yield _finding(
                         f"Slurm NodeSet '{ns.name}'",

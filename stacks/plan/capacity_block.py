@@ -5,10 +5,11 @@ summary.
 AWS rules used here (EC2 user guide, "Find and purchase Capacity Blocks" and "Work with Capacity Blocks"; EKS user
 guide, "Create self-managed nodes with Capacity Blocks for ML" and "Create a managed node group with Capacity
 Blocks for ML"): blocks last 1-14 days in 1-day steps, then 7-day steps up to 182 days; every block ends at
-11:30 UTC; thirty minutes before the end EC2 starts terminating the block's instances, so the group should scale
-to zero more than 30 minutes before the end; a managed node group on a block is upgraded only at desired size 0.
-EKS's own "Capacity Scaledown Before Reservation End" action runs 40 minutes before the end; gpu-cluster's runs
-first, at 45, with min 0 so nothing it set earlier holds the group up.
+11:30 UTC; a managed node group on a block is upgraded only at desired size 0. The end-of-block times (EC2 starts
+terminating 30 minutes before the end, 60 on an UltraServer block; EKS's own "Capacity Scaledown Before Reservation
+End" action at 40) are row ``aws-capacity-block-end-termination`` of ``catalog/data/cloud-limits.csv``. gpu-cluster's
+scale-down runs 15 minutes before EC2's terminations (45 minutes before the end, 75 on an UltraServer block), with
+min 0 so nothing it set earlier holds the group up.
 """
 
 from __future__ import annotations
@@ -17,15 +18,21 @@ import datetime as dt
 from dataclasses import dataclass
 
 from catalog import Cloud
+from catalog.cloud_limits import cloud_limit
 from stacks.plan.reservation import is_capacity_block, reserved_nodes
 from stacks.spec.stack import NodePool
 
-EC2_TERMINATION_LEAD = dt.timedelta(minutes=30)
-"""EC2 starts terminating a block's instances this long before its end (EC2 user guide, "Work with Capacity
-Blocks"): what the what-if models as the nodes going."""
-SCALE_DOWN_LEAD = dt.timedelta(minutes=45)
-"""How long before the block's end gpu-cluster's scale-down action runs: before EKS's own action (40 minutes) and
-EC2's terminations (30), so pods are drained by the node group's scale-in, not cut by EC2."""
+_TERMINATION = cloud_limit("aws-capacity-block-end-termination").value.split()  # minutes: instance, UltraServer
+EC2_TERMINATION_LEAD = dt.timedelta(minutes=int(_TERMINATION[0]))
+"""EC2 starts terminating a block's instances this long before its end (30 minutes): what the what-if models as the
+nodes going."""
+ULTRASERVER_TERMINATION_LEAD = dt.timedelta(minutes=int(_TERMINATION[1]))
+"""The same on an UltraServer block (P6e-GB200): EC2 starts an hour before the end."""
+DRAIN_LEAD = dt.timedelta(minutes=15)
+"""gpu-cluster's scale-down runs this long before EC2's terminations, so pods are drained by the node group's
+scale-in, not cut by EC2."""
+SCALE_DOWN_LEAD = EC2_TERMINATION_LEAD + DRAIN_LEAD
+"""45 minutes on an instance block: before EKS's own action (40 minutes) and EC2's terminations (30)."""
 BLOCK_END_UTC = dt.time(11, 30)
 """Every capacity block ends at 11:30 UTC."""
 MAX_BLOCK_HOURS = 182 * 24
@@ -43,6 +50,8 @@ BLOCK_END_TAG = "gpu-cluster/capacity-block-end"
 class BlockWindow:
     start: dt.datetime
     end: dt.datetime
+    ultraserver: bool = False
+    """An UltraServer block: EC2 terminates its instances 60 minutes before the end, not 30."""
 
     @property
     def hours(self) -> float:
@@ -53,8 +62,14 @@ class BlockWindow:
         return self.start
 
     @property
+    def terminates_at(self) -> dt.datetime:
+        """When EC2 starts terminating the block's instances."""
+        return self.end - (ULTRASERVER_TERMINATION_LEAD if self.ultraserver else EC2_TERMINATION_LEAD)
+
+    @property
     def scale_down_at(self) -> dt.datetime:
-        return self.end - SCALE_DOWN_LEAD
+        # an UltraServer block's instances go at end-60, before EKS's own end-40 action: only ours drains them
+        return self.terminates_at - DRAIN_LEAD
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -77,12 +92,13 @@ def block_window(pool: NodePool) -> BlockWindow | None:
     window = pool.capacity.window
     if window is None or not is_capacity_block(pool) or window.start.tzinfo is None:
         return None
+    ultra = pool.capacity.ultraserver_type is not None
     if window.end is not None:
-        return None if window.end.tzinfo is None else BlockWindow(window.start, window.end)
+        return None if window.end.tzinfo is None else BlockWindow(window.start, window.end, ultra)
     if window.duration_hours is None:
         return None
     try:
-        return BlockWindow(window.start, window.start + dt.timedelta(hours=window.duration_hours))
+        return BlockWindow(window.start, window.start + dt.timedelta(hours=window.duration_hours), ultra)
     except OverflowError:  # past year 9999: validation refuses it (the length, or the calendar)
         return None
 

@@ -93,6 +93,9 @@ class StackPlan:
     """GKE only: the GPUDirect fabric grouped by kind (networks, managed profiles, installers); empty on EKS."""
     fleet: FleetPlan | None = None
     """The stack's fleet role (MultiKueue manager or worker), or None for a standalone cluster."""
+    slurm_block_topologies: dict[str, str] = field(default_factory=dict)
+    """EKS Slurm pools whose UltraServer groups are labelled with their block: pool -> block topology name (the
+    block annotator's input, ``stacks/plan/slurm_block_nodes.py``); empty: no annotator."""
     facts: tuple[PoolFacts, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -181,6 +184,11 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
     # one price lookup: a queue's $/h is the pool's billed rate (a capacity block's fee, never its list price)
     rates = {f.name: _gpu_hour_rate(f, pool) for f, pool in zip(facts_list, spec.node_pools)}
     kueue, slurm, quota = _scheduler_plans(sched, facts_list, rates)
+    annotated: dict[str, str] = {}
+    if slurm is not None and spec.cloud == Cloud.AWS:  # each UltraServer group is one Slurm block: label it
+        from stacks.plan.slurm_block_nodes import with_block_labels
+
+        annotated = with_block_labels(pools, slurm.topology)
     if kueue is not None:  # rack-scale gangs wait for their ComputeDomain: the timeout follows their cold start
         # one timeout for every workload: the scheduling section as rendered (serving's ready budget included)
         effective = spec.model_copy(update={"scheduling": sched})
@@ -207,6 +215,7 @@ def plan_stack(spec: StackSpec, cat: Catalog, now: dt.datetime | None = None) ->
         quota=quota,
         gke_fabric=_gke_fabric(spec, facts_list),
         fleet=_fleet(spec, facts_list, egress),
+        slurm_block_topologies=annotated,
     )
 
 

@@ -158,7 +158,9 @@ class Capacity(SpecModel):
             "UltraServer block is its own reservation), instead of `reservation`. gpu-cluster creates one managed "
             "node group per UltraServer (`<pool>-us-0`, `<pool>-us-1`, …), each with its own launch template "
             "targeting its block and its own scheduled scale actions; all carry the pool's label, so Kueue, Slurm "
-            "and the policies see one pool. Required when reservedNodes spans several UltraServers."
+            "and the policies see one pool. Required when reservedNodes spans several UltraServers. The blocks share the "
+            "pool's `window` and `upfrontFeeUsd` (split evenly): list only blocks bought together, with the same "
+            "StartDate and EndDate; blocks with other dates go in separate pools."
         ),
     )
     reservation_group: str | None = Field(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Iterable
 
-from catalog import Cloud
+from catalog import Catalog, Cloud
 from stacks.plan.reservation import is_capacity_block
 from stacks.spec.stack import NodePool
 from stacks.validate.issues import Issues
@@ -19,7 +19,7 @@ BLOCK_ONLY = ("window", "upfrontFeeUsd", "rollNodes")
 
 
 def check_capacity_blocks(
-    issues: Issues, cloud: Cloud, pools: Iterable[tuple[int, NodePool]], now: dt.datetime
+    issues: Issues, cat: Catalog, cloud: Cloud, pools: Iterable[tuple[int, NodePool]], now: dt.datetime
 ) -> None:
     for i, pool in pools:
         capacity = issues.pool(i, pool.name).at("capacity")
@@ -42,4 +42,6 @@ def check_capacity_blocks(
         # what-if/preview import floor)
         from stacks.validate.capacity_block_window import check_block
 
-        check_block(capacity, pool, now)
+        # a multi-node NVLink pool's job pods claim an IMEX channel (DRA): pending ones cannot scale it from zero
+        dra = pool.multi_node and (cloud, pool.machine_type) in cat.nvlink_domains
+        check_block(capacity, pool, now, dra)

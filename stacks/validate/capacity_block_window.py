@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from catalog.cloud_limits import cloud_limit
 from stacks.plan.capacity_block import (
-    EC2_TERMINATION_LEAD,
-    SCALE_DOWN_LEAD,
+    BlockWindow,
     BLOCK_END_UTC,
     MAX_BLOCK_HOURS,
     MAX_BLOCK_INSTANCES,
@@ -23,8 +23,9 @@ from stacks.spec.stack import NodePool
 from stacks.validate.issues import Issues
 
 
-def check_block(capacity: Issues, pool: NodePool, now: dt.datetime) -> None:
-    """One EC2 Capacity Block pool (``capacity``: its ``capacity`` scope)."""
+def check_block(capacity: Issues, pool: NodePool, now: dt.datetime, dra: bool = False) -> None:
+    """One EC2 Capacity Block pool (``capacity``: its ``capacity`` scope). ``dra``: the pool's job pods claim a DRA
+    device (an IMEX channel), so pending pods cannot make the Cluster Autoscaler scale it up from zero."""
     cap = pool.capacity
     _check_size(capacity, pool)
     if cap.window is None:
@@ -38,7 +39,7 @@ def check_block(capacity: Issues, pool: NodePool, now: dt.datetime) -> None:
             f"--capacity-reservation-ids {cap.reservation}` (StartDate, EndDate)",
         )
     else:
-        _check_window(capacity.at("window"), pool, now)
+        _check_window(capacity.at("window"), pool, now, dra)
     if cap.upfront_fee_usd is None:
         capacity.warn(
             "upfrontFeeUsd",
@@ -70,7 +71,7 @@ def _check_size(capacity: Issues, pool: NodePool) -> None:
         )
 
 
-def _check_window(window: Issues, pool: NodePool, now: dt.datetime) -> None:
+def _check_window(window: Issues, pool: NodePool, now: dt.datetime, dra: bool) -> None:
     spec = pool.capacity.window
     assert spec is not None
     naive = [
@@ -133,7 +134,7 @@ def _check_window(window: Issues, pool: NodePool, now: dt.datetime) -> None:
             allowed="an end at 11:30:00Z",
             fix="copy EndDate from `aws ec2 describe-capacity-reservations`",
         )
-    _check_against_now(window, found.start, found.end, found.scale_down_at, now)
+    _check_against_now(window, found, now, dra)
 
 
 def _check_length(window: Issues, key: str, hours: float) -> None:
@@ -157,9 +158,8 @@ def _check_length(window: Issues, key: str, hours: float) -> None:
         )
 
 
-def _check_against_now(
-    window: Issues, start: dt.datetime, end: dt.datetime, scale_down: dt.datetime, now: dt.datetime
-) -> None:
+def _check_against_now(window: Issues, found: BlockWindow, now: dt.datetime, dra: bool) -> None:
+    start, end, scale_down = found.start, found.end, found.scale_down_at
     if end <= now:
         window.error(
             None,
@@ -173,9 +173,9 @@ def _check_against_now(
             None,
             f"the block ends at {iso(end)}, and its scale-down time ({iso(scale_down)}) has passed: "
             "Auto Scaling refuses scheduled actions in the past, and EC2 terminates the block's instances from "
-            f"{iso(end - EC2_TERMINATION_LEAD)}",
+            f"{iso(found.terminates_at)}",
             iso(end),
-            allowed=f"a window that ends after {iso(now + SCALE_DOWN_LEAD)}",
+            allowed=f"a window that ends after {iso(now + (end - scale_down))}",
             fix="remove the pool, or declare the window of the next block",
         )
     elif start <= now:
@@ -187,5 +187,12 @@ def _check_against_now(
             iso(start),
             allowed=f"a start after now ({iso(now)})",
             fix="on a first deploy during the window, scale the group by hand (`aws eks "
-            "update-nodegroup-config --scaling-config`) or let pending pods scale it",
+            "update-nodegroup-config --scaling-config`)"
+            # the autoscaler's scale-from-zero template has no ResourceSlices, so IMEX-claiming pods never scale it
+            + (
+                " to the block's size; pending pods cannot scale it: "
+                + cloud_limit("autoscaler-aws-scale-from-zero-dra").limit
+                if dra
+                else " or let pending pods scale it"
+            ),
         )

@@ -166,7 +166,7 @@ def load_spec(
         check_pod_start(issues, cat, cloud, cluster, pools)
         if cluster is not None:
             check_image_mirrors(issues.at("cluster"), cloud, cluster)
-        check_capacity_blocks(issues, cloud, pools, now or dt.datetime.now(dt.timezone.utc))
+        check_capacity_blocks(issues, cat, cloud, pools, now or dt.datetime.now(dt.timezone.utc))
     check_resource_labels(issues.at("labels"), parts.get("labels", {}))
     check_pool_names(issues, pools)
     # the fleet and Slurm rules load only for stacks that have such settings: a Kueue stack's validation (every

@@ -51,8 +51,9 @@ def check_power_saving_blocks(issues: Issues, sched: SchedulingSpec, multi: list
 
 
 def warn_empty_blocks(issues: Issues, sched: SchedulingSpec, multi: list) -> None:
-    """Slinky gives a slurmd node its block only from its Kubernetes node's annotation, which nothing here sets; until
-    then a real 26.05 slurmctld runs the block partition's jobs on the lowest free nodes, as if flat
+    """Slinky gives a slurmd node its block only from its Kubernetes node's annotation, which gpu-cluster sets only on
+    pools of one EKS node group per UltraServer block (``stacks/plan/slurm_block_nodes.py``); elsewhere, until
+    someone sets it, a real 26.05 slurmctld runs the block partition's jobs on the lowest free nodes, as if flat
     (tests/render/test_slurm_empty_blocks_real.py). The values to set come from the planner's own names."""
     from stacks.plan.slurm_topology import (
         SLINKY_TOPOLOGY_ANNOTATION,
@@ -71,12 +72,15 @@ def warn_empty_blocks(issues: Issues, sched: SchedulingSpec, multi: list) -> Non
         values = [annotation_value(topology, b) for b in pool_blocks(name, pool.max_nodes, block)]
         if not values:
             continue  # maxNodes below one block: refused elsewhere
+        if len(values) > 1 and len(pool.capacity.reservations or ()) == len(values):
+            continue  # one EKS node group per UltraServer block: its nodes are annotated as they join
         nvlink = nodes_per_nvlink_domain(m) > 1  # always on level nvlink (validation refuses it elsewhere)
         issues.pool(i, name).warn(
             "multiNode",
             f"the Slinky operator puts a node in one of Slurm's blocks (Topology={topology}) only from "
             f"its Kubernetes node's annotation {SLINKY_TOPOLOGY_ANNOTATION} (slurm-operator docs/usage/topology.md), "
-            "which gpu-cluster does not set: until the pool's nodes carry it every block is empty and Slurm places "
+            "which gpu-cluster sets only on EKS pools that list one capacity block per UltraServer in "
+            "capacity.reservations: until the pool's nodes carry it every block is empty and Slurm places "
             f"-p {name} jobs as if there were no blocks"
             + (", so a job may straddle NVLink domains" if nvlink and len(values) > 1 else ""),
             f"{len(values)} block(s) of {block} nodes",

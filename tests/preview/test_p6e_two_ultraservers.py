@@ -73,3 +73,57 @@ def test_a_reservation_group_on_an_eks_pool_exits_2_citing_the_eks_guide(capsys,
     out = capsys.readouterr()
     err = out.out + out.err
     assert "capacity.reservationGroup" in err and "capacity-blocks-mng.html" in err
+
+
+def test_each_ultraserver_group_registers_tainted_until_its_slurm_block_is_annotated(capsys, tmp_path):
+    """Slinky copies the node's block annotation onto the slurmd pod when it binds: each group's nodes carry their
+    block as a label and a startup taint the slurmd pods do not tolerate, which the annotator (list/patch nodes only,
+    valid against the Kubernetes 1.35 schema) removes once it wrote the annotation."""
+    from tests.support.helm.checks import object_errors
+
+    path = tmp_path / "Pulumi.p6e-x2.yaml"
+    path.write_text(yaml.safe_dump(two_ultraservers(), sort_keys=False))
+    assert main(["--stack", "p6e-x2", "--stack-file", str(path), "--format", "json"]) == 0
+    report = yaml.safe_load(capsys.readouterr().out)
+    assert not [w for w in report.get("warnings", []) if "topology.slinky.slurm.net/spec" in str(w)]
+    resources = {(r["type"], r["name"]): r["inputs"] for r in report["resources"]}
+    taint = {"key": "startup-taint.cluster-autoscaler.kubernetes.io/slurm-topology", "value": "pending"}
+    for i in range(2):
+        group = resources[("aws:eks/nodeGroup:NodeGroup", f"gb200-us-{i}")]
+        assert group["labels"]["gpu-cluster/slurm-block"] == f"gb200-b{i}"  # the block topology.yaml names
+        assert {**taint, "effect": "NO_SCHEDULE"} in group["taints"]
+    nodeset = resources[("kubernetes:helm.sh/v3:Release", "slurm-slurm")]["values"]["nodesets"]["gb200"]
+    assert not [t for t in nodeset["podSpec"]["tolerations"] if "slurm-topology" in str(t)]  # slurmd waits for it
+    objects = {k[1]: v for k, v in resources.items() if k[0].startswith("kubernetes:") and "block-annotator" in k[1]}
+    kinds = {o["kind"] for o in objects.values()}
+    assert kinds == {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment"}
+    for obj in objects.values():
+        assert object_errors(obj, {}) == []
+    (role,) = [o for o in objects.values() if o["kind"] == "ClusterRole"]
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "patch"]}]
+    (deploy,) = [o for o in objects.values() if o["kind"] == "Deployment"]
+    env = deploy["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert env == [{"name": "TOPOLOGIES", "value": '{"gb200": "gb200"}'}]
+
+
+def test_one_ultraserver_has_no_registration_taint_nothing_would_remove(capsys):
+    """The annotator is rendered only where the taint is: a group tainted without it would never run slurmd."""
+    assert main(["--stack", "eks-p6e-gb200", "--format", "json"]) == 0
+    report = yaml.safe_load(capsys.readouterr().out)
+    assert "slurm-topology" not in str(report["resources"]) and "block-annotator" not in str(report["resources"])
+
+
+def test_the_registration_taint_is_a_violation_without_the_annotator_that_removes_it():
+    """cross-layer-scheduler-tolerations lets slurmd pods not tolerate the registration taint only when the stack
+    runs the annotator that removes it; otherwise the pods would wait forever."""
+    from preview.engine import run_program
+    from tests.support.policy.harness import Pack
+
+    rule = "cross-layer-scheduler-tolerations"
+    resources = list(run_program(two_ultraservers()["config"], "p6e-x2").resources)
+    pack = Pack()
+    assert not [d for d in pack.stack(resources) if d[0] == rule]
+    without = [r for r in resources if r.name != "slurm-block-annotator-deployment"]
+    assert len(without) == len(resources) - 1
+    found = [d for d in pack.stack(without) if d[0] == rule]
+    assert found and "startup-taint.cluster-autoscaler.kubernetes.io/slurm-topology" in str(found)

@@ -96,3 +96,24 @@ def test_schedule_scales_up_at_start_and_to_zero_45_minutes_before_the_end_befor
 )
 def test_reserved_nodes_default_to_max_nodes(capacity, expected):
     assert reserved_nodes(pool(capacity, min_nodes=0, max_nodes=4)) == expected
+
+
+def test_an_ultraserver_block_scales_down_before_ec2_terminates_it_an_hour_before_the_end():
+    """EC2 cuts an UltraServer block's instances 60 minutes before its end (30 on an instance block): the group's
+    scale-down must come 15 minutes before that, not at the instance block's 45."""
+    window = {"start": "2027-01-04T11:30:00Z", "durationHours": 336}
+    ultra = NodePool.model_validate(
+        {
+            "name": "gb200",
+            "machineType": "p6e-gb200.36xlarge",
+            "zones": ["us-east-1-dfw-2a"],
+            "minNodes": 18,
+            "maxNodes": 18,
+            "capacity": {**BLOCK, "ultraserverType": "u-p6e-gb200x72", "window": window},
+        }
+    )
+    found, plain = block_window(ultra), block_window(pool({**BLOCK, "window": window}))
+    assert found is not None and plain is not None
+    assert found.as_dict()["scaleDownAt"] == "2027-01-18T10:15:00Z"  # end 11:30, EC2 from 10:30
+    assert plain.as_dict()["scaleDownAt"] == "2027-01-18T10:45:00Z"  # end 11:30, EC2 from 11:00
+    assert found.terminates_at - found.scale_down_at == plain.terminates_at - plain.scale_down_at

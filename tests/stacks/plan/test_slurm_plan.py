@@ -214,7 +214,7 @@ def test_slurm_renderers_never_import_pulumi():
         root / "render" / "slurm_values.py",
         root / "render" / "slurm_task_env.py",
     ]
-    assert len(paths) == 9
+    assert len(paths) == 10
     for path in paths:
         tree = ast.parse(path.read_text())
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]

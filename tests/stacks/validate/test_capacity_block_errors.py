@@ -199,3 +199,17 @@ ISSUES = [
 @pytest.mark.parametrize("config, expected", ISSUES)
 def test_exact_message(config, expected):
     assert expected in issues_of(config)
+
+
+def test_a_started_block_of_an_imex_pool_asks_for_a_manual_scale_up_not_pending_pods():
+    """IMEX-claiming (DRA) pods cannot make the autoscaler scale a group from zero: the fix must not suggest it."""
+    from tests.stacks.validate.test_nvlink_errors import P6E
+
+    started = edit(P6E, "nodePools[0].capacity.window", {"start": "2026-12-02T11:30:00Z", "durationHours": 48})
+    (warning,) = [i for i in issues_of(started) if ".capacity.window.start:" in i]
+    assert "scale the group by hand (`aws eks update-nodegroup-config --scaling-config`) to the block's size" in warning
+    assert "let pending pods scale it" not in warning
+    assert "pending pods cannot scale it: the Cluster Autoscaler's AWS scale-from-zero node template" in warning
+    # a pool without IMEX claims keeps the autoscaler option
+    (plain,) = [i for i in issues_of(block(window=started["nodePools"][0]["capacity"]["window"])) if "started" in i]
+    assert "or let pending pods scale it" in plain
