@@ -104,6 +104,9 @@ def test_each_ultraserver_group_registers_tainted_until_its_slurm_block_is_annot
     (deploy,) = [o for o in objects.values() if o["kind"] == "Deployment"]
     env = deploy["spec"]["template"]["spec"]["containers"][0]["env"]
     assert env == [{"name": "TOPOLOGIES", "value": '{"gb200": "gb200"}'}]
+    # it may patch nodes: it runs by the digest the registry returns at deploy, not by a tag that can move
+    image = deploy["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == "docker.io/library/python:3.13-alpine3.22@sha256:resolved-at-deploy", image
 
 
 def test_one_ultraserver_has_no_registration_taint_nothing_would_remove(capsys):
