@@ -281,7 +281,7 @@ NOT_RUN = {
     "with README.md and docs/offline-preview.md",
     f"{PY} -m stacks.spec.docs --write": "rewrites docs/configuration.md; a test checks that it is current",
     "python -m policies.docs --write": "rewrites policies/RULES.md; a test checks that it is current",
-    "python -m catalog refresh": "asks the clouds' price APIs (not reachable here); tests/catalog/test_refresh.py "
+    "python -m catalog refresh": "asks the clouds' price APIs (not reachable here); tests/catalog/refresh/test_refresh.py "
     "runs it against recorded responses on loopback",
     "python -m catalog import-facts": "rewrites catalog/data from ../shared/facts",
     "python -m preview.diff.comment --base <PR base SHA>": "the CI workflow's form of the comment command below",
