@@ -3,7 +3,7 @@ Slinky operator, the NVIDIA device plugin / GPU Operator / DRA driver, the EFA d
 the namespace open to itself, then exactly the ports something outside needs. Pure: no Pulumi.
 
 Who calls in, per port (each from the pinned chart's rendered Services and the pods they select; the test
-``tests/components/test_system_network_policies.py`` renders every chart with our values and requires an allow for
+``tests/components/k8s/test_system_network_policies.py`` renders every chart with our values and requires an allow for
 every Service port in these namespaces):
 - **the API server** to admission webhooks and Kueue's visibility API (an aggregated APIService). Its source
   address differs per cloud (GKE's control-plane range, EKS's cross-account ENIs in the cluster subnets), so these

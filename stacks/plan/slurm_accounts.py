@@ -8,7 +8,7 @@ the Kueue semantics of the same quotas: nominal GPUs without a cohort; nominal +
 when borrowing is unlimited). Pure: no Pulumi.
 
 Typed and untyped GPU requests (slurm.conf(5), AccountingStorageTRES; checked on real Slurm 26.05 in
-``tests/whatif/test_whatif_real_slurm.py``): with ``AccountingStorageTRES=gres/gpu,gres/gpu:<type>`` a job asking
+``tests/whatif/slurm/test_whatif_real_slurm.py``): with ``AccountingStorageTRES=gres/gpu,gres/gpu:<type>`` a job asking
 for ``--gres=gpu:h100:8`` counts against ``gres/gpu:h100`` *and* ``gres/gpu``, one asking for ``--gres=gpu:8``
 against ``gres/gpu`` only, so a per-type cap alone never holds an untyped request. Each account therefore also gets
 an untyped cap ``gres/gpu=<sum of its per-type caps>`` when that sum is well defined: when the account is capped on

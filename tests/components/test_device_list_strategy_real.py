@@ -2,7 +2,7 @@
 rendered by real Helm with the stack's values, runs the plugin with the volume-mounts device list strategy (and the
 SYS_ADMIN capability the chart adds for it), and every config entry keeps that strategy. The node half (the toolkit
 refusing the env var from unprivileged containers) is in the GPU node groups' user data
-(``tests/components/test_gpu_runtime_components.py``); neither can be tried on a real GPU node here."""
+(``tests/components/k8s/test_gpu_runtime_components.py``); neither can be tried on a real GPU node here."""
 
 from __future__ import annotations
 

@@ -255,14 +255,14 @@ CONFIG_RUNS = {
 }
 
 NOT_RUN = {
-    "python -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml --seed N": "run above with --seed 7 (the --vs run); tests/whatif/test_kueue_preemption_loops.py pins each seed's figures",
+    "python -m whatif --stack gke-kueue --workload workloads/gke-kueue.yaml --seed N": "run above with --seed 7 (the --vs run); tests/whatif/kueue/test_kueue_preemption_loops.py pins each seed's figures",
     "pulumi preview --stack prod --policy-pack policies --policy-pack-config org-policy.json": "the Pulumi CLI is not installed here; the offline preview boots the same pack the same way",
     "pulumi preview --policy-pack policies --policy-pack-config org-policy.json": "the Pulumi CLI (as above)",
     "pulumi preview --policy-pack policies [--policy-pack-config org-policy.json]": "the Pulumi CLI (as above)",
     "bash scripts/test.sh": "the test suite itself",
     "bash scripts/test.sh -q tests/policies": "the test suite itself",
     f"{PY} -m pytest -q tests/preview/diff": "the test suite itself",
-    f"sudo {PY} -m pytest -q -s tests/whatif/test_whatif_real_slurm.py": "the test suite itself (real Slurm)",
+    f"sudo {PY} -m pytest -q -s tests/whatif/slurm/test_whatif_real_slurm.py": "the test suite itself (real Slurm)",
     "sudo bash scripts/slurm-root.sh": "builds a Debian root as root (tests/support/slurm/root.py uses it)",
     "bash scripts/slurm-root.sh --check": "root and capabilities (tests/support/slurm/root.py runs it)",
     f"{PY} bench/preview_bench.py [--runs 3] [--pools 50,100,200,400] [--pack-subprocess]": "a benchmark: never timed in tests",
@@ -283,7 +283,7 @@ NOT_RUN = {
     "with README.md and docs/offline-preview.md",
     f"{PY} -m stacks.spec.docs --write": "rewrites docs/configuration.md; a test checks that it is current",
     "python -m policies.docs --write": "rewrites policies/RULES.md; a test checks that it is current",
-    "python -m catalog refresh": "asks the clouds' price APIs (not reachable here); tests/catalog/test_refresh.py "
+    "python -m catalog refresh": "asks the clouds' price APIs (not reachable here); tests/catalog/refresh/test_refresh.py "
     "runs it against recorded responses on loopback",
     "python -m catalog import-facts": "rewrites catalog/data from ../shared/facts",
     "python -m preview.diff.comment --base <PR base SHA>": "the CI workflow's form of the comment command below",

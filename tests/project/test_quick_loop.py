@@ -66,7 +66,7 @@ def _collected(marks: str) -> set[str]:
             marks,
             "tests/render",
             "tests/components/test_helm_releases.py",
-            "tests/whatif/test_whatif_real_slurm.py",
+            "tests/whatif/slurm/test_whatif_real_slurm.py",
         ],
         cwd=PROJECT_ROOT,
         capture_output=True,
@@ -86,7 +86,7 @@ def test_the_quick_selection_leaves_out_every_real_peer_test_and_keeps_the_unit_
         "tests/render/test_slurm_real.py",
         "tests/render/test_fabric_task_env_real.py",
         "tests/render/test_slurm_scaling_real.py",
-        "tests/whatif/test_whatif_real_slurm.py",
+        "tests/whatif/slurm/test_whatif_real_slurm.py",
     ):
         assert path not in modules and any(n.startswith(path) for n in peers_only), path
     helm3 = "tests/components/test_helm_releases.py::test_every_release_renders_and_passes_the_checks_with_helm3"

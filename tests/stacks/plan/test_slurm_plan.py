@@ -162,7 +162,7 @@ def test_partition_prio_tiers_zone_tree_and_cohort_caps():
 
 
 def test_one_gpu_type_the_untyped_cap_equals_the_typed_one():
-    """Real Slurm holds ``--gres=gpu:8`` only to ``gres/gpu`` (tests/whatif/test_whatif_real_slurm.py, caps-untyped)."""
+    """Real Slurm holds ``--gres=gpu:8`` only to ``gres/gpu`` (tests/whatif/slurm/test_whatif_real_slurm.py, caps-untyped)."""
     plan = plan_of(CAPS_STACK)
     assert [(a.name, a.gpu_total, a.grp_tres) for a in plan.accounts] == [
         ("alpha", 8, "gres/gpu=8,gres/gpu:h100=8"),

@@ -1,6 +1,6 @@
 """``capacity.placementPolicy``: the compact placement policy a GKE specific reservation was created with. Each row
 pins the exact message; a multi-node reservation pool without it gets a warning (GKE cannot serve a new compact
-placement from a reservation placed by its own policy). The rendered node pool: tests/components/test_gke_fabric_node.py."""
+placement from a reservation placed by its own policy). The rendered node pool: tests/components/gke/test_gke_fabric_node.py."""
 
 from __future__ import annotations
 

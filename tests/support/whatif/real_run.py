@@ -2,7 +2,7 @@
 the power-saving calls slurmctld made (scaling pools: the rendered Resume/SuspendProgram against a stand-in API
 server, with ``tests/support/slurm/nodeset_operator.py`` turning ``replicas`` into slurmd processes), and the
 daemons' unexpected log lines. Cleanup is left to the caller (``cleanup``, run last-in first-out), so that every
-cluster of a test module can stay up until all are done (see ``tests/whatif/test_whatif_real_slurm.py``)."""
+cluster of a test module can stay up until all are done (see ``tests/whatif/slurm/test_whatif_real_slurm.py``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The scenarios the whatif simulator is checked on against a real Slurm (``tests/whatif/test_whatif_real_slurm.py``):
+"""The scenarios the whatif simulator is checked on against a real Slurm (``tests/whatif/slurm/test_whatif_real_slurm.py``):
 small stacks (2-4 fake H100 nodes), second-scale ``sleep`` jobs, ``bf_interval=1``/``bf_resolution=1``.
 
 Slurm keeps time limits in whole minutes, so limits are 1-3 min while jobs run 2-7 s: backfill plans with the

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.fleet.fleet_configs import encoded, raw
+from tests.support.spec.fleet_configs import encoded, raw
 from tests.support.spec.edit import edits
 from whatif.__main__ import main
 from whatif.fleet.cluster import INCREMENTAL_WIDEN_S
 from whatif.model import SimOptions
 from whatif.run import run_whatif
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OPTS = SimOptions(spot_interruptions=False)
 
 

@@ -15,7 +15,7 @@ from preview.fleet.stack_files import FolderStackFiles
 from preview.run import preview_config, preview_stack
 from stacks.plan.fleet_admission import fleet_verdict
 from stacks.spec.fleet import FACTS_OUTPUT
-from tests.fleet.fleet_configs import stack_config
+from tests.support.spec.fleet_configs import stack_config
 from whatif.model import SimOptions
 from whatif.run import run_whatif
 

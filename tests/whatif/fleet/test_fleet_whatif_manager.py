@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.fleet.fleet_configs import encoded, raw
+from tests.support.spec.fleet_configs import encoded, raw
 from tests.support.spec.edit import edits
 from whatif.cluster import KueueModel, QueueModel, QuotaModel
 from whatif.kueue.cohort import Admitted, CohortView, Incoming, QueueView

@@ -16,7 +16,7 @@ from preview.mocks.cloud import OFFLINE_TOKEN_PREFIX, SECRET_STACK_OUTPUTS
 from stacks.spec.fleet import EGRESS_OUTPUT, FACTS_OUTPUT, KUBECONFIG_OUTPUT
 from preview.report import PreviewReport
 from preview.run import preview_config, preview_stack
-from tests.fleet.fleet_configs import encoded, raw
+from tests.support.spec.fleet_configs import encoded, raw
 from tests.support.spec.edit import edits
 
 

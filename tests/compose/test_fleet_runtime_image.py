@@ -10,7 +10,7 @@ from typing import Any, Iterator
 from preview.engine import run_program
 from render.trainer import TORCH_IMAGE
 from stacks.spec.fleet import RUNTIME_IMAGE_OUTPUT
-from tests.fleet.fleet_configs import encoded, raw, stack_config
+from tests.support.spec.fleet_configs import encoded, raw, stack_config
 from tests.support.spec.edit import edits
 from tests.support.helm.examples import recording
 
@@ -82,7 +82,7 @@ def test_a_digest_pinned_in_the_fleet_file_is_what_the_manager_runs_and_exports(
 
 
 def test_a_runtime_image_without_a_digest_or_on_a_worker_is_refused():
-    from tests.fleet.test_fleet_spec_errors import one
+    from tests.stacks.validate.test_fleet_spec_errors import one
 
     one(
         edits(raw("fleet"), {("fleet", "runtimeImage"): TORCH_IMAGE}),

@@ -24,7 +24,7 @@ def test_the_tables_cover_both_preemption_modes_and_name_what_is_left_out():
 def test_the_validation_doc_reports_the_counts_the_tables_have():
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "contributing" / "whatif-validation.md").read_text(
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "contributing" / "whatif-validation.md").read_text(
         encoding="utf-8"
     )
     for test in ("TestPreemption", "TestFairPreemptions"):
@@ -32,5 +32,5 @@ def test_the_validation_doc_reports_the_counts_the_tables_have():
         left = sum(o["test"] == test for o in OUT_OF_SCOPE)
         assert f"`{test}` | {ported + left} | {ported} | **{ported}** | {left} |" in doc, test
     assert f"**Every in-scope case agrees ({len(CASES)} of {len(CASES)}).**" in doc
-    overview = (Path(__file__).resolve().parents[2] / "docs" / "whatif.md").read_text(encoding="utf-8")
+    overview = (Path(__file__).resolve().parents[3] / "docs" / "whatif.md").read_text(encoding="utf-8")
     assert f"**{len(CASES)} of {len(CASES)} in-scope cases agree**, {len(OUT_OF_SCOPE)} out of scope" in overview

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from preview.run import preview_config
 from stacks.validate.fleet_nat import shared_nat_issues
-from tests.fleet.fleet_configs import encoded, raw
+from tests.support.spec.fleet_configs import encoded, raw
 
 SCOPE = {"project": "ml-platform-prod", "region": "us-central1", "network": "default"}
 

@@ -13,7 +13,7 @@ from preview.__main__ import render_report
 from preview.engine import PROJECT_ROOT
 from preview.fleet.stack_files import FolderStackFiles
 from preview.run import preview_config, preview_stack
-from tests.fleet.fleet_configs import stack_config
+from tests.support.spec.fleet_configs import stack_config
 
 
 def _unpriced_eks(tmp_path):

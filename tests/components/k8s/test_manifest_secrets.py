@@ -1,7 +1,7 @@
 """The rewrites that keep Katib's and Kubeflow Pipelines' public default credentials out of the cluster.
 
 The objects come from tests/support/kube/upstream_manifests.py: the shape of the upstream manifests at the pinned tags. That the
-components really attach these rewrites to their kustomize Directory is checked in tests/components/test_scheduling_components.py."""
+components really attach these rewrites to their kustomize Directory is checked in tests/components/k8s/test_scheduling_components.py."""
 
 from __future__ import annotations
 

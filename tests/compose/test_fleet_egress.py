@@ -10,7 +10,7 @@ import pytest
 
 from preview.engine import run_program
 from stacks.spec.fleet import EGRESS_OUTPUT
-from tests.fleet.fleet_configs import encoded, raw, stack_config
+from tests.support.spec.fleet_configs import encoded, raw, stack_config
 from tests.support.helm.examples import recording
 from tests.support.spec.edit import DELETE, edits
 
@@ -123,7 +123,7 @@ def test_an_eks_manager_reads_its_nat_gateways_and_reserves_nothing():
     assert [r for r in rec.resources if r.type.startswith(("gcp:", "aws:ec2/eip", "aws:ec2/natGateway"))] == []
     assert (
         rec.outputs[EGRESS_OUTPUT] == []
-    )  # offline the lookups find nothing (tests/fleet/test_fleet_egress_lookup.py)
+    )  # offline the lookups find nothing (tests/components/eks/test_fleet_egress_lookup.py)
     assert one(rec.resources, "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig").inputs["spec"]["clusters"] == [
         "gke",
         "eks",

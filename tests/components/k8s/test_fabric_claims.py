@@ -13,8 +13,8 @@ import yaml
 
 from preview.engine import run_program
 from preview.run import preview_config
-from tests.components.test_gke_fabric_managed import MANAGED
-from tests.components.test_slurm_components import SLURM, _crd_schema, _defaults, _nodeset_cr
+from tests.components.gke.test_gke_fabric_managed import MANAGED
+from tests.components.slurm.test_slurm_components import SLURM, _crd_schema, _defaults, _nodeset_cr
 from tests.support.spec.edit import edit
 from tests.support.kube.schema import unwrap_secrets
 from tests.support.preview.recorded import of_type, one, parent_of

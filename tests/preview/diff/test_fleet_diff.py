@@ -16,7 +16,7 @@ from preview.diff.render_markdown import marker, render_diff_markdown
 from preview.diff.render_text import render_diff_text
 from preview.diff.sources import base_from_git, head_config
 from preview.fleet.stack_files import FolderStackFiles
-from tests.fleet.fleet_configs import encoded, raw, stack_config
+from tests.support.spec.fleet_configs import encoded, raw, stack_config
 from tests.support.preview.diff_fixtures import git, stack_text
 from tests.support.spec.edit import edit, edits
 

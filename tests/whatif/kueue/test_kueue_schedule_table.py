@@ -14,7 +14,7 @@ from tests.conftest import require_shared
 from tests.support.whatif.kueue_schedule import expected, load_schedule_cases, run_schedule_case
 
 CASES, OUT_OF_SCOPE, DOC = load_schedule_cases()
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

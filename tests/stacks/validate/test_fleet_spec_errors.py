@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.fleet.fleet_configs import raw
+from tests.support.spec.fleet_configs import raw
 from tests.support.spec.edit import DELETE, edits
 from stacks.validate.issues import SpecError
 from stacks.validate.load import load_spec
