@@ -264,7 +264,8 @@ def contract(pool: PoolFacts, views: Sequence[ProcessView]) -> list[dict[str, An
     plan = pool.fabric
     assert plan is not None
     out = []
-    for view in views:
+    # by workload name: the recorded resources arrive in the order Pulumi's async registration finished, which varies
+    for view in sorted(views, key=lambda v: v.workload):
         if view.pool != pool.name:
             continue
         result = check_contract(view, plan.kind, pool.machine.machine_type, plan.gpu_nics)
