@@ -44,6 +44,9 @@ class PoolModel:
     committed_nodes: int = 0
     """Nodes billed for the whole run whether they run or not (reservations, capacity blocks): the one billing model
     of ``stacks/plan/billing.py``; the rest are billed while up."""
+    drain_lead_s: float = BLOCK_SCALE_DOWN_LEAD_S
+    """How long before a capacity block's window ends EC2 starts terminating its instances: 30 minutes, 60 for an
+    UltraServer block (``stacks/plan/capacity_block.terminates_at``; set by ``whatif/cluster_build.py``)."""
     window_s: float | None = None
     """A capacity block's window length (the what-if's clock starts at the window's start): its nodes are gone from
     ``drain_s`` on and its fee covers this long, never past it (``stacks/plan/billing.py``). None elsewhere."""
@@ -61,9 +64,9 @@ class PoolModel:
 
     @property
     def drain_s(self) -> float | None:
-        """When a capacity block's nodes go: EC2 starts terminating them 30 minutes before the window ends, and the
-        rendered node group scales to zero then (``stacks/plan/capacity_block.py``)."""
-        return None if self.window_s is None else max(0.0, self.window_s - BLOCK_SCALE_DOWN_LEAD_S)
+        """When a capacity block's nodes go: when EC2 starts terminating them, ``drain_lead_s`` before the window
+        ends (the rendered node group has scaled to zero before that: ``stacks/plan/capacity_block.py``)."""
+        return None if self.window_s is None else max(0.0, self.window_s - self.drain_lead_s)
 
     @property
     def slices_per_node(self) -> int:

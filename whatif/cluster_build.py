@@ -18,8 +18,9 @@ from stacks.plan.facts import PoolFacts
 from stacks.plan.stack import plan_stack
 from stacks.plan.start_time import factor_bounds, factors, largest_gang, pool_start
 from stacks.spec.scheduling import SchedulingSpec, Workload
-from stacks.spec.stack import StackSpec
+from stacks.spec.stack import NodePool, StackSpec
 from whatif.cluster import (
+    BLOCK_SCALE_DOWN_LEAD_S,
     DEFAULT_QUEUE,
     MONTH_S,
     ClusterModel,
@@ -89,6 +90,7 @@ def build_cluster(
             usd_per_node_hour=bill.usd_per_node_hour,
             committed_nodes=bill.committed_nodes,
             window_s=None if bill.window_hours is None else bill.window_hours * 3600,
+            drain_lead_s=_drain_lead_s(pool) if bill.window_hours is not None else BLOCK_SCALE_DOWN_LEAD_S,
             billing_note=billing_note(bill, f.gpus_per_node),
             capacity=f.capacity.value,
             exclusive=f.multi_node and kind == "slurm",
@@ -297,3 +299,11 @@ def _power(plan: SlurmPlan) -> PowerModel | None:
         float(d["SuspendTimeout"]),
         float(d["ResumeTimeout"]),
     )
+
+
+def _drain_lead_s(pool: NodePool) -> float:
+    """A capacity block's lead before its window ends when EC2 starts terminating it (60 min for an UltraServer block,
+    30 otherwise); imported here only for such a pool (the what-if's import floor)."""
+    from stacks.plan.capacity_block import EC2_TERMINATION_LEAD, ULTRASERVER_TERMINATION_LEAD
+
+    return (ULTRASERVER_TERMINATION_LEAD if pool.capacity.ultraserver_type else EC2_TERMINATION_LEAD).total_seconds()

@@ -9,7 +9,7 @@ import copy
 
 import pytest
 
-from stacks.plan.capacity_block import EC2_TERMINATION_LEAD, SCALE_DOWN_LEAD
+from stacks.plan.capacity_block import EC2_TERMINATION_LEAD, SCALE_DOWN_LEAD, ULTRASERVER_TERMINATION_LEAD
 from whatif.api import PROJECT_ROOT, read_stack_config
 from whatif.cluster import BLOCK_SCALE_DOWN_LEAD_S
 from whatif.metrics import pool_row
@@ -79,7 +79,9 @@ def test_the_reviewers_gb200_case_bills_the_block_fee_not_more():
     )
     assert res.jobs["long"].end_s is None
     assert pool_row(res.pools["gb200"])["costUsd"] == 255_999.74
-    assert res.horizon_s == pytest.approx(335.5 * H)
+    # an UltraServer block: EC2 starts terminating its instances 60 minutes before the window ends (30 elsewhere)
+    assert res.horizon_s == pytest.approx(335 * H)
+    assert model.pools["gb200"].drain_lead_s == ULTRASERVER_TERMINATION_LEAD.total_seconds() == 3600
 
 
 def test_the_what_if_loses_a_block_when_ec2_terminates_it_after_the_planned_scale_down():
