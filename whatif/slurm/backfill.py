@@ -44,6 +44,7 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
     m = sched.m
     res = m.bf_resolution_s
     horizon = now + m.bf_window_s
+    _test_whole_node(sched, now)
     if not _any_fits_now(sched):
         return
     busy: Busy = {}
@@ -94,6 +95,24 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
             sched.start(js, pool, chosen, True, now)
         else:
             reserved += 1
+
+
+def _test_whole_node(sched: SlurmScheduler, now: float) -> None:
+    """Slurm's backfill tests every pending job it walks, even when nothing is free, and on an exclusive partition
+    that will-run test leaves the job's ``total_cpus`` at its whole nodes' CPUs (backfill.c l.3180, job_test.c
+    l.2195-2207), which the size factor then uses. The jobs walked: the first ``bf_max_job_test`` eligible ones (a
+    job with no start in ``bf_window`` fails its test in Slurm; the what-if counts it as tested)."""
+    tested = 0
+    for js in sched.queue:
+        if tested >= sched.m.bf_max_job_test:
+            return
+        if js.state != PENDING or js.eligible > now:
+            continue
+        tested += 1
+        if js.total_cpus == 0:
+            pools = sched.pools_of(js)
+            if pools and pools[0].model.exclusive:
+                js.total_cpus = float(js.job.nodes * pools[0].model.cpus_per_node)
 
 
 def _any_fits_now(sched: SlurmScheduler) -> bool:

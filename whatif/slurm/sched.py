@@ -80,6 +80,7 @@ class SlurmScheduler:
                 if node.state == UP and not node.jobs:
                     self.power.node_idle(pool, node, now)
         if requeue:  # held (BeginTime) for the requeue delay; its age starts over then
+            js.total_cpus = 0.0  # Slurm clears it on requeue: the size counts the request again
             js.eligible = now + self.m.requeue_delay_s
             self._enqueue(js, now)
             self.eng.push(js.eligible, TICK, "eligible")
@@ -127,11 +128,15 @@ class SlurmScheduler:
         return js.job.nodes * js.job.gpus_per_node * pool.cpus_per_node / pool.gpus_per_node
 
     def requested_cpus(self, js: SlurmJob) -> float:
-        """The CPUs a pending job's size factor counts: what it asks for, not the whole nodes it will hold. Slurm 26.05
-        (slurm-26-05-3-1) uses ``total_cpus`` when set, else the requested CPUs (priority_multifactor.c l.2132-2143);
-        a pending job's ``total_cpus`` is 0 at submission, only the requested ``MAX(min_cpus, min_nodes)`` after a
-        backfill will-run test (select/cons_tres/job_test.c l.1968), the whole nodes only once selected to run
-        (l.2196-2205), and 0 again on requeue (job_mgr.c l.16836)."""
+        """The CPUs a pending job's size factor counts. Slurm 26.05 (slurm-26-05-3-1) uses ``total_cpus`` when set,
+        else the requested CPUs (priority_multifactor.c l.2132-2143). ``total_cpus`` is 0 at submission and again on
+        requeue (job_mgr.c l.16836): the size then counts what the job asks for (``DefCpuPerGPU`` per GPU). On an
+        ``OverSubscribe=EXCLUSIVE`` partition (``max_share`` 0, read_config.c l.1527) backfill tests every job as
+        whole-node (backfill.c l.3180), and that will-run test sets ``total_cpus`` to the whole nodes' CPUs before it
+        returns (select/cons_tres/job_test.c l.2195-2207, l.2245): from the next recalculation a 1-GPU job counts a
+        whole node, as an 8-GPU job does."""
+        if js.total_cpus > 0:
+            return js.total_cpus
         job, part = js.job, self.partition(js)
         if job.gpus_per_node > 0 and part.def_cpu_per_gpu > 0:
             cpus = float(job.nodes * job.gpus_per_node * part.def_cpu_per_gpu)
@@ -162,7 +167,7 @@ class SlurmScheduler:
         """Every PriorityCalcPeriod: decay usage, re-rank accounts (Fair Tree), recompute pending priorities."""
         m = self.m
         at = math.floor(now / m.priority_calc_period_s) * m.priority_calc_period_s
-        if at <= self.last_calc or (m.weight_fairshare == 0 and m.weight_age == 0):
+        if at <= self.last_calc or (m.weight_fairshare == 0 and m.weight_age == 0 and m.weight_job_size == 0):
             return
         for js in self.running:
             self._accrue(js, at)
