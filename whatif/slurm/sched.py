@@ -41,6 +41,8 @@ class SlurmScheduler:
         self.held_by: dict[int, float] = {}
         self._caps = m.gpu_caps
         self.qos_limits = QosLimits(m.qos_limits)
+        self.wall_from_qos: set[int] = set()
+        """Jobs submitted without a time limit that got their QOS's MaxWall."""
         self.bf_at: float | None = None
         self.total_nodes = sum(p.max_nodes for p in eng.cluster.pools.values()) or 1
         self.total_cpus = sum(p.max_nodes * p.cpus_per_node for p in eng.cluster.pools.values()) or 1
@@ -59,12 +61,23 @@ class SlurmScheduler:
     def pending(self) -> int:
         return len(self.queue) + (len(self.power.configuring) if self.power else 0)
 
+    def limit_source(self, js: SlurmJob) -> str | None:
+        """The limit that ends the job, named for a report: its QOS's MaxWall if it got that one."""
+        if js.n not in self.wall_from_qos:
+            return None
+        wall = self.qos_limits.limits[js.qos or ""][0]
+        assert wall is not None
+        return f"QOS {js.qos}'s MaxWall {wall / 60:g} min"
+
     def never_startable(self, job: Job) -> str | None:
         return self.qos_limits.refusal(job, job.priority or self.m.default_qos)
 
     def submit(self, js: SlurmJob, now: float) -> None:
         js.qos = js.job.priority or self.m.default_qos
-        js.job = self.qos_limits.with_time_limit(js.job, js.qos)
+        limited = self.qos_limits.with_time_limit(js.job, js.qos)
+        if limited is not js.job:
+            self.wall_from_qos.add(js.n)
+        js.job = limited
         js.eligible = now
         self._enqueue(js, now)
 
