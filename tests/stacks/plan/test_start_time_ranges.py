@@ -91,7 +91,7 @@ def test_the_preview_shows_the_cold_start_as_a_range_in_json_text_and_markdown()
     cold = gang["coldRangeS"]
     assert cold["typical"] == gang["coldS"]  # the figure the what-if simulates
     # streamed image: node 120-900 s (typical 300), streaming 2-20 s; admission and scheduling of 4 pods
-    assert cold["low"] == pytest.approx(120 + 2 + 1 / 42 + 4 / 909 + 5, abs=0.1)
+    assert cold["low"] == pytest.approx(120 + 2 + 1 / 43 + 4 / 909 + 5, abs=0.1)
     assert cold["high"] == pytest.approx(900 + 20 + overhead_s(4, F), abs=0.1)
     cell = gang_cell(gang)
     assert "cold 2.1 min–15.4 min (typical 5.4 min)" in cell, cell
