@@ -150,16 +150,19 @@ def _up(t: float, now: float, res: float) -> float:
 
 
 def free_over(node: Node, spans: list[tuple[float, float, int]], a: float, b: float) -> int:
-    """Slices of ``node`` free during the whole of [a, b)."""
+    """Slices of ``node`` free during the whole of [a, b], a span starting exactly at ``b`` counting as overlapping:
+    Slurm tests a candidate against a reservation with ``begin_time <= end_time`` (backfill.c l.3015-3017, l.3090,
+    slurm-26-05-3-1), so a job ending as a reservation starts is kept out of it. A span ending at ``a`` does not
+    overlap (``end_time <= start_time`` is skipped)."""
     if not spans:
         return node.cap
     for s, e, _ in spans:  # fast path: nothing overlaps
-        if s < b and e > a:
+        if s <= b and e > a:
             break
     else:
         return node.cap
     used = 0
-    for p in [a] + [s for s, _, _ in spans if a < s < b]:
+    for p in [a] + [s for s, _, _ in spans if a < s <= b]:
         at = 0
         for s, e, take in spans:
             if s <= p < e:
@@ -175,7 +178,7 @@ def node_earliest(
     if need >= node.cap:  # a whole node: the first gap of ``length`` between spans
         t = now
         for s, e, _ in sorted(spans):
-            if s >= t + length:
+            if s > t + length:  # a span starting at t + length overlaps (free_over)
                 break
             t = max(t, e)
         return t if t <= limit else None
