@@ -146,6 +146,7 @@ def summarize(result: SimResult, cluster: ClusterModel, workload: Workload, seed
             "lostGpuHours": total["lostGpuHours"],
             "podsReadyEvictions": result.pods_ready_evictions,
         },
+        "timeLimitKills": {why: len(ids) for why, ids in sorted(result.time_limit_kills.items())},
         "warnings": list(result.warnings),
         "fairShare": _fair_share(result, cluster),
         "unfinished": sum(

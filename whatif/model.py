@@ -161,6 +161,8 @@ class SimResult:
     """Evictions by Kueue's waitForPodsReady (pods not all running in time): not preemptions, reported beside them."""
     queue_gpu_s: dict[str, float] = field(default_factory=dict)
     """Allocated GPU-seconds per queue (lost work included)."""
+    time_limit_kills: dict[str, list[str]] = field(default_factory=dict)
+    """Jobs ended at their time limit before their work was done, by the limit that ended them."""
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """Configuration defects the run exposed (a preemption loop): shown loudly in every format."""

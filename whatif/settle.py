@@ -46,6 +46,7 @@ def settle(eng: Any, end: float, ended: bool) -> SimResult:
             backfilled=js.backfilled,
             running_s=js.running_at if js.starts and js.running_at >= 0 else None,
         )
+    kills = time_limit_kills(eng)
     return SimResult(
         scheduler=eng.cluster.scheduler,
         horizon_s=end,
@@ -55,6 +56,31 @@ def settle(eng: Any, end: float, ended: bool) -> SimResult:
         preemptions=eng.preemptions,
         pods_ready_evictions=len(getattr(eng.scheduler, "ready_evicted", ())),
         queue_gpu_s=dict(eng.queue_gpu_s),
-        warnings=list(getattr(eng.scheduler, "warnings", list)()) + eng.block_notes,
+        warnings=list(getattr(eng.scheduler, "warnings", list)()) + eng.block_notes + kill_warnings(kills),
+        time_limit_kills=kills,
         cut=eng.cut,
     )
+
+
+def time_limit_kills(eng: Any) -> dict[str, list[str]]:
+    """Jobs that ended at their time limit with work left: the scheduler killed them (Slurm: state TIMEOUT), so they
+    did not finish although they count as ended. Keyed by the limit that ended them (a QOS ``MaxWall`` given to a job
+    submitted without ``--time``, or the job's own limit)."""
+    source = getattr(eng.scheduler, "limit_source", None)
+    kills: dict[str, list[str]] = {}
+    for js in eng.jobs:
+        if js.state == DONE and js.job.limit_s + 1e-6 < js.job.run_s - js.saved_s:
+            why = (source(js) if source is not None else None) or "their own time limit"
+            kills.setdefault(why, []).append(js.job.id)
+    return kills
+
+
+def kill_warnings(kills: dict[str, list[str]]) -> list[str]:
+    out = []
+    for why, ids in sorted(kills.items()):
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        out.append(
+            f"{len(ids)} job(s) killed at {why} before their work was done ({shown}): they ended unfinished; "
+            "give them a longer time limit, or a QOS whose MaxWall covers their run"
+        )
+    return out

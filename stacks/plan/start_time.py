@@ -71,15 +71,17 @@ def span(low: float, typical: float, high: float) -> dict[str, float]:
 
 
 def pool_start(plan: PodStartPlan, provision_s: float, image_gb: float | None, f: Mapping[str, float]) -> PoolStart:
+    """A size that is not declared (``image_gb`` factor 0) takes the source's pull time itself (4-6 min for 15-20 GB):
+    pairing its size extremes with its speed extremes would widen the range beyond what it says."""
     size = image_gb if image_gb is not None else f["image_gb"]
     if plan.boot_disk_image:
         return PoolStart(provision_s, f["boot_disk_pull_s"], "preloaded from the secondary boot disk", plan.prepull)
     if streams(plan):
         return PoolStart(provision_s, f["streaming_s"], "streamed (image streaming)", plan.prepull)
-    full = size / f["pull_gb_per_s"]
+    full, what = (size / f["pull_gb_per_s"], f"{size:g} GB") if size else (f["undeclared_pull_s"], "size undeclared")
     if plan.fast_image_pull:
-        return PoolStart(provision_s, full / f["soci_speedup"], f"{size:g} GB, SOCI parallel pull", plan.prepull)
-    return PoolStart(provision_s, full, f"{size:g} GB, full pull", plan.prepull)
+        return PoolStart(provision_s, full / f["soci_speedup"], f"{what}, SOCI parallel pull", plan.prepull)
+    return PoolStart(provision_s, full, f"{what}, full pull", plan.prepull)
 
 
 def overhead_s(pods: int, f: Mapping[str, float], compute_domain: bool = False) -> float:

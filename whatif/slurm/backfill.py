@@ -44,6 +44,7 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
     m = sched.m
     res = m.bf_resolution_s
     horizon = now + m.bf_window_s
+    _test_whole_node(sched, now)
     if not _any_fits_now(sched):
         return
     busy: Busy = {}
@@ -96,6 +97,24 @@ def backfill(sched: SlurmScheduler, now: float) -> None:
             reserved += 1
 
 
+def _test_whole_node(sched: SlurmScheduler, now: float) -> None:
+    """Slurm's backfill tests every pending job it walks, even when nothing is free, and on an exclusive partition
+    that will-run test leaves the job's ``total_cpus`` at its whole nodes' CPUs (backfill.c l.3180, job_test.c
+    l.2195-2207), which the size factor then uses. The jobs walked: the first ``bf_max_job_test`` eligible ones (a
+    job with no start in ``bf_window`` fails its test in Slurm; the what-if counts it as tested)."""
+    tested = 0
+    for js in sched.queue:
+        if tested >= sched.m.bf_max_job_test:
+            return
+        if js.state != PENDING or js.eligible > now:
+            continue
+        tested += 1
+        if js.total_cpus == 0:
+            pools = sched.pools_of(js)
+            if pools and pools[0].model.exclusive:
+                js.total_cpus = float(js.job.nodes * pools[0].model.cpus_per_node)
+
+
 def _any_fits_now(sched: SlurmScheduler) -> bool:
     """Could any pending job fit the free nodes now, reservations aside? If not, the pass can start nothing."""
     free: dict[str, list[int]] = {
@@ -131,16 +150,19 @@ def _up(t: float, now: float, res: float) -> float:
 
 
 def free_over(node: Node, spans: list[tuple[float, float, int]], a: float, b: float) -> int:
-    """Slices of ``node`` free during the whole of [a, b)."""
+    """Slices of ``node`` free during the whole of [a, b], a span starting exactly at ``b`` counting as overlapping:
+    Slurm tests a candidate against a reservation with ``begin_time <= end_time`` (backfill.c l.3015-3017, l.3090,
+    slurm-26-05-3-1), so a job ending as a reservation starts is kept out of it. A span ending at ``a`` does not
+    overlap (``end_time <= start_time`` is skipped)."""
     if not spans:
         return node.cap
     for s, e, _ in spans:  # fast path: nothing overlaps
-        if s < b and e > a:
+        if s <= b and e > a:
             break
     else:
         return node.cap
     used = 0
-    for p in [a] + [s for s, _, _ in spans if a < s < b]:
+    for p in [a] + [s for s, _, _ in spans if a < s <= b]:
         at = 0
         for s, e, take in spans:
             if s <= p < e:
@@ -156,7 +178,7 @@ def node_earliest(
     if need >= node.cap:  # a whole node: the first gap of ``length`` between spans
         t = now
         for s, e, _ in sorted(spans):
-            if s >= t + length:
+            if s > t + length:  # a span starting at t + length overlaps (free_over)
                 break
             t = max(t, e)
         return t if t <= limit else None

@@ -8,7 +8,7 @@ from whatif.nodes import PoolState
 
 
 class SlurmJob(JobState):
-    __slots__ = ("prio", "qos", "key", "pools", "key_shape")
+    __slots__ = ("prio", "qos", "key", "pools", "key_shape", "total_cpus")
 
     def __init__(self, job: Job, n: int):
         super().__init__(job, n)
@@ -19,3 +19,6 @@ class SlurmJob(JobState):
         """Queue order: (-partition tier, -priority, submit, number)."""
         self.pools: list[PoolState] | None = None
         self.key_shape: tuple = ()
+        self.total_cpus = 0.0
+        """Slurm's ``total_cpus`` while pending: 0 at submission and on requeue (job_mgr.c l.16836), the whole nodes'
+        CPUs once a backfill pass has tested it on an exclusive partition (set by ``slurm.backfill``)."""

@@ -41,6 +41,8 @@ class SlurmScheduler:
         self.held_by: dict[int, float] = {}
         self._caps = m.gpu_caps
         self.qos_limits = QosLimits(m.qos_limits)
+        self.wall_from_qos: set[int] = set()
+        """Jobs submitted without a time limit that got their QOS's MaxWall."""
         self.bf_at: float | None = None
         self.total_nodes = sum(p.max_nodes for p in eng.cluster.pools.values()) or 1
         self.total_cpus = sum(p.max_nodes * p.cpus_per_node for p in eng.cluster.pools.values()) or 1
@@ -59,12 +61,23 @@ class SlurmScheduler:
     def pending(self) -> int:
         return len(self.queue) + (len(self.power.configuring) if self.power else 0)
 
+    def limit_source(self, js: SlurmJob) -> str | None:
+        """The limit that ends the job, named for a report: its QOS's MaxWall if it got that one."""
+        if js.n not in self.wall_from_qos:
+            return None
+        wall = self.qos_limits.limits[js.qos or ""][0]
+        assert wall is not None
+        return f"QOS {js.qos}'s MaxWall {wall / 60:g} min"
+
     def never_startable(self, job: Job) -> str | None:
         return self.qos_limits.refusal(job, job.priority or self.m.default_qos)
 
     def submit(self, js: SlurmJob, now: float) -> None:
         js.qos = js.job.priority or self.m.default_qos
-        js.job = self.qos_limits.with_time_limit(js.job, js.qos)
+        limited = self.qos_limits.with_time_limit(js.job, js.qos)
+        if limited is not js.job:
+            self.wall_from_qos.add(js.n)
+        js.job = limited
         js.eligible = now
         self._enqueue(js, now)
 
@@ -80,6 +93,7 @@ class SlurmScheduler:
                 if node.state == UP and not node.jobs:
                     self.power.node_idle(pool, node, now)
         if requeue:  # held (BeginTime) for the requeue delay; its age starts over then
+            js.total_cpus = 0.0  # Slurm clears it on requeue: the size counts the request again
             js.eligible = now + self.m.requeue_delay_s
             self._enqueue(js, now)
             self.eng.push(js.eligible, TICK, "eligible")
@@ -127,11 +141,15 @@ class SlurmScheduler:
         return js.job.nodes * js.job.gpus_per_node * pool.cpus_per_node / pool.gpus_per_node
 
     def requested_cpus(self, js: SlurmJob) -> float:
-        """The CPUs a pending job's size factor counts: what it asks for, not the whole nodes it will hold. Slurm 26.05
-        (slurm-26-05-3-1) uses ``total_cpus`` when set, else the requested CPUs (priority_multifactor.c l.2132-2143);
-        a pending job's ``total_cpus`` is 0 at submission, only the requested ``MAX(min_cpus, min_nodes)`` after a
-        backfill will-run test (select/cons_tres/job_test.c l.1968), the whole nodes only once selected to run
-        (l.2196-2205), and 0 again on requeue (job_mgr.c l.16836)."""
+        """The CPUs a pending job's size factor counts. Slurm 26.05 (slurm-26-05-3-1) uses ``total_cpus`` when set,
+        else the requested CPUs (priority_multifactor.c l.2132-2143). ``total_cpus`` is 0 at submission and again on
+        requeue (job_mgr.c l.16836): the size then counts what the job asks for (``DefCpuPerGPU`` per GPU). On an
+        ``OverSubscribe=EXCLUSIVE`` partition (``max_share`` 0, read_config.c l.1527) backfill tests every job as
+        whole-node (backfill.c l.3180), and that will-run test sets ``total_cpus`` to the whole nodes' CPUs before it
+        returns (select/cons_tres/job_test.c l.2195-2207, l.2245): from the next recalculation a 1-GPU job counts a
+        whole node, as an 8-GPU job does."""
+        if js.total_cpus > 0:
+            return js.total_cpus
         job, part = js.job, self.partition(js)
         if job.gpus_per_node > 0 and part.def_cpu_per_gpu > 0:
             cpus = float(job.nodes * job.gpus_per_node * part.def_cpu_per_gpu)
@@ -162,7 +180,7 @@ class SlurmScheduler:
         """Every PriorityCalcPeriod: decay usage, re-rank accounts (Fair Tree), recompute pending priorities."""
         m = self.m
         at = math.floor(now / m.priority_calc_period_s) * m.priority_calc_period_s
-        if at <= self.last_calc or (m.weight_fairshare == 0 and m.weight_age == 0):
+        if at <= self.last_calc or (m.weight_fairshare == 0 and m.weight_age == 0 and m.weight_job_size == 0):
             return
         for js in self.running:
             self._accrue(js, at)

@@ -15,9 +15,20 @@ from catalog.start_path import NO_RANGE, load_start_path, range_problems
 from preview.render.markdown import render_markdown
 from preview.render.pod_start import gang_cell, span_text
 from preview.run import preview_stack
-from stacks.plan.start_time import factor_bounds, factors, overhead_s
+from stacks.plan.pod_start import PodStartPlan
+from stacks.plan.start_time import factor_bounds, factors, overhead_s, pool_start
 
 F = factors()
+PLAN = PodStartPlan(
+    pool="p",
+    cloud=None,  # type: ignore[arg-type]
+    images=(),
+    streaming=False,
+    boot_disk_image=None,
+    prepull=False,
+    fast_image_pull=False,
+    max_parallel_pulls=None,
+)
 
 
 def test_a_bound_without_a_source_equals_the_typical_value():
@@ -56,9 +67,20 @@ def test_each_sourced_bound_names_its_source():
 def test_the_short_bound_takes_the_fast_rate_and_the_long_bound_the_slow_one():
     b = factor_bounds()
     assert b.low["pull_gb_per_s"] > b.typical["pull_gb_per_s"] > b.high["pull_gb_per_s"]  # a rate: high is fast
-    assert b.low["image_gb"] < b.high["image_gb"]  # a size: low is short
+    assert b.low["undeclared_pull_s"] < b.high["undeclared_pull_s"]  # a duration: low is short
     overridden = factor_bounds({"image_gb": 30})  # the user's value has no range
     assert overridden.low["image_gb"] == overridden.high["image_gb"] == 30
+
+
+def test_an_undeclared_image_pulls_within_the_sources_four_to_six_minutes():
+    # 'Standard Docker image pulls of 15-20 GB can take 4-6 minutes': pairing 15 GB with the fastest speed and 20 GB
+    # with the slowest gave 180-480 s, wider than the source says.
+    b = factor_bounds()
+    undeclared = [pool_start(PLAN, 300, None, f).pull_s for f in (b.low, b.typical, b.high)]
+    assert undeclared == [240, pytest.approx(257.3, abs=0.1), 360]
+    declared = [pool_start(PLAN, 300, 30, f).pull_s for f in (b.low, b.high)]  # a size: the speed bounds
+    assert declared == [pytest.approx(30 / (20 / 240), abs=1), pytest.approx(30 / (15 / 360), abs=1)]
+    assert pool_start(PLAN, 300, None, b.typical).pull_how == "size undeclared, full pull"
 
 
 def test_the_preview_shows_the_cold_start_as_a_range_in_json_text_and_markdown():
@@ -69,7 +91,7 @@ def test_the_preview_shows_the_cold_start_as_a_range_in_json_text_and_markdown()
     cold = gang["coldRangeS"]
     assert cold["typical"] == gang["coldS"]  # the figure the what-if simulates
     # streamed image: node 120-900 s (typical 300), streaming 2-20 s; admission and scheduling of 4 pods
-    assert cold["low"] == pytest.approx(120 + 2 + 1 / 42 + 4 / 909 + 5, abs=0.1)
+    assert cold["low"] == pytest.approx(120 + 2 + 1 / 43 + 4 / 909 + 5, abs=0.1)
     assert cold["high"] == pytest.approx(900 + 20 + overhead_s(4, F), abs=0.1)
     cell = gang_cell(gang)
     assert "cold 2.1 min–15.4 min (typical 5.4 min)" in cell, cell

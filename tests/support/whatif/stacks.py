@@ -70,16 +70,16 @@ def cluster(cfg: dict[str, Any], options: SimOptions | None = None) -> ClusterMo
 
 def pods_run_after_s(pods: int = 1, pull: bool = True, image_gb: float | None = None) -> float:
     """Placement to all ``pods`` running on nodes up already (stacks/plan/start_time.py): the full image pull on a
-    node without the image (``pull``; the catalog's 15 GB unless ``image_gb``), admission, scheduling and the pod
-    start. A job's work, and so its end, counts from then."""
+    node without the image (``pull``; the catalog's pull time for an undeclared size unless ``image_gb``), admission,
+    scheduling and the pod start. A job's work, and so its end, counts from then."""
     from stacks.plan.start_time import factors, overhead_s
 
     f = factors()
-    size = f["image_gb"] if image_gb is None else image_gb
-    return (size / f["pull_gb_per_s"] if pull else 0.0) + overhead_s(pods, f)
+    full = f["undeclared_pull_s"] if image_gb is None else image_gb / f["pull_gb_per_s"]
+    return (full if pull else 0.0) + overhead_s(pods, f)
 
 
 COLD = pods_run_after_s()
-"""One pod on a node that never had the (15 GB) image: ~262.3 s."""
+"""One pod on a node that never had the image (size undeclared: a 300 s pull): ~305.0 s."""
 WARM = pods_run_after_s(pull=False)
 """One pod on a node that has the image: ~5.03 s."""

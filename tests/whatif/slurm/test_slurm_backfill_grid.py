@@ -52,3 +52,26 @@ def test_when_the_will_run_start_is_on_the_grid_the_short_job_is_backfilled():
     res = run_at_resolution(60)
     assert res.jobs["A"].starts == (1500.0,)
     assert res.jobs["B"].starts == (30.0,) and res.jobs["B"].backfilled
+
+
+def test_a_job_ending_exactly_as_a_reservation_starts_overlaps_it():
+    # Slurm tests a candidate against a reservation with begin_time <= end_time (backfill.c l.3015-3017, l.3090):
+    # inclusive. R holds a node to 1000 s, A (both nodes) plans [floor(1000/600)*600, ...) = [600, 4800). At the 30 s
+    # pass B2 (570 s limit) would end at 600, the slot's start: it overlaps and stays out; B1 (540 s) ends at 570, fits.
+    jobs = [
+        Job("R", 0, "t", 8, run_s=1000, time_limit_s=1000, priority="low"),
+        Job("A", 1, "t", 8, nodes=2, run_s=3600, time_limit_s=3600, priority="high"),
+        Job("B2", 2, "t", 8, run_s=570, time_limit_s=570, priority="low"),
+        Job("B1", 3, "t", 8, run_s=540, time_limit_s=540, priority="low"),
+    ]
+    cfg = slurm_config(
+        [POOL],
+        [{"name": "t", "quotas": [{"pool": "h100", "gpus": 48}]}],
+        priorityClasses=CLASSES,
+        overcommit=True,
+        slurm={"backfill": {"resolutionSeconds": 600}, "preemptType": "none"},
+    )
+    res = simulate_jobs(cluster(cfg, FIXED), jobs, 0, FIXED)
+    assert res.jobs["B1"].starts == (30.0,) and res.jobs["B1"].backfilled
+    assert res.jobs["A"].starts == (1000.0,)
+    assert res.jobs["B2"].starts == (4600.0,) and not res.jobs["B2"].backfilled
