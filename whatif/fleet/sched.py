@@ -293,12 +293,19 @@ class FleetScheduler(Reconnect):
     def unplaced(self) -> list[Any]:
         return [js for s in self.workers.values() for js in s.unplaced()]
 
+    @property
+    def ready_evicted(self) -> list[str]:
+        """Every worker's waitForPodsReady evictions of copies (one entry per eviction), for the report."""
+        return [j for s in self.workers.values() for j in s.ready_evicted]
+
     def warnings(self) -> list[str]:
-        """Every fleet job not finished at the end of the run, named with where it is and why."""
+        """Every worker's pods-ready warning (named by worker), and every fleet job not finished at the end of the
+        run, named with where it is and why."""
+        ready = [f"worker {w}: {m}" for w, s in sorted(self.workers.items()) for m in s.ready_warnings()]
         left = [why for js in self.eng.jobs if (why := self._left_why(js)) is not None]  # type: ignore[attr-defined]
         if not left:
-            return []
-        return [f"{len(left)} fleet job(s) not finished at the end: " + "; ".join(left)]
+            return ready
+        return [*ready, f"{len(left)} fleet job(s) not finished at the end: " + "; ".join(left)]
 
     def _left_why(self, js: JobState) -> str | None:
         fj = js.parent if isinstance(js, Copy) else js

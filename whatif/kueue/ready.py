@@ -49,6 +49,8 @@ class PodsReady:
         self.ready_evicted.append(js.job.id)
         if js.state == RUNNING:  # placed, but its pods still pulling or starting
             self.eng.preempt(js, requeue=True, counted=False)
+            if js not in cq.pending:  # a fleet worker's copy: MultiKueue redoes its admission on the manager (the
+                return  # host withdrew the copy and requeued the job there); nothing is left to requeue here
             cq.pending.remove(js)
             js.running_at = -1.0
         self._unadmit(cq, js)
