@@ -79,8 +79,9 @@ def kill_warnings(kills: dict[str, list[str]]) -> list[str]:
     out = []
     for why, ids in sorted(kills.items()):
         shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        fix = "a QOS whose MaxWall covers their run" if "MaxWall" in why else "a time limit that covers their run"
         out.append(
-            f"{len(ids)} job(s) killed at {why} before their work was done ({shown}): they ended unfinished; "
-            "give them a longer time limit, or a QOS whose MaxWall covers their run"
+            f"{len(ids)} job(s) killed at {why} before their work was done ({shown}): cut off with work left; "
+            f"give them {fix}"
         )
     return out

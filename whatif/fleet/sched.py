@@ -301,7 +301,14 @@ class FleetScheduler(Reconnect):
     def warnings(self) -> list[str]:
         """Every worker's pods-ready warning (named by worker), and every fleet job not finished at the end of the
         run, named with where it is and why."""
-        ready = [f"worker {w}: {m}" for w, s in sorted(self.workers.items()) for m in s.ready_warnings()]
+        ready = [
+            f"worker {w}: {m.split(', so Kueue evicted', 1)[0]}, so the worker evicted them and the manager "
+            "admitted them again at once, ordered by the eviction time (MultiKueue redoes admission on a worker's "
+            "eviction: workload.go 441-486), paying for the GPUs from placement to each timeout: raise that "
+            "worker's scheduling.gang.timeoutSeconds above its cold start (its preview's pod start table)"
+            for w, s in sorted(self.workers.items())
+            for m in s.ready_warnings()
+        ]
         left = [why for js in self.eng.jobs if (why := self._left_why(js)) is not None]  # type: ignore[attr-defined]
         if not left:
             return ready

@@ -44,3 +44,4 @@ def test_a_copy_evicted_by_the_workers_pods_ready_timeout_goes_back_to_the_manag
     assert run.report["unfinished"] == 0
     (warning,) = [w for w in run.report["warnings"] if "waitForPodsReady" in w]
     assert warning.startswith("worker eks: waitForPodsReady evicted 2 time(s)"), warning
+    assert "the manager admitted them again at once" in warning and "after the backoff" not in warning, warning

@@ -59,6 +59,7 @@ def test_a_job_killed_at_its_qos_maxwall_is_counted_and_warned_naming_the_qos(tm
     assert report["timeLimitKills"] == {"QOS low's MaxWall 30 min": 1}
     (warning,) = [w for w in report["warnings"] if "killed" in w]
     assert "QOS low's MaxWall 30 min" in warning and "(long)" in warning and "short" not in warning
+    assert "cut off with work left" in warning and "a QOS whose MaxWall covers their run" in warning
 
 
 def test_the_time_limit_kill_warning_shows_in_the_text_and_markdown_reports(tmp_path, capsys):
