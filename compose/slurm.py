@@ -38,11 +38,15 @@ def build_slurm_path(
         opts=opts,
     )
     if plan.slurm_block_topologies:  # UltraServer groups register tainted until their Slurm block is annotated
+        from components.image_digests import resolved
         from components.k8s.custom_resources import custom_resource
         from render.slurm_block_annotator import annotator_objects
 
         after_ns = pulumi.ResourceOptions(providers=[k8s_provider], depends_on=[slurm.namespace])
         for obj in annotator_objects(SLURM_NAMESPACE, plan.slurm_block_topologies):
+            if obj["kind"] == "Deployment":  # it may patch nodes: run by the digest the registry returns at deploy
+                for c in obj["spec"]["template"]["spec"]["containers"]:
+                    c["image"] = resolved(c["image"])
             custom_resource(f"slurm-block-annotator-{obj['kind'].lower()}", obj, after_ns)
     # GKE-managed fabric pools: the DRA claim template each NodeSet's pod names, in the NodeSets' namespace
     claims = claim_templates(facts, {n.pool: [SLURM_NAMESPACE] for n in slurm_plan.nodesets})

@@ -13,7 +13,6 @@ from catalog.image_digests import DEPLOY_DIGEST, digest_row, load_image_digests,
 from catalog.images import load_chart_operands, load_image_table
 from catalog.serving import VLLM_IMAGE
 from render.slurm_backup import UPLOAD_IMAGE
-from render.slurm_block_annotator import IMAGE as ANNOTATOR_IMAGE
 from render.slurm_login import INITCONF_IMAGE
 from render.slurm_values import LOGFILE_IMAGE
 from render.trainer import TORCH_IMAGE
@@ -32,7 +31,6 @@ def pinned_images() -> set[str]:
     out |= {SLURM_CLIENT_IMAGE}  # the Slurm client Jobs hold slurm.key
     out |= {f"{i['repository']}:{i['tag']}" for i in (LOGFILE_IMAGE, INITCONF_IMAGE)}  # over the chart's alpine:latest
     out |= set(UPLOAD_IMAGE.values()) | {VLLM_IMAGE}  # the backup uploader reads the dump; both run as cloud identities
-    out |= {ANNOTATOR_IMAGE}  # the Slurm block annotator may patch nodes
     return out
 
 

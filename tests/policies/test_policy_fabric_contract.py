@@ -140,4 +140,6 @@ def test_a_node_daemonset_naming_an_rdma_nic_the_machine_lacks_is_a_violation(pa
         "a4x-highgpu-4g on pool 'gb200' does not have, so the step fails on every node · "
         "observed: gpu4rdma0, gpu5rdma0, gpu6rdma0, gpu7rdma0"
     )
-    assert "(source: catalog/data/fabrics.csv rdma_networks" in finding[2]
+    # the limit is cited from the cloud-limits table: upstream's machine docs first, the catalog column named in the fix
+    assert "(source: https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth" in finding[2], finding[2]
+    assert "catalog/data/fabrics.csv rdma_networks" in finding[2]
