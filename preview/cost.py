@@ -193,14 +193,15 @@ def pool_cost(
 UNPUBLISHED = "unknown: reservation price not public"
 
 
-def _unpublished_cost(f: PoolFacts, reserved: int | None) -> PoolCost:
-    """A reservation-bound machine without a public list price (GKE A4X): its cost is unknown, not $0; the totals
-    say ``+ unknown`` and the budget and $/GPU-hour policies fail closed unless ``priceOverrides`` gives the price."""
+def _unpublished_cost(f: PoolFacts, reserved: int | None, capacity: str | None = None) -> PoolCost:
+    """A pool with no price (yet): every dollar None, so the totals say ``+ unknown`` and the budget and $/GPU-hour
+    policies fail closed. As it is, a reservation-bound machine without a public list price (GKE A4X) unless
+    ``priceOverrides`` gives the price; ``_block_cost`` starts from it too."""
     return PoolCost(
         pool=f.name,
         machine_type=f.machine.machine_type,
         gpu_model=f.machine.gpu_model.value,
-        capacity=f.capacity.value,
+        capacity=capacity or f.capacity.value,
         gpus_per_node=f.gpus_per_node,
         min_nodes=f.min_nodes,
         max_nodes=f.max_nodes,
@@ -221,24 +222,7 @@ def _block_cost(f: PoolFacts, pool: NodePool, reserved: int | None) -> PoolCost:
     window = block_window(pool)
     price = block_price(f.cloud, pool, f.gpus_per_node)
     block = {**(window.as_dict() if window else {}), "usdTotal": pool.capacity.upfront_fee_usd}
-    unknown = PoolCost(
-        pool=f.name,
-        machine_type=f.machine.machine_type,
-        gpu_model=f.machine.gpu_model.value,
-        capacity="capacity-block",
-        gpus_per_node=f.gpus_per_node,
-        min_nodes=f.min_nodes,
-        max_nodes=f.max_nodes,
-        usd_per_node_hour=None,
-        usd_per_gpu_hour=None,
-        usd_per_hour_min=None,
-        usd_per_hour_max=None,
-        usd_per_month_max=None,
-        price_source="",
-        price_as_of="",
-        reserved_nodes=reserved,
-        block=block,
-    )
+    unknown = replace(_unpublished_cost(f, reserved, "capacity-block"), price_source="", block=block)
     if price is None:
         missing = " and ".join(
             k for k, v in (("upfrontFeeUsd", pool.capacity.upfront_fee_usd), ("window", window)) if v is None
