@@ -9,6 +9,7 @@ one generous deadline that names the condition when it fails, never on a fixed p
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import shutil
@@ -122,7 +123,16 @@ class SlurmDbd:
         for sub in ("mysql", "run"):
             (d.host / sub).mkdir()
             os.chown(d.host / sub, *mysql)
-        done = chroot.run(
+        # One bootstrap at a time in the shared root: two at once (two sessions, or two threads of one) fail with
+        # "Unknown table 'mysql.tmp_user_sys'" (its bootstrap's scratch table collides); the datadirs stay separate
+        with open(chroot.root / "tmp" / "gpu-cluster-install-db.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done = self._install_db(d)
+        # Its own words, not only its exit code: a failed bootstrap is otherwise a bare CalledProcessError
+        assert done.returncode == 0, f"mariadb-install-db exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+
+    def _install_db(self, d: Workdir) -> subprocess.CompletedProcess:
+        return self.chroot.run(
             [
                 "mariadb-install-db",
                 "--user=mysql",
@@ -132,8 +142,6 @@ class SlurmDbd:
             ],
             timeout=120,
         )
-        # Its own words, not only its exit code: a failed bootstrap is otherwise a bare CalledProcessError
-        assert done.returncode == 0, f"mariadb-install-db exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
 
     def _start_mariadb(self, settings: tuple[str, ...]) -> None:
         chroot, d = self.chroot, self.dir
